@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+'use strict';
+// Compiles src/ to nodes/ and puts each node's editor files (html, locales, icons) beside its js,
+// where Node-RED looks for them. Plain JS so that `prepare` runs before anything is compiled.
+const fs = require('fs');
+const path = require('path');
+const { execFileSync } = require('child_process');
+
+const root = path.resolve(__dirname, '..');
+const src = path.join(root, 'src');
+const out = path.join(root, 'nodes');
+
+fs.rmSync(out, { recursive: true, force: true });
+execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], {
+  stdio: 'inherit',
+});
+
+function copyTree(from, to, keep) {
+  if (!fs.existsSync(from)) return;
+  for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
+    const a = path.join(from, entry.name);
+    const b = path.join(to, entry.name);
+    if (entry.isDirectory()) copyTree(a, b, keep);
+    else if (keep(entry.name)) {
+      fs.mkdirSync(to, { recursive: true });
+      fs.copyFileSync(a, b);
+    }
+  }
+}
+
+const editorFile = (name) => !name.endsWith('.ts');
+const nodesDir = path.join(src, 'nodes');
+for (const type of fs.readdirSync(nodesDir)) {
+  const dir = path.join(nodesDir, type);
+  if (!fs.statSync(dir).isDirectory()) continue;
+  copyTree(dir, path.join(out, 'nodes', type), editorFile);
+  copyTree(path.join(root, 'icons'), path.join(out, 'nodes', type, 'icons'), () => true);
+}
+copyTree(path.join(src, 'simulator', 'certs'), path.join(out, 'simulator', 'certs'), (n) => n.endsWith('.pem'));
+const cli = path.join(out, 'simulator', 'cli.js');
+if (fs.existsSync(cli)) fs.chmodSync(cli, 0o755);
