@@ -1,0 +1,84 @@
+export type LhErrorKind =
+  | 'validation'
+  | 'http'
+  | 'network'
+  | 'timeout'
+  | 'tls'
+  | 'auth'
+  | 'instrument'
+  | 'config'
+  | 'response';
+
+export interface LhErrorInit {
+  kind: LhErrorKind;
+  operation: string;
+  statusCode?: number;
+  body?: unknown;
+  field?: string;
+  code?: string;
+  attempts?: number;
+}
+
+/** The shape users see in `msg.error`. */
+export interface MsgError {
+  message: string;
+  statusCode?: number;
+  operation: string;
+  body?: unknown;
+  field?: string;
+  kind: LhErrorKind;
+}
+
+export class LhError extends Error {
+  readonly kind: LhErrorKind;
+  readonly operation: string;
+  readonly statusCode?: number;
+  readonly body?: unknown;
+  readonly field?: string;
+  readonly code?: string;
+  attempts: number;
+
+  constructor(message: string, init: LhErrorInit) {
+    super(message);
+    this.name = 'LhError';
+    this.kind = init.kind;
+    this.operation = init.operation;
+    this.statusCode = init.statusCode;
+    this.body = init.body;
+    this.field = init.field;
+    this.code = init.code;
+    this.attempts = init.attempts ?? 1;
+  }
+
+  toMsgError(): MsgError {
+    const out: MsgError = { message: this.message, operation: this.operation, kind: this.kind };
+    if (this.statusCode !== undefined) out.statusCode = this.statusCode;
+    if (this.body !== undefined) out.body = this.body;
+    if (this.field !== undefined) out.field = this.field;
+    return out;
+  }
+}
+
+export function validationError(operation: string, field: string, rule: string, value?: unknown): LhError {
+  const shown = value === undefined ? '' : ` (got ${describeValue(value)})`;
+  return new LhError(`${field} ${rule}${shown}`, { kind: 'validation', operation, field });
+}
+
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') {
+    const cut = value.length > 40 ? `${value.slice(0, 40)}…` : value;
+    return JSON.stringify(cut);
+  }
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) {
+    return String(value);
+  }
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
+
+/** Wraps anything thrown into an LhError so nodes have one shape to report. */
+export function asLhError(err: unknown, operation: string): LhError {
+  if (err instanceof LhError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new LhError(message, { kind: 'response', operation });
+}

@@ -1,0 +1,144 @@
+import { LhError, validationError } from './errors';
+import { Sender } from './prep';
+import { UnsignedSpec } from './session';
+import { ApiResponse } from './transport';
+import * as v from './validate';
+import { DetailedErrorRecovery, ErrorRecovery, InputValue, InstrumentError, ResultWrapper } from './types';
+
+type BSpec = Omit<UnsignedSpec, 'api'>;
+
+export type RecoveryKind = 'recovery' | 'action';
+
+/** Interface B, the instrument control interface: error handler, unhandled errors, recovery submissions. */
+export class InstrumentApi {
+  constructor(private readonly sendB: Sender) {}
+
+  private send<T>(spec: BSpec): Promise<ApiResponse<T>> {
+    return this.sendB<T>({ ...spec, api: 'B' });
+  }
+
+  async registerErrorHandler(key: unknown): Promise<string> {
+    const op = 'register-error-handler';
+    const res = await this.send<unknown>({
+      method: 'POST',
+      path: '/error-handler',
+      operation: op,
+      body: v.clientKey(key, 'clientKey', op),
+      idempotent: true,
+    });
+    return textResult(res.data, 'Error handler registered');
+  }
+
+  async unregisterErrorHandler(key: unknown): Promise<string> {
+    const op = 'unregister-error-handler';
+    const res = await this.send<unknown>({
+      method: 'DELETE',
+      path: '/error-handler',
+      operation: op,
+      body: v.clientKey(key, 'clientKey', op),
+      idempotent: true,
+    });
+    return textResult(res.data, 'Error handler unregistered');
+  }
+
+  async isErrorHandlerRegistered(): Promise<boolean> {
+    const op = 'check-error-handler';
+    const res = await this.send<unknown>({ method: 'GET', path: '/error-handler', operation: op, idempotent: true });
+    if (typeof res.data === 'boolean') return res.data;
+    if (res.data === 'true' || res.data === 'false') return res.data === 'true';
+    throw new LhError(`${op}: expected true or false from the instrument`, { kind: 'response', operation: op, body: res.data });
+  }
+
+  async unhandledErrors(): Promise<InstrumentError[]> {
+    const op = 'unhandled-errors';
+    const res = await this.send<ResultWrapper<InstrumentError[]>>({
+      method: 'GET',
+      path: '/instrument-errors/unhandled',
+      operation: op,
+      idempotent: true,
+    });
+    const wrapper = res.data;
+    if (!wrapper || typeof wrapper !== 'object') {
+      throw new LhError(`${op}: the instrument answered without a result`, { kind: 'response', operation: op, body: wrapper });
+    }
+    if (wrapper.success === false) {
+      throw new LhError(`${op}: ${wrapper.message ?? 'the instrument reported a failure'}`, {
+        kind: 'instrument',
+        operation: op,
+        statusCode: res.status,
+        body: wrapper,
+      });
+    }
+    return Array.isArray(wrapper.data) ? wrapper.data : [];
+  }
+
+  /** Submits once, never retried: `success: false` becomes an error carrying the instrument's message. */
+  async submit(kind: RecoveryKind, recovery: ErrorRecovery): Promise<ResultWrapper<string>> {
+    const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
+    const body = errorRecovery(recovery, op);
+    const res = await this.send<ResultWrapper<string>>({
+      method: 'POST',
+      path: `/instrument-errors/${encodeURIComponent(body.uuid)}/${kind}`,
+      operation: op,
+      body,
+      idempotent: false,
+    });
+    const wrapper = res.data;
+    if (!wrapper || wrapper.success !== true) {
+      throw new LhError(`${op} for error ${body.uuid} was refused: ${wrapper?.message ?? 'no reason given'}`, {
+        kind: 'instrument',
+        operation: op,
+        statusCode: res.status,
+        body: wrapper,
+      });
+    }
+    return wrapper;
+  }
+}
+
+function textResult(data: unknown, fallback: string): string {
+  return typeof data === 'string' && data !== '' ? data : fallback;
+}
+
+function inputValues(value: unknown, field: string, op: string): InputValue[] | null {
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value)) throw validationError(op, field, 'must be an array of {id, value}', value);
+  return value.map((item: unknown, i) => {
+    const o = v.plainObject(item, `${field}[${i}]`, op);
+    const val = o.value;
+    if (typeof val !== 'string' && typeof val !== 'number' && typeof val !== 'boolean') {
+      throw validationError(op, `${field}[${i}].value`, 'must be a text', val);
+    }
+    return { id: v.int32(o.id, `${field}[${i}].id`, op), value: String(val) };
+  });
+}
+
+/** Validates a complete ErrorRecovery body (2.8); the uuid also goes into the path, so it is checked before sending. */
+export function errorRecovery(r: ErrorRecovery, op: string): ErrorRecovery {
+  const uuid = v.uuid(r.uuid, 'uuid', op);
+  const detailed = r.detailedErrorRecoveries;
+  let detailedOut: DetailedErrorRecovery[] | null = null;
+  if (detailed !== undefined && detailed !== null) {
+    if (!Array.isArray(detailed)) throw validationError(op, 'detailedErrorRecoveries', 'must be an array', detailed);
+    detailedOut = detailed.map((d: unknown, i) => {
+      const o = v.plainObject(d, `detailedErrorRecoveries[${i}]`, op);
+      const f = `detailedErrorRecoveries[${i}]`;
+      return {
+        date: o.date === undefined ? new Date().toISOString() : v.dateTime(o.date, `${f}.date`, op),
+        uuid: v.uuid(o.uuid, `${f}.uuid`, op),
+        inputs: inputValues(o.inputs, `${f}.inputs`, op) ?? [],
+        selectedActionId: v.int32(o.selectedActionId, `${f}.selectedActionId`, op),
+        selectedActionIsRecovery: v.strictBoolean(o.selectedActionIsRecovery, `${f}.selectedActionIsRecovery`, op),
+      };
+    });
+  }
+  return {
+    date: v.dateTime(r.date, 'date', op),
+    uuid,
+    detailedErrorRecoveries: detailedOut,
+    inputs: inputValues(r.inputs, 'inputs', op),
+    selectedActionId: v.int32(r.selectedActionId, 'selectedActionId', op),
+    selectedActionIsRecovery: v.strictBoolean(r.selectedActionIsRecovery, 'selectedActionIsRecovery', op),
+    errorHandlingKey: r.errorHandlingKey === null ? null : v.clientKey(r.errorHandlingKey, 'errorHandlingKey', op),
+  };
+}

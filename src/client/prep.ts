@@ -1,0 +1,348 @@
+import { LhError, validationError } from './errors';
+import { UnsignedSpec } from './session';
+import { ApiResponse, MEDIA_JSON, MEDIA_JSON_PATCH } from './transport';
+import * as v from './validate';
+import {
+  ClearResult,
+  ErrorList,
+  ErrorRecord,
+  ListStepsQuery,
+  PagingQuery,
+  PendingError,
+  PolicySettings,
+  ReorderItem,
+  RuntimeErrorAnswer,
+  ServiceRoutine,
+  SoftwareSettings,
+  Step,
+  StepBody,
+  AuthResult,
+} from './types';
+
+export type Sender = <T>(spec: UnsignedSpec) => Promise<ApiResponse<T>>;
+type ASpec = Omit<UnsignedSpec, 'api'>;
+
+const SOFTWARE_SETTING_TYPES: Record<keyof SoftwareSettings, 'boolean' | 'int32'> = {
+  hideKeyboard: 'boolean',
+  generateRunReport: 'boolean',
+  allowRedWarningOverride: 'boolean',
+  defaultAmbientTemperature: 'int32',
+};
+
+/** Interface A, the preparation service: every operation validates its input before anything is sent. */
+export class PrepApi {
+  constructor(private readonly sendA: Sender) {}
+
+  private send<T>(spec: ASpec): Promise<ApiResponse<T>> {
+    return this.sendA<T>({ ...spec, api: 'A' });
+  }
+
+  private async data<T>(spec: ASpec): Promise<T> {
+    return (await this.send<T>(spec)).data;
+  }
+
+  // --- authentication helpers that are not part of the session lifecycle ---
+
+  async checkAuthentication(): Promise<void> {
+    await this.send({ method: 'GET', path: '/authenticate/check-authentication', operation: 'check-authentication', idempotent: true });
+  }
+
+  async changeExpiredPassword(userName: string, oldPassword: string, newPassword: string): Promise<void> {
+    const op = 'change-expired-password';
+    await this.send({
+      method: 'POST',
+      path: '/authenticate/change-expired-password',
+      operation: op,
+      mediaType: MEDIA_JSON_PATCH,
+      body: {
+        userName: v.nonEmptyString(userName, 'userName', op),
+        oldPassword: v.nonEmptyString(oldPassword, 'oldPassword', op),
+        newPassword: v.nonEmptyString(newPassword, 'newPassword', op),
+      },
+      idempotent: false,
+    });
+  }
+
+  setupWizard(): Promise<AuthResult> {
+    return this.data({ method: 'POST', path: '/authenticate/setup-wizard', operation: 'setup-wizard', idempotent: false });
+  }
+
+  kbaPasswordReset(): Promise<AuthResult> {
+    return this.data({ method: 'POST', path: '/authenticate/kba-password-reset', operation: 'kba-password-reset', idempotent: false });
+  }
+
+  // --- protocol steps (4.1) ---
+
+  createStep(protocolId: unknown, body: unknown, makeNameUnique?: boolean): Promise<Step> {
+    const op = 'create-step';
+    const step = stepBody(body, op);
+    if (step.name === undefined) throw validationError(op, 'payload.name', 'is required to create a step');
+    v.nonEmptyString(step.name, 'payload.name', op);
+    if (makeNameUnique !== undefined) step.makeNameUnique = makeNameUnique;
+    return this.data({
+      method: 'POST',
+      path: `${protocolPath(protocolId, op)}/step`,
+      operation: op,
+      mediaType: MEDIA_JSON_PATCH,
+      body: step,
+      idempotent: false,
+    });
+  }
+
+  async updateStep(protocolId: unknown, body: unknown, makeNameUnique?: boolean): Promise<Step | undefined> {
+    const op = 'update-step';
+    const step = stepBody(body, op);
+    step.id = v.databaseId(step.id, 'payload.id', op);
+    if (makeNameUnique !== undefined) step.makeNameUnique = makeNameUnique;
+    return this.data({
+      method: 'PUT',
+      path: `${protocolPath(protocolId, op)}/step`,
+      operation: op,
+      mediaType: MEDIA_JSON,
+      body: step,
+      idempotent: true,
+    });
+  }
+
+  listSteps(protocolId: unknown, query: ListStepsQuery = {}): Promise<Step[]> {
+    const op = 'list-steps';
+    return this.data({
+      method: 'GET',
+      path: `${protocolPath(protocolId, op)}/step`,
+      operation: op,
+      query: {
+        offset: v.optionalInt32(query.offset, 'offset', op),
+        limit: v.optionalInt32(query.limit, 'limit', op, 1),
+        includeFullStepData: v.optionalBoolean(query.includeFullStepData, 'includeFullStepData', op),
+        includeCustomLiquidSettings: v.optionalBoolean(query.includeCustomLiquidSettings, 'includeCustomLiquidSettings', op),
+      },
+      idempotent: true,
+    });
+  }
+
+  getStep(protocolId: unknown, stepId: unknown, includeCustomLiquidSettings?: boolean): Promise<Step> {
+    const op = 'get-step';
+    return this.data({
+      method: 'GET',
+      path: stepPath(protocolId, '', stepId, op),
+      operation: op,
+      query: { includeCustomLiquidSettings },
+      idempotent: true,
+    });
+  }
+
+  async reorderSteps(protocolId: unknown, items: unknown): Promise<void> {
+    const op = 'reorder-steps';
+    await this.send({
+      method: 'PUT',
+      path: `${protocolPath(protocolId, op)}/step/reorder-step`,
+      operation: op,
+      mediaType: MEDIA_JSON,
+      body: reorderItems(items, op),
+      idempotent: true,
+    });
+  }
+
+  async renameStep(protocolId: unknown, stepId: unknown, newName: unknown): Promise<void> {
+    const op = 'rename-step';
+    await this.send({
+      method: 'PUT',
+      path: stepPath(protocolId, '/rename', stepId, op),
+      operation: op,
+      mediaType: MEDIA_JSON,
+      body: { newName: v.nonEmptyString(newName, 'newName', op) },
+      idempotent: true,
+    });
+  }
+
+  async setStepDisabled(protocolId: unknown, stepId: unknown, disabled: boolean): Promise<void> {
+    const op = disabled ? 'disable-step' : 'enable-step';
+    await this.send({
+      method: 'PUT',
+      path: stepPath(protocolId, '/disable', stepId, op),
+      operation: op,
+      mediaType: MEDIA_JSON,
+      body: { disabled },
+      idempotent: true,
+    });
+  }
+
+  async deleteStep(protocolId: unknown, stepId: unknown): Promise<void> {
+    const op = 'delete-step';
+    await this.send({
+      method: 'DELETE',
+      path: stepPath(protocolId, '', stepId, op),
+      operation: op,
+      idempotent: true,
+      alreadyDoneStatus: 404,
+    });
+  }
+
+  // --- errors (4.3) ---
+
+  listErrors(query: PagingQuery = {}): Promise<ErrorList> {
+    const op = 'list-errors';
+    return this.data({
+      method: 'GET',
+      path: '/errors',
+      operation: op,
+      query: { offset: v.optionalInt32(query.offset, 'offset', op), limit: v.optionalInt32(query.limit, 'limit', op, 1) },
+      idempotent: true,
+    });
+  }
+
+  getError(errorId: unknown): Promise<ErrorRecord> {
+    const op = 'get-error';
+    return this.data({
+      method: 'GET',
+      path: `/errors/${encodeURIComponent(v.errorId(errorId, 'errorId', op))}`,
+      operation: op,
+      idempotent: true,
+    });
+  }
+
+  async pendingErrors(): Promise<PendingError[]> {
+    const op = 'check-for-pending-errors';
+    const list = await this.data<unknown>({ method: 'GET', path: '/errors/check-for-pending-errors', operation: op, idempotent: true });
+    if (list === undefined || list === null) return [];
+    if (!Array.isArray(list)) {
+      throw new LhError(`${op}: expected an array of pending errors from the instrument`, { kind: 'response', operation: op, body: list });
+    }
+    return list as PendingError[];
+  }
+
+  async answerRuntimeError(answer: RuntimeErrorAnswer): Promise<void> {
+    const op = 'answer-error';
+    await this.send({
+      method: 'PUT',
+      path: '/errors/runtime',
+      operation: op,
+      mediaType: MEDIA_JSON,
+      body: answer,
+      idempotent: true,
+      alreadyDoneStatus: 409,
+    });
+  }
+
+  clearErrors(): Promise<ClearResult> {
+    return this.data({ method: 'PUT', path: '/errors/clear-errors', operation: 'clear-errors', idempotent: true });
+  }
+
+  // --- settings and verification (4.4) ---
+
+  getSoftwareSettings(): Promise<SoftwareSettings> {
+    return this.data({ method: 'GET', path: '/settings/software-settings', operation: 'get-software-settings', idempotent: true });
+  }
+
+  async setSoftwareSettings(settings: unknown): Promise<void> {
+    const op = 'set-software-settings';
+    await this.send({
+      method: 'POST',
+      path: '/settings/software-settings',
+      operation: op,
+      mediaType: MEDIA_JSON_PATCH,
+      body: softwareSettings(settings, op, true),
+      idempotent: true,
+    });
+  }
+
+  getPolicySettings(): Promise<PolicySettings> {
+    return this.data({ method: 'GET', path: '/settings/policy-settings', operation: 'get-policy-settings', idempotent: true });
+  }
+
+  listServiceRoutines(): Promise<ServiceRoutine[]> {
+    return this.data({ method: 'GET', path: '/verification/service-routines', operation: 'list-service-routines', idempotent: true });
+  }
+
+  getServiceRoutine(id: unknown): Promise<ServiceRoutine> {
+    const op = 'get-service-routine';
+    return this.data({
+      method: 'GET',
+      path: `/verification/service-routines/${v.databaseId(id, 'routineId', op)}`,
+      operation: op,
+      idempotent: true,
+    });
+  }
+
+  async updateServiceRoutine(routine: unknown): Promise<void> {
+    const op = 'update-service-routine';
+    await this.send({
+      method: 'PUT',
+      path: '/verification/service-routines',
+      operation: op,
+      mediaType: MEDIA_JSON_PATCH,
+      body: serviceRoutine(routine, op),
+      idempotent: true,
+    });
+  }
+}
+
+function protocolPath(protocolId: unknown, op: string): string {
+  return `/protocols/${v.databaseId(protocolId, 'protocolId', op)}`;
+}
+
+function stepPath(protocolId: unknown, action: string, stepId: unknown, op: string): string {
+  return `${protocolPath(protocolId, op)}/step${action}/${v.databaseId(stepId, 'stepId', op)}`;
+}
+
+function stepBody(body: unknown, op: string): StepBody {
+  const step = { ...v.plainObject(body, 'payload', op) };
+  v.stepType(step.stepType, 'payload.stepType', op);
+  if (step.name !== undefined) v.nonEmptyString(step.name, 'payload.name', op);
+  if (step.stepOrder !== undefined) step.stepOrder = v.int32(step.stepOrder, 'payload.stepOrder', op, 0);
+  if (step.disabled !== undefined) v.strictBoolean(step.disabled, 'payload.disabled', op);
+  if (step.makeNameUnique !== undefined) v.strictBoolean(step.makeNameUnique, 'payload.makeNameUnique', op);
+  return step as StepBody;
+}
+
+/** Accepts `[{stepId, stepOrder}]` or an ordered array of step ids (positions counted from 1). */
+export function reorderItems(items: unknown, op: string): ReorderItem[] {
+  if (!Array.isArray(items) || items.length === 0) {
+    throw validationError(op, 'payload', 'must be a non-empty array of {stepId, stepOrder} or of step ids in the new order', items);
+  }
+  const seen = new Set<number>();
+  return items.map((item: unknown, i) => {
+    let out: ReorderItem;
+    if (v.isPlainObject(item)) {
+      out = {
+        stepId: v.databaseId(item.stepId, `payload[${i}].stepId`, op),
+        stepOrder: v.int32(item.stepOrder, `payload[${i}].stepOrder`, op, 0),
+      };
+    } else {
+      out = { stepId: v.databaseId(item, `payload[${i}]`, op), stepOrder: i + 1 };
+    }
+    if (seen.has(out.stepId)) throw validationError(op, `payload[${i}]`, `repeats step ${out.stepId}`);
+    seen.add(out.stepId);
+    return out;
+  });
+}
+
+export function softwareSettings(value: unknown, op: string, complete: boolean): Partial<SoftwareSettings> {
+  const input = v.plainObject(value, 'payload', op);
+  const out: Record<string, unknown> = {};
+  for (const [field, type] of Object.entries(SOFTWARE_SETTING_TYPES)) {
+    const given = input[field];
+    if (given === undefined) {
+      if (complete) throw validationError(op, `payload.${field}`, 'is required');
+      continue;
+    }
+    out[field] = type === 'boolean' ? v.strictBoolean(given, `payload.${field}`, op) : v.int32(given, `payload.${field}`, op);
+  }
+  for (const field of Object.keys(input)) {
+    if (!(field in SOFTWARE_SETTING_TYPES)) {
+      throw validationError(op, `payload.${field}`, `is not a software setting (known: ${Object.keys(SOFTWARE_SETTING_TYPES).join(', ')})`);
+    }
+  }
+  return out as Partial<SoftwareSettings>;
+}
+
+export function serviceRoutine(value: unknown, op: string): ServiceRoutine {
+  const r = { ...v.plainObject(value, 'payload', op) };
+  r.id = v.databaseId(r.id, 'payload.id', op);
+  if (r.name !== undefined && r.name !== null && typeof r.name !== 'string') {
+    throw validationError(op, 'payload.name', 'must be a text or null', r.name);
+  }
+  if (r.isRecommended !== undefined) v.strictBoolean(r.isRecommended, 'payload.isRecommended', op);
+  if (r.lastRun !== undefined && r.lastRun !== null) v.dateTime(r.lastRun, 'payload.lastRun', op);
+  return r as ServiceRoutine;
+}

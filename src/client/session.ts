@@ -1,0 +1,265 @@
+import { EventEmitter } from 'events';
+import { LhError } from './errors';
+import { ApiResponse, MEDIA_JSON_PATCH, RequestSpec, Transport } from './transport';
+import { AuthResult } from './types';
+
+export interface Credentials {
+  username?: string;
+  password?: string;
+}
+
+export type SessionState =
+  | 'idle'
+  | 'logging-in'
+  | 'authenticated'
+  | 'login-failed'
+  | 'password-expired'
+  | 'locked'
+  | 'closed';
+
+export interface SessionStats {
+  logins: number;
+  renewals: number;
+  loginFailures: number;
+  reauthentications: number;
+}
+
+export interface SessionOptions {
+  now?: () => number;
+  defaultLifetimeMs?: number;
+}
+
+interface Token {
+  value: string;
+  expiresAt: number;
+  renewAt: number;
+}
+
+export type UnsignedSpec = Omit<RequestSpec, 'token'>;
+
+const MIN_MARGIN_MS = 250;
+const MAX_MARGIN_MS = 15000;
+
+/**
+ * The token lifecycle of one instrument: one login shared by every caller, renewal shortly before expiry,
+ * one re-login on a 401, and never an automatic second try of a rejected password.
+ */
+export class Session extends EventEmitter {
+  readonly stats: SessionStats = { logins: 0, renewals: 0, loginFailures: 0, reauthentications: 0 };
+  private current?: Token;
+  private pending?: Promise<string>;
+  private blocked?: LhError;
+  private closed = false;
+  private stateValue: SessionState = 'idle';
+  private readonly now: () => number;
+  private readonly defaultLifetimeMs: number;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly credentials: Credentials,
+    options: SessionOptions = {},
+  ) {
+    super();
+    this.now = options.now ?? Date.now;
+    this.defaultLifetimeMs = options.defaultLifetimeMs ?? 5 * 60000;
+  }
+
+  get state(): SessionState {
+    return this.stateValue;
+  }
+
+  get usesLogin(): boolean {
+    return Boolean(this.credentials.username);
+  }
+
+  /** Why logins are held back, if a login was rejected. */
+  get loginBlockedBy(): LhError | undefined {
+    return this.blocked;
+  }
+
+  /** A user action (deploy, Test connection) may try a rejected login once more. */
+  allowLoginAgain(): void {
+    this.blocked = undefined;
+    if (this.stateValue !== 'closed') this.setState('idle');
+  }
+
+  /** The bearer token to send, logging in or renewing first when needed; undefined when no user is configured. */
+  async token(): Promise<string | undefined> {
+    if (!this.usesLogin) return undefined;
+    if (this.closed) throw new LhError('the lh-server node was closed', { kind: 'config', operation: 'authenticate' });
+    if (this.blocked) throw this.blocked;
+    if (this.pending) return this.pending;
+    const now = this.now();
+    if (!this.current || now >= this.current.expiresAt - MIN_MARGIN_MS) return this.single(() => this.login());
+    if (now >= this.current.renewAt) return this.single(() => this.renew());
+    return this.current.value;
+  }
+
+  /** Sends a request with the session token; a 401 leads to one fresh login and one more try. */
+  async send<T>(spec: UnsignedSpec): Promise<ApiResponse<T>> {
+    const token = await this.token();
+    try {
+      return await this.transport.request<T>({ ...spec, token });
+    } catch (err) {
+      if (!(err instanceof LhError) || err.statusCode !== 401 || !token) throw err;
+      this.stats.reauthentications++;
+      const fresh = await this.reauthenticate(token);
+      return this.transport.request<T>({ ...spec, token: fresh });
+    }
+  }
+
+  /** Ends the session on the instrument (DELETE authenticate); errors are ignored, the token is dropped either way. */
+  async logout(): Promise<void> {
+    if (this.pending) await this.pending.catch(() => undefined);
+    const token = this.current?.value;
+    this.current = undefined;
+    if (!token) return;
+    try {
+      await this.transport.request({ api: 'A', method: 'DELETE', path: '/authenticate', operation: 'logout', idempotent: false, token });
+    } catch {
+      // The instrument may already be gone; the token expires on its own.
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.current = undefined;
+    this.setState('closed');
+  }
+
+  private async reauthenticate(stale: string): Promise<string> {
+    if (this.pending) return this.pending;
+    if (this.current && this.current.value !== stale) return this.current.value;
+    this.current = undefined;
+    return this.single(() => this.login());
+  }
+
+  private single(work: () => Promise<string>): Promise<string> {
+    const p = work().finally(() => {
+      if (this.pending === p) this.pending = undefined;
+    });
+    this.pending = p;
+    return p;
+  }
+
+  private async login(): Promise<string> {
+    const { username, password } = this.credentials;
+    this.setState('logging-in');
+    const started = this.now();
+    try {
+      const res = await this.transport.request<AuthResult>({
+        api: 'A',
+        method: 'POST',
+        path: '/authenticate',
+        operation: 'authenticate',
+        mediaType: MEDIA_JSON_PATCH,
+        body: { username, password: password ?? '' },
+        // A connection error or 5xx did not count as an attempt on the instrument; a rejected password (4xx) is never retried.
+        idempotent: true,
+      });
+      this.stats.logins++;
+      return this.accept(res.data, started, 'authenticate');
+    } catch (err) {
+      throw this.loginFailed(err);
+    }
+  }
+
+  private async renew(): Promise<string> {
+    const current = this.current;
+    if (!current) return this.login();
+    const started = this.now();
+    try {
+      const res = await this.transport.request<AuthResult>({
+        api: 'A',
+        method: 'POST',
+        path: '/authenticate/renew-token',
+        operation: 'renew-token',
+        mediaType: MEDIA_JSON_PATCH,
+        body: { username: this.credentials.username, password: this.credentials.password ?? '' },
+        idempotent: true,
+        token: current.value,
+      });
+      this.stats.renewals++;
+      return this.accept(res.data, started, 'renew-token');
+    } catch (err) {
+      if (err instanceof LhError && err.statusCode === 401) {
+        this.current = undefined;
+        return this.login();
+      }
+      // Renewal is early; while the token still lives, keep using it and renew on a later call.
+      if (this.current && this.now() < this.current.expiresAt - MIN_MARGIN_MS) {
+        this.current.renewAt = this.now() + 1000;
+        return this.current.value;
+      }
+      throw err;
+    }
+  }
+
+  private accept(result: AuthResult | undefined, started: number, operation: string): string {
+    if (!result || typeof result.token !== 'string' || result.token === '') {
+      throw new LhError(`${operation}: the instrument answered without a token`, { kind: 'response', operation });
+    }
+    const lifetime = tokenLifetimeMs(result) ?? this.defaultLifetimeMs;
+    const margin = Math.min(MAX_MARGIN_MS, Math.max(MIN_MARGIN_MS, lifetime * 0.05));
+    this.current = { value: result.token, expiresAt: started + lifetime, renewAt: started + lifetime - margin };
+    this.setState('authenticated');
+    return result.token;
+  }
+
+  private loginFailed(err: unknown): unknown {
+    if (!(err instanceof LhError) || err.kind !== 'auth') {
+      this.setState('idle');
+      return err;
+    }
+    this.stats.loginFailures++;
+    const user = this.credentials.username ?? '';
+    const text = JSON.stringify(err.body ?? '').toLowerCase();
+    let state: SessionState = 'login-failed';
+    let message: string;
+    if (text.includes('expired')) {
+      state = 'password-expired';
+      message =
+        `the password of user "${user}" has expired: set a new one with "Change expired password" ` +
+        'in the lh-server node (or on the instrument), update the password there and deploy again';
+    } else if (text.includes('lock') || err.statusCode === 423) {
+      state = 'locked';
+      message = `user "${user}" is locked out by the instrument after too many failed logins; wait for the lock to end, then deploy again`;
+    } else {
+      message =
+        `login as "${user}" was rejected (${err.statusCode ?? 'no status'}): check the user name and password in the lh-server node. ` +
+        'It is not retried automatically, so the instrument cannot lock the user out; deploy again or use Test connection to retry';
+    }
+    this.blocked = new LhError(message, { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body });
+    this.setState(state);
+    return this.blocked;
+  }
+
+  private setState(state: SessionState): void {
+    if (state === this.stateValue) return;
+    this.stateValue = state;
+    this.emit('state', state);
+  }
+}
+
+/** Prefers the JWT's own lifetime (exp - iat, immune to clock skew), else `expiresIn` in minutes. */
+export function tokenLifetimeMs(result: AuthResult): number | undefined {
+  const claims = decodeJwtClaims(result.token);
+  if (claims && typeof claims.exp === 'number') {
+    if (typeof claims.iat === 'number' && claims.exp > claims.iat) return (claims.exp - claims.iat) * 1000;
+    const left = claims.exp * 1000 - Date.now();
+    if (left > 0) return left;
+  }
+  if (typeof result.expiresIn === 'number' && result.expiresIn > 0) return result.expiresIn * 60000;
+  return undefined;
+}
+
+export function decodeJwtClaims(token: string): Record<string, unknown> | undefined {
+  const part = token.split('.')[1];
+  if (!part) return undefined;
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
+    return typeof claims === 'object' && claims !== null ? (claims as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

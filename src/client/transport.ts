@@ -1,0 +1,336 @@
+import http from 'http';
+import https from 'https';
+import axios, { AxiosError, AxiosInstance, AxiosResponse } from 'axios';
+import { LhError } from './errors';
+
+export type Api = 'A' | 'B';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export const A_ROOT = '/api/v1';
+export const B_ROOT = '/api/vector/v3';
+export const MEDIA_JSON = 'application/json';
+export const MEDIA_JSON_PATCH = 'application/json-patch+json';
+export const MEDIA_VECTOR = 'application/json; x-api-version=3.0';
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface TlsOptions {
+  ca?: string | Buffer;
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  passphrase?: string;
+  servername?: string;
+  /** Certificates are verified unless this is explicitly false. */
+  rejectUnauthorized?: boolean;
+}
+
+export interface TransportOptions {
+  baseUrl: string;
+  instrumentUrl?: string;
+  timeoutMs?: number;
+  tls?: TlsOptions;
+  retries?: number;
+  retryBaseDelayMs?: number;
+  maxSockets?: number;
+}
+
+export interface RequestSpec {
+  api: Api;
+  method: HttpMethod;
+  /** Path below the API root, with every variable segment already validated and encoded. */
+  path: string;
+  operation: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  /** A's body media type (B always uses its versioned JSON type). */
+  mediaType?: typeof MEDIA_JSON | typeof MEDIA_JSON_PATCH;
+  /** Safe to send again after a connection error or 5xx. */
+  idempotent: boolean;
+  /** On a retried attempt this status means the earlier attempt already did the work. */
+  alreadyDoneStatus?: number;
+  token?: string;
+}
+
+export interface ApiResponse<T> {
+  status: number;
+  data: T;
+  attempts: number;
+}
+
+const TLS_CODES = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_SIGNATURE_FAILURE',
+  'EPROTO',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+]);
+
+export function trimBase(url: string): string {
+  return url.replace(/\/+$/, '');
+}
+
+/** One keep-alive HTTP client per instrument; knows the two API roots, their media types and what may be retried. */
+export class Transport {
+  readonly baseUrl: string;
+  readonly instrumentUrl?: string;
+  readonly timeoutMs: number;
+  private readonly retries: number;
+  private readonly retryBaseDelayMs: number;
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
+  private readonly axios: AxiosInstance;
+  private readonly pendingDelays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
+  private closed = false;
+
+  constructor(options: TransportOptions) {
+    this.baseUrl = trimBase(options.baseUrl);
+    this.instrumentUrl = options.instrumentUrl ? trimBase(options.instrumentUrl) : undefined;
+    this.timeoutMs = options.timeoutMs ?? 10000;
+    this.retries = options.retries ?? 2;
+    this.retryBaseDelayMs = options.retryBaseDelayMs ?? 200;
+    const maxSockets = options.maxSockets ?? 16;
+    this.httpAgent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' });
+    const tls = options.tls ?? {};
+    this.httpsAgent = new https.Agent({
+      keepAlive: true,
+      maxSockets,
+      maxFreeSockets: maxSockets,
+      scheduling: 'lifo',
+      ca: tls.ca,
+      cert: tls.cert,
+      key: tls.key,
+      passphrase: tls.passphrase,
+      servername: tls.servername,
+      rejectUnauthorized: tls.rejectUnauthorized !== false,
+    });
+    this.axios = axios.create({
+      httpAgent: this.httpAgent,
+      httpsAgent: this.httpsAgent,
+      timeout: this.timeoutMs,
+      // Redirects are never followed: the Authorization header must not travel to another host.
+      maxRedirects: 0,
+      proxy: false,
+      responseType: 'text',
+      transformResponse: [(data: unknown) => data],
+      validateStatus: () => true,
+      maxContentLength: 32 * 1024 * 1024,
+    });
+  }
+
+  urlFor(api: Api, path: string): string {
+    if (api === 'A') return `${this.baseUrl}${A_ROOT}${path}`;
+    if (!this.instrumentUrl) {
+      throw new LhError('no instrument URL is configured for interface B on the lh-server node', {
+        kind: 'config',
+        operation: path,
+      });
+    }
+    return `${this.instrumentUrl}${B_ROOT}${path}`;
+  }
+
+  async request<T>(spec: RequestSpec): Promise<ApiResponse<T>> {
+    const url = this.urlFor(spec.api, spec.path);
+    const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    if (payload !== undefined && Buffer.byteLength(payload) > MAX_BODY_BYTES) {
+      throw new LhError(
+        `msg.payload is too large for ${spec.operation}: ${Buffer.byteLength(payload)} bytes (the limit is ${MAX_BODY_BYTES})`,
+        { kind: 'validation', operation: spec.operation, field: 'payload' },
+      );
+    }
+    const headers: Record<string, string> = {
+      Accept: spec.api === 'B' ? MEDIA_VECTOR : MEDIA_JSON,
+    };
+    if (payload !== undefined) headers['Content-Type'] = spec.api === 'B' ? MEDIA_VECTOR : (spec.mediaType ?? MEDIA_JSON);
+    if (spec.token) headers.Authorization = `Bearer ${spec.token}`;
+
+    const maxAttempts = spec.idempotent ? this.retries + 1 : 1;
+    for (let attempt = 1; ; attempt++) {
+      this.assertOpen(spec.operation);
+      let failure: LhError;
+      try {
+        const res = await this.axios.request<string>({
+          url,
+          method: spec.method,
+          params: cleanQuery(spec.query),
+          data: payload,
+          headers,
+        });
+        if (res.status >= 200 && res.status < 300) {
+          return { status: res.status, data: parseBody<T>(res, spec, url), attempts: attempt };
+        }
+        if (attempt > 1 && spec.alreadyDoneStatus === res.status) {
+          return { status: res.status, data: undefined as T, attempts: attempt };
+        }
+        failure = httpError(res, spec, url);
+      } catch (err) {
+        failure = err instanceof LhError ? err : networkError(err, spec, url, this.timeoutMs);
+      }
+      failure.attempts = attempt;
+      if (attempt >= maxAttempts || !isRetryable(failure)) throw failure;
+      await this.delay(this.retryBaseDelayMs * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5));
+    }
+  }
+
+  /** Destroys every socket and cancels retry waits; the transport cannot be used afterwards. */
+  close(): void {
+    this.closed = true;
+    for (const pending of this.pendingDelays) {
+      clearTimeout(pending.timer);
+      pending.resolve();
+    }
+    this.pendingDelays.clear();
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  private assertOpen(operation: string): void {
+    if (this.closed) throw new LhError('the connection to the instrument was closed', { kind: 'network', operation });
+  }
+
+  private delay(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const pending = {
+        resolve,
+        timer: setTimeout(() => {
+          this.pendingDelays.delete(pending);
+          resolve();
+        }, ms),
+      };
+      this.pendingDelays.add(pending);
+    });
+  }
+}
+
+function cleanQuery(query: RequestSpec['query']): Record<string, string> | undefined {
+  if (!query) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) out[k] = String(v);
+  return out;
+}
+
+function isRetryable(err: LhError): boolean {
+  if (err.kind === 'network' || err.kind === 'timeout') return true;
+  return err.kind === 'http' && err.statusCode !== undefined && err.statusCode >= 500;
+}
+
+function describeTarget(spec: RequestSpec): string {
+  return spec.api === 'A' ? 'the preparation service (A)' : 'the instrument control interface (B)';
+}
+
+function contentTypeOf(res: AxiosResponse<string>): string {
+  const raw = res.headers['content-type'];
+  return typeof raw === 'string' ? raw.toLowerCase() : '';
+}
+
+function parseBody<T>(res: AxiosResponse<string>, spec: RequestSpec, url: string): T {
+  const text = typeof res.data === 'string' ? res.data : '';
+  if (res.status === 204 || text.trim() === '') return undefined as T;
+  if (contentTypeOf(res).includes('text/html') || /^\s*</.test(text)) {
+    throw new LhError(
+      `${spec.operation}: ${describeTarget(spec)} at ${url} answered with an HTML page instead of JSON; check the URL in the lh-server node`,
+      { kind: 'response', operation: spec.operation, statusCode: res.status, body: text.slice(0, 500) },
+    );
+  }
+  try {
+    return normaliseKeys(JSON.parse(text)) as T;
+  } catch {
+    throw new LhError(`${spec.operation}: ${describeTarget(spec)} answered with text that is not JSON`, {
+      kind: 'response',
+      operation: spec.operation,
+      statusCode: res.status,
+      body: text.slice(0, 500),
+    });
+  }
+}
+
+function httpError(res: AxiosResponse<string>, spec: RequestSpec, url: string): LhError {
+  const text = typeof res.data === 'string' ? res.data : '';
+  let body: unknown = text.slice(0, 2000);
+  let detail = '';
+  if (res.status >= 300 && res.status < 400) {
+    const location = res.headers.location;
+    return new LhError(
+      `${spec.operation}: ${url} redirects to ${typeof location === 'string' ? location : 'another address'}; ` +
+        'redirects are not followed so credentials never leave the configured host: put the final URL in the lh-server node',
+      { kind: 'http', operation: spec.operation, statusCode: res.status },
+    );
+  }
+  if (!contentTypeOf(res).includes('text/html')) {
+    try {
+      body = normaliseKeys(JSON.parse(text));
+      detail = problemDetail(body);
+    } catch {
+      detail = text.length > 0 && text.length < 200 ? text : '';
+    }
+  }
+  const reason = detail || res.statusText || 'request failed';
+  const kind = res.status === 401 || res.status === 403 || res.status === 423 ? 'auth' : 'http';
+  return new LhError(`${spec.operation} failed: ${res.status} ${reason}`, {
+    kind,
+    operation: spec.operation,
+    statusCode: res.status,
+    body,
+  });
+}
+
+function problemDetail(body: unknown): string {
+  if (typeof body === 'string') return body;
+  if (typeof body !== 'object' || body === null) return '';
+  const b = body as Record<string, unknown>;
+  const parts: string[] = [];
+  if (typeof b.title === 'string') parts.push(b.title);
+  if (typeof b.detail === 'string' && b.detail !== b.title) parts.push(b.detail);
+  if (typeof b.message === 'string' && parts.length === 0) parts.push(b.message);
+  if (typeof b.errors === 'object' && b.errors !== null) {
+    for (const [field, msgs] of Object.entries(b.errors as Record<string, unknown>)) {
+      parts.push(`${field}: ${Array.isArray(msgs) ? msgs.join(' ') : String(msgs)}`);
+    }
+  }
+  return parts.join(': ');
+}
+
+function networkError(err: unknown, spec: RequestSpec, url: string, timeoutMs: number): LhError {
+  const e = err as AxiosError & { code?: string };
+  const code = e.code ?? (e.cause as { code?: string } | undefined)?.code;
+  const where = `${describeTarget(spec)} at ${url}`;
+  if (code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(e.message ?? '')) {
+    return new LhError(`${spec.operation}: no answer from ${where} within ${timeoutMs} ms`, {
+      kind: 'timeout',
+      operation: spec.operation,
+      code,
+    });
+  }
+  if (code && TLS_CODES.has(code)) {
+    return new LhError(
+      `${spec.operation}: the TLS certificate of ${where} is not trusted (${code}: ${e.message}). ` +
+        "Add the instrument's CA certificate in a TLS configuration node on the lh-server node, " +
+        'or, only on a trusted network, switch certificate verification off there',
+      { kind: 'tls', operation: spec.operation, code },
+    );
+  }
+  const reason = code === 'ECONNREFUSED' ? 'connection refused' : code === 'ENOTFOUND' ? 'host not found' : e.message;
+  return new LhError(`${spec.operation}: cannot reach ${where} (${reason})`, {
+    kind: 'network',
+    operation: spec.operation,
+    code,
+  });
+}
+
+/** The service matches property names case-insensitively and may answer in PascalCase; the client works in camelCase. */
+export function normaliseKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normaliseKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    out[k.length > 0 ? k[0].toLowerCase() + k.slice(1) : k] = normaliseKeys(v);
+  }
+  return out;
+}

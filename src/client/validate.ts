@@ -1,0 +1,128 @@
+import { validationError } from './errors';
+
+export const INT32_MAX = 2147483647;
+export const INT32_MIN = -2147483648;
+
+export const STEP_TYPES = [
+  'AddReagentStep',
+  'ReplicateSamplesStep',
+  'TransferSamplesStep',
+  'HeatShakeStep',
+  'PauseStep',
+  'HitPickingStep',
+  'SerialDilutionStep',
+  'RtsaStep',
+  'BarcodeStep',
+  'TransportStep',
+  'NormalizationStep',
+  'ReagentFromFileStep',
+  'LightingStep',
+  'HeatCoolStep',
+  'LidStep',
+  'HepaStep',
+] as const;
+export type StepType = (typeof STEP_TYPES)[number];
+
+const CLIENT_KEY = /^[A-Za-z0-9]+$/;
+export const CLIENT_KEY_MAX_LENGTH = 128;
+const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+const ERROR_ID = /^[A-Za-z0-9._~:-]{1,200}$/;
+
+/** A database id: int32 ≥ 0, given as a number or a string of digits. */
+export function databaseId(value: unknown, field: string, operation: string): number {
+  const rule = `must be a whole number from 0 to ${INT32_MAX}`;
+  let n: number;
+  if (typeof value === 'number') n = value;
+  else if (typeof value === 'string' && /^\s*\d+\s*$/.test(value)) n = Number(value.trim());
+  else throw validationError(operation, field, rule, value);
+  if (!Number.isInteger(n) || n < 0 || n > INT32_MAX) throw validationError(operation, field, rule, value);
+  return n;
+}
+
+export function int32(value: unknown, field: string, operation: string, min = INT32_MIN): number {
+  const rule = `must be a whole number from ${min} to ${INT32_MAX}`;
+  const n = typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > INT32_MAX) {
+    throw validationError(operation, field, rule, value);
+  }
+  return n;
+}
+
+export function optionalInt32(value: unknown, field: string, operation: string, min = 0): number | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  return int32(value, field, operation, min);
+}
+
+export function boolean(value: unknown, field: string, operation: string): boolean {
+  if (typeof value === 'boolean') return value;
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw validationError(operation, field, 'must be true or false', value);
+}
+
+export function strictBoolean(value: unknown, field: string, operation: string): boolean {
+  if (typeof value !== 'boolean') throw validationError(operation, field, 'must be a boolean (true or false)', value);
+  return value;
+}
+
+export function optionalBoolean(value: unknown, field: string, operation: string): boolean | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  return boolean(value, field, operation);
+}
+
+export function nonEmptyString(value: unknown, field: string, operation: string, maxLength = 1000): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw validationError(operation, field, 'must be a non-empty text', value);
+  }
+  if (value.length > maxLength) throw validationError(operation, field, `must be at most ${maxLength} characters`, value);
+  return value;
+}
+
+export function clientKey(value: unknown, field: string, operation: string): string {
+  if (typeof value !== 'string' || !CLIENT_KEY.test(value) || value.length > CLIENT_KEY_MAX_LENGTH) {
+    throw validationError(
+      operation,
+      field,
+      `must be 1 to ${CLIENT_KEY_MAX_LENGTH} letters (A-Z, a-z) and digits, no spaces or other characters`,
+      value,
+    );
+  }
+  return value;
+}
+
+export function uuid(value: unknown, field: string, operation: string): string {
+  if (typeof value !== 'string' || !UUID.test(value)) {
+    throw validationError(operation, field, 'must be a UUID such as 3f2504e0-4f89-11d3-9a0c-0305e82c3301', value);
+  }
+  return value;
+}
+
+/** Error ids are strings on the instrument; they are restricted so they cannot change the request path. */
+export function errorId(value: unknown, field: string, operation: string): string {
+  const s = typeof value === 'number' && Number.isInteger(value) ? String(value) : value;
+  if (typeof s !== 'string' || !ERROR_ID.test(s)) {
+    throw validationError(operation, field, 'must be 1 to 200 letters, digits or . _ ~ : -', value);
+  }
+  return s;
+}
+
+export function stepType(value: unknown, field: string, operation: string): StepType {
+  if (typeof value === 'string' && (STEP_TYPES as readonly string[]).includes(value)) return value as StepType;
+  throw validationError(operation, field, `must be one of ${STEP_TYPES.join(', ')}`, value);
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function plainObject(value: unknown, field: string, operation: string): Record<string, unknown> {
+  if (!isPlainObject(value)) throw validationError(operation, field, 'must be an object', value);
+  return value;
+}
+
+export function dateTime(value: unknown, field: string, operation: string): string {
+  if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) {
+    throw validationError(operation, field, 'must be an ISO 8601 date-time such as 2026-01-31T12:00:00Z', value);
+  }
+  return value;
+}
