@@ -30,11 +30,19 @@ function copyTree(from, to, keep) {
 
 const editorFile = (name) => !name.endsWith('.ts');
 const nodesDir = path.join(src, 'nodes');
+// Status texts every node shares, merged into each node's own message catalogue under "common".
+const common = JSON.parse(fs.readFileSync(path.join(nodesDir, 'shared', 'common.json'), 'utf8'));
 for (const type of fs.readdirSync(nodesDir)) {
   const dir = path.join(nodesDir, type);
-  if (!fs.statSync(dir).isDirectory()) continue;
-  copyTree(dir, path.join(out, 'nodes', type), editorFile);
-  copyTree(path.join(root, 'icons'), path.join(out, 'nodes', type, 'icons'), () => true);
+  if (!type.startsWith('lh-') || !fs.statSync(dir).isDirectory()) continue;
+  const target = path.join(out, 'nodes', type);
+  copyTree(dir, target, editorFile);
+  copyTree(path.join(root, 'icons'), path.join(target, 'icons'), () => true);
+  const catalog = path.join(target, 'locales', 'en-US', `${type}.json`);
+  const messages = fs.existsSync(catalog) ? JSON.parse(fs.readFileSync(catalog, 'utf8')) : {};
+  messages.common = common;
+  fs.mkdirSync(path.dirname(catalog), { recursive: true });
+  fs.writeFileSync(catalog, JSON.stringify(messages, null, 2));
 }
 copyTree(path.join(src, 'simulator', 'certs'), path.join(out, 'simulator', 'certs'), (n) => n.endsWith('.pem'));
 const cli = path.join(out, 'simulator', 'cli.js');

@@ -35,7 +35,8 @@ export class LhError extends Error {
   readonly statusCode?: number;
   readonly body?: unknown;
   readonly field?: string;
-  readonly code?: string;
+  /** The network error code (ECONNREFUSED, ...) or LH_<KIND>; Node-RED copies it to a Catch node's msg.error.code. */
+  readonly code: string;
   attempts: number;
 
   constructor(message: string, init: LhErrorInit) {
@@ -46,8 +47,10 @@ export class LhError extends Error {
     this.statusCode = init.statusCode;
     this.body = init.body;
     this.field = init.field;
-    this.code = init.code;
+    this.code = init.code ?? `LH_${init.kind.toUpperCase()}`;
     this.attempts = init.attempts ?? 1;
+    // Node-RED rebuilds msg.error for Catch nodes from message, code, stack and cause only: the details travel as cause.
+    Object.defineProperty(this, 'cause', { get: () => this.toMsgError(), enumerable: false, configurable: true });
   }
 
   toMsgError(): MsgError {

@@ -1,0 +1,65 @@
+import { asLhError, LhError, LiquidHandlerClient } from '../../client';
+import { NodeConfig, NodeMessage, Node, Red } from './node-red';
+import { LhServerNode, requireClient } from './server-node';
+import { Status } from './status';
+
+export interface OperationResult {
+  payload: unknown;
+  statusCode?: number;
+  /** Key of `common.status.*` (with substitutions) for the green status after success. */
+  status?: { key: string; subs?: Record<string, unknown> };
+  /** Further msg properties to set, e.g. `totalItemCount`. */
+  extra?: Record<string, unknown>;
+}
+
+export interface OperationContext {
+  msg: NodeMessage;
+  node: Node;
+  server: LhServerNode;
+  client: LiquidHandlerClient;
+  status: Status;
+}
+
+export type OperationHandler = (ctx: OperationContext) => Promise<OperationResult>;
+
+/**
+ * Wires an operation node: finds the config node, shows progress, puts the answer in msg.payload and the status code
+ * in msg.statusCode, and sends failures to Catch nodes with msg.error = {message, statusCode, operation, body}.
+ */
+export function runOperationNode(RED: Red, node: Node, config: NodeConfig, handler: OperationHandler): void {
+  const status = new Status(node, RED);
+  const serverId = config.server as string | undefined;
+  if (!serverId || !RED.nodes.getNode(serverId)) status.failed(new LhError('no instrument configured', { kind: 'config', operation: node.type }));
+
+  node.on('input', (msg, send, done) => {
+    let ctx: OperationContext;
+    try {
+      const { server, client } = requireClient(RED, serverId, node.type);
+      ctx = { msg, node, server, client, status };
+    } catch (err) {
+      fail(node, status, msg, err, done);
+      return;
+    }
+    status.busy();
+    handler(ctx).then(
+      (result) => {
+        msg.payload = result.payload;
+        msg.statusCode = result.statusCode ?? 200;
+        if (result.extra) Object.assign(msg, result.extra);
+        if (result.status) status.ok(result.status.key, result.status.subs);
+        else status.ok('done');
+        send(msg);
+        done();
+      },
+      (err: unknown) => fail(node, status, msg, err, done),
+    );
+  });
+}
+
+/** Reports a failure the one way every node does it. */
+export function fail(node: Node, status: Status, msg: NodeMessage, err: unknown, done: (err?: Error) => void): void {
+  const error = asLhError(err, node.type);
+  msg.error = error.toMsgError();
+  status.failed(error);
+  done(error);
+}

@@ -1,0 +1,33 @@
+import { LhError, LiquidHandlerClient } from '../../client';
+import { Node, Red } from './node-red';
+
+/** What an operation node may use of its lh-server config node. */
+export interface LhServerNode extends Node {
+  /** Undefined when the configuration is invalid; `configError` then says why. */
+  client?: LiquidHandlerClient;
+  configError?: LhError;
+  /** Identifies the instrument across redeploys (its two URLs), for state that must outlive a deploy. */
+  instrumentKey: string;
+  clientKey: string;
+  displayName: string;
+}
+
+export function isServerNode(value: unknown): value is LhServerNode {
+  return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'lh-server';
+}
+
+/** The config node an operation node points at, or a clear error when it is missing or invalid. */
+export function requireClient(RED: Red, serverId: unknown, operation: string): { server: LhServerNode; client: LiquidHandlerClient } {
+  const found = typeof serverId === 'string' && serverId !== '' ? RED.nodes.getNode(serverId) : undefined;
+  if (!isServerNode(found)) {
+    throw new LhError('no instrument configured: select an lh-server configuration node and deploy it', {
+      kind: 'config',
+      operation,
+      field: 'server',
+    });
+  }
+  if (!found.client) {
+    throw found.configError ?? new LhError('the lh-server configuration node is not valid', { kind: 'config', operation });
+  }
+  return { server: found, client: found.client };
+}

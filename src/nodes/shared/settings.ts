@@ -1,0 +1,39 @@
+import Mustache from 'mustache';
+import { Node, NodeMessage, Red } from './node-red';
+
+/** Types of a typedInput whose value is looked up rather than literal. */
+const LOOKUP_TYPES = new Set(['msg', 'flow', 'global', 'env', 'jsonata', 'json', 'num', 'bool', 'date']);
+
+/** Renders a mustache template over msg without HTML escaping (ids and texts are not HTML). */
+export function renderTemplate(template: string, view: unknown): string {
+  return Mustache.render(template, view, {}, { escape: (s: string) => s });
+}
+
+function evaluate(RED: Red, node: Node, msg: NodeMessage, value: unknown, type: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    RED.util.evaluateNodeProperty(value, type, node, msg, (err, result) => (err ? reject(err) : resolve(result)));
+  });
+}
+
+/**
+ * One setting of an edit dialog, resolved the way core nodes do it: a typedInput pointing at msg/flow/global/env
+ * is looked up; a text is rendered as a mustache template over msg; an empty setting falls back to `msg[name]`.
+ */
+export async function resolveSetting(
+  RED: Red,
+  node: Node,
+  msg: NodeMessage,
+  name: string,
+  value: unknown,
+  type: string | undefined,
+): Promise<unknown> {
+  if (value === undefined || value === null || value === '') return msg[name];
+  if (type && LOOKUP_TYPES.has(type)) return evaluate(RED, node, msg, value, type);
+  if (typeof value === 'string' && value.includes('{{')) return renderTemplate(value, msg);
+  return value;
+}
+
+/** A choice (select) setting: empty or "msg" takes `msg[name]`. */
+export function resolveChoice(msg: NodeMessage, name: string, value: unknown): unknown {
+  return value === undefined || value === '' || value === 'msg' ? msg[name] : value;
+}

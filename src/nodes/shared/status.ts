@@ -1,0 +1,67 @@
+import { LhError } from '../../client';
+import { Node, Red } from './node-red';
+
+const MAX_STATUS_TEXT = 40;
+
+function shorten(text: string): string {
+  return text.length > MAX_STATUS_TEXT ? `${text.slice(0, MAX_STATUS_TEXT - 1)}…` : text;
+}
+
+/** Status texts of every node, as keys of its message catalogue (the shared `common.status.*` part). */
+export class Status {
+  constructor(
+    private readonly node: Node,
+    private readonly RED: Red,
+  ) {}
+
+  private text(key: string, subs?: Record<string, unknown>): string {
+    return this.RED._(`common.status.${key}`, subs);
+  }
+
+  busy(key = 'requesting', subs?: Record<string, unknown>): void {
+    this.node.status({ fill: 'blue', shape: 'dot', text: this.text(key, subs) });
+  }
+
+  ok(key: string, subs?: Record<string, unknown>): void {
+    this.node.status({ fill: 'green', shape: 'dot', text: this.text(key, subs) });
+  }
+
+  warn(key: string, subs?: Record<string, unknown>): void {
+    this.node.status({ fill: 'yellow', shape: 'ring', text: this.text(key, subs) });
+  }
+
+  idle(key: string, subs?: Record<string, unknown>): void {
+    this.node.status({ fill: 'grey', shape: 'ring', text: this.text(key, subs) });
+  }
+
+  failed(err: unknown): void {
+    this.node.status({ fill: 'red', shape: 'ring', text: shorten(failureReason(err)) });
+  }
+
+  clear(): void {
+    this.node.status({});
+  }
+}
+
+/** A short reason for the status line; the full message goes to the debug sidebar and Catch nodes. */
+export function failureReason(err: unknown): string {
+  if (!(err instanceof LhError)) return err instanceof Error ? err.message : String(err);
+  switch (err.kind) {
+    case 'validation':
+      return `invalid ${err.field ?? 'input'}`;
+    case 'network':
+      return 'instrument unreachable';
+    case 'timeout':
+      return 'no answer (timeout)';
+    case 'tls':
+      return 'TLS certificate not trusted';
+    case 'auth':
+      return err.operation === 'authenticate' ? 'login failed' : `not authorised (${err.statusCode ?? ''})`;
+    case 'config':
+      return err.message;
+    case 'instrument':
+      return 'refused by instrument';
+    default:
+      return err.statusCode ? `${err.operation}: ${err.statusCode}` : err.operation;
+  }
+}
