@@ -10,10 +10,15 @@ const root = path.resolve(__dirname, '..');
 const src = path.join(root, 'src');
 const out = path.join(root, 'nodes');
 
-fs.rmSync(out, { recursive: true, force: true });
-execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], {
-  stdio: 'inherit',
-});
+// tsc overwrites its output in place (no clean step), so parallel builds never see an empty nodes/.
+let failed = false;
+try {
+  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], {
+    stdio: 'inherit',
+  });
+} catch {
+  failed = true;
+}
 
 function copyTree(from, to, keep) {
   if (!fs.existsSync(from)) return;
@@ -47,3 +52,7 @@ for (const type of fs.readdirSync(nodesDir)) {
 copyTree(path.join(src, 'simulator', 'certs'), path.join(out, 'simulator', 'certs'), (n) => n.endsWith('.pem'));
 const cli = path.join(out, 'simulator', 'cli.js');
 if (fs.existsSync(cli)) fs.chmodSync(cli, 0o755);
+if (failed) {
+  console.error('build: TypeScript reported errors (output was still written)');
+  process.exit(1);
+}

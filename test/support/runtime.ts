@@ -1,0 +1,92 @@
+import path from 'path';
+import helper from 'node-red-node-test-helper';
+import { Simulator, SimulatorOptions } from '../../src/simulator';
+
+helper.init(require.resolve('node-red'));
+
+export { helper };
+
+type NodeModule = (RED: unknown) => void;
+
+const root = path.resolve(__dirname, '..', '..');
+const pkg = require(path.join(root, 'package.json')) as { 'node-red': { nodes: Record<string, string> } };
+
+/** The built node modules, as Node-RED loads them from package.json. */
+export function packageNodes(): NodeModule[] {
+  return Object.values(pkg['node-red'].nodes).map((file) => require(path.join(root, file)) as NodeModule);
+}
+
+export const tlsConfigNode = require(path.join(path.dirname(require.resolve('@node-red/nodes/package.json')), 'core', 'network', '05-tls.js')) as NodeModule;
+
+/** The CA file a tls-config node points at to trust the simulator's interface B. */
+export const SIMULATOR_CA_FILE = path.join(root, 'nodes', 'simulator', 'certs', 'ca.pem');
+
+export const USER = { username: 'admin', password: 'labwire' };
+
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const sim = new Simulator(options);
+  await sim.start();
+  return sim;
+}
+
+export interface ServerFlowOptions {
+  id?: string;
+  withB?: boolean;
+  clientKey?: string;
+  timeout?: number;
+  credentials?: Record<string, string>;
+  config?: Record<string, unknown>;
+}
+
+/** An lh-server config node (plus a tls-config trusting the simulator's CA) and its credentials. */
+export function serverFlow(sim: Simulator, options: ServerFlowOptions = {}): {
+  nodes: Record<string, unknown>[];
+  credentials: Record<string, Record<string, string>>;
+} {
+  const id = options.id ?? 'server';
+  const withB = options.withB ?? true;
+  const nodes: Record<string, unknown>[] = [
+    {
+      id,
+      type: 'lh-server',
+      name: 'sim',
+      baseUrl: sim.baseUrl,
+      instrumentUrl: withB ? sim.instrumentUrl : '',
+      clientKey: options.clientKey ?? 'nodered1',
+      tls: withB ? `${id}-tls` : '',
+      timeout: options.timeout ?? 5000,
+      ...options.config,
+    },
+  ];
+  if (withB) nodes.push({ id: `${id}-tls`, type: 'tls-config', name: 'sim CA', ca: SIMULATOR_CA_FILE, verifyservercert: true });
+  return { nodes, credentials: { [id]: options.credentials ?? { ...USER } } };
+}
+
+/** Loads every node of the package, the core tls-config node and the given flow into a real runtime. */
+export async function loadFlow(flow: Record<string, unknown>[], credentials: Record<string, Record<string, string>> = {}): Promise<void> {
+  await helper.load([tlsConfigNode, ...packageNodes()], flow, credentials);
+}
+
+interface Emitter {
+  once(event: string, listener: (msg: Record<string, unknown>) => void): unknown;
+}
+
+/** The next message a helper node receives. */
+export function nextMessage(node: Emitter): Promise<Record<string, unknown>> {
+  return new Promise((resolve) => node.once('input', resolve));
+}
+
+/** Every message a node receives, as it happens. */
+export function collect(node: { on(event: string, l: (msg: Record<string, unknown>) => void): unknown }): Record<string, unknown>[] {
+  const seen: Record<string, unknown>[] = [];
+  node.on('input', (msg) => seen.push(msg));
+  return seen;
+}
+
+export function startServer(): Promise<void> {
+  return new Promise((resolve, reject) => helper.startServer((err) => (err ? reject(err) : resolve())));
+}
+
+export function stopServer(): Promise<void> {
+  return new Promise((resolve, reject) => helper.stopServer((err) => (err ? reject(err) : resolve())));
+}
