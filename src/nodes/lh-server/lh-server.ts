@@ -3,7 +3,7 @@ import { trimBase } from '../../client/transport';
 import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
 import { isServerNode, LhServerNode } from '../shared/server-node';
 import { testConnection } from './connection-test';
-import { tlsOptionsFrom } from './tls';
+import { simulatorTlsOptions, tlsOptionsFrom } from './tls';
 
 const CLOSE_TIMEOUT_MS = 3000;
 const PASSWORD_PLACEHOLDER = '__PWRD__';
@@ -14,7 +14,7 @@ function clientOptions(RED: Red, config: NodeConfig, credentials: Record<string,
     baseUrl: String(config.baseUrl ?? '').trim(),
     instrumentUrl: String(config.instrumentUrl ?? '').trim() || undefined,
     timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : 10000,
-    tls: tlsOptionsFrom(RED, config.tls),
+    tls: tlsOptionsFrom(RED, config.tls) ?? (config.simulatorCa === true ? simulatorTlsOptions() : undefined),
     credentials: { username: credentials.username || undefined, password: credentials.password },
     instrumentToken: credentials.instrumentToken || undefined,
   };
@@ -93,7 +93,7 @@ function registerAdminEndpoints(RED: Red): void {
     reply(
       res,
       (async () => {
-        const options = clientOptions(RED, body as NodeConfig, {
+        const options = clientOptions(RED, { ...body, id: String(body.id ?? ''), type: 'lh-server', simulatorCa: body.simulatorCa === true }, {
           username: typeof body.username === 'string' ? body.username : stored.username,
           password: secret('password'),
           instrumentToken: secret('instrumentToken'),

@@ -1,3 +1,5 @@
+import fs from 'fs';
+import path from 'path';
 import { LhError, TlsOptions } from '../../client';
 import { Red } from '../shared/node-red';
 
@@ -30,4 +32,11 @@ export function tlsOptionsFrom(RED: Red, tlsNodeId: unknown): TlsOptions | undef
     servername: options.servername as string | undefined,
     rejectUnauthorized: options.rejectUnauthorized !== false,
   };
+}
+
+/** The throwaway CA of the bundled lh-simulator, for flows developed against it (never for a real instrument). */
+export const SIMULATOR_CA_FILE = path.join(__dirname, '..', '..', 'simulator', 'certs', 'ca.pem');
+
+export function simulatorTlsOptions(): TlsOptions {
+  return { ca: fs.readFileSync(SIMULATOR_CA_FILE), rejectUnauthorized: true };
 }

@@ -1,0 +1,134 @@
+#!/usr/bin/env node
+'use strict';
+// `npm start`: the simulator plus a Node-RED (127.0.0.1 only) with this package and the example flows deployed.
+const fs = require('fs');
+const net = require('net');
+const path = require('path');
+const http = require('http');
+const { spawn } = require('child_process');
+
+const root = path.resolve(__dirname, '..');
+const userDir = path.join(root, '.run', 'node-red');
+const host = '127.0.0.1';
+
+function freePort(preferred) {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => {
+      const any = net.createServer();
+      any.listen(0, host, () => {
+        const { port } = any.address();
+        any.close(() => resolve(port));
+      });
+    });
+    probe.listen(preferred, host, () => probe.close(() => resolve(preferred)));
+  });
+}
+
+function request(method, url, body) {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const req = http.request(
+      url,
+      { method, headers: data ? { 'Content-Type': 'application/json', 'Content-Length': data.length, 'Node-RED-Deployment-Type': 'full' } : {} },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+async function waitForEditor(url, child) {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`Node-RED exited with code ${child.exitCode}`);
+    try {
+      const res = await request('GET', `${url}settings`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('Node-RED did not start within 60 s');
+}
+
+/** All example flows as one deployable flow: one shared lh-server aimed at the simulator, credentials attached. */
+function demoFlow(sim) {
+  const seen = new Set();
+  const flow = [];
+  const dir = path.join(root, 'examples');
+  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    for (const n of JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'))) {
+      if (seen.has(n.id)) continue;
+      seen.add(n.id);
+      if (n.type === 'lh-server') {
+        n.baseUrl = sim.baseUrl;
+        n.instrumentUrl = sim.instrumentUrl;
+        n.credentials = { username: 'admin', password: 'labwire' };
+      }
+      flow.push(n);
+    }
+  }
+  return flow;
+}
+
+async function main() {
+  const { Simulator } = require(path.join(root, 'nodes', 'simulator'));
+  const sim = new Simulator({ host, port: await freePort(8090), httpsPort: await freePort(8443) });
+  await sim.start();
+  console.log(`Simulator: A ${sim.baseUrl}  B ${sim.instrumentUrl}  control ${sim.controlUrl}/sim  (user admin / labwire)`);
+
+  fs.mkdirSync(userDir, { recursive: true });
+  const uiPort = await freePort(Number(process.env.PORT) || 1880);
+  fs.writeFileSync(
+    path.join(userDir, 'settings.js'),
+    `module.exports = ${JSON.stringify(
+      {
+        uiHost: host,
+        uiPort,
+        userDir,
+        flowFile: 'flows.json',
+        nodesDir: [root],
+        editorTheme: { tours: false, projects: { enabled: false } },
+        logging: { console: { level: 'info', metrics: false, audit: false } },
+      },
+      null,
+      2,
+    )};\n`,
+  );
+  const firstRun = !fs.existsSync(path.join(userDir, 'flows.json'));
+  const red = spawn(process.execPath, [require.resolve('node-red/red.js'), '--settings', path.join(userDir, 'settings.js')], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const editor = `http://${host}:${uiPort}/`;
+  let stopping = false;
+  async function stop(code) {
+    if (stopping) return;
+    stopping = true;
+    if (red.exitCode === null) {
+      red.kill('SIGINT');
+      await new Promise((r) => red.once('exit', r));
+    }
+    await sim.stop();
+    process.exit(code);
+  }
+  process.on('SIGINT', () => stop(0));
+  process.on('SIGTERM', () => stop(0));
+  red.on('exit', (code) => stop(code ?? 0));
+
+  await waitForEditor(editor, red);
+  if (firstRun) {
+    const res = await request('POST', `${editor}flows`, demoFlow(sim));
+    if (res.status !== 204 && res.status !== 200) console.error(`Deploying the demo flow failed: ${res.status} ${res.text}`);
+  }
+  console.log(`\nNode-RED editor: ${editor}\n(Ctrl-C stops Node-RED and the simulator)\n`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
