@@ -60,15 +60,16 @@ export class PrepApi {
         newPassword: v.nonEmptyString(newPassword, 'newPassword', op),
       },
       idempotent: false,
+      anonymous: true,
     });
   }
 
   setupWizard(): Promise<AuthResult> {
-    return this.data({ method: 'POST', path: '/authenticate/setup-wizard', operation: 'setup-wizard', idempotent: false });
+    return this.data({ method: 'POST', path: '/authenticate/setup-wizard', operation: 'setup-wizard', idempotent: false, anonymous: true });
   }
 
   kbaPasswordReset(): Promise<AuthResult> {
-    return this.data({ method: 'POST', path: '/authenticate/kba-password-reset', operation: 'kba-password-reset', idempotent: false });
+    return this.data({ method: 'POST', path: '/authenticate/kba-password-reset', operation: 'kba-password-reset', idempotent: false, anonymous: true });
   }
 
   // --- protocol steps (4.1) ---

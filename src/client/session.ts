@@ -97,6 +97,7 @@ export class Session extends EventEmitter {
 
   /** Sends a request with the session token; a 401 leads to one fresh login and one more try. */
   async send<T>(spec: UnsignedSpec): Promise<ApiResponse<T>> {
+    if (spec.anonymous) return this.transport.request<T>(spec);
     const token = await this.token();
     try {
       return await this.transport.request<T>({ ...spec, token });

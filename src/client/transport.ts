@@ -48,6 +48,8 @@ export interface RequestSpec {
   /** On a retried attempt this status means the earlier attempt already did the work. */
   alreadyDoneStatus?: number;
   token?: string;
+  /** Sent without a session (password change and recovery of a user who cannot log in). */
+  anonymous?: boolean;
 }
 
 export interface ApiResponse<T> {

@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import axios from 'axios';
+import { LhError, LiquidHandlerClient } from '../../src/client';
+import { Simulator } from '../../src/simulator';
+
+function client(sim: Simulator, password = 'labwire', extra: Partial<ConstructorParameters<typeof LiquidHandlerClient>[0]> = {}): LiquidHandlerClient {
+  return new LiquidHandlerClient({
+    baseUrl: sim.baseUrl,
+    instrumentUrl: sim.instrumentUrl,
+    tls: { ca: sim.ca },
+    credentials: { username: 'admin', password },
+    retryBaseDelayMs: 10,
+    ...extra,
+  });
+}
+
+function logins(sim: Simulator): number {
+  return sim.requests.filter((r) => r.path === '/api/v1/authenticate' && r.method === 'POST').length;
+}
+
+describe('session', function () {
+  let sim: Simulator;
+  const open: LiquidHandlerClient[] = [];
+  function make(...args: Parameters<typeof client>): LiquidHandlerClient {
+    const c = client(...args);
+    open.push(c);
+    return c;
+  }
+
+  before(async function () {
+    sim = new Simulator({ policy: { maximumLoginAttempts: 3 } });
+    await sim.start();
+  });
+  after(async function () {
+    await sim.stop();
+  });
+  afterEach(async function () {
+    await Promise.all(open.splice(0).map((c) => c.close()));
+    sim.reset();
+  });
+
+  it('logs in once for a burst of 200 concurrent requests', async function () {
+    const c = make(sim);
+    const results = await Promise.all(Array.from({ length: 200 }, () => c.prep.getSoftwareSettings()));
+    assert.equal(results.length, 200);
+    assert.equal(logins(sim), 1);
+    assert.equal(c.session.stats.logins, 1);
+  });
+
+  it('sends the bearer token to A and B, and the versioned media type to B', async function () {
+    const c = make(sim);
+    await c.prep.listSteps(1);
+    await c.instrument.registerErrorHandler('bench1');
+    const a = sim.requests.find((r) => r.path === '/api/v1/protocols/1/step');
+    const b = sim.requests.find((r) => r.path === '/api/vector/v3/error-handler');
+    assert.match(a?.authorization ?? '', /^Bearer [\w-]+\.[\w-]+\.[\w-]+$/);
+    assert.equal(b?.authorization, a?.authorization);
+    assert.equal(b?.contentType, 'application/json; x-api-version=3.0');
+    assert.equal(b?.body, 'bench1');
+  });
+
+  it('logs in again once and retries once when a token is rejected with 401', async function () {
+    const c = make(sim);
+    await c.prep.getSoftwareSettings();
+    const token = (sim.requests.find((r) => r.path === '/api/v1/settings/software-settings')?.authorization ?? '').slice(7);
+    // The session ends behind the client's back (e.g. logged out on the instrument's screen).
+    await axios.delete(`${sim.baseUrl}/api/v1/authenticate`, { headers: { Authorization: `Bearer ${token}` } });
+    const results = await Promise.all(Array.from({ length: 20 }, () => c.prep.getSoftwareSettings()));
+    assert.equal(results.length, 20);
+    assert.equal(logins(sim), 2);
+  });
+
+  it('renews the token shortly before it expires instead of logging in again', async function () {
+    sim.setFaults({ clockSpeed: 60 }); // a 5-minute token lives 5 s
+    const c = make(sim);
+    await c.prep.getSoftwareSettings();
+    const deadline = Date.now() + 8000;
+    while (c.session.stats.renewals === 0 && Date.now() < deadline) {
+      await c.prep.getSoftwareSettings();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(c.session.stats.renewals >= 1, true);
+    assert.equal(logins(sim), 1);
+    assert.equal(sim.requests.filter((r) => r.status === 401).length, 0);
+  });
+
+  it('tries a rejected password exactly once, however many requests follow', async function () {
+    const c = make(sim, 'wrong');
+    for (let i = 0; i < 10; i++) {
+      await assert.rejects(c.prep.getSoftwareSettings(), (err: LhError) => {
+        assert.equal(err.kind, 'auth');
+        assert.match(err.message, /rejected.*not retried automatically/s);
+        assert.doesNotMatch(err.message, /wrong/);
+        return true;
+      });
+    }
+    assert.equal(logins(sim), 1);
+    assert.equal(c.session.state, 'login-failed');
+    // The user may try again explicitly: one more attempt, still far from the lockout at 3.
+    c.session.allowLoginAgain();
+    await assert.rejects(c.prep.getSoftwareSettings());
+    assert.equal(logins(sim), 2);
+  });
+
+  it('points an expired password at the change-password path', async function () {
+    sim.setUserPasswordExpired('admin', true);
+    const c = make(sim);
+    await assert.rejects(c.prep.getSoftwareSettings(), /expired.*Change expired password/s);
+    assert.equal(c.session.state, 'password-expired');
+    await c.prep.changeExpiredPassword('admin', 'labwire', 'labwire-2026');
+    const after = make(sim, 'labwire-2026');
+    await after.prep.getSoftwareSettings();
+    assert.equal(after.session.state, 'authenticated');
+  });
+
+  it('logs out when closed', async function () {
+    const c = client(sim);
+    await c.prep.getSoftwareSettings();
+    await c.close();
+    const logout = sim.requests.filter((r) => r.path === '/api/v1/authenticate' && r.method === 'DELETE');
+    assert.equal(logout.length, 1);
+  });
+});
