@@ -1,0 +1,96 @@
+/**
+ * The /sim control API: plain JSON over HTTP on the A port, not under the A prefix, no auth, no faults,
+ * not logged. It lets flows and tests drive the simulator from outside the process.
+ *
+ *   POST   /sim/errors                         Partial<PendingErrorSeed> → 201 created pending error
+ *   POST   /sim/errors/{id}/resolve            → 204, as if the operator answered on the instrument
+ *   POST   /sim/instrument-errors              Partial<InstrumentErrorSeed> → 201 created instrument error
+ *   POST   /sim/instrument-errors/{uuid}/resolve → 204, the default action ran on the instrument
+ *   POST   /sim/protocols                      {name?} → 201 {id}
+ *   PUT    /sim/faults  (Faults) → 200 the faults now active;  DELETE /sim/faults → 204;  GET /sim/faults
+ *   GET    /sim/requests → logged A/B requests;  DELETE /sim/requests → 204
+ *   POST   /sim/reset → 204;  POST /sim/restart {downtimeMs} → 202, restarts after answering
+ *   GET    /sim/state → summary counts
+ */
+import type { Reply } from './router';
+import type { Faults, InstrumentError, InstrumentErrorSeed, LoggedRequest, PendingError, PendingErrorSeed } from './types';
+import { problem } from './problem';
+import { isObject } from './json-fields';
+
+export interface ControlTarget {
+  injectPendingError(seed?: Partial<PendingErrorSeed>): PendingError;
+  injectInstrumentError(seed?: Partial<InstrumentErrorSeed>): InstrumentError;
+  resolvePendingError(id: string): void;
+  resolveInstrumentError(uuid: string): void;
+  addProtocol(name?: string): number;
+  setFaults(f: Faults): void;
+  clearFaults(): void;
+  readonly faults: Faults;
+  readonly requests: LoggedRequest[];
+  clearRequests(): void;
+  reset(): void;
+  restart(downtimeMs?: number): Promise<void>;
+  summary(): Record<string, unknown>;
+}
+
+export interface ControlReply extends Reply {
+  /** work to do once the answer has been sent (restart) */
+  after?: () => void;
+}
+
+export function handleControl(target: ControlTarget, method: string, path: string, body: unknown): ControlReply {
+  const parts = path.split('/').filter(Boolean).slice(1); // drop 'sim'
+  const route = `${method} /${parts.map((p, i) => (i === 1 && parts.length === 3 ? '*' : p)).join('/')}`;
+  const obj = isObject(body) ? body : {};
+  try {
+    switch (route) {
+      case 'POST /errors':
+        return { status: 201, body: target.injectPendingError(obj as Partial<PendingErrorSeed>) };
+      case 'POST /errors/*/resolve':
+        target.resolvePendingError(decodeURIComponent(parts[1]));
+        return { status: 204 };
+      case 'POST /instrument-errors':
+        return { status: 201, body: target.injectInstrumentError(obj as Partial<InstrumentErrorSeed>) };
+      case 'POST /instrument-errors/*/resolve':
+        target.resolveInstrumentError(decodeURIComponent(parts[1]));
+        return { status: 204 };
+      case 'POST /protocols':
+        return { status: 201, body: { id: target.addProtocol(typeof obj.name === 'string' ? obj.name : undefined) } };
+      case 'GET /faults':
+        return { status: 200, body: target.faults };
+      case 'PUT /faults':
+        target.setFaults(obj as Faults);
+        return { status: 200, body: target.faults };
+      case 'DELETE /faults':
+        target.clearFaults();
+        return { status: 204 };
+      case 'GET /requests':
+        return { status: 200, body: target.requests };
+      case 'DELETE /requests':
+        target.clearRequests();
+        return { status: 204 };
+      case 'POST /reset':
+        target.reset();
+        return { status: 204 };
+      case 'POST /restart': {
+        const downtimeMs = typeof obj.downtimeMs === 'number' && obj.downtimeMs >= 0 ? obj.downtimeMs : 0;
+        return {
+          status: 202,
+          body: { restarting: true, downtimeMs },
+          after: () => {
+            target.restart(downtimeMs).catch(() => undefined);
+          },
+        };
+      }
+      case 'GET /state':
+        return { status: 200, body: target.summary() };
+      default:
+        return { status: 404, body: problem(404, `No control operation ${method} ${path}.`) };
+    }
+  } catch (err) {
+    const e = err as { status?: number; body?: unknown; message?: string };
+    if (typeof e.status === 'number' && e.body !== undefined) return { status: e.status, body: e.body };
+    const notFound = /^no (pending|instrument) error/.test(e.message ?? '');
+    return { status: notFound ? 404 : 400, body: problem(notFound ? 404 : 400, e.message ?? String(err)) };
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * Interface B (4.5): error-handler registration, unhandled instrument errors and recovery submissions.
+ *
+ * Choices where interfaces.md is silent:
+ * - DELETE error-handler with a key that is not registered is 404 (problem details); the registration of
+ *   other keys is untouched.
+ * - Submissions answer HTTP 200 with success:false (the wrapper of 2.9) when the errorHandlingKey is not
+ *   registered, the uuid is unknown, the error was already handled (only one client handles an error: a
+ *   second one gets a clear refusal), or the selected action is not offered (recovery: only actions with
+ *   isRecovery true; action: any action). Malformed requests (path not a uuid, body uuid differing from the
+ *   path, selectedActionId not an int32, input ids the action does not have) are 400 problem details.
+ */
+import { randomUUID } from 'crypto';
+import { HttpProblem, badRequest, notFound } from './problem';
+import { FieldErrors, field, isInt32, isObject, requireObject } from './json-fields';
+import type { ErrorAction, ErrorData, InstrumentError, InstrumentErrorSeed, ResultWrapper } from './types';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const KEY = /^[A-Za-z0-9]+$/;
+
+export const DEFAULT_ACTIONS: ErrorAction[] = [
+  { id: 1, description: 'Retry', isRecovery: true, isDefault: true },
+  {
+    id: 2,
+    description: 'Retry with a new aspiration height',
+    isRecovery: true,
+    isDefault: false,
+    inputs: [{ id: 1, description: 'Aspiration height above bottom (mm)', defaultValue: '2' }],
+  },
+  { id: 3, description: 'Skip this step', isRecovery: true, isDefault: false },
+  { id: 4, description: 'Abort the run', isRecovery: false, isDefault: false },
+];
+
+export type SubmissionKind = 'recovery' | 'action';
+
+export class InstrumentErrorBook {
+  errors: InstrumentError[] = [];
+  readonly handlers = new Set<string>();
+
+  clear(): void {
+    this.errors = [];
+    this.handlers.clear();
+  }
+
+  inject(seed: Partial<InstrumentErrorSeed> = {}): InstrumentError {
+    const actions = seed.actions && seed.actions.length > 0 ? clone(seed.actions) : clone(DEFAULT_ACTIONS);
+    const uuid = seed.uuid ?? randomUUID();
+    if (!UUID.test(uuid)) throw new HttpProblem(400, `uuid '${uuid}' is not a UUID.`);
+    if (this.errors.some((e) => e.uuid === uuid)) throw new HttpProblem(409, `An instrument error with uuid '${uuid}' already exists.`);
+    const defaultActionId = seed.defaultActionId ?? actions.find((a) => a.isDefault)?.id ?? actions[0].id;
+    const error: InstrumentError = {
+      uuid,
+      title: seed.title ?? 'Aspiration error',
+      message: seed.message ?? 'Channel 3 detected a clot while aspirating from Plate1 well B4.',
+      severity: seed.severity ?? 'Error',
+      date: new Date().toISOString(),
+      source: 'Instrument',
+      actions,
+      defaultActionId,
+      timeoutSeconds: seed.timeoutSeconds ?? 300,
+      handled: false,
+      handledAt: null,
+      handledBy: null,
+      selectedActionId: null,
+      acceptedSubmissions: 0,
+      rejectedSubmissions: 0,
+    };
+    this.errors.push(error);
+    return clone(error);
+  }
+
+  /** POST error-handler */
+  register(body: unknown): string {
+    const key = readKey(body);
+    this.handlers.add(key);
+    return 'Error handler registration successful';
+  }
+
+  /** DELETE error-handler */
+  unregister(body: unknown): string {
+    const key = readKey(body);
+    if (!this.handlers.delete(key)) throw notFound(`No error handler is registered with key '${key}'.`);
+    return 'Error handler unregistration successful';
+  }
+
+  /** GET instrument-errors/unhandled */
+  unhandled(): ResultWrapper<ErrorData[]> {
+    return { data: this.errors.filter((e) => !e.handled).map(toErrorData), message: null, success: true };
+  }
+
+  /** POST instrument-errors/{uuid}/recovery and /action */
+  submit(kind: SubmissionKind, pathUuid: string, body: unknown): ResultWrapper<string> {
+    if (!UUID.test(pathUuid)) throw badRequest('uuid', `'${pathUuid}' is not a UUID.`);
+    const obj = requireObject(body);
+    const errors = new FieldErrors();
+    const bodyUuid = field(obj, 'uuid');
+    if (bodyUuid !== undefined && bodyUuid !== null) {
+      if (typeof bodyUuid !== 'string' || !UUID.test(bodyUuid)) errors.add('uuid', 'The uuid field must be a UUID.');
+      else if (bodyUuid.toLowerCase() !== pathUuid.toLowerCase()) errors.add('uuid', `The body uuid '${bodyUuid}' differs from the path uuid '${pathUuid}'.`);
+    }
+    const actionId = field(obj, 'selectedActionId');
+    if (!isInt32(actionId)) errors.add('selectedActionId', 'The selectedActionId field is required and must be a 32-bit integer.');
+    const keyRaw = field(obj, 'errorHandlingKey');
+    if (keyRaw !== undefined && keyRaw !== null && typeof keyRaw !== 'string') errors.add('errorHandlingKey', 'The errorHandlingKey field must be a string or null.');
+    const inputs = field(obj, 'inputs');
+    if (inputs !== undefined && inputs !== null && !Array.isArray(inputs)) errors.add('inputs', 'The inputs field must be an array or null.');
+    errors.throwIfAny();
+    const key = typeof keyRaw === 'string' ? keyRaw : null;
+    const error = this.errors.find((e) => e.uuid.toLowerCase() === pathUuid.toLowerCase());
+    const refuse = (message: string): ResultWrapper<string> => {
+      if (error) error.rejectedSubmissions++;
+      return { data: null, message, success: false };
+    };
+    if (key === null || !this.handlers.has(key)) {
+      return refuse(`No error handler is registered with key ${key === null ? '(none given)' : `'${key}'`}; register it with POST /api/vector/v3/error-handler first.`);
+    }
+    if (!error) return refuse(`No instrument error with uuid '${pathUuid}' exists.`);
+    if (error.handled) return refuse(`Instrument error '${error.uuid}' has already been handled${error.handledBy ? ` by '${error.handledBy}'` : ''}.`);
+    const action = error.actions.find((a) => a.id === actionId);
+    if (!action || (kind === 'recovery' && !action.isRecovery)) {
+      const offered = error.actions.filter((a) => kind === 'action' || a.isRecovery).map((a) => `${a.id} (${a.description})`);
+      return refuse(`Action ${String(actionId)} is not a ${kind === 'recovery' ? 'recovery solution' : 'action'} of this error; offered: ${offered.join(', ')}.`);
+    }
+    checkInputs(action, inputs);
+    error.handled = true;
+    error.handledAt = new Date().toISOString();
+    error.handledBy = key;
+    error.selectedActionId = action.id;
+    error.acceptedSubmissions++;
+    return { data: error.uuid, message: 'Recovery accepted', success: true };
+  }
+
+  /** As if the operator chose the default action on the instrument. */
+  resolve(uuid: string): void {
+    const error = this.errors.find((e) => e.uuid === uuid);
+    if (!error) throw new Error(`no instrument error '${uuid}'`);
+    if (error.handled) return;
+    error.handled = true;
+    error.handledAt = new Date().toISOString();
+    error.selectedActionId = error.defaultActionId;
+  }
+}
+
+function readKey(body: unknown): string {
+  if (typeof body !== 'string') throw badRequest('$', 'The body must be a JSON string: the client key.');
+  if (!KEY.test(body)) throw badRequest('key', `The client key '${body}' must consist of letters and digits only, without spaces.`);
+  return body;
+}
+
+function checkInputs(action: ErrorAction, inputs: unknown): void {
+  if (!Array.isArray(inputs)) return;
+  const known = new Set((action.inputs ?? []).map((i) => i.id));
+  inputs.forEach((raw: unknown, i: number) => {
+    if (!isObject(raw)) throw badRequest(`inputs[${i}]`, 'Each input must be an object {id, value}.');
+    const id = field(raw, 'id');
+    if (!isInt32(id) || !known.has(id)) throw badRequest(`inputs[${i}].id`, `Input ${String(id)} is not an input of action ${action.id}.`);
+    const value = field(raw, 'value');
+    if (typeof value !== 'string') throw badRequest(`inputs[${i}].value`, 'The value of an input must be a string.');
+  });
+}
+
+function toErrorData(e: InstrumentError): ErrorData {
+  return clone({
+    uuid: e.uuid,
+    title: e.title,
+    message: e.message,
+    severity: e.severity,
+    date: e.date,
+    source: e.source,
+    actions: e.actions,
+    defaultActionId: e.defaultActionId,
+    timeoutSeconds: e.timeoutSeconds,
+  });
+}
+
+function clone<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}

@@ -1,0 +1,178 @@
+/**
+ * Runtime errors of interface A (4.3): pending errors waiting for an answer and the error history.
+ *
+ * Choices where interfaces.md is silent: ids are UUIDs; the history lists newest first; answering an error
+ * already handled is 409; a response the error does not offer, or an errorData id it does not have, is 400;
+ * a groupId that is sent but differs from the error's is 400. Clearing handles every pending error except
+ * those of severity 'Fatal', which are counted as not cleared and stay pending.
+ */
+import { randomUUID } from 'crypto';
+import { HttpProblem, badRequest, notFound } from './problem';
+import { FieldErrors, field, isObject, optionalString, parseIntQuery, requireObject, requireString } from './json-fields';
+import type { ClearResult, ErrorList, ErrorRecord, PendingError, PendingErrorSeed, Severity } from './types';
+
+export const DEFAULT_RESPONSES = ['Retry', 'Abort', 'Ignore'];
+const SEVERITIES: Severity[] = ['Warning', 'Error', 'Fatal'];
+
+export class RuntimeErrorBook {
+  /** every injected runtime error, handled ones included */
+  private all: PendingError[] = [];
+  history: ErrorRecord[] = [];
+  private nextCode = 1001;
+
+  clear(): void {
+    this.all = [];
+    this.history = [];
+    this.nextCode = 1001;
+  }
+
+  /** the errors still waiting for an answer (the live array's members, for the read-only state view) */
+  get pending(): PendingError[] {
+    return this.all.filter((e) => !e.handled);
+  }
+
+  inject(seed: Partial<PendingErrorSeed> = {}): PendingError {
+    const id = seed.id ?? randomUUID();
+    if (this.history.some((r) => r.id === id)) throw new HttpProblem(409, `An error with id '${id}' already exists.`);
+    const severity = seed.severity && SEVERITIES.includes(seed.severity) ? seed.severity : 'Warning';
+    const responses = seed.responses && seed.responses.length > 0 ? [...seed.responses] : [...DEFAULT_RESPONSES];
+    const now = new Date().toISOString();
+    const groupId = seed.groupId ?? randomUUID();
+    const title = seed.title ?? 'Liquid level not detected';
+    const message = seed.message ?? 'No liquid was detected while aspirating from the reagent trough.';
+    const error: PendingError = {
+      id,
+      title,
+      message,
+      errorResponses: responses.map((response) => ({ response })),
+      selectedResponse: null,
+      timeStamp: now,
+      severity,
+      groupId,
+      errorData: (seed.errorData ?? []).map((item) => ({
+        id: item.id,
+        description: item.description ?? `Item ${item.id}`,
+        errorResponses: (item.responses && item.responses.length > 0 ? item.responses : responses).map((response) => ({ response })),
+        selectedResponse: null,
+      })),
+      handled: false,
+    };
+    this.all.push(error);
+    this.history.push({
+      id,
+      code: seed.code ?? this.nextCode++,
+      innerError: {},
+      message: `${title}: ${message}`,
+      type: 'Runtime',
+      severity,
+      date: now,
+      handledDateTime: null,
+      handled: false,
+      responses,
+      groupId,
+    });
+    return clone(error);
+  }
+
+  /** GET check-for-pending-errors */
+  unhandled(): PendingError[] {
+    return this.pending.filter((e) => !e.handled).map(clone);
+  }
+
+  /** GET errors */
+  list(query: Record<string, string>): ErrorList {
+    const offset = parseIntQuery(query, 'offset', 0);
+    const limit = parseIntQuery(query, 'limit', 50);
+    const newestFirst = [...this.history].reverse();
+    return { totalItemCount: newestFirst.length, currentOffset: offset, items: newestFirst.slice(offset, offset + limit).map(clone) };
+  }
+
+  /** GET errors/{errorId} */
+  record(errorId: string): ErrorRecord {
+    const r = this.history.find((x) => x.id === errorId);
+    if (!r) throw notFound(`Error '${errorId}' was not found.`);
+    return clone(r);
+  }
+
+  /** PUT errors/runtime */
+  answer(body: unknown): void {
+    const obj = requireObject(body);
+    const errors = new FieldErrors();
+    const id = errors.check(() => requireString(obj, 'id', { nonEmpty: true }));
+    const selected = errors.check(() => requireString(obj, 'selectedResponse', { nonEmpty: true }));
+    const groupId = errors.check(() => optionalString(obj, 'groupId'));
+    const rawItems = field(obj, 'errorData');
+    if (rawItems !== undefined && rawItems !== null && !Array.isArray(rawItems)) errors.add('errorData', 'errorData must be an array.');
+    errors.throwIfAny();
+    const error = this.all.find((e) => e.id === id);
+    if (!error) throw notFound(`No runtime error with id '${id}' exists.`);
+    if (error.handled) throw new HttpProblem(409, `Runtime error '${id}' has already been handled (response '${error.selectedResponse ?? 'cleared'}').`);
+    if (groupId !== undefined && groupId !== '' && groupId !== error.groupId) {
+      throw badRequest('groupId', `groupId '${groupId}' does not match the error's group '${error.groupId}'.`);
+    }
+    const offered = error.errorResponses.map((r) => r.response);
+    if (!offered.includes(selected as string)) {
+      throw badRequest('selectedResponse', `'${selected}' is not a response of this error; offered: ${offered.join(', ')}.`);
+    }
+    const answers: { id: string; selectedResponse: string }[] = [];
+    const itemErrors = new FieldErrors();
+    (Array.isArray(rawItems) ? rawItems : []).forEach((raw: unknown, i: number) => {
+      if (!isObject(raw)) return itemErrors.add(`errorData[${i}]`, 'Each item must be an object {id, selectedResponse}.');
+      const itemId = itemErrors.check(() => requireString(raw, 'id'));
+      const itemResponse = itemErrors.check(() => optionalString(raw, 'selectedResponse'));
+      if (itemId === undefined) return;
+      const item = error.errorData.find((d) => d.id === itemId);
+      if (!item) return itemErrors.add(`errorData[${i}].id`, `'${itemId}' is not an errorData item of this error.`);
+      const response = itemResponse ?? (selected as string);
+      const itemOffered = item.errorResponses.map((r) => r.response);
+      if (!itemOffered.includes(response)) {
+        return itemErrors.add(`errorData[${i}].selectedResponse`, `'${response}' is not offered for item '${itemId}'; offered: ${itemOffered.join(', ')}.`);
+      }
+      answers.push({ id: itemId, selectedResponse: response });
+    });
+    itemErrors.throwIfAny();
+    for (const a of answers) {
+      const item = error.errorData.find((d) => d.id === a.id);
+      if (item) item.selectedResponse = a.selectedResponse;
+    }
+    this.markHandled(error, selected as string);
+  }
+
+  /** As if the operator answered on the instrument's screen (first offered response). */
+  resolve(id: string): void {
+    const error = this.all.find((e) => e.id === id);
+    if (!error) throw new Error(`no pending error '${id}'`);
+    if (!error.handled) this.markHandled(error, error.errorResponses[0]?.response ?? null);
+  }
+
+  /** PUT errors/clear-errors */
+  clearAll(): ClearResult {
+    let cleared = 0;
+    let notCleared = 0;
+    for (const e of this.pending) {
+      if (e.severity === 'Fatal') notCleared++;
+      else {
+        this.markHandled(e, null);
+        cleared++;
+      }
+    }
+    return { numberOfErrorsCleared: cleared, numberOfErrorsNotCleared: notCleared };
+  }
+
+  private markHandled(error: PendingError, selected: string | null): void {
+    error.handled = true;
+    error.selectedResponse = selected;
+    const record = this.history.find((r) => r.id === error.id);
+    if (record) {
+      record.handled = true;
+      record.handledDateTime = new Date().toISOString();
+    }
+    // handled errors stay known (so a second answer is 409, not 404), bounded
+    const handled = this.all.filter((e) => e.handled);
+    if (handled.length > 1000) this.all = this.all.filter((e) => e !== handled[0]);
+  }
+}
+
+function clone<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}

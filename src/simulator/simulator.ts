@@ -1,0 +1,413 @@
+/**
+ * The instrument simulator: interface A over HTTP (with the /sim control API on the same port), interface B
+ * over HTTPS, shared state, fault injection and a request log. Node built-ins only.
+ */
+import * as fs from 'fs';
+import * as http from 'http';
+import * as https from 'https';
+import * as path from 'path';
+import type { Socket, AddressInfo } from 'net';
+import { AuthService } from './auth';
+import { StepStore } from './steps';
+import { RuntimeErrorBook } from './runtime-errors';
+import { InstrumentErrorBook } from './instrument-errors';
+import { DEFAULT_POLICY, ServiceRoutineBook, seedServiceRoutines, seedSoftwareSettings } from './settings';
+import { Router, type RequestContext, type Reply } from './router';
+import { prepRoutes } from './routes-a';
+import { instrumentRoutes } from './routes-b';
+import { handleControl, type ControlTarget } from './control-api';
+import { DEFAULT_TIMEOUT_HOLD_MS, normaliseFaults, rollFault } from './faults';
+import { HttpProblem, htmlErrorPage, problem, unauthorized } from './problem';
+import { A_RESPONSE_TYPE, B_MEDIA_TYPE, B_PROBLEM_TYPE, PROBLEM_TYPE, checkMediaType } from './media-types';
+import { BodyTooLarge, headerValue, parseLoose, queryOf, readBody, send } from './http-io';
+import type { Services } from './services';
+import type {
+  Faults,
+  InstrumentError,
+  InstrumentErrorSeed,
+  LoggedRequest,
+  PendingError,
+  PendingErrorSeed,
+  PolicySettings,
+  SimulatorOptions,
+  SimulatorState,
+  SimUser,
+} from './types';
+
+export const MAX_LOGGED_REQUESTS = 10_000;
+const DEFAULT_USERS: SimUser[] = [{ username: 'admin', password: 'labwire' }];
+
+export function certPath(name: 'ca.pem' | 'server.pem' | 'server-key.pem'): string {
+  return path.join(__dirname, 'certs', name);
+}
+
+export class Simulator implements ControlTarget {
+  readonly ca: string;
+  private readonly host: string;
+  private readonly prefix: string;
+  private readonly lenient: boolean;
+  private readonly seedEnabled: boolean;
+  private readonly initialPolicy: PolicySettings;
+  private readonly tls: { key: string; cert: string };
+  private port: number;
+  private httpsPort: number;
+
+  private readonly services: Services;
+  private readonly aRouter: Router;
+  private readonly bRouter: Router;
+  private currentFaults: Faults = {};
+  private readonly log: LoggedRequest[] = [];
+
+  private httpServer?: http.Server;
+  private httpsServer?: https.Server;
+  private readonly sockets = new Set<Socket>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private running = false;
+
+  constructor(options: SimulatorOptions = {}) {
+    this.host = options.host ?? '127.0.0.1';
+    this.port = options.port ?? 0;
+    this.httpsPort = options.httpsPort ?? 0;
+    this.prefix = normalisePrefix(options.prefix ?? '');
+    this.lenient = options.lenientMediaTypes ?? false;
+    this.seedEnabled = options.seed ?? true;
+    this.initialPolicy = { ...DEFAULT_POLICY, ...(options.policy ?? {}) };
+    this.ca = fs.readFileSync(certPath('ca.pem'), 'utf8');
+    this.tls = { key: fs.readFileSync(certPath('server-key.pem'), 'utf8'), cert: fs.readFileSync(certPath('server.pem'), 'utf8') };
+    const settings = { software: seedSoftwareSettings(), policy: { ...this.initialPolicy } };
+    this.services = {
+      auth: new AuthService({
+        users: (options.users && options.users.length > 0 ? options.users : DEFAULT_USERS).map((u) => ({ ...u })),
+        tokenLifetimeSeconds: options.tokenLifetimeSeconds ?? 300,
+        instrumentTokens: [...(options.instrumentTokens ?? [])],
+        policy: () => settings.policy,
+        clockSpeed: () => this.currentFaults.clockSpeed ?? 1,
+      }),
+      steps: new StepStore(),
+      runtimeErrors: new RuntimeErrorBook(),
+      routines: new ServiceRoutineBook(),
+      instrument: new InstrumentErrorBook(),
+      settings,
+    };
+    this.aRouter = new Router().addAll(prepRoutes(this.services));
+    this.bRouter = new Router().addAll(instrumentRoutes(this.services));
+    this.seedState();
+  }
+
+  // ---- addresses -------------------------------------------------------------------------------
+
+  get controlUrl(): string {
+    return `http://${urlHost(this.host)}:${this.port}`;
+  }
+
+  get baseUrl(): string {
+    return `${this.controlUrl}${this.prefix}`;
+  }
+
+  get instrumentUrl(): string {
+    return `https://${urlHost(this.host)}:${this.httpsPort}`;
+  }
+
+  // ---- lifecycle -------------------------------------------------------------------------------
+
+  async start(): Promise<void> {
+    if (this.running) return;
+    const a = http.createServer((req, res) => void this.serve('A', req, res));
+    const b = https.createServer({ key: this.tls.key, cert: this.tls.cert }, (req, res) => void this.serve('B', req, res));
+    for (const server of [a, b]) {
+      server.keepAliveTimeout = 5_000;
+      server.on('connection', (socket: Socket) => {
+        this.sockets.add(socket);
+        socket.once('close', () => this.sockets.delete(socket));
+      });
+      server.on('clientError', (_err, socket: Socket) => socket.destroy());
+    }
+    try {
+      this.port = await listen(a, this.port, this.host);
+      this.httpServer = a;
+      this.httpsPort = await listen(b, this.httpsPort, this.host);
+      this.httpsServer = b;
+    } catch (err) {
+      await this.closeServers();
+      throw err;
+    }
+    this.running = true;
+  }
+
+  /** Closes both servers and every open socket, clears every timer. */
+  async stop(): Promise<void> {
+    this.running = false;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    await this.closeServers();
+  }
+
+  /** Stops, waits `downtimeMs`, starts again on the same ports; all state is kept. */
+  async restart(downtimeMs = 0): Promise<void> {
+    await this.stop();
+    if (downtimeMs > 0) await this.delay(downtimeMs);
+    await this.start();
+  }
+
+  // ---- control --------------------------------------------------------------------------------
+
+  get requests(): LoggedRequest[] {
+    return this.log;
+  }
+
+  clearRequests(): void {
+    this.log.length = 0;
+  }
+
+  get faults(): Faults {
+    return { ...this.currentFaults };
+  }
+
+  setFaults(f: Faults): void {
+    this.currentFaults = { ...this.currentFaults, ...normaliseFaults(f) };
+  }
+
+  clearFaults(): void {
+    this.currentFaults = {};
+  }
+
+  injectPendingError(partial: Partial<PendingErrorSeed> = {}): PendingError {
+    return this.services.runtimeErrors.inject(partial);
+  }
+
+  injectInstrumentError(partial: Partial<InstrumentErrorSeed> = {}): InstrumentError {
+    return this.services.instrument.inject(partial);
+  }
+
+  resolvePendingError(id: string): void {
+    this.services.runtimeErrors.resolve(id);
+  }
+
+  /** As if the operator chose the default action on the instrument's screen. */
+  resolveInstrumentError(uuid: string): void {
+    this.services.instrument.resolve(uuid);
+  }
+
+  addProtocol(name?: string): number {
+    return this.services.steps.addProtocol(name);
+  }
+
+  setUserPasswordExpired(username: string, expired: boolean): void {
+    this.services.auth.setPasswordExpired(username, expired);
+  }
+
+  /** Back to the seed state: faults, log, handlers and lockouts cleared. Issued tokens stay valid. */
+  reset(): void {
+    this.seedState();
+    this.clearFaults();
+    this.clearRequests();
+  }
+
+  get state(): Readonly<SimulatorState> {
+    const s = this.services;
+    return {
+      protocols: s.steps.protocols,
+      pendingErrors: s.runtimeErrors.pending,
+      history: s.runtimeErrors.history,
+      instrumentErrors: s.instrument.errors,
+      handlers: s.instrument.handlers,
+      softwareSettings: s.settings.software,
+      serviceRoutines: s.routines.routines,
+      logins: s.auth.logins,
+      renewals: s.auth.renewals,
+      failedLogins: s.auth.failedLogins,
+    };
+  }
+
+  summary(): Record<string, unknown> {
+    const st = this.state;
+    let steps = 0;
+    for (const p of st.protocols.values()) steps += p.steps.length;
+    return {
+      running: this.running,
+      baseUrl: this.baseUrl,
+      instrumentUrl: this.instrumentUrl,
+      protocols: st.protocols.size,
+      steps,
+      pendingErrors: st.pendingErrors.length,
+      historyErrors: st.history.length,
+      instrumentErrors: st.instrumentErrors.length,
+      unhandledInstrumentErrors: st.instrumentErrors.filter((e) => !e.handled).length,
+      handlers: [...st.handlers],
+      logins: st.logins,
+      renewals: st.renewals,
+      failedLogins: st.failedLogins,
+      requests: this.log.length,
+      faults: this.faults,
+    };
+  }
+
+  // ---- request handling -----------------------------------------------------------------------
+
+  private async serve(api: 'A' | 'B', req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://simulator.invalid');
+    const method = (req.method ?? 'GET').toUpperCase();
+    let raw: string;
+    try {
+      raw = await readBody(req);
+    } catch (err) {
+      if (err instanceof BodyTooLarge) send(res, 413, problem(413, err.message), PROBLEM_TYPE, { Connection: 'close' });
+      else req.socket.destroy();
+      return;
+    }
+    if (api === 'A' && (url.pathname === '/sim' || url.pathname.startsWith('/sim/'))) {
+      const reply = handleControl(this, method, url.pathname, parseLoose(raw));
+      send(res, reply.status, reply.body, A_RESPONSE_TYPE);
+      if (reply.after) res.once('finish', reply.after);
+      return;
+    }
+    const inPrefix = api === 'B' || this.prefix === '' || url.pathname === this.prefix || url.pathname.startsWith(`${this.prefix}/`);
+    const entry: LoggedRequest = {
+      api,
+      method,
+      path: api === 'A' && inPrefix ? url.pathname.slice(this.prefix.length) || '/' : url.pathname,
+      query: queryOf(url),
+      contentType: headerValue(req, 'content-type'),
+      authorization: headerValue(req, 'authorization'),
+      body: parseLoose(raw),
+      status: 0,
+      time: Date.now(),
+      host: headerValue(req, 'host'),
+      remotePort: req.socket.remotePort,
+    };
+    this.record(entry);
+
+    const faults = this.currentFaults;
+    if (faults.latencyMs) await this.delay(faults.latencyMs);
+    if (!this.running || res.destroyed) return;
+    const outcome = rollFault(faults);
+    if (outcome === 'reset') {
+      req.socket.destroy();
+      return;
+    }
+    if (outcome === 'timeout') {
+      // never answered: the socket is released at stop()/restart() or after timeoutHoldMs
+      this.schedule(faults.timeoutHoldMs ?? DEFAULT_TIMEOUT_HOLD_MS, () => req.socket.destroy());
+      return;
+    }
+    if (outcome === 'status') {
+      const status = faults.statusCode ?? 503;
+      entry.status = status;
+      if (faults.htmlErrors) send(res, status, htmlErrorPage(status), 'text/html; charset=utf-8');
+      else send(res, status, problem(status, `Fault injected by the simulator (HTTP ${status}).`), api === 'A' ? PROBLEM_TYPE : B_PROBLEM_TYPE);
+      return;
+    }
+
+    const reply = inPrefix ? this.dispatch(api, method, entry, req, raw) : problemReply(new HttpProblem(404, `No resource at ${url.pathname}; the service lives under ${this.prefix}.`));
+    entry.status = reply.status;
+    const isProblem = reply.status >= 400;
+    const type = api === 'A' ? (isProblem ? PROBLEM_TYPE : A_RESPONSE_TYPE) : isProblem ? B_PROBLEM_TYPE : B_MEDIA_TYPE;
+    send(res, reply.status, reply.body, type, reply.headers);
+  }
+
+  private dispatch(api: 'A' | 'B', method: string, entry: LoggedRequest, req: http.IncomingMessage, raw: string): Reply {
+    const match = (api === 'A' ? this.aRouter : this.bRouter).match(method, entry.path);
+    if (match.kind === 'not-found') return problemReply(new HttpProblem(404, `No resource at ${entry.path}.`));
+    if (match.kind === 'method-not-allowed') {
+      return problemReply(new HttpProblem(405, `${method} is not allowed on ${entry.path}.`, { headers: { Allow: match.allow.join(', ') } }));
+    }
+    try {
+      const { route, params } = match;
+      const principal = this.services.auth.principalOf(entry.authorization, api);
+      const open = api === 'A' && !this.services.settings.policy.enableUserManagement;
+      if (route.auth && !principal && !open) throw unauthorized();
+      checkMediaType(route.body, entry.contentType, api === 'A' && this.lenient);
+      let body: unknown;
+      if (route.body !== 'none') {
+        if (raw.trim() === '') throw new HttpProblem(400, 'A non-empty request body is required.', { errors: { $: ['A non-empty request body is required.'] } });
+        try {
+          body = JSON.parse(raw) as unknown;
+        } catch (err) {
+          throw new HttpProblem(400, `The request body is not valid JSON: ${(err as Error).message}`, { errors: { $: ['The JSON value could not be converted.'] } });
+        }
+      }
+      const ctx: RequestContext = { api, method, path: entry.path, query: entry.query, params, headers: req.headers, body, principal };
+      return route.handle(ctx);
+    } catch (err) {
+      if (err instanceof HttpProblem) return problemReply(err);
+      return { status: 500, body: problem(500, err instanceof Error ? err.message : String(err)) };
+    }
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  private seedState(): void {
+    const s = this.services;
+    s.steps.clear();
+    s.routines.routines = [];
+    if (this.seedEnabled) {
+      s.steps.seed();
+      s.routines.routines = seedServiceRoutines();
+    }
+    s.settings.software = seedSoftwareSettings();
+    s.settings.policy = { ...this.initialPolicy };
+    s.runtimeErrors.clear();
+    s.instrument.clear();
+    s.auth.reset();
+  }
+
+  private record(entry: LoggedRequest): void {
+    this.log.push(entry);
+    if (this.log.length > MAX_LOGGED_REQUESTS) this.log.splice(0, this.log.length - MAX_LOGGED_REQUESTS);
+  }
+
+  private schedule(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    this.timers.add(t);
+  }
+
+  /** A delay that stop() cancels (the waiting promise is then simply never resolved). */
+  private delay(ms: number): Promise<void> {
+    return new Promise((resolve) => this.schedule(ms, resolve));
+  }
+
+  private async closeServers(): Promise<void> {
+    const servers = [this.httpServer, this.httpsServer].filter((s): s is http.Server | https.Server => s !== undefined);
+    this.httpServer = undefined;
+    this.httpsServer = undefined;
+    const closed = servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve())));
+    for (const s of servers) s.closeAllConnections();
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    await Promise.all(closed);
+    // 'close' is emitted before libuv has released the handles; they are gone after the loop's close phase
+    if (servers.length > 0) await afterClosePhase();
+  }
+}
+
+function afterClosePhase(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setTimeout(resolve, 0)));
+}
+
+function problemReply(p: HttpProblem): Reply {
+  return { status: p.status, body: p.body, headers: p.headers };
+}
+
+function normalisePrefix(prefix: string): string {
+  const trimmed = prefix.trim().replace(/\/+$/, '');
+  if (trimmed === '') return '';
+  return trimmed.startsWith('/') ? trimmed : `/${trimmed}`;
+}
+
+function urlHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function listen(server: http.Server | https.Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.removeListener('error', onError);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}

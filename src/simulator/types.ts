@@ -1,0 +1,312 @@
+/**
+ * Resource shapes served by the simulator (interfaces.md sections 2.x), plus the simulator's own
+ * option, fault and log types. Field names are camelCase, as the real ASP.NET service answers.
+ */
+
+export const STEP_TYPES = [
+  'AddReagentStep',
+  'ReplicateSamplesStep',
+  'TransferSamplesStep',
+  'HeatShakeStep',
+  'PauseStep',
+  'HitPickingStep',
+  'SerialDilutionStep',
+  'RtsaStep',
+  'BarcodeStep',
+  'TransportStep',
+  'NormalizationStep',
+  'ReagentFromFileStep',
+  'LightingStep',
+  'HeatCoolStep',
+  'LidStep',
+  'HepaStep',
+] as const;
+
+export type StepType = (typeof STEP_TYPES)[number];
+
+/** A stored step: the common fields of 2.1 plus any variant fields exactly as the client sent them. */
+export interface Step {
+  stepType: StepType;
+  id: number;
+  name: string;
+  stepOrder: number;
+  disabled: boolean;
+  [variantField: string]: unknown;
+}
+
+/** What `includeFullStepData=false` returns. */
+export interface StepSummary {
+  stepType: StepType;
+  id: number;
+  name: string;
+  stepOrder: number;
+  disabled: boolean;
+}
+
+export interface Protocol {
+  id: number;
+  name: string;
+  steps: Step[];
+}
+
+/** 2.2 */
+export interface AuthResult {
+  userName: string;
+  userId: string;
+  token: string;
+  inactiveLogout: number;
+  logoutCountdown: number;
+  expiresIn: number;
+  passwordExpiresInDays: number;
+  notifyPasswordExpiresSoon: boolean;
+}
+
+export type Severity = 'Warning' | 'Error' | 'Fatal';
+
+/** An element of `errorResponses` of a pending error (observed shape: an object with a `response` string). */
+export interface ErrorResponseOption {
+  response: string;
+}
+
+/** An element of `errorData` of a pending error: a sub-item (e.g. one channel or one well) answered on its own. */
+export interface PendingErrorDataItem {
+  id: string;
+  description: string;
+  /** the responses this item accepts; those of the error itself when the seed gives none */
+  errorResponses: ErrorResponseOption[];
+  selectedResponse: string | null;
+}
+
+/** 2.4: a runtime error waiting for an answer on interface A. */
+export interface PendingError {
+  id: string;
+  title: string;
+  message: string;
+  errorResponses: ErrorResponseOption[];
+  selectedResponse: string | null;
+  timeStamp: string;
+  severity: Severity;
+  groupId: string;
+  errorData: PendingErrorDataItem[];
+  handled: boolean;
+}
+
+/** What tests and the /sim API may give when injecting an A runtime error; every field optional. */
+export interface PendingErrorSeed {
+  id: string;
+  title: string;
+  message: string;
+  code: number;
+  severity: Severity;
+  groupId: string;
+  /** response names, default ['Retry', 'Abort', 'Ignore'] */
+  responses: string[];
+  /** sub-items; `responses` of an item defaults to the error's responses */
+  errorData: { id: string; description?: string; responses?: string[] }[];
+}
+
+/** 2.3: an entry of the error history (GET errors, GET errors/{errorId}). */
+export interface ErrorRecord {
+  id: string;
+  code: number;
+  innerError: Record<string, unknown>;
+  message: string;
+  type: string;
+  severity: Severity;
+  date: string;
+  handledDateTime: string | null;
+  handled: boolean;
+  responses: string[];
+  groupId: string;
+}
+
+export interface ErrorList {
+  totalItemCount: number;
+  currentOffset: number;
+  items: ErrorRecord[];
+}
+
+export interface ClearResult {
+  numberOfErrorsCleared: number;
+  numberOfErrorsNotCleared: number;
+}
+
+/** 2.5 */
+export interface SoftwareSettings {
+  hideKeyboard: boolean;
+  generateRunReport: boolean;
+  allowRedWarningOverride: boolean;
+  defaultAmbientTemperature: number;
+}
+
+/** 2.6; lockTimeout is in minutes, passwordExpires and passwordExpiresNotification in days (the simulator's reading). */
+export interface PolicySettings {
+  maximumLoginAttempts: number;
+  lockTimeout: number;
+  passwordExpires: number;
+  passwordExpiresNotification: number;
+  minimumPasswordLength: number;
+  inactiveLogout: number;
+  logoutCountdown: number;
+  enableUserManagement: boolean;
+}
+
+/** 2.7 */
+export interface ServiceRoutine {
+  id: number;
+  name: string | null;
+  isRecommended: boolean;
+  lastRun: string | null;
+}
+
+/** An input an action needs (e.g. a new volume). */
+export interface ErrorActionInput {
+  id: number;
+  description: string;
+  defaultValue?: string;
+}
+
+/** A continuation option of an instrument error (SiLA-like recovery model). */
+export interface ErrorAction {
+  id: number;
+  description: string;
+  /** true: a recovery solution (accepted by /recovery); false: any other action (only by /action) */
+  isRecovery: boolean;
+  isDefault: boolean;
+  inputs?: ErrorActionInput[];
+}
+
+/**
+ * ErrorData of interface B (interfaces.md leaves it open; this is the simulator's definition).
+ * It is what GET instrument-errors/unhandled lists.
+ */
+export interface ErrorData {
+  uuid: string;
+  title: string;
+  message: string;
+  severity: Severity;
+  date: string;
+  source: 'Instrument';
+  actions: ErrorAction[];
+  defaultActionId: number;
+  timeoutSeconds: number;
+}
+
+/** What tests and the /sim API may give when injecting a B error. */
+export interface InstrumentErrorSeed {
+  uuid: string;
+  title: string;
+  message: string;
+  severity: Severity;
+  actions: ErrorAction[];
+  defaultActionId: number;
+  timeoutSeconds: number;
+}
+
+/** The simulator's record of a B error: ErrorData plus how it was handled. */
+export interface InstrumentError extends ErrorData {
+  handled: boolean;
+  handledAt: string | null;
+  /** the key of the handler whose submission was accepted */
+  handledBy: string | null;
+  selectedActionId: number | null;
+  /** accepted recovery/action submissions for this uuid (exactly-once checks expect 1) */
+  acceptedSubmissions: number;
+  /** refused submissions (no handler, already handled, unknown action) */
+  rejectedSubmissions: number;
+}
+
+/** 2.9 */
+export interface ResultWrapper<T> {
+  data: T | null;
+  message: string | null;
+  success: boolean;
+}
+
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  errors?: Record<string, string[]>;
+  traceId?: string;
+}
+
+export interface SimUser {
+  username: string;
+  password: string;
+  passwordExpired?: boolean;
+  kbaAnswer?: string;
+}
+
+export interface SimulatorOptions {
+  /** default '127.0.0.1' */
+  host?: string;
+  /** interface A (HTTP); 0 = random (default 0) */
+  port?: number;
+  /** interface B (HTTPS); 0 = random (default 0) */
+  httpsPort?: number;
+  /** A path prefix such as '/NimbusLite' (default ''); the /sim control API is not under it */
+  prefix?: string;
+  /** default [{ username: 'admin', password: 'labwire' }] */
+  users?: SimUser[];
+  /** default 300 */
+  tokenLifetimeSeconds?: number;
+  policy?: Partial<PolicySettings>;
+  /** extra static bearer tokens accepted by B (besides A's JWTs) */
+  instrumentTokens?: string[];
+  /** accept application/json, text/json, application/*+json, application/json-patch+json on every A body */
+  lenientMediaTypes?: boolean;
+  /** default true: seeds protocols, settings, service routines */
+  seed?: boolean;
+}
+
+export interface Faults {
+  /** 0..1 share of A and B requests answered with statusCode and a problem-details body */
+  statusRate?: number;
+  /** default 503 */
+  statusCode?: number;
+  /** 0..1 share whose socket is destroyed without an answer */
+  resetRate?: number;
+  /** 0..1 share that never get an answer (held until stop/restart or timeoutHoldMs) */
+  timeoutRate?: number;
+  /** how long a timed-out request is held before its socket is destroyed, default 30000 */
+  timeoutHoldMs?: number;
+  /** added delay before every A/B answer */
+  latencyMs?: number;
+  /** default 1; token lifetime and lockTimeout are divided by it */
+  clockSpeed?: number;
+  /** send an HTML page instead of JSON when a fault status is sent */
+  htmlErrors?: boolean;
+}
+
+export interface LoggedRequest {
+  api: 'A' | 'B';
+  method: string;
+  /** without prefix, e.g. /api/v1/errors */
+  path: string;
+  query: Record<string, string>;
+  contentType?: string;
+  authorization?: string;
+  /** parsed JSON or the raw string ('' when there was no body) */
+  body: unknown;
+  /** 0 when no answer was sent (reset or timeout fault) */
+  status: number;
+  time: number;
+  host?: string;
+  /** the client's source port: tells whether connections were reused (keep-alive) */
+  remotePort?: number;
+}
+
+export interface SimulatorState {
+  protocols: Map<number, Protocol>;
+  pendingErrors: PendingError[];
+  history: ErrorRecord[];
+  instrumentErrors: InstrumentError[];
+  handlers: Set<string>;
+  softwareSettings: SoftwareSettings;
+  serviceRoutines: ServiceRoutine[];
+  logins: number;
+  renewals: number;
+  failedLogins: number;
+}
