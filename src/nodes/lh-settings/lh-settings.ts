@@ -1,0 +1,24 @@
+import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { runOperationNode } from '../shared/operation-node';
+import { resolveChoice } from '../shared/settings';
+import { setMode, setSoftwareSettings, settingsOperation } from './operations';
+
+export = function register(RED: Red): void {
+  function LhSettings(this: unknown, config: NodeConfig): void {
+    RED.nodes.createNode(this, config);
+    runOperationNode(RED, asNode(this), config, async ({ client, msg }) => {
+      const operation = settingsOperation(resolveChoice(msg, 'operation', config.operation));
+      switch (operation) {
+        case 'get-software-settings':
+          return { payload: await client.prep.getSoftwareSettings(), status: { key: 'done' } };
+        case 'get-policy-settings':
+          return { payload: await client.prep.getPolicySettings(), status: { key: 'done' } };
+        case 'set-software-settings': {
+          const mode = setMode(resolveChoice(msg, 'mode', config.mode));
+          return { payload: await setSoftwareSettings(client.prep, msg.payload, mode), status: { key: 'saved' } };
+        }
+      }
+    });
+  }
+  RED.nodes.registerType('lh-settings', LhSettings);
+};

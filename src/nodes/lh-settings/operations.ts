@@ -1,0 +1,44 @@
+import { PrepApi, SoftwareSettings, validate as v, validationError } from '../../client';
+import { softwareSettings } from '../../client/prep';
+
+export const SETTINGS_OPERATIONS = ['get-software-settings', 'set-software-settings', 'get-policy-settings'] as const;
+export type SettingsOperation = (typeof SETTINGS_OPERATIONS)[number];
+export const SET_MODES = ['merge', 'replace'] as const;
+export type SetMode = (typeof SET_MODES)[number];
+
+const SOFTWARE_FIELDS: readonly (keyof SoftwareSettings)[] = ['hideKeyboard', 'generateRunReport', 'allowRedWarningOverride', 'defaultAmbientTemperature'];
+
+export function settingsOperation(value: unknown): SettingsOperation {
+  if (typeof value === 'string' && (SETTINGS_OPERATIONS as readonly string[]).includes(value)) return value as SettingsOperation;
+  throw validationError('lh-settings', 'operation', `must be one of ${SETTINGS_OPERATIONS.join(', ')}`, value);
+}
+
+export function setMode(value: unknown): SetMode {
+  if (value === undefined || value === null || value === '') return 'merge';
+  if (typeof value === 'string' && (SET_MODES as readonly string[]).includes(value)) return value as SetMode;
+  throw validationError('set-software-settings', 'mode', `must be one of ${SET_MODES.join(', ')}`, value);
+}
+
+/** Only the four settings of the interface, so that a merge never sends a field the instrument did not define. */
+function known(current: unknown): Partial<SoftwareSettings> {
+  const out: Record<string, unknown> = {};
+  if (!v.isPlainObject(current)) return out;
+  for (const field of SOFTWARE_FIELDS) if (current[field] !== undefined) out[field] = current[field];
+  return out as Partial<SoftwareSettings>;
+}
+
+/**
+ * Writes software settings and returns them as the instrument now has them. merge: `payload` may name some of the
+ * settings, the others keep their current values (read, merge, write). replace: `payload` must name all of them.
+ * Everything is checked before the first request.
+ */
+export async function setSoftwareSettings(prep: PrepApi, payload: unknown, mode: SetMode): Promise<SoftwareSettings> {
+  const op = 'set-software-settings';
+  const given = softwareSettings(payload, op, mode === 'replace');
+  if (Object.keys(given).length === 0) {
+    throw validationError(op, 'payload', `must name at least one software setting (${SOFTWARE_FIELDS.join(', ')})`);
+  }
+  const next = mode === 'replace' ? given : { ...known(await prep.getSoftwareSettings()), ...given };
+  await prep.setSoftwareSettings(next);
+  return prep.getSoftwareSettings();
+}
