@@ -1,0 +1,37 @@
+import { validate as v } from '../../client';
+import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { runOperationNode } from '../shared/operation-node';
+import { resolveChoice, resolveSetting } from '../shared/settings';
+import { listRoutines, routineOperation, updateRoutine } from './operations';
+
+/** A checkbox: ticked means true; unticked takes `msg[name]` (a boolean) when present, else false. */
+function flag(config: unknown, msg: NodeMessage, name: string, op: string): boolean {
+  if (config === true || config === 'true') return true;
+  const given = msg[name];
+  return given === undefined || given === null ? false : v.strictBoolean(given, name, op);
+}
+
+export = function register(RED: Red): void {
+  function LhServiceRoutine(this: unknown, config: NodeConfig): void {
+    RED.nodes.createNode(this, config);
+    const node = asNode(this);
+    runOperationNode(RED, node, config, async ({ client, msg }) => {
+      const operation = routineOperation(resolveChoice(msg, 'operation', config.operation));
+      const routineId = (): Promise<unknown> => resolveSetting(RED, node, msg, 'routineId', config.routineId, config.routineIdType);
+      switch (operation) {
+        case 'list': {
+          const routines = await listRoutines(client.prep, flag(config.recommendedOnly, msg, 'recommendedOnly', 'list-service-routines'));
+          return { payload: routines, status: { key: 'count', subs: { count: routines.length } } };
+        }
+        case 'get':
+          return { payload: await client.prep.getServiceRoutine(await routineId()), status: { key: 'done' } };
+        case 'update': {
+          const markRunNow = flag(config.markRunNow, msg, 'markRunNow', 'update-service-routine');
+          const routine = await updateRoutine(client.prep, { routineId: await routineId(), payload: msg.payload, markRunNow });
+          return { payload: routine, status: { key: 'saved' } };
+        }
+      }
+    });
+  }
+  RED.nodes.registerType('lh-service-routine', LhServiceRoutine);
+};

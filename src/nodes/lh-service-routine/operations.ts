@@ -1,0 +1,57 @@
+import { PrepApi, ServiceRoutine, validate as v, validationError } from '../../client';
+import { serviceRoutine } from '../../client/prep';
+
+export const ROUTINE_OPERATIONS = ['list', 'get', 'update'] as const;
+export type RoutineOperation = (typeof ROUTINE_OPERATIONS)[number];
+
+const OP_UPDATE = 'update-service-routine';
+
+export function routineOperation(value: unknown): RoutineOperation {
+  if (typeof value === 'string' && (ROUTINE_OPERATIONS as readonly string[]).includes(value)) return value as RoutineOperation;
+  throw validationError('lh-service-routine', 'operation', `must be one of ${ROUTINE_OPERATIONS.join(', ')}`, value);
+}
+
+export async function listRoutines(prep: PrepApi, recommendedOnly: boolean): Promise<ServiceRoutine[]> {
+  const all = await prep.listServiceRoutines();
+  const list = Array.isArray(all) ? all : [];
+  return recommendedOnly ? list.filter((r) => r.isRecommended === true) : list;
+}
+
+export interface RoutineUpdate {
+  /** the routine id from the dialog or msg.routineId; payload.id when not given */
+  routineId: unknown;
+  payload: unknown;
+  /** sets lastRun to the current time (the payload may then be anything, e.g. an inject timestamp) */
+  markRunNow: boolean;
+  now?: () => Date;
+}
+
+/** The partial routine to write, checked before anything is sent. */
+export function routineChanges(u: RoutineUpdate): Record<string, unknown> & { id: number } {
+  let changes: Record<string, unknown>;
+  if (v.isPlainObject(u.payload)) changes = { ...u.payload };
+  else if (u.markRunNow) changes = {};
+  else throw validationError(OP_UPDATE, 'payload', 'must be an object with the fields to change, e.g. {"isRecommended": true}', u.payload);
+
+  const given = u.routineId === undefined || u.routineId === null || u.routineId === '' ? undefined : v.databaseId(u.routineId, 'routineId', OP_UPDATE);
+  const inBody = changes.id === undefined ? undefined : v.databaseId(changes.id, 'payload.id', OP_UPDATE);
+  if (given !== undefined && inBody !== undefined && given !== inBody) {
+    throw validationError(OP_UPDATE, 'routineId', `(${given}) differs from payload.id (${inBody}); give the routine id in one place`);
+  }
+  const id = given ?? inBody;
+  if (id === undefined) throw validationError(OP_UPDATE, 'routineId', 'is required: set it in the dialog, in msg.routineId or in payload.id');
+  if (u.markRunNow) changes.lastRun = (u.now ?? (() => new Date()))().toISOString();
+  if (Object.keys(changes).filter((k) => k !== 'id').length === 0) {
+    throw validationError(OP_UPDATE, 'payload', 'names no field to change (name, isRecommended, lastRun)');
+  }
+  serviceRoutine({ ...changes, id }, OP_UPDATE);
+  return { ...changes, id };
+}
+
+/** Merges the changes into the routine as it is, writes it, and returns it as the instrument now has it. */
+export async function updateRoutine(prep: PrepApi, u: RoutineUpdate): Promise<ServiceRoutine> {
+  const changes = routineChanges(u);
+  const current = await prep.getServiceRoutine(changes.id);
+  await prep.updateServiceRoutine({ ...current, ...changes });
+  return prep.getServiceRoutine(changes.id);
+}
