@@ -5,6 +5,7 @@ import { UnsignedSpec } from '../../src/client/session';
 import { listAllSteps } from '../../src/nodes/lh-steps/pages';
 import { runStepOperation } from '../../src/nodes/lh-steps/operations';
 import { LoggedRequest, Simulator } from '../../src/simulator';
+import fs from 'fs';
 import path from 'path';
 import { collect, helper, nextMessage, serverFlow, startServer, startSimulator, stopServer, tlsConfigNode } from '../support/runtime';
 
@@ -193,7 +194,14 @@ describe('lh-steps', function () {
       const out = nextMessage(helper.getNode('out'));
       node.receive({ stepId: 1 });
       await out;
-      assert.deepEqual(seen.map((s) => s.fill), ['blue', 'green']);
+      // The test runtime's RED._ returns the key itself: the keys must be those of common.status in the catalogue.
+      assert.deepEqual(
+        seen.map((s) => [s.fill, s.text]),
+        [
+          ['blue', 'common.status.requesting'],
+          ['green', 'common.status.done'],
+        ],
+      );
       const caught = nextMessage(helper.getNode('caught'));
       node.receive({ stepId: 4242 });
       await caught;
@@ -432,6 +440,32 @@ describe('lh-steps', function () {
       assert.equal(sent().length, 0);
     });
   });
+});
+
+describe('editor strings of lh-steps, lh-settings, lh-service-routine', function () {
+  const root = path.resolve(__dirname, '..', '..');
+  const STATUS_KEYS = ['requesting', 'done', 'saved', 'count'];
+
+  function lookup(catalogue: unknown, key: string): unknown {
+    return key.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), catalogue);
+  }
+
+  for (const type of ['lh-steps', 'lh-settings', 'lh-service-routine']) {
+    it(`${type}: every key the editor uses and every status key is in the built catalogue`, function () {
+      const dir = path.join(root, 'nodes', 'nodes', type);
+      const catalogue: unknown = JSON.parse(fs.readFileSync(path.join(dir, 'locales', 'en-US', `${type}.json`), 'utf8'));
+      const html = fs.readFileSync(path.join(dir, `${type}.html`), 'utf8');
+      const keys = [...html.matchAll(/(?:data-i18n="(?:\[[a-z]+\])?|_\(")([a-z-]+\.[A-Za-z0-9_.-]*[A-Za-z0-9_-])"/g)].map((m) => m[1]);
+      assert.ok(keys.length > 3);
+      for (const key of keys) assert.equal(typeof lookup(catalogue, key), 'string', `${type}: ${key}`);
+      for (const key of STATUS_KEYS) assert.equal(typeof lookup(catalogue, `common.status.${key}`), 'string', key);
+      const help = fs.readFileSync(path.join(dir, 'locales', 'en-US', `${type}.html`), 'utf8');
+      assert.match(help, new RegExp(`data-help-name="${type}"`));
+      assert.match(help, /<h3>Inputs<\/h3>[\s\S]*<h3>Outputs<\/h3>[\s\S]*<h3>Details<\/h3>/);
+      assert.match(html, /category: "liquid handler"/);
+      assert.match(html, /icon: "liquid-handler.svg"/);
+    });
+  }
 });
 
 describe('lh-steps operations (no instrument)', function () {
