@@ -23,7 +23,7 @@ describe('lh-clear-errors', function () {
         ...server.nodes,
         { id: 'clear', type: 'lh-clear-errors', server: 'server', wires: [['out']] },
         { id: 'out', type: 'helper' },
-        { id: 'catch', type: 'catch', scope: ['clear'], wires: [['caught']] },
+        { id: 'catcher', type: 'catch', scope: ['clear'], wires: [['caught']] },
         { id: 'caught', type: 'helper' },
       ],
       server.credentials,

@@ -2,7 +2,10 @@ import path from 'path';
 import helper from 'node-red-node-test-helper';
 import { Simulator, SimulatorOptions } from '../../src/simulator';
 
-helper.init(require.resolve('node-red'));
+/** The Node-RED runtime under test: `node-red` (4.x) by default, `LH_NODE_RED=node-red-3` for the oldest supported 3.1. */
+export const NODE_RED_PACKAGE = process.env.LH_NODE_RED || 'node-red';
+const nodeRedDir = path.dirname(require.resolve(`${NODE_RED_PACKAGE}/package.json`));
+helper.init(require.resolve(NODE_RED_PACKAGE));
 
 export { helper };
 
@@ -16,7 +19,25 @@ export function packageNodes(): NodeModule[] {
   return Object.values(pkg['node-red'].nodes).map((file) => require(path.join(root, file)) as NodeModule);
 }
 
-export const tlsConfigNode = require(path.join(path.dirname(require.resolve('@node-red/nodes/package.json')), 'core', 'network', '05-tls.js')) as NodeModule;
+/** The core tls-config node of that same runtime (resolved from its own dependency tree). */
+const coreTlsConfig = require(
+  path.join(path.dirname(require.resolve('@node-red/nodes/package.json', { paths: [nodeRedDir] })), 'core', 'network', '05-tls.js'),
+) as NodeModule;
+
+interface RedApi {
+  nodes: { registerType(type: string, ctor: unknown, options?: { credentials?: unknown }): void };
+}
+
+/**
+ * The core tls-config node. The test helper's registry cannot store per-node settings (it fails on the
+ * `settings` option of registerType), so that option is left out; the node itself runs unchanged.
+ */
+export const tlsConfigNode: NodeModule = (RED) => {
+  const red = RED as RedApi;
+  const nodes = Object.create(red.nodes) as RedApi['nodes'];
+  nodes.registerType = (type, ctor, options) => red.nodes.registerType(type, ctor, { credentials: options?.credentials });
+  coreTlsConfig(Object.assign(Object.create(red as object) as object, { nodes }));
+};
 
 /** The CA file a tls-config node points at to trust the simulator's interface B. */
 export const SIMULATOR_CA_FILE = path.join(root, 'nodes', 'simulator', 'certs', 'ca.pem');
@@ -58,13 +79,13 @@ export function serverFlow(sim: Simulator, options: ServerFlowOptions = {}): {
       ...options.config,
     },
   ];
-  if (withB) nodes.push({ id: `${id}-tls`, type: 'tls-config', name: 'sim CA', ca: SIMULATOR_CA_FILE, verifyservercert: true });
+  if (withB) nodes.push({ id: `${id}-tls`, type: 'tls-config', name: 'sim CA', cert: '', key: '', ca: SIMULATOR_CA_FILE, verifyservercert: true });
   return { nodes, credentials: { [id]: options.credentials ?? { ...USER } } };
 }
 
 /** Loads every node of the package, the core tls-config node and the given flow into a real runtime. */
 export async function loadFlow(flow: Record<string, unknown>[], credentials: Record<string, Record<string, string>> = {}): Promise<void> {
-  await helper.load([tlsConfigNode, ...packageNodes()], flow, credentials);
+  await helper.load([...packageNodes(), tlsConfigNode], flow, credentials);
 }
 
 interface Emitter {

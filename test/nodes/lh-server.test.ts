@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { Simulator } from '../../src/simulator';
+import { helper, loadFlow, nextMessage, serverFlow, startServer, startSimulator, stopServer, USER } from '../support/runtime';
+
+interface Report {
+  ok: boolean;
+  checks: { name: string; ok: boolean; message: string }[];
+}
+
+describe('lh-server', function () {
+  let sim: Simulator;
+
+  before(async function () {
+    sim = await startSimulator({ policy: { maximumLoginAttempts: 3 } });
+    await startServer();
+  });
+  after(async function () {
+    await stopServer();
+    await sim.stop();
+  });
+  afterEach(async function () {
+    await helper.unload();
+    sim.reset();
+  });
+
+  async function testConnection(body: Record<string, unknown>): Promise<Report> {
+    const res = await helper.request().post('/lh-server/test-connection').send(body);
+    assert.equal(res.status, 200);
+    return res.body as Report;
+  }
+
+  it('Test connection reports A, the login and B in plain words', async function () {
+    const server = serverFlow(sim);
+    await loadFlow(server.nodes, server.credentials);
+    const report = await testConnection({
+      id: 'server',
+      baseUrl: sim.baseUrl,
+      instrumentUrl: sim.instrumentUrl,
+      tls: 'server-tls',
+      username: USER.username,
+      password: '__PWRD__',
+    });
+    assert.equal(report.ok, true, JSON.stringify(report));
+    assert.deepEqual(
+      report.checks.map((c) => c.name),
+      ['A', 'login', 'B'],
+    );
+    assert.match(report.checks[1].message, /logged in as "admin"/);
+  });
+
+  it('Test connection says what is wrong with TLS, and trusts the bundled simulator CA when asked', async function () {
+    const plain = await testConnection({ baseUrl: sim.baseUrl, instrumentUrl: sim.instrumentUrl, ...USER });
+    assert.equal(plain.ok, false);
+    const b = plain.checks.find((c) => c.name === 'B');
+    assert.match(b?.message ?? '', /not trusted.*TLS configuration node/s);
+    const withCa = await testConnection({ baseUrl: sim.baseUrl, instrumentUrl: sim.instrumentUrl, simulatorCa: true, ...USER });
+    assert.equal(withCa.ok, true, JSON.stringify(withCa));
+  });
+
+  it('Test connection tries a wrong password exactly once and never shows it', async function () {
+    const report = await testConnection({ baseUrl: sim.baseUrl, username: 'admin', password: 'guess-1' });
+    assert.equal(report.ok, false);
+    const login = report.checks.find((c) => c.name === 'login');
+    assert.match(login?.message ?? '', /rejected/);
+    assert.doesNotMatch(JSON.stringify(report), /guess-1/);
+    assert.equal(sim.requests.filter((r) => r.path === '/api/v1/authenticate' && r.method === 'POST').length, 1);
+  });
+
+  it('Test connection names an unreachable service', async function () {
+    const report = await testConnection({ baseUrl: 'http://127.0.0.1:9', username: 'admin', password: 'x' });
+    assert.equal(report.ok, false);
+    assert.match(report.checks[0].message, /cannot reach the preparation service/);
+  });
+
+  it('logs out on redeploy', async function () {
+    const server = serverFlow(sim);
+    await loadFlow(
+      [...server.nodes, { id: 'clear', type: 'lh-clear-errors', server: 'server', wires: [['out']] }, { id: 'out', type: 'helper' }],
+      server.credentials,
+    );
+    const out = nextMessage(helper.getNode('out'));
+    helper.getNode('clear').receive({ payload: 1 });
+    await out;
+    await helper.unload();
+    const logout = sim.requests.filter((r) => r.path === '/api/v1/authenticate' && r.method === 'DELETE');
+    assert.equal(logout.length, 1);
+  });
+
+  it('an operation node without a config node fails clearly and sends nothing', async function () {
+    await loadFlow([
+      { id: 'clear', type: 'lh-clear-errors', server: '', wires: [['out']] },
+      { id: 'out', type: 'helper' },
+      { id: 'catcher', type: 'catch', scope: ['clear'], wires: [['caught']] },
+      { id: 'caught', type: 'helper' },
+    ]);
+    const caught = nextMessage(helper.getNode('caught'));
+    helper.getNode('clear').receive({ payload: 1 });
+    const msg = await caught;
+    assert.match(String((msg._error as { message: string }).message), /no instrument configured/);
+    assert.equal(sim.requests.length, 0);
+  });
+});
