@@ -3,8 +3,8 @@
  *
  * Choices where interfaces.md is silent:
  * - Tokens are HS256 JWTs signed with a per-process random secret; the simulator also keeps a session per
- *   `jti`, so DELETE authenticate can end one session. Expiry is tracked in milliseconds (the `exp` claim is
- *   rounded up to the second) and shortened by the fault `clockSpeed`.
+ *   `jti`, so DELETE authenticate can end one session. Expiry is tracked in milliseconds (`iat` and `exp` carry
+ *   fractional seconds, which RFC 7519 NumericDate allows) and shortened by the fault `clockSpeed`.
  * - Renewing does not end the old token: requests already in flight with it keep working until it expires.
  * - Consecutive wrong passwords are counted per user; the attempt that reaches maximumLoginAttempts locks
  *   the user for lockTimeout minutes (divided by clockSpeed) and is answered 401 "Account locked", as is
@@ -220,8 +220,9 @@ export class AuthService {
         nameid: user.userId,
         given_name: user.username,
         role: [...ROLES],
-        iat: Math.floor(now / 1000),
-        exp: Math.ceil(expiresAt / 1000),
+        // NumericDate may be fractional: millisecond precision keeps sped-up (few-second) tokens honest.
+        iat: now / 1000,
+        exp: expiresAt / 1000,
         jti,
       },
       this.secret,
