@@ -37,7 +37,10 @@ interface Token {
 
 export type UnsignedSpec = Omit<RequestSpec, 'token'>;
 
-const MIN_MARGIN_MS = 250;
+/** A token this close to its end is treated as expired: log in afresh instead of renewing. */
+const EXPIRY_GUARD_MS = 100;
+/** Renew this long before expiry: 5 % of the lifetime, within these bounds (15 s of a 5-minute token). */
+const MIN_MARGIN_MS = 500;
 const MAX_MARGIN_MS = 15000;
 
 /**
@@ -90,7 +93,7 @@ export class Session extends EventEmitter {
     if (this.blocked) throw this.blocked;
     if (this.pending) return this.pending;
     const now = this.now();
-    if (!this.current || now >= this.current.expiresAt - MIN_MARGIN_MS) return this.single(() => this.login());
+    if (!this.current || now >= this.current.expiresAt - EXPIRY_GUARD_MS) return this.single(() => this.login());
     if (now >= this.current.renewAt) return this.single(() => this.renew());
     return this.current.value;
   }
@@ -188,7 +191,7 @@ export class Session extends EventEmitter {
         return this.login();
       }
       // Renewal is early; while the token still lives, keep using it and renew on a later call.
-      if (this.current && this.now() < this.current.expiresAt - MIN_MARGIN_MS) {
+      if (this.current && this.now() < this.current.expiresAt - EXPIRY_GUARD_MS) {
         this.current.renewAt = this.now() + 1000;
         return this.current.value;
       }
