@@ -179,7 +179,9 @@ export class StepStore {
       result.splice(Math.min(m.stepOrder - 1, result.length), 0, step);
     }
     p.steps = result;
-    renumber(p);
+    result.forEach((s, i) => {
+      s.stepOrder = i + 1;
+    });
   }
 
   rename(protocolId: number, stepId: number, body: unknown): void {
