@@ -7,15 +7,16 @@ function shorten(text: string): string {
   return text.length > MAX_STATUS_TEXT ? `${text.slice(0, MAX_STATUS_TEXT - 1)}…` : text;
 }
 
-/** Status texts of every node, as keys of its message catalogue (the shared `common.status.*` part). */
+/** Status texts of every node, as keys of its message catalogue. */
 export class Status {
   constructor(
     private readonly node: Node,
     private readonly RED: Red,
   ) {}
 
+  /** A bare key names a shared text (`common.status.<key>`); a dotted key names one of the node's own catalogue. */
   private text(key: string, subs?: Record<string, unknown>): string {
-    return this.RED._(`common.status.${key}`, subs);
+    return this.RED._(key.includes('.') ? key : `common.status.${key}`, subs);
   }
 
   busy(key = 'requesting', subs?: Record<string, unknown>): void {
