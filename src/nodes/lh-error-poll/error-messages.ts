@@ -1,0 +1,108 @@
+import { NodeMessage } from '../shared/node-red';
+import { describeActions, InstrumentInfo, offeredActions, responseNames } from '../shared/error-records';
+import { renderTemplate } from '../shared/settings';
+import { Source } from './seen-errors';
+
+export const DEFAULT_NOTIFICATION =
+  '{{instrument.name}}: {{severity}} {{title}}\n{{message}}\nResponses: {{responses}}\nTime: {{time}}';
+
+type ErrorRecord = Record<string, unknown>;
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);
+}
+
+function oneLine(value: string): string {
+  return value.replace(/\s+/g, ' ').trim();
+}
+
+/** `2026-01-31 12:00:00` in the Node-RED host's time zone; the raw text when it is not a date. */
+export function formatTime(value: unknown): string {
+  const raw = text(value);
+  const d = new Date(raw);
+  if (raw === '' || Number.isNaN(d.getTime())) return raw;
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+export function errorKey(source: Source, record: unknown): string | undefined {
+  if (!record || typeof record !== 'object') return undefined;
+  const id = source === 'A' ? (record as ErrorRecord).id : (record as ErrorRecord).uuid;
+  return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
+}
+
+/** Fields handy in the notification template, besides the whole record as `error` and the msg itself. */
+export function templateView(source: Source, record: ErrorRecord, instrument: InstrumentInfo): Record<string, unknown> {
+  const actions = source === 'B' ? offeredActions(record) ?? [] : [];
+  const responses = source === 'A' ? responseNames(record.errorResponses).join(', ') : describeActions(actions);
+  const rawTime = source === 'A' ? record.timeStamp ?? record.date : record.date ?? record.timeStamp;
+  return {
+    ...record,
+    error: record,
+    source,
+    instrument,
+    id: source === 'A' ? record.id : record.uuid,
+    title: text(record.title) || text(record.type) || 'Runtime error',
+    message: text(record.message),
+    severity: text(record.severity) || 'Error',
+    responses,
+    actions: describeActions(actions),
+    time: formatTime(rawTime),
+    timeIso: text(rawTime),
+  };
+}
+
+function summary(view: Record<string, unknown>): string {
+  const instrument = view.instrument as InstrumentInfo;
+  return oneLine(`${instrument.name}: ${text(view.severity)} ${text(view.title)}`);
+}
+
+function identity(source: Source, record: ErrorRecord): Record<string, unknown> {
+  return source === 'A' ? { errorId: record.id, groupId: record.groupId } : { uuid: record.uuid };
+}
+
+export function raisedMessage(source: Source, record: ErrorRecord, instrument: InstrumentInfo, template: string): NodeMessage {
+  const view = templateView(source, record, instrument);
+  return {
+    topic: summary(view),
+    payload: record,
+    event: 'raised',
+    source,
+    ...identity(source, record),
+    instrument,
+    notification: renderTemplate(template || DEFAULT_NOTIFICATION, view),
+  };
+}
+
+export function resolvedMessage(source: Source, record: ErrorRecord, instrument: InstrumentInfo): NodeMessage {
+  const view = templateView(source, record, instrument);
+  return {
+    topic: `resolved: ${summary(view)}`,
+    payload: record,
+    event: 'resolved',
+    source,
+    ...identity(source, record),
+    instrument,
+    resolvedAt: new Date().toISOString(),
+  };
+}
+
+export function connectionMessage(
+  state: 'online' | 'offline',
+  instrument: InstrumentInfo,
+  details: { failedPolls: number; reason?: string; interfaces?: Source[] },
+): NodeMessage {
+  return {
+    topic: `${instrument.name} is ${state}`,
+    payload: {
+      state,
+      instrument: instrument.name,
+      since: new Date().toISOString(),
+      failedPolls: details.failedPolls,
+      ...(details.reason ? { reason: details.reason } : {}),
+      ...(details.interfaces ? { interfaces: details.interfaces } : {}),
+    },
+    event: state,
+    instrument,
+  };
+}

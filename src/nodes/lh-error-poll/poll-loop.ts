@@ -1,0 +1,89 @@
+/**
+ * A self-rescheduling poll: the next poll is planned only when the previous one has finished, so polls never
+ * overlap; `trigger()` polls at once (or right after a running poll); `stop()` clears the timer and makes the
+ * result of a poll still in flight irrelevant (the caller checks `stopped`).
+ */
+export class PollLoop {
+  private timer?: NodeJS.Timeout;
+  private running = false;
+  private again = false;
+  private stoppedValue = false;
+
+  /** `poll` returns the delay before the next poll in ms. */
+  constructor(private readonly poll: () => Promise<number>) {}
+
+  get stopped(): boolean {
+    return this.stoppedValue;
+  }
+
+  start(delayMs = 0): void {
+    this.schedule(delayMs);
+  }
+
+  trigger(): void {
+    if (this.stoppedValue) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.schedule(0);
+  }
+
+  stop(): void {
+    this.stoppedValue = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stoppedValue) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), delayMs);
+  }
+
+  private async tick(): Promise<void> {
+    this.timer = undefined;
+    this.running = true;
+    let delay: number;
+    try {
+      delay = await this.poll();
+    } catch {
+      delay = DEFAULT_INTERVAL_MS;
+    } finally {
+      this.running = false;
+    }
+    if (this.again) {
+      this.again = false;
+      delay = 0;
+    }
+    this.schedule(delay);
+  }
+}
+
+export const MIN_INTERVAL_MS = 500;
+export const DEFAULT_INTERVAL_MS = 5000;
+export const MAX_BACKOFF_MS = 60000;
+
+/** The configured interval in seconds, as ms, clamped to the minimum of 0.5 s. */
+export function intervalMs(seconds: unknown): number {
+  const s = Number(seconds);
+  if (seconds === '' || seconds === undefined || seconds === null || !Number.isFinite(s)) return DEFAULT_INTERVAL_MS;
+  return Math.max(MIN_INTERVAL_MS, Math.round(s * 1000));
+}
+
+/** Up to 10 % more than the delay, so many nodes started together do not poll in lock-step. */
+export function withJitter(ms: number, random: () => number = Math.random): number {
+  return Math.round(ms * (1 + 0.1 * random()));
+}
+
+/**
+ * The delay after a poll: the interval while everything answers and for the first failed polls; once the
+ * instrument counts as offline (or a login is refused) it doubles with each further failure, up to a cap
+ * (60 s, or the interval when that is longer).
+ */
+export function backoffMs(baseMs: number, failures: number, graceFailures: number): number {
+  const beyond = failures - graceFailures;
+  if (failures <= 0 || beyond < 0) return baseMs;
+  const cap = Math.max(MAX_BACKOFF_MS, baseMs);
+  return Math.min(cap, baseMs * 2 ** Math.min(beyond + 1, 20));
+}
