@@ -34,6 +34,7 @@ export class LiquidHandlerClient extends EventEmitter {
   readonly prep: PrepApi;
   readonly instrument: InstrumentApi;
   private connection: ConnectionState = 'unknown';
+  private readonly lastWork = new Set<Promise<void>>();
 
   constructor(private readonly options: ClientOptions) {
     super();
@@ -66,8 +67,22 @@ export class LiquidHandlerClient extends EventEmitter {
     return Boolean(this.options.instrumentUrl);
   }
 
+  /**
+   * Lets a node finish one last request while the flow stops (e.g. unregistering its error handler): close()
+   * waits for it before logging out. The caller bounds it with its own timeout.
+   */
+  finishBeforeClose(work: Promise<unknown>): void {
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.lastWork.add(settled);
+    void settled.then(() => this.lastWork.delete(settled));
+  }
+
   /** Logs out and frees every socket and timer. */
   async close(): Promise<void> {
+    if (this.lastWork.size > 0) await Promise.all([...this.lastWork]);
     await this.session.logout();
     this.session.close();
     this.transport.close();
