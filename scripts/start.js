@@ -8,7 +8,8 @@ const http = require('http');
 const { spawn } = require('child_process');
 
 const root = path.resolve(__dirname, '..');
-const userDir = path.join(root, '.run', 'node-red');
+// LH_USER_DIR: another Node-RED user directory (the browser test uses a fresh temporary one).
+const userDir = process.env.LH_USER_DIR ? path.resolve(process.env.LH_USER_DIR) : path.join(root, '.run', 'node-red');
 const host = '127.0.0.1';
 
 function freePort(preferred) {
@@ -21,7 +22,10 @@ function freePort(preferred) {
         any.close(() => resolve(port));
       });
     });
-    probe.listen(preferred, host, () => probe.close(() => resolve(preferred)));
+    probe.listen(preferred, host, () => {
+      const { port } = probe.address(); // the port itself, also when 0 asked for any free one
+      probe.close(() => resolve(port));
+    });
   });
 }
 
@@ -83,7 +87,8 @@ async function main() {
   console.log(`Simulator: A ${sim.baseUrl}  B ${sim.instrumentUrl}  control ${sim.controlUrl}/sim  (user admin / labwire)`);
 
   fs.mkdirSync(userDir, { recursive: true });
-  const uiPort = await freePort(Number(process.env.PORT) || 1880);
+  // PORT: the editor's port (default 1880, the next free one when taken; 0 for any free port).
+  const uiPort = await freePort(process.env.PORT ? Number(process.env.PORT) : 1880);
   fs.writeFileSync(
     path.join(userDir, 'settings.js'),
     `module.exports = ${JSON.stringify(

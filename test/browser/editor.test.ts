@@ -1,0 +1,283 @@
+// The editor in a real Chromium: what a user sees after `npm start`. Node-RED and the simulator are started by
+// scripts/start.js itself (fresh user directory, any free port), so this also proves that `npm start` works.
+// Needs Debian's chromium at /usr/bin/chromium (.ci/run installs it) and a build (npm test builds first).
+import assert from 'assert';
+import fs from 'fs';
+import os from 'os';
+import path from 'path';
+import { ChildProcess, spawn } from 'child_process';
+import { Browser, chromium, Locator, Page } from 'playwright-core';
+
+const root = path.resolve(__dirname, '..', '..');
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+  name: string;
+  'node-red': { nodes: Record<string, string> };
+};
+const NODE_TYPES = Object.keys(pkg['node-red'].nodes);
+const CATEGORY = 'liquid handler';
+const CHROMIUM = process.env.LH_CHROMIUM || '/usr/bin/chromium';
+const SCREENSHOTS = path.join(root, 'test-output', 'screenshots');
+const USER = { username: 'admin', password: 'labwire' };
+
+interface Started {
+  child: ChildProcess;
+  editorUrl: string;
+  simA: string;
+  simB: string;
+  output: () => string;
+}
+
+/** Runs `node scripts/start.js` (what `npm start` runs after building) and resolves once it prints the editor URL. */
+function startNodeRed(userDir: string): Promise<Started> {
+  const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.js')], {
+    cwd: root,
+    env: { ...process.env, LH_USER_DIR: userDir, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  const output = (): string => text;
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      text += chunk.toString();
+      const editor = /Node-RED editor: (http:\/\/\S+)/.exec(text);
+      const sim = /Simulator: A (\S+)\s+B (\S+)/.exec(text);
+      if (editor && sim) {
+        child.off('exit', onExit);
+        resolve({ child, editorUrl: editor[1], simA: sim[1], simB: sim[2], output });
+      }
+    };
+    const onExit = (code: number | null): void => reject(new Error(`scripts/start.js exited (${code}) before the editor was up:\n${text}`));
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', onExit);
+  });
+}
+
+async function stopNodeRed(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGINT');
+  return exited;
+}
+
+/** The example flow the import test uses: one that runs against the simulator as soon as it is deployed. */
+function pickExample(): { name: string; nodes: { id: string; type: string; wires?: string[][] }[] } {
+  const dir = path.join(root, 'examples');
+  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort() : [];
+  const flows = files.map((f) => ({ name: f.replace(/\.json$/, ''), nodes: JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as { id: string; type: string; wires?: string[][] }[] }));
+  const withType = (t: string) => flows.find((f) => f.nodes.some((n) => n.type === t) && f.nodes.some((n) => n.type === 'lh-server'));
+  const chosen = withType('lh-error-poll') ?? withType('lh-clear-errors');
+  assert.ok(chosen, `examples/ has no flow with an lh-server and an lh-error-poll or lh-clear-errors node (found: ${files.join(', ') || 'none'})`);
+  return chosen;
+}
+
+describe('editor in Chromium (npm start)', function () {
+  this.timeout(120_000);
+  this.slow(30_000);
+
+  let userDir = '';
+  let started: Started | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  const consoleErrors: string[] = [];
+
+  before(async function () {
+    assert.ok(fs.existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
+    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-editor-'));
+    // Start with an empty workspace (no demo deploy), the way a user who imports an example starts,
+    // and answer Node-RED's telemetry question beforehand so its notification does not cover the canvas.
+    fs.writeFileSync(path.join(userDir, 'flows.json'), '[]');
+    fs.writeFileSync(path.join(userDir, '.config.runtime.json'), JSON.stringify({ telemetryEnabled: false }));
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    started = await startNodeRed(userDir);
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    // The test runs offline: the palette manager's catalogue (fetched from the internet at editor start) is empty,
+    // any other request that leaves 127.0.0.1 is refused (and shows up as a console error).
+    await page.route(
+      (url) => url.hostname !== '127.0.0.1',
+      (route) =>
+        route.request().url().includes('/catalogue.json')
+          ? route.fulfill({ json: { name: 'Node-RED Community catalogue', updated_at: new Date().toISOString(), modules: [] } })
+          : route.abort(),
+    );
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(`console: ${m.text()} (${m.location().url})`);
+    });
+    page.on('pageerror', (err) => consoleErrors.push(`pageerror: ${err.message}`));
+    await page.goto(started.editorUrl);
+    await page.locator('#red-ui-palette-container .red-ui-palette-node').first().waitFor();
+    await page.locator('#red-ui-workspace-chart svg').first().waitFor();
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed' && browser?.isConnected()) {
+      const name = (this.currentTest.title || 'test').replace(/[^a-z0-9]+/gi, '-');
+      await page.screenshot({ path: path.join(SCREENSHOTS, `failed-${name}.png`) });
+    }
+  });
+
+  after(async function () {
+    await browser?.close();
+    if (started) {
+      const code = await stopNodeRed(started.child);
+      if (code !== 0 && code !== null) console.error(`scripts/start.js exited with ${code}:\n${started.output()}`);
+    }
+    if (userDir) fs.rmSync(userDir, { recursive: true, force: true });
+  });
+
+  /** Node type definitions as the editor registered them. */
+  async function definitions(): Promise<Record<string, string | null>> {
+    return page.evaluate((types) => {
+      const red = (window as unknown as { RED: { nodes: { getType(t: string): { category?: string } | undefined } } }).RED;
+      const out: Record<string, string | null> = {};
+      for (const t of types) out[t] = red.nodes.getType(t)?.category ?? null;
+      return out;
+    }, NODE_TYPES);
+  }
+
+  async function paletteTypes(): Promise<string[]> {
+    const defs = await definitions();
+    return NODE_TYPES.filter((t) => defs[t] !== 'config');
+  }
+
+  async function shot(name: string): Promise<void> {
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`) });
+  }
+
+  const tray = (): Locator => page.locator('.red-ui-tray');
+
+  it('registers every node type of package.json, each operation node in the "liquid handler" palette category', async function () {
+    const defs = await definitions();
+    const missing = NODE_TYPES.filter((t) => defs[t] === null);
+    assert.deepStrictEqual(missing, [], `node types the editor does not know: ${missing.join(', ')}\n${started?.output() ?? ''}`);
+    assert.strictEqual(defs['lh-server'], 'config');
+    const wrongCategory = NODE_TYPES.filter((t) => defs[t] !== 'config' && defs[t] !== CATEGORY);
+    assert.deepStrictEqual(wrongCategory, []);
+
+    const category = page.locator('#red-ui-palette-container-liquid_handler');
+    await category.waitFor();
+    for (const t of await paletteTypes()) {
+      await category.locator(`.red-ui-palette-node[data-palette-type="${t}"]`).waitFor();
+    }
+    await category.scrollIntoViewIfNeeded();
+    await shot('palette');
+  });
+
+  it('opens and closes the edit dialog of every node dragged from the palette', async function () {
+    const defs = await definitions();
+    const types = await paletteTypes();
+    const chart = page.locator('#red-ui-workspace-chart');
+    const unregistered = types.filter((t) => defs[t] === null);
+    for (const [i, t] of types.entries()) {
+      if (defs[t] === null) continue; // reported below, after the others have been tried
+      const before = await page.evaluate(() => (window as unknown as { RED: { nodes: { filterNodes(f: object): unknown[] } } }).RED.nodes.filterNodes({}).length);
+      const paletteNode = page.locator(`#red-ui-palette-container-liquid_handler .red-ui-palette-node[data-palette-type="${t}"]`);
+      await paletteNode.scrollIntoViewIfNeeded();
+      await paletteNode.dragTo(chart, { targetPosition: { x: 200 + (i % 3) * 250, y: 100 + Math.floor(i / 3) * 80 } });
+      // The dropped node is the one selected afterwards.
+      const id = await page.evaluate(
+        ({ type, count }) => {
+          const red = (window as unknown as { RED: { nodes: { filterNodes(f: object): { id: string }[] }; view: { selection(): { nodes?: { id: string; type: string }[] } } } }).RED;
+          const sel = red.view.selection().nodes ?? [];
+          return red.nodes.filterNodes({}).length === count + 1 && sel.length === 1 && sel[0].type === type ? sel[0].id : null;
+        },
+        { type: t, count: before },
+      );
+      assert.ok(id, `dragging ${t} from the palette did not add one selected ${t} node`);
+      const node = page.locator(`g[id="${id}"] .red-ui-flow-node`);
+      await node.dblclick();
+      await tray().locator('#node-dialog-cancel').waitFor();
+      // The node's own template is in the dialog: every operation node picks its instrument (lh-server).
+      await tray().locator('#node-input-server').waitFor({ state: 'attached' });
+      await tray().locator('#node-input-name').waitFor();
+      await shot(`dialog-${t}`);
+      await tray().locator('#node-dialog-cancel').click();
+      await tray().waitFor({ state: 'detached' });
+      await node.click();
+      await page.keyboard.press('Delete');
+      await page.locator(`g[id="${id}"]`).waitFor({ state: 'detached' });
+    }
+    assert.deepStrictEqual(unregistered, [], `no editor definition (html) for: ${unregistered.join(', ')}`);
+  });
+
+  it('imports an example from Import > Examples, tests the connection, deploys, and a node turns green', async function () {
+    const example = pickExample();
+    await page.locator('#red-ui-header-button-sidemenu').click();
+    await page.locator('#menu-item-import').click();
+    const dialog = page.locator('#red-ui-clipboard-dialog');
+    await dialog.waitFor();
+    await dialog.locator('.red-ui-tab', { hasText: 'Examples' }).click();
+    const library = dialog.locator('#red-ui-clipboard-dialog-import-tab-examples');
+    await library.locator('.red-ui-treeList-label', { hasText: pkg.name }).click();
+    await library.locator('.red-ui-treeList-label', { hasText: new RegExp(`^\\s*${example.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`) }).click();
+    await shot('import-example');
+    await page.locator('#red-ui-clipboard-dialog-ok').click();
+    await dialog.waitFor({ state: 'hidden' });
+    // Imported nodes stick to the mouse until a click places them.
+    await page.locator('#red-ui-workspace-chart').click({ position: { x: 300, y: 300 } });
+
+    const imported = await page.evaluate((types) => {
+      const red = (window as unknown as { RED: { nodes: { filterNodes(f: object): { id: string; type: string }[] } } }).RED;
+      return red.nodes.filterNodes({}).filter((n) => types.includes(n.type)).map((n) => ({ id: n.id, type: n.type }));
+    }, NODE_TYPES);
+    const opNode = imported.find((n) => n.type === 'lh-error-poll') ?? imported.find((n) => n.type === 'lh-clear-errors');
+    assert.ok(opNode, `example ${example.name} imported no lh-error-poll or lh-clear-errors node`);
+
+    // Point the example's lh-server at the simulator, the way a user does before the first deploy.
+    await page.locator(`g[id="${opNode.id}"] .red-ui-flow-node`).dblclick();
+    // The pencil beside the config node select: #node-input-btn-server-edit since Node-RED 4, #node-input-lookup-server in 3.x.
+    await tray().locator('#node-input-btn-server-edit, #node-input-lookup-server').click();
+    const server = page.locator('.red-ui-tray', { has: page.locator('#lh-server-test') });
+    await server.locator('#node-config-input-baseUrl').fill(started!.simA);
+    await server.locator('#node-config-input-username').fill(USER.username);
+    await server.locator('#node-config-input-password').fill(USER.password);
+    await server.locator('#node-config-input-instrumentUrl').fill(started!.simB);
+    await server.locator('#node-config-input-simulatorCa').check();
+    await server.locator('#lh-server-test').click();
+    const results = server.locator('#lh-server-test-result div');
+    await results.first().waitFor();
+    const lines = await results.allInnerTexts();
+    await shot('test-connection');
+    assert.ok(lines.length > 0 && lines.every((l) => l.startsWith('\u2714')), `Test connection reported:\n${lines.join('\n')}`);
+    await server.locator('#node-config-dialog-ok').click();
+    await server.waitFor({ state: 'detached' });
+    await tray().locator('#node-dialog-ok').click();
+    await tray().waitFor({ state: 'detached' });
+
+    await page.locator('#red-ui-header-button-deploy').click();
+    await page.locator('.red-ui-notification', { hasText: 'Successfully deployed' }).waitFor();
+
+    // lh-clear-errors reports on input: press the inject buttons that feed one.
+    const injects = await page.evaluate(() => {
+      interface EditorNode {
+        id: string;
+        type: string;
+      }
+      const red = (window as unknown as {
+        RED: { nodes: { filterNodes(f: object): EditorNode[]; filterLinks(f: object): { target: EditorNode }[] } };
+      }).RED;
+      return red.nodes
+        .filterNodes({ type: 'inject' })
+        .filter((n) => red.nodes.filterLinks({ source: { id: n.id } }).some((l) => l.target.type === 'lh-clear-errors'))
+        .map((n) => n.id);
+    });
+    for (const id of injects) {
+      await page.locator(`g[id="${id}"] .red-ui-flow-node-button-button`).click();
+      await page.locator('.red-ui-notification', { hasText: 'Successfully injected' }).first().waitFor();
+    }
+
+    const lhIds = imported.filter((n) => n.type !== 'lh-server').map((n) => `g[id="${n.id}"] .red-ui-flow-node-status-dot-green`);
+    await page.locator(lhIds.join(', ')).first().waitFor({ timeout: 30_000 });
+    await shot('deployed');
+  });
+
+  it('logged no errors in the browser console', function () {
+    assert.deepStrictEqual(consoleErrors, []);
+  });
+});
