@@ -1,6 +1,6 @@
 import path from 'path';
 import { Simulator } from '../../src/simulator';
-import { helper, serverFlow, ServerFlowOptions } from '../support/runtime';
+import { helper, packageNodes, serverFlow, ServerFlowOptions, tlsConfigNode } from '../support/runtime';
 
 /** The compiled seen-error memory, the same module instance the runtime loaded (a Node-RED restart = forgetAllWatches). */
 export const seenErrors = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'lh-error-poll', 'seen-errors.js')) as {
@@ -88,4 +88,23 @@ const labels: string[] = [];
 
 export function stopRecording(): void {
   for (const label of labels.splice(0)) hooks.remove(`*.${label}`);
+}
+
+const changeNode = require(path.join(path.dirname(require.resolve('@node-red/nodes/package.json')), 'core', 'function', '15-change.js')) as (
+  RED: unknown,
+) => void;
+
+/** loadFlow() plus the core change node, for flows that add one property the way users do. */
+export async function loadFlowWithChange(flow: Record<string, unknown>[], credentials: Record<string, Record<string, string>>): Promise<void> {
+  await helper.load([tlsConfigNode, ...packageNodes(), changeNode], flow, credentials);
+}
+
+/** A change node setting msg[property] to a JSON value. */
+export function setProperty(id: string, property: string, value: unknown, wires: string[]): Record<string, unknown> {
+  return {
+    id,
+    type: 'change',
+    rules: [{ t: 'set', p: property, pt: 'msg', to: JSON.stringify(value), tot: 'json' }],
+    wires: [wires],
+  };
 }

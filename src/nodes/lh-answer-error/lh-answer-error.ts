@@ -1,0 +1,56 @@
+import { LhError, LiquidHandlerClient, PendingError, validate as v } from '../../client';
+import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { runOperationNode } from '../shared/operation-node';
+import { resolveSetting } from '../shared/settings';
+import { answerBody, pendingErrorIn } from './answer-body';
+
+const OP = 'answer-error';
+
+/** The error to answer: msg.payload as lh-error-poll emitted it, else the pending error with the given id. */
+async function findError(client: LiquidHandlerClient, msg: NodeMessage, configuredId: unknown): Promise<PendingError> {
+  const fromPayload = configuredId === undefined || configuredId === '' ? pendingErrorIn(msg.payload) : undefined;
+  if (fromPayload) return fromPayload;
+  const rawId = configuredId !== undefined && configuredId !== '' ? configuredId : msg.errorId;
+  if (rawId === undefined || rawId === null || rawId === '') {
+    throw new LhError(
+      'errorId is required: wire an error from lh-error-poll (msg.payload), or set msg.errorId or the Error id setting',
+      { kind: 'validation', operation: OP, field: 'errorId' },
+    );
+  }
+  const id = v.errorId(rawId, 'errorId', OP);
+  const pending = await client.prep.pendingErrors();
+  const groupId = typeof msg.groupId === 'string' && msg.groupId !== '' ? msg.groupId : undefined;
+  const found = pending.find((e) => String(e.id) === id && (groupId === undefined || e.groupId === undefined || e.groupId === groupId));
+  if (!found) {
+    throw new LhError(`error ${id}${groupId ? ` (group ${groupId})` : ''} is not pending: it may have been answered or cleared already`, {
+      kind: 'validation',
+      operation: OP,
+      field: 'errorId',
+    });
+  }
+  return found;
+}
+
+export = function register(RED: Red): void {
+  function LhAnswerError(this: unknown, config: NodeConfig): void {
+    RED.nodes.createNode(this, config);
+    const node = asNode(this);
+    runOperationNode(RED, node, config, async ({ client, msg }) => {
+      // Everything is checked before anything is sent; looking the error up is a read.
+      const selected = await resolveSetting(RED, node, msg, 'selectedResponse', config.selectedResponse, config.selectedResponseType);
+      if (selected === undefined || selected === null || selected === '') {
+        throw new LhError('selectedResponse is required: set it in the dialog or in msg.selectedResponse', {
+          kind: 'validation',
+          operation: OP,
+          field: 'selectedResponse',
+        });
+      }
+      const configuredId = await resolveSetting(RED, node, msg, 'errorId', config.errorId, config.errorIdType);
+      const error = await findError(client, msg, config.errorId ? configuredId : undefined);
+      const body = answerBody(error, selected, msg.errorDataResponses, msg.groupId);
+      await client.prep.answerRuntimeError(body);
+      return { payload: body, status: { key: 'answered' } };
+    });
+  }
+  RED.nodes.registerType('lh-answer-error', LhAnswerError);
+};

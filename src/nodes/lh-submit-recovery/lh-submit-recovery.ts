@@ -1,0 +1,27 @@
+import { LhError, validate as v } from '../../client';
+import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { runOperationNode } from '../shared/operation-node';
+import { resolveChoice, resolveSetting } from '../shared/settings';
+import { kindOf, recoveryBody } from './recovery-body';
+
+export = function register(RED: Red): void {
+  function LhSubmitRecovery(this: unknown, config: NodeConfig): void {
+    RED.nodes.createNode(this, config);
+    const node = asNode(this);
+    runOperationNode(RED, node, config, async ({ client, server, msg }) => {
+      const kind = kindOf(resolveChoice(msg, 'kind', config.kind), 'submit-recovery');
+      const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
+      const uuid = await resolveSetting(RED, node, msg, 'uuid', config.uuid, config.uuidType);
+      const selectedActionId = await resolveSetting(RED, node, msg, 'selectedActionId', config.selectedActionId, config.selectedActionIdType);
+      const givenKey = msg.errorHandlingKey ?? msg.clientKey;
+      const key = givenKey === undefined || givenKey === null || givenKey === '' ? server.clientKey : givenKey;
+      const errorHandlingKey = key === undefined || key === '' ? null : v.clientKey(key, 'errorHandlingKey', op);
+      const body = recoveryBody(msg, { kind, uuid: uuid === '' ? undefined : uuid, selectedActionId, errorHandlingKey }, op);
+      // Sent once: a refusal (success: false) becomes an error for Catch nodes, nothing is retried.
+      const result = await client.instrument.submit(kind, body);
+      if (!result.success) throw new LhError(result.message ?? 'refused by the instrument', { kind: 'instrument', operation: op, body: result });
+      return { payload: result, status: { key: 'submitted' }, extra: { uuid: body.uuid, selectedActionId: body.selectedActionId } };
+    });
+  }
+  RED.nodes.registerType('lh-submit-recovery', LhSubmitRecovery);
+};

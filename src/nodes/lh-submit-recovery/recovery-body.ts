@@ -1,0 +1,57 @@
+import { ErrorRecovery, RecoveryKind, validate as v, validationError } from '../../client';
+import { describeActions, offeredActions } from '../shared/error-records';
+import { NodeMessage } from '../shared/node-red';
+
+export const KINDS: readonly RecoveryKind[] = ['recovery', 'action'];
+
+export function kindOf(value: unknown, op: string): RecoveryKind {
+  if (typeof value === 'string' && (KINDS as readonly string[]).includes(value)) return value as RecoveryKind;
+  throw validationError(op, 'kind', `must be one of ${KINDS.join(', ')}`, value);
+}
+
+/** The error emitted by lh-error-poll (or anything with a uuid) in msg.payload. */
+function errorIn(msg: NodeMessage): Record<string, unknown> | undefined {
+  return v.isPlainObject(msg.payload) && typeof msg.payload.uuid === 'string' ? msg.payload : undefined;
+}
+
+export interface RecoveryInput {
+  kind: RecoveryKind;
+  uuid: unknown;
+  selectedActionId: unknown;
+  errorHandlingKey: string | null;
+}
+
+/**
+ * The ErrorRecovery body (2.8) from the msg: the error from msg.payload (as lh-error-poll emits it) tells which
+ * actions exist; msg.selectedActionIsRecovery, msg.inputs, msg.detailedErrorRecoveries and msg.date complete it.
+ * The client validates the whole body (uuid, integers, booleans, dates) before anything is sent.
+ */
+export function recoveryBody(msg: NodeMessage, input: RecoveryInput, op: string): ErrorRecovery {
+  const error = errorIn(msg);
+  const uuid = input.uuid ?? error?.uuid;
+  if (uuid === undefined || uuid === null || uuid === '') {
+    throw validationError(op, 'uuid', 'is required: wire an error from lh-error-poll (msg.payload.uuid) or set msg.uuid');
+  }
+  if (input.selectedActionId === undefined || input.selectedActionId === null || input.selectedActionId === '') {
+    throw validationError(op, 'selectedActionId', 'is required: set it in the dialog or in msg.selectedActionId');
+  }
+  const actionId = v.int32(input.selectedActionId, 'selectedActionId', op);
+  const actions = error && error.uuid === uuid ? offeredActions(error) : undefined;
+  const action = actions?.find((a) => a.id === actionId);
+  if (actions && actions.length > 0 && !action) {
+    throw validationError(op, 'selectedActionId', `must be one of the actions error ${String(uuid)} offers: ${describeActions(actions)}`, actionId);
+  }
+  const isRecovery =
+    msg.selectedActionIsRecovery !== undefined
+      ? v.strictBoolean(msg.selectedActionIsRecovery, 'selectedActionIsRecovery', op)
+      : action?.isRecovery ?? input.kind === 'recovery';
+  return {
+    date: msg.date === undefined ? new Date().toISOString() : v.dateTime(msg.date, 'date', op),
+    uuid: v.uuid(uuid, 'uuid', op),
+    detailedErrorRecoveries: (msg.detailedErrorRecoveries ?? null) as ErrorRecovery['detailedErrorRecoveries'],
+    inputs: (msg.inputs ?? null) as ErrorRecovery['inputs'],
+    selectedActionId: actionId,
+    selectedActionIsRecovery: isRecovery,
+    errorHandlingKey: input.errorHandlingKey,
+  };
+}

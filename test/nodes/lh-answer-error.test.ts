@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import { Simulator } from '../../src/simulator';
+import { collect, helper, loadFlow, nextMessage, startSimulator } from '../support/runtime';
+import { bServerFlow, loadFlowWithChange, messageWhere, seenErrors, setProperty, statusCalls } from './lh-error-poll.support';
+
+type Msg = Record<string, unknown>;
+
+describe('lh-answer-error', function () {
+  this.timeout(30000);
+  let sim: Simulator;
+
+  before(async function () {
+    sim = await startSimulator();
+  });
+  after(async function () {
+    await sim.stop();
+  });
+  afterEach(async function () {
+    await helper.unload();
+    sim.reset();
+    seenErrors.forgetAllWatches();
+  });
+
+  async function load(answer: Record<string, unknown> = {}): Promise<void> {
+    const server = bServerFlow(sim, { withB: false });
+    await loadFlow(
+      [
+        ...server.nodes,
+        { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['out']], ...answer },
+        { id: 'out', type: 'helper' },
+        { id: 'catcher', type: 'catch', scope: ['answer'], wires: [['caught']] },
+        { id: 'caught', type: 'helper' },
+      ],
+      server.credentials,
+    );
+  }
+
+  const answers = (): unknown[] => sim.requests.filter((r) => r.path === '/api/v1/errors/runtime').map((r) => r.body);
+
+  /** Sends msg and expects a failure that names `field`; nothing may reach PUT errors/runtime. */
+  async function expectFailure(msg: Msg, field: string, message: RegExp): Promise<Msg> {
+    const caught = nextMessage(helper.getNode('caught'));
+    const out = collect(helper.getNode('out'));
+    helper.getNode('answer').receive(msg);
+    const got = await caught;
+    const details = got._error as Msg;
+    assert.equal(details.field, field);
+    assert.match(String(details.message), message);
+    assert.equal(out.length, 0);
+    assert.deepEqual(answers(), []);
+    return got;
+  }
+
+  it('answers an error wired from lh-error-poll with only msg.selectedResponse added, and the poll reports it resolved once', async function () {
+    const injected = sim.injectPendingError({ severity: 'Error' });
+    const server = bServerFlow(sim, { withB: false });
+    await loadFlowWithChange(
+      [
+        ...server.nodes,
+        { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, wires: [['choose'], ['resolved'], []] },
+        setProperty('choose', 'selectedResponse', 'Abort', ['answer']),
+        { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['out']] },
+        { id: 'out', type: 'helper' },
+        { id: 'resolved', type: 'helper' },
+      ],
+      server.credentials,
+    );
+    const resolvedMsgs = collect(helper.getNode('resolved'));
+    const out = await nextMessage(helper.getNode('out'));
+    assert.deepEqual(out.payload, { id: injected.id, groupId: injected.groupId, selectedResponse: 'Abort', errorData: [] });
+    assert.equal(out.statusCode, 200);
+    assert.equal(out.errorId, injected.id, 'msg properties of the poll pass through');
+    assert.deepEqual(answers(), [{ id: injected.id, groupId: injected.groupId, selectedResponse: 'Abort', errorData: [] }]);
+    const resolved = await messageWhere('resolved', () => true).catch(() => resolvedMsgs[0]);
+    assert.equal((resolved ?? resolvedMsgs[0]).errorId, injected.id);
+    await statusCalls('poll', 3);
+    assert.equal(resolvedMsgs.length, 1);
+    assert.equal(sim.state.pendingErrors.length, 0);
+  });
+
+  it('refuses a response the error does not offer, listing the offered ones, and sends nothing', async function () {
+    const injected = sim.injectPendingError();
+    await load();
+    await expectFailure(
+      { payload: injected, selectedResponse: 'Continue' },
+      'selectedResponse',
+      /selectedResponse must be one of the responses error .* offers: Retry, Abort, Ignore \(got "Continue"\)/,
+    );
+  });
+
+  it('accepts errorResponses given as plain strings', async function () {
+    const injected = sim.injectPendingError();
+    await load();
+    const out = nextMessage(helper.getNode('out'));
+    helper.getNode('answer').receive({ payload: { ...injected, errorResponses: ['Retry', 'Abort', 'Ignore'] }, selectedResponse: 'Retry' });
+    assert.equal(((await out).payload as Msg).selectedResponse, 'Retry');
+  });
+
+  it('finds the error by msg.errorId among the pending errors', async function () {
+    const injected = sim.injectPendingError();
+    await load();
+    const out = nextMessage(helper.getNode('out'));
+    helper.getNode('answer').receive({ errorId: injected.id, selectedResponse: 'Ignore', topic: 'keep' });
+    const msg = await out;
+    assert.deepEqual(msg.payload, { id: injected.id, groupId: injected.groupId, selectedResponse: 'Ignore', errorData: [] });
+    assert.equal(msg.topic, 'keep');
+  });
+
+  it('fails clearly for an error id that is not pending, and for a malformed one', async function () {
+    await load();
+    await expectFailure({ errorId: 'no-such-error', selectedResponse: 'Retry' }, 'errorId', /error no-such-error is not pending/);
+    await expectFailure({ errorId: '../../clear-errors', selectedResponse: 'Retry' }, 'errorId', /errorId must be 1 to 200 letters/);
+    await expectFailure({ payload: 'x', selectedResponse: 'Retry' }, 'errorId', /errorId is required/);
+  });
+
+  it('requires a selected response', async function () {
+    const injected = sim.injectPendingError();
+    await load();
+    await expectFailure({ payload: injected }, 'selectedResponse', /selectedResponse is required/);
+    await expectFailure({ payload: injected, selectedResponse: 7 }, 'selectedResponse', /must be a non-empty text/);
+  });
+
+  it('prefers the dialog response over msg.selectedResponse', async function () {
+    const injected = sim.injectPendingError();
+    await load({ selectedResponse: 'Ignore', selectedResponseType: 'str' });
+    const out = nextMessage(helper.getNode('out'));
+    helper.getNode('answer').receive({ payload: injected, selectedResponse: 'Abort' });
+    assert.equal(((await out).payload as Msg).selectedResponse, 'Ignore');
+  });
+
+  it('answers errorData items with the main response by default and with errorDataResponses when given', async function () {
+    const injected = sim.injectPendingError({
+      errorData: [{ id: 'ch1' }, { id: 'ch2', responses: ['Retry', 'Skip'] }],
+    });
+    await load();
+    let out = nextMessage(helper.getNode('out'));
+    helper.getNode('answer').receive({ payload: injected, selectedResponse: 'Retry', errorDataResponses: { ch2: 'Skip' } });
+    assert.deepEqual(((await out).payload as Msg).errorData, [
+      { id: 'ch1', selectedResponse: 'Retry' },
+      { id: 'ch2', selectedResponse: 'Skip' },
+    ]);
+    const second = sim.injectPendingError({ errorData: [{ id: 'a' }, { id: 'b' }] });
+    out = nextMessage(helper.getNode('out'));
+    helper.getNode('answer').receive({ payload: second, selectedResponse: 'Abort', errorDataResponses: [{ id: 'b', selectedResponse: 'Ignore' }] });
+    assert.deepEqual(((await out).payload as Msg).errorData, [
+      { id: 'a', selectedResponse: 'Abort' },
+      { id: 'b', selectedResponse: 'Ignore' },
+    ]);
+  });
+
+  it('refuses per-item responses for unknown items or not offered by the item, and sends nothing', async function () {
+    const injected = sim.injectPendingError({ errorData: [{ id: 'ch1', responses: ['Skip'] }] });
+    await load();
+    sim.clearRequests();
+    await expectFailure({ payload: injected, selectedResponse: 'Retry' }, 'selectedResponse', /one of the responses item ch1 offers: Skip/);
+    await expectFailure(
+      { payload: injected, selectedResponse: 'Retry', errorDataResponses: { ch9: 'Skip' } },
+      'errorDataResponses.ch9',
+      /is not an errorData item of error .* \(items: ch1\)/,
+    );
+    await expectFailure({ payload: injected, selectedResponse: 'Retry', errorDataResponses: 'Skip' }, 'errorDataResponses', /must be an object/);
+  });
+
+  it('reports an error the instrument already handled (409) to Catch nodes', async function () {
+    const injected = sim.injectPendingError();
+    sim.resolvePendingError(injected.id);
+    await load();
+    const caught = nextMessage(helper.getNode('caught'));
+    helper.getNode('answer').receive({ payload: injected, selectedResponse: 'Retry' });
+    const details = (await caught)._error as Msg;
+    assert.equal(details.statusCode, 409);
+    assert.equal(details.operation, 'answer-error');
+  });
+});
