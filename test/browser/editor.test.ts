@@ -19,6 +19,20 @@ const CHROMIUM = process.env.LH_CHROMIUM || '/usr/bin/chromium';
 const SCREENSHOTS = path.join(root, 'test-output', 'screenshots');
 const USER = { username: 'admin', password: 'labwire' };
 
+/** The part of the editor's `RED` object the test reads (evaluated in the page, where globalThis is window). */
+interface EditorNode {
+  id: string;
+  type: string;
+}
+interface EditorRed {
+  nodes: {
+    getType(t: string): { category?: string } | undefined;
+    filterNodes(filter: object): EditorNode[];
+    filterLinks(filter: object): { target: EditorNode }[];
+  };
+  view: { selection(): { nodes?: EditorNode[] } };
+}
+
 interface Started {
   child: ChildProcess;
   editorUrl: string;
@@ -134,7 +148,7 @@ describe('editor in Chromium (npm start)', function () {
   /** Node type definitions as the editor registered them. */
   async function definitions(): Promise<Record<string, string | null>> {
     return page.evaluate((types) => {
-      const red = (window as unknown as { RED: { nodes: { getType(t: string): { category?: string } | undefined } } }).RED;
+      const red = (globalThis as unknown as { RED: EditorRed }).RED;
       const out: Record<string, string | null> = {};
       for (const t of types) out[t] = red.nodes.getType(t)?.category ?? null;
       return out;
@@ -155,7 +169,8 @@ describe('editor in Chromium (npm start)', function () {
   it('registers every node type of package.json, each operation node in the "liquid handler" palette category', async function () {
     const defs = await definitions();
     const missing = NODE_TYPES.filter((t) => defs[t] === null);
-    assert.deepStrictEqual(missing, [], `node types the editor does not know: ${missing.join(', ')}\n${started?.output() ?? ''}`);
+    const runtimeLog = (started?.output() ?? '').split('\n').filter((l) => /\[(error|warn)\]|Error/.test(l));
+    assert.deepStrictEqual(missing, [], `node types the editor does not know: ${missing.join(', ')}\n${runtimeLog.join('\n')}`);
     assert.strictEqual(defs['lh-server'], 'config');
     const wrongCategory = NODE_TYPES.filter((t) => defs[t] !== 'config' && defs[t] !== CATEGORY);
     assert.deepStrictEqual(wrongCategory, []);
@@ -176,14 +191,14 @@ describe('editor in Chromium (npm start)', function () {
     const unregistered = types.filter((t) => defs[t] === null);
     for (const [i, t] of types.entries()) {
       if (defs[t] === null) continue; // reported below, after the others have been tried
-      const before = await page.evaluate(() => (window as unknown as { RED: { nodes: { filterNodes(f: object): unknown[] } } }).RED.nodes.filterNodes({}).length);
+      const before = await page.evaluate(() => (globalThis as unknown as { RED: EditorRed }).RED.nodes.filterNodes({}).length);
       const paletteNode = page.locator(`#red-ui-palette-container-liquid_handler .red-ui-palette-node[data-palette-type="${t}"]`);
       await paletteNode.scrollIntoViewIfNeeded();
       await paletteNode.dragTo(chart, { targetPosition: { x: 200 + (i % 3) * 250, y: 100 + Math.floor(i / 3) * 80 } });
       // The dropped node is the one selected afterwards.
       const id = await page.evaluate(
         ({ type, count }) => {
-          const red = (window as unknown as { RED: { nodes: { filterNodes(f: object): { id: string }[] }; view: { selection(): { nodes?: { id: string; type: string }[] } } } }).RED;
+          const red = (globalThis as unknown as { RED: EditorRed }).RED;
           const sel = red.view.selection().nodes ?? [];
           return red.nodes.filterNodes({}).length === count + 1 && sel.length === 1 && sel[0].type === type ? sel[0].id : null;
         },
@@ -223,7 +238,7 @@ describe('editor in Chromium (npm start)', function () {
     await page.locator('#red-ui-workspace-chart').click({ position: { x: 300, y: 300 } });
 
     const imported = await page.evaluate((types) => {
-      const red = (window as unknown as { RED: { nodes: { filterNodes(f: object): { id: string; type: string }[] } } }).RED;
+      const red = (globalThis as unknown as { RED: EditorRed }).RED;
       return red.nodes.filterNodes({}).filter((n) => types.includes(n.type)).map((n) => ({ id: n.id, type: n.type }));
     }, NODE_TYPES);
     const opNode = imported.find((n) => n.type === 'lh-error-poll') ?? imported.find((n) => n.type === 'lh-clear-errors');
@@ -255,13 +270,7 @@ describe('editor in Chromium (npm start)', function () {
 
     // lh-clear-errors reports on input: press the inject buttons that feed one.
     const injects = await page.evaluate(() => {
-      interface EditorNode {
-        id: string;
-        type: string;
-      }
-      const red = (window as unknown as {
-        RED: { nodes: { filterNodes(f: object): EditorNode[]; filterLinks(f: object): { target: EditorNode }[] } };
-      }).RED;
+      const red = (globalThis as unknown as { RED: EditorRed }).RED;
       return red.nodes
         .filterNodes({ type: 'inject' })
         .filter((n) => red.nodes.filterLinks({ source: { id: n.id } }).some((l) => l.target.type === 'lh-clear-errors'))
