@@ -1,0 +1,93 @@
+/**
+ * Child process hosting one or more simulators, so their CPU never counts against the Node-RED process under
+ * measurement. Driven over IPC by sim-fleet.ts: {id, cmd, args} -> {id, result} | {id, error}.
+ */
+import { performance } from 'perf_hooks';
+import { Simulator } from '../../src/simulator';
+import type { Faults, LoggedRequest } from '../../src/simulator';
+import type { ChildCommand, ChildReply, InjectionRecord, LogEntry } from './sim-protocol';
+
+const sims: Simulator[] = [];
+const injections: InjectionRecord[] = [];
+const injectTimers = new Set<NodeJS.Timeout>();
+
+/** Wall-clock time with sub-millisecond resolution, comparable across processes of one machine. */
+function now(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+function compact(r: LoggedRequest): LogEntry {
+  return { method: r.method, path: r.path, status: r.status, time: r.time, auth: r.authorization ?? '' };
+}
+
+function later(ms: number, fn: () => void): void {
+  const t = setTimeout(() => {
+    injectTimers.delete(t);
+    fn();
+  }, ms);
+  injectTimers.add(t);
+}
+
+/** Injects errors at exponentially distributed (Poisson) times, each resolved `holdMs` later. */
+function startInjecting(index: number, ratePerSec: number, durationMs: number, holdMs: number): void {
+  const sim = sims[index];
+  const end = Date.now() + durationMs;
+  let n = 0;
+  const next = (): void => {
+    if (Date.now() >= end) return;
+    const kind: 'A' | 'B' = n++ % 2 === 0 ? 'A' : 'B';
+    const time = now();
+    const key = kind === 'A' ? sim.injectPendingError({ severity: 'Error' }).id : sim.injectInstrumentError().uuid;
+    injections.push({ key, kind, time });
+    later(holdMs, () => (kind === 'A' ? sim.resolvePendingError(key) : sim.resolveInstrumentError(key)));
+    later(-Math.log(1 - Math.random()) * (1000 / ratePerSec), next);
+  };
+  later(Math.random() * 200, next);
+}
+
+async function run(cmd: ChildCommand): Promise<unknown> {
+  switch (cmd.cmd) {
+    case 'start': {
+      for (let i = 0; i < cmd.count; i++) {
+        const sim = new Simulator({ ...cmd.options });
+        await sim.start();
+        sims.push(sim);
+      }
+      return sims.map((s) => ({ baseUrl: s.baseUrl, instrumentUrl: s.instrumentUrl }));
+    }
+    case 'setFaults':
+      sims[cmd.index].setFaults(cmd.faults as Faults);
+      return null;
+    case 'log':
+      return sims[cmd.index].requests.map(compact);
+    case 'logs':
+      return sims.map((s) => s.requests.map(compact));
+    case 'clearLog':
+      for (const s of sims) s.clearRequests();
+      return null;
+    case 'counters': {
+      const st = sims[cmd.index].state;
+      return { logins: st.logins, renewals: st.renewals, failedLogins: st.failedLogins };
+    }
+    case 'inject':
+      startInjecting(cmd.index, cmd.ratePerSec, cmd.durationMs, cmd.holdMs);
+      return null;
+    case 'injections': {
+      const out = injections.splice(0);
+      return out;
+    }
+    case 'stop':
+      for (const t of injectTimers) clearTimeout(t);
+      await Promise.all(sims.map((s) => s.stop()));
+      return null;
+  }
+}
+
+process.on('message', (msg: ChildCommand & { id: number }) => {
+  run(msg).then(
+    (result) => process.send?.({ id: msg.id, result } satisfies ChildReply),
+    (err: unknown) => process.send?.({ id: msg.id, error: err instanceof Error ? err.stack ?? err.message : String(err) } satisfies ChildReply),
+  );
+});
+process.on('disconnect', () => process.exit(0));
+process.send?.({ id: 0, result: 'ready' } satisfies ChildReply);

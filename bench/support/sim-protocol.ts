@@ -1,0 +1,41 @@
+/** The IPC protocol between a benchmark and its simulator child process. */
+import type { SimulatorOptions } from '../../src/simulator';
+
+export type ChildCommand =
+  | { cmd: 'start'; count: number; options: SimulatorOptions }
+  | { cmd: 'setFaults'; index: number; faults: Record<string, unknown> }
+  | { cmd: 'log'; index: number }
+  | { cmd: 'logs' }
+  | { cmd: 'clearLog' }
+  | { cmd: 'counters'; index: number }
+  | { cmd: 'inject'; index: number; ratePerSec: number; durationMs: number; holdMs: number }
+  | { cmd: 'injections' }
+  | { cmd: 'stop' };
+
+export interface ChildReply {
+  id: number;
+  result?: unknown;
+  error?: string;
+}
+
+export interface SimAddress {
+  baseUrl: string;
+  instrumentUrl: string;
+}
+
+/** One request as the simulator logged it (compacted for IPC). */
+export interface LogEntry {
+  method: string;
+  path: string;
+  status: number;
+  time: number;
+  auth: string;
+}
+
+export interface InjectionRecord {
+  /** the pending error's id (A) or the instrument error's uuid (B) */
+  key: string;
+  kind: 'A' | 'B';
+  /** performance.timeOrigin + performance.now() at injection */
+  time: number;
+}
