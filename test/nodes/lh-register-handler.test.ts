@@ -1,0 +1,111 @@
+import assert from 'node:assert/strict';
+import { Simulator } from '../../src/simulator';
+import { collect, helper, loadFlow, nextMessage, startSimulator } from '../support/runtime';
+import { bServerFlow } from './lh-error-poll.support';
+
+type Msg = Record<string, unknown>;
+
+describe('lh-register-handler', function () {
+  this.timeout(30000);
+  let sim: Simulator;
+
+  before(async function () {
+    sim = await startSimulator();
+  });
+  after(async function () {
+    await sim.stop();
+  });
+  afterEach(async function () {
+    await helper.unload();
+    sim.reset();
+  });
+
+  const handlerRequests = (): { method: string; body: unknown }[] => sim.requests.filter((r) => r.path === '/api/vector/v3/error-handler');
+
+  async function load(node: Record<string, unknown> = {}, clientKey = 'nodered1'): Promise<void> {
+    const server = bServerFlow(sim, { clientKey });
+    // on a tab with positions, as in a real flows.json: Node-RED then stops flow nodes before config nodes
+    const onTab = { z: 'tab', x: 100, y: 100 };
+    await loadFlow(
+      [
+        { id: 'tab', type: 'tab', label: 'handler' },
+        ...server.nodes,
+        { id: 'handler', type: 'lh-register-handler', server: 'server', operation: 'msg', wires: [['out']], ...onTab, ...node },
+        { id: 'out', type: 'helper', ...onTab },
+        { id: 'catcher', type: 'catch', scope: ['handler'], wires: [['caught']], ...onTab },
+        { id: 'caught', type: 'helper', ...onTab },
+      ],
+      server.credentials,
+    );
+  }
+
+  async function send(msg: Msg): Promise<Msg> {
+    const out = nextMessage(helper.getNode('out'));
+    helper.getNode('handler').receive(msg);
+    return out;
+  }
+
+  async function expectFailure(msg: Msg, field: string, message: RegExp): Promise<void> {
+    const caught = nextMessage(helper.getNode('caught'));
+    const out = collect(helper.getNode('out'));
+    helper.getNode('handler').receive(msg);
+    const details = (await caught)._error as Msg;
+    assert.equal(details.field, field);
+    assert.match(String(details.message), message);
+    assert.equal(out.length, 0);
+  }
+
+  it('registers, checks and unregisters with the lh-server node key', async function () {
+    await load();
+    let msg = await send({ operation: 'check', topic: 't' });
+    assert.equal(msg.payload, false);
+    assert.equal(msg.topic, 't');
+    msg = await send({ operation: 'register' });
+    assert.equal(typeof msg.payload, 'string');
+    assert.equal(msg.clientKey, 'nodered1');
+    assert.ok(sim.state.handlers.has('nodered1'));
+    assert.equal((await send({ operation: 'check' })).payload, true);
+    await send({ operation: 'unregister' });
+    assert.equal(sim.state.handlers.size, 0);
+    const requests = handlerRequests();
+    assert.deepEqual(
+      requests.map((r) => r.method),
+      ['GET', 'POST', 'GET', 'DELETE'],
+    );
+    assert.equal(requests[1].body, 'nodered1');
+  });
+
+  it('takes msg.clientKey when the dialog key is empty, and the dialog key over msg.clientKey', async function () {
+    await load();
+    await send({ operation: 'register', clientKey: 'fromMsg1' });
+    assert.ok(sim.state.handlers.has('fromMsg1'));
+    await helper.unload();
+    await load({ clientKey: 'dialogKey2', clientKeyType: 'str' });
+    await send({ operation: 'register', clientKey: 'fromMsg3' });
+    assert.ok(sim.state.handlers.has('dialogKey2'));
+    assert.ok(!sim.state.handlers.has('fromMsg3'));
+  });
+
+  it('refuses keys that are not letters and digits, and a missing key, before sending', async function () {
+    await load({}, '');
+    await expectFailure({ operation: 'register', clientKey: 'has space' }, 'clientKey', /clientKey must be 1 to 128 letters/);
+    await expectFailure({ operation: 'unregister', clientKey: 'semi;colon' }, 'clientKey', /letters \(A-Z, a-z\) and digits/);
+    await expectFailure({ operation: 'register', clientKey: 42 }, 'clientKey', /letters/);
+    await expectFailure({ operation: 'register' }, 'clientKey', /clientKey is required/);
+    await expectFailure({ operation: 'subscribe' }, 'operation', /operation must be one of register, unregister, check/);
+    assert.equal(handlerRequests().length, 0);
+  });
+
+  it('registers on deploy and unregisters when the node stops (while-deployed option)', async function () {
+    await load({ operation: 'check', autoRegister: true });
+    const msg = await send({});
+    // check may run before the registration on deploy: wait for it through a second check
+    if (msg.payload !== true) assert.equal((await send({})).payload, true);
+    assert.ok(sim.state.handlers.has('nodered1'));
+    await helper.unload();
+    assert.equal(sim.state.handlers.size, 0);
+    const methods = handlerRequests().map((r) => r.method);
+    assert.equal(methods.filter((m) => m === 'POST').length, 1);
+    assert.equal(methods.filter((m) => m === 'DELETE').length, 1);
+  });
+});

@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { Simulator } from '../../src/simulator';
+import { collect, helper, loadFlow, nextMessage, startSimulator } from '../support/runtime';
+import { bServerFlow, loadFlowWithChange, seenErrors, setProperty, statusCalls } from './lh-error-poll.support';
+
+type Msg = Record<string, unknown>;
+
+describe('lh-submit-recovery', function () {
+  this.timeout(30000);
+  let sim: Simulator;
+
+  before(async function () {
+    sim = await startSimulator();
+  });
+  after(async function () {
+    await sim.stop();
+  });
+  afterEach(async function () {
+    await helper.unload();
+    sim.reset();
+    seenErrors.forgetAllWatches();
+  });
+
+  const submissions = (): { path: string; body: unknown }[] =>
+    sim.requests.filter((r) => r.api === 'B' && r.method === 'POST' && r.path.startsWith('/api/vector/v3/instrument-errors/'));
+
+  async function load(recovery: Record<string, unknown> = {}): Promise<void> {
+    const server = bServerFlow(sim);
+    await loadFlow(
+      [
+        ...server.nodes,
+        { id: 'submit', type: 'lh-submit-recovery', server: 'server', kind: 'recovery', wires: [['out']], ...recovery },
+        { id: 'out', type: 'helper' },
+        { id: 'catcher', type: 'catch', scope: ['submit'], wires: [['caught']] },
+        { id: 'caught', type: 'helper' },
+      ],
+      server.credentials,
+    );
+  }
+
+  async function expectFailure(msg: Msg, field: string | undefined, message: RegExp): Promise<Msg> {
+    const caught = nextMessage(helper.getNode('caught'));
+    const out = collect(helper.getNode('out'));
+    helper.getNode('submit').receive(msg);
+    const details = (await caught)._error as Msg;
+    assert.equal(details.field, field);
+    assert.match(String(details.message), message);
+    assert.equal(out.length, 0);
+    return details;
+  }
+
+  it('submits a recovery for an error wired from lh-error-poll with only msg.selectedActionId added', async function () {
+    const injected = sim.injectInstrumentError();
+    sim.state.handlers.add('nodered1'); // registered (lh-register-handler's own tests cover registering)
+    const server = bServerFlow(sim);
+    await loadFlowWithChange(
+      [
+        ...server.nodes,
+        { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'B', interval: 0.5, wires: [['choose'], ['resolved'], []] },
+        setProperty('choose', 'selectedActionId', 3, ['submit']),
+        { id: 'submit', type: 'lh-submit-recovery', server: 'server', kind: 'recovery', wires: [['out']] },
+        { id: 'out', type: 'helper' },
+        { id: 'resolved', type: 'helper' },
+      ],
+      server.credentials,
+    );
+    const resolved = collect(helper.getNode('resolved'));
+    const out = await nextMessage(helper.getNode('out'));
+    assert.equal((out.payload as Msg).success, true);
+    assert.equal(out.uuid, injected.uuid);
+    const sent = submissions();
+    assert.equal(sent.length, 1);
+    assert.equal(sent[0].path, `/api/vector/v3/instrument-errors/${injected.uuid}/recovery`);
+    const body = sent[0].body as Msg;
+    assert.equal(body.uuid, injected.uuid);
+    assert.equal(body.selectedActionId, 3);
+    assert.equal(body.selectedActionIsRecovery, true);
+    assert.equal(body.errorHandlingKey, 'nodered1');
+    assert.ok(!Number.isNaN(Date.parse(String(body.date))));
+    await statusCalls('poll', 3);
+    assert.equal(resolved.length, 1);
+    assert.equal(sim.state.instrumentErrors[0].acceptedSubmissions, 1);
+  });
+
+  it('fails clearly with the instrument message when the key is not registered, and does not retry', async function () {
+    const injected = sim.injectInstrumentError();
+    await load();
+    const details = await expectFailure({ payload: injected, selectedActionId: 1 }, undefined, /submit-recovery for error .* was refused: .*/);
+    assert.equal(details.operation, 'submit-recovery');
+    assert.equal((details.body as Msg).success, false);
+    assert.equal(submissions().length, 1);
+    assert.equal(sim.state.instrumentErrors[0].handled, false);
+  });
+
+  it('submits an action with selectedActionIsRecovery taken from the error, msg.kind, inputs and an explicit key', async function () {
+    const injected = sim.injectInstrumentError();
+    sim.state.handlers.add('other2');
+    await load({ kind: 'msg' });
+    const out = nextMessage(helper.getNode('out'));
+    helper.getNode('submit').receive({ payload: injected, kind: 'action', selectedActionId: 4, clientKey: 'other2', inputs: [] });
+    assert.equal(((await out).payload as Msg).success, true);
+    const sent = submissions();
+    assert.equal(sent[0].path, `/api/vector/v3/instrument-errors/${injected.uuid}/action`);
+    assert.equal((sent[0].body as Msg).selectedActionIsRecovery, false);
+    assert.equal((sent[0].body as Msg).errorHandlingKey, 'other2');
+  });
+
+  it('takes msg.uuid when there is no polled error in the payload', async function () {
+    const injected = sim.injectInstrumentError();
+    sim.state.handlers.add('nodered1');
+    await load({ selectedActionId: '1', selectedActionIdType: 'num' });
+    const out = nextMessage(helper.getNode('out'));
+    helper.getNode('submit').receive({ uuid: injected.uuid });
+    assert.equal(((await out).payload as Msg).success, true);
+    assert.equal((submissions()[0].body as Msg).selectedActionIsRecovery, true);
+  });
+
+  it('validates everything before sending', async function () {
+    const injected = sim.injectInstrumentError();
+    await load();
+    await expectFailure({ uuid: 'not-a-uuid', selectedActionId: 1 }, 'uuid', /uuid must be a UUID/);
+    await expectFailure({ selectedActionId: 1 }, 'uuid', /uuid is required/);
+    await expectFailure({ payload: injected }, 'selectedActionId', /selectedActionId is required/);
+    await expectFailure({ payload: injected, selectedActionId: 'one' }, 'selectedActionId', /whole number/);
+    await expectFailure({ payload: injected, selectedActionId: 9 }, 'selectedActionId', /one of the actions error .* offers: 1 Retry \(default\), 2 /);
+    await expectFailure({ payload: injected, selectedActionId: 1, selectedActionIsRecovery: 'yes' }, 'selectedActionIsRecovery', /boolean/);
+    await expectFailure({ payload: injected, selectedActionId: 1, inputs: [{ id: 'a', value: '2' }] }, 'inputs[0].id', /whole number/);
+    await expectFailure({ payload: injected, selectedActionId: 1, detailedErrorRecoveries: {} }, 'detailedErrorRecoveries', /array/);
+    await expectFailure({ payload: injected, selectedActionId: 1, date: 'yesterday' }, 'date', /ISO 8601/);
+    await expectFailure({ payload: injected, selectedActionId: 1, errorHandlingKey: 'has space' }, 'errorHandlingKey', /letters/);
+    assert.equal(submissions().length, 0);
+  });
+
+  it('validates the kind from msg.kind', async function () {
+    const injected = sim.injectInstrumentError();
+    await load({ kind: 'msg' });
+    await expectFailure({ payload: injected, selectedActionId: 1, kind: 'retry' }, 'kind', /kind must be one of recovery, action/);
+    assert.equal(submissions().length, 0);
+  });
+});
