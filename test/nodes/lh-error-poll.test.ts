@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Simulator } from '../../src/simulator';
 import { collect, helper, loadFlow, nextMessage, startSimulator, USER } from '../support/runtime';
-import { activeTimeouts, bServerFlow, messageWhere, recordDeliveries, seenErrors, statusCalls, stopRecording } from './lh-error-poll.support';
+import { activeTimeouts, bServerFlow, messageWhere, recordDeliveries, runtimeSettings, seenErrors, statusCalls, stopRecording } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
@@ -17,7 +17,7 @@ describe('lh-error-poll', function () {
   });
   afterEach(async function () {
     await helper.unload();
-    helper.settings({ contextStorage: undefined });
+    runtimeSettings({ contextStorage: undefined });
     stopRecording();
     sim.reset();
     seenErrors.forgetAllWatches();
@@ -197,7 +197,7 @@ describe('lh-error-poll', function () {
     ];
     // A configured store, as a restart-proof setup has (localfilesystem); with none, Node-RED drops a node's
     // context whenever it stops. The test helper never loads context stores: load them, then deploy again.
-    helper.settings({ contextStorage: { default: { module: 'memory' }, keep: { module: 'memory' } } });
+    runtimeSettings({ contextStorage: { default: { module: 'memory' }, keep: { module: 'memory' } } });
     const f = flow({ persist: true, store: 'keep' });
     f.nodes = onTab(f.nodes);
     await loadFlow(f.nodes, f.credentials);
