@@ -112,23 +112,22 @@ export class Session extends EventEmitter {
     }
   }
 
-  /** Ends the session on the instrument (DELETE authenticate); errors are ignored, the token is dropped either way. */
-  async logout(): Promise<void> {
+  /**
+   * Ends the session for good: no login starts after this, a login in flight is awaited, and the token is
+   * given back with DELETE authenticate (errors ignored: the instrument may be gone; the token expires anyway).
+   */
+  async end(): Promise<void> {
+    this.closed = true;
     if (this.pending) await this.pending.catch(() => undefined);
     const token = this.current?.value;
     this.current = undefined;
+    this.setState('closed');
     if (!token) return;
     try {
       await this.transport.request({ api: 'A', method: 'DELETE', path: '/authenticate', operation: 'logout', idempotent: false, token });
     } catch {
-      // The instrument may already be gone; the token expires on its own.
+      // Nothing more to do: the session ends on the instrument when the token expires.
     }
-  }
-
-  close(): void {
-    this.closed = true;
-    this.current = undefined;
-    this.setState('closed');
   }
 
   private async reauthenticate(stale: string): Promise<string> {
