@@ -4,7 +4,7 @@ import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { requireClient, LhServerNode } from '../shared/server-node';
 import { failureReason, Status } from '../shared/status';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from './error-messages';
-import { backoffMs, intervalMs, PollLoop, withJitter } from './poll-loop';
+import { backoffMs, desyncMs, intervalMs, PollLoop, withJitter } from './poll-loop';
 import { forgetWatch, Source, watchFor, watchKey, WatchState } from './seen-errors';
 import { severityFilter } from './severity';
 
@@ -96,6 +96,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   const store = typeof config.store === 'string' && config.store.trim() !== '' ? config.store.trim() : undefined;
   let refusedPolls = 0;
   let lastProblem = '';
+  let desynced = false;
 
   const loop = new PollLoop(pollOnce);
 
@@ -179,7 +180,14 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     }
 
     if (refused.length > 0) return withJitter(backoffMs(baseMs, refusedPolls, 0));
-    return withJitter(backoffMs(baseMs, watch.unreachablePolls, grace));
+    const delay = backoffMs(baseMs, watch.unreachablePolls, grace);
+    if (delay > baseMs) return withJitter(delay);
+    // Jitter on every poll would add up to 10 % to the detection latency; a one-off phase shift spreads nodes as well.
+    if (!desynced) {
+      desynced = true;
+      return desyncMs(baseMs);
+    }
+    return baseMs;
   }
 
   function pendingCount(): number {

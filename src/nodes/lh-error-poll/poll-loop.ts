@@ -1,7 +1,9 @@
 /**
  * A self-rescheduling poll: the next poll is planned only when the previous one has finished, so polls never
- * overlap; `trigger()` polls at once (or right after a running poll); `stop()` clears the timer and makes the
- * result of a poll still in flight irrelevant (the caller checks `stopped`).
+ * overlap; the delay a poll returns counts from that poll's start, so the poll's own duration does not stretch
+ * the interval (a poll that took longer is followed at once). `trigger()` polls at once (or right after a running
+ * poll); `stop()` clears the timer and makes the result of a poll still in flight irrelevant (the caller checks
+ * `stopped`).
  */
 export class PollLoop {
   private timer?: NodeJS.Timeout;
@@ -9,7 +11,7 @@ export class PollLoop {
   private again = false;
   private stoppedValue = false;
 
-  /** `poll` returns the delay before the next poll in ms. */
+  /** `poll` returns the delay from its start to the start of the next poll, in ms. */
   constructor(private readonly poll: () => Promise<number>) {}
 
   get stopped(): boolean {
@@ -44,6 +46,7 @@ export class PollLoop {
   private async tick(): Promise<void> {
     this.timer = undefined;
     this.running = true;
+    const started = Date.now();
     let delay: number;
     try {
       delay = await this.poll();
@@ -56,7 +59,7 @@ export class PollLoop {
       this.again = false;
       delay = 0;
     }
-    this.schedule(delay);
+    this.schedule(Math.max(0, delay - (Date.now() - started)));
   }
 }
 
@@ -71,7 +74,7 @@ export function intervalMs(seconds: unknown): number {
   return Math.max(MIN_INTERVAL_MS, Math.round(s * 1000));
 }
 
-/** Up to 10 % more than the delay, so many nodes started together do not poll in lock-step. */
+/** Up to 10 % more than the delay, so many nodes backing off together do not retry in lock-step. */
 export function withJitter(ms: number, random: () => number = Math.random): number {
   return Math.round(ms * (1 + 0.1 * random()));
 }
@@ -81,6 +84,14 @@ export function withJitter(ms: number, random: () => number = Math.random): numb
  * instrument counts as offline (or a login is refused) it doubles with each further failure, up to a cap
  * (60 s, or the interval when that is longer).
  */
+/**
+ * The first delay after a deploy: up to 10 % shorter than the interval, so nodes started together spread over a
+ * tenth of it, and keep that phase (the steady interval is exact: no error waits longer than one interval).
+ */
+export function desyncMs(ms: number, random: () => number = Math.random): number {
+  return Math.round(ms * (1 - 0.1 * random()));
+}
+
 export function backoffMs(baseMs: number, failures: number, graceFailures: number): number {
   const beyond = failures - graceFailures;
   if (failures <= 0 || beyond < 0) return baseMs;
