@@ -31,6 +31,8 @@ export const DEFAULT_ACTIONS: ErrorAction[] = [
   { id: 4, description: 'Abort the run', isRecovery: false, isDefault: false },
 ];
 
+const MAX_HANDLED = 1000;
+
 export type SubmissionKind = 'recovery' | 'action';
 
 export class InstrumentErrorBook {
@@ -66,6 +68,9 @@ export class InstrumentErrorBook {
       rejectedSubmissions: 0,
     };
     this.errors.push(error);
+    // handled errors are kept for inspection, bounded
+    const handled = this.errors.filter((e) => e.handled);
+    if (handled.length > MAX_HANDLED) this.errors = this.errors.filter((e) => e !== handled[0]);
     return clone(error);
   }
 

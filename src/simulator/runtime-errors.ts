@@ -11,6 +11,8 @@ import { HttpProblem, badRequest, notFound } from './problem';
 import { FieldErrors, field, isObject, optionalString, parseIntQuery, requireObject, requireString } from './json-fields';
 import type { ClearResult, ErrorList, ErrorRecord, PendingError, PendingErrorSeed, Severity } from './types';
 
+/** the history is bounded so that a simulator left running for months stays small */
+export const MAX_HISTORY = 10_000;
 export const DEFAULT_RESPONSES = ['Retry', 'Abort', 'Ignore'];
 const SEVERITIES: Severity[] = ['Warning', 'Error', 'Fatal'];
 
@@ -58,6 +60,7 @@ export class RuntimeErrorBook {
       handled: false,
     };
     this.all.push(error);
+    if (this.history.length >= MAX_HISTORY) this.history.shift();
     this.history.push({
       id,
       code: seed.code ?? this.nextCode++,

@@ -62,6 +62,10 @@ export class Simulator implements ControlTarget {
   private httpsServer?: https.Server;
   private readonly sockets = new Set<Socket>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** resolvers of delays still running: stop() settles them so nothing awaits forever */
+  private readonly waiting = new Set<() => void>();
+  /** bumped by every stop(): work that outlived a stop sees the change and gives up */
+  private generation = 0;
   private running = false;
 
   constructor(options: SimulatorOptions = {}) {
@@ -137,15 +141,22 @@ export class Simulator implements ControlTarget {
   /** Closes both servers and every open socket, clears every timer. */
   async stop(): Promise<void> {
     this.running = false;
+    this.generation++;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+    const waiting = [...this.waiting];
+    this.waiting.clear();
+    for (const resolve of waiting) resolve();
     await this.closeServers();
   }
 
   /** Stops, waits `downtimeMs`, starts again on the same ports; all state is kept. */
   async restart(downtimeMs = 0): Promise<void> {
-    await this.stop();
-    if (downtimeMs > 0) await this.delay(downtimeMs);
+    const stopping = this.stop();
+    const generation = this.generation; // stop() bumped it synchronously
+    await stopping;
+    if (downtimeMs > 0 && generation === this.generation) await this.delay(downtimeMs);
+    if (generation !== this.generation) return; // stop() was called during the downtime: stay stopped
     await this.start();
   }
 
@@ -278,8 +289,9 @@ export class Simulator implements ControlTarget {
     this.record(entry);
 
     const faults = this.currentFaults;
+    const generation = this.generation;
     if (faults.latencyMs) await this.delay(faults.latencyMs);
-    if (!this.running || res.destroyed) return;
+    if (!this.running || generation !== this.generation || res.destroyed) return;
     const outcome = rollFault(faults);
     if (outcome === 'reset') {
       req.socket.destroy();
@@ -364,9 +376,16 @@ export class Simulator implements ControlTarget {
     this.timers.add(t);
   }
 
-  /** A delay that stop() cancels (the waiting promise is then simply never resolved). */
+  /** A delay that stop() cuts short (callers check `running` or `generation` afterwards). */
   private delay(ms: number): Promise<void> {
-    return new Promise((resolve) => this.schedule(ms, resolve));
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.waiting.delete(done);
+        resolve();
+      };
+      this.waiting.add(done);
+      this.schedule(ms, done);
+    });
   }
 
   private async closeServers(): Promise<void> {

@@ -216,6 +216,16 @@ describe('simulator: restart and stop', function () {
     assert.equal(count(), baseline, JSON.stringify(process.getActiveResourcesInfo()));
   });
 
+  it('stop() during the downtime of restart() settles the restart and stays stopped', async function () {
+    const sim = new Simulator();
+    await sim.start();
+    const restarting = sim.restart(60_000);
+    await new Promise((r) => setImmediate(r));
+    await sim.stop();
+    await restarting;
+    assert.equal((sim.summary() as { running: boolean }).running, false);
+  });
+
   it('start() fails clearly when the port is taken', async function () {
     const a = new Simulator();
     await a.start();
