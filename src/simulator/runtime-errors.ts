@@ -65,7 +65,7 @@ export class RuntimeErrorBook {
       id,
       code: seed.code ?? this.nextCode++,
       innerError: {},
-      message: `${title}: ${message}`,
+      message,
       type: 'Runtime',
       severity,
       date: now,

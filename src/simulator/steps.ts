@@ -164,7 +164,8 @@ export class StepStore {
       const stepId = errors.check(() => requireInt32(raw, 'stepId'));
       const stepOrder = errors.check(() => requireInt32(raw, 'stepOrder'));
       if (stepId === undefined || stepOrder === undefined) return;
-      if (!p.steps.some((s) => s.id === stepId)) errors.add(`[${i}].stepId`, `Step ${stepId} does not belong to protocol ${protocolId}.`);
+      if (items.some((x) => x.stepId === stepId)) errors.add(`[${i}].stepId`, `Step ${stepId} is listed more than once.`);
+      else if (!p.steps.some((s) => s.id === stepId)) errors.add(`[${i}].stepId`, `Step ${stepId} does not belong to protocol ${protocolId}.`);
       if (stepOrder < 1) errors.add(`[${i}].stepOrder`, 'stepOrder must be 1 or greater.');
       items.push({ stepId, stepOrder });
     });

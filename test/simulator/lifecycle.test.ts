@@ -239,3 +239,33 @@ describe('simulator: restart and stop', function () {
     }
   });
 });
+
+describe('simulator: seed and reset', function () {
+  it('seed: false starts without protocols or service routines', async function () {
+    const sim = new Simulator({ seed: false });
+    assert.equal(sim.state.protocols.size, 0);
+    assert.equal(sim.state.serviceRoutines.length, 0);
+    assert.equal(sim.state.softwareSettings.defaultAmbientTemperature, 22);
+  });
+
+  it('reset() restores the seed and clears lockouts, handlers, errors, faults and the log', async function () {
+    const h = await startHarness({ policy: { maximumLoginAttempts: 1 } });
+    try {
+      const token = await h.login();
+      await h.a.post('/api/v1/authenticate', { username: 'admin', password: 'wrong' }, { headers: { 'Content-Type': JSON_PATCH } });
+      await assert.rejects(h.login(), /locked/i);
+      h.sim.addProtocol('extra');
+      h.sim.injectInstrumentError();
+      h.sim.setFaults({ latencyMs: 1 });
+      h.sim.reset();
+      assert.equal(h.sim.state.protocols.size, 2);
+      assert.equal(h.sim.state.instrumentErrors.length, 0);
+      assert.equal(h.sim.requests.length, 0);
+      assert.deepEqual(h.sim.faults, {});
+      await h.login();
+      assert.equal((await h.a.get('/api/v1/authenticate/check-authentication', bearer(token))).status, 200, 'issued tokens stay valid');
+    } finally {
+      await h.close();
+    }
+  });
+});

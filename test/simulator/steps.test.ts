@@ -145,6 +145,9 @@ describe('simulator: protocol steps (4.1)', function () {
     assert.equal(bad.status, 400);
     problemOf(bad);
     assert.equal((await h.a.put(`${base}/1/step/reorder-step`, { stepId: a.id }, bearer(token, JSON_TYPE))).status, 400);
+    const twice = await h.a.put(`${base}/1/step/reorder-step`, [{ stepId: a.id, stepOrder: 1 }, { stepId: a.id, stepOrder: 2 }], bearer(token, JSON_TYPE));
+    assert.equal(twice.status, 400);
+    assert.equal((await list(1)).length, 3);
   });
 
   it('renames (non-empty) and disables/enables a step', async function () {
