@@ -174,8 +174,9 @@ export class Simulator implements ControlTarget {
     return { ...this.currentFaults };
   }
 
+  /** Replaces the active faults with `f` (fields left out are off); throws RangeError for nonsense values. */
   setFaults(f: Faults): void {
-    this.currentFaults = { ...this.currentFaults, ...normaliseFaults(f) };
+    this.currentFaults = normaliseFaults(f);
   }
 
   clearFaults(): void {
