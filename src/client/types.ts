@@ -1,5 +1,7 @@
 /** Resource shapes of interfaces.md as the client sees them (property names normalised to camelCase). */
 
+export type { ClearResult, PolicySettings, SoftwareSettings } from '../spec/contract';
+
 export interface AuthResult {
   userName?: string;
   userId?: string;
@@ -96,29 +98,6 @@ export interface RuntimeErrorAnswer {
   groupId?: string;
   selectedResponse: string;
   errorData: { id: string; selectedResponse: string }[];
-}
-
-export interface ClearResult {
-  numberOfErrorsCleared: number;
-  numberOfErrorsNotCleared: number;
-}
-
-export interface SoftwareSettings {
-  hideKeyboard: boolean;
-  generateRunReport: boolean;
-  allowRedWarningOverride: boolean;
-  defaultAmbientTemperature: number;
-}
-
-export interface PolicySettings {
-  maximumLoginAttempts: number;
-  lockTimeout: number;
-  passwordExpires: number;
-  passwordExpiresNotification: number;
-  minimumPasswordLength: number;
-  inactiveLogout: number;
-  logoutCountdown: number;
-  enableUserManagement: boolean;
 }
 
 export interface ServiceRoutine {

@@ -1,29 +1,12 @@
+import { CLIENT_KEY_PATTERN, STEP_TYPES, StepType } from '../spec/contract';
 import { validationError } from './errors';
 
 export const INT32_MAX = 2147483647;
 export const INT32_MIN = -2147483648;
 
-export const STEP_TYPES = [
-  'AddReagentStep',
-  'ReplicateSamplesStep',
-  'TransferSamplesStep',
-  'HeatShakeStep',
-  'PauseStep',
-  'HitPickingStep',
-  'SerialDilutionStep',
-  'RtsaStep',
-  'BarcodeStep',
-  'TransportStep',
-  'NormalizationStep',
-  'ReagentFromFileStep',
-  'LightingStep',
-  'HeatCoolStep',
-  'LidStep',
-  'HepaStep',
-] as const;
-export type StepType = (typeof STEP_TYPES)[number];
+export { STEP_TYPES } from '../spec/contract';
+export type { StepType } from '../spec/contract';
 
-const CLIENT_KEY = /^[A-Za-z0-9]+$/;
 export const CLIENT_KEY_MAX_LENGTH = 128;
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const ERROR_ID = /^[A-Za-z0-9._~:-]{1,200}$/;
@@ -79,7 +62,7 @@ export function nonEmptyString(value: unknown, field: string, operation: string,
 }
 
 export function clientKey(value: unknown, field: string, operation: string): string {
-  if (typeof value !== 'string' || !CLIENT_KEY.test(value) || value.length > CLIENT_KEY_MAX_LENGTH) {
+  if (typeof value !== 'string' || !CLIENT_KEY_PATTERN.test(value) || value.length > CLIENT_KEY_MAX_LENGTH) {
     throw validationError(
       operation,
       field,

@@ -11,12 +11,13 @@
  *   path, selectedActionId not an int32, input ids the action does not have) are 400 problem details.
  */
 import { randomUUID } from 'crypto';
+import { CLIENT_KEY_PATTERN } from '../spec/contract';
 import { HttpProblem, badRequest, notFound } from './problem';
 import { FieldErrors, field, isInt32, isObject, requireObject } from './json-fields';
 import type { ErrorAction, ErrorData, InstrumentError, InstrumentErrorSeed, ResultWrapper } from './types';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const KEY = /^[A-Za-z0-9]+$/;
+const KEY = CLIENT_KEY_PATTERN;
 
 export const DEFAULT_ACTIONS: ErrorAction[] = [
   { id: 1, description: 'Retry', isRecovery: true, isDefault: true },

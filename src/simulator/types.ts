@@ -3,26 +3,10 @@
  * option, fault and log types. Field names are camelCase, as the real ASP.NET service answers.
  */
 
-export const STEP_TYPES = [
-  'AddReagentStep',
-  'ReplicateSamplesStep',
-  'TransferSamplesStep',
-  'HeatShakeStep',
-  'PauseStep',
-  'HitPickingStep',
-  'SerialDilutionStep',
-  'RtsaStep',
-  'BarcodeStep',
-  'TransportStep',
-  'NormalizationStep',
-  'ReagentFromFileStep',
-  'LightingStep',
-  'HeatCoolStep',
-  'LidStep',
-  'HepaStep',
-] as const;
+import type { PolicySettings, SoftwareSettings, StepType } from '../spec/contract';
 
-export type StepType = (typeof STEP_TYPES)[number];
+export { STEP_TYPES } from '../spec/contract';
+export type { ClearResult, PolicySettings, SoftwareSettings, StepType } from '../spec/contract';
 
 /** A stored step: the common fields of 2.1 plus any variant fields exactly as the client sent them. */
 export interface Step {
@@ -124,31 +108,6 @@ export interface ErrorList {
   totalItemCount: number;
   currentOffset: number;
   items: ErrorRecord[];
-}
-
-export interface ClearResult {
-  numberOfErrorsCleared: number;
-  numberOfErrorsNotCleared: number;
-}
-
-/** 2.5 */
-export interface SoftwareSettings {
-  hideKeyboard: boolean;
-  generateRunReport: boolean;
-  allowRedWarningOverride: boolean;
-  defaultAmbientTemperature: number;
-}
-
-/** 2.6; lockTimeout is in minutes, passwordExpires and passwordExpiresNotification in days (the simulator's reading). */
-export interface PolicySettings {
-  maximumLoginAttempts: number;
-  lockTimeout: number;
-  passwordExpires: number;
-  passwordExpiresNotification: number;
-  minimumPasswordLength: number;
-  inactiveLogout: number;
-  logoutCountdown: number;
-  enableUserManagement: boolean;
 }
 
 /** 2.7 */
