@@ -29,6 +29,14 @@ export interface DebugMessage {
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, next: (err?: unknown) => void) => void;
 
+interface CommsEvent {
+  topic: string;
+  data: unknown;
+}
+interface FlowsStartedEvent {
+  config?: { rev?: string };
+}
+
 /* Node-RED boundary: the module has no types. Only what these tests use. */
 interface NodeRedModule {
   init(server: http.Server, settings: Record<string, unknown>): void;
@@ -37,9 +45,10 @@ interface NodeRedModule {
   httpAdmin: Handler;
   httpNode: Handler;
   events: {
-    // each event has its own payload: method syntax lets a listener declare the payload of its event
-    on(event: string, l: (e: unknown) => void): void;
-    off(event: string, l: (e: unknown) => void): void;
+    on(event: 'comms', l: (e: CommsEvent) => void): void;
+    on(event: 'flows:started', l: (e: FlowsStartedEvent) => void): void;
+    off(event: 'comms', l: (e: CommsEvent) => void): void;
+    off(event: 'flows:started', l: (e: FlowsStartedEvent) => void): void;
   };
   runtime: { flows: { setFlows(opts: { flows: { flows: FlowNode[]; credentials?: Credentials }; deploymentType?: string }): Promise<{ rev: string }> } };
 }
@@ -115,7 +124,7 @@ async function start(): Promise<EmbeddedRed> {
   // The runtime starts flows after a deploy has returned: its "flows:started" event names the revision it started.
   const startedRevs = new Set<string>();
   const revWaiters = new Set<() => void>();
-  const onFlowsStarted = (e: { config?: { rev?: string } }): void => {
+  const onFlowsStarted = (e: FlowsStartedEvent): void => {
     startedRevs.add(e.config?.rev ?? '');
     for (const w of [...revWaiters]) w();
   };
@@ -135,7 +144,7 @@ async function start(): Promise<EmbeddedRed> {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const debugListeners = new Set<(m: DebugMessage) => void>();
-  const onComms = (e: { topic: string; data: unknown }): void => {
+  const onComms = (e: CommsEvent): void => {
     if (e.topic !== 'debug') return;
     for (const l of [...debugListeners]) l(e.data as DebugMessage);
   };
