@@ -76,13 +76,14 @@ function summary(): Row[] {
   }
   const ses = chosen.includes('session') ? read('session') : undefined;
   if (ses) {
-    const h = ses.hour as Json;
-    rows.push({
-      benchmark: 'session, simulated hour',
-      figure: `${h.logins} login(s) + ${h.renewals} renewals, 401 in the flow: ${h.flow401}`,
-      target: '≤ 13 and 0',
-      met: h.pass ? 'yes' : 'no',
-    });
+    for (const h of (ses.hours ?? [ses.hour]) as Json[]) {
+      rows.push({
+        benchmark: `session, simulated hour at ×${String(h.clockSpeed)}`,
+        figure: `${h.logins} login(s) + ${h.renewals} renewals, 401 in the flow: ${h.flow401}`,
+        target: '≤ 13 and 0',
+        met: h.pass ? 'yes' : 'no',
+      });
+    }
     for (const b of ses.bursts as Json[]) {
       rows.push({ benchmark: `session, ${String(b.case)}`, figure: `${b.logins} login(s), ${b['failed (flow)']} failed`, target: 'exactly 1 login', met: b.logins === 1 && b['failed (flow)'] === 0 ? 'yes' : 'no' });
     }

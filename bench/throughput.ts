@@ -18,7 +18,7 @@ import { percentile, printTable, round, Row, verdict, writeResult } from './supp
 
 const OPS = Number(process.env.LH_BENCH_OPS ?? 2000);
 /** Each variant runs OPS operations once per round, variants interleaved (and rotated) so drift hits all alike; the median round counts. */
-const ROUNDS = Number(process.env.LH_BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.LH_BENCH_ROUNDS ?? 5);
 const WARMUP = 150;
 const CONCURRENCY = (process.env.LH_BENCH_CONCURRENCY ?? '1,8').split(',').map(Number);
 const RUN_LIMIT_MS = 90_000;
@@ -48,6 +48,8 @@ interface RunResult {
   opsPerSec: number;
   p50ms: number;
   p99ms: number;
+  /** CPU time of this process (Node-RED, client, harness; the simulator runs elsewhere) per operation */
+  cpuUsPerOp: number;
 }
 
 /** Runs `count` operations keeping `concurrency` in flight; bounded by RUN_LIMIT_MS. */
@@ -56,6 +58,7 @@ async function drive(variant: string, run: Runner, count: number, concurrency: n
   let issued = 0;
   let errors = 0;
   const started = performance.now();
+  const cpu0 = process.cpuUsage();
   const deadline = started + RUN_LIMIT_MS;
   async function worker(): Promise<void> {
     while (issued < count && performance.now() < deadline) {
@@ -71,6 +74,7 @@ async function drive(variant: string, run: Runner, count: number, concurrency: n
   }
   await Promise.all(Array.from({ length: concurrency }, () => worker()));
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   return {
     variant,
     concurrency,
@@ -80,6 +84,7 @@ async function drive(variant: string, run: Runner, count: number, concurrency: n
     opsPerSec: round(latencies.length / seconds, 0),
     p50ms: round(percentile(latencies, 50), 2),
     p99ms: round(percentile(latencies, 99), 2),
+    cpuUsPerOp: round((cpu.user + cpu.system) / Math.max(1, latencies.length), 0),
   };
 }
 
@@ -236,7 +241,7 @@ async function main(): Promise<void> {
         const r = await drive(v.name, v.run, OPS, c, seq);
         seq += OPS;
         all.push(r);
-        console.log(`  round ${round + 1} ${v.name} c=${c}: ${r.opsPerSec} ops/s (${r.errors} errors)`);
+        console.log(`  round ${round + 1} ${v.name} c=${c}: ${r.opsPerSec} ops/s, ${r.cpuUsPerOp} µs CPU/op (${r.errors} errors)`);
       }
     }
   }
@@ -270,10 +275,11 @@ async function main(): Promise<void> {
         'ops/s': r.opsPerSec,
         'p50 ms': r.p50ms,
         'p99 ms': r.p99ms,
+        'CPU µs/op': r.cpuUsPerOp,
         'lh-steps ×': round(lh.opsPerSec / r.opsPerSec, 2),
       });
     }
-    rows.push({ variant: `targets c=${c}: lh ≥ 0.8×(b) ${verdict(vsAxios >= 0.8)}, ≥ 1.0×(a) ${verdict(vsHttp >= 1.0)}`, 'in flight': c, ops: '', errors: '', 'ops/s': '', 'p50 ms': '', 'p99 ms': '', 'lh-steps ×': '' });
+    rows.push({ variant: `targets c=${c}: lh ≥ 0.8×(b) ${verdict(vsAxios >= 0.8)}, ≥ 1.0×(a) ${verdict(vsHttp >= 1.0)}`, 'in flight': c, ops: '', errors: '', 'ops/s': '', 'p50 ms': '', 'p99 ms': '', 'CPU µs/op': '', 'lh-steps ×': '' });
   }
   printTable(`Throughput: ${OPS} step operations (get, list, rename + read-back) per run, median of ${ROUNDS} interleaved rounds`, rows);
   writeResult('throughput', { ops: OPS, rounds: ROUNDS, warmup: WARMUP, results, ratios, runs: all, targets: { lhVsAxios: 0.8, lhVsHttpRequest: 1.0 } });
