@@ -23,6 +23,7 @@ const USER = { username: 'admin', password: 'labwire' };
 interface EditorNode {
   id: string;
   type: string;
+  z?: string;
 }
 interface EditorRed {
   nodes: {
@@ -239,10 +240,12 @@ describe('editor in Chromium (npm start)', function () {
 
     const imported = await page.evaluate((types) => {
       const red = (globalThis as unknown as { RED: EditorRed }).RED;
-      return red.nodes.filterNodes({}).filter((n) => types.includes(n.type)).map((n) => ({ id: n.id, type: n.type }));
+      return red.nodes.filterNodes({}).filter((n) => types.includes(n.type)).map((n) => ({ id: n.id, type: n.type, z: n.z }));
     }, NODE_TYPES);
     const opNode = imported.find((n) => n.type === 'lh-error-poll') ?? imported.find((n) => n.type === 'lh-clear-errors');
     assert.ok(opNode, `example ${example.name} imported no lh-error-poll or lh-clear-errors node`);
+    // The examples bring their own tab, which the import does not open: open it, as a user does.
+    if (opNode.z) await page.locator(`#red-ui-tab-${opNode.z.replace('.', '-')} a`).first().click();
 
     // Point the example's lh-server at the simulator, the way a user does before the first deploy.
     await page.locator(`g[id="${opNode.id}"] .red-ui-flow-node`).dblclick();
