@@ -37,8 +37,17 @@ export class PrepApi {
     return this.sendA<T>({ ...spec, api: 'A' });
   }
 
-  private async data<T>(spec: ASpec): Promise<T> {
-    return (await this.send<T>(spec)).data;
+  /** The answer's body. A GET answered 2xx without a body (a wrong URL, a proxy) is an error, unless `emptyOk`. */
+  private async data<T>(spec: ASpec, emptyOk = false): Promise<T> {
+    const res = await this.send<T>(spec);
+    if (spec.method === 'GET' && !emptyOk && (res.data === undefined || res.data === null)) {
+      throw new LhError(`${spec.operation}: the preparation service (A) answered ${res.status} without a body where JSON was expected; check the URL in the lh-server node`, {
+        kind: 'response',
+        operation: spec.operation,
+        statusCode: res.status,
+      });
+    }
+    return res.data;
   }
 
   // --- authentication helpers that are not part of the session lifecycle ---
@@ -204,7 +213,7 @@ export class PrepApi {
 
   async pendingErrors(): Promise<PendingError[]> {
     const op = 'check-for-pending-errors';
-    const list = await this.data<unknown>({ method: 'GET', path: '/errors/check-for-pending-errors', operation: op, idempotent: true });
+    const list = await this.data<unknown>({ method: 'GET', path: '/errors/check-for-pending-errors', operation: op, idempotent: true }, true);
     if (list === undefined || list === null) return [];
     if (!Array.isArray(list)) {
       throw new LhError(`${op}: expected an array of pending errors from the instrument`, { kind: 'response', operation: op, body: list });
