@@ -71,7 +71,11 @@ export function failureReason(err: unknown): string {
     case 'tls':
       return 'TLS certificate not trusted';
     case 'auth':
-      return err.operation === 'authenticate' ? 'login failed' : `not authorised (${err.statusCode ?? ''})`;
+      if (err.operation !== 'authenticate') return `not authorised (${err.statusCode ?? ''})`;
+      // The session's message tells which: an expired password needs the change-password path, not a retry.
+      if (/password .* has expired/.test(err.message)) return 'password expired: change in lh-server';
+      if (/locked out/.test(err.message)) return 'login failed: user locked out';
+      return 'login failed';
     case 'config':
       return err.message;
     case 'instrument':
