@@ -1,0 +1,129 @@
+/**
+ * With adminAuth switched on in a real Node-RED (red.js in a child process, this repository as nodesDir), the
+ * package's editor endpoints refuse requests without a valid admin token and answer with one.
+ */
+import assert from 'node:assert/strict';
+import { ChildProcess, spawn } from 'child_process';
+import fs from 'fs';
+import http from 'http';
+import os from 'os';
+import path from 'path';
+import { AddressInfo } from 'net';
+import { Simulator } from '../../src/simulator';
+import { startSimulator } from '../support/runtime';
+
+const root = path.resolve(__dirname, '..', '..');
+const redJs = path.join(path.dirname(require.resolve('node-red/package.json')), 'red.js');
+// eslint-disable-next-line @typescript-eslint/no-var-requires
+const bcrypt = require(require.resolve('bcryptjs', { paths: [path.dirname(require.resolve('node-red/package.json'))] })) as {
+  hashSync(s: string, rounds: number): string;
+};
+const ADMIN_PASSWORD = 'admin-pass-7';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = http.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function call(method: string, url: string, body?: unknown, token?: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(url, { method, headers: { ...(data ? { 'Content-Type': 'application/json' } : {}), ...(token ? { Authorization: `Bearer ${token}` } : {}) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+describe('admin endpoints with adminAuth (real Node-RED, red.js)', function () {
+  this.timeout(60000);
+  let sim: Simulator;
+  let child: ChildProcess | undefined;
+  let userDir: string;
+  let url: string;
+  let token: string;
+
+  before(async function () {
+    sim = await startSimulator();
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-adminauth-'));
+    const flows = [
+      { id: 'server', type: 'lh-server', name: 'sim', baseUrl: sim.baseUrl, instrumentUrl: '', clientKey: 'nodered1', timeout: 3000 },
+    ];
+    fs.writeFileSync(path.join(userDir, 'flows.json'), JSON.stringify(flows));
+    const settings = {
+      uiHost: '127.0.0.1',
+      uiPort: port,
+      userDir,
+      flowFile: 'flows.json',
+      nodesDir: [root],
+      credentialSecret: false,
+      logging: { console: { level: 'info', metrics: false, audit: false } },
+      editorTheme: { tours: false },
+      adminAuth: { type: 'credentials', users: [{ username: 'admin', password: bcrypt.hashSync(ADMIN_PASSWORD, 8), permissions: '*' }] },
+    };
+    const settingsFile = path.join(userDir, 'settings.js');
+    fs.writeFileSync(settingsFile, `module.exports = ${JSON.stringify(settings, null, 2)};\n`);
+    const proc = spawn(process.execPath, [redJs, '--settings', settingsFile, '--userDir', userDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = proc;
+    let output = '';
+    // Started once the log says the flows run (an event, not a sleep); fails if the process ends first.
+    await new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer): void => {
+        output += chunk.toString();
+        if (/Started flows/.test(output)) resolve();
+      };
+      proc.stdout?.on('data', onData);
+      proc.stderr?.on('data', onData);
+      proc.once('exit', (code) => reject(new Error(`node-red exited (${String(code)}):\n${output}`)));
+    });
+    const res = await call('POST', `${url}/auth/token`, { client_id: 'node-red-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD });
+    assert.equal(res.status, 200, res.text);
+    token = (JSON.parse(res.text) as { access_token: string }).access_token;
+  });
+
+  after(async function () {
+    const proc = child;
+    if (proc && proc.exitCode === null) {
+      const exited = new Promise((resolve) => proc.once('exit', resolve));
+      proc.kill('SIGTERM');
+      await exited;
+    }
+    if (userDir) fs.rmSync(userDir, { recursive: true, force: true });
+    await sim.stop();
+  });
+
+  const endpoints: { method: string; path: string; body?: unknown }[] = [
+    { method: 'POST', path: '/lh-server/test-connection', body: { id: 'server', baseUrl: 'http://127.0.0.1:1', username: 'admin', password: '__PWRD__' } },
+    { method: 'POST', path: '/lh-server/server/change-expired-password', body: { newPassword: 'n3w-password' } },
+    { method: 'GET', path: '/lh-server/server/protocols/2/steps' },
+    { method: 'GET', path: '/lh-server/server/service-routines' },
+    { method: 'GET', path: '/lh-server/step-types' },
+  ];
+
+  for (const e of endpoints) {
+    it(`${e.method} ${e.path}: 401 without a token, 401 with a forged one, answered with a valid one`, async function () {
+      sim.clearRequests();
+      const none = await call(e.method, `${url}${e.path}`, e.body);
+      assert.equal(none.status, 401, none.text);
+      const forged = await call(e.method, `${url}${e.path}`, e.body, 'not-a-real-token');
+      assert.equal(forged.status, 401, forged.text);
+      assert.equal(sim.requests.length, 0, 'a refused request never reaches the instrument');
+      const ok = await call(e.method, `${url}${e.path}`, e.body, token);
+      assert.notEqual(ok.status, 401, ok.text);
+      assert.notEqual(ok.status, 403, ok.text);
+      assert.ok(ok.status === 200 || ok.status === 400 || ok.status === 502, `${ok.status} ${ok.text}`);
+      if (e.path === '/lh-server/step-types') assert.ok((JSON.parse(ok.text) as string[]).includes('PauseStep'));
+    });
+  }
+});
