@@ -7,21 +7,13 @@
  */
 import { FlowNode, serverNode, sink, startNodeRed, tab } from './support/node-red';
 import { SimFleet } from './support/sim-fleet';
-import { percentile, printTable, round, sleep, verdict, writeResult } from './support/report';
+import { forceGc, percentile, printTable, round, sleep, verdict, writeResult } from './support/report';
 
 const INSTRUMENTS = Number(process.env.LH_BENCH_INSTRUMENTS ?? 100);
 const WINDOW_MS = Number(process.env.LH_BENCH_FLEET_SECONDS ?? 60) * 1000;
 const WARMUP_MS = 5000;
 const INTERVAL_MS = 1000;
 const MB = 1024 * 1024;
-
-function gc(): void {
-  const collect = (globalThis as { gc?: () => void }).gc;
-  if (collect) {
-    collect();
-    collect();
-  }
-}
 
 async function main(): Promise<void> {
   if (!(globalThis as { gc?: unknown }).gc) console.warn('  (run with --expose-gc for a forced GC before the memory readings)');
@@ -35,7 +27,7 @@ async function main(): Promise<void> {
   await red.deploy(flow);
   await sleep(WARMUP_MS);
 
-  gc();
+  forceGc();
   const mem0 = process.memoryUsage();
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
@@ -44,7 +36,7 @@ async function main(): Promise<void> {
   const cpu = process.cpuUsage(cpu0);
   const elapsedUs = Number(process.hrtime.bigint() - t0) / 1000;
   const wallEnd = Date.now();
-  gc();
+  forceGc();
   const mem1 = process.memoryUsage();
 
   const logs = await fleet.logs();

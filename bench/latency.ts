@@ -5,10 +5,9 @@
  * injection (timestamped in the simulator process) to the msg on output 1 (timestamped at the node wired to it).
  * Lost = injected but never emitted on output 1; duplicated = emitted more than once.
  */
-import { performance } from 'perf_hooks';
 import { Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
 import { SimFleet } from './support/sim-fleet';
-import { percentile, printTable, round, Row, sleep, verdict, writeResult } from './support/report';
+import { percentile, preciseNow, printTable, round, Row, sleep, verdict, writeResult } from './support/report';
 
 /** configured seconds, how long to inject; 0.2 s is asked for, the node clamps it to its minimum of 0.5 s */
 const PHASES = [
@@ -17,10 +16,6 @@ const PHASES = [
 ];
 const RATE_PER_SEC = 6;
 const MIN_INTERVAL_S = 0.5;
-
-function now(): number {
-  return performance.timeOrigin + performance.now();
-}
 
 async function main(): Promise<void> {
   const fleet = await SimFleet.start(1);
@@ -42,7 +37,7 @@ async function main(): Promise<void> {
     ]);
     const raised: { key: string; time: number }[] = [];
     let connectionEvents = 0;
-    red.onInput('raised', (msg: Msg) => raised.push({ key: String(msg.source === 'B' ? msg.uuid : msg.errorId), time: now() }));
+    red.onInput('raised', (msg: Msg) => raised.push({ key: String(msg.source === 'B' ? msg.uuid : msg.errorId), time: preciseNow() }));
     red.onInput('conn', () => connectionEvents++);
     await sleep(1500); // logged in, first polls done
     await fleet.clearLog();

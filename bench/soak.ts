@@ -9,7 +9,7 @@
 import fs from 'fs';
 import { FlowNode, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
 import { SimFleet } from './support/sim-fleet';
-import { printTable, round, sleep, verdict, writeResult } from './support/report';
+import { forceGc, printTable, round, sleep, verdict, writeResult } from './support/report';
 
 const DEPLOYS = Number(process.env.LH_BENCH_DEPLOYS ?? 500);
 const WARMUP_DEPLOYS = 10;
@@ -50,14 +50,9 @@ interface Snapshot {
   rssMb: number;
 }
 
-function gc(): void {
-  const collect = (globalThis as { gc?: () => void }).gc;
-  if (collect) for (let i = 0; i < 3; i++) collect();
-}
-
 async function snapshot(): Promise<Snapshot> {
   await sleep(1500); // keep-alive sockets and close handshakes settle; a poll or two happen
-  gc();
+  forceGc(3);
   const resources: Record<string, number> = {};
   for (const r of process.getActiveResourcesInfo()) resources[r] = (resources[r] ?? 0) + 1;
   // Idle keep-alive sockets are unref'd and so missing from getActiveResourcesInfo(): count the process's socket fds.

@@ -2,6 +2,7 @@
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
+import { performance } from 'perf_hooks';
 
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
@@ -49,6 +50,17 @@ export function writeResult(name: string, result: Record<string, unknown>): stri
   fs.writeFileSync(file, `${JSON.stringify({ benchmark: name, date: new Date().toISOString(), machine: machine(), ...result }, null, 2)}\n`);
   console.log(`\n-> ${path.relative(process.cwd(), file)}`);
   return file;
+}
+
+/** Wall-clock ms with sub-millisecond resolution, comparable between processes of one machine. */
+export function preciseNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** A full GC when node runs with --expose-gc (run-all passes it), else nothing. */
+export function forceGc(times = 2): void {
+  const collect = (globalThis as { gc?: () => void }).gc;
+  if (collect) for (let i = 0; i < times; i++) collect();
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -2,19 +2,14 @@
  * Child process hosting one or more simulators, so their CPU never counts against the Node-RED process under
  * measurement. Driven over IPC by sim-fleet.ts: {id, cmd, args} -> {id, result} | {id, error}.
  */
-import { performance } from 'perf_hooks';
 import { Simulator } from '../../src/simulator';
 import type { Faults, LoggedRequest } from '../../src/simulator';
 import type { ChildCommand, ChildReply, InjectionRecord, LogEntry } from './sim-protocol';
+import { preciseNow } from './report';
 
 const sims: Simulator[] = [];
 const injections: InjectionRecord[] = [];
 const injectTimers = new Set<NodeJS.Timeout>();
-
-/** Wall-clock time with sub-millisecond resolution, comparable across processes of one machine. */
-function now(): number {
-  return performance.timeOrigin + performance.now();
-}
 
 function compact(r: LoggedRequest): LogEntry {
   return { method: r.method, path: r.path, status: r.status, time: r.time, auth: r.authorization ?? '' };
@@ -36,7 +31,7 @@ function startInjecting(index: number, ratePerSec: number, durationMs: number, h
   const next = (): void => {
     if (Date.now() >= end) return;
     const kind: 'A' | 'B' = n++ % 2 === 0 ? 'A' : 'B';
-    const time = now();
+    const time = preciseNow();
     const key = kind === 'A' ? sim.injectPendingError({ severity: 'Error' }).id : sim.injectInstrumentError().uuid;
     injections.push({ key, kind, time });
     later(holdMs, () => (kind === 'A' ? sim.resolvePendingError(key) : sim.resolveInstrumentError(key)));
