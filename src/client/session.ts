@@ -50,6 +50,9 @@ const MAX_MARGIN_MS = 15000;
 export class Session extends EventEmitter {
   readonly stats: SessionStats = { logins: 0, renewals: 0, loginFailures: 0, reauthentications: 0 };
   private current?: Token;
+  private renewTimer?: NodeJS.Timeout;
+  /** Whether anyone asked for the token since it was issued: only a session in use is renewed on schedule. */
+  private inUse = false;
   private pending?: Promise<string>;
   private blocked?: LhError;
   private closed = false;
@@ -91,6 +94,12 @@ export class Session extends EventEmitter {
     if (!this.usesLogin) return undefined;
     if (this.closed) throw new LhError('the lh-server node was closed', { kind: 'config', operation: 'authenticate' });
     if (this.blocked) throw this.blocked;
+    const token = await this.currentOrFresh();
+    this.inUse = true;
+    return token;
+  }
+
+  private currentOrFresh(): Promise<string> | string {
     if (this.pending) return this.pending;
     const now = this.now();
     if (!this.current || now >= this.current.expiresAt - EXPIRY_GUARD_MS) return this.single(() => this.login());
@@ -118,6 +127,7 @@ export class Session extends EventEmitter {
    */
   async end(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.renewTimer);
     if (this.pending) await this.pending.catch(() => undefined);
     const token = this.current?.value;
     this.current = undefined;
@@ -192,6 +202,7 @@ export class Session extends EventEmitter {
       // Renewal is early; while the token still lives, keep using it and renew on a later call.
       if (this.current && this.now() < this.current.expiresAt - EXPIRY_GUARD_MS) {
         this.current.renewAt = this.now() + 1000;
+        this.scheduleRenewal();
         return this.current.value;
       }
       throw err;
@@ -205,6 +216,8 @@ export class Session extends EventEmitter {
     const lifetime = tokenLifetimeMs(result) ?? this.defaultLifetimeMs;
     const margin = Math.min(MAX_MARGIN_MS, Math.max(MIN_MARGIN_MS, lifetime * 0.05));
     this.current = { value: result.token, expiresAt: started + lifetime, renewAt: started + lifetime - margin };
+    this.inUse = false;
+    this.scheduleRenewal();
     this.setState('authenticated');
     return result.token;
   }
@@ -235,6 +248,23 @@ export class Session extends EventEmitter {
     this.blocked = new LhError(message, { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body });
     this.setState(state);
     return this.blocked;
+  }
+
+  /**
+   * Renews on time even when requests are sparse (a 5 s poll would often miss the last 5 % of a 30 s token).
+   * A token nobody used since it was issued is left to lapse: an idle Node-RED does not keep sessions alive.
+   */
+  private scheduleRenewal(): void {
+    clearTimeout(this.renewTimer);
+    if (this.closed || !this.current) return;
+    this.renewTimer = setTimeout(() => this.renewOnSchedule(), Math.max(0, this.current.renewAt - this.now()));
+    this.renewTimer.unref();
+  }
+
+  private renewOnSchedule(): void {
+    if (this.closed || this.pending || !this.current || !this.inUse) return;
+    // A failure here shows at the next request, which logs in again if the token is gone.
+    this.single(() => this.renew()).catch(() => undefined);
   }
 
   private setState(state: SessionState): void {

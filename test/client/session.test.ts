@@ -70,18 +70,28 @@ describe('session', function () {
     assert.equal(logins(sim), 2);
   });
 
-  it('renews the token shortly before it expires instead of logging in again', async function () {
-    sim.setFaults({ clockSpeed: 60 }); // a 5-minute token lives 5 s
+  it('renews the token on time even when requests are sparser than the renewal window', async function () {
+    sim.setFaults({ clockSpeed: 60 }); // a 5-minute token lives 5 s; it is renewed 0.5 s before its end
     const c = make(sim);
-    await c.prep.getSoftwareSettings();
-    const deadline = Date.now() + 8000;
-    while (c.session.stats.renewals === 0 && Date.now() < deadline) {
+    const until = Date.now() + 7000;
+    while (Date.now() < until) {
       await c.prep.getSoftwareSettings();
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 1200));
     }
-    assert.equal(c.session.stats.renewals >= 1, true);
     assert.equal(logins(sim), 1);
+    assert.ok(c.session.stats.renewals >= 1, `renewals: ${c.session.stats.renewals}`);
     assert.equal(sim.requests.filter((r) => r.status === 401).length, 0);
+  });
+
+  it('lets an unused session lapse instead of renewing it forever', async function () {
+    sim.setFaults({ clockSpeed: 300 }); // 1 s tokens, renewed 0.5 s before their end
+    const c = make(sim);
+    await c.prep.getSoftwareSettings(); // the first token is used, so it is renewed on schedule...
+    const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+    await pause(1200);
+    assert.equal(c.session.stats.renewals, 1);
+    await pause(1200); // ...but nobody used the renewed one: no second renewal
+    assert.equal(c.session.stats.renewals, 1);
   });
 
   it('tries a rejected password exactly once, however many requests follow', async function () {
