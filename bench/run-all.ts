@@ -103,7 +103,7 @@ function summary(): Row[] {
     const total = (s: Json): number => Object.values(s.resources as Record<string, number>).reduce((x, y) => x + y, 0);
     rows.push({
       benchmark: `soak, ${so.deploys} redeploys`,
-      figure: `resources ${total(b)} → ${total(a)}, sockets ${b.sockets} → ${a.sockets}, heap +${so.heapGrowthMb} MB`,
+      figure: `resources ${total(b)} → ${total(a)}, sockets ${b.sockets} → ${a.sockets}, heap ${Number(so.heapGrowthMb) >= 0 ? '+' : ''}${String(so.heapGrowthMb)} MB`,
       target: 'baseline, baseline, ≤ 5 MB',
       met: p.handles && p.sockets && p.heap ? 'yes' : 'no',
     });
