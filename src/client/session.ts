@@ -40,7 +40,7 @@ export type UnsignedSpec = Omit<RequestSpec, 'token'>;
 /** A token this close to its end is treated as expired: log in afresh instead of renewing. */
 const EXPIRY_GUARD_MS = 100;
 /** Renew this long before expiry: 5 % of the lifetime, within these bounds (15 s of a 5-minute token). */
-const MIN_MARGIN_MS = 500;
+const MIN_MARGIN_MS = 250;
 const MAX_MARGIN_MS = 15000;
 
 /**

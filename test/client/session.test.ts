@@ -71,7 +71,7 @@ describe('session', function () {
   });
 
   it('renews the token on time even when requests are sparser than the renewal window', async function () {
-    sim.setFaults({ clockSpeed: 60 }); // a 5-minute token lives 5 s; it is renewed 0.5 s before its end
+    sim.setFaults({ clockSpeed: 60 }); // a 5-minute token lives 5 s; it is renewed 5 % (0.25 s) before its end
     const c = make(sim);
     const until = Date.now() + 7000;
     while (Date.now() < until) {
@@ -84,7 +84,7 @@ describe('session', function () {
   });
 
   it('lets an unused session lapse instead of renewing it forever', async function () {
-    sim.setFaults({ clockSpeed: 300 }); // 1 s tokens, renewed 0.5 s before their end
+    sim.setFaults({ clockSpeed: 300 }); // 1 s tokens, renewed 0.25 s before their end
     const c = make(sim);
     await c.prep.getSoftwareSettings(); // the first token is used, so it is renewed on schedule...
     const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

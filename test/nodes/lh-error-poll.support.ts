@@ -1,6 +1,6 @@
 import path from 'path';
 import { Simulator } from '../../src/simulator';
-import { helper, packageNodes, serverFlow, ServerFlowOptions, tlsConfigNode } from '../support/runtime';
+import { helper, packageNodes, runtimeModule, serverFlow, ServerFlowOptions, tlsConfigNode } from '../support/runtime';
 
 /** The compiled seen-error memory, the same module instance the runtime loaded (a Node-RED restart = forgetAllWatches). */
 export const seenErrors = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'lh-error-poll', 'seen-errors.js')) as {
@@ -65,7 +65,7 @@ export function bServerFlow(sim: Simulator, options: ServerFlowOptions = {}): Re
   return flow;
 }
 
-const hooks = require('@node-red/util').hooks as {
+const hooks = runtimeModule<{ hooks: unknown }>('@node-red/util').hooks as {
   add(name: string, fn: (event: { destination: { id: string }; msg: Msg }) => void): void;
   remove(name: string): void;
 };

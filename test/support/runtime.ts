@@ -7,6 +7,11 @@ export const NODE_RED_PACKAGE = process.env.LH_NODE_RED || 'node-red';
 const nodeRedDir = path.dirname(require.resolve(`${NODE_RED_PACKAGE}/package.json`));
 helper.init(require.resolve(NODE_RED_PACKAGE));
 
+/** A module of the runtime under test (e.g. '@node-red/util'), from that runtime's own dependency tree. */
+export function runtimeModule<T>(name: string): T {
+  return require(require.resolve(name, { paths: [nodeRedDir] })) as T;
+}
+
 export { helper };
 
 type NodeModule = (RED: unknown) => void;
