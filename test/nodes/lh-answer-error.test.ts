@@ -1,54 +1,25 @@
 import assert from 'node:assert/strict';
-import { Simulator } from '../../src/simulator';
-import { collect, helper, loadFlow, nextMessage, startSimulator } from '../support/runtime';
+import { collect, helper, nextMessage } from '../support/runtime';
+import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 import { bServerFlow, loadFlowWithChange, messageWhere, seenErrors, setProperty, statusCalls } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
 describe('lh-answer-error', function () {
   this.timeout(30000);
-  let sim: Simulator;
+  const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
+  let answer: LoadedNode;
 
-  before(async function () {
-    sim = await startSimulator();
-  });
-  after(async function () {
-    await sim.stop();
-  });
-  afterEach(async function () {
-    await helper.unload();
-    sim.reset();
-    seenErrors.forgetAllWatches();
-  });
-
-  async function load(answer: Record<string, unknown> = {}): Promise<void> {
-    const server = bServerFlow(sim, { withB: false });
-    await loadFlow(
-      [
-        ...server.nodes,
-        { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['out']], ...answer },
-        { id: 'out', type: 'helper' },
-        { id: 'catcher', type: 'catch', scope: ['answer'], wires: [['caught']] },
-        { id: 'caught', type: 'helper' },
-      ],
-      server.credentials,
-    );
+  async function load(config: Record<string, unknown> = {}): Promise<void> {
+    answer = await loadNode(sim, { id: 'answer', type: 'lh-answer-error', ...config });
   }
 
   const answers = (): unknown[] => sim.requests.filter((r) => r.path === '/api/v1/errors/runtime').map((r) => r.body);
 
   /** Sends msg and expects a failure that names `field`; nothing may reach PUT errors/runtime. */
-  async function expectFailure(msg: Msg, field: string, message: RegExp): Promise<Msg> {
-    const caught = nextMessage(helper.getNode('caught'));
-    const out = collect(helper.getNode('out'));
-    helper.getNode('answer').receive(msg);
-    const got = await caught;
-    const details = got._error as Msg;
-    assert.equal(details.field, field);
-    assert.match(String(details.message), message);
-    assert.equal(out.length, 0);
+  async function expectFailure(msg: Msg, field: string, message: RegExp): Promise<void> {
+    await answer.expectFailure(msg, field, message);
     assert.deepEqual(answers(), []);
-    return got;
   }
 
   it('answers an error wired from lh-error-poll with only msg.selectedResponse added, and the poll reports it resolved once', async function () {
@@ -91,17 +62,14 @@ describe('lh-answer-error', function () {
   it('accepts errorResponses given as plain strings', async function () {
     const injected = sim.injectPendingError();
     await load();
-    const out = nextMessage(helper.getNode('out'));
-    helper.getNode('answer').receive({ payload: { ...injected, errorResponses: ['Retry', 'Abort', 'Ignore'] }, selectedResponse: 'Retry' });
-    assert.equal(((await out).payload as Msg).selectedResponse, 'Retry');
+    const out = await answer.run({ payload: { ...injected, errorResponses: ['Retry', 'Abort', 'Ignore'] }, selectedResponse: 'Retry' });
+    assert.equal((out.payload as Msg).selectedResponse, 'Retry');
   });
 
   it('finds the error by msg.errorId among the pending errors', async function () {
     const injected = sim.injectPendingError();
     await load();
-    const out = nextMessage(helper.getNode('out'));
-    helper.getNode('answer').receive({ errorId: injected.id, selectedResponse: 'Ignore', topic: 'keep' });
-    const msg = await out;
+    const msg = await answer.run({ errorId: injected.id, selectedResponse: 'Ignore', topic: 'keep' });
     assert.deepEqual(msg.payload, { id: injected.id, groupId: injected.groupId, selectedResponse: 'Ignore', errorData: [] });
     assert.equal(msg.topic, 'keep');
   });
@@ -123,9 +91,8 @@ describe('lh-answer-error', function () {
   it('prefers the dialog response over msg.selectedResponse', async function () {
     const injected = sim.injectPendingError();
     await load({ selectedResponse: 'Ignore', selectedResponseType: 'str' });
-    const out = nextMessage(helper.getNode('out'));
-    helper.getNode('answer').receive({ payload: injected, selectedResponse: 'Abort' });
-    assert.equal(((await out).payload as Msg).selectedResponse, 'Ignore');
+    const out = await answer.run({ payload: injected, selectedResponse: 'Abort' });
+    assert.equal((out.payload as Msg).selectedResponse, 'Ignore');
   });
 
   it('answers errorData items with the main response by default and with errorDataResponses when given', async function () {
@@ -133,16 +100,14 @@ describe('lh-answer-error', function () {
       errorData: [{ id: 'ch1' }, { id: 'ch2', responses: ['Retry', 'Skip'] }],
     });
     await load();
-    let out = nextMessage(helper.getNode('out'));
-    helper.getNode('answer').receive({ payload: injected, selectedResponse: 'Retry', errorDataResponses: { ch2: 'Skip' } });
-    assert.deepEqual(((await out).payload as Msg).errorData, [
+    let out = await answer.run({ payload: injected, selectedResponse: 'Retry', errorDataResponses: { ch2: 'Skip' } });
+    assert.deepEqual((out.payload as Msg).errorData, [
       { id: 'ch1', selectedResponse: 'Retry' },
       { id: 'ch2', selectedResponse: 'Skip' },
     ]);
     const second = sim.injectPendingError({ errorData: [{ id: 'a' }, { id: 'b' }] });
-    out = nextMessage(helper.getNode('out'));
-    helper.getNode('answer').receive({ payload: second, selectedResponse: 'Abort', errorDataResponses: [{ id: 'b', selectedResponse: 'Ignore' }] });
-    assert.deepEqual(((await out).payload as Msg).errorData, [
+    out = await answer.run({ payload: second, selectedResponse: 'Abort', errorDataResponses: [{ id: 'b', selectedResponse: 'Ignore' }] });
+    assert.deepEqual((out.payload as Msg).errorData, [
       { id: 'a', selectedResponse: 'Abort' },
       { id: 'b', selectedResponse: 'Ignore' },
     ]);
@@ -165,9 +130,7 @@ describe('lh-answer-error', function () {
     const injected = sim.injectPendingError();
     sim.resolvePendingError(injected.id);
     await load();
-    const caught = nextMessage(helper.getNode('caught'));
-    helper.getNode('answer').receive({ payload: injected, selectedResponse: 'Retry' });
-    const details = (await caught)._error as Msg;
+    const details = (await answer.runCaught({ payload: injected, selectedResponse: 'Retry' }))._error as Msg;
     assert.equal(details.statusCode, 409);
     assert.equal(details.operation, 'answer-error');
   });

@@ -1,42 +1,15 @@
 import assert from 'node:assert/strict';
-import { Simulator } from '../../src/simulator';
-import { collect, helper, loadFlow, nextMessage, serverFlow, startSimulator } from '../support/runtime';
+import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 
 describe('lh-clear-errors', function () {
-  let sim: Simulator;
+  const sim = useInstrument();
 
-  before(async function () {
-    sim = await startSimulator();
-  });
-  after(async function () {
-    await sim.stop();
-  });
-  afterEach(async function () {
-    await helper.unload();
-    sim.reset();
-  });
-
-  async function load(): Promise<void> {
-    const server = serverFlow(sim, { withB: false });
-    await loadFlow(
-      [
-        ...server.nodes,
-        { id: 'clear', type: 'lh-clear-errors', server: 'server', wires: [['out']] },
-        { id: 'out', type: 'helper' },
-        { id: 'catcher', type: 'catch', scope: ['clear'], wires: [['caught']] },
-        { id: 'caught', type: 'helper' },
-      ],
-      server.credentials,
-    );
-  }
+  const load = (): Promise<LoadedNode> => loadNode(sim, { id: 'clear', type: 'lh-clear-errors' });
 
   it('clears pending errors, outputs the counts and keeps other msg properties', async function () {
     sim.injectPendingError({ severity: 'Warning' });
     sim.injectPendingError({ severity: 'Fatal' });
-    await load();
-    const out = nextMessage(helper.getNode('out'));
-    helper.getNode('clear').receive({ payload: 'go', topic: 'nightly', correlation: 7 });
-    const msg = await out;
+    const msg = await (await load()).run({ payload: 'go', topic: 'nightly', correlation: 7 });
     assert.deepEqual(msg.payload, { numberOfErrorsCleared: 1, numberOfErrorsNotCleared: 1 });
     assert.equal(msg.statusCode, 200);
     assert.equal(msg.topic, 'nightly');
@@ -48,18 +21,14 @@ describe('lh-clear-errors', function () {
   });
 
   it('reports an unreachable instrument to Catch nodes with msg.error details', async function () {
-    await load();
+    const clear = await load();
     await sim.stop();
     try {
-      const caught = nextMessage(helper.getNode('caught'));
-      const outputs = collect(helper.getNode('out'));
-      helper.getNode('clear').receive({ payload: 1 });
-      const msg = await caught;
+      const msg = await clear.runFailing({ payload: 1 });
       const details = msg._error as Record<string, unknown>;
       assert.equal(details.operation, 'authenticate');
       assert.match(String(details.message), /cannot reach the preparation service/);
       assert.match(String((msg.error as Record<string, unknown>).message), /cannot reach/);
-      assert.equal(outputs.length, 0);
     } finally {
       await sim.start();
     }

@@ -1,56 +1,22 @@
 import assert from 'node:assert/strict';
-import { Simulator } from '../../src/simulator';
-import { collect, helper, loadFlow, nextMessage, startSimulator } from '../support/runtime';
-import { bServerFlow } from './lh-error-poll.support';
+import { helper } from '../support/runtime';
+import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 
 type Msg = Record<string, unknown>;
 
 describe('lh-error-log', function () {
   this.timeout(30000);
-  let sim: Simulator;
-
-  before(async function () {
-    sim = await startSimulator();
-  });
-  after(async function () {
-    await sim.stop();
-  });
-  afterEach(async function () {
-    await helper.unload();
-    sim.reset();
-  });
+  const sim = useInstrument();
+  let history: LoadedNode;
 
   const listRequests = (): Record<string, string>[] => sim.requests.filter((r) => r.path === '/api/v1/errors').map((r) => r.query);
 
   async function load(node: Record<string, unknown> = {}): Promise<void> {
-    const server = bServerFlow(sim, { withB: false });
-    await loadFlow(
-      [
-        ...server.nodes,
-        { id: 'history', type: 'lh-error-log', server: 'server', operation: 'list', wires: [['out']], ...node },
-        { id: 'out', type: 'helper' },
-        { id: 'catcher', type: 'catch', scope: ['history'], wires: [['caught']] },
-        { id: 'caught', type: 'helper' },
-      ],
-      server.credentials,
-    );
+    history = await loadNode(sim, { id: 'history', type: 'lh-error-log', operation: 'list', ...node });
   }
 
-  async function send(msg: Msg): Promise<Msg> {
-    const out = nextMessage(helper.getNode('out'));
-    helper.getNode('history').receive(msg);
-    return out;
-  }
-
-  async function expectFailure(msg: Msg, field: string, message: RegExp): Promise<void> {
-    const caught = nextMessage(helper.getNode('caught'));
-    const out = collect(helper.getNode('out'));
-    helper.getNode('history').receive(msg);
-    const details = (await caught)._error as Msg;
-    assert.equal(details.field, field);
-    assert.match(String(details.message), message);
-    assert.equal(out.length, 0);
-  }
+  const send = (msg: Msg): Promise<Msg> => history.run(msg);
+  const expectFailure = (msg: Msg, field: string, message: RegExp): Promise<Msg> => history.expectFailure(msg, field, message);
 
   it('lists one page with offset and limit from msg', async function () {
     for (let i = 0; i < 5; i++) sim.injectPendingError({ title: `e${i}` });
@@ -102,9 +68,7 @@ describe('lh-error-log', function () {
 
   it('reports an unknown error id (404) to Catch nodes', async function () {
     await load({ operation: 'get' });
-    const caught = nextMessage(helper.getNode('caught'));
-    helper.getNode('history').receive({ errorId: 'missing' });
-    const details = (await caught)._error as Msg;
+    const details = (await history.runCaught({ errorId: 'missing' }))._error as Msg;
     assert.equal(details.statusCode, 404);
   });
 });

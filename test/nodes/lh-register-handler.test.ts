@@ -1,59 +1,27 @@
 import assert from 'node:assert/strict';
-import { Simulator } from '../../src/simulator';
-import { collect, helper, loadFlow, nextMessage, startSimulator } from '../support/runtime';
-import { bServerFlow } from './lh-error-poll.support';
+import { helper } from '../support/runtime';
+import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 
 type Msg = Record<string, unknown>;
 
 describe('lh-register-handler', function () {
   this.timeout(30000);
-  let sim: Simulator;
-
-  before(async function () {
-    sim = await startSimulator();
-  });
-  after(async function () {
-    await sim.stop();
-  });
-  afterEach(async function () {
-    await helper.unload();
-    sim.reset();
-  });
+  const sim = useInstrument();
+  let handler: LoadedNode;
 
   const handlerRequests = (): { method: string; body: unknown }[] => sim.requests.filter((r) => r.path === '/api/vector/v3/error-handler');
 
   async function load(node: Record<string, unknown> = {}, clientKey = 'nodered1'): Promise<void> {
-    const server = bServerFlow(sim, { clientKey });
-    // on a tab with positions, as in a real flows.json: Node-RED then stops flow nodes before config nodes
-    const onTab = { z: 'tab', x: 100, y: 100 };
-    await loadFlow(
-      [
-        { id: 'tab', type: 'tab', label: 'handler' },
-        ...server.nodes,
-        { id: 'handler', type: 'lh-register-handler', server: 'server', operation: 'msg', wires: [['out']], ...onTab, ...node },
-        { id: 'out', type: 'helper', ...onTab },
-        { id: 'catcher', type: 'catch', scope: ['handler'], wires: [['caught']], ...onTab },
-        { id: 'caught', type: 'helper', ...onTab },
-      ],
-      server.credentials,
+    handler = await loadNode(
+      sim,
+      { id: 'handler', type: 'lh-register-handler', operation: 'msg', ...node },
+      // on a tab with positions, as in a real flows.json: Node-RED then stops flow nodes before config nodes
+      { server: { withB: true, clientKey }, tab: 'handler' },
     );
   }
 
-  async function send(msg: Msg): Promise<Msg> {
-    const out = nextMessage(helper.getNode('out'));
-    helper.getNode('handler').receive(msg);
-    return out;
-  }
-
-  async function expectFailure(msg: Msg, field: string, message: RegExp): Promise<void> {
-    const caught = nextMessage(helper.getNode('caught'));
-    const out = collect(helper.getNode('out'));
-    helper.getNode('handler').receive(msg);
-    const details = (await caught)._error as Msg;
-    assert.equal(details.field, field);
-    assert.match(String(details.message), message);
-    assert.equal(out.length, 0);
-  }
+  const send = (msg: Msg): Promise<Msg> => handler.run(msg);
+  const expectFailure = (msg: Msg, field: string, message: RegExp): Promise<Msg> => handler.expectFailure(msg, field, message);
 
   it('registers, checks and unregisters with the lh-server node key', async function () {
     await load();

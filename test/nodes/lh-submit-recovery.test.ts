@@ -1,53 +1,23 @@
 import assert from 'node:assert/strict';
-import { Simulator } from '../../src/simulator';
-import { collect, helper, loadFlow, nextMessage, startSimulator } from '../support/runtime';
+import { collect, helper, nextMessage } from '../support/runtime';
+import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 import { bServerFlow, loadFlowWithChange, seenErrors, setProperty, statusCalls } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
 describe('lh-submit-recovery', function () {
   this.timeout(30000);
-  let sim: Simulator;
-
-  before(async function () {
-    sim = await startSimulator();
-  });
-  after(async function () {
-    await sim.stop();
-  });
-  afterEach(async function () {
-    await helper.unload();
-    sim.reset();
-    seenErrors.forgetAllWatches();
-  });
+  const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
+  let submit: LoadedNode;
 
   const submissions = (): { path: string; body: unknown }[] =>
     sim.requests.filter((r) => r.api === 'B' && r.method === 'POST' && r.path.startsWith('/api/vector/v3/instrument-errors/'));
 
   async function load(recovery: Record<string, unknown> = {}): Promise<void> {
-    const server = bServerFlow(sim);
-    await loadFlow(
-      [
-        ...server.nodes,
-        { id: 'submit', type: 'lh-submit-recovery', server: 'server', kind: 'recovery', wires: [['out']], ...recovery },
-        { id: 'out', type: 'helper' },
-        { id: 'catcher', type: 'catch', scope: ['submit'], wires: [['caught']] },
-        { id: 'caught', type: 'helper' },
-      ],
-      server.credentials,
-    );
+    submit = await loadNode(sim, { id: 'submit', type: 'lh-submit-recovery', kind: 'recovery', ...recovery }, { server: { withB: true } });
   }
 
-  async function expectFailure(msg: Msg, field: string | undefined, message: RegExp): Promise<Msg> {
-    const caught = nextMessage(helper.getNode('caught'));
-    const out = collect(helper.getNode('out'));
-    helper.getNode('submit').receive(msg);
-    const details = (await caught)._error as Msg;
-    assert.equal(details.field, field);
-    assert.match(String(details.message), message);
-    assert.equal(out.length, 0);
-    return details;
-  }
+  const expectFailure = (msg: Msg, field: string | undefined, message: RegExp): Promise<Msg> => submit.expectFailure(msg, field, message);
 
   it('submits a recovery for an error wired from lh-error-poll with only msg.selectedActionId added', async function () {
     const injected = sim.injectInstrumentError();
@@ -96,9 +66,8 @@ describe('lh-submit-recovery', function () {
     const injected = sim.injectInstrumentError();
     sim.state.handlers.add('other2');
     await load({ kind: 'msg' });
-    const out = nextMessage(helper.getNode('out'));
-    helper.getNode('submit').receive({ payload: injected, kind: 'action', selectedActionId: 4, clientKey: 'other2', inputs: [] });
-    assert.equal(((await out).payload as Msg).success, true);
+    const out = await submit.run({ payload: injected, kind: 'action', selectedActionId: 4, clientKey: 'other2', inputs: [] });
+    assert.equal((out.payload as Msg).success, true);
     const sent = submissions();
     assert.equal(sent[0].path, `/api/vector/v3/instrument-errors/${injected.uuid}/action`);
     assert.equal((sent[0].body as Msg).selectedActionIsRecovery, false);
@@ -109,9 +78,8 @@ describe('lh-submit-recovery', function () {
     const injected = sim.injectInstrumentError();
     sim.state.handlers.add('nodered1');
     await load({ selectedActionId: '1', selectedActionIdType: 'num' });
-    const out = nextMessage(helper.getNode('out'));
-    helper.getNode('submit').receive({ uuid: injected.uuid });
-    assert.equal(((await out).payload as Msg).success, true);
+    const out = await submit.run({ uuid: injected.uuid });
+    assert.equal((out.payload as Msg).success, true);
     assert.equal((submissions()[0].body as Msg).selectedActionIsRecovery, true);
   });
 
