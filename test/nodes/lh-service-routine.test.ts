@@ -1,26 +1,12 @@
 import assert from 'node:assert/strict';
-import path from 'path';
-import { LoggedRequest, Simulator } from '../../src/simulator';
-import { collect, helper, nextMessage, serverFlow, startServer, startSimulator, stopServer, tlsConfigNode } from '../support/runtime';
+import { LoggedRequest } from '../../src/simulator';
+import { helper } from '../support/runtime';
+import { configuredNode, useAdminServer, useInstrument } from '../support/node-suite';
 
 type Msg = Record<string, unknown>;
 
-/** Only the modules this file needs (loadFlow loads every type of package.json, some of which may not be built yet). */
-const built = (type: string): ((RED: unknown) => void) => require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', type, `${type}.js`));
-
 describe('lh-service-routine', function () {
-  let sim: Simulator;
-
-  before(async function () {
-    sim = await startSimulator();
-  });
-  after(async function () {
-    await sim.stop();
-  });
-  afterEach(async function () {
-    await helper.unload();
-    sim.reset();
-  });
+  const sim = useInstrument();
 
   function sent(): LoggedRequest[] {
     return sim.requests.filter((r) => r.api === 'A' && !r.path.startsWith('/api/v1/authenticate'));
@@ -32,37 +18,8 @@ describe('lh-service-routine', function () {
     return { ...found };
   }
 
-  async function load(config: Record<string, unknown>): Promise<void> {
-    const server = serverFlow(sim, { withB: false });
-    await helper.load(
-      [tlsConfigNode, built('lh-server'), built('lh-service-routine')],
-      [
-        ...server.nodes,
-        { id: 'routine', type: 'lh-service-routine', server: 'server', wires: [['out']], ...config },
-        { id: 'out', type: 'helper' },
-        { id: 'catcher', type: 'catch', scope: ['routine'], wires: [['caught']] },
-        { id: 'caught', type: 'helper' },
-      ],
-      server.credentials,
-    );
-  }
-
-  async function run(config: Record<string, unknown>, msg: Msg): Promise<Msg> {
-    await load(config);
-    const out = nextMessage(helper.getNode('out'));
-    helper.getNode('routine').receive(msg);
-    return out;
-  }
-
-  async function runFailing(config: Record<string, unknown>, msg: Msg): Promise<Msg> {
-    await load(config);
-    const caught = nextMessage(helper.getNode('caught'));
-    const outputs = collect(helper.getNode('out'));
-    helper.getNode('routine').receive(msg);
-    const failed = await caught;
-    assert.equal(outputs.length, 0);
-    return failed._error as Msg;
-  }
+  // only the modules this file needs (every type of package.json may not be built yet)
+  const { load, run, runFailing } = configuredNode(sim, { id: 'routine', type: 'lh-service-routine' }, { only: ['lh-server', 'lh-service-routine'] });
 
   describe('list', function () {
     it('lists every routine and keeps other msg properties', async function () {
@@ -194,12 +151,7 @@ describe('lh-service-routine', function () {
   });
 
   describe('editor admin endpoint', function () {
-    before(async function () {
-      await startServer();
-    });
-    after(async function () {
-      await stopServer();
-    });
+    useAdminServer();
 
     it('lists the routines of the deployed instrument for the pick button', async function () {
       await load({ operation: 'get' });

@@ -1,64 +1,21 @@
 import assert from 'node:assert/strict';
-import path from 'path';
-import { LoggedRequest, Simulator } from '../../src/simulator';
-import { collect, helper, nextMessage, serverFlow, startSimulator, tlsConfigNode } from '../support/runtime';
+import { LoggedRequest } from '../../src/simulator';
+import { helper } from '../support/runtime';
+import { configuredNode, useInstrument } from '../support/node-suite';
 
 type Msg = Record<string, unknown>;
-
-/** Only the modules this file needs (loadFlow loads every type of package.json, some of which may not be built yet). */
-const built = (type: string): ((RED: unknown) => void) => require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', type, `${type}.js`));
 
 const SEED = { hideKeyboard: false, generateRunReport: true, allowRedWarningOverride: false, defaultAmbientTemperature: 22 };
 
 describe('lh-settings', function () {
-  let sim: Simulator;
-
-  before(async function () {
-    sim = await startSimulator();
-  });
-  after(async function () {
-    await sim.stop();
-  });
-  afterEach(async function () {
-    await helper.unload();
-    sim.reset();
-  });
+  const sim = useInstrument();
 
   function sent(): LoggedRequest[] {
     return sim.requests.filter((r) => r.api === 'A' && !r.path.startsWith('/api/v1/authenticate'));
   }
 
-  async function load(config: Record<string, unknown>): Promise<void> {
-    const server = serverFlow(sim, { withB: false });
-    await helper.load(
-      [tlsConfigNode, built('lh-server'), built('lh-settings')],
-      [
-        ...server.nodes,
-        { id: 'settings', type: 'lh-settings', server: 'server', wires: [['out']], ...config },
-        { id: 'out', type: 'helper' },
-        { id: 'catcher', type: 'catch', scope: ['settings'], wires: [['caught']] },
-        { id: 'caught', type: 'helper' },
-      ],
-      server.credentials,
-    );
-  }
-
-  async function run(config: Record<string, unknown>, msg: Msg): Promise<Msg> {
-    await load(config);
-    const out = nextMessage(helper.getNode('out'));
-    helper.getNode('settings').receive(msg);
-    return out;
-  }
-
-  async function runFailing(config: Record<string, unknown>, msg: Msg): Promise<Msg> {
-    await load(config);
-    const caught = nextMessage(helper.getNode('caught'));
-    const outputs = collect(helper.getNode('out'));
-    helper.getNode('settings').receive(msg);
-    const failed = await caught;
-    assert.equal(outputs.length, 0);
-    return failed._error as Msg;
-  }
+  // only the modules this file needs (every type of package.json may not be built yet)
+  const { load, run, runFailing } = configuredNode(sim, { id: 'settings', type: 'lh-settings' }, { only: ['lh-server', 'lh-settings'] });
 
   it('gets the software settings and keeps other msg properties', async function () {
     const msg = await run({ operation: 'get-software-settings' }, { payload: 'ignored', topic: 'settings', n: 1 });
@@ -146,10 +103,8 @@ describe('lh-settings', function () {
 
   it('reports a failure of the instrument to Catch nodes', async function () {
     sim.setFaults({ statusRate: 1, statusCode: 500 });
-    await load({ operation: 'get-policy-settings' });
-    const caught = nextMessage(helper.getNode('caught'));
-    helper.getNode('settings').receive({});
-    const error = (await caught)._error as Msg;
+    const settings = await load({ operation: 'get-policy-settings' });
+    const error = (await settings.runCaught({}))._error as Msg;
     assert.equal(error.statusCode, 500);
   });
 });

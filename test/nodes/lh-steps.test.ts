@@ -4,31 +4,16 @@ import { ApiResponse } from '../../src/client/transport';
 import { UnsignedSpec } from '../../src/client/session';
 import { listAllSteps } from '../../src/nodes/lh-steps/pages';
 import { runStepOperation } from '../../src/nodes/lh-steps/operations';
-import { LoggedRequest, Simulator } from '../../src/simulator';
+import { LoggedRequest } from '../../src/simulator';
 import fs from 'fs';
 import path from 'path';
-import { collect, helper, nextMessage, serverFlow, startServer, startSimulator, stopServer, tlsConfigNode } from '../support/runtime';
-
-/** Only the modules this file needs (loadFlow loads every type of package.json, some of which may not be built yet). */
-const built = (type: string): ((RED: unknown) => void) => require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', type, `${type}.js`));
-const loadFlow = (flow: Record<string, unknown>[], credentials: Record<string, Record<string, string>>): Promise<void> =>
-  helper.load([tlsConfigNode, built('lh-server'), built('lh-steps')], flow, credentials);
+import { helper } from '../support/runtime';
+import { configuredNode, useAdminServer, useInstrument } from '../support/node-suite';
 
 type Msg = Record<string, unknown>;
 
 describe('lh-steps', function () {
-  let sim: Simulator;
-
-  before(async function () {
-    sim = await startSimulator();
-  });
-  after(async function () {
-    await sim.stop();
-  });
-  afterEach(async function () {
-    await helper.unload();
-    sim.reset();
-  });
+  const sim = useInstrument();
 
   /** Requests of interface A other than the login. */
   function sent(): LoggedRequest[] {
@@ -41,37 +26,8 @@ describe('lh-steps', function () {
     return [...p.steps].sort((a, b) => a.stepOrder - b.stepOrder);
   }
 
-  async function load(config: Record<string, unknown>): Promise<void> {
-    const server = serverFlow(sim, { withB: false });
-    await loadFlow(
-      [
-        ...server.nodes,
-        { id: 'steps', type: 'lh-steps', server: 'server', wires: [['out']], ...config },
-        { id: 'out', type: 'helper' },
-        { id: 'catcher', type: 'catch', scope: ['steps'], wires: [['caught']] },
-        { id: 'caught', type: 'helper' },
-      ],
-      server.credentials,
-    );
-  }
-
-  async function run(config: Record<string, unknown>, msg: Msg): Promise<Msg> {
-    await load(config);
-    const out = nextMessage(helper.getNode('out'));
-    helper.getNode('steps').receive(msg);
-    return out;
-  }
-
-  /** Sends msg, expects a failure at the Catch node and no output; returns msg._error ({message, statusCode, operation, ...}). */
-  async function runFailing(config: Record<string, unknown>, msg: Msg): Promise<Msg> {
-    await load(config);
-    const caught = nextMessage(helper.getNode('caught'));
-    const outputs = collect(helper.getNode('out'));
-    helper.getNode('steps').receive(msg);
-    const failed = await caught;
-    assert.equal(outputs.length, 0);
-    return failed._error as Msg;
-  }
+  // only the modules this file needs (every type of package.json may not be built yet)
+  const { load, run, runFailing } = configuredNode(sim, { id: 'steps', type: 'lh-steps' }, { only: ['lh-server', 'lh-steps'] });
 
   describe('list', function () {
     it('lists the steps of the protocol set in the dialog and keeps other msg properties', async function () {
@@ -183,17 +139,15 @@ describe('lh-steps', function () {
     });
 
     it('shows blue while requesting, green when done and a red ring on failure', async function () {
-      await load({ operation: 'get', protocolId: '1', stepId: '' });
-      const node = helper.getNode('steps');
+      const steps = await load({ operation: 'get', protocolId: '1', stepId: '' });
+      const node = steps.node;
       const seen: Msg[] = [];
       const original = (node.status as (s: Msg) => void).bind(node);
       node.status = (s: Msg) => {
         seen.push(s);
         original(s);
       };
-      const out = nextMessage(helper.getNode('out'));
-      node.receive({ stepId: 1 });
-      await out;
+      await steps.run({ stepId: 1 });
       // The test runtime's RED._ returns the key itself: the keys must be those of common.status in the catalogue.
       assert.deepEqual(
         seen.map((s) => [s.fill, s.text]),
@@ -202,9 +156,7 @@ describe('lh-steps', function () {
           ['green', 'common.status.done'],
         ],
       );
-      const caught = nextMessage(helper.getNode('caught'));
-      node.receive({ stepId: 4242 });
-      await caught;
+      await steps.runCaught({ stepId: 4242 });
       assert.deepEqual(seen[3], { fill: 'red', shape: 'ring', text: 'get-step: 404' });
     });
   });
@@ -414,12 +366,7 @@ describe('lh-steps', function () {
   });
 
   describe('editor admin endpoints', function () {
-    before(async function () {
-      await startServer();
-    });
-    after(async function () {
-      await stopServer();
-    });
+    useAdminServer();
 
     it('lists the steps of a protocol through the deployed lh-server node', async function () {
       await load({ operation: 'get' });

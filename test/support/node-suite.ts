@@ -140,3 +140,22 @@ export async function loadNode(sim: Simulator, node: Msg & { id: string; type: s
   };
   return loaded;
 }
+
+/** loadNode() for a node whose configuration each test sets: load, run or fail it with one call. */
+export interface ConfiguredNode {
+  /** loadNode() with this node configuration over the base one. */
+  load(config: Msg): Promise<LoadedNode>;
+  /** Loads the node with `config`, sends msg, resolves with the next message on its output. */
+  run(config: Msg, msg: Msg): Promise<Msg>;
+  /** Loads the node with `config`, sends msg, expects a failure at the Catch node and no output; resolves with msg._error ({message, statusCode, operation, ...}). */
+  runFailing(config: Msg, msg: Msg): Promise<Msg>;
+}
+
+export function configuredNode(sim: Simulator, base: Msg & { id: string; type: string }, options: NodeFlowOptions = {}): ConfiguredNode {
+  const load = (config: Msg): Promise<LoadedNode> => loadNode(sim, { ...base, ...config }, options);
+  return {
+    load,
+    run: async (config, msg) => (await load(config)).run(msg),
+    runFailing: async (config, msg) => (await (await load(config)).runFailing(msg))._error as Msg,
+  };
+}
