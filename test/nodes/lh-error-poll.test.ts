@@ -1,26 +1,18 @@
 import assert from 'node:assert/strict';
-import { Simulator } from '../../src/simulator';
-import { collect, helper, loadFlow, nextMessage, startSimulator, USER } from '../support/runtime';
+import { collect, helper, loadFlow, nextMessage, USER } from '../support/runtime';
+import { useInstrument } from '../support/node-suite';
 import { activeTimeouts, bServerFlow, messageWhere, recordDeliveries, runtimeSettings, seenErrors, statusCalls, stopRecording } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
 describe('lh-error-poll', function () {
   this.timeout(30000);
-  let sim: Simulator;
-
-  before(async function () {
-    sim = await startSimulator();
-  });
-  after(async function () {
-    await sim.stop();
-  });
-  afterEach(async function () {
-    await helper.unload();
-    runtimeSettings({ contextStorage: undefined });
-    stopRecording();
-    sim.reset();
-    seenErrors.forgetAllWatches();
+  const sim = useInstrument({
+    afterEach() {
+      runtimeSettings({ contextStorage: undefined });
+      stopRecording();
+      seenErrors.forgetAllWatches();
+    },
   });
 
   function flow(poll: Record<string, unknown> = {}, server = bServerFlow(sim)): {

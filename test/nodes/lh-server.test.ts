@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { Simulator } from '../../src/simulator';
-import { helper, loadFlow, nextMessage, serverFlow, startServer, startSimulator, stopServer, USER } from '../support/runtime';
+import { helper, loadFlow, nextMessage, serverFlow, USER } from '../support/runtime';
+import { useInstrument } from '../support/node-suite';
 
 interface Report {
   ok: boolean;
@@ -8,20 +8,7 @@ interface Report {
 }
 
 describe('lh-server', function () {
-  let sim: Simulator;
-
-  before(async function () {
-    sim = await startSimulator({ policy: { maximumLoginAttempts: 3 } });
-    await startServer();
-  });
-  after(async function () {
-    await stopServer();
-    await sim.stop();
-  });
-  afterEach(async function () {
-    await helper.unload();
-    sim.reset();
-  });
+  const sim = useInstrument({ simulator: { policy: { maximumLoginAttempts: 3 } }, adminServer: true });
 
   async function testConnection(body: Record<string, unknown>): Promise<Report> {
     const res = await helper.request().post('/lh-server/test-connection').send(body);

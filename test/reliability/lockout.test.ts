@@ -3,28 +3,18 @@
  * login attempt per deploy or per Test connection, however many nodes fire and however long a poll node polls.
  */
 import assert from 'node:assert/strict';
-import { Simulator } from '../../src/simulator';
-import { collect, helper, loadFlow, nextMessage, SIMULATOR_CA_FILE, startServer, startSimulator, stopServer } from '../support/runtime';
+import { collect, helper, loadFlow, nextMessage, SIMULATOR_CA_FILE } from '../support/runtime';
+import { useInstrument } from '../support/node-suite';
 import { seenErrors, statusCalls } from '../nodes/lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
 describe('lockout safety', function () {
   this.timeout(30000);
-  let sim: Simulator;
-
-  before(async function () {
-    sim = await startSimulator({ policy: { maximumLoginAttempts: 3 } });
-    await startServer();
-  });
-  after(async function () {
-    await stopServer();
-    await sim.stop();
-  });
-  afterEach(async function () {
-    await helper.unload();
-    sim.reset();
-    seenErrors.forgetAllWatches();
+  const sim = useInstrument({
+    simulator: { policy: { maximumLoginAttempts: 3 } },
+    adminServer: true,
+    afterEach: () => seenErrors.forgetAllWatches(),
   });
 
   const loginAttempts = (): number => sim.requests.filter((r) => r.method === 'POST' && r.path === '/api/v1/authenticate').length;
