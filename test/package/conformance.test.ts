@@ -169,7 +169,7 @@ describe('package conformance (Flow Library scorecard, offline checks)', functio
 
     it('holds what Node-RED loads: every node js, its html, locales and icons, the examples, the simulator command', function () {
       const have = new Set(paths());
-      const needed = ['package.json', 'README.md', 'LICENSE', pkg.main, ...Object.values(pkg.bin ?? {}), 'nodes/simulator/certs/ca.pem'];
+      const needed = ['package.json', 'README.md', 'LICENSE', pkg.main, ...Object.values(pkg.bin ?? {}), 'nodes/simulator/certs/ca.pem', 'resources/lh-editor.js'];
       for (const type of types) {
         const dir = path.posix.dirname(nodeFiles[type]);
         needed.push(nodeFiles[type], `${dir}/${type}.html`, `${dir}/locales/en-US/${type}.html`, `${dir}/locales/en-US/${type}.json`);
@@ -181,7 +181,7 @@ describe('package conformance (Flow Library scorecard, offline checks)', functio
     });
 
     it('holds nothing else: no sources, tests, CI, benchmarks, source maps, flows credentials or keys', function () {
-      const allowed = /^(package\.json|README\.md|LICENSE|examples\/[^/]+\.json|icons\/[^/]+\.(svg|png)|nodes\/.+\.(js|d\.ts|html|json|svg|png|pem))$/;
+      const allowed = /^(package\.json|README\.md|LICENSE|examples\/[^/]+\.json|icons\/[^/]+\.(svg|png)|resources\/lh-editor\.js|nodes\/.+\.(js|d\.ts|html|json|svg|png|pem))$/;
       const unexpected = paths().filter((p) => !allowed.test(p));
       assert.deepStrictEqual(unexpected, []);
       const forbidden = paths().filter((p) =>
