@@ -259,10 +259,19 @@ describe('editor in Chromium (npm start)', function () {
     });
     if (dragging) await page.locator('#red-ui-workspace-chart').click({ position: { x: 300, y: 300 } });
 
-    const imported = await page.evaluate((types) => {
-      const red = (globalThis as unknown as { RED: EditorRed }).RED;
-      return red.nodes.filterNodes({}).filter((n) => types.includes(n.type)).map((n) => ({ id: n.id, type: n.type, z: n.z }));
-    }, NODE_TYPES);
+    // The import lands asynchronously: wait until its nodes are in the workspace (a busy machine takes a while).
+    const importedHandle = await page
+      .waitForFunction(
+        () => {
+          const red = (globalThis as unknown as { RED: EditorRed }).RED;
+          const nodes = red.nodes.filterNodes({}).filter((n) => n.type === 'lh-error-poll' || n.type === 'lh-clear-errors');
+          return nodes.length > 0 ? nodes.map((n) => ({ id: n.id, type: n.type, z: n.z })) : undefined;
+        },
+        undefined,
+        { timeout: 15000 },
+      )
+      .catch(() => undefined);
+    const imported = importedHandle ? ((await importedHandle.jsonValue()) as { id: string; type: string; z?: string }[]) : [];
     const opNode = imported.find((n) => n.type === 'lh-error-poll') ?? imported.find((n) => n.type === 'lh-clear-errors');
     assert.ok(opNode, `example ${example.name} imported no lh-error-poll or lh-clear-errors node`);
     // The examples bring their own tab, which the import does not open: open it, as a user does.
