@@ -156,20 +156,10 @@ export class Session extends EventEmitter {
   }
 
   private async login(): Promise<string> {
-    const { username, password } = this.credentials;
     this.setState('logging-in');
     const started = this.now();
     try {
-      const res = await this.transport.request<AuthResult>({
-        api: 'A',
-        method: 'POST',
-        path: '/authenticate',
-        operation: 'authenticate',
-        mediaType: MEDIA_JSON_PATCH,
-        body: { username, password: password ?? '' },
-        // A connection error or 5xx did not count as an attempt on the instrument; a rejected password (4xx) is never retried.
-        idempotent: true,
-      });
+      const res = await this.sendCredentials('/authenticate', 'authenticate');
       this.stats.logins++;
       return this.accept(res.data, started, 'authenticate');
     } catch (err) {
@@ -177,21 +167,27 @@ export class Session extends EventEmitter {
     }
   }
 
+  /** Login and renewal send the same credentials body (4.2). */
+  private sendCredentials(path: string, operation: string, token?: string): Promise<ApiResponse<AuthResult>> {
+    return this.transport.request<AuthResult>({
+      api: 'A',
+      method: 'POST',
+      path,
+      operation,
+      mediaType: MEDIA_JSON_PATCH,
+      body: { username: this.credentials.username, password: this.credentials.password ?? '' },
+      // A connection error or 5xx did not count as an attempt on the instrument; a rejected password (4xx) is never retried.
+      idempotent: true,
+      token,
+    });
+  }
+
   private async renew(): Promise<string> {
     const current = this.current;
     if (!current) return this.login();
     const started = this.now();
     try {
-      const res = await this.transport.request<AuthResult>({
-        api: 'A',
-        method: 'POST',
-        path: '/authenticate/renew-token',
-        operation: 'renew-token',
-        mediaType: MEDIA_JSON_PATCH,
-        body: { username: this.credentials.username, password: this.credentials.password ?? '' },
-        idempotent: true,
-        token: current.value,
-      });
+      const res = await this.sendCredentials('/authenticate/renew-token', 'renew-token', current.value);
       this.stats.renewals++;
       return this.accept(res.data, started, 'renew-token');
     } catch (err) {
