@@ -2,45 +2,20 @@ import assert from 'node:assert/strict';
 import axios from 'axios';
 import { LhError, LiquidHandlerClient } from '../../src/client';
 import { Simulator } from '../../src/simulator';
-
-function client(sim: Simulator, password = 'labwire', extra: Partial<ConstructorParameters<typeof LiquidHandlerClient>[0]> = {}): LiquidHandlerClient {
-  return new LiquidHandlerClient({
-    baseUrl: sim.baseUrl,
-    instrumentUrl: sim.instrumentUrl,
-    tls: { ca: sim.ca },
-    credentials: { username: 'admin', password },
-    retryBaseDelayMs: 10,
-    ...extra,
-  });
-}
+import { useClients } from '../support/client-suite';
+import { USER } from '../support/runtime';
 
 function logins(sim: Simulator): number {
   return sim.requests.filter((r) => r.path === '/api/v1/authenticate' && r.method === 'POST').length;
 }
 
 describe('session', function () {
-  let sim: Simulator;
-  const open: LiquidHandlerClient[] = [];
-  function make(...args: Parameters<typeof client>): LiquidHandlerClient {
-    const c = client(...args);
-    open.push(c);
-    return c;
-  }
-
-  before(async function () {
-    sim = new Simulator({ policy: { maximumLoginAttempts: 3 } });
-    await sim.start();
-  });
-  after(async function () {
-    await sim.stop();
-  });
-  afterEach(async function () {
-    await Promise.all(open.splice(0).map((c) => c.close()));
-    sim.reset();
-  });
+  const suite = useClients({ policy: { maximumLoginAttempts: 3 } }, { retryBaseDelayMs: 10 });
+  const sim = suite.sim;
+  const make = (password = USER.password): LiquidHandlerClient => suite.make({ credentials: { username: USER.username, password } });
 
   it('logs in once for a burst of 200 concurrent requests', async function () {
-    const c = make(sim);
+    const c = make();
     const results = await Promise.all(Array.from({ length: 200 }, () => c.prep.getSoftwareSettings()));
     assert.equal(results.length, 200);
     assert.equal(logins(sim), 1);
@@ -48,7 +23,7 @@ describe('session', function () {
   });
 
   it('sends the bearer token to A and B, and the versioned media type to B', async function () {
-    const c = make(sim);
+    const c = make();
     await c.prep.listSteps(1);
     await c.instrument.registerErrorHandler('bench1');
     const a = sim.requests.find((r) => r.path === '/api/v1/protocols/1/step');
@@ -60,7 +35,7 @@ describe('session', function () {
   });
 
   it('logs in again once and retries once when a token is rejected with 401', async function () {
-    const c = make(sim);
+    const c = make();
     await c.prep.getSoftwareSettings();
     const token = (sim.requests.find((r) => r.path === '/api/v1/settings/software-settings')?.authorization ?? '').slice(7);
     // The session ends behind the client's back (e.g. logged out on the instrument's screen).
@@ -72,7 +47,7 @@ describe('session', function () {
 
   it('renews the token on time even when requests are sparser than the renewal window', async function () {
     sim.setFaults({ clockSpeed: 60 }); // a 5-minute token lives 5 s; it is renewed 5 % (0.25 s) before its end
-    const c = make(sim);
+    const c = make();
     const until = Date.now() + 7000;
     while (Date.now() < until) {
       await c.prep.getSoftwareSettings();
@@ -85,7 +60,7 @@ describe('session', function () {
 
   it('lets an unused session lapse instead of renewing it forever', async function () {
     sim.setFaults({ clockSpeed: 300 }); // 1 s tokens, renewed 0.25 s before their end
-    const c = make(sim);
+    const c = make();
     await c.prep.getSoftwareSettings(); // the first token is used, so it is renewed on schedule...
     const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
     await pause(1200);
@@ -95,7 +70,7 @@ describe('session', function () {
   });
 
   it('tries a rejected password exactly once, however many requests follow', async function () {
-    const c = make(sim, 'wrong');
+    const c = make('wrong');
     for (let i = 0; i < 10; i++) {
       await assert.rejects(c.prep.getSoftwareSettings(), (err: LhError) => {
         assert.equal(err.kind, 'auth');
@@ -114,17 +89,17 @@ describe('session', function () {
 
   it('points an expired password at the change-password path', async function () {
     sim.setUserPasswordExpired('admin', true);
-    const c = make(sim);
+    const c = make();
     await assert.rejects(c.prep.getSoftwareSettings(), /expired.*Change expired password/s);
     assert.equal(c.session.state, 'password-expired');
     await c.prep.changeExpiredPassword('admin', 'labwire', 'labwire-2026');
-    const after = make(sim, 'labwire-2026');
+    const after = make('labwire-2026');
     await after.prep.getSoftwareSettings();
     assert.equal(after.session.state, 'authenticated');
   });
 
   it('logs out when closed', async function () {
-    const c = client(sim);
+    const c = suite.unmanaged();
     await c.prep.getSoftwareSettings();
     await c.close();
     const logout = sim.requests.filter((r) => r.path === '/api/v1/authenticate' && r.method === 'DELETE');

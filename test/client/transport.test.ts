@@ -1,37 +1,13 @@
 import assert from 'node:assert/strict';
 import http from 'http';
 import { AddressInfo } from 'net';
-import { LhError, LiquidHandlerClient } from '../../src/client';
-import { Simulator } from '../../src/simulator';
+import { ClientOptions, LhError, LiquidHandlerClient } from '../../src/client';
+import { useClients } from '../support/client-suite';
 
 describe('transport', function () {
-  let sim: Simulator;
-  const open: LiquidHandlerClient[] = [];
-  function make(overrides: Partial<ConstructorParameters<typeof LiquidHandlerClient>[0]> = {}): LiquidHandlerClient {
-    const c = new LiquidHandlerClient({
-      baseUrl: sim.baseUrl,
-      instrumentUrl: sim.instrumentUrl,
-      tls: { ca: sim.ca },
-      credentials: { username: 'admin', password: 'labwire' },
-      retryBaseDelayMs: 5,
-      timeoutMs: 2000,
-      ...overrides,
-    });
-    open.push(c);
-    return c;
-  }
-
-  before(async function () {
-    sim = new Simulator();
-    await sim.start();
-  });
-  after(async function () {
-    await sim.stop();
-  });
-  afterEach(async function () {
-    await Promise.all(open.splice(0).map((c) => c.close()));
-    sim.reset();
-  });
+  const suite = useClients({}, { retryBaseDelayMs: 5, timeoutMs: 2000 });
+  const sim = suite.sim;
+  const make = (overrides: Partial<ClientOptions> = {}): LiquidHandlerClient => suite.make(overrides);
 
   it('uses the media types of the spec: json-patch for POST, json for PUT', async function () {
     const c = make();
