@@ -70,7 +70,13 @@ describe('lockout safety', function () {
     const f = flow('wrong-pw-1');
     await loadFlow(f.nodes, f.credentials);
     const caught = await fireEverything(5);
-    await statusCalls('poll', 3); // three more polls (backing off from 0.5 s), all held back by the session
+    // Three more polls, asked for by input msgs: the timer backs off (1 s, 2 s, 4 s, …) and would outlast the test.
+    // Every one is held back by the session.
+    for (let i = 0; i < 3; i++) {
+      const polled = statusCalls('poll', 1);
+      helper.getNode('poll').receive({});
+      await polled;
+    }
     assert.equal(loginAttempts(), 1, 'one attempt for the deploy');
     assert.equal(sim.state.failedLogins, 1);
     for (const m of caught) {
