@@ -22,7 +22,16 @@ async function main(): Promise<void> {
   const flow: FlowNode[] = [tab('t'), sink('out', 't')];
   fleet.addresses.forEach((a, i) => {
     flow.push(serverNode(`srv${i}`, a.baseUrl));
-    flow.push({ id: `poll${i}`, type: 'lh-error-poll', z: 't', name: '', server: `srv${i}`, source: 'A', interval: String(INTERVAL_MS / 1000), wires: [['out'], ['out'], ['out']] });
+    flow.push({
+      id: `poll${i}`,
+      type: 'lh-error-poll',
+      z: 't',
+      name: '',
+      server: `srv${i}`,
+      source: 'A',
+      interval: String(INTERVAL_MS / 1000),
+      wires: [['out'], ['out'], ['out']],
+    });
   });
   await red.deploy(flow);
   await sleep(WARMUP_MS);
@@ -45,7 +54,9 @@ async function main(): Promise<void> {
   let failed = 0;
   let logins = 0;
   for (const log of logs) {
-    const times = log.filter((e) => e.path === '/api/v1/errors/check-for-pending-errors' && e.time >= wallStart && e.time <= wallEnd).map((e) => e.time);
+    const times = log
+      .filter((e) => e.path === '/api/v1/errors/check-for-pending-errors' && e.time >= wallStart && e.time <= wallEnd)
+      .map((e) => e.time);
     polls += times.length;
     failed += log.filter((e) => e.status >= 400).length;
     logins += log.filter((e) => e.path === '/api/v1/authenticate' && e.method === 'POST').length;
@@ -73,12 +84,30 @@ async function main(): Promise<void> {
     gapMs: { p50: percentile(gaps, 50), p99: percentile(gaps, 99), min: Math.min(...gaps), max: Math.max(...gaps) },
     pass: { cpu: cpuShare <= 0.1, rss: rssGrowthMb <= 20, jitter: jitterP99 <= 100 },
   };
-  printTable(`Fleet: ${INSTRUMENTS} instruments polled every ${INTERVAL_MS / 1000} s for ${result.windowS} s in one Node-RED process`, [
-    { measure: 'CPU, share of one core', value: `${result.cpu.shareOfOneCore} %`, target: '≤ 10 %', verdict: verdict(result.pass.cpu) },
-    { measure: 'RSS growth (after GC)', value: `${result.rss.growthMb} MB (${result.rss.startMb} → ${result.rss.endMb})`, target: '≤ 20 MB', verdict: verdict(result.pass.rss) },
-    { measure: 'poll jitter p99 (p50)', value: `${jitterP99} ms (${result.jitterMs.p50} ms)`, target: '≤ 100 ms', verdict: verdict(result.pass.jitter) },
-    { measure: 'polls (expected)', value: `${polls} (${result.expectedPolls}), ${failed} failed`, target: '', verdict: '' },
-  ]);
+  printTable(
+    `Fleet: ${INSTRUMENTS} instruments polled every ${INTERVAL_MS / 1000} s for ${result.windowS} s in one Node-RED process`,
+    [
+      {
+        measure: 'CPU, share of one core',
+        value: `${result.cpu.shareOfOneCore} %`,
+        target: '≤ 10 %',
+        verdict: verdict(result.pass.cpu),
+      },
+      {
+        measure: 'RSS growth (after GC)',
+        value: `${result.rss.growthMb} MB (${result.rss.startMb} → ${result.rss.endMb})`,
+        target: '≤ 20 MB',
+        verdict: verdict(result.pass.rss),
+      },
+      {
+        measure: 'poll jitter p99 (p50)',
+        value: `${jitterP99} ms (${result.jitterMs.p50} ms)`,
+        target: '≤ 100 ms',
+        verdict: verdict(result.pass.jitter),
+      },
+      { measure: 'polls (expected)', value: `${polls} (${result.expectedPolls}), ${failed} failed`, target: '', verdict: '' },
+    ],
+  );
   writeResult('fleet', result);
 }
 

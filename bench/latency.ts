@@ -30,14 +30,25 @@ async function main(): Promise<void> {
     await red.deploy([
       serverNode('srv', baseUrl, instrumentUrl),
       tab('t'),
-      { id: 'poll', type: 'lh-error-poll', z: 't', name: '', server: 'srv', source: 'both', interval: String(phase.interval), wires: [['raised'], ['resolved'], ['conn']] },
+      {
+        id: 'poll',
+        type: 'lh-error-poll',
+        z: 't',
+        name: '',
+        server: 'srv',
+        source: 'both',
+        interval: String(phase.interval),
+        wires: [['raised'], ['resolved'], ['conn']],
+      },
       sink('raised', 't'),
       sink('resolved', 't'),
       sink('conn', 't'),
     ]);
     const raised: { key: string; time: number }[] = [];
     let connectionEvents = 0;
-    red.onInput('raised', (msg: Msg) => raised.push({ key: String(msg.source === 'B' ? msg.uuid : msg.errorId), time: preciseNow() }));
+    red.onInput('raised', (msg: Msg) =>
+      raised.push({ key: String(msg.source === 'B' ? msg.uuid : msg.errorId), time: preciseNow() }),
+    );
     red.onInput('conn', () => connectionEvents++);
     await sleep(1500); // logged in, first polls done
     await fleet.clearLog();
@@ -77,7 +88,12 @@ async function main(): Promise<void> {
       duplicated,
       unexpected,
       connectionEvents,
-      latencyMs: { p50: round(p50, 1), p99: round(p99, 1), max: round(Math.max(...latencies), 1), min: round(Math.min(...latencies), 1) },
+      latencyMs: {
+        p50: round(p50, 1),
+        p99: round(p99, 1),
+        max: round(Math.max(...latencies), 1),
+        min: round(Math.min(...latencies), 1),
+      },
       pollGapMs: { p50: round(percentile(gaps, 50), 1), p99: round(percentile(gaps, 99), 1), max: round(Math.max(...gaps), 1) },
       targetP99Ms: targetMs,
       pass: ok,
@@ -93,11 +109,16 @@ async function main(): Promise<void> {
       'poll gap p50/p99 ms': `${round(percentile(gaps, 50), 0)}/${round(percentile(gaps, 99), 0)}`,
       target: `p99 ≤ ${targetMs} ms, 0 lost, 0 dup: ${verdict(ok)}`,
     });
-    console.log(`  interval ${phase.interval} s: p50 ${round(p50, 1)} ms, p99 ${round(p99, 1)} ms, lost ${lost}, duplicated ${duplicated}`);
+    console.log(
+      `  interval ${phase.interval} s: p50 ${round(p50, 1)} ms, p99 ${round(p99, 1)} ms, lost ${lost}, duplicated ${duplicated}`,
+    );
   }
   await red.stop();
   await fleet.stop();
-  printTable('Error detection latency: injection (simulator) → msg on output 1 of lh-error-poll (source: both, A and B alternately)', rows);
+  printTable(
+    'Error detection latency: injection (simulator) → msg on output 1 of lh-error-poll (source: both, A and B alternately)',
+    rows,
+  );
   writeResult('latency', { ratePerSec: RATE_PER_SEC, results });
 }
 

@@ -32,11 +32,15 @@ let failed = false;
 for (const name of chosen) {
   console.log(`\n=== ${name} ===`);
   const t = Date.now();
-  const run = spawnSync(process.execPath, ['--expose-gc', '-r', 'ts-node/register/transpile-only', path.join(__dirname, `${name}.ts`)], {
-    stdio: 'inherit',
-    cwd: path.resolve(__dirname, '..'),
-    timeout: 5 * 60_000,
-  });
+  const run = spawnSync(
+    process.execPath,
+    ['--expose-gc', '-r', 'ts-node/register/transpile-only', path.join(__dirname, `${name}.ts`)],
+    {
+      stdio: 'inherit',
+      cwd: path.resolve(__dirname, '..'),
+      timeout: 5 * 60_000,
+    },
+  );
   timings[name] = Math.round((Date.now() - t) / 1000);
   if (run.status !== 0) {
     failed = true;
@@ -85,15 +89,35 @@ function summary(): Row[] {
       });
     }
     for (const b of ses.bursts as Json[]) {
-      rows.push({ benchmark: `session, ${String(b.case)}`, figure: `${b.logins} login(s), ${b['failed (flow)']} failed`, target: 'exactly 1 login', met: b.logins === 1 && b['failed (flow)'] === 0 ? 'yes' : 'no' });
+      rows.push({
+        benchmark: `session, ${String(b.case)}`,
+        figure: `${b.logins} login(s), ${b['failed (flow)']} failed`,
+        target: 'exactly 1 login',
+        met: b.logins === 1 && b['failed (flow)'] === 0 ? 'yes' : 'no',
+      });
     }
   }
   const fl = chosen.includes('fleet') ? read('fleet') : undefined;
   if (fl) {
     const p = fl.pass as Record<string, boolean>;
-    rows.push({ benchmark: `fleet ${fl.instruments}, CPU`, figure: `${(fl.cpu as Json).shareOfOneCore} % of one core`, target: '≤ 10 %', met: p.cpu ? 'yes' : 'no' });
-    rows.push({ benchmark: `fleet ${fl.instruments}, RSS growth`, figure: `${(fl.rss as Json).growthMb} MB in ${fl.windowS} s`, target: '≤ 20 MB', met: p.rss ? 'yes' : 'no' });
-    rows.push({ benchmark: `fleet ${fl.instruments}, poll jitter p99`, figure: `${(fl.jitterMs as Json).p99} ms`, target: '≤ 100 ms', met: p.jitter ? 'yes' : 'no' });
+    rows.push({
+      benchmark: `fleet ${fl.instruments}, CPU`,
+      figure: `${(fl.cpu as Json).shareOfOneCore} % of one core`,
+      target: '≤ 10 %',
+      met: p.cpu ? 'yes' : 'no',
+    });
+    rows.push({
+      benchmark: `fleet ${fl.instruments}, RSS growth`,
+      figure: `${(fl.rss as Json).growthMb} MB in ${fl.windowS} s`,
+      target: '≤ 20 MB',
+      met: p.rss ? 'yes' : 'no',
+    });
+    rows.push({
+      benchmark: `fleet ${fl.instruments}, poll jitter p99`,
+      figure: `${(fl.jitterMs as Json).p99} ms`,
+      target: '≤ 100 ms',
+      met: p.jitter ? 'yes' : 'no',
+    });
   }
   const so = chosen.includes('soak') ? read('soak') : undefined;
   if (so) {
@@ -111,5 +135,10 @@ function summary(): Row[] {
   return rows;
 }
 
-printTable(`Summary (${Math.round((Date.now() - started) / 1000)} s: ${Object.entries(timings).map(([k, v]) => `${k} ${v} s`).join(', ')})`, summary());
+printTable(
+  `Summary (${Math.round((Date.now() - started) / 1000)} s: ${Object.entries(timings)
+    .map(([k, v]) => `${k} ${v} s`)
+    .join(', ')})`,
+  summary(),
+);
 if (failed) process.exit(1);

@@ -18,7 +18,8 @@ import { printTable, Row, sleep, verdict, writeResult } from './support/report';
 const CLOCK_SPEED = 60;
 const CLOCKS = process.env.LH_BENCH_SESSION_FAITHFUL === '0' ? [CLOCK_SPEED] : [CLOCK_SPEED, 30];
 /** real time of one simulated hour at clock `clock` (LH_BENCH_SESSION_SECONDS shortens the 60× run for trials) */
-const hourMs = (clock: number): number => (clock === CLOCK_SPEED ? Number(process.env.LH_BENCH_SESSION_SECONDS ?? 60) * 1000 : 3_600_000 / clock);
+const hourMs = (clock: number): number =>
+  clock === CLOCK_SPEED ? Number(process.env.LH_BENCH_SESSION_SECONDS ?? 60) * 1000 : 3_600_000 / clock;
 const TOKEN_REAL_MS = (300 * 1000) / CLOCK_SPEED;
 const LOOP_EVERY_MS = 50;
 const BURST = 200;
@@ -27,7 +28,19 @@ function flow(baseUrl: string, withPoll: boolean): FlowNode[] {
   const nodes: FlowNode[] = [
     serverNode('srv', baseUrl),
     tab('t'),
-    { id: 'steps', type: 'lh-steps', z: 't', name: '', server: 'srv', operation: 'get', protocolId: '1', protocolIdType: 'num', stepId: '', stepIdType: 'str', wires: [['done']] },
+    {
+      id: 'steps',
+      type: 'lh-steps',
+      z: 't',
+      name: '',
+      server: 'srv',
+      operation: 'get',
+      protocolId: '1',
+      protocolIdType: 'num',
+      stepId: '',
+      stepIdType: 'str',
+      wires: [['done']],
+    },
     { id: 'catch', type: 'catch', z: 't', scope: null, uncaught: false, wires: [['caught']] },
     { id: 'statusAll', type: 'status', z: 't', scope: null, wires: [['statuses']] },
     sink('done', 't'),
@@ -35,7 +48,16 @@ function flow(baseUrl: string, withPoll: boolean): FlowNode[] {
     sink('statuses', 't'),
   ];
   if (withPoll) {
-    nodes.push({ id: 'poll', type: 'lh-error-poll', z: 't', name: '', server: 'srv', source: 'A', interval: '1', wires: [[], [], []] });
+    nodes.push({
+      id: 'poll',
+      type: 'lh-error-poll',
+      z: 't',
+      name: '',
+      server: 'srv',
+      source: 'A',
+      interval: '1',
+      wires: [[], [], []],
+    });
   }
   return nodes;
 }
@@ -81,7 +103,8 @@ function request(red: EmbeddedNodeRed, o: Observed): Promise<void> {
 }
 
 const isLogin = (e: LogEntry): boolean => e.method === 'POST' && e.path === '/api/v1/authenticate' && e.status === 200;
-const isRenewal = (e: LogEntry): boolean => e.method === 'POST' && e.path === '/api/v1/authenticate/renew-token' && e.status === 200;
+const isRenewal = (e: LogEntry): boolean =>
+  e.method === 'POST' && e.path === '/api/v1/authenticate/renew-token' && e.status === 200;
 const is401 = (e: LogEntry): boolean => e.status === 401;
 
 function flow401(o: Observed): number {
@@ -89,7 +112,13 @@ function flow401(o: Observed): number {
   return caught401 + o.redStatuses.length;
 }
 
-async function burst(red: EmbeddedNodeRed, fleet: SimFleet, o: Observed, label: string, prepare: () => Promise<void>): Promise<Record<string, unknown>> {
+async function burst(
+  red: EmbeddedNodeRed,
+  fleet: SimFleet,
+  o: Observed,
+  label: string,
+  prepare: () => Promise<void>,
+): Promise<Record<string, unknown>> {
   await prepare();
   await fleet.clearLog();
   const caughtBefore = o.caught.length;
@@ -155,7 +184,9 @@ async function main(): Promise<void> {
       flowFailures: o.caught.length,
       pass: logins + renewals <= 13 && visible401 === 0,
     });
-    console.log(`  simulated hour at ×${clock}: ${logins} logins + ${renewals} renewals, 401 at the instrument ${server401}, in the flow ${visible401}`);
+    console.log(
+      `  simulated hour at ×${clock}: ${logins} logins + ${renewals} renewals, 401 at the instrument ${server401}, in the flow ${visible401}`,
+    );
   }
   const hour = hours[0];
   await fleet.setFaults(0, { clockSpeed: CLOCK_SPEED });

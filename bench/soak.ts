@@ -25,12 +25,29 @@ const DRIVEN: { id: string; msg: Msg }[] = [
 
 function flow(baseUrl: string, instrumentUrl: string): FlowNode[] {
   const z = 't';
-  const op = (id: string, type: string, extra: Record<string, unknown>): FlowNode => ({ id, type, z, name: '', server: 'srv', wires: [['out']], ...extra });
+  const op = (id: string, type: string, extra: Record<string, unknown>): FlowNode => ({
+    id,
+    type,
+    z,
+    name: '',
+    server: 'srv',
+    wires: [['out']],
+    ...extra,
+  });
   return [
     serverNode('srv', baseUrl, instrumentUrl),
     tab(z),
     op('steps', 'lh-steps', { operation: 'msg', protocolId: '', stepId: '' }),
-    { id: 'poll', type: 'lh-error-poll', z, name: '', server: 'srv', source: 'both', interval: '1', wires: [['out'], ['out'], ['out']] },
+    {
+      id: 'poll',
+      type: 'lh-error-poll',
+      z,
+      name: '',
+      server: 'srv',
+      source: 'both',
+      interval: '1',
+      wires: [['out'], ['out'], ['out']],
+    },
     op('answer', 'lh-answer-error', {}),
     op('clear', 'lh-clear-errors', {}),
     op('log', 'lh-error-log', { operation: 'list', limit: '5', limitType: 'num' }),
@@ -120,13 +137,40 @@ async function main(): Promise<void> {
   const heapGrowth = after.heapUsedMb - before.heapUsedMb;
   const pass = { handles: handlesAfter <= handlesBefore, sockets: after.sockets <= before.sockets, heap: heapGrowth <= 5 };
   const rows = [
-    ...types.map((t) => ({ measure: `resource ${t}`, before: before.resources[t] ?? 0, after: after.resources[t] ?? 0, target: '', verdict: '' })),
-    { measure: 'active resources, total', before: handlesBefore, after: handlesAfter, target: 'back to baseline', verdict: verdict(pass.handles) },
-    { measure: 'open sockets', before: before.sockets, after: after.sockets, target: 'back to baseline', verdict: verdict(pass.sockets) },
-    { measure: 'heap used after GC, MB', before: before.heapUsedMb, after: after.heapUsedMb, target: `growth ≤ 5 MB (${round(heapGrowth, 2)})`, verdict: verdict(pass.heap) },
+    ...types.map((t) => ({
+      measure: `resource ${t}`,
+      before: before.resources[t] ?? 0,
+      after: after.resources[t] ?? 0,
+      target: '',
+      verdict: '',
+    })),
+    {
+      measure: 'active resources, total',
+      before: handlesBefore,
+      after: handlesAfter,
+      target: 'back to baseline',
+      verdict: verdict(pass.handles),
+    },
+    {
+      measure: 'open sockets',
+      before: before.sockets,
+      after: after.sockets,
+      target: 'back to baseline',
+      verdict: verdict(pass.sockets),
+    },
+    {
+      measure: 'heap used after GC, MB',
+      before: before.heapUsedMb,
+      after: after.heapUsedMb,
+      target: `growth ≤ 5 MB (${round(heapGrowth, 2)})`,
+      verdict: verdict(pass.heap),
+    },
     { measure: 'RSS, MB', before: before.rssMb, after: after.rssMb, target: '', verdict: '' },
   ];
-  printTable(`Redeploy soak: ${DEPLOYS} full deploys of a flow with every node type in ${round(seconds, 1)} s (${failures} failed operations)`, rows);
+  printTable(
+    `Redeploy soak: ${DEPLOYS} full deploys of a flow with every node type in ${round(seconds, 1)} s (${failures} failed operations)`,
+    rows,
+  );
   const count = (method: string, path: string): number => simLog.filter((e) => e.method === method && e.path === path).length;
   writeResult('soak', {
     deploys: DEPLOYS,

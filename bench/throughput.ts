@@ -142,13 +142,40 @@ return msg;`;
 const STORE_CODE = `flow.set('token', msg.payload.token); return msg;`;
 
 function fn(id: string, z: string, func: string, wires: string[][]): FlowNode {
-  return { id, type: 'function', z, name: id, func, outputs: wires.length, timeout: 0, noerr: 0, initialize: '', finalize: '', libs: [], wires };
+  return {
+    id,
+    type: 'function',
+    z,
+    name: id,
+    func,
+    outputs: wires.length,
+    timeout: 0,
+    noerr: 0,
+    initialize: '',
+    finalize: '',
+    libs: [],
+    wires,
+  };
 }
 
 function httpRequest(id: string, z: string, persist: boolean, wires: string[][]): FlowNode {
   return {
-    id, type: 'http request', z, name: id, method: 'use', ret: 'obj', paytoqs: 'ignore', url: '', tls: '', persist, proxy: '',
-    insecureHTTPParser: false, authType: '', senderr: false, headers: [], wires,
+    id,
+    type: 'http request',
+    z,
+    name: id,
+    method: 'use',
+    ret: 'obj',
+    paytoqs: 'ignore',
+    url: '',
+    tls: '',
+    persist,
+    proxy: '',
+    insecureHTTPParser: false,
+    authType: '',
+    senderr: false,
+    headers: [],
+    wires,
   };
 }
 
@@ -173,7 +200,19 @@ function userFlow(z: string, base: string, persist: boolean): FlowNode[] {
 function lhFlow(z: string): FlowNode[] {
   return [
     tab(z),
-    { id: `${z}-steps`, type: 'lh-steps', z, name: '', server: 'srv', operation: 'msg', protocolId: '', protocolIdType: 'str', stepId: '', stepIdType: 'str', wires: [[`${z}-sink`]] },
+    {
+      id: `${z}-steps`,
+      type: 'lh-steps',
+      z,
+      name: '',
+      server: 'srv',
+      operation: 'msg',
+      protocolId: '',
+      protocolIdType: 'str',
+      stepId: '',
+      stepIdType: 'str',
+      wires: [[`${z}-sink`]],
+    },
     catchAll(`${z}-catch`, z, `${z}-sink`),
     sink(`${z}-sink`, z),
   ];
@@ -187,7 +226,8 @@ function flowRunner(red: EmbeddedNodeRed, z: string, entry: string, toMsg: (o: O
     if (!w) return;
     waiting.delete(msg.benchSeq as number);
     if (msg.error || msg.failed) {
-      if (process.env.LH_BENCH_DEBUG) console.error(JSON.stringify({ error: msg.error, status: msg.statusCode, payload: msg.payload, url: msg.url }));
+      if (process.env.LH_BENCH_DEBUG)
+        console.error(JSON.stringify({ error: msg.error, status: msg.statusCode, payload: msg.payload, url: msg.url }));
       w.reject(new Error(JSON.stringify(msg.error ?? msg.statusCode)));
     } else w.resolve();
   });
@@ -203,7 +243,12 @@ async function main(): Promise<void> {
   const fleet = await SimFleet.start(1);
   const { baseUrl } = fleet.addresses[0];
   const red = await startNodeRed();
-  await red.deploy([serverNode('srv', baseUrl), ...lhFlow('lh'), ...userFlow('http', baseUrl, true), ...userFlow('httpnk', baseUrl, false)]);
+  await red.deploy([
+    serverNode('srv', baseUrl),
+    ...lhFlow('lh'),
+    ...userFlow('http', baseUrl, true),
+    ...userFlow('httpnk', baseUrl, false),
+  ]);
 
   // the user flows log in once, storing the token in flow context
   for (const z of ['http', 'httpnk']) {
@@ -215,11 +260,32 @@ async function main(): Promise<void> {
   const ax = await axiosRunner(baseUrl);
   const variants: { name: string; run: Runner }[] = [
     { name: 'axios', run: ax.run },
-    { name: 'http', run: flowRunner(red, 'http', 'http-prep', (o) => ({ op: o.kind, protocolId: o.protocolId, stepId: o.stepId, newName: o.newName })) },
-    { name: 'http*', run: flowRunner(red, 'httpnk', 'httpnk-prep', (o) => ({ op: o.kind, protocolId: o.protocolId, stepId: o.stepId, newName: o.newName })) },
+    {
+      name: 'http',
+      run: flowRunner(red, 'http', 'http-prep', (o) => ({
+        op: o.kind,
+        protocolId: o.protocolId,
+        stepId: o.stepId,
+        newName: o.newName,
+      })),
+    },
+    {
+      name: 'http*',
+      run: flowRunner(red, 'httpnk', 'httpnk-prep', (o) => ({
+        op: o.kind,
+        protocolId: o.protocolId,
+        stepId: o.stepId,
+        newName: o.newName,
+      })),
+    },
     {
       name: 'lh',
-      run: flowRunner(red, 'lh', 'lh-steps', (o) => ({ operation: o.kind, protocolId: o.protocolId, stepId: o.stepId, payload: o.kind === 'rename' ? o.newName : undefined })),
+      run: flowRunner(red, 'lh', 'lh-steps', (o) => ({
+        operation: o.kind,
+        protocolId: o.protocolId,
+        stepId: o.stepId,
+        payload: o.kind === 'rename' ? o.newName : undefined,
+      })),
     },
   ];
 
@@ -241,7 +307,9 @@ async function main(): Promise<void> {
         const r = await drive(v.name, v.run, OPS, c, seq);
         seq += OPS;
         all.push(r);
-        console.log(`  round ${round + 1} ${v.name} c=${c}: ${r.opsPerSec} ops/s, ${r.cpuUsPerOp} µs CPU/op (${r.errors} errors)`);
+        console.log(
+          `  round ${round + 1} ${v.name} c=${c}: ${r.opsPerSec} ops/s, ${r.cpuUsPerOp} µs CPU/op (${r.errors} errors)`,
+        );
       }
     }
   }
@@ -265,10 +333,21 @@ async function main(): Promise<void> {
     const lh = of('lh');
     const vsAxios = lh.opsPerSec / of('axios').opsPerSec;
     const vsHttp = lh.opsPerSec / of('http').opsPerSec;
-    ratios[`c${c}`] = { lhVsAxios: round(vsAxios, 2), lhVsHttpRequest: round(vsHttp, 2), lhVsHttpRequestNoKeepAlive: round(lh.opsPerSec / of('http*').opsPerSec, 2) };
+    ratios[`c${c}`] = {
+      lhVsAxios: round(vsAxios, 2),
+      lhVsHttpRequest: round(vsHttp, 2),
+      lhVsHttpRequestNoKeepAlive: round(lh.opsPerSec / of('http*').opsPerSec, 2),
+    };
     for (const r of results.filter((x) => x.concurrency === c)) {
       rows.push({
-        variant: r.variant === 'lh' ? 'lh-steps' : r.variant === 'axios' ? '(b) axios keep-alive loop' : r.variant === 'http' ? '(a) function + http request (keep-alive)' : '(a*) same, http request default (no keep-alive)',
+        variant:
+          r.variant === 'lh'
+            ? 'lh-steps'
+            : r.variant === 'axios'
+              ? '(b) axios keep-alive loop'
+              : r.variant === 'http'
+                ? '(a) function + http request (keep-alive)'
+                : '(a*) same, http request default (no keep-alive)',
         'in flight': c,
         ops: r.ops,
         errors: r.errors,
@@ -279,10 +358,31 @@ async function main(): Promise<void> {
         'lh-steps ×': round(lh.opsPerSec / r.opsPerSec, 2),
       });
     }
-    rows.push({ variant: `targets c=${c}: lh ≥ 0.8×(b) ${verdict(vsAxios >= 0.8)}, ≥ 1.0×(a) ${verdict(vsHttp >= 1.0)}`, 'in flight': c, ops: '', errors: '', 'ops/s': '', 'p50 ms': '', 'p99 ms': '', 'CPU µs/op': '', 'lh-steps ×': '' });
+    rows.push({
+      variant: `targets c=${c}: lh ≥ 0.8×(b) ${verdict(vsAxios >= 0.8)}, ≥ 1.0×(a) ${verdict(vsHttp >= 1.0)}`,
+      'in flight': c,
+      ops: '',
+      errors: '',
+      'ops/s': '',
+      'p50 ms': '',
+      'p99 ms': '',
+      'CPU µs/op': '',
+      'lh-steps ×': '',
+    });
   }
-  printTable(`Throughput: ${OPS} step operations (get, list, rename + read-back) per run, median of ${ROUNDS} interleaved rounds`, rows);
-  writeResult('throughput', { ops: OPS, rounds: ROUNDS, warmup: WARMUP, results, ratios, runs: all, targets: { lhVsAxios: 0.8, lhVsHttpRequest: 1.0 } });
+  printTable(
+    `Throughput: ${OPS} step operations (get, list, rename + read-back) per run, median of ${ROUNDS} interleaved rounds`,
+    rows,
+  );
+  writeResult('throughput', {
+    ops: OPS,
+    rounds: ROUNDS,
+    warmup: WARMUP,
+    results,
+    ratios,
+    runs: all,
+    targets: { lhVsAxios: 0.8, lhVsHttpRequest: 1.0 },
+  });
 }
 
 main().catch((err) => {

@@ -34,7 +34,12 @@ function request(method, url, body) {
     const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const req = http.request(
       url,
-      { method, headers: data ? { 'Content-Type': 'application/json', 'Content-Length': data.length, 'Node-RED-Deployment-Type': 'full' } : {} },
+      {
+        method,
+        headers: data
+          ? { 'Content-Type': 'application/json', 'Content-Length': data.length, 'Node-RED-Deployment-Type': 'full' }
+          : {},
+      },
       (res) => {
         let text = '';
         res.on('data', (c) => (text += c));
@@ -65,7 +70,10 @@ function demoFlow(sim) {
   const seen = new Set();
   const flow = [];
   const dir = path.join(root, 'examples');
-  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     for (const n of JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'))) {
       if (seen.has(n.id)) continue;
       seen.add(n.id);

@@ -99,7 +99,9 @@ async function deploy(RED: any, flow: FlowNode[]): Promise<void> {
       // a node on a tab without a position is taken for a config node
       return rest.z !== undefined && rest.x === undefined ? { x: 100, y: 100, ...rest } : rest;
     });
-    rev = ((await RED.runtime.flows.setFlows({ flows: { flows: nodes, credentials }, deploymentType: 'full' })) as { rev: string }).rev;
+    rev = (
+      (await RED.runtime.flows.setFlows({ flows: { flows: nodes, credentials }, deploymentType: 'full' })) as { rev: string }
+    ).rev;
     if (!startedRevs.includes(rev)) await done;
     startedRevs = [];
   } finally {

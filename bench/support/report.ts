@@ -47,7 +47,10 @@ export function writeResult(name: string, result: Record<string, unknown>): stri
   const dir = path.resolve(__dirname, '..', 'results');
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${name}.json`);
-  fs.writeFileSync(file, `${JSON.stringify({ benchmark: name, date: new Date().toISOString(), machine: machine(), ...result }, null, 2)}\n`);
+  fs.writeFileSync(
+    file,
+    `${JSON.stringify({ benchmark: name, date: new Date().toISOString(), machine: machine(), ...result }, null, 2)}\n`,
+  );
   console.log(`\n-> ${path.relative(process.cwd(), file)}`);
   return file;
 }

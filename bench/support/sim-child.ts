@@ -81,7 +81,8 @@ async function run(cmd: ChildCommand): Promise<unknown> {
 process.on('message', (msg: ChildCommand & { id: number }) => {
   run(msg).then(
     (result) => process.send?.({ id: msg.id, result } satisfies ChildReply),
-    (err: unknown) => process.send?.({ id: msg.id, error: err instanceof Error ? err.stack ?? err.message : String(err) } satisfies ChildReply),
+    (err: unknown) =>
+      process.send?.({ id: msg.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) } satisfies ChildReply),
   );
 });
 process.on('disconnect', () => process.exit(0));

@@ -1,13 +1,4 @@
-export type LhErrorKind =
-  | 'validation'
-  | 'http'
-  | 'network'
-  | 'timeout'
-  | 'tls'
-  | 'auth'
-  | 'instrument'
-  | 'config'
-  | 'response';
+export type LhErrorKind = 'validation' | 'http' | 'network' | 'timeout' | 'tls' | 'auth' | 'instrument' | 'config' | 'response';
 
 export interface LhErrorInit {
   kind: LhErrorKind;

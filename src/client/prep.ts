@@ -41,11 +41,14 @@ export class PrepApi {
   private async data<T>(spec: ASpec, emptyOk = false): Promise<T> {
     const res = await this.send<T>(spec);
     if (spec.method === 'GET' && !emptyOk && (res.data === undefined || res.data === null)) {
-      throw new LhError(`${spec.operation}: the preparation service (A) answered ${res.status} without a body where JSON was expected; check the URL in the lh-server node`, {
-        kind: 'response',
-        operation: spec.operation,
-        statusCode: res.status,
-      });
+      throw new LhError(
+        `${spec.operation}: the preparation service (A) answered ${res.status} without a body where JSON was expected; check the URL in the lh-server node`,
+        {
+          kind: 'response',
+          operation: spec.operation,
+          statusCode: res.status,
+        },
+      );
     }
     return res.data;
   }
@@ -53,7 +56,12 @@ export class PrepApi {
   // --- authentication helpers that are not part of the session lifecycle ---
 
   async checkAuthentication(): Promise<void> {
-    await this.send({ method: 'GET', path: '/authenticate/check-authentication', operation: 'check-authentication', idempotent: true });
+    await this.send({
+      method: 'GET',
+      path: '/authenticate/check-authentication',
+      operation: 'check-authentication',
+      idempotent: true,
+    });
   }
 
   async changeExpiredPassword(userName: string, oldPassword: string, newPassword: string): Promise<void> {
@@ -74,11 +82,23 @@ export class PrepApi {
   }
 
   setupWizard(): Promise<AuthResult> {
-    return this.data({ method: 'POST', path: '/authenticate/setup-wizard', operation: 'setup-wizard', idempotent: false, anonymous: true });
+    return this.data({
+      method: 'POST',
+      path: '/authenticate/setup-wizard',
+      operation: 'setup-wizard',
+      idempotent: false,
+      anonymous: true,
+    });
   }
 
   kbaPasswordReset(): Promise<AuthResult> {
-    return this.data({ method: 'POST', path: '/authenticate/kba-password-reset', operation: 'kba-password-reset', idempotent: false, anonymous: true });
+    return this.data({
+      method: 'POST',
+      path: '/authenticate/kba-password-reset',
+      operation: 'kba-password-reset',
+      idempotent: false,
+      anonymous: true,
+    });
   }
 
   // --- protocol steps (4.1) ---
@@ -213,10 +233,17 @@ export class PrepApi {
 
   async pendingErrors(): Promise<PendingError[]> {
     const op = 'check-for-pending-errors';
-    const list = await this.data<unknown>({ method: 'GET', path: '/errors/check-for-pending-errors', operation: op, idempotent: true }, true);
+    const list = await this.data<unknown>(
+      { method: 'GET', path: '/errors/check-for-pending-errors', operation: op, idempotent: true },
+      true,
+    );
     if (list === undefined || list === null) return [];
     if (!Array.isArray(list)) {
-      throw new LhError(`${op}: expected an array of pending errors from the instrument`, { kind: 'response', operation: op, body: list });
+      throw new LhError(`${op}: expected an array of pending errors from the instrument`, {
+        kind: 'response',
+        operation: op,
+        body: list,
+      });
     }
     return list as PendingError[];
   }
@@ -241,7 +268,12 @@ export class PrepApi {
   // --- settings and verification (4.4) ---
 
   getSoftwareSettings(): Promise<SoftwareSettings> {
-    return this.data({ method: 'GET', path: '/settings/software-settings', operation: 'get-software-settings', idempotent: true });
+    return this.data({
+      method: 'GET',
+      path: '/settings/software-settings',
+      operation: 'get-software-settings',
+      idempotent: true,
+    });
   }
 
   async setSoftwareSettings(settings: unknown): Promise<void> {
@@ -261,7 +293,12 @@ export class PrepApi {
   }
 
   listServiceRoutines(): Promise<ServiceRoutine[]> {
-    return this.data({ method: 'GET', path: '/verification/service-routines', operation: 'list-service-routines', idempotent: true });
+    return this.data({
+      method: 'GET',
+      path: '/verification/service-routines',
+      operation: 'list-service-routines',
+      idempotent: true,
+    });
   }
 
   getServiceRoutine(id: unknown): Promise<ServiceRoutine> {
@@ -308,7 +345,12 @@ function stepBody(body: unknown, op: string): StepBody {
 /** Accepts `[{stepId, stepOrder}]` or an ordered array of step ids (positions counted from 1). */
 export function reorderItems(items: unknown, op: string): ReorderItem[] {
   if (!Array.isArray(items) || items.length === 0) {
-    throw validationError(op, 'payload', 'must be a non-empty array of {stepId, stepOrder} or of step ids in the new order', items);
+    throw validationError(
+      op,
+      'payload',
+      'must be a non-empty array of {stepId, stepOrder} or of step ids in the new order',
+      items,
+    );
   }
   const seen = new Set<number>();
   return items.map((item: unknown, i) => {
@@ -340,7 +382,11 @@ export function softwareSettings(value: unknown, op: string, complete: boolean):
   }
   for (const field of Object.keys(input)) {
     if (!(field in SOFTWARE_SETTING_TYPES)) {
-      throw validationError(op, `payload.${field}`, `is not a software setting (known: ${Object.keys(SOFTWARE_SETTING_TYPES).join(', ')})`);
+      throw validationError(
+        op,
+        `payload.${field}`,
+        `is not a software setting (known: ${Object.keys(SOFTWARE_SETTING_TYPES).join(', ')})`,
+      );
     }
   }
   return out as Partial<SoftwareSettings>;

@@ -8,14 +8,7 @@ export interface Credentials {
   password?: string;
 }
 
-export type SessionState =
-  | 'idle'
-  | 'logging-in'
-  | 'authenticated'
-  | 'login-failed'
-  | 'password-expired'
-  | 'locked'
-  | 'closed';
+export type SessionState = 'idle' | 'logging-in' | 'authenticated' | 'login-failed' | 'password-expired' | 'locked' | 'closed';
 
 export interface SessionStats {
   logins: number;
@@ -134,7 +127,14 @@ export class Session extends EventEmitter {
     this.setState('closed');
     if (!token) return;
     try {
-      await this.transport.request({ api: 'A', method: 'DELETE', path: '/authenticate', operation: 'logout', idempotent: false, token });
+      await this.transport.request({
+        api: 'A',
+        method: 'DELETE',
+        path: '/authenticate',
+        operation: 'logout',
+        idempotent: false,
+        token,
+      });
     } catch {
       // Nothing more to do: the session ends on the instrument when the token expires.
     }

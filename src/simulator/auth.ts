@@ -100,9 +100,13 @@ export class AuthService {
     const { username, password } = readCredentials(body);
     const user = this.checkPassword(username, password);
     if (user.passwordExpired) {
-      throw new HttpProblem(403, `The password of user '${user.username}' has expired; change it with POST /api/v1/authenticate/change-expired-password.`, {
-        title: 'Password expired',
-      });
+      throw new HttpProblem(
+        403,
+        `The password of user '${user.username}' has expired; change it with POST /api/v1/authenticate/change-expired-password.`,
+        {
+          title: 'Password expired',
+        },
+      );
     }
     this.logins++;
     return this.issue(user);
@@ -116,7 +120,8 @@ export class AuthService {
     if (principal.kind === 'jwt' && principal.username.toLowerCase() !== user.username.toLowerCase()) {
       throw new HttpProblem(403, 'The credentials do not belong to the user of the bearer token.');
     }
-    if (user.passwordExpired) throw new HttpProblem(403, `The password of user '${user.username}' has expired.`, { title: 'Password expired' });
+    if (user.passwordExpired)
+      throw new HttpProblem(403, `The password of user '${user.username}' has expired.`, { title: 'Password expired' });
     this.renewals++;
     return this.issue(user);
   }
@@ -148,7 +153,10 @@ export class AuthService {
 
   /** POST setup-wizard: once, while setup is not complete. */
   setupWizard(): AuthResult {
-    if (this.setupComplete) throw new HttpProblem(400, 'Setup has already been completed; log in with POST /api/v1/authenticate.', { title: 'Setup already completed' });
+    if (this.setupComplete)
+      throw new HttpProblem(400, 'Setup has already been completed; log in with POST /api/v1/authenticate.', {
+        title: 'Setup already completed',
+      });
     const user = this.firstUser();
     this.setupComplete = true;
     this.logins++;
@@ -258,8 +266,12 @@ function readCredentials(body: unknown): { username: string; password: string } 
 
 function lockedProblem(user: UserRecord, now: number): HttpProblem {
   const seconds = Math.ceil((user.lockedUntil - now) / 1000);
-  return new HttpProblem(401, `The account '${user.username}' is locked after too many failed login attempts; try again in ${seconds} s.`, {
-    title: 'Account locked',
-    headers: { 'WWW-Authenticate': 'Bearer' },
-  });
+  return new HttpProblem(
+    401,
+    `The account '${user.username}' is locked after too many failed login attempts; try again in ${seconds} s.`,
+    {
+      title: 'Account locked',
+      headers: { 'WWW-Authenticate': 'Bearer' },
+    },
+  );
 }

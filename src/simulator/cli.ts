@@ -54,7 +54,8 @@ async function main(): Promise<void> {
   let tokenLifetimeSeconds: number | undefined;
   if (values['token-lifetime'] !== undefined) {
     tokenLifetimeSeconds = Number(values['token-lifetime']);
-    if (!Number.isFinite(tokenLifetimeSeconds) || tokenLifetimeSeconds <= 0) throw new Error('--token-lifetime must be a number of seconds > 0');
+    if (!Number.isFinite(tokenLifetimeSeconds) || tokenLifetimeSeconds <= 0)
+      throw new Error('--token-lifetime must be a number of seconds > 0');
   }
   const users = (values.user ?? []).map(user);
   const sim = new Simulator({

@@ -7,7 +7,8 @@ export type FaultOutcome = 'reset' | 'timeout' | 'status' | 'none';
 
 function rate(value: unknown, name: string): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || value > 1) throw new RangeError(`${name} must be a number from 0 to 1`);
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || value > 1)
+    throw new RangeError(`${name} must be a number from 0 to 1`);
   return value;
 }
 
@@ -35,7 +36,8 @@ export function normaliseFaults(input: unknown): Faults {
     out.statusCode = f.statusCode;
   }
   if (f.clockSpeed !== undefined) {
-    if (typeof f.clockSpeed !== 'number' || !Number.isFinite(f.clockSpeed) || f.clockSpeed <= 0) throw new RangeError('clockSpeed must be a number > 0');
+    if (typeof f.clockSpeed !== 'number' || !Number.isFinite(f.clockSpeed) || f.clockSpeed <= 0)
+      throw new RangeError('clockSpeed must be a number > 0');
     out.clockSpeed = f.clockSpeed;
   }
   if (f.htmlErrors !== undefined) {

@@ -23,7 +23,13 @@ export function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-export function send(res: ServerResponse, status: number, body: unknown, contentType: string, headers: Record<string, string> = {}): void {
+export function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  contentType: string,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent || res.destroyed) return;
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
   if (status === 204 || body === undefined) {

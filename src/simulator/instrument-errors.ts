@@ -49,7 +49,8 @@ export class InstrumentErrorBook {
     const actions = seed.actions && seed.actions.length > 0 ? clone(seed.actions) : clone(DEFAULT_ACTIONS);
     const uuid = seed.uuid ?? randomUUID();
     if (!UUID.test(uuid)) throw new HttpProblem(400, `uuid '${uuid}' is not a UUID.`);
-    if (this.errors.some((e) => e.uuid === uuid)) throw new HttpProblem(409, `An instrument error with uuid '${uuid}' already exists.`);
+    if (this.errors.some((e) => e.uuid === uuid))
+      throw new HttpProblem(409, `An instrument error with uuid '${uuid}' already exists.`);
     const defaultActionId = seed.defaultActionId ?? actions.find((a) => a.isDefault)?.id ?? actions[0].id;
     const error: InstrumentError = {
       uuid,
@@ -102,14 +103,18 @@ export class InstrumentErrorBook {
     const bodyUuid = field(obj, 'uuid');
     if (bodyUuid !== undefined && bodyUuid !== null) {
       if (typeof bodyUuid !== 'string' || !UUID.test(bodyUuid)) errors.add('uuid', 'The uuid field must be a UUID.');
-      else if (bodyUuid.toLowerCase() !== pathUuid.toLowerCase()) errors.add('uuid', `The body uuid '${bodyUuid}' differs from the path uuid '${pathUuid}'.`);
+      else if (bodyUuid.toLowerCase() !== pathUuid.toLowerCase())
+        errors.add('uuid', `The body uuid '${bodyUuid}' differs from the path uuid '${pathUuid}'.`);
     }
     const actionId = field(obj, 'selectedActionId');
-    if (!isInt32(actionId)) errors.add('selectedActionId', 'The selectedActionId field is required and must be a 32-bit integer.');
+    if (!isInt32(actionId))
+      errors.add('selectedActionId', 'The selectedActionId field is required and must be a 32-bit integer.');
     const keyRaw = field(obj, 'errorHandlingKey');
-    if (keyRaw !== undefined && keyRaw !== null && typeof keyRaw !== 'string') errors.add('errorHandlingKey', 'The errorHandlingKey field must be a string or null.');
+    if (keyRaw !== undefined && keyRaw !== null && typeof keyRaw !== 'string')
+      errors.add('errorHandlingKey', 'The errorHandlingKey field must be a string or null.');
     const inputs = field(obj, 'inputs');
-    if (inputs !== undefined && inputs !== null && !Array.isArray(inputs)) errors.add('inputs', 'The inputs field must be an array or null.');
+    if (inputs !== undefined && inputs !== null && !Array.isArray(inputs))
+      errors.add('inputs', 'The inputs field must be an array or null.');
     errors.throwIfAny();
     const key = typeof keyRaw === 'string' ? keyRaw : null;
     const error = this.errors.find((e) => e.uuid.toLowerCase() === pathUuid.toLowerCase());
@@ -118,14 +123,21 @@ export class InstrumentErrorBook {
       return { data: null, message, success: false };
     };
     if (key === null || !this.handlers.has(key)) {
-      return refuse(`No error handler is registered with key ${key === null ? '(none given)' : `'${key}'`}; register it with POST /api/vector/v3/error-handler first.`);
+      return refuse(
+        `No error handler is registered with key ${key === null ? '(none given)' : `'${key}'`}; register it with POST /api/vector/v3/error-handler first.`,
+      );
     }
     if (!error) return refuse(`No instrument error with uuid '${pathUuid}' exists.`);
-    if (error.handled) return refuse(`Instrument error '${error.uuid}' has already been handled${error.handledBy ? ` by '${error.handledBy}'` : ''}.`);
+    if (error.handled)
+      return refuse(
+        `Instrument error '${error.uuid}' has already been handled${error.handledBy ? ` by '${error.handledBy}'` : ''}.`,
+      );
     const action = error.actions.find((a) => a.id === actionId);
     if (!action || (kind === 'recovery' && !action.isRecovery)) {
       const offered = error.actions.filter((a) => kind === 'action' || a.isRecovery).map((a) => `${a.id} (${a.description})`);
-      return refuse(`Action ${String(actionId)} is not a ${kind === 'recovery' ? 'recovery solution' : 'action'} of this error; offered: ${offered.join(', ')}.`);
+      return refuse(
+        `Action ${String(actionId)} is not a ${kind === 'recovery' ? 'recovery solution' : 'action'} of this error; offered: ${offered.join(', ')}.`,
+      );
     }
     checkInputs(action, inputs);
     error.handled = true;
@@ -149,7 +161,8 @@ export class InstrumentErrorBook {
 
 function readKey(body: unknown): string {
   if (typeof body !== 'string') throw badRequest('$', 'The body must be a JSON string: the client key.');
-  if (!KEY.test(body)) throw badRequest('key', `The client key '${body}' must consist of letters and digits only, without spaces.`);
+  if (!KEY.test(body))
+    throw badRequest('key', `The client key '${body}' must consist of letters and digits only, without spaces.`);
   return body;
 }
 
@@ -159,7 +172,8 @@ function checkInputs(action: ErrorAction, inputs: unknown): void {
   inputs.forEach((raw: unknown, i: number) => {
     if (!isObject(raw)) throw badRequest(`inputs[${i}]`, 'Each input must be an object {id, value}.');
     const id = field(raw, 'id');
-    if (!isInt32(id) || !known.has(id)) throw badRequest(`inputs[${i}].id`, `Input ${String(id)} is not an input of action ${action.id}.`);
+    if (!isInt32(id) || !known.has(id))
+      throw badRequest(`inputs[${i}].id`, `Input ${String(id)} is not an input of action ${action.id}.`);
     const value = field(raw, 'value');
     if (typeof value !== 'string') throw badRequest(`inputs[${i}].value`, 'The value of an input must be a string.');
   });

@@ -111,9 +111,11 @@ export class FieldErrors {
 
 /** A query or path parameter as an int32 >= 0, or a 400 naming it. */
 export function parseIdParam(raw: string, name: string): number {
-  if (!/^\d{1,10}$/.test(raw)) throw badRequest(name, `The value '${raw}' is not valid for ${name}: a non-negative 32-bit integer is required.`);
+  if (!/^\d{1,10}$/.test(raw))
+    throw badRequest(name, `The value '${raw}' is not valid for ${name}: a non-negative 32-bit integer is required.`);
   const n = Number(raw);
-  if (n > 2147483647) throw badRequest(name, `The value '${raw}' is not valid for ${name}: a non-negative 32-bit integer is required.`);
+  if (n > 2147483647)
+    throw badRequest(name, `The value '${raw}' is not valid for ${name}: a non-negative 32-bit integer is required.`);
   return n;
 }
 

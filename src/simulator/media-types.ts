@@ -23,7 +23,10 @@ export function parseMediaType(header: string | undefined): MediaType | undefine
   for (const part of rest) {
     const eq = part.indexOf('=');
     if (eq < 0) continue;
-    params[part.slice(0, eq).trim().toLowerCase()] = part.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+    params[part.slice(0, eq).trim().toLowerCase()] = part
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
   }
   return { essence, params };
 }

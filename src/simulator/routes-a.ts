@@ -15,10 +15,28 @@ export function prepRoutes(s: Services): Route[] {
   const steps = `${V1}/protocols/{protocolId}/step`;
   return [
     // 4.2 Authenticate
-    { method: 'POST', pattern: `${V1}/authenticate/setup-wizard`, body: 'none', auth: false, handle: () => ok(s.auth.setupWizard()) },
-    { method: 'POST', pattern: `${V1}/authenticate/kba-password-reset`, body: 'none', auth: false, handle: () => ok(s.auth.kbaPasswordReset()) },
+    {
+      method: 'POST',
+      pattern: `${V1}/authenticate/setup-wizard`,
+      body: 'none',
+      auth: false,
+      handle: () => ok(s.auth.setupWizard()),
+    },
+    {
+      method: 'POST',
+      pattern: `${V1}/authenticate/kba-password-reset`,
+      body: 'none',
+      auth: false,
+      handle: () => ok(s.auth.kbaPasswordReset()),
+    },
     { method: 'GET', pattern: `${V1}/authenticate/check-authentication`, body: 'none', auth: true, handle: () => ok(true) },
-    { method: 'POST', pattern: `${V1}/authenticate`, body: 'json-patch', auth: false, handle: (ctx) => ok(s.auth.authenticate(ctx.body)) },
+    {
+      method: 'POST',
+      pattern: `${V1}/authenticate`,
+      body: 'json-patch',
+      auth: false,
+      handle: (ctx) => ok(s.auth.authenticate(ctx.body)),
+    },
     {
       method: 'DELETE',
       pattern: `${V1}/authenticate`,
@@ -81,7 +99,13 @@ export function prepRoutes(s: Services): Route[] {
     { method: 'POST', pattern: steps, body: 'json-patch', auth: true, handle: (ctx) => ok(s.steps.create(pid(ctx), ctx.body)) },
     { method: 'PUT', pattern: steps, body: 'json', auth: true, handle: (ctx) => ok(s.steps.update(pid(ctx), ctx.body)) },
     { method: 'GET', pattern: steps, body: 'none', auth: true, handle: (ctx) => ok(s.steps.list(pid(ctx), ctx.query)) },
-    { method: 'GET', pattern: `${steps}/{stepId}`, body: 'none', auth: true, handle: (ctx) => ok(s.steps.get(pid(ctx), sid(ctx))) },
+    {
+      method: 'GET',
+      pattern: `${steps}/{stepId}`,
+      body: 'none',
+      auth: true,
+      handle: (ctx) => ok(s.steps.get(pid(ctx), sid(ctx))),
+    },
     {
       method: 'DELETE',
       pattern: `${steps}/{stepId}`,
@@ -94,7 +118,13 @@ export function prepRoutes(s: Services): Route[] {
     },
 
     // 4.3 Errors (literal sub-paths before {errorId})
-    { method: 'GET', pattern: `${V1}/errors/check-for-pending-errors`, body: 'none', auth: true, handle: () => ok(s.runtimeErrors.unhandled()) },
+    {
+      method: 'GET',
+      pattern: `${V1}/errors/check-for-pending-errors`,
+      body: 'none',
+      auth: true,
+      handle: () => ok(s.runtimeErrors.unhandled()),
+    },
     {
       method: 'PUT',
       pattern: `${V1}/errors/runtime`,
@@ -105,12 +135,30 @@ export function prepRoutes(s: Services): Route[] {
         return noContent;
       },
     },
-    { method: 'PUT', pattern: `${V1}/errors/clear-errors`, body: 'none', auth: true, handle: () => ok(s.runtimeErrors.clearAll()) },
+    {
+      method: 'PUT',
+      pattern: `${V1}/errors/clear-errors`,
+      body: 'none',
+      auth: true,
+      handle: () => ok(s.runtimeErrors.clearAll()),
+    },
     { method: 'GET', pattern: `${V1}/errors`, body: 'none', auth: true, handle: (ctx) => ok(s.runtimeErrors.list(ctx.query)) },
-    { method: 'GET', pattern: `${V1}/errors/{errorId}`, body: 'none', auth: true, handle: (ctx) => ok(s.runtimeErrors.record(ctx.params.errorId)) },
+    {
+      method: 'GET',
+      pattern: `${V1}/errors/{errorId}`,
+      body: 'none',
+      auth: true,
+      handle: (ctx) => ok(s.runtimeErrors.record(ctx.params.errorId)),
+    },
 
     // 4.4 Settings and verification
-    { method: 'GET', pattern: `${V1}/settings/software-settings`, body: 'none', auth: true, handle: () => ok({ ...s.settings.software }) },
+    {
+      method: 'GET',
+      pattern: `${V1}/settings/software-settings`,
+      body: 'none',
+      auth: true,
+      handle: () => ok({ ...s.settings.software }),
+    },
     {
       method: 'POST',
       pattern: `${V1}/settings/software-settings`,
@@ -121,8 +169,20 @@ export function prepRoutes(s: Services): Route[] {
         return noContent;
       },
     },
-    { method: 'GET', pattern: `${V1}/settings/policy-settings`, body: 'none', auth: true, handle: () => ok({ ...s.settings.policy }) },
-    { method: 'GET', pattern: `${V1}/verification/service-routines`, body: 'none', auth: true, handle: () => ok(s.routines.list()) },
+    {
+      method: 'GET',
+      pattern: `${V1}/settings/policy-settings`,
+      body: 'none',
+      auth: true,
+      handle: () => ok({ ...s.settings.policy }),
+    },
+    {
+      method: 'GET',
+      pattern: `${V1}/verification/service-routines`,
+      body: 'none',
+      auth: true,
+      handle: () => ok(s.routines.list()),
+    },
     {
       method: 'PUT',
       pattern: `${V1}/verification/service-routines`,

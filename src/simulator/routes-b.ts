@@ -6,10 +6,34 @@ const V3 = '/api/vector/v3';
 
 export function instrumentRoutes(s: Services): Route[] {
   return [
-    { method: 'POST', pattern: `${V3}/error-handler`, body: 'vector', auth: true, handle: (ctx) => ({ status: 200, body: s.instrument.register(ctx.body) }) },
-    { method: 'DELETE', pattern: `${V3}/error-handler`, body: 'vector', auth: true, handle: (ctx) => ({ status: 200, body: s.instrument.unregister(ctx.body) }) },
-    { method: 'GET', pattern: `${V3}/error-handler`, body: 'none', auth: true, handle: () => ({ status: 200, body: s.instrument.handlers.size > 0 }) },
-    { method: 'GET', pattern: `${V3}/instrument-errors/unhandled`, body: 'none', auth: true, handle: () => ({ status: 200, body: s.instrument.unhandled() }) },
+    {
+      method: 'POST',
+      pattern: `${V3}/error-handler`,
+      body: 'vector',
+      auth: true,
+      handle: (ctx) => ({ status: 200, body: s.instrument.register(ctx.body) }),
+    },
+    {
+      method: 'DELETE',
+      pattern: `${V3}/error-handler`,
+      body: 'vector',
+      auth: true,
+      handle: (ctx) => ({ status: 200, body: s.instrument.unregister(ctx.body) }),
+    },
+    {
+      method: 'GET',
+      pattern: `${V3}/error-handler`,
+      body: 'none',
+      auth: true,
+      handle: () => ({ status: 200, body: s.instrument.handlers.size > 0 }),
+    },
+    {
+      method: 'GET',
+      pattern: `${V3}/instrument-errors/unhandled`,
+      body: 'none',
+      auth: true,
+      handle: () => ({ status: 200, body: s.instrument.unhandled() }),
+    },
     {
       method: 'POST',
       pattern: `${V3}/instrument-errors/{uuid}/recovery`,

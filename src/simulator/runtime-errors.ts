@@ -54,7 +54,9 @@ export class RuntimeErrorBook {
       errorData: (seed.errorData ?? []).map((item) => ({
         id: item.id,
         description: item.description ?? `Item ${item.id}`,
-        errorResponses: (item.responses && item.responses.length > 0 ? item.responses : responses).map((response) => ({ response })),
+        errorResponses: (item.responses && item.responses.length > 0 ? item.responses : responses).map((response) => ({
+          response,
+        })),
         selectedResponse: null,
       })),
       handled: false,
@@ -87,7 +89,11 @@ export class RuntimeErrorBook {
     const offset = parseIntQuery(query, 'offset', 0);
     const limit = parseIntQuery(query, 'limit', 50);
     const newestFirst = [...this.history].reverse();
-    return { totalItemCount: newestFirst.length, currentOffset: offset, items: newestFirst.slice(offset, offset + limit).map(clone) };
+    return {
+      totalItemCount: newestFirst.length,
+      currentOffset: offset,
+      items: newestFirst.slice(offset, offset + limit).map(clone),
+    };
   }
 
   /** GET errors/{errorId} */
@@ -105,11 +111,16 @@ export class RuntimeErrorBook {
     const selected = errors.check(() => requireString(obj, 'selectedResponse', { nonEmpty: true }));
     const groupId = errors.check(() => optionalString(obj, 'groupId'));
     const rawItems = field(obj, 'errorData');
-    if (rawItems !== undefined && rawItems !== null && !Array.isArray(rawItems)) errors.add('errorData', 'errorData must be an array.');
+    if (rawItems !== undefined && rawItems !== null && !Array.isArray(rawItems))
+      errors.add('errorData', 'errorData must be an array.');
     errors.throwIfAny();
     const error = this.all.find((e) => e.id === id);
     if (!error) throw notFound(`No runtime error with id '${id}' exists.`);
-    if (error.handled) throw new HttpProblem(409, `Runtime error '${id}' has already been handled (response '${error.selectedResponse ?? 'cleared'}').`);
+    if (error.handled)
+      throw new HttpProblem(
+        409,
+        `Runtime error '${id}' has already been handled (response '${error.selectedResponse ?? 'cleared'}').`,
+      );
     if (groupId !== undefined && groupId !== '' && groupId !== error.groupId) {
       throw badRequest('groupId', `groupId '${groupId}' does not match the error's group '${error.groupId}'.`);
     }
@@ -129,7 +140,10 @@ export class RuntimeErrorBook {
       const response = itemResponse ?? (selected as string);
       const itemOffered = item.errorResponses.map((r) => r.response);
       if (!itemOffered.includes(response)) {
-        return itemErrors.add(`errorData[${i}].selectedResponse`, `'${response}' is not offered for item '${itemId}'; offered: ${itemOffered.join(', ')}.`);
+        return itemErrors.add(
+          `errorData[${i}].selectedResponse`,
+          `'${response}' is not offered for item '${itemId}'; offered: ${itemOffered.join(', ')}.`,
+        );
       }
       answers.push({ id: itemId, selectedResponse: response });
     });

@@ -5,15 +5,7 @@
  * PUT service-routines updates one routine named by its id (404 when unknown); every field is validated.
  */
 import { notFound } from './problem';
-import {
-  FieldErrors,
-  field,
-  isIsoDateTime,
-  isInt32,
-  requireBoolean,
-  requireInt32,
-  requireObject,
-} from './json-fields';
+import { FieldErrors, field, isIsoDateTime, isInt32, requireBoolean, requireInt32, requireObject } from './json-fields';
 import type { PolicySettings, ServiceRoutine, SoftwareSettings } from './types';
 
 export const DEFAULT_POLICY: PolicySettings = {
@@ -76,9 +68,11 @@ export class ServiceRoutineBook {
     const errors = new FieldErrors();
     const id = errors.check(() => requireInt32(obj, 'id'));
     const name = field(obj, 'name');
-    if (name !== undefined && name !== null && typeof name !== 'string') errors.add('name', 'The name field must be a string or null.');
+    if (name !== undefined && name !== null && typeof name !== 'string')
+      errors.add('name', 'The name field must be a string or null.');
     const isRecommended = field(obj, 'isRecommended');
-    if (isRecommended !== undefined && typeof isRecommended !== 'boolean') errors.add('isRecommended', 'The isRecommended field must be a boolean.');
+    if (isRecommended !== undefined && typeof isRecommended !== 'boolean')
+      errors.add('isRecommended', 'The isRecommended field must be a boolean.');
     const lastRun = field(obj, 'lastRun');
     if (lastRun !== undefined && lastRun !== null && (typeof lastRun !== 'string' || !isIsoDateTime(lastRun))) {
       errors.add('lastRun', 'The lastRun field must be an ISO 8601 date-time or null.');

@@ -77,7 +77,10 @@ export class Simulator implements ControlTarget {
     this.seedEnabled = options.seed ?? true;
     this.initialPolicy = { ...DEFAULT_POLICY, ...(options.policy ?? {}) };
     this.ca = fs.readFileSync(certPath('ca.pem'), 'utf8');
-    this.tls = { key: fs.readFileSync(certPath('server-key.pem'), 'utf8'), cert: fs.readFileSync(certPath('server.pem'), 'utf8') };
+    this.tls = {
+      key: fs.readFileSync(certPath('server-key.pem'), 'utf8'),
+      cert: fs.readFileSync(certPath('server.pem'), 'utf8'),
+    };
     const settings = { software: seedSoftwareSettings(), policy: { ...this.initialPolicy } };
     this.services = {
       auth: new AuthService({
@@ -273,7 +276,8 @@ export class Simulator implements ControlTarget {
       if (reply.after) res.once('finish', reply.after);
       return;
     }
-    const inPrefix = api === 'B' || this.prefix === '' || url.pathname === this.prefix || url.pathname.startsWith(`${this.prefix}/`);
+    const inPrefix =
+      api === 'B' || this.prefix === '' || url.pathname === this.prefix || url.pathname.startsWith(`${this.prefix}/`);
     const entry: LoggedRequest = {
       api,
       method,
@@ -307,11 +311,19 @@ export class Simulator implements ControlTarget {
       const status = faults.statusCode ?? 503;
       entry.status = status;
       if (faults.htmlErrors) send(res, status, htmlErrorPage(status), 'text/html; charset=utf-8');
-      else send(res, status, problem(status, `Fault injected by the simulator (HTTP ${status}).`), api === 'A' ? PROBLEM_TYPE : B_PROBLEM_TYPE);
+      else
+        send(
+          res,
+          status,
+          problem(status, `Fault injected by the simulator (HTTP ${status}).`),
+          api === 'A' ? PROBLEM_TYPE : B_PROBLEM_TYPE,
+        );
       return;
     }
 
-    const reply = inPrefix ? this.dispatch(api, method, entry, req, raw) : problemReply(new HttpProblem(404, `No resource at ${url.pathname}; the service lives under ${this.prefix}.`));
+    const reply = inPrefix
+      ? this.dispatch(api, method, entry, req, raw)
+      : problemReply(new HttpProblem(404, `No resource at ${url.pathname}; the service lives under ${this.prefix}.`));
     entry.status = reply.status;
     const isProblem = reply.status >= 400;
     const type = api === 'A' ? (isProblem ? PROBLEM_TYPE : A_RESPONSE_TYPE) : isProblem ? B_PROBLEM_TYPE : B_MEDIA_TYPE;
@@ -322,7 +334,9 @@ export class Simulator implements ControlTarget {
     const match = (api === 'A' ? this.aRouter : this.bRouter).match(method, entry.path);
     if (match.kind === 'not-found') return problemReply(new HttpProblem(404, `No resource at ${entry.path}.`));
     if (match.kind === 'method-not-allowed') {
-      return problemReply(new HttpProblem(405, `${method} is not allowed on ${entry.path}.`, { headers: { Allow: match.allow.join(', ') } }));
+      return problemReply(
+        new HttpProblem(405, `${method} is not allowed on ${entry.path}.`, { headers: { Allow: match.allow.join(', ') } }),
+      );
     }
     try {
       const { route, params } = match;
@@ -332,14 +346,28 @@ export class Simulator implements ControlTarget {
       checkMediaType(route.body, entry.contentType, api === 'A' && this.lenient);
       let body: unknown;
       if (route.body !== 'none') {
-        if (raw.trim() === '') throw new HttpProblem(400, 'A non-empty request body is required.', { errors: { $: ['A non-empty request body is required.'] } });
+        if (raw.trim() === '')
+          throw new HttpProblem(400, 'A non-empty request body is required.', {
+            errors: { $: ['A non-empty request body is required.'] },
+          });
         try {
           body = JSON.parse(raw) as unknown;
         } catch (err) {
-          throw new HttpProblem(400, `The request body is not valid JSON: ${(err as Error).message}`, { errors: { $: ['The JSON value could not be converted.'] } });
+          throw new HttpProblem(400, `The request body is not valid JSON: ${(err as Error).message}`, {
+            errors: { $: ['The JSON value could not be converted.'] },
+          });
         }
       }
-      const ctx: RequestContext = { api, method, path: entry.path, query: entry.query, params, headers: req.headers, body, principal };
+      const ctx: RequestContext = {
+        api,
+        method,
+        path: entry.path,
+        query: entry.query,
+        params,
+        headers: req.headers,
+        body,
+        principal,
+      };
       return route.handle(ctx);
     } catch (err) {
       if (err instanceof HttpProblem) return problemReply(err);

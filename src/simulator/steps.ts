@@ -39,7 +39,13 @@ export class StepStore {
   /** Protocol 1 "Demo protocol" with three steps, protocol 2 "Empty protocol". */
   seed(): void {
     const demo = this.addProtocol('Demo protocol');
-    this.create(demo, { stepType: 'PauseStep', name: 'Pause for plate check', duration: 30, message: 'Check the plate', pauseForSetDuration: true });
+    this.create(demo, {
+      stepType: 'PauseStep',
+      name: 'Pause for plate check',
+      duration: 30,
+      message: 'Check the plate',
+      pauseForSetDuration: true,
+    });
     this.create(demo, {
       stepType: 'AddReagentStep',
       name: 'Add buffer',
@@ -126,7 +132,8 @@ export class StepStore {
     const errors = new FieldErrors();
     const id = errors.check(() => requireInt32(obj, 'id'));
     const stepType = field(obj, 'stepType') === undefined ? undefined : errors.check(() => readStepType(obj));
-    const name = field(obj, 'name') === undefined ? undefined : errors.check(() => requireString(obj, 'name', { nonEmpty: true }));
+    const name =
+      field(obj, 'name') === undefined ? undefined : errors.check(() => requireString(obj, 'name', { nonEmpty: true }));
     const disabled = errors.check(() => optionalBoolean(obj, 'disabled'));
     const stepOrder = errors.check(() => optionalInt32(obj, 'stepOrder'));
     errors.check(() => optionalBoolean(obj, 'makeNameUnique'));
@@ -165,7 +172,8 @@ export class StepStore {
       const stepOrder = errors.check(() => requireInt32(raw, 'stepOrder'));
       if (stepId === undefined || stepOrder === undefined) return;
       if (items.some((x) => x.stepId === stepId)) errors.add(`[${i}].stepId`, `Step ${stepId} is listed more than once.`);
-      else if (!p.steps.some((s) => s.id === stepId)) errors.add(`[${i}].stepId`, `Step ${stepId} does not belong to protocol ${protocolId}.`);
+      else if (!p.steps.some((s) => s.id === stepId))
+        errors.add(`[${i}].stepId`, `Step ${stepId} does not belong to protocol ${protocolId}.`);
       if (stepOrder < 1) errors.add(`[${i}].stepOrder`, 'stepOrder must be 1 or greater.');
       items.push({ stepId, stepOrder });
     });

@@ -62,7 +62,8 @@ function startNodeRed(userDir: string): Promise<Started> {
         resolve({ child, editorUrl: editor[1], simA: sim[1], simB: sim[2], output });
       }
     };
-    const onExit = (code: number | null): void => reject(new Error(`scripts/start.js exited (${code}) before the editor was up:\n${text}`));
+    const onExit = (code: number | null): void =>
+      reject(new Error(`scripts/start.js exited (${code}) before the editor was up:\n${text}`));
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
     child.once('exit', onExit);
@@ -84,8 +85,16 @@ interface ExampleFlow {
 /** The example flows of examples/, by the name the Import > Examples menu shows. */
 function examples(): ExampleFlow[] {
   const dir = path.join(root, 'examples');
-  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort() : [];
-  return files.map((f) => ({ name: f.replace(/\.json$/, ''), nodes: JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as ExampleFlow['nodes'] }));
+  const files = fs.existsSync(dir)
+    ? fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith('.json'))
+        .sort()
+    : [];
+  return files.map((f) => ({
+    name: f.replace(/\.json$/, ''),
+    nodes: JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as ExampleFlow['nodes'],
+  }));
 }
 
 /** An example that runs against the simulator as soon as it is deployed, and needs no node the editor lacks (e.g. e-mail). */
@@ -94,7 +103,10 @@ function pickExample(known: (type: string) => boolean): ExampleFlow {
   const runnable = all.filter((f) => f.nodes.every((n) => known(n.type)) && f.nodes.some((n) => n.type === 'lh-server'));
   const withType = (t: string) => runnable.find((f) => f.nodes.some((n) => n.type === t));
   const chosen = withType('lh-error-poll') ?? withType('lh-clear-errors');
-  assert.ok(chosen, `examples/ has no flow with only installed node types, an lh-server and an lh-error-poll or lh-clear-errors node (found: ${all.map((f) => f.name).join(', ') || 'none'})`);
+  assert.ok(
+    chosen,
+    `examples/ has no flow with only installed node types, an lh-server and an lh-error-poll or lh-clear-errors node (found: ${all.map((f) => f.name).join(', ') || 'none'})`,
+  );
   return chosen;
 }
 
@@ -109,7 +121,10 @@ describe('editor in Chromium (npm start)', function () {
   const consoleErrors: string[] = [];
 
   before(async function () {
-    assert.ok(fs.existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`);
+    assert.ok(
+      fs.existsSync(CHROMIUM),
+      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`,
+    );
     userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-editor-'));
     // Start with an empty workspace (no demo deploy), the way a user who imports an example starts,
     // and answer Node-RED's telemetry question beforehand so its notification does not cover the canvas.
@@ -121,7 +136,15 @@ describe('editor in Chromium (npm start)', function () {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
     // The test runs offline: the palette manager's catalogue (fetched from the internet at editor start) is empty,
@@ -248,7 +271,11 @@ describe('editor in Chromium (npm start)', function () {
     await dialog.locator('.red-ui-tab', { hasText: 'Examples' }).click();
     const library = dialog.locator('#red-ui-clipboard-dialog-import-tab-examples');
     await library.locator('.red-ui-treeList-label', { hasText: pkg.name }).click();
-    await library.locator('.red-ui-treeList-label', { hasText: new RegExp(`^\\s*${example.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`) }).click();
+    await library
+      .locator('.red-ui-treeList-label', {
+        hasText: new RegExp(`^\\s*${example.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`),
+      })
+      .click();
     await shot('import-example');
     await page.locator('#red-ui-clipboard-dialog-ok').click();
     await dialog.waitFor({ state: 'hidden' });
@@ -275,7 +302,11 @@ describe('editor in Chromium (npm start)', function () {
     const opNode = imported.find((n) => n.type === 'lh-error-poll') ?? imported.find((n) => n.type === 'lh-clear-errors');
     assert.ok(opNode, `example ${example.name} imported no lh-error-poll or lh-clear-errors node`);
     // The examples bring their own tab, which the import does not open: open it, as a user does.
-    if (opNode.z) await page.locator(`#red-ui-tab-${opNode.z.replace('.', '-')} a`).first().click();
+    if (opNode.z)
+      await page
+        .locator(`#red-ui-tab-${opNode.z.replace('.', '-')} a`)
+        .first()
+        .click();
 
     // Point the example's lh-server at the simulator, the way a user does before the first deploy.
     await page.locator(`g[id="${opNode.id}"] .red-ui-flow-node`).dblclick();

@@ -12,7 +12,8 @@ function logins(sim: Simulator): number {
 describe('session', function () {
   const suite = useClients({ policy: { maximumLoginAttempts: 3 } }, { retryBaseDelayMs: 10 });
   const sim = suite.sim;
-  const make = (password = USER.password): LiquidHandlerClient => suite.make({ credentials: { username: USER.username, password } });
+  const make = (password = USER.password): LiquidHandlerClient =>
+    suite.make({ credentials: { username: USER.username, password } });
 
   it('logs in once for a burst of 200 concurrent requests', async function () {
     const c = make();

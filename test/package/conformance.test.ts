@@ -41,11 +41,16 @@ interface PackedFile {
 /** What `npm publish` would upload (scripts ignored: the build ran before the tests). */
 function packedFiles(): Promise<PackedFile[]> {
   return new Promise((resolve, reject) => {
-    execFile('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`npm pack failed: ${err.message}\n${stderr}`));
-      const [report] = JSON.parse(stdout) as { files: PackedFile[] }[];
-      resolve(report.files);
-    });
+    execFile(
+      'npm',
+      ['pack', '--dry-run', '--json', '--ignore-scripts'],
+      { cwd: root, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`npm pack failed: ${err.message}\n${stderr}`));
+        const [report] = JSON.parse(stdout) as { files: PackedFile[] }[];
+        resolve(report.files);
+      },
+    );
   });
 }
 
@@ -66,7 +71,10 @@ describe('package conformance (Flow Library scorecard, offline checks)', functio
 
     it('has a scoped name and the node-red keyword', function () {
       assert.match(pkg.name, /^@[a-z0-9-~][a-z0-9-._~]*\/node-red-[a-z0-9-._~]+$/);
-      assert.ok(pkg.keywords?.includes('node-red'), 'the "node-red" keyword is missing: the Flow Library only lists packages with it');
+      assert.ok(
+        pkg.keywords?.includes('node-red'),
+        'the "node-red" keyword is missing: the Flow Library only lists packages with it',
+      );
     });
 
     it('declares a node-red.version range that the tested Node-RED versions (4.x and the oldest, 3.1) satisfy', function () {
@@ -94,7 +102,11 @@ describe('package conformance (Flow Library scorecard, offline checks)', functio
       for (const [dep, range] of deps) {
         const installed = readJson<{ version: string }>(path.join(root, 'node_modules', dep, 'package.json')).version;
         assert.ok(semver.satisfies(installed, range), `${dep}: installed ${installed} is outside ${range}`);
-        assert.strictEqual(semver.minVersion(range)?.major, semver.major(installed), `${dep}: range ${range} is not on the current major ${installed}`);
+        assert.strictEqual(
+          semver.minVersion(range)?.major,
+          semver.major(installed),
+          `${dep}: range ${range} is not on the current major ${installed}`,
+        );
       }
     });
   });
@@ -129,7 +141,8 @@ describe('package conformance (Flow Library scorecard, offline checks)', functio
         if (!isConfigNode(type)) {
           const icon = /\bicon\s*:\s*["']([^"']+)["']/.exec(html)?.[1];
           assert.ok(icon, `${type}.html sets no icon`);
-          if (!icon.startsWith('font-awesome/')) assert.ok(fs.existsSync(path.join(icons, icon)), `icon ${icon} of ${type} is not in its icons/`);
+          if (!icon.startsWith('font-awesome/'))
+            assert.ok(fs.existsSync(path.join(icons, icon)), `icon ${icon} of ${type} is not in its icons/`);
         }
       });
     }
@@ -169,23 +182,46 @@ describe('package conformance (Flow Library scorecard, offline checks)', functio
 
     it('holds what Node-RED loads: every node js, its html, locales and icons, the examples, the simulator command', function () {
       const have = new Set(paths());
-      const needed = ['package.json', 'README.md', 'LICENSE', pkg.main, ...Object.values(pkg.bin ?? {}), 'nodes/simulator/certs/ca.pem', 'resources/lh-editor.js'];
+      const needed = [
+        'package.json',
+        'README.md',
+        'LICENSE',
+        pkg.main,
+        ...Object.values(pkg.bin ?? {}),
+        'nodes/simulator/certs/ca.pem',
+        'resources/lh-editor.js',
+      ];
       for (const type of types) {
         const dir = path.posix.dirname(nodeFiles[type]);
-        needed.push(nodeFiles[type], `${dir}/${type}.html`, `${dir}/locales/en-US/${type}.html`, `${dir}/locales/en-US/${type}.json`);
-        assert.ok(paths().some((p) => p.startsWith(`${dir}/icons/`)), `${type}: no icon packed`);
+        needed.push(
+          nodeFiles[type],
+          `${dir}/${type}.html`,
+          `${dir}/locales/en-US/${type}.html`,
+          `${dir}/locales/en-US/${type}.json`,
+        );
+        assert.ok(
+          paths().some((p) => p.startsWith(`${dir}/icons/`)),
+          `${type}: no icon packed`,
+        );
       }
-      for (const example of fs.readdirSync(path.join(root, 'examples')).filter((f) => f.endsWith('.json'))) needed.push(`examples/${example}`);
-      const missing = needed.filter((p): p is string => typeof p === 'string').map((p) => p.replace(/^\.\//, '')).filter((p) => !have.has(p));
+      for (const example of fs.readdirSync(path.join(root, 'examples')).filter((f) => f.endsWith('.json')))
+        needed.push(`examples/${example}`);
+      const missing = needed
+        .filter((p): p is string => typeof p === 'string')
+        .map((p) => p.replace(/^\.\//, ''))
+        .filter((p) => !have.has(p));
       assert.deepStrictEqual(missing, []);
     });
 
     it('holds nothing else: no sources, tests, CI, benchmarks, source maps, flows credentials or keys', function () {
-      const allowed = /^(package\.json|README\.md|LICENSE|examples\/[^/]+\.json|icons\/[^/]+\.(svg|png)|resources\/lh-editor\.js|nodes\/.+\.(js|d\.ts|html|json|svg|png|pem))$/;
+      const allowed =
+        /^(package\.json|README\.md|LICENSE|examples\/[^/]+\.json|icons\/[^/]+\.(svg|png)|resources\/lh-editor\.js|nodes\/.+\.(js|d\.ts|html|json|svg|png|pem))$/;
       const unexpected = paths().filter((p) => !allowed.test(p));
       assert.deepStrictEqual(unexpected, []);
       const forbidden = paths().filter((p) =>
-        /(^|\/)(src|test|\.ci|bench|\.run|test-output|node_modules)\/|\.map$|\.ts$(?<!\.d\.ts)|(^|\/)flows(_[^/]*)?_cred\.json$|(^|\/)\.env|\.key$/.test(p),
+        /(^|\/)(src|test|\.ci|bench|\.run|test-output|node_modules)\/|\.map$|\.ts$(?<!\.d\.ts)|(^|\/)flows(_[^/]*)?_cred\.json$|(^|\/)\.env|\.key$/.test(
+          p,
+        ),
       );
       assert.deepStrictEqual(forbidden, []);
     });

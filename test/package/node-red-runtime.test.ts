@@ -11,11 +11,16 @@ const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
 
 describe(`Node-RED runtime under test (${NODE_RED_PACKAGE})`, function () {
   it('is the runtime LH_NODE_RED names, and package.json promises to support it', async function () {
-    const installed = (JSON.parse(fs.readFileSync(require.resolve(`${NODE_RED_PACKAGE}/package.json`), 'utf8')) as { version: string }).version;
+    const installed = (
+      JSON.parse(fs.readFileSync(require.resolve(`${NODE_RED_PACKAGE}/package.json`), 'utf8')) as { version: string }
+    ).version;
     // The runtime the helper loaded (its public `RED.version()`), which every node test of this run used.
     const loaded = (helper as unknown as { _RED: { version(): string } })._RED.version();
     assert.strictEqual(semver.coerce(loaded)?.version, semver.coerce(installed)?.version);
-    assert.ok(semver.satisfies(semver.coerce(loaded)!, pkg['node-red'].version), `Node-RED ${loaded} is outside ${pkg['node-red'].version}`);
+    assert.ok(
+      semver.satisfies(semver.coerce(loaded)!, pkg['node-red'].version),
+      `Node-RED ${loaded} is outside ${pkg['node-red'].version}`,
+    );
     if (NODE_RED_PACKAGE === 'node-red-3') assert.strictEqual(semver.major(installed), 3);
   });
 

@@ -14,7 +14,6 @@ import { startSimulator } from '../support/runtime';
 
 const root = path.resolve(__dirname, '..', '..');
 const redJs = path.join(path.dirname(require.resolve('node-red/package.json')), 'red.js');
-// eslint-disable-next-line @typescript-eslint/no-var-requires
 const bcrypt = require(require.resolve('bcryptjs', { paths: [path.dirname(require.resolve('node-red/package.json'))] })) as {
   hashSync(s: string, rounds: number): string;
 };
@@ -33,12 +32,22 @@ function freePort(): Promise<number> {
 function call(method: string, url: string, body?: unknown, token?: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(url, { method, headers: { ...(data ? { 'Content-Type': 'application/json' } : {}), ...(token ? { Authorization: `Bearer ${token}` } : {}) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = http.request(
+      url,
+      {
+        method,
+        headers: {
+          ...(data ? { 'Content-Type': 'application/json' } : {}),
+          ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     req.end(data);
   });
@@ -58,7 +67,15 @@ describe('admin endpoints with adminAuth (real Node-RED, red.js)', function () {
     url = `http://127.0.0.1:${port}`;
     userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-adminauth-'));
     const flows = [
-      { id: 'server', type: 'lh-server', name: 'sim', baseUrl: sim.baseUrl, instrumentUrl: '', clientKey: 'nodered1', timeout: 3000 },
+      {
+        id: 'server',
+        type: 'lh-server',
+        name: 'sim',
+        baseUrl: sim.baseUrl,
+        instrumentUrl: '',
+        clientKey: 'nodered1',
+        timeout: 3000,
+      },
     ];
     fs.writeFileSync(path.join(userDir, 'flows.json'), JSON.stringify(flows));
     const settings = {
@@ -70,11 +87,16 @@ describe('admin endpoints with adminAuth (real Node-RED, red.js)', function () {
       credentialSecret: false,
       logging: { console: { level: 'info', metrics: false, audit: false } },
       editorTheme: { tours: false },
-      adminAuth: { type: 'credentials', users: [{ username: 'admin', password: bcrypt.hashSync(ADMIN_PASSWORD, 8), permissions: '*' }] },
+      adminAuth: {
+        type: 'credentials',
+        users: [{ username: 'admin', password: bcrypt.hashSync(ADMIN_PASSWORD, 8), permissions: '*' }],
+      },
     };
     const settingsFile = path.join(userDir, 'settings.js');
     fs.writeFileSync(settingsFile, `module.exports = ${JSON.stringify(settings, null, 2)};\n`);
-    const proc = spawn(process.execPath, [redJs, '--settings', settingsFile, '--userDir', userDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [redJs, '--settings', settingsFile, '--userDir', userDir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child = proc;
     let output = '';
     // Started once the log says the flows run (an event, not a sleep); fails if the process ends first.
@@ -87,7 +109,13 @@ describe('admin endpoints with adminAuth (real Node-RED, red.js)', function () {
       proc.stderr?.on('data', onData);
       proc.once('exit', (code) => reject(new Error(`node-red exited (${String(code)}):\n${output}`)));
     });
-    const res = await call('POST', `${url}/auth/token`, { client_id: 'node-red-admin', grant_type: 'password', scope: '*', username: 'admin', password: ADMIN_PASSWORD });
+    const res = await call('POST', `${url}/auth/token`, {
+      client_id: 'node-red-admin',
+      grant_type: 'password',
+      scope: '*',
+      username: 'admin',
+      password: ADMIN_PASSWORD,
+    });
     assert.equal(res.status, 200, res.text);
     token = (JSON.parse(res.text) as { access_token: string }).access_token;
   });
@@ -104,7 +132,11 @@ describe('admin endpoints with adminAuth (real Node-RED, red.js)', function () {
   });
 
   const endpoints: { method: string; path: string; body?: unknown }[] = [
-    { method: 'POST', path: '/lh-server/test-connection', body: { id: 'server', baseUrl: 'http://127.0.0.1:1', username: 'admin', password: '__PWRD__' } },
+    {
+      method: 'POST',
+      path: '/lh-server/test-connection',
+      body: { id: 'server', baseUrl: 'http://127.0.0.1:1', username: 'admin', password: '__PWRD__' },
+    },
     { method: 'POST', path: '/lh-server/server/change-expired-password', body: { newPassword: 'n3w-password' } },
     { method: 'GET', path: '/lh-server/server/protocols/2/steps' },
     { method: 'GET', path: '/lh-server/server/service-routines' },

@@ -22,7 +22,16 @@ describe('lockout safety', function () {
   function flow(password: string): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
     return {
       nodes: [
-        { id: 'server', type: 'lh-server', name: 'sim', baseUrl: sim.baseUrl, instrumentUrl: sim.instrumentUrl, clientKey: 'nodered1', tls: 'tls', timeout: 3000 },
+        {
+          id: 'server',
+          type: 'lh-server',
+          name: 'sim',
+          baseUrl: sim.baseUrl,
+          instrumentUrl: sim.instrumentUrl,
+          clientKey: 'nodered1',
+          tls: 'tls',
+          timeout: 3000,
+        },
         { id: 'tls', type: 'tls-config', name: 'sim CA', cert: '', key: '', ca: SIMULATOR_CA_FILE, verifyservercert: true },
         { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'both', interval: 0.5, wires: [[], [], []] },
         { id: 'steps', type: 'lh-steps', server: 'server', operation: 'list', protocolId: '2', wires: [['out']] },
@@ -31,7 +40,14 @@ describe('lockout safety', function () {
         { id: 'errlog', type: 'lh-error-log', server: 'server', operation: 'list', wires: [['out']] },
         { id: 'clear', type: 'lh-clear-errors', server: 'server', wires: [['out']] },
         { id: 'register', type: 'lh-register-handler', server: 'server', operation: 'check', wires: [['out']] },
-        { id: 'answer', type: 'lh-answer-error', server: 'server', selectedResponse: 'Retry', selectedResponseType: 'str', wires: [['out']] },
+        {
+          id: 'answer',
+          type: 'lh-answer-error',
+          server: 'server',
+          selectedResponse: 'Retry',
+          selectedResponseType: 'str',
+          wires: [['out']],
+        },
         { id: 'recover', type: 'lh-submit-recovery', server: 'server', kind: 'recovery', wires: [['out']] },
         { id: 'catcher', type: 'catch', wires: [['caught']] },
         { id: 'out', type: 'helper' },
@@ -115,7 +131,10 @@ describe('lockout safety', function () {
     await caught;
     assert.equal((await status).text, 'login failed');
     const before = loginAttempts();
-    const res = await helper.request().post('/lh-server/test-connection').send({ id: 'server', baseUrl: sim.baseUrl, username: 'admin', password: '__PWRD__' });
+    const res = await helper
+      .request()
+      .post('/lh-server/test-connection')
+      .send({ id: 'server', baseUrl: sim.baseUrl, username: 'admin', password: '__PWRD__' });
     assert.equal(res.status, 200);
     const report = res.body as { ok: boolean; checks: { name: string; message: string }[] };
     assert.equal(report.ok, false);
@@ -142,7 +161,10 @@ describe('lockout safety', function () {
     helper.getNode('steps').receive({});
     helper.getNode('settings').receive({});
     const msg = await first;
-    assert.match(String((msg.error as Msg).message), /password of user "admin" has expired: set a new one with "Change expired password" in the lh-server node/);
+    assert.match(
+      String((msg.error as Msg).message),
+      /password of user "admin" has expired: set a new one with "Change expired password" in the lh-server node/,
+    );
     assert.equal((await red).text, 'password expired: change in lh-server');
     if (caught.length < 2) await nextMessage(helper.getNode('caught'));
     assert.equal(loginAttempts(), 1);

@@ -49,7 +49,9 @@ export class LossyProxy {
 
   async start(): Promise<void> {
     const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => this.forward(req, res);
-    const server = this.options.tls ? https.createServer({ key: this.options.tls.key, cert: this.options.tls.cert }, handler) : http.createServer(handler);
+    const server = this.options.tls
+      ? https.createServer({ key: this.options.tls.key, cert: this.options.tls.cert }, handler)
+      : http.createServer(handler);
     server.on('connection', (s: Socket) => {
       this.sockets.add(s);
       s.once('close', () => this.sockets.delete(s));
@@ -74,7 +76,15 @@ export class LossyProxy {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const entry: ProxiedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', body: body.toString('utf8'), upstreamStatus: 0, lost: false, at: Date.now(), end: 0 };
+      const entry: ProxiedRequest = {
+        method: req.method ?? 'GET',
+        path: req.url ?? '/',
+        body: body.toString('utf8'),
+        upstreamStatus: 0,
+        lost: false,
+        at: Date.now(),
+        end: 0,
+      };
       this.log.push(entry);
       const headers = { ...req.headers, host: this.target.host };
       delete headers.connection;

@@ -35,7 +35,12 @@ function countBy<T>(items: T[], key: (t: T) => string): Map<string, number> {
 }
 
 /** Resolves when `done()` holds, re-checked on every message `node` receives; fails after `ms`. */
-function until(node: { on(e: string, l: () => void): unknown; removeListener(e: string, l: () => void): unknown }, done: () => boolean, ms: number, what: () => string): Promise<void> {
+function until(
+  node: { on(e: string, l: () => void): unknown; removeListener(e: string, l: () => void): unknown },
+  done: () => boolean,
+  ms: number,
+  what: () => string,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     if (done()) return resolve();
     const timer = setTimeout(() => {
@@ -63,7 +68,11 @@ describe(`fault soak (${Math.round(SOAK_MS / 1000)} s)`, function () {
     proxyA = new LossyProxy({ target: sim.baseUrl });
     proxyB = new LossyProxy({
       target: sim.instrumentUrl,
-      tls: { ca: sim.ca, key: fs.readFileSync(certPath('server-key.pem'), 'utf8'), cert: fs.readFileSync(certPath('server.pem'), 'utf8') },
+      tls: {
+        ca: sim.ca,
+        key: fs.readFileSync(certPath('server-key.pem'), 'utf8'),
+        cert: fs.readFileSync(certPath('server.pem'), 'utf8'),
+      },
     });
     await proxyA.start();
     await proxyB.start();
@@ -80,7 +89,14 @@ describe(`fault soak (${Math.round(SOAK_MS / 1000)} s)`, function () {
     sim.state.handlers.add('soak1');
     await sim.restart(0); // the baseline is taken with the simulator in the state the final count finds it
     const baseline = process.getActiveResourcesInfo();
-    sim.setFaults({ statusRate: 0.1, statusCode: 503, resetRate: 0.02, timeoutRate: 0.01, timeoutHoldMs: 3000, clockSpeed: CLOCK_SPEED });
+    sim.setFaults({
+      statusRate: 0.1,
+      statusCode: 503,
+      resetRate: 0.02,
+      timeoutRate: 0.01,
+      timeoutHoldMs: 3000,
+      clockSpeed: CLOCK_SPEED,
+    });
     proxyA.lossRate = 0.01;
     proxyB.lossRate = 0.01;
     const flow: Msg[] = [
@@ -95,10 +111,41 @@ describe(`fault soak (${Math.round(SOAK_MS / 1000)} s)`, function () {
         timeout: CLIENT_TIMEOUT_MS,
       },
       { id: 'tls', type: 'tls-config', name: 'sim CA', cert: '', key: '', ca: SIMULATOR_CA_FILE, verifyservercert: true },
-      { id: 'pollA', type: 'lh-error-poll', server: 'server', source: 'A', interval: POLL_S, offlineAfter: OFFLINE_AFTER, wires: [['answer', 'raised'], ['resolved'], ['connA']] },
-      { id: 'pollB', type: 'lh-error-poll', server: 'server', source: 'B', interval: POLL_S, offlineAfter: OFFLINE_AFTER, wires: [['recover', 'raised'], ['resolved'], ['connB']] },
-      { id: 'answer', type: 'lh-answer-error', server: 'server', selectedResponse: 'Retry', selectedResponseType: 'str', wires: [['answered']] },
-      { id: 'recover', type: 'lh-submit-recovery', server: 'server', kind: 'recovery', selectedActionId: '1', selectedActionIdType: 'num', wires: [['recovered']] },
+      {
+        id: 'pollA',
+        type: 'lh-error-poll',
+        server: 'server',
+        source: 'A',
+        interval: POLL_S,
+        offlineAfter: OFFLINE_AFTER,
+        wires: [['answer', 'raised'], ['resolved'], ['connA']],
+      },
+      {
+        id: 'pollB',
+        type: 'lh-error-poll',
+        server: 'server',
+        source: 'B',
+        interval: POLL_S,
+        offlineAfter: OFFLINE_AFTER,
+        wires: [['recover', 'raised'], ['resolved'], ['connB']],
+      },
+      {
+        id: 'answer',
+        type: 'lh-answer-error',
+        server: 'server',
+        selectedResponse: 'Retry',
+        selectedResponseType: 'str',
+        wires: [['answered']],
+      },
+      {
+        id: 'recover',
+        type: 'lh-submit-recovery',
+        server: 'server',
+        kind: 'recovery',
+        selectedActionId: '1',
+        selectedActionIdType: 'num',
+        wires: [['recovered']],
+      },
       { id: 'catcher', type: 'catch', scope: ['answer', 'recover'], wires: [['caught']] },
       ...['raised', 'resolved', 'connA', 'connB', 'answered', 'recovered', 'caught'].map((id) => ({ id, type: 'helper' })),
     ];
@@ -109,7 +156,8 @@ describe(`fault soak (${Math.round(SOAK_MS / 1000)} s)`, function () {
     const recovered = collect(helper.getNode('recovered'));
     const caught = collect(helper.getNode('caught'));
     const connTimes: { at: number; node: string; event: string }[] = [];
-    for (const node of ['connA', 'connB']) helper.getNode(node).on('input', (msg: Msg) => connTimes.push({ at: Date.now(), node, event: String(msg.event) }));
+    for (const node of ['connA', 'connB'])
+      helper.getNode(node).on('input', (msg: Msg) => connTimes.push({ at: Date.now(), node, event: String(msg.event) }));
 
     const injectedA: string[] = [];
     const injectedB: string[] = [];
@@ -134,8 +182,11 @@ describe(`fault soak (${Math.round(SOAK_MS / 1000)} s)`, function () {
       // faults (a timed-out first poll would measure the fault, not the return). They resume right after.
       const faults = sim.faults;
       sim.setFaults({ statusRate: 0, resetRate: 0, timeoutRate: 0 });
-      const bothOnline = (): boolean => ['connA', 'connB'].every((n) => connTimes.some((c) => c.node === n && c.event === 'online' && c.at >= restartedAt));
-      await Promise.all(['connA', 'connB'].map((n) => until(helper.getNode(n), bothOnline, 10_000, () => 'both polls to report online'))).catch(
+      const bothOnline = (): boolean =>
+        ['connA', 'connB'].every((n) => connTimes.some((c) => c.node === n && c.event === 'online' && c.at >= restartedAt));
+      await Promise.all(
+        ['connA', 'connB'].map((n) => until(helper.getNode(n), bothOnline, 10_000, () => 'both polls to report online')),
+      ).catch(
         () => undefined, // asserted below, with the measured times
       );
       sim.setFaults(faults);
@@ -151,11 +202,19 @@ describe(`fault soak (${Math.round(SOAK_MS / 1000)} s)`, function () {
     proxyB.lossRate = 0;
     const allIds = (): string[] => [...injectedA, ...injectedB];
     const raisedIds = (): Set<string> => new Set(raised.map(idOf));
-    await until(helper.getNode('raised'), () => allIds().every((id) => raisedIds().has(id)), 20_000, () => `${allIds().filter((id) => !raisedIds().has(id)).length} errors to be raised`);
+    await until(
+      helper.getNode('raised'),
+      () => allIds().every((id) => raisedIds().has(id)),
+      20_000,
+      () => `${allIds().filter((id) => !raisedIds().has(id)).length} errors to be raised`,
+    );
     const issued = (): number => raised.length;
     const outcomes = (): number => answered.length + recovered.length + caught.length;
     await new Promise<void>((resolve, reject) => {
-      const deadline = setTimeout(() => reject(new Error(`only ${outcomes()} outcomes for ${issued()} issued answers/recoveries`)), 20_000);
+      const deadline = setTimeout(
+        () => reject(new Error(`only ${outcomes()} outcomes for ${issued()} issued answers/recoveries`)),
+        20_000,
+      );
       const check = (): void => {
         if (outcomes() < issued()) return;
         clearTimeout(deadline);
@@ -168,13 +227,20 @@ describe(`fault soak (${Math.round(SOAK_MS / 1000)} s)`, function () {
     for (const e of sim.state.pendingErrors) sim.resolvePendingError(e.id);
     for (const e of sim.state.instrumentErrors) if (!e.handled) sim.resolveInstrumentError(e.uuid);
     const resolvedIds = (): Set<string> => new Set(resolved.map(idOf));
-    await until(helper.getNode('resolved'), () => allIds().every((id) => resolvedIds().has(id)), 20_000, () => `${allIds().filter((id) => !resolvedIds().has(id)).length} errors to be resolved`);
+    await until(
+      helper.getNode('resolved'),
+      () => allIds().every((id) => resolvedIds().has(id)),
+      20_000,
+      () => `${allIds().filter((id) => !resolvedIds().has(id)).length} errors to be resolved`,
+    );
 
     // ---- tallies ---------------------------------------------------------------------------------------------
-    const caughtOf = (node: string): Msg[] => caught.filter((m) => ((m.error as Msg | undefined)?.source as Msg | undefined)?.id === node);
+    const caughtOf = (node: string): Msg[] =>
+      caught.filter((m) => ((m.error as Msg | undefined)?.source as Msg | undefined)?.id === node);
     const caughtAnswers = caughtOf('answer');
     const caughtRecoveries = caughtOf('recover');
-    const answerPuts = (reqs: ProxiedRequest[]): ProxiedRequest[] => reqs.filter((r) => r.method === 'PUT' && r.path.endsWith('/api/v1/errors/runtime'));
+    const answerPuts = (reqs: ProxiedRequest[]): ProxiedRequest[] =>
+      reqs.filter((r) => r.method === 'PUT' && r.path.endsWith('/api/v1/errors/runtime'));
     const puts = answerPuts(proxyA.log);
     const putsById = (status: (s: number) => boolean): Map<string, number> =>
       countBy(
@@ -204,14 +270,19 @@ describe(`fault soak (${Math.round(SOAK_MS / 1000)} s)`, function () {
       answerRetriesSeen409: [...conflictAnswers.values()].reduce((a, b) => a + b, 0),
       recoveriesOk: recovered.length,
       recoveriesReportedFailed: caughtRecoveries.length,
-      recoveriesReportedFailedButArrived: caughtRecoveries.filter((m) => (sim.state.instrumentErrors.find((e) => e.uuid === m.uuid)?.acceptedSubmissions ?? 0) > 0).length,
+      recoveriesReportedFailedButArrived: caughtRecoveries.filter(
+        (m) => (sim.state.instrumentErrors.find((e) => e.uuid === m.uuid)?.acceptedSubmissions ?? 0) > 0,
+      ).length,
       connectionEvents: connTimes.map((c) => `${c.node}:${c.event}@${c.at - restartedAt}ms`).join(','),
       heapMiBStartEnd: [heap[0], heap[heap.length - 1]].map((h) => Math.round(h / 1048576)),
     };
     console.log(`      soak tally: ${JSON.stringify(tally)}`);
     for (const m of caught) console.log(`      reported failed: ${String((m._error as Msg).message)}`);
     if (process.env.LH_SOAK_DEBUG) {
-      for (const r of [...proxyA.log, ...proxyB.log].filter((x) => x.method === 'GET' || x.path.includes('auth')).filter((x) => Math.abs(x.at - restartedAt) < 8000).sort((a, b) => a.at - b.at)) {
+      for (const r of [...proxyA.log, ...proxyB.log]
+        .filter((x) => x.method === 'GET' || x.path.includes('auth'))
+        .filter((x) => Math.abs(x.at - restartedAt) < 8000)
+        .sort((a, b) => a.at - b.at)) {
         console.log(`${r.at - restartedAt} ${r.end - restartedAt} ${r.method} ${r.path} ${r.upstreamStatus}`);
       }
     }
@@ -224,7 +295,11 @@ describe(`fault soak (${Math.round(SOAK_MS / 1000)} s)`, function () {
     assert.ok(injectedA.length > 5 && injectedB.length > 5, 'both interfaces had errors');
 
     // every issued answer / recovery has exactly one outcome: success or Catch
-    const outcomeIds = [...answered.map((m) => String((m.payload as Msg).id)), ...recovered.map((m) => String(m.uuid)), ...caught.map((m) => idOf(m))];
+    const outcomeIds = [
+      ...answered.map((m) => String((m.payload as Msg).id)),
+      ...recovered.map((m) => String(m.uuid)),
+      ...caught.map((m) => idOf(m)),
+    ];
     for (const [id, n] of countBy(outcomeIds, (x) => x)) assert.equal(n, 1, `answer/recovery for ${id} had ${n} outcomes`);
     assert.deepEqual(new Set(outcomeIds), new Set(allIds()));
     for (const m of caught) {
@@ -238,7 +313,8 @@ describe(`fault soak (${Math.round(SOAK_MS / 1000)} s)`, function () {
     for (const [id, n] of submissionsById) {
       assert.equal(n, 1, `recovery for ${id} sent ${n} times (never retried)`);
     }
-    for (const e of sim.state.instrumentErrors) assert.ok(e.acceptedSubmissions <= 1, `${e.uuid} accepted ${e.acceptedSubmissions} times`);
+    for (const e of sim.state.instrumentErrors)
+      assert.ok(e.acceptedSubmissions <= 1, `${e.uuid} accepted ${e.acceptedSubmissions} times`);
     for (const m of recovered) {
       const e = sim.state.instrumentErrors.find((x) => x.uuid === m.uuid);
       assert.equal(e?.acceptedSubmissions, 1);
@@ -255,7 +331,10 @@ describe(`fault soak (${Math.round(SOAK_MS / 1000)} s)`, function () {
       assert.ok(offline, `${node}: the restart was reported as offline`);
       const online = connTimes.find((c) => c.node === node && c.event === 'online' && c.at >= restartedAt);
       assert.ok(online, `${node}: online again after the restart`);
-      assert.ok(online.at - restartedAt <= 2 * POLL_S * 1000, `${node}: online ${online.at - restartedAt} ms after the instrument returned`);
+      assert.ok(
+        online.at - restartedAt <= 2 * POLL_S * 1000,
+        `${node}: online ${online.at - restartedAt} ms after the instrument returned`,
+      );
     }
 
     // leaks nothing: after the flow stops, no timer or socket of ours is left (the simulator's held requests and
@@ -270,6 +349,7 @@ describe(`fault soak (${Math.round(SOAK_MS / 1000)} s)`, function () {
       await new Promise((r) => setTimeout(r, 100));
       now = process.getActiveResourcesInfo();
     }
-    for (const k of kinds) assert.ok(count(now, k) <= count(baseline, k), `${k}: ${count(now, k)} now, ${count(baseline, k)} before the flow`);
+    for (const k of kinds)
+      assert.ok(count(now, k) <= count(baseline, k), `${k}: ${count(now, k)} now, ${count(baseline, k)} before the flow`);
   });
 });

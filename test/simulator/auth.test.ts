@@ -67,7 +67,11 @@ describe('simulator: authentication (4.2)', function () {
     const missing = await h.a.post('/api/v1/authenticate', { password: 'x' }, patch);
     assert.equal(missing.status, 400);
     assert.ok(problemOf(missing).errors?.username);
-    const wrongType = await h.a.post('/api/v1/authenticate', { username: 'admin', password: 'labwire' }, { headers: { 'Content-Type': JSON_TYPE } });
+    const wrongType = await h.a.post(
+      '/api/v1/authenticate',
+      { username: 'admin', password: 'labwire' },
+      { headers: { 'Content-Type': JSON_TYPE } },
+    );
     assert.equal(wrongType.status, 415);
     problemOf(wrongType);
     const broken = await h.a.post('/api/v1/authenticate', '{"username":', patch);
@@ -99,7 +103,11 @@ describe('simulator: authentication (4.2)', function () {
   it('renew-token returns a new token for a valid bearer and the same credentials, and counts renewals', async function () {
     const token = await h.login();
     const before = h.sim.state.renewals;
-    const res = await h.a.post('/api/v1/authenticate/renew-token', { username: 'admin', password: 'labwire' }, bearer(token, JSON_PATCH));
+    const res = await h.a.post(
+      '/api/v1/authenticate/renew-token',
+      { username: 'admin', password: 'labwire' },
+      bearer(token, JSON_PATCH),
+    );
     assert.equal(res.status, 200, describeStatus(res));
     const fresh = (res.data as { token: string }).token;
     assert.notEqual(fresh, token);
@@ -137,12 +145,24 @@ describe('simulator: authentication (4.2)', function () {
     const refused = await h.a.post('/api/v1/authenticate', { username: 'tech', password: 'secret1' }, patch);
     assert.equal(refused.status, 403);
     assert.equal(problemOf(refused).title, 'Password expired');
-    const tooShort = await h.a.post('/api/v1/authenticate/change-expired-password', { userName: 'tech', oldPassword: 'secret1', newPassword: 'abc' }, patch);
+    const tooShort = await h.a.post(
+      '/api/v1/authenticate/change-expired-password',
+      { userName: 'tech', oldPassword: 'secret1', newPassword: 'abc' },
+      patch,
+    );
     assert.equal(tooShort.status, 400);
     assert.ok(problemOf(tooShort).errors?.newPassword);
-    const wrongOld = await h.a.post('/api/v1/authenticate/change-expired-password', { userName: 'tech', oldPassword: 'nope', newPassword: 'longenough' }, patch);
+    const wrongOld = await h.a.post(
+      '/api/v1/authenticate/change-expired-password',
+      { userName: 'tech', oldPassword: 'nope', newPassword: 'longenough' },
+      patch,
+    );
     assert.equal(wrongOld.status, 401);
-    const changed = await h.a.post('/api/v1/authenticate/change-expired-password', { userName: 'tech', oldPassword: 'secret1', newPassword: 'longenough' }, patch);
+    const changed = await h.a.post(
+      '/api/v1/authenticate/change-expired-password',
+      { userName: 'tech', oldPassword: 'secret1', newPassword: 'longenough' },
+      patch,
+    );
     assert.equal(changed.status, 204, describeStatus(changed));
     await h.login('tech', 'longenough');
     h.sim.setUserPasswordExpired('tech', true);
@@ -168,7 +188,11 @@ describe('simulator: authentication (4.2)', function () {
       assert.equal((await h.a.get('/api/v1/authenticate/check-authentication', bearer(token))).status, 200);
       await new Promise((r) => setTimeout(r, 400)); // the expiry itself is the event under test
       assert.equal((await h.a.get('/api/v1/authenticate/check-authentication', bearer(token))).status, 401);
-      const renew = await h.a.post('/api/v1/authenticate/renew-token', { username: 'admin', password: 'labwire' }, bearer(token, JSON_PATCH));
+      const renew = await h.a.post(
+        '/api/v1/authenticate/renew-token',
+        { username: 'admin', password: 'labwire' },
+        bearer(token, JSON_PATCH),
+      );
       assert.equal(renew.status, 401);
     } finally {
       h.sim.clearFaults();
@@ -180,7 +204,11 @@ describe('simulator: short token lifetime and open policy', function () {
   it('tokenLifetimeSeconds sets exp and expiresIn', async function () {
     const h = await startHarness({ tokenLifetimeSeconds: 90 });
     try {
-      const res = await h.a.post('/api/v1/authenticate', { username: 'admin', password: 'labwire' }, { headers: { 'Content-Type': JSON_PATCH } });
+      const res = await h.a.post(
+        '/api/v1/authenticate',
+        { username: 'admin', password: 'labwire' },
+        { headers: { 'Content-Type': JSON_PATCH } },
+      );
       assert.equal((res.data as { expiresIn: number }).expiresIn, 2);
     } finally {
       await h.close();

@@ -25,7 +25,13 @@ export async function startHarness(options: SimulatorOptions = {}): Promise<Harn
   await sim.start();
   const httpAgent = new http.Agent({ keepAlive: false });
   const httpsAgent = new https.Agent({ ca: sim.ca, keepAlive: false });
-  const common: AxiosRequestConfig = { validateStatus: () => true, httpAgent, httpsAgent, proxy: false, transitional: { silentJSONParsing: true } };
+  const common: AxiosRequestConfig = {
+    validateStatus: () => true,
+    httpAgent,
+    httpsAgent,
+    proxy: false,
+    transitional: { silentJSONParsing: true },
+  };
   const a = axios.create({ ...common, baseURL: sim.baseUrl });
   const b = axios.create({ ...common, baseURL: sim.instrumentUrl });
   const control = axios.create({ ...common, baseURL: `${sim.controlUrl}/sim` });
@@ -55,11 +61,19 @@ export function bearer(token: string, contentType?: string): AxiosRequestConfig 
 }
 
 /** Asserts an RFC 7807 body and returns it. */
-export function problemOf(res: AxiosResponse): { type: string; title: string; status: number; detail?: string; errors?: Record<string, string[]> } {
+export function problemOf(res: AxiosResponse): {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  errors?: Record<string, string[]>;
+} {
   const ct = String(res.headers['content-type'] ?? '');
-  if (!ct.startsWith('application/problem+json')) throw new Error(`expected problem+json, got '${ct}' (${res.status} ${JSON.stringify(res.data)})`);
+  if (!ct.startsWith('application/problem+json'))
+    throw new Error(`expected problem+json, got '${ct}' (${res.status} ${JSON.stringify(res.data)})`);
   const body = res.data as { type: string; title: string; status: number };
-  if (typeof body.title !== 'string' || body.status !== res.status) throw new Error(`not a problem details body: ${JSON.stringify(body)}`);
+  if (typeof body.title !== 'string' || body.status !== res.status)
+    throw new Error(`not a problem details body: ${JSON.stringify(body)}`);
   return res.data as ReturnType<typeof problemOf>;
 }
 

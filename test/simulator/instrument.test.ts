@@ -79,7 +79,10 @@ describe('simulator: interface B, runtime error handling (4.5)', function () {
     }
     assert.equal((await h.b.post(`${V3}/error-handler`, { key: 'lab1' }, auth(VECTOR))).status, 400);
     assert.equal((await h.b.post(`${V3}/error-handler`, JSON.stringify('lab1'), auth(JSON_TYPE))).status, 415);
-    assert.equal((await h.b.post(`${V3}/error-handler`, JSON.stringify('lab1'), auth('application/json; x-api-version=2.0'))).status, 415);
+    assert.equal(
+      (await h.b.post(`${V3}/error-handler`, JSON.stringify('lab1'), auth('application/json; x-api-version=2.0'))).status,
+      415,
+    );
     assert.equal(h.sim.state.handlers.size, 0);
   });
 
@@ -162,7 +165,11 @@ describe('simulator: interface B, runtime error handling (4.5)', function () {
     assert.equal(none.headers['www-authenticate'], 'Bearer');
     assert.equal((await h.b.get(`${V3}/error-handler`, bearer('static-instrument-token'))).status, 200);
     assert.equal((await h.b.get(`${V3}/error-handler`, bearer('other'))).status, 401);
-    assert.equal((await h.a.get('/api/v1/errors', bearer('static-instrument-token'))).status, 401, 'static tokens are for B only');
+    assert.equal(
+      (await h.a.get('/api/v1/errors', bearer('static-instrument-token'))).status,
+      401,
+      'static tokens are for B only',
+    );
   });
 
   it('unknown B paths are 404', async function () {

@@ -25,7 +25,11 @@ describe('simulator: prefix, request log and unknown paths', function () {
 
   it('logs A and B requests without the prefix, with body, content type and status', async function () {
     h.sim.clearRequests();
-    await h.a.post('/api/v1/authenticate', { username: 'admin', password: 'labwire' }, { headers: { 'Content-Type': JSON_PATCH } });
+    await h.a.post(
+      '/api/v1/authenticate',
+      { username: 'admin', password: 'labwire' },
+      { headers: { 'Content-Type': JSON_PATCH } },
+    );
     await h.b.get('/api/vector/v3/error-handler');
     const [a, b] = h.sim.requests;
     assert.equal(a.api, 'A');
@@ -125,8 +129,14 @@ describe('simulator: /sim control API', function () {
     const created = await h.control.post('/errors', { title: 'From flow', severity: 'Error' });
     assert.equal(created.status, 201, describeStatus(created));
     const id = (created.data as { id: string }).id;
-    const pending = (await h.a.get('/api/v1/errors/check-for-pending-errors', bearer(token))).data as { id: string; title: string }[];
-    assert.deepEqual(pending.map((p) => [p.id, p.title]), [[id, 'From flow']]);
+    const pending = (await h.a.get('/api/v1/errors/check-for-pending-errors', bearer(token))).data as {
+      id: string;
+      title: string;
+    }[];
+    assert.deepEqual(
+      pending.map((p) => [p.id, p.title]),
+      [[id, 'From flow']],
+    );
     assert.equal((await h.control.post(`/errors/${id}/resolve`)).status, 204);
     assert.equal((await h.control.post('/errors/nope/resolve')).status, 404);
     const inst = await h.control.post('/instrument-errors', { title: 'Door open' });
@@ -160,7 +170,10 @@ describe('simulator: /sim control API', function () {
     const deadline = Date.now() + 3000;
     let state = 0;
     while (Date.now() < deadline) {
-      state = await h.control.get('/state').then((r) => r.status, () => 0);
+      state = await h.control.get('/state').then(
+        (r) => r.status,
+        () => 0,
+      );
       if (state === 200) break;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -174,7 +187,11 @@ describe('simulator: restart and stop', function () {
     const h = await startHarness();
     try {
       const token = await h.login();
-      await h.b.post('/api/vector/v3/error-handler', JSON.stringify('lab1'), bearer(token, 'application/json; x-api-version=3.0'));
+      await h.b.post(
+        '/api/vector/v3/error-handler',
+        JSON.stringify('lab1'),
+        bearer(token, 'application/json; x-api-version=3.0'),
+      );
       const e = h.sim.injectPendingError();
       const urls = [h.sim.baseUrl, h.sim.instrumentUrl];
       const restarting = h.sim.restart(300);
@@ -183,7 +200,10 @@ describe('simulator: restart and stop', function () {
       await restarting;
       assert.deepEqual([h.sim.baseUrl, h.sim.instrumentUrl], urls);
       const pending = (await h.a.get('/api/v1/errors/check-for-pending-errors', bearer(token))).data as { id: string }[];
-      assert.deepEqual(pending.map((p) => p.id), [e.id]);
+      assert.deepEqual(
+        pending.map((p) => p.id),
+        [e.id],
+      );
       assert.equal((await h.b.get('/api/vector/v3/error-handler', bearer(token))).data, true);
     } finally {
       await h.close();
@@ -191,21 +211,26 @@ describe('simulator: restart and stop', function () {
   });
 
   it('stop() closes servers and open sockets and leaves no handle behind', async function () {
-    const count = (): number => process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap' || r === 'TCPSocketWrap').length;
+    const count = (): number =>
+      process.getActiveResourcesInfo().filter((r) => r === 'TCPServerWrap' || r === 'TCPSocketWrap').length;
     const baseline = count();
     const sim = new Simulator();
     await sim.start();
     const agent = new http.Agent({ keepAlive: true });
     // an idle keep-alive connection and a request held forever by the timeout fault
     await new Promise<void>((resolve, reject) => {
-      http.get(`${sim.controlUrl}/sim/state`, { agent }, (res) => {
-        res.resume();
-        res.on('end', resolve);
-      }).on('error', reject);
+      http
+        .get(`${sim.controlUrl}/sim/state`, { agent }, (res) => {
+          res.resume();
+          res.on('end', resolve);
+        })
+        .on('error', reject);
     });
     sim.setFaults({ timeoutRate: 1 });
     const held = new Promise<string>((resolve) => {
-      http.get(`${sim.baseUrl}/api/v1/errors`, { agent: new http.Agent() }, () => resolve('answered')).on('error', (err) => resolve(err.message));
+      http
+        .get(`${sim.baseUrl}/api/v1/errors`, { agent: new http.Agent() }, () => resolve('answered'))
+        .on('error', (err) => resolve(err.message));
     });
     while (sim.requests.length === 0) await new Promise((r) => setImmediate(r));
     assert.ok(count() > baseline);
@@ -252,7 +277,11 @@ describe('simulator: seed and reset', function () {
     const h = await startHarness({ policy: { maximumLoginAttempts: 1 } });
     try {
       const token = await h.login();
-      await h.a.post('/api/v1/authenticate', { username: 'admin', password: 'wrong' }, { headers: { 'Content-Type': JSON_PATCH } });
+      await h.a.post(
+        '/api/v1/authenticate',
+        { username: 'admin', password: 'wrong' },
+        { headers: { 'Content-Type': JSON_PATCH } },
+      );
       await assert.rejects(h.login(), /locked/i);
       h.sim.addProtocol('extra');
       h.sim.injectInstrumentError();
@@ -263,7 +292,11 @@ describe('simulator: seed and reset', function () {
       assert.equal(h.sim.requests.length, 0);
       assert.deepEqual(h.sim.faults, {});
       await h.login();
-      assert.equal((await h.a.get('/api/v1/authenticate/check-authentication', bearer(token))).status, 200, 'issued tokens stay valid');
+      assert.equal(
+        (await h.a.get('/api/v1/authenticate/check-authentication', bearer(token))).status,
+        200,
+        'issued tokens stay valid',
+      );
     } finally {
       await h.close();
     }

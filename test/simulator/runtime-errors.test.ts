@@ -52,7 +52,15 @@ describe('simulator: runtime errors (4.3)', function () {
 
   it('answers an error: 204, leaves the pending list, history marked handled; second answer 409', async function () {
     const e = h.sim.injectPendingError({ errorData: [{ id: 'ch1' }, { id: 'ch2', responses: ['Skip'] }] });
-    const res = await answer({ id: e.id, groupId: e.groupId, selectedResponse: 'Retry', errorData: [{ id: 'ch1', selectedResponse: 'Abort' }, { id: 'ch2', selectedResponse: 'Skip' }] });
+    const res = await answer({
+      id: e.id,
+      groupId: e.groupId,
+      selectedResponse: 'Retry',
+      errorData: [
+        { id: 'ch1', selectedResponse: 'Abort' },
+        { id: 'ch2', selectedResponse: 'Skip' },
+      ],
+    });
     assert.equal(res.status, 204, describeStatus(res));
     assert.deepEqual(await pending(), []);
     const rec = await h.a.get(`/api/v1/errors/${e.id}`, bearer(token));
@@ -71,12 +79,19 @@ describe('simulator: runtime errors (4.3)', function () {
     const notOffered = await answer({ id: e.id, selectedResponse: 'Retry', errorData: [] });
     assert.equal(notOffered.status, 400);
     assert.match(JSON.stringify(problemOf(notOffered)), /Continue, Cancel/);
-    const badItem = await answer({ id: e.id, selectedResponse: 'Continue', errorData: [{ id: 'w9', selectedResponse: 'Continue' }] });
+    const badItem = await answer({
+      id: e.id,
+      selectedResponse: 'Continue',
+      errorData: [{ id: 'w9', selectedResponse: 'Continue' }],
+    });
     assert.equal(badItem.status, 400);
     problemOf(badItem);
     const noResponse = await answer({ id: e.id, errorData: [] });
     assert.equal(noResponse.status, 400);
-    assert.equal((await h.a.put('/api/v1/errors/runtime', { id: e.id, selectedResponse: 'Continue' }, bearer(token, JSON_PATCH))).status, 415);
+    assert.equal(
+      (await h.a.put('/api/v1/errors/runtime', { id: e.id, selectedResponse: 'Continue' }, bearer(token, JSON_PATCH))).status,
+      415,
+    );
     assert.equal((await pending()).length, 1);
   });
 
@@ -91,16 +106,26 @@ describe('simulator: runtime errors (4.3)', function () {
     const ids = [1, 2, 3].map((n) => h.sim.injectPendingError({ title: `E${n}` }).id);
     const page = await h.a.get('/api/v1/errors?offset=0&limit=2', bearer(token));
     assert.equal(page.status, 200);
-    const list = page.data as { totalItemCount: number; currentOffset: number; items: { id: string; type: string; responses: string[]; innerError: unknown; code: number }[] };
+    const list = page.data as {
+      totalItemCount: number;
+      currentOffset: number;
+      items: { id: string; type: string; responses: string[]; innerError: unknown; code: number }[];
+    };
     assert.equal(list.totalItemCount, 3);
     assert.equal(list.currentOffset, 0);
-    assert.deepEqual(list.items.map((i) => i.id), [ids[2], ids[1]]);
+    assert.deepEqual(
+      list.items.map((i) => i.id),
+      [ids[2], ids[1]],
+    );
     assert.equal(list.items[0].type, 'Runtime');
     assert.deepEqual(list.items[0].responses, ['Retry', 'Abort', 'Ignore']);
     assert.deepEqual(list.items[0].innerError, {});
     assert.equal(typeof list.items[0].code, 'number');
     const rest = (await h.a.get('/api/v1/errors?offset=2&limit=2', bearer(token))).data as typeof list;
-    assert.deepEqual(rest.items.map((i) => i.id), [ids[0]]);
+    assert.deepEqual(
+      rest.items.map((i) => i.id),
+      [ids[0]],
+    );
     assert.equal((await h.a.get('/api/v1/errors/unknown-id', bearer(token))).status, 404);
     assert.equal((await h.a.get('/api/v1/errors?offset=-1', bearer(token))).status, 400);
   });
@@ -112,7 +137,10 @@ describe('simulator: runtime errors (4.3)', function () {
     const res = await h.a.put('/api/v1/errors/clear-errors', undefined, bearer(token));
     assert.equal(res.status, 200, describeStatus(res));
     assert.deepEqual(res.data, { numberOfErrorsCleared: 2, numberOfErrorsNotCleared: 1 });
-    assert.deepEqual((await pending()).map((p) => p.id), [fatal.id]);
+    assert.deepEqual(
+      (await pending()).map((p) => p.id),
+      [fatal.id],
+    );
   });
 
   it('requires a token', async function () {

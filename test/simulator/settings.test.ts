@@ -20,17 +20,31 @@ describe('simulator: settings and service routines (4.4)', function () {
   it('reads the seeded software settings and replaces them with POST', async function () {
     const seeded = await h.a.get('/api/v1/settings/software-settings', bearer(token));
     assert.equal(seeded.status, 200);
-    assert.deepEqual(seeded.data, { hideKeyboard: false, generateRunReport: true, allowRedWarningOverride: false, defaultAmbientTemperature: 22 });
+    assert.deepEqual(seeded.data, {
+      hideKeyboard: false,
+      generateRunReport: true,
+      allowRedWarningOverride: false,
+      defaultAmbientTemperature: 22,
+    });
     const res = await h.a.post('/api/v1/settings/software-settings', settings, bearer(token, JSON_PATCH));
     assert.equal(res.status, 204, describeStatus(res));
     assert.deepEqual((await h.a.get('/api/v1/settings/software-settings', bearer(token))).data, settings);
   });
 
   it('rejects incomplete or mistyped software settings with errors naming the fields, and application/json', async function () {
-    const res = await h.a.post('/api/v1/settings/software-settings', { hideKeyboard: 'no', defaultAmbientTemperature: 22.5 }, bearer(token, JSON_PATCH));
+    const res = await h.a.post(
+      '/api/v1/settings/software-settings',
+      { hideKeyboard: 'no', defaultAmbientTemperature: 22.5 },
+      bearer(token, JSON_PATCH),
+    );
     assert.equal(res.status, 400);
     const p = problemOf(res);
-    assert.deepEqual(Object.keys(p.errors ?? {}).sort(), ['allowRedWarningOverride', 'defaultAmbientTemperature', 'generateRunReport', 'hideKeyboard']);
+    assert.deepEqual(Object.keys(p.errors ?? {}).sort(), [
+      'allowRedWarningOverride',
+      'defaultAmbientTemperature',
+      'generateRunReport',
+      'hideKeyboard',
+    ]);
     assert.equal((await h.a.post('/api/v1/settings/software-settings', settings, bearer(token, JSON_TYPE))).status, 415);
   });
 
@@ -69,11 +83,18 @@ describe('simulator: settings and service routines (4.4)', function () {
     const res = await h.a.put('/api/v1/verification/service-routines', body, bearer(token, JSON_PATCH));
     assert.equal(res.status, 204, describeStatus(res));
     assert.deepEqual((await h.a.get('/api/v1/verification/service-routines/3', bearer(token))).data, body);
-    const bad = await h.a.put('/api/v1/verification/service-routines', { id: 3, isRecommended: 'yes', lastRun: 'yesterday' }, bearer(token, JSON_PATCH));
+    const bad = await h.a.put(
+      '/api/v1/verification/service-routines',
+      { id: 3, isRecommended: 'yes', lastRun: 'yesterday' },
+      bearer(token, JSON_PATCH),
+    );
     assert.equal(bad.status, 400);
     assert.deepEqual(Object.keys(problemOf(bad).errors ?? {}).sort(), ['isRecommended', 'lastRun']);
     assert.equal((await h.a.put('/api/v1/verification/service-routines', { name: 'x' }, bearer(token, JSON_PATCH))).status, 400);
-    assert.equal((await h.a.put('/api/v1/verification/service-routines', { id: 77, name: 'x' }, bearer(token, JSON_PATCH))).status, 404);
+    assert.equal(
+      (await h.a.put('/api/v1/verification/service-routines', { id: 77, name: 'x' }, bearer(token, JSON_PATCH))).status,
+      404,
+    );
     assert.equal((await h.a.put('/api/v1/verification/service-routines', body, bearer(token, JSON_TYPE))).status, 415);
   });
 });
@@ -83,7 +104,12 @@ describe('simulator: lenient media types', function () {
     const h = await startHarness({ lenientMediaTypes: true });
     try {
       const token = await h.login();
-      for (const type of ['application/json', 'text/json', 'application/vnd.lab+json', 'application/json-patch+json; charset=utf-8']) {
+      for (const type of [
+        'application/json',
+        'text/json',
+        'application/vnd.lab+json',
+        'application/json-patch+json; charset=utf-8',
+      ]) {
         const res = await h.a.post('/api/v1/protocols/2/step', { stepType: 'PauseStep', name: type }, bearer(token, type));
         assert.equal(res.status, 200, `${type}: ${describeStatus(res)}`);
       }

@@ -34,8 +34,14 @@ describe('simulator: protocol steps (4.1)', function () {
 
   it('lists the seeded demo protocol in stepOrder with full data by default', async function () {
     const steps = await list(1);
-    assert.deepEqual(steps.map((s) => s.stepOrder), [1, 2, 3]);
-    assert.deepEqual(steps.map((s) => s.stepType), ['PauseStep', 'AddReagentStep', 'HeatShakeStep']);
+    assert.deepEqual(
+      steps.map((s) => s.stepOrder),
+      [1, 2, 3],
+    );
+    assert.deepEqual(
+      steps.map((s) => s.stepType),
+      ['PauseStep', 'AddReagentStep', 'HeatShakeStep'],
+    );
     assert.equal(steps[2].rpm, 800);
     assert.deepEqual(await list(2), []);
   });
@@ -52,7 +58,13 @@ describe('simulator: protocol steps (4.1)', function () {
   });
 
   it('creates a step with variant fields kept as sent, appended at the end, makeNameUnique not stored', async function () {
-    const body = { stepType: 'TransferSamplesStep', name: 'Transfer', channelSelection: 'EightChannel', sources: [{ labware: 'Tubes' }], makeNameUnique: false };
+    const body = {
+      stepType: 'TransferSamplesStep',
+      name: 'Transfer',
+      channelSelection: 'EightChannel',
+      sources: [{ labware: 'Tubes' }],
+      makeNameUnique: false,
+    };
     const res = await h.a.post(`${base}/1/step`, body, bearer(token, JSON_PATCH));
     assert.equal(res.status, 200, describeStatus(res));
     const step = res.data as StepDto;
@@ -68,7 +80,11 @@ describe('simulator: protocol steps (4.1)', function () {
 
   it('makeNameUnique appends (2), (3); without it duplicates are allowed', async function () {
     const make = async (makeNameUnique?: boolean): Promise<string> => {
-      const res = await h.a.post(`${base}/2/step`, { stepType: 'PauseStep', name: 'Wait', makeNameUnique }, bearer(token, JSON_PATCH));
+      const res = await h.a.post(
+        `${base}/2/step`,
+        { stepType: 'PauseStep', name: 'Wait', makeNameUnique },
+        bearer(token, JSON_PATCH),
+      );
       assert.equal(res.status, 200, describeStatus(res));
       return (res.data as StepDto).name;
     };
@@ -80,14 +96,21 @@ describe('simulator: protocol steps (4.1)', function () {
   });
 
   it('inserts at a given stepOrder and renumbers', async function () {
-    const res = await h.a.post(`${base}/1/step`, { stepType: 'LidStep', name: 'Lid off', stepOrder: 1 }, bearer(token, JSON_PATCH));
+    const res = await h.a.post(
+      `${base}/1/step`,
+      { stepType: 'LidStep', name: 'Lid off', stepOrder: 1 },
+      bearer(token, JSON_PATCH),
+    );
     assert.equal((res.data as StepDto).stepOrder, 1);
-    assert.deepEqual((await list(1)).map((s) => [s.name, s.stepOrder]), [
-      ['Lid off', 1],
-      ['Pause for plate check', 2],
-      ['Add buffer', 3],
-      ['Incubate', 4],
-    ]);
+    assert.deepEqual(
+      (await list(1)).map((s) => [s.name, s.stepOrder]),
+      [
+        ['Lid off', 1],
+        ['Pause for plate check', 2],
+        ['Add buffer', 3],
+        ['Incubate', 4],
+      ],
+    );
   });
 
   it('rejects an unknown stepType (listing the 16), a missing name, wrong media type, bad JSON', async function () {
@@ -119,33 +142,61 @@ describe('simulator: protocol steps (4.1)', function () {
 
   it('PUT step replaces the stored fields and keeps stepOrder', async function () {
     const [first] = await list(1);
-    const res = await h.a.put(`${base}/1/step`, { id: first.id, stepType: 'PauseStep', name: 'Longer pause', duration: 90 }, bearer(token, JSON_TYPE));
+    const res = await h.a.put(
+      `${base}/1/step`,
+      { id: first.id, stepType: 'PauseStep', name: 'Longer pause', duration: 90 },
+      bearer(token, JSON_TYPE),
+    );
     assert.equal(res.status, 200, describeStatus(res));
     const updated = res.data as StepDto;
     assert.equal(updated.name, 'Longer pause');
     assert.equal(updated.duration, 90);
     assert.equal(updated.stepOrder, 1);
     assert.ok(!('message' in updated), 'variant fields are replaced, not merged');
-    assert.equal((await h.a.put(`${base}/1/step`, { id: 9999, stepType: 'PauseStep', name: 'x' }, bearer(token, JSON_TYPE))).status, 404);
+    assert.equal(
+      (await h.a.put(`${base}/1/step`, { id: 9999, stepType: 'PauseStep', name: 'x' }, bearer(token, JSON_TYPE))).status,
+      404,
+    );
     assert.equal((await h.a.put(`${base}/1/step`, { stepType: 'PauseStep', name: 'x' }, bearer(token, JSON_TYPE))).status, 400);
     assert.equal((await h.a.put(`${base}/1/step`, { id: first.id, name: 'x' }, bearer(token, JSON_PATCH))).status, 415);
   });
 
   it('reorders, renumbering 1..n; rejects ids of other protocols', async function () {
     const [a, b, c] = await list(1);
-    const res = await h.a.put(`${base}/1/step/reorder-step`, [{ stepId: c.id, stepOrder: 1 }, { stepId: a.id, stepOrder: 3 }], bearer(token, JSON_TYPE));
+    const res = await h.a.put(
+      `${base}/1/step/reorder-step`,
+      [
+        { stepId: c.id, stepOrder: 1 },
+        { stepId: a.id, stepOrder: 3 },
+      ],
+      bearer(token, JSON_TYPE),
+    );
     assert.equal(res.status, 204, describeStatus(res));
-    assert.deepEqual((await list(1)).map((s) => [s.id, s.stepOrder]), [
-      [c.id, 1],
-      [b.id, 2],
-      [a.id, 3],
-    ]);
+    assert.deepEqual(
+      (await list(1)).map((s) => [s.id, s.stepOrder]),
+      [
+        [c.id, 1],
+        [b.id, 2],
+        [a.id, 3],
+      ],
+    );
     const foreign = await h.a.post(`${base}/2/step`, { stepType: 'PauseStep', name: 'other' }, bearer(token, JSON_PATCH));
-    const bad = await h.a.put(`${base}/1/step/reorder-step`, [{ stepId: (foreign.data as StepDto).id, stepOrder: 1 }], bearer(token, JSON_TYPE));
+    const bad = await h.a.put(
+      `${base}/1/step/reorder-step`,
+      [{ stepId: (foreign.data as StepDto).id, stepOrder: 1 }],
+      bearer(token, JSON_TYPE),
+    );
     assert.equal(bad.status, 400);
     problemOf(bad);
     assert.equal((await h.a.put(`${base}/1/step/reorder-step`, { stepId: a.id }, bearer(token, JSON_TYPE))).status, 400);
-    const twice = await h.a.put(`${base}/1/step/reorder-step`, [{ stepId: a.id, stepOrder: 1 }, { stepId: a.id, stepOrder: 2 }], bearer(token, JSON_TYPE));
+    const twice = await h.a.put(
+      `${base}/1/step/reorder-step`,
+      [
+        { stepId: a.id, stepOrder: 1 },
+        { stepId: a.id, stepOrder: 2 },
+      ],
+      bearer(token, JSON_TYPE),
+    );
     assert.equal(twice.status, 400);
     assert.equal((await list(1)).length, 3);
   });
@@ -168,15 +219,22 @@ describe('simulator: protocol steps (4.1)', function () {
   it('deletes a step and renumbers the rest', async function () {
     const [a, b, c] = await list(1);
     assert.equal((await h.a.delete(`${base}/1/step/${b.id}`, bearer(token))).status, 204);
-    assert.deepEqual((await list(1)).map((s) => [s.id, s.stepOrder]), [
-      [a.id, 1],
-      [c.id, 2],
-    ]);
+    assert.deepEqual(
+      (await list(1)).map((s) => [s.id, s.stepOrder]),
+      [
+        [a.id, 1],
+        [c.id, 2],
+      ],
+    );
   });
 
   it('requires a token for every step operation', async function () {
     assert.equal((await h.a.get(`${base}/1/step`)).status, 401);
-    assert.equal((await h.a.post(`${base}/1/step`, { stepType: 'PauseStep', name: 'x' }, { headers: { 'Content-Type': JSON_PATCH } })).status, 401);
+    assert.equal(
+      (await h.a.post(`${base}/1/step`, { stepType: 'PauseStep', name: 'x' }, { headers: { 'Content-Type': JSON_PATCH } }))
+        .status,
+      401,
+    );
     assert.equal((await h.a.delete(`${base}/1/step/1`)).status, 401);
   });
 

@@ -50,7 +50,14 @@ interface NodeRedModule {
     off(event: 'comms', l: (e: CommsEvent) => void): void;
     off(event: 'flows:started', l: (e: FlowsStartedEvent) => void): void;
   };
-  runtime: { flows: { setFlows(opts: { flows: { flows: FlowNode[]; credentials?: Credentials }; deploymentType?: string }): Promise<{ rev: string }> } };
+  runtime: {
+    flows: {
+      setFlows(opts: {
+        flows: { flows: FlowNode[]; credentials?: Credentials };
+        deploymentType?: string;
+      }): Promise<{ rev: string }>;
+    };
+  };
 }
 
 export interface EmbeddedRed {
@@ -80,7 +87,9 @@ export function request(method: string, url: string, body?: unknown): Promise<{ 
       {
         method,
         agent: false,
-        headers: data ? { 'Content-Type': 'application/json', 'Content-Length': data.length, 'Node-RED-Deployment-Type': 'full' } : {},
+        headers: data
+          ? { 'Content-Type': 'application/json', 'Content-Length': data.length, 'Node-RED-Deployment-Type': 'full' }
+          : {},
       },
       (res) => {
         let text = '';
@@ -166,7 +175,10 @@ async function start(): Promise<EmbeddedRed> {
     userDir,
     async deploy(flows, credentials) {
       startedRevs.clear();
-      const { rev } = await RED.runtime.flows.setFlows({ flows: { flows, credentials: credentials ?? {} }, deploymentType: 'full' });
+      const { rev } = await RED.runtime.flows.setFlows({
+        flows: { flows, credentials: credentials ?? {} },
+        deploymentType: 'full',
+      });
       await flowsStarted(() => startedRevs.has(rev));
     },
     nextDebug(id, match = () => true, timeoutMs = 10_000) {

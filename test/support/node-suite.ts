@@ -6,7 +6,17 @@
 import assert from 'node:assert/strict';
 import path from 'path';
 import { Simulator, SimulatorOptions } from '../../src/simulator';
-import { collect, helper, loadFlow, nextMessage, serverFlow, ServerFlowOptions, startServer, stopServer, tlsConfigNode } from './runtime';
+import {
+  collect,
+  helper,
+  loadFlow,
+  nextMessage,
+  serverFlow,
+  ServerFlowOptions,
+  startServer,
+  stopServer,
+  tlsConfigNode,
+} from './runtime';
 
 type Msg = Record<string, unknown>;
 type NodeModule = (RED: unknown) => void;
@@ -95,7 +105,11 @@ export interface LoadedNode {
  * with its id and type) using it, wired to a helper node 'out'; a Catch node 'catcher' scoped to it, wired to
  * a helper node 'caught'.
  */
-export async function loadNode(sim: Simulator, node: Msg & { id: string; type: string }, options: NodeFlowOptions = {}): Promise<LoadedNode> {
+export async function loadNode(
+  sim: Simulator,
+  node: Msg & { id: string; type: string },
+  options: NodeFlowOptions = {},
+): Promise<LoadedNode> {
   const server = serverFlow(sim, { withB: false, ...options.server });
   const onTab = options.tab ? { z: 'tab', x: 100, y: 100 } : {};
   const flow: Msg[] = [
@@ -151,7 +165,11 @@ export interface ConfiguredNode {
   runFailing(config: Msg, msg: Msg): Promise<Msg>;
 }
 
-export function configuredNode(sim: Simulator, base: Msg & { id: string; type: string }, options: NodeFlowOptions = {}): ConfiguredNode {
+export function configuredNode(
+  sim: Simulator,
+  base: Msg & { id: string; type: string },
+  options: NodeFlowOptions = {},
+): ConfiguredNode {
   const load = (config: Msg): Promise<LoadedNode> => loadNode(sim, { ...base, ...config }, options);
   return {
     load,

@@ -26,7 +26,12 @@ export function packageNodes(): NodeModule[] {
 
 /** The core tls-config node of that same runtime (resolved from its own dependency tree). */
 const coreTlsConfig = require(
-  path.join(path.dirname(require.resolve('@node-red/nodes/package.json', { paths: [nodeRedDir] })), 'core', 'network', '05-tls.js'),
+  path.join(
+    path.dirname(require.resolve('@node-red/nodes/package.json', { paths: [nodeRedDir] })),
+    'core',
+    'network',
+    '05-tls.js',
+  ),
 ) as NodeModule;
 
 interface RedApi {
@@ -65,7 +70,10 @@ export interface ServerFlowOptions {
 }
 
 /** An lh-server config node (plus a tls-config trusting the simulator's CA) and its credentials. */
-export function serverFlow(sim: Simulator, options: ServerFlowOptions = {}): {
+export function serverFlow(
+  sim: Simulator,
+  options: ServerFlowOptions = {},
+): {
   nodes: Record<string, unknown>[];
   credentials: Record<string, Record<string, string>>;
 } {
@@ -84,12 +92,24 @@ export function serverFlow(sim: Simulator, options: ServerFlowOptions = {}): {
       ...options.config,
     },
   ];
-  if (withB) nodes.push({ id: `${id}-tls`, type: 'tls-config', name: 'sim CA', cert: '', key: '', ca: SIMULATOR_CA_FILE, verifyservercert: true });
+  if (withB)
+    nodes.push({
+      id: `${id}-tls`,
+      type: 'tls-config',
+      name: 'sim CA',
+      cert: '',
+      key: '',
+      ca: SIMULATOR_CA_FILE,
+      verifyservercert: true,
+    });
   return { nodes, credentials: { [id]: options.credentials ?? { ...USER } } };
 }
 
 /** Loads every node of the package, the core tls-config node and the given flow into a real runtime. */
-export async function loadFlow(flow: Record<string, unknown>[], credentials: Record<string, Record<string, string>> = {}): Promise<void> {
+export async function loadFlow(
+  flow: Record<string, unknown>[],
+  credentials: Record<string, Record<string, string>> = {},
+): Promise<void> {
   await helper.load([...packageNodes(), tlsConfigNode], flow, credentials);
 }
 
@@ -103,7 +123,9 @@ export function nextMessage(node: Emitter): Promise<Record<string, unknown>> {
 }
 
 /** Every message a node receives, as it happens. */
-export function collect(node: { on(event: string, l: (msg: Record<string, unknown>) => void): unknown }): Record<string, unknown>[] {
+export function collect(node: {
+  on(event: string, l: (msg: Record<string, unknown>) => void): unknown;
+}): Record<string, unknown>[] {
   const seen: Record<string, unknown>[] = [];
   node.on('input', (msg) => seen.push(msg));
   return seen;

@@ -49,7 +49,12 @@ function scan(what: string, node: { type?: string; id?: string }, args: unknown[
     const tag = `${node.type}:${what}`;
     if (EXCLUDED.some((e) => tag.startsWith(e))) continue;
     const at = m.index;
-    findings.push({ what, node: `${node.type} ${node.id ?? ''}`, test: currentTest, excerpt: text.slice(Math.max(0, at - 60), at + 20).replace(m[0], '<SECRET>') });
+    findings.push({
+      what,
+      node: `${node.type} ${node.id ?? ''}`,
+      test: currentTest,
+      excerpt: text.slice(Math.max(0, at - 60), at + 20).replace(m[0], '<SECRET>'),
+    });
   }
 }
 
@@ -59,7 +64,9 @@ function wrapRuntime(pkg: string): void {
   let nodeModule: { prototype: Record<string, Method> };
   try {
     const dir = path.dirname(require.resolve(`${pkg}/package.json`));
-    nodeModule = require(require.resolve('@node-red/runtime/lib/nodes/Node', { paths: [dir] })) as { prototype: Record<string, Method> };
+    nodeModule = require(require.resolve('@node-red/runtime/lib/nodes/Node', { paths: [dir] })) as {
+      prototype: Record<string, Method>;
+    };
   } catch {
     return; // that runtime is not installed
   }
@@ -86,7 +93,9 @@ export const mochaHooks = {
   afterAll(): void {
     if (findings.length === 0) return;
     const lines = findings.slice(0, 20).map((f) => `  ${f.node} ${f.what} in "${f.test}": …${f.excerpt}…`);
-    throw new Error(`secret scan: ${findings.length} of ${recorded} msgs/status/log lines of lh-* nodes hold a password or a token:\n${lines.join('\n')}`);
+    throw new Error(
+      `secret scan: ${findings.length} of ${recorded} msgs/status/log lines of lh-* nodes hold a password or a token:\n${lines.join('\n')}`,
+    );
   },
 };
 

@@ -73,7 +73,11 @@ export function emailSuite(ctx: E2e): void {
 
     it('mails a new runtime error, with the error text, to the lab team', async function () {
       await deployExample();
-      const error = ctx.sim.injectPendingError({ title: 'Tip pick-up failed', severity: 'Error', message: 'Channel 5 could not pick up a tip at position T3.' });
+      const error = ctx.sim.injectPendingError({
+        title: 'Tip pick-up failed',
+        severity: 'Error',
+        message: 'Channel 5 could not pick up a tip at position T3.',
+      });
       const mail = await smtp.nextMail();
       assert.deepEqual(mail.to, ['lab-team@example.com']);
       assert.equal(mail.from, 'nodered@example.com');
@@ -87,12 +91,15 @@ export function emailSuite(ctx: E2e): void {
       await deployExample();
       ctx.sim.injectPendingError({ title: 'Door open' });
       await smtp.nextMail(); // the flow has logged in and worked
-      const tokens = new Set(ctx.sim.requests.map((r) => r.authorization?.replace(/^Bearer\s+/i, '')).filter((t): t is string => !!t));
+      const tokens = new Set(
+        ctx.sim.requests.map((r) => r.authorization?.replace(/^Bearer\s+/i, '')).filter((t): t is string => !!t),
+      );
       assert.ok(tokens.size > 0, 'the simulator saw no bearer token');
       const exported = await ctx.red.request('GET', '/flows');
       assert.equal(exported.status, 200);
       assert.ok(exported.text.includes('lh-server-sim'), 'the export holds the flow');
-      for (const secret of [USER.password, 'smtp-secret-7', ...tokens]) assert.ok(!exported.text.includes(secret), `GET /flows shows a secret: ${secret.slice(0, 12)}...`);
+      for (const secret of [USER.password, 'smtp-secret-7', ...tokens])
+        assert.ok(!exported.text.includes(secret), `GET /flows shows a secret: ${secret.slice(0, 12)}...`);
     });
   });
 }

@@ -50,7 +50,10 @@ async function webhookReceiver(): Promise<{ url: string; next(): Promise<Posted>
 function chatText(p: Posted): string {
   assert.equal(p.method, 'POST');
   assert.match(p.contentType, /^application\/json/);
-  assert.ok(p.body && typeof p.body === 'object' && typeof (p.body as { text?: unknown }).text === 'string', `not {text}: ${JSON.stringify(p.body)}`);
+  assert.ok(
+    p.body && typeof p.body === 'object' && typeof (p.body as { text?: unknown }).text === 'string',
+    `not {text}: ${JSON.stringify(p.body)}`,
+  );
   return (p.body as { text: string }).text;
 }
 
@@ -73,11 +76,19 @@ export function chatSuite(ctx: E2e): void {
     });
 
     it('posts {text} with answer links to the webhook; a link answers the error on the instrument, once', async function () {
-      const error = ctx.sim.injectPendingError({ title: 'Clot detected', severity: 'Error', message: 'Channel 2 detected a clot in Plate1 B4.', responses: ['Retry', 'Abort'] });
+      const error = ctx.sim.injectPendingError({
+        title: 'Clot detected',
+        severity: 'Error',
+        message: 'Channel 2 detected a clot in Plate1 B4.',
+        responses: ['Retry', 'Abort'],
+      });
       const text = chatText(await hook.next());
       assert.ok(text.startsWith('simulator: Error Clot detected\nChannel 2 detected a clot in Plate1 B4.'), text);
       const links = [...text.matchAll(/^(\w+): (http\S+)$/gm)].map((m) => ({ response: m[1], url: m[2] }));
-      assert.deepEqual(links.map((l) => l.response), ['Retry', 'Abort']);
+      assert.deepEqual(
+        links.map((l) => l.response),
+        ['Retry', 'Abort'],
+      );
       const abort = links[1].url;
       assert.equal(abort, `${ctx.red.url}/lh/answer?errorId=${encodeURIComponent(error.id)}&response=Abort`);
 
@@ -87,7 +98,11 @@ export function chatSuite(ctx: E2e): void {
       assert.equal(answered.text, `Answered ${error.id} with Abort.`);
       const puts = ctx.sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime');
       assert.equal(puts.length, 1);
-      assert.deepEqual((puts[0].body as { id: string; selectedResponse: string }), { ...(puts[0].body as object), id: error.id, selectedResponse: 'Abort' });
+      assert.deepEqual(puts[0].body as { id: string; selectedResponse: string }, {
+        ...(puts[0].body as object),
+        id: error.id,
+        selectedResponse: 'Abort',
+      });
       assert.ok(!ctx.sim.state.pendingErrors.some((e) => e.id === error.id), 'the error is still pending');
 
       // the chat hears that it is resolved

@@ -11,7 +11,13 @@ export function stepsSuite(ctx: E2e): void {
 
       const listed = ctx.red.nextDebug('lh-ex03-dbg');
       await ctx.red.inject('lh-ex03-build');
-      const list = debugValue(await listed) as { id: number; name: string; stepType: string; stepOrder: number; disabled: boolean }[];
+      const list = debugValue(await listed) as {
+        id: number;
+        name: string;
+        stepType: string;
+        stepOrder: number;
+        disabled: boolean;
+      }[];
 
       const steps = [...(ctx.sim.state.protocols.get(2)?.steps ?? [])].sort((a, b) => a.stepOrder - b.stepOrder);
       assert.deepEqual(
@@ -26,7 +32,7 @@ export function stepsSuite(ctx: E2e): void {
       assert.deepEqual(
         list.map((s) => [s.id, s.name, s.disabled]),
         steps.map((s) => [s.id, s.name, s.disabled]),
-        'the list the flow shows is the instrument\'s',
+        "the list the flow shows is the instrument's",
       );
       assert.equal(ctx.sim.requests.filter((r) => r.method === 'POST' && /\/protocols\/2\/step$/.test(r.path)).length, 3);
 

@@ -15,7 +15,8 @@ export function recoverySuite(ctx: E2e): void {
       await until('the error handler registration', () => ctx.sim.state.handlers.has('nodered'));
     });
 
-    const submissions = (uuid: string) => ctx.sim.requests.filter((r) => r.method === 'POST' && r.path.includes(`/instrument-errors/${uuid}/`));
+    const submissions = (uuid: string) =>
+      ctx.sim.requests.filter((r) => r.method === 'POST' && r.path.includes(`/instrument-errors/${uuid}/`));
 
     it('submits the default action once when nobody answers in time', async function () {
       const notified = ctx.red.nextDebug('lh-ex04-notify');
@@ -38,7 +39,7 @@ export function recoverySuite(ctx: E2e): void {
       assert.equal((posted[0].body as { errorHandlingKey: string }).errorHandlingKey, 'nodered');
     });
 
-    it('submits the person\'s choice when they answer first, and the timeout then submits nothing', async function () {
+    it("submits the person's choice when they answer first, and the timeout then submits nothing", async function () {
       const notified = ctx.red.nextDebug('lh-ex04-notify');
       const automatic = ctx.red.collectDebug('lh-ex04-autodbg');
       const refused = ctx.red.collectDebug('lh-ex04-refdbg');
@@ -60,7 +61,7 @@ export function recoverySuite(ctx: E2e): void {
       assert.equal(record?.rejectedSubmissions, 0);
     });
 
-    it('answers 404 to a person\'s answer for an error it does not know, and sends nothing', async function () {
+    it("answers 404 to a person's answer for an error it does not know, and sends nothing", async function () {
       const res = await ctx.red.request('GET', '/lh/recover?uuid=00000000-0000-4000-8000-000000000000&action=1');
       assert.equal(res.status, 404);
       assert.equal(ctx.sim.requests.filter((r) => r.method === 'POST' && r.path.includes('/instrument-errors/')).length, 0);

@@ -17,7 +17,10 @@ export const SERVER_ID = 'lh-server-sim';
  * ports (its CA is the bundled one, which `simulatorCa` already trusts) and the login as credentials, polls run every
  * 0.5 s instead of 5 s. Everything else is patched by the test that needs it.
  */
-export function exampleFlow(prefix: string, sim: Simulator): { flow: FlowNode[]; credentials: Credentials; node(id: string): FlowNode } {
+export function exampleFlow(
+  prefix: string,
+  sim: Simulator,
+): { flow: FlowNode[]; credentials: Credentials; node(id: string): FlowNode } {
   const flow = loadExample(prefix);
   for (const n of flow) {
     if (n.type === 'lh-server') {
@@ -37,7 +40,10 @@ export function exampleFlow(prefix: string, sim: Simulator): { flow: FlowNode[];
 /** The value a debug node showed: objects and arrays come JSON-encoded. */
 export function debugValue(m: DebugMessage): unknown {
   const format = m.format ?? '';
-  if (typeof m.msg === 'string' && (format.startsWith('Object') || format.startsWith('array') || format === 'boolean' || format === 'number')) {
+  if (
+    typeof m.msg === 'string' &&
+    (format.startsWith('Object') || format.startsWith('array') || format === 'boolean' || format === 'number')
+  ) {
     return JSON.parse(m.msg) as unknown;
   }
   return m.msg;
