@@ -322,6 +322,17 @@ export class PrepApi {
       idempotent: true,
     });
   }
+
+  /** One request without a session (no login): any answer of the service, even 401, tells that it is there. */
+  async probe(): Promise<void> {
+    await this.send({
+      method: 'GET',
+      path: '/authenticate/check-authentication',
+      operation: 'check-authentication',
+      idempotent: true,
+      anonymous: true,
+    });
+  }
 }
 
 function protocolPath(protocolId: unknown, op: string): string {

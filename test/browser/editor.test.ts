@@ -350,6 +350,36 @@ describe('editor in Chromium (npm start)', function () {
     await shot('deployed');
   });
 
+  it("the deployed lh-server's buttons still work: Test connection with the stored password, Change expired password", async function () {
+    // The admin endpoints take JSON only and send stored secrets only to the deployed node's own addresses.
+    const opId = await page.evaluate(() => {
+      const red = (globalThis as unknown as { RED: EditorRed }).RED;
+      const n = red.nodes.filterNodes({}).find((x) => x.type === 'lh-error-poll' || x.type === 'lh-clear-errors');
+      return n?.id;
+    });
+    assert.ok(opId, 'the example of the previous test is deployed');
+    await page.locator(`g[id="${opId}"] .red-ui-flow-node`).dblclick();
+    await tray().locator('#node-input-btn-server-edit, #node-input-lookup-server').click();
+    const server = page.locator('.red-ui-tray', { has: page.locator('#lh-server-test') });
+    assert.equal(await server.locator('#node-config-input-password').inputValue(), '__PWRD__', 'the password is the stored one');
+    await server.locator('#lh-server-test').click();
+    const results = server.locator('#lh-server-test-result div');
+    await results.first().waitFor();
+    const lines = await results.allInnerTexts();
+    assert.ok(lines.length > 0 && lines.every((l) => l.startsWith('\u2714')), `Test connection reported:\n${lines.join('\n')}`);
+    // Last test that needs the login: the simulator's password changes here.
+    await server.locator('#lh-server-new-password').fill('n3w-password-x');
+    await server.locator('#lh-server-change-password').click();
+    const answer = server.locator('#lh-server-test-result div', { hasText: 'password changed' });
+    await answer.waitFor();
+    assert.ok((await answer.innerText()).startsWith('\u2714'));
+    await shot('change-password');
+    await server.locator('#node-config-dialog-cancel').click();
+    await server.waitFor({ state: 'detached' });
+    await tray().locator('#node-dialog-cancel').click();
+    await tray().waitFor({ state: 'detached' });
+  });
+
   it('logged no errors in the browser console', function () {
     assert.deepStrictEqual(consoleErrors, []);
   });

@@ -131,10 +131,14 @@ describe('lockout safety', function () {
     await caught;
     assert.equal((await status).text, 'login failed');
     const before = loginAttempts();
-    const res = await helper
-      .request()
-      .post('/lh-server/test-connection')
-      .send({ id: 'server', baseUrl: sim.baseUrl, username: 'admin', password: '__PWRD__' });
+    const res = await helper.request().post('/lh-server/test-connection').send({
+      id: 'server',
+      baseUrl: sim.baseUrl,
+      instrumentUrl: sim.instrumentUrl,
+      tls: 'tls',
+      username: 'admin',
+      password: '__PWRD__',
+    });
     assert.equal(res.status, 200);
     const report = res.body as { ok: boolean; checks: { name: string; message: string }[] };
     assert.equal(report.ok, false);

@@ -59,13 +59,7 @@ export async function testConnection(options: ClientOptions): Promise<Connection
 /** Any HTTP answer from A, even 401, proves the address, TLS and API path are right. */
 async function reach(client: LiquidHandlerClient): Promise<CheckResult> {
   try {
-    await client.transport.request({
-      api: 'A',
-      method: 'GET',
-      path: '/authenticate/check-authentication',
-      operation: 'check-authentication',
-      idempotent: true,
-    });
+    await client.prep.probe();
   } catch (err) {
     const e = asLhError(err, 'check-authentication');
     const answered = e instanceof LhError && e.statusCode !== undefined && e.statusCode !== 404 && e.kind !== 'response';

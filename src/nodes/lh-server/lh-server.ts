@@ -1,14 +1,14 @@
-import { asLhError, ClientOptions, LiquidHandlerClient, validate } from '../../client';
+import { asLhError, ClientOptions, LhError, LiquidHandlerClient, validate } from '../../client';
 import { trimBase } from '../../client/transport';
 import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
 import { isServerNode, LhServerNode } from '../shared/server-node';
+import { chooseCredentials, isJsonContentType, ServerSecrets, targetOf } from './admin-guard';
 import { testConnection } from './connection-test';
 import { simulatorTlsOptions, tlsOptionsFrom } from './tls';
 
 const CLOSE_TIMEOUT_MS = 3000;
-const PASSWORD_PLACEHOLDER = '__PWRD__';
 
-function clientOptions(RED: Red, config: NodeConfig, credentials: Record<string, string | undefined>): ClientOptions {
+function clientOptions(RED: Red, config: NodeConfig, credentials: ServerSecrets): ClientOptions {
   const timeout = Number(config.timeout);
   return {
     baseUrl: String(config.baseUrl ?? '').trim(),
@@ -27,6 +27,7 @@ export = function register(RED: Red): void {
     node.displayName = config.name || String(config.baseUrl ?? '');
     node.clientKey = String(config.clientKey ?? '');
     node.instrumentKey = `${trimBase(String(config.baseUrl ?? ''))}|${trimBase(String(config.instrumentUrl ?? ''))}`;
+    node.target = targetOf(config);
     try {
       node.client = new LiquidHandlerClient(clientOptions(RED, config, node.credentials ?? {}));
     } catch (err) {
@@ -62,80 +63,83 @@ export = function register(RED: Red): void {
   registerAdminEndpoints(RED);
 };
 
+/** The deployed lh-server node of that id; undefined when nothing is deployed under it; a config error when it is another type. */
 function deployedServer(RED: Red, id: unknown): LhServerNode | undefined {
   const found = typeof id === 'string' && id !== '' ? RED.nodes.getNode(id) : undefined;
-  return isServerNode(found) ? found : undefined;
+  if (found === undefined || found === null) return undefined;
+  if (!isServerNode(found)) {
+    throw new LhError(`node ${JSON.stringify(id)} is not an lh-server node`, { kind: 'config', operation: 'admin', field: 'id' });
+  }
+  return found;
 }
 
-function reply(res: AdminResponse, work: Promise<unknown>): void {
-  work.then(
-    (body) => res.json(body),
-    (err: unknown) => {
-      const e = asLhError(err, 'admin');
-      res.status(e.kind === 'validation' || e.kind === 'config' ? 400 : 502).json({ error: e.message });
-    },
-  );
+function reply(res: AdminResponse, work: () => Promise<unknown>): void {
+  Promise.resolve()
+    .then(work)
+    .then(
+      (body) => res.json(body),
+      (err: unknown) => {
+        const e = asLhError(err, 'admin');
+        res.status(e.kind === 'validation' || e.kind === 'config' ? 400 : 502).json({ error: e.message });
+      },
+    );
+}
+
+/** Refuses (415) every body that is not application/json: a cross-site HTML form cannot send one without a CORS preflight. */
+function jsonOnly(req: AdminRequest, res: AdminResponse, next: () => void): void {
+  const headers = (req as unknown as { headers?: Record<string, string | string[] | undefined> }).headers ?? {};
+  if (isJsonContentType(headers['content-type'])) return next();
+  res.status(415).json({ error: 'this endpoint accepts application/json bodies only' });
 }
 
 function registerAdminEndpoints(RED: Red): void {
   const read = RED.auth.needsPermission('lh-server.read');
   const write = RED.auth.needsPermission('lh-server.write');
 
-  // The edit dialog sends what is on screen; secrets the user did not retype come from the deployed node.
-  RED.httpAdmin.post('/lh-server/test-connection', write, (req: AdminRequest, res: AdminResponse) => {
+  // The edit dialog sends what is on screen; secrets the user did not retype come from the deployed node, and only
+  // when the dialog still points at that node's addresses.
+  RED.httpAdmin.post('/lh-server/test-connection', jsonOnly, write, (req: AdminRequest, res: AdminResponse) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const stored = (typeof body.id === 'string' && RED.nodes.getCredentials(body.id)) || {};
-    const secret = (name: string): string | undefined => {
-      const given = body[name];
-      if (given === PASSWORD_PLACEHOLDER || given === undefined) return stored[name];
-      return typeof given === 'string' ? given : undefined;
-    };
-    reply(
-      res,
-      (async () => {
-        const options = clientOptions(RED, { ...body, id: String(body.id ?? ''), type: 'lh-server', simulatorCa: body.simulatorCa === true }, {
-          username: typeof body.username === 'string' ? body.username : stored.username,
-          password: secret('password'),
-          instrumentToken: secret('instrumentToken'),
-        });
-        const report = await testConnection(options);
-        const server = deployedServer(RED, body.id);
-        if (report.ok && server?.client) server.client.session.allowLoginAgain();
-        return report;
-      })(),
-    );
+    reply(res, async () => {
+      const server = deployedServer(RED, body.id);
+      const choice = chooseCredentials(
+        body,
+        server?.target ? { target: server.target, credentials: server.credentials ?? {} } : undefined,
+      );
+      if (!choice.ok) throw new LhError(choice.message, { kind: 'config', operation: 'test-connection', field: 'password' });
+      const config = { ...body, id: String(body.id ?? ''), type: 'lh-server', simulatorCa: body.simulatorCa === true };
+      const report = await testConnection(clientOptions(RED, config, choice.credentials));
+      if (report.ok && choice.usesStored && server?.client) server.client.session.allowLoginAgain();
+      return report;
+    });
   });
 
-  RED.httpAdmin.post('/lh-server/:id/change-expired-password', write, (req: AdminRequest, res: AdminResponse) => {
-    const server = deployedServer(RED, req.params.id);
-    const creds = RED.nodes.getCredentials(req.params.id) ?? {};
+  RED.httpAdmin.post('/lh-server/:id/change-expired-password', jsonOnly, write, (req: AdminRequest, res: AdminResponse) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
-    reply(
-      res,
-      (async () => {
-        if (!server?.client) throw asLhError(new Error('deploy the lh-server node first'), 'change-expired-password');
-        const oldPassword = typeof body.oldPassword === 'string' && body.oldPassword !== '' ? body.oldPassword : creds.password;
-        await server.client.prep.changeExpiredPassword(creds.username ?? '', oldPassword ?? '', body.newPassword as string);
-        return { ok: true, message: 'password changed: enter the new password in the lh-server node and deploy' };
-      })(),
-    );
+    reply(res, async () => {
+      const server = deployedServer(RED, req.params.id);
+      if (!server?.client) throw new LhError('deploy the lh-server node first', { kind: 'config', operation: 'change-expired-password' });
+      const creds = server.credentials ?? {};
+      const oldPassword = typeof body.oldPassword === 'string' && body.oldPassword !== '' ? body.oldPassword : creds.password;
+      await server.client.prep.changeExpiredPassword(creds.username ?? '', oldPassword ?? '', body.newPassword as string);
+      return { ok: true, message: 'password changed: enter the new password in the lh-server node and deploy' };
+    });
   });
 
   RED.httpAdmin.get('/lh-server/:id/protocols/:protocolId/steps', read, (req: AdminRequest, res: AdminResponse) => {
-    const server = deployedServer(RED, req.params.id);
-    reply(
-      res,
-      (async () => {
-        if (!server?.client) return [];
-        const steps = await server.client.prep.listSteps(req.params.protocolId, { includeFullStepData: false, limit: 500 });
-        return steps.map((s) => ({ id: s.id, name: s.name, stepType: s.stepType, stepOrder: s.stepOrder }));
-      })(),
-    );
+    reply(res, async () => {
+      const server = deployedServer(RED, req.params.id);
+      if (!server?.client) return [];
+      const steps = await server.client.prep.listSteps(req.params.protocolId, { includeFullStepData: false, limit: 500 });
+      return steps.map((s) => ({ id: s.id, name: s.name, stepType: s.stepType, stepOrder: s.stepOrder }));
+    });
   });
 
   RED.httpAdmin.get('/lh-server/:id/service-routines', read, (req: AdminRequest, res: AdminResponse) => {
-    const server = deployedServer(RED, req.params.id);
-    reply(res, server?.client ? server.client.prep.listServiceRoutines() : Promise.resolve([]));
+    reply(res, async () => {
+      const server = deployedServer(RED, req.params.id);
+      return server?.client ? server.client.prep.listServiceRoutines() : [];
+    });
   });
 
   RED.httpAdmin.get('/lh-server/step-types', read, (_req: AdminRequest, res: AdminResponse) => {

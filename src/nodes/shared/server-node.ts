@@ -10,6 +10,16 @@ export interface LhServerNode extends Node {
   instrumentKey: string;
   clientKey: string;
   displayName: string;
+  /** Where its requests go: its stored secrets are sent nowhere else (the editor's Test connection checks it). */
+  target?: ServerTarget;
+}
+
+/** An lh-server node's addresses and what decides which certificates it trusts, normalised for comparison. */
+export interface ServerTarget {
+  baseUrl: string;
+  instrumentUrl: string;
+  tls: string;
+  simulatorCa: boolean;
 }
 
 export function isServerNode(value: unknown): value is LhServerNode {

@@ -1,0 +1,102 @@
+/**
+ * Decisions of the lh-server editor endpoints, without Node-RED: which request bodies they accept, and which
+ * credentials a connection test may use. Stored secrets only ever go to the addresses (and TLS settings) of the
+ * deployed lh-server node they belong to.
+ */
+import type { ServerTarget } from '../shared/server-node';
+
+/** What Node-RED's editor shows in a password field whose value is stored and was not retyped. */
+export const PASSWORD_PLACEHOLDER = '__PWRD__';
+
+
+export interface ServerSecrets {
+  username?: string;
+  password?: string;
+  instrumentToken?: string;
+}
+
+/** The deployed lh-server node a dialog belongs to, when there is one. */
+export interface DeployedServer {
+  target: ServerTarget;
+  credentials: ServerSecrets;
+}
+
+export type CredentialChoice = { ok: true; credentials: ServerSecrets; usesStored: boolean } | { ok: false; message: string };
+
+/**
+ * Only `application/json` bodies: an HTML form (the one thing a foreign web page can post without a CORS
+ * preflight) sends urlencoded, multipart or text/plain.
+ */
+export function isJsonContentType(header: string | string[] | undefined): boolean {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (typeof value !== 'string') return false;
+  return value.split(';')[0].trim().toLowerCase() === 'application/json';
+}
+
+/** A URL compared by scheme, host, port and path (no trailing slash, case of scheme and host ignored). */
+export function normaliseUrl(value: unknown): string {
+  const text = typeof value === 'string' ? value.trim() : '';
+  if (text === '') return '';
+  try {
+    const url = new URL(text);
+    return `${url.protocol}//${url.username || url.password ? `${url.username}:${url.password}@` : ''}${url.host}${url.pathname}`.replace(
+      /\/+$/,
+      '',
+    );
+  } catch {
+    return text.replace(/\/+$/, '');
+  }
+}
+
+export function targetOf(config: Record<string, unknown>): ServerTarget {
+  return {
+    baseUrl: normaliseUrl(config.baseUrl),
+    instrumentUrl: normaliseUrl(config.instrumentUrl),
+    tls: typeof config.tls === 'string' && config.tls !== '_ADD_' ? config.tls : '',
+    simulatorCa: config.simulatorCa === true,
+  };
+}
+
+export function sameTarget(a: ServerTarget, b: ServerTarget): boolean {
+  return a.baseUrl === b.baseUrl && a.instrumentUrl === b.instrumentUrl && a.tls === b.tls && a.simulatorCa === b.simulatorCa;
+}
+
+const SECRET_NAMES = ['password', 'instrumentToken'] as const;
+
+/**
+ * The credentials a connection test from the edit dialog may use. A secret typed into the dialog is used as
+ * given; a secret left as stored (the placeholder, or not sent) comes from the deployed node only when the
+ * dialog still points at that node's addresses with its TLS settings; otherwise the test is refused before
+ * anything is sent.
+ */
+export function chooseCredentials(body: Record<string, unknown>, deployed: DeployedServer | undefined): CredentialChoice {
+  const dialog = targetOf(body);
+  const stored = deployed && sameTarget(deployed.target, dialog) ? deployed.credentials : undefined;
+  const credentials: ServerSecrets = {
+    username: typeof body.username === 'string' ? body.username : deployed?.credentials.username,
+  };
+  let usesStored = false;
+  for (const name of SECRET_NAMES) {
+    const given = body[name];
+    if (given !== PASSWORD_PLACEHOLDER && given !== undefined) {
+      credentials[name] = typeof given === 'string' && given !== '' ? given : undefined;
+      continue;
+    }
+    const kept = stored?.[name];
+    if (kept) {
+      credentials[name] = kept;
+      usesStored = true;
+    } else if (given === PASSWORD_PLACEHOLDER || deployed?.credentials[name]) {
+      return { ok: false, message: refusal(name, deployed !== undefined) };
+    }
+  }
+  return { ok: true, credentials, usesStored };
+}
+
+function refusal(name: (typeof SECRET_NAMES)[number], deployed: boolean): string {
+  const what = name === 'password' ? 'password' : 'token (B)';
+  const why = deployed
+    ? `the addresses or TLS settings in the dialog differ from the deployed lh-server node, so its stored ${what} is not sent there`
+    : `this lh-server node is not deployed, so there is no stored ${what} to use`;
+  return `${why}: deploy first, or type the ${what} here`;
+}
