@@ -8,7 +8,7 @@ import path from 'path';
 import { inspect } from 'util';
 
 /** Passwords the tests give lh-server nodes (distinctive ones; 'x' or 'wrong' would match ordinary text). */
-const PASSWORDS = ['labwire', 'guess-1', 'longenough', 'right-one', 'secret1', 'wrong-pw-'];
+const PASSWORDS = ['labwire', 'guess-1', 'longenough', 'right-one', 'secret1', 'wrong-pw-', 'smtp-secret-93', 'typed-7'];
 /** `labwire` is also the package scope (@labwire/...): only the bare word counts. */
 const PATTERNS: RegExp[] = [
   ...PASSWORDS.map((p) => (p === 'labwire' ? /(?<![@\w])labwire(?![/\w-])/ : new RegExp(p.replace(/[-]/g, '\\-')))),

@@ -1,6 +1,7 @@
 import { asLhError, LhError, LiquidHandlerClient } from '../../client';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { logError, logWarn } from '../shared/node-log';
 import { requireClient, LhServerNode } from '../shared/server-node';
 import { failureReason, Status } from '../shared/status';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from './error-messages';
@@ -65,7 +66,7 @@ export = function register(RED: Red): void {
     } catch (err) {
       setupError = asLhError(err, node.type);
       status.failed(setupError);
-      node.error(setupError.message);
+      logError(node, setupError.message);
     }
 
     const loop = watcher ? startWatching(RED, watcher) : undefined;
@@ -110,7 +111,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
 
   function report(err: LhError): void {
     const text = err.message;
-    if (text !== lastProblem) node.warn(text);
+    if (text !== lastProblem) logWarn(node, text);
     lastProblem = text;
   }
 

@@ -1,5 +1,6 @@
 import { LhError, LiquidHandlerClient, validate as v, validationError } from '../../client';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { logError } from '../shared/node-log';
 import { runOperationNode } from '../shared/operation-node';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { resolveChoice, resolveSetting } from '../shared/settings';
@@ -77,11 +78,11 @@ function registerWhileDeployed(RED: Red, node: Node, config: NodeConfig): void {
     })();
     registration.catch((err: unknown) => {
       status.failed(err);
-      node.error(err instanceof Error ? err.message : String(err));
+      logError(node, err);
     });
   } catch (err) {
     status.failed(err);
-    node.error(err instanceof Error ? err.message : String(err));
+    logError(node, err);
   }
 
   node.on('close', (_removed: boolean, done: () => void) => {

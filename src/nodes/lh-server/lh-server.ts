@@ -1,6 +1,8 @@
 import { asLhError, ClientOptions, LhError, LiquidHandlerClient, validate } from '../../client';
 import { trimBase } from '../../client/transport';
 import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
+import { logError } from '../shared/node-log';
+import { forgetSecrets, redact, rememberSecrets } from '../shared/secrets';
 import { isServerNode, LhServerNode } from '../shared/server-node';
 import { chooseCredentials, isJsonContentType, ServerSecrets, targetOf } from './admin-guard';
 import { testConnection } from './connection-test';
@@ -28,14 +30,16 @@ export = function register(RED: Red): void {
     node.clientKey = String(config.clientKey ?? '');
     node.instrumentKey = `${trimBase(String(config.baseUrl ?? ''))}|${trimBase(String(config.instrumentUrl ?? ''))}`;
     node.target = targetOf(config);
+    rememberSecrets(node.id, [node.credentials?.password, node.credentials?.instrumentToken]);
     try {
       node.client = new LiquidHandlerClient(clientOptions(RED, config, node.credentials ?? {}));
     } catch (err) {
       node.configError = asLhError(err, 'configure');
-      node.error(node.configError.message);
+      logError(node, node.configError.message);
     }
 
     node.on('close', (_removed: boolean, done: () => void) => {
+      forgetSecrets(node.id);
       const client = node.client;
       node.client = undefined;
       if (!client) return done();
@@ -80,7 +84,7 @@ function reply(res: AdminResponse, work: () => Promise<unknown>): void {
       (body) => res.json(body),
       (err: unknown) => {
         const e = asLhError(err, 'admin');
-        res.status(e.kind === 'validation' || e.kind === 'config' ? 400 : 502).json({ error: e.message });
+        res.status(e.kind === 'validation' || e.kind === 'config' ? 400 : 502).json({ error: redact(e.message) });
       },
     );
 }

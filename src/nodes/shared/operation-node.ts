@@ -1,6 +1,7 @@
 import { asLhError, LhError, LiquidHandlerClient } from '../../client';
 import { NodeConfig, NodeMessage, Node, Red } from './node-red';
 import { LhServerNode, requireClient } from './server-node';
+import { redactDeep, redactErr } from './secrets';
 import { Status } from './status';
 
 export interface OperationResult {
@@ -56,10 +57,11 @@ export function runOperationNode(RED: Red, node: Node, config: NodeConfig, handl
   });
 }
 
-/** Reports a failure the one way every node does it. */
+/** Reports a failure the one way every node does it, with every secret taken out of what it shows. */
 export function fail(node: Node, status: Status, msg: NodeMessage, err: unknown, done: (err?: Error) => void): void {
-  const error = asLhError(err, node.type);
-  msg.error = error.toMsgError();
+  // Redacted in place: the same error reaches Catch nodes (message, cause), the log and the status.
+  const error = redactErr(asLhError(err, node.type));
+  msg.error = redactDeep(error.toMsgError());
   status.failed(error);
   done(error);
 }

@@ -1,5 +1,6 @@
 import { LhError } from '../../client';
 import { Node, Red } from './node-red';
+import { redact } from './secrets';
 
 const MAX_STATUS_TEXT = 40;
 
@@ -26,7 +27,7 @@ export class Status {
     if (!cache) statusTexts.set(this.RED, (cache = new Map()));
     let text = cache.get(id);
     if (text === undefined) {
-      text = this.RED._(full, subs);
+      text = redact(this.RED._(full, subs));
       if (cache.size >= MAX_CACHED_TEXTS) cache.clear();
       if (text !== full) cache.set(id, text); // an untranslated key (catalogue not loaded yet) is not kept
     }
@@ -58,8 +59,12 @@ export class Status {
   }
 }
 
-/** A short reason for the status line; the full message goes to the debug sidebar and Catch nodes. */
+/** A short reason for the status line (redacted); the full message goes to the debug sidebar and Catch nodes. */
 export function failureReason(err: unknown): string {
+  return redact(reasonOf(err));
+}
+
+function reasonOf(err: unknown): string {
   if (!(err instanceof LhError)) return err instanceof Error ? err.message : String(err);
   switch (err.kind) {
     case 'validation':

@@ -1,0 +1,111 @@
+/**
+ * The one redaction step every text leaving a node passes (msg.error, status, logs): the configured secrets, bearer
+ * tokens, JWTs, secret-named JSON fields and URL userinfo become `***`. Pure: the secrets are passed in.
+ */
+
+export const REDACTED = '***';
+
+/** Secrets shorter than this are not searched for in free text (they would blank out ordinary words). */
+const MIN_SECRET_LENGTH = 3;
+const MAX_DEPTH = 12;
+
+/** Keys whose values are secrets wherever they appear (compared case-insensitively). */
+const SECRET_KEYS = new Set([
+  'password',
+  'oldpassword',
+  'newpassword',
+  'token',
+  'instrumenttoken',
+  'accesstoken',
+  'access_token',
+  'refreshtoken',
+  'refresh_token',
+  'authorization',
+  'apikey',
+  'secret',
+]);
+
+const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]+/gi;
+/** A JWT: two or three base64url parts, the first one a JSON object (`{"` encodes to `eyJ`). */
+const JWT = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?/g;
+/** `scheme://user:password@host` (and `scheme://user@host`). */
+const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
+/** `"password": "..."` in JSON text, whatever else the text is. */
+const JSON_SECRET_FIELD =
+  /("(?:password|oldPassword|newPassword|token|instrumentToken|access_?token|refresh_?token|authorization|apiKey|secret)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi;
+/** `password=...` in a query string or form body. */
+const FORM_SECRET_FIELD = /\b((?:password|oldPassword|newPassword|token|access_token|refresh_token)=)[^&\s"']+/gi;
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The forms a secret takes in an echoed text: as is, JSON-escaped, URL-encoded. */
+function spellings(secret: string): string[] {
+  const forms = new Set([secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]);
+  return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
+}
+
+export function redactText(text: string, secrets: readonly string[] = []): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) continue;
+    for (const form of spellings(secret)) {
+      if (out.includes(form)) out = out.replace(new RegExp(escapeRegExp(form), 'g'), REDACTED);
+    }
+  }
+  return out
+    .replace(JWT, REDACTED)
+    .replace(BEARER, `$1 ${REDACTED}`)
+    .replace(USERINFO, `$1${REDACTED}@`)
+    .replace(JSON_SECRET_FIELD, `$1"${REDACTED}"`)
+    .replace(FORM_SECRET_FIELD, `$1${REDACTED}`);
+}
+
+/**
+ * A copy of `value` with every string redacted and every secret-named property replaced; cycles and depth are
+ * bounded. Buffers and other non-plain objects are kept as they are.
+ */
+export function redactValue<T>(value: T, secrets: readonly string[] = []): T {
+  return walk(value, secrets, 0, new WeakMap()) as T;
+}
+
+function walk(value: unknown, secrets: readonly string[], depth: number, seen: WeakMap<object, unknown>): unknown {
+  if (typeof value === 'string') return redactText(value, secrets);
+  if (typeof value !== 'object' || value === null) return value;
+  if (seen.has(value)) return seen.get(value);
+  if (depth >= MAX_DEPTH) return REDACTED;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    seen.set(value, out);
+    for (const item of value) out.push(walk(item, secrets, depth + 1, seen));
+    return out;
+  }
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return value;
+  const out: Record<string, unknown> = {};
+  seen.set(value, out);
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    out[k] = SECRET_KEYS.has(k.toLowerCase()) && v !== null && v !== undefined && v !== '' ? REDACTED : walk(v, secrets, depth + 1, seen);
+  }
+  return out;
+}
+
+/**
+ * The same error, its message, stack and body redacted in place (so its class and every other property stay as
+ * they are, including Node-RED's view of it via `cause`).
+ */
+export function redactError<E extends Error>(err: E, secrets: readonly string[] = []): E {
+  const e = err as E & { body?: unknown };
+  const message = redactText(e.message, secrets);
+  if (message !== e.message) e.message = message;
+  if (typeof e.stack === 'string') e.stack = redactText(e.stack, secrets);
+  if (Object.prototype.hasOwnProperty.call(e, 'body') && e.body !== undefined) {
+    try {
+      (e as { body?: unknown }).body = redactValue(e.body, secrets);
+    } catch {
+      // a frozen or getter-only body: leave it; it is redacted again where it is shown
+    }
+  }
+  return err;
+}

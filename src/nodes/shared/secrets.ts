@@ -1,0 +1,34 @@
+/**
+ * The secrets configured in this Node-RED (lh-server passwords and instrument tokens), so that the redaction step
+ * can take them out of any text, whichever node produced it. Each lh-server node adds its own while it is deployed.
+ */
+import { redactError, redactText, redactValue } from './redact';
+
+const byOwner = new Map<string, string[]>();
+let all: string[] = [];
+
+export function rememberSecrets(owner: string, secrets: (string | undefined)[]): void {
+  byOwner.set(
+    owner,
+    secrets.filter((s): s is string => typeof s === 'string' && s !== ''),
+  );
+  all = [...new Set([...byOwner.values()].flat())].sort((a, b) => b.length - a.length);
+}
+
+export function forgetSecrets(owner: string): void {
+  if (!byOwner.delete(owner)) return;
+  all = [...new Set([...byOwner.values()].flat())].sort((a, b) => b.length - a.length);
+}
+
+/** The text without any configured secret, token, JWT or URL userinfo. */
+export function redact(text: string): string {
+  return redactText(text, all);
+}
+
+export function redactDeep<T>(value: T): T {
+  return redactValue(value, all);
+}
+
+export function redactErr<E extends Error>(err: E): E {
+  return redactError(err, all);
+}
