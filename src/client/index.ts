@@ -4,6 +4,7 @@ import { InstrumentApi } from './instrument';
 import { PrepApi } from './prep';
 import { Credentials, Session, SessionOptions, UnsignedSpec } from './session';
 import { ApiResponse, TlsOptions, Transport } from './transport';
+import { checkUrls } from './url-checks';
 
 export * from './errors';
 export * from './types';
@@ -23,44 +24,26 @@ export interface ClientOptions extends SessionOptions {
   instrumentToken?: string;
   retries?: number;
   retryBaseDelayMs?: number;
+  /** Lets interface B run over plain http:// (tests only: its token travels in clear). Default false. */
+  allowInsecureInstrument?: boolean;
 }
 
-export type ConnectionState = 'unknown' | 'online' | 'offline';
-
-/** Everything one instrument needs: transport, session, the two APIs, and whether it answers. */
+/** Everything one instrument needs: transport, session and the two APIs. */
 export class LiquidHandlerClient extends EventEmitter {
   readonly transport: Transport;
   readonly session: Session;
   readonly prep: PrepApi;
   readonly instrument: InstrumentApi;
-  private connection: ConnectionState = 'unknown';
   private readonly lastWork = new Set<Promise<void>>();
 
   constructor(private readonly options: ClientOptions) {
     super();
-    if (!/^https?:\/\/[^/\s]+/i.test(options.baseUrl ?? '')) {
-      throw new LhError(`baseUrl must be an http:// or https:// URL (got ${JSON.stringify(options.baseUrl ?? '')})`, {
-        kind: 'config',
-        operation: 'configure',
-        field: 'baseUrl',
-      });
-    }
-    if (options.instrumentUrl && !/^https?:\/\/[^/\s]+/i.test(options.instrumentUrl)) {
-      throw new LhError(`instrumentUrl must be an https:// URL (got ${JSON.stringify(options.instrumentUrl)})`, {
-        kind: 'config',
-        operation: 'configure',
-        field: 'instrumentUrl',
-      });
-    }
+    checkUrls(options);
     this.transport = new Transport(options);
     this.session = new Session(this.transport, options.credentials ?? {}, options);
     this.session.on('state', (state) => this.emit('session', state));
-    this.prep = new PrepApi((spec) => this.observe(this.session.send(spec)));
-    this.instrument = new InstrumentApi((spec) => this.observe(this.sendB(spec)));
-  }
-
-  get connectionState(): ConnectionState {
-    return this.connection;
+    this.prep = new PrepApi((spec) => this.session.send(spec));
+    this.instrument = new InstrumentApi((spec) => this.sendB(spec));
   }
 
   get hasInstrumentInterface(): boolean {
@@ -104,23 +87,5 @@ export class LiquidHandlerClient extends EventEmitter {
       }
       throw err;
     }
-  }
-
-  private async observe<T>(request: Promise<T>): Promise<T> {
-    try {
-      const result = await request;
-      this.setConnection('online');
-      return result;
-    } catch (err) {
-      if (err instanceof LhError && (err.kind === 'network' || err.kind === 'timeout')) this.setConnection('offline');
-      else if (err instanceof LhError && err.statusCode !== undefined) this.setConnection('online');
-      throw err;
-    }
-  }
-
-  private setConnection(state: ConnectionState): void {
-    if (state === this.connection) return;
-    this.connection = state;
-    this.emit('connection', state);
   }
 }

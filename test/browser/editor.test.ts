@@ -374,6 +374,17 @@ describe('editor in Chromium (npm start)', function () {
     await answer.waitFor();
     assert.ok((await answer.innerText()).startsWith('\u2714'));
     await shot('change-password');
+    // The dialog refuses a URL with a password in it, and B over http:// unless "allow unencrypted B" is ticked.
+    await server.locator('#node-config-input-baseUrl').fill('http://admin:pw@127.0.0.1:1');
+    await server.locator('#node-config-input-baseUrl').press('Tab');
+    await server.locator('#node-config-input-baseUrl.input-error').waitFor();
+    await server.locator('#node-config-input-instrumentUrl').fill('http://127.0.0.1:2');
+    await server.locator('#node-config-input-instrumentUrl').press('Tab');
+    await server.locator('#node-config-input-instrumentUrl.input-error').waitFor();
+    await server.locator('#node-config-input-allowInsecureInstrument').check();
+    await server.locator('#node-config-input-instrumentUrl').fill('http://127.0.0.1:3');
+    await server.locator('#node-config-input-instrumentUrl').press('Tab');
+    await server.locator('#node-config-input-instrumentUrl:not(.input-error)').waitFor();
     await server.locator('#node-config-dialog-cancel').click();
     await server.waitFor({ state: 'detached' });
     await tray().locator('#node-dialog-cancel').click();

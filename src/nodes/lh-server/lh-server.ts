@@ -19,6 +19,7 @@ function clientOptions(RED: Red, config: NodeConfig, credentials: ServerSecrets)
     tls: tlsOptionsFrom(RED, config.tls) ?? (config.simulatorCa === true ? simulatorTlsOptions() : undefined),
     credentials: { username: credentials.username || undefined, password: credentials.password },
     instrumentToken: credentials.instrumentToken || undefined,
+    allowInsecureInstrument: config.allowInsecureInstrument === true,
   };
 }
 
@@ -111,7 +112,13 @@ function registerAdminEndpoints(RED: Red): void {
         server?.target ? { target: server.target, credentials: server.credentials ?? {} } : undefined,
       );
       if (!choice.ok) throw new LhError(choice.message, { kind: 'config', operation: 'test-connection', field: 'password' });
-      const config = { ...body, id: String(body.id ?? ''), type: 'lh-server', simulatorCa: body.simulatorCa === true };
+      const config = {
+        ...body,
+        id: String(body.id ?? ''),
+        type: 'lh-server',
+        simulatorCa: body.simulatorCa === true,
+        allowInsecureInstrument: body.allowInsecureInstrument === true,
+      };
       const report = await testConnection(clientOptions(RED, config, choice.credentials));
       if (report.ok && choice.usesStored && server?.client) server.client.session.allowLoginAgain();
       return report;
