@@ -16,7 +16,9 @@ Options:
   --prefix <path>           path prefix of interface A, e.g. /NimbusLite (default none)
   --user <name:password>    a user that may log in (repeatable; default admin:labwire)
   --token-lifetime <s>      token lifetime in seconds (default 300)
-  --lenient-media-types     accept any JSON media type on A bodies, as real instruments do
+  --strict                  spec-only: A bodies only with the exact media type of interfaces.md
+                            (default: any JSON media type, as real instruments accept)
+  --lenient-media-types     the default; kept for older scripts
   --help                    show this text
 `;
 
@@ -42,6 +44,7 @@ async function main(): Promise<void> {
       prefix: { type: 'string' },
       user: { type: 'string', multiple: true },
       'token-lifetime': { type: 'string' },
+      strict: { type: 'boolean' },
       'lenient-media-types': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -65,7 +68,7 @@ async function main(): Promise<void> {
     prefix: values.prefix,
     users: users.length > 0 ? users : undefined,
     tokenLifetimeSeconds,
-    lenientMediaTypes: values['lenient-media-types'] ?? false,
+    strict: values.strict ?? false,
   });
   await sim.start();
   const names = users.length > 0 ? users.map((u) => u.username).join(', ') : 'admin (password labwire)';

@@ -31,14 +31,15 @@ export function parseMediaType(header: string | undefined): MediaType | undefine
   return { essence, params };
 }
 
-/** The types ASP.NET's JSON input formatter accepts (observed real behaviour). */
+/** The types ASP.NET's JSON input formatter accepts (observed real behaviour: the default mode of the simulator). */
 function isLenientJson(essence: string): boolean {
   return essence === 'application/json' || essence === 'text/json' || /^application\/[a-z0-9.+-]*\+json$/.test(essence);
 }
 
 /**
- * Throws 415 unless `contentType` fits the endpoint. A: the exact type of interfaces.md (parameters such as
- * charset allowed) or, when lenient, any JSON type. B: application/json with x-api-version=3.0.
+ * Throws 415 unless `contentType` fits the endpoint. A: any JSON type, as a real instrument (lenient, the default),
+ * or in strict mode the exact type of interfaces.md (parameters such as charset allowed). B: application/json with
+ * x-api-version=3.0.
  */
 export function checkMediaType(kind: BodyKind, contentType: string | undefined, lenient: boolean): void {
   if (kind === 'none') return;

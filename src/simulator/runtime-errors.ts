@@ -3,8 +3,10 @@
  *
  * Choices where interfaces.md is silent: ids are UUIDs; the history lists newest first; answering an error
  * already handled is 409; a response the error does not offer, or an errorData id it does not have, is 400;
- * a groupId that is sent but differs from the error's is 400. Clearing handles every pending error except
- * those of severity 'Fatal', which are counted as not cleared and stay pending.
+ * a groupId that is sent but differs from the error's is 400. An error without errorData items may be answered
+ * with `errorData: [{id: <the error's id>, selectedResponse}]`, as public client code tested on a real instrument
+ * does (observed-instrument.md). Clearing handles every pending error except those of severity 'Fatal', which are
+ * counted as not cleared and stay pending.
  */
 import { randomUUID } from 'crypto';
 import { HttpProblem, badRequest, notFound } from './problem';
@@ -135,6 +137,14 @@ export class RuntimeErrorBook {
       const itemId = itemErrors.check(() => requireString(raw, 'id'));
       const itemResponse = itemErrors.check(() => optionalString(raw, 'selectedResponse'));
       if (itemId === undefined) return;
+      if (error.errorData.length === 0 && itemId === error.id) {
+        if (itemResponse !== undefined && itemResponse !== selected)
+          itemErrors.add(
+            `errorData[${i}].selectedResponse`,
+            `'${itemResponse}' differs from the error's selectedResponse '${selected}'.`,
+          );
+        return;
+      }
       const item = error.errorData.find((d) => d.id === itemId);
       if (!item) return itemErrors.add(`errorData[${i}].id`, `'${itemId}' is not an errorData item of this error.`);
       const response = itemResponse ?? (selected as string);

@@ -73,7 +73,7 @@ export class Simulator implements ControlTarget {
     this.port = options.port ?? 0;
     this.httpsPort = options.httpsPort ?? 0;
     this.prefix = normalisePrefix(options.prefix ?? '');
-    this.lenient = options.lenientMediaTypes ?? false;
+    this.lenient = !isStrict(options);
     this.seedEnabled = options.seed ?? true;
     this.initialPolicy = { ...DEFAULT_POLICY, ...(options.policy ?? {}) };
     this.ca = fs.readFileSync(certPath('ca.pem'), 'utf8');
@@ -433,6 +433,12 @@ export class Simulator implements ControlTarget {
 
 function afterClosePhase(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setTimeout(resolve, 0)));
+}
+
+/** `strict` wins; otherwise the older `lenientMediaTypes` (false = strict); the default is the real instrument's leniency. */
+export function isStrict(options: Pick<SimulatorOptions, 'strict' | 'lenientMediaTypes'>): boolean {
+  if (options.strict !== undefined) return options.strict;
+  return options.lenientMediaTypes === false;
 }
 
 function problemReply(p: HttpProblem): Reply {

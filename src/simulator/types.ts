@@ -214,7 +214,13 @@ export interface SimulatorOptions {
   policy?: Partial<PolicySettings>;
   /** extra static bearer tokens accepted by B (besides A's JWTs) */
   instrumentTokens?: string[];
-  /** accept application/json, text/json, application/*+json, application/json-patch+json on every A body */
+  /**
+   * Spec-only mode: every A body must have exactly the media type interfaces.md names for its operation. Default
+   * false: like a real instrument (an ASP.NET service), every A body may be application/json, text/json,
+   * application/json-patch+json or any application/*+json. Property names match case-insensitively in both modes.
+   */
+  strict?: boolean;
+  /** @deprecated the inverse of `strict` (used when `strict` is not given): true = the default, false = strict */
   lenientMediaTypes?: boolean;
   /** default true: seeds protocols, settings, service routines */
   seed?: boolean;

@@ -20,8 +20,11 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** A simulator in strict (spec-only) mode unless the options say otherwise: the contract tests check interfaces.md. */
 export async function startHarness(options: SimulatorOptions = {}): Promise<Harness> {
-  const sim = new Simulator(options);
+  const sim = new Simulator(
+    options.strict === undefined && options.lenientMediaTypes === undefined ? { strict: true, ...options } : options,
+  );
   await sim.start();
   const httpAgent = new http.Agent({ keepAlive: false });
   const httpsAgent = new https.Agent({ ca: sim.ca, keepAlive: false });

@@ -11,9 +11,12 @@ export interface ClientSuite {
   unmanaged(overrides?: Partial<ClientOptions>): LiquidHandlerClient;
 }
 
-/** Registers the mocha hooks of a client test file: one simulator, clients closed and state reset after each test. */
+/**
+ * Registers the mocha hooks of a client test file: one simulator (strict, spec-only media types, unless the options
+ * say otherwise: the client's contract tests), clients closed and state reset after each test.
+ */
 export function useClients(simOptions: SimulatorOptions = {}, defaults: Partial<ClientOptions> = {}): ClientSuite {
-  const sim = new Simulator(simOptions);
+  const sim = new Simulator({ strict: true, ...simOptions });
   const open: LiquidHandlerClient[] = [];
   const unmanaged = (overrides: Partial<ClientOptions> = {}): LiquidHandlerClient =>
     new LiquidHandlerClient({
