@@ -33,16 +33,15 @@ export function isJsonContentType(header: string | string[] | undefined): boolea
   return value.split(';')[0].trim().toLowerCase() === 'application/json';
 }
 
-/** A URL compared by scheme, host, port and path (no trailing slash, case of scheme and host ignored). */
+/** A URL compared by scheme, host, port and path (no trailing slash; case of scheme and host, query and fragment ignored). */
 export function normaliseUrl(value: unknown): string {
   const text = typeof value === 'string' ? value.trim() : '';
   if (text === '') return '';
   try {
     const url = new URL(text);
-    return `${url.protocol}//${url.username || url.password ? `${url.username}:${url.password}@` : ''}${url.host}${url.pathname}`.replace(
-      /\/+$/,
-      '',
-    );
+    // userinfo only marks the URL as different (such URLs are refused anyway): the password is not kept here
+    const userinfo = url.username || url.password ? '***@' : '';
+    return `${url.protocol}//${userinfo}${url.host}${url.pathname}`.replace(/\/+$/, '');
   } catch {
     return text.replace(/\/+$/, '');
   }
