@@ -156,6 +156,34 @@ describe('redaction: an instrument that echoes the request (issue 10, point 4)',
   });
 });
 
+describe('redaction: Test connection against an echoing instrument', function () {
+  let echo: Awaited<ReturnType<typeof startEcho>> | undefined;
+  before(startServer);
+  after(stopServer);
+  afterEach(async function () {
+    await helper.unload();
+    await echo?.close();
+  });
+
+  it('the report shown in the editor holds neither the stored nor a typed password', async function () {
+    echo = await startEcho(false);
+    await helper.load(
+      [tlsConfigNode, builtNode('lh-server')],
+      [{ id: 'server', type: 'lh-server', baseUrl: echo.url, instrumentUrl: '', clientKey: 'k1', timeout: 3000 }],
+      { server: { ...USER } },
+    );
+    for (const password of ['__PWRD__', 'typed-7']) {
+      const res = await helper
+        .request()
+        .post('/lh-server/test-connection')
+        .send({ id: 'server', baseUrl: echo.url, instrumentUrl: '', username: USER.username, password });
+      assert.equal(res.status, 200, res.text);
+      assert.match(res.text, /\*\*\*/, 'the echo reached the report');
+      assert.doesNotMatch(res.text, new RegExp(`${PASSWORD}|typed-7`));
+    }
+  });
+});
+
 describe('redaction step (pure)', function () {
   const jwt = fakeJwt();
 

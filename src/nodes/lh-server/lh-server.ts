@@ -2,7 +2,7 @@ import { asLhError, ClientOptions, LhError, LiquidHandlerClient, validate } from
 import { trimBase } from '../../client/transport';
 import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
 import { logError } from '../shared/node-log';
-import { forgetSecrets, redact, rememberSecrets } from '../shared/secrets';
+import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/secrets';
 import { isServerNode, LhServerNode } from '../shared/server-node';
 import { chooseCredentials, isJsonContentType, ServerSecrets, targetOf } from './admin-guard';
 import { testConnection } from './connection-test';
@@ -121,7 +121,8 @@ function registerAdminEndpoints(RED: Red): void {
       };
       const report = await testConnection(clientOptions(RED, config, choice.credentials));
       if (report.ok && choice.usesStored && server?.client) server.client.session.allowLoginAgain();
-      return report;
+      // An instrument may echo the login: the editor gets no password back, not even the one typed.
+      return redactDeep(report, [choice.credentials.password, choice.credentials.instrumentToken]);
     });
   });
 

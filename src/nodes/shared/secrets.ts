@@ -25,8 +25,10 @@ export function redact(text: string): string {
   return redactText(text, all);
 }
 
-export function redactDeep<T>(value: T): T {
-  return redactValue(value, all);
+/** A copy of the value without any secret; `extra` adds secrets that are not configured (e.g. typed into a dialog). */
+export function redactDeep<T>(value: T, extra: (string | undefined)[] = []): T {
+  const more = extra.filter((s): s is string => typeof s === 'string' && s !== '');
+  return redactValue(value, more.length > 0 ? [...more, ...all].sort((a, b) => b.length - a.length) : all);
 }
 
 export function redactErr<E extends Error>(err: E): E {
