@@ -17,6 +17,8 @@ Options:
   --user <name:password>    a user that may log in (repeatable; default admin:labwire)
   --token-lifetime <s>      token lifetime in seconds (default 300)
   --lenient-media-types     accept any JSON media type on A bodies, as real instruments do
+  --no-sockets              serve no websockets (instinctevents, instincterrors): an instrument without
+                            live events, so clients fall back to polling
   --help                    show this text
 `;
 
@@ -43,6 +45,7 @@ async function main(): Promise<void> {
       user: { type: 'string', multiple: true },
       'token-lifetime': { type: 'string' },
       'lenient-media-types': { type: 'boolean' },
+      'no-sockets': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -66,6 +69,7 @@ async function main(): Promise<void> {
     users: users.length > 0 ? users : undefined,
     tokenLifetimeSeconds,
     lenientMediaTypes: values['lenient-media-types'] ?? false,
+    sockets: !values['no-sockets'],
   });
   await sim.start();
   const names = users.length > 0 ? users.map((u) => u.username).join(', ') : 'admin (password labwire)';
@@ -75,6 +79,7 @@ async function main(): Promise<void> {
       `  interface A (preparation service): ${sim.baseUrl}`,
       `  interface B (instrument control):  ${sim.instrumentUrl}`,
       `  control API:                       ${sim.controlUrl}/sim/state`,
+      `  live events (websockets):          ${values['no-sockets'] ? 'off' : `${sim.baseUrl.replace(/^http/, 'ws')}/instinctevents, /instincterrors`}`,
       `  CA certificate for interface B:    ${certPath('ca.pem')}`,
       `  users: ${names}`,
       'Press Ctrl+C to stop.',
