@@ -4,6 +4,8 @@ import { InstrumentApi } from './instrument';
 import { PrepApi } from './prep';
 import { Credentials, Session, SessionOptions, UnsignedSpec } from './session';
 import { ApiResponse, TlsOptions, Transport } from './transport';
+import { EventStreamOptions, InstrumentEvents } from './events';
+import { DialogApi } from './dialogs';
 
 export * from './errors';
 export * from './types';
@@ -12,6 +14,9 @@ export { Transport, TlsOptions, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR } fro
 export { Session, SessionState, Credentials } from './session';
 export { PrepApi } from './prep';
 export { InstrumentApi, RecoveryKind } from './instrument';
+export * from './events';
+export * from './event-frames';
+export { DialogApi, VIEW_RESULTS, ViewResult, CloseViewInput, CloseViewBody, closeViewBody } from './dialogs';
 
 export interface ClientOptions extends SessionOptions {
   baseUrl: string;
@@ -23,6 +28,8 @@ export interface ClientOptions extends SessionOptions {
   instrumentToken?: string;
   retries?: number;
   retryBaseDelayMs?: number;
+  /** Reconnect and heartbeat timings of the event sockets (tests). */
+  events?: Omit<EventStreamOptions, 'baseUrl' | 'tls' | 'token'>;
 }
 
 export type ConnectionState = 'unknown' | 'online' | 'offline';
@@ -33,6 +40,10 @@ export class LiquidHandlerClient extends EventEmitter {
   readonly session: Session;
   readonly prep: PrepApi;
   readonly instrument: InstrumentApi;
+  /** The instrument's live events (websockets beside A), opened on the first subscription. */
+  readonly events: InstrumentEvents;
+  /** Instrument dialogs: close-view. */
+  readonly dialogs: DialogApi;
   private connection: ConnectionState = 'unknown';
   private readonly lastWork = new Set<Promise<void>>();
 
@@ -57,6 +68,14 @@ export class LiquidHandlerClient extends EventEmitter {
     this.session.on('state', (state) => this.emit('session', state));
     this.prep = new PrepApi((spec) => this.observe(this.session.send(spec)));
     this.instrument = new InstrumentApi((spec) => this.observe(this.sendB(spec)));
+    this.events = new InstrumentEvents({
+      baseUrl: options.baseUrl,
+      tls: options.tls,
+      // the instrument also accepts sockets without a token: no configured user, no token
+      token: async () => (this.session.usesLogin ? this.session.token() : undefined),
+      ...options.events,
+    });
+    this.dialogs = new DialogApi((spec) => this.observe(this.session.send(spec)));
   }
 
   get connectionState(): ConnectionState {
@@ -83,6 +102,7 @@ export class LiquidHandlerClient extends EventEmitter {
   /** Logs out and frees every socket and timer. */
   async close(): Promise<void> {
     if (this.lastWork.size > 0) await Promise.all([...this.lastWork]);
+    await this.events.close();
     await this.session.end();
     this.transport.close();
     this.removeAllListeners();
