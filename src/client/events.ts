@@ -73,6 +73,8 @@ export function eventSocketUrl(baseUrl: string, channel: EventChannel): string {
 
 class ChannelConnection {
   state: EventConnectionState = 'idle';
+  /** the last change reported since the channel was opened (new listeners of a shared socket read it) */
+  lastChange?: EventStateChange;
   readonly listeners = new Set<EventListener>();
   private ws?: WebSocket;
   private retryTimer?: NodeJS.Timeout;
@@ -105,6 +107,7 @@ class ChannelConnection {
   stop(next: 'idle' | 'closed'): Promise<void> {
     this.generation++;
     this.state = next;
+    this.lastChange = undefined;
     this.failures = 0;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
@@ -240,7 +243,8 @@ class ChannelConnection {
   private setState(state: EventStateChange['state'], reason?: string): void {
     if (this.state === state) return;
     this.state = state;
-    this.report(reason === undefined ? { channel: this.channel, state } : { channel: this.channel, state, reason });
+    this.lastChange = reason === undefined ? { channel: this.channel, state } : { channel: this.channel, state, reason };
+    this.report(this.lastChange);
   }
 }
 
@@ -295,6 +299,11 @@ export class InstrumentEvents extends EventEmitter {
 
   state(channel: EventChannel): EventConnectionState {
     return this.channels[channel].state;
+  }
+
+  /** The last state change of an open channel (connected, disconnected or unavailable, with its reason), if any yet. */
+  lastChange(channel: EventChannel): EventStateChange | undefined {
+    return this.channels[channel].lastChange;
   }
 
   url(channel: EventChannel): string {
