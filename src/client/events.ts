@@ -256,6 +256,7 @@ export class InstrumentEvents extends EventEmitter {
 
   constructor(options: EventStreamOptions) {
     super();
+    this.setMaxListeners(0); // one state listener per node watching this instrument: dozens are normal
     this.baseUrl = options.baseUrl;
     const report = (change: EventStateChange): void => {
       this.emit('state', change);

@@ -114,6 +114,15 @@ describe('lh-events', function () {
     );
   });
 
+  it('leaves the connection when it stops while the lh-server stays: the socket closes with the last listener', async function () {
+    const seen = await loadEvents(sim);
+    await until('conn', seen.connection, connected);
+    const server = helper.getNode('server') as unknown as { client: { events: { state(c: string): string } } };
+    await (helper.getNode('ev') as unknown as { close(removed: boolean): Promise<void> }).close(true);
+    assert.equal(server.client.events.state('events'), 'idle');
+    while (sim.eventSocketInfo.counts.events > 0) await new Promise((resolve) => setImmediate(resolve));
+  });
+
   it('removes its listeners and closes the socket and timers on redeploy: handles back to baseline after 20 redeploys', async function () {
     this.timeout(60000);
     const handles = (): number =>
