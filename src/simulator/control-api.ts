@@ -16,6 +16,7 @@
  *   GET    /sim/views → {open, closed}: message boxes still open, and how they were closed
  *   POST   /sim/firmware-error {id?, title?, message?, severity?, responses?} → 201, pushed on instincterrors only
  *   POST   /sim/firmware-error/{id}/resolve → 204, the resolution pushed on instincterrors
+ *          (a firmware error is also answered with PUT errors/runtime {id, selectedResponse}, as an A error)
  *   POST   /sim/event-sockets/drop → 200 {dropped}: drops every websocket connection
  */
 import type { Reply } from './router';

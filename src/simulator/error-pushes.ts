@@ -7,8 +7,9 @@
  * 'Service' or 'Firmware'), `RuntimeErrorResolved` with `{Id}` as Data.
  */
 import { randomUUID } from 'crypto';
-import { badRequest, notFound } from './problem';
-import { field, isObject } from './json-fields';
+import { HttpProblem, badRequest, notFound } from './problem';
+import { field, isObject, requireObject, requireString } from './json-fields';
+import type { Reply, RequestContext } from './router';
 import { nestedFrame } from './event-sockets';
 import type { PendingError, Severity } from './types';
 
@@ -36,9 +37,13 @@ export function resolvedFrame(id: string): string {
   return nestedFrame('RuntimeErrorResolved', `Error ${id} resolved`, { id });
 }
 
+const MAX_ANSWERED = 1000;
+
 export class ErrorPushes {
   private known = new Set<string>();
   readonly firmware = new Map<string, FirmwareError>();
+  /** firmware errors answered with PUT errors/runtime: id → the response chosen (a second answer is 409) */
+  readonly answeredFirmware = new Map<string, string>();
 
   constructor(private readonly publish: FramePublisher) {}
 
@@ -54,6 +59,32 @@ export class ErrorPushes {
   clear(pending: PendingError[] = []): void {
     this.known = new Set(pending.map((e) => e.id));
     this.firmware.clear();
+    this.answeredFirmware.clear();
+  }
+
+  /**
+   * PUT errors/runtime for a firmware error (the same answer as for an A error: {id, selectedResponse}); undefined
+   * when the request is about anything else, which the A routes then handle.
+   */
+  answerFirmware(ctx: RequestContext): Reply | undefined {
+    if (ctx.method !== 'PUT' || ctx.path.toLowerCase() !== '/api/v1/errors/runtime' || !isObject(ctx.body)) return undefined;
+    const id = field(ctx.body, 'id');
+    if (typeof id !== 'string' || (!this.firmware.has(id) && !this.answeredFirmware.has(id))) return undefined;
+    const previous = this.answeredFirmware.get(id);
+    if (previous !== undefined)
+      throw new HttpProblem(409, `Runtime error '${id}' has already been handled (response '${previous}').`);
+    const selected = requireString(requireObject(ctx.body), 'selectedResponse', { nonEmpty: true });
+    const error = this.firmware.get(id) as FirmwareError;
+    const offered = error.errorResponses.map((r) => r.response);
+    if (!offered.includes(selected)) {
+      throw badRequest('selectedResponse', `'${selected}' is not a response of this error; offered: ${offered.join(', ')}.`);
+    }
+    this.firmware.delete(id);
+    this.answeredFirmware.set(id, selected);
+    if (this.answeredFirmware.size > MAX_ANSWERED)
+      this.answeredFirmware.delete(this.answeredFirmware.keys().next().value as string);
+    this.publish(resolvedFrame(id));
+    return { status: 204 };
   }
 
   /** Body of POST /sim/firmware-error: {id?, title?, message?, severity?, responses?, groupId?}. */

@@ -437,6 +437,10 @@ export class Simulator implements ControlTarget {
         body,
         principal,
       };
+      if (api === 'A') {
+        const firmwareAnswer = this.errorPushes.answerFirmware(ctx);
+        if (firmwareAnswer) return firmwareAnswer;
+      }
       return route.handle(ctx);
     } catch (err) {
       if (err instanceof HttpProblem) return problemReply(err);

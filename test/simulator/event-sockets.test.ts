@@ -133,6 +133,20 @@ describe('simulator: event websockets', function () {
     assert.equal((await h.control.post('/firmware-error/fw-1/resolve')).status, 404);
   });
 
+  it('answers a firmware error with PUT errors/runtime like an A error: checked, resolution pushed, a second answer 409', async function () {
+    const l = await connect('instincterrors');
+    await h.control.post('/firmware-error', { id: 'fw-2', responses: ['Retry', 'Abort'] });
+    await l.next();
+    const token = await h.login();
+    const answer = (selectedResponse: string): Promise<AxiosResponse> =>
+      h.a.put('/api/v1/errors/runtime', { id: 'fw-2', selectedResponse }, bearer(token, JSON_TYPE));
+    assert.equal((await answer('Ignore')).status, 400, 'not offered');
+    assert.equal((await answer('Abort')).status, 204);
+    assert.deepEqual(decode(await l.next()).Data, { Id: 'fw-2' });
+    assert.equal((await answer('Abort')).status, 409);
+    assert.equal(h.sim.state.history.length, 0, 'firmware errors never enter the error list');
+  });
+
   it('pushes a message box and closes it with close-view, validating viewId and viewResult', async function () {
     const l = await connect('instinctevents');
     const box = (await h.control.post('/message-box', { title: 'Door open', text: 'Close the door', buttons: ['Ok', 'Cancel'] }))
