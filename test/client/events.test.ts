@@ -1,4 +1,8 @@
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
 import {
   EventChannel,
   EventStateChange,
@@ -9,6 +13,7 @@ import {
   isUnavailableStatus,
   reconnectDelay,
 } from '../../src/client';
+import { certPath } from '../../src/simulator';
 import { useClients } from '../support/client-suite';
 
 const FAST = { reconnectInitialMs: 20, reconnectMaxMs: 100, random: () => 0.5 };
@@ -235,3 +240,51 @@ function upgradeAttempts(requests: { path: string }[]): number {
 async function waitFor(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
+
+describe('client: event sockets over TLS (wss://)', function () {
+  let server: https.Server;
+  let wss: WebSocketServer;
+  let baseUrl: string;
+  const open: LiquidHandlerClient[] = [];
+
+  before(async function () {
+    server = https.createServer({
+      key: fs.readFileSync(certPath('server-key.pem')),
+      cert: fs.readFileSync(certPath('server.pem')),
+    });
+    wss = new WebSocketServer({ server, path: '/NimbusLite/instinctevents' });
+    wss.on('connection', (ws) => ws.send(JSON.stringify({ Code: 'hello', Description: '', Data: '{}' })));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `https://127.0.0.1:${(server.address() as AddressInfo).port}/NimbusLite`;
+  });
+  afterEach(async function () {
+    await Promise.all(open.splice(0).map((c) => c.close()));
+  });
+  after(async function () {
+    for (const ws of wss.clients) ws.terminate();
+    wss.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const client = (tls?: { ca?: string }): LiquidHandlerClient => {
+    const c = new LiquidHandlerClient({ baseUrl, tls, events: FAST });
+    open.push(c);
+    return c;
+  };
+
+  it('connects with the CA of the TLS options used for HTTP', async function () {
+    const c = client({ ca: fs.readFileSync(certPath('ca.pem'), 'utf8') });
+    const q = queue();
+    c.events.onEvents(q.listener);
+    assert.equal((await q.next()).code, 'hello');
+  });
+
+  it('refuses a certificate it cannot verify, saying why, and keeps retrying', async function () {
+    const c = client();
+    const lost = nextState(c, 'events', 'disconnected');
+    c.events.onEvents(() => undefined);
+    assert.match((await lost).reason ?? '', /self[- ]signed|unable to verify|certificate/i);
+    assert.equal(c.events.state('events'), 'disconnected');
+  });
+});
