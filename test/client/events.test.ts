@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
@@ -286,5 +287,56 @@ describe('client: event sockets over TLS (wss://)', function () {
     c.events.onEvents(() => undefined);
     assert.match((await lost).reason ?? '', /self[- ]signed|unable to verify|certificate/i);
     assert.equal(c.events.state('events'), 'disconnected');
+  });
+});
+
+describe('client: event socket heartbeat', function () {
+  const servers: { server: http.Server; wss: WebSocketServer }[] = [];
+  const open: LiquidHandlerClient[] = [];
+
+  async function serve(autoPong: boolean): Promise<string> {
+    const server = http.createServer();
+    const wss = new WebSocketServer({ server, autoPong });
+    servers.push({ server, wss });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+  afterEach(async function () {
+    await Promise.all(open.splice(0).map((c) => c.close()));
+    for (const { server, wss } of servers.splice(0)) {
+      for (const ws of wss.clients) ws.terminate();
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  const client = (baseUrl: string): LiquidHandlerClient => {
+    const c = new LiquidHandlerClient({ baseUrl, events: { ...FAST, pingIntervalMs: 20, reconnectInitialMs: 10_000 } });
+    open.push(c);
+    return c;
+  };
+
+  it('drops a connection whose peer stopped answering pings, and reports it', async function () {
+    const c = client(await serve(false));
+    const up = nextState(c, 'events', 'connected');
+    const lost = nextState(c, 'events', 'disconnected');
+    c.events.onEvents(() => undefined);
+    await up;
+    const at = Date.now();
+    await lost;
+    assert.ok(Date.now() - at < 1000, 'detected within a few ping intervals');
+  });
+
+  it('keeps a connection whose peer answers pings', async function () {
+    const c = client(await serve(true));
+    const changes: string[] = [];
+    c.events.onState((change) => changes.push(change.state));
+    const up = nextState(c, 'events', 'connected');
+    c.events.onEvents(() => undefined);
+    await up;
+    // ten ping intervals: each ping answered, so the connection stays
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(changes, ['connected']);
   });
 });
