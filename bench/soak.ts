@@ -1,7 +1,8 @@
 /**
  * Benchmark 5: redeploy soak. A flow with every node type of the package (lh-server with A and B, lh-steps,
  * lh-error-poll on both interfaces, lh-answer-error, lh-clear-errors, lh-error-log, lh-settings,
- * lh-service-routine, lh-register-handler registering while deployed, lh-submit-recovery) is fully redeployed
+ * lh-service-routine, lh-register-handler registering while deployed, lh-submit-recovery, lh-events holding the event
+ * websocket open, lh-dialog) is fully redeployed
  * 500 times; after each deploy five operation nodes run one request each (so every cycle logs in, opens sockets,
  * registers, polls, unregisters and logs out). Active resources (process.getActiveResourcesInfo()), open
  * sockets and heap (after a forced GC; run with --expose-gc) after vs before, with the same flow deployed and settled.
@@ -55,6 +56,8 @@ function flow(baseUrl: string, instrumentUrl: string): FlowNode[] {
     op('routines', 'lh-service-routine', { operation: 'list' }),
     op('register', 'lh-register-handler', { operation: 'check', autoRegister: true, clientKey: '', clientKeyType: 'str' }),
     op('recovery', 'lh-submit-recovery', { kind: 'action' }),
+    { id: 'events', type: 'lh-events', z, name: '', server: 'srv', codes: '', wires: [['out'], ['out']] },
+    op('dialog', 'lh-dialog', { viewResult: 'Ok' }),
     { id: 'catch', type: 'catch', z, scope: null, uncaught: false, wires: [['out']] },
     sink('out', z),
   ];

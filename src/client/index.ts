@@ -5,6 +5,8 @@ import { PrepApi } from './prep';
 import { Credentials, Session, SessionOptions, UnsignedSpec } from './session';
 import { ApiResponse, TlsOptions, Transport } from './transport';
 import { checkUrls } from './url-checks';
+import { EventStreamOptions, InstrumentEvents } from './events';
+import { DialogApi } from './dialogs';
 
 export * from './errors';
 export * from './types';
@@ -13,6 +15,9 @@ export { Transport, TlsOptions, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR } fro
 export { Session, SessionState, Credentials } from './session';
 export { PrepApi } from './prep';
 export { InstrumentApi, RecoveryKind } from './instrument';
+export * from './events';
+export * from './event-frames';
+export { DialogApi, VIEW_RESULTS, ViewResult, CloseViewInput, CloseViewBody, closeViewBody } from './dialogs';
 
 export interface ClientOptions extends SessionOptions {
   baseUrl: string;
@@ -26,6 +31,8 @@ export interface ClientOptions extends SessionOptions {
   retryBaseDelayMs?: number;
   /** Lets interface B run over plain http:// (tests only: its token travels in clear). Default false. */
   allowInsecureInstrument?: boolean;
+  /** Reconnect and heartbeat timings of the event sockets (tests). */
+  events?: Omit<EventStreamOptions, 'baseUrl' | 'tls' | 'token'>;
 }
 
 /** Everything one instrument needs: transport, session and the two APIs. */
@@ -34,6 +41,10 @@ export class LiquidHandlerClient extends EventEmitter {
   readonly session: Session;
   readonly prep: PrepApi;
   readonly instrument: InstrumentApi;
+  /** The instrument's live events (websockets beside A), opened on the first subscription. */
+  readonly events: InstrumentEvents;
+  /** Instrument dialogs: close-view. */
+  readonly dialogs: DialogApi;
   private readonly lastWork = new Set<Promise<void>>();
 
   constructor(private readonly options: ClientOptions) {
@@ -44,6 +55,14 @@ export class LiquidHandlerClient extends EventEmitter {
     this.session.on('state', (state) => this.emit('session', state));
     this.prep = new PrepApi((spec) => this.session.send(spec));
     this.instrument = new InstrumentApi((spec) => this.sendB(spec));
+    this.events = new InstrumentEvents({
+      baseUrl: options.baseUrl,
+      tls: options.tls,
+      // the instrument also accepts sockets without a token: no configured user, no token
+      token: async () => (this.session.usesLogin ? this.session.token() : undefined),
+      ...options.events,
+    });
+    this.dialogs = new DialogApi((spec) => this.session.send(spec));
   }
 
   get hasInstrumentInterface(): boolean {
@@ -66,6 +85,7 @@ export class LiquidHandlerClient extends EventEmitter {
   /** Logs out and frees every socket and timer. */
   async close(): Promise<void> {
     if (this.lastWork.size > 0) await Promise.all([...this.lastWork]);
+    await this.events.close();
     await this.session.end();
     this.transport.close();
     this.removeAllListeners();

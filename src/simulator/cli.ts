@@ -19,6 +19,8 @@ Options:
   --strict                  spec-only: A bodies only with the exact media type of interfaces.md
                             (default: any JSON media type, as real instruments accept)
   --lenient-media-types     the default; kept for older scripts
+  --no-sockets              serve no websockets (instinctevents, instincterrors): an instrument without
+                            live events, so clients fall back to polling
   --help                    show this text
 `;
 
@@ -46,6 +48,7 @@ async function main(): Promise<void> {
       'token-lifetime': { type: 'string' },
       strict: { type: 'boolean' },
       'lenient-media-types': { type: 'boolean' },
+      'no-sockets': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -69,6 +72,7 @@ async function main(): Promise<void> {
     users: users.length > 0 ? users : undefined,
     tokenLifetimeSeconds,
     strict: values.strict ?? false,
+    sockets: !values['no-sockets'],
   });
   await sim.start();
   const names = users.length > 0 ? users.map((u) => u.username).join(', ') : 'admin (password labwire)';
@@ -78,6 +82,7 @@ async function main(): Promise<void> {
       `  interface A (preparation service): ${sim.baseUrl}`,
       `  interface B (instrument control):  ${sim.instrumentUrl}`,
       `  control API:                       ${sim.controlUrl}/sim/state`,
+      `  live events (websockets):          ${values['no-sockets'] ? 'off' : `${sim.baseUrl.replace(/^http/, 'ws')}/instinctevents, /instincterrors`}`,
       `  CA certificate for interface B:    ${certPath('ca.pem')}`,
       `  users: ${names}`,
       'Press Ctrl+C to stop.',

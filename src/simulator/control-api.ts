@@ -11,8 +11,17 @@
  *   GET    /sim/requests → logged A/B requests;  DELETE /sim/requests → 204
  *   POST   /sim/reset → 204;  POST /sim/restart {downtimeMs} → 202, restarts after answering
  *   GET    /sim/state → summary counts
+ *   POST   /sim/events {code, description?, data?, channel?: 'events'|'errors'} → 202 {sent}: pushes one event
+ *   POST   /sim/message-box {title?, text?, buttons?} → 201 the box {viewId, ...}, pushed as a messagebox event
+ *   GET    /sim/views → {open, closed}: message boxes still open, and how they were closed
+ *   POST   /sim/firmware-error {id?, title?, message?, severity?, responses?} → 201, pushed on instincterrors only
+ *   POST   /sim/firmware-error/{id}/resolve → 204, the resolution pushed on instincterrors
+ *          (a firmware error is also answered with PUT errors/runtime {id, selectedResponse}, as an A error)
+ *   POST   /sim/event-sockets/drop → 200 {dropped}: drops every websocket connection
  */
 import type { Reply } from './router';
+import type { MessageBox } from './message-boxes';
+import type { FirmwareError } from './error-pushes';
 import type { Faults, InstrumentError, InstrumentErrorSeed, LoggedRequest, PendingError, PendingErrorSeed } from './types';
 import { problem } from './problem';
 import { isObject } from './json-fields';
@@ -31,6 +40,12 @@ export interface ControlTarget {
   reset(): void;
   restart(downtimeMs?: number): Promise<void>;
   summary(): Record<string, unknown>;
+  publishEvent(code: string, description?: string, data?: unknown, channel?: 'events' | 'errors'): number;
+  openMessageBox(body: unknown): MessageBox;
+  readonly views: { open: MessageBox[]; closed: unknown[] };
+  raiseFirmwareError(body?: unknown): FirmwareError;
+  resolveFirmwareError(id: string): void;
+  dropEventSockets(): number;
 }
 
 export interface ControlReply extends Reply {
@@ -84,6 +99,24 @@ export function handleControl(target: ControlTarget, method: string, path: strin
       }
       case 'GET /state':
         return { status: 200, body: target.summary() };
+      case 'POST /events': {
+        if (typeof obj.code !== 'string' || obj.code.trim() === '')
+          return { status: 400, body: problem(400, 'code must be a non-empty string.') };
+        const channel = obj.channel === 'errors' ? 'errors' : 'events';
+        const description = typeof obj.description === 'string' ? obj.description : '';
+        return { status: 202, body: { sent: target.publishEvent(obj.code, description, obj.data ?? {}, channel) } };
+      }
+      case 'POST /message-box':
+        return { status: 201, body: target.openMessageBox(obj) };
+      case 'GET /views':
+        return { status: 200, body: target.views };
+      case 'POST /firmware-error':
+        return { status: 201, body: target.raiseFirmwareError(obj) };
+      case 'POST /firmware-error/*/resolve':
+        target.resolveFirmwareError(decodeURIComponent(parts[1]));
+        return { status: 204 };
+      case 'POST /event-sockets/drop':
+        return { status: 200, body: { dropped: target.dropEventSockets() } };
       default:
         return { status: 404, body: problem(404, `No control operation ${method} ${path}.`) };
     }

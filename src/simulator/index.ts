@@ -11,3 +11,6 @@
 export { Simulator, certPath, MAX_LOGGED_REQUESTS } from './simulator';
 export { STEP_TYPES } from './types';
 export type * from './types';
+export type { EventChannel, UpgradeRecord } from './event-sockets';
+export type { MessageBox, ClosedView, ViewResult } from './message-boxes';
+export type { FirmwareError } from './error-pushes';

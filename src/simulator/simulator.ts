@@ -20,6 +20,9 @@ import { DEFAULT_TIMEOUT_HOLD_MS, normaliseFaults, rollFault } from './faults';
 import { HttpProblem, htmlErrorPage, problem, unauthorized } from './problem';
 import { A_RESPONSE_TYPE, B_MEDIA_TYPE, B_PROBLEM_TYPE, PROBLEM_TYPE, checkMediaType } from './media-types';
 import { BodyTooLarge, headerValue, parseLoose, queryOf, readBody, send } from './http-io';
+import { EventSockets, nestedFrame, type EventChannel } from './event-sockets';
+import { MessageBoxBook, messageBoxRoutes, type MessageBox } from './message-boxes';
+import { ErrorPushes, type FirmwareError } from './error-pushes';
 import type { Services } from './services';
 import type {
   Faults,
@@ -67,6 +70,10 @@ export class Simulator implements ControlTarget {
   /** bumped by every stop(): work that outlived a stop sees the change and gives up */
   private generation = 0;
   private running = false;
+  private readonly socketsEnabled: boolean;
+  private readonly eventSockets: EventSockets;
+  private readonly messageBoxes = new MessageBoxBook();
+  private readonly errorPushes: ErrorPushes;
 
   constructor(options: SimulatorOptions = {}) {
     this.host = options.host ?? '127.0.0.1';
@@ -75,6 +82,9 @@ export class Simulator implements ControlTarget {
     this.prefix = normalisePrefix(options.prefix ?? '');
     this.lenient = !isStrict(options);
     this.seedEnabled = options.seed ?? true;
+    this.socketsEnabled = options.sockets ?? true;
+    this.eventSockets = new EventSockets(this.prefix);
+    this.errorPushes = new ErrorPushes((frame) => this.eventSockets.publish('errors', frame));
     this.initialPolicy = { ...DEFAULT_POLICY, ...(options.policy ?? {}) };
     this.ca = fs.readFileSync(certPath('ca.pem'), 'utf8');
     this.tls = {
@@ -97,6 +107,7 @@ export class Simulator implements ControlTarget {
       settings,
     };
     this.aRouter = new Router().addAll(prepRoutes(this.services));
+    this.aRouter.addAll(messageBoxRoutes(this.messageBoxes));
     this.bRouter = new Router().addAll(instrumentRoutes(this.services));
     this.seedState();
   }
@@ -129,6 +140,7 @@ export class Simulator implements ControlTarget {
       });
       server.on('clientError', (_err, socket: Socket) => socket.destroy());
     }
+    if (this.socketsEnabled) this.eventSockets.attach(a);
     try {
       this.port = await listen(a, this.port, this.host);
       this.httpServer = a;
@@ -150,6 +162,7 @@ export class Simulator implements ControlTarget {
     const waiting = [...this.waiting];
     this.waiting.clear();
     for (const resolve of waiting) resolve();
+    this.eventSockets.dropAll();
     await this.closeServers();
   }
 
@@ -187,7 +200,9 @@ export class Simulator implements ControlTarget {
   }
 
   injectPendingError(partial: Partial<PendingErrorSeed> = {}): PendingError {
-    return this.services.runtimeErrors.inject(partial);
+    const error = this.services.runtimeErrors.inject(partial);
+    this.syncErrorPushes();
+    return error;
   }
 
   injectInstrumentError(partial: Partial<InstrumentErrorSeed> = {}): InstrumentError {
@@ -196,6 +211,7 @@ export class Simulator implements ControlTarget {
 
   resolvePendingError(id: string): void {
     this.services.runtimeErrors.resolve(id);
+    this.syncErrorPushes();
   }
 
   /** As if the operator chose the default action on the instrument's screen. */
@@ -216,6 +232,54 @@ export class Simulator implements ControlTarget {
     this.seedState();
     this.clearFaults();
     this.clearRequests();
+    this.messageBoxes.clear();
+    this.errorPushes.clear();
+  }
+
+  // ---- live events (websockets beside A) ----------------------------------------------------------
+
+  /** Pushes an event on `instinctevents` (run state changes, time remaining, run finished, ...); returns the number of clients reached. */
+  publishEvent(code: string, description = '', data: unknown = {}, channel: EventChannel = 'events'): number {
+    return this.eventSockets.publish(channel, nestedFrame(code, description, data));
+  }
+
+  /** Opens a dialog on the instrument: pushed as a `messagebox` event, closed by POST maintenance/close-view. */
+  openMessageBox(body: unknown): MessageBox {
+    const box = this.messageBoxes.openBox(body);
+    this.publishEvent('messagebox', box.title, {
+      viewId: box.viewId,
+      title: box.title,
+      message: box.message,
+      buttons: box.buttons,
+    });
+    return box;
+  }
+
+  get views(): { open: MessageBox[]; closed: MessageBoxBook['closed'] } {
+    return { open: [...this.messageBoxes.open.values()], closed: [...this.messageBoxes.closed] };
+  }
+
+  /** A runtime error that exists only on `instincterrors` (not in the error list), as firmware errors do. */
+  raiseFirmwareError(body: unknown = {}): FirmwareError {
+    return this.errorPushes.raiseFirmware(body);
+  }
+
+  resolveFirmwareError(id: string): void {
+    this.errorPushes.resolveFirmware(id);
+  }
+
+  /** Drops every websocket connection (as a network failure would); returns how many. */
+  dropEventSockets(): number {
+    return this.eventSockets.dropAll();
+  }
+
+  /** Open websocket connections per channel, and the upgrade requests seen (with the Authorization offered). */
+  get eventSocketInfo(): { enabled: boolean; counts: Record<EventChannel, number>; upgrades: EventSockets['upgrades'] } {
+    return { enabled: this.socketsEnabled, counts: this.eventSockets.counts, upgrades: this.eventSockets.upgrades };
+  }
+
+  private syncErrorPushes(): void {
+    this.errorPushes.sync(this.services.runtimeErrors.pending);
   }
 
   get state(): Readonly<SimulatorState> {
@@ -254,6 +318,9 @@ export class Simulator implements ControlTarget {
       failedLogins: st.failedLogins,
       requests: this.log.length,
       faults: this.faults,
+      eventSockets: this.socketsEnabled ? this.eventSockets.counts : 'off',
+      openViews: this.messageBoxes.open.size,
+      firmwareErrors: this.errorPushes.firmware.size,
     };
   }
 
@@ -274,6 +341,7 @@ export class Simulator implements ControlTarget {
       const reply = handleControl(this, method, url.pathname, parseLoose(raw));
       send(res, reply.status, reply.body, A_RESPONSE_TYPE);
       if (reply.after) res.once('finish', reply.after);
+      this.syncErrorPushes();
       return;
     }
     const inPrefix =
@@ -328,6 +396,7 @@ export class Simulator implements ControlTarget {
     const isProblem = reply.status >= 400;
     const type = api === 'A' ? (isProblem ? PROBLEM_TYPE : A_RESPONSE_TYPE) : isProblem ? B_PROBLEM_TYPE : B_MEDIA_TYPE;
     send(res, reply.status, reply.body, type, reply.headers);
+    if (api === 'A' && method !== 'GET') this.syncErrorPushes();
   }
 
   private dispatch(api: 'A' | 'B', method: string, entry: LoggedRequest, req: http.IncomingMessage, raw: string): Reply {
@@ -368,6 +437,10 @@ export class Simulator implements ControlTarget {
         body,
         principal,
       };
+      if (api === 'A') {
+        const firmwareAnswer = this.errorPushes.answerFirmware(ctx);
+        if (firmwareAnswer) return firmwareAnswer;
+      }
       return route.handle(ctx);
     } catch (err) {
       if (err instanceof HttpProblem) return problemReply(err);

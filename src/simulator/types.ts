@@ -224,6 +224,8 @@ export interface SimulatorOptions {
   lenientMediaTypes?: boolean;
   /** default true: seeds protocols, settings, service routines */
   seed?: boolean;
+  /** default true: serve the websockets {prefix}/instinctevents and {prefix}/instincterrors; false: an instrument without them (404) */
+  sockets?: boolean;
 }
 
 export interface Faults {

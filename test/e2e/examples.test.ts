@@ -9,6 +9,7 @@ import { chatSuite } from './suites/02-chat';
 import { stepsSuite } from './suites/03-steps';
 import { recoverySuite } from './suites/04-recovery';
 import { dailySuite } from './suites/05-daily';
+import { dialogsSuite } from './suites/08-dialogs';
 
 describe('example flows end to end (embedded Node-RED, simulator)', function () {
   this.timeout(20_000);
@@ -39,4 +40,5 @@ describe('example flows end to end (embedded Node-RED, simulator)', function () 
   stepsSuite(ctx);
   recoverySuite(ctx);
   dailySuite(ctx);
+  dialogsSuite(ctx);
 });

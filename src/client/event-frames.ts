@@ -1,0 +1,173 @@
+/**
+ * What the instrument's websockets send, made plain: frames are JSON whose values may be JSON inside strings,
+ * several levels deep, with PascalCase or camelCase keys. Pure functions, no sockets.
+ */
+import { createHash } from 'crypto';
+import type { ErrorResponseOption, PendingError } from './types';
+
+/** An instrument event as every consumer sees it; `code` is lower case so codes match case-insensitively. */
+export interface InstrumentEvent {
+  code: string;
+  description: string;
+  data: unknown;
+}
+
+/** Codes the instrument is known to send on `instinctevents` (observed), plus the run codes of this package. */
+export const KNOWN_EVENT_CODES = ['messagebox', 'maintenancedata', 'finished', 'runstatus', 'timeremaining'] as const;
+
+const MAX_DEPTH = 8;
+
+/** Parses a frame and every JSON text nested in its string values (objects, arrays, or JSON strings of them). */
+export function unwrapFrame(frame: string | Buffer): unknown {
+  const text = typeof frame === 'string' ? frame : frame.toString('utf8');
+  try {
+    return unwrapValue(JSON.parse(text) as unknown, 0);
+  } catch {
+    return text;
+  }
+}
+
+/** A value with every nested JSON text parsed; strings that are not JSON objects or arrays stay strings. */
+export function unwrapValue(value: unknown, depth = 0): unknown {
+  if (depth > MAX_DEPTH) return value;
+  if (typeof value === 'string') {
+    const parsed = parseNested(value);
+    return parsed === undefined ? value : unwrapValue(parsed, depth + 1);
+  }
+  if (Array.isArray(value)) return value.map((v) => unwrapValue(v, depth + 1));
+  if (isRecord(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[camel(k)] = unwrapValue(v, depth + 1);
+    return out;
+  }
+  return value;
+}
+
+/** JSON text of an object, an array, or a JSON string holding one of those; else undefined (`"42"` stays a string). */
+function parseNested(text: string): unknown {
+  const t = text.trim();
+  const first = t[0];
+  if (first !== '{' && first !== '[' && first !== '"') return undefined;
+  try {
+    const parsed = JSON.parse(t) as unknown;
+    if (typeof parsed === 'string') return parseNested(parsed);
+    return typeof parsed === 'object' && parsed !== null ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `{code, description, data}` from an unwrapped frame, whatever the key case; anything else becomes code ''. */
+export function normaliseEvent(value: unknown): InstrumentEvent {
+  if (!isRecord(value)) return { code: '', description: typeof value === 'string' ? value : '', data: value };
+  const code = pick(value, ['code', 'eventCode', 'type', 'eventType']);
+  const description = pick(value, ['description', 'message', 'text']);
+  const data = pickAny(value, ['data', 'eventData', 'payload']);
+  return {
+    code: typeof code === 'string' || typeof code === 'number' ? String(code).trim().toLowerCase() : '',
+    description: typeof description === 'string' ? description : '',
+    data: data === undefined ? value : data,
+  };
+}
+
+/** unwrapFrame + normaliseEvent. */
+export function eventFromFrame(frame: string | Buffer): InstrumentEvent {
+  return normaliseEvent(unwrapFrame(frame));
+}
+
+/** Whether `code` is one of `wanted` (case-insensitive); an empty list wants everything. */
+export function codeMatches(code: string, wanted: readonly string[]): boolean {
+  if (wanted.length === 0) return true;
+  const c = code.trim().toLowerCase();
+  return wanted.some((w) => w.trim().toLowerCase() === c);
+}
+
+/** A property of `obj` by any of `names`, letter case ignored. */
+export function pickAny(obj: Record<string, unknown>, names: readonly string[]): unknown {
+  const lower = names.map((n) => n.toLowerCase());
+  for (const wanted of lower) {
+    for (const [k, v] of Object.entries(obj)) if (k.toLowerCase() === wanted && v !== undefined && v !== null) return v;
+  }
+  return undefined;
+}
+
+function pick(obj: Record<string, unknown>, names: readonly string[]): unknown {
+  return pickAny(obj, names);
+}
+
+// ---- instincterrors ---------------------------------------------------------------------------------------------
+
+/** A runtime error that arrived on `instincterrors`, shaped like a pending A error. */
+export interface PushedError extends PendingError {
+  /** 'firmware' when the frame says so or gives no source; 'service' when it says the error is also in the error list */
+  source: 'firmware' | 'service';
+}
+
+export type ErrorFrame =
+  { kind: 'raised'; error: PushedError } | { kind: 'resolved'; resolvedId: string } | { kind: 'unrecognised'; reason: string };
+
+const RESOLVED_CODE = /resolved|cleared|handled|closed|acknowledged/;
+const SEVERITIES: Record<string, string> = { warning: 'Warning', error: 'Error', fatal: 'Fatal', info: 'Warning' };
+
+/**
+ * Reads an `instincterrors` event (as normaliseEvent made it): a new error, shaped like a pending A error so it
+ * can be raised and answered like one, or the resolution of one. The frame shape is not documented, so keys are
+ * looked up loosely; an error without an id gets a stable one from a hash of its code, title and message, so
+ * that the same frame sent twice is the same error.
+ */
+export function firmwareErrorFromFrame(event: InstrumentEvent): ErrorFrame {
+  const body = isRecord(event.data) ? event.data : undefined;
+  if (!body) return { kind: 'unrecognised', reason: 'the frame carries no error object' };
+  const id = pickAny(body, ['id', 'errorId', 'uuid', 'guid']);
+  const idText = typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
+  const flagged = pickAny(body, ['resolved', 'isResolved', 'handled', 'isHandled', 'cleared']) === true;
+  if (RESOLVED_CODE.test(event.code) || flagged) {
+    return idText
+      ? { kind: 'resolved', resolvedId: idText }
+      : { kind: 'unrecognised', reason: 'a resolution without an error id' };
+  }
+  const title = text(pickAny(body, ['title', 'caption', 'errorTitle', 'name'])) ?? event.description;
+  const message = text(pickAny(body, ['message', 'text', 'details', 'errorMessage', 'description'])) ?? '';
+  if (!idText && !title && !message) return { kind: 'unrecognised', reason: 'the frame has no id, title or message' };
+  const severityRaw = text(pickAny(body, ['severity', 'level']));
+  const source = text(pickAny(body, ['source']))?.toLowerCase() === 'service' ? 'service' : 'firmware';
+  const error: PushedError = {
+    ...body,
+    id: idText ?? `fw-${createHash('sha256').update(`${event.code}\n${title}\n${message}`).digest('hex').slice(0, 16)}`,
+    title: title || 'Instrument error',
+    message,
+    severity: severityRaw ? (SEVERITIES[severityRaw.toLowerCase()] ?? severityRaw) : 'Error',
+    errorResponses: responseOptions(pickAny(body, ['errorResponses', 'responses', 'buttons'])),
+    source,
+  };
+  const groupId = text(pickAny(body, ['groupId']));
+  if (groupId) error.groupId = groupId;
+  const timeStamp = text(pickAny(body, ['timeStamp', 'timestamp', 'date', 'time']));
+  if (timeStamp) error.timeStamp = timeStamp;
+  return { kind: 'raised', error };
+}
+
+function responseOptions(raw: unknown): ErrorResponseOption[] {
+  if (!Array.isArray(raw)) return [];
+  const out: ErrorResponseOption[] = [];
+  for (const option of raw) {
+    if (typeof option === 'string') out.push({ response: option });
+    else if (isRecord(option)) {
+      const name = pickAny(option, ['response', 'name', 'text']);
+      if (typeof name === 'string') out.push({ response: name });
+    }
+  }
+  return out;
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value : typeof value === 'number' ? String(value) : undefined;
+}
+
+function camel(key: string): string {
+  return key.length > 0 ? key[0].toLowerCase() + key.slice(1) : key;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,325 @@
+/**
+ * The instrument's live events: one websocket per channel beside interface A (`{baseUrl}/instinctevents`,
+ * `{baseUrl}/instincterrors`), opened when the first listener subscribes and closed when the last one leaves
+ * or the client closes. Reconnects with back-off; an instrument without sockets (404 or another refused
+ * upgrade) is reported once as `unavailable`, so callers keep polling.
+ */
+import { EventEmitter } from 'events';
+import type { IncomingMessage } from 'http';
+import { WebSocket, type ClientOptions } from 'ws';
+import { eventFromFrame, InstrumentEvent } from './event-frames';
+import { TlsOptions, trimBase } from './transport';
+
+export type EventChannel = 'events' | 'errors';
+export const EVENT_CHANNELS: readonly EventChannel[] = ['events', 'errors'];
+const CHANNEL_PATHS: Record<EventChannel, string> = { events: '/instinctevents', errors: '/instincterrors' };
+
+/**
+ * `idle`: nobody listens; `connecting`: first attempt under way; `connected`; `disconnected`: lost or not reached,
+ * retrying with back-off; `unavailable`: the instrument has no such socket (retried rarely, in silence); `closed`.
+ */
+export type EventConnectionState = 'idle' | 'connecting' | 'connected' | 'disconnected' | 'unavailable' | 'closed';
+
+/** What state listeners hear: only `connected`, `disconnected` and `unavailable`, each once per change. */
+export interface EventStateChange {
+  channel: EventChannel;
+  state: 'connected' | 'disconnected' | 'unavailable';
+  /** why, for disconnected and unavailable (never a token) */
+  reason?: string;
+}
+
+export type EventListener = (event: InstrumentEvent) => void;
+export type StateListener = (change: EventStateChange) => void;
+
+export interface EventStreamOptions {
+  baseUrl: string;
+  tls?: TlsOptions;
+  /** The bearer token to offer on the upgrade; undefined or a failure: connect without one. */
+  token?: () => Promise<string | undefined>;
+  /** first reconnect delay, default 3000 ms; doubled per failed attempt */
+  reconnectInitialMs?: number;
+  /** reconnect delay cap, default 30000 ms; also the interval of the silent retries while unavailable */
+  reconnectMaxMs?: number;
+  /** a ping this often; no pong by the next one drops the connection (reconnect). Default 30000 ms, 0 = off */
+  pingIntervalMs?: number;
+  /** upgrade handshake deadline, default 10000 ms */
+  handshakeTimeoutMs?: number;
+  /** 0..1 for the ±20 % jitter of reconnect delays (tests pass () => 0.5 for exact delays) */
+  random?: () => number;
+}
+
+/** HTTP answers to the upgrade that mean "no socket here", not "try again soon". */
+export function isUnavailableStatus(status: number): boolean {
+  if (status === 501) return true;
+  return status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
+
+/** The wait before reconnect attempt `failures + 1`: initial × 2^failures, capped, with ±20 % jitter. */
+export function reconnectDelay(failures: number, initialMs: number, maxMs: number, random: () => number): number {
+  const base = Math.min(maxMs, initialMs * 2 ** Math.min(failures, 20));
+  return Math.round(base * (0.8 + 0.4 * random()));
+}
+
+/** `ws://` or `wss://` URL of a channel, keeping the base URL's path prefix. */
+export function eventSocketUrl(baseUrl: string, channel: EventChannel): string {
+  const u = new URL(trimBase(baseUrl));
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  u.username = '';
+  u.password = '';
+  u.search = '';
+  u.hash = '';
+  return `${trimBase(u.toString())}${CHANNEL_PATHS[channel]}`;
+}
+
+class ChannelConnection {
+  state: EventConnectionState = 'idle';
+  /** the last change reported since the channel was opened (new listeners of a shared socket read it) */
+  lastChange?: EventStateChange;
+  readonly listeners = new Set<EventListener>();
+  private ws?: WebSocket;
+  private retryTimer?: NodeJS.Timeout;
+  private pingTimer?: NodeJS.Timeout;
+  private failures = 0;
+  /** bumped whenever the connection is stopped: an attempt from before sees it and gives up */
+  private generation = 0;
+  private closing?: Promise<void>;
+
+  constructor(
+    readonly channel: EventChannel,
+    private readonly url: string,
+    private readonly options: EventStreamOptions,
+    private readonly report: (change: EventStateChange) => void,
+  ) {}
+
+  add(listener: EventListener): void {
+    this.listeners.add(listener);
+    if (this.state === 'idle') {
+      this.state = 'connecting';
+      void this.connect(this.generation);
+    }
+  }
+
+  remove(listener: EventListener): void {
+    if (this.listeners.delete(listener) && this.listeners.size === 0) void this.stop('idle');
+  }
+
+  /** Drops the socket and every timer; `idle` may be started again, `closed` not. */
+  stop(next: 'idle' | 'closed'): Promise<void> {
+    this.generation++;
+    this.state = next;
+    this.lastChange = undefined;
+    this.failures = 0;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.stopPing();
+    const ws = this.ws;
+    this.ws = undefined;
+    if (!ws) return this.closing ?? Promise.resolve();
+    const closed = new Promise<void>((resolve) => {
+      if (ws.readyState === WebSocket.CLOSED) resolve();
+      else ws.once('close', () => resolve());
+    });
+    ws.terminate();
+    this.closing = closed;
+    return closed;
+  }
+
+  private async connect(generation: number): Promise<void> {
+    let token: string | undefined;
+    try {
+      token = await this.options.token?.();
+    } catch {
+      token = undefined; // the instrument accepts sockets without a token; the session reports its own failures
+    }
+    if (generation !== this.generation) return;
+    const tls = this.options.tls ?? {};
+    // servername is passed on to tls.connect by ws, though its types leave it out
+    const wsOptions: ClientOptions & { servername?: string } = {
+      headers: token ? { Authorization: `Bearer ${token}` } : {},
+      handshakeTimeout: this.options.handshakeTimeoutMs ?? 10000,
+      perMessageDeflate: false,
+      followRedirects: false,
+      ca: tls.ca,
+      cert: tls.cert,
+      key: tls.key,
+      passphrase: tls.passphrase,
+      servername: tls.servername,
+      rejectUnauthorized: tls.rejectUnauthorized !== false,
+    };
+    const ws = new WebSocket(this.url, wsOptions);
+    this.ws = ws;
+    let refusedStatus: number | undefined;
+    let lastError: string | undefined;
+    ws.on('unexpected-response', (_req, res: IncomingMessage) => {
+      refusedStatus = res.statusCode;
+      res.resume();
+      ws.terminate();
+    });
+    ws.on('error', (err: Error & { code?: string }) => {
+      lastError = err.code && !err.message.includes(err.code) ? `${err.code}: ${err.message}` : err.message;
+    });
+    ws.on('open', () => {
+      if (generation !== this.generation) return;
+      this.failures = 0;
+      this.setState('connected');
+      this.startPing(ws);
+    });
+    ws.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
+      if (generation !== this.generation) return;
+      const frame = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
+      const event = eventFromFrame(frame);
+      for (const listener of [...this.listeners]) {
+        try {
+          listener(event);
+        } catch {
+          // one listener's failure must not starve the others; listeners report their own errors
+        }
+      }
+    });
+    ws.on('close', (code: number) => {
+      if (this.ws === ws) this.ws = undefined;
+      this.stopPing();
+      if (generation !== this.generation) return;
+      if (refusedStatus !== undefined && isUnavailableStatus(refusedStatus)) {
+        this.setState(
+          'unavailable',
+          `the instrument has no ${CHANNEL_PATHS[this.channel].slice(1)} socket (HTTP ${refusedStatus})`,
+        );
+        this.retry(generation, this.maxDelay);
+        return;
+      }
+      const reason =
+        refusedStatus !== undefined
+          ? `upgrade refused (HTTP ${refusedStatus})`
+          : (lastError ?? `connection closed (code ${code})`);
+      this.setState('disconnected', reason);
+      this.retry(generation, this.backoffDelay());
+    });
+  }
+
+  private get maxDelay(): number {
+    return this.options.reconnectMaxMs ?? 30000;
+  }
+
+  private backoffDelay(): number {
+    const delay = reconnectDelay(
+      this.failures,
+      this.options.reconnectInitialMs ?? 3000,
+      this.maxDelay,
+      this.options.random ?? Math.random,
+    );
+    this.failures++;
+    return delay;
+  }
+
+  private retry(generation: number, delayMs: number): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      if (generation === this.generation) void this.connect(generation);
+    }, delayMs);
+  }
+
+  private startPing(ws: WebSocket): void {
+    const every = this.options.pingIntervalMs ?? 30000;
+    if (every <= 0) return;
+    let answered = true;
+    ws.on('pong', () => (answered = true));
+    this.pingTimer = setInterval(() => {
+      if (!answered) {
+        ws.terminate(); // no pong since the last ping: the connection is dead without having said so
+        return;
+      }
+      answered = false;
+      ws.ping();
+    }, every);
+  }
+
+  private stopPing(): void {
+    clearInterval(this.pingTimer);
+    this.pingTimer = undefined;
+  }
+
+  private setState(state: EventStateChange['state'], reason?: string): void {
+    if (this.state === state) return;
+    this.state = state;
+    this.lastChange = reason === undefined ? { channel: this.channel, state } : { channel: this.channel, state, reason };
+    this.report(this.lastChange);
+  }
+}
+
+/** The two event channels of one instrument. */
+export class InstrumentEvents extends EventEmitter {
+  private readonly channels: Record<EventChannel, ChannelConnection>;
+  private readonly baseUrl: string;
+  private closed = false;
+
+  constructor(options: EventStreamOptions) {
+    super();
+    this.setMaxListeners(0); // one state listener per node watching this instrument: dozens are normal
+    this.baseUrl = options.baseUrl;
+    const report = (change: EventStateChange): void => {
+      this.emit('state', change);
+    };
+    this.channels = {
+      events: new ChannelConnection('events', eventSocketUrl(options.baseUrl, 'events'), options, report),
+      errors: new ChannelConnection('errors', eventSocketUrl(options.baseUrl, 'errors'), options, report),
+    };
+  }
+
+  /** Listens to a channel (opening its socket if needed); returns the function that stops listening. */
+  subscribe(channel: EventChannel, listener: EventListener): () => void {
+    const connection = this.channels[channel];
+    if (this.closed) return () => undefined;
+    connection.add(listener);
+    let subscribed = true;
+    return () => {
+      if (!subscribed) return;
+      subscribed = false;
+      connection.remove(listener);
+    };
+  }
+
+  /** subscribe('errors', listener): every frame of `instincterrors`, normalised. */
+  onErrors(listener: EventListener): () => void {
+    return this.subscribe('errors', listener);
+  }
+
+  /** subscribe('events', listener): every frame of `instinctevents`, normalised. */
+  onEvents(listener: EventListener): () => void {
+    return this.subscribe('events', listener);
+  }
+
+  /** Hears connection state changes of both channels (filter by `change.channel`); returns the unsubscribe. */
+  onState(listener: StateListener): () => void {
+    this.on('state', listener);
+    return () => {
+      this.off('state', listener);
+    };
+  }
+
+  state(channel: EventChannel): EventConnectionState {
+    return this.channels[channel].state;
+  }
+
+  /** The last state change of an open channel (connected, disconnected or unavailable, with its reason), if any yet. */
+  lastChange(channel: EventChannel): EventStateChange | undefined {
+    return this.channels[channel].lastChange;
+  }
+
+  url(channel: EventChannel): string {
+    return eventSocketUrl(this.baseUrl, channel);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Closes both sockets and every timer; resolves when the sockets are gone. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(EVENT_CHANNELS.map((c) => this.channels[c].stop('closed')));
+    for (const c of EVENT_CHANNELS) this.channels[c].listeners.clear();
+    this.removeAllListeners();
+  }
+}

@@ -1,0 +1,34 @@
+import { LhError } from '../../client';
+import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { runOperationNode } from '../shared/operation-node';
+import { resolveChoice } from '../shared/settings';
+import { viewIdOf } from './view-id';
+
+export = function register(RED: Red): void {
+  function LhDialog(this: unknown, config: NodeConfig): void {
+    RED.nodes.createNode(this, config);
+    const node = asNode(this);
+    runOperationNode(RED, node, config, async ({ client, msg }) => {
+      const viewId = viewIdOf(msg);
+      if (viewId === undefined) {
+        throw new LhError('viewId is required: wire a messagebox event from lh-events (msg.payload.data.viewId) or set msg.viewId', {
+          kind: 'validation',
+          operation: 'close-view',
+          field: 'viewId',
+        });
+      }
+      const viewResult = resolveChoice(msg, 'viewResult', config.viewResult);
+      if (viewResult === undefined || viewResult === null || viewResult === '') {
+        throw new LhError('viewResult is required: choose it in the dialog or set msg.viewResult (Ok, Yes, No, Cancel or Abort)', {
+          kind: 'validation',
+          operation: 'close-view',
+          field: 'viewResult',
+        });
+      }
+      // validated before anything is sent; a failed request is never resent: the instrument may have acted on it
+      const body = await client.dialogs.closeView({ viewId, viewResult, viewInput: msg.viewInput });
+      return { payload: body, status: { key: 'lh-dialog.status.closed', subs: { result: body.viewResult } } };
+    });
+  }
+  RED.nodes.registerType('lh-dialog', LhDialog);
+};

@@ -1,0 +1,33 @@
+/** What lh-events sends: pure functions from instrument events and connection changes to msgs. */
+import type { EventStateChange, InstrumentEvent } from '../../client';
+import type { InstrumentInfo } from '../shared/error-records';
+import type { NodeMessage } from '../shared/node-red';
+
+/** The codes setting: an array or a comma/space/newline separated text; lower case, no duplicates; empty = all. */
+export function parseCodes(raw: unknown): string[] {
+  const parts = Array.isArray(raw) ? raw.map(String) : typeof raw === 'string' ? raw.split(/[\s,;]+/) : [];
+  const out: string[] = [];
+  for (const p of parts) {
+    const code = p.trim().toLowerCase();
+    if (code !== '' && !out.includes(code)) out.push(code);
+  }
+  return out;
+}
+
+export function eventMessage(event: InstrumentEvent, instrument: InstrumentInfo): NodeMessage {
+  return { topic: event.code, payload: event, instrument };
+}
+
+export function connectionMessage(change: EventStateChange, instrument: InstrumentInfo, now = new Date()): NodeMessage {
+  return {
+    topic: 'connection',
+    event: change.state,
+    payload: {
+      state: change.state,
+      ...(change.reason ? { reason: change.reason } : {}),
+      socket: 'instinctevents',
+      since: now.toISOString(),
+    },
+    instrument,
+  };
+}

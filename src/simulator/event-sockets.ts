@@ -1,0 +1,110 @@
+/**
+ * The two websockets a real instrument serves beside interface A, under its path prefix:
+ * `{prefix}/instinctevents` (run status, message boxes, finished, time remaining) and `{prefix}/instincterrors`
+ * (runtime errors). Frames are sent in the observed form: PascalCase JSON whose object values are JSON texts
+ * inside strings, nested. Connections are accepted with or without a bearer token, as the instrument does.
+ */
+import type * as http from 'http';
+import type { Duplex } from 'stream';
+import { WebSocket, WebSocketServer } from 'ws';
+
+export type EventChannel = 'events' | 'errors';
+
+export const CHANNEL_PATHS: Record<EventChannel, string> = { events: '/instinctevents', errors: '/instincterrors' };
+
+/** One upgrade request the simulator accepted (tests check the token offered on it). */
+export interface UpgradeRecord {
+  channel: EventChannel;
+  authorization?: string;
+  time: number;
+}
+
+const MAX_UPGRADES = 1000;
+
+/**
+ * `{"Code":..,"Description":..,"Data":"<json>"}` where Data's object values are JSON texts again, as the
+ * instrument sends them (several levels of JSON inside strings).
+ */
+export function nestedFrame(code: string, description: string, data: unknown): string {
+  return JSON.stringify({ Code: code, Description: description, Data: JSON.stringify(nestValues(pascal(data))) });
+}
+
+function nestValues(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = typeof v === 'object' && v !== null ? JSON.stringify(nestValues(v)) : v;
+  return out;
+}
+
+function pascal(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(pascal);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k.length > 0 ? k[0].toUpperCase() + k.slice(1) : k] = pascal(v);
+  return out;
+}
+
+export class EventSockets {
+  private readonly server = new WebSocketServer({ noServer: true, clientTracking: false });
+  private readonly clients: Record<EventChannel, Set<WebSocket>> = { events: new Set(), errors: new Set() };
+  private readonly paths: Record<string, EventChannel>;
+  readonly upgrades: UpgradeRecord[] = [];
+
+  constructor(prefix: string) {
+    this.paths = {
+      [`${prefix}${CHANNEL_PATHS.events}`.toLowerCase()]: 'events',
+      [`${prefix}${CHANNEL_PATHS.errors}`.toLowerCase()]: 'errors',
+    };
+  }
+
+  /** Serves the websockets on `server`'s upgrade requests; any other upgrade path is answered 404. */
+  attach(server: http.Server): void {
+    server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
+  }
+
+  /** Sends one frame to every client of `channel`; returns how many got it. */
+  publish(channel: EventChannel, frame: string): number {
+    let sent = 0;
+    for (const ws of this.clients[channel]) {
+      if (ws.readyState !== WebSocket.OPEN) continue;
+      ws.send(frame);
+      sent++;
+    }
+    return sent;
+  }
+
+  /** Open connections per channel. */
+  get counts(): Record<EventChannel, number> {
+    return { events: this.clients.events.size, errors: this.clients.errors.size };
+  }
+
+  /** Drops every connection without a closing handshake, as a network failure would. */
+  dropAll(): number {
+    let dropped = 0;
+    for (const set of Object.values(this.clients)) {
+      for (const ws of set) {
+        ws.terminate();
+        dropped++;
+      }
+      set.clear();
+    }
+    return dropped;
+  }
+
+  private upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+    const pathname = new URL(req.url ?? '/', 'http://simulator.invalid').pathname.replace(/\/+$/, '').toLowerCase();
+    const channel = this.paths[pathname];
+    if (!channel) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const authorization = req.headers.authorization;
+    this.upgrades.push({ channel, authorization, time: Date.now() });
+    if (this.upgrades.length > MAX_UPGRADES) this.upgrades.splice(0, this.upgrades.length - MAX_UPGRADES);
+    this.server.handleUpgrade(req, socket, head, (ws) => {
+      this.clients[channel].add(ws);
+      ws.on('close', () => this.clients[channel].delete(ws));
+      ws.on('error', () => ws.terminate());
+    });
+  }
+}
