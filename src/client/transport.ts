@@ -50,6 +50,16 @@ export interface RequestSpec {
   token?: string;
   /** Sent without a session (password change and recovery of a user who cannot log in). */
   anonymous?: boolean;
+  /** The request's total deadline is max(node timeout, minTimeoutMs): logins and long instrument operations. */
+  minTimeoutMs?: number;
+}
+
+/** The longest delay setTimeout keeps (2^31-1 ms, about 24.8 days); a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A delay setTimeout can hold: longer ones are clamped instead of overflowing into an immediate call. */
+export function timerDelay(ms: number): number {
+  return Math.min(MAX_TIMER_MS, Math.max(0, Number.isFinite(ms) ? ms : MAX_TIMER_MS));
 }
 
 export interface ApiResponse<T> {
@@ -86,6 +96,7 @@ export class Transport {
   private readonly httpsAgent: https.Agent;
   private readonly axios: AxiosInstance;
   private readonly pendingDelays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
+  private readonly inFlight = new Set<AbortController>();
   private closed = false;
 
   constructor(options: TransportOptions) {
@@ -150,17 +161,22 @@ export class Transport {
     if (spec.token) headers.Authorization = `Bearer ${spec.token}`;
 
     const maxAttempts = spec.idempotent ? this.retries + 1 : 1;
+    const deadlineMs = Math.max(this.timeoutMs, spec.minTimeoutMs ?? 0);
     for (let attempt = 1; ; attempt++) {
       this.assertOpen(spec.operation);
       let failure: LhError;
       try {
-        const res = await this.axios.request<string>({
-          url,
-          method: spec.method,
-          params: cleanQuery(spec.query),
-          data: payload,
-          headers,
-        });
+        const res = await this.withinDeadline(deadlineMs, (signal) =>
+          this.axios.request<string>({
+            url,
+            method: spec.method,
+            params: cleanQuery(spec.query),
+            data: payload,
+            headers,
+            timeout: deadlineMs,
+            signal,
+          }),
+        );
         if (res.status >= 200 && res.status < 300) {
           return { status: res.status, data: parseBody<T>(res, spec, url), attempts: attempt };
         }
@@ -169,7 +185,9 @@ export class Transport {
         }
         failure = httpError(res, spec, url);
       } catch (err) {
-        failure = err instanceof LhError ? err : networkError(err, spec, url, this.timeoutMs);
+        if (this.closed)
+          failure = new LhError('the connection to the instrument was closed', { kind: 'network', operation: spec.operation });
+        else failure = err instanceof LhError ? err : networkError(err, spec, url, deadlineMs);
       }
       failure.attempts = attempt;
       if (attempt >= maxAttempts || !isRetryable(failure)) throw failure;
@@ -177,9 +195,30 @@ export class Transport {
     }
   }
 
+  /**
+   * Runs one attempt under a total deadline: axios's own `timeout` only bounds the wait between two bytes on Node,
+   * so a body trickled byte by byte would never end. close() aborts it too.
+   */
+  private async withinDeadline<R>(deadlineMs: number, attempt: (signal: AbortSignal) => Promise<R>): Promise<R> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new DeadlineExceeded()), timerDelay(deadlineMs));
+    this.inFlight.add(controller);
+    try {
+      return await attempt(controller.signal);
+    } catch (err) {
+      if (controller.signal.reason instanceof DeadlineExceeded) throw controller.signal.reason;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      this.inFlight.delete(controller);
+    }
+  }
+
   /** Destroys every socket and cancels retry waits; the transport cannot be used afterwards. */
   close(): void {
     this.closed = true;
+    for (const controller of this.inFlight) controller.abort();
+    this.inFlight.clear();
     for (const pending of this.pendingDelays) {
       clearTimeout(pending.timer);
       pending.resolve();
@@ -208,6 +247,13 @@ export class Transport {
       };
       this.pendingDelays.add(pending);
     });
+  }
+}
+
+class DeadlineExceeded extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor() {
+    super('deadline exceeded');
   }
 }
 
@@ -303,8 +349,8 @@ function networkError(err: unknown, spec: RequestSpec, url: string, timeoutMs: n
   const e = err as AxiosError & { code?: string };
   const code = e.code ?? (e.cause as { code?: string } | undefined)?.code;
   const where = `${describeTarget(spec)} at ${url}`;
-  if (code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(e.message ?? '')) {
-    return new LhError(`${spec.operation}: no answer from ${where} within ${timeoutMs} ms`, {
+  if (code === 'ECONNABORTED' || code === 'ETIMEDOUT' || err instanceof DeadlineExceeded || /timeout/i.test(e.message ?? '')) {
+    return new LhError(`${spec.operation}: no complete answer from ${where} within ${timeoutMs} ms`, {
       kind: 'timeout',
       operation: spec.operation,
       code,

@@ -211,6 +211,11 @@ export class Simulator implements ControlTarget {
     this.services.auth.setPasswordExpired(username, expired);
   }
 
+  /** As if an administrator changed the user's password on the instrument (reset() restores the configured one). */
+  setUserPassword(username: string, password: string): void {
+    this.services.auth.setPassword(username, password);
+  }
+
   /** Back to the seed state: faults, log, handlers and lockouts cleared. Issued tokens stay valid. */
   reset(): void {
     this.seedState();
@@ -327,7 +332,27 @@ export class Simulator implements ControlTarget {
     entry.status = reply.status;
     const isProblem = reply.status >= 400;
     const type = api === 'A' ? (isProblem ? PROBLEM_TYPE : A_RESPONSE_TYPE) : isProblem ? B_PROBLEM_TYPE : B_MEDIA_TYPE;
-    send(res, reply.status, reply.body, type, reply.headers);
+    const credentialPath = api === 'A' && method === 'POST' && /^\/api\/v1\/authenticate(\/renew-token)?$/.test(entry.path);
+    if (faults.loginRejectionDelayMs && credentialPath && isProblem && reply.status < 500) {
+      await this.delay(faults.loginRejectionDelayMs);
+      if (!this.running || generation !== this.generation || res.destroyed) return;
+    }
+    if (faults.trickleMs) this.trickle(res, reply.status, JSON.stringify(reply.body ?? ''), type, faults.trickleMs);
+    else send(res, reply.status, reply.body, type, reply.headers);
+  }
+
+  /** Sends the answer's body one byte at a time, `everyMs` apart. */
+  private trickle(res: http.ServerResponse, status: number, text: string, type: string, everyMs: number): void {
+    const bytes = Buffer.from(text);
+    res.writeHead(status, { 'Content-Type': type, 'Content-Length': bytes.length });
+    let i = 0;
+    const next = (): void => {
+      if (res.destroyed) return;
+      if (i >= bytes.length) return void res.end();
+      res.write(bytes.subarray(i, ++i));
+      this.schedule(everyMs, next);
+    };
+    next();
   }
 
   private dispatch(api: 'A' | 'B', method: string, entry: LoggedRequest, req: http.IncomingMessage, raw: string): Reply {

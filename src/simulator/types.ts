@@ -239,6 +239,10 @@ export interface Faults {
   clockSpeed?: number;
   /** send an HTML page instead of JSON when a fault status is sent */
   htmlErrors?: boolean;
+  /** a rejected login or renewal (4xx) is answered only after this delay (anti-brute-force servers do this) */
+  loginRejectionDelayMs?: number;
+  /** answers' bodies are sent one byte every trickleMs (a stalled proxy or a dying link) */
+  trickleMs?: number;
 }
 
 export interface LoggedRequest {
