@@ -1,6 +1,6 @@
 import { EventEmitter } from 'events';
 import { LhError } from './errors';
-import { ApiResponse, MEDIA_JSON_PATCH, RequestSpec, timerDelay, Transport } from './transport';
+import { ApiResponse, checkRequestBody, MEDIA_JSON_PATCH, RequestSpec, timerDelay, Transport } from './transport';
 import { AuthResult } from './types';
 
 export interface Credentials {
@@ -104,6 +104,7 @@ export class Session extends EventEmitter {
 
   /** Sends a request with the session token; a 401 leads to one fresh login and one more try. */
   async send<T>(spec: UnsignedSpec): Promise<ApiResponse<T>> {
+    checkRequestBody(spec); // before a login could be sent for it
     if (spec.anonymous) return this.transport.request<T>(spec);
     const token = await this.token();
     try {

@@ -1,7 +1,11 @@
 import http from 'http';
 import https from 'https';
+import tls from 'tls';
 import axios, { AxiosError, AxiosInstance, AxiosResponse } from 'axios';
 import { LhError } from './errors';
+import { forbiddenKeyIn, normaliseKeys } from './field-names';
+
+export { normaliseKeys } from './field-names';
 
 export type Api = 'A' | 'B';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -12,16 +16,17 @@ export const MEDIA_JSON = 'application/json';
 export const MEDIA_JSON_PATCH = 'application/json-patch+json';
 export const MEDIA_VECTOR = 'application/json; x-api-version=3.0';
 export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
-export interface TlsOptions {
-  ca?: string | Buffer;
-  cert?: string | Buffer;
-  key?: string | Buffer;
-  passphrase?: string;
-  servername?: string;
-  /** Certificates are verified unless this is explicitly false. */
-  rejectUnauthorized?: boolean;
-}
+/**
+ * TLS options for interface B, passed whole to the https agent: whatever a tls-config node provides (CA, client
+ * certificate as PEM or as a PKCS#12 `pfx`, passphrase, servername, ALPNProtocols, ciphers, ...).
+ */
+export type TlsOptions = tls.SecureContextOptions &
+  Pick<tls.ConnectionOptions, 'servername' | 'ALPNProtocols'> & {
+    /** Certificates are verified unless this is explicitly false. */
+    rejectUnauthorized?: boolean;
+  };
 
 export interface TransportOptions {
   baseUrl: string;
@@ -31,6 +36,8 @@ export interface TransportOptions {
   retries?: number;
   retryBaseDelayMs?: number;
   maxSockets?: number;
+  /** The largest answer body accepted (default 32 MiB). */
+  maxResponseBytes?: number;
 }
 
 export interface RequestSpec {
@@ -90,6 +97,7 @@ export class Transport {
   readonly baseUrl: string;
   readonly instrumentUrl?: string;
   readonly timeoutMs: number;
+  readonly maxResponseBytes: number;
   private readonly retries: number;
   private readonly retryBaseDelayMs: number;
   private readonly httpAgent: http.Agent;
@@ -104,21 +112,18 @@ export class Transport {
     this.instrumentUrl = options.instrumentUrl ? trimBase(options.instrumentUrl) : undefined;
     this.timeoutMs = options.timeoutMs ?? 10000;
     this.retries = options.retries ?? 2;
+    this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
     this.retryBaseDelayMs = options.retryBaseDelayMs ?? 200;
     const maxSockets = options.maxSockets ?? 16;
     this.httpAgent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' });
-    const tls = options.tls ?? {};
+    const tlsOptions: TlsOptions = options.tls ?? {};
     this.httpsAgent = new https.Agent({
+      ...tlsOptions,
       keepAlive: true,
       maxSockets,
       maxFreeSockets: maxSockets,
       scheduling: 'lifo',
-      ca: tls.ca,
-      cert: tls.cert,
-      key: tls.key,
-      passphrase: tls.passphrase,
-      servername: tls.servername,
-      rejectUnauthorized: tls.rejectUnauthorized !== false,
+      rejectUnauthorized: tlsOptions.rejectUnauthorized !== false,
     });
     this.axios = axios.create({
       httpAgent: this.httpAgent,
@@ -130,7 +135,7 @@ export class Transport {
       responseType: 'text',
       transformResponse: [(data: unknown) => data],
       validateStatus: () => true,
-      maxContentLength: 32 * 1024 * 1024,
+      maxContentLength: this.maxResponseBytes,
     });
   }
 
@@ -146,6 +151,7 @@ export class Transport {
   }
 
   async request<T>(spec: RequestSpec): Promise<ApiResponse<T>> {
+    checkRequestBody(spec);
     const url = this.urlFor(spec.api, spec.path);
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     if (payload !== undefined && Buffer.byteLength(payload) > MAX_BODY_BYTES) {
@@ -187,6 +193,7 @@ export class Transport {
       } catch (err) {
         if (this.closed)
           failure = new LhError('the connection to the instrument was closed', { kind: 'network', operation: spec.operation });
+        else if (isOverCap(err)) failure = tooLarge(spec, url, this.maxResponseBytes);
         else failure = err instanceof LhError ? err : networkError(err, spec, url, deadlineMs);
       }
       failure.attempts = attempt;
@@ -248,6 +255,28 @@ export class Transport {
       this.pendingDelays.add(pending);
     });
   }
+}
+
+/** Refuses a body with a prototype key anywhere (`__proto__`, `constructor`, `prototype`) before anything is sent. */
+export function checkRequestBody(spec: Pick<RequestSpec, 'body' | 'operation'>): void {
+  const path = forbiddenKeyIn(spec.body);
+  if (path === undefined) return;
+  throw new LhError(`${path} is not allowed: keys named __proto__, constructor or prototype are refused`, {
+    kind: 'validation',
+    operation: spec.operation,
+    field: path,
+  });
+}
+
+function isOverCap(err: unknown): boolean {
+  return /maxContentLength/.test(err instanceof Error ? err.message : '');
+}
+
+function tooLarge(spec: RequestSpec, url: string, limit: number): LhError {
+  return new LhError(
+    `${spec.operation}: ${describeTarget(spec)} at ${url} answered with a body larger than ${limit} bytes, the limit of an answer; nothing of it was used`,
+    { kind: 'response', operation: spec.operation },
+  );
 }
 
 class DeadlineExceeded extends Error {
@@ -370,15 +399,4 @@ function networkError(err: unknown, spec: RequestSpec, url: string, timeoutMs: n
     operation: spec.operation,
     code,
   });
-}
-
-/** The service matches property names case-insensitively and may answer in PascalCase; the client works in camelCase. */
-export function normaliseKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(normaliseKeys);
-  if (typeof value !== 'object' || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    out[k.length > 0 ? k[0].toLowerCase() + k.slice(1) : k] = normaliseKeys(v);
-  }
-  return out;
 }

@@ -7,6 +7,7 @@ import * as http from 'http';
 import * as https from 'https';
 import * as path from 'path';
 import type { Socket, AddressInfo } from 'net';
+import type { TLSSocket } from 'tls';
 import { AuthService } from './auth';
 import { StepStore } from './steps';
 import { RuntimeErrorBook } from './runtime-errors';
@@ -48,7 +49,7 @@ export class Simulator implements ControlTarget {
   private readonly lenient: boolean;
   private readonly seedEnabled: boolean;
   private readonly initialPolicy: PolicySettings;
-  private readonly tls: { key: string; cert: string };
+  private readonly tls: { key: string; cert: string; clientCa?: string };
   private port: number;
   private httpsPort: number;
 
@@ -80,6 +81,7 @@ export class Simulator implements ControlTarget {
     this.tls = {
       key: fs.readFileSync(certPath('server-key.pem'), 'utf8'),
       cert: fs.readFileSync(certPath('server.pem'), 'utf8'),
+      clientCa: options.clientCa,
     };
     const settings = { software: seedSoftwareSettings(), policy: { ...this.initialPolicy } };
     this.services = {
@@ -120,7 +122,11 @@ export class Simulator implements ControlTarget {
   async start(): Promise<void> {
     if (this.running) return;
     const a = http.createServer((req, res) => void this.serve('A', req, res));
-    const b = https.createServer({ key: this.tls.key, cert: this.tls.cert }, (req, res) => void this.serve('B', req, res));
+    const mutual = this.tls.clientCa ? { requestCert: true, rejectUnauthorized: true, ca: this.tls.clientCa } : {};
+    const b = https.createServer(
+      { key: this.tls.key, cert: this.tls.cert, ALPNProtocols: ['http/1.1'], ...mutual },
+      (req, res) => void this.serve('B', req, res),
+    );
     for (const server of [a, b]) {
       server.keepAliveTimeout = 5_000;
       server.on('connection', (socket: Socket) => {
@@ -295,6 +301,7 @@ export class Simulator implements ControlTarget {
       time: Date.now(),
       host: headerValue(req, 'host'),
       remotePort: req.socket.remotePort,
+      ...tlsDetails(req),
     };
     this.record(entry);
 
@@ -454,6 +461,16 @@ export class Simulator implements ControlTarget {
     // 'close' is emitted before libuv has released the handles; they are gone after the loop's close phase
     if (servers.length > 0) await afterClosePhase();
   }
+}
+
+function tlsDetails(req: http.IncomingMessage): Pick<LoggedRequest, 'clientCertificate' | 'alpnProtocol'> {
+  const socket = req.socket as Partial<TLSSocket>;
+  if (typeof socket.getPeerCertificate !== 'function') return {};
+  const out: Pick<LoggedRequest, 'clientCertificate' | 'alpnProtocol'> = {};
+  const cn = socket.getPeerCertificate().subject?.CN;
+  if (typeof cn === 'string' && cn !== '') out.clientCertificate = cn;
+  if (typeof socket.alpnProtocol === 'string') out.alpnProtocol = socket.alpnProtocol;
+  return out;
 }
 
 function afterClosePhase(): Promise<void> {

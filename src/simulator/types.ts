@@ -220,6 +220,8 @@ export interface SimulatorOptions {
   lenientMediaTypes?: boolean;
   /** default true: seeds protocols, settings, service routines */
   seed?: boolean;
+  /** B requires a client certificate signed by this CA (PEM), as instruments set up for mutual TLS do */
+  clientCa?: string;
 }
 
 export interface Faults {
@@ -261,6 +263,9 @@ export interface LoggedRequest {
   host?: string;
   /** the client's source port: tells whether connections were reused (keep-alive) */
   remotePort?: number;
+  /** B: the common name of the client certificate, and the ALPN protocol agreed, when there were any */
+  clientCertificate?: string;
+  alpnProtocol?: string;
 }
 
 export interface SimulatorState {
