@@ -167,19 +167,21 @@ export class Transport {
     if (spec.token) headers.Authorization = `Bearer ${spec.token}`;
 
     const maxAttempts = spec.idempotent ? this.retries + 1 : 1;
+    // One deadline for the whole request, retries included: a caller (a poll) never waits longer than it.
     const deadlineMs = Math.max(this.timeoutMs, spec.minTimeoutMs ?? 0);
+    const endAt = Date.now() + deadlineMs;
     for (let attempt = 1; ; attempt++) {
       this.assertOpen(spec.operation);
       let failure: LhError;
       try {
-        const res = await this.withinDeadline(deadlineMs, (signal) =>
+        const res = await this.withinDeadline(Math.max(1, endAt - Date.now()), (signal) =>
           this.axios.request<string>({
             url,
             method: spec.method,
             params: cleanQuery(spec.query),
             data: payload,
             headers,
-            timeout: deadlineMs,
+            timeout: Math.max(1, endAt - Date.now()),
             signal,
           }),
         );
@@ -198,7 +200,9 @@ export class Transport {
       }
       failure.attempts = attempt;
       if (attempt >= maxAttempts || !isRetryable(failure)) throw failure;
-      await this.delay(this.retryBaseDelayMs * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5));
+      const wait = this.retryBaseDelayMs * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5);
+      if (Date.now() + wait >= endAt) throw failure;
+      await this.delay(wait);
     }
   }
 
