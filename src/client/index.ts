@@ -1,4 +1,5 @@
 import { EventEmitter } from 'events';
+import { answerLedgerFor, InstrumentAnswers } from './answer-ledger';
 import { LhError } from './errors';
 import { InstrumentApi } from './instrument';
 import { PrepApi } from './prep';
@@ -18,6 +19,7 @@ export { InstrumentApi, RecoveryKind } from './instrument';
 export * from './events';
 export * from './event-frames';
 export { DialogApi, VIEW_RESULTS, ViewResult, CloseViewInput, CloseViewBody, closeViewBody } from './dialogs';
+export { AnswerLedger, AnswerOptions, AnswerRecord, InstrumentAnswers, answerLedgerFor } from './answer-ledger';
 
 export interface ClientOptions extends SessionOptions {
   baseUrl: string;
@@ -33,6 +35,8 @@ export interface ClientOptions extends SessionOptions {
   allowInsecureInstrument?: boolean;
   /** Reconnect and heartbeat timings of the event sockets (tests). */
   events?: Omit<EventStreamOptions, 'baseUrl' | 'tls' | 'token'>;
+  /** The largest answer body accepted (default 32 MiB). */
+  maxResponseBytes?: number;
 }
 
 /** Everything one instrument needs: transport, session and the two APIs. */
@@ -53,8 +57,8 @@ export class LiquidHandlerClient extends EventEmitter {
     this.transport = new Transport(options);
     this.session = new Session(this.transport, options.credentials ?? {}, options);
     this.session.on('state', (state) => this.emit('session', state));
-    this.prep = new PrepApi((spec) => this.session.send(spec));
-    this.instrument = new InstrumentApi((spec) => this.sendB(spec));
+    this.prep = new PrepApi((spec) => this.session.send(spec), this.answers.a);
+    this.instrument = new InstrumentApi((spec) => this.sendB(spec), this.answers.b);
     this.events = new InstrumentEvents({
       baseUrl: options.baseUrl,
       tls: options.tls,
@@ -63,6 +67,12 @@ export class LiquidHandlerClient extends EventEmitter {
       ...options.events,
     });
     this.dialogs = new DialogApi((spec) => this.session.send(spec));
+  }
+
+  /** The answers this Node-RED gave to this instrument's errors: one ledger per instrument URL, process-wide. */
+  get answers(): InstrumentAnswers {
+    const { baseUrl, instrumentUrl } = this.transport;
+    return new InstrumentAnswers(answerLedgerFor(baseUrl), instrumentUrl ? answerLedgerFor(instrumentUrl) : undefined);
   }
 
   get hasInstrumentInterface(): boolean {

@@ -1,3 +1,4 @@
+import { AnswerLedger, AnswerOptions, AnswerRecord, alreadyAnsweredThere, isAlreadyHandled } from './answer-ledger';
 import { LhError, validationError } from './errors';
 import { UnsignedSpec } from './session';
 import { ApiResponse, MEDIA_JSON, MEDIA_JSON_PATCH } from './transport';
@@ -31,7 +32,11 @@ const SOFTWARE_SETTING_TYPES: Record<keyof SoftwareSettings, 'boolean' | 'int32'
 
 /** Interface A, the preparation service: every operation validates its input before anything is sent. */
 export class PrepApi {
-  constructor(private readonly sendA: Sender) {}
+  /** `answers`: the ledger of this instrument's A errors (shared by every client of it). */
+  constructor(
+    private readonly sendA: Sender,
+    private readonly answers: AnswerLedger = new AnswerLedger(),
+  ) {}
 
   private send<T>(spec: ASpec): Promise<ApiResponse<T>> {
     return this.sendA<T>({ ...spec, api: 'A' });
@@ -103,7 +108,7 @@ export class PrepApi {
 
   // --- protocol steps (4.1) ---
 
-  createStep(protocolId: unknown, body: unknown, makeNameUnique?: boolean): Promise<Step> {
+  async createStep(protocolId: unknown, body: unknown, makeNameUnique?: boolean): Promise<Step> {
     const op = 'create-step';
     const step = stepBody(body, op);
     if (step.name === undefined) throw validationError(op, 'payload.name', 'is required to create a step');
@@ -134,7 +139,7 @@ export class PrepApi {
     });
   }
 
-  listSteps(protocolId: unknown, query: ListStepsQuery = {}): Promise<Step[]> {
+  async listSteps(protocolId: unknown, query: ListStepsQuery = {}): Promise<Step[]> {
     const op = 'list-steps';
     return this.data({
       method: 'GET',
@@ -150,7 +155,7 @@ export class PrepApi {
     });
   }
 
-  getStep(protocolId: unknown, stepId: unknown, includeCustomLiquidSettings?: boolean): Promise<Step> {
+  async getStep(protocolId: unknown, stepId: unknown, includeCustomLiquidSettings?: boolean): Promise<Step> {
     const op = 'get-step';
     return this.data({
       method: 'GET',
@@ -210,7 +215,7 @@ export class PrepApi {
 
   // --- errors (4.3) ---
 
-  listErrors(query: PagingQuery = {}): Promise<ErrorList> {
+  async listErrors(query: PagingQuery = {}): Promise<ErrorList> {
     const op = 'list-errors';
     return this.data({
       method: 'GET',
@@ -221,7 +226,7 @@ export class PrepApi {
     });
   }
 
-  getError(errorId: unknown): Promise<ErrorRecord> {
+  async getError(errorId: unknown): Promise<ErrorRecord> {
     const op = 'get-error';
     return this.data({
       method: 'GET',
@@ -248,21 +253,56 @@ export class PrepApi {
     return list as PendingError[];
   }
 
-  async answerRuntimeError(answer: RuntimeErrorAnswer): Promise<void> {
+  /**
+   * Answers a pending error once for this Node-RED (see AnswerLedger). A 409 means someone answered first; on a
+   * resent attempt the earlier one may have been ours, so the error is read back: only when the instrument shows
+   * this very response is it reported as answered, otherwise `already-answered`.
+   */
+  async answerRuntimeError(answer: RuntimeErrorAnswer, options: AnswerOptions = {}): Promise<AnswerRecord> {
     const op = 'answer-error';
-    await this.send({
-      method: 'PUT',
-      path: '/errors/runtime',
-      operation: op,
-      mediaType: MEDIA_JSON,
-      body: answer,
-      idempotent: true,
-      alreadyDoneStatus: 409,
-    });
+    const id = String(answer.id);
+    const slot = this.answers.reserve(id, answer.selectedResponse, op, options);
+    try {
+      await this.send({
+        method: 'PUT',
+        path: '/errors/runtime',
+        operation: op,
+        mediaType: MEDIA_JSON,
+        body: answer,
+        idempotent: true,
+      });
+      return slot.confirm();
+    } catch (err) {
+      if (!(err instanceof LhError) || !isAlreadyHandled(err)) {
+        slot.release();
+        throw err;
+      }
+      if (err.attempts > 1 && (await this.appliedResponse(id)) === answer.selectedResponse) return slot.confirm();
+      slot.release();
+      throw alreadyAnsweredThere(
+        id,
+        op,
+        err,
+        err.attempts > 1
+          ? 'an earlier attempt got no answer and the instrument does not show this response as the one applied'
+          : `the instrument refused this answer (${err.statusCode ?? 'no status'})`,
+      );
+    }
   }
 
+  /** The response the instrument applied to error `id`, when its error record says so (undefined when unknown). */
+  private async appliedResponse(id: string): Promise<string | undefined> {
+    try {
+      const record = await this.getError(id);
+      return typeof record?.selectedResponse === 'string' ? record.selectedResponse : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Sent once: a lost answer is reported as a failure, never resent into a second, misleading count. */
   clearErrors(): Promise<ClearResult> {
-    return this.data({ method: 'PUT', path: '/errors/clear-errors', operation: 'clear-errors', idempotent: true });
+    return this.data({ method: 'PUT', path: '/errors/clear-errors', operation: 'clear-errors', idempotent: false });
   }
 
   // --- settings and verification (4.4) ---
@@ -301,7 +341,7 @@ export class PrepApi {
     });
   }
 
-  getServiceRoutine(id: unknown): Promise<ServiceRoutine> {
+  async getServiceRoutine(id: unknown): Promise<ServiceRoutine> {
     const op = 'get-service-routine';
     return this.data({
       method: 'GET',

@@ -1,5 +1,6 @@
 import { PendingError, RuntimeErrorAnswer, validate as v, validationError } from '../../client';
 import { responseNames } from '../shared/error-records';
+import { NodeMessage } from '../shared/node-red';
 
 const OP = 'answer-error';
 
@@ -65,8 +66,16 @@ export function answerBody(error: PendingError, selected: unknown, perItem: unkn
     return { id, selectedResponse: chosen };
   });
 
+  // Real instruments may apply answers per item: an error without items is answered as its own one item.
+  if (errorData.length === 0) errorData.push({ id: String(error.id), selectedResponse: response });
+
   const groupId = error.groupId ?? (typeof groupIdOverride === 'string' && groupIdOverride !== '' ? groupIdOverride : undefined);
   const body: RuntimeErrorAnswer = { id: error.id, selectedResponse: response, errorData };
   if (groupId !== undefined) body.groupId = groupId;
   return body;
+}
+
+/** Who answers, for the audit: msg.answeredBy when the flow says so, else this node. */
+export function answeredBy(msg: NodeMessage, nodeName: string): string {
+  return typeof msg.answeredBy === 'string' && msg.answeredBy !== '' ? msg.answeredBy : `node ${nodeName}`;
 }
