@@ -254,7 +254,7 @@ export class Session extends EventEmitter {
       message = `user "${user}" is locked out by the instrument after too many failed logins; wait for the lock to end, then deploy again`;
     } else {
       message =
-        `login as "${user}" was rejected (${err.statusCode ?? 'no status'}): check the user name and password in the lh-server node. ` +
+        `login as "${user}" was rejected (${err.statusCode ?? 'no status'})${instrumentWords(err)}: check the user name and password in the lh-server node. ` +
         'It is not retried automatically, so the instrument cannot lock the user out; deploy again or use Test connection to retry';
     }
     this.blocked = new LhError(message, { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body });
@@ -312,4 +312,10 @@ export function decodeJwtClaims(token: string): Record<string, unknown> | undefi
   } catch {
     return undefined;
   }
+}
+
+/** What the instrument said when it refused, for the user; the node boundary redacts any echoed secret. */
+function instrumentWords(err: LhError): string {
+  const words = err.message.replace(/^[\w-]+ failed: \d{3} ?/, '').trim();
+  return words === '' || words === err.message ? '' : `, the instrument said "${words}"`;
 }

@@ -240,7 +240,7 @@ describe('lh-error-poll', function () {
     await statusCalls('poll', 3);
     assert.equal(connection.length, 0);
     assert.equal(statuses.at(-1)?.fill, 'red');
-    assert.equal(statuses.at(-1)?.text, 'login failed');
+    assert.equal(statuses.at(-1)?.text, 'login failed (rejected, 401)');
     const logins = sim.requests.filter((r) => r.path === '/api/v1/authenticate' && r.method === 'POST');
     assert.equal(logins.length, 1);
   });

@@ -136,7 +136,7 @@ describe('lockout safety', function () {
     const caught = nextMessage(helper.getNode('caught'));
     helper.getNode('settings').receive({});
     await caught;
-    assert.equal((await status).text, 'login failed');
+    assert.equal((await status).text, 'login failed (rejected, 401)');
     const before = loginAttempts();
     const res = await helper.request().post('/lh-server/test-connection').send({
       id: 'server',

@@ -83,7 +83,7 @@ describe('login safety (simulated time)', function () {
     assert.ok(failures.length > from, 'the polls failed');
     for (const f of failures.slice(from)) {
       assert.equal(f.kind, 'auth', `${f.kind}: ${f.message}`);
-      assert.match(failureReason(f), /^login failed/);
+      assert.match(failureReason(f), /^login failed \((rejected, 4\d\d|5\d\d, not resent|no answer, not resent)\)$/);
     }
   }
 

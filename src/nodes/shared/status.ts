@@ -64,6 +64,13 @@ export function failureReason(err: unknown): string {
   return redact(reasonOf(err));
 }
 
+/** Why a login failed, short enough for the status line: a refusal is not an outage, and says so. */
+function loginFailureCause(statusCode: number | undefined): string {
+  if (statusCode === undefined) return 'no answer, not resent';
+  if (statusCode >= 500) return `${statusCode}, not resent`;
+  return `rejected, ${statusCode}`;
+}
+
 function reasonOf(err: unknown): string {
   if (!(err instanceof LhError)) return err instanceof Error ? err.message : String(err);
   switch (err.kind) {
@@ -80,7 +87,7 @@ function reasonOf(err: unknown): string {
       // The session's message tells which: an expired password needs the change-password path, not a retry.
       if (/password .* has expired/.test(err.message)) return 'password expired: change in lh-server';
       if (/locked out/.test(err.message)) return 'login failed: user locked out';
-      return 'login failed';
+      return `login failed (${loginFailureCause(err.statusCode)})`;
     case 'config':
       return err.message;
     case 'instrument':
