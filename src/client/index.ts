@@ -2,6 +2,8 @@ import { EventEmitter } from 'events';
 import { LhError } from './errors';
 import { InstrumentApi } from './instrument';
 import { PrepApi } from './prep';
+import { FileFetcher } from './run-files';
+import { RunsApi } from './runs';
 import { Credentials, Session, SessionOptions, UnsignedSpec } from './session';
 import { ApiResponse, TlsOptions, Transport } from './transport';
 
@@ -12,6 +14,9 @@ export { Transport, TlsOptions, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR } fro
 export { Session, SessionState, Credentials } from './session';
 export { PrepApi } from './prep';
 export { InstrumentApi, RecoveryKind } from './instrument';
+export { RunsApi, ProtocolName, ProtocolValidation, RunRecordSummary, CREATE_TIMEOUT_MS, LOAD_COMPLETE_TIMEOUT_MS } from './runs';
+export { FileDownload } from './run-files';
+export * from './run-state';
 
 export interface ClientOptions extends SessionOptions {
   baseUrl: string;
@@ -33,6 +38,9 @@ export class LiquidHandlerClient extends EventEmitter {
   readonly session: Session;
   readonly prep: PrepApi;
   readonly instrument: InstrumentApi;
+  /** Protocols, protocol runs and run records (interface A). */
+  readonly runs: RunsApi;
+  private readonly files: FileFetcher;
   private connection: ConnectionState = 'unknown';
   private readonly lastWork = new Set<Promise<void>>();
 
@@ -57,6 +65,17 @@ export class LiquidHandlerClient extends EventEmitter {
     this.session.on('state', (state) => this.emit('session', state));
     this.prep = new PrepApi((spec) => this.observe(this.session.send(spec)));
     this.instrument = new InstrumentApi((spec) => this.observe(this.sendB(spec)));
+    this.files = new FileFetcher({
+      urlFor: (path) => this.transport.urlFor('A', path),
+      token: () => this.session.token(),
+      relogin: () => this.prep.checkAuthentication(),
+      timeoutMs: this.transport.timeoutMs,
+      tls: options.tls,
+    });
+    this.runs = new RunsApi(
+      (spec) => this.observe(this.session.send(spec)),
+      (path, operation, accept) => this.observe(this.files.get(path, operation, accept)),
+    );
   }
 
   get connectionState(): ConnectionState {
@@ -84,6 +103,7 @@ export class LiquidHandlerClient extends EventEmitter {
   async close(): Promise<void> {
     if (this.lastWork.size > 0) await Promise.all([...this.lastWork]);
     await this.session.end();
+    this.files.close();
     this.transport.close();
     this.removeAllListeners();
   }

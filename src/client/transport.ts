@@ -50,6 +50,8 @@ export interface RequestSpec {
   token?: string;
   /** Sent without a session (password change and recovery of a user who cannot log in). */
   anonymous?: boolean;
+  /** The request's total deadline is at least this long, whatever the node timeout. */
+  minTimeoutMs?: number;
 }
 
 export interface ApiResponse<T> {

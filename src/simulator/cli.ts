@@ -17,6 +17,8 @@ Options:
   --user <name:password>    a user that may log in (repeatable; default admin:labwire)
   --token-lifetime <s>      token lifetime in seconds (default 300)
   --lenient-media-types     accept any JSON media type on A bodies, as real instruments do
+  --simulation-speed <x>    protocol runs: simulated seconds per real second (default 1)
+  --run-states-as-names     serve protocolRunState as a name ("Running") instead of a number (4)
   --help                    show this text
 `;
 
@@ -43,6 +45,8 @@ async function main(): Promise<void> {
       user: { type: 'string', multiple: true },
       'token-lifetime': { type: 'string' },
       'lenient-media-types': { type: 'boolean' },
+      'simulation-speed': { type: 'string' },
+      'run-states-as-names': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -57,6 +61,12 @@ async function main(): Promise<void> {
     if (!Number.isFinite(tokenLifetimeSeconds) || tokenLifetimeSeconds <= 0)
       throw new Error('--token-lifetime must be a number of seconds > 0');
   }
+  let simulationSpeed: number | undefined;
+  if (values['simulation-speed'] !== undefined) {
+    simulationSpeed = Number(values['simulation-speed']);
+    if (!Number.isFinite(simulationSpeed) || simulationSpeed <= 0 || simulationSpeed > 100_000)
+      throw new Error('--simulation-speed must be a number > 0 and at most 100000');
+  }
   const users = (values.user ?? []).map(user);
   const sim = new Simulator({
     host: values.host,
@@ -66,6 +76,8 @@ async function main(): Promise<void> {
     users: users.length > 0 ? users : undefined,
     tokenLifetimeSeconds,
     lenientMediaTypes: values['lenient-media-types'] ?? false,
+    simulationSpeed,
+    runStatesAsNames: values['run-states-as-names'] ?? false,
   });
   await sim.start();
   const names = users.length > 0 ? users.map((u) => u.username).join(', ') : 'admin (password labwire)';

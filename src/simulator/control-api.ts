@@ -11,8 +11,12 @@
  *   GET    /sim/requests → logged A/B requests;  DELETE /sim/requests → 204
  *   POST   /sim/reset → 204;  POST /sim/restart {downtimeMs} → 202, restarts after answering
  *   GET    /sim/state → summary counts
+ *   GET    /sim/run → the run status, speed and format;  PUT /sim/run {simulationSpeed?, statesAsNames?} → 200 the same
+ *   POST   /sim/run/error {title?, message?, responses?, atStep?} → 201 {armed, error?}: a runtime error during the
+ *          run, now (ErrorHandling until answered) or when step atStep starts
  */
 import type { Reply } from './router';
+import type { RunErrorSeed } from './runs';
 import type { Faults, InstrumentError, InstrumentErrorSeed, LoggedRequest, PendingError, PendingErrorSeed } from './types';
 import { problem } from './problem';
 import { isObject } from './json-fields';
@@ -31,6 +35,8 @@ export interface ControlTarget {
   reset(): void;
   restart(downtimeMs?: number): Promise<void>;
   summary(): Record<string, unknown>;
+  injectRunError(seed?: RunErrorSeed): { armed: boolean; error?: PendingError };
+  configureRuns(options: { simulationSpeed?: unknown; statesAsNames?: unknown }): Record<string, unknown>;
 }
 
 export interface ControlReply extends Reply {
@@ -84,6 +90,15 @@ export function handleControl(target: ControlTarget, method: string, path: strin
       }
       case 'GET /state':
         return { status: 200, body: target.summary() };
+      case 'GET /run':
+        return { status: 200, body: target.configureRuns({}) };
+      case 'PUT /run':
+        return {
+          status: 200,
+          body: target.configureRuns({ simulationSpeed: obj.simulationSpeed, statesAsNames: obj.statesAsNames }),
+        };
+      case 'POST /run/error':
+        return { status: 201, body: target.injectRunError(obj as RunErrorSeed) };
       default:
         return { status: 404, body: problem(404, `No control operation ${method} ${path}.`) };
     }

@@ -218,6 +218,10 @@ export interface SimulatorOptions {
   lenientMediaTypes?: boolean;
   /** default true: seeds protocols, settings, service routines */
   seed?: boolean;
+  /** protocol runs: simulated seconds per real second (default 1) */
+  simulationSpeed?: number;
+  /** serve protocolRunState as its name ("Running") instead of its number (4), as some instruments do */
+  runStatesAsNames?: boolean;
 }
 
 export interface Faults {
