@@ -11,7 +11,8 @@
  *   GET    /sim/requests → logged A/B requests;  DELETE /sim/requests → 204
  *   POST   /sim/reset → 204;  POST /sim/restart {downtimeMs} → 202, restarts after answering
  *   GET    /sim/state → summary counts
- *   GET    /sim/run → the run status, speed and format;  PUT /sim/run {simulationSpeed?, statesAsNames?} → 200 the same
+ *   GET    /sim/run → the run status, speed and format;  PUT /sim/run {simulationSpeed?, statesAsNames?, failCreate?} → 200
+ *          the same; failCreate {status?, reset?, count?}: the next creates fail (nothing created) with that status or a reset
  *   POST   /sim/run/error {title?, message?, responses?, atStep?} → 201 {armed, error?}: a runtime error during the
  *          run, now (ErrorHandling until answered) or when step atStep starts
  */
@@ -36,7 +37,7 @@ export interface ControlTarget {
   restart(downtimeMs?: number): Promise<void>;
   summary(): Record<string, unknown>;
   injectRunError(seed?: RunErrorSeed): { armed: boolean; error?: PendingError };
-  configureRuns(options: { simulationSpeed?: unknown; statesAsNames?: unknown }): Record<string, unknown>;
+  configureRuns(options: { simulationSpeed?: unknown; statesAsNames?: unknown; failCreate?: unknown }): Record<string, unknown>;
 }
 
 export interface ControlReply extends Reply {
@@ -95,7 +96,11 @@ export function handleControl(target: ControlTarget, method: string, path: strin
       case 'PUT /run':
         return {
           status: 200,
-          body: target.configureRuns({ simulationSpeed: obj.simulationSpeed, statesAsNames: obj.statesAsNames }),
+          body: target.configureRuns({
+            simulationSpeed: obj.simulationSpeed,
+            statesAsNames: obj.statesAsNames,
+            failCreate: obj.failCreate,
+          }),
         };
       case 'POST /run/error':
         return { status: 201, body: target.injectRunError(obj as RunErrorSeed) };

@@ -13,7 +13,7 @@
  * accepted in Idle and cancels a run still in Loading; `currentStep` is the running step's name.
  */
 import { randomUUID } from 'crypto';
-import { HttpProblem } from './problem';
+import { HttpProblem, problem } from './problem';
 import {
   FieldErrors,
   field,
@@ -138,6 +138,28 @@ export class RunMachine {
     this.initialNames = this.statesAsNames = options.statesAsNames ?? false;
   }
 
+  private createFaults: ({ reset: true } | { status: number })[] = [];
+
+  /** The next `count` creates fail without creating anything: with `status`, or by a connection reset. */
+  failNextCreates(spec: unknown): void {
+    const o = isObject(spec) ? spec : {};
+    const count = typeof o.count === 'number' && Number.isInteger(o.count) && o.count > 0 ? o.count : 1;
+    const status =
+      typeof o.status === 'number' && Number.isInteger(o.status) && o.status >= 400 && o.status <= 599 ? o.status : 503;
+    for (let i = 0; i < count; i++) this.createFaults.push(o.reset === true ? { reset: true } : { status });
+  }
+
+  /** The fault for this create, if one is planned. */
+  takeCreateFault(): Reply | undefined {
+    const fault = this.createFaults.shift();
+    if (!fault) return undefined;
+    if ('reset' in fault) return { status: 0, resetConnection: true };
+    return {
+      status: fault.status,
+      body: problem(fault.status, `Fault injected by the simulator on create (HTTP ${fault.status}).`),
+    };
+  }
+
   get state(): RunStateName {
     return this.run?.state ?? 'Idle';
   }
@@ -150,6 +172,7 @@ export class RunMachine {
   reset(): void {
     this.run?.cancel?.();
     this.run = undefined;
+    this.createFaults = [];
     this.records.clear();
     this.transitions.length = 0;
     this.speedValue = this.initialSpeed;
@@ -602,7 +625,7 @@ export function runRoutes(runs: RunMachine): Route[] {
       pattern: `${V1}/protocol-run/create`,
       body: 'json',
       auth: true,
-      handle: (ctx) => ok(runs.create(ctx.body, ctx.principal?.username ?? 'anonymous')),
+      handle: (ctx) => runs.takeCreateFault() ?? ok(runs.create(ctx.body, ctx.principal?.username ?? 'anonymous')),
     },
     {
       method: 'GET',

@@ -227,9 +227,10 @@ export class Simulator implements ControlTarget {
   }
 
   /** PUT /sim/run: simulation speed and whether run states are served as names. */
-  configureRuns(options: { simulationSpeed?: unknown; statesAsNames?: unknown }): Record<string, unknown> {
+  configureRuns(options: { simulationSpeed?: unknown; statesAsNames?: unknown; failCreate?: unknown }): Record<string, unknown> {
     const runs = this.services.runs;
     if (options.simulationSpeed !== undefined) runs.setSpeed(options.simulationSpeed);
+    if (options.failCreate !== undefined) runs.failNextCreates(options.failCreate);
     if (options.statesAsNames !== undefined) {
       if (typeof options.statesAsNames !== 'boolean') throw new RangeError('statesAsNames must be a boolean');
       runs.statesAsNames = options.statesAsNames;
@@ -358,6 +359,10 @@ export class Simulator implements ControlTarget {
     const reply = inPrefix
       ? this.dispatch(api, method, entry, req, raw)
       : problemReply(new HttpProblem(404, `No resource at ${url.pathname}; the service lives under ${this.prefix}.`));
+    if (reply.resetConnection) {
+      req.socket.destroy();
+      return;
+    }
     entry.status = reply.status;
     const isProblem = reply.status >= 400;
     const type = api === 'A' ? (isProblem ? PROBLEM_TYPE : A_RESPONSE_TYPE) : isProblem ? B_PROBLEM_TYPE : B_MEDIA_TYPE;
