@@ -235,7 +235,13 @@ export class Simulator implements ControlTarget {
       if (typeof options.statesAsNames !== 'boolean') throw new RangeError('statesAsNames must be a boolean');
       runs.statesAsNames = options.statesAsNames;
     }
-    return { ...runs.status(), simulationSpeed: runs.speed, statesAsNames: runs.statesAsNames, records: runs.records.all.length };
+    return {
+      ...runs.status(),
+      simulationSpeed: runs.speed,
+      statesAsNames: runs.statesAsNames,
+      records: runs.records.all.length,
+      transitions: [...runs.transitions],
+    };
   }
 
   addProtocol(name?: string): number {

@@ -9,6 +9,8 @@ import { chatSuite } from './suites/02-chat';
 import { stepsSuite } from './suites/03-steps';
 import { recoverySuite } from './suites/04-recovery';
 import { dailySuite } from './suites/05-daily';
+import { limsRunSuite } from './suites/06-lims-run';
+import { dashboardSuite } from './suites/07-dashboard';
 
 describe('example flows end to end (embedded Node-RED, simulator)', function () {
   this.timeout(20_000);
@@ -39,4 +41,6 @@ describe('example flows end to end (embedded Node-RED, simulator)', function () 
   stepsSuite(ctx);
   recoverySuite(ctx);
   dailySuite(ctx);
+  limsRunSuite(ctx);
+  dashboardSuite(ctx);
 });
