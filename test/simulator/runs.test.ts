@@ -1,6 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { PDFDocument } from 'pdf-lib';
 import { until } from '../support/until';
+import { RunMachine, type RunClock } from '../../src/simulator/runs';
+import { StepStore } from '../../src/simulator/steps';
+import { RuntimeErrorBook } from '../../src/simulator/runtime-errors';
 import { Harness, JSON_TYPE, bearer, describeStatus, problemOf, startHarness } from './helpers';
 
 type Obj = Record<string, unknown>;
@@ -227,10 +230,87 @@ describe('simulator: protocol runs and run records', function () {
     assert.equal((await status()).protocolRunState, 3);
   });
 
-  it('stop() leaves no run timer behind; a restart carries the run on', async function () {
+  it('a restart of the simulator (stop clears the timers, start plans them again) carries the run on', async function () {
     await startDemo();
     await h.sim.restart();
     assert.equal(h.sim.runs.state, 'Running');
     await waitState(0);
+  });
+});
+
+describe('simulator: run state machine on a manual clock', function () {
+  /** A clock the test moves by hand: timers fire only in advance(). */
+  function manualClock(): RunClock & { advance(ms: number): void } {
+    let now = Date.parse('2026-03-01T10:00:00Z');
+    let timers: { at: number; fn: () => void }[] = [];
+    return {
+      now: () => now,
+      schedule(ms, fn) {
+        const timer = { at: now + ms, fn };
+        timers.push(timer);
+        return () => {
+          timers = timers.filter((t) => t !== timer);
+        };
+      },
+      advance(ms) {
+        const end = now + ms;
+        for (;;) {
+          const next = timers.filter((t) => t.at <= end).sort((a, b) => a.at - b.at)[0];
+          if (!next) break;
+          timers = timers.filter((t) => t !== next);
+          now = next.at;
+          next.fn();
+        }
+        now = end;
+      },
+    };
+  }
+
+  function machine(): { runs: RunMachine; clock: ReturnType<typeof manualClock>; errors: RuntimeErrorBook } {
+    const clock = manualClock();
+    const steps = new StepStore();
+    steps.seed(); // Demo protocol: 30 s, 10 s, 600 s
+    const errors = new RuntimeErrorBook();
+    const runs = new RunMachine({ clock, steps, errors, speed: 10, statesAsNames: true });
+    errors.onHandled = (e) => runs.errorHandled(e);
+    return { runs, clock, errors };
+  }
+
+  it('takes simulated time divided by the speed, and pausing freezes the step', function () {
+    const { runs, clock } = machine();
+    runs.create({ protocolId: 1 }, 'admin');
+    clock.advance(199);
+    assert.equal(runs.state, 'Scheduling');
+    clock.advance(101); // 2 s + 1 s simulated at speed 10
+    assert.equal(runs.state, 'Loading');
+    runs.loadComplete({ protocolId: 1 });
+    const start = clock.now();
+    assert.equal(Date.parse(runs.status().estimatedEndTime) - start, 64_000);
+    clock.advance(3000); // the 30 s pause step
+    assert.equal(runs.status().currentStep, 'Add buffer');
+    clock.advance(500);
+    runs.pause();
+    clock.advance(200);
+    assert.equal(runs.state, 'Paused');
+    clock.advance(3_600_000);
+    assert.equal(runs.status().currentStep, 'Add buffer');
+    runs.resume();
+    clock.advance(500 + 60_000);
+    assert.equal(runs.state, 'Idle');
+    assert.equal(runs.records.all[0].runResult, 'Completed');
+  });
+
+  it('a run error waits in ErrorHandling however long; Abort fails the run', function () {
+    const { runs, clock, errors } = machine();
+    runs.create({ protocolId: 1 }, 'admin');
+    clock.advance(300);
+    runs.loadComplete({ protocolId: 1 });
+    const { error } = runs.injectError({});
+    clock.advance(86_400_000);
+    assert.equal(runs.state, 'ErrorHandling');
+    errors.answer({ id: error!.id, selectedResponse: 'Abort', errorData: [] });
+    assert.equal(runs.state, 'Aborting');
+    clock.advance(300);
+    assert.equal(runs.records.all[0].runResult, 'Failed');
   });
 });
