@@ -8,7 +8,7 @@ import fs from 'fs';
 import path from 'path';
 import { printTable, Row } from './support/report';
 
-const ALL = ['throughput', 'latency', 'session', 'fleet', 'soak'] as const;
+const ALL = ['throughput', 'latency', 'session', 'fleet', 'soak', 'runs'] as const;
 type Name = (typeof ALL)[number];
 
 const asked = process.argv.slice(2);
@@ -117,6 +117,23 @@ function summary(): Row[] {
       figure: `${(fl.jitterMs as Json).p99} ms`,
       target: '≤ 100 ms',
       met: p.jitter ? 'yes' : 'no',
+    });
+  }
+  const ru = chosen.includes('runs') ? read('runs') : undefined;
+  if (ru) {
+    const latency = ru.latencyMs as Record<string, number>;
+    const pass = ru.pass as Record<string, boolean>;
+    rows.push({
+      benchmark: `runs ${String(ru.instruments)}, state changes`,
+      figure: `${String(ru.missed)} missed, ${String(ru.duplicated)} duplicated`,
+      target: 'none',
+      met: pass.exactlyOnce ? 'yes' : 'no',
+    });
+    rows.push({
+      benchmark: `runs ${String(ru.instruments)}, detection p99`,
+      figure: `${latency.p99} ms`,
+      target: `≤ ${Number(ru.intervalMs) + 25} ms`,
+      met: pass.latency ? 'yes' : 'no',
     });
   }
   const so = chosen.includes('soak') ? read('soak') : undefined;

@@ -21,6 +21,8 @@ Options:
   --lenient-media-types     the default; kept for older scripts
   --no-sockets              serve no websockets (instinctevents, instincterrors): an instrument without
                             live events, so clients fall back to polling
+  --simulation-speed <x>    protocol runs: simulated seconds per real second (default 1)
+  --run-states-as-names     serve protocolRunState as a name ("Running") instead of a number (4)
   --help                    show this text
 `;
 
@@ -49,6 +51,8 @@ async function main(): Promise<void> {
       strict: { type: 'boolean' },
       'lenient-media-types': { type: 'boolean' },
       'no-sockets': { type: 'boolean' },
+      'simulation-speed': { type: 'string' },
+      'run-states-as-names': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -63,6 +67,12 @@ async function main(): Promise<void> {
     if (!Number.isFinite(tokenLifetimeSeconds) || tokenLifetimeSeconds <= 0)
       throw new Error('--token-lifetime must be a number of seconds > 0');
   }
+  let simulationSpeed: number | undefined;
+  if (values['simulation-speed'] !== undefined) {
+    simulationSpeed = Number(values['simulation-speed']);
+    if (!Number.isFinite(simulationSpeed) || simulationSpeed <= 0 || simulationSpeed > 100_000)
+      throw new Error('--simulation-speed must be a number > 0 and at most 100000');
+  }
   const users = (values.user ?? []).map(user);
   const sim = new Simulator({
     host: values.host,
@@ -73,6 +83,8 @@ async function main(): Promise<void> {
     tokenLifetimeSeconds,
     strict: values.strict ?? false,
     sockets: !values['no-sockets'],
+    simulationSpeed,
+    runStatesAsNames: values['run-states-as-names'] ?? false,
   });
   await sim.start();
   const names = users.length > 0 ? users.map((u) => u.username).join(', ') : 'admin (password labwire)';

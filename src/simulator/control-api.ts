@@ -18,10 +18,15 @@
  *   POST   /sim/firmware-error/{id}/resolve → 204, the resolution pushed on instincterrors
  *          (a firmware error is also answered with PUT errors/runtime {id, selectedResponse}, as an A error)
  *   POST   /sim/event-sockets/drop → 200 {dropped}: drops every websocket connection
+ *   GET    /sim/run → the run status, speed and format;  PUT /sim/run {simulationSpeed?, statesAsNames?, failCreate?} → 200
+ *          the same; failCreate {status?, reset?, count?}: the next creates fail (nothing created) with that status or a reset
+ *   POST   /sim/run/error {title?, message?, responses?, atStep?} → 201 {armed, error?}: a runtime error during the
+ *          run, now (ErrorHandling until answered) or when step atStep starts
  */
 import type { Reply } from './router';
 import type { MessageBox } from './message-boxes';
 import type { FirmwareError } from './error-pushes';
+import type { RunErrorSeed } from './runs';
 import type { Faults, InstrumentError, InstrumentErrorSeed, LoggedRequest, PendingError, PendingErrorSeed } from './types';
 import { problem } from './problem';
 import { isObject } from './json-fields';
@@ -46,6 +51,8 @@ export interface ControlTarget {
   raiseFirmwareError(body?: unknown): FirmwareError;
   resolveFirmwareError(id: string): void;
   dropEventSockets(): number;
+  injectRunError(seed?: RunErrorSeed): { armed: boolean; error?: PendingError };
+  configureRuns(options: { simulationSpeed?: unknown; statesAsNames?: unknown; failCreate?: unknown }): Record<string, unknown>;
 }
 
 export interface ControlReply extends Reply {
@@ -117,6 +124,19 @@ export function handleControl(target: ControlTarget, method: string, path: strin
         return { status: 204 };
       case 'POST /event-sockets/drop':
         return { status: 200, body: { dropped: target.dropEventSockets() } };
+      case 'GET /run':
+        return { status: 200, body: target.configureRuns({}) };
+      case 'PUT /run':
+        return {
+          status: 200,
+          body: target.configureRuns({
+            simulationSpeed: obj.simulationSpeed,
+            statesAsNames: obj.statesAsNames,
+            failCreate: obj.failCreate,
+          }),
+        };
+      case 'POST /run/error':
+        return { status: 201, body: target.injectRunError(obj as RunErrorSeed) };
       default:
         return { status: 404, body: problem(404, `No control operation ${method} ${path}.`) };
     }

@@ -37,7 +37,8 @@ export function send(
     res.end();
     return;
   }
-  const text = typeof body === 'string' && contentType.startsWith('text/') ? body : JSON.stringify(body);
+  const text =
+    Buffer.isBuffer(body) || (typeof body === 'string' && contentType.startsWith('text/')) ? body : JSON.stringify(body);
   res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }

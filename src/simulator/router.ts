@@ -19,6 +19,8 @@ export interface Reply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** destroy the connection instead of answering (the request was received, the client sees a reset) */
+  resetConnection?: boolean;
 }
 
 export interface Route {

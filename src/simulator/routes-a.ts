@@ -3,6 +3,7 @@ import type { Route, RequestContext, Reply } from './router';
 import type { Services } from './services';
 import { parseIdParam } from './json-fields';
 import { parseSoftwareSettings } from './settings';
+import { runRoutes } from './runs';
 
 const V1 = '/api/v1';
 
@@ -200,5 +201,8 @@ export function prepRoutes(s: Services): Route[] {
       auth: true,
       handle: (ctx) => ok(s.routines.get(parseIdParam(ctx.params.id, 'id'))),
     },
+
+    // protocols, protocol runs and run records (observed beyond interfaces.md)
+    ...runRoutes(s.runs),
   ];
 }

@@ -23,6 +23,8 @@ export class RuntimeErrorBook {
   private all: PendingError[] = [];
   history: ErrorRecord[] = [];
   private nextCode = 1001;
+  /** Told whenever an error gets handled (answered, resolved on the instrument or cleared): a run waits for it. */
+  onHandled?: (error: PendingError) => void;
 
   clear(): void {
     this.all = [];
@@ -198,6 +200,7 @@ export class RuntimeErrorBook {
     // handled errors stay known (so a second answer is 409, not 404), bounded
     const handled = this.all.filter((e) => e.handled);
     if (handled.length > 1000) this.all = this.all.filter((e) => e !== handled[0]);
+    this.onHandled?.(error);
   }
 }
 

@@ -4,6 +4,7 @@ import type { StepStore } from './steps';
 import type { RuntimeErrorBook } from './runtime-errors';
 import type { ServiceRoutineBook } from './settings';
 import type { InstrumentErrorBook } from './instrument-errors';
+import type { RunMachine } from './runs';
 import type { PolicySettings, SoftwareSettings } from './types';
 
 export interface Services {
@@ -12,5 +13,6 @@ export interface Services {
   runtimeErrors: RuntimeErrorBook;
   routines: ServiceRoutineBook;
   instrument: InstrumentErrorBook;
+  runs: RunMachine;
   settings: { software: SoftwareSettings; policy: PolicySettings };
 }

@@ -12,6 +12,7 @@ import { AuthService } from './auth';
 import { StepStore } from './steps';
 import { RuntimeErrorBook } from './runtime-errors';
 import { InstrumentErrorBook } from './instrument-errors';
+import { RunMachine, type RunErrorSeed } from './runs';
 import { DEFAULT_POLICY, ServiceRoutineBook, seedServiceRoutines, seedSoftwareSettings } from './settings';
 import { Router, type RequestContext, type Reply } from './router';
 import { prepRoutes } from './routes-a';
@@ -94,6 +95,16 @@ export class Simulator implements ControlTarget {
       clientCa: options.clientCa,
     };
     const settings = { software: seedSoftwareSettings(), policy: { ...this.initialPolicy } };
+    const steps = new StepStore();
+    const runtimeErrors = new RuntimeErrorBook();
+    const runs = new RunMachine({
+      clock: { now: () => Date.now(), schedule: (ms, fn) => this.schedule(ms, fn) },
+      steps,
+      errors: runtimeErrors,
+      speed: options.simulationSpeed,
+      statesAsNames: options.runStatesAsNames,
+    });
+    runtimeErrors.onHandled = (error) => runs.errorHandled(error);
     this.services = {
       auth: new AuthService({
         users: (options.users && options.users.length > 0 ? options.users : DEFAULT_USERS).map((u) => ({ ...u })),
@@ -102,8 +113,9 @@ export class Simulator implements ControlTarget {
         policy: () => settings.policy,
         clockSpeed: () => this.currentFaults.clockSpeed ?? 1,
       }),
-      steps: new StepStore(),
-      runtimeErrors: new RuntimeErrorBook(),
+      steps,
+      runtimeErrors,
+      runs,
       routines: new ServiceRoutineBook(),
       instrument: new InstrumentErrorBook(),
       settings,
@@ -157,6 +169,7 @@ export class Simulator implements ControlTarget {
       throw err;
     }
     this.running = true;
+    this.services.runs.rearm();
   }
 
   /** Closes both servers and every open socket, clears every timer. */
@@ -223,6 +236,34 @@ export class Simulator implements ControlTarget {
   /** As if the operator chose the default action on the instrument's screen. */
   resolveInstrumentError(uuid: string): void {
     this.services.instrument.resolve(uuid);
+  }
+
+  /** The run state machine (protocol-run/*, run-data). */
+  get runs(): RunMachine {
+    return this.services.runs;
+  }
+
+  /** POST /sim/run/error: a runtime error during the run, now or when step `atStep` starts. */
+  injectRunError(seed: RunErrorSeed = {}): { armed: boolean; error?: PendingError } {
+    return this.services.runs.injectError(seed);
+  }
+
+  /** PUT /sim/run: simulation speed and whether run states are served as names. */
+  configureRuns(options: { simulationSpeed?: unknown; statesAsNames?: unknown; failCreate?: unknown }): Record<string, unknown> {
+    const runs = this.services.runs;
+    if (options.simulationSpeed !== undefined) runs.setSpeed(options.simulationSpeed);
+    if (options.failCreate !== undefined) runs.failNextCreates(options.failCreate);
+    if (options.statesAsNames !== undefined) {
+      if (typeof options.statesAsNames !== 'boolean') throw new RangeError('statesAsNames must be a boolean');
+      runs.statesAsNames = options.statesAsNames;
+    }
+    return {
+      ...runs.status(),
+      simulationSpeed: runs.speed,
+      statesAsNames: runs.statesAsNames,
+      records: runs.records.all.length,
+      transitions: [...runs.transitions],
+    };
   }
 
   addProtocol(name?: string): number {
@@ -404,6 +445,10 @@ export class Simulator implements ControlTarget {
     const reply = inPrefix
       ? this.dispatch(api, method, entry, req, raw)
       : problemReply(new HttpProblem(404, `No resource at ${url.pathname}; the service lives under ${this.prefix}.`));
+    if (reply.resetConnection) {
+      req.socket.destroy();
+      return;
+    }
     entry.status = reply.status;
     const isProblem = reply.status >= 400;
     const type = api === 'A' ? (isProblem ? PROBLEM_TYPE : A_RESPONSE_TYPE) : isProblem ? B_PROBLEM_TYPE : B_MEDIA_TYPE;
@@ -413,7 +458,7 @@ export class Simulator implements ControlTarget {
       if (!this.running || generation !== this.generation || res.destroyed) return;
     }
     if (faults.trickleMs) this.trickle(res, reply.status, JSON.stringify(reply.body ?? ''), type, faults.trickleMs);
-    else send(res, reply.status, reply.body, type, reply.headers);
+    else send(res, reply.status, reply.body, reply.headers?.['Content-Type'] ?? type, reply.headers);
     if (api === 'A' && method !== 'GET') this.syncErrorPushes();
   }
 
@@ -493,6 +538,7 @@ export class Simulator implements ControlTarget {
     s.settings.software = seedSoftwareSettings();
     s.settings.policy = { ...this.initialPolicy };
     s.runtimeErrors.clear();
+    s.runs.reset();
     s.instrument.clear();
     s.auth.reset();
   }
@@ -502,12 +548,17 @@ export class Simulator implements ControlTarget {
     if (this.log.length > MAX_LOGGED_REQUESTS) this.log.splice(0, this.log.length - MAX_LOGGED_REQUESTS);
   }
 
-  private schedule(ms: number, fn: () => void): void {
+  /** Returns a function that cancels the timer. */
+  private schedule(ms: number, fn: () => void): () => void {
     const t = setTimeout(() => {
       this.timers.delete(t);
       fn();
     }, ms);
     this.timers.add(t);
+    return () => {
+      clearTimeout(t);
+      this.timers.delete(t);
+    };
   }
 
   /** A delay that stop() cuts short (callers check `running` or `generation` afterwards). */

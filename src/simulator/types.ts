@@ -230,6 +230,10 @@ export interface SimulatorOptions {
   sockets?: boolean;
   /** B requires a client certificate signed by this CA (PEM), as instruments set up for mutual TLS do */
   clientCa?: string;
+  /** protocol runs: simulated seconds per real second (default 1) */
+  simulationSpeed?: number;
+  /** serve protocolRunState as its name ("Running") instead of its number (4), as some instruments do */
+  runStatesAsNames?: boolean;
 }
 
 export interface Faults {

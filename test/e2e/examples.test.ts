@@ -10,6 +10,8 @@ import { stepsSuite } from './suites/03-steps';
 import { recoverySuite } from './suites/04-recovery';
 import { dailySuite } from './suites/05-daily';
 import { dialogsSuite } from './suites/08-dialogs';
+import { limsRunSuite } from './suites/06-lims-run';
+import { dashboardSuite } from './suites/07-dashboard';
 
 describe('example flows end to end (embedded Node-RED, simulator)', function () {
   this.timeout(20_000);
@@ -41,4 +43,6 @@ describe('example flows end to end (embedded Node-RED, simulator)', function () 
   recoverySuite(ctx);
   dailySuite(ctx);
   dialogsSuite(ctx);
+  limsRunSuite(ctx);
+  dashboardSuite(ctx);
 });

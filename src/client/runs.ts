@@ -1,0 +1,325 @@
+/**
+ * Protocols, protocol runs and run records of interface A (beyond interfaces.md: see observed-instrument.md,
+ * "Runs, live events, dialogs and run records"). Requests that move hardware (create, load-complete) are never
+ * resent automatically and get long deadlines whatever the node timeout.
+ */
+import { LhError, validationError } from './errors';
+import type { FileDownload } from './run-files';
+import { parseRunStatus, runStateName, type RunStateName, type RunStatus } from './run-state';
+import { MEDIA_JSON } from './transport';
+import type { Sender } from './prep';
+import type { UnsignedSpec } from './session';
+import * as v from './validate';
+
+export type FileGetter = (path: string, operation: string, accept: string) => Promise<FileDownload>;
+type ASpec = Omit<UnsignedSpec, 'api'>;
+
+/** Deadline of protocol-run/create: the instrument may take about 120 s to answer. */
+export const CREATE_TIMEOUT_MS = 120_000;
+/** Deadline of protocol-run/load-complete: the deck is checked and the run starts. */
+export const LOAD_COMPLETE_TIMEOUT_MS = 120_000;
+
+export interface ProtocolName {
+  protocolId: number;
+  name: string;
+  isVisible?: boolean;
+  [field: string]: unknown;
+}
+
+export interface ProtocolValidation {
+  protocolId: number;
+  isValid: boolean;
+  validationErrors: string[];
+  [field: string]: unknown;
+}
+
+export interface CreateRunOptions {
+  protocolId: unknown;
+  simulate?: unknown;
+  recompile?: unknown;
+}
+
+export interface LoadCompleteOptions {
+  protocolId: unknown;
+  simulate?: unknown;
+  /** fields over the defaults (residualTips, barcodes, liquidVolumes: empty lists; loadCompleteAction "Run") */
+  overrides?: unknown;
+}
+
+export interface RunRecordSummary {
+  id: string;
+  protocolName?: string;
+  startTime?: string;
+  runResult?: string;
+  userName?: string;
+  [field: string]: unknown;
+}
+
+const RUN_ID = /^[A-Za-z0-9._~:-]{1,200}$/;
+
+export function runId(value: unknown, field: string, operation: string): string {
+  const text = typeof value === 'number' && Number.isInteger(value) && value >= 0 ? String(value) : value;
+  if (typeof text !== 'string' || !RUN_ID.test(text)) {
+    throw validationError(operation, field, 'must be a run record id: 1 to 200 letters, digits or . _ ~ : -', value);
+  }
+  return text;
+}
+
+export class RunsApi {
+  constructor(
+    private readonly sendA: Sender,
+    private readonly getFile: FileGetter,
+  ) {}
+
+  private send<T>(spec: ASpec): Promise<{ status: number; data: T }> {
+    return this.sendA<T>({ ...spec, api: 'A' });
+  }
+
+  private async data<T>(spec: ASpec): Promise<T> {
+    const res = await this.send<T>(spec);
+    if (res.data === undefined || res.data === null) {
+      throw new LhError(
+        `${spec.operation}: the preparation service (A) answered ${res.status} without a body where JSON was expected`,
+        {
+          kind: 'response',
+          operation: spec.operation,
+          statusCode: res.status,
+        },
+      );
+    }
+    return res.data;
+  }
+
+  // --- protocols ---
+
+  async protocolNames(): Promise<ProtocolName[]> {
+    const op = 'protocol-names';
+    const list = await this.data<unknown>({ method: 'GET', path: '/protocols/names', operation: op, idempotent: true });
+    if (!Array.isArray(list))
+      throw new LhError(`${op}: expected an array of protocols`, { kind: 'response', operation: op, body: list });
+    return list.filter(
+      (p): p is ProtocolName => v.isPlainObject(p) && typeof p.protocolId === 'number' && typeof p.name === 'string',
+    );
+  }
+
+  getProtocol(protocolId: unknown, includeFullStepData?: unknown): Promise<Record<string, unknown>> {
+    const op = 'get-protocol';
+    return this.data({
+      method: 'GET',
+      path: `/protocols/${v.databaseId(protocolId, 'protocolId', op)}`,
+      operation: op,
+      query: { includeFullStepData: v.optionalBoolean(includeFullStepData, 'includeFullStepData', op) },
+      idempotent: true,
+    });
+  }
+
+  /** The instrument's verdict; a bare boolean answer is accepted too. */
+  async validateProtocol(protocolId: unknown): Promise<ProtocolValidation> {
+    const op = 'validate-protocol';
+    const id = v.databaseId(protocolId, 'protocolId', op);
+    const body = await this.data<unknown>({ method: 'GET', path: `/protocols/validate/${id}`, operation: op, idempotent: true });
+    if (typeof body === 'boolean') return { protocolId: id, isValid: body, validationErrors: [] };
+    if (!v.isPlainObject(body) || typeof body.isValid !== 'boolean') {
+      throw new LhError(`${op}: expected {isValid, validationErrors} from the instrument`, {
+        kind: 'response',
+        operation: op,
+        body,
+      });
+    }
+    const errors = Array.isArray(body.validationErrors)
+      ? body.validationErrors.map((e) => (typeof e === 'string' ? e : JSON.stringify(e)))
+      : [];
+    return { ...body, protocolId: id, isValid: body.isValid, validationErrors: errors };
+  }
+
+  // --- protocol runs ---
+
+  async status(): Promise<RunStatus> {
+    const op = 'run-status';
+    const body = await this.data<unknown>({ method: 'GET', path: '/protocol-run', operation: op, idempotent: true });
+    try {
+      return parseRunStatus(body);
+    } catch (err) {
+      throw new LhError(`${op}: ${(err as Error).message}`, { kind: 'response', operation: op, body });
+    }
+  }
+
+  /** Starts a run. Never resent automatically: a run moves hardware. */
+  async createRun(options: CreateRunOptions): Promise<unknown> {
+    const op = 'create-run';
+    const body = {
+      protocolId: v.databaseId(options.protocolId, 'protocolId', op),
+      simulate: options.simulate === undefined ? false : v.strictBoolean(options.simulate, 'simulate', op),
+      recompile: options.recompile === undefined ? false : v.strictBoolean(options.recompile, 'recompile', op),
+    };
+    const res = await this.send<unknown>({
+      method: 'POST',
+      path: '/protocol-run/create',
+      operation: op,
+      mediaType: MEDIA_JSON,
+      body,
+      idempotent: false,
+      minTimeoutMs: CREATE_TIMEOUT_MS,
+    });
+    return res.data;
+  }
+
+  async loadInstructions(): Promise<unknown> {
+    const res = await this.send<unknown>({
+      method: 'GET',
+      path: '/protocol-run/load-instructions',
+      operation: 'load-instructions',
+      idempotent: true,
+    });
+    return res.data ?? [];
+  }
+
+  /** Confirms the deck is loaded and starts the run. Never resent automatically. */
+  async loadComplete(options: LoadCompleteOptions): Promise<Record<string, unknown>> {
+    const body = loadCompleteBody(options);
+    await this.send({
+      method: 'PUT',
+      path: '/protocol-run/load-complete',
+      operation: 'load-complete',
+      mediaType: MEDIA_JSON,
+      body,
+      idempotent: false,
+      minTimeoutMs: LOAD_COMPLETE_TIMEOUT_MS,
+    });
+    return body;
+  }
+
+  pause(): Promise<void> {
+    return this.control('pause', 'pause-run');
+  }
+
+  resume(): Promise<void> {
+    return this.control('resume', 'resume-run');
+  }
+
+  abort(): Promise<void> {
+    return this.control('abort', 'abort-run');
+  }
+
+  cleanupUnloading(): Promise<void> {
+    return this.control('cleanup-unloading', 'cleanup-unloading');
+  }
+
+  async globalRunState(): Promise<RunStateName | string> {
+    const op = 'global-run-state';
+    const body = await this.data<unknown>({
+      method: 'GET',
+      path: '/instruments/global-run-state',
+      operation: op,
+      idempotent: true,
+    });
+    const name = runStateName(body);
+    if (name) return name;
+    if (typeof body === 'string') return body;
+    throw new LhError(`${op}: expected a state name from the instrument`, { kind: 'response', operation: op, body });
+  }
+
+  systemReady(): Promise<Record<string, unknown>> {
+    return this.data({ method: 'GET', path: '/system-ready', operation: 'system-ready', idempotent: true });
+  }
+
+  async simulationSpeed(): Promise<number> {
+    const op = 'get-simulation-speed';
+    const body = await this.data<unknown>({
+      method: 'GET',
+      path: '/protocol-run/simulation-speed',
+      operation: op,
+      idempotent: true,
+    });
+    const speed = typeof body === 'number' ? body : v.isPlainObject(body) ? body.simulationSpeed : undefined;
+    if (typeof speed !== 'number')
+      throw new LhError(`${op}: expected a number from the instrument`, { kind: 'response', operation: op, body });
+    return speed;
+  }
+
+  async setSimulationSpeed(speed: unknown): Promise<void> {
+    const op = 'set-simulation-speed';
+    if (typeof speed !== 'number' || !Number.isFinite(speed) || speed <= 0) {
+      throw validationError(op, 'simulationSpeed', 'must be a number greater than 0', speed);
+    }
+    await this.send({
+      method: 'PUT',
+      path: '/protocol-run/simulation-speed',
+      operation: op,
+      mediaType: MEDIA_JSON,
+      body: { simulationSpeed: speed },
+      idempotent: true,
+    });
+  }
+
+  // --- run records ---
+
+  async listRunData(): Promise<RunRecordSummary[]> {
+    const op = 'list-run-data';
+    const list = await this.data<unknown>({ method: 'GET', path: '/run-data', operation: op, idempotent: true });
+    if (!Array.isArray(list))
+      throw new LhError(`${op}: expected an array of run records`, { kind: 'response', operation: op, body: list });
+    return list
+      .filter((r): r is Record<string, unknown> => v.isPlainObject(r) && (typeof r.id === 'string' || typeof r.id === 'number'))
+      .map((r) => ({ ...r, id: String(r.id) }));
+  }
+
+  getRunData(id: unknown): Promise<Record<string, unknown>> {
+    const op = 'get-run-data';
+    return this.data({
+      method: 'GET',
+      path: `/run-data/${encodeURIComponent(runId(id, 'runId', op))}`,
+      operation: op,
+      idempotent: true,
+    });
+  }
+
+  /** The run report as a PDF file. */
+  async runReport(id: unknown): Promise<FileDownload> {
+    const op = 'run-report';
+    const rid = runId(id, 'runId', op);
+    const file = await this.getFile(`/run-data/${encodeURIComponent(rid)}/pdf`, op, 'application/pdf');
+    if (!file.data.subarray(0, 5).equals(Buffer.from('%PDF-'))) {
+      throw new LhError(`${op}: the instrument's answer is not a PDF file`, {
+        kind: 'response',
+        operation: op,
+        body: file.data.subarray(0, 200).toString('utf8'),
+      });
+    }
+    return { ...file, filename: file.filename ?? `run-${rid.replace(/[^\w.-]/g, '_')}.pdf` };
+  }
+
+  /** The run's pipetting record as a CSV file. */
+  async pipettingCsv(id: unknown): Promise<FileDownload> {
+    const op = 'pipetting-csv';
+    const rid = runId(id, 'runId', op);
+    const file = await this.getFile(`/run-data/${encodeURIComponent(rid)}/pipetting-csv`, op, 'text/csv');
+    return { ...file, filename: file.filename ?? `pipetting-${rid.replace(/[^\w.-]/g, '_')}.csv` };
+  }
+
+  private async control(action: string, op: string): Promise<void> {
+    await this.send({ method: 'PUT', path: `/protocol-run/${action}`, operation: op, idempotent: true });
+  }
+}
+
+/** The load-complete body: defaults with the overrides of msg.payload; protocolId and simulate are the run's. */
+export function loadCompleteBody(options: LoadCompleteOptions): Record<string, unknown> {
+  const op = 'load-complete';
+  const overrides =
+    options.overrides === undefined || options.overrides === null ? {} : v.plainObject(options.overrides, 'payload', op);
+  for (const list of ['residualTips', 'barcodes', 'liquidVolumes']) {
+    if (overrides[list] !== undefined && !Array.isArray(overrides[list]))
+      throw validationError(op, `payload.${list}`, 'must be an array', overrides[list]);
+  }
+  const action = overrides.loadCompleteAction;
+  if (action !== undefined && action !== 'Run') throw validationError(op, 'payload.loadCompleteAction', 'must be "Run"', action);
+  return {
+    residualTips: [],
+    barcodes: [],
+    liquidVolumes: [],
+    ...overrides,
+    protocolId: v.databaseId(options.protocolId, 'protocolId', op),
+    simulate: options.simulate === undefined ? false : v.strictBoolean(options.simulate, 'simulate', op),
+    loadCompleteAction: 'Run',
+  };
+}

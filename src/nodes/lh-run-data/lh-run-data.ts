@@ -1,0 +1,50 @@
+import { validationError } from '../../client';
+import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { runOperationNode } from '../shared/operation-node';
+import { resolveChoice, resolveSetting } from '../shared/settings';
+
+const DATA_OPERATIONS = ['list', 'get', 'report', 'pipetting-csv'] as const;
+type DataOperation = (typeof DATA_OPERATIONS)[number];
+
+function dataOperation(value: unknown): DataOperation {
+  if (typeof value === 'string' && (DATA_OPERATIONS as readonly string[]).includes(value)) return value as DataOperation;
+  throw validationError('lh-run-data', 'operation', `must be one of ${DATA_OPERATIONS.join(', ')}`, value);
+}
+
+export = function register(RED: Red): void {
+  function LhRunData(this: unknown, config: NodeConfig): void {
+    RED.nodes.createNode(this, config);
+    const node = asNode(this);
+    runOperationNode(RED, node, config, async ({ client, msg }) => {
+      const operation = dataOperation(resolveChoice(msg, 'operation', config.operation));
+      const runId = async (): Promise<unknown> => {
+        const id = await resolveSetting(RED, node, msg, 'runId', config.runId, config.runIdType);
+        if (id === undefined || id === null || id === '') {
+          throw validationError(`lh-run-data ${operation}`, 'runId', 'is required: set it in the dialog or in msg.runId (lh-run-watch gives it)');
+        }
+        return id;
+      };
+      switch (operation) {
+        case 'list': {
+          const records = await client.runs.listRunData();
+          return { payload: records, status: { key: 'count', subs: { count: records.length } } };
+        }
+        case 'get': {
+          const id = await runId();
+          return { payload: await client.runs.getRunData(id), extra: { runId: String(id) } };
+        }
+        case 'report':
+        case 'pipetting-csv': {
+          const id = await runId();
+          const file = operation === 'report' ? await client.runs.runReport(id) : await client.runs.pipettingCsv(id);
+          return {
+            payload: file.data,
+            status: { key: 'lh-run-data.status.file', subs: { filename: file.filename ?? '', size: file.data.length } },
+            extra: { runId: String(id), filename: file.filename, contentType: file.contentType.split(';')[0] },
+          };
+        }
+      }
+    });
+  }
+  RED.nodes.registerType('lh-run-data', LhRunData);
+};

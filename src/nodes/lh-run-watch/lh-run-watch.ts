@@ -1,0 +1,174 @@
+import { asLhError, LhError, LiquidHandlerClient, RunStatus } from '../../client';
+import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
+import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { requireClient } from '../shared/server-node';
+import { failureReason, Status } from '../shared/status';
+import { connectionMessage } from '../lh-error-poll/error-messages';
+import { backoffMs, desyncMs, intervalMs, PollLoop, withJitter } from '../lh-error-poll/poll-loop';
+import { durationOf, FinishedRun, matchRecord, observe, progressDue, progressOf, resultOf } from './run-decisions';
+import { forgetMemory, memoryFor, memoryKey, WatchMemory } from './run-memory';
+
+const DEFAULT_OFFLINE_AFTER = 3;
+const DEFAULT_PROGRESS_S = 5;
+
+function offlineAfter(value: unknown): number {
+  const n = Number(value);
+  return Number.isInteger(n) && n >= 1 ? n : DEFAULT_OFFLINE_AFTER;
+}
+
+/** Seconds between progress messages; 0 = every poll. */
+function progressEveryMs(value: unknown): number {
+  const n = Number(value);
+  return value === '' || value === undefined || value === null || !Number.isFinite(n) || n < 0 ? DEFAULT_PROGRESS_S * 1000 : n * 1000;
+}
+
+function isUnreachable(err: LhError): boolean {
+  if (err.kind === 'network' || err.kind === 'timeout') return true;
+  return err.kind === 'http' && err.statusCode !== undefined && err.statusCode >= 500;
+}
+
+/** Output 2's msg: the result from the run record when the instrument lists one, else from the states seen. */
+async function finishedMessage(client: LiquidHandlerClient, f: FinishedRun, instrument: InstrumentInfo): Promise<NodeMessage> {
+  let record: Record<string, unknown> | undefined;
+  try {
+    record = matchRecord(await client.runs.listRunData(), f.run);
+  } catch {
+    record = undefined; // the record is a bonus: the run's end is reported anyway
+  }
+  const result = resultOf(record?.runResult, f.run.states);
+  const duration = durationOf(f.run, f.endedAt);
+  return {
+    topic: 'finished',
+    result,
+    duration,
+    protocolId: f.run.protocolId,
+    protocolName: f.run.protocolName,
+    runId: record ? String(record.id) : undefined,
+    payload: {
+      result,
+      duration,
+      protocolId: f.run.protocolId,
+      protocolName: f.run.protocolName,
+      startTime: f.run.startTime,
+      endTime: new Date(f.endedAt).toISOString(),
+      states: f.run.states,
+      runRecord: record ?? null,
+    },
+    instrument,
+  };
+}
+
+export = function register(RED: Red): void {
+  function LhRunWatch(this: unknown, config: NodeConfig): void {
+    RED.nodes.createNode(this, config);
+    const node: Node = asNode(this);
+    const status = new Status(node, RED);
+    let loop: PollLoop | undefined;
+    let key: string | undefined;
+    let setupError: LhError | undefined;
+    try {
+      const { server, client } = requireClient(RED, config.server, node.type);
+      key = memoryKey(server.instrumentKey, node.id);
+      loop = watch(RED, node, status, client, memoryFor(key), instrumentInfo(server, client), config);
+    } catch (err) {
+      setupError = asLhError(err, node.type);
+      status.failed(setupError);
+      node.error(setupError.message);
+    }
+
+    node.on('input', (_msg: NodeMessage, _send: unknown, done: (err?: Error) => void) => {
+      if (!loop) return done(setupError);
+      loop.trigger();
+      done();
+    });
+
+    node.on('close', (removed: boolean, done: () => void) => {
+      loop?.stop();
+      if (removed && key) forgetMemory(key);
+      done();
+    });
+  }
+  RED.nodes.registerType('lh-run-watch', LhRunWatch);
+};
+
+function watch(
+  RED: Red,
+  node: Node,
+  status: Status,
+  client: LiquidHandlerClient,
+  memory: WatchMemory,
+  instrument: InstrumentInfo,
+  config: NodeConfig,
+): PollLoop {
+  const baseMs = intervalMs(config.interval);
+  const grace = offlineAfter(config.offlineAfter);
+  const everyMs = progressEveryMs(config.progressInterval);
+  let desynced = false;
+  let lastProblem = '';
+
+  function show(s: RunStatus, now: number): void {
+    const p = progressOf(s, now);
+    const subs = { state: s.protocolRunState, percent: p ? Math.round(p.progress * 100) : 0 };
+    if (s.protocolRunState === 'Idle') status.idle('lh-run-watch.status.state', subs);
+    else if (s.protocolRunState === 'ErrorHandling') status.warn(p ? 'lh-run-watch.status.progress' : 'lh-run-watch.status.state', subs);
+    else status.ok(p ? 'lh-run-watch.status.progress' : 'lh-run-watch.status.state', subs);
+  }
+
+  async function pollOnce(): Promise<number> {
+    let s: RunStatus;
+    try {
+      s = await client.runs.status();
+    } catch (err) {
+      if (loop.stopped) return baseMs;
+      const e = asLhError(err, 'run-status');
+      if (!isUnreachable(e)) {
+        if (e.message !== lastProblem) node.warn(e.message);
+        lastProblem = e.message;
+        status.failed(e);
+        return withJitter(backoffMs(baseMs, 1, 0));
+      }
+      memory.unreachablePolls++;
+      if (memory.unreachablePolls >= grace && memory.connection !== 'offline') {
+        memory.connection = 'offline';
+        node.send([null, null, null, connectionMessage('offline', instrument, { failedPolls: memory.unreachablePolls, reason: e.message })]);
+      }
+      if (memory.connection === 'offline') node.status({ fill: 'red', shape: 'ring', text: RED._('common.status.offline') });
+      else node.status({ fill: 'yellow', shape: 'ring', text: failureReason(e) });
+      return withJitter(backoffMs(baseMs, memory.unreachablePolls, grace));
+    }
+    if (loop.stopped) return baseMs; // closed meanwhile: the answer belongs to nobody
+    lastProblem = '';
+    const connection =
+      memory.connection === 'offline' ? connectionMessage('online', instrument, { failedPolls: memory.unreachablePolls }) : null;
+    memory.connection = 'online';
+    memory.unreachablePolls = 0;
+
+    const now = Date.now();
+    const seen = observe(memory, s, now);
+    const change = seen.change
+      ? { topic: 'state', state: seen.change.state, previousState: seen.change.previousState, payload: s, instrument }
+      : null;
+    const p = progressOf(s, now);
+    const progress =
+      p && (seen.change || progressDue(memory, now, everyMs))
+        ? { topic: 'progress', progress: p.progress, eta: p.eta, remainingMs: p.remainingMs, state: s.protocolRunState, payload: s, instrument }
+        : null;
+    if (seen.change && p) memory.progressAt = now;
+    if (change || progress || connection) node.send([change, null, progress, connection]);
+    if (seen.finished) {
+      const finished = await finishedMessage(client, seen.finished, instrument);
+      if (!loop.stopped) node.send([null, finished, null, null]);
+    }
+    show(s, now);
+    if (!desynced) {
+      desynced = true;
+      return desyncMs(baseMs);
+    }
+    return baseMs;
+  }
+
+  const loop = new PollLoop(pollOnce);
+  status.idle('polling');
+  loop.start(0);
+  return loop;
+}

@@ -1,0 +1,165 @@
+/**
+ * What a run status means for lh-run-watch: a state change, a finished run and its result, the progress and
+ * its ETA. Pure: no timers, no I/O, no Node-RED. The memory it updates lives at module level in run-memory.ts,
+ * so a redeploy does not report a state or a finished run twice.
+ */
+import { RunStateName, RunStatus } from '../../client';
+
+export type RunResult = 'completed' | 'aborted' | 'failed';
+
+/** The run being watched, from its first sight until it is back to Idle. */
+export interface TrackedRun {
+  protocolId: number | null;
+  protocolName: string | null;
+  /** the instrument's start time (ISO), once it gives one */
+  startTime: string | null;
+  /** when the watch first saw the run (ms) */
+  firstSeenAt: number;
+  /** every state seen during the run, in order, without repeats */
+  states: RunStateName[];
+}
+
+export interface RunMemory {
+  /** the last state reported on output 1 (undefined: nothing reported yet) */
+  state?: RunStateName;
+  run?: TrackedRun;
+  /** keys of runs already reported as finished (bounded) */
+  finished: string[];
+  /** when progress was last reported (ms) */
+  progressAt?: number;
+}
+
+export interface StateChange {
+  state: RunStateName;
+  previousState: RunStateName | null;
+}
+
+/** A run that ended: reported once on output 2 (the record id and result are filled in from run-data when found). */
+export interface FinishedRun {
+  key: string;
+  run: TrackedRun;
+  /** when the watch saw the run end (ms) */
+  endedAt: number;
+}
+
+export interface Observation {
+  change?: StateChange;
+  finished?: FinishedRun;
+}
+
+const FINISHED_MEMORY = 200;
+
+export function newMemory(): RunMemory {
+  return { finished: [] };
+}
+
+export function runKey(run: TrackedRun): string {
+  return `${run.protocolId ?? ''}|${run.protocolName ?? ''}|${run.startTime ?? `seen:${run.firstSeenAt}`}`;
+}
+
+/** Compares one status with what was reported; updates the memory and says what to emit. */
+export function observe(memory: RunMemory, status: RunStatus, now: number): Observation {
+  const out: Observation = {};
+  const state = status.protocolRunState;
+  if (memory.state !== state) {
+    out.change = { state, previousState: memory.state ?? null };
+    memory.state = state;
+  }
+  const active = state !== 'Idle';
+  const tracked = memory.run;
+  // a new run replaced the tracked one between two polls (both have start times, and they differ)
+  if (tracked && active && tracked.startTime && status.startTime && tracked.startTime !== status.startTime) {
+    out.finished = finish(memory, tracked, now);
+  }
+  if (active) {
+    if (!memory.run) {
+      memory.run = { protocolId: status.protocolId, protocolName: status.protocolName, startTime: status.startTime, firstSeenAt: now, states: [] };
+    }
+    const run = memory.run;
+    run.startTime ??= status.startTime;
+    run.protocolId ??= status.protocolId;
+    run.protocolName ??= status.protocolName;
+    if (run.states[run.states.length - 1] !== state) run.states.push(state);
+  } else if (tracked && !out.finished) {
+    out.finished = finish(memory, tracked, now);
+  }
+  return out;
+}
+
+function finish(memory: RunMemory, run: TrackedRun, now: number): FinishedRun | undefined {
+  memory.run = undefined;
+  const key = runKey(run);
+  if (memory.finished.includes(key)) return undefined;
+  memory.finished.push(key);
+  if (memory.finished.length > FINISHED_MEMORY) memory.finished.shift();
+  return { key, run, endedAt: now };
+}
+
+/**
+ * The result of a finished run: the instrument's run record says it when found (Completed, Aborted, Failed, …);
+ * otherwise the states seen tell: an abort after an error handling is a failure, an abort alone an abort.
+ */
+export function resultOf(recordResult: unknown, states: RunStateName[]): RunResult {
+  if (typeof recordResult === 'string') {
+    const r = recordResult.toLowerCase();
+    if (/complet|success|finish|ok/.test(r)) return 'completed';
+    if (/abort|cancel/.test(r)) return 'aborted';
+    if (/fail|error/.test(r)) return 'failed';
+  }
+  const aborting = states.indexOf('Aborting');
+  if (aborting < 0) return 'completed';
+  return states.slice(0, aborting).includes('ErrorHandling') ? 'failed' : 'aborted';
+}
+
+export interface RunRecordLike {
+  id: string;
+  protocolName?: unknown;
+  startTime?: unknown;
+  [field: string]: unknown;
+}
+
+/** How far apart the record's start and the status's start may be (the two clocks round differently). */
+const START_TOLERANCE_MS = 5000;
+
+/** The run record of a finished run: the newest record of the same protocol that started when the run did. */
+export function matchRecord(records: RunRecordLike[], run: TrackedRun): RunRecordLike | undefined {
+  const started = run.startTime ? Date.parse(run.startTime) : run.firstSeenAt;
+  return records.find((r) => {
+    if (run.protocolName && typeof r.protocolName === 'string' && r.protocolName !== run.protocolName) return false;
+    const t = typeof r.startTime === 'string' ? Date.parse(r.startTime) : NaN;
+    if (Number.isNaN(t)) return false;
+    return run.startTime ? Math.abs(t - started) <= START_TOLERANCE_MS : t >= started - START_TOLERANCE_MS;
+  });
+}
+
+/** ms from the run's start (the instrument's, else first sight) to its end. */
+export function durationOf(run: TrackedRun, endedAt: number): number {
+  const start = run.startTime ? Date.parse(run.startTime) : run.firstSeenAt;
+  return Math.max(0, endedAt - start);
+}
+
+export interface Progress {
+  /** 0..1 */
+  progress: number;
+  /** the estimated end (ISO) */
+  eta: string;
+  /** ms left */
+  remainingMs: number;
+}
+
+/** Progress from the start time and the estimated end; undefined without both or when no run is active. */
+export function progressOf(status: RunStatus, now: number): Progress | undefined {
+  if (status.protocolRunState === 'Idle' || !status.startTime || !status.estimatedEndTime) return undefined;
+  const start = Date.parse(status.startTime);
+  const end = Date.parse(status.estimatedEndTime);
+  if (!(end > start)) return undefined;
+  const progress = Math.min(1, Math.max(0, (now - start) / (end - start)));
+  return { progress: Math.round(progress * 1000) / 1000, eta: status.estimatedEndTime, remainingMs: Math.max(0, end - now) };
+}
+
+/** Whether to report progress now: at most once per `everyMs` (0: on every poll). */
+export function progressDue(memory: RunMemory, now: number, everyMs: number): boolean {
+  if (memory.progressAt !== undefined && now - memory.progressAt < everyMs) return false;
+  memory.progressAt = now;
+  return true;
+}

@@ -1,0 +1,157 @@
+import { LhError, RunStatus, validationError, validate as v } from '../../client';
+import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { OperationResult, runOperationNode } from '../shared/operation-node';
+import { resolveChoice, resolveSetting } from '../shared/settings';
+import { protocolRef, ProtocolRef, resolveProtocolName } from './protocol-ref';
+import { loadOverrides, startRun } from './start-run';
+
+const RUN_OPERATIONS = ['start', 'pause', 'resume', 'abort', 'cleanup', 'status', 'protocols', 'validate'] as const;
+type RunOperation = (typeof RUN_OPERATIONS)[number];
+
+const DEFAULT_TIMEOUT_S = 300;
+const DEFAULT_POLL_S = 1;
+const MIN_POLL_MS = 50;
+
+function runOperation(value: unknown): RunOperation {
+  if (typeof value === 'string' && (RUN_OPERATIONS as readonly string[]).includes(value)) return value as RunOperation;
+  throw validationError('lh-run', 'operation', `must be one of ${RUN_OPERATIONS.join(', ')}`, value);
+}
+
+function seconds(value: unknown, fallback: number): number {
+  const n = Number(value);
+  return value === '' || value === undefined || value === null || !Number.isFinite(n) || n <= 0 ? fallback : n;
+}
+
+/** The dialog's choice, else msg.simulate (a boolean), else false. */
+function simulateOf(config: unknown, msg: NodeMessage): boolean {
+  if (config === 'true' || config === true) return true;
+  if (config === 'false' || config === false) return false;
+  const given = msg.simulate;
+  return given === undefined || given === null ? false : v.strictBoolean(given, 'simulate', 'start-run');
+}
+
+/** A sleep that the node's close cuts short with an error, so a waiting start does not outlive its flow. */
+class Sleeper {
+  private readonly pending = new Map<NodeJS.Timeout, (err: Error) => void>();
+  private closed = false;
+
+  sleep = (ms: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (this.closed) return reject(new LhError('the lh-run node was stopped', { kind: 'config', operation: 'start-run' }));
+      const t = setTimeout(() => {
+        this.pending.delete(t);
+        resolve();
+      }, ms);
+      this.pending.set(t, reject);
+    });
+
+  close(): void {
+    this.closed = true;
+    for (const [t, reject] of this.pending) {
+      clearTimeout(t);
+      reject(new LhError('the lh-run node was stopped while waiting for the run', { kind: 'config', operation: 'start-run' }));
+    }
+    this.pending.clear();
+  }
+}
+
+function statusResult(status: RunStatus, extra: Record<string, unknown> = {}): OperationResult {
+  return {
+    payload: status,
+    status: { key: 'lh-run.status.state', subs: { state: status.protocolRunState, protocol: status.protocolName ?? '' } },
+    extra: { state: status.protocolRunState, ...extra },
+  };
+}
+
+export = function register(RED: Red): void {
+  function LhRun(this: unknown, config: NodeConfig): void {
+    RED.nodes.createNode(this, config);
+    const node: Node = asNode(this);
+    const sleeper = new Sleeper();
+    const timeoutMs = seconds(config.timeout, DEFAULT_TIMEOUT_S) * 1000;
+    const pollMs = Math.max(MIN_POLL_MS, seconds(config.pollInterval, DEFAULT_POLL_S) * 1000);
+
+    async function protocolOf(msg: NodeMessage, required: boolean): Promise<ProtocolRef | undefined> {
+      const filled = (x: unknown): boolean => x !== undefined && x !== null && x !== '';
+      if (filled(config.protocolId)) {
+        return protocolRef(await resolveSetting(RED, node, msg, 'protocolId', config.protocolId, config.protocolIdType), undefined, 'lh-run');
+      }
+      if (filled(config.protocolName)) {
+        return protocolRef(undefined, await resolveSetting(RED, node, msg, 'protocolName', config.protocolName, 'str'), 'lh-run');
+      }
+      if (!required && !filled(msg.protocolId) && !filled(msg.protocolName)) return undefined;
+      return protocolRef(msg.protocolId, msg.protocolName, 'lh-run');
+    }
+
+    runOperationNode(RED, node, config, async ({ client, msg, status }) => {
+      const operation = runOperation(resolveChoice(msg, 'operation', config.operation));
+      const runs = client.runs;
+      switch (operation) {
+        case 'start': {
+          const confirmLoading = msg.confirmLoading === undefined ? false : v.strictBoolean(msg.confirmLoading, 'confirmLoading', 'start-run');
+          const protocol = await protocolOf(msg, !confirmLoading);
+          const result = await startRun(runs, {
+            protocol,
+            simulate: simulateOf(config.simulate, msg),
+            stopAtLoading: config.stopAtLoading === true || config.stopAtLoading === 'true',
+            confirmLoading,
+            loadOverrides: loadOverrides(msg.payload),
+            pollMs,
+            timeoutMs,
+            sleep: sleeper.sleep,
+            onPhase: (phase) => status.busy(`lh-run.status.${phase}`),
+          });
+          const extra = {
+            state: result.status.protocolRunState,
+            outcome: result.outcome,
+            protocolId: result.protocolId,
+            protocolName: result.protocolName,
+            runId: result.runId,
+          };
+          if (result.outcome === 'loading') {
+            return {
+              payload: result.loadInstructions,
+              status: { key: 'lh-run.status.waitingForLoading', subs: { protocol: result.protocolName } },
+              extra: { ...extra, runStatus: result.status },
+            };
+          }
+          return { ...statusResult(result.status), extra };
+        }
+        case 'pause':
+          await runs.pause();
+          return statusResult(await runs.status());
+        case 'resume':
+          await runs.resume();
+          return statusResult(await runs.status());
+        case 'abort':
+          await runs.abort();
+          return statusResult(await runs.status());
+        case 'cleanup':
+          await runs.cleanupUnloading();
+          return statusResult(await runs.status());
+        case 'status':
+          return statusResult(await runs.status());
+        case 'protocols': {
+          const names = await runs.protocolNames();
+          return { payload: names, status: { key: 'count', subs: { count: names.length } } };
+        }
+        case 'validate': {
+          const ref = (await protocolOf(msg, true)) as ProtocolRef;
+          const id = 'id' in ref ? ref.id : resolveProtocolName(ref.name, await runs.protocolNames(), 'validate-protocol').protocolId;
+          const validation = await runs.validateProtocol(id);
+          return {
+            payload: validation,
+            status: { key: validation.isValid ? 'lh-run.status.valid' : 'lh-run.status.invalid' },
+            extra: { protocolId: id, isValid: validation.isValid },
+          };
+        }
+      }
+    });
+
+    node.on('close', (_removed: boolean, done: () => void) => {
+      sleeper.close();
+      done();
+    });
+  }
+  RED.nodes.registerType('lh-run', LhRun);
+};

@@ -1,0 +1,42 @@
+import { LhError, ProtocolName, validate as v } from '../../client';
+
+/** Which protocol a msg or dialog names: by id, or by name (resolved through the instrument's list). */
+export type ProtocolRef = { id: number } | { name: string };
+
+export function protocolRef(id: unknown, name: unknown, operation: string): ProtocolRef {
+  if (id !== undefined && id !== null && id !== '') return { id: v.databaseId(id, 'protocolId', operation) };
+  if (typeof name === 'string' && name.trim() !== '') return { name: name.trim() };
+  if (name !== undefined && name !== null && name !== '') {
+    throw new LhError('protocolName must be a text', { kind: 'validation', operation, field: 'protocolName' });
+  }
+  throw new LhError('a protocol is required: set protocolId or protocolName in the dialog or the msg', {
+    kind: 'validation',
+    operation,
+    field: 'protocolId',
+  });
+}
+
+/**
+ * The id of the protocol named `name`: an exact match wins, else a match ignoring letter case; none or several
+ * is an error that lists what the instrument has.
+ */
+export function resolveProtocolName(name: string, names: ProtocolName[], operation: string): ProtocolName {
+  const exact = names.filter((p) => p.name === name);
+  const matches = exact.length > 0 ? exact : names.filter((p) => p.name.toLowerCase() === name.toLowerCase());
+  if (matches.length === 1) return matches[0];
+  if (matches.length > 1) {
+    throw new LhError(
+      `protocolName "${name}" is ambiguous: protocols ${matches.map((p) => p.protocolId).join(', ')} have that name; give msg.protocolId instead`,
+      { kind: 'validation', operation, field: 'protocolName' },
+    );
+  }
+  const known = names
+    .slice(0, 10)
+    .map((p) => `"${p.name}" (${p.protocolId})`)
+    .join(', ');
+  throw new LhError(`protocolName "${name}" is not a protocol of the instrument${known ? `; it has ${known}${names.length > 10 ? ', …' : ''}` : ''}`, {
+    kind: 'validation',
+    operation,
+    field: 'protocolName',
+  });
+}

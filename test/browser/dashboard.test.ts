@@ -1,0 +1,161 @@
+// The operator dashboard (example 07) in a real Chromium, after `npm start` (fresh user directory, the example flows
+// deployed, any free port): a run goes from Loading to finished on the page, and an error raised during the run is
+// answered with the page's button. Needs Debian's chromium at /usr/bin/chromium and a build (npm test builds first).
+import assert from 'assert';
+import fs from 'fs';
+import os from 'os';
+import path from 'path';
+import { ChildProcess, spawn } from 'child_process';
+import { Browser, chromium, Page } from 'playwright-core';
+
+const root = path.resolve(__dirname, '..', '..');
+const CHROMIUM = process.env.LH_CHROMIUM || '/usr/bin/chromium';
+
+interface Started {
+  child: ChildProcess;
+  editorUrl: string;
+  simA: string;
+}
+
+function startNodeRed(userDir: string): Promise<Started> {
+  const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.js')], {
+    cwd: root,
+    env: { ...process.env, LH_USER_DIR: userDir, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      text += chunk.toString();
+      const editor = /Node-RED editor: (http:\/\/\S+)/.exec(text);
+      const sim = /Simulator: A (\S+)/.exec(text);
+      if (editor && sim) {
+        child.off('exit', onExit);
+        resolve({ child, editorUrl: editor[1], simA: sim[1] });
+      }
+    };
+    const onExit = (code: number | null): void => reject(new Error(`scripts/start.js exited (${code}):\n${text}`));
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', onExit);
+  });
+}
+
+async function json(
+  method: string,
+  url: string,
+  body?: unknown,
+  token?: string,
+  type = 'application/json',
+): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, {
+    method,
+    headers: { 'Content-Type': type, ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as unknown) : undefined };
+}
+
+describe('operator dashboard in Chromium (npm start, example 07)', function () {
+  this.timeout(120_000);
+  let userDir = '';
+  let started: Started | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+
+  before(async function () {
+    assert.ok(fs.existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium`);
+    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-dashboard-'));
+    fs.writeFileSync(path.join(userDir, '.config.runtime.json'), JSON.stringify({ telemetryEnabled: false }));
+    started = await startNodeRed(userDir); // first run: every example is deployed, the dashboard among them
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await page.route(
+      (url) => url.hostname !== '127.0.0.1',
+      (route) => route.abort(),
+    );
+  });
+
+  after(async function () {
+    await browser?.close();
+    const child = started?.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGINT');
+      await exited;
+    }
+    if (userDir) fs.rmSync(userDir, { recursive: true, force: true });
+  });
+
+  /** The text widget labelled `label` shows `value`. */
+  const shows = (label: string, value: string | RegExp) =>
+    page.locator('.nrdb-ui-text', { hasText: label }).filter({ hasText: value }).first().waitFor({ timeout: 30_000 });
+
+  it('shows a run from Loading to finished, and answers its error with the page button', async function () {
+    const { editorUrl, simA } = started!;
+    const sim = (p: string): string => `${new URL(simA).origin}${p}`;
+    await page.goto(`${editorUrl}dashboard/operator`);
+    // a page opened while the dashboard's runtime side is still starting may miss the stored state: load it again once
+    const idle = page.locator('.nrdb-ui-text', { hasText: 'State' }).filter({ hasText: 'Idle' }).first();
+    if (
+      !(await idle.waitFor({ timeout: 15_000 }).then(
+        () => true,
+        () => false,
+      ))
+    )
+      await page.reload();
+    await shows('State', 'Idle');
+
+    assert.equal((await json('PUT', sim('/sim/run'), { simulationSpeed: 20 })).status, 200);
+    const login = await json(
+      'POST',
+      `${simA}/api/v1/authenticate`,
+      { username: 'admin', password: 'labwire' },
+      undefined,
+      'application/json-patch+json',
+    );
+    const token = (login.body as { token: string }).token;
+    assert.equal(
+      (await json('POST', `${simA}/api/v1/protocol-run/create`, { protocolId: 1, simulate: true }, token)).status,
+      200,
+    );
+    await shows('State', 'Loading'); // the run waits here until the deck is confirmed
+    await shows('Protocol / step', 'Demo protocol');
+    assert.equal(
+      (await json('PUT', `${simA}/api/v1/protocol-run/load-complete`, { protocolId: 1, simulate: true }, token)).status,
+      204,
+    );
+    await shows('State', 'Running');
+
+    assert.equal(
+      (await json('POST', sim('/sim/run/error'), { title: 'Clot detected', responses: ['Retry', 'Abort'] })).status,
+      201,
+    );
+    await shows('State', 'ErrorHandling');
+    const error = page.locator('.lh-error', { hasText: 'Clot detected' });
+    await error.waitFor({ timeout: 30_000 });
+    await error.locator('.lh-answer', { hasText: 'Retry' }).click();
+    await shows('State', 'Running');
+    const state = (await json('GET', sim('/sim/state'))).body as { pendingErrors: number };
+    assert.equal(state.pendingErrors, 0);
+
+    await json('PUT', sim('/sim/run'), { simulationSpeed: 2000 });
+    await shows('State', 'Idle');
+    await page
+      .locator('table', { hasText: 'Demo protocol' })
+      .filter({ hasText: 'Completed' })
+      .first()
+      .waitFor({ timeout: 30_000 });
+    await page.locator('.lh-no-errors').waitFor({ timeout: 30_000 });
+    const [record] = (await json('GET', `${simA}/api/v1/run-data`, undefined, token)).body as { id: string; runResult: string }[];
+    assert.equal(record.runResult, 'Completed');
+    const detail = (await json('GET', `${simA}/api/v1/run-data/${record.id}`, undefined, token)).body as {
+      errors: { title: string; selectedResponse: string }[];
+    };
+    assert.deepEqual(
+      detail.errors.map((e) => [e.title, e.selectedResponse]),
+      [['Clot detected', 'Retry']],
+    );
+  });
+});

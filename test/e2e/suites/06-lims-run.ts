@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'net';
+import { PDFDocument } from 'pdf-lib';
+import { SMTPServer, SMTPServerDataStream } from 'smtp-server';
+import { until } from '../../support/embedded-red';
+import { E2e, exampleFlow } from './common';
+
+/** A local SMTP server that keeps each mail's raw text. */
+async function mailbox(): Promise<{ port: number; mails: string[]; close(): Promise<void> }> {
+  const mails: string[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    allowInsecureAuth: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onAuth(auth, _session, cb) {
+      cb(null, { user: auth.username });
+    },
+    onData(stream: SMTPServerDataStream, _session, cb) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        mails.push(Buffer.concat(chunks).toString('utf8'));
+        cb();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    port: (server.server.address() as AddressInfo).port,
+    mails,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** The base64 body of the MIME part whose headers name `filename`, decoded. */
+function attachment(mail: string, filename: string): Buffer | undefined {
+  const parts = mail.split(/\r?\n--[^\r\n]+\r?\n/);
+  const part = parts.find((p) => p.includes(`filename=${filename}`) || p.includes(`filename="${filename}"`));
+  if (!part) return undefined;
+  const body = part
+    .split(/\r?\n\r?\n/)
+    .slice(1)
+    .join('\n');
+  return Buffer.from(body.replace(/--[^\s]*--\s*$/, '').replace(/\s+/g, ''), 'base64');
+}
+
+export function limsRunSuite(ctx: E2e): void {
+  describe('06 Start a run from a LIMS request', function () {
+    let smtp: Awaited<ReturnType<typeof mailbox>>;
+    beforeEach(async function () {
+      smtp = await mailbox();
+    });
+    afterEach(async function () {
+      await smtp.close();
+    });
+
+    async function deployExample(): Promise<void> {
+      const { flow, credentials, node } = exampleFlow('06 ', ctx.sim);
+      Object.assign(node('lh-ex06-mail'), { server: '127.0.0.1', port: String(smtp.port), secure: false, tls: false });
+      credentials['lh-ex06-mail'] = { userid: 'nodered@example.com', password: 'smtp-secret-6' };
+      Object.assign(node('lh-ex06-run'), { pollInterval: '0.05' });
+      Object.assign(node('lh-ex06-watch'), { interval: '0.5' });
+      await ctx.red.deploy(flow, credentials);
+    }
+
+    const post = (body: unknown): Promise<{ status: number; body: Record<string, unknown> }> =>
+      ctx.red
+        .request('POST', '/lims/run', body)
+        .then((r) => ({ status: r.status, body: JSON.parse(r.text) as Record<string, unknown> }));
+
+    it('answers 202 with the run id, and mails the PDF report when the run has finished', async function () {
+      ctx.sim.runs.setSpeed(300); // the demo protocol runs about 2 s
+      await deployExample();
+      const res = await post({ protocol: 'Demo protocol', simulate: true });
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+      assert.equal(res.body.protocolId, 1);
+      assert.equal(res.body.protocolName, 'Demo protocol');
+      assert.equal(res.body.state, 'Running');
+      const create = ctx.sim.requests.filter((r) => r.path === '/api/v1/protocol-run/create');
+      assert.deepEqual(
+        create.map((r) => r.body),
+        [{ protocolId: 1, simulate: true, recompile: false }],
+      );
+      const mail = await until('the report mail', () => smtp.mails[0], 15_000);
+      const [record] = ctx.sim.runs.records.all;
+      assert.equal(res.body.runId, record.id);
+      assert.match(mail, /^Subject: Run completed: Demo protocol\r?$/m);
+      const pdf = attachment(mail, `run-${record.id}.pdf`);
+      assert.ok(pdf, mail.slice(0, 2000));
+      assert.equal(pdf.subarray(0, 5).toString('latin1'), '%PDF-');
+      assert.equal((await PDFDocument.load(pdf)).getPageCount(), 1);
+    });
+
+    it('answers 409 naming the running protocol when a run is in progress, and sends no second create', async function () {
+      ctx.sim.runs.setSpeed(1);
+      await deployExample();
+      ctx.sim.runs.create({ protocolId: 1 }, 'operator');
+      ctx.sim.clearRequests();
+      const res = await post({ protocol: 2 });
+      assert.equal(res.status, 409);
+      assert.match(String(res.body.error), /start refused: a run of protocol 'Demo protocol' \(1\) is in progress/);
+      assert.equal(ctx.sim.requests.filter((r) => r.path === '/api/v1/protocol-run/create').length, 0);
+      ctx.sim.runs.abort();
+    });
+
+    it('answers 400 for a malformed request without asking the instrument, 422 for an unknown protocol', async function () {
+      await deployExample();
+      ctx.sim.clearRequests();
+      for (const body of [{ protocol: true }, { protocol: 'Demo protocol', simulate: 'yes' }, { protocol: -1 }, {}]) {
+        const res = await post(body);
+        assert.equal(res.status, 400, JSON.stringify(body));
+      }
+      // only the run watch's own polls reached the instrument
+      assert.deepEqual(
+        ctx.sim.requests.filter((r) => !['/api/v1/protocol-run', '/api/v1/authenticate'].includes(r.path)),
+        [],
+      );
+      const unknown = await post({ protocol: 'ELISA' });
+      assert.equal(unknown.status, 422);
+      assert.match(String(unknown.body.error), /"ELISA" is not a protocol of the instrument/);
+    });
+  });
+}

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { parseRunStatus, RunStatus } from '../../src/client';
+import {
+  durationOf,
+  matchRecord,
+  newMemory,
+  observe,
+  progressDue,
+  progressOf,
+  resultOf,
+  TrackedRun,
+} from '../../src/nodes/lh-run-watch/run-decisions';
+
+const T0 = Date.parse('2026-03-01T10:00:00Z');
+
+function status(state: number | string, extra: Record<string, unknown> = {}): RunStatus {
+  return parseRunStatus({
+    protocolRunState: state,
+    protocolId: state === 0 ? 0 : 1,
+    protocolName: state === 0 ? '' : 'Demo',
+    startTime: '0001-01-01T00:00:00',
+    estimatedEndTime: '0001-01-01T00:00:00',
+    ...extra,
+  });
+}
+
+describe('lh-run-watch decisions (pure)', function () {
+  it('reports each state change once, the first with previousState null', function () {
+    const m = newMemory();
+    assert.deepEqual(observe(m, status(0), T0).change, { state: 'Idle', previousState: null });
+    assert.equal(observe(m, status(0), T0 + 1).change, undefined);
+    assert.deepEqual(observe(m, status('Scheduling'), T0 + 2).change, { state: 'Scheduling', previousState: 'Idle' });
+    assert.deepEqual(observe(m, status(4), T0 + 3).change, { state: 'Running', previousState: 'Scheduling' });
+    assert.equal(observe(m, status('running'), T0 + 4).change, undefined);
+  });
+
+  it('reports a finished run once, when the state is back to Idle, with the states seen', function () {
+    const m = newMemory();
+    observe(m, status(0), T0);
+    observe(m, status(3), T0 + 1000);
+    observe(m, status(4, { startTime: '2026-03-01T10:00:02Z' }), T0 + 2000);
+    const end = observe(m, status(0), T0 + 62_000);
+    assert.ok(end.finished);
+    assert.deepEqual(end.finished.run.states, ['Loading', 'Running']);
+    assert.equal(end.finished.run.protocolName, 'Demo');
+    assert.equal(durationOf(end.finished.run, end.finished.endedAt), 60_000);
+    assert.equal(observe(m, status(0), T0 + 63_000).finished, undefined);
+  });
+
+  it('reports a run replaced by another between two polls as finished', function () {
+    const m = newMemory();
+    observe(m, status(4, { startTime: '2026-03-01T10:00:00Z' }), T0);
+    const seen = observe(m, status(4, { startTime: '2026-03-01T11:00:00Z' }), T0 + 3_600_000);
+    assert.equal(seen.finished?.run.startTime, '2026-03-01T10:00:00.000Z');
+    assert.equal(m.run?.startTime, '2026-03-01T11:00:00.000Z');
+  });
+
+  it('takes the result from the run record, else from the states seen', function () {
+    assert.equal(resultOf('Completed', ['Running', 'Aborting']), 'completed');
+    assert.equal(resultOf('Aborted', []), 'aborted');
+    assert.equal(resultOf('Failed', []), 'failed');
+    assert.equal(resultOf(undefined, ['Running']), 'completed');
+    assert.equal(resultOf(undefined, ['Running', 'Aborting']), 'aborted');
+    assert.equal(resultOf(undefined, ['Running', 'ErrorHandling', 'Aborting']), 'failed');
+  });
+
+  it('matches the run record by protocol and start time', function () {
+    const run: TrackedRun = { protocolId: 1, protocolName: 'Demo', startTime: '2026-03-01T10:00:00.000Z', firstSeenAt: T0, states: [] };
+    const records = [
+      { id: 'other', protocolName: 'Other', startTime: '2026-03-01T10:00:00Z' },
+      { id: 'old', protocolName: 'Demo', startTime: '2026-03-01T09:00:00Z' },
+      { id: 'this', protocolName: 'Demo', startTime: '2026-03-01T10:00:01Z' },
+    ];
+    assert.equal(matchRecord(records, run)?.id, 'this');
+    assert.equal(matchRecord(records.slice(0, 2), run), undefined);
+  });
+
+  it('computes progress and eta from start and estimated end, clamped to 0..1; none without both dates', function () {
+    const s = status(4, { startTime: '2026-03-01T10:00:00Z', estimatedEndTime: '2026-03-01T10:10:00Z' });
+    assert.deepEqual(progressOf(s, T0 + 150_000), { progress: 0.25, eta: '2026-03-01T10:10:00.000Z', remainingMs: 450_000 });
+    assert.equal(progressOf(s, T0 + 3_600_000)?.progress, 1);
+    assert.equal(progressOf(status(4), T0), undefined);
+    assert.equal(progressOf(status(0, { startTime: '2026-03-01T10:00:00Z', estimatedEndTime: '2026-03-01T10:10:00Z' }), T0), undefined);
+  });
+
+  it('rate-limits progress', function () {
+    const m = newMemory();
+    assert.equal(progressDue(m, T0, 5000), true);
+    assert.equal(progressDue(m, T0 + 4999, 5000), false);
+    assert.equal(progressDue(m, T0 + 5000, 5000), true);
+    assert.equal(progressDue(m, T0 + 5001, 0), true);
+  });
+});
