@@ -1,4 +1,15 @@
-export type LhErrorKind = 'validation' | 'http' | 'network' | 'timeout' | 'tls' | 'auth' | 'instrument' | 'config' | 'response';
+export type LhErrorKind =
+  | 'validation'
+  | 'http'
+  | 'network'
+  | 'timeout'
+  | 'tls'
+  | 'auth'
+  | 'instrument'
+  | 'config'
+  | 'response'
+  /** the error was answered by someone else (or the package cannot prove its own answer was the one applied) */
+  | 'already-answered';
 
 export interface LhErrorInit {
   kind: LhErrorKind;
@@ -38,7 +49,7 @@ export class LhError extends Error {
     this.statusCode = init.statusCode;
     this.body = init.body;
     this.field = init.field;
-    this.code = init.code ?? `LH_${init.kind.toUpperCase()}`;
+    this.code = init.code ?? `LH_${init.kind.toUpperCase().replace(/-/g, '_')}`;
     this.attempts = init.attempts ?? 1;
     // Node-RED rebuilds msg.error for Catch nodes from message, code, stack and cause only: the details travel as cause.
     Object.defineProperty(this, 'cause', { get: () => this.toMsgError(), enumerable: false, configurable: true });

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'events';
+import { answerLedgerFor, InstrumentAnswers } from './answer-ledger';
 import { LhError } from './errors';
 import { InstrumentApi } from './instrument';
 import { PrepApi } from './prep';
@@ -12,6 +13,7 @@ export { Transport, TlsOptions, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR } fro
 export { Session, SessionState, Credentials } from './session';
 export { PrepApi } from './prep';
 export { InstrumentApi, RecoveryKind } from './instrument';
+export { AnswerLedger, AnswerOptions, AnswerRecord, InstrumentAnswers, answerLedgerFor } from './answer-ledger';
 
 export interface ClientOptions extends SessionOptions {
   baseUrl: string;
@@ -55,8 +57,14 @@ export class LiquidHandlerClient extends EventEmitter {
     this.transport = new Transport(options);
     this.session = new Session(this.transport, options.credentials ?? {}, options);
     this.session.on('state', (state) => this.emit('session', state));
-    this.prep = new PrepApi((spec) => this.observe(this.session.send(spec)));
-    this.instrument = new InstrumentApi((spec) => this.observe(this.sendB(spec)));
+    this.prep = new PrepApi((spec) => this.observe(this.session.send(spec)), this.answers.a);
+    this.instrument = new InstrumentApi((spec) => this.observe(this.sendB(spec)), this.answers.b);
+  }
+
+  /** The answers this Node-RED gave to this instrument's errors: one ledger per instrument URL, process-wide. */
+  get answers(): InstrumentAnswers {
+    const { baseUrl, instrumentUrl } = this.transport;
+    return new InstrumentAnswers(answerLedgerFor(baseUrl), instrumentUrl ? answerLedgerFor(instrumentUrl) : undefined);
   }
 
   get connectionState(): ConnectionState {

@@ -1,3 +1,4 @@
+import { AnswerLedger, AnswerOptions, alreadyAnsweredThere, isAlreadyHandled } from './answer-ledger';
 import { LhError, validationError } from './errors';
 import { Sender } from './prep';
 import { UnsignedSpec } from './session';
@@ -11,7 +12,11 @@ export type RecoveryKind = 'recovery' | 'action';
 
 /** Interface B, the instrument control interface: error handler, unhandled errors, recovery submissions. */
 export class InstrumentApi {
-  constructor(private readonly sendB: Sender) {}
+  /** `answers`: the ledger of this instrument's B errors (shared by every client of it). */
+  constructor(
+    private readonly sendB: Sender,
+    private readonly answers: AnswerLedger = new AnswerLedger(),
+  ) {}
 
   private send<T>(spec: BSpec): Promise<ApiResponse<T>> {
     return this.sendB<T>({ ...spec, api: 'B' });
@@ -72,27 +77,40 @@ export class InstrumentApi {
     return Array.isArray(wrapper.data) ? wrapper.data : [];
   }
 
-  /** Submits once, never retried: `success: false` becomes an error carrying the instrument's message. */
-  async submit(kind: RecoveryKind, recovery: ErrorRecovery): Promise<ResultWrapper<string>> {
+  /**
+   * Submits once, never retried, and at most once per error from this Node-RED (see AnswerLedger).
+   * `success: false` becomes an error carrying the instrument's message; "already handled" becomes `already-answered`.
+   */
+  async submit(kind: RecoveryKind, recovery: ErrorRecovery, options: AnswerOptions = {}): Promise<ResultWrapper<string>> {
     const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
     const body = errorRecovery(recovery, op);
-    const res = await this.send<ResultWrapper<string>>({
-      method: 'POST',
-      path: `/instrument-errors/${encodeURIComponent(body.uuid)}/${kind}`,
-      operation: op,
-      body,
-      idempotent: false,
-    });
-    const wrapper = res.data;
-    if (!wrapper || wrapper.success !== true) {
-      throw new LhError(`${op} for error ${body.uuid} was refused: ${wrapper?.message ?? 'no reason given'}`, {
-        kind: 'instrument',
+    const slot = this.answers.reserve(body.uuid, String(body.selectedActionId), op, options);
+    try {
+      const res = await this.send<ResultWrapper<string>>({
+        method: 'POST',
+        path: `/instrument-errors/${encodeURIComponent(body.uuid)}/${kind}`,
         operation: op,
-        statusCode: res.status,
-        body: wrapper,
+        body,
+        idempotent: false,
       });
+      const wrapper = res.data;
+      if (!wrapper || wrapper.success !== true) {
+        throw new LhError(`${op} for error ${body.uuid} was refused: ${wrapper?.message ?? 'no reason given'}`, {
+          kind: 'instrument',
+          operation: op,
+          statusCode: res.status,
+          body: wrapper,
+        });
+      }
+      slot.confirm();
+      return wrapper;
+    } catch (err) {
+      slot.release();
+      if (err instanceof LhError && isAlreadyHandled(err)) {
+        throw alreadyAnsweredThere(body.uuid, op, err, 'the instrument says it was already handled');
+      }
+      throw err;
     }
-    return wrapper;
   }
 }
 

@@ -1,3 +1,4 @@
+import { AnswerLedger, AnswerOptions, AnswerRecord, alreadyAnsweredThere, isAlreadyHandled } from './answer-ledger';
 import { LhError, validationError } from './errors';
 import { UnsignedSpec } from './session';
 import { ApiResponse, MEDIA_JSON, MEDIA_JSON_PATCH } from './transport';
@@ -31,7 +32,11 @@ const SOFTWARE_SETTING_TYPES: Record<keyof SoftwareSettings, 'boolean' | 'int32'
 
 /** Interface A, the preparation service: every operation validates its input before anything is sent. */
 export class PrepApi {
-  constructor(private readonly sendA: Sender) {}
+  /** `answers`: the ledger of this instrument's A errors (shared by every client of it). */
+  constructor(
+    private readonly sendA: Sender,
+    private readonly answers: AnswerLedger = new AnswerLedger(),
+  ) {}
 
   private send<T>(spec: ASpec): Promise<ApiResponse<T>> {
     return this.sendA<T>({ ...spec, api: 'A' });
@@ -248,21 +253,56 @@ export class PrepApi {
     return list as PendingError[];
   }
 
-  async answerRuntimeError(answer: RuntimeErrorAnswer): Promise<void> {
+  /**
+   * Answers a pending error once for this Node-RED (see AnswerLedger). A 409 means someone answered first; on a
+   * resent attempt the earlier one may have been ours, so the error is read back: only when the instrument shows
+   * this very response is it reported as answered, otherwise `already-answered`.
+   */
+  async answerRuntimeError(answer: RuntimeErrorAnswer, options: AnswerOptions = {}): Promise<AnswerRecord> {
     const op = 'answer-error';
-    await this.send({
-      method: 'PUT',
-      path: '/errors/runtime',
-      operation: op,
-      mediaType: MEDIA_JSON,
-      body: answer,
-      idempotent: true,
-      alreadyDoneStatus: 409,
-    });
+    const id = String(answer.id);
+    const slot = this.answers.reserve(id, answer.selectedResponse, op, options);
+    try {
+      await this.send({
+        method: 'PUT',
+        path: '/errors/runtime',
+        operation: op,
+        mediaType: MEDIA_JSON,
+        body: answer,
+        idempotent: true,
+      });
+      return slot.confirm();
+    } catch (err) {
+      if (!(err instanceof LhError) || !isAlreadyHandled(err)) {
+        slot.release();
+        throw err;
+      }
+      if (err.attempts > 1 && (await this.appliedResponse(id)) === answer.selectedResponse) return slot.confirm();
+      slot.release();
+      throw alreadyAnsweredThere(
+        id,
+        op,
+        err,
+        err.attempts > 1
+          ? 'an earlier attempt got no answer and the instrument does not show this response as the one applied'
+          : `the instrument refused this answer (${err.statusCode ?? 'no status'})`,
+      );
+    }
   }
 
+  /** The response the instrument applied to error `id`, when its error record says so (undefined when unknown). */
+  private async appliedResponse(id: string): Promise<string | undefined> {
+    try {
+      const record = await this.getError(id);
+      return typeof record?.selectedResponse === 'string' ? record.selectedResponse : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Sent once: a lost answer is reported as a failure, never resent into a second, misleading count. */
   clearErrors(): Promise<ClearResult> {
-    return this.data({ method: 'PUT', path: '/errors/clear-errors', operation: 'clear-errors', idempotent: true });
+    return this.data({ method: 'PUT', path: '/errors/clear-errors', operation: 'clear-errors', idempotent: false });
   }
 
   // --- settings and verification (4.4) ---

@@ -61,6 +61,8 @@ export interface ErrorRecord {
   handled?: boolean;
   responses?: string[];
   groupId?: string;
+  /** the response applied, where the instrument records it */
+  selectedResponse?: string | null;
   [field: string]: unknown;
 }
 

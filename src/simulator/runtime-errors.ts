@@ -183,6 +183,7 @@ export class RuntimeErrorBook {
     if (record) {
       record.handled = true;
       record.handledDateTime = new Date().toISOString();
+      if (selected !== null) record.selectedResponse = selected;
     }
     // handled errors stay known (so a second answer is 409, not 404), bounded
     const handled = this.all.filter((e) => e.handled);

@@ -102,6 +102,8 @@ export interface ErrorRecord {
   handled: boolean;
   responses: string[];
   groupId: string;
+  /** the response applied, once answered (absent while pending and when cleared) */
+  selectedResponse?: string;
 }
 
 export interface ErrorList {

@@ -22,6 +22,9 @@ export interface ProxiedRequest {
   end: number;
 }
 
+/** What to do with one request: forward it, drop it unprocessed, or lose the answer after processing. */
+export type ProxyDecision = 'forward' | 'drop-before' | 'lose-after';
+
 export interface LossyProxyOptions {
   target: string;
   /** for an https target: the CA that signs it, and the key and certificate the proxy serves with */
@@ -31,6 +34,8 @@ export interface LossyProxyOptions {
 export class LossyProxy {
   /** 0..1 share of processed answers that are dropped */
   lossRate = 0;
+  /** When set, decides per request instead of lossRate (for deterministic fault sequences). */
+  decide?: (req: ProxiedRequest) => ProxyDecision;
   readonly log: ProxiedRequest[] = [];
   private server?: http.Server | https.Server;
   private readonly sockets = new Set<Socket>();
@@ -86,6 +91,12 @@ export class LossyProxy {
         end: 0,
       };
       this.log.push(entry);
+      const decision = this.decide?.(entry);
+      if (decision === 'drop-before') {
+        entry.end = Date.now();
+        req.socket.destroy();
+        return;
+      }
       const headers = { ...req.headers, host: this.target.host };
       delete headers.connection;
       const send = this.options.tls ? https.request : http.request;
@@ -110,7 +121,7 @@ export class LossyProxy {
         up.on('error', () => req.socket.destroy());
         up.on('end', () => {
           entry.upstreamStatus = up.statusCode ?? 0;
-          if (Math.random() < this.lossRate) {
+          if (decision === 'lose-after' || (decision === undefined && Math.random() < this.lossRate)) {
             entry.lost = true;
             req.socket.destroy();
             return;

@@ -1,5 +1,6 @@
 import { PendingError, RuntimeErrorAnswer, validate as v, validationError } from '../../client';
 import { responseNames } from '../shared/error-records';
+import { NodeMessage } from '../shared/node-red';
 
 const OP = 'answer-error';
 
@@ -69,4 +70,9 @@ export function answerBody(error: PendingError, selected: unknown, perItem: unkn
   const body: RuntimeErrorAnswer = { id: error.id, selectedResponse: response, errorData };
   if (groupId !== undefined) body.groupId = groupId;
   return body;
+}
+
+/** Who answers, for the audit: msg.answeredBy when the flow says so, else this node. */
+export function answeredBy(msg: NodeMessage, nodeName: string): string {
+  return typeof msg.answeredBy === 'string' && msg.answeredBy !== '' ? msg.answeredBy : `node ${nodeName}`;
 }

@@ -2,7 +2,7 @@ import { LhError, LiquidHandlerClient, PendingError, validate as v } from '../..
 import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveSetting } from '../shared/settings';
-import { answerBody, pendingErrorIn } from './answer-body';
+import { answerBody, answeredBy, pendingErrorIn } from './answer-body';
 
 const OP = 'answer-error';
 
@@ -48,8 +48,13 @@ export = function register(RED: Red): void {
       const configuredId = await resolveSetting(RED, node, msg, 'errorId', config.errorId, config.errorIdType);
       const error = await findError(client, msg, config.errorId ? configuredId : undefined);
       const body = answerBody(error, selected, msg.errorDataResponses, msg.groupId);
-      await client.prep.answerRuntimeError(body);
-      return { payload: body, status: { key: 'answered' } };
+      try {
+        await client.prep.answerRuntimeError(body, { by: answeredBy(msg, node.name || node.id) });
+      } catch (err) {
+        if (err instanceof LhError && err.kind === 'already-answered') msg.outcome = 'already-answered';
+        throw err;
+      }
+      return { payload: body, status: { key: 'answered' }, extra: { outcome: 'answered' } };
     });
   }
   RED.nodes.registerType('lh-answer-error', LhAnswerError);

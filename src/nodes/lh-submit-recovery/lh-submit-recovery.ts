@@ -2,6 +2,7 @@ import { LhError, validate as v } from '../../client';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/settings';
+import { answeredBy } from '../lh-answer-error/answer-body';
 import { kindOf, recoveryBody } from './recovery-body';
 
 export = function register(RED: Red): void {
@@ -18,9 +19,18 @@ export = function register(RED: Red): void {
       const errorHandlingKey = key === undefined || key === '' ? null : v.clientKey(key, 'errorHandlingKey', op);
       const body = recoveryBody(msg, { kind, uuid: uuid === '' ? undefined : uuid, selectedActionId, errorHandlingKey }, op);
       // Sent once: a refusal (success: false) becomes an error for Catch nodes, nothing is retried.
-      const result = await client.instrument.submit(kind, body);
-      if (!result.success) throw new LhError(result.message ?? 'refused by the instrument', { kind: 'instrument', operation: op, body: result });
-      return { payload: result, status: { key: 'submitted' }, extra: { uuid: body.uuid, selectedActionId: body.selectedActionId } };
+      let result;
+      try {
+        result = await client.instrument.submit(kind, body, { by: answeredBy(msg, node.name || node.id) });
+      } catch (err) {
+        if (err instanceof LhError && err.kind === 'already-answered') msg.outcome = 'already-answered';
+        throw err;
+      }
+      return {
+        payload: result,
+        status: { key: 'submitted' },
+        extra: { uuid: body.uuid, selectedActionId: body.selectedActionId, outcome: 'answered' },
+      };
     });
   }
   RED.nodes.registerType('lh-submit-recovery', LhSubmitRecovery);

@@ -80,6 +80,8 @@ export function failureReason(err: unknown): string {
       return err.message;
     case 'instrument':
       return 'refused by instrument';
+    case 'already-answered':
+      return 'already answered';
     default:
       return err.statusCode ? `${err.operation}: ${err.statusCode}` : err.operation;
   }

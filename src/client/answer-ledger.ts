@@ -1,0 +1,140 @@
+import { LhError } from './errors';
+
+/** An answer this Node-RED gave, or is giving, to one instrument error. */
+export interface AnswerRecord {
+  /** A errors by their `id`, B errors by their `uuid` */
+  errorKey: string;
+  /** A: the selected response; B: the selected action id (as text) */
+  response: string;
+  /** who answered, when the caller said so (audit) */
+  by?: string;
+  /** when the answer was reserved, then when the instrument accepted it (ms since the epoch) */
+  at: number;
+  outcome: 'in-flight' | 'answered';
+}
+
+export interface AnswerOptions {
+  /** who answers, for the audit (a user name, "policy", "flow") */
+  by?: string;
+}
+
+/** The slot of one answer in flight: confirm it when the instrument applied it, release it when it did not. */
+export interface AnswerSlot {
+  confirm(): AnswerRecord;
+  release(): void;
+}
+
+/** Answers kept after they were given, per instrument: enough for months of errors, bounded. */
+export const MAX_ANSWERS_KEPT = 5000;
+
+/**
+ * At most one answer per error from this Node-RED, whoever asks first: a second caller is refused before any
+ * request is sent. One ledger per instrument URL, shared by every client (and so every lh-server node) of it.
+ */
+export class AnswerLedger {
+  private readonly records = new Map<string, AnswerRecord>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  lookup(errorKey: string): AnswerRecord | undefined {
+    const found = this.records.get(errorKey);
+    return found ? { ...found } : undefined;
+  }
+
+  /** Takes the error's slot for this answer, or throws `already-answered` naming the answer already given. */
+  reserve(errorKey: string, response: string, operation: string, options: AnswerOptions = {}): AnswerSlot {
+    const existing = this.records.get(errorKey);
+    if (existing) throw alreadyAnsweredHere(existing, operation);
+    const record: AnswerRecord = { errorKey, response, at: this.now(), outcome: 'in-flight' };
+    if (options.by !== undefined && options.by !== '') record.by = options.by;
+    this.records.set(errorKey, record);
+    let settled = false;
+    return {
+      confirm: () => {
+        settled = true;
+        record.outcome = 'answered';
+        record.at = this.now();
+        this.prune();
+        return { ...record };
+      },
+      release: () => {
+        if (settled) return;
+        settled = true;
+        if (this.records.get(errorKey) === record) this.records.delete(errorKey);
+      },
+    };
+  }
+
+  get size(): number {
+    return this.records.size;
+  }
+
+  private prune(): void {
+    if (this.records.size <= MAX_ANSWERS_KEPT) return;
+    for (const [key, record] of this.records) {
+      if (record.outcome !== 'answered') continue;
+      this.records.delete(key);
+      if (this.records.size <= MAX_ANSWERS_KEPT) return;
+    }
+  }
+}
+
+function alreadyAnsweredHere(existing: AnswerRecord, operation: string): LhError {
+  const who = existing.by ? ` by ${existing.by}` : '';
+  const state = existing.outcome === 'answered' ? 'was already answered' : 'is being answered';
+  return new LhError(`error ${existing.errorKey} ${state}${who} with "${existing.response}"`, {
+    kind: 'already-answered',
+    operation,
+    body: { ...existing },
+  });
+}
+
+/** The error was answered before this answer reached it (409 or an "already handled" refusal). */
+export function alreadyAnsweredThere(errorKey: string, operation: string, cause: LhError, detail: string): LhError {
+  return new LhError(`error ${errorKey} was already answered: ${detail}`, {
+    kind: 'already-answered',
+    operation,
+    statusCode: cause.statusCode,
+    body: cause.body,
+    attempts: cause.attempts,
+  });
+}
+
+/** A 409, or a refusal (4xx, or the instrument's `success: false`) whose text says the error was already handled. */
+export function isAlreadyHandled(err: LhError): boolean {
+  if (err.statusCode === 409) return true;
+  const refusal = err.kind === 'instrument' || (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500);
+  return refusal && /already (been )?(handled|answered)/i.test(`${err.message} ${JSON.stringify(err.body ?? '')}`);
+}
+
+const ledgers = new Map<string, AnswerLedger>();
+
+/** The URL as the ledger's key: scheme, host and port, path without trailing slashes. */
+export function instrumentKey(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`.toLowerCase();
+  } catch {
+    return url.trim().replace(/\/+$/, '').toLowerCase();
+  }
+}
+
+/** The process-wide ledger of the instrument at `url`. */
+export function answerLedgerFor(url: string): AnswerLedger {
+  const key = instrumentKey(url);
+  let ledger = ledgers.get(key);
+  if (!ledger) ledgers.set(key, (ledger = new AnswerLedger()));
+  return ledger;
+}
+
+/** The answers of one instrument, A's and B's, as `client.answers` shows them. */
+export class InstrumentAnswers {
+  constructor(
+    readonly a: AnswerLedger,
+    readonly b?: AnswerLedger,
+  ) {}
+
+  lookup(errorKey: string): AnswerRecord | undefined {
+    return this.a.lookup(errorKey) ?? this.b?.lookup(errorKey);
+  }
+}
