@@ -13,10 +13,10 @@ type NodeModule = (RED: unknown) => unknown;
 type App = (req: http.IncomingMessage, res: http.ServerResponse, next: () => void) => void;
 
 const root = path.resolve(__dirname, '..', '..');
-const answerErrorModule = require(path.join(root, 'nodes', 'nodes', 'shared', 'answer-error.js')) as { forgetAllAnswers(): void };
+const ledgerModule = require(path.join(root, 'nodes', 'client', 'answer-ledger.js')) as { forgetAnswerLedgers(): void };
 
 /** The answers this Node-RED remembers, forgotten as a restart of Node-RED would. */
-export const forgetAllAnswers = (): void => answerErrorModule.forgetAllAnswers();
+export const forgetAllAnswers = (): void => ledgerModule.forgetAnswerLedgers();
 
 export interface PageServer {
   /** http://127.0.0.1:port: what the lh-answer-page nodes get as public URL */

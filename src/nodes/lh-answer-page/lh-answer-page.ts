@@ -135,7 +135,7 @@ export = function register(RED: Red): void {
 
     function alreadyView(client: LiquidHandlerClient, source: Source, key: string): OutcomeView | undefined {
       const given = lookupAnswer(client, key);
-      if (!given) return undefined;
+      if (!given || given.outcome !== 'answered') return undefined;
       const record = records.get(key);
       return {
         kind: 'already-answered',
@@ -199,7 +199,9 @@ export = function register(RED: Red): void {
         Object.assign(view, { answer: answerLabel(link.source, shownRecord, outcome.answer.response), by: outcome.answer.by, at: zonedTime(outcome.answer.at) });
         status.ok('lh-answer-page.status.answered', { id: link.key });
       } else if (outcome.outcome === 'already-answered') {
-        Object.assign(view, alreadyView(client, link.source, link.key) ?? {});
+        const previous = outcome.previous;
+        const prior = previous ? { answer: answerLabel(link.source, shownRecord, previous.response), by: previous.by, at: zonedTime(previous.at) } : {};
+        Object.assign(view, prior, alreadyView(client, link.source, link.key) ?? {});
       } else if (outcome.outcome === 'refused' || outcome.outcome === 'failed') {
         view.reason = outcome.message;
         status.warn('lh-answer-page.status.notAnswered', { id: link.key });

@@ -11,6 +11,7 @@ import { compileRules, CompiledRule, matchRule } from './rules';
 const CONTEXT_KEY = 'lhErrorPolicy';
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const OP = 'error-policy';
+const IN_FLIGHT_RECHECK_MS = 1000;
 
 type ErrorRecord = Record<string, unknown>;
 type Source = 'A' | 'B';
@@ -109,13 +110,14 @@ export = function register(RED: Red): void {
       };
     }
 
-    async function answer(p: { key: string; source: Source; record: ErrorRecord; answer: string; rule: number }): Promise<void> {
+    async function answer(p: { key: string; source: Source; record: ErrorRecord; answer: string; rule: number }, othersInFlight?: () => void): Promise<void> {
       if (!client || !server) return;
       const outcome =
         p.source === 'A'
           ? await answerA(client, p.record as PendingError, p.answer, by)
           : await answerB(client, p.record as InstrumentError, Number(p.answer), server.clientKey || null, by);
       if (closed && outcome.outcome !== 'answered') return;
+      if (outcome.outcome === 'already-answered' && outcome.inFlight && othersInFlight && !closed) return othersInFlight();
       const msg = auditMsg(p, outcome);
       switch (outcome.outcome) {
         case 'answered':
@@ -136,12 +138,21 @@ export = function register(RED: Red): void {
       showStatus();
     }
 
+    /** Someone's answer is in flight: the default waits for it (a refused answer must not cancel the default). */
+    function waitForOther(p: PendingDefault): void {
+      const again = { ...p, deadline: Date.now() + IN_FLIGHT_RECHECK_MS };
+      book.add(again);
+      save();
+      schedule(again);
+    }
+
     async function fire(key: string): Promise<void> {
       const p = cancel(key);
       if (!p || !client) return;
       const given = lookupAnswer(client, key);
-      if (given) return showStatus(); // a person answered first: the default is not sent
-      await answer(p);
+      if (given?.outcome === 'answered') return showStatus(); // someone answered first: the default is not sent
+      if (given) return waitForOther(p);
+      await answer(p, () => waitForOther(p));
     }
 
     function onAnswered(where: string, key: string): void {
