@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'http';
 import type { AddressInfo } from 'net';
 import { request } from '../../support/embedded-red';
-import { E2e, exampleFlow, formPost, pageForm, useEnv } from './common';
+import { E2e, debugValue, exampleFlow, formPost, pageForm, useEnv } from './common';
 
 interface Posted {
   method: string;
@@ -116,6 +116,11 @@ export function chatSuite(ctx: E2e): void {
       assert.match(again.text, /Already answered with <b>Abort<\/b> by Kim/);
       const second = await formPost(link.split('?')[0], { ...pageForm(preview.text), response: 'Retry' });
       assert.equal(second.status, 403, 'a used form token answered again');
+
+      // an answer from the flow (the example's button) comes second: "already answered", nothing sent
+      const refused = ctx.red.nextDebug('lh-ex02-notdbg');
+      await ctx.red.inject('lh-ex02-retry');
+      assert.match(JSON.stringify(debugValue(await refused)), /already answered/);
       assert.equal(puts().length, 1);
     });
 
