@@ -53,9 +53,19 @@ export = function register(RED: Red): void {
     if (!entry) books.set(node.id, (entry = { book: newBook(), restored: false }));
     const book = entry.book;
 
-    function save(): void {
+    let saveQueued = false;
+    function writeNow(): void {
+      saveQueued = false;
       node.context().set(CONTEXT_KEY, book.snapshot(), store, (err) => {
         if (err) node.warn(RED._('lh-error-policy.errors.persist', { message: err.message }));
+      });
+    }
+    /** One write per burst of changes (a snapshot costs O(pending)); close() writes what is still queued. */
+    function save(): void {
+      if (saveQueued) return;
+      saveQueued = true;
+      setImmediate(() => {
+        if (saveQueued) writeNow();
       });
     }
 
@@ -248,6 +258,8 @@ export = function register(RED: Red): void {
       answerEvents.off('answered', onAnswered);
       for (const t of timers.values()) clearTimeout(t);
       timers.clear();
+      if (saveQueued && !removed) writeNow();
+      saveQueued = false;
       if (removed) {
         books.delete(node.id);
         node.context().set(CONTEXT_KEY, undefined, store, () => done());
