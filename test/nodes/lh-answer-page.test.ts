@@ -180,6 +180,23 @@ describe('lh-answer-page', function () {
     assert.equal(submissions().length, 2);
   });
 
+  it('two page nodes on one path each answer the links they signed', async function () {
+    const server = bServerFlow(sim, { withB: false });
+    const pageNode = (id: string): Msg => ({ id, type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', wires: [[`${id}-out`], []] });
+    await loadWithPage(
+      [...server.nodes, pageNode('p1'), pageNode('p2'), { id: 'p1-out', type: 'helper' }, { id: 'p2-out', type: 'helper' }],
+      { ...server.credentials, p1: { secret: 'first-secret' }, p2: { secret: 'second-secret' } },
+    );
+    const links: string[] = [];
+    for (const id of ['p1', 'p2']) {
+      const out = nextMessage(helper.getNode(`${id}-out`));
+      helper.getNode(id).receive({ payload: sim.injectPendingError(), source: 'A', event: 'raised' });
+      links.push(String((await out).answerUrl));
+    }
+    for (const link of links) assert.equal((await answerOnPage(link, 'Retry')).status, 200);
+    assert.equal(puts().length, 2);
+  });
+
   it('fails to Catch naming publicUrl when no public URL is set', async function () {
     await load({ publicUrl: 'LH_NOT_SET_ANYWHERE', publicUrlType: 'env' });
     const caught = nextMessage(helper.getNode('caught'));

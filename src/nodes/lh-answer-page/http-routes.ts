@@ -27,20 +27,69 @@ function middleware(RED: Red): Middleware[] {
   return [];
 }
 
-/** Serves GET and POST of `path`; returns the function that removes both routes. False when Node-RED serves no HTTP nodes. */
-export function servePage(RED: Red, path: string, get: PageHandler, post: PageHandler): (() => void) | false {
+/** One lh-answer-page node serving under a path; several may share a path (each answers the links it signed). */
+export interface PageEndpoint {
+  /** true when the link token carries this node's signature (whatever else is wrong with it) */
+  owns(token: unknown): boolean;
+  get(req: PageRequest, res: ServerResponse): void;
+  post(req: PageRequest, res: ServerResponse, form: URLSearchParams): void;
+}
+
+interface Mounted {
+  endpoints: Set<PageEndpoint>;
+  unmount(): void;
+}
+
+const mounted = new WeakMap<HttpNodeApp, Map<string, Mounted>>();
+
+function unmountRoutes(app: HttpNodeApp, path: string): void {
+  const stack = (app._router ?? app.router)?.stack;
+  if (!stack) return;
+  for (let i = stack.length - 1; i >= 0; i--) {
+    const route = stack[i].route;
+    if (route && route.path === path && (route.methods.get || route.methods.post)) stack.splice(i, 1);
+  }
+}
+
+/**
+ * Serves GET and POST of `path` for `endpoint`: the request goes to the node whose signature its link carries, a
+ * link nobody signed gets `refuse`. Returns the function that removes the endpoint (and the routes with the last
+ * one); false when Node-RED serves no HTTP nodes.
+ */
+export function servePage(RED: Red, path: string, endpoint: PageEndpoint, refuse: (res: ServerResponse) => void): (() => void) | false {
   const app = httpNode(RED);
   if (!app) return false;
-  const before = middleware(RED);
-  app.get(path, ...before, (req: PageRequest, res: ServerResponse) => get(req, res));
-  app.post(path, ...before, (req: PageRequest, res: ServerResponse) => post(req, res));
+  let paths = mounted.get(app);
+  if (!paths) mounted.set(app, (paths = new Map()));
+  let here = paths.get(path);
+  if (!here) {
+    const endpoints = new Set<PageEndpoint>();
+    const owner = (token: unknown): PageEndpoint | undefined => [...endpoints].find((e) => e.owns(token));
+    const before = middleware(RED);
+    app.get(path, ...before, (req: PageRequest, res: ServerResponse) => {
+      const found = owner(queryParam(req, 't'));
+      if (found) found.get(req, res);
+      else refuse(res);
+    });
+    app.post(path, ...before, (req: PageRequest, res: ServerResponse) => {
+      readForm(req).then(
+        (form) => {
+          const found = owner(form.get('t') ?? queryParam(req, 't'));
+          if (found) found.post(req, res, form);
+          else refuse(res);
+        },
+        () => refuse(res),
+      );
+    });
+    const known = paths;
+    here = { endpoints, unmount: () => (unmountRoutes(app, path), known.delete(path)) };
+    paths.set(path, here);
+  }
+  const entry = here;
+  entry.endpoints.add(endpoint);
   return () => {
-    const stack = (app._router ?? app.router)?.stack;
-    if (!stack) return;
-    for (let i = stack.length - 1; i >= 0; i--) {
-      const route = stack[i].route;
-      if (route && route.path === path && (route.methods.get || route.methods.post)) stack.splice(i, 1);
-    }
+    entry.endpoints.delete(endpoint);
+    if (entry.endpoints.size === 0) entry.unmount();
   };
 }
 

@@ -9,8 +9,8 @@ import { renderTemplate } from '../shared/settings';
 import { Status } from '../shared/status';
 import { zonedTime } from '../shared/zoned-time';
 import { FormTokens } from './form-tokens';
-import { basicAuthUser, PageRequest, queryParam, readForm, servePage } from './http-routes';
-import { instrumentDigest, signLink, verifyLink } from './link-signing';
+import { basicAuthUser, PageRequest, queryParam, servePage } from './http-routes';
+import { instrumentDigest, signedBy, signLink, verifyLink } from './link-signing';
 import { answerLabel, errorView } from './page-view';
 import { errorIn, expiryMs, pageUrl, routePath } from './page-links';
 import { forbiddenPage, OutcomeView, outcomePage, PAGE_HEADERS, questionPage } from './page-html';
@@ -162,8 +162,7 @@ export = function register(RED: Red): void {
       reply(res, 200, questionPage(view, String(token), forms.issue(link.key)));
     }
 
-    async function takeAnswer(req: PageRequest, res: ServerResponse): Promise<void> {
-      const form = await readForm(req);
+    async function takeAnswer(req: PageRequest, res: ServerResponse, form: URLSearchParams): Promise<void> {
       const token = form.get('t') ?? queryParam(req, 't');
       const link = checkedLink(token, res);
       if (!link) return;
@@ -236,8 +235,12 @@ export = function register(RED: Red): void {
     const unroute = servePage(
       RED,
       path,
-      (req, res) => void showQuestion(req, res).catch(failed(res)),
-      (req, res) => void takeAnswer(req, res).catch(failed(res)),
+      {
+        owns: (token) => signedBy(token, secretOf(node)),
+        get: (req, res) => void showQuestion(req, res).catch(failed(res)),
+        post: (req, res, form) => void takeAnswer(req, res, form).catch(failed(res)),
+      },
+      (res) => reply(res, 403, forbiddenPage()),
     );
     if (unroute === false) {
       status.failed(new LhError(RED._('lh-answer-page.errors.noHttp'), { kind: 'config', operation: OP }));

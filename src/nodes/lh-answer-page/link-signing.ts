@@ -40,13 +40,20 @@ function isClaims(value: unknown): value is LinkClaims {
   return typeof c.i === 'string' && (c.s === 'A' || c.s === 'B') && typeof c.e === 'string' && c.e !== '' && typeof c.x === 'number';
 }
 
-export function verifyLink(token: unknown, secret: string, now: number): LinkCheck {
-  if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) return { ok: false, reason: 'malformed' };
+/** True when the token carries a valid signature by `secret` (expired or not). */
+export function signedBy(token: unknown, secret: string): boolean {
+  if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) return false;
   const parts = token.split('.');
-  if (parts.length !== 2 || !/^[A-Za-z0-9_-]+$/.test(parts[0]) || !/^[A-Za-z0-9_-]+$/.test(parts[1])) return { ok: false, reason: 'malformed' };
+  if (parts.length !== 2 || !/^[A-Za-z0-9_-]+$/.test(parts[0]) || !/^[A-Za-z0-9_-]+$/.test(parts[1])) return false;
   const given = Buffer.from(parts[1], 'base64url');
   const expected = mac(secret, parts[0]);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, reason: 'signature' };
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export function verifyLink(token: unknown, secret: string, now: number): LinkCheck {
+  if (typeof token !== 'string' || token.split('.').length !== 2) return { ok: false, reason: 'malformed' };
+  if (!signedBy(token, secret)) return { ok: false, reason: 'signature' };
+  const parts = token.split('.');
   let claims: unknown;
   try {
     claims = JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8'));

@@ -134,8 +134,8 @@ export = function register(RED: Red): void {
           node.send([null, msg, null]);
           break;
         case 'already-answered': {
-          const err = new LhError(outcome.message, { kind: 'validation', operation: OP, code: 'LH_ALREADY_ANSWERED' });
-          msg.error = { ...err.toMsgError(), kind: 'already-answered' };
+          const err = new LhError(outcome.message, { kind: 'already-answered', operation: OP, body: outcome.previous });
+          msg.error = err.toMsgError();
           node.error(err, msg);
           break;
         }

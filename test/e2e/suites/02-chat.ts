@@ -132,6 +132,10 @@ export function chatSuite(ctx: E2e): void {
       assert.equal(res.status, 403);
       assert.match(res.text, /This link is not valid/);
       assert.equal(puts().length, 0);
+
+      // the page's routes go with the flow, as core http-in's do
+      await ctx.red.deploy([]);
+      assert.equal((await request('GET', link)).status, 404);
     });
   });
 }
