@@ -25,6 +25,8 @@ export interface ClientOptions extends SessionOptions {
   instrumentToken?: string;
   retries?: number;
   retryBaseDelayMs?: number;
+  /** The largest answer body accepted (default 32 MiB). */
+  maxResponseBytes?: number;
 }
 
 export type ConnectionState = 'unknown' | 'online' | 'offline';

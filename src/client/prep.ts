@@ -108,7 +108,7 @@ export class PrepApi {
 
   // --- protocol steps (4.1) ---
 
-  createStep(protocolId: unknown, body: unknown, makeNameUnique?: boolean): Promise<Step> {
+  async createStep(protocolId: unknown, body: unknown, makeNameUnique?: boolean): Promise<Step> {
     const op = 'create-step';
     const step = stepBody(body, op);
     if (step.name === undefined) throw validationError(op, 'payload.name', 'is required to create a step');
@@ -139,7 +139,7 @@ export class PrepApi {
     });
   }
 
-  listSteps(protocolId: unknown, query: ListStepsQuery = {}): Promise<Step[]> {
+  async listSteps(protocolId: unknown, query: ListStepsQuery = {}): Promise<Step[]> {
     const op = 'list-steps';
     return this.data({
       method: 'GET',
@@ -155,7 +155,7 @@ export class PrepApi {
     });
   }
 
-  getStep(protocolId: unknown, stepId: unknown, includeCustomLiquidSettings?: boolean): Promise<Step> {
+  async getStep(protocolId: unknown, stepId: unknown, includeCustomLiquidSettings?: boolean): Promise<Step> {
     const op = 'get-step';
     return this.data({
       method: 'GET',
@@ -215,7 +215,7 @@ export class PrepApi {
 
   // --- errors (4.3) ---
 
-  listErrors(query: PagingQuery = {}): Promise<ErrorList> {
+  async listErrors(query: PagingQuery = {}): Promise<ErrorList> {
     const op = 'list-errors';
     return this.data({
       method: 'GET',
@@ -226,7 +226,7 @@ export class PrepApi {
     });
   }
 
-  getError(errorId: unknown): Promise<ErrorRecord> {
+  async getError(errorId: unknown): Promise<ErrorRecord> {
     const op = 'get-error';
     return this.data({
       method: 'GET',
@@ -341,7 +341,7 @@ export class PrepApi {
     });
   }
 
-  getServiceRoutine(id: unknown): Promise<ServiceRoutine> {
+  async getServiceRoutine(id: unknown): Promise<ServiceRoutine> {
     const op = 'get-service-routine';
     return this.data({
       method: 'GET',

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'events';
 import { LhError } from './errors';
-import { ApiResponse, MEDIA_JSON_PATCH, RequestSpec, Transport } from './transport';
+import { ApiResponse, checkRequestBody, MEDIA_JSON_PATCH, RequestSpec, timerDelay, Transport } from './transport';
 import { AuthResult } from './types';
 
 export interface Credentials {
@@ -35,6 +35,8 @@ const EXPIRY_GUARD_MS = 100;
 /** Renew this long before expiry: 5 % of the lifetime, within these bounds (15 s of a 5-minute token). */
 const MIN_MARGIN_MS = 250;
 const MAX_MARGIN_MS = 15000;
+/** A request carrying the password waits at least this long: a slow rejection must arrive, not be resent. */
+export const LOGIN_TIMEOUT_MS = 30000;
 
 /**
  * The token lifecycle of one instrument: one login shared by every caller, renewal shortly before expiry,
@@ -102,6 +104,7 @@ export class Session extends EventEmitter {
 
   /** Sends a request with the session token; a 401 leads to one fresh login and one more try. */
   async send<T>(spec: UnsignedSpec): Promise<ApiResponse<T>> {
+    checkRequestBody(spec); // before a login could be sent for it
     if (spec.anonymous) return this.transport.request<T>(spec);
     const token = await this.token();
     try {
@@ -176,8 +179,9 @@ export class Session extends EventEmitter {
       operation,
       mediaType: MEDIA_JSON_PATCH,
       body: { username: this.credentials.username, password: this.credentials.password ?? '' },
-      // A connection error or 5xx did not count as an attempt on the instrument; a rejected password (4xx) is never retried.
-      idempotent: true,
+      // Sent once: after a timeout, a reset or a 5xx the instrument may have counted the attempt.
+      idempotent: false,
+      minTimeoutMs: LOGIN_TIMEOUT_MS,
       token,
     });
   }
@@ -191,9 +195,10 @@ export class Session extends EventEmitter {
       this.stats.renewals++;
       return this.accept(res.data, started, 'renew-token');
     } catch (err) {
-      if (err instanceof LhError && err.statusCode === 401) {
+      // A rejected renewal carried the password: no login follows it, the user acts first.
+      if (isRejection(err)) {
         this.current = undefined;
-        return this.login();
+        throw this.loginFailed(err);
       }
       // Renewal is early; while the token still lives, keep using it and renew on a later call.
       if (this.current && this.now() < this.current.expiresAt - EXPIRY_GUARD_MS) {
@@ -218,9 +223,20 @@ export class Session extends EventEmitter {
     return result.token;
   }
 
+  /**
+   * Any 4xx to a request carrying the password holds further ones back until a user acts (allowLoginAgain):
+   * the instrument counts rejections and locks the user out. A 5xx is reported as a failed login, not held back.
+   */
   private loginFailed(err: unknown): unknown {
-    if (!(err instanceof LhError) || err.kind !== 'auth') {
+    if (!(err instanceof LhError) || !isRejection(err)) {
       this.setState('idle');
+      if (err instanceof LhError && err.statusCode !== undefined && err.statusCode >= 500) {
+        return new LhError(
+          `login as "${this.credentials.username ?? ''}" failed: the instrument answered ${err.message.replace(/^[\w-]+ failed: /, '')}. ` +
+            'It was sent once; the next request tries again',
+          { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body, attempts: err.attempts },
+        );
+      }
       return err;
     }
     this.stats.loginFailures++;
@@ -253,7 +269,7 @@ export class Session extends EventEmitter {
   private scheduleRenewal(): void {
     clearTimeout(this.renewTimer);
     if (this.closed || !this.current) return;
-    this.renewTimer = setTimeout(() => this.renewOnSchedule(), Math.max(0, this.current.renewAt - this.now()));
+    this.renewTimer = setTimeout(() => this.renewOnSchedule(), timerDelay(this.current.renewAt - this.now()));
     this.renewTimer.unref();
   }
 
@@ -268,6 +284,11 @@ export class Session extends EventEmitter {
     this.stateValue = state;
     this.emit('state', state);
   }
+}
+
+/** A 4xx answer to a request carrying the password: the instrument decided, and may have counted it. */
+function isRejection(err: unknown): err is LhError {
+  return err instanceof LhError && err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500;
 }
 
 /** Prefers the JWT's own lifetime (exp - iat, immune to clock skew), else `expiresIn` in minutes. */

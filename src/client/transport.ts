@@ -1,7 +1,11 @@
 import http from 'http';
 import https from 'https';
+import tls from 'tls';
 import axios, { AxiosError, AxiosInstance, AxiosResponse } from 'axios';
 import { LhError } from './errors';
+import { forbiddenKeyIn, normaliseKeys } from './field-names';
+
+export { normaliseKeys } from './field-names';
 
 export type Api = 'A' | 'B';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -12,16 +16,17 @@ export const MEDIA_JSON = 'application/json';
 export const MEDIA_JSON_PATCH = 'application/json-patch+json';
 export const MEDIA_VECTOR = 'application/json; x-api-version=3.0';
 export const MAX_BODY_BYTES = 1024 * 1024;
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
-export interface TlsOptions {
-  ca?: string | Buffer;
-  cert?: string | Buffer;
-  key?: string | Buffer;
-  passphrase?: string;
-  servername?: string;
-  /** Certificates are verified unless this is explicitly false. */
-  rejectUnauthorized?: boolean;
-}
+/**
+ * TLS options for interface B, passed whole to the https agent: whatever a tls-config node provides (CA, client
+ * certificate as PEM or as a PKCS#12 `pfx`, passphrase, servername, ALPNProtocols, ciphers, ...).
+ */
+export type TlsOptions = tls.SecureContextOptions &
+  Pick<tls.ConnectionOptions, 'servername' | 'ALPNProtocols'> & {
+    /** Certificates are verified unless this is explicitly false. */
+    rejectUnauthorized?: boolean;
+  };
 
 export interface TransportOptions {
   baseUrl: string;
@@ -31,6 +36,8 @@ export interface TransportOptions {
   retries?: number;
   retryBaseDelayMs?: number;
   maxSockets?: number;
+  /** The largest answer body accepted (default 32 MiB). */
+  maxResponseBytes?: number;
 }
 
 export interface RequestSpec {
@@ -50,6 +57,16 @@ export interface RequestSpec {
   token?: string;
   /** Sent without a session (password change and recovery of a user who cannot log in). */
   anonymous?: boolean;
+  /** The request's total deadline is max(node timeout, minTimeoutMs): logins and long instrument operations. */
+  minTimeoutMs?: number;
+}
+
+/** The longest delay setTimeout keeps (2^31-1 ms, about 24.8 days); a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A delay setTimeout can hold: longer ones are clamped instead of overflowing into an immediate call. */
+export function timerDelay(ms: number): number {
+  return Math.min(MAX_TIMER_MS, Math.max(0, Number.isFinite(ms) ? ms : MAX_TIMER_MS));
 }
 
 export interface ApiResponse<T> {
@@ -80,12 +97,14 @@ export class Transport {
   readonly baseUrl: string;
   readonly instrumentUrl?: string;
   readonly timeoutMs: number;
+  readonly maxResponseBytes: number;
   private readonly retries: number;
   private readonly retryBaseDelayMs: number;
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
   private readonly axios: AxiosInstance;
   private readonly pendingDelays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
+  private readonly inFlight = new Set<AbortController>();
   private closed = false;
 
   constructor(options: TransportOptions) {
@@ -93,21 +112,18 @@ export class Transport {
     this.instrumentUrl = options.instrumentUrl ? trimBase(options.instrumentUrl) : undefined;
     this.timeoutMs = options.timeoutMs ?? 10000;
     this.retries = options.retries ?? 2;
+    this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
     this.retryBaseDelayMs = options.retryBaseDelayMs ?? 200;
     const maxSockets = options.maxSockets ?? 16;
     this.httpAgent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' });
-    const tls = options.tls ?? {};
+    const tlsOptions: TlsOptions = options.tls ?? {};
     this.httpsAgent = new https.Agent({
+      ...tlsOptions,
       keepAlive: true,
       maxSockets,
       maxFreeSockets: maxSockets,
       scheduling: 'lifo',
-      ca: tls.ca,
-      cert: tls.cert,
-      key: tls.key,
-      passphrase: tls.passphrase,
-      servername: tls.servername,
-      rejectUnauthorized: tls.rejectUnauthorized !== false,
+      rejectUnauthorized: tlsOptions.rejectUnauthorized !== false,
     });
     this.axios = axios.create({
       httpAgent: this.httpAgent,
@@ -119,7 +135,7 @@ export class Transport {
       responseType: 'text',
       transformResponse: [(data: unknown) => data],
       validateStatus: () => true,
-      maxContentLength: 32 * 1024 * 1024,
+      maxContentLength: this.maxResponseBytes,
     });
   }
 
@@ -135,6 +151,7 @@ export class Transport {
   }
 
   async request<T>(spec: RequestSpec): Promise<ApiResponse<T>> {
+    checkRequestBody(spec);
     const url = this.urlFor(spec.api, spec.path);
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     if (payload !== undefined && Buffer.byteLength(payload) > MAX_BODY_BYTES) {
@@ -150,17 +167,24 @@ export class Transport {
     if (spec.token) headers.Authorization = `Bearer ${spec.token}`;
 
     const maxAttempts = spec.idempotent ? this.retries + 1 : 1;
+    // One deadline for the whole request, retries included: a caller (a poll) never waits longer than it.
+    const deadlineMs = Math.max(this.timeoutMs, spec.minTimeoutMs ?? 0);
+    const endAt = Date.now() + deadlineMs;
     for (let attempt = 1; ; attempt++) {
       this.assertOpen(spec.operation);
       let failure: LhError;
       try {
-        const res = await this.axios.request<string>({
-          url,
-          method: spec.method,
-          params: cleanQuery(spec.query),
-          data: payload,
-          headers,
-        });
+        const res = await this.withinDeadline(Math.max(1, endAt - Date.now()), (signal) =>
+          this.axios.request<string>({
+            url,
+            method: spec.method,
+            params: cleanQuery(spec.query),
+            data: payload,
+            headers,
+            timeout: Math.max(1, endAt - Date.now()),
+            signal,
+          }),
+        );
         if (res.status >= 200 && res.status < 300) {
           return { status: res.status, data: parseBody<T>(res, spec, url), attempts: attempt };
         }
@@ -169,17 +193,43 @@ export class Transport {
         }
         failure = httpError(res, spec, url);
       } catch (err) {
-        failure = err instanceof LhError ? err : networkError(err, spec, url, this.timeoutMs);
+        if (this.closed)
+          failure = new LhError('the connection to the instrument was closed', { kind: 'network', operation: spec.operation });
+        else if (isOverCap(err)) failure = tooLarge(spec, url, this.maxResponseBytes);
+        else failure = err instanceof LhError ? err : networkError(err, spec, url, deadlineMs);
       }
       failure.attempts = attempt;
       if (attempt >= maxAttempts || !isRetryable(failure)) throw failure;
-      await this.delay(this.retryBaseDelayMs * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5));
+      const wait = this.retryBaseDelayMs * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5);
+      if (Date.now() + wait >= endAt) throw failure;
+      await this.delay(wait);
+    }
+  }
+
+  /**
+   * Runs one attempt under a total deadline: axios's own `timeout` only bounds the wait between two bytes on Node,
+   * so a body trickled byte by byte would never end. close() aborts it too.
+   */
+  private async withinDeadline<R>(deadlineMs: number, attempt: (signal: AbortSignal) => Promise<R>): Promise<R> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new DeadlineExceeded()), timerDelay(deadlineMs));
+    this.inFlight.add(controller);
+    try {
+      return await attempt(controller.signal);
+    } catch (err) {
+      if (controller.signal.reason instanceof DeadlineExceeded) throw controller.signal.reason;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      this.inFlight.delete(controller);
     }
   }
 
   /** Destroys every socket and cancels retry waits; the transport cannot be used afterwards. */
   close(): void {
     this.closed = true;
+    for (const controller of this.inFlight) controller.abort();
+    this.inFlight.clear();
     for (const pending of this.pendingDelays) {
       clearTimeout(pending.timer);
       pending.resolve();
@@ -208,6 +258,35 @@ export class Transport {
       };
       this.pendingDelays.add(pending);
     });
+  }
+}
+
+/** Refuses a body with a prototype key anywhere (`__proto__`, `constructor`, `prototype`) before anything is sent. */
+export function checkRequestBody(spec: Pick<RequestSpec, 'body' | 'operation'>): void {
+  const path = forbiddenKeyIn(spec.body);
+  if (path === undefined) return;
+  throw new LhError(`${path} is not allowed: keys named __proto__, constructor or prototype are refused`, {
+    kind: 'validation',
+    operation: spec.operation,
+    field: path,
+  });
+}
+
+function isOverCap(err: unknown): boolean {
+  return /maxContentLength/.test(err instanceof Error ? err.message : '');
+}
+
+function tooLarge(spec: RequestSpec, url: string, limit: number): LhError {
+  return new LhError(
+    `${spec.operation}: ${describeTarget(spec)} at ${url} answered with a body larger than ${limit} bytes, the limit of an answer; nothing of it was used`,
+    { kind: 'response', operation: spec.operation },
+  );
+}
+
+class DeadlineExceeded extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor() {
+    super('deadline exceeded');
   }
 }
 
@@ -303,8 +382,8 @@ function networkError(err: unknown, spec: RequestSpec, url: string, timeoutMs: n
   const e = err as AxiosError & { code?: string };
   const code = e.code ?? (e.cause as { code?: string } | undefined)?.code;
   const where = `${describeTarget(spec)} at ${url}`;
-  if (code === 'ECONNABORTED' || code === 'ETIMEDOUT' || /timeout/i.test(e.message ?? '')) {
-    return new LhError(`${spec.operation}: no answer from ${where} within ${timeoutMs} ms`, {
+  if (code === 'ECONNABORTED' || code === 'ETIMEDOUT' || err instanceof DeadlineExceeded || /timeout/i.test(e.message ?? '')) {
+    return new LhError(`${spec.operation}: no complete answer from ${where} within ${timeoutMs} ms`, {
       kind: 'timeout',
       operation: spec.operation,
       code,
@@ -324,15 +403,4 @@ function networkError(err: unknown, spec: RequestSpec, url: string, timeoutMs: n
     operation: spec.operation,
     code,
   });
-}
-
-/** The service matches property names case-insensitively and may answer in PascalCase; the client works in camelCase. */
-export function normaliseKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(normaliseKeys);
-  if (typeof value !== 'object' || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    out[k.length > 0 ? k[0].toLowerCase() + k.slice(1) : k] = normaliseKeys(v);
-  }
-  return out;
 }

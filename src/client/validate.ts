@@ -1,4 +1,4 @@
-import { CLIENT_KEY_PATTERN, STEP_TYPES, StepType } from '../spec/contract';
+import { CLIENT_KEY_PATTERN, STEP_TYPES } from '../spec/contract';
 import { validationError } from './errors';
 
 export const INT32_MAX = 2147483647;
@@ -83,15 +83,23 @@ export function uuid(value: unknown, field: string, operation: string): string {
 /** Error ids are strings on the instrument; they are restricted so they cannot change the request path. */
 export function errorId(value: unknown, field: string, operation: string): string {
   const s = typeof value === 'number' && Number.isInteger(value) ? String(value) : value;
-  if (typeof s !== 'string' || !ERROR_ID.test(s)) {
-    throw validationError(operation, field, 'must be 1 to 200 letters, digits or . _ ~ : -', value);
+  if (typeof s !== 'string' || !ERROR_ID.test(s) || /^\.+$/.test(s)) {
+    throw validationError(operation, field, 'must be 1 to 200 letters, digits or . _ ~ : -, not only dots', value);
   }
   return s;
 }
 
-export function stepType(value: unknown, field: string, operation: string): StepType {
-  if (typeof value === 'string' && (STEP_TYPES as readonly string[]).includes(value)) return value as StepType;
-  throw validationError(operation, field, `must be one of ${STEP_TYPES.join(', ')}`, value);
+/** One of a fixed list of texts (an operation, a kind, a mode). */
+export function oneOf<T extends string>(value: unknown, choices: readonly T[], field: string, operation: string): T {
+  if (typeof value === 'string' && (choices as readonly string[]).includes(value)) return value as T;
+  throw validationError(operation, field, `must be one of ${choices.join(', ')}`, value);
+}
+
+/** A step type as the spec names it (`TransferSamplesStep`) or without the suffix (`TransferSamples`); sent as given. */
+export function stepType(value: unknown, field: string, operation: string): string {
+  const known = STEP_TYPES as readonly string[];
+  if (typeof value === 'string' && (known.includes(value) || known.includes(`${value}Step`))) return value;
+  throw validationError(operation, field, `must be one of ${STEP_TYPES.join(', ')} (the Step suffix may be left out)`, value);
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

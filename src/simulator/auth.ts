@@ -95,6 +95,13 @@ export class AuthService {
     user.passwordExpired = expired;
   }
 
+  /** As if an administrator changed the user's password on the instrument. */
+  setPassword(username: string, password: string): void {
+    const user = this.users.get(username.toLowerCase());
+    if (!user) throw new Error(`unknown simulator user '${username}'`);
+    user.password = password;
+  }
+
   /** POST authenticate */
   authenticate(body: unknown): AuthResult {
     const { username, password } = readCredentials(body);

@@ -28,6 +28,8 @@ export function normaliseFaults(input: unknown): Faults {
     timeoutRate: rate(f.timeoutRate, 'timeoutRate'),
     latencyMs: nonNegative(f.latencyMs, 'latencyMs'),
     timeoutHoldMs: nonNegative(f.timeoutHoldMs, 'timeoutHoldMs'),
+    loginRejectionDelayMs: nonNegative(f.loginRejectionDelayMs, 'loginRejectionDelayMs'),
+    trickleMs: nonNegative(f.trickleMs, 'trickleMs'),
   };
   if (f.statusCode !== undefined) {
     if (typeof f.statusCode !== 'number' || !Number.isInteger(f.statusCode) || f.statusCode < 400 || f.statusCode > 599) {

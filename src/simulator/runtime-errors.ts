@@ -135,6 +135,8 @@ export class RuntimeErrorBook {
       const itemId = itemErrors.check(() => requireString(raw, 'id'));
       const itemResponse = itemErrors.check(() => optionalString(raw, 'selectedResponse'));
       if (itemId === undefined) return;
+      // real clients answer an error without items with itself as the one item
+      if (itemId === error.id && error.errorData.length === 0) return;
       const item = error.errorData.find((d) => d.id === itemId);
       if (!item) return itemErrors.add(`errorData[${i}].id`, `'${itemId}' is not an errorData item of this error.`);
       const response = itemResponse ?? (selected as string);

@@ -7,6 +7,7 @@ import * as http from 'http';
 import * as https from 'https';
 import * as path from 'path';
 import type { Socket, AddressInfo } from 'net';
+import type { TLSSocket } from 'tls';
 import { AuthService } from './auth';
 import { StepStore } from './steps';
 import { RuntimeErrorBook } from './runtime-errors';
@@ -48,7 +49,7 @@ export class Simulator implements ControlTarget {
   private readonly lenient: boolean;
   private readonly seedEnabled: boolean;
   private readonly initialPolicy: PolicySettings;
-  private readonly tls: { key: string; cert: string };
+  private readonly tls: { key: string; cert: string; clientCa?: string };
   private port: number;
   private httpsPort: number;
 
@@ -80,6 +81,7 @@ export class Simulator implements ControlTarget {
     this.tls = {
       key: fs.readFileSync(certPath('server-key.pem'), 'utf8'),
       cert: fs.readFileSync(certPath('server.pem'), 'utf8'),
+      clientCa: options.clientCa,
     };
     const settings = { software: seedSoftwareSettings(), policy: { ...this.initialPolicy } };
     this.services = {
@@ -120,7 +122,11 @@ export class Simulator implements ControlTarget {
   async start(): Promise<void> {
     if (this.running) return;
     const a = http.createServer((req, res) => void this.serve('A', req, res));
-    const b = https.createServer({ key: this.tls.key, cert: this.tls.cert }, (req, res) => void this.serve('B', req, res));
+    const mutual = this.tls.clientCa ? { requestCert: true, rejectUnauthorized: true, ca: this.tls.clientCa } : {};
+    const b = https.createServer(
+      { key: this.tls.key, cert: this.tls.cert, ALPNProtocols: ['http/1.1'], ...mutual },
+      (req, res) => void this.serve('B', req, res),
+    );
     for (const server of [a, b]) {
       server.keepAliveTimeout = 5_000;
       server.on('connection', (socket: Socket) => {
@@ -211,6 +217,11 @@ export class Simulator implements ControlTarget {
     this.services.auth.setPasswordExpired(username, expired);
   }
 
+  /** As if an administrator changed the user's password on the instrument (reset() restores the configured one). */
+  setUserPassword(username: string, password: string): void {
+    this.services.auth.setPassword(username, password);
+  }
+
   /** Back to the seed state: faults, log, handlers and lockouts cleared. Issued tokens stay valid. */
   reset(): void {
     this.seedState();
@@ -290,6 +301,7 @@ export class Simulator implements ControlTarget {
       time: Date.now(),
       host: headerValue(req, 'host'),
       remotePort: req.socket.remotePort,
+      ...tlsDetails(req),
     };
     this.record(entry);
 
@@ -327,7 +339,27 @@ export class Simulator implements ControlTarget {
     entry.status = reply.status;
     const isProblem = reply.status >= 400;
     const type = api === 'A' ? (isProblem ? PROBLEM_TYPE : A_RESPONSE_TYPE) : isProblem ? B_PROBLEM_TYPE : B_MEDIA_TYPE;
-    send(res, reply.status, reply.body, type, reply.headers);
+    const credentialPath = api === 'A' && method === 'POST' && /^\/api\/v1\/authenticate(\/renew-token)?$/.test(entry.path);
+    if (faults.loginRejectionDelayMs && credentialPath && isProblem && reply.status < 500) {
+      await this.delay(faults.loginRejectionDelayMs);
+      if (!this.running || generation !== this.generation || res.destroyed) return;
+    }
+    if (faults.trickleMs) this.trickle(res, reply.status, JSON.stringify(reply.body ?? ''), type, faults.trickleMs);
+    else send(res, reply.status, reply.body, type, reply.headers);
+  }
+
+  /** Sends the answer's body one byte at a time, `everyMs` apart. */
+  private trickle(res: http.ServerResponse, status: number, text: string, type: string, everyMs: number): void {
+    const bytes = Buffer.from(text);
+    res.writeHead(status, { 'Content-Type': type, 'Content-Length': bytes.length });
+    let i = 0;
+    const next = (): void => {
+      if (res.destroyed) return;
+      if (i >= bytes.length) return void res.end();
+      res.write(bytes.subarray(i, ++i));
+      this.schedule(everyMs, next);
+    };
+    next();
   }
 
   private dispatch(api: 'A' | 'B', method: string, entry: LoggedRequest, req: http.IncomingMessage, raw: string): Reply {
@@ -429,6 +461,16 @@ export class Simulator implements ControlTarget {
     // 'close' is emitted before libuv has released the handles; they are gone after the loop's close phase
     if (servers.length > 0) await afterClosePhase();
   }
+}
+
+function tlsDetails(req: http.IncomingMessage): Pick<LoggedRequest, 'clientCertificate' | 'alpnProtocol'> {
+  const socket = req.socket as Partial<TLSSocket>;
+  if (typeof socket.getPeerCertificate !== 'function') return {};
+  const out: Pick<LoggedRequest, 'clientCertificate' | 'alpnProtocol'> = {};
+  const cn = socket.getPeerCertificate().subject?.CN;
+  if (typeof cn === 'string' && cn !== '') out.clientCertificate = cn;
+  if (typeof socket.alpnProtocol === 'string') out.alpnProtocol = socket.alpnProtocol;
+  return out;
 }
 
 function afterClosePhase(): Promise<void> {

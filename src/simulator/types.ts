@@ -220,6 +220,8 @@ export interface SimulatorOptions {
   lenientMediaTypes?: boolean;
   /** default true: seeds protocols, settings, service routines */
   seed?: boolean;
+  /** B requires a client certificate signed by this CA (PEM), as instruments set up for mutual TLS do */
+  clientCa?: string;
 }
 
 export interface Faults {
@@ -239,6 +241,10 @@ export interface Faults {
   clockSpeed?: number;
   /** send an HTML page instead of JSON when a fault status is sent */
   htmlErrors?: boolean;
+  /** a rejected login or renewal (4xx) is answered only after this delay (anti-brute-force servers do this) */
+  loginRejectionDelayMs?: number;
+  /** answers' bodies are sent one byte every trickleMs (a stalled proxy or a dying link) */
+  trickleMs?: number;
 }
 
 export interface LoggedRequest {
@@ -257,6 +263,9 @@ export interface LoggedRequest {
   host?: string;
   /** the client's source port: tells whether connections were reused (keep-alive) */
   remotePort?: number;
+  /** B: the common name of the client certificate, and the ALPN protocol agreed, when there were any */
+  clientCertificate?: string;
+  alpnProtocol?: string;
 }
 
 export interface SimulatorState {

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import axios from 'axios';
+import FakeTimers from '@sinonjs/fake-timers';
 import { LhError, LiquidHandlerClient } from '../../src/client';
 import { Simulator } from '../../src/simulator';
 import { useClients } from '../support/client-suite';
 import { USER } from '../support/runtime';
+
+const realSetTimeout = setTimeout;
 
 function logins(sim: Simulator): number {
   return sim.requests.filter((r) => r.path === '/api/v1/authenticate' && r.method === 'POST').length;
@@ -46,28 +49,46 @@ describe('session', function () {
     assert.equal(logins(sim), 2);
   });
 
-  it('renews the token on time even when requests are sparser than the renewal window', async function () {
-    sim.setFaults({ clockSpeed: 60 }); // a 5-minute token lives 5 s; it is renewed 5 % (0.25 s) before its end
-    const c = make();
-    const until = Date.now() + 7000;
-    while (Date.now() < until) {
-      await c.prep.getSoftwareSettings();
-      await new Promise((r) => setTimeout(r, 1200));
+  /** Runs `work` on a fake clock (Date and timers; the simulator's token clock too), real I/O in between. */
+  async function onFakeClock(work: (clock: ReturnType<typeof FakeTimers.install>) => Promise<void>): Promise<void> {
+    const clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      await work(clock);
+    } finally {
+      clock.uninstall();
     }
-    assert.equal(logins(sim), 1);
-    assert.ok(c.session.stats.renewals >= 1, `renewals: ${c.session.stats.renewals}`);
-    assert.equal(sim.requests.filter((r) => r.status === 401).length, 0);
+  }
+
+  /** Waits (real time, bounded) until `done()`: a request started by a fake timer needs real I/O to finish. */
+  async function until(done: () => boolean): Promise<void> {
+    for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => realSetTimeout(r, 5));
+  }
+
+  it('renews the token on time even when requests are sparser than the renewal window', async function () {
+    await onFakeClock(async (clock) => {
+      const c = make(); // a 5-minute token, renewed 15 s before its end
+      for (let t = 0; t < 500; t += 100) {
+        await c.prep.getSoftwareSettings();
+        await clock.tickAsync(100_000);
+        await until(() => c.session.state === 'authenticated' && !sim.requests.some((r) => r.status === 0));
+      }
+      assert.equal(logins(sim), 1);
+      assert.ok(c.session.stats.renewals >= 1, `renewals: ${c.session.stats.renewals}`);
+      assert.equal(sim.requests.filter((r) => r.status === 401).length, 0);
+    });
   });
 
   it('lets an unused session lapse instead of renewing it forever', async function () {
-    sim.setFaults({ clockSpeed: 300 }); // 1 s tokens, renewed 0.25 s before their end
-    const c = make();
-    await c.prep.getSoftwareSettings(); // the first token is used, so it is renewed on schedule...
-    const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-    await pause(1200);
-    assert.equal(c.session.stats.renewals, 1);
-    await pause(1200); // ...but nobody used the renewed one: no second renewal
-    assert.equal(c.session.stats.renewals, 1);
+    await onFakeClock(async (clock) => {
+      const c = make();
+      await c.prep.getSoftwareSettings(); // the first token is used, so it is renewed on schedule...
+      await clock.tickAsync(290_000);
+      await until(() => c.session.stats.renewals === 1);
+      assert.equal(c.session.stats.renewals, 1);
+      await clock.tickAsync(600_000); // ...but nobody used the renewed one: no second renewal
+      await until(() => false === sim.requests.some((r) => r.status === 0));
+      assert.equal(c.session.stats.renewals, 1);
+    });
   });
 
   it('tries a rejected password exactly once, however many requests follow', async function () {

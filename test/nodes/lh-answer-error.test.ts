@@ -38,10 +38,16 @@ describe('lh-answer-error', function () {
     );
     const resolvedMsgs = collect(helper.getNode('resolved'));
     const out = await nextMessage(helper.getNode('out'));
-    assert.deepEqual(out.payload, { id: injected.id, groupId: injected.groupId, selectedResponse: 'Abort', errorData: [] });
+    const sent = {
+      id: injected.id,
+      groupId: injected.groupId,
+      selectedResponse: 'Abort',
+      errorData: [{ id: injected.id, selectedResponse: 'Abort' }], // an error without items is its own item, as real clients send it
+    };
+    assert.deepEqual(out.payload, sent);
     assert.equal(out.statusCode, 200);
     assert.equal(out.errorId, injected.id, 'msg properties of the poll pass through');
-    assert.deepEqual(answers(), [{ id: injected.id, groupId: injected.groupId, selectedResponse: 'Abort', errorData: [] }]);
+    assert.deepEqual(answers(), [sent]);
     const resolved = await messageWhere('resolved', () => true).catch(() => resolvedMsgs[0]);
     assert.equal((resolved ?? resolvedMsgs[0]).errorId, injected.id);
     await statusCalls('poll', 3);
@@ -70,7 +76,12 @@ describe('lh-answer-error', function () {
     const injected = sim.injectPendingError();
     await load();
     const msg = await answer.run({ errorId: injected.id, selectedResponse: 'Ignore', topic: 'keep' });
-    assert.deepEqual(msg.payload, { id: injected.id, groupId: injected.groupId, selectedResponse: 'Ignore', errorData: [] });
+    assert.deepEqual(msg.payload, {
+      id: injected.id,
+      groupId: injected.groupId,
+      selectedResponse: 'Ignore',
+      errorData: [{ id: injected.id, selectedResponse: 'Ignore' }],
+    });
     assert.equal(msg.topic, 'keep');
   });
 

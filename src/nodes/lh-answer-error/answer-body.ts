@@ -66,6 +66,9 @@ export function answerBody(error: PendingError, selected: unknown, perItem: unkn
     return { id, selectedResponse: chosen };
   });
 
+  // Real instruments may apply answers per item: an error without items is answered as its own one item.
+  if (errorData.length === 0) errorData.push({ id: String(error.id), selectedResponse: response });
+
   const groupId = error.groupId ?? (typeof groupIdOverride === 'string' && groupIdOverride !== '' ? groupIdOverride : undefined);
   const body: RuntimeErrorAnswer = { id: error.id, selectedResponse: response, errorData };
   if (groupId !== undefined) body.groupId = groupId;

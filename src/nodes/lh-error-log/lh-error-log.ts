@@ -9,8 +9,7 @@ type Operation = (typeof OPERATIONS)[number];
 const MAX_ITEMS_LIMIT = 100000;
 
 function operationOf(value: unknown): Operation {
-  if (typeof value === 'string' && (OPERATIONS as readonly string[]).includes(value)) return value as Operation;
-  throw validationError('error-log', 'operation', `must be one of ${OPERATIONS.join(', ')}`, value);
+  return v.oneOf(value, OPERATIONS, 'operation', 'error-log');
 }
 
 export = function register(RED: Red): void {

@@ -66,12 +66,14 @@ export class PollLoop {
 export const MIN_INTERVAL_MS = 500;
 export const DEFAULT_INTERVAL_MS = 5000;
 export const MAX_BACKOFF_MS = 60000;
+/** 24 h: a longer interval would overflow the timer (2^31-1 ms) and poll every millisecond. */
+export const MAX_INTERVAL_MS = 24 * 60 * 60 * 1000;
 
-/** The configured interval in seconds, as ms, clamped to the minimum of 0.5 s. */
+/** The configured interval in seconds, as ms, clamped to 0.5 s .. 24 h. */
 export function intervalMs(seconds: unknown): number {
   const s = Number(seconds);
   if (seconds === '' || seconds === undefined || seconds === null || !Number.isFinite(s)) return DEFAULT_INTERVAL_MS;
-  return Math.max(MIN_INTERVAL_MS, Math.round(s * 1000));
+  return Math.min(MAX_INTERVAL_MS, Math.max(MIN_INTERVAL_MS, Math.round(s * 1000)));
 }
 
 /** Up to 10 % more than the delay, so many nodes backing off together do not retry in lock-step. */

@@ -1,4 +1,4 @@
-import { LhError, LiquidHandlerClient, validate as v, validationError } from '../../client';
+import { LhError, LiquidHandlerClient, validate as v } from '../../client';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { LhServerNode, requireClient } from '../shared/server-node';
@@ -11,8 +11,7 @@ type Operation = (typeof OPERATIONS)[number];
 const UNREGISTER_ON_CLOSE_MS = 4000;
 
 function operationOf(value: unknown): Operation {
-  if (typeof value === 'string' && (OPERATIONS as readonly string[]).includes(value)) return value as Operation;
-  throw validationError('error-handler', 'operation', `must be one of ${OPERATIONS.join(', ')}`, value);
+  return v.oneOf(value, OPERATIONS, 'operation', 'error-handler');
 }
 
 /** The key: the dialog's (or what it points at), else msg.clientKey, else the lh-server node's; letters and digits only. */

@@ -24,14 +24,26 @@ export function tlsOptionsFrom(RED: Red, tlsNodeId: unknown): TlsOptions | undef
   }
   const options: Record<string, unknown> = {};
   tlsNode.addTLSOptions(options);
-  return {
-    ca: options.ca as TlsOptions['ca'],
-    cert: options.cert as TlsOptions['cert'],
-    key: options.key as TlsOptions['key'],
-    passphrase: options.passphrase as string | undefined,
-    servername: options.servername as string | undefined,
-    rejectUnauthorized: options.rejectUnauthorized !== false,
-  };
+  return tlsOptionsOf(options);
+}
+
+/**
+ * Every option the tls-config node set, passed on whole (pfx, ALPNProtocols, ciphers, ... included). A PKCS#12
+ * bundle (.p12/.pfx) selected as the certificate (and, as tls-config wants both, as the key) goes as `pfx`.
+ */
+export function tlsOptionsOf(options: Record<string, unknown>): TlsOptions {
+  const out: Record<string, unknown> = { ...options, rejectUnauthorized: options.rejectUnauthorized !== false };
+  if (isPkcs12(options.cert)) {
+    out.pfx = options.cert;
+    delete out.cert;
+    if (isPkcs12(options.key)) delete out.key;
+  }
+  return out as TlsOptions;
+}
+
+/** A DER-encoded PKCS#12 bundle: binary (an ASN.1 SEQUENCE), not a PEM text. */
+function isPkcs12(value: unknown): value is Buffer {
+  return Buffer.isBuffer(value) && value.length > 0 && value[0] === 0x30 && !value.includes('-----BEGIN');
 }
 
 /** The throwaway CA of the bundled lh-simulator, for flows developed against it (never for a real instrument). */

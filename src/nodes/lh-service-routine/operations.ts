@@ -5,10 +5,11 @@ export const ROUTINE_OPERATIONS = ['list', 'get', 'update'] as const;
 export type RoutineOperation = (typeof ROUTINE_OPERATIONS)[number];
 
 const OP_UPDATE = 'update-service-routine';
+/** The fields of a service routine (2.7): an update names only these, as a settings update names only settings. */
+const ROUTINE_FIELDS = ['id', 'name', 'isRecommended', 'lastRun'];
 
 export function routineOperation(value: unknown): RoutineOperation {
-  if (typeof value === 'string' && (ROUTINE_OPERATIONS as readonly string[]).includes(value)) return value as RoutineOperation;
-  throw validationError('lh-service-routine', 'operation', `must be one of ${ROUTINE_OPERATIONS.join(', ')}`, value);
+  return v.oneOf(value, ROUTINE_OPERATIONS, 'operation', 'lh-service-routine');
 }
 
 export async function listRoutines(prep: PrepApi, recommendedOnly: boolean): Promise<ServiceRoutine[]> {
@@ -33,6 +34,11 @@ export function routineChanges(u: RoutineUpdate): Record<string, unknown> & { id
   else if (u.markRunNow) changes = {};
   else throw validationError(OP_UPDATE, 'payload', 'must be an object with the fields to change, e.g. {"isRecommended": true}', u.payload);
 
+  for (const field of Object.keys(changes)) {
+    if (!ROUTINE_FIELDS.includes(field)) {
+      throw validationError(OP_UPDATE, `payload.${field}`, `is not a service routine field (known: ${ROUTINE_FIELDS.join(', ')})`);
+    }
+  }
   const given = u.routineId === undefined || u.routineId === null || u.routineId === '' ? undefined : v.databaseId(u.routineId, 'routineId', OP_UPDATE);
   const inBody = changes.id === undefined ? undefined : v.databaseId(changes.id, 'payload.id', OP_UPDATE);
   if (given !== undefined && inBody !== undefined && given !== inBody) {

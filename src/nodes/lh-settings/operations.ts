@@ -9,14 +9,12 @@ export type SetMode = (typeof SET_MODES)[number];
 const SOFTWARE_FIELDS: readonly (keyof SoftwareSettings)[] = ['hideKeyboard', 'generateRunReport', 'allowRedWarningOverride', 'defaultAmbientTemperature'];
 
 export function settingsOperation(value: unknown): SettingsOperation {
-  if (typeof value === 'string' && (SETTINGS_OPERATIONS as readonly string[]).includes(value)) return value as SettingsOperation;
-  throw validationError('lh-settings', 'operation', `must be one of ${SETTINGS_OPERATIONS.join(', ')}`, value);
+  return v.oneOf(value, SETTINGS_OPERATIONS, 'operation', 'lh-settings');
 }
 
 export function setMode(value: unknown): SetMode {
   if (value === undefined || value === null || value === '') return 'merge';
-  if (typeof value === 'string' && (SET_MODES as readonly string[]).includes(value)) return value as SetMode;
-  throw validationError('set-software-settings', 'mode', `must be one of ${SET_MODES.join(', ')}`, value);
+  return v.oneOf(value, SET_MODES, 'mode', 'set-software-settings');
 }
 
 /** Only the four settings of the interface, so that a merge never sends a field the instrument did not define. */

@@ -25,8 +25,7 @@ export interface StepResult {
 }
 
 export function stepOperation(value: unknown): StepOperation {
-  if (typeof value === 'string' && (STEP_OPERATIONS as readonly string[]).includes(value)) return value as StepOperation;
-  throw validationError('lh-steps', 'operation', `must be one of ${STEP_OPERATIONS.join(', ')}`, value);
+  return v.oneOf(value, STEP_OPERATIONS, 'operation', 'lh-steps');
 }
 
 /** rename takes the new name as a text or as `{newName}`. */

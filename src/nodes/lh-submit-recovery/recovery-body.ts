@@ -5,8 +5,7 @@ import { NodeMessage } from '../shared/node-red';
 export const KINDS: readonly RecoveryKind[] = ['recovery', 'action'];
 
 export function kindOf(value: unknown, op: string): RecoveryKind {
-  if (typeof value === 'string' && (KINDS as readonly string[]).includes(value)) return value as RecoveryKind;
-  throw validationError(op, 'kind', `must be one of ${KINDS.join(', ')}`, value);
+  return v.oneOf(value, KINDS, 'kind', op);
 }
 
 /** The error emitted by lh-error-poll (or anything with a uuid) in msg.payload. */
