@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import path from 'path';
 import FakeTimers from '@sinonjs/fake-timers';
 import { collect, helper, nextMessage } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
@@ -203,5 +204,30 @@ describe('lh-answer-page', function () {
     helper.getNode('page').receive({ payload: sim.injectPendingError(), source: 'A' });
     const details = (await caught)._error as Msg;
     assert.equal(details.field, 'publicUrl');
+  });
+});
+
+describe('lh-answer-page links and escaping (pure)', function () {
+  const dir = path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'lh-answer-page');
+  const signing = require(path.join(dir, 'link-signing.js')) as {
+    signLink(c: Msg, secret: string): string;
+    verifyLink(t: unknown, secret: string, now: number): { ok: boolean; reason?: string };
+  };
+  const html = require(path.join(dir, 'page-html.js')) as { escapeHtml(v: unknown): string };
+
+  it('accepts its own link until the expiry, and refuses another secret, altered claims and junk', function () {
+    const claims = { i: 'abc', s: 'A', e: 'err-1', x: 2_000 };
+    const token = signing.signLink(claims, 's1');
+    assert.deepEqual(signing.verifyLink(token, 's1', 1_999), { ok: true, claims });
+    assert.equal(signing.verifyLink(token, 's1', 2_000).reason, 'expired');
+    assert.equal(signing.verifyLink(token, 's2', 1_000).reason, 'signature');
+    const [, sig] = token.split('.');
+    const altered = `${Buffer.from(JSON.stringify({ ...claims, x: 9e15 })).toString('base64url')}.${sig}`;
+    assert.equal(signing.verifyLink(altered, 's1', 1_000).reason, 'signature');
+    for (const junk of [undefined, '', 'a.b.c', 'x'.repeat(3000), '€.€']) assert.equal(signing.verifyLink(junk, 's1', 1_000).ok, false);
+  });
+
+  it('escapes every character that could start markup or leave an attribute', function () {
+    assert.equal(html.escapeHtml(`<a href="x" onclick='y'>&\`=`), '&#60;a href&#61;&#34;x&#34; onclick&#61;&#39;y&#39;&#62;&#38;&#96;&#61;');
   });
 });

@@ -213,3 +213,38 @@ describe('lh-error-policy', function () {
     assert.equal(puts().length, 0);
   });
 });
+
+describe('lh-error-policy rules (pure)', function () {
+  const rulesModule = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'lh-error-policy', 'rules.js')) as {
+    compileRules(v: unknown): { index: number }[];
+    matchRule(rules: unknown[], source: 'A' | 'B', record: Msg): { index: number } | undefined;
+  };
+  const { compileRules, matchRule } = rulesModule;
+
+  it('matches in order on source, minimum severity, code and a case-insensitive title/message pattern', function () {
+    const rules = compileRules([
+      { source: 'B', mode: 'walk-away', answer: '3' },
+      { source: 'A', minSeverity: 'Error', pattern: 'clot', mode: 'semi-automatic', answer: 'Retry' },
+      { source: 'A', code: '1042', mode: 'manual' },
+      { mode: 'manual' },
+    ]);
+    assert.equal(matchRule(rules, 'B', { title: 'x' })?.index, 0);
+    assert.equal(matchRule(rules, 'A', { title: 'CLOT detected', severity: 'Error' })?.index, 1);
+    assert.equal(matchRule(rules, 'A', { title: 'Clot', severity: 'Warning' })?.index, 3, 'below the minimum severity');
+    assert.equal(matchRule(rules, 'A', { message: 'a clot', severity: 'Novel' })?.index, 1, 'an unknown severity is never filtered out');
+    assert.equal(matchRule(rules, 'A', { title: 'Door', code: 1042 })?.index, 2);
+    assert.equal(matchRule(compileRules([]), 'A', { title: 'x' }), undefined);
+  });
+
+  it('names the rule and field of a bad setting', function () {
+    const bad: [unknown, RegExp][] = [
+      [[{ mode: 'sometimes' }], /rules\[0\]\.mode must be one of manual, semi-automatic, walk-away/],
+      [[{ mode: 'manual' }, { source: 'C' }], /rules\[1\]\.source must be any, A or B/],
+      [[{ minSeverity: 'Loud' }], /rules\[0\]\.minSeverity/],
+      [[{ source: 'B', answer: 'Retry', mode: 'walk-away' }], /rules\[0\]\.answer must be an action id/],
+      [[{ delay: -1 }], /rules\[0\]\.delay must be 0 to/],
+      ['rules', /rules must be a list/],
+    ];
+    for (const [value, message] of bad) assert.throws(() => compileRules(value), message);
+  });
+});
