@@ -8,7 +8,7 @@ import fs from 'fs';
 import path from 'path';
 import { printTable, Row } from './support/report';
 
-const ALL = ['throughput', 'latency', 'session', 'fleet', 'soak', 'runs'] as const;
+const ALL = ['throughput', 'latency', 'session', 'fleet', 'soak', 'runs', 'policy'] as const;
 type Name = (typeof ALL)[number];
 
 const asked = process.argv.slice(2);
@@ -147,6 +147,17 @@ function summary(): Row[] {
       figure: `resources ${total(b)} → ${total(a)}, sockets ${b.sockets} → ${a.sockets}, heap ${Number(so.heapGrowthMb) >= 0 ? '+' : ''}${String(so.heapGrowthMb)} MB`,
       target: 'baseline, baseline, ≤ 5 MB',
       met: p.handles && p.sockets && p.heap ? 'yes' : 'no',
+    });
+  }
+  const po = chosen.includes('policy') ? read('policy') : undefined;
+  if (po) {
+    const l = po.latencyMs as Json;
+    const p = po.pass as Record<string, boolean>;
+    rows.push({
+      benchmark: `error policy, ${po.errors} errors, ${po.rules} rules`,
+      figure: `decision p99 ${l.p99} ms, heap +${String(po.heapGrowthMb)} MB for ${po.decided} pending defaults`,
+      target: '≤ 5 ms, ≤ 10 MB',
+      met: p.latency && p.heap ? 'yes' : 'no',
     });
   }
   return rows;

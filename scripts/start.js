@@ -116,6 +116,8 @@ async function main() {
   const firstRun = !fs.existsSync(path.join(userDir, 'flows.json'));
   const red = spawn(process.execPath, [require.resolve('node-red/red.js'), '--settings', path.join(userDir, 'settings.js')], {
     stdio: ['ignore', 'inherit', 'inherit'],
+    // the address in answer links (lh-answer-page): this Node-RED, unless the user says otherwise
+    env: { ...process.env, LH_PUBLIC_URL: process.env.LH_PUBLIC_URL || `http://${host}:${uiPort}` },
   });
   const editor = `http://${host}:${uiPort}/`;
   let stopping = false;

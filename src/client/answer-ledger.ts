@@ -138,3 +138,8 @@ export class InstrumentAnswers {
     return this.a.lookup(errorKey) ?? this.b?.lookup(errorKey);
   }
 }
+
+/** Forgets every instrument's answers: what a restart of Node-RED does (for tests of state that must survive one). */
+export function forgetAnswerLedgers(): void {
+  ledgers.clear();
+}

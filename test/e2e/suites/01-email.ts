@@ -1,17 +1,34 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'net';
 import { SMTPServer, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
-import { E2e, USER, exampleFlow } from './common';
+import { request } from '../../support/embedded-red';
+import { E2e, USER, exampleFlow, formPost, pageForm, useEnv } from './common';
 
 interface Mail {
   from: string;
   to: string[];
   /** headers and body, quoted-printable soft breaks and escapes undone */
   text: string;
+  /** as received */
+  raw: string;
 }
 
 function decodeQuotedPrintable(raw: string): string {
   return raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/** The MIME parts of a mail (one level of multipart), each with its content type and decoded body. */
+function mimeParts(raw: string): { type: string; body: string }[] {
+  const boundary = /boundary="?([^";\r\n]+)"?/i.exec(raw)?.[1];
+  const chunks = boundary ? raw.split(`--${boundary}`).slice(1, -1) : [raw];
+  return chunks.map((chunk) => {
+    const split = chunk.search(/\r?\n\r?\n/);
+    const head = chunk.slice(0, split);
+    let body = chunk.slice(split).trim();
+    if (/content-transfer-encoding:\s*base64/i.test(head))
+      body = Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
+    return { type: /content-type:\s*([^;\r\n]+)/i.exec(head)?.[1].toLowerCase() ?? '', body };
+  });
 }
 
 /** A local SMTP server that accepts any login over plain TCP and hands over each mail it receives. */
@@ -34,6 +51,7 @@ async function smtpServer(): Promise<{ port: number; nextMail(): Promise<Mail>; 
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((r) => r.address),
           text: decodeQuotedPrintable(Buffer.concat(chunks).toString('utf8')),
+          raw: Buffer.concat(chunks).toString('utf8'),
         };
         const w = waiting.shift();
         if (w) w(mail);
@@ -56,6 +74,7 @@ async function smtpServer(): Promise<{ port: number; nextMail(): Promise<Mail>; 
 export function emailSuite(ctx: E2e): void {
   describe('01 Instrument errors to e-mail', function () {
     let smtp: Awaited<ReturnType<typeof smtpServer>>;
+    useEnv(() => ({ LH_PUBLIC_URL: ctx.red.url }));
     beforeEach(async function () {
       smtp = await smtpServer();
     });
@@ -65,8 +84,10 @@ export function emailSuite(ctx: E2e): void {
 
     function deployExample(): Promise<void> {
       const { flow, credentials, node } = exampleFlow('01 ', ctx.sim);
-      // the SMTP server of the test, plain SMTP on a random port; the login as the e-mail node's credentials
-      Object.assign(node('lh-ex01-mail'), { server: '127.0.0.1', port: String(smtp.port), secure: false });
+      // the SMTP server of the test, plain SMTP on a random port; the login as the e-mail node's credentials; the
+      // example ships the e-mail node disabled (quiet until configured): a user enables it after filling it in
+      assert.equal(node('lh-ex01-mail').d, true, 'the example ships the e-mail node disabled');
+      Object.assign(node('lh-ex01-mail'), { server: '127.0.0.1', port: String(smtp.port), secure: false, d: false });
       credentials['lh-ex01-mail'] = { userid: 'nodered@example.com', password: 'smtp-secret-7' };
       return ctx.red.deploy(flow, credentials);
     }
@@ -85,6 +106,49 @@ export function emailSuite(ctx: E2e): void {
       assert.ok(mail.text.includes('Channel 5 could not pick up a tip at position T3.'), mail.text);
       assert.ok(mail.text.includes(`Error id: ${error.id}`), mail.text);
       assert.ok(mail.text.includes('Responses: Retry, Abort, Ignore'), mail.text);
+      assert.match(mail.text, /^Time: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)\r?$/m, 'the time carries its zone');
+
+      // "answer from an e-mail": the link opens the answer page; only its button answers, once
+      const link = /Answer here: (http\S+)/.exec(mail.text)?.[1] ?? '';
+      assert.ok(link.startsWith(`${ctx.red.url}/lh-answer?t=`), mail.text);
+      const page = await request('GET', link);
+      assert.equal(page.status, 200);
+      assert.match(page.text, /Tip pick-up failed/);
+      assert.equal(
+        ctx.sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').length,
+        0,
+        'opening the link answered',
+      );
+      const answered = await formPost(link.split('?')[0], { ...pageForm(page.text), response: 'Retry', by: 'mail reader' });
+      assert.equal(answered.status, 200, answered.text);
+      assert.match(answered.text, /Answered with <b>Retry<\/b> by mail reader/);
+      const puts = ctx.sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime');
+      assert.equal(puts.length, 1);
+      assert.equal((puts[0].body as { id: string }).id, error.id);
+      const resolved = await smtp.nextMail();
+      assert.match(resolved.text, /The error is resolved: Tip pick-up failed/);
+    });
+
+    it('keeps markup from the error text inert: plain text, and an HTML part with every tag escaped', async function () {
+      await deployExample();
+      ctx.sim.injectPendingError({
+        title: 'Door <a href="http://evil.example/x">open</a>',
+        message: 'See <img src="http://evil.example/p.png" onerror="alert(1)"> now',
+      });
+      const mail = await smtp.nextMail();
+      const parts = mimeParts(mail.raw).map((p) => ({
+        ...p,
+        body: p.type === 'text/html' || p.type === 'text/plain' ? decodeQuotedPrintable(p.body) : p.body,
+      }));
+      const html = parts.filter((p) => p.type === 'text/html');
+      const plain = parts.filter((p) => p.type === 'text/plain');
+      assert.equal(plain.length, 1, `parts: ${parts.map((p) => p.type).join(', ')}`);
+      assert.equal(html.length, 1, `parts: ${parts.map((p) => p.type).join(', ')}`);
+      assert.ok(plain[0].body.includes('Door <a href="http://evil.example/x">open</a>'), plain[0].body);
+      for (const part of html) {
+        assert.ok(!/<a[\s>]/i.test(part.body) && !/<img/i.test(part.body), `markup became HTML: ${part.body}`);
+        assert.ok(part.body.includes('&lt;a href') && part.body.includes('&lt;img'), part.body);
+      }
     });
 
     it('keeps the lh-server and e-mail passwords and the session token out of the flow export (GET /flows)', async function () {

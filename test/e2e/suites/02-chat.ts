@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'http';
 import type { AddressInfo } from 'net';
 import { request } from '../../support/embedded-red';
-import { E2e, exampleFlow } from './common';
+import { E2e, debugValue, exampleFlow, formPost, pageForm, useEnv } from './common';
 
 interface Posted {
   method: string;
@@ -62,20 +62,20 @@ export function chatSuite(ctx: E2e): void {
     let hook: Awaited<ReturnType<typeof webhookReceiver>>;
     beforeEach(async function () {
       hook = await webhookReceiver();
-      const { flow, credentials, node } = exampleFlow('02 ', ctx.sim);
-      node('lh-ex02-hook').url = hook.url;
-      // the answer links point at this Node-RED
-      const tab = node('lh-ex02-tab') as { env?: { name: string; value: string; type: string }[] };
-      const env = tab.env?.find((e) => e.name === 'ANSWER_URL');
-      assert.ok(env, 'the example tab sets ANSWER_URL');
-      env.value = `${ctx.red.url}/lh/answer`;
+    });
+    useEnv(() => ({ LH_PUBLIC_URL: ctx.red.url, CHAT_WEBHOOK_URL: hook.url }));
+    beforeEach(async function () {
+      const { flow, credentials } = exampleFlow('02 ', ctx.sim);
+      assert.ok(!JSON.stringify(flow).includes('127.0.0.1:1880'), 'the example names a host and port');
       await ctx.red.deploy(flow, credentials);
     });
     afterEach(async function () {
       await hook.close();
     });
 
-    it('posts {text} with answer links to the webhook; a link answers the error on the instrument, once', async function () {
+    const puts = () => ctx.sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime');
+
+    it('posts {text} with an answer link to the webhook; the page answers the error once, and the chat hears who did', async function () {
       const error = ctx.sim.injectPendingError({
         title: 'Clot detected',
         severity: 'Error',
@@ -84,35 +84,58 @@ export function chatSuite(ctx: E2e): void {
       });
       const text = chatText(await hook.next());
       assert.ok(text.startsWith('simulator: Error Clot detected\nChannel 2 detected a clot in Plate1 B4.'), text);
-      const links = [...text.matchAll(/^(\w+): (http\S+)$/gm)].map((m) => ({ response: m[1], url: m[2] }));
-      assert.deepEqual(
-        links.map((l) => l.response),
-        ['Retry', 'Abort'],
-      );
-      const abort = links[1].url;
-      assert.equal(abort, `${ctx.red.url}/lh/answer?errorId=${encodeURIComponent(error.id)}&response=Abort`);
+      const link = /^Answer: (http\S+)$/m.exec(text)?.[1] ?? '';
+      assert.ok(link.startsWith(`${ctx.red.url}/lh-answer?t=`), text);
 
-      // a person follows the link
-      const answered = await request('GET', abort);
+      // the chat service unfurls the link: a plain GET with a bot user agent changes nothing
+      const preview = await request('GET', link);
+      assert.equal(preview.status, 200);
+      assert.match(preview.text, /<button type="submit" name="response" value="Retry">Retry<\/button>/);
+      assert.match(preview.text, /<button type="submit" name="response" value="Abort">Abort<\/button>/);
+      assert.equal(puts().length, 0, 'the preview answered the error');
+
+      // a person presses Abort
+      const answered = await formPost(link.split('?')[0], { ...pageForm(preview.text), response: 'Abort', by: 'Kim' });
       assert.equal(answered.status, 200, answered.text);
-      assert.equal(answered.text, `Answered ${error.id} with Abort.`);
-      const puts = ctx.sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime');
-      assert.equal(puts.length, 1);
-      assert.deepEqual(puts[0].body as { id: string; selectedResponse: string }, {
-        ...(puts[0].body as object),
+      assert.match(answered.text, /Answered with <b>Abort<\/b> by Kim/);
+      assert.equal(puts().length, 1);
+      assert.deepEqual(puts()[0].body as { id: string; selectedResponse: string }, {
+        ...(puts()[0].body as object),
         id: error.id,
         selectedResponse: 'Abort',
       });
       assert.ok(!ctx.sim.state.pendingErrors.some((e) => e.id === error.id), 'the error is still pending');
 
-      // the chat hears that it is resolved
-      assert.match(chatText(await hook.next()), /^\u2714 resolved: simulator: Error Clot detected$/);
+      // the chat hears who answered, and that the error is resolved
+      const heard = [chatText(await hook.next()), chatText(await hook.next())].sort();
+      assert.equal(heard[0], `Error ${error.id}: answered with Abort by Kim on the answer page`);
+      assert.match(heard[1], /^\u2714 resolved: simulator: Error Clot detected$/);
 
-      // a second click is refused with the instrument's reason, and sends nothing more to the instrument
-      const again = await request('GET', abort);
-      assert.equal(again.status, 409);
-      assert.ok(again.text.length > 0);
-      assert.equal(ctx.sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').length, 1);
+      // the same link later: already answered, by whom, and nothing more is sent
+      const again = await request('GET', link);
+      assert.match(again.text, /Already answered with <b>Abort<\/b> by Kim/);
+      const second = await formPost(link.split('?')[0], { ...pageForm(preview.text), response: 'Retry' });
+      assert.equal(second.status, 403, 'a used form token answered again');
+
+      // an answer from the flow (the example's button) comes second: "already answered", nothing sent
+      const refused = ctx.red.nextDebug('lh-ex02-notdbg');
+      await ctx.red.inject('lh-ex02-retry');
+      assert.match(JSON.stringify(debugValue(await refused)), /already answered/);
+      assert.equal(puts().length, 1);
+    });
+
+    it('refuses a forged link with a plain 403 page and sends nothing', async function () {
+      ctx.sim.injectPendingError({ title: 'Door open' });
+      const link = /^Answer: (http\S+)$/m.exec(chatText(await hook.next()))?.[1] ?? '';
+      const forged = link.replace(/t=[A-Za-z0-9_-]{4}/, 't=AAAA');
+      const res = await request('GET', forged);
+      assert.equal(res.status, 403);
+      assert.match(res.text, /This link is not valid/);
+      assert.equal(puts().length, 0);
+
+      // the page's routes go with the flow, as core http-in's do
+      await ctx.red.deploy([]);
+      assert.equal((await request('GET', link)).status, 404);
     });
   });
 }

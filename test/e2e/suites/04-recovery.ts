@@ -1,15 +1,19 @@
 import assert from 'node:assert/strict';
 import { until } from '../../support/embedded-red';
-import { E2e, debugValue, delay, exampleFlow } from './common';
+import { E2e, debugValue, delay, exampleFlow, formPost, pageForm, useEnv } from './common';
 
 /** The example's wait, shortened from 2 minutes. */
 const WAIT_MS = 800;
 
 export function recoverySuite(ctx: E2e): void {
   describe('04 Walk-away recovery', function () {
+    useEnv(() => ({ LH_PUBLIC_URL: ctx.red.url }));
     beforeEach(async function () {
       const { flow, credentials, node } = exampleFlow('04 ', ctx.sim);
-      Object.assign(node('lh-ex04-timer'), { duration: String(WAIT_MS), units: 'ms' });
+      const rules = node('lh-ex04-policy').rules as { mode: string; delay: number }[];
+      assert.equal(rules[0].mode, 'semi-automatic');
+      assert.equal(rules[0].delay, 120, 'a person has 2 minutes');
+      rules[0].delay = WAIT_MS / 1000;
       await ctx.red.deploy(flow, credentials);
       // registered when the flow starts ("while deployed")
       await until('the error handler registration', () => ctx.sim.state.handlers.has('nodered'));
@@ -22,9 +26,12 @@ export function recoverySuite(ctx: E2e): void {
       const notified = ctx.red.nextDebug('lh-ex04-notify');
       const submitted = ctx.red.nextDebug('lh-ex04-autodbg');
       const error = ctx.sim.injectInstrumentError({ title: 'Aspiration error' });
-      assert.match(String(debugValue(await notified)), /Actions: 1 Retry \(default\)/);
-      const answer = debugValue(await submitted) as { success: boolean };
-      assert.equal(answer.success, true);
+      const text = String(debugValue(await notified));
+      assert.match(text, /Actions: 1 Retry \(default\)/);
+      assert.match(text, /Unless someone answers by .* UTC[+-]\d\d:\d\d.*, the policy answers: 1 Retry \(default\)/);
+      assert.match(text, /Answer here: http:\/\/127\.0\.0\.1:\d+\/lh-answer\?t=/);
+      const answer = debugValue(await submitted) as { outcome: string; response: string };
+      assert.equal(answer.outcome, 'answered');
 
       const record = ctx.sim.state.instrumentErrors.find((e) => e.uuid === error.uuid);
       assert.ok(record);
@@ -39,31 +46,34 @@ export function recoverySuite(ctx: E2e): void {
       assert.equal((posted[0].body as { errorHandlingKey: string }).errorHandlingKey, 'nodered');
     });
 
-    it("submits the person's choice when they answer first, and the timeout then submits nothing", async function () {
+    it("submits the person's choice from the answer page when they answer first, and the default then submits nothing", async function () {
       const notified = ctx.red.nextDebug('lh-ex04-notify');
       const automatic = ctx.red.collectDebug('lh-ex04-autodbg');
-      const refused = ctx.red.collectDebug('lh-ex04-refdbg');
+      const escalated = ctx.red.collectDebug('lh-ex04-escdbg');
       const error = ctx.sim.injectInstrumentError({ title: 'Gripper collision' });
-      await notified;
+      const link = /Answer here: (http\S+)/.exec(String(debugValue(await notified)))?.[1] ?? '';
+      const page = await ctx.red.request('GET', link.slice(ctx.red.url.length));
+      assert.equal(page.status, 200);
+      assert.match(page.text, /class="default">Retry \(default\)/);
 
-      const res = await ctx.red.request('GET', `/lh/recover?uuid=${error.uuid}&action=4`);
+      const res = await formPost(link.split('?')[0], { ...pageForm(page.text), action: '4', by: 'operator' });
       assert.equal(res.status, 200, res.text);
-      assert.equal(res.text, `Submitted action 4 for ${error.uuid}.`);
+      assert.match(res.text, /Answered with <b>Abort the run \(action 4\)<\/b> by operator/);
       const record = ctx.sim.state.instrumentErrors.find((e) => e.uuid === error.uuid);
       assert.equal(record?.selectedActionId, 4);
       assert.match(submissions(error.uuid)[0].path, /\/action$/, 'Abort the run is an action, not a recovery');
 
-      // Nothing announces a submission that does not happen: wait out the (shortened) timeout, twice over.
+      // Nothing announces a submission that does not happen: wait out the (shortened) default, twice over.
       await delay(2 * WAIT_MS);
-      assert.equal(submissions(error.uuid).length, 1, 'the timeout submitted again');
+      assert.equal(submissions(error.uuid).length, 1, 'the default submitted too');
       assert.deepEqual(automatic, []);
-      assert.deepEqual(refused, []);
+      assert.deepEqual(escalated, []);
       assert.equal(record?.rejectedSubmissions, 0);
     });
 
-    it("answers 404 to a person's answer for an error it does not know, and sends nothing", async function () {
-      const res = await ctx.red.request('GET', '/lh/recover?uuid=00000000-0000-4000-8000-000000000000&action=1');
-      assert.equal(res.status, 404);
+    it('refuses a forged answer link with a plain 403 page, and sends nothing', async function () {
+      const res = await ctx.red.request('GET', '/lh-answer?t=eyJpIjoieCJ9.AAAA');
+      assert.equal(res.status, 403);
       assert.equal(ctx.sim.requests.filter((r) => r.method === 'POST' && r.path.includes('/instrument-errors/')).length, 0);
     });
   });

@@ -3,7 +3,7 @@ import { E2e, debugValue, exampleFlow } from './common';
 
 export function dailySuite(ctx: E2e): void {
   describe('05 Daily check of settings and service routines', function () {
-    it('reports settings, due routines and the error history, clears the errors and switches the run report back on', async function () {
+    it('reports settings, due routines and unanswered errors without clearing them; clearing is a separate, explicit button', async function () {
       const { flow, credentials } = exampleFlow('05 ', ctx.sim);
       await ctx.red.deploy(flow, credentials);
       (ctx.sim.state.softwareSettings as { generateRunReport: boolean }).generateRunReport = false;
@@ -16,10 +16,16 @@ export function dailySuite(ctx: E2e): void {
       const text = String(debugValue(await report));
       assert.match(text, /Run report: OFF \(switched on\)/);
       assert.match(text, /Recommended service routines: 2, not run in the last 24 h: Daily maintenance, Channel leak check/);
-      assert.match(text, /Runtime errors cleared: 2, not cleared: 0/);
-      assert.equal(ctx.sim.state.pendingErrors.length, 0);
+      assert.match(text, /Unanswered runtime errors among the latest: 2 \(not cleared/);
+      assert.equal(ctx.sim.state.pendingErrors.length, 2, 'the daily check cleared pending errors');
+      assert.equal(ctx.sim.requests.filter((r) => r.path.endsWith('/errors/clear-errors')).length, 0);
       assert.equal((debugValue(await fixed) as { generateRunReport: boolean }).generateRunReport, true);
       assert.equal(ctx.sim.state.softwareSettings.generateRunReport, true);
+
+      const cleared = ctx.red.nextDebug('lh-ex05-cleardbg');
+      await ctx.red.inject('lh-ex05-clearnow');
+      assert.deepEqual(debugValue(await cleared), { numberOfErrorsCleared: 2, numberOfErrorsNotCleared: 0 });
+      assert.equal(ctx.sim.state.pendingErrors.length, 0);
 
       const marked = ctx.red.nextDebug('lh-ex05-markdbg');
       await ctx.red.inject('lh-ex05-done');

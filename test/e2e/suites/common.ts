@@ -1,4 +1,5 @@
 import { randomBytes } from 'crypto';
+import http from 'http';
 import { Simulator } from '../../../src/simulator';
 import { Credentials, DebugMessage, EmbeddedRed, FlowNode, loadExample } from '../../support/embedded-red';
 
@@ -51,4 +52,53 @@ export function debugValue(m: DebugMessage): unknown {
 
 export function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** The hidden fields of an answer page's form (lh-answer-page): the signed link and the one-time form token. */
+export function pageForm(html: string): { t: string; form: string } {
+  const field = (name: string): string =>
+    (new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '').replace(/&#(\d+);/g, (_, n: string) =>
+      String.fromCharCode(Number(n)),
+    );
+  return { t: field('t'), form: field('form') };
+}
+
+/** A form POST, as a browser sends the answer page's form. */
+export function formPost(url: string, fields: Record<string, string>): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const body = Buffer.from(new URLSearchParams(fields).toString());
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': body.length },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Sets environment variables for a describe block's tests (the examples read LH_PUBLIC_URL, CHAT_WEBHOOK_URL) and restores them after each. */
+export function useEnv(values: () => Record<string, string>): void {
+  const saved: Record<string, string | undefined> = {};
+  beforeEach(function () {
+    for (const [k, v] of Object.entries(values())) {
+      saved[k] = process.env[k];
+      process.env[k] = v;
+    }
+  });
+  afterEach(function () {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  });
 }

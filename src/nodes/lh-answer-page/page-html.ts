@@ -1,0 +1,149 @@
+/**
+ * The answer page as HTML: every text from the instrument or a person is escaped; no script; one inline style
+ * sheet allowed by its hash in the Content-Security-Policy.
+ */
+import { createHash } from 'crypto';
+
+export function escapeHtml(value: unknown): string {
+  return String(value ?? '').replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const STYLE = `
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;padding:1rem;background:#f4f5f7;color:#1d2733;line-height:1.4}
+main{max-width:34rem;margin:0 auto;background:#fff;border-radius:8px;padding:1rem 1.25rem;box-shadow:0 1px 3px rgba(0,0,0,.15)}
+h1{font-size:1.25rem;margin:.2rem 0 .8rem}
+.meta{color:#55606e;font-size:.9rem;margin:.2rem 0}
+.message{white-space:pre-wrap;background:#f8f8f8;border-left:4px solid #c0392b;padding:.6rem .8rem;margin:.8rem 0}
+label{display:block;font-size:.9rem;margin:.8rem 0 .3rem}
+input[type=text]{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #b8c0ca;border-radius:6px}
+button{display:block;width:100%;margin:.5rem 0;padding:.8rem;font-size:1.05rem;border-radius:6px;border:1px solid #2d5f8a;background:#e9f1f8;color:#17324a;cursor:pointer}
+button.default{background:#2d5f8a;color:#fff}
+.outcome{font-size:1.1rem;padding:.8rem;border-radius:6px;margin:.8rem 0}
+.ok{background:#e3f4e6}.warn{background:#fff4d6}.bad{background:#fde2e0}
+`;
+
+/** The Content-Security-Policy of every page: nothing but this style sheet and forms posting back here. */
+export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+
+/** Headers every reply of the page carries. */
+export const PAGE_HEADERS: Record<string, string> = {
+  'Content-Type': 'text/html; charset=utf-8',
+  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+  'X-Frame-Options': 'DENY',
+};
+
+function page(title: string, body: string): string {
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
+<body><main>${body}</main></body></html>`;
+}
+
+export interface AnswerOption {
+  /** the form value: the response (A) or the action id (B) */
+  value: string;
+  label: string;
+  isDefault?: boolean;
+}
+
+export interface ErrorView {
+  instrument: string;
+  source: 'A' | 'B';
+  errorKey: string;
+  title: string;
+  message: string;
+  severity: string;
+  /** with its time zone */
+  time: string;
+  options: AnswerOption[];
+  /** when the link stops working, with its time zone */
+  expires: string;
+}
+
+function errorHeader(e: Pick<ErrorView, 'instrument' | 'title' | 'severity' | 'time' | 'message' | 'errorKey'>): string {
+  return `<h1>${escapeHtml(e.severity)}: ${escapeHtml(e.title)}</h1>
+<p class="meta">Instrument: ${escapeHtml(e.instrument)}</p>
+<p class="meta">Raised: ${escapeHtml(e.time)}</p>
+<p class="meta">Error: ${escapeHtml(e.errorKey)}</p>
+${e.message ? `<div class="message">${escapeHtml(e.message)}</div>` : ''}`;
+}
+
+/** The question: the error and one button per response or action, posting back with the one-time form token. */
+export function questionPage(e: ErrorView, linkToken: string, formToken: string): string {
+  const field = e.source === 'A' ? 'response' : 'action';
+  const buttons = e.options
+    .map(
+      (o) =>
+        `<button type="submit" name="${field}" value="${escapeHtml(o.value)}"${o.isDefault ? ' class="default"' : ''}>${escapeHtml(o.label)}${o.isDefault ? ' (default)' : ''}</button>`,
+    )
+    .join('\n');
+  return page(
+    `${e.severity}: ${e.title}`,
+    `${errorHeader(e)}
+<form method="post">
+<input type="hidden" name="t" value="${escapeHtml(linkToken)}">
+<input type="hidden" name="form" value="${escapeHtml(formToken)}">
+<label for="by">Your name (for the record, optional)</label>
+<input type="text" id="by" name="by" maxlength="80" autocomplete="name">
+<p class="meta">Choose how the instrument goes on:</p>
+${buttons || '<p>The error offers no answer here.</p>'}
+</form>
+<p class="meta">This link works until ${escapeHtml(e.expires)}.</p>`,
+  );
+}
+
+export type OutcomeKind = 'answered' | 'already-answered' | 'not-pending' | 'refused' | 'failed' | 'form-used';
+
+export interface OutcomeView {
+  kind: OutcomeKind;
+  instrument: string;
+  errorKey: string;
+  title?: string;
+  /** the answer given (answered, already answered) */
+  answer?: string;
+  by?: string;
+  /** when it was given, with its time zone */
+  at?: string;
+  /** the instrument's or the client's words (refused, failed) */
+  reason?: string;
+}
+
+function who(v: OutcomeView): string {
+  const parts = [v.answer ? `with <b>${escapeHtml(v.answer)}</b>` : '', v.by ? `by ${escapeHtml(v.by)}` : '', v.at ? `at ${escapeHtml(v.at)}` : ''];
+  return parts.filter((p) => p !== '').join(' ');
+}
+
+/** What happened after the button, or what a second visit finds. */
+export function outcomePage(v: OutcomeView): string {
+  const head = `<h1>${escapeHtml(v.title ?? 'Instrument error')}</h1><p class="meta">Instrument: ${escapeHtml(v.instrument)}</p><p class="meta">Error: ${escapeHtml(v.errorKey)}</p>`;
+  let text: string;
+  switch (v.kind) {
+    case 'answered':
+      text = `<div class="outcome ok">Answered ${who(v)}. The instrument accepted it.</div>`;
+      break;
+    case 'already-answered':
+      text = `<div class="outcome warn">Already answered${who(v) ? ` ${who(v)}` : ''}. Nothing more was sent.</div>`;
+      break;
+    case 'not-pending':
+      text = `<div class="outcome warn">This error is no longer pending on the instrument (answered there, cleared or resolved). Nothing was sent.</div>`;
+      break;
+    case 'refused':
+      text = `<div class="outcome bad">The instrument refused the answer: ${escapeHtml(v.reason)}</div><p>The error is still pending. Reload the page to try again.</p>`;
+      break;
+    case 'failed':
+      text = `<div class="outcome bad">The answer could not be delivered: ${escapeHtml(v.reason)}</div><p>Reload the page to try again.</p>`;
+      break;
+    case 'form-used':
+      text = `<div class="outcome warn">This form was already used or has expired. Nothing was sent.</div><p>Open the link again to answer.</p>`;
+      break;
+  }
+  return page(v.title ?? 'Instrument error', `${head}${text}`);
+}
+
+/** The one page a forged, altered or expired link gets. */
+export function forbiddenPage(): string {
+  return page('Link not valid', '<h1>This link is not valid</h1><p>It was altered, or it has expired. Ask for a new notification, or answer in the Node-RED editor.</p>');
+}

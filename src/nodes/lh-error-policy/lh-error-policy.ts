@@ -1,0 +1,273 @@
+import { InstrumentError, LhError, LiquidHandlerClient, PendingError } from '../../client';
+import { answerA, answerB, answerEvents, AnswerOutcome, instrumentOf, lookupAnswer } from '../shared/answer-error';
+import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { LhServerNode, requireClient } from '../shared/server-node';
+import { Status } from '../shared/status';
+import { zonedTime } from '../shared/zoned-time';
+import { answerLabel, decide } from './decision';
+import { books, newBook, PendingDefault } from './pending-defaults';
+import { compileRules, CompiledRule, matchRule } from './rules';
+
+const CONTEXT_KEY = 'lhErrorPolicy';
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const OP = 'error-policy';
+const IN_FLIGHT_RECHECK_MS = 1000;
+
+type ErrorRecord = Record<string, unknown>;
+type Source = 'A' | 'B';
+
+function errorOf(msg: NodeMessage): { source: Source; key: string; record: ErrorRecord } | undefined {
+  const record = msg.payload;
+  if (!record || typeof record !== 'object' || Array.isArray(record)) return undefined;
+  const r = record as ErrorRecord;
+  const source: Source = msg.source === 'B' || (msg.source !== 'A' && typeof r.uuid === 'string') ? 'B' : 'A';
+  const id = source === 'A' ? r.id : r.uuid;
+  return typeof id === 'string' || typeof id === 'number' ? { source, key: String(id), record: r } : undefined;
+}
+
+export = function register(RED: Red): void {
+  function LhErrorPolicy(this: unknown, config: NodeConfig): void {
+    RED.nodes.createNode(this, config);
+    const node = asNode(this);
+    const status = new Status(node, RED);
+    const store = typeof config.store === 'string' && config.store.trim() !== '' ? config.store.trim() : undefined;
+    const by = typeof config.by === 'string' && config.by.trim() !== '' ? config.by.trim() : 'policy';
+    const timers = new Map<string, NodeJS.Timeout>();
+    let closed = false;
+
+    let setupError: LhError | undefined;
+    let rules: CompiledRule[] = [];
+    let server: LhServerNode | undefined;
+    let client: LiquidHandlerClient | undefined;
+    try {
+      rules = compileRules(config.rules);
+      ({ server, client } = requireClient(RED, config.server, node.type));
+    } catch (err) {
+      setupError = err instanceof LhError ? err : new LhError(String(err), { kind: 'config', operation: OP });
+      status.failed(setupError);
+      node.error(setupError.message);
+    }
+    const instrument = server?.instrumentKey ?? '';
+
+    let entry = books.get(node.id);
+    if (!entry) books.set(node.id, (entry = { book: newBook(), restored: false }));
+    const book = entry.book;
+
+    let saveQueued = false;
+    function writeNow(): void {
+      saveQueued = false;
+      node.context().set(CONTEXT_KEY, book.snapshot(), store, (err) => {
+        if (err) node.warn(RED._('lh-error-policy.errors.persist', { message: err.message }));
+      });
+    }
+    /** One write per burst of changes (a snapshot costs O(pending)); close() writes what is still queued. */
+    function save(): void {
+      if (saveQueued) return;
+      saveQueued = true;
+      setImmediate(() => {
+        if (saveQueued) writeNow();
+      });
+    }
+
+    function showStatus(): void {
+      if (setupError) return;
+      if (book.size > 0) status.warn('lh-error-policy.status.pending', { count: book.size });
+      else status.ok('lh-error-policy.status.idle');
+    }
+
+    function schedule(p: PendingDefault): void {
+      const old = timers.get(p.key);
+      if (old) clearTimeout(old);
+      const wait = Math.min(MAX_TIMER_MS, Math.max(0, p.deadline - Date.now()));
+      timers.set(
+        p.key,
+        setTimeout(() => {
+          timers.delete(p.key);
+          if (p.deadline > Date.now()) schedule(p); // a deadline beyond the longest timer
+          else void fire(p.key);
+        }, wait),
+      );
+    }
+
+    function cancel(key: string): PendingDefault | undefined {
+      const t = timers.get(key);
+      if (t) clearTimeout(t);
+      timers.delete(key);
+      const p = book.take(key);
+      if (p) save();
+      return p;
+    }
+
+    function auditMsg(p: { key: string; source: Source; record: ErrorRecord; answer: string; rule: number }, outcome: AnswerOutcome): NodeMessage {
+      const label = answerLabel(p.source, p.record, p.answer);
+      return {
+        topic: `${outcome.outcome}: ${p.key}`,
+        payload: {
+          source: p.source,
+          errorKey: p.key,
+          response: p.answer,
+          label,
+          by,
+          at: new Date().toISOString(),
+          rule: p.rule,
+          outcome: outcome.outcome,
+          ...(outcome.outcome === 'answered' ? {} : { reason: outcome.message }),
+        },
+        outcome: outcome.outcome,
+        source: p.source,
+        ...(p.source === 'A' ? { errorId: p.key } : { uuid: p.key }),
+        error: p.record,
+      };
+    }
+
+    async function answer(p: { key: string; source: Source; record: ErrorRecord; answer: string; rule: number }, othersInFlight?: () => void): Promise<void> {
+      if (!client || !server) return;
+      const outcome =
+        p.source === 'A'
+          ? await answerA(client, p.record as PendingError, p.answer, by)
+          : await answerB(client, p.record as InstrumentError, Number(p.answer), server.clientKey || null, by);
+      if (closed && outcome.outcome !== 'answered') return;
+      if (outcome.outcome === 'already-answered' && outcome.inFlight && othersInFlight && !closed) return othersInFlight();
+      const msg = auditMsg(p, outcome);
+      switch (outcome.outcome) {
+        case 'answered':
+          node.send([null, msg, null]);
+          break;
+        case 'already-answered': {
+          const err = new LhError(outcome.message, { kind: 'already-answered', operation: OP, body: outcome.previous });
+          msg.error = err.toMsgError();
+          node.error(err, msg);
+          break;
+        }
+        case 'not-pending':
+          node.debug(outcome.message);
+          break;
+        default:
+          node.send([null, null, msg]);
+      }
+      showStatus();
+    }
+
+    /** Someone's answer is in flight: the default waits for it (a refused answer must not cancel the default). */
+    function waitForOther(p: PendingDefault): void {
+      const again = { ...p, deadline: Date.now() + IN_FLIGHT_RECHECK_MS };
+      book.add(again);
+      save();
+      schedule(again);
+    }
+
+    async function fire(key: string): Promise<void> {
+      const p = cancel(key);
+      if (!p || !client) return;
+      const given = lookupAnswer(client, key);
+      if (given?.outcome === 'answered') return showStatus(); // someone answered first: the default is not sent
+      if (given) return waitForOther(p);
+      await answer(p, () => waitForOther(p));
+    }
+
+    function onAnswered(where: string, key: string): void {
+      if (client && where === instrumentOf(client) && book.has(key) && lookupAnswer(client, key)) {
+        cancel(key);
+        showStatus();
+      }
+    }
+    answerEvents.on('answered', onAnswered);
+
+    function startPending(): void {
+      for (const p of book.all()) if (p.instrument === instrument) schedule(p);
+      showStatus();
+    }
+
+    if (!setupError) {
+      if (entry.restored) startPending();
+      else {
+        entry.restored = true;
+        node.context().get(CONTEXT_KEY, store, (err, value) => {
+          if (err) node.warn(RED._('lh-error-policy.errors.persist', { message: err.message }));
+          else if (book.restore(value, instrument) > 0) save();
+          if (!closed) startPending();
+        });
+      }
+    }
+
+    node.on('input', (msg: NodeMessage, send, done) => {
+      if (setupError) return done(setupError);
+      const found = errorOf(msg);
+      if (!found || (msg.event !== 'raised' && msg.event !== 'resolved')) {
+        send([msg, null, null]);
+        return done();
+      }
+      if (msg.event === 'resolved') {
+        const p = cancel(found.key);
+        if (p) msg.policy = { cancelled: true, rule: p.rule + 1 };
+        showStatus();
+        send([msg, null, null]);
+        return done();
+      }
+      const existing = book.get(found.key);
+      const rule = existing ? rules[existing.rule] : undefined;
+      const decision = existing
+        ? { kind: 'schedule' as const, rule: rule ?? rules[0], answer: existing.answer, deadline: existing.deadline }
+        : decide(matchRule(rules, found.source, found.record), found.source, found.record, Date.now());
+      const policy: Record<string, unknown> = { mode: decision.rule?.mode ?? 'manual', rule: decision.rule ? decision.rule.index + 1 : null };
+      switch (decision.kind) {
+        case 'notify':
+          msg.policy = policy;
+          send([msg, null, null]);
+          break;
+        case 'schedule': {
+          const label = answerLabel(found.source, found.record, decision.answer);
+          msg.policy = { ...policy, answer: decision.answer, label, deadline: new Date(decision.deadline).toISOString() };
+          msg.deadline = new Date(decision.deadline).toISOString();
+          if (typeof msg.notification === 'string') {
+            msg.notification = `${msg.notification}\nUnless someone answers by ${zonedTime(decision.deadline)}, the policy answers: ${label}`;
+          }
+          if (!existing) {
+            const p: PendingDefault = {
+              key: found.key,
+              source: found.source,
+              answer: decision.answer,
+              deadline: decision.deadline,
+              rule: decision.rule.index,
+              instrument,
+              record: found.record,
+            };
+            book.add(p);
+            save();
+            schedule(p);
+          }
+          send([msg, null, null]);
+          break;
+        }
+        case 'answer-now':
+          void answer({ key: found.key, source: found.source, record: found.record, answer: decision.answer, rule: decision.rule.index });
+          break;
+        case 'escalate':
+          msg.policy = policy;
+          msg.outcome = 'escalated';
+          msg.reason = decision.reason;
+          send([msg, null, msg]);
+          break;
+      }
+      showStatus();
+      done();
+    });
+
+    node.on('close', (removed: boolean, done: () => void) => {
+      closed = true;
+      answerEvents.off('answered', onAnswered);
+      for (const t of timers.values()) clearTimeout(t);
+      timers.clear();
+      if (saveQueued && !removed) writeNow();
+      saveQueued = false;
+      if (removed) {
+        books.delete(node.id);
+        node.context().set(CONTEXT_KEY, undefined, store, () => done());
+        return;
+      }
+      done();
+    });
+  }
+
+  RED.nodes.registerType('lh-error-policy', LhErrorPolicy);
+};

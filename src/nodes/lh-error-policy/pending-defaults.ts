@@ -1,0 +1,98 @@
+/**
+ * The pending defaults of one policy node: what goes out when, kept as plain data so that it can be saved in a
+ * context store and restored after a redeploy or a restart of Node-RED. No timers here.
+ */
+export interface PendingDefault {
+  /** the error's id (A) or uuid (B) */
+  key: string;
+  source: 'A' | 'B';
+  /** A: the response; B: the action id */
+  answer: string;
+  /** ms since the epoch */
+  deadline: number;
+  rule: number;
+  /** the instrument (lh-server instrumentKey) it belongs to */
+  instrument: string;
+  /** the error as lh-error-poll emitted it (its responses or actions) */
+  record: Record<string, unknown>;
+}
+
+export interface PendingSnapshot {
+  version: 1;
+  pending: PendingDefault[];
+}
+
+function isPending(value: unknown): value is PendingDefault {
+  if (!value || typeof value !== 'object') return false;
+  const p = value as Record<string, unknown>;
+  return (
+    typeof p.key === 'string' &&
+    (p.source === 'A' || p.source === 'B') &&
+    typeof p.answer === 'string' &&
+    typeof p.deadline === 'number' &&
+    typeof p.instrument === 'string' &&
+    !!p.record &&
+    typeof p.record === 'object'
+  );
+}
+
+export class PendingBook {
+  private readonly byKey = new Map<string, PendingDefault>();
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  has(key: string): boolean {
+    return this.byKey.has(key);
+  }
+
+  get(key: string): PendingDefault | undefined {
+    return this.byKey.get(key);
+  }
+
+  add(p: PendingDefault): void {
+    this.byKey.set(p.key, p);
+  }
+
+  /** Removes and returns the pending default of the error (once: a second call returns undefined). */
+  take(key: string): PendingDefault | undefined {
+    const p = this.byKey.get(key);
+    this.byKey.delete(key);
+    return p;
+  }
+
+  all(): PendingDefault[] {
+    return [...this.byKey.values()];
+  }
+
+  snapshot(): PendingSnapshot {
+    return { version: 1, pending: this.all() };
+  }
+
+  /** Merges a saved snapshot: only entries of this instrument, and none already known. */
+  restore(saved: unknown, instrument: string): number {
+    if (!saved || typeof saved !== 'object') return 0;
+    const list = (saved as Partial<PendingSnapshot>).pending;
+    if (!Array.isArray(list)) return 0;
+    let added = 0;
+    for (const p of list) {
+      if (!isPending(p) || p.instrument !== instrument || this.byKey.has(p.key)) continue;
+      this.byKey.set(p.key, p);
+      added++;
+    }
+    return added;
+  }
+}
+
+/** Pending defaults by policy node id: they outlive a redeploy here, and a restart through the context store. */
+export const books = new Map<string, { book: PendingBook; restored: boolean }>();
+
+export function newBook(): PendingBook {
+  return new PendingBook();
+}
+
+/** Forgets every node's pending defaults (what a restart of Node-RED does; for tests). */
+export function forgetAllPending(): void {
+  books.clear();
+}

@@ -1,0 +1,107 @@
+/**
+ * One answer to one error, the way the answer page and the error policy give it: through the client code of
+ * lh-answer-error (answerBody) and lh-submit-recovery (recoveryBody), and the client's answer ledger (at most one
+ * answer per error and instrument from this Node-RED, whoever asks first). The outcome says what happened, never
+ * success for an answer not made.
+ */
+import { EventEmitter } from 'events';
+import { AnswerRecord, asLhError, InstrumentError, LhError, LiquidHandlerClient, PendingError } from '../../client';
+import { answerBody } from '../lh-answer-error/answer-body';
+import { recoveryBody } from '../lh-submit-recovery/recovery-body';
+import { offeredActions } from './error-records';
+
+export type AnswerSource = 'A' | 'B';
+
+/** An answer this Node-RED gave (the ledger's record). */
+export type GivenAnswer = AnswerRecord;
+
+export type AnswerOutcome =
+  | { outcome: 'answered'; answer: GivenAnswer; sent: unknown }
+  | { outcome: 'already-answered'; previous?: GivenAnswer; message: string; inFlight?: boolean }
+  | { outcome: 'not-pending'; message: string }
+  | { outcome: 'refused'; message: string; error: LhError }
+  | { outcome: 'failed'; message: string; error: LhError };
+
+/** Tells in-process listeners (an error policy's pending defaults) that an error was answered: `(instrument, errorKey)`. */
+export const answerEvents = new EventEmitter();
+answerEvents.setMaxListeners(0);
+
+export function instrumentOf(client: LiquidHandlerClient): string {
+  return `${client.transport.baseUrl}|${client.transport.instrumentUrl ?? ''}`;
+}
+
+/** The answer this Node-RED gave to the error (outcome 'answered'), or is giving ('in-flight'). */
+export function lookupAnswer(client: LiquidHandlerClient, errorKey: string): GivenAnswer | undefined {
+  return client.answers.lookup(errorKey);
+}
+
+function isRecord(value: unknown): value is AnswerRecord {
+  return !!value && typeof value === 'object' && typeof (value as AnswerRecord).errorKey === 'string' && typeof (value as AnswerRecord).at === 'number';
+}
+
+/** What a failed answer means for the person or the rule that gave it. */
+export function classify(err: unknown, operation: string): AnswerOutcome {
+  const e = asLhError(err, operation);
+  if (e.kind === 'already-answered' || e.code === 'LH_ALREADY_ANSWERED' || e.statusCode === 409) {
+    const previous = isRecord(e.body) ? e.body : undefined;
+    return { outcome: 'already-answered', message: e.message, previous, inFlight: previous?.outcome === 'in-flight' };
+  }
+  if (e.statusCode === 404) return { outcome: 'not-pending', message: e.message };
+  if (e.kind === 'network' || e.kind === 'timeout' || e.kind === 'tls' || e.kind === 'auth' || (e.statusCode ?? 0) >= 500)
+    return { outcome: 'failed', message: e.message, error: e };
+  return { outcome: 'refused', message: e.message, error: e };
+}
+
+async function settle(client: LiquidHandlerClient, key: string, operation: string, send: () => Promise<unknown>): Promise<AnswerOutcome> {
+  try {
+    const sent = await send();
+    const answer = lookupAnswer(client, key);
+    if (!answer) throw new LhError(`${operation}: the answer ledger has no record of error ${key}`, { kind: 'response', operation });
+    answerEvents.emit('answered', instrumentOf(client), key);
+    return { outcome: 'answered', answer, sent };
+  } catch (err) {
+    return classify(err, operation);
+  }
+}
+
+/** Answers an A error (a pending error as lh-error-poll emitted it) with one of its responses. */
+export function answerA(client: LiquidHandlerClient, error: PendingError, response: string, by?: string): Promise<AnswerOutcome> {
+  let body: ReturnType<typeof answerBody>;
+  try {
+    body = answerBody(error, response, undefined);
+  } catch (err) {
+    return Promise.resolve(classify(err, 'answer-error'));
+  }
+  return settle(client, String(error.id), 'answer-error', async () => {
+    await client.prep.answerRuntimeError(body, by ? { by } : {});
+    return body;
+  });
+}
+
+/** Submits a B error's action (a recovery when the action says so), with the lh-server node's client key. */
+export function answerB(
+  client: LiquidHandlerClient,
+  error: InstrumentError,
+  actionId: number,
+  errorHandlingKey: string | null,
+  by?: string,
+): Promise<AnswerOutcome> {
+  const action = offeredActions(error)?.find((a) => a.id === actionId);
+  const kind = action?.isRecovery === false ? 'action' : 'recovery';
+  const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
+  let body: ReturnType<typeof recoveryBody>;
+  try {
+    body = recoveryBody({ payload: error }, { kind, uuid: error.uuid, selectedActionId: actionId, errorHandlingKey }, op);
+  } catch (err) {
+    return Promise.resolve(classify(err, op));
+  }
+  return settle(client, error.uuid, op, () => client.instrument.submit(kind, body, by ? { by } : {}));
+}
+
+/** The B error's default action: `defaultActionId`, else the action marked `isDefault`. */
+export function defaultActionOf(error: unknown): number | undefined {
+  if (!error || typeof error !== 'object') return undefined;
+  const id = (error as Record<string, unknown>).defaultActionId;
+  if (typeof id === 'number') return id;
+  return offeredActions(error)?.find((a) => a.isDefault)?.id;
+}

@@ -1,0 +1,29 @@
+/** Times as people read them in notifications and pages: local time of the Node-RED host with its time zone. */
+
+const pad = (n: number): string => String(n).padStart(2, '0');
+
+/** `+01:00` for a `Date.getTimezoneOffset()` of -60. */
+export function utcOffset(offsetMinutes: number): string {
+  const east = -offsetMinutes;
+  const sign = east >= 0 ? '+' : '-';
+  const abs = Math.abs(east);
+  return `${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+}
+
+/** The IANA name of the host's time zone, when the runtime knows it. */
+function zoneName(): string | undefined {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `2026-01-31 12:00:00 UTC+01:00 (Europe/Berlin)`; the raw text when it is not a date. */
+export function zonedTime(value: unknown): string {
+  const d = value instanceof Date ? value : typeof value === 'number' ? new Date(value) : new Date(String(value ?? ''));
+  if (value === undefined || value === null || value === '' || Number.isNaN(d.getTime())) return String(value ?? '');
+  const zone = zoneName();
+  const date = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  return `${date} UTC${utcOffset(d.getTimezoneOffset())}${zone ? ` (${zone})` : ''}`;
+}

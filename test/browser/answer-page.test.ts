@@ -1,0 +1,195 @@
+// The answer page in a real Chromium, as a person on a phone uses it: open the link, see the buttons, answer, see
+// the outcome; open it again; and what previews, forgers and script-carrying error texts get.
+import assert from 'node:assert/strict';
+import FakeTimers from '@sinonjs/fake-timers';
+import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { helper, nextMessage } from '../support/runtime';
+import { useInstrument } from '../support/node-suite';
+import { bServerFlow, seenErrors } from '../nodes/lh-error-poll.support';
+import { fetchText, forgetAllAnswers, loadWithPage, PageServer, startPageServer } from '../nodes/lh-answer-page.support';
+
+type Msg = Record<string, unknown>;
+const CHROMIUM = process.env.LH_CHROMIUM || '/usr/bin/chromium';
+
+describe('answer page in Chromium', function () {
+  this.timeout(30000);
+  const sim = useInstrument({
+    afterEach: () => {
+      seenErrors.forgetAllWatches();
+      forgetAllAnswers();
+    },
+  });
+  let web: PageServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const dialogs: string[] = [];
+
+  before(async function () {
+    web = await startPageServer();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  });
+  after(async function () {
+    await browser?.close();
+    await web?.close();
+  });
+  beforeEach(async function () {
+    // a phone: small viewport, touch, JavaScript off (the page must work without it)
+    context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+      javaScriptEnabled: false,
+    });
+    page = await context.newPage();
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+    const server = bServerFlow(sim, { withB: false });
+    await loadWithPage(
+      [
+        ...server.nodes,
+        {
+          id: 'page',
+          type: 'lh-answer-page',
+          server: 'server',
+          publicUrl: web.url,
+          publicUrlType: 'str',
+          expiryHours: 1,
+          wires: [['linked'], ['audit']],
+        },
+        { id: 'linked', type: 'helper' },
+        { id: 'audit', type: 'helper' },
+      ],
+      { ...server.credentials, page: { secret: 'browser-secret' } },
+    );
+  });
+  afterEach(async function () {
+    await context?.close();
+  });
+
+  const puts = (): Msg[] =>
+    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+
+  async function linkFor(record: unknown): Promise<string> {
+    const out = nextMessage(helper.getNode('linked'));
+    helper.getNode('page').receive({ payload: record, source: 'A', event: 'raised' });
+    return String((await out).answerUrl);
+  }
+
+  it('opens the link, shows one button per response, answers once and says so; the link then shows who answered', async function () {
+    const error = sim.injectPendingError({
+      title: 'Clot detected',
+      message: 'Channel 2 detected a clot in B4.',
+      responses: ['Retry', 'Abort', 'Ignore'],
+    });
+    const link = await linkFor(error);
+    await page.goto(link);
+    assert.equal(await page.locator('h1').innerText(), 'Warning: Clot detected');
+    assert.deepEqual(await page.locator('button').allInnerTexts(), ['Retry', 'Abort', 'Ignore']);
+    const width = await page.locator('button').first().boundingBox();
+    assert.ok(width && width.width > 300, 'buttons are not full width on a phone');
+    assert.equal(puts().length, 0);
+
+    await page.fill('#by', 'Robin');
+    await page.click('button:has-text("Ignore")');
+    await page.waitForSelector('.outcome');
+    assert.match(
+      await page.locator('.outcome').innerText(),
+      /^Answered with Ignore by Robin at .*\. The instrument accepted it\.$/,
+    );
+    assert.equal(puts().length, 1);
+    assert.equal(puts()[0].selectedResponse, 'Ignore');
+
+    await page.goto(link);
+    assert.match(
+      await page.locator('.outcome').innerText(),
+      /^Already answered with Ignore by Robin at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/,
+    );
+    assert.equal(await page.locator('button').count(), 0);
+    // the browser's back button and a resubmitted form change nothing either
+    await page.goBack();
+    assert.equal(puts().length, 1);
+  });
+
+  it('a link preview (plain GET with a bot user agent) changes nothing', async function () {
+    const error = sim.injectPendingError();
+    const link = await linkFor(error);
+    for (const agent of [
+      'Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)',
+      'Mozilla/5.0 (compatible; Microsoft Office/16.0; SkypeUriPreview Preview/0.5)',
+    ]) {
+      const preview = await fetchText(link, { headers: { 'User-Agent': agent } });
+      assert.equal(preview.status, 200);
+    }
+    assert.equal(puts().length, 0);
+    assert.ok(sim.state.pendingErrors.some((e) => e.id === error.id));
+  });
+
+  it('forged and expired links get a plain 403 page', async function () {
+    const link = await linkFor(sim.injectPendingError());
+    const forged = link.replace(/\.[A-Za-z0-9_-]{4}/, '.AAAA');
+    const res = await page.goto(forged);
+    assert.equal(res?.status(), 403);
+    assert.equal(await page.locator('h1').innerText(), 'This link is not valid');
+    assert.equal(await page.locator('button').count(), 0);
+
+    const clock = FakeTimers.install({ toFake: ['Date'], now: Date.now() + 3600_000 + 1000 });
+    try {
+      const expired = await page.goto(link);
+      assert.equal(expired?.status(), 403);
+    } finally {
+      clock.uninstall();
+    }
+  });
+
+  it('a POST without the form token is refused and sends nothing', async function () {
+    const link = await linkFor(sim.injectPendingError());
+    await context.close();
+    context = await browser.newContext(); // with JavaScript in the test's hand, to strip the token field before submitting
+    page = await context.newPage();
+    await page.goto(link);
+    await page.locator('input[name="form"]').evaluate((el) => el.remove());
+    await page.click('button:has-text("Retry")');
+    await page.waitForSelector('.outcome');
+    assert.match(await page.locator('.outcome').innerText(), /already used or has expired\. Nothing was sent/);
+    assert.equal(puts().length, 0);
+  });
+
+  it("keeps the page's text inert: an error titled <script> stays text", async function () {
+    const title = '<script>alert("x")</script><img src=x onerror=alert(1)>';
+    const link = await linkFor(
+      sim.injectPendingError({ title, message: '<a href="http://evil.example">click</a>', responses: ['<b>Retry</b>'] }),
+    );
+    await context.close();
+    context = await browser.newContext(); // JavaScript on: any injected script would run
+    page = await context.newPage();
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+    await page.goto(link);
+    assert.equal(await page.locator('h1').innerText(), `Warning: ${title}`);
+    assert.equal(await page.locator('script').count(), 0);
+    assert.equal(await page.locator('img').count(), 0);
+    assert.equal(await page.locator('a').count(), 0);
+    assert.deepEqual(await page.locator('button').allInnerTexts(), ['<b>Retry</b>']);
+    await page.click('button');
+    await page.waitForSelector('.outcome');
+    assert.match(await page.locator('.outcome').innerText(), /Answered with <b>Retry<\/b>/);
+    assert.equal(puts()[0].selectedResponse, '<b>Retry</b>');
+    assert.deepEqual(dialogs, []);
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * The frame of the answering tests: the package's nodes in the test helper's runtime, with the runtime's HTTP node
+ * app (where lh-answer-page serves its page) on a real loopback port, and small HTTP helpers to use the page as a
+ * browser would (GET, form POST).
+ */
+import http from 'http';
+import type { AddressInfo } from 'net';
+import path from 'path';
+import { helper, packageNodes, tlsConfigNode } from '../support/runtime';
+
+type Msg = Record<string, unknown>;
+type NodeModule = (RED: unknown) => unknown;
+type App = (req: http.IncomingMessage, res: http.ServerResponse, next: () => void) => void;
+
+const root = path.resolve(__dirname, '..', '..');
+const ledgerModule = require(path.join(root, 'nodes', 'client', 'answer-ledger.js')) as { forgetAnswerLedgers(): void };
+
+/** The answers this Node-RED remembers, forgotten as a restart of Node-RED would. */
+export const forgetAllAnswers = (): void => ledgerModule.forgetAnswerLedgers();
+
+export interface PageServer {
+  /** http://127.0.0.1:port: what the lh-answer-page nodes get as public URL */
+  url: string;
+  close(): Promise<void>;
+}
+
+let httpNode: App | undefined;
+
+/** Starts the loopback server in front of the HTTP node app of whatever flow is loaded. */
+export async function startPageServer(): Promise<PageServer> {
+  const server = http.createServer((req, res) => {
+    if (!httpNode) {
+      res.statusCode = 503;
+      res.end();
+      return;
+    }
+    httpNode(req, res, () => {
+      res.statusCode = 404;
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** Every node of the package, the core tls-config node and `extra` modules, with the HTTP node app captured. */
+export async function loadWithPage(flow: Msg[], credentials: Record<string, Record<string, string>>, extra: NodeModule[] = []): Promise<void> {
+  const capture: NodeModule = (RED) => {
+    httpNode = (RED as { httpNode: App }).httpNode;
+  };
+  await helper.load([capture, tlsConfigNode, ...packageNodes(), ...extra], flow, credentials);
+}
+
+export interface Reply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
+
+export function fetchText(url: string, options: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const body = options.form ? Buffer.from(new URLSearchParams(options.form).toString()) : undefined;
+    const req = http.request(
+      url,
+      {
+        method: options.method ?? (body ? 'POST' : 'GET'),
+        agent: false,
+        headers: {
+          ...(body ? { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': String(body.length) } : {}),
+          ...options.headers,
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The hidden fields and buttons of the page's form. */
+export function formOf(html: string): { t: string; form: string; buttons: { name: string; value: string; label: string }[] } {
+  const hidden = (name: string): string => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
+  const buttons = [...html.matchAll(/<button type="submit" name="(\w+)" value="([^"]*)"[^>]*>([^<]*)<\/button>/g)].map((m) => ({
+    name: m[1],
+    value: unescape(m[2]),
+    label: unescape(m[3]),
+  }));
+  return { t: unescape(hidden('t')), form: unescape(hidden('form')), buttons };
+}
+
+function unescape(s: string): string {
+  return s.replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n))).replace(/&amp;/g, '&');
+}
+
+/** Answers on the page as a person does: GET the link, press the button `value`, optionally with a name. */
+export async function answerOnPage(link: string, value: string, by = ''): Promise<Reply> {
+  const page = await fetchText(link);
+  const form = formOf(page.text);
+  const button = form.buttons.find((b) => b.value === value);
+  if (!button) throw new Error(`no button ${value} on the page: ${page.status} ${page.text.slice(0, 400)}`);
+  return fetchText(link.split('?')[0], { form: { t: form.t, form: form.form, by, [button.name]: value } });
+}
