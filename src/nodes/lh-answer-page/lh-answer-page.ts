@@ -1,3 +1,4 @@
+import { redact } from '../shared/secrets';
 import { randomBytes } from 'crypto';
 import type { ServerResponse } from 'http';
 import { InstrumentError, LhError, LiquidHandlerClient, PendingError } from '../../client';
@@ -228,7 +229,7 @@ export = function register(RED: Red): void {
     }
 
     const failed = (res: ServerResponse) => (err: unknown) => {
-      const e = err instanceof Error ? err.message : String(err);
+      const e = redact(err instanceof Error ? err.message : String(err));
       node.warn(RED._('lh-answer-page.errors.page', { message: e }));
       reply(res, 502, outcomePage({ kind: 'failed', instrument: displayName(), errorKey: '', reason: e }));
     };

@@ -1,3 +1,4 @@
+import { redactErr } from './secrets';
 /**
  * One answer to one error, the way the answer page and the error policy give it: through the client code of
  * lh-answer-error (answerBody) and lh-submit-recovery (recoveryBody), and the client's answer ledger (at most one
@@ -41,7 +42,7 @@ function isRecord(value: unknown): value is AnswerRecord {
 
 /** What a failed answer means for the person or the rule that gave it. */
 export function classify(err: unknown, operation: string): AnswerOutcome {
-  const e = asLhError(err, operation);
+  const e = redactErr(asLhError(err, operation));
   if (e.kind === 'already-answered' || e.code === 'LH_ALREADY_ANSWERED' || e.statusCode === 409) {
     const previous = isRecord(e.body) ? e.body : undefined;
     return { outcome: 'already-answered', message: e.message, previous, inFlight: previous?.outcome === 'in-flight' };
