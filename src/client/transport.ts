@@ -1,7 +1,7 @@
 import http from 'http';
 import https from 'https';
 import axios, { AxiosError, AxiosInstance, AxiosResponse } from 'axios';
-import { LhError } from './errors';
+import { isUnreachable, LhError } from './errors';
 
 export type Api = 'A' | 'B';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -219,8 +219,7 @@ function cleanQuery(query: RequestSpec['query']): Record<string, string> | undef
 }
 
 function isRetryable(err: LhError): boolean {
-  if (err.kind === 'network' || err.kind === 'timeout') return true;
-  return err.kind === 'http' && err.statusCode !== undefined && err.statusCode >= 500;
+  return isUnreachable(err);
 }
 
 function describeTarget(spec: RequestSpec): string {

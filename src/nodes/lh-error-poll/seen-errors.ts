@@ -62,6 +62,29 @@ export class SeenErrors {
     return { raised, resolved };
   }
 
+  /**
+   * One error raised from outside a poll (a pushed event): reported when it is neither active nor remembered as
+   * resolved and `wanted`; returns whether it is new. A later poll that lists it does not raise it again.
+   */
+  raise<T>(id: string, record: T, wanted: boolean): boolean {
+    if (this.active.has(id)) {
+      this.active.set(id, record);
+      return false;
+    }
+    if (this.resolvedSet.has(id) || !wanted) return false;
+    this.active.set(id, record);
+    return true;
+  }
+
+  /** One error resolved from outside a poll: its last record when it was active (report it), else undefined. */
+  resolve(id: string): unknown {
+    if (!this.active.has(id)) return undefined;
+    const record = this.active.get(id);
+    this.active.delete(id);
+    this.remember(id);
+    return record;
+  }
+
   snapshot(): ErrorSnapshot {
     return { active: Object.fromEntries(this.active), resolved: [...this.resolvedIds] };
   }
@@ -85,9 +108,14 @@ export class SeenErrors {
 
 export type ConnectionState = 'unknown' | 'online' | 'offline';
 
-/** Everything one poll node remembers about one instrument. */
+/**
+ * Everything one poll node remembers about one instrument. `sources` holds the memory of each polled source; a
+ * push channel whose errors no poll lists (they exist only on a socket) keeps its own memory in `channels`, so that
+ * a poll never reports them resolved.
+ */
 export interface WatchState {
   sources: Record<Source, SeenErrors>;
+  channels: Map<string, SeenErrors>;
   connection: ConnectionState;
   /** consecutive polls that found the instrument unreachable */
   unreachablePolls: number;
@@ -101,10 +129,14 @@ export function watchKey(instrumentKey: string, nodeId: string): string {
   return `${instrumentKey}|${nodeId}`;
 }
 
+export function newWatch(): WatchState {
+  return { sources: { A: new SeenErrors(), B: new SeenErrors() }, channels: new Map(), connection: 'unknown', unreachablePolls: 0, restored: false };
+}
+
 export function watchFor(key: string): WatchState {
   let watch = watches.get(key);
   if (!watch) {
-    watch = { sources: { A: new SeenErrors(), B: new SeenErrors() }, connection: 'unknown', unreachablePolls: 0, restored: false };
+    watch = newWatch();
     watches.set(key, watch);
   }
   return watch;

@@ -40,7 +40,7 @@ export interface Node {
   on(event: 'close', listener: (removed: boolean, done: () => void) => void): void;
   on(event: string, listener: (...args: any[]) => void): void;
   status(status: NodeStatus | Record<string, never>): void;
-  send(msg: NodeMessage | (NodeMessage | null)[] | null): void;
+  send(msg: NodeMessage | (NodeMessage | NodeMessage[] | null)[] | null): void;
   error(err: unknown, msg?: NodeMessage): void;
   warn(message: unknown): void;
   log(message: unknown): void;
