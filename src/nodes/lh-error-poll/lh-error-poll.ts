@@ -1,5 +1,6 @@
 import { asLhError, LhError, LiquidHandlerClient } from '../../client';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
+import { PolledError } from '../shared/poll-messages';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { requireClient, LhServerNode } from '../shared/server-node';
 import { failureReason, Status } from '../shared/status';
@@ -11,13 +12,11 @@ import { severityFilter } from './severity';
 
 const CONTEXT_KEY = 'lhErrorPoll';
 
-type ErrorRecord = Record<string, unknown>;
-
 /** One source's pending errors, or why it did not answer (never throws). */
-async function fetchErrors(client: LiquidHandlerClient, source: Source): Promise<SourceResult<ErrorRecord>> {
+async function fetchErrors(client: LiquidHandlerClient, source: Source): Promise<SourceResult<PolledError>> {
   try {
     const list = source === 'A' ? await client.prep.pendingErrors() : await client.instrument.unhandledErrors();
-    return { source, records: pendingOnly<ErrorRecord>(list) };
+    return { source, records: pendingOnly<PolledError>(list) };
   } catch (err) {
     return { source, error: asLhError(err, source === 'A' ? 'check-for-pending-errors' : 'unhandled-errors') };
   }
@@ -77,7 +76,7 @@ export = function register(RED: Red): void {
 function startWatching(RED: Red, w: Watcher): PollLoop {
   const { node, status, client, watch, sources, config, instrument } = w;
   const wanted = severityFilter(config.minSeverity);
-  const rules: PollRules<ErrorRecord> = {
+  const rules: PollRules<PolledError> = {
     baseMs: intervalMs(config.interval),
     offlineAfter: offlineAfterOf(config.offlineAfter),
     keyOf: errorKey,
@@ -103,7 +102,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     const outcome = applyPoll(watch, run, results, rules);
     if (outcome.changed) save();
     const raised = outcome.raised.map((r) => raisedMessage(r.source, r.record, instrument, template));
-    const resolved = outcome.resolved.map((r) => resolvedMessage(r.source, r.record as ErrorRecord, instrument));
+    const resolved = outcome.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
     const connection = outcome.connection ? [connectionMessage(outcome.connection.state, instrument, outcome.connection)] : [];
     if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
     if (outcome.warn) node.warn(outcome.warn);

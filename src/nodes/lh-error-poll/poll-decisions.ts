@@ -60,7 +60,7 @@ export type StatusDecision =
 
 export interface PollOutcome<T> {
   raised: Sourced<T>[];
-  resolved: Sourced<unknown>[];
+  resolved: Sourced<T>[];
   /** The instrument went offline or came back (reported once per change). */
   connection?: ConnectionChange;
   status: StatusDecision;
@@ -164,7 +164,7 @@ export function applyPoll<T>(
 ): PollOutcome<T> {
   const c = classify(results);
   const raised: Sourced<T>[] = [];
-  const resolved: Sourced<unknown>[] = [];
+  const resolved: Sourced<T>[] = [];
   for (const { source, records } of c.listed) {
     const diff = watch.sources[source].update(
       records,
@@ -212,13 +212,13 @@ export interface Push<T> {
 export function applyPush<T>(watch: WatchState, push: Push<T>, rules: Pick<PollRules<T>, 'keyOf' | 'wanted'>): Pick<PollOutcome<T>, 'raised' | 'resolved' | 'changed'> {
   const memory = memoryFor(watch, push.source, push.channel);
   const raised: Sourced<T>[] = [];
-  const resolved: Sourced<unknown>[] = [];
+  const resolved: Sourced<T>[] = [];
   for (const record of push.raised ?? []) {
     const key = rules.keyOf(push.source, record);
     if (key !== undefined && memory.raise(key, record, rules.wanted(record))) raised.push({ source: push.source, record });
   }
   for (const key of push.resolved ?? []) {
-    const record = memory.resolve(key);
+    const record = memory.resolve(key) as T | undefined;
     if (record !== undefined) resolved.push({ source: push.source, record });
   }
   return { raised, resolved, changed: raised.length > 0 || resolved.length > 0 };

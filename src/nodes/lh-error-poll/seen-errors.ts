@@ -8,7 +8,8 @@
  * (they usually feed different paths, e.g. e-mail and a dashboard), and one node never reports an error twice.
  */
 
-export type Source = 'A' | 'B';
+export type { ErrorSource as Source } from '../shared/poll-messages';
+import type { ErrorSource as Source } from '../shared/poll-messages';
 
 /** How many resolved ids are remembered, so an id that shows up again is not reported as new. */
 const RESOLVED_MEMORY = 1000;
@@ -20,7 +21,8 @@ export interface ErrorSnapshot {
 
 export interface Diff<T> {
   raised: T[];
-  resolved: unknown[];
+  /** the last record of each error that is gone (as update() stored it, or as a saved snapshot held it) */
+  resolved: T[];
 }
 
 /** The errors of one source that were reported as raised and not yet as resolved. */
@@ -52,12 +54,12 @@ export class SeenErrors {
       this.active.set(id, record);
       raised.push(record);
     }
-    const resolved: unknown[] = [];
+    const resolved: T[] = [];
     for (const [id, record] of this.active) {
       if (present.has(id)) continue;
       this.active.delete(id);
       this.remember(id);
-      resolved.push(record);
+      resolved.push(record as T);
     }
     return { raised, resolved };
   }
