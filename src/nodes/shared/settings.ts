@@ -11,7 +11,8 @@ export function renderTemplate(template: string, view: unknown): string {
 
 function evaluate(RED: Red, node: Node, msg: NodeMessage, value: unknown, type: string): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    RED.util.evaluateNodeProperty(value, type, node, msg, (err, result) => (err ? reject(err) : resolve(result)));
+    // Declared for strings; the runtime also takes the numbers and booleans a hand-written flow may hold.
+    RED.util.evaluateNodeProperty(value as string, type, node, msg, (err, result: unknown) => (err ? reject(err) : resolve(result)));
   });
 }
 
@@ -25,10 +26,10 @@ export async function resolveSetting(
   msg: NodeMessage,
   name: string,
   value: unknown,
-  type: string | undefined,
+  type: unknown,
 ): Promise<unknown> {
   if (value === undefined || value === null || value === '') return msg[name];
-  if (type && LOOKUP_TYPES.has(type)) return evaluate(RED, node, msg, value, type);
+  if (typeof type === 'string' && LOOKUP_TYPES.has(type)) return evaluate(RED, node, msg, value, type);
   if (typeof value === 'string' && value.includes('{{')) return renderTemplate(value, msg);
   return value;
 }
