@@ -1,5 +1,14 @@
 import assert from 'node:assert/strict';
-import { forgetAllWatches, forgetWatch, SeenErrors, watchFor, watchKey } from '../../src/nodes/lh-error-poll/seen-errors';
+import {
+  forgetAllWatches,
+  forgetWatch,
+  newWatch,
+  readSavedWatch,
+  savedWatch,
+  SeenErrors,
+  watchFor,
+  watchKey,
+} from '../../src/nodes/lh-error-poll/seen-errors';
 
 type Rec = { id: string; n?: number };
 const id = (r: Rec): string => r.id;
@@ -67,5 +76,21 @@ describe('seen errors', function () {
     forgetWatch(key);
     assert.notEqual(watchFor(key), first);
     forgetAllWatches();
+  });
+
+  it('saves its memory as version 1 and reads version 1 of the same instrument only', function () {
+    const watch = newWatch();
+    watch.sources.A.update<Rec>([{ id: 'a' }], id, all);
+    const saved = JSON.parse(JSON.stringify(savedWatch(watch, 'k'))) as Record<string, unknown>;
+    assert.equal(saved.version, 1);
+    const read = readSavedWatch(saved, 'k');
+    assert.ok(read);
+    const copy = new SeenErrors();
+    copy.restore(read.A);
+    assert.equal(copy.size, 1);
+    assert.equal(readSavedWatch(saved, 'other instrument'), undefined);
+    assert.equal(readSavedWatch({ ...saved, version: 2 }, 'k'), undefined);
+    assert.equal(readSavedWatch({ ...saved, version: undefined }, 'k'), undefined);
+    assert.equal(readSavedWatch('x', 'k'), undefined);
   });
 });

@@ -1,5 +1,6 @@
 import { LhError, validate as v, validationError } from '../../client';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/settings';
 import { DEFAULT_MAX_ITEMS, DEFAULT_PAGE_SIZE, readAllPages } from './error-pages';
@@ -15,6 +16,7 @@ function operationOf(value: unknown): Operation {
 
 export = function register(RED: Red): void {
   function LhErrorLog(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }) => {

@@ -1,12 +1,10 @@
 import { InstrumentError, PendingError } from '../../client';
 import { describeActions, InstrumentInfo, offeredActions, responseNames } from '../shared/error-records';
-import { ConnectionMsg, ErrorSource as Source, InstrumentErrorFields, PendingErrorFields, PolledError, RaisedErrorMsg, ResolvedErrorMsg } from '../shared/poll-messages';
+import { ConnectionMsg, DEFAULT_NOTIFICATION, ErrorSource as Source, InstrumentErrorFields, PendingErrorFields, PolledError, RaisedErrorMsg, ResolvedErrorMsg } from '../shared/poll-messages';
 import { renderTemplate } from '../shared/settings';
 
-export { errorKey } from '../shared/poll-messages';
+export { DEFAULT_NOTIFICATION, errorKey } from '../shared/poll-messages';
 
-export const DEFAULT_NOTIFICATION =
-  '{{instrument.name}}: {{severity}} {{title}}\n{{message}}\nResponses: {{responses}}\nTime: {{time}}';
 
 function text(value: unknown): string {
   return typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);

@@ -2,12 +2,13 @@ import { asLhError, LhError, LiquidHandlerClient } from '../../client';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { PolledError } from '../shared/poll-messages';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { migrateConfig } from '../shared/migrations';
 import { requireClient, LhServerNode } from '../shared/server-node';
 import { failureReason, Status } from '../shared/status';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from './error-messages';
 import { applyPoll, newRunState, offlineAfterOf, pendingOnly, PollRules, SourceResult, sourcesOf, StatusDecision } from './poll-decisions';
 import { intervalMs, PollLoop } from './poll-loop';
-import { forgetWatch, Source, watchFor, watchKey, WatchState } from './seen-errors';
+import { forgetWatch, readSavedWatch, savedWatch, Source, watchFor, watchKey, WatchState } from './seen-errors';
 import { severityFilter } from './severity';
 
 const CONTEXT_KEY = 'lhErrorPoll';
@@ -35,6 +36,7 @@ interface Watcher {
 
 export = function register(RED: Red): void {
   function LhErrorPoll(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     const status = new Status(node, RED);
@@ -90,8 +92,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
 
   function save(): void {
     if (!persist) return;
-    const value = { version: 1, instrumentKey: w.server.instrumentKey, A: watch.sources.A.snapshot(), B: watch.sources.B.snapshot() };
-    node.context().set(CONTEXT_KEY, value, store, (err) => {
+    node.context().set(CONTEXT_KEY, savedWatch(watch, w.server.instrumentKey), store, (err) => {
       if (err) node.warn(RED._('lh-error-poll.errors.persist', { message: err.message }));
     });
   }
@@ -136,9 +137,8 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
 
   function restore(value: unknown): void {
     watch.restored = true;
-    if (!value || typeof value !== 'object') return;
-    const saved = value as Record<string, unknown>;
-    if (saved.instrumentKey !== w.server.instrumentKey) return;
+    const saved = readSavedWatch(value, w.server.instrumentKey);
+    if (!saved) return;
     watch.sources.A.restore(saved.A);
     watch.sources.B.restore(saved.B);
   }

@@ -125,6 +125,32 @@ export interface WatchState {
   restored: boolean;
 }
 
+/** The layout of the memory a poll node saves in its context store (persist option). */
+export const SAVED_WATCH_VERSION = 1;
+
+export interface SavedWatch {
+  version: typeof SAVED_WATCH_VERSION;
+  instrumentKey: string;
+  A: ErrorSnapshot;
+  B: ErrorSnapshot;
+}
+
+export function savedWatch(watch: WatchState, instrumentKey: string): SavedWatch {
+  return { version: SAVED_WATCH_VERSION, instrumentKey, A: watch.sources.A.snapshot(), B: watch.sources.B.snapshot() };
+}
+
+/**
+ * A saved memory read back with its version: version 1 (what 0.1 and 0.2 write) for this instrument; anything
+ * else (another instrument, a layout this version does not know) reads as nothing, so every pending error is
+ * reported again rather than some silently hidden.
+ */
+export function readSavedWatch(value: unknown, instrumentKey: string): { A: unknown; B: unknown } | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const saved = value as Record<string, unknown>;
+  if (saved.version !== SAVED_WATCH_VERSION || saved.instrumentKey !== instrumentKey) return undefined;
+  return { A: saved.A, B: saved.B };
+}
+
 const watches = new Map<string, WatchState>();
 
 export function watchKey(instrumentKey: string, nodeId: string): string {

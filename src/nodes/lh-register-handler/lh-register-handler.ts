@@ -1,5 +1,6 @@
 import { LhError, LiquidHandlerClient, validate as v, validationError } from '../../client';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { resolveChoice, resolveSetting } from '../shared/settings';
@@ -39,6 +40,7 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
 
 export = function register(RED: Red): void {
   function LhRegisterHandler(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
 

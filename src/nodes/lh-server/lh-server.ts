@@ -1,6 +1,7 @@
 import { asLhError, ClientOptions, LiquidHandlerClient, validate } from '../../client';
 import { trimBase } from '../../client/transport';
 import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
+import { migrateConfig } from '../shared/migrations';
 import { isServerNode, LhServerNode } from '../shared/server-node';
 import { testConnection } from './connection-test';
 import { simulatorTlsOptions, tlsOptionsFrom } from './tls';
@@ -22,6 +23,7 @@ function clientOptions(RED: Red, config: NodeConfig, credentials: Record<string,
 
 export = function register(RED: Red): void {
   function LhServer(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this) as LhServerNode;
     node.displayName = config.name || String(config.baseUrl ?? '');

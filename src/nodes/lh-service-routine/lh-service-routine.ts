@@ -1,5 +1,6 @@
 import { validate as v } from '../../client';
 import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/settings';
 import { listRoutines, routineOperation, updateRoutine } from './operations';
@@ -13,6 +14,7 @@ function flag(config: unknown, msg: NodeMessage, name: string, op: string): bool
 
 export = function register(RED: Red): void {
   function LhServiceRoutine(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }) => {

@@ -1,5 +1,6 @@
 import { validate as v, validationError } from '../../client';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { renderTemplate, resolveChoice, resolveSetting } from '../shared/settings';
 import { runStepOperation, StepOperation, stepOperation, StepRequest } from './operations';
@@ -84,6 +85,7 @@ async function stepRequest(RED: Red, node: Node, config: NodeConfig, msg: NodeMe
 
 export = function register(RED: Red): void {
   function LhSteps(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }) => {

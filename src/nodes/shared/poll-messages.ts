@@ -8,6 +8,10 @@ import { InstrumentInfo } from './error-records';
 
 export type { InstrumentInfo } from './error-records';
 
+/** The notification text of a raised error when the node's template is empty (mustache over the error's fields). */
+export const DEFAULT_NOTIFICATION =
+  '{{instrument.name}}: {{severity}} {{title}}\n{{message}}\nResponses: {{responses}}\nTime: {{time}}';
+
 /** 'A': a pending runtime error of the preparation service; 'B': an unhandled error of the instrument control interface. */
 export type ErrorSource = 'A' | 'B';
 
