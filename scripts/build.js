@@ -37,29 +37,8 @@ function toolsForFreshCheckout() {
   });
   console.error(`build: TypeScript is not installed in this checkout (a fresh clone); fetching the build tools into ${dir}`);
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ private: true }));
-  const npmCli = process.env.npm_execpath;
-  const [cmd, args] = npmCli && npmCli.endsWith('.js') ? [process.execPath, [npmCli]] : ['npm', []];
   try {
-    execFileSync(
-      cmd,
-      [
-        ...args,
-        'install',
-        '--prefix',
-        dir,
-        '--no-save',
-        '--no-audit',
-        '--no-fund',
-        '--ignore-scripts',
-        '--loglevel=error',
-        ...specs,
-      ],
-      {
-        cwd: dir,
-        stdio: ['ignore', 'ignore', 'inherit'],
-        env: { ...process.env, npm_config_global: '', npm_config_prefix: '' },
-      },
-    );
+    npm(['install', '--prefix', dir, '--no-save', '--ignore-scripts', ...specs], dir);
   } catch (err) {
     console.error(
       `build: TypeScript is not installed and fetching it failed (${err.message}). In the checkout, run \`npm install\` ` +
@@ -85,6 +64,25 @@ function toolsForFreshCheckout() {
     project,
     cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+/** How to run npm: the npm that runs this script (prepare), else the one on PATH. */
+function npm(args, cwd) {
+  const npmCli = process.env.npm_execpath;
+  const [cmd, pre] = npmCli && npmCli.endsWith('.js') ? [process.execPath, [npmCli]] : ['npm', []];
+  execFileSync(cmd, [...pre, ...args, '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, npm_config_global: '', npm_config_prefix: '' },
+  });
+}
+
+// `npm install /path/to/checkout` links the checkout and installs none of its dependencies: the nodes would fail
+// to load (no axios). When npm runs this as `prepare` there, install the runtime dependencies into the checkout.
+const runtimeDeps = Object.keys(pkg.dependencies || {});
+if (process.env.npm_lifecycle_event === 'prepare' && runtimeDeps.some((name) => !resolveFrom(root, `${name}/package.json`))) {
+  console.error('build: the runtime dependencies are not installed in this checkout; installing them (npm ci --omit=dev)');
+  npm(['ci', '--omit=dev', '--ignore-scripts'], root);
 }
 
 const installed = resolveFrom(root, 'typescript/bin/tsc');
