@@ -4,6 +4,7 @@ import { PolledError } from '../shared/poll-messages';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
 import { requireClient, LhServerNode } from '../shared/server-node';
+import { isChecked } from '../shared/settings';
 import { failureReason, Status } from '../shared/status';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from './error-messages';
 import { applyPoll, newRunState, offlineAfterOf, pendingOnly, PollRules, SourceResult, sourcesOf, StatusDecision } from './poll-decisions';
@@ -85,7 +86,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     wanted: (record) => wanted(record.severity),
   };
   const template = typeof config.template === 'string' ? config.template : '';
-  const persist = config.persist === true || config.persist === 'true';
+  const persist = isChecked(config.persist);
   const store = typeof config.store === 'string' && config.store.trim() !== '' ? config.store.trim() : undefined;
   const run = newRunState();
   const loop = new PollLoop(pollOnce);

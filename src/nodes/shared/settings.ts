@@ -1,4 +1,5 @@
 import Mustache from 'mustache';
+import { validate as v } from '../../client';
 import { Node, NodeMessage, Red } from './node-red';
 
 /** Types of a typedInput whose value is looked up rather than literal. */
@@ -32,6 +33,18 @@ export async function resolveSetting(
   if (typeof type === 'string' && LOOKUP_TYPES.has(type)) return evaluate(RED, node, msg, value, type);
   if (typeof value === 'string' && value.includes('{{')) return renderTemplate(value, msg);
   return value;
+}
+
+/** A checkbox setting: ticked is `true` (or `'true'`, as a flow written by hand may hold it). */
+export function isChecked(value: unknown): boolean {
+  return value === true || value === 'true';
+}
+
+/** A checkbox that may come from the msg: ticked means true; unticked takes `msg[name]` (a boolean) when present. */
+export function resolveFlag(value: unknown, msg: NodeMessage, name: string, operation: string): boolean | undefined {
+  if (isChecked(value)) return true;
+  const given = msg[name];
+  return given === undefined || given === null ? undefined : v.strictBoolean(given, name, operation);
 }
 
 /** A choice (select) setting: empty or "msg" takes `msg[name]`. */
