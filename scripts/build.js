@@ -3,6 +3,7 @@
 // Compiles src/ to nodes/ and puts each node's editor files (html, locales, icons) beside its js,
 // where Node-RED looks for them. Plain JS so that `prepare` runs before anything is compiled.
 const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
 
@@ -10,14 +11,93 @@ const root = path.resolve(__dirname, '..');
 const src = path.join(root, 'src');
 const out = path.join(root, 'nodes');
 
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+
+/** What the compiler needs, at the versions package.json names: TypeScript, the type packages, the runtime deps. */
+const BUILD_TOOLS = ['typescript', '@types/node', '@types/mustache', '@types/ws', '@types/node-red'];
+
+function resolveFrom(dir, request) {
+  try {
+    return require.resolve(request, { paths: [dir] });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A fresh checkout installed with `npm install /path/to/checkout` has no devDependencies: fetch the build tools
+ * into a temporary folder (not into the checkout, whose node_modules npm manages) and compile with a tsconfig
+ * that looks there. Returns the tsc to run and the project file.
+ */
+function toolsForFreshCheckout() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-build-'));
+  const specs = [...BUILD_TOOLS, ...Object.keys(pkg.dependencies || {})].map((name) => {
+    const range = (pkg.devDependencies || {})[name] || (pkg.dependencies || {})[name];
+    return range ? `${name}@${range}` : name;
+  });
+  console.error(`build: TypeScript is not installed in this checkout (a fresh clone); fetching the build tools into ${dir}`);
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ private: true }));
+  try {
+    npm(['install', '--prefix', dir, '--no-save', '--ignore-scripts', ...specs], dir);
+  } catch (err) {
+    console.error(
+      `build: TypeScript is not installed and fetching it failed (${err.message}). In the checkout, run \`npm install\` ` +
+        '(with its devDependencies) and then `npm run build`, or install a packed tarball (`npm pack`).',
+    );
+    process.exit(1);
+  }
+  const modules = path.join(dir, 'node_modules');
+  const project = path.join(dir, 'tsconfig.json');
+  fs.writeFileSync(
+    project,
+    JSON.stringify({
+      extends: path.join(root, 'tsconfig.build.json'),
+      compilerOptions: {
+        typeRoots: [path.join(modules, '@types')],
+        baseUrl: dir,
+        paths: { '*': ['node_modules/*', 'node_modules/@types/*'] },
+      },
+    }),
+  );
+  return {
+    tsc: path.join(modules, 'typescript', 'bin', 'tsc'),
+    project,
+    cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** How to run npm: the npm that runs this script (prepare), else the one on PATH. */
+function npm(args, cwd) {
+  const npmCli = process.env.npm_execpath;
+  const [cmd, pre] = npmCli && npmCli.endsWith('.js') ? [process.execPath, [npmCli]] : ['npm', []];
+  execFileSync(cmd, [...pre, ...args, '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, npm_config_global: '', npm_config_prefix: '' },
+  });
+}
+
+// `npm install /path/to/checkout` links the checkout and installs none of its dependencies: the nodes would fail
+// to load (no axios). When npm runs this as `prepare` there, install the runtime dependencies into the checkout.
+const runtimeDeps = Object.keys(pkg.dependencies || {});
+if (process.env.npm_lifecycle_event === 'prepare' && runtimeDeps.some((name) => !resolveFrom(root, `${name}/package.json`))) {
+  console.error('build: the runtime dependencies are not installed in this checkout; installing them (npm ci --omit=dev)');
+  npm(['ci', '--omit=dev', '--ignore-scripts'], root);
+}
+
+const installed = resolveFrom(root, 'typescript/bin/tsc');
+const tools = installed
+  ? { tsc: installed, project: path.join(root, 'tsconfig.build.json'), cleanup: () => {} }
+  : toolsForFreshCheckout();
+
 // tsc overwrites its output in place (no clean step), so parallel builds never see an empty nodes/.
 let failed = false;
 try {
-  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.build.json')], {
-    stdio: 'inherit',
-  });
+  execFileSync(process.execPath, [tools.tsc, '-p', tools.project], { stdio: 'inherit' });
 } catch {
   failed = true;
+} finally {
+  tools.cleanup();
 }
 
 function copyTree(from, to, keep) {

@@ -81,6 +81,15 @@ export function describeValue(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+/**
+ * A failure that means the instrument did not answer (no connection, no answer in time, or a 5xx from a server that
+ * is not ready), as opposed to an answer that refuses. The transport retries these; a poll counts them towards offline.
+ */
+export function isUnreachable(err: LhError): boolean {
+  if (err.kind === 'network' || err.kind === 'timeout') return true;
+  return err.kind === 'http' && err.statusCode !== undefined && err.statusCode >= 500;
+}
+
 /** Wraps anything thrown into an LhError so nodes have one shape to report. */
 export function asLhError(err: unknown, operation: string): LhError {
   if (err instanceof LhError) return err;

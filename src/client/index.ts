@@ -94,6 +94,16 @@ export class LiquidHandlerClient extends EventEmitter {
     return new InstrumentAnswers(answerLedgerFor(baseUrl), instrumentUrl ? answerLedgerFor(instrumentUrl) : undefined);
   }
 
+  /** Interface A's root URL as configured (trailing slashes removed). */
+  get baseUrl(): string {
+    return this.transport.baseUrl;
+  }
+
+  /** Interface B's root URL, when configured. */
+  get instrumentUrl(): string | undefined {
+    return this.transport.instrumentUrl;
+  }
+
   get hasInstrumentInterface(): boolean {
     return Boolean(this.options.instrumentUrl);
   }

@@ -2,7 +2,7 @@ import http from 'http';
 import https from 'https';
 import tls from 'tls';
 import axios, { AxiosError, AxiosInstance, AxiosResponse } from 'axios';
-import { LhError } from './errors';
+import { isUnreachable, LhError } from './errors';
 import { forbiddenKeyIn, normaliseKeys } from './field-names';
 
 export { normaliseKeys } from './field-names';
@@ -298,8 +298,7 @@ function cleanQuery(query: RequestSpec['query']): Record<string, string> | undef
 }
 
 function isRetryable(err: LhError): boolean {
-  if (err.kind === 'network' || err.kind === 'timeout') return true;
-  return err.kind === 'http' && err.statusCode !== undefined && err.statusCode >= 500;
+  return isUnreachable(err);
 }
 
 function describeTarget(spec: RequestSpec): string {

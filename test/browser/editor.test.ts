@@ -218,6 +218,15 @@ describe('editor in Chromium (npm start)', function () {
     }
     await category.scrollIntoViewIfNeeded();
     await shot('palette');
+    // Each palette label fits on one line (a wrapped label is taller than one line of its own font).
+    const wrapped = await category
+      .locator('.red-ui-palette-label')
+      .evaluateAll((labels) =>
+        labels
+          .filter((l) => l.getBoundingClientRect().height > 1.5 * parseFloat(getComputedStyle(l).lineHeight || '16'))
+          .map((l) => l.textContent ?? ''),
+      );
+    assert.deepStrictEqual(wrapped, [], `palette labels on more than one line: ${wrapped.join(', ')}`);
   });
 
   it('opens and closes the edit dialog of every node dragged from the palette', async function () {

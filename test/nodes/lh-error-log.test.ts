@@ -12,7 +12,8 @@ describe('lh-error-log', function () {
   const listRequests = (): Record<string, string>[] => sim.requests.filter((r) => r.path === '/api/v1/errors').map((r) => r.query);
 
   async function load(node: Record<string, unknown> = {}): Promise<void> {
-    history = await loadNode(sim, { id: 'history', type: 'lh-error-log', operation: 'list', ...node });
+    // limit cleared in the dialog, so msg.limit counts (left out, it would take the dialog's default of 50)
+    history = await loadNode(sim, { id: 'history', type: 'lh-error-log', operation: 'list', limit: '', ...node });
   }
 
   const send = (msg: Msg): Promise<Msg> => history.run(msg);

@@ -13,7 +13,10 @@ interface Listenable {
   removeListener(event: string, l: (arg: Msg) => void): unknown;
 }
 
-/** Resolves once `node` has set its status `n` more times (the poll node sets it once per finished poll). */
+/**
+ * Resolves once `node` has set its status `n` more times. Kept for the answer, recovery and lockout tests; a
+ * poll's number of status calls is incidental: new tests wait with pollsDone() or statusWhere().
+ */
 export function statusCalls(id: string, n: number, timeoutMs = 15000): Promise<void> {
   const node = helper.getNode(id) as unknown as Listenable;
   return new Promise((resolve, reject) => {
@@ -30,6 +33,57 @@ export function statusCalls(id: string, n: number, timeoutMs = 15000): Promise<v
     }
     node.on('call:status', count);
   });
+}
+
+const POLL_PATHS: Record<'A' | 'B', string> = {
+  A: '/api/v1/errors/check-for-pending-errors',
+  B: '/api/vector/v3/instrument-errors/unhandled',
+};
+
+/**
+ * Resolves once `n` more polls of `source` have been handled completely: polls never overlap, so when the
+ * simulator receives the (n+1)-th poll request from now, the n-th poll's answer has been processed (sent,
+ * saved, status set). Counts the requests of every poll node of that simulator.
+ */
+export function pollsDone(sim: Simulator, n: number, source: 'A' | 'B' = 'A', timeoutMs = 15000): Promise<void> {
+  const polls = (): number => sim.requests.filter((r) => r.path === POLL_PATHS[source]).length;
+  const target = polls() + n + 1;
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + timeoutMs;
+    const check = setInterval(() => {
+      const seen = polls();
+      if (seen >= target) {
+        clearInterval(check);
+        resolve();
+      } else if (Date.now() > deadline) {
+        clearInterval(check);
+        reject(new Error(`${seen - target + n + 1} of ${n + 1} poll requests of ${source} within ${timeoutMs} ms`));
+      }
+    }, 5);
+  });
+}
+
+/** Resolves with the next status the node `id` shows that matches `test`. */
+export function statusWhere(id: string, test: (status: Msg) => boolean, timeoutMs = 15000): Promise<Msg> {
+  const node = helper.getNode(id) as unknown as { on(e: string, l: (c: { args: Msg[] }) => void): unknown; removeListener(e: string, l: (c: { args: Msg[] }) => void): unknown };
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      node.removeListener('call:status', check);
+      reject(new Error(`${id}: no matching status within ${timeoutMs} ms`));
+    }, timeoutMs);
+    function check(call: { args: Msg[] }): void {
+      if (!test(call.args[0])) return;
+      clearTimeout(timer);
+      node.removeListener('call:status', check);
+      resolve(call.args[0]);
+    }
+    node.on('call:status', check);
+  });
+}
+
+/** Loads the context stores configured with runtimeSettings(): the test helper never does, a Node-RED start does. */
+export async function loadContextStores(): Promise<void> {
+  await runtimeModule<{ load(): Promise<void> }>('@node-red/runtime/lib/nodes/context').load();
 }
 
 /** Resolves with the first message a helper node receives that matches `test`. */

@@ -410,7 +410,7 @@ describe('editor strings of lh-steps, lh-settings, lh-service-routine', function
       assert.match(help, new RegExp(`data-help-name="${type}"`));
       assert.match(help, /<h3>Inputs<\/h3>[\s\S]*<h3>Outputs<\/h3>[\s\S]*<h3>Details<\/h3>/);
       assert.match(html, /category: "liquid handler"/);
-      assert.match(html, /icon: "liquid-handler.svg"/);
+      assert.match(html, /icon: "lh-(steps|settings)\.svg"/);
     });
   }
 });

@@ -194,8 +194,14 @@ describe('simulator: restart and stop', function () {
       );
       const e = h.sim.injectPendingError();
       const urls = [h.sim.baseUrl, h.sim.instrumentUrl];
+      // restart() stops first: the service is down from the moment that stop has closed the servers
+      const stop = h.sim.stop.bind(h.sim);
+      const stopped = new Promise<void>((resolve) => {
+        h.sim.stop = () => stop().then(resolve);
+      });
       const restarting = h.sim.restart(300);
-      await new Promise((r) => setTimeout(r, 50));
+      await stopped;
+      h.sim.stop = stop;
       await assert.rejects(h.a.get('/api/v1/errors', bearer(token)), /ECONNREFUSED/);
       await restarting;
       assert.deepEqual([h.sim.baseUrl, h.sim.instrumentUrl], urls);

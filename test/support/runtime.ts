@@ -12,6 +12,16 @@ export function runtimeModule<T>(name: string): T {
   return require(require.resolve(name, { paths: [nodeRedDir] })) as T;
 }
 
+/**
+ * The runtime's console log, errors only: each helper.load() registers the helper's own node type without a node-set
+ * name and loads unencrypted test credentials, and Node-RED warns about both at every load (two lines per test,
+ * hundreds per run, none about this package). helper.startServer() switches it off entirely. LH_TEST_LOG=warn (info,
+ * debug, trace) shows the runtime's log again.
+ */
+runtimeModule<{ log: { init(settings: unknown): void } }>('@node-red/util').log.init({
+  logging: { console: { level: process.env.LH_TEST_LOG || 'error' } },
+});
+
 export { helper };
 
 type NodeModule = (RED: unknown) => void;

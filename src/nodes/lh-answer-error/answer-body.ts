@@ -1,14 +1,13 @@
 import { PendingError, RuntimeErrorAnswer, validate as v, validationError } from '../../client';
 import { responseNames } from '../shared/error-records';
 import { NodeMessage } from '../shared/node-red';
+import { readPendingError } from '../shared/poll-messages';
 
 const OP = 'answer-error';
 
 /** The error to answer, when msg.payload is the record lh-error-poll emitted (it lists its responses). */
 export function pendingErrorIn(payload: unknown): PendingError | undefined {
-  if (!v.isPlainObject(payload)) return undefined;
-  if (typeof payload.id !== 'string' || !Array.isArray(payload.errorResponses)) return undefined;
-  return payload as PendingError;
+  return readPendingError(payload);
 }
 
 function checkOffered(response: string, offered: string[], field: string, what: string): void {

@@ -1,5 +1,6 @@
 import { LhError, LiquidHandlerClient, PendingError, validate as v } from '../../client';
 import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveSetting } from '../shared/settings';
 import { answerBody, answeredBy, pendingErrorIn } from './answer-body';
@@ -33,6 +34,7 @@ async function findError(client: LiquidHandlerClient, msg: NodeMessage, configur
 
 export = function register(RED: Red): void {
   function LhAnswerError(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }) => {

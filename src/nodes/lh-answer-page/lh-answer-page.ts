@@ -75,7 +75,8 @@ export = function register(RED: Red): void {
 
     function publicBase(msg: NodeMessage): Promise<unknown> {
       const type = typeof config.publicUrlType === 'string' && config.publicUrlType !== '' ? config.publicUrlType : 'env';
-      const value = config.publicUrl === undefined || config.publicUrl === '' ? (type === 'env' ? 'LH_PUBLIC_URL' : '') : config.publicUrl;
+      const configured = typeof config.publicUrl === 'string' ? config.publicUrl : '';
+      const value = configured === '' ? (type === 'env' ? 'LH_PUBLIC_URL' : '') : configured;
       if (type === 'str') return Promise.resolve(value);
       return new Promise((resolve, reject) =>
         RED.util.evaluateNodeProperty(value, type, node, msg, (err, result) => (err ? reject(err) : resolve(result))),

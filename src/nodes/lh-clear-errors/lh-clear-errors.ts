@@ -1,8 +1,10 @@
 import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 
 export = function register(RED: Red): void {
   function LhClearErrors(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     runOperationNode(RED, asNode(this), config, async ({ client }) => {
       const result = await client.prep.clearErrors();

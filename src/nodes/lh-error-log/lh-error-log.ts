@@ -1,7 +1,8 @@
 import { LhError, validate as v, validationError } from '../../client';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
-import { resolveChoice, resolveSetting } from '../shared/settings';
+import { isChecked, resolveChoice, resolveSetting } from '../shared/settings';
 import { DEFAULT_MAX_ITEMS, DEFAULT_PAGE_SIZE, readAllPages } from './error-pages';
 
 const OPERATIONS = ['list', 'get'] as const;
@@ -14,6 +15,7 @@ function operationOf(value: unknown): Operation {
 
 export = function register(RED: Red): void {
   function LhErrorLog(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }) => {
@@ -33,7 +35,7 @@ export = function register(RED: Red): void {
       const op = 'list-errors';
       const offset = v.optionalInt32(await resolveSetting(RED, node, msg, 'offset', config.offset, config.offsetType), 'offset', op) ?? 0;
       const limit = v.optionalInt32(await resolveSetting(RED, node, msg, 'limit', config.limit, config.limitType), 'limit', op, 1);
-      const allPages = config.allPages === true || config.allPages === 'true';
+      const allPages = isChecked(config.allPages);
       if (!allPages) {
         const page = await client.prep.listErrors({ offset, limit });
         const count = Array.isArray(page?.items) ? page.items.length : 0;

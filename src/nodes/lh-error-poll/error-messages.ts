@@ -1,12 +1,10 @@
-import { NodeMessage } from '../shared/node-red';
+import { InstrumentError, PendingError } from '../../client';
 import { describeActions, InstrumentInfo, offeredActions, responseNames } from '../shared/error-records';
+import { ConnectionMsg, DEFAULT_NOTIFICATION, ErrorSource as Source, InstrumentErrorFields, PendingErrorFields, PolledError, RaisedErrorMsg, ResolvedErrorMsg } from '../shared/poll-messages';
 import { renderTemplate } from '../shared/settings';
-import { Source } from './seen-errors';
 
-export const DEFAULT_NOTIFICATION =
-  '{{instrument.name}}: {{severity}} {{title}}\n{{message}}\nResponses: {{responses}}\nTime: {{time}}';
+export { DEFAULT_NOTIFICATION, errorKey } from '../shared/poll-messages';
 
-type ErrorRecord = Record<string, unknown>;
 
 function text(value: unknown): string {
   return typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);
@@ -25,14 +23,8 @@ export function formatTime(value: unknown): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
-export function errorKey(source: Source, record: unknown): string | undefined {
-  if (!record || typeof record !== 'object') return undefined;
-  const id = source === 'A' ? (record as ErrorRecord).id : (record as ErrorRecord).uuid;
-  return typeof id === 'string' || typeof id === 'number' ? String(id) : undefined;
-}
-
 /** Fields handy in the notification template, besides the whole record as `error` and the msg itself. */
-export function templateView(source: Source, record: ErrorRecord, instrument: InstrumentInfo): Record<string, unknown> {
+export function templateView(source: Source, record: PolledError, instrument: InstrumentInfo): Record<string, unknown> {
   const actions = source === 'B' ? offeredActions(record) ?? [] : [];
   const responses = source === 'A' ? responseNames(record.errorResponses).join(', ') : describeActions(actions);
   const rawTime = source === 'A' ? record.timeStamp ?? record.date : record.date ?? record.timeStamp;
@@ -57,30 +49,32 @@ function summary(view: Record<string, unknown>): string {
   return oneLine(`${instrument.name}: ${text(view.severity)} ${text(view.title)}`);
 }
 
-function identity(source: Source, record: ErrorRecord): Record<string, unknown> {
-  return source === 'A' ? { errorId: record.id, groupId: record.groupId } : { uuid: record.uuid };
+/** The fields that say which error it is: A by errorId (and groupId), B by uuid. */
+function identity(source: Source, record: PolledError): PendingErrorFields | InstrumentErrorFields {
+  if (source === 'A') {
+    const error = record as PendingError;
+    return { source, payload: error, errorId: error.id, groupId: error.groupId };
+  }
+  const error = record as InstrumentError;
+  return { source, payload: error, uuid: error.uuid };
 }
 
-export function raisedMessage(source: Source, record: ErrorRecord, instrument: InstrumentInfo, template: string): NodeMessage {
+export function raisedMessage(source: Source, record: PolledError, instrument: InstrumentInfo, template: string): RaisedErrorMsg {
   const view = templateView(source, record, instrument);
   return {
     topic: summary(view),
-    payload: record,
     event: 'raised',
-    source,
     ...identity(source, record),
     instrument,
     notification: renderTemplate(template || DEFAULT_NOTIFICATION, view),
   };
 }
 
-export function resolvedMessage(source: Source, record: ErrorRecord, instrument: InstrumentInfo): NodeMessage {
+export function resolvedMessage(source: Source, record: PolledError, instrument: InstrumentInfo): ResolvedErrorMsg {
   const view = templateView(source, record, instrument);
   return {
     topic: `resolved: ${summary(view)}`,
-    payload: record,
     event: 'resolved',
-    source,
     ...identity(source, record),
     instrument,
     resolvedAt: new Date().toISOString(),
@@ -91,7 +85,7 @@ export function connectionMessage(
   state: 'online' | 'offline',
   instrument: InstrumentInfo,
   details: { failedPolls: number; reason?: string; interfaces?: Source[] },
-): NodeMessage {
+): ConnectionMsg {
   return {
     topic: `${instrument.name} is ${state}`,
     payload: {

@@ -1,39 +1,28 @@
 import { asLhError, LhError, LiquidHandlerClient } from '../../client';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
+import { PolledError } from '../shared/poll-messages';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { logError, logWarn } from '../shared/node-log';
+import { migrateConfig } from '../shared/migrations';
 import { requireClient, LhServerNode } from '../shared/server-node';
+import { isChecked } from '../shared/settings';
 import { failureReason, Status } from '../shared/status';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from './error-messages';
-import { backoffMs, desyncMs, intervalMs, PollLoop, withJitter } from './poll-loop';
-import { forgetWatch, Source, watchFor, watchKey, WatchState } from './seen-errors';
+import { applyPoll, newRunState, offlineAfterOf, pendingOnly, PollRules, SourceResult, sourcesOf, StatusDecision } from './poll-decisions';
+import { intervalMs, PollLoop } from './poll-loop';
+import { forgetWatch, readSavedWatch, savedWatch, Source, watchFor, watchKey, WatchState } from './seen-errors';
 import { severityFilter } from './severity';
 
 const CONTEXT_KEY = 'lhErrorPoll';
-const DEFAULT_OFFLINE_AFTER = 3;
 
-type ErrorRecord = Record<string, unknown>;
-
-/** A failure that means the instrument did not answer (as opposed to answering with a refusal). */
-function isUnreachable(err: LhError): boolean {
-  if (err.kind === 'network' || err.kind === 'timeout') return true;
-  return err.kind === 'http' && err.statusCode !== undefined && err.statusCode >= 500;
-}
-
-function sourcesOf(choice: unknown): Source[] {
-  if (choice === 'B') return ['B'];
-  if (choice === 'both') return ['A', 'B'];
-  return ['A'];
-}
-
-function offlineAfter(value: unknown): number {
-  const n = Number(value);
-  return Number.isInteger(n) && n >= 1 ? n : DEFAULT_OFFLINE_AFTER;
-}
-
-async function fetchErrors(client: LiquidHandlerClient, source: Source): Promise<ErrorRecord[]> {
-  const list = source === 'A' ? await client.prep.pendingErrors() : await client.instrument.unhandledErrors();
-  return (list as unknown[]).filter((e): e is ErrorRecord => !!e && typeof e === 'object' && (e as ErrorRecord).handled !== true);
+/** One source's pending errors, or why it did not answer (never throws). */
+async function fetchErrors(client: LiquidHandlerClient, source: Source): Promise<SourceResult<PolledError>> {
+  try {
+    const list = source === 'A' ? await client.prep.pendingErrors() : await client.instrument.unhandledErrors();
+    return { source, records: pendingOnly<PolledError>(list) };
+  } catch (err) {
+    return { source, error: asLhError(err, source === 'A' ? 'check-for-pending-errors' : 'unhandled-errors') };
+  }
 }
 
 interface Watcher {
@@ -49,6 +38,7 @@ interface Watcher {
 
 export = function register(RED: Red): void {
   function LhErrorPoll(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     const status = new Status(node, RED);
@@ -89,110 +79,51 @@ export = function register(RED: Red): void {
 
 function startWatching(RED: Red, w: Watcher): PollLoop {
   const { node, status, client, watch, sources, config, instrument } = w;
-  const baseMs = intervalMs(config.interval);
-  const grace = offlineAfter(config.offlineAfter);
   const wanted = severityFilter(config.minSeverity);
+  const rules: PollRules<PolledError> = {
+    baseMs: intervalMs(config.interval),
+    offlineAfter: offlineAfterOf(config.offlineAfter),
+    keyOf: errorKey,
+    wanted: (record) => wanted(record.severity),
+  };
   const template = typeof config.template === 'string' ? config.template : '';
-  const persist = config.persist === true || config.persist === 'true';
+  const persist = isChecked(config.persist);
   const store = typeof config.store === 'string' && config.store.trim() !== '' ? config.store.trim() : undefined;
-  let refusedPolls = 0;
-  let lastProblem = '';
-  let desynced = false;
-
+  const run = newRunState();
   const loop = new PollLoop(pollOnce);
 
   function save(): void {
     if (!persist) return;
-    const value = { version: 1, instrumentKey: w.server.instrumentKey, A: watch.sources.A.snapshot(), B: watch.sources.B.snapshot() };
-    node.context().set(CONTEXT_KEY, value, store, (err) => {
+    node.context().set(CONTEXT_KEY, savedWatch(watch, w.server.instrumentKey), store, (err) => {
       if (err) node.warn(RED._('lh-error-poll.errors.persist', { message: err.message }));
     });
   }
 
-  function report(err: LhError): void {
-    const text = err.message;
-    if (text !== lastProblem) logWarn(node, text);
-    lastProblem = text;
-  }
-
   async function pollOnce(): Promise<number> {
-    const results = await Promise.allSettled(sources.map((s) => fetchErrors(client, s)));
-    if (loop.stopped) return baseMs; // closed meanwhile: the result belongs to nobody
-
-    const raised: NodeMessage[] = [];
-    const resolved: NodeMessage[] = [];
-    const unreachable: { source: Source; err: LhError }[] = [];
-    const refused: LhError[] = [];
-    results.forEach((result, i) => {
-      const source = sources[i];
-      if (result.status === 'rejected') {
-        const err = asLhError(result.reason, source === 'A' ? 'check-for-pending-errors' : 'unhandled-errors');
-        if (isUnreachable(err)) unreachable.push({ source, err });
-        else refused.push(err);
-        return;
-      }
-      const diff = watch.sources[source].update(
-        result.value,
-        (record) => errorKey(source, record),
-        (record) => wanted(record.severity),
-      );
-      for (const record of diff.raised) raised.push(raisedMessage(source, record, instrument, template));
-      for (const record of diff.resolved) resolved.push(resolvedMessage(source, record as ErrorRecord, instrument));
-    });
-    if (raised.length > 0 || resolved.length > 0) save();
-
-    const connection: NodeMessage[] = [];
-    if (unreachable.length > 0) {
-      watch.unreachablePolls++;
-      if (watch.unreachablePolls >= grace && watch.connection !== 'offline') {
-        watch.connection = 'offline';
-        connection.push(
-          connectionMessage('offline', instrument, {
-            failedPolls: watch.unreachablePolls,
-            reason: unreachable[0].err.message,
-            interfaces: unreachable.map((u) => u.source),
-          }),
-        );
-      }
-    } else if (refused.length === 0) {
-      if (watch.connection === 'offline') {
-        connection.push(connectionMessage('online', instrument, { failedPolls: watch.unreachablePolls }));
-      }
-      watch.connection = 'online';
-      watch.unreachablePolls = 0;
-    }
-    refusedPolls = refused.length > 0 ? refusedPolls + 1 : 0;
-
-    if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection] as unknown as NodeMessage[]);
-
-    if (refused.length > 0) {
-      // A refused login is not "offline": the session holds further logins back, the poll only backs off.
-      report(refused[0]);
-      status.failed(refused[0]);
-    } else if (watch.connection === 'offline') {
-      node.status({ fill: 'red', shape: 'ring', text: RED._('common.status.offline') });
-    } else if (unreachable.length > 0) {
-      node.status({ fill: 'yellow', shape: 'ring', text: failureReason(unreachable[0].err) });
-    } else {
-      lastProblem = '';
-      const count = pendingCount();
-      if (count > 0) status.warn('pending', { count });
-      else status.ok('pending', { count });
-    }
-
-    if (refused.length > 0) return withJitter(backoffMs(baseMs, refusedPolls, 0));
-    const delay = backoffMs(baseMs, watch.unreachablePolls, grace);
-    if (delay > baseMs) return withJitter(delay);
-    // Jitter on every poll would add up to 10 % to the detection latency; a one-off phase shift spreads nodes as well.
-    if (!desynced) {
-      desynced = true;
-      return desyncMs(baseMs);
-    }
-    return baseMs;
+    const results = await Promise.all(sources.map((source) => fetchErrors(client, source)));
+    if (loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
+    const outcome = applyPoll(watch, run, results, rules);
+    if (outcome.changed) save();
+    const raised = outcome.raised.map((r) => raisedMessage(r.source, r.record, instrument, template));
+    const resolved = outcome.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
+    const connection = outcome.connection ? [connectionMessage(outcome.connection.state, instrument, outcome.connection)] : [];
+    if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
+    if (outcome.warn) logWarn(node, outcome.warn);
+    showStatus(outcome.status);
+    return outcome.delayMs;
   }
 
-  function pendingCount(): number {
-    return sources.reduce((n, s) => n + watch.sources[s].size, 0);
+  function showStatus(decision: StatusDecision): void {
+    switch (decision.kind) {
+      case 'refused': // a refused login is not "offline": the session holds further logins back, the poll only backs off
+        return status.failed(decision.error);
+      case 'offline':
+        return node.status({ fill: 'red', shape: 'ring', text: RED._('common.status.offline') });
+      case 'unreachable':
+        return node.status({ fill: 'yellow', shape: 'ring', text: failureReason(decision.error) });
+      case 'pending':
+        return decision.count > 0 ? status.warn('pending', { count: decision.count }) : status.ok('pending', { count: decision.count });
+    }
   }
 
   status.idle('polling');
@@ -208,9 +139,8 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
 
   function restore(value: unknown): void {
     watch.restored = true;
-    if (!value || typeof value !== 'object') return;
-    const saved = value as Record<string, unknown>;
-    if (saved.instrumentKey !== w.server.instrumentKey) return;
+    const saved = readSavedWatch(value, w.server.instrumentKey);
+    if (!saved) return;
     watch.sources.A.restore(saved.A);
     watch.sources.B.restore(saved.B);
   }

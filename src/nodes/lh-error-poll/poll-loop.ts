@@ -82,11 +82,6 @@ export function withJitter(ms: number, random: () => number = Math.random): numb
 }
 
 /**
- * The delay after a poll: the interval while everything answers and for the first failed polls; once the
- * instrument counts as offline (or a login is refused) it doubles with each further failure, up to a cap
- * (60 s, or the interval when that is longer).
- */
-/**
  * The first delay after a deploy: up to 10 % shorter than the interval, so nodes started together spread over a
  * tenth of it, and keep that phase (the steady interval is exact: no error waits longer than one interval).
  */
@@ -94,6 +89,11 @@ export function desyncMs(ms: number, random: () => number = Math.random): number
   return Math.round(ms * (1 - 0.1 * random()));
 }
 
+/**
+ * The delay after a poll: the interval while everything answers and for the first failed polls; once the
+ * instrument counts as offline (or a login is refused) it doubles with each further failure, up to a cap
+ * (60 s, or the interval when that is longer).
+ */
 export function backoffMs(baseMs: number, failures: number, graceFailures: number): number {
   const beyond = failures - graceFailures;
   if (failures <= 0 || beyond < 0) return baseMs;

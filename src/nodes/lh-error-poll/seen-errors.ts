@@ -8,7 +8,8 @@
  * (they usually feed different paths, e.g. e-mail and a dashboard), and one node never reports an error twice.
  */
 
-export type Source = 'A' | 'B';
+export type { ErrorSource as Source } from '../shared/poll-messages';
+import type { ErrorSource as Source } from '../shared/poll-messages';
 
 /** How many resolved ids are remembered, so an id that shows up again is not reported as new. */
 const RESOLVED_MEMORY = 1000;
@@ -20,7 +21,8 @@ export interface ErrorSnapshot {
 
 export interface Diff<T> {
   raised: T[];
-  resolved: unknown[];
+  /** the last record of each error that is gone (as update() stored it, or as a saved snapshot held it) */
+  resolved: T[];
 }
 
 /** The errors of one source that were reported as raised and not yet as resolved. */
@@ -52,14 +54,37 @@ export class SeenErrors {
       this.active.set(id, record);
       raised.push(record);
     }
-    const resolved: unknown[] = [];
+    const resolved: T[] = [];
     for (const [id, record] of this.active) {
       if (present.has(id)) continue;
       this.active.delete(id);
       this.remember(id);
-      resolved.push(record);
+      resolved.push(record as T);
     }
     return { raised, resolved };
+  }
+
+  /**
+   * One error raised from outside a poll (a pushed event): reported when it is neither active nor remembered as
+   * resolved and `wanted`; returns whether it is new. A later poll that lists it does not raise it again.
+   */
+  raise<T>(id: string, record: T, wanted: boolean): boolean {
+    if (this.active.has(id)) {
+      this.active.set(id, record);
+      return false;
+    }
+    if (this.resolvedSet.has(id) || !wanted) return false;
+    this.active.set(id, record);
+    return true;
+  }
+
+  /** One error resolved from outside a poll: its last record when it was active (report it), else undefined. */
+  resolve(id: string): unknown {
+    if (!this.active.has(id)) return undefined;
+    const record = this.active.get(id);
+    this.active.delete(id);
+    this.remember(id);
+    return record;
   }
 
   snapshot(): ErrorSnapshot {
@@ -85,14 +110,45 @@ export class SeenErrors {
 
 export type ConnectionState = 'unknown' | 'online' | 'offline';
 
-/** Everything one poll node remembers about one instrument. */
+/**
+ * Everything one poll node remembers about one instrument. `sources` holds the memory of each polled source; a
+ * push channel whose errors no poll lists (they exist only on a socket) keeps its own memory in `channels`, so that
+ * a poll never reports them resolved.
+ */
 export interface WatchState {
   sources: Record<Source, SeenErrors>;
+  channels: Map<string, SeenErrors>;
   connection: ConnectionState;
   /** consecutive polls that found the instrument unreachable */
   unreachablePolls: number;
   /** true once the state was merged with the context store (persist option) */
   restored: boolean;
+}
+
+/** The layout of the memory a poll node saves in its context store (persist option). */
+export const SAVED_WATCH_VERSION = 1;
+
+export interface SavedWatch {
+  version: typeof SAVED_WATCH_VERSION;
+  instrumentKey: string;
+  A: ErrorSnapshot;
+  B: ErrorSnapshot;
+}
+
+export function savedWatch(watch: WatchState, instrumentKey: string): SavedWatch {
+  return { version: SAVED_WATCH_VERSION, instrumentKey, A: watch.sources.A.snapshot(), B: watch.sources.B.snapshot() };
+}
+
+/**
+ * A saved memory read back with its version: version 1 (what 0.1 and 0.2 write) for this instrument; anything
+ * else (another instrument, a layout this version does not know) reads as nothing, so every pending error is
+ * reported again rather than some silently hidden.
+ */
+export function readSavedWatch(value: unknown, instrumentKey: string): { A: unknown; B: unknown } | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const saved = value as Record<string, unknown>;
+  if (saved.version !== SAVED_WATCH_VERSION || saved.instrumentKey !== instrumentKey) return undefined;
+  return { A: saved.A, B: saved.B };
 }
 
 const watches = new Map<string, WatchState>();
@@ -101,10 +157,14 @@ export function watchKey(instrumentKey: string, nodeId: string): string {
   return `${instrumentKey}|${nodeId}`;
 }
 
+export function newWatch(): WatchState {
+  return { sources: { A: new SeenErrors(), B: new SeenErrors() }, channels: new Map(), connection: 'unknown', unreachablePolls: 0, restored: false };
+}
+
 export function watchFor(key: string): WatchState {
   let watch = watches.get(key);
   if (!watch) {
-    watch = { sources: { A: new SeenErrors(), B: new SeenErrors() }, connection: 'unknown', unreachablePolls: 0, restored: false };
+    watch = newWatch();
     watches.set(key, watch);
   }
   return watch;

@@ -1,9 +1,10 @@
 import { LhError, LiquidHandlerClient, validate as v } from '../../client';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { logError } from '../shared/node-log';
+import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { LhServerNode, requireClient } from '../shared/server-node';
-import { resolveChoice, resolveSetting } from '../shared/settings';
+import { isChecked, resolveChoice, resolveSetting } from '../shared/settings';
 import { Status } from '../shared/status';
 
 const OPERATIONS = ['register', 'unregister', 'check'] as const;
@@ -39,6 +40,7 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
 
 export = function register(RED: Red): void {
   function LhRegisterHandler(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
 
@@ -55,7 +57,7 @@ export = function register(RED: Red): void {
       return { payload: text, status: { key: operation === 'register' ? 'registered' : 'unregistered' }, extra: { clientKey: key } };
     });
 
-    if (config.autoRegister === true || config.autoRegister === 'true') registerWhileDeployed(RED, node, config);
+    if (isChecked(config.autoRegister)) registerWhileDeployed(RED, node, config);
   }
   RED.nodes.registerType('lh-register-handler', LhRegisterHandler);
 };

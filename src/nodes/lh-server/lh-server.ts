@@ -3,6 +3,7 @@ import { trimBase } from '../../client/transport';
 import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
 import { logError } from '../shared/node-log';
 import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/secrets';
+import { migrateConfig } from '../shared/migrations';
 import { isServerNode, LhServerNode } from '../shared/server-node';
 import { chooseCredentials, isJsonContentType, ServerSecrets, targetOf } from './admin-guard';
 import { testConnection } from './connection-test';
@@ -25,6 +26,7 @@ function clientOptions(RED: Red, config: NodeConfig, credentials: ServerSecrets)
 
 export = function register(RED: Red): void {
   function LhServer(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this) as LhServerNode;
     node.displayName = config.name || String(config.baseUrl ?? '');

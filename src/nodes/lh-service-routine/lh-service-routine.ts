@@ -1,18 +1,17 @@
-import { validate as v } from '../../client';
 import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
-import { resolveChoice, resolveSetting } from '../shared/settings';
+import { resolveChoice, resolveFlag, resolveSetting } from '../shared/settings';
 import { listRoutines, routineOperation, updateRoutine } from './operations';
 
 /** A checkbox: ticked means true; unticked takes `msg[name]` (a boolean) when present, else false. */
 function flag(config: unknown, msg: NodeMessage, name: string, op: string): boolean {
-  if (config === true || config === 'true') return true;
-  const given = msg[name];
-  return given === undefined || given === null ? false : v.strictBoolean(given, name, op);
+  return resolveFlag(config, msg, name, op) ?? false;
 }
 
 export = function register(RED: Red): void {
   function LhServiceRoutine(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }) => {

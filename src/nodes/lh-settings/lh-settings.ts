@@ -1,10 +1,12 @@
 import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice } from '../shared/settings';
 import { setMode, setSoftwareSettings, settingsOperation } from './operations';
 
 export = function register(RED: Red): void {
   function LhSettings(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     runOperationNode(RED, asNode(this), config, async ({ client, msg }) => {
       const operation = settingsOperation(resolveChoice(msg, 'operation', config.operation));

@@ -1,7 +1,8 @@
 import { validate as v, validationError } from '../../client';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
-import { renderTemplate, resolveChoice, resolveSetting } from '../shared/settings';
+import { renderTemplate, resolveChoice, resolveFlag, resolveSetting } from '../shared/settings';
 import { runStepOperation, StepOperation, stepOperation, StepRequest } from './operations';
 
 /** The operation names the client reports in msg.error.operation. */
@@ -19,12 +20,7 @@ const CLIENT_OPERATION: Record<StepOperation, string> = {
 
 const WITH_STEP_ID: ReadonlySet<StepOperation> = new Set(['update', 'get', 'rename', 'enable', 'disable', 'delete']);
 
-/** A checkbox: ticked means true; unticked takes `msg[name]` (a boolean) when present. */
-function flag(config: unknown, msg: NodeMessage, name: string, op: string): boolean | undefined {
-  if (config === true || config === 'true') return true;
-  const given = msg[name];
-  return given === undefined || given === null ? undefined : v.strictBoolean(given, name, op);
-}
+const flag = resolveFlag;
 
 /** A text setting that may hold a mustache template; empty means "not set". */
 function text(value: unknown, msg: NodeMessage): string | undefined {
@@ -84,6 +80,7 @@ async function stepRequest(RED: Red, node: Node, config: NodeConfig, msg: NodeMe
 
 export = function register(RED: Red): void {
   function LhSteps(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }) => {

@@ -1,5 +1,6 @@
 import { LhError, validate as v } from '../../client';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/settings';
 import { answeredBy } from '../lh-answer-error/answer-body';
@@ -7,6 +8,7 @@ import { kindOf, recoveryBody } from './recovery-body';
 
 export = function register(RED: Red): void {
   function LhSubmitRecovery(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, server, msg }) => {

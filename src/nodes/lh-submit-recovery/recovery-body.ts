@@ -1,6 +1,7 @@
-import { ErrorRecovery, RecoveryKind, validate as v, validationError } from '../../client';
+import { ErrorRecovery, InstrumentError, RecoveryKind, validate as v, validationError } from '../../client';
 import { describeActions, offeredActions } from '../shared/error-records';
 import { NodeMessage } from '../shared/node-red';
+import { readInstrumentError } from '../shared/poll-messages';
 
 export const KINDS: readonly RecoveryKind[] = ['recovery', 'action'];
 
@@ -9,8 +10,8 @@ export function kindOf(value: unknown, op: string): RecoveryKind {
 }
 
 /** The error emitted by lh-error-poll (or anything with a uuid) in msg.payload. */
-function errorIn(msg: NodeMessage): Record<string, unknown> | undefined {
-  return v.isPlainObject(msg.payload) && typeof msg.payload.uuid === 'string' ? msg.payload : undefined;
+function errorIn(msg: NodeMessage): InstrumentError | undefined {
+  return readInstrumentError(msg.payload);
 }
 
 export interface RecoveryInput {

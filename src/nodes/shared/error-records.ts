@@ -21,9 +21,9 @@ export function publicUrl(url: string | undefined): string {
 
 export function instrumentInfo(server: LhServerNode, client: LiquidHandlerClient): InstrumentInfo {
   return {
-    name: server.displayName || publicUrl(client.transport.baseUrl),
-    baseUrl: publicUrl(client.transport.baseUrl),
-    instrumentUrl: publicUrl(client.transport.instrumentUrl),
+    name: server.displayName || publicUrl(client.baseUrl),
+    baseUrl: publicUrl(client.baseUrl),
+    instrumentUrl: publicUrl(client.instrumentUrl),
   };
 }
 

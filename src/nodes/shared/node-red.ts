@@ -1,88 +1,50 @@
-/* eslint-disable @typescript-eslint/no-explicit-any */
-// The boundary with the Node-RED runtime: the small part of its API this package uses, typed here once.
+// The boundary with the Node-RED runtime, typed by @types/node-red; these names are the ones the nodes import.
+import type { Request, Response } from 'express';
+import type { NodeAPI, NodeContext, NodeContextData, NodeDef, Node as RedNode, NodeMessage as RedMessage, NodeStatus as RedStatus } from 'node-red';
 
-export interface NodeMessage {
-  _msgid?: string;
-  payload?: unknown;
-  topic?: string;
-  [property: string]: unknown;
-}
+export type NodeMessage = RedMessage;
+export type NodeStatus = RedStatus;
 
-export type SendFn = (msg: NodeMessage | (NodeMessage | NodeMessage[] | null)[] | null) => void;
+/** What the runtime passes to `send` in an input handler: one msg, or one entry (msg, msgs or null) per output. */
+export type SendFn = (msg: NodeMessage | (NodeMessage | NodeMessage[] | null)[]) => void;
 export type DoneFn = (err?: Error) => void;
 
-export interface NodeStatus {
-  fill?: 'red' | 'green' | 'yellow' | 'blue' | 'grey';
-  shape?: 'ring' | 'dot';
-  text?: string;
-}
+/**
+ * A node's saved configuration: the runtime's fields plus the node's own properties, read as unknown and checked.
+ * Not NodeDef, which declares `name` and `z` always present: config nodes have no `z`, and a flow written by hand
+ * or by an older version may lack `name`.
+ */
+export type NodeConfig = Omit<NodeDef, 'name' | 'z'> & { name?: string; z?: string; [property: string]: unknown };
 
-export interface NodeConfig {
-  id: string;
-  type: string;
-  name?: string;
-  z?: string;
-  [property: string]: any;
-}
+/** A node of this package: credentials are texts (the config node's username, password, token). */
+export type Node = RedNode<Record<string, string | undefined>>;
 
-export interface ContextStore {
-  get(key: string, store?: string, cb?: (err: Error | null, value: unknown) => void): unknown;
-  set(key: string, value: unknown, store?: string, cb?: (err: Error | null) => void): void;
-}
+export type ContextStore = NodeContextData;
+export type NodeContextStores = NodeContext;
 
-export interface Node {
-  id: string;
-  type: string;
-  name?: string;
-  z?: string;
-  credentials?: Record<string, string | undefined>;
-  on(event: 'input', listener: (msg: NodeMessage, send: SendFn, done: DoneFn) => void): void;
-  on(event: 'close', listener: (removed: boolean, done: () => void) => void): void;
-  on(event: string, listener: (...args: any[]) => void): void;
-  status(status: NodeStatus | Record<string, never>): void;
-  send(msg: NodeMessage | (NodeMessage | null)[] | null): void;
-  error(err: unknown, msg?: NodeMessage): void;
-  warn(message: unknown): void;
-  log(message: unknown): void;
-  debug(message: unknown): void;
-  receive(msg: NodeMessage): void;
-  context(): { get: ContextStore['get']; set: ContextStore['set']; flow: ContextStore; global: ContextStore };
-}
-
-export interface AdminRequest {
-  params: Record<string, string>;
-  query: Record<string, unknown>;
-  body: any;
-}
-
-export interface AdminResponse {
-  json(body: unknown): void;
-  status(code: number): AdminResponse;
-}
-
-export type AdminHandler = (req: AdminRequest, res: AdminResponse) => void;
-
-export interface Red {
-  nodes: {
+/**
+ * The runtime API a node module receives. Four members are declared more exactly than @types/node-red does:
+ * `createNode` is called with the constructor's `this`, which is not a Node until that call made it one;
+ * `getNode` returns null for an unknown id (declared as always a Node); credentials are texts (declared `object`);
+ * and `_` takes any substitution values (declared strings and numbers, the runtime formats the rest).
+ */
+export type Red = Omit<NodeAPI, 'nodes' | '_'> & {
+  nodes: Omit<NodeAPI['nodes'], 'createNode' | 'getNode' | 'getCredentials' | 'registerType'> & {
     createNode(node: unknown, config: NodeConfig): void;
-    registerType(type: string, ctor: (this: any, config: NodeConfig) => void, options?: { credentials?: Record<string, { type: 'text' | 'password' }> }): void;
     getNode(id: string): unknown;
     getCredentials(id: string): Record<string, string | undefined> | undefined;
+    registerType(
+      type: string,
+      constructor: (this: unknown, config: NodeConfig) => void,
+      options?: { credentials?: Record<string, { type: 'text' | 'password' }> },
+    ): void;
   };
-  util: {
-    evaluateNodeProperty(value: unknown, type: string, node: Node, msg: NodeMessage, cb: (err: Error | null, result: unknown) => void): void;
-    cloneMessage<T>(msg: T): T;
-    getMessageProperty(msg: NodeMessage, expr: string): unknown;
-  };
-  httpAdmin: {
-    get(path: string, ...handlers: unknown[]): void;
-    post(path: string, ...handlers: unknown[]): void;
-  };
-  auth: { needsPermission(permission: string): unknown };
-  settings: Record<string, any>;
-  log: { info(m: unknown): void; warn(m: unknown): void; error(m: unknown): void; debug(m: unknown): void };
   _: (key: string, substitutions?: Record<string, unknown>) => string;
-}
+};
+
+/** An editor admin endpoint's request: route params, query and a JSON body that is only trusted once checked. */
+export type AdminRequest = Request<Record<string, string>, unknown, unknown>;
+export type AdminResponse = Response;
 
 /** Narrow the runtime's `this` in a node constructor. */
 export function asNode(self: unknown): Node {

@@ -1,4 +1,5 @@
 import Mustache from 'mustache';
+import { validate as v } from '../../client';
 import { Node, NodeMessage, Red } from './node-red';
 
 /** Types of a typedInput whose value is looked up rather than literal. */
@@ -11,7 +12,8 @@ export function renderTemplate(template: string, view: unknown): string {
 
 function evaluate(RED: Red, node: Node, msg: NodeMessage, value: unknown, type: string): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    RED.util.evaluateNodeProperty(value, type, node, msg, (err, result) => (err ? reject(err) : resolve(result)));
+    // Declared for strings; the runtime also takes the numbers and booleans a hand-written flow may hold.
+    RED.util.evaluateNodeProperty(value as string, type, node, msg, (err, result: unknown) => (err ? reject(err) : resolve(result)));
   });
 }
 
@@ -25,12 +27,24 @@ export async function resolveSetting(
   msg: NodeMessage,
   name: string,
   value: unknown,
-  type: string | undefined,
+  type: unknown,
 ): Promise<unknown> {
   if (value === undefined || value === null || value === '') return msg[name];
-  if (type && LOOKUP_TYPES.has(type)) return evaluate(RED, node, msg, value, type);
+  if (typeof type === 'string' && LOOKUP_TYPES.has(type)) return evaluate(RED, node, msg, value, type);
   if (typeof value === 'string' && value.includes('{{')) return renderTemplate(value, msg);
   return value;
+}
+
+/** A checkbox setting: ticked is `true` (or `'true'`, as a flow written by hand may hold it). */
+export function isChecked(value: unknown): boolean {
+  return value === true || value === 'true';
+}
+
+/** A checkbox that may come from the msg: ticked means true; unticked takes `msg[name]` (a boolean) when present. */
+export function resolveFlag(value: unknown, msg: NodeMessage, name: string, operation: string): boolean | undefined {
+  if (isChecked(value)) return true;
+  const given = msg[name];
+  return given === undefined || given === null ? undefined : v.strictBoolean(given, name, operation);
 }
 
 /** A choice (select) setting: empty or "msg" takes `msg[name]`. */

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { raisedMessage, resolvedMessage } from '../../src/nodes/lh-error-poll/error-messages';
+import { errorKey, readInstrumentError, readPendingError, readRaisedError } from '../../src/nodes/shared/poll-messages';
+
+const instrument = { name: 'bench 1', baseUrl: 'http://a', instrumentUrl: 'https://b' };
+const pending = { id: 'e1', groupId: 'g1', title: 'Tip lost', severity: 'Error', errorResponses: [{ response: 'Retry' }] };
+const unhandled = {
+  uuid: '0f8fad5b-d9cb-469f-a165-70867728950e',
+  title: 'Collision',
+  actions: [{ id: 1, description: 'Retry' }],
+};
+
+describe('the message contract of lh-error-poll', function () {
+  it('a raised A error reads back as the same error, with its key and group', function () {
+    const msg = raisedMessage('A', pending, instrument, '');
+    assert.equal(msg.source === 'A' && msg.errorId, 'e1');
+    assert.deepEqual(readRaisedError(msg), { source: 'A', key: 'e1', error: pending, groupId: 'g1' });
+  });
+
+  it('a raised B error reads back as the same error, keyed by uuid', function () {
+    const msg = raisedMessage('B', unhandled, instrument, '{{title}}');
+    assert.equal(msg.notification, 'Collision');
+    assert.deepEqual(readRaisedError(msg), { source: 'B', key: unhandled.uuid, error: unhandled });
+  });
+
+  it('a resolved msg carries the same identity fields', function () {
+    const msg = resolvedMessage('A', pending, instrument);
+    assert.equal(msg.event, 'resolved');
+    assert.equal(msg.topic, 'resolved: bench 1: Error Tip lost');
+    assert.equal(readRaisedError(msg)?.key, 'e1');
+  });
+
+  it('a hand-built msg is read by the payload shape; msg.groupId completes an A error without one', function () {
+    assert.deepEqual(readRaisedError({ payload: { id: 'x', errorResponses: [] }, groupId: 'g' }), {
+      source: 'A',
+      key: 'x',
+      error: { id: 'x', errorResponses: [] },
+      groupId: 'g',
+    });
+    assert.equal(readRaisedError({ payload: { uuid: 'u' } })?.source, 'B');
+  });
+
+  it('msg.source decides, and a msg without an error reads as undefined', function () {
+    assert.equal(readRaisedError({ source: 'A', payload: { uuid: 'u' } }), undefined);
+    assert.equal(readRaisedError({ source: 'B', payload: pending }), undefined);
+    assert.equal(readRaisedError({ payload: 'text' }), undefined);
+    assert.equal(readPendingError({ id: 3, errorResponses: [] }), undefined, 'A ids are strings');
+    assert.equal(readPendingError({ id: 'x' }), undefined, 'an A error lists its responses');
+    assert.equal(readInstrumentError([]), undefined);
+  });
+
+  it('error keys: A by id, B by uuid, numbers as text', function () {
+    assert.equal(errorKey('A', { id: 7 }), '7');
+    assert.equal(errorKey('B', { uuid: 'u', id: 'x' }), 'u');
+    assert.equal(errorKey('A', null), undefined);
+  });
+});
