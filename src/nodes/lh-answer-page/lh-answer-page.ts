@@ -15,6 +15,7 @@ import { instrumentDigest, signedBy, signLink, verifyLink } from './link-signing
 import { answerLabel, errorView } from './page-view';
 import { errorIn, expiryMs, pageUrl, routePath } from './page-links';
 import { forbiddenPage, OutcomeView, outcomePage, PAGE_HEADERS, questionPage } from './page-html';
+import { migrateConfig } from '../shared/migrations';
 
 const OP = 'answer-page';
 const DEFAULT_LINK_TEXT = 'Answer: {{answerUrl}}';
@@ -52,6 +53,7 @@ function reply(res: ServerResponse, status: number, html: string): void {
 
 export = function register(RED: Red): void {
   function LhAnswerPage(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     const status = new Status(node, RED);

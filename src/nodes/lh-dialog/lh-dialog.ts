@@ -3,9 +3,11 @@ import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice } from '../shared/settings';
 import { viewIdOf } from './view-id';
+import { migrateConfig } from '../shared/migrations';
 
 export = function register(RED: Red): void {
   function LhDialog(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }) => {

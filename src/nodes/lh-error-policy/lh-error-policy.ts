@@ -7,6 +7,7 @@ import { zonedTime } from '../shared/zoned-time';
 import { answerLabel, decide } from './decision';
 import { books, newBook, PendingDefault } from './pending-defaults';
 import { compileRules, CompiledRule, matchRule } from './rules';
+import { migrateConfig } from '../shared/migrations';
 
 const CONTEXT_KEY = 'lhErrorPolicy';
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -27,6 +28,7 @@ function errorOf(msg: NodeMessage): { source: Source; key: string; record: Error
 
 export = function register(RED: Red): void {
   function LhErrorPolicy(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     const status = new Status(node, RED);

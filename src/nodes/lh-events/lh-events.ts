@@ -4,9 +4,11 @@ import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { connectionMessage, eventMessage, parseCodes } from './event-messages';
+import { migrateConfig } from '../shared/migrations';
 
 export = function register(RED: Red): void {
   function LhEvents(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     const status = new Status(node, RED);

@@ -2,6 +2,7 @@ import { validationError } from '../../client';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/settings';
+import { migrateConfig } from '../shared/migrations';
 
 const DATA_OPERATIONS = ['list', 'get', 'report', 'pipetting-csv'] as const;
 type DataOperation = (typeof DATA_OPERATIONS)[number];
@@ -13,6 +14,7 @@ function dataOperation(value: unknown): DataOperation {
 
 export = function register(RED: Red): void {
   function LhRunData(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }) => {

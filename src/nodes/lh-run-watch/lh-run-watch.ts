@@ -7,6 +7,7 @@ import { connectionMessage } from '../lh-error-poll/error-messages';
 import { backoffMs, desyncMs, intervalMs, PollLoop, withJitter } from '../lh-error-poll/poll-loop';
 import { durationOf, FinishedRun, matchRecord, observe, progressDue, progressOf, resultOf } from './run-decisions';
 import { forgetMemory, memoryFor, memoryKey, WatchMemory } from './run-memory';
+import { migrateConfig } from '../shared/migrations';
 
 const DEFAULT_OFFLINE_AFTER = 3;
 const DEFAULT_PROGRESS_S = 5;
@@ -60,6 +61,7 @@ async function finishedMessage(client: LiquidHandlerClient, f: FinishedRun, inst
 
 export = function register(RED: Red): void {
   function LhRunWatch(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node: Node = asNode(this);
     const status = new Status(node, RED);

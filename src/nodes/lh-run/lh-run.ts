@@ -4,6 +4,7 @@ import { OperationResult, runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/settings';
 import { protocolRef, ProtocolRef, resolveProtocolName } from './protocol-ref';
 import { loadOverrides, startRun } from './start-run';
+import { migrateConfig } from '../shared/migrations';
 
 const RUN_OPERATIONS = ['start', 'pause', 'resume', 'abort', 'cleanup', 'status', 'protocols', 'validate'] as const;
 type RunOperation = (typeof RUN_OPERATIONS)[number];
@@ -65,6 +66,7 @@ function statusResult(status: RunStatus, extra: Record<string, unknown> = {}): O
 
 export = function register(RED: Red): void {
   function LhRun(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node: Node = asNode(this);
     const sleeper = new Sleeper();

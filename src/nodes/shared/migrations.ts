@@ -22,7 +22,12 @@ export interface MigrationStep {
  * A new node type adds one line: `'lh-foo': [{ version: 1, defaults: { name: '', operation: 'list' } }],`.
  */
 export const MIGRATIONS: Readonly<Record<string, readonly MigrationStep[]>> = {
-  'lh-server': [{ version: 1, defaults: { name: '', instrumentUrl: '', clientKey: '', simulatorCa: false, timeout: 10000 } }],
+  'lh-server': [
+    {
+      version: 1,
+      defaults: { name: '', instrumentUrl: '', allowInsecureInstrument: false, clientKey: '', simulatorCa: false, timeout: 10000 },
+    },
+  ],
   'lh-steps': [
     {
       version: 1,
@@ -95,6 +100,13 @@ export const MIGRATIONS: Readonly<Record<string, readonly MigrationStep[]>> = {
       defaults: { name: '', kind: 'recovery', selectedActionId: '', selectedActionIdType: 'num', uuid: '', uuidType: 'str' },
     },
   ],
+  'lh-answer-page': [{ version: 1, defaults: { name: '', publicUrl: 'LH_PUBLIC_URL', publicUrlType: 'env', path: '/lh-answer', expiryHours: 24, linkText: 'Answer: {{answerUrl}}' } }],
+  'lh-error-policy': [{ version: 1, defaults: { name: '', rules: [{ source: 'any', minSeverity: '', pattern: '', code: '', mode: 'manual', answer: '', delay: 120 }], by: 'policy', store: '' } }],
+  'lh-events': [{ version: 1, defaults: { name: '', codes: '' } }],
+  'lh-dialog': [{ version: 1, defaults: { name: '', viewResult: '' } }],
+  'lh-run': [{ version: 1, defaults: { name: '', operation: 'start', protocolId: '', protocolIdType: 'num', protocolName: '', simulate: 'msg', stopAtLoading: false, timeout: '300', pollInterval: '1' } }],
+  'lh-run-watch': [{ version: 1, defaults: { name: '', interval: '5', progressInterval: '5', offlineAfter: '3' } }],
+  'lh-run-data': [{ version: 1, defaults: { name: '', operation: 'report', runId: '', runIdType: 'str' } }],
 };
 
 /** The version a configuration of `type` has once migrated (0 for a type without steps). */
