@@ -12,7 +12,9 @@ const html = (type: string): string => fs.readFileSync(path.join(root, 'src', 'n
 
 /** Every regular expression literal the dialog uses next to the text "errorId". */
 function errorIdPatterns(source: string): RegExp[] {
-  const found = [...source.matchAll(/(\/\^[^\n]*?\$\/)[^\n]*?"errorId"|"errorId",\s*(\/\^[^\n]*?\$\/)/g)].map((m) => m[1] ?? m[2]);
+  const found = [...source.matchAll(/(\/\^[^\n]*?\$\/)[^\n]*?"errorId"|"errorId",\s*(\/\^[^\n]*?\$\/)/g)].map(
+    (m) => m[1] ?? m[2],
+  );
   return found.map((literal) => new RegExp(literal.slice(1, -1)));
 }
 
