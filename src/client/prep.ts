@@ -1,3 +1,4 @@
+import { SOFTWARE_SETTING_FIELDS } from '../spec/contract';
 import { LhError, validationError } from './errors';
 import { UnsignedSpec } from './session';
 import { ApiResponse, MEDIA_JSON, MEDIA_JSON_PATCH } from './transport';
@@ -22,12 +23,7 @@ import {
 export type Sender = <T>(spec: UnsignedSpec) => Promise<ApiResponse<T>>;
 type ASpec = Omit<UnsignedSpec, 'api'>;
 
-const SOFTWARE_SETTING_TYPES: Record<keyof SoftwareSettings, 'boolean' | 'int32'> = {
-  hideKeyboard: 'boolean',
-  generateRunReport: 'boolean',
-  allowRedWarningOverride: 'boolean',
-  defaultAmbientTemperature: 'int32',
-};
+const SOFTWARE_SETTING_TYPES = SOFTWARE_SETTING_FIELDS;
 
 /** Interface A, the preparation service: every operation validates its input before anything is sent. */
 export class PrepApi {
