@@ -16,7 +16,7 @@ export * from './types';
 export * as validate from './validate';
 export { Transport, TlsOptions, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR } from './transport';
 export { Session, SessionState, Credentials } from './session';
-export { PrepApi } from './prep';
+export { PrepApi, softwareSettings } from './prep';
 export { InstrumentApi, RecoveryKind } from './instrument';
 export * from './events';
 export * from './event-frames';

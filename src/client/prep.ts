@@ -1,4 +1,5 @@
 import { AnswerLedger, AnswerOptions, AnswerRecord, alreadyAnsweredThere, isAlreadyHandled } from './answer-ledger';
+import { SOFTWARE_SETTING_FIELDS } from '../spec/contract';
 import { LhError, validationError } from './errors';
 import { UnsignedSpec } from './session';
 import { ApiResponse, MEDIA_JSON, MEDIA_JSON_PATCH } from './transport';
@@ -23,12 +24,7 @@ import {
 export type Sender = <T>(spec: UnsignedSpec) => Promise<ApiResponse<T>>;
 type ASpec = Omit<UnsignedSpec, 'api'>;
 
-const SOFTWARE_SETTING_TYPES: Record<keyof SoftwareSettings, 'boolean' | 'int32'> = {
-  hideKeyboard: 'boolean',
-  generateRunReport: 'boolean',
-  allowRedWarningOverride: 'boolean',
-  defaultAmbientTemperature: 'int32',
-};
+const SOFTWARE_SETTING_TYPES = SOFTWARE_SETTING_FIELDS;
 
 /** Interface A, the preparation service: every operation validates its input before anything is sent. */
 export class PrepApi {

@@ -4,7 +4,7 @@ import { validationError } from './errors';
 export const INT32_MAX = 2147483647;
 export const INT32_MIN = -2147483648;
 
-export { STEP_TYPES } from '../spec/contract';
+export { SOFTWARE_SETTING_FIELDS, STEP_TYPES } from '../spec/contract';
 export type { StepType } from '../spec/contract';
 
 export const CLIENT_KEY_MAX_LENGTH = 128;

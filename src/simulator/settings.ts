@@ -4,6 +4,7 @@
  * POST software-settings replaces all four fields: each is required and type-checked (400 naming the fields).
  * PUT service-routines updates one routine named by its id (404 when unknown); every field is validated.
  */
+import { SOFTWARE_SETTING_FIELDS } from '../spec/contract';
 import { notFound } from './problem';
 import { FieldErrors, field, isIsoDateTime, isInt32, requireBoolean, requireInt32, requireObject } from './json-fields';
 import type { PolicySettings, ServiceRoutine, SoftwareSettings } from './types';
@@ -36,17 +37,12 @@ export function seedServiceRoutines(): ServiceRoutine[] {
 export function parseSoftwareSettings(body: unknown): SoftwareSettings {
   const obj = requireObject(body);
   const errors = new FieldErrors();
-  const hideKeyboard = errors.check(() => requireBoolean(obj, 'hideKeyboard'));
-  const generateRunReport = errors.check(() => requireBoolean(obj, 'generateRunReport'));
-  const allowRedWarningOverride = errors.check(() => requireBoolean(obj, 'allowRedWarningOverride'));
-  const defaultAmbientTemperature = errors.check(() => requireInt32(obj, 'defaultAmbientTemperature'));
+  const out: Record<string, unknown> = {};
+  for (const [name, type] of Object.entries(SOFTWARE_SETTING_FIELDS)) {
+    out[name] = errors.check(() => (type === 'boolean' ? requireBoolean(obj, name) : requireInt32(obj, name)));
+  }
   errors.throwIfAny();
-  return {
-    hideKeyboard: hideKeyboard as boolean,
-    generateRunReport: generateRunReport as boolean,
-    allowRedWarningOverride: allowRedWarningOverride as boolean,
-    defaultAmbientTemperature: defaultAmbientTemperature as number,
-  };
+  return out as unknown as SoftwareSettings;
 }
 
 export class ServiceRoutineBook {

@@ -42,6 +42,14 @@ export interface SoftwareSettings {
   defaultAmbientTemperature: number;
 }
 
+/** 2.5: every software setting and its type, the one list the client, the simulator and lh-settings use. */
+export const SOFTWARE_SETTING_FIELDS: Readonly<Record<keyof SoftwareSettings, 'boolean' | 'int32'>> = {
+  hideKeyboard: 'boolean',
+  generateRunReport: 'boolean',
+  allowRedWarningOverride: 'boolean',
+  defaultAmbientTemperature: 'int32',
+};
+
 /** 2.6 (units not given by the specification). */
 export interface PolicySettings {
   maximumLoginAttempts: number;

@@ -122,7 +122,8 @@ async function start(): Promise<EmbeddedRed> {
     httpAdminRoot: '/',
     httpNodeRoot: '/',
     credentialSecret: false,
-    logging: { console: { level: process.env.LH_E2E_LOG ?? 'warn', metrics: false, audit: false } },
+    // errors only, as for the node tests (test/support/runtime.ts): this init sets the level for the whole process
+    logging: { console: { level: process.env.LH_E2E_LOG ?? process.env.LH_TEST_LOG ?? 'error', metrics: false, audit: false } },
     editorTheme: { tours: false },
     // no default flow file: an empty runtime until a test deploys
   });

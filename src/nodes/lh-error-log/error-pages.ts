@@ -1,4 +1,5 @@
-import { ErrorList, ErrorRecord, LiquidHandlerClient } from '../../client';
+import { ErrorList, ErrorRecord, LhError, LiquidHandlerClient } from '../../client';
+import { readPages } from '../shared/pager';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const DEFAULT_MAX_ITEMS = 1000;
@@ -11,24 +12,25 @@ export interface AllPages extends ErrorList {
 
 /** Reads the history page by page from `offset` until the last page or `maxItems` records. */
 export async function readAllPages(client: LiquidHandlerClient, offset: number, pageSize: number, maxItems: number): Promise<AllPages> {
-  const items: ErrorRecord[] = [];
-  let total = 0;
-  let pages = 0;
-  let next = offset;
-  for (;;) {
-    const limit = Math.min(pageSize, maxItems - items.length);
-    const page = await client.prep.listErrors({ offset: next, limit });
-    pages++;
-    const got = Array.isArray(page?.items) ? page.items : [];
-    const knownTotal = typeof page?.totalItemCount === 'number';
-    if (knownTotal) total = page.totalItemCount;
-    items.push(...got);
-    next += got.length;
-    // The instrument may serve fewer than asked per page: the total says when the end is reached.
-    if (got.length === 0 || (knownTotal ? next >= total : got.length < limit)) break;
-    if (items.length >= maxItems) {
-      return { totalItemCount: total, currentOffset: offset, items, truncated: true, pages };
-    }
-  }
-  return { totalItemCount: Math.max(total, offset + items.length), currentOffset: offset, items, truncated: false, pages };
+  const read = await readPages<ErrorRecord>(
+    async (from, limit) => {
+      const page = await client.prep.listErrors({ offset: from, limit });
+      return {
+        items: Array.isArray(page?.items) ? page.items : [],
+        total: typeof page?.totalItemCount === 'number' ? page.totalItemCount : undefined,
+      };
+    },
+    {
+      offset,
+      pageSize,
+      maxItems,
+      idOf: (record) => record?.id,
+      repeated: (from) =>
+        new LhError(`list-errors: the instrument returned the same errors again for offset ${from}; it seems to ignore offset`, {
+          kind: 'response',
+          operation: 'list-errors',
+        }),
+    },
+  );
+  return { totalItemCount: read.total, currentOffset: offset, items: read.items, truncated: read.truncated, pages: read.pages };
 }

@@ -8,7 +8,7 @@ import { requireClient, LhServerNode } from '../shared/server-node';
 import { isChecked } from '../shared/settings';
 import { failureReason, Status } from '../shared/status';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from './error-messages';
-import { applyPoll, newRunState, offlineAfterOf, pendingOnly, PollRules, SourceResult, sourcesOf, StatusDecision } from './poll-decisions';
+import { applyPoll, newRunState, offlineAfterOf, pendingOnly, PollOutcome, PollRules, SourceResult, sourcesOf, StatusDecision } from './poll-decisions';
 import { intervalMs, PollLoop } from './poll-loop';
 import { forgetWatch, readSavedWatch, savedWatch, Source, watchFor, watchKey, WatchState } from './seen-errors';
 import { severityFilter } from './severity';
@@ -103,14 +103,19 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     const results = await Promise.all(sources.map((source) => fetchErrors(client, source)));
     if (loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
     const outcome = applyPoll(watch, run, results, rules);
+    emit(outcome);
+    if (outcome.warn) logWarn(node, outcome.warn);
+    showStatus(outcome.status);
+    return outcome.delayMs;
+  }
+
+  /** Sends what a poll (or a push: applyPush() gives the same shape without `connection`) found, once, and saves it. */
+  function emit(outcome: Pick<PollOutcome<PolledError>, 'raised' | 'resolved' | 'changed' | 'connection'>): void {
     if (outcome.changed) save();
     const raised = outcome.raised.map((r) => raisedMessage(r.source, r.record, instrument, template));
     const resolved = outcome.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
     const connection = outcome.connection ? [connectionMessage(outcome.connection.state, instrument, outcome.connection)] : [];
     if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
-    if (outcome.warn) logWarn(node, outcome.warn);
-    showStatus(outcome.status);
-    return outcome.delayMs;
   }
 
   function showStatus(decision: StatusDecision): void {

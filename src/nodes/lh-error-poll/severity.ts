@@ -11,8 +11,6 @@ const RANK: Record<string, number> = {
   critical: 3,
 };
 
-export const SEVERITY_CHOICES = ['', 'Warning', 'Error', 'Fatal'] as const;
-
 export function severityRank(severity: unknown): number | undefined {
   return typeof severity === 'string' ? RANK[severity.trim().toLowerCase()] : undefined;
 }

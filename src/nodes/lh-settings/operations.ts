@@ -1,12 +1,11 @@
-import { PrepApi, SoftwareSettings, validate as v, validationError } from '../../client';
-import { softwareSettings } from '../../client/prep';
+import { PrepApi, SoftwareSettings, softwareSettings, validate, validate as v, validationError } from '../../client';
 
 export const SETTINGS_OPERATIONS = ['get-software-settings', 'set-software-settings', 'get-policy-settings'] as const;
 export type SettingsOperation = (typeof SETTINGS_OPERATIONS)[number];
 export const SET_MODES = ['merge', 'replace'] as const;
 export type SetMode = (typeof SET_MODES)[number];
 
-const SOFTWARE_FIELDS: readonly (keyof SoftwareSettings)[] = ['hideKeyboard', 'generateRunReport', 'allowRedWarningOverride', 'defaultAmbientTemperature'];
+const SOFTWARE_FIELDS = Object.keys(validate.SOFTWARE_SETTING_FIELDS) as (keyof SoftwareSettings)[];
 
 export function settingsOperation(value: unknown): SettingsOperation {
   return v.oneOf(value, SETTINGS_OPERATIONS, 'operation', 'lh-settings');
