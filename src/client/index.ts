@@ -3,7 +3,6 @@ import { answerLedgerFor, InstrumentAnswers } from './answer-ledger';
 import { LhError } from './errors';
 import { InstrumentApi } from './instrument';
 import { PrepApi } from './prep';
-import { FileFetcher } from './run-files';
 import { RunsApi } from './runs';
 import { Credentials, Session, SessionOptions, UnsignedSpec } from './session';
 import { ApiResponse, TlsOptions, Transport } from './transport';
@@ -23,7 +22,7 @@ export * from './event-frames';
 export { DialogApi, VIEW_RESULTS, ViewResult, CloseViewInput, CloseViewBody, closeViewBody } from './dialogs';
 export { AnswerLedger, AnswerOptions, AnswerRecord, InstrumentAnswers, answerLedgerFor } from './answer-ledger';
 export { RunsApi, ProtocolName, ProtocolValidation, RunRecordSummary, CREATE_TIMEOUT_MS, LOAD_COMPLETE_TIMEOUT_MS } from './runs';
-export { FileDownload } from './run-files';
+export { FileDownload } from './runs';
 export * from './run-state';
 
 export interface ClientOptions extends SessionOptions {
@@ -56,7 +55,6 @@ export class LiquidHandlerClient extends EventEmitter {
   readonly dialogs: DialogApi;
   /** Protocols, protocol runs and run records (interface A). */
   readonly runs: RunsApi;
-  private readonly files: FileFetcher;
   private readonly lastWork = new Set<Promise<void>>();
 
   constructor(private readonly options: ClientOptions) {
@@ -75,17 +73,7 @@ export class LiquidHandlerClient extends EventEmitter {
       ...options.events,
     });
     this.dialogs = new DialogApi((spec) => this.session.send(spec));
-    this.files = new FileFetcher({
-      urlFor: (path) => this.transport.urlFor('A', path),
-      token: () => this.session.token(),
-      relogin: () => this.prep.checkAuthentication(),
-      timeoutMs: this.transport.timeoutMs,
-      tls: options.tls,
-    });
-    this.runs = new RunsApi(
-      (spec) => this.session.send(spec),
-      (path, operation, accept) => this.files.get(path, operation, accept),
-    );
+    this.runs = new RunsApi((spec) => this.session.send(spec));
   }
 
   /** The answers this Node-RED gave to this instrument's errors: one ledger per instrument URL, process-wide. */
@@ -126,7 +114,6 @@ export class LiquidHandlerClient extends EventEmitter {
     if (this.lastWork.size > 0) await Promise.all([...this.lastWork]);
     await this.events.close();
     await this.session.end();
-    this.files.close();
     this.transport.close();
     this.removeAllListeners();
   }

@@ -4,15 +4,21 @@
  * resent automatically and get long deadlines whatever the node timeout.
  */
 import { LhError, validationError } from './errors';
-import type { FileDownload } from './run-files';
 import { parseRunStatus, runStateName, type RunStateName, type RunStatus } from './run-state';
-import { MEDIA_JSON } from './transport';
+import { MEDIA_JSON, type ApiResponse } from './transport';
 import type { Sender } from './prep';
 import type { UnsignedSpec } from './session';
 import * as v from './validate';
 
-export type FileGetter = (path: string, operation: string, accept: string) => Promise<FileDownload>;
 type ASpec = Omit<UnsignedSpec, 'api'>;
+
+/** A file of interface A (run report, pipetting CSV), as the bytes received. */
+export interface FileDownload {
+  data: Buffer;
+  contentType: string;
+  /** the file name the instrument suggests (Content-Disposition), if any */
+  filename?: string;
+}
 
 /** Deadline of protocol-run/create: the instrument may take about 120 s to answer. */
 export const CREATE_TIMEOUT_MS = 120_000;
@@ -66,12 +72,9 @@ export function runId(value: unknown, field: string, operation: string): string 
 }
 
 export class RunsApi {
-  constructor(
-    private readonly sendA: Sender,
-    private readonly getFile: FileGetter,
-  ) {}
+  constructor(private readonly sendA: Sender) {}
 
-  private send<T>(spec: ASpec): Promise<{ status: number; data: T }> {
+  private send<T>(spec: ASpec): Promise<ApiResponse<T>> {
     return this.sendA<T>({ ...spec, api: 'A' });
   }
 
@@ -297,8 +300,37 @@ export class RunsApi {
     return { ...file, filename: file.filename ?? `pipetting-${rid.replace(/[^\w.-]/g, '_')}.csv` };
   }
 
+  /** A file below A's API root, as bytes, through the session and transport like every other request. */
+  private async getFile(path: string, operation: string, accept: string): Promise<FileDownload> {
+    const res = await this.send<Buffer>({ method: 'GET', path, operation, idempotent: true, responseType: 'buffer', accept });
+    const headers = res.headers ?? {};
+    return {
+      data: Buffer.isBuffer(res.data) ? res.data : Buffer.alloc(0),
+      contentType: headers['content-type'] ?? '',
+      filename: filenameOf(headers['content-disposition'] ?? ''),
+    };
+  }
+
   private async control(action: string, op: string): Promise<void> {
     await this.send({ method: 'PUT', path: `/protocol-run/${action}`, operation: op, idempotent: true });
+  }
+}
+
+/** `attachment; filename="run-1.pdf"` → run-1.pdf (path parts and quotes removed). */
+export function filenameOf(disposition: string): string | undefined {
+  const star = /filename\*\s*=\s*(?:UTF-8'')?([^;]+)/i.exec(disposition);
+  const plain = /filename\s*=\s*"?([^";]+)"?/i.exec(disposition);
+  let name = star ? safeDecode(star[1].trim()) : plain?.[1].trim();
+  if (!name) return undefined;
+  name = name.replace(/^.*[\\/]/, '').replace(/[^\w.\- ]/g, '_');
+  return name === '' || name === '.' || name === '..' ? undefined : name;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/^"|"$/g, ''));
+  } catch {
+    return text;
   }
 }
 

@@ -59,6 +59,10 @@ export interface RequestSpec {
   anonymous?: boolean;
   /** The request's total deadline is max(node timeout, minTimeoutMs): logins and long instrument operations. */
   minTimeoutMs?: number;
+  /** 'buffer': a 2xx answer's body is returned as the bytes received (files), with the response headers. Default 'json'. */
+  responseType?: 'json' | 'buffer';
+  /** The Accept header, instead of the API's JSON type (e.g. 'application/pdf'). */
+  accept?: string;
 }
 
 /** The longest delay setTimeout keeps (2^31-1 ms, about 24.8 days); a longer one fires at once. */
@@ -73,6 +77,8 @@ export interface ApiResponse<T> {
   status: number;
   data: T;
   attempts: number;
+  /** The response headers (names in lower case): only with responseType 'buffer'. */
+  headers?: Record<string, string>;
 }
 
 const TLS_CODES = new Set([
@@ -161,8 +167,9 @@ export class Transport {
       );
     }
     const headers: Record<string, string> = {
-      Accept: spec.api === 'B' ? MEDIA_VECTOR : MEDIA_JSON,
+      Accept: spec.accept ?? (spec.api === 'B' ? MEDIA_VECTOR : MEDIA_JSON),
     };
+    const binary = spec.responseType === 'buffer';
     if (payload !== undefined) headers['Content-Type'] = spec.api === 'B' ? MEDIA_VECTOR : (spec.mediaType ?? MEDIA_JSON);
     if (spec.token) headers.Authorization = `Bearer ${spec.token}`;
 
@@ -174,8 +181,8 @@ export class Transport {
       this.assertOpen(spec.operation);
       let failure: LhError;
       try {
-        const res = await this.withinDeadline(Math.max(1, endAt - Date.now()), (signal) =>
-          this.axios.request<string>({
+        const raw = await this.withinDeadline(Math.max(1, endAt - Date.now()), (signal) =>
+          this.axios.request<string | Buffer>({
             url,
             method: spec.method,
             params: cleanQuery(spec.query),
@@ -183,8 +190,13 @@ export class Transport {
             headers,
             timeout: Math.max(1, endAt - Date.now()),
             signal,
+            ...(binary ? { responseType: 'arraybuffer' as const } : {}),
           }),
         );
+        if (binary && raw.status >= 200 && raw.status < 300) {
+          return { status: raw.status, data: bytesOf(raw.data) as T, attempts: attempt, headers: headersOf(raw) };
+        }
+        const res = binary ? { ...raw, data: bytesOf(raw.data).toString('utf8') } : (raw as AxiosResponse<string>);
         if (res.status >= 200 && res.status < 300) {
           return { status: res.status, data: parseBody<T>(res, spec, url), attempts: attempt };
         }
@@ -270,6 +282,21 @@ export function checkRequestBody(spec: Pick<RequestSpec, 'body' | 'operation'>):
     operation: spec.operation,
     field: path,
   });
+}
+
+function bytesOf(data: string | Buffer | ArrayBuffer | undefined): Buffer {
+  if (Buffer.isBuffer(data)) return data;
+  if (data instanceof ArrayBuffer) return Buffer.from(data);
+  return Buffer.from(data ?? '', 'utf8');
+}
+
+function headersOf(res: AxiosResponse): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(res.headers as Record<string, unknown>)) {
+    if (typeof value === 'string') out[name.toLowerCase()] = value;
+    else if (Array.isArray(value)) out[name.toLowerCase()] = value.join(', ');
+  }
+  return out;
 }
 
 function isOverCap(err: unknown): boolean {

@@ -11,6 +11,11 @@
  * Choices where the observed API is silent: a second create while a run is active is 409 naming the run; create
  * answers at once ({runId, protocolRunState}) and the run reaches Loading by itself; cleanup-unloading is
  * accepted in Idle and cancels a run still in Loading; `currentStep` is the running step's name.
+ *
+ * Live events go out through `RunMachineOptions.events` (the simulator sends them on `instinctevents`):
+ * `RunStatus` on every state change (data: the run status as GET protocol-run serves it), `TimeRemaining`
+ * whenever a running segment is planned (a step starts, the run resumes, the speed changes: at most once per
+ * step segment), `Finished` when a run ends (data: result, run record id, protocol, times).
  */
 import { randomUUID } from 'crypto';
 import { HttpProblem, problem } from './problem';
@@ -109,8 +114,13 @@ interface ActiveRun {
   cancel?: () => void;
 }
 
+/** Receives the run's live events (code, description, data); the simulator publishes them on `instinctevents`. */
+export type RunEventSink = (code: RunEventCode, description: string, data: Record<string, unknown>) => void;
+export type RunEventCode = 'RunStatus' | 'TimeRemaining' | 'Finished';
+
 export interface RunMachineOptions {
   clock: RunClock;
+  events?: RunEventSink;
   steps: StepStore;
   errors: RuntimeErrorBook;
   speed?: number;
@@ -127,6 +137,7 @@ export class RunMachine {
   private readonly clock: RunClock;
   private readonly steps: StepStore;
   private readonly errors: RuntimeErrorBook;
+  private readonly events: RunEventSink;
   /** every state entered, for tests and /sim/run (bounded) */
   readonly transitions: { state: RunStateName; at: number }[] = [];
 
@@ -134,6 +145,7 @@ export class RunMachine {
     this.clock = options.clock;
     this.steps = options.steps;
     this.errors = options.errors;
+    this.events = options.events ?? (() => undefined);
     this.initialSpeed = this.speedValue = checkSpeed(options.speed ?? 1);
     this.initialNames = this.statesAsNames = options.statesAsNames ?? false;
   }
@@ -419,6 +431,25 @@ export class RunMachine {
     run.state = state;
     this.transitions.push({ state, at: this.clock.now() });
     if (this.transitions.length > 1000) this.transitions.shift();
+    this.publishStatus();
+  }
+
+  private publishStatus(): void {
+    const status = this.status();
+    this.events('RunStatus', `Run state ${this.state}`, { ...status });
+  }
+
+  private publishTimeRemaining(run: ActiveRun): void {
+    const status = this.status();
+    this.events('TimeRemaining', `${Math.round(this.remainingSeconds(run) / this.speedValue)} s remaining`, {
+      timeRemaining: Math.round((this.remainingSeconds(run) * 1000) / this.speedValue) / 1000,
+      estimatedEndTime: status.estimatedEndTime,
+      protocolId: run.protocolId,
+      protocolName: run.protocolName,
+      currentStep: status.currentStep,
+      currentStepNumber: status.currentStepNumber,
+      stepCount: status.stepCount,
+    });
   }
 
   private after(run: ActiveRun, simSeconds: number, fn: () => void): void {
@@ -499,6 +530,7 @@ export class RunMachine {
       this.startStep(run);
     });
     run.segmentStart = this.clock.now();
+    this.publishTimeRemaining(run);
   }
 
   private raise(run: ActiveRun, seed: RunErrorSeed): PendingError {
@@ -556,6 +588,18 @@ export class RunMachine {
     }
     this.run = undefined;
     this.transitions.push({ state: 'Idle', at: this.clock.now() });
+    if (this.transitions.length > 1000) this.transitions.shift();
+    this.publishStatus();
+    this.events('Finished', `Run of '${run.protocolName}' ${result ?? 'Cancelled'}`, {
+      result: result ?? 'Cancelled',
+      runRecordId: result !== undefined ? run.runId : null,
+      runId: run.runId,
+      protocolId: run.protocolId,
+      protocolName: run.protocolName,
+      isSimulation: run.simulate,
+      startTime: run.startTime !== undefined ? iso(run.startTime) : NOT_SET,
+      endTime: iso(this.clock.now()),
+    });
   }
 }
 

@@ -103,6 +103,7 @@ export class Simulator implements ControlTarget {
       errors: runtimeErrors,
       speed: options.simulationSpeed,
       statesAsNames: options.runStatesAsNames,
+      events: (code, description, data) => this.publishEvent(code, description, data),
     });
     runtimeErrors.onHandled = (error) => runs.errorHandled(error);
     this.services = {

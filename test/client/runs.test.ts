@@ -1,8 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { PDFDocument } from 'pdf-lib';
 import { LhError, instrumentDate, isBusy, parseRunStatus, runStateName } from '../../src/client';
-import { filenameOf } from '../../src/client/run-files';
-import { loadCompleteBody, runId } from '../../src/client/runs';
+import { filenameOf, loadCompleteBody, runId } from '../../src/client/runs';
 import { useClients } from '../support/client-suite';
 import { until } from '../support/until';
 
@@ -139,6 +138,42 @@ describe('client: runs against the simulator', function () {
     assert.match(csv.data.toString('utf8'), /^Time,Step,StepType/);
     assert.equal(csv.filename, `pipetting-${id}.csv`);
     await assert.rejects(c.runs.runReport('nope'), (err: LhError) => err.statusCode === 404 && err.operation === 'run-report');
+  });
+
+  it('downloads files through the session and transport: a revoked token logs in once more, the bytes stay exact', async function () {
+    const id = await runDemo();
+    const c = suite.make();
+    const first = await c.runs.runReport(id);
+    const token = await c.session.token();
+    // the instrument ends the session (as a logout elsewhere would): the next download meets a 401
+    await fetch(`${suite.sim.baseUrl}/api/v1/authenticate`, { method: 'DELETE', headers: { Authorization: `Bearer ${token}` } });
+    const logins = suite.sim.state.logins;
+    const again = await c.runs.runReport(id);
+    assert.equal(suite.sim.state.logins, logins + 1, 'one fresh login after the 401');
+    assert.ok(again.data.equals(first.data), 'the same bytes');
+    const reportRequests = suite.sim.requests.filter((r) => r.path === `/api/v1/run-data/${id}/pdf`);
+    assert.deepEqual(
+      reportRequests.map((r) => r.status),
+      [200, 401, 200],
+    );
+    assert.equal(reportRequests[2].authorization?.startsWith('Bearer '), true);
+  });
+
+  it('a file download follows the transport rules: a 5xx is retried as any GET, a trickled body fails at the deadline', async function () {
+    const id = await runDemo();
+    const c = suite.make({ retryBaseDelayMs: 1 });
+    await c.runs.pipettingCsv(id); // logged in
+    suite.sim.setFaults({ statusRate: 1, statusCode: 503 });
+    await assert.rejects(
+      c.runs.pipettingCsv(id),
+      (err: LhError) => err.statusCode === 503 && err.attempts === 3 && err.operation === 'pipetting-csv',
+    );
+    suite.sim.clearFaults();
+    const slow = suite.make({ timeoutMs: 300 });
+    await slow.session.token(); // logged in before the fault (a login has a long deadline of its own)
+    suite.sim.setFaults({ trickleMs: 50 });
+    await assert.rejects(slow.runs.runReport(id), (err: LhError) => err.kind === 'timeout' && err.operation === 'run-report');
+    suite.sim.clearFaults();
   });
 
   it('reads integer and named states alike', async function () {

@@ -9,6 +9,7 @@ import {
   progressOf,
   resultOf,
   TrackedRun,
+  triggersPoll,
 } from '../../src/nodes/lh-run-watch/run-decisions';
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');
@@ -89,5 +90,10 @@ describe('lh-run-watch decisions (pure)', function () {
     assert.equal(progressDue(m, T0 + 4999, 5000), false);
     assert.equal(progressDue(m, T0 + 5000, 5000), true);
     assert.equal(progressDue(m, T0 + 5001, 0), true);
+  });
+
+  it('polls at once on a pushed run status or finished run (any letter case), not on other events', function () {
+    for (const code of ['RunStatus', 'runstatus', 'Finished', 'FINISHED', ' protocolRunStatus ']) assert.equal(triggersPoll(code), true, code);
+    for (const code of ['TimeRemaining', 'messagebox', 'maintenancedata', '', 'RuntimeError']) assert.equal(triggersPoll(code), false, code);
   });
 });

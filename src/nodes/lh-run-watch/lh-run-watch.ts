@@ -1,11 +1,12 @@
 import { asLhError, LhError, LiquidHandlerClient, RunStatus } from '../../client';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { logInfo } from '../shared/node-log';
 import { requireClient } from '../shared/server-node';
 import { failureReason, Status } from '../shared/status';
 import { connectionMessage } from '../lh-error-poll/error-messages';
 import { backoffMs, desyncMs, intervalMs, PollLoop, withJitter } from '../lh-error-poll/poll-loop';
-import { durationOf, FinishedRun, matchRecord, observe, progressDue, progressOf, resultOf } from './run-decisions';
+import { durationOf, FinishedRun, matchRecord, observe, progressDue, progressOf, resultOf, triggersPoll } from './run-decisions';
 import { forgetMemory, memoryFor, memoryKey, WatchMemory } from './run-memory';
 import { migrateConfig } from '../shared/migrations';
 
@@ -21,6 +22,36 @@ function offlineAfter(value: unknown): number {
 function progressEveryMs(value: unknown): number {
   const n = Number(value);
   return value === '' || value === undefined || value === null || !Number.isFinite(n) || n < 0 ? DEFAULT_PROGRESS_S * 1000 : n * 1000;
+}
+
+/** "Listen for pushes": on unless switched off (configs saved before the option existed listen too). */
+function listensForPushes(value: unknown): boolean {
+  return value !== false && value !== 'false';
+}
+
+/**
+ * Polls at once when the instrument pushes a run status or a finished run, and when the event socket (re)connects
+ * (a change made while it was down is caught up). Returns the function that removes both subscriptions.
+ */
+function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop: PollLoop): () => void {
+  let saidUnavailable = false;
+  const offEvents = client.events.onEvents((event) => {
+    if (triggersPoll(event.code)) loop.trigger();
+  });
+  const offState = client.events.onState((change) => {
+    if (change.channel !== 'events') return;
+    if (change.state === 'connected') {
+      saidUnavailable = false;
+      loop.trigger();
+    } else if (change.state === 'unavailable' && !saidUnavailable) {
+      saidUnavailable = true;
+      logInfo(node, RED._('lh-run-watch.log.noPushes', { reason: change.reason ?? '' }));
+    }
+  });
+  return () => {
+    offEvents();
+    offState();
+  };
 }
 
 function isUnreachable(err: LhError): boolean {
@@ -68,10 +99,12 @@ export = function register(RED: Red): void {
     let loop: PollLoop | undefined;
     let key: string | undefined;
     let setupError: LhError | undefined;
+    let stopListening: (() => void) | undefined;
     try {
       const { server, client } = requireClient(RED, config.server, node.type);
       key = memoryKey(server.instrumentKey, node.id);
       loop = watch(RED, node, status, client, memoryFor(key), instrumentInfo(server, client), config);
+      if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop);
     } catch (err) {
       setupError = asLhError(err, node.type);
       status.failed(setupError);
@@ -85,6 +118,7 @@ export = function register(RED: Red): void {
     });
 
     node.on('close', (removed: boolean, done: () => void) => {
+      stopListening?.();
       loop?.stop();
       if (removed && key) forgetMemory(key);
       done();

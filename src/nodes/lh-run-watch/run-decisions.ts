@@ -163,3 +163,24 @@ export function progressDue(memory: RunMemory, now: number, everyMs: number): bo
   memory.progressAt = now;
   return true;
 }
+
+/**
+ * Event codes of `instinctevents` after which lh-run-watch polls at once: run status and run finished, as the
+ * simulator sends them and under the names other firmware may use. The pushed frame is only a trigger: the poll
+ * that follows decides (observe), so a change seen by a push and by a poll is reported once.
+ */
+const RUN_TRIGGER_CODES = new Set([
+  'runstatus',
+  'protocolrunstatus',
+  'runstate',
+  'runstatechanged',
+  'protocolrunstate',
+  'finished',
+  'runfinished',
+  'protocolfinished',
+]);
+
+/** Whether a pushed event (code as the client normalised it, any case) should make lh-run-watch poll now. */
+export function triggersPoll(code: string): boolean {
+  return RUN_TRIGGER_CODES.has(code.trim().toLowerCase());
+}
