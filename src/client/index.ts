@@ -13,9 +13,9 @@ import { DialogApi } from './dialogs';
 export * from './errors';
 export * from './types';
 export * as validate from './validate';
-export { Transport, TlsOptions, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR } from './transport';
+export { Transport, TlsOptions, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR, trimBase } from './transport';
 export { Session, SessionState, Credentials } from './session';
-export { PrepApi, softwareSettings } from './prep';
+export { PrepApi, softwareSettings, serviceRoutine } from './prep';
 export { InstrumentApi, RecoveryKind } from './instrument';
 export * from './events';
 export * from './event-frames';
@@ -116,6 +116,11 @@ export class LiquidHandlerClient extends EventEmitter {
     await this.session.end();
     this.transport.close();
     this.removeAllListeners();
+  }
+
+  /** Frees every socket at once, without logging out: for a close that ran out of time. */
+  destroy(): void {
+    this.transport.close();
   }
 
   private async sendB<T>(spec: UnsignedSpec): Promise<ApiResponse<T>> {

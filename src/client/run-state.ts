@@ -4,19 +4,9 @@
  * Pure: no I/O, no timers.
  */
 
-export const RUN_STATE_NAMES = [
-  'Idle',
-  'Scheduling',
-  'Scheduled',
-  'Loading',
-  'Running',
-  'Pausing',
-  'Paused',
-  'Aborting',
-  'Reloading',
-  'ErrorHandling',
-] as const;
-export type RunStateName = (typeof RUN_STATE_NAMES)[number];
+import { RUN_STATE_NAMES, RunStateName } from '../spec/contract';
+
+export { RUN_STATE_NAMES, RunStateName };
 
 /** The run status with the state as a name, its number, and dates as ISO text or null when not set. */
 export interface RunStatus {

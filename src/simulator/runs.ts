@@ -29,25 +29,15 @@ import {
   requireInt32,
   requireObject,
 } from './json-fields';
+import { RUN_STATE_NAMES, type RunStateName } from '../spec/contract';
 import type { RequestContext, Reply, Route } from './router';
 import type { StepStore } from './steps';
 import type { RuntimeErrorBook } from './runtime-errors';
 import type { PendingError, Protocol, Step } from './types';
 import { pdfReport, pipettingCsv, RunRecordBook, type RunResult, type StepLog } from './run-records';
 
-export const RUN_STATES = [
-  'Idle',
-  'Scheduling',
-  'Scheduled',
-  'Loading',
-  'Running',
-  'Pausing',
-  'Paused',
-  'Aborting',
-  'Reloading',
-  'ErrorHandling',
-] as const;
-export type RunStateName = (typeof RUN_STATES)[number];
+export const RUN_STATES = RUN_STATE_NAMES;
+export type { RunStateName };
 
 /** The instrument's "not set" date. */
 export const NOT_SET = '0001-01-01T00:00:00';

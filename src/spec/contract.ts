@@ -61,3 +61,18 @@ export interface PolicySettings {
   logoutCountdown: number;
   enableUserManagement: boolean;
 }
+
+/** `protocolRunState` 0..9 of GET protocol-run (observed on real instruments; some serve the name instead). */
+export const RUN_STATE_NAMES = [
+  'Idle',
+  'Scheduling',
+  'Scheduled',
+  'Loading',
+  'Running',
+  'Pausing',
+  'Paused',
+  'Aborting',
+  'Reloading',
+  'ErrorHandling',
+] as const;
+export type RunStateName = (typeof RUN_STATE_NAMES)[number];

@@ -68,5 +68,5 @@ async function reach(client: LiquidHandlerClient): Promise<CheckResult> {
       return { name: 'A', ok: false, message: `${e.message}${hint}` };
     }
   }
-  return { name: 'A', ok: true, message: `preparation service answers at ${client.transport.baseUrl}` };
+  return { name: 'A', ok: true, message: `preparation service answers at ${client.baseUrl}` };
 }

@@ -1,5 +1,4 @@
-import { asLhError, ClientOptions, LhError, LiquidHandlerClient, validate } from '../../client';
-import { trimBase } from '../../client/transport';
+import { asLhError, ClientOptions, LhError, LiquidHandlerClient, validate, trimBase } from '../../client';
 import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
 import { logError } from '../shared/node-log';
 import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/secrets';
@@ -52,7 +51,7 @@ export = function register(RED: Red): void {
         if (finished) return;
         finished = true;
         clearTimeout(timer);
-        client?.transport.close();
+        client?.destroy();
         done();
       }
       client.close().then(finish, finish);

@@ -1,5 +1,4 @@
-import { PrepApi, ServiceRoutine, validate as v, validationError } from '../../client';
-import { serviceRoutine } from '../../client/prep';
+import { PrepApi, ServiceRoutine, validate as v, validationError, serviceRoutine } from '../../client';
 
 export const ROUTINE_OPERATIONS = ['list', 'get', 'update'] as const;
 export type RoutineOperation = (typeof ROUTINE_OPERATIONS)[number];

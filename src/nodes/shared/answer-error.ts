@@ -28,7 +28,7 @@ export const answerEvents = new EventEmitter();
 answerEvents.setMaxListeners(0);
 
 export function instrumentOf(client: LiquidHandlerClient): string {
-  return `${client.transport.baseUrl}|${client.transport.instrumentUrl ?? ''}`;
+  return `${client.baseUrl}|${client.instrumentUrl ?? ''}`;
 }
 
 /** The answer this Node-RED gave to the error (outcome 'answered'), or is giving ('in-flight'). */

@@ -105,7 +105,7 @@ export const MIGRATIONS: Readonly<Record<string, readonly MigrationStep[]>> = {
   'lh-events': [{ version: 1, defaults: { name: '', codes: '' } }],
   'lh-dialog': [{ version: 1, defaults: { name: '', viewResult: '' } }],
   'lh-run': [{ version: 1, defaults: { name: '', operation: 'start', protocolId: '', protocolIdType: 'num', protocolName: '', simulate: 'msg', stopAtLoading: false, timeout: '300', pollInterval: '1' } }],
-  'lh-run-watch': [{ version: 1, defaults: { name: '', interval: '5', progressInterval: '5', offlineAfter: '3' } }],
+  'lh-run-watch': [{ version: 1, defaults: { name: '', interval: '5', progressInterval: '5', offlineAfter: '3', listen: true } }],
   'lh-run-data': [{ version: 1, defaults: { name: '', operation: 'report', runId: '', runIdType: 'str' } }],
 };
 
