@@ -52,7 +52,7 @@ describe('login safety (simulated time)', function () {
 
   /**
    * Polls pending errors every simulated second for `seconds` (a poll never overlaps the previous one); real I/O
-   * gets a few real milliseconds per simulated second. Resolves with every failure, in order.
+   * gets up to 250 real milliseconds per simulated second. Resolves with every failure, in order.
    */
   async function poll(client: LiquidHandlerClient, seconds: number): Promise<LhError[]> {
     const failures: LhError[] = [];
@@ -68,12 +68,13 @@ describe('login safety (simulated time)', function () {
           if (inFlight === p) inFlight = undefined;
         });
       }
-      if (inFlight) await Promise.race([inFlight, new Promise((r) => realSetTimeout(r, 25))]);
+      // real I/O gets up to 250 real ms per simulated second: on a loaded machine 25 ms let the fake deadline pass first
+      if (inFlight) await Promise.race([inFlight, new Promise((r) => realSetTimeout(r, 250))]);
       await clock.tickAsync(1000);
     }
     // the last poll may wait for a (fake) retry delay: keep the clock going until it ends
     for (let i = 0; inFlight && i < 60; i++) {
-      await Promise.race([inFlight, new Promise((r) => realSetTimeout(r, 25))]);
+      await Promise.race([inFlight, new Promise((r) => realSetTimeout(r, 250))]);
       await clock.tickAsync(1000);
     }
     return failures;
