@@ -57,7 +57,9 @@ export function limsRunSuite(ctx: E2e): void {
 
     async function deployExample(): Promise<void> {
       const { flow, credentials, node } = exampleFlow('06 ', ctx.sim);
-      Object.assign(node('lh-ex06-mail'), { server: '127.0.0.1', port: String(smtp.port), secure: false, tls: false });
+      // the example ships the e-mail node disabled (quiet until configured): a user enables it after filling it in
+      assert.equal(node('lh-ex06-mail').d, true, 'the example ships the e-mail node disabled');
+      Object.assign(node('lh-ex06-mail'), { server: '127.0.0.1', port: String(smtp.port), secure: false, tls: false, d: false });
       credentials['lh-ex06-mail'] = { userid: 'nodered@example.com', password: 'smtp-secret-6' };
       Object.assign(node('lh-ex06-run'), { pollInterval: '0.05' });
       Object.assign(node('lh-ex06-watch'), { interval: '0.5' });
