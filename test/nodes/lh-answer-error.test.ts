@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { collect, helper, nextMessage } from '../support/runtime';
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
-import { bServerFlow, loadFlowWithChange, messageWhere, seenErrors, setProperty, statusCalls } from './lh-error-poll.support';
+import { bServerFlow, loadFlowWithChange, messageWhere, seenErrors, pollsDone, setProperty } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
@@ -50,7 +50,7 @@ describe('lh-answer-error', function () {
     assert.deepEqual(answers(), [sent]);
     const resolved = resolvedMsgs[0] ?? (await messageWhere('resolved', () => true)); // it may have come already
     assert.equal(resolved.errorId, injected.id);
-    await statusCalls('poll', 3);
+    await pollsDone(sim, 3); // three more polls: the resolved error is not reported again
     assert.equal(resolvedMsgs.length, 1);
     assert.equal(sim.state.pendingErrors.length, 0);
   });

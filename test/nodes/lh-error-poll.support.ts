@@ -13,28 +13,6 @@ interface Listenable {
   removeListener(event: string, l: (arg: Msg) => void): unknown;
 }
 
-/**
- * Resolves once `node` has set its status `n` more times. Kept for the answer, recovery and lockout tests; a
- * poll's number of status calls is incidental: new tests wait with pollsDone() or statusWhere().
- */
-export function statusCalls(id: string, n: number, timeoutMs = 15000): Promise<void> {
-  const node = helper.getNode(id) as unknown as Listenable;
-  return new Promise((resolve, reject) => {
-    let seen = 0;
-    const timer = setTimeout(() => {
-      node.removeListener('call:status', count);
-      reject(new Error(`${id}: only ${seen} of ${n} status updates within ${timeoutMs} ms`));
-    }, timeoutMs);
-    function count(): void {
-      if (++seen < n) return;
-      clearTimeout(timer);
-      node.removeListener('call:status', count);
-      resolve();
-    }
-    node.on('call:status', count);
-  });
-}
-
 const POLL_PATHS: Record<'A' | 'B', string> = {
   A: '/api/v1/errors/check-for-pending-errors',
   B: '/api/vector/v3/instrument-errors/unhandled',

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { collect, helper, nextMessage } from '../support/runtime';
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
-import { bServerFlow, loadFlowWithChange, seenErrors, setProperty, statusCalls } from './lh-error-poll.support';
+import { bServerFlow, loadFlowWithChange, pollsDone, seenErrors, setProperty } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
@@ -47,7 +47,7 @@ describe('lh-submit-recovery', function () {
     assert.equal(body.selectedActionIsRecovery, true);
     assert.equal(body.errorHandlingKey, 'nodered1');
     assert.ok(!Number.isNaN(Date.parse(String(body.date))));
-    await statusCalls('poll', 3);
+    await pollsDone(sim, 3, 'B'); // three more polls: the resolved error is not reported again
     assert.equal(resolved.length, 1);
     assert.equal(sim.state.instrumentErrors[0].acceptedSubmissions, 1);
   });

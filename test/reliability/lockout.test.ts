@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { collect, helper, loadFlow, nextMessage, SIMULATOR_CA_FILE } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
-import { seenErrors, statusCalls } from '../nodes/lh-error-poll.support';
+import { seenErrors, statusWhere } from '../nodes/lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
@@ -89,7 +89,7 @@ describe('lockout safety', function () {
     // Three more polls, asked for by input msgs: the timer backs off (1 s, 2 s, 4 s, …) and would outlast the test.
     // Every one is held back by the session.
     for (let i = 0; i < 3; i++) {
-      const polled = statusCalls('poll', 1);
+      const polled = statusWhere('poll', (s) => s.fill === 'red'); // held back: no request, a red status
       helper.getNode('poll').receive({});
       await polled;
     }
