@@ -133,17 +133,13 @@ class ChannelConnection {
     }
     if (generation !== this.generation) return;
     const tls = this.options.tls ?? {};
-    // servername is passed on to tls.connect by ws, though its types leave it out
-    const wsOptions: ClientOptions & { servername?: string } = {
+    // every TLS option HTTP gets (pfx, ALPN, ciphers, servername, …): ws passes them on to tls.connect
+    const wsOptions: ClientOptions & TlsOptions = {
+      ...tls,
       headers: token ? { Authorization: `Bearer ${token}` } : {},
       handshakeTimeout: this.options.handshakeTimeoutMs ?? 10000,
       perMessageDeflate: false,
       followRedirects: false,
-      ca: tls.ca,
-      cert: tls.cert,
-      key: tls.key,
-      passphrase: tls.passphrase,
-      servername: tls.servername,
       rejectUnauthorized: tls.rejectUnauthorized !== false,
     };
     const ws = new WebSocket(this.url, wsOptions);

@@ -8,7 +8,12 @@ import { execFileSync } from 'child_process';
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
-import { Simulator } from '../../src/simulator';
+import https from 'https';
+import type { AddressInfo } from 'net';
+import type { TLSSocket } from 'tls';
+import { WebSocketServer } from 'ws';
+import { InstrumentEvents } from '../../src/client';
+import { certPath, Simulator } from '../../src/simulator';
 import { tlsOptionsOf } from '../../src/nodes/lh-server/tls';
 import { helper, loadFlow, nextMessage, SIMULATOR_CA_FILE, USER } from '../support/runtime';
 
@@ -145,5 +150,38 @@ describe('TLS options passed whole', function () {
       minVersion: 'TLSv1.3',
       rejectUnauthorized: true,
     });
+  });
+  it('the event websocket (wss://) presents the same .p12 client certificate as HTTP', async function () {
+    const server = https.createServer({
+      key: fs.readFileSync(certPath('server-key.pem')),
+      cert: fs.readFileSync(certPath('server.pem')),
+      ca: fs.readFileSync(path.join(dir, 'ca.pem')),
+      requestCert: true,
+      rejectUnauthorized: true,
+    });
+    const wss = new WebSocketServer({ server });
+    const presented = new Promise<string>((resolve) =>
+      wss.on('connection', (_ws, req) => resolve(String((req.socket as TLSSocket).getPeerCertificate().subject?.CN))),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const events = new InstrumentEvents({
+      baseUrl: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      tls: {
+        pfx: fs.readFileSync(p12),
+        passphrase: P12_PASSWORD,
+        ca: fs.readFileSync(SIMULATOR_CA_FILE),
+        ALPNProtocols: ['http/1.1'],
+      },
+      pingIntervalMs: 0,
+    });
+    try {
+      events.subscribe('events', () => undefined);
+      assert.equal(await presented, 'node-red-bench-1');
+    } finally {
+      await events.close();
+      for (const c of wss.clients) c.terminate();
+      wss.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
