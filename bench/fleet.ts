@@ -1,24 +1,76 @@
 /**
- * Benchmark 4: a fleet. 100 instruments (100 simulators, each on its own ports, in one child process) and, in this
- * Node-RED process, 100 lh-server config nodes with one lh-error-poll node each (interval 1 s). After a warm-up,
- * for 60 s: CPU of this process as a share of one core (process.cpuUsage), RSS growth (after a forced GC at both
- * ends; run with --expose-gc), and poll jitter from the simulators' request logs: |gap between two polls of one
- * instrument − 1 s|, p99 over all instruments.
+ * Benchmark 4: a fleet, in two parts, each in this one Node-RED process (the simulators run in a child process so
+ * their CPU does not count):
+ *
+ * 1. poll only (0.1's figure): 100 instruments, 100 lh-server config nodes with one lh-error-poll node each
+ *    (interval 1 s, pushes off). After a warm-up, for 60 s: CPU of this process as a share of one core
+ *    (process.cpuUsage), RSS growth (after a forced GC at both ends; run with --expose-gc), and poll jitter from
+ *    the simulators' request logs: |gap between two polls of one instrument − 1 s|, p99 over all instruments.
+ * 2. pushes: 200 instruments, one lh-error-poll each listening on instincterrors with a 5 s safety-net poll. For
+ *    150 s (2.5 minutes, to keep the run short), A errors are injected at random (Poisson, 2/s over the fleet, each
+ *    resolved 6 s later) while 10 % of the sockets (20, chosen at random) are dropped every minute (at 15, 75 and
+ *    135 s): CPU, RSS growth, and every injected error raised exactly once (missed, duplicated), with its latency.
+ *
+ * LH_BENCH_FLEET_PARTS=poll or =push runs one part; LH_BENCH_INSTRUMENTS / LH_BENCH_PUSH_INSTRUMENTS and
+ * LH_BENCH_FLEET_SECONDS / LH_BENCH_PUSH_SECONDS change the sizes.
  */
-import { FlowNode, serverNode, sink, startNodeRed, tab } from './support/node-red';
+import { EmbeddedNodeRed, FlowNode, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
 import { SimFleet } from './support/sim-fleet';
-import { forceGc, percentile, printTable, round, sleep, verdict, writeResult } from './support/report';
+import { forceGc, percentile, preciseNow, printTable, round, sleep, verdict, writeResult } from './support/report';
 
+const PARTS = (process.env.LH_BENCH_FLEET_PARTS ?? 'poll,push').split(',').map((p) => p.trim());
 const INSTRUMENTS = Number(process.env.LH_BENCH_INSTRUMENTS ?? 100);
 const WINDOW_MS = Number(process.env.LH_BENCH_FLEET_SECONDS ?? 60) * 1000;
 const WARMUP_MS = 5000;
 const INTERVAL_MS = 1000;
+const PUSH_INSTRUMENTS = Number(process.env.LH_BENCH_PUSH_INSTRUMENTS ?? 200);
+const PUSH_WINDOW_MS = Number(process.env.LH_BENCH_PUSH_SECONDS ?? 150) * 1000;
+const PUSH_INTERVAL_MS = 5000;
+const PUSH_RATE_PER_SEC = 2;
+const PUSH_HOLD_MS = 6000;
+const DROP_SHARE = 0.1;
+const DROP_EVERY_MS = 60_000;
+const FIRST_DROP_MS = 15_000;
 const MB = 1024 * 1024;
 
-async function main(): Promise<void> {
-  if (!(globalThis as { gc?: unknown }).gc) console.warn('  (run with --expose-gc for a forced GC before the memory readings)');
+interface Usage {
+  cpuShare: number;
+  elapsedUs: number;
+  mem0: NodeJS.MemoryUsage;
+  mem1: NodeJS.MemoryUsage;
+  wallStart: number;
+  wallEnd: number;
+}
+
+/** CPU and memory of this process around `during` (forced GC at both ends). */
+async function measure(during: () => Promise<void>): Promise<Usage> {
+  forceGc();
+  const mem0 = process.memoryUsage();
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  const wallStart = Date.now();
+  await during();
+  const cpu = process.cpuUsage(cpu0);
+  const elapsedUs = Number(process.hrtime.bigint() - t0) / 1000;
+  const wallEnd = Date.now();
+  forceGc();
+  const mem1 = process.memoryUsage();
+  return { cpuShare: (cpu.user + cpu.system) / elapsedUs, elapsedUs, mem0, mem1, wallStart, wallEnd };
+}
+
+function memory(u: Usage): { rss: Record<string, number>; heapUsed: Record<string, number> } {
+  return {
+    rss: {
+      startMb: round(u.mem0.rss / MB, 1),
+      endMb: round(u.mem1.rss / MB, 1),
+      growthMb: round((u.mem1.rss - u.mem0.rss) / MB, 1),
+    },
+    heapUsed: { startMb: round(u.mem0.heapUsed / MB, 1), endMb: round(u.mem1.heapUsed / MB, 1) },
+  };
+}
+
+async function pollOnly(red: EmbeddedNodeRed): Promise<Record<string, unknown>> {
   const fleet = await SimFleet.start(INSTRUMENTS);
-  const red = await startNodeRed();
   const flow: FlowNode[] = [tab('t'), sink('out', 't')];
   fleet.addresses.forEach((a, i) => {
     flow.push(serverNode(`srv${i}`, a.baseUrl));
@@ -30,23 +82,13 @@ async function main(): Promise<void> {
       server: `srv${i}`,
       source: 'A',
       interval: String(INTERVAL_MS / 1000),
+      listen: false,
       wires: [['out'], ['out'], ['out']],
     });
   });
   await red.deploy(flow);
   await sleep(WARMUP_MS);
-
-  forceGc();
-  const mem0 = process.memoryUsage();
-  const cpu0 = process.cpuUsage();
-  const t0 = process.hrtime.bigint();
-  const wallStart = Date.now();
-  await sleep(WINDOW_MS);
-  const cpu = process.cpuUsage(cpu0);
-  const elapsedUs = Number(process.hrtime.bigint() - t0) / 1000;
-  const wallEnd = Date.now();
-  forceGc();
-  const mem1 = process.memoryUsage();
+  const usage = await measure(() => sleep(WINDOW_MS));
 
   const logs = await fleet.logs();
   const gaps: number[] = [];
@@ -55,7 +97,7 @@ async function main(): Promise<void> {
   let logins = 0;
   for (const log of logs) {
     const times = log
-      .filter((e) => e.path === '/api/v1/errors/check-for-pending-errors' && e.time >= wallStart && e.time <= wallEnd)
+      .filter((e) => e.path === '/api/v1/errors/check-for-pending-errors' && e.time >= usage.wallStart && e.time <= usage.wallEnd)
       .map((e) => e.time);
     polls += times.length;
     failed += log.filter((e) => e.status >= 400).length;
@@ -63,29 +105,28 @@ async function main(): Promise<void> {
     for (let i = 1; i < times.length; i++) gaps.push(times[i] - times[i - 1]);
   }
   const jitter = gaps.map((g) => Math.abs(g - INTERVAL_MS));
-  await red.stop();
+  await red.deploy([tab('t')]);
   await fleet.stop();
 
-  const cpuShare = (cpu.user + cpu.system) / elapsedUs;
-  const rssGrowthMb = (mem1.rss - mem0.rss) / MB;
+  const { rss, heapUsed } = memory(usage);
   const jitterP99 = percentile(jitter, 99);
   const result = {
     instruments: INSTRUMENTS,
     intervalMs: INTERVAL_MS,
-    windowS: round(elapsedUs / 1e6, 1),
+    windowS: round(usage.elapsedUs / 1e6, 1),
     polls,
     expectedPolls: Math.round((INSTRUMENTS * WINDOW_MS) / INTERVAL_MS),
     failedRequests: failed,
     logins,
-    cpu: { userMs: round(cpu.user / 1000, 0), systemMs: round(cpu.system / 1000, 0), shareOfOneCore: round(cpuShare * 100, 2) },
-    rss: { startMb: round(mem0.rss / MB, 1), endMb: round(mem1.rss / MB, 1), growthMb: round(rssGrowthMb, 1) },
-    heapUsed: { startMb: round(mem0.heapUsed / MB, 1), endMb: round(mem1.heapUsed / MB, 1) },
+    cpu: { shareOfOneCore: round(usage.cpuShare * 100, 2) },
+    rss,
+    heapUsed,
     jitterMs: { p50: percentile(jitter, 50), p99: jitterP99, max: Math.max(...jitter) },
     gapMs: { p50: percentile(gaps, 50), p99: percentile(gaps, 99), min: Math.min(...gaps), max: Math.max(...gaps) },
-    pass: { cpu: cpuShare <= 0.1, rss: rssGrowthMb <= 20, jitter: jitterP99 <= 100 },
+    pass: { cpu: usage.cpuShare <= 0.1, rss: rss.growthMb <= 20, jitter: jitterP99 <= 100 },
   };
   printTable(
-    `Fleet: ${INSTRUMENTS} instruments polled every ${INTERVAL_MS / 1000} s for ${result.windowS} s in one Node-RED process`,
+    `Fleet, poll only: ${INSTRUMENTS} instruments polled every ${INTERVAL_MS / 1000} s for ${result.windowS} s in one Node-RED process`,
     [
       {
         measure: 'CPU, share of one core',
@@ -95,7 +136,7 @@ async function main(): Promise<void> {
       },
       {
         measure: 'RSS growth (after GC)',
-        value: `${result.rss.growthMb} MB (${result.rss.startMb} → ${result.rss.endMb})`,
+        value: `${rss.growthMb} MB (${rss.startMb} → ${rss.endMb})`,
         target: '≤ 20 MB',
         verdict: verdict(result.pass.rss),
       },
@@ -108,7 +149,143 @@ async function main(): Promise<void> {
       { measure: 'polls (expected)', value: `${polls} (${result.expectedPolls}), ${failed} failed`, target: '', verdict: '' },
     ],
   );
-  writeResult('fleet', result);
+  return result;
+}
+
+async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>> {
+  const fleet = await SimFleet.start(PUSH_INSTRUMENTS);
+  const flow: FlowNode[] = [tab('t'), sink('raised', 't'), sink('other', 't')];
+  fleet.addresses.forEach((a, i) => {
+    flow.push(serverNode(`srv${i}`, a.baseUrl));
+    flow.push({
+      id: `poll${i}`,
+      type: 'lh-error-poll',
+      z: 't',
+      name: '',
+      server: `srv${i}`,
+      source: 'A',
+      interval: String(PUSH_INTERVAL_MS / 1000),
+      listen: true,
+      wires: [['raised'], ['other'], ['other']],
+    });
+  });
+  const raised: { key: string; time: number }[] = [];
+  await red.deploy(flow);
+  red.onInput('raised', (msg: Msg) => raised.push({ key: String(msg.errorId), time: preciseNow() }));
+  await sleep(WARMUP_MS * 2);
+  const connectedAtStart = (await fleet.socketCounts()).filter((n) => n === 1).length;
+  await fleet.clearLog();
+
+  let dropped = 0;
+  const usage = await measure(async () => {
+    const started = Date.now();
+    const perInstrument = PUSH_RATE_PER_SEC / PUSH_INSTRUMENTS;
+    await Promise.all(
+      fleet.addresses.map((_a, i) => fleet.inject(i, perInstrument, PUSH_WINDOW_MS - PUSH_HOLD_MS * 2, PUSH_HOLD_MS, ['A'])),
+    );
+    for (let at = FIRST_DROP_MS; at < PUSH_WINDOW_MS; at += DROP_EVERY_MS) {
+      await sleep(started + at - Date.now());
+      const chosen = [...fleet.addresses.keys()]
+        .sort(() => Math.random() - 0.5)
+        .slice(0, Math.round(PUSH_INSTRUMENTS * DROP_SHARE));
+      dropped += await fleet.dropSockets(chosen);
+    }
+    await sleep(started + PUSH_WINDOW_MS - Date.now());
+  });
+  const connectedAtEnd = (await fleet.socketCounts()).filter((n) => n === 1).length;
+  const injected = await fleet.injections();
+  const logs = await fleet.logs();
+  const polls = logs.reduce((n, log) => n + log.filter((e) => e.path === '/api/v1/errors/check-for-pending-errors').length, 0);
+  const failed = logs.reduce((n, log) => n + log.filter((e) => e.status >= 400).length, 0);
+  await red.deploy([tab('t')]);
+  await fleet.stop();
+
+  const firstSeen = new Map<string, number>();
+  const times = new Map<string, number>();
+  for (const r of raised) {
+    times.set(r.key, (times.get(r.key) ?? 0) + 1);
+    if (!firstSeen.has(r.key)) firstSeen.set(r.key, r.time);
+  }
+  const latencies: number[] = [];
+  let missed = 0;
+  for (const inj of injected) {
+    const seen = firstSeen.get(inj.key);
+    if (seen === undefined) missed++;
+    else latencies.push(seen - inj.time);
+  }
+  const duplicated = [...times.values()].filter((n) => n > 1).length;
+  const { rss, heapUsed } = memory(usage);
+  const result = {
+    instruments: PUSH_INSTRUMENTS,
+    intervalMs: PUSH_INTERVAL_MS,
+    windowS: round(usage.elapsedUs / 1e6, 1),
+    socketsConnected: { atStart: connectedAtStart, atEnd: connectedAtEnd },
+    socketsDropped: dropped,
+    injected: injected.length,
+    missed,
+    duplicated,
+    latencyMs: {
+      p50: round(percentile(latencies, 50), 1),
+      p99: round(percentile(latencies, 99), 1),
+      max: round(Math.max(...latencies), 1),
+    },
+    polls,
+    failedRequests: failed,
+    cpu: { shareOfOneCore: round(usage.cpuShare * 100, 2) },
+    rss,
+    heapUsed,
+    pass: {
+      cpu: usage.cpuShare <= 0.1,
+      rss: rss.growthMb <= 50,
+      exactlyOnce: missed === 0 && duplicated === 0 && injected.length > 0,
+    },
+  };
+  printTable(
+    `Fleet, pushes: ${PUSH_INSTRUMENTS} instruments with sockets and a ${PUSH_INTERVAL_MS / 1000} s safety-net poll for ${result.windowS} s, ${DROP_SHARE * 100} % of the sockets dropped every minute`,
+    [
+      {
+        measure: 'CPU, share of one core',
+        value: `${result.cpu.shareOfOneCore} %`,
+        target: '≤ 10 %',
+        verdict: verdict(result.pass.cpu),
+      },
+      {
+        measure: 'RSS growth (after GC)',
+        value: `${rss.growthMb} MB (${rss.startMb} → ${rss.endMb})`,
+        target: '≤ 50 MB',
+        verdict: verdict(result.pass.rss),
+      },
+      {
+        measure: 'errors missed / duplicated',
+        value: `${missed} / ${duplicated} of ${injected.length} injected`,
+        target: '0 / 0',
+        verdict: verdict(result.pass.exactlyOnce),
+      },
+      {
+        measure: 'detection p50 / p99 / max',
+        value: `${result.latencyMs.p50} / ${result.latencyMs.p99} / ${result.latencyMs.max} ms`,
+        target: '',
+        verdict: '',
+      },
+      {
+        measure: 'sockets connected (start → end), dropped',
+        value: `${connectedAtStart} → ${connectedAtEnd}, ${dropped} dropped`,
+        target: '',
+        verdict: '',
+      },
+      { measure: 'polls, failed requests', value: `${polls}, ${failed}`, target: '', verdict: '' },
+    ],
+  );
+  return result;
+}
+
+async function main(): Promise<void> {
+  if (!(globalThis as { gc?: unknown }).gc) console.warn('  (run with --expose-gc for a forced GC before the memory readings)');
+  const red = await startNodeRed();
+  const poll = PARTS.includes('poll') ? await pollOnly(red) : undefined;
+  const push = PARTS.includes('push') ? await withPushes(red) : undefined;
+  await red.stop();
+  writeResult('fleet', { ...(poll ?? {}), ...(push ? { push } : {}) });
 }
 
 main().catch((err) => {

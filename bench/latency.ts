@@ -1,21 +1,50 @@
 /**
  * Benchmark 2: error detection latency of lh-error-poll. Errors are injected into the simulator (child process) at
- * random (Poisson) times, alternately on interface A (pending errors) and B (unhandled instrument errors), while
- * one lh-error-poll node (source: both) polls; each error is resolved a few intervals later. Latency = from the
- * injection (timestamped in the simulator process) to the msg on output 1 (timestamped at the node wired to it).
+ * random (Poisson) times while one lh-error-poll node watches; each error is resolved a while later. Latency = from
+ * the injection (timestamped in the simulator process) to the msg on output 1 (timestamped at the node wired to it).
  * Lost = injected but never emitted on output 1; duplicated = emitted more than once.
+ *
+ * Polling phases (source: both, A and B alternately, pushes off): intervals 1 s and 0.2 s (clamped to 0.5 s).
+ * Push phases (source: A, A errors only: B has no socket), all at the 5 s interval, in the same run: poll only
+ * (`listen: false`), pushes, pushes while every socket is dropped every 10 s, pushes across a simulator restart
+ * (250 ms down; no error is injected while it is down, as a stopped instrument raises none).
  */
 import { Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
 import { SimFleet } from './support/sim-fleet';
 import { percentile, preciseNow, printTable, round, Row, sleep, verdict, writeResult } from './support/report';
 
-/** configured seconds, how long to inject; 0.2 s is asked for, the node clamps it to its minimum of 0.5 s */
-const PHASES = [
-  { interval: 1, seconds: Number(process.env.LH_BENCH_LATENCY_SECONDS ?? 40) },
-  { interval: 0.2, seconds: Number(process.env.LH_BENCH_LATENCY_SECONDS ?? 30) },
+type Disturbance = 'none' | 'drops' | 'restart';
+
+interface Phase {
+  label: string;
+  interval: number;
+  source: 'A' | 'both';
+  listen: boolean;
+  seconds: number;
+  disturbance: Disturbance;
+}
+
+const SECONDS = process.env.LH_BENCH_LATENCY_SECONDS ? Number(process.env.LH_BENCH_LATENCY_SECONDS) : undefined;
+const PHASES: Phase[] = [
+  { label: 'polling', interval: 1, source: 'both', listen: false, seconds: SECONDS ?? 30, disturbance: 'none' },
+  { label: 'polling', interval: 0.2, source: 'both', listen: false, seconds: SECONDS ?? 20, disturbance: 'none' },
+  { label: 'poll only', interval: 5, source: 'A', listen: false, seconds: SECONDS ?? 30, disturbance: 'none' },
+  { label: 'pushes', interval: 5, source: 'A', listen: true, seconds: SECONDS ?? 20, disturbance: 'none' },
+  {
+    label: 'pushes, sockets dropped every 10 s',
+    interval: 5,
+    source: 'A',
+    listen: true,
+    seconds: SECONDS ?? 30,
+    disturbance: 'drops',
+  },
+  { label: 'pushes, simulator restart', interval: 5, source: 'A', listen: true, seconds: SECONDS ?? 20, disturbance: 'restart' },
 ];
 const RATE_PER_SEC = 6;
 const MIN_INTERVAL_S = 0.5;
+const PUSH_TARGET_MS = 50;
+const DROP_EVERY_MS = 10_000;
+const RESTART_DOWNTIME_MS = 250;
 
 async function main(): Promise<void> {
   const fleet = await SimFleet.start(1);
@@ -26,9 +55,10 @@ async function main(): Promise<void> {
 
   for (const phase of PHASES) {
     const effective = Math.max(MIN_INTERVAL_S, phase.interval);
-    const holdMs = Math.round(effective * 1000 * 4 + 1000);
+    // an error stays long enough for a poll to see it (pushes or not, so lost counts mean the same)
+    const holdMs = phase.source === 'both' ? Math.round(effective * 1000 * 4 + 1000) : Math.round(effective * 1000 + 1000);
     await red.deploy([
-      serverNode('srv', baseUrl, instrumentUrl),
+      serverNode('srv', baseUrl, phase.source === 'both' ? instrumentUrl : ''),
       tab('t'),
       {
         id: 'poll',
@@ -36,8 +66,9 @@ async function main(): Promise<void> {
         z: 't',
         name: '',
         server: 'srv',
-        source: 'both',
+        source: phase.source,
         interval: String(phase.interval),
+        listen: phase.listen,
         wires: [['raised'], ['resolved'], ['conn']],
       },
       sink('raised', 't'),
@@ -50,11 +81,12 @@ async function main(): Promise<void> {
       raised.push({ key: String(msg.source === 'B' ? msg.uuid : msg.errorId), time: preciseNow() }),
     );
     red.onInput('conn', () => connectionEvents++);
-    await sleep(1500); // logged in, first polls done
+    await sleep(1500); // logged in, socket open, first polls done
     await fleet.clearLog();
 
-    await fleet.inject(0, RATE_PER_SEC, phase.seconds * 1000, holdMs);
-    await sleep(phase.seconds * 1000 + holdMs + 2 * effective * 1000);
+    await fleet.inject(0, RATE_PER_SEC, phase.seconds * 1000, holdMs, phase.source === 'both' ? ['A', 'B'] : ['A']);
+    const disturbances = await disturb(fleet, phase);
+    await sleep(Math.max(0, phase.seconds * 1000 - disturbances.tookMs) + holdMs + 2 * effective * 1000);
     const injected = await fleet.injections();
     const polls = (await fleet.log()).filter((e) => e.path === '/api/v1/errors/check-for-pending-errors').map((e) => e.time);
 
@@ -77,9 +109,14 @@ async function main(): Promise<void> {
     const gaps = polls.slice(1).map((t, i) => t - polls[i]);
     const p50 = percentile(latencies, 50);
     const p99 = percentile(latencies, 99);
-    const targetMs = effective * 1000 + 25;
+    const targetMs = phase.listen ? PUSH_TARGET_MS : effective * 1000 + 25;
     const ok = p99 <= targetMs && lost === 0 && duplicated === 0;
+    const over = latencies.filter((l) => l > PUSH_TARGET_MS).length;
     results.push({
+      mode: phase.label,
+      listen: phase.listen,
+      disturbance: phase.disturbance,
+      disturbances: disturbances.count,
       configuredIntervalS: phase.interval,
       effectiveIntervalS: effective,
       injected: injected.length,
@@ -88,38 +125,78 @@ async function main(): Promise<void> {
       duplicated,
       unexpected,
       connectionEvents,
+      overPushTarget: over,
       latencyMs: {
         p50: round(p50, 1),
         p99: round(p99, 1),
         max: round(Math.max(...latencies), 1),
         min: round(Math.min(...latencies), 1),
       },
+      polls: polls.length,
       pollGapMs: { p50: round(percentile(gaps, 50), 1), p99: round(percentile(gaps, 99), 1), max: round(Math.max(...gaps), 1) },
       targetP99Ms: targetMs,
       pass: ok,
     });
     rows.push({
-      interval: phase.interval === effective ? `${phase.interval} s` : `${phase.interval} s → clamped to ${effective} s`,
+      mode: phase.label + (disturbances.count > 0 ? ` (${disturbances.count}×)` : ''),
+      interval: phase.interval === effective ? `${phase.interval} s` : `${phase.interval} s → ${effective} s`,
       injected: injected.length,
       'p50 ms': round(p50, 1),
       'p99 ms': round(p99, 1),
       'max ms': round(Math.max(...latencies), 1),
       lost,
       duplicated,
-      'poll gap p50/p99 ms': `${round(percentile(gaps, 50), 0)}/${round(percentile(gaps, 99), 0)}`,
+      polls: polls.length,
       target: `p99 ≤ ${targetMs} ms, 0 lost, 0 dup: ${verdict(ok)}`,
     });
     console.log(
-      `  interval ${phase.interval} s: p50 ${round(p50, 1)} ms, p99 ${round(p99, 1)} ms, lost ${lost}, duplicated ${duplicated}`,
+      `  ${phase.label}, interval ${phase.interval} s: p50 ${round(p50, 1)} ms, p99 ${round(p99, 1)} ms, max ${round(Math.max(...latencies), 1)} ms, lost ${lost}, duplicated ${duplicated}`,
     );
   }
   await red.stop();
   await fleet.stop();
-  printTable(
-    'Error detection latency: injection (simulator) → msg on output 1 of lh-error-poll (source: both, A and B alternately)',
-    rows,
-  );
-  writeResult('latency', { ratePerSec: RATE_PER_SEC, results });
+  printTable('Error detection latency: injection (simulator) → msg on output 1 of lh-error-poll', rows);
+  const at5 = (label: string): Record<string, unknown> | undefined =>
+    results.find((r) => r.mode === label && r.configuredIntervalS === 5);
+  const push = at5('pushes');
+  const pollOnly = at5('poll only');
+  if (push && pollOnly) {
+    const l = (r: Record<string, unknown>): Record<string, number> => r.latencyMs as Record<string, number>;
+    printTable('Side by side, 5 s interval, one run', [
+      { '': 'p50 ms', pushes: l(push).p50, 'poll only': l(pollOnly).p50 },
+      { '': 'p99 ms', pushes: l(push).p99, 'poll only': l(pollOnly).p99 },
+      { '': 'max ms', pushes: l(push).max, 'poll only': l(pollOnly).max },
+      {
+        '': 'lost / duplicated',
+        pushes: `${String(push.lost)} / ${String(push.duplicated)}`,
+        'poll only': `${String(pollOnly.lost)} / ${String(pollOnly.duplicated)}`,
+      },
+    ]);
+  }
+  writeResult('latency', {
+    ratePerSec: RATE_PER_SEC,
+    restartDowntimeMs: RESTART_DOWNTIME_MS,
+    dropEveryMs: DROP_EVERY_MS,
+    results,
+  });
+}
+
+/** Drops every socket every 10 s, or restarts the simulator once mid-phase; resolves when that is over. */
+async function disturb(fleet: SimFleet, phase: Phase): Promise<{ count: number; tookMs: number }> {
+  const started = Date.now();
+  let count = 0;
+  if (phase.disturbance === 'drops') {
+    for (let at = DROP_EVERY_MS; at < phase.seconds * 1000; at += DROP_EVERY_MS) {
+      await sleep(started + at - Date.now());
+      await fleet.dropSockets([0]);
+      count++;
+    }
+  } else if (phase.disturbance === 'restart') {
+    await sleep((phase.seconds * 1000) / 2);
+    await fleet.restart(0, RESTART_DOWNTIME_MS);
+    count++;
+  }
+  return { count, tookMs: Date.now() - started };
 }
 
 main().catch((err) => {

@@ -1,6 +1,6 @@
 /**
  * Benchmark 5: redeploy soak. A flow with every node type of the package (lh-server with A and B, lh-steps,
- * lh-error-poll on both interfaces, lh-answer-error, lh-clear-errors, lh-error-log, lh-settings,
+ * lh-error-poll on both interfaces listening for pushes (instincterrors socket open), lh-answer-error, lh-clear-errors, lh-error-log, lh-settings,
  * lh-service-routine, lh-register-handler registering while deployed, lh-submit-recovery, lh-events holding the event
  * websocket open, lh-dialog) is fully redeployed
  * 500 times; after each deploy five operation nodes run one request each (so every cycle logs in, opens sockets,
@@ -47,6 +47,7 @@ function flow(baseUrl: string, instrumentUrl: string): FlowNode[] {
       server: 'srv',
       source: 'both',
       interval: '1',
+      listen: true,
       wires: [['out'], ['out'], ['out']],
     },
     op('answer', 'lh-answer-error', {}),
@@ -123,6 +124,7 @@ async function main(): Promise<void> {
 
   for (let i = 0; i < WARMUP_DEPLOYS; i++) await cycle();
   const before = await snapshot();
+  const errorSocketsBefore = (await fleet.socketCounts())[0];
   const started = Date.now();
   for (let i = 0; i < DEPLOYS; i++) {
     await cycle();
@@ -130,6 +132,7 @@ async function main(): Promise<void> {
   }
   const seconds = (Date.now() - started) / 1000;
   const after = await snapshot();
+  const errorSocketsAfter = (await fleet.socketCounts())[0];
   const simLog = await fleet.log();
   await red.stop();
   await fleet.stop();
@@ -168,6 +171,13 @@ async function main(): Promise<void> {
       target: `growth ≤ 5 MB (${round(heapGrowth, 2)})`,
       verdict: verdict(pass.heap),
     },
+    {
+      measure: 'instincterrors connections (lh-error-poll listening)',
+      before: errorSocketsBefore,
+      after: errorSocketsAfter,
+      target: '1 and 1',
+      verdict: verdict(errorSocketsBefore === 1 && errorSocketsAfter === 1),
+    },
     { measure: 'RSS, MB', before: before.rssMb, after: after.rssMb, target: '', verdict: '' },
   ];
   printTable(
@@ -183,6 +193,7 @@ async function main(): Promise<void> {
     before,
     after,
     heapGrowthMb: round(heapGrowth, 2),
+    errorSockets: { before: errorSocketsBefore, after: errorSocketsAfter },
     simulatorLogTail: {
       note: 'the simulator keeps its last 10,000 requests',
       logins: count('POST', '/api/v1/authenticate'),

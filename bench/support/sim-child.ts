@@ -10,6 +10,8 @@ import { preciseNow } from './report';
 const sims: Simulator[] = [];
 const injections: InjectionRecord[] = [];
 const injectTimers = new Set<NodeJS.Timeout>();
+/** simulators being restarted: a stopped instrument raises no errors, so none is injected meanwhile */
+const down = new Set<number>();
 
 function compact(r: LoggedRequest): LogEntry {
   return { method: r.method, path: r.path, status: r.status, time: r.time, auth: r.authorization ?? '' };
@@ -24,13 +26,23 @@ function later(ms: number, fn: () => void): void {
 }
 
 /** Injects errors at exponentially distributed (Poisson) times, each resolved `holdMs` later. */
-function startInjecting(index: number, ratePerSec: number, durationMs: number, holdMs: number): void {
+function startInjecting(
+  index: number,
+  ratePerSec: number,
+  durationMs: number,
+  holdMs: number,
+  kinds: ('A' | 'B')[] = ['A', 'B'],
+): void {
   const sim = sims[index];
   const end = Date.now() + durationMs;
   let n = 0;
   const next = (): void => {
     if (Date.now() >= end) return;
-    const kind: 'A' | 'B' = n++ % 2 === 0 ? 'A' : 'B';
+    if (down.has(index)) {
+      later(-Math.log(1 - Math.random()) * (1000 / ratePerSec), next);
+      return;
+    }
+    const kind = kinds[n++ % kinds.length];
     const time = preciseNow();
     const key = kind === 'A' ? sim.injectPendingError({ severity: 'Error' }).id : sim.injectInstrumentError().uuid;
     injections.push({ key, kind, time });
@@ -65,8 +77,20 @@ async function run(cmd: ChildCommand): Promise<unknown> {
       return { logins: st.logins, renewals: st.renewals, failedLogins: st.failedLogins };
     }
     case 'inject':
-      startInjecting(cmd.index, cmd.ratePerSec, cmd.durationMs, cmd.holdMs);
+      startInjecting(cmd.index, cmd.ratePerSec, cmd.durationMs, cmd.holdMs, cmd.kinds);
       return null;
+    case 'dropSockets':
+      return cmd.indexes.reduce((n, i) => n + sims[i].dropEventSockets(), 0);
+    case 'restart':
+      down.add(cmd.index);
+      try {
+        await sims[cmd.index].restart(cmd.downtimeMs);
+      } finally {
+        down.delete(cmd.index);
+      }
+      return null;
+    case 'socketCounts':
+      return sims.map((s) => s.eventSocketInfo.counts.errors);
     case 'injections': {
       const out = injections.splice(0);
       return out;

@@ -69,8 +69,24 @@ export class SimFleet {
     return (await this.call('counters', { index })) as { logins: number; renewals: number; failedLogins: number };
   }
 
-  inject(index: number, ratePerSec: number, durationMs: number, holdMs: number): Promise<unknown> {
-    return this.call('inject', { index, ratePerSec, durationMs, holdMs });
+  /** Injects errors at Poisson times: alternately A and B, or only the `kinds` given. */
+  inject(index: number, ratePerSec: number, durationMs: number, holdMs: number, kinds?: ('A' | 'B')[]): Promise<unknown> {
+    return this.call('inject', { index, ratePerSec, durationMs, holdMs, kinds });
+  }
+
+  /** Drops every websocket of these simulators (as a network failure would); resolves with how many. */
+  async dropSockets(indexes: number[]): Promise<number> {
+    return (await this.call('dropSockets', { indexes })) as number;
+  }
+
+  /** Restarts one simulator (state kept) after `downtimeMs`; no error is injected into it while it is down. */
+  restart(index: number, downtimeMs: number): Promise<unknown> {
+    return this.call('restart', { index, downtimeMs });
+  }
+
+  /** Open instincterrors connections per simulator. */
+  async socketCounts(): Promise<number[]> {
+    return (await this.call('socketCounts', {})) as number[];
   }
 
   async injections(): Promise<InjectionRecord[]> {

@@ -8,7 +8,10 @@ export type ChildCommand =
   | { cmd: 'logs' }
   | { cmd: 'clearLog' }
   | { cmd: 'counters'; index: number }
-  | { cmd: 'inject'; index: number; ratePerSec: number; durationMs: number; holdMs: number }
+  | { cmd: 'inject'; index: number; ratePerSec: number; durationMs: number; holdMs: number; kinds?: ('A' | 'B')[] }
+  | { cmd: 'dropSockets'; indexes: number[] }
+  | { cmd: 'restart'; index: number; downtimeMs: number }
+  | { cmd: 'socketCounts' }
   | { cmd: 'injections' }
   | { cmd: 'stop' };
 

@@ -38,6 +38,12 @@ export interface EventStreamOptions {
   token?: () => Promise<string | undefined>;
   /** first reconnect delay, default 3000 ms; doubled per failed attempt */
   reconnectInitialMs?: number;
+  /**
+   * first reconnect delay after an established connection dropped, default 50 ms, doubled per failed attempt
+   * (a drop is usually brief: reconnecting at once keeps pushes live; an instrument that is really down is then
+   * retried at the same back-off as one never reached once the delay passes `reconnectInitialMs`)
+   */
+  reconnectAfterDropMs?: number;
   /** reconnect delay cap, default 30000 ms; also the interval of the silent retries while unavailable */
   reconnectMaxMs?: number;
   /** a ping this often; no pong by the next one drops the connection (reconnect). Default 30000 ms, 0 = off */
@@ -80,6 +86,8 @@ class ChannelConnection {
   private retryTimer?: NodeJS.Timeout;
   private pingTimer?: NodeJS.Timeout;
   private failures = 0;
+  /** where the back-off of the current outage starts: reconnectAfterDropMs after a drop, else reconnectInitialMs */
+  private backoffStartMs?: number;
   /** bumped whenever the connection is stopped: an attempt from before sees it and gives up */
   private generation = 0;
   private closing?: Promise<void>;
@@ -109,6 +117,7 @@ class ChannelConnection {
     this.state = next;
     this.lastChange = undefined;
     this.failures = 0;
+    this.backoffStartMs = undefined;
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.stopPing();
@@ -157,6 +166,7 @@ class ChannelConnection {
     ws.on('open', () => {
       if (generation !== this.generation) return;
       this.failures = 0;
+      this.backoffStartMs = this.options.reconnectAfterDropMs ?? 50;
       this.setState('connected');
       this.startPing(ws);
     });
@@ -198,9 +208,10 @@ class ChannelConnection {
   }
 
   private backoffDelay(): number {
+    const initialMs = this.options.reconnectInitialMs ?? 3000;
     const delay = reconnectDelay(
       this.failures,
-      this.options.reconnectInitialMs ?? 3000,
+      Math.min(initialMs, this.backoffStartMs ?? initialMs),
       this.maxDelay,
       this.options.random ?? Math.random,
     );

@@ -142,6 +142,18 @@ describe('client: event sockets', function () {
     assert.equal(frame.kind === 'raised' && frame.error.id, fw.id);
   });
 
+  it('reconnects at once after an established connection drops, before the first back-off delay', async function () {
+    const client = suite.make({ events: { ...FAST, reconnectInitialMs: 10_000, reconnectMaxMs: 30_000 } });
+    const connected = nextState(client, 'errors', 'connected');
+    client.events.onErrors(() => undefined);
+    await connected;
+    const back = nextState(client, 'errors', 'connected');
+    const dropped = Date.now();
+    suite.sim.dropEventSockets();
+    await back;
+    assert.ok(Date.now() - dropped < 2000, `back after ${Date.now() - dropped} ms, not after the 10 s first back-off`);
+  });
+
   it('reconnects after a simulator restart (state kept)', async function () {
     const client = suite.make();
     const q = queue();

@@ -1,6 +1,7 @@
 import { InstrumentError, PendingError } from '../../client';
 import { describeActions, InstrumentInfo, offeredActions, responseNames } from '../shared/error-records';
 import { ConnectionMsg, DEFAULT_NOTIFICATION, ErrorSource as Source, InstrumentErrorFields, PendingErrorFields, PolledError, RaisedErrorMsg, ResolvedErrorMsg } from '../shared/poll-messages';
+import { redact } from '../shared/secrets';
 import { renderTemplate } from '../shared/settings';
 
 export { DEFAULT_NOTIFICATION, errorKey } from '../shared/poll-messages';
@@ -93,7 +94,7 @@ export function connectionMessage(
       instrument: instrument.name,
       since: new Date().toISOString(),
       failedPolls: details.failedPolls,
-      ...(details.reason ? { reason: details.reason } : {}),
+      ...(details.reason ? { reason: redact(details.reason) } : {}),
       ...(details.interfaces ? { interfaces: details.interfaces } : {}),
     },
     event: state,

@@ -1,19 +1,32 @@
-import { asLhError, LhError, LiquidHandlerClient } from '../../client';
+import { asLhError, EventStateChange, firmwareErrorFromFrame, InstrumentEvent, LhError, LiquidHandlerClient } from '../../client';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { PolledError } from '../shared/poll-messages';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
-import { logError, logWarn } from '../shared/node-log';
+import { logError, logInfo, logWarn } from '../shared/node-log';
 import { migrateConfig } from '../shared/migrations';
 import { requireClient, LhServerNode } from '../shared/server-node';
 import { isChecked } from '../shared/settings';
 import { failureReason, Status } from '../shared/status';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from './error-messages';
-import { applyPoll, newRunState, offlineAfterOf, pendingOnly, PollOutcome, PollRules, SourceResult, sourcesOf, StatusDecision } from './poll-decisions';
+import { applyPoll, newRunState, offlineAfterOf, pendingOnly, PollRules, SourceResult, sourcesOf, StatusDecision } from './poll-decisions';
 import { intervalMs, PollLoop } from './poll-loop';
+import {
+  adoptListed,
+  applyErrorFrame,
+  listenOf,
+  openFirmwareErrors,
+  PushOutcome,
+  reactToSocket,
+  resolveAnswered,
+  SocketState,
+  withFirmwareErrors,
+} from './push-decisions';
 import { forgetWatch, readSavedWatch, savedWatch, Source, watchFor, watchKey, WatchState } from './seen-errors';
 import { severityFilter } from './severity';
 
 const CONTEXT_KEY = 'lhErrorPoll';
+/** Watches (instrument and node, across redeploys) whose log already said the instrument has no errors socket. */
+const saidUnavailable = new WeakSet<WatchState>();
 
 /** One source's pending errors, or why it did not answer (never throws). */
 async function fetchErrors(client: LiquidHandlerClient, source: Source): Promise<SourceResult<PolledError>> {
@@ -91,6 +104,9 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   const store = typeof config.store === 'string' && config.store.trim() !== '' ? config.store.trim() : undefined;
   const run = newRunState();
   const loop = new PollLoop(pollOnce);
+  const listening = listenOf(config.listen) && sources.includes('A');
+  let socket: SocketState = 'connecting';
+  let lastStatus: StatusDecision | undefined;
 
   function save(): void {
     if (!persist) return;
@@ -102,23 +118,67 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   async function pollOnce(): Promise<number> {
     const results = await Promise.all(sources.map((source) => fetchErrors(client, source)));
     if (loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
+    if (listening) adoptListed(watch, results, rules);
     const outcome = applyPoll(watch, run, results, rules);
-    emit(outcome);
+    const answered = listening ? resolveAnswered(watch, (key) => client.answers.a.lookup(key)?.outcome === 'answered', rules) : undefined;
+    if (outcome.changed || answered?.changed) save();
+    const connection = outcome.connection ? [connectionMessage(outcome.connection.state, instrument, outcome.connection)] : [];
+    emit({ raised: outcome.raised, resolved: [...outcome.resolved, ...(answered?.resolved ?? [])], changed: false }, connection);
     if (outcome.warn) logWarn(node, outcome.warn);
+    lastStatus = outcome.status;
     showStatus(outcome.status);
     return outcome.delayMs;
   }
 
-  /** Sends what a poll (or a push: applyPush() gives the same shape without `connection`) found, once, and saves it. */
-  function emit(outcome: Pick<PollOutcome<PolledError>, 'raised' | 'resolved' | 'changed' | 'connection'>): void {
-    if (outcome.changed) save();
+  function emit(outcome: PushOutcome, connection: ReturnType<typeof connectionMessage>[] = []): void {
     const raised = outcome.raised.map((r) => raisedMessage(r.source, r.record, instrument, template));
     const resolved = outcome.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
-    const connection = outcome.connection ? [connectionMessage(outcome.connection.state, instrument, outcome.connection)] : [];
     if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
   }
 
-  function showStatus(decision: StatusDecision): void {
+  /** A frame on instincterrors: firmware errors raised or resolved from it at once, and a poll at once for the rest. */
+  function onFrame(event: InstrumentEvent): void {
+    if (loop.stopped) return;
+    const outcome = applyErrorFrame(watch, firmwareErrorFromFrame(event), rules);
+    if (outcome.changed) {
+      save();
+      emit(outcome);
+      showStatus(lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
+    }
+    loop.trigger();
+  }
+
+  function onSocket(change: EventStateChange): void {
+    if (change.channel !== 'errors' || loop.stopped) return;
+    const reaction = reactToSocket(socket, change.state, openFirmwareErrors(watch), saidUnavailable.has(watch));
+    socket = reaction.state;
+    if (reaction.logUnavailable) {
+      saidUnavailable.add(watch);
+      logInfo(node, RED._('lh-error-poll.log.unavailable', { reason: change.reason ?? '' }));
+    }
+    if (reaction.openAfterOutage > 0) logWarn(node, RED._('lh-error-poll.log.openAfterOutage', { count: reaction.openAfterOutage }));
+    if (reaction.pollNow) loop.trigger();
+    if (lastStatus) showStatus(lastStatus);
+  }
+
+  /** Listens to instincterrors (opening the socket, shared with every node of the instrument) until the node closes. */
+  function listen(): void {
+    const off = [client.events.onState(onSocket), client.events.onErrors(onFrame)];
+    node.on('close', () => {
+      for (const unsubscribe of off.splice(0)) unsubscribe();
+    });
+    const current = client.events.lastChange('errors'); // another node may hold the socket open already
+    if (current) onSocket(current);
+  }
+
+  function begin(): void {
+    if (loop.stopped) return; // closed while the context store was read
+    loop.start(0);
+    if (listening) listen();
+  }
+
+  function showStatus(polled: StatusDecision): void {
+    const decision = listening ? withFirmwareErrors(polled, watch) : polled;
     switch (decision.kind) {
       case 'refused': // a refused login is not "offline": the session holds further logins back, the poll only backs off
         return status.failed(decision.error);
@@ -126,8 +186,10 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
         return node.status({ fill: 'red', shape: 'ring', text: RED._('common.status.offline') });
       case 'unreachable':
         return node.status({ fill: 'yellow', shape: 'ring', text: failureReason(decision.error) });
-      case 'pending':
-        return decision.count > 0 ? status.warn('pending', { count: decision.count }) : status.ok('pending', { count: decision.count });
+      case 'pending': {
+        const key = socket === 'connected' && listening ? 'lh-error-poll.status.pendingLive' : 'pending';
+        return decision.count > 0 ? status.warn(key, { count: decision.count }) : status.ok(key, { count: decision.count });
+      }
     }
   }
 
@@ -136,10 +198,10 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     node.context().get(CONTEXT_KEY, store, (err, value) => {
       if (err) node.warn(RED._('lh-error-poll.errors.persist', { message: err.message }));
       else restore(value);
-      loop.start(0);
+      begin();
     });
   } else {
-    loop.start(0);
+    begin();
   }
 
   function restore(value: unknown): void {

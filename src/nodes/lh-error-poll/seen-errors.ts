@@ -87,6 +87,16 @@ export class SeenErrors {
     return record;
   }
 
+  /** Whether the error is active, or remembered as resolved. */
+  knows(id: string): boolean {
+    return this.active.has(id) || this.resolvedSet.has(id);
+  }
+
+  /** The ids of the errors reported as raised and not yet as resolved. */
+  activeIds(): string[] {
+    return [...this.active.keys()];
+  }
+
   snapshot(): ErrorSnapshot {
     return { active: Object.fromEntries(this.active), resolved: [...this.resolvedIds] };
   }

@@ -65,6 +65,7 @@ export const MIGRATIONS: Readonly<Record<string, readonly MigrationStep[]>> = {
         store: '',
       },
     },
+    { version: 2, defaults: { listen: true } },
   ],
   'lh-answer-error': [
     { version: 1, defaults: { name: '', selectedResponse: '', selectedResponseType: 'str', errorId: '', errorIdType: 'str' } },

@@ -1,0 +1,121 @@
+/**
+ * What the instrument's `instincterrors` socket means for lh-error-poll, decided without sockets, timers or
+ * Node-RED. Every frame makes the node poll at once (so raising, resolving and exactly-once of listed errors stay
+ * in applyPoll); only errors that exist on the socket alone (firmware errors, never in the error list) are raised
+ * and resolved from the frame, through applyPush, in a memory of their own that polls never resolve.
+ *
+ * A firmware error is resolved when the instrument pushes its resolution, or when this Node-RED answered it (the
+ * client's answer ledger, any node, any lh-server of the instrument). Nothing else resolves it: not its absence from
+ * a poll (it is never listed), not a reconnect after which the instrument does not push it again. A resolution
+ * pushed while the socket was down is therefore not guessed: the error stays pending (and is logged once at the
+ * reconnect) until the instrument says so or it is answered, because reporting an error resolved while the
+ * instrument still waits for an answer is the unsafe mistake; a stale pending one is refused as already answered.
+ */
+import type { ErrorFrame } from '../../client';
+import type { PolledError } from '../shared/poll-messages';
+import { applyPush, PollRules, Sourced, SourceResult, StatusDecision } from './poll-decisions';
+import { SeenErrors, WatchState } from './seen-errors';
+
+/** The memory of firmware errors in WatchState.channels. */
+export const FIRMWARE_CHANNEL = 'firmware';
+
+export interface PushOutcome {
+  raised: Sourced<PolledError>[];
+  resolved: Sourced<PolledError>[];
+  changed: boolean;
+}
+
+const NOTHING: PushOutcome = { raised: [], resolved: [], changed: false };
+
+type Rules = Pick<PollRules<PolledError>, 'keyOf' | 'wanted'>;
+
+function firmwareMemory(watch: WatchState): SeenErrors | undefined {
+  return watch.channels.get(FIRMWARE_CHANNEL);
+}
+
+/**
+ * One frame read by firmwareErrorFromFrame: a firmware error raised (unless the error list already knows its id:
+ * then it is a listed error and the poll owns it), or a firmware error resolved. Service errors and anything
+ * unrecognised change nothing here (the poll the frame triggers does the work).
+ */
+export function applyErrorFrame(watch: WatchState, frame: ErrorFrame, rules: Rules): PushOutcome {
+  if (frame.kind === 'raised') {
+    if (frame.error.source !== 'firmware') return NOTHING;
+    const key = rules.keyOf('A', frame.error);
+    if (key === undefined || watch.sources.A.knows(key)) return NOTHING;
+    return applyPush<PolledError>(watch, { source: 'A', channel: FIRMWARE_CHANNEL, raised: [frame.error] }, rules);
+  }
+  if (frame.kind === 'resolved') {
+    if (!firmwareMemory(watch)) return NOTHING;
+    return applyPush<PolledError>(watch, { source: 'A', channel: FIRMWARE_CHANNEL, resolved: [frame.resolvedId] }, rules);
+  }
+  return NOTHING;
+}
+
+/**
+ * Before a poll is applied: an error raised from the socket as a firmware error that the error list does show was a
+ * listed error after all (a frame without a source reads as firmware). It moves, silently, into A's memory, so the
+ * poll neither raises it a second time nor misses its resolution.
+ */
+export function adoptListed(watch: WatchState, results: SourceResult<PolledError>[], rules: Rules): void {
+  const firmware = firmwareMemory(watch);
+  if (!firmware || firmware.size === 0) return;
+  for (const result of results) {
+    if (result.source !== 'A' || !('records' in result)) continue;
+    for (const record of result.records) {
+      const key = rules.keyOf('A', record);
+      if (key === undefined) continue;
+      if (firmware.resolve(key) !== undefined) watch.sources.A.raise(key, record, true);
+    }
+  }
+}
+
+/** Firmware errors this Node-RED answered (per `answered`, the answer ledger): resolved once. */
+export function resolveAnswered(watch: WatchState, answered: (key: string) => boolean, rules: Rules): PushOutcome {
+  const firmware = firmwareMemory(watch);
+  if (!firmware || firmware.size === 0) return NOTHING;
+  const keys = firmware.activeIds().filter(answered);
+  if (keys.length === 0) return NOTHING;
+  return applyPush<PolledError>(watch, { source: 'A', channel: FIRMWARE_CHANNEL, resolved: keys }, rules);
+}
+
+/** Firmware errors raised and not yet resolved. */
+export function openFirmwareErrors(watch: WatchState): number {
+  return firmwareMemory(watch)?.size ?? 0;
+}
+
+/** The poll's status with the firmware errors still pending counted in. */
+export function withFirmwareErrors(status: StatusDecision, watch: WatchState): StatusDecision {
+  return status.kind === 'pending' ? { kind: 'pending', count: status.count + openFirmwareErrors(watch) } : status;
+}
+
+export type SocketState = 'connecting' | 'connected' | 'disconnected' | 'unavailable';
+
+/** What a state change of the errors socket asks of the node. */
+export interface SocketReaction {
+  state: SocketState;
+  /** poll at once: whatever happened while the socket was down is caught now */
+  pollNow: boolean;
+  /** say once in the log that the instrument has no errors socket (polling only) */
+  logUnavailable: boolean;
+  /** firmware errors still open after an outage: their resolution may have been pushed meanwhile (log it) */
+  openAfterOutage: number;
+}
+
+/**
+ * The reaction to a socket state change. `saidUnavailable`: whether the log already said this node's instrument
+ * has no socket (said once per node and instrument, across redeploys).
+ */
+export function reactToSocket(previous: SocketState, next: SocketState, openFirmware: number, saidUnavailable: boolean): SocketReaction {
+  return {
+    state: next,
+    pollNow: next === 'connected',
+    logUnavailable: next === 'unavailable' && !saidUnavailable,
+    openAfterOutage: next === 'connected' && previous === 'disconnected' ? openFirmware : 0,
+  };
+}
+
+/** The "Listen for pushes" setting: on unless switched off (a configuration without it takes the default, on). */
+export function listenOf(value: unknown): boolean {
+  return value !== false && value !== 'false';
+}

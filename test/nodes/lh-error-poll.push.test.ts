@@ -1,0 +1,229 @@
+/**
+ * lh-error-poll listening for pushes on the simulator's instincterrors websocket, in a real Node-RED runtime. The
+ * interval is 60 s wherever detection must come from the push: no poll but the first could find the error in time.
+ */
+import assert from 'node:assert/strict';
+import { Simulator } from '../../src/simulator';
+import { useInstrument } from '../support/node-suite';
+import { collect, helper, loadFlow } from '../support/runtime';
+import { until } from '../support/until';
+import {
+  bServerFlow,
+  loadFlowWithChange,
+  messageWhere,
+  pollsDone,
+  seenErrors,
+  setProperty,
+  statusWhere,
+} from './lh-error-poll.support';
+
+type Msg = Record<string, unknown>;
+const POLL_PATH = '/api/v1/errors/check-for-pending-errors';
+
+interface EventsInternals {
+  listenerCount(event: string): number;
+  state(channel: 'errors'): string;
+  channels: { errors: { listeners: Set<unknown> } };
+}
+
+function events(): EventsInternals {
+  return (helper.getNode('server') as unknown as { client: { events: EventsInternals } }).client.events;
+}
+
+function pollFlow(sim: Simulator, poll: Msg = {}): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
+  const server = bServerFlow(sim, { withB: false });
+  return {
+    nodes: [
+      ...server.nodes,
+      { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 60, wires: [['raised'], ['resolved'], ['connection']], ...poll },
+      { id: 'raised', type: 'helper' },
+      { id: 'resolved', type: 'helper' },
+      { id: 'connection', type: 'helper' },
+    ],
+    credentials: server.credentials,
+  };
+}
+
+async function load(sim: Simulator, poll: Msg = {}): Promise<{ raised: Msg[]; resolved: Msg[] }> {
+  const f = pollFlow(sim, poll);
+  await loadFlow(f.nodes, f.credentials);
+  return { raised: collect(helper.getNode('raised')), resolved: collect(helper.getNode('resolved')) };
+}
+
+const polls = (sim: Simulator): number => sim.requests.filter((r) => r.path === POLL_PATH).length;
+
+/**
+ * The socket is open and both the first poll and the poll on connect have reached the simulator: with a 60 s
+ * interval, every later poll is one a push triggered.
+ */
+async function live(sim: Simulator): Promise<void> {
+  await until(
+    () => sim.eventSocketInfo.counts.errors === 1 && events().state('errors') === 'connected' && polls(sim) >= 2,
+    'the errors socket and the poll on connect',
+    10000,
+  );
+}
+
+describe('lh-error-poll with pushes', function () {
+  this.timeout(30000);
+  const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
+
+  it('reports an A error pushed on instincterrors at once (60 s interval), and its resolution, each once', async function () {
+    const seen = await load(sim);
+    await live(sim);
+    const before = polls(sim);
+    const started = Date.now();
+    const error = sim.injectPendingError({ severity: 'Error', title: 'Tip lost' });
+    const msg = await messageWhere('raised', (m) => m.errorId === error.id, 2000);
+    assert.ok(Date.now() - started < 2000);
+    assert.equal(msg.source, 'A');
+    assert.equal((msg.payload as Msg).title, 'Tip lost');
+    assert.ok(polls(sim) > before, 'found by the poll the push triggered');
+
+    sim.resolvePendingError(error.id);
+    const gone = await messageWhere('resolved', (m) => m.errorId === error.id, 2000);
+    assert.equal(gone.event, 'resolved');
+    assert.equal(seen.raised.length, 1);
+    assert.equal(seen.resolved.length, 1);
+  });
+
+  it('falls back to polling when the instrument has no sockets, said once in the log', async function () {
+    const noSockets = new Simulator({ sockets: false });
+    await noSockets.start();
+    try {
+      const seen = await load(noSockets, { interval: 0.5 });
+      const error = noSockets.injectPendingError();
+      await messageWhere('raised', (m) => m.errorId === error.id, 5000);
+      await until(() => events().state('errors') === 'unavailable', 'unavailable');
+      await pollsDone(noSockets, 2);
+      const logged = (helper as unknown as { log(): { args: { level: number; msg: unknown }[][] } })
+        .log()
+        .args.map((a) => a[0])
+        .filter((c) => String(c.msg).startsWith('lh-error-poll.log.unavailable'));
+      assert.equal(logged.length, 1);
+      assert.equal(seen.raised.length, 1);
+      const status = await statusWhere('poll', () => true);
+      assert.doesNotMatch(String(status.text), /pendingLive/);
+    } finally {
+      await helper.unload();
+      await noSockets.stop();
+    }
+  });
+
+  it('with "Listen for pushes" off, an error waits for the poll', async function () {
+    await load(sim, { listen: false, interval: 60 });
+    await pollsDone(sim, 0);
+    sim.injectPendingError();
+    await assert.rejects(messageWhere('raised', () => true, 500));
+    assert.equal(sim.eventSocketInfo.counts.errors, 0, 'no socket opened');
+  });
+
+  it('reconnects after the simulator drops the socket and after a restart, without raising an error twice', async function () {
+    const seen = await load(sim);
+    await live(sim);
+    const first = sim.injectPendingError();
+    await messageWhere('raised', (m) => m.errorId === first.id, 2000);
+
+    sim.dropEventSockets();
+    await until(() => events().state('errors') === 'disconnected', 'the drop is seen');
+    await until(() => events().state('errors') === 'connected', 'reconnected', 5000);
+    const second = sim.injectPendingError();
+    await messageWhere('raised', (m) => m.errorId === second.id, 2000);
+
+    await sim.restart(200);
+    await until(() => sim.eventSocketInfo.counts.errors === 1 && events().state('errors') === 'connected', 'reconnected after the restart', 10000);
+    const third = sim.injectPendingError();
+    await messageWhere('raised', (m) => m.errorId === third.id, 2000);
+    for (let i = 0; i < 2; i++) {
+      // the second poll's request comes only once the first poll is done (polls never overlap)
+      const requested = pollsDone(sim, 0);
+      helper.getNode('poll').receive({});
+      await requested;
+    }
+    assert.deepEqual(
+      seen.raised.map((m) => m.errorId),
+      [first.id, second.id, third.id],
+    );
+  });
+
+  it('raises a firmware-only error once from the socket, keeps it through polls, resolves it once when the instrument says so', async function () {
+    const seen = await load(sim, { interval: 0.5 });
+    await live(sim);
+    const fw = sim.raiseFirmwareError({ title: 'Pressure fault', responses: ['Retry', 'Abort'] });
+    const msg = await messageWhere('raised', (m) => m.errorId === fw.id, 2000);
+    assert.equal(msg.source, 'A');
+    assert.equal((msg.payload as Msg).source, 'firmware');
+    assert.deepEqual((msg.payload as Msg).errorResponses, [{ response: 'Retry' }, { response: 'Abort' }]);
+    await pollsDone(sim, 3);
+    assert.equal(seen.resolved.length, 0, 'a poll that does not list it does not resolve it');
+    const status = await statusWhere('poll', () => true);
+    assert.match(String(status.text), /pendingLive/);
+
+    sim.resolveFirmwareError(fw.id);
+    await messageWhere('resolved', (m) => m.errorId === fw.id, 2000);
+    await pollsDone(sim, 2);
+    assert.equal(seen.raised.length, 1);
+    assert.equal(seen.resolved.length, 1);
+  });
+
+  it('keeps a firmware error pending when its resolution was pushed while the socket was down (the safe rule)', async function () {
+    const seen = await load(sim, { interval: 0.5 });
+    await live(sim);
+    const fw = sim.raiseFirmwareError();
+    await messageWhere('raised', (m) => m.errorId === fw.id, 2000);
+    sim.dropEventSockets();
+    sim.resolveFirmwareError(fw.id); // pushed to nobody
+    await until(() => events().state('errors') === 'connected' && sim.eventSocketInfo.counts.errors === 1, 'reconnected', 5000);
+    await pollsDone(sim, 3);
+    assert.equal(seen.resolved.length, 0);
+    const warned = (helper as unknown as { log(): { args: { level: number; msg: unknown }[][] } })
+      .log()
+      .args.map((a) => a[0])
+      .filter((c) => String(c.msg).startsWith('lh-error-poll.log.openAfterOutage'));
+    assert.equal(warned.length, 1);
+  });
+
+  it('a pushed firmware error answered through lh-answer-error is answered and reported resolved once', async function () {
+    const server = bServerFlow(sim, { withB: false });
+    await loadFlowWithChange(
+      [
+        ...server.nodes,
+        { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 60, wires: [['choose'], ['resolved'], []] },
+        setProperty('choose', 'selectedResponse', 'Abort', ['answer']),
+        { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['out']] },
+        { id: 'out', type: 'helper' },
+        { id: 'resolved', type: 'helper' },
+      ],
+      server.credentials,
+    );
+    const resolved = collect(helper.getNode('resolved'));
+    await until(() => sim.eventSocketInfo.counts.errors === 1, 'the errors socket', 10000);
+    await until(() => events().state('errors') === 'connected', 'connected', 10000);
+    const fw = sim.raiseFirmwareError({ responses: ['Retry', 'Abort'] });
+    const out = await messageWhere('out', () => true, 5000);
+    assert.equal(out.outcome, 'answered');
+    assert.equal(out.errorId, fw.id);
+    assert.equal((out.payload as Msg).selectedResponse, 'Abort');
+    await until(() => resolved.length === 1, 'resolved once');
+    assert.equal(sim.state.pendingErrors.length, 0);
+    assert.equal(resolved.length, 1);
+  });
+
+  it('leaves no listener behind over 20 redeploys of the poll node', async function () {
+    const f = pollFlow(sim);
+    await loadFlow(f.nodes, f.credentials);
+    await live(sim);
+    const stateListeners = events().listenerCount('state');
+    const frameListeners = events().channels.errors.listeners.size;
+    for (let deploy = 1; deploy <= 20; deploy++) {
+      const changed = pollFlow(sim, { name: `watch ${deploy}` });
+      await helper.setFlows(changed.nodes, 'nodes', changed.credentials);
+    }
+    await until(() => events().state('errors') === 'connected', 'connected', 10000);
+    assert.equal(events().listenerCount('state'), stateListeners);
+    assert.equal(events().channels.errors.listeners.size, frameListeners);
+    assert.ok(sim.eventSocketInfo.counts.errors <= 1);
+    await helper.unload();
+    await until(() => sim.eventSocketInfo.counts.errors === 0, 'the socket closed on unload');
+  });
+});

@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import type { ErrorFrame, PushedError } from '../../src/client';
+import { applyPoll, newRunState, PollRules, SourceResult } from '../../src/nodes/lh-error-poll/poll-decisions';
+import {
+  adoptListed,
+  applyErrorFrame,
+  listenOf,
+  openFirmwareErrors,
+  reactToSocket,
+  resolveAnswered,
+  withFirmwareErrors,
+} from '../../src/nodes/lh-error-poll/push-decisions';
+import { newWatch } from '../../src/nodes/lh-error-poll/seen-errors';
+import type { PolledError } from '../../src/nodes/shared/poll-messages';
+
+const rules: PollRules<PolledError> = {
+  baseMs: 5000,
+  offlineAfter: 3,
+  keyOf: (source, record) => (source === 'A' ? String((record as { id: string }).id) : String((record as { uuid: string }).uuid)),
+  wanted: (record) => (record as { severity?: string }).severity !== 'Warning',
+};
+
+function fw(id: string, source: 'firmware' | 'service' = 'firmware', severity = 'Error'): PushedError {
+  return { id, title: `fault ${id}`, message: '', severity, errorResponses: [{ response: 'Retry' }], source } as PushedError;
+}
+const raised = (error: PushedError): ErrorFrame => ({ kind: 'raised', error });
+const resolved = (id: string): ErrorFrame => ({ kind: 'resolved', resolvedId: id });
+const listA = (...ids: string[]): SourceResult<PolledError>[] => [{ source: 'A', records: ids.map((id) => fw(id, 'service')) }];
+const ids = (list: { record: PolledError }[]): string[] => list.map((r) => String((r.record as { id: string }).id));
+
+describe('lh-error-poll push decisions', function () {
+  it('raises a firmware error once from its frame, and resolves it once from its resolution frame', function () {
+    const watch = newWatch();
+    assert.deepEqual(ids(applyErrorFrame(watch, raised(fw('f1')), rules).raised), ['f1']);
+    assert.deepEqual(applyErrorFrame(watch, raised(fw('f1')), rules).raised, [], 'the same frame again raises nothing');
+    assert.equal(openFirmwareErrors(watch), 1);
+    assert.deepEqual(ids(applyErrorFrame(watch, resolved('f1'), rules).resolved), ['f1']);
+    assert.deepEqual(applyErrorFrame(watch, resolved('f1'), rules).resolved, [], 'resolved once');
+    assert.deepEqual(applyErrorFrame(watch, raised(fw('f1')), rules).raised, [], 'a resolved id is not raised again');
+  });
+
+  it('leaves service errors, unknown frames and resolutions of listed errors to the poll', function () {
+    const watch = newWatch();
+    assert.equal(applyErrorFrame(watch, raised(fw('s1', 'service')), rules).changed, false);
+    assert.equal(applyErrorFrame(watch, { kind: 'unrecognised', reason: 'x' }, rules).changed, false);
+    applyPoll(watch, newRunState(), listA('a1'), rules);
+    assert.equal(applyErrorFrame(watch, resolved('a1'), rules).changed, false, 'only the poll resolves a listed error');
+    assert.equal(watch.sources.A.size, 1);
+  });
+
+  it('keeps the severity filter for firmware errors', function () {
+    const watch = newWatch();
+    assert.deepEqual(applyErrorFrame(watch, raised(fw('w1', 'firmware', 'Warning')), rules).raised, []);
+  });
+
+  it('never raises twice an error both pushed as firmware and listed by the poll, in either order', function () {
+    // pushed first (a frame without a source reads as firmware), listed afterwards
+    const watch = newWatch();
+    assert.equal(applyErrorFrame(watch, raised(fw('x')), rules).raised.length, 1);
+    adoptListed(watch, listA('x'), rules);
+    const poll = applyPoll(watch, newRunState(), listA('x'), rules);
+    assert.deepEqual(poll.raised, []);
+    assert.equal(openFirmwareErrors(watch), 0, 'it moved to the memory of A');
+    const gone = applyPoll(watch, newRunState(), listA(), rules);
+    assert.deepEqual(ids(gone.resolved), ['x'], 'and its resolution is the poll’s, once');
+
+    // listed first, pushed afterwards
+    const other = newWatch();
+    applyPoll(other, newRunState(), listA('y'), rules);
+    assert.deepEqual(applyErrorFrame(other, raised(fw('y')), rules).raised, []);
+  });
+
+  it('does not resolve a firmware error because a poll does not list it', function () {
+    const watch = newWatch();
+    applyErrorFrame(watch, raised(fw('f1')), rules);
+    for (let i = 0; i < 3; i++) {
+      adoptListed(watch, listA(), rules);
+      assert.deepEqual(applyPoll(watch, newRunState(), listA(), rules).resolved, []);
+    }
+    assert.equal(openFirmwareErrors(watch), 1);
+  });
+
+  it('resolves a firmware error once this Node-RED answered it (answer ledger), and only that one', function () {
+    const watch = newWatch();
+    applyErrorFrame(watch, raised(fw('f1')), rules);
+    applyErrorFrame(watch, raised(fw('f2')), rules);
+    assert.equal(resolveAnswered(watch, () => false, rules).changed, false);
+    assert.deepEqual(ids(resolveAnswered(watch, (k) => k === 'f2', rules).resolved), ['f2']);
+    assert.deepEqual(resolveAnswered(watch, (k) => k === 'f2', rules).resolved, []);
+    assert.equal(openFirmwareErrors(watch), 1);
+  });
+
+  it('counts open firmware errors in the pending status, not in the others', function () {
+    const watch = newWatch();
+    applyErrorFrame(watch, raised(fw('f1')), rules);
+    assert.deepEqual(withFirmwareErrors({ kind: 'pending', count: 2 }, watch), { kind: 'pending', count: 3 });
+    assert.deepEqual(withFirmwareErrors({ kind: 'offline' }, watch), { kind: 'offline' });
+  });
+
+  it('polls on every connect, tells of open firmware errors after an outage, says "unavailable" once', function () {
+    assert.deepEqual(reactToSocket('connecting', 'connected', 2, false), {
+      state: 'connected',
+      pollNow: true,
+      logUnavailable: false,
+      openAfterOutage: 0,
+    });
+    assert.deepEqual(reactToSocket('disconnected', 'connected', 2, false).openAfterOutage, 2);
+    assert.equal(reactToSocket('connected', 'disconnected', 2, false).pollNow, false);
+    assert.equal(reactToSocket('connecting', 'unavailable', 0, false).logUnavailable, true);
+    assert.equal(reactToSocket('connecting', 'unavailable', 0, true).logUnavailable, false);
+  });
+
+  it('listens unless switched off', function () {
+    assert.equal(listenOf(undefined), true);
+    assert.equal(listenOf(true), true);
+    assert.equal(listenOf(false), false);
+    assert.equal(listenOf('false'), false);
+  });
+});
