@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import path from 'path';
 import type { Simulator } from '../../src/simulator';
-import { helper, serverFlow, tlsConfigNode } from '../support/runtime';
-import { builtNode, useInstrument } from '../support/node-suite';
+import { helper } from '../support/runtime';
+import { useInstrument } from '../support/node-suite';
+import { runMemory, RUN_WATCH_OUTPUTS, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
@@ -10,41 +10,14 @@ interface ServerWithClient {
   client: { events: { state(channel: string): string; listenerCount(event: string): number } };
 }
 
-// the module instance the runtime loaded (the built one), not the TypeScript source
-const runMemory = require(path.resolve(__dirname, '../../nodes/nodes/lh-run-watch/run-memory.js')) as typeof import('../../src/nodes/lh-run-watch/run-memory');
-
-const OUTPUTS = ['states', 'finished', 'progress', 'connection'] as const;
 const FULL_RUN = ['Idle', 'Scheduling', 'Scheduled', 'Loading', 'Running', 'Idle'];
 
-function watchFlow(sim: Simulator, config: Msg = {}): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
-  const server = serverFlow(sim, { withB: false });
-  return {
-    nodes: [
-      { id: 'tab', type: 'tab', label: 'runs' },
-      ...server.nodes,
-      {
-        id: 'watch',
-        type: 'lh-run-watch',
-        z: 'tab',
-        server: 'server',
-        interval: '60',
-        progressInterval: '5',
-        wires: OUTPUTS.map((id) => [id]),
-        ...config,
-      },
-      ...OUTPUTS.map((id) => ({ id, type: 'helper', z: 'tab' })),
-    ],
-    credentials: server.credentials,
-  };
-}
-
-const modules = () => [tlsConfigNode, builtNode('lh-server'), builtNode('lh-run-watch')];
-
-async function load(sim: Simulator, config: Msg = {}): Promise<Record<(typeof OUTPUTS)[number], Msg[]>> {
+const watchFlow = (sim: Simulator, config: Msg = {}) => runWatchFlow(sim, { interval: '60', progressInterval: '5', ...config });
+async function load(sim: Simulator, config: Msg = {}): Promise<Record<(typeof RUN_WATCH_OUTPUTS)[number], Msg[]>> {
   const f = watchFlow(sim, config);
-  await helper.load(modules(), f.nodes, f.credentials);
-  const received = { states: [], finished: [], progress: [], connection: [] } as Record<(typeof OUTPUTS)[number], Msg[]>;
-  for (const id of OUTPUTS) helper.getNode(id).on('input', (msg: Msg) => received[id].push(msg));
+  await helper.load(runWatchModules(), f.nodes, f.credentials);
+  const received = { states: [], finished: [], progress: [], connection: [] } as Record<(typeof RUN_WATCH_OUTPUTS)[number], Msg[]>;
+  for (const id of RUN_WATCH_OUTPUTS) helper.getNode(id).on('input', (msg: Msg) => received[id].push(msg));
   return received;
 }
 
@@ -156,7 +129,7 @@ describe('lh-run-watch with pushes (instinctevents)', function () {
     const f = watchFlow(sim);
     const eventUpgrades = (): number => sim.eventSocketInfo.upgrades.filter((u) => u.channel === 'events').length;
     const before = eventUpgrades();
-    await helper.load(modules(), f.nodes, f.credentials);
+    await helper.load(runWatchModules(), f.nodes, f.credentials);
     await until(() => sim.eventSocketInfo.counts.events === 1, 'the event socket');
     const server = helper.getNode('server') as unknown as ServerWithClient;
     for (let i = 1; i <= 20; i++) {

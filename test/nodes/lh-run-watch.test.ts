@@ -1,14 +1,10 @@
 import assert from 'node:assert/strict';
-import path from 'path';
-import { helper, nextMessage, serverFlow, tlsConfigNode } from '../support/runtime';
-import { builtNode, useInstrument } from '../support/node-suite';
+import { helper, nextMessage } from '../support/runtime';
+import { useInstrument } from '../support/node-suite';
+import { runMemory, RUN_WATCH_OUTPUTS, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
-
-// the module instance the runtime loaded (the built one), not the TypeScript source
- 
-const runMemory = require(path.resolve(__dirname, '../../nodes/nodes/lh-run-watch/run-memory.js')) as typeof import('../../src/nodes/lh-run-watch/run-memory');
 
 describe('lh-run-watch', function () {
   const sim = useInstrument({ simulator: { simulationSpeed: 20 } });
@@ -18,34 +14,12 @@ describe('lh-run-watch', function () {
     runMemory.forgetAllMemories(); // as a restart of Node-RED: each test starts from nothing reported
   });
 
-  function flow(config: Msg = {}): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
-    const server = serverFlow(sim, { withB: false });
-    return {
-      nodes: [
-        { id: 'tab', type: 'tab', label: 'runs' },
-        ...server.nodes,
-        {
-          id: 'watch',
-          type: 'lh-run-watch',
-          z: 'tab',
-          server: 'server',
-          interval: '0.5',
-          progressInterval: '0',
-          wires: [['states'], ['finished'], ['progress'], ['connection']],
-          ...config,
-        },
-        ...['states', 'finished', 'progress', 'connection'].map((id) => ({ id, type: 'helper', z: 'tab' })),
-      ],
-      credentials: server.credentials,
-    };
-  }
-
-  const modules = () => [tlsConfigNode, builtNode('lh-server'), builtNode('lh-run-watch')];
+  const flow = (config: Msg = {}) => runWatchFlow(sim, { interval: '0.5', progressInterval: '0', ...config });
 
   /** Every msg reaching a helper node, across redeploys (the helper node objects are replaced on a full deploy). */
   const received: Record<string, Msg[]> = {};
   function record(): void {
-    for (const id of ['states', 'finished', 'progress', 'connection']) {
+    for (const id of RUN_WATCH_OUTPUTS) {
       received[id] ??= [];
       helper.getNode(id).on('input', (msg: Msg) => received[id].push(msg));
     }
@@ -74,7 +48,7 @@ describe('lh-run-watch', function () {
     steps.push({ stepType: 'PauseStep', id: 900, name: 'Wait', stepOrder: 1, disabled: false, duration: 4 });
     steps.push({ stepType: 'AddReagentStep', id: 901, name: 'Add', stepOrder: 2, disabled: false, duration: 4, destinations: [{ labware: 'P', wells: 'A1' }] });
     const f = flow();
-    await helper.load(modules(), f.nodes, f.credentials);
+    await helper.load(runWatchModules(), f.nodes, f.credentials);
     record();
     await until(() => received.states.length === 1, 'the first state');
     assert.deepEqual([received.states[0].state, received.states[0].previousState], ['Idle', null]);
@@ -129,7 +103,7 @@ describe('lh-run-watch', function () {
   it('reports an aborted run as aborted and a run failed by an error answered Abort as failed', async function () {
     sim.runs.setSpeed(50);
     const f = flow();
-    await helper.load(modules(), f.nodes, f.credentials);
+    await helper.load(runWatchModules(), f.nodes, f.credentials);
     record();
     followTransitions();
     sim.runs.create({ protocolId: 1 }, 'admin');
@@ -154,7 +128,7 @@ describe('lh-run-watch', function () {
 
   it('reports offline after failed polls and online once when the instrument answers again', async function () {
     const f = flow({ offlineAfter: '1' });
-    await helper.load(modules(), f.nodes, f.credentials);
+    await helper.load(runWatchModules(), f.nodes, f.credentials);
     record();
     await until(() => received.states.length === 1, 'first poll');
     sim.setFaults({ statusRate: 1, statusCode: 503 });

@@ -1,0 +1,37 @@
+import path from 'path';
+import type { Simulator } from '../../src/simulator';
+import { serverFlow, tlsConfigNode } from './runtime';
+import { builtNode } from './node-suite';
+
+type Msg = Record<string, unknown>;
+
+/** The module instance the runtime loaded (the built one), not the TypeScript source. */
+export const runMemory = require(
+  path.resolve(__dirname, '../../nodes/nodes/lh-run-watch/run-memory.js'),
+) as typeof import('../../src/nodes/lh-run-watch/run-memory');
+
+/** lh-run-watch's outputs, in order: the id of the helper node wired to each. */
+export const RUN_WATCH_OUTPUTS = ['states', 'finished', 'progress', 'connection'] as const;
+
+export const runWatchModules = () => [tlsConfigNode, builtNode('lh-server'), builtNode('lh-run-watch')];
+
+/** An lh-server for `sim` (interface A only) and an lh-run-watch node `watch` with `config`, a helper node on each output. */
+export function runWatchFlow(sim: Simulator, config: Msg): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
+  const server = serverFlow(sim, { withB: false });
+  return {
+    nodes: [
+      { id: 'tab', type: 'tab', label: 'runs' },
+      ...server.nodes,
+      {
+        id: 'watch',
+        type: 'lh-run-watch',
+        z: 'tab',
+        server: 'server',
+        wires: RUN_WATCH_OUTPUTS.map((id) => [id]),
+        ...config,
+      },
+      ...RUN_WATCH_OUTPUTS.map((id) => ({ id, type: 'helper', z: 'tab' })),
+    ],
+    credentials: server.credentials,
+  };
+}
