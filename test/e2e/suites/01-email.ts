@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'net';
-import { SMTPServer, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { request } from '../../support/embedded-red';
+import { SmtpReceiver, startSmtpReceiver } from '../../support/smtp-receiver';
 import { E2e, USER, exampleFlow, formPost, pageForm, useEnv } from './common';
 
 interface Mail {
@@ -31,52 +30,18 @@ function mimeParts(raw: string): { type: string; body: string }[] {
   });
 }
 
-/** A local SMTP server that accepts any login over plain TCP and hands over each mail it receives. */
-async function smtpServer(): Promise<{ port: number; nextMail(): Promise<Mail>; close(): Promise<void> }> {
-  const waiting: ((m: Mail) => void)[] = [];
-  const received: Mail[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    allowInsecureAuth: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onAuth(auth, _session, cb) {
-      cb(null, { user: auth.username });
-    },
-    onData(stream: SMTPServerDataStream, session: SMTPServerSession, cb) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        const mail: Mail = {
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          to: session.envelope.rcptTo.map((r) => r.address),
-          text: decodeQuotedPrintable(Buffer.concat(chunks).toString('utf8')),
-          raw: Buffer.concat(chunks).toString('utf8'),
-        };
-        const w = waiting.shift();
-        if (w) w(mail);
-        else received.push(mail);
-        cb();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return {
-    port: (server.server.address() as AddressInfo).port,
-    nextMail: () => {
-      const m = received.shift();
-      return m ? Promise.resolve(m) : new Promise((resolve) => waiting.push(resolve));
-    },
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+/** The next mail `smtp` receives, with its text decoded. */
+async function nextMail(smtp: SmtpReceiver): Promise<Mail> {
+  const mail = await smtp.nextMail();
+  return { ...mail, text: decodeQuotedPrintable(mail.raw) };
 }
 
 export function emailSuite(ctx: E2e): void {
   describe('01 Instrument errors to e-mail', function () {
-    let smtp: Awaited<ReturnType<typeof smtpServer>>;
+    let smtp: SmtpReceiver;
     useEnv(() => ({ LH_PUBLIC_URL: ctx.red.url }));
     beforeEach(async function () {
-      smtp = await smtpServer();
+      smtp = await startSmtpReceiver();
     });
     afterEach(async function () {
       await smtp.close();
@@ -99,7 +64,7 @@ export function emailSuite(ctx: E2e): void {
         severity: 'Error',
         message: 'Channel 5 could not pick up a tip at position T3.',
       });
-      const mail = await smtp.nextMail();
+      const mail = await nextMail(smtp);
       assert.deepEqual(mail.to, ['lab-team@example.com']);
       assert.equal(mail.from, 'nodered@example.com');
       assert.match(mail.text, /^Subject: simulator: Error Tip pick-up failed\r?$/m);
@@ -125,7 +90,7 @@ export function emailSuite(ctx: E2e): void {
       const puts = ctx.sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime');
       assert.equal(puts.length, 1);
       assert.equal((puts[0].body as { id: string }).id, error.id);
-      const resolved = await smtp.nextMail();
+      const resolved = await nextMail(smtp);
       assert.match(resolved.text, /The error is resolved: Tip pick-up failed/);
     });
 
@@ -135,7 +100,7 @@ export function emailSuite(ctx: E2e): void {
         title: 'Door <a href="http://evil.example/x">open</a>',
         message: 'See <img src="http://evil.example/p.png" onerror="alert(1)"> now',
       });
-      const mail = await smtp.nextMail();
+      const mail = await nextMail(smtp);
       const parts = mimeParts(mail.raw).map((p) => ({
         ...p,
         body: p.type === 'text/html' || p.type === 'text/plain' ? decodeQuotedPrintable(p.body) : p.body,
@@ -154,7 +119,7 @@ export function emailSuite(ctx: E2e): void {
     it('keeps the lh-server and e-mail passwords and the session token out of the flow export (GET /flows)', async function () {
       await deployExample();
       ctx.sim.injectPendingError({ title: 'Door open' });
-      await smtp.nextMail(); // the flow has logged in and worked
+      await nextMail(smtp); // the flow has logged in and worked
       const tokens = new Set(
         ctx.sim.requests.map((r) => r.authorization?.replace(/^Bearer\s+/i, '')).filter((t): t is string => !!t),
       );

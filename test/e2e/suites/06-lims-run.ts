@@ -1,37 +1,8 @@
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'net';
 import { PDFDocument } from 'pdf-lib';
-import { SMTPServer, SMTPServerDataStream } from 'smtp-server';
 import { until } from '../../support/embedded-red';
+import { SmtpReceiver, startSmtpReceiver } from '../../support/smtp-receiver';
 import { E2e, exampleFlow } from './common';
-
-/** A local SMTP server that keeps each mail's raw text. */
-async function mailbox(): Promise<{ port: number; mails: string[]; close(): Promise<void> }> {
-  const mails: string[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    allowInsecureAuth: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    onAuth(auth, _session, cb) {
-      cb(null, { user: auth.username });
-    },
-    onData(stream: SMTPServerDataStream, _session, cb) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        mails.push(Buffer.concat(chunks).toString('utf8'));
-        cb();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  return {
-    port: (server.server.address() as AddressInfo).port,
-    mails,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 /** The base64 body of the MIME part whose headers name `filename`, decoded. */
 function attachment(mail: string, filename: string): Buffer | undefined {
@@ -47,9 +18,9 @@ function attachment(mail: string, filename: string): Buffer | undefined {
 
 export function limsRunSuite(ctx: E2e): void {
   describe('06 Start a run from a LIMS request', function () {
-    let smtp: Awaited<ReturnType<typeof mailbox>>;
+    let smtp: SmtpReceiver;
     beforeEach(async function () {
-      smtp = await mailbox();
+      smtp = await startSmtpReceiver();
     });
     afterEach(async function () {
       await smtp.close();
@@ -84,7 +55,7 @@ export function limsRunSuite(ctx: E2e): void {
         create.map((r) => r.body),
         [{ protocolId: 1, simulate: true, recompile: false }],
       );
-      const mail = await until('the report mail', () => smtp.mails[0], 15_000);
+      const mail = await until('the report mail', () => smtp.mails[0]?.raw, 15_000);
       const [record] = ctx.sim.runs.records.all;
       assert.equal(res.body.runId, record.id);
       assert.match(mail, /^Subject: Run completed: Demo protocol\r?$/m);
