@@ -10,6 +10,7 @@ import os from 'os';
 import path from 'path';
 import { AddressInfo } from 'net';
 import { Simulator } from '../../src/simulator';
+import { requestText, TextResponse } from '../support/http-text';
 import { startSimulator } from '../support/runtime';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -29,28 +30,19 @@ function freePort(): Promise<number> {
   });
 }
 
-function call(method: string, url: string, body?: unknown, token?: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(
-      url,
-      {
-        method,
-        headers: {
-          ...(data ? { 'Content-Type': 'application/json' } : {}),
-          ...(token ? { Authorization: `Bearer ${token}` } : {}),
-        },
+function call(method: string, url: string, body?: unknown, token?: string): Promise<TextResponse> {
+  const data = body === undefined ? undefined : JSON.stringify(body);
+  return requestText(
+    url,
+    {
+      method,
+      headers: {
+        ...(data ? { 'Content-Type': 'application/json' } : {}),
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
       },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
+    },
+    data,
+  );
 }
 
 describe('admin endpoints with adminAuth (real Node-RED, red.js)', function () {

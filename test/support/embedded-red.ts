@@ -11,6 +11,7 @@ import http from 'http';
 import os from 'os';
 import path from 'path';
 import type { AddressInfo } from 'net';
+import { requestText, TextResponse } from './http-text';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -79,28 +80,19 @@ export interface EmbeddedRed {
 let started: Promise<EmbeddedRed> | undefined;
 let stop: (() => Promise<void>) | undefined;
 
-export function request(method: string, url: string, body?: unknown): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const req = http.request(
-      url,
-      {
-        method,
-        agent: false,
-        headers: data
-          ? { 'Content-Type': 'application/json', 'Content-Length': data.length, 'Node-RED-Deployment-Type': 'full' }
-          : {},
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
+export function request(method: string, url: string, body?: unknown): Promise<TextResponse> {
+  const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  return requestText(
+    url,
+    {
+      method,
+      agent: false,
+      headers: data
+        ? { 'Content-Type': 'application/json', 'Content-Length': data.length, 'Node-RED-Deployment-Type': 'full' }
+        : {},
+    },
+    data,
+  );
 }
 
 async function start(): Promise<EmbeddedRed> {

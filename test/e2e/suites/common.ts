@@ -1,7 +1,7 @@
 import { randomBytes } from 'crypto';
-import http from 'http';
 import { Simulator } from '../../../src/simulator';
 import { Credentials, DebugMessage, EmbeddedRed, FlowNode, loadExample } from '../../support/embedded-red';
+import { requestText, TextResponse } from '../../support/http-text';
 
 /** What every example suite gets: the shared embedded Node-RED and a fresh simulator per test. */
 export interface E2e {
@@ -64,26 +64,17 @@ export function pageForm(html: string): { t: string; form: string } {
 }
 
 /** A form POST, as a browser sends the answer page's form. */
-export function formPost(url: string, fields: Record<string, string>): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const body = Buffer.from(new URLSearchParams(fields).toString());
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        agent: false,
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': body.length },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+export function formPost(url: string, fields: Record<string, string>): Promise<TextResponse> {
+  const body = Buffer.from(new URLSearchParams(fields).toString());
+  return requestText(
+    url,
+    {
+      method: 'POST',
+      agent: false,
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': body.length },
+    },
+    body,
+  );
 }
 
 /** Sets environment variables for a describe block's tests (the examples read LH_PUBLIC_URL, CHAT_WEBHOOK_URL) and restores them after each. */
