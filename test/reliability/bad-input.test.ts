@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import http from 'http';
 import { AddressInfo } from 'net';
 import { Simulator } from '../../src/simulator';
-import { collect, helper, loadFlow, nextMessage, SIMULATOR_CA_FILE, startSimulator, USER } from '../support/runtime';
+import { collect, helper, loadFlow, nextMessage, serverFlow, startSimulator, USER } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 
@@ -75,17 +75,7 @@ describe('bad input: every node fails clearly, sends nothing and keeps working',
     await odd.start();
     deadPort = await closedPort();
     const nodes: Msg[] = [
-      {
-        id: 'server',
-        type: 'lh-server',
-        name: 'sim',
-        baseUrl: sim.baseUrl,
-        instrumentUrl: sim.instrumentUrl,
-        clientKey: 'nodered1',
-        tls: 'tls',
-        timeout: 3000,
-      },
-      { id: 'tls', type: 'tls-config', name: 'sim CA', cert: '', key: '', ca: SIMULATOR_CA_FILE, verifyservercert: true },
+      ...serverFlow(sim, { tlsId: 'tls', timeout: 3000 }).nodes,
       {
         id: 'oddServer',
         type: 'lh-server',

@@ -3,7 +3,7 @@
  * login attempt per deploy or per Test connection, however many nodes fire and however long a poll node polls.
  */
 import assert from 'node:assert/strict';
-import { collect, helper, loadFlow, nextMessage, SIMULATOR_CA_FILE } from '../support/runtime';
+import { collect, helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
 import { seenErrors, statusWhere } from '../nodes/lh-error-poll.support';
 
@@ -22,17 +22,7 @@ describe('lockout safety', function () {
   function flow(password: string): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
     return {
       nodes: [
-        {
-          id: 'server',
-          type: 'lh-server',
-          name: 'sim',
-          baseUrl: sim.baseUrl,
-          instrumentUrl: sim.instrumentUrl,
-          clientKey: 'nodered1',
-          tls: 'tls',
-          timeout: 3000,
-        },
-        { id: 'tls', type: 'tls-config', name: 'sim CA', cert: '', key: '', ca: SIMULATOR_CA_FILE, verifyservercert: true },
+        ...serverFlow(sim, { tlsId: 'tls', timeout: 3000 }).nodes,
         { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'both', interval: 0.5, wires: [[], [], []] },
         { id: 'steps', type: 'lh-steps', server: 'server', operation: 'list', protocolId: '2', wires: [['out']] },
         { id: 'settings', type: 'lh-settings', server: 'server', operation: 'get-software-settings', wires: [['out']] },

@@ -75,6 +75,8 @@ export interface ServerFlowOptions {
   withB?: boolean;
   clientKey?: string;
   timeout?: number;
+  /** the tls-config node's id; `<id>-tls` unless given */
+  tlsId?: string;
   credentials?: Record<string, string>;
   config?: Record<string, unknown>;
 }
@@ -89,6 +91,7 @@ export function serverFlow(
 } {
   const id = options.id ?? 'server';
   const withB = options.withB ?? true;
+  const tlsId = options.tlsId ?? `${id}-tls`;
   const nodes: Record<string, unknown>[] = [
     {
       id,
@@ -97,14 +100,14 @@ export function serverFlow(
       baseUrl: sim.baseUrl,
       instrumentUrl: withB ? sim.instrumentUrl : '',
       clientKey: options.clientKey ?? 'nodered1',
-      tls: withB ? `${id}-tls` : '',
+      tls: withB ? tlsId : '',
       timeout: options.timeout ?? 5000,
       ...options.config,
     },
   ];
   if (withB)
     nodes.push({
-      id: `${id}-tls`,
+      id: tlsId,
       type: 'tls-config',
       name: 'sim CA',
       cert: '',
