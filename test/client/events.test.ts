@@ -53,6 +53,16 @@ function queue(): { listener: (e: InstrumentEvent) => void; next(): Promise<Inst
   };
 }
 
+/** Subscribes a queue to `channel` of `client`; resolves with the queue once the channel is connected. */
+async function listening(client: LiquidHandlerClient, channel: EventChannel): Promise<ReturnType<typeof queue>> {
+  const q = queue();
+  const connected = nextState(client, channel, 'connected');
+  if (channel === 'events') client.events.onEvents(q.listener);
+  else client.events.onErrors(q.listener);
+  await connected;
+  return q;
+}
+
 describe('client: event sockets', function () {
   const suite = useClients({ prefix: '/NimbusLite' }, { events: FAST });
 
@@ -65,10 +75,7 @@ describe('client: event sockets', function () {
   it('connects when the first listener subscribes and delivers events unwrapped and normalised', async function () {
     const client = suite.make();
     assert.equal(client.events.state('events'), 'idle');
-    const connected = nextState(client, 'events', 'connected');
-    const q = queue();
-    client.events.onEvents(q.listener);
-    await connected;
+    const q = await listening(client, 'events');
     assert.equal(client.events.state('events'), 'connected');
     assert.equal(client.events.state('errors'), 'idle', 'a channel opens only when someone listens to it');
     suite.sim.publishEvent('MessageBox', 'Door open', { viewId: 'v1', buttons: ['Ok'] });
@@ -127,10 +134,7 @@ describe('client: event sockets', function () {
 
   it('reconnects after the simulator drops the socket, and receives again', async function () {
     const client = suite.make();
-    const q = queue();
-    const connected = nextState(client, 'errors', 'connected');
-    client.events.onErrors(q.listener);
-    await connected;
+    const q = await listening(client, 'errors');
     const lost = nextState(client, 'errors', 'disconnected');
     const back = nextState(client, 'errors', 'connected');
     assert.equal(suite.sim.dropEventSockets(), 1);
@@ -156,10 +160,7 @@ describe('client: event sockets', function () {
 
   it('reconnects after a simulator restart (state kept)', async function () {
     const client = suite.make();
-    const q = queue();
-    const connected = nextState(client, 'events', 'connected');
-    client.events.onEvents(q.listener);
-    await connected;
+    const q = await listening(client, 'events');
     const lost = nextState(client, 'events', 'disconnected');
     const back = nextState(client, 'events', 'connected');
     await suite.sim.restart(150);
@@ -171,10 +172,7 @@ describe('client: event sockets', function () {
 
   it('delivers instincterrors frames that firmwareErrorFromFrame reads as raised and resolved', async function () {
     const client = suite.make();
-    const q = queue();
-    const connected = nextState(client, 'errors', 'connected');
-    client.events.onErrors(q.listener);
-    await connected;
+    const q = await listening(client, 'errors');
     const pending = suite.sim.injectPendingError({ title: 'Clot detected', responses: ['Retry', 'Abort'] });
     const raised = firmwareErrorFromFrame(await q.next());
     assert.ok(raised.kind === 'raised');
