@@ -15,6 +15,7 @@
  * LH_BENCH_FLEET_SECONDS / LH_BENCH_PUSH_SECONDS change the sizes.
  */
 import { EmbeddedNodeRed, FlowNode, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
+import { Detection, tallyDetections } from './support/detections';
 import { SimFleet } from './support/sim-fleet';
 import { forceGc, percentile, preciseNow, printTable, round, sleep, verdict, writeResult } from './support/report';
 
@@ -69,23 +70,31 @@ function memory(u: Usage): { rss: Record<string, number>; heapUsed: Record<strin
   };
 }
 
-async function pollOnly(red: EmbeddedNodeRed): Promise<Record<string, unknown>> {
-  const fleet = await SimFleet.start(INSTRUMENTS);
-  const flow: FlowNode[] = [tab('t'), sink('out', 't')];
-  fleet.addresses.forEach((a, i) => {
-    flow.push(serverNode(`srv${i}`, a.baseUrl));
-    flow.push({
+/** One lh-server and one lh-error-poll (source A) per simulator of the fleet, outputs wired as `wires` says. */
+function errorPollPerInstrument(fleet: SimFleet, intervalMs: number, listen: boolean, wires: string[][]): FlowNode[] {
+  return fleet.addresses.flatMap((a, i) => [
+    serverNode(`srv${i}`, a.baseUrl),
+    {
       id: `poll${i}`,
       type: 'lh-error-poll',
       z: 't',
       name: '',
       server: `srv${i}`,
       source: 'A',
-      interval: String(INTERVAL_MS / 1000),
-      listen: false,
-      wires: [['out'], ['out'], ['out']],
-    });
-  });
+      interval: String(intervalMs / 1000),
+      listen,
+      wires,
+    },
+  ]);
+}
+
+async function pollOnly(red: EmbeddedNodeRed): Promise<Record<string, unknown>> {
+  const fleet = await SimFleet.start(INSTRUMENTS);
+  const flow: FlowNode[] = [
+    tab('t'),
+    sink('out', 't'),
+    ...errorPollPerInstrument(fleet, INTERVAL_MS, false, [['out'], ['out'], ['out']]),
+  ];
   await red.deploy(flow);
   await sleep(WARMUP_MS);
   const usage = await measure(() => sleep(WINDOW_MS));
@@ -154,22 +163,13 @@ async function pollOnly(red: EmbeddedNodeRed): Promise<Record<string, unknown>> 
 
 async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>> {
   const fleet = await SimFleet.start(PUSH_INSTRUMENTS);
-  const flow: FlowNode[] = [tab('t'), sink('raised', 't'), sink('other', 't')];
-  fleet.addresses.forEach((a, i) => {
-    flow.push(serverNode(`srv${i}`, a.baseUrl));
-    flow.push({
-      id: `poll${i}`,
-      type: 'lh-error-poll',
-      z: 't',
-      name: '',
-      server: `srv${i}`,
-      source: 'A',
-      interval: String(PUSH_INTERVAL_MS / 1000),
-      listen: true,
-      wires: [['raised'], ['other'], ['other']],
-    });
-  });
-  const raised: { key: string; time: number }[] = [];
+  const flow: FlowNode[] = [
+    tab('t'),
+    sink('raised', 't'),
+    sink('other', 't'),
+    ...errorPollPerInstrument(fleet, PUSH_INTERVAL_MS, true, [['raised'], ['other'], ['other']]),
+  ];
+  const raised: Detection[] = [];
   await red.deploy(flow);
   red.onInput('raised', (msg: Msg) => raised.push({ key: String(msg.errorId), time: preciseNow() }));
   await sleep(WARMUP_MS * 2);
@@ -200,20 +200,8 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
   await red.deploy([tab('t')]);
   await fleet.stop();
 
-  const firstSeen = new Map<string, number>();
-  const times = new Map<string, number>();
-  for (const r of raised) {
-    times.set(r.key, (times.get(r.key) ?? 0) + 1);
-    if (!firstSeen.has(r.key)) firstSeen.set(r.key, r.time);
-  }
-  const latencies: number[] = [];
-  let missed = 0;
-  for (const inj of injected) {
-    const seen = firstSeen.get(inj.key);
-    if (seen === undefined) missed++;
-    else latencies.push(seen - inj.time);
-  }
-  const duplicated = [...times.values()].filter((n) => n > 1).length;
+  const { latencies, missed, counts } = tallyDetections(raised, injected);
+  const duplicated = [...counts.values()].filter((n) => n > 1).length;
   const { rss, heapUsed } = memory(usage);
   const result = {
     instruments: PUSH_INSTRUMENTS,

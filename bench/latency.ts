@@ -10,6 +10,7 @@
  * (250 ms down; no error is injected while it is down, as a stopped instrument raises none).
  */
 import { Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
+import { Detection, tallyDetections } from './support/detections';
 import { SimFleet } from './support/sim-fleet';
 import { percentile, preciseNow, printTable, round, Row, sleep, verdict, writeResult } from './support/report';
 
@@ -75,7 +76,7 @@ async function main(): Promise<void> {
       sink('resolved', 't'),
       sink('conn', 't'),
     ]);
-    const raised: { key: string; time: number }[] = [];
+    const raised: Detection[] = [];
     let connectionEvents = 0;
     red.onInput('raised', (msg: Msg) =>
       raised.push({ key: String(msg.source === 'B' ? msg.uuid : msg.errorId), time: preciseNow() }),
@@ -90,22 +91,10 @@ async function main(): Promise<void> {
     const injected = await fleet.injections();
     const polls = (await fleet.log()).filter((e) => e.path === '/api/v1/errors/check-for-pending-errors').map((e) => e.time);
 
-    const firstSeen = new Map<string, number>();
-    const times = new Map<string, number>();
-    for (const r of raised) {
-      times.set(r.key, (times.get(r.key) ?? 0) + 1);
-      if (!firstSeen.has(r.key)) firstSeen.set(r.key, r.time);
-    }
-    const latencies: number[] = [];
-    let lost = 0;
-    for (const inj of injected) {
-      const seen = firstSeen.get(inj.key);
-      if (seen === undefined) lost++;
-      else latencies.push(seen - inj.time);
-    }
+    const { latencies, missed: lost, counts } = tallyDetections(raised, injected);
     const injectedKeys = new Set(injected.map((i) => i.key));
-    const duplicated = [...times.entries()].filter(([k, n]) => injectedKeys.has(k) && n > 1).length;
-    const unexpected = [...times.keys()].filter((k) => !injectedKeys.has(k)).length;
+    const duplicated = [...counts.entries()].filter(([k, n]) => injectedKeys.has(k) && n > 1).length;
+    const unexpected = [...counts.keys()].filter((k) => !injectedKeys.has(k)).length;
     const gaps = polls.slice(1).map((t, i) => t - polls[i]);
     const p50 = percentile(latencies, 50);
     const p99 = percentile(latencies, 99);
