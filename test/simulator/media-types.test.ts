@@ -14,9 +14,10 @@ const A_TYPES = [
   'Application/JSON; charset=utf-8',
 ];
 
-function status(fn: () => void): number {
+/** The status checkMediaType refuses the media type with; 0 when it accepts it. */
+function status(...args: Parameters<typeof checkMediaType>): number {
   try {
-    fn();
+    checkMediaType(...args);
     return 0;
   } catch (err) {
     assert.ok(err instanceof HttpProblem);
@@ -27,41 +28,17 @@ function status(fn: () => void): number {
 describe('simulator: media types by mode', function () {
   it('default (lenient, as a real instrument): every JSON media type on every A body; B keeps its versioned type', function () {
     for (const kind of ['json', 'json-patch'] as const)
-      for (const type of A_TYPES)
-        assert.equal(
-          status(() => checkMediaType(kind, type, true)),
-          0,
-          `${kind} ${type}`,
-        );
+      for (const type of A_TYPES) assert.equal(status(kind, type, true), 0, `${kind} ${type}`);
     for (const type of ['text/xml', 'application/x-www-form-urlencoded', undefined])
-      assert.equal(
-        status(() => checkMediaType('json', type, true)),
-        415,
-        String(type),
-      );
-    assert.equal(
-      status(() => checkMediaType('vector', 'application/json', true)),
-      415,
-    );
-    assert.equal(
-      status(() => checkMediaType('vector', 'application/json; x-api-version=3.0', true)),
-      0,
-    );
+      assert.equal(status('json', type, true), 415, String(type));
+    assert.equal(status('vector', 'application/json', true), 415);
+    assert.equal(status('vector', 'application/json; x-api-version=3.0', true), 0);
   });
 
   it('strict: only the type interfaces.md names for the operation', function () {
-    assert.equal(
-      status(() => checkMediaType('json-patch', 'application/json', false)),
-      415,
-    );
-    assert.equal(
-      status(() => checkMediaType('json', 'application/json-patch+json', false)),
-      415,
-    );
-    assert.equal(
-      status(() => checkMediaType('json-patch', 'application/json-patch+json; charset=utf-8', false)),
-      0,
-    );
+    assert.equal(status('json-patch', 'application/json', false), 415);
+    assert.equal(status('json', 'application/json-patch+json', false), 415);
+    assert.equal(status('json-patch', 'application/json-patch+json; charset=utf-8', false), 0);
   });
 
   it('the options: strict wins, lenientMediaTypes is its older inverse, the default is lenient', function () {
