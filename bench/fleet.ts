@@ -17,7 +17,7 @@
 import { EmbeddedNodeRed, FlowNode, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
 import { Detection, tallyDetections } from './support/detections';
 import { SimFleet } from './support/sim-fleet';
-import { forceGc, percentile, preciseNow, printTable, round, sleep, verdict, writeResult } from './support/report';
+import { forceGc, percentile, preciseNow, printTable, round, Row, sleep, verdict, writeResult } from './support/report';
 
 const PARTS = (process.env.LH_BENCH_FLEET_PARTS ?? 'poll,push').split(',').map((p) => p.trim());
 const INSTRUMENTS = Number(process.env.LH_BENCH_INSTRUMENTS ?? 100);
@@ -88,6 +88,24 @@ function errorPollPerInstrument(fleet: SimFleet, intervalMs: number, listen: boo
   ]);
 }
 
+/** The CPU (≤ 10 % of one core) and RSS growth rows of a part's table. */
+function usageRows(
+  cpuPercent: number,
+  rss: ReturnType<typeof memory>['rss'],
+  rssLimitMb: number,
+  pass: { cpu: boolean; rss: boolean },
+): Row[] {
+  return [
+    { measure: 'CPU, share of one core', value: `${cpuPercent} %`, target: '≤ 10 %', verdict: verdict(pass.cpu) },
+    {
+      measure: 'RSS growth (after GC)',
+      value: `${rss.growthMb} MB (${rss.startMb} → ${rss.endMb})`,
+      target: `≤ ${rssLimitMb} MB`,
+      verdict: verdict(pass.rss),
+    },
+  ];
+}
+
 async function pollOnly(red: EmbeddedNodeRed): Promise<Record<string, unknown>> {
   const fleet = await SimFleet.start(INSTRUMENTS);
   const flow: FlowNode[] = [
@@ -137,18 +155,7 @@ async function pollOnly(red: EmbeddedNodeRed): Promise<Record<string, unknown>> 
   printTable(
     `Fleet, poll only: ${INSTRUMENTS} instruments polled every ${INTERVAL_MS / 1000} s for ${result.windowS} s in one Node-RED process`,
     [
-      {
-        measure: 'CPU, share of one core',
-        value: `${result.cpu.shareOfOneCore} %`,
-        target: '≤ 10 %',
-        verdict: verdict(result.pass.cpu),
-      },
-      {
-        measure: 'RSS growth (after GC)',
-        value: `${rss.growthMb} MB (${rss.startMb} → ${rss.endMb})`,
-        target: '≤ 20 MB',
-        verdict: verdict(result.pass.rss),
-      },
+      ...usageRows(result.cpu.shareOfOneCore, rss, 20, result.pass),
       {
         measure: 'poll jitter p99 (p50)',
         value: `${jitterP99} ms (${result.jitterMs.p50} ms)`,
@@ -231,18 +238,7 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
   printTable(
     `Fleet, pushes: ${PUSH_INSTRUMENTS} instruments with sockets and a ${PUSH_INTERVAL_MS / 1000} s safety-net poll for ${result.windowS} s, ${DROP_SHARE * 100} % of the sockets dropped every minute`,
     [
-      {
-        measure: 'CPU, share of one core',
-        value: `${result.cpu.shareOfOneCore} %`,
-        target: '≤ 10 %',
-        verdict: verdict(result.pass.cpu),
-      },
-      {
-        measure: 'RSS growth (after GC)',
-        value: `${rss.growthMb} MB (${rss.startMb} → ${rss.endMb})`,
-        target: '≤ 50 MB',
-        verdict: verdict(result.pass.rss),
-      },
+      ...usageRows(result.cpu.shareOfOneCore, rss, 50, result.pass),
       {
         measure: 'errors missed / duplicated',
         value: `${missed} / ${duplicated} of ${injected.length} injected`,
