@@ -65,6 +65,22 @@ export class AnswerLedger {
     };
   }
 
+  /**
+   * The instrument listed its open errors (`listed`, asked at `askedAt`): an error answered before that and no
+   * longer listed is over, so its id may come back as a new error (an instrument restarted, ids made from codes).
+   * Answers in flight, and answers given after the list was asked for, are kept.
+   */
+  forgetOver(listed: ReadonlySet<string>, askedAt: number): void {
+    for (const [key, record] of this.records) {
+      if (record.outcome === 'answered' && record.at <= askedAt && !listed.has(key)) this.records.delete(key);
+    }
+  }
+
+  /** When a list of open errors is asked for (the ledger's clock). */
+  stamp(): number {
+    return this.now();
+  }
+
   get size(): number {
     return this.records.size;
   }
@@ -105,6 +121,16 @@ export function isAlreadyHandled(err: LhError): boolean {
   if (err.statusCode === 409) return true;
   const refusal = err.kind === 'instrument' || (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500);
   return refusal && /already (been )?(handled|answered)/i.test(`${err.message} ${JSON.stringify(err.body ?? '')}`);
+}
+
+/** The error keys (`id` for A, `uuid` for B) of a list of open errors, as the ledger keys them. */
+export function listedKeys(list: readonly unknown[], field: 'id' | 'uuid'): Set<string> {
+  const keys = new Set<string>();
+  for (const e of list) {
+    const key = e && typeof e === 'object' ? (e as Record<string, unknown>)[field] : undefined;
+    if (typeof key === 'string' || typeof key === 'number') keys.add(String(key));
+  }
+  return keys;
 }
 
 const ledgers = new Map<string, AnswerLedger>();
