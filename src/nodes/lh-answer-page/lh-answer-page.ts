@@ -21,6 +21,12 @@ const OP = 'answer-page';
 const DEFAULT_LINK_TEXT = 'Answer: {{answerUrl}}';
 const MAX_NAME = 80;
 const MAX_REMEMBERED = 1000;
+const NO_CONFIRMATION = 'no confirmation received: it may have been applied; check the instrument before answering again';
+
+/** A timeout, a reset or a 5xx: the instrument may have applied the answer without confirming it. */
+function mayHaveApplied(err: LhError): boolean {
+  return err.kind === 'network' || err.kind === 'timeout' || (err.statusCode ?? 0) >= 500;
+}
 
 type ErrorRecord = Record<string, unknown>;
 type Source = 'A' | 'B';
@@ -174,7 +180,9 @@ export = function register(RED: Red): void {
       const base: OutcomeView = { kind: 'form-used', instrument: displayName(), errorKey: link.key, title };
       if (!forms.use(form.get('form'), link.key)) return reply(res, 403, outcomePage(base));
       const typed = (form.get('by') ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_NAME);
-      const by = typed !== '' ? typed : basicAuthUser(req);
+      // the user httpNodeAuth checked is who answered; a typed name never replaces it (it goes into `name`)
+      const user = RED.settings.httpNodeAuth ? basicAuthUser(req) : undefined;
+      const by = user ?? (typed !== '' ? typed : undefined);
       const chosen = link.source === 'A' ? form.get('response') : form.get('action');
       const { client, server } = instrument();
 
@@ -205,6 +213,10 @@ export = function register(RED: Red): void {
         const previous = outcome.previous;
         const prior = previous ? { answer: answerLabel(link.source, shownRecord, previous.response), by: previous.by, at: zonedTime(previous.at) } : {};
         Object.assign(view, prior, alreadyView(client, link.source, link.key) ?? {});
+      } else if (outcome.outcome === 'failed' && mayHaveApplied(outcome.error)) {
+        outcome = { ...outcome, message: `${NO_CONFIRMATION} (${outcome.message})` };
+        Object.assign(view, { reason: outcome.message, unconfirmed: true });
+        status.warn('lh-answer-page.status.notAnswered', { id: link.key });
       } else if (outcome.outcome === 'refused' || outcome.outcome === 'failed') {
         view.reason = outcome.message;
         status.warn('lh-answer-page.status.notAnswered', { id: link.key });
@@ -218,6 +230,7 @@ export = function register(RED: Red): void {
             errorKey: link.key,
             response: chosen ?? null,
             by: by ?? null,
+            name: typed !== '' ? typed : null,
             at: new Date().toISOString(),
             outcome: outcome.outcome,
             ...(outcome.outcome === 'answered' ? {} : { reason: outcome.message }),
