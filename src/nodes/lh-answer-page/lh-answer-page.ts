@@ -13,7 +13,8 @@ import { FormTokens } from './form-tokens';
 import { basicAuthUser, PageRequest, queryParam, servePage } from './http-routes';
 import { instrumentDigest, signedBy, signLink, verifyLink } from './link-signing';
 import { answerLabel, errorView } from './page-view';
-import { errorIn, expiryMs, pageUrl, routePath } from './page-links';
+import { expiryMs, pageUrl, routePath } from './page-links';
+import { errorInMsg } from '../shared/error-in-msg';
 import { forbiddenPage, OutcomeView, outcomePage, PAGE_HEADERS, questionPage } from './page-html';
 import { migrateConfig } from '../shared/migrations';
 
@@ -92,7 +93,7 @@ export = function register(RED: Red): void {
     }
 
     node.on('input', (msg, send, done) => {
-      const found = msg.event === 'resolved' ? undefined : errorIn(msg);
+      const found = msg.event === 'resolved' ? undefined : errorInMsg(msg);
       if (!found) {
         send([msg, null]);
         return done();

@@ -8,23 +8,12 @@ import { answerLabel, decide } from './decision';
 import { books, newBook, PendingDefault } from './pending-defaults';
 import { compileRules, CompiledRule, matchRule } from './rules';
 import { migrateConfig } from '../shared/migrations';
+import { errorInMsg } from '../shared/error-in-msg';
 
 const CONTEXT_KEY = 'lhErrorPolicy';
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const OP = 'error-policy';
 const IN_FLIGHT_RECHECK_MS = 1000;
-
-type ErrorRecord = Record<string, unknown>;
-type Source = 'A' | 'B';
-
-function errorOf(msg: NodeMessage): { source: Source; key: string; record: ErrorRecord } | undefined {
-  const record = msg.payload;
-  if (!record || typeof record !== 'object' || Array.isArray(record)) return undefined;
-  const r = record as ErrorRecord;
-  const source: Source = msg.source === 'B' || (msg.source !== 'A' && typeof r.uuid === 'string') ? 'B' : 'A';
-  const id = source === 'A' ? r.id : r.uuid;
-  return typeof id === 'string' || typeof id === 'number' ? { source, key: String(id), record: r } : undefined;
-}
 
 export = function register(RED: Red): void {
   function LhErrorPolicy(this: unknown, config: NodeConfig): void {
@@ -214,7 +203,7 @@ export = function register(RED: Red): void {
 
     node.on('input', (msg: NodeMessage, send, done) => {
       if (setupError) return done(setupError);
-      const found = errorOf(msg);
+      const found = errorInMsg(msg);
       if (!found || (msg.event !== 'raised' && msg.event !== 'resolved')) {
         send([msg, null, null]);
         return done();
