@@ -2,8 +2,13 @@ import assert from 'node:assert/strict';
 import { collect, helper, nextMessage } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
 import { until } from '../support/until';
-import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { bServerFlow, runtimeSettings, seenErrors } from '../nodes/lh-error-poll.support';
 import { forgetAllAnswers, loadWithPage } from '../nodes/lh-answer-page.support';
+import path from 'path';
+
+const pending = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'lh-error-policy', 'pending-defaults.js')) as {
+  forgetAllPending(): void;
+};
 
 type Msg = Record<string, unknown>;
 
@@ -17,7 +22,7 @@ describe('error policy: defaults in flight', function () {
   const runtimePuts = (): Msg[] =>
     sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime') as unknown as Msg[];
 
-  function flow(rule: Msg, timeout: number): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
+  function flow(rule: Msg, timeout: number, store = ''): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
     const server = bServerFlow(sim, { withB: false, timeout });
     const onTab = (n: Msg): Msg => ({ ...n, z: 'tab' });
     return {
@@ -100,5 +105,42 @@ describe('error policy: defaults in flight', function () {
     assert.equal(caught.length, 0, `reported to Catch: ${JSON.stringify(caught[0]?.error)}`);
     assert.equal(autos[0].outcome, 'answered');
     assert.equal(sim.state.pendingErrors.length, 0);
+  });
+
+  it('a default in flight when Node-RED stops is kept in the context store and sent once after the restart', async function () {
+    runtimeSettings({ contextStorage: { default: { module: 'memory' }, keep: { module: 'memory' } } });
+    try {
+      const f = flow(
+        { source: 'any', minSeverity: '', pattern: '', code: '', mode: 'semi-automatic', answer: 'Retry', delay: 1 },
+        2000,
+        'keep',
+      );
+      await loadWithPage(f.nodes, f.credentials);
+      await (helper as unknown as { _redNodes: { loadContextsPlugin(): Promise<void> } })._redNodes.loadContextsPlugin();
+      await helper.setFlows(f.nodes as never, 'full', f.credentials as never);
+      const error = sim.injectPendingError({ title: 'Clot' }) as unknown as Msg;
+      const notified = nextMessage(helper.getNode('notify'));
+      helper.getNode('policy').receive({ payload: error, source: 'A', event: 'raised' });
+      await notified;
+      await clientOf().prep.pendingErrors();
+      sim.setFaults({ timeoutRate: 1, timeoutHoldMs: 60000 });
+      await until(() => runtimePuts().length > 0, 'the default to be sent');
+      await new Promise((r) => setImmediate(r)); // the in-flight mark is written
+
+      // a crash: the module state (pending books, answer ledger) is gone, the context store keeps what was written
+      pending.forgetAllPending();
+      forgetAllAnswers();
+      seenErrors.forgetAllWatches();
+      sim.clearFaults();
+      await helper.setFlows(f.nodes as never, 'full', f.credentials as never);
+      const autos = collect(helper.getNode('auto'));
+      const escalations = collect(helper.getNode('escalate'));
+      await until(() => autos.length + escalations.length > 0, 'the default to be answered or escalated', 10000);
+      assert.equal(escalations.length, 0);
+      assert.equal(autos[0].outcome, 'answered');
+      assert.ok(!sim.state.pendingErrors.some((e) => e.id === error.id));
+    } finally {
+      runtimeSettings({ contextStorage: undefined });
+    }
   });
 });
