@@ -35,7 +35,7 @@ describe('error policy: defaults in flight', function () {
           type: 'lh-error-policy',
           server: 'server',
           rules: [rule],
-          store: '',
+          store,
           wires: [['notify'], ['auto'], ['escalate']],
         }),
         onTab({ id: 'notify', type: 'helper' }),
