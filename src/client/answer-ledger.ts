@@ -33,6 +33,8 @@ export const MAX_ANSWERS_KEPT = 5000;
  */
 export class AnswerLedger {
   private readonly records = new Map<string, AnswerRecord>();
+  /** answers to errors that are over (no longer listed): shown to whoever asks, never blocking a new answer */
+  private readonly past = new Map<string, AnswerRecord>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -72,8 +74,18 @@ export class AnswerLedger {
    */
   forgetOver(listed: ReadonlySet<string>, askedAt: number): void {
     for (const [key, record] of this.records) {
-      if (record.outcome === 'answered' && record.at <= askedAt && !listed.has(key)) this.records.delete(key);
+      if (record.outcome !== 'answered' || record.at > askedAt || listed.has(key)) continue;
+      this.records.delete(key);
+      this.past.delete(key);
+      this.past.set(key, record);
+      if (this.past.size > MAX_ANSWERS_KEPT) this.past.delete(this.past.keys().next().value as string);
     }
+  }
+
+  /** The answer given to an error that is over (see forgetOver); an id reused by a new error may be listed again. */
+  lookupPast(errorKey: string): AnswerRecord | undefined {
+    const found = this.past.get(errorKey);
+    return found ? { ...found } : undefined;
   }
 
   /** When a list of open errors is asked for (the ledger's clock). */
@@ -162,6 +174,11 @@ export class InstrumentAnswers {
 
   lookup(errorKey: string): AnswerRecord | undefined {
     return this.a.lookup(errorKey) ?? this.b?.lookup(errorKey);
+  }
+
+  /** The answer this Node-RED gave to an error the instrument no longer lists (for "who answered" pages). */
+  lookupPast(errorKey: string): AnswerRecord | undefined {
+    return this.a.lookupPast(errorKey) ?? this.b?.lookupPast(errorKey);
   }
 }
 

@@ -54,6 +54,7 @@ describe('answer ledger: errors that are over', function () {
     const inFlight = ledger.reserve('sending', 'Retry', 'answer-error');
     ledger.forgetOver(new Set(['listed']), 2000);
     assert.equal(ledger.lookup('over'), undefined);
+    assert.equal(ledger.lookupPast('over')?.response, 'Retry', 'who answered stays known for pages');
     assert.equal(ledger.lookup('listed')?.outcome, 'answered');
     assert.equal(ledger.lookup('sending')?.outcome, 'in-flight');
     assert.throws(() => ledger.reserve('sending', 'Abort', 'answer-error'), /is being answered/);

@@ -144,8 +144,9 @@ export = function register(RED: Red): void {
       }
     }
 
-    function alreadyView(client: LiquidHandlerClient, source: Source, key: string): OutcomeView | undefined {
-      const given = lookupAnswer(client, key);
+    /** `past`: also an answer to an error the instrument no longer lists (asked once the error is known not pending). */
+    function alreadyView(client: LiquidHandlerClient, source: Source, key: string, past = false): OutcomeView | undefined {
+      const given = lookupAnswer(client, key) ?? (past ? client.answers.lookupPast(key) : undefined);
       if (!given || given.outcome !== 'answered') return undefined;
       const record = records.get(key);
       return {
@@ -167,7 +168,10 @@ export = function register(RED: Red): void {
       const already = alreadyView(client, link.source, link.key);
       if (already) return reply(res, 200, outcomePage(already));
       const record = await pendingRecord(client, link.source, link.key);
-      if (!record) return reply(res, 200, outcomePage({ kind: 'not-pending', instrument: displayName(), errorKey: link.key }));
+      if (!record) {
+        const over = alreadyView(client, link.source, link.key, true);
+        return reply(res, 200, outcomePage(over ?? { kind: 'not-pending', instrument: displayName(), errorKey: link.key }));
+      }
       remember(link.key, record);
       const view = errorView(link.source, link.key, record, displayName(), link.expires);
       reply(res, 200, questionPage(view, String(token), forms.issue(link.key)));
