@@ -33,6 +33,8 @@ export const MAX_ANSWERS_KEPT = 5000;
  */
 export class AnswerLedger {
   private readonly records = new Map<string, AnswerRecord>();
+  /** answers to errors that are over (no longer listed): shown to whoever asks, never blocking a new answer */
+  private readonly past = new Map<string, AnswerRecord>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -63,6 +65,32 @@ export class AnswerLedger {
         if (this.records.get(errorKey) === record) this.records.delete(errorKey);
       },
     };
+  }
+
+  /**
+   * The instrument listed its open errors (`listed`, asked at `askedAt`): an error answered before that and no
+   * longer listed is over, so its id may come back as a new error (an instrument restarted, ids made from codes).
+   * Answers in flight, and answers given after the list was asked for, are kept.
+   */
+  forgetOver(listed: ReadonlySet<string>, askedAt: number): void {
+    for (const [key, record] of this.records) {
+      if (record.outcome !== 'answered' || record.at > askedAt || listed.has(key)) continue;
+      this.records.delete(key);
+      this.past.delete(key);
+      this.past.set(key, record);
+      if (this.past.size > MAX_ANSWERS_KEPT) this.past.delete(this.past.keys().next().value as string);
+    }
+  }
+
+  /** The answer given to an error that is over (see forgetOver); an id reused by a new error may be listed again. */
+  lookupPast(errorKey: string): AnswerRecord | undefined {
+    const found = this.past.get(errorKey);
+    return found ? { ...found } : undefined;
+  }
+
+  /** When a list of open errors is asked for (the ledger's clock). */
+  stamp(): number {
+    return this.now();
   }
 
   get size(): number {
@@ -107,6 +135,16 @@ export function isAlreadyHandled(err: LhError): boolean {
   return refusal && /already (been )?(handled|answered)/i.test(`${err.message} ${JSON.stringify(err.body ?? '')}`);
 }
 
+/** The error keys (`id` for A, `uuid` for B) of a list of open errors, as the ledger keys them. */
+export function listedKeys(list: readonly unknown[], field: 'id' | 'uuid'): Set<string> {
+  const keys = new Set<string>();
+  for (const e of list) {
+    const key = e && typeof e === 'object' ? (e as Record<string, unknown>)[field] : undefined;
+    if (typeof key === 'string' || typeof key === 'number') keys.add(String(key));
+  }
+  return keys;
+}
+
 const ledgers = new Map<string, AnswerLedger>();
 
 /** The URL as the ledger's key: scheme, host and port, path without trailing slashes. */
@@ -136,6 +174,11 @@ export class InstrumentAnswers {
 
   lookup(errorKey: string): AnswerRecord | undefined {
     return this.a.lookup(errorKey) ?? this.b?.lookup(errorKey);
+  }
+
+  /** The answer this Node-RED gave to an error the instrument no longer lists (for "who answered" pages). */
+  lookupPast(errorKey: string): AnswerRecord | undefined {
+    return this.a.lookupPast(errorKey) ?? this.b?.lookupPast(errorKey);
   }
 }
 

@@ -1,4 +1,4 @@
-import { AnswerLedger, AnswerOptions, alreadyAnsweredThere, isAlreadyHandled } from './answer-ledger';
+import { AnswerLedger, AnswerOptions, alreadyAnsweredThere, isAlreadyHandled, listedKeys } from './answer-ledger';
 import { LhError, validationError } from './errors';
 import { Sender } from './prep';
 import { UnsignedSpec } from './session';
@@ -56,6 +56,7 @@ export class InstrumentApi {
 
   async unhandledErrors(): Promise<InstrumentError[]> {
     const op = 'unhandled-errors';
+    const askedAt = this.answers.stamp();
     const res = await this.send<ResultWrapper<InstrumentError[]>>({
       method: 'GET',
       path: '/instrument-errors/unhandled',
@@ -74,7 +75,9 @@ export class InstrumentApi {
         body: wrapper,
       });
     }
-    return Array.isArray(wrapper.data) ? wrapper.data : [];
+    const list = Array.isArray(wrapper.data) ? wrapper.data : [];
+    this.answers.forgetOver(listedKeys(list, 'uuid'), askedAt);
+    return list;
   }
 
   /**

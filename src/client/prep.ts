@@ -1,4 +1,4 @@
-import { AnswerLedger, AnswerOptions, AnswerRecord, alreadyAnsweredThere, isAlreadyHandled } from './answer-ledger';
+import { AnswerLedger, AnswerOptions, AnswerRecord, alreadyAnsweredThere, isAlreadyHandled, listedKeys } from './answer-ledger';
 import { SOFTWARE_SETTING_FIELDS } from '../spec/contract';
 import { LhError, validationError } from './errors';
 import { UnsignedSpec } from './session';
@@ -234,6 +234,7 @@ export class PrepApi {
 
   async pendingErrors(): Promise<PendingError[]> {
     const op = 'check-for-pending-errors';
+    const askedAt = this.answers.stamp();
     const list = await this.data<unknown>(
       { method: 'GET', path: '/errors/check-for-pending-errors', operation: op, idempotent: true },
       true,
@@ -246,6 +247,7 @@ export class PrepApi {
         body: list,
       });
     }
+    this.answers.forgetOver(listedKeys(list, 'id'), askedAt);
     return list as PendingError[];
   }
 

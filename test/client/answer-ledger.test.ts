@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { AnswerLedger, answerLedgerFor, MAX_ANSWERS_KEPT } from '../../src/client/answer-ledger';
+import { AnswerLedger, answerLedgerFor, forgetAnswerLedgers, MAX_ANSWERS_KEPT } from '../../src/client/answer-ledger';
+import { useClients } from '../support/client-suite';
 import { LhError } from '../../src/client';
 
 describe('answer ledger', function () {
@@ -41,5 +42,108 @@ describe('answer ledger', function () {
   it('is one per instrument URL, however the URL is spelled', function () {
     assert.equal(answerLedgerFor('http://LAB-1.example:80/NimbusLite/'), answerLedgerFor('http://lab-1.example/NimbusLite'));
     assert.notEqual(answerLedgerFor('http://lab-1.example/NimbusLite'), answerLedgerFor('http://lab-2.example/NimbusLite'));
+  });
+});
+
+describe('answer ledger: errors that are over', function () {
+  it('forgets an answered error the instrument no longer lists, keeping answers in flight and listed ones', function () {
+    const now = 1000;
+    const ledger = new AnswerLedger(() => now);
+    ledger.reserve('over', 'Retry', 'answer-error').confirm();
+    ledger.reserve('listed', 'Retry', 'answer-error').confirm();
+    const inFlight = ledger.reserve('sending', 'Retry', 'answer-error');
+    ledger.forgetOver(new Set(['listed']), 2000);
+    assert.equal(ledger.lookup('over'), undefined);
+    assert.equal(ledger.lookupPast('over')?.response, 'Retry', 'who answered stays known for pages');
+    assert.equal(ledger.lookup('listed')?.outcome, 'answered');
+    assert.equal(ledger.lookup('sending')?.outcome, 'in-flight');
+    assert.throws(() => ledger.reserve('sending', 'Abort', 'answer-error'), /is being answered/);
+    inFlight.release();
+  });
+
+  it('keeps an answer confirmed after the list was asked for (the list may predate it)', function () {
+    let now = 1000;
+    const ledger = new AnswerLedger(() => now);
+    const askedAt = ledger.stamp();
+    now = 1500;
+    ledger.reserve('e1', 'Retry', 'answer-error').confirm();
+    ledger.forgetOver(new Set(), askedAt);
+    assert.equal(ledger.lookup('e1')?.outcome, 'answered');
+  });
+});
+
+describe('answer ledger: an instrument that reuses an error id', function () {
+  const suite = useClients();
+  afterEach(() => forgetAnswerLedgers());
+
+  it('A: once a poll no longer lists the answered error, a new error with the same id is answered', async function () {
+    const client = suite.make();
+    const first = suite.sim.injectPendingError({ id: '7', title: 'Clot' });
+    await client.prep.answerRuntimeError({
+      id: first.id,
+      groupId: first.groupId,
+      selectedResponse: 'Retry',
+      errorData: [{ id: first.id, selectedResponse: 'Retry' }],
+    });
+    assert.equal((await client.prep.pendingErrors()).length, 0);
+    suite.sim.reset(); // the instrument restarted: its ids start again
+    const second = suite.sim.injectPendingError({ id: '7', title: 'Door open' });
+    await client.prep.answerRuntimeError({
+      id: second.id,
+      groupId: second.groupId,
+      selectedResponse: 'Abort',
+      errorData: [{ id: second.id, selectedResponse: 'Abort' }],
+    });
+    assert.equal((await client.prep.pendingErrors()).length, 0);
+    assert.equal(client.answers.lookup('7'), undefined);
+  });
+
+  it('A: without a poll that saw the error go, a second answer is refused without a request', async function () {
+    const client = suite.make();
+    const error = suite.sim.injectPendingError({ id: '8' });
+    await client.prep.answerRuntimeError({
+      id: error.id,
+      groupId: error.groupId,
+      selectedResponse: 'Retry',
+      errorData: [{ id: error.id, selectedResponse: 'Retry' }],
+    });
+    const before = suite.sim.requests.length;
+    await assert.rejects(
+      client.prep.answerRuntimeError({
+        id: error.id,
+        groupId: error.groupId,
+        selectedResponse: 'Abort',
+        errorData: [{ id: error.id, selectedResponse: 'Abort' }],
+      }),
+      (err: LhError) => err.kind === 'already-answered',
+    );
+    assert.equal(suite.sim.requests.length, before);
+  });
+
+  const recovery = (uuid: string) => ({
+    uuid,
+    date: new Date().toISOString(),
+    selectedActionId: 1,
+    selectedActionIsRecovery: true,
+    errorHandlingKey: 'key1',
+    detailedErrorRecoveries: [],
+    inputs: [],
+  });
+
+  it('B: once the unhandled list no longer holds the answered error, a new error with the same uuid is answered', async function () {
+    const client = suite.make();
+    suite.sim.state.handlers.add('key1');
+    const uuid = '3f2b6c1e-0d4a-4c8e-9a51-2b7d9e0f1a22';
+    suite.sim.injectInstrumentError({ uuid });
+    await client.instrument.submit('recovery', recovery(uuid));
+    assert.equal(
+      (await client.instrument.unhandledErrors()).filter((e) => e.uuid === uuid && !(e as { handled?: boolean }).handled).length,
+      0,
+    );
+    suite.sim.reset();
+    suite.sim.state.handlers.add('key1');
+    suite.sim.injectInstrumentError({ uuid });
+    await client.instrument.submit('recovery', recovery(uuid));
+    assert.equal(suite.sim.state.instrumentErrors.find((e) => e.uuid === uuid)?.handled, true);
   });
 });

@@ -4,6 +4,7 @@ import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveSetting } from '../shared/settings';
 import { answerBody, answeredBy, pendingErrorIn } from './answer-body';
+import { sendAnswerA, settledOrThrow } from '../shared/answer-error';
 
 const OP = 'answer-error';
 
@@ -50,12 +51,8 @@ export = function register(RED: Red): void {
       const configuredId = await resolveSetting(RED, node, msg, 'errorId', config.errorId, config.errorIdType);
       const error = await findError(client, msg, config.errorId ? configuredId : undefined);
       const body = answerBody(error, selected, msg.errorDataResponses, msg.groupId);
-      try {
-        await client.prep.answerRuntimeError(body, { by: answeredBy(msg, node.name || node.id) });
-      } catch (err) {
-        if (err instanceof LhError && err.kind === 'already-answered') msg.outcome = 'already-answered';
-        throw err;
-      }
+      // the one answering path (ledger, outcome, answer events that cancel a policy's pending default)
+      settledOrThrow(await sendAnswerA(client, body, answeredBy(msg, node.name || node.id)), msg, OP);
       return { payload: body, status: { key: 'answered' }, extra: { outcome: 'answered' } };
     });
   }

@@ -7,11 +7,15 @@ export type PageRequest = IncomingMessage & { body?: unknown };
 export type PageHandler = (req: PageRequest, res: ServerResponse) => void;
 type Middleware = (req: any, res: any, next: (err?: unknown) => void) => void;
 
+interface RouteLayer {
+  route?: { path: string; methods: Record<string, boolean>; stack?: { handle?: unknown }[] };
+}
+
 interface HttpNodeApp {
   get(path: string, ...handlers: Middleware[]): void;
   post(path: string, ...handlers: Middleware[]): void;
-  _router?: { stack: { route?: { path: string; methods: Record<string, boolean> } }[] };
-  router?: { stack: { route?: { path: string; methods: Record<string, boolean> } }[] };
+  _router?: { stack: RouteLayer[] };
+  router?: { stack: RouteLayer[] };
 }
 
 function httpNode(RED: Red): HttpNodeApp | undefined {
@@ -42,12 +46,13 @@ interface Mounted {
 
 const mounted = new WeakMap<HttpNodeApp, Map<string, Mounted>>();
 
-function unmountRoutes(app: HttpNodeApp, path: string): void {
+/** Removes the routes whose handlers are `ours`; other routes on the same path (a user's http in node) stay. */
+function unmountRoutes(app: HttpNodeApp, ours: ReadonlySet<unknown>): void {
   const stack = (app._router ?? app.router)?.stack;
   if (!stack) return;
   for (let i = stack.length - 1; i >= 0; i--) {
-    const route = stack[i].route;
-    if (route && route.path === path && (route.methods.get || route.methods.post)) stack.splice(i, 1);
+    const layers = stack[i].route?.stack ?? [];
+    if (layers.some((layer) => ours.has(layer.handle))) stack.splice(i, 1);
   }
 }
 
@@ -66,12 +71,12 @@ export function servePage(RED: Red, path: string, endpoint: PageEndpoint, refuse
     const endpoints = new Set<PageEndpoint>();
     const owner = (token: unknown): PageEndpoint | undefined => [...endpoints].find((e) => e.owns(token));
     const before = middleware(RED);
-    app.get(path, ...before, (req: PageRequest, res: ServerResponse) => {
+    const onGet = (req: PageRequest, res: ServerResponse): void => {
       const found = owner(queryParam(req, 't'));
       if (found) found.get(req, res);
       else refuse(res);
-    });
-    app.post(path, ...before, (req: PageRequest, res: ServerResponse) => {
+    };
+    const onPost = (req: PageRequest, res: ServerResponse): void => {
       readForm(req).then(
         (form) => {
           const found = owner(form.get('t') ?? queryParam(req, 't'));
@@ -80,9 +85,11 @@ export function servePage(RED: Red, path: string, endpoint: PageEndpoint, refuse
         },
         () => refuse(res),
       );
-    });
+    };
+    app.get(path, ...before, onGet);
+    app.post(path, ...before, onPost);
     const known = paths;
-    here = { endpoints, unmount: () => (unmountRoutes(app, path), known.delete(path)) };
+    here = { endpoints, unmount: () => (unmountRoutes(app, new Set<unknown>([onGet, onPost])), known.delete(path)) };
     paths.set(path, here);
   }
   const entry = here;

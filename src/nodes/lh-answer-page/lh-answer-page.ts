@@ -13,7 +13,8 @@ import { FormTokens } from './form-tokens';
 import { basicAuthUser, PageRequest, queryParam, servePage } from './http-routes';
 import { instrumentDigest, signedBy, signLink, verifyLink } from './link-signing';
 import { answerLabel, errorView } from './page-view';
-import { errorIn, expiryMs, pageUrl, routePath } from './page-links';
+import { expiryMs, pageUrl, routePath } from './page-links';
+import { errorInMsg } from '../shared/error-in-msg';
 import { forbiddenPage, OutcomeView, outcomePage, PAGE_HEADERS, questionPage } from './page-html';
 import { migrateConfig } from '../shared/migrations';
 
@@ -21,6 +22,12 @@ const OP = 'answer-page';
 const DEFAULT_LINK_TEXT = 'Answer: {{answerUrl}}';
 const MAX_NAME = 80;
 const MAX_REMEMBERED = 1000;
+const NO_CONFIRMATION = 'no confirmation received: it may have been applied; check the instrument before answering again';
+
+/** A timeout, a reset or a 5xx: the instrument may have applied the answer without confirming it. */
+function mayHaveApplied(err: LhError): boolean {
+  return err.kind === 'network' || err.kind === 'timeout' || (err.statusCode ?? 0) >= 500;
+}
 
 type ErrorRecord = Record<string, unknown>;
 type Source = 'A' | 'B';
@@ -86,7 +93,7 @@ export = function register(RED: Red): void {
     }
 
     node.on('input', (msg, send, done) => {
-      const found = msg.event === 'resolved' ? undefined : errorIn(msg);
+      const found = msg.event === 'resolved' ? undefined : errorInMsg(msg);
       if (!found) {
         send([msg, null]);
         return done();
@@ -137,8 +144,9 @@ export = function register(RED: Red): void {
       }
     }
 
-    function alreadyView(client: LiquidHandlerClient, source: Source, key: string): OutcomeView | undefined {
-      const given = lookupAnswer(client, key);
+    /** `past`: also an answer to an error the instrument no longer lists (asked once the error is known not pending). */
+    function alreadyView(client: LiquidHandlerClient, source: Source, key: string, past = false): OutcomeView | undefined {
+      const given = lookupAnswer(client, key) ?? (past ? client.answers.lookupPast(key) : undefined);
       if (!given || given.outcome !== 'answered') return undefined;
       const record = records.get(key);
       return {
@@ -160,7 +168,10 @@ export = function register(RED: Red): void {
       const already = alreadyView(client, link.source, link.key);
       if (already) return reply(res, 200, outcomePage(already));
       const record = await pendingRecord(client, link.source, link.key);
-      if (!record) return reply(res, 200, outcomePage({ kind: 'not-pending', instrument: displayName(), errorKey: link.key }));
+      if (!record) {
+        const over = alreadyView(client, link.source, link.key, true);
+        return reply(res, 200, outcomePage(over ?? { kind: 'not-pending', instrument: displayName(), errorKey: link.key }));
+      }
       remember(link.key, record);
       const view = errorView(link.source, link.key, record, displayName(), link.expires);
       reply(res, 200, questionPage(view, String(token), forms.issue(link.key)));
@@ -174,7 +185,9 @@ export = function register(RED: Red): void {
       const base: OutcomeView = { kind: 'form-used', instrument: displayName(), errorKey: link.key, title };
       if (!forms.use(form.get('form'), link.key)) return reply(res, 403, outcomePage(base));
       const typed = (form.get('by') ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_NAME);
-      const by = typed !== '' ? typed : basicAuthUser(req);
+      // the user httpNodeAuth checked is who answered; a typed name never replaces it (it goes into `name`)
+      const user = RED.settings.httpNodeAuth ? basicAuthUser(req) : undefined;
+      const by = user ?? (typed !== '' ? typed : undefined);
       const chosen = link.source === 'A' ? form.get('response') : form.get('action');
       const { client, server } = instrument();
 
@@ -205,6 +218,10 @@ export = function register(RED: Red): void {
         const previous = outcome.previous;
         const prior = previous ? { answer: answerLabel(link.source, shownRecord, previous.response), by: previous.by, at: zonedTime(previous.at) } : {};
         Object.assign(view, prior, alreadyView(client, link.source, link.key) ?? {});
+      } else if (outcome.outcome === 'failed' && mayHaveApplied(outcome.error)) {
+        outcome = { ...outcome, message: `${NO_CONFIRMATION} (${outcome.message})` };
+        Object.assign(view, { reason: outcome.message, unconfirmed: true });
+        status.warn('lh-answer-page.status.notAnswered', { id: link.key });
       } else if (outcome.outcome === 'refused' || outcome.outcome === 'failed') {
         view.reason = outcome.message;
         status.warn('lh-answer-page.status.notAnswered', { id: link.key });
@@ -218,6 +235,7 @@ export = function register(RED: Red): void {
             errorKey: link.key,
             response: chosen ?? null,
             by: by ?? null,
+            name: typed !== '' ? typed : null,
             at: new Date().toISOString(),
             outcome: outcome.outcome,
             ...(outcome.outcome === 'answered' ? {} : { reason: outcome.message }),

@@ -109,6 +109,8 @@ export interface OutcomeView {
   at?: string;
   /** the instrument's or the client's words (refused, failed) */
   reason?: string;
+  /** failed without a confirmation (timeout, reset): the instrument may have applied the answer */
+  unconfirmed?: boolean;
 }
 
 function who(v: OutcomeView): string {
@@ -134,7 +136,9 @@ export function outcomePage(v: OutcomeView): string {
       text = `<div class="outcome bad">The instrument refused the answer: ${escapeHtml(v.reason)}</div><p>The error is still pending. Reload the page to try again.</p>`;
       break;
     case 'failed':
-      text = `<div class="outcome bad">The answer could not be delivered: ${escapeHtml(v.reason)}</div><p>Reload the page to try again.</p>`;
+      text = v.unconfirmed
+        ? `<div class="outcome bad">No confirmation received: the answer may have been applied. Check the instrument before answering again.</div><p class="meta">${escapeHtml(v.reason)}</p>`
+        : `<div class="outcome bad">The answer could not be delivered: ${escapeHtml(v.reason)}</div><p>Reload the page to try again.</p>`;
       break;
     case 'form-used':
       text = `<div class="outcome warn">This form was already used or has expired. Nothing was sent.</div><p>Open the link again to answer.</p>`;

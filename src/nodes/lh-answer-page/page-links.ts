@@ -1,14 +1,10 @@
 /** Where the page lives and what a link carries: settings and msgs to values, without Node-RED. */
 import { LhError } from '../../client';
 import { publicUrl } from '../shared/error-records';
-import { NodeMessage } from '../shared/node-red';
 
 const OP = 'answer-page';
 const DEFAULT_PATH = '/lh-answer';
 const DEFAULT_EXPIRY_HOURS = 24;
-
-type ErrorRecord = Record<string, unknown>;
-type Source = 'A' | 'B';
 
 export function routePath(value: unknown): string {
   const p = typeof value === 'string' && value.trim() !== '' ? value.trim() : DEFAULT_PATH;
@@ -33,16 +29,5 @@ export function pageUrl(base: unknown, httpNodeRoot: unknown, path: string): str
   if (!cleaned) throw new LhError('publicUrl is not a valid URL', { kind: 'validation', operation: OP, field: 'publicUrl' });
   const root = typeof httpNodeRoot === 'string' ? httpNodeRoot.replace(/^\/+|\/+$/g, '') : '';
   return `${cleaned}${root ? `/${root}` : ''}${path}`;
-}
-
-/** Source and key of the error a msg from lh-error-poll carries. */
-export function errorIn(msg: NodeMessage): { source: Source; key: string; record: ErrorRecord } | undefined {
-  const record = msg.payload;
-  if (!record || typeof record !== 'object' || Array.isArray(record)) return undefined;
-  const r = record as ErrorRecord;
-  const source: Source = msg.source === 'B' || (msg.source !== 'A' && typeof r.uuid === 'string') ? 'B' : 'A';
-  const id = source === 'A' ? r.id : r.uuid;
-  if (typeof id !== 'string' && typeof id !== 'number') return undefined;
-  return { source, key: String(id), record: r };
 }
 

@@ -8,23 +8,12 @@ import { answerLabel, decide } from './decision';
 import { books, newBook, PendingDefault } from './pending-defaults';
 import { compileRules, CompiledRule, matchRule } from './rules';
 import { migrateConfig } from '../shared/migrations';
+import { errorInMsg } from '../shared/error-in-msg';
 
 const CONTEXT_KEY = 'lhErrorPolicy';
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const OP = 'error-policy';
 const IN_FLIGHT_RECHECK_MS = 1000;
-
-type ErrorRecord = Record<string, unknown>;
-type Source = 'A' | 'B';
-
-function errorOf(msg: NodeMessage): { source: Source; key: string; record: ErrorRecord } | undefined {
-  const record = msg.payload;
-  if (!record || typeof record !== 'object' || Array.isArray(record)) return undefined;
-  const r = record as ErrorRecord;
-  const source: Source = msg.source === 'B' || (msg.source !== 'A' && typeof r.uuid === 'string') ? 'B' : 'A';
-  const id = source === 'A' ? r.id : r.uuid;
-  return typeof id === 'string' || typeof id === 'number' ? { source, key: String(id), record: r } : undefined;
-}
 
 export = function register(RED: Red): void {
   function LhErrorPolicy(this: unknown, config: NodeConfig): void {
@@ -100,7 +89,7 @@ export = function register(RED: Red): void {
       return p;
     }
 
-    function auditMsg(p: { key: string; source: Source; record: ErrorRecord; answer: string; rule: number }, outcome: AnswerOutcome): NodeMessage {
+    function auditMsg(p: PendingDefault, outcome: AnswerOutcome): NodeMessage {
       const label = answerLabel(p.source, p.record, p.answer);
       return {
         topic: `${outcome.outcome}: ${p.key}`,
@@ -122,14 +111,14 @@ export = function register(RED: Red): void {
       };
     }
 
-    async function answer(p: { key: string; source: Source; record: ErrorRecord; answer: string; rule: number }, othersInFlight?: () => void): Promise<void> {
-      if (!client || !server) return;
-      const outcome =
-        p.source === 'A'
-          ? await answerA(client, p.record as PendingError, p.answer, by)
-          : await answerB(client, p.record as InstrumentError, Number(p.answer), server.clientKey || null, by);
-      if (closed && outcome.outcome !== 'answered') return;
-      if (outcome.outcome === 'already-answered' && outcome.inFlight && othersInFlight && !closed) return othersInFlight();
+    function send(p: PendingDefault): Promise<AnswerOutcome> {
+      if (!client || !server) return Promise.resolve({ outcome: 'failed', message: 'no instrument', error: new LhError('no instrument', { kind: 'config', operation: OP }) });
+      return p.source === 'A'
+        ? answerA(client, p.record as PendingError, p.answer, by)
+        : answerB(client, p.record as InstrumentError, Number(p.answer), server.clientKey || null, by);
+    }
+
+    function report(p: PendingDefault, outcome: AnswerOutcome): void {
       const msg = auditMsg(p, outcome);
       switch (outcome.outcome) {
         case 'answered':
@@ -152,19 +141,39 @@ export = function register(RED: Red): void {
 
     /** Someone's answer is in flight: the default waits for it (a refused answer must not cancel the default). */
     function waitForOther(p: PendingDefault): void {
-      const again = { ...p, deadline: Date.now() + IN_FLIGHT_RECHECK_MS };
+      const { inFlight: _sending, ...waiting } = p;
+      const again: PendingDefault = { ...waiting, deadline: Date.now() + IN_FLIGHT_RECHECK_MS };
       book.add(again);
       save();
       schedule(again);
     }
 
+    /**
+     * Sends the default. Its book entry stays, marked in flight, until the outcome is known: a redeploy or a crash
+     * meanwhile leaves it for the next instance (the answer ledger and the instrument refuse a second answer).
+     */
     async function fire(key: string): Promise<void> {
-      const p = cancel(key);
+      const t = timers.get(key);
+      if (t) clearTimeout(t);
+      timers.delete(key);
+      const p = book.get(key);
       if (!p || !client) return;
       const given = lookupAnswer(client, key);
-      if (given?.outcome === 'answered') return showStatus(); // someone answered first: the default is not sent
+      if (given?.outcome === 'answered') {
+        cancel(key);
+        return showStatus(); // someone answered first: the default is not sent
+      }
       if (given) return waitForOther(p);
-      await answer(p, () => waitForOther(p));
+      book.add({ ...p, inFlight: true });
+      save();
+      const outcome = await send(p);
+      const over = outcome.outcome === 'answered' || outcome.outcome === 'not-pending' || (outcome.outcome === 'already-answered' && !outcome.inFlight);
+      if (over) cancel(key);
+      else if (closed) return; // kept in the book, in flight: the next instance sends it again
+      else if (outcome.outcome === 'already-answered') return waitForOther(p);
+      else cancel(key); // refused or failed: escalated, a person must act
+      if (closed && outcome.outcome !== 'answered') return;
+      report(p, outcome);
     }
 
     function onAnswered(where: string, key: string): void {
@@ -194,7 +203,7 @@ export = function register(RED: Red): void {
 
     node.on('input', (msg: NodeMessage, send, done) => {
       if (setupError) return done(setupError);
-      const found = errorOf(msg);
+      const found = errorInMsg(msg);
       if (!found || (msg.event !== 'raised' && msg.event !== 'resolved')) {
         send([msg, null, null]);
         return done();
@@ -241,9 +250,22 @@ export = function register(RED: Red): void {
           send([msg, null, null]);
           break;
         }
-        case 'answer-now':
-          void answer({ key: found.key, source: found.source, record: found.record, answer: decision.answer, rule: decision.rule.index });
+        case 'answer-now': {
+          // through the book like a semi-automatic default, so that it waits for another answer in flight
+          const p: PendingDefault = {
+            key: found.key,
+            source: found.source,
+            answer: decision.answer,
+            deadline: Date.now(),
+            rule: decision.rule.index,
+            instrument,
+            record: found.record,
+          };
+          book.add(p);
+          save();
+          void fire(p.key);
           break;
+        }
         case 'escalate':
           msg.policy = policy;
           msg.outcome = 'escalated';

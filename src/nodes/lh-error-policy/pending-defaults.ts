@@ -15,6 +15,8 @@ export interface PendingDefault {
   instrument: string;
   /** the error as lh-error-poll emitted it (its responses or actions) */
   record: Record<string, unknown>;
+  /** the default is being sent: it stays here until the instrument's outcome is known (a redeploy or a restart re-sends it; the answer ledger or the instrument refuses a second answer) */
+  inFlight?: boolean;
 }
 
 export interface PendingSnapshot {

@@ -1,7 +1,7 @@
-import { asLhError, LhError, LiquidHandlerClient, RunStatus } from '../../client';
+import { asLhError, isUnreachable, LhError, LiquidHandlerClient, RunStatus } from '../../client';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
-import { logInfo } from '../shared/node-log';
+import { logInfo, logWarn } from '../shared/node-log';
 import { requireClient } from '../shared/server-node';
 import { failureReason, Status } from '../shared/status';
 import { connectionMessage } from '../lh-error-poll/error-messages';
@@ -52,11 +52,6 @@ function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop
     offEvents();
     offState();
   };
-}
-
-function isUnreachable(err: LhError): boolean {
-  if (err.kind === 'network' || err.kind === 'timeout') return true;
-  return err.kind === 'http' && err.statusCode !== undefined && err.statusCode >= 500;
 }
 
 /** Output 2's msg: the result from the run record when the instrument lists one, else from the states seen. */
@@ -158,7 +153,7 @@ function watch(
       if (loop.stopped) return baseMs;
       const e = asLhError(err, 'run-status');
       if (!isUnreachable(e)) {
-        if (e.message !== lastProblem) node.warn(e.message);
+        if (e.message !== lastProblem) logWarn(node, e.message);
         lastProblem = e.message;
         status.failed(e);
         return withJitter(backoffMs(baseMs, 1, 0));

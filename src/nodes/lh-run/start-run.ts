@@ -2,12 +2,16 @@
  * The `start` operation of lh-run: validate, create, wait for Loading, confirm loading (or stop there for an
  * operator), wait for Running. No Node-RED here: the node passes the client and a sleep that its close cancels.
  */
-import { LhError, ProtocolName, ProtocolValidation, RunsApi, RunStateName, RunStatus, isBusy } from '../../client';
+import { LhError, ProtocolName, ProtocolValidation, RunRecordSummary, RunsApi, RunStateName, RunStatus, isBusy } from '../../client';
+import { resultOf } from '../lh-run-watch/run-decisions';
 import { ProtocolRef, resolveProtocolName } from './protocol-ref';
 
 const OP = 'start-run';
 
-export type RunControl = Pick<RunsApi, 'status' | 'protocolNames' | 'validateProtocol' | 'createRun' | 'loadInstructions' | 'loadComplete'>;
+export type RunControl = Pick<
+  RunsApi,
+  'status' | 'protocolNames' | 'validateProtocol' | 'createRun' | 'loadInstructions' | 'loadComplete' | 'listRunData'
+>;
 
 export type StartPhase = 'validating' | 'creating' | 'scheduling' | 'confirming' | 'starting';
 
@@ -37,6 +41,8 @@ export interface StartResult {
   /** the run id, when the instrument's create answer gives one */
   runId?: string;
   loadInstructions?: unknown;
+  /** the run record of a run that finished before a poll saw it running */
+  runRecord?: RunRecordSummary;
 }
 
 /** The fields of msg.payload that load-complete takes; anything else in the payload (e.g. a LIMS request) is not sent. */
@@ -71,25 +77,24 @@ async function protocolOf(api: RunControl, ref: ProtocolRef): Promise<ProtocolNa
 const BEFORE_LOADING: RunStateName[] = ['Scheduling', 'Scheduled'];
 
 /**
- * Polls the status until `done` holds. Idle after a run was seen means the run ended (or was cancelled):
- * `idleIsDone` decides whether that counts as done or fails.
+ * Polls the status until `done` holds. Idle after a run was seen means the run ended (or was cancelled) before
+ * `what`: it fails. With `idleEnds`, any Idle is returned for the caller to judge.
  */
 async function waitFor(
   api: RunControl,
   o: StartOptions,
   what: string,
   done: (s: RunStateName) => boolean,
-  idleIsDone: boolean,
+  idleEnds: boolean,
 ): Promise<RunStatus> {
   const end = Date.now() + o.timeoutMs;
-  // after load-complete the run exists: an Idle then is a run that already ended
-  let seenRun = idleIsDone;
+  let seenRun = false;
   for (;;) {
     const status = await api.status();
     const state = status.protocolRunState;
     if (done(state)) return status;
-    if (state === 'Idle' && seenRun) {
-      if (idleIsDone) return status;
+    if (state === 'Idle' && (seenRun || idleEnds)) {
+      if (idleEnds) return status;
       throw new LhError(`the run ended before it reached ${what}`, { kind: 'instrument', operation: OP, body: status });
     }
     if (state !== 'Idle') seenRun = true;
@@ -102,6 +107,21 @@ async function waitFor(
     }
     await o.sleep(o.pollMs);
   }
+}
+
+/** How far the instrument's clock may be behind ours when its run record says when the run started. */
+const CLOCK_TOLERANCE_MS = 5000;
+
+/** The newest run record of this protocol that started after `since`. */
+export function recordSince(records: RunRecordSummary[], protocolName: string, since: number): RunRecordSummary | undefined {
+  let newest: { record: RunRecordSummary; start: number } | undefined;
+  for (const record of records) {
+    const start = typeof record.startTime === 'string' ? Date.parse(record.startTime) : NaN;
+    if (!Number.isFinite(start) || start < since) continue;
+    if (protocolName !== '' && typeof record.protocolName === 'string' && record.protocolName !== protocolName) continue;
+    if (!newest || start > newest.start) newest = { record, start };
+  }
+  return newest?.record;
 }
 
 export async function startRun(api: RunControl, o: StartOptions): Promise<StartResult> {
@@ -166,8 +186,38 @@ async function confirm(api: RunControl, o: StartOptions): Promise<StartResult> {
 
 async function loadAndRun(api: RunControl, o: StartOptions, protocolId: number, name: string, runId: string | undefined): Promise<StartResult> {
   o.onPhase?.('confirming');
+  const since = Date.now() - CLOCK_TOLERANCE_MS;
   await api.loadComplete({ protocolId, simulate: o.simulate, overrides: o.loadOverrides });
   o.onPhase?.('starting');
   const status = await waitFor(api, o, 'Running', (s) => s !== 'Loading' && s !== 'Idle' && !BEFORE_LOADING.includes(s), true);
-  return { outcome: 'started', status, protocolId, protocolName: status.protocolName ?? name, runId };
+  const protocolName = status.protocolName ?? name;
+  if (status.protocolRunState !== 'Idle') return { outcome: 'started', status, protocolId, protocolName, runId };
+  return endedAtOnce(api, status, protocolId, protocolName, runId, since);
+}
+
+/**
+ * Idle right after load-complete: the run either finished between two polls or never started (a failed deck check,
+ * an operator's cancel). Its run record tells which.
+ */
+async function endedAtOnce(
+  api: RunControl,
+  status: RunStatus,
+  protocolId: number,
+  protocolName: string,
+  runId: string | undefined,
+  since: number,
+): Promise<StartResult> {
+  const record = recordSince(await api.listRunData(), protocolName, since);
+  const result = typeof record?.runResult === 'string' ? record.runResult : undefined;
+  if (record && result !== undefined && resultOf(result, []) === 'completed') {
+    return { outcome: 'started', status, protocolId, protocolName, runId: runId ?? record.id, runRecord: record };
+  }
+  const said = record
+    ? `its run record ${record.id} says "${result ?? 'no result'}"`
+    : 'the instrument lists no run record of it';
+  throw new LhError(`the run did not start: the instrument went back to Idle after load-complete, and ${said}`, {
+    kind: 'instrument',
+    operation: OP,
+    body: { status, runRecord: record ?? null },
+  });
 }

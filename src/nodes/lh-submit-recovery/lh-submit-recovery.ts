@@ -1,9 +1,10 @@
-import { LhError, validate as v } from '../../client';
+import { validate as v } from '../../client';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/settings';
 import { answeredBy } from '../lh-answer-error/answer-body';
+import { sendRecovery, settledOrThrow } from '../shared/answer-error';
 import { kindOf, recoveryBody } from './recovery-body';
 
 export = function register(RED: Red): void {
@@ -20,14 +21,9 @@ export = function register(RED: Red): void {
       const key = givenKey === undefined || givenKey === null || givenKey === '' ? server.clientKey : givenKey;
       const errorHandlingKey = key === undefined || key === '' ? null : v.clientKey(key, 'errorHandlingKey', op);
       const body = recoveryBody(msg, { kind, uuid: uuid === '' ? undefined : uuid, selectedActionId, errorHandlingKey }, op);
-      // Sent once: a refusal (success: false) becomes an error for Catch nodes, nothing is retried.
-      let result;
-      try {
-        result = await client.instrument.submit(kind, body, { by: answeredBy(msg, node.name || node.id) });
-      } catch (err) {
-        if (err instanceof LhError && err.kind === 'already-answered') msg.outcome = 'already-answered';
-        throw err;
-      }
+      // Sent once: a refusal (success: false) becomes an error for Catch nodes, nothing is retried. The one answering
+      // path (ledger, outcome, answer events that cancel a policy's pending default).
+      const result = settledOrThrow(await sendRecovery(client, kind, body, answeredBy(msg, node.name || node.id)), msg, op);
       return {
         payload: result,
         status: { key: 'submitted' },

@@ -6,7 +6,7 @@ import { redactErr } from './secrets';
  * success for an answer not made.
  */
 import { EventEmitter } from 'events';
-import { AnswerRecord, asLhError, InstrumentError, LhError, LiquidHandlerClient, PendingError } from '../../client';
+import { AnswerRecord, asLhError, ErrorRecovery, InstrumentError, LhError, LiquidHandlerClient, PendingError, RecoveryKind, RuntimeErrorAnswer } from '../../client';
 import { answerBody } from '../lh-answer-error/answer-body';
 import { recoveryBody } from '../lh-submit-recovery/recovery-body';
 import { offeredActions } from './error-records';
@@ -18,8 +18,8 @@ export type GivenAnswer = AnswerRecord;
 
 export type AnswerOutcome =
   | { outcome: 'answered'; answer: GivenAnswer; sent: unknown }
-  | { outcome: 'already-answered'; previous?: GivenAnswer; message: string; inFlight?: boolean }
-  | { outcome: 'not-pending'; message: string }
+  | { outcome: 'already-answered'; previous?: GivenAnswer; message: string; inFlight?: boolean; error?: LhError }
+  | { outcome: 'not-pending'; message: string; error?: LhError }
   | { outcome: 'refused'; message: string; error: LhError }
   | { outcome: 'failed'; message: string; error: LhError };
 
@@ -45,9 +45,9 @@ export function classify(err: unknown, operation: string): AnswerOutcome {
   const e = redactErr(asLhError(err, operation));
   if (e.kind === 'already-answered' || e.code === 'LH_ALREADY_ANSWERED' || e.statusCode === 409) {
     const previous = isRecord(e.body) ? e.body : undefined;
-    return { outcome: 'already-answered', message: e.message, previous, inFlight: previous?.outcome === 'in-flight' };
+    return { outcome: 'already-answered', message: e.message, previous, inFlight: previous?.outcome === 'in-flight', error: e };
   }
-  if (e.statusCode === 404) return { outcome: 'not-pending', message: e.message };
+  if (e.statusCode === 404) return { outcome: 'not-pending', message: e.message, error: e };
   if (e.kind === 'network' || e.kind === 'timeout' || e.kind === 'tls' || e.kind === 'auth' || (e.statusCode ?? 0) >= 500)
     return { outcome: 'failed', message: e.message, error: e };
   return { outcome: 'refused', message: e.message, error: e };
@@ -65,6 +65,14 @@ async function settle(client: LiquidHandlerClient, key: string, operation: strin
   }
 }
 
+/** Sends an A answer already built (lh-answer-error builds its own from the msg). */
+export function sendAnswerA(client: LiquidHandlerClient, body: RuntimeErrorAnswer, by?: string): Promise<AnswerOutcome> {
+  return settle(client, String(body.id), 'answer-error', async () => {
+    await client.prep.answerRuntimeError(body, by ? { by } : {});
+    return body;
+  });
+}
+
 /** Answers an A error (a pending error as lh-error-poll emitted it) with one of its responses. */
 export function answerA(client: LiquidHandlerClient, error: PendingError, response: string, by?: string): Promise<AnswerOutcome> {
   let body: ReturnType<typeof answerBody>;
@@ -73,10 +81,13 @@ export function answerA(client: LiquidHandlerClient, error: PendingError, respon
   } catch (err) {
     return Promise.resolve(classify(err, 'answer-error'));
   }
-  return settle(client, String(error.id), 'answer-error', async () => {
-    await client.prep.answerRuntimeError(body, by ? { by } : {});
-    return body;
-  });
+  return sendAnswerA(client, body, by);
+}
+
+/** Submits a B recovery or action already built (lh-submit-recovery builds its own from the msg); `sent` is the instrument's result. */
+export function sendRecovery(client: LiquidHandlerClient, kind: RecoveryKind, body: ErrorRecovery, by?: string): Promise<AnswerOutcome> {
+  const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
+  return settle(client, body.uuid, op, () => client.instrument.submit(kind, body, by ? { by } : {}));
 }
 
 /** Submits a B error's action (a recovery when the action says so), with the lh-server node's client key. */
@@ -96,7 +107,14 @@ export function answerB(
   } catch (err) {
     return Promise.resolve(classify(err, op));
   }
-  return settle(client, error.uuid, op, () => client.instrument.submit(kind, body, by ? { by } : {}));
+  return sendRecovery(client, kind, body, by);
+}
+
+/** What a flow's answer node does with an outcome: the instrument's result, or the error for Catch nodes. */
+export function settledOrThrow(outcome: AnswerOutcome, msg: Record<string, unknown>, operation: string): unknown {
+  if (outcome.outcome === 'answered') return outcome.sent;
+  if (outcome.outcome === 'already-answered') msg.outcome = 'already-answered';
+  throw outcome.error ?? new LhError(outcome.message, { kind: outcome.outcome === 'already-answered' ? 'already-answered' : 'instrument', operation });
 }
 
 /** The B error's default action: `defaultActionId`, else the action marked `isDefault`. */

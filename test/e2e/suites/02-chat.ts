@@ -121,7 +121,14 @@ export function chatSuite(ctx: E2e): void {
       const refused = ctx.red.nextDebug('lh-ex02-notdbg');
       await ctx.red.inject('lh-ex02-retry');
       assert.match(JSON.stringify(debugValue(await refused)), /already answered/);
-      assert.equal(puts().length, 1);
+      // the poll saw the error go, so the ledger let it go (an id may come back as a new error): the late answer may
+      // reach the instrument, which refuses it; a second answer is never applied
+      assert.ok(
+        puts()
+          .slice(1)
+          .every((r) => r.status >= 400),
+        'a second answer was applied',
+      );
     });
 
     it('refuses a forged link with a plain 403 page and sends nothing', async function () {

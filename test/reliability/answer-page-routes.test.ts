@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import path from 'path';
+import { helper, NODE_RED_PACKAGE } from '../support/runtime';
+import { useInstrument } from '../support/node-suite';
+import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { fetchText, forgetAllAnswers, loadWithPage, PageServer, startPageServer } from '../nodes/lh-answer-page.support';
+
+type Msg = Record<string, unknown>;
+
+/** The core http in / http response nodes of the runtime under test. */
+const nodeRedDir = path.dirname(require.resolve(`${NODE_RED_PACKAGE}/package.json`));
+const coreHttpIn = require(
+  path.join(
+    path.dirname(require.resolve('@node-red/nodes/package.json', { paths: [nodeRedDir] })),
+    'core',
+    'network',
+    '21-httpin.js',
+  ),
+) as (RED: unknown) => unknown;
+
+describe('answer page: routes it shares a path with', function () {
+  this.timeout(20000);
+  const sim = useInstrument({ afterEach: () => forgetAllAnswers() });
+  let web: PageServer;
+  before(async function () {
+    web = await startPageServer();
+  });
+  after(async function () {
+    await web.close();
+  });
+
+  it("a redeploy of the page node removes only its own routes: a user's http in node on the same path keeps answering", async function () {
+    const server = bServerFlow(sim, { withB: false });
+    const flow = (expiryHours: number): Msg[] => [
+      { id: 'in', type: 'http in', url: '/lh-answer', method: 'get', wires: [['res']] },
+      { id: 'res', type: 'http response', statusCode: '200' },
+      ...server.nodes,
+      {
+        id: 'page',
+        type: 'lh-answer-page',
+        server: 'server',
+        publicUrl: web.url,
+        publicUrlType: 'str',
+        path: '/lh-answer',
+        expiryHours,
+        wires: [[], []],
+      },
+    ];
+    const credentials = { ...server.credentials, page: { secret: 'routes-test-secret' } };
+    await loadWithPage(flow(24), credentials, [coreHttpIn]);
+    assert.equal((await fetchText(`${web.url}/lh-answer?hello=1`)).status, 200);
+
+    await helper.setFlows(flow(12) as never, 'nodes', credentials as never); // only the page node restarts
+    const user = await fetchText(`${web.url}/lh-answer?hello=1`);
+    assert.equal(user.status, 200, `the http in node's route was removed: ${user.status} ${user.text.slice(0, 200)}`);
+    assert.match(user.text, /hello/);
+    const page = await fetchText(`${web.url}/lh-answer`, { form: { t: 'not-a-link' } });
+    assert.equal(page.status, 403, 'the page serves its POST again after the redeploy');
+  });
+});
