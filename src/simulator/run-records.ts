@@ -24,19 +24,6 @@ export interface RunErrorLog {
   selectedResponse: string | null;
 }
 
-export interface RunRecord {
-  id: string;
-  protocolId: number;
-  protocolName: string;
-  startTime: string;
-  endTime: string;
-  runResult: RunResult;
-  userName: string;
-  isSimulation: boolean;
-  steps: StepLog[];
-  errors: RunErrorLog[];
-}
-
 /** An entry of GET run-data (the observed fields plus endTime and protocolId). */
 export interface RunRecordSummary {
   id: string;
@@ -46,6 +33,13 @@ export interface RunRecordSummary {
   endTime: string;
   runResult: RunResult;
   userName: string;
+}
+
+/** One run as the simulator keeps it: the summary and what the report and the pipetting CSV are made from. */
+export interface RunRecord extends RunRecordSummary {
+  isSimulation: boolean;
+  steps: StepLog[];
+  errors: RunErrorLog[];
 }
 
 /** Bounded like the error history: a simulator left running for months stays small. */
