@@ -80,7 +80,10 @@ function npm(args, cwd) {
 // `npm install /path/to/checkout` links the checkout and installs none of its dependencies: the nodes would fail
 // to load (no axios). When npm runs this as `prepare` there, install the runtime dependencies into the checkout.
 const runtimeDeps = Object.keys(pkg.dependencies || {});
-if (process.env.npm_lifecycle_event === 'prepare' && runtimeDeps.some((name) => !resolveFrom(root, `${name}/package.json`))) {
+// Looked up on disk, not with require.resolve: a package whose "exports" hides package.json (re2js) would look missing,
+// and `npm ci --omit=dev` would then remove the devDependencies npm had just installed.
+const isInstalled = (name) => fs.existsSync(path.join(root, 'node_modules', ...name.split('/'), 'package.json'));
+if (process.env.npm_lifecycle_event === 'prepare' && runtimeDeps.some((name) => !isInstalled(name))) {
   console.error('build: the runtime dependencies are not installed in this checkout; installing them (npm ci --omit=dev)');
   npm(['ci', '--omit=dev', '--ignore-scripts'], root);
 }
