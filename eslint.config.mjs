@@ -19,6 +19,29 @@ export default tseslint.config(
     },
   },
   {
+    // Layers: a node folder imports only src/nodes/shared, the domain folders (answering, runs) and the client's index;
+    // code used by several nodes lives in one of those folders, never in another node's folder.
+    files: ['src/nodes/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../lh-*', '../lh-*/**', '../../nodes/lh-*/**'],
+              message:
+                'node folders never import each other: move the shared code to src/nodes/shared or a domain folder (answering, runs).',
+            },
+            {
+              group: ['../../client/*', '../../client/**'],
+              message: 'nodes use the client through its index (../../client) only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Tests and benchmarks load the Node-RED runtime under test (4.x or 3.1) by a name chosen at run time.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },

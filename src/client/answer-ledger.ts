@@ -1,4 +1,5 @@
 import { LhError } from './errors';
+import { changedError, changedMessage, ErrorIdentity, fingerprint, fromFingerprint, sameError } from './error-identity';
 
 /** An answer this Node-RED gave, or is giving, to one instrument error. */
 export interface AnswerRecord {
@@ -11,11 +12,22 @@ export interface AnswerRecord {
   /** when the answer was reserved, then when the instrument accepted it (ms since the epoch) */
   at: number;
   outcome: 'in-flight' | 'answered';
+  /** the identity of the error answered (fingerprint of title, time stamp, group, severity), when known */
+  identity?: string;
 }
 
 export interface AnswerOptions {
   /** who answers, for the audit (a user name, "policy", "flow") */
   by?: string;
+  /** the error as the person or rule saw it: an answer to another error under the same id is not "already answered" */
+  identity?: ErrorIdentity;
+}
+
+/** Whether a kept answer was given to another error than `identity` names (an id the instrument reused). */
+function answeredAnother(record: AnswerRecord, identity: ErrorIdentity | undefined): boolean {
+  if (!identity || record.identity === undefined) return false;
+  const given = fromFingerprint(record.errorKey, record.identity);
+  return given !== undefined && !sameError(given, identity);
 }
 
 /** The slot of one answer in flight: confirm it when the instrument applied it, release it when it did not. */
@@ -38,17 +50,21 @@ export class AnswerLedger {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  lookup(errorKey: string): AnswerRecord | undefined {
+  /** The answer given to this error; with `identity`, none when the answer went to another error under that id. */
+  lookup(errorKey: string, identity?: ErrorIdentity): AnswerRecord | undefined {
     const found = this.records.get(errorKey);
-    return found ? { ...found } : undefined;
+    return found && !answeredAnother(found, identity) ? { ...found } : undefined;
   }
 
   /** Takes the error's slot for this answer, or throws `already-answered` naming the answer already given. */
   reserve(errorKey: string, response: string, operation: string, options: AnswerOptions = {}): AnswerSlot {
     const existing = this.records.get(errorKey);
-    if (existing) throw alreadyAnsweredHere(existing, operation);
+    if (existing && existing.outcome === 'answered' && answeredAnother(existing, options.identity)) {
+      this.retire(errorKey, existing); // an answer to the error that had this id before: that error is over
+    } else if (existing) throw alreadyAnsweredHere(existing, operation);
     const record: AnswerRecord = { errorKey, response, at: this.now(), outcome: 'in-flight' };
     if (options.by !== undefined && options.by !== '') record.by = options.by;
+    if (options.identity) record.identity = fingerprint(options.identity);
     this.records.set(errorKey, record);
     let settled = false;
     return {
@@ -75,11 +91,15 @@ export class AnswerLedger {
   forgetOver(listed: ReadonlySet<string>, askedAt: number): void {
     for (const [key, record] of this.records) {
       if (record.outcome !== 'answered' || record.at > askedAt || listed.has(key)) continue;
-      this.records.delete(key);
-      this.past.delete(key);
-      this.past.set(key, record);
-      if (this.past.size > MAX_ANSWERS_KEPT) this.past.delete(this.past.keys().next().value as string);
+      this.retire(key, record);
     }
+  }
+
+  private retire(key: string, record: AnswerRecord): void {
+    this.records.delete(key);
+    this.past.delete(key);
+    this.past.set(key, record);
+    if (this.past.size > MAX_ANSWERS_KEPT) this.past.delete(this.past.keys().next().value as string);
   }
 
   /** The answer given to an error that is over (see forgetOver); an id reused by a new error may be listed again. */
@@ -115,6 +135,24 @@ function alreadyAnsweredHere(existing: AnswerRecord, operation: string): LhError
     operation,
     body: { ...existing },
   });
+}
+
+/**
+ * With the error's slot held (so concurrent answers are refused without a request): the error the caller saw
+ * (`options.identity`) against what the instrument lists under its id now (`list()`); another error there throws
+ * `changed` and nothing is sent. A failed read throws too (nothing is sent unchecked).
+ */
+export async function checkStillTheSame(
+  list: () => Promise<readonly unknown[]>,
+  options: AnswerOptions,
+  operation: string,
+): Promise<void> {
+  const expected = options.identity;
+  if (!expected || !Object.values(expected.fields).some((f) => f !== undefined)) return;
+  const current = changedError(await list(), expected);
+  if (current !== undefined) {
+    throw new LhError(changedMessage(expected.id, current), { kind: 'changed', operation, body: current });
+  }
 }
 
 /** The error was answered before this answer reached it (409 or an "already handled" refusal). */
@@ -172,8 +210,8 @@ export class InstrumentAnswers {
     readonly b?: AnswerLedger,
   ) {}
 
-  lookup(errorKey: string): AnswerRecord | undefined {
-    return this.a.lookup(errorKey) ?? this.b?.lookup(errorKey);
+  lookup(errorKey: string, identity?: ErrorIdentity): AnswerRecord | undefined {
+    return this.a.lookup(errorKey, identity) ?? this.b?.lookup(errorKey, identity);
   }
 
   /** The answer this Node-RED gave to an error the instrument no longer lists (for "who answered" pages). */

@@ -12,11 +12,14 @@ export interface CloseViewInput {
   viewInput?: unknown;
 }
 
-/** The body sent: the id as given, the result spelled as the instrument expects it. */
+/**
+ * The body sent, as the hardware-tested client sends it (an ASP.NET model with non-nullable strings refuses null):
+ * the view id as text, the result spelled as the instrument expects it, the input as text (`""` when none).
+ */
 export interface CloseViewBody {
-  viewId: string | number;
+  viewId: string;
   viewResult: ViewResult;
-  viewInput: unknown;
+  viewInput: string;
 }
 
 const OP = 'close-view';
@@ -25,9 +28,9 @@ const MAX_INPUT_BYTES = 64 * 1024;
 /** Checks a close-view request before anything is sent; `viewResult` is matched case-insensitively. */
 export function closeViewBody(input: CloseViewInput): CloseViewBody {
   const { viewId, viewResult, viewInput } = input;
-  let id: string | number;
+  let id: string;
   if (typeof viewId === 'string' && /^[\x21-\x7e]{1,200}$/.test(viewId.trim())) id = viewId.trim();
-  else if (typeof viewId === 'number' && Number.isSafeInteger(viewId) && viewId >= 0) id = viewId;
+  else if (typeof viewId === 'number' && Number.isSafeInteger(viewId) && viewId >= 0) id = String(viewId);
   else
     throw validationError(
       OP,
@@ -44,7 +47,13 @@ export function closeViewBody(input: CloseViewInput): CloseViewBody {
   if (viewInput !== undefined && Buffer.byteLength(JSON.stringify(viewInput) ?? '') > MAX_INPUT_BYTES) {
     throw validationError(OP, 'viewInput', `must be at most ${MAX_INPUT_BYTES} bytes as JSON`);
   }
-  return { viewId: id, viewResult: result, viewInput: viewInput ?? null };
+  return { viewId: id, viewResult: result, viewInput: inputText(viewInput) };
+}
+
+/** The input as text: `""` when none, text as given, anything else as its JSON text. */
+function inputText(viewInput: unknown): string {
+  if (viewInput === undefined || viewInput === null) return '';
+  return typeof viewInput === 'string' ? viewInput : (JSON.stringify(viewInput) ?? '');
 }
 
 export class DialogApi {

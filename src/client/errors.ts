@@ -9,7 +9,9 @@ export type LhErrorKind =
   | 'config'
   | 'response'
   /** the error was answered by someone else (or the package cannot prove its own answer was the one applied) */
-  | 'already-answered';
+  | 'already-answered'
+  /** the instrument now lists another error under the id that was answered: nothing was sent */
+  | 'changed';
 
 export interface LhErrorInit {
   kind: LhErrorKind;

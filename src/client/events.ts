@@ -2,7 +2,12 @@
  * The instrument's live events: one websocket per channel beside interface A (`{baseUrl}/instinctevents`,
  * `{baseUrl}/instincterrors`), opened when the first listener subscribes and closed when the last one leaves
  * or the client closes. Reconnects with back-off; an instrument without sockets (404 or another refused
- * upgrade) is reported once as `unavailable`, so callers keep polling.
+ * upgrade) is reported once as `unavailable`, so callers keep polling. A connection counts as established only once
+ * it proved useful by staying open `usefulAfterMs`: one the instrument closes before that is a failed attempt (even
+ * if it sent frames), so an instrument that accepts the upgrade and closes at once, or sends a frame and closes, gets
+ * the full back-off, not a storm.
+ * Frames are capped at `maxFrameBytes` (1 MiB by default, like HTTP bodies); a larger one closes the connection and
+ * is said once (`onNotice`).
  */
 import { EventEmitter } from 'events';
 import type { IncomingMessage } from 'http';
@@ -20,6 +25,17 @@ const CHANNEL_PATHS: Record<EventChannel, string> = { events: '/instinctevents',
  */
 export type EventConnectionState = 'idle' | 'connecting' | 'connected' | 'disconnected' | 'unavailable' | 'closed';
 
+/** Said once per channel and client: something the user should know that is not a state (an oversized frame). */
+export interface EventNotice {
+  channel: EventChannel;
+  message: string;
+}
+
+/** Frames larger than this are refused (the connection closes with 1009), like HTTP bodies over 1 MiB. */
+export const DEFAULT_MAX_FRAME_BYTES = 1024 * 1024;
+/** A connection open this long has proved useful: losing it later is a drop (quick reconnect), not a failed attempt. */
+export const DEFAULT_USEFUL_AFTER_MS = 10_000;
+
 /** What state listeners hear: only `connected`, `disconnected` and `unavailable`, each once per change. */
 export interface EventStateChange {
   channel: EventChannel;
@@ -30,6 +46,7 @@ export interface EventStateChange {
 
 export type EventListener = (event: InstrumentEvent) => void;
 export type StateListener = (change: EventStateChange) => void;
+export type NoticeListener = (notice: EventNotice) => void;
 
 export interface EventStreamOptions {
   baseUrl: string;
@@ -46,8 +63,18 @@ export interface EventStreamOptions {
   reconnectAfterDropMs?: number;
   /** reconnect delay cap, default 30000 ms; also the interval of the silent retries while unavailable */
   reconnectMaxMs?: number;
-  /** a ping this often; no pong by the next one drops the connection (reconnect). Default 30000 ms, 0 = off */
+  /**
+   * a ping this often; neither a pong nor a frame by the next one drops the connection (reconnect): an instrument
+   * that never answers pings keeps a socket that delivers frames. Default 30000 ms, 0 = off
+   */
   pingIntervalMs?: number;
+  /**
+   * a connection proves useful by staying open this long (default 10000 ms); one closed before that counts as a
+   * failed attempt (back-off from reconnectInitialMs), not as a drop (quick reconnect), whatever it delivered
+   */
+  usefulAfterMs?: number;
+  /** largest frame accepted, default 1 MiB; a larger one closes the connection (and is said once) */
+  maxFrameBytes?: number;
   /** upgrade handshake deadline, default 10000 ms */
   handshakeTimeoutMs?: number;
   /** 0..1 for the ±20 % jitter of reconnect delays (tests pass () => 0.5 for exact delays) */
@@ -91,12 +118,15 @@ class ChannelConnection {
   /** bumped whenever the connection is stopped: an attempt from before sees it and gives up */
   private generation = 0;
   private closing?: Promise<void>;
+  /** the oversized-frame notice was given (once per channel and client) */
+  private saidTooLarge = false;
 
   constructor(
     readonly channel: EventChannel,
     private readonly url: string,
     private readonly options: EventStreamOptions,
     private readonly report: (change: EventStateChange) => void,
+    private readonly notice: (notice: EventNotice) => void = () => undefined,
   ) {}
 
   add(listener: EventListener): void {
@@ -150,23 +180,41 @@ class ChannelConnection {
       perMessageDeflate: false,
       followRedirects: false,
       rejectUnauthorized: tls.rejectUnauthorized !== false,
+      maxPayload: this.maxFrameBytes,
     };
     const ws = new WebSocket(this.url, wsOptions);
     this.ws = ws;
     let refusedStatus: number | undefined;
     let lastError: string | undefined;
+    /** the connection stayed open usefulAfterMs: a drop then is a drop, not a failed attempt */
+    let useful = false;
+    let tooLarge = false;
+    let usefulTimer: NodeJS.Timeout | undefined;
+    const proveUseful = (): void => {
+      clearTimeout(usefulTimer);
+      if (useful || generation !== this.generation) return;
+      useful = true;
+      this.failures = 0;
+      this.backoffStartMs = this.options.reconnectAfterDropMs ?? 50;
+    };
     ws.on('unexpected-response', (_req, res: IncomingMessage) => {
       refusedStatus = res.statusCode;
       res.resume();
       ws.terminate();
     });
     ws.on('error', (err: Error & { code?: string }) => {
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {
+        tooLarge = true;
+        lastError = `a frame larger than ${formatBytes(this.maxFrameBytes)} was refused (the frame cap)`;
+        this.sayTooLarge(lastError);
+        return;
+      }
       lastError = err.code && !err.message.includes(err.code) ? `${err.code}: ${err.message}` : err.message;
     });
     ws.on('open', () => {
       if (generation !== this.generation) return;
-      this.failures = 0;
-      this.backoffStartMs = this.options.reconnectAfterDropMs ?? 50;
+      // failures are forgiven only once the connection proved useful (see proveUseful)
+      usefulTimer = setTimeout(proveUseful, this.options.usefulAfterMs ?? DEFAULT_USEFUL_AFTER_MS);
       this.setState('connected');
       this.startPing(ws);
     });
@@ -183,9 +231,12 @@ class ChannelConnection {
       }
     });
     ws.on('close', (code: number) => {
+      clearTimeout(usefulTimer);
       if (this.ws === ws) this.ws = undefined;
       this.stopPing();
       if (generation !== this.generation) return;
+      // closed before it proved useful (or for an oversized frame): a failed attempt, back-off from the first delay
+      if (!useful || tooLarge) this.backoffStartMs = undefined;
       if (refusedStatus !== undefined && isUnavailableStatus(refusedStatus)) {
         this.setState(
           'unavailable',
@@ -201,6 +252,17 @@ class ChannelConnection {
       this.setState('disconnected', reason);
       this.retry(generation, this.backoffDelay());
     });
+  }
+
+  private get maxFrameBytes(): number {
+    const max = this.options.maxFrameBytes;
+    return max !== undefined && Number.isFinite(max) && max > 0 ? max : DEFAULT_MAX_FRAME_BYTES;
+  }
+
+  private sayTooLarge(message: string): void {
+    if (this.saidTooLarge) return;
+    this.saidTooLarge = true;
+    this.notice({ channel: this.channel, message: `${CHANNEL_PATHS[this.channel].slice(1)}: ${message}` });
   }
 
   private get maxDelay(): number {
@@ -231,10 +293,12 @@ class ChannelConnection {
     const every = this.options.pingIntervalMs ?? 30000;
     if (every <= 0) return;
     let answered = true;
+    // a pong or a frame shows the connection alive: an instrument that never answers pings keeps a working socket
     ws.on('pong', () => (answered = true));
+    ws.on('message', () => (answered = true));
     this.pingTimer = setInterval(() => {
       if (!answered) {
-        ws.terminate(); // no pong since the last ping: the connection is dead without having said so
+        ws.terminate(); // neither a pong nor a frame since the last ping: the connection is dead without saying so
         return;
       }
       answered = false;
@@ -268,9 +332,12 @@ export class InstrumentEvents extends EventEmitter {
     const report = (change: EventStateChange): void => {
       this.emit('state', change);
     };
+    const notice = (n: EventNotice): void => {
+      this.emit('notice', n);
+    };
     this.channels = {
-      events: new ChannelConnection('events', eventSocketUrl(options.baseUrl, 'events'), options, report),
-      errors: new ChannelConnection('errors', eventSocketUrl(options.baseUrl, 'errors'), options, report),
+      events: new ChannelConnection('events', eventSocketUrl(options.baseUrl, 'events'), options, report, notice),
+      errors: new ChannelConnection('errors', eventSocketUrl(options.baseUrl, 'errors'), options, report, notice),
     };
   }
 
@@ -305,6 +372,14 @@ export class InstrumentEvents extends EventEmitter {
     };
   }
 
+  /** Hears notices (an oversized frame refused), each said once per channel; returns the unsubscribe. */
+  onNotice(listener: NoticeListener): () => void {
+    this.on('notice', listener);
+    return () => {
+      this.off('notice', listener);
+    };
+  }
+
   state(channel: EventChannel): EventConnectionState {
     return this.channels[channel].state;
   }
@@ -329,4 +404,8 @@ export class InstrumentEvents extends EventEmitter {
     for (const c of EVENT_CHANNELS) this.channels[c].listeners.clear();
     this.removeAllListeners();
   }
+}
+
+function formatBytes(n: number): string {
+  return n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : n % 1024 === 0 ? `${n / 1024} KiB` : `${n} bytes`;
 }

@@ -9,6 +9,7 @@ import { ApiResponse, TlsOptions, Transport } from './transport';
 import { checkUrls } from './url-checks';
 import { EventStreamOptions, InstrumentEvents } from './events';
 import { DialogApi } from './dialogs';
+import { MachineApi } from './machine';
 
 export * from './errors';
 export * from './types';
@@ -24,6 +25,9 @@ export { AnswerLedger, AnswerOptions, AnswerRecord, InstrumentAnswers, answerLed
 export { RunsApi, ProtocolName, ProtocolValidation, RunRecordSummary, CREATE_TIMEOUT_MS, LOAD_COMPLETE_TIMEOUT_MS } from './runs';
 export { FileDownload } from './runs';
 export * from './run-state';
+export * from './machine';
+export * from './password-expiry';
+export * from './error-identity';
 
 export interface ClientOptions extends SessionOptions {
   baseUrl: string;
@@ -55,6 +59,8 @@ export class LiquidHandlerClient extends EventEmitter {
   readonly dialogs: DialogApi;
   /** Protocols, protocol runs and run records (interface A). */
   readonly runs: RunsApi;
+  /** What the workstation says about itself: system ready, controller, sensors, name, software versions (A). */
+  readonly machine: MachineApi;
   private readonly lastWork = new Set<Promise<void>>();
 
   constructor(private readonly options: ClientOptions) {
@@ -63,6 +69,7 @@ export class LiquidHandlerClient extends EventEmitter {
     this.transport = new Transport(options);
     this.session = new Session(this.transport, options.credentials ?? {}, options);
     this.session.on('state', (state) => this.emit('session', state));
+    this.session.on('password-warning', (warning) => this.emit('password-warning', warning));
     this.prep = new PrepApi((spec) => this.session.send(spec), this.answers.a);
     this.instrument = new InstrumentApi((spec) => this.sendB(spec), this.answers.b);
     this.events = new InstrumentEvents({
@@ -74,6 +81,7 @@ export class LiquidHandlerClient extends EventEmitter {
     });
     this.dialogs = new DialogApi((spec) => this.session.send(spec));
     this.runs = new RunsApi((spec) => this.session.send(spec));
+    this.machine = new MachineApi((spec) => this.session.send(spec));
   }
 
   /** The answers this Node-RED gave to this instrument's errors: one ledger per instrument URL, process-wide. */

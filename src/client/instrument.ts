@@ -1,4 +1,11 @@
-import { AnswerLedger, AnswerOptions, alreadyAnsweredThere, isAlreadyHandled, listedKeys } from './answer-ledger';
+import {
+  AnswerLedger,
+  AnswerOptions,
+  alreadyAnsweredThere,
+  checkStillTheSame,
+  isAlreadyHandled,
+  listedKeys,
+} from './answer-ledger';
 import { LhError, validationError } from './errors';
 import { Sender } from './prep';
 import { UnsignedSpec } from './session';
@@ -89,6 +96,7 @@ export class InstrumentApi {
     const body = errorRecovery(recovery, op);
     const slot = this.answers.reserve(body.uuid, String(body.selectedActionId), op, options);
     try {
+      await checkStillTheSame(() => this.unhandledErrors(), options, op);
       const res = await this.send<ResultWrapper<string>>({
         method: 'POST',
         path: `/instrument-errors/${encodeURIComponent(body.uuid)}/${kind}`,

@@ -1,4 +1,12 @@
-import { AnswerLedger, AnswerOptions, AnswerRecord, alreadyAnsweredThere, isAlreadyHandled, listedKeys } from './answer-ledger';
+import {
+  AnswerLedger,
+  AnswerOptions,
+  AnswerRecord,
+  alreadyAnsweredThere,
+  checkStillTheSame,
+  isAlreadyHandled,
+  listedKeys,
+} from './answer-ledger';
 import { SOFTWARE_SETTING_FIELDS } from '../spec/contract';
 import { LhError, validationError } from './errors';
 import { UnsignedSpec } from './session';
@@ -261,6 +269,12 @@ export class PrepApi {
     const id = String(answer.id);
     const slot = this.answers.reserve(id, answer.selectedResponse, op, options);
     try {
+      await checkStillTheSame(() => this.pendingErrors(), options, op);
+    } catch (err) {
+      slot.release();
+      throw err;
+    }
+    try {
       await this.send({
         method: 'PUT',
         path: '/errors/runtime',
@@ -418,8 +432,15 @@ export function reorderItems(items: unknown, op: string): ReorderItem[] {
   });
 }
 
+/** Keys that reach an object's prototype when copied (`__proto__`) or name it: never a setting. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
 export function softwareSettings(value: unknown, op: string, complete: boolean): Partial<SoftwareSettings> {
   const input = v.plainObject(value, 'payload', op);
+  const forbidden = Object.keys(input).find((field) => FORBIDDEN_KEYS.has(field));
+  if (forbidden !== undefined) {
+    throw validationError(op, `payload.${forbidden}`, 'is not allowed: a settings payload names software settings only');
+  }
   const out: Record<string, unknown> = {};
   for (const [field, type] of Object.entries(SOFTWARE_SETTING_TYPES)) {
     const given = input[field];
@@ -430,7 +451,7 @@ export function softwareSettings(value: unknown, op: string, complete: boolean):
     out[field] = type === 'boolean' ? v.strictBoolean(given, `payload.${field}`, op) : v.int32(given, `payload.${field}`, op);
   }
   for (const field of Object.keys(input)) {
-    if (!(field in SOFTWARE_SETTING_TYPES)) {
+    if (!Object.prototype.hasOwnProperty.call(SOFTWARE_SETTING_TYPES, field)) {
       throw validationError(
         op,
         `payload.${field}`,

@@ -65,8 +65,14 @@ const RUN_ID = /^[A-Za-z0-9._~:-]{1,200}$/;
 
 export function runId(value: unknown, field: string, operation: string): string {
   const text = typeof value === 'number' && Number.isInteger(value) && value >= 0 ? String(value) : value;
-  if (typeof text !== 'string' || !RUN_ID.test(text)) {
-    throw validationError(operation, field, 'must be a run record id: 1 to 200 letters, digits or . _ ~ : -', value);
+  // only dots would be a path segment of its own (`.`, `..`): refused like error ids, so the path cannot change
+  if (typeof text !== 'string' || !RUN_ID.test(text) || /^\.+$/.test(text)) {
+    throw validationError(
+      operation,
+      field,
+      'must be a run record id: 1 to 200 letters, digits or . _ ~ : -, not only dots',
+      value,
+    );
   }
   return text;
 }
@@ -222,11 +228,11 @@ export class RunsApi {
     throw new LhError(`${op}: expected a state name from the instrument`, { kind: 'response', operation: op, body });
   }
 
-  systemReady(): Promise<Record<string, unknown>> {
-    return this.data({ method: 'GET', path: '/system-ready', operation: 'system-ready', idempotent: true });
-  }
-
-  async simulationSpeed(): Promise<number> {
+  /**
+   * The simulation speed as the instrument gives it: text (the hardware-tested client types it as text), or the
+   * text of the number an instrument sends as a JSON number.
+   */
+  async simulationSpeed(): Promise<string> {
     const op = 'get-simulation-speed';
     const body = await this.data<unknown>({
       method: 'GET',
@@ -234,23 +240,26 @@ export class RunsApi {
       operation: op,
       idempotent: true,
     });
-    const speed = typeof body === 'number' ? body : v.isPlainObject(body) ? body.simulationSpeed : undefined;
-    if (typeof speed !== 'number')
-      throw new LhError(`${op}: expected a number from the instrument`, { kind: 'response', operation: op, body });
-    return speed;
+    const raw = v.isPlainObject(body) ? (body.simulationSpeed ?? body.SimulationSpeed) : body;
+    if (typeof raw === 'string' && raw.trim() !== '') return raw;
+    if (typeof raw === 'number' && Number.isFinite(raw)) return String(raw);
+    throw new LhError(`${op}: expected the simulation speed from the instrument`, { kind: 'response', operation: op, body });
   }
 
+  /** Sends the speed as text (`{simulationSpeed: "2"}`), as the hardware-tested client does; a number is sent as its text. */
   async setSimulationSpeed(speed: unknown): Promise<void> {
     const op = 'set-simulation-speed';
-    if (typeof speed !== 'number' || !Number.isFinite(speed) || speed <= 0) {
-      throw validationError(op, 'simulationSpeed', 'must be a number greater than 0', speed);
+    const text =
+      typeof speed === 'number' && Number.isFinite(speed) ? String(speed) : typeof speed === 'string' ? speed.trim() : '';
+    if (!/^\d{1,9}(\.\d{1,9})?$/.test(text) || Number(text) <= 0) {
+      throw validationError(op, 'simulationSpeed', 'must be a number greater than 0 (a number or its text)', speed);
     }
     await this.send({
       method: 'PUT',
       path: '/protocol-run/simulation-speed',
       operation: op,
       mediaType: MEDIA_JSON,
-      body: { simulationSpeed: speed },
+      body: { simulationSpeed: text },
       idempotent: true,
     });
   }

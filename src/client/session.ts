@@ -1,3 +1,4 @@
+import { describeExpiry, passwordExpiryOf, warnNow, type PasswordExpiry, type PasswordWarning } from './password-expiry';
 import { EventEmitter } from 'events';
 import { LhError } from './errors';
 import { ApiResponse, checkRequestBody, MEDIA_JSON_PATCH, RequestSpec, timerDelay, Transport } from './transport';
@@ -52,6 +53,8 @@ export class Session extends EventEmitter {
   private blocked?: LhError;
   private closed = false;
   private stateValue: SessionState = 'idle';
+  private passwordExpiryValue?: PasswordExpiry;
+  private passwordWarnedAt?: number;
   private readonly now: () => number;
   private readonly defaultLifetimeMs: number;
 
@@ -71,6 +74,11 @@ export class Session extends EventEmitter {
 
   get usesLogin(): boolean {
     return Boolean(this.credentials.username);
+  }
+
+  /** What the last login or renewal said of the password's expiry, if it said anything. */
+  get passwordExpiry(): PasswordExpiry | undefined {
+    return this.passwordExpiryValue;
   }
 
   /** Why logins are held back, if a login was rejected. */
@@ -220,6 +228,17 @@ export class Session extends EventEmitter {
     this.inUse = false;
     this.scheduleRenewal();
     this.setState('authenticated');
+    const expiry = passwordExpiryOf(result, this.now());
+    if (expiry) this.passwordExpiryValue = expiry;
+    if (expiry && warnNow(expiry, this.passwordWarnedAt, this.now())) {
+      this.passwordWarnedAt = this.now();
+      const warning: PasswordWarning = {
+        ...expiry,
+        user: this.credentials.username ?? '',
+        text: describeExpiry(expiry, this.credentials.username ?? ''),
+      };
+      this.emit('password-warning', warning);
+    }
     return result.token;
   }
 

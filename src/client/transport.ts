@@ -166,11 +166,12 @@ export class Transport {
         { kind: 'validation', operation: spec.operation, field: 'payload' },
       );
     }
-    const headers: Record<string, string> = {
+    const headers: Record<string, string | false> = {
       Accept: spec.accept ?? (spec.api === 'B' ? MEDIA_VECTOR : MEDIA_JSON),
     };
     const binary = spec.responseType === 'buffer';
-    if (payload !== undefined) headers['Content-Type'] = spec.api === 'B' ? MEDIA_VECTOR : (spec.mediaType ?? MEDIA_JSON);
+    // no body, no Content-Type (as the tested client sends pause, resume, abort, cleanup): false stops axios adding a form type
+    headers['Content-Type'] = payload === undefined ? false : spec.api === 'B' ? MEDIA_VECTOR : (spec.mediaType ?? MEDIA_JSON);
     if (spec.token) headers.Authorization = `Bearer ${spec.token}`;
 
     const maxAttempts = spec.idempotent ? this.retries + 1 : 1;

@@ -51,6 +51,8 @@ export interface AuthOptions {
   instrumentTokens: string[];
   policy: () => PolicySettings;
   clockSpeed: () => number;
+  /** the real instrument's leniency: renew-token with `{}` (no credentials) renews the bearer's own user */
+  lenient?: boolean;
 }
 
 export const ROLES = ['ModifyUsers', 'ModifyProtocols', 'ExecuteValidatedItems', 'HandleErrors', 'ModifySettings'];
@@ -119,11 +121,14 @@ export class AuthService {
     return this.issue(user);
   }
 
-  /** POST renew-token: a valid bearer plus the same credentials. */
+  /**
+   * POST renew-token: a valid bearer plus the same credentials. Lenient (the default, as the hardware-tested client
+   * sends it): an empty object `{}` renews the bearer's own user; strict: credentials are required.
+   */
   renew(principal: Principal | undefined, body: unknown): AuthResult {
     if (!principal) throw unauthorized();
-    const { username, password } = readCredentials(body);
-    const user = this.checkPassword(username, password);
+    const bare = this.options.lenient === true && isObject(body) && Object.keys(body).length === 0;
+    const user = bare ? this.bearerUser(principal) : this.checkPasswordOf(body);
     if (principal.kind === 'jwt' && principal.username.toLowerCase() !== user.username.toLowerCase()) {
       throw new HttpProblem(403, 'The credentials do not belong to the user of the bearer token.');
     }
@@ -131,6 +136,19 @@ export class AuthService {
       throw new HttpProblem(403, `The password of user '${user.username}' has expired.`, { title: 'Password expired' });
     this.renewals++;
     return this.issue(user);
+  }
+
+  private checkPasswordOf(body: unknown): UserRecord {
+    const { username, password } = readCredentials(body);
+    return this.checkPassword(username, password);
+  }
+
+  /** The user a bearer token was issued to (renewal with `{}`); a locked user is refused as at login. */
+  private bearerUser(principal: Principal): UserRecord {
+    const user = this.users.get(principal.username.toLowerCase());
+    if (!user || principal.kind !== 'jwt') throw unauthorized();
+    if (user.lockedUntil > Date.now()) throw lockedProblem(user, Date.now());
+    return user;
   }
 
   /** DELETE authenticate */

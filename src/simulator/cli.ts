@@ -16,8 +16,12 @@ Options:
   --prefix <path>           path prefix of interface A, e.g. /NimbusLite (default none)
   --user <name:password>    a user that may log in (repeatable; default admin:labwire)
   --token-lifetime <s>      token lifetime in seconds (default 300)
-  --strict                  spec-only: A bodies only with the exact media type of interfaces.md
-                            (default: any JSON media type, as real instruments accept)
+  --strict                  spec-only: A bodies only with the exact media type of interfaces.md,
+                            credentials on renew-token, a token on every read, step types as listed,
+                            PascalCase event frames, the simulation speed as a number
+                            (default: what real instruments accept and send, as hardware-tested clients
+                            observed it: any JSON media type, renew-token with {}, status reads without
+                            a token, step types without "Step", {code, description, data} frames)
   --lenient-media-types     the default; kept for older scripts
   --no-sockets              serve no websockets (instinctevents, instincterrors): an instrument without
                             live events, so clients fall back to polling

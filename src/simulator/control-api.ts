@@ -20,6 +20,9 @@
  *   POST   /sim/event-sockets/drop → 200 {dropped}: drops every websocket connection
  *   GET    /sim/run → the run status, speed and format;  PUT /sim/run {simulationSpeed?, statesAsNames?, failCreate?} → 200
  *          the same; failCreate {status?, reset?, count?}: the next creates fail (nothing created) with that status or a reset
+ *   GET    /sim/machine;  PUT /sim/machine {isDoorClosed?, isControlled?, controllerMachineName?, controllerUserName?,
+ *          isServerReady?, stoppedServices?, instrumentName?, serialNumber?, isEnclosurePresent?, offered?} → 200 the state:
+ *          what system-ready, instruments, connection-status, sensor-status and software-versions answer
  *   POST   /sim/run/error {title?, message?, responses?, atStep?} → 201 {armed, error?}: a runtime error during the
  *          run, now (ErrorHandling until answered) or when step atStep starts
  */
@@ -27,6 +30,7 @@ import type { Reply } from './router';
 import type { MessageBox } from './message-boxes';
 import type { FirmwareError } from './error-pushes';
 import type { RunErrorSeed } from './runs';
+import type { MachineState } from './machine-status';
 import type { Faults, InstrumentError, InstrumentErrorSeed, LoggedRequest, PendingError, PendingErrorSeed } from './types';
 import { problem } from './problem';
 import { isObject } from './json-fields';
@@ -52,6 +56,7 @@ export interface ControlTarget {
   resolveFirmwareError(id: string): void;
   dropEventSockets(): number;
   injectRunError(seed?: RunErrorSeed): { armed: boolean; error?: PendingError };
+  configureMachine(body: unknown): MachineState;
   configureRuns(options: { simulationSpeed?: unknown; statesAsNames?: unknown; failCreate?: unknown }): Record<string, unknown>;
 }
 
@@ -135,6 +140,10 @@ export function handleControl(target: ControlTarget, method: string, path: strin
             failCreate: obj.failCreate,
           }),
         };
+      case 'GET /machine':
+        return { status: 200, body: target.configureMachine(undefined) };
+      case 'PUT /machine':
+        return { status: 200, body: target.configureMachine(body) };
       case 'POST /run/error':
         return { status: 201, body: target.injectRunError(obj as RunErrorSeed) };
       default:

@@ -3,14 +3,14 @@
  * (answered, cleared, resolved through /sim), and firmware errors that exist only on the socket (raised and
  * resolved through /sim, never in the error list).
  *
- * Frame codes (the real frame shape is not documented): `RuntimeError` with the error as Data (`Source`
- * 'Service' or 'Firmware'), `RuntimeErrorResolved` with `{Id}` as Data.
+ * Frame codes (the real frame shape is not documented): `RuntimeError` with the error as data (`source`
+ * 'Service' or 'Firmware'), `RuntimeErrorResolved` with `{id}` as data (PascalCase names when strict).
  */
 import { randomUUID } from 'crypto';
 import { HttpProblem, badRequest, notFound } from './problem';
 import { field, isObject, requireObject, requireString } from './json-fields';
 import type { Reply, RequestContext } from './router';
-import { nestedFrame } from './event-sockets';
+import { FrameCasing, nestedFrame } from './event-sockets';
 import type { PendingError, Severity } from './types';
 
 export interface FirmwareError {
@@ -28,13 +28,13 @@ const SEVERITIES: Severity[] = ['Warning', 'Error', 'Fatal'];
 
 export type FramePublisher = (frame: string) => void;
 
-export function raisedFrame(error: PendingError | FirmwareError, source: 'Service' | 'Firmware'): string {
+export function raisedFrame(error: PendingError | FirmwareError, source: 'Service' | 'Firmware', casing?: FrameCasing): string {
   const { handled: _handled, selectedResponse: _selected, ...shown } = error as PendingError;
-  return nestedFrame('RuntimeError', error.title, { ...shown, source });
+  return nestedFrame('RuntimeError', error.title, { ...shown, source }, casing);
 }
 
-export function resolvedFrame(id: string): string {
-  return nestedFrame('RuntimeErrorResolved', `Error ${id} resolved`, { id });
+export function resolvedFrame(id: string, casing?: FrameCasing): string {
+  return nestedFrame('RuntimeErrorResolved', `Error ${id} resolved`, { id }, casing);
 }
 
 const MAX_ANSWERED = 1000;
@@ -45,13 +45,16 @@ export class ErrorPushes {
   /** firmware errors answered with PUT errors/runtime: id → the response chosen (a second answer is 409) */
   readonly answeredFirmware = new Map<string, string>();
 
-  constructor(private readonly publish: FramePublisher) {}
+  constructor(
+    private readonly publish: FramePublisher,
+    private readonly casing: FrameCasing = 'observed',
+  ) {}
 
   /** Pushes the A errors that appeared or went since the last call. */
   sync(pending: PendingError[]): void {
     const now = new Set(pending.map((e) => e.id));
-    for (const e of pending) if (!this.known.has(e.id)) this.publish(raisedFrame(e, 'Service'));
-    for (const id of this.known) if (!now.has(id)) this.publish(resolvedFrame(id));
+    for (const e of pending) if (!this.known.has(e.id)) this.publish(raisedFrame(e, 'Service', this.casing));
+    for (const id of this.known) if (!now.has(id)) this.publish(resolvedFrame(id, this.casing));
     this.known = now;
   }
 
@@ -83,7 +86,7 @@ export class ErrorPushes {
     this.answeredFirmware.set(id, selected);
     if (this.answeredFirmware.size > MAX_ANSWERED)
       this.answeredFirmware.delete(this.answeredFirmware.keys().next().value as string);
-    this.publish(resolvedFrame(id));
+    this.publish(resolvedFrame(id, this.casing));
     return { status: 204 };
   }
 
@@ -115,12 +118,12 @@ export class ErrorPushes {
       source: 'Firmware',
     };
     this.firmware.set(id, error);
-    this.publish(raisedFrame(error, 'Firmware'));
+    this.publish(raisedFrame(error, 'Firmware', this.casing));
     return { ...error };
   }
 
   resolveFirmware(id: string): void {
     if (!this.firmware.delete(id)) throw notFound(`No active firmware error with id '${id}'.`);
-    this.publish(resolvedFrame(id));
+    this.publish(resolvedFrame(id, this.casing));
   }
 }

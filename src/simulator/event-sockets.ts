@@ -1,8 +1,10 @@
 /**
  * The two websockets a real instrument serves beside interface A, under its path prefix:
  * `{prefix}/instinctevents` (run status, message boxes, finished, time remaining) and `{prefix}/instincterrors`
- * (runtime errors). Frames are sent in the observed form: PascalCase JSON whose object values are JSON texts
- * inside strings, nested. Connections are accepted with or without a bearer token, as the instrument does.
+ * (runtime errors). Frames are JSON whose object values are JSON texts inside strings, nested: by default in the
+ * observed casing `{code, description, data}` with camelCase names (what the hardware-tested client reads); the
+ * strict simulator sends PascalCase (`{Code, Description, Data}`, no public source) so clients stay tolerant of both.
+ * Connections are accepted with or without a bearer token, as the instrument does.
  */
 import type * as http from 'http';
 import type { Duplex } from 'stream';
@@ -21,11 +23,15 @@ export interface UpgradeRecord {
 
 const MAX_UPGRADES = 1000;
 
+/** `observed`: `{code, description, data}` with camelCase names (the tested client); `pascal`: `{Code, ...}`. */
+export type FrameCasing = 'observed' | 'pascal';
+
 /**
- * `{"Code":..,"Description":..,"Data":"<json>"}` where Data's object values are JSON texts again, as the
- * instrument sends them (several levels of JSON inside strings).
+ * `{"code":..,"description":..,"data":"<json>"}` (or PascalCase) where data's object values are JSON texts again,
+ * as the instrument sends them (several levels of JSON inside strings).
  */
-export function nestedFrame(code: string, description: string, data: unknown): string {
+export function nestedFrame(code: string, description: string, data: unknown, casing: FrameCasing = 'observed'): string {
+  if (casing === 'observed') return JSON.stringify({ code, description, data: JSON.stringify(nestValues(data)) });
   return JSON.stringify({ Code: code, Description: description, Data: JSON.stringify(nestValues(pascal(data))) });
 }
 
@@ -49,6 +55,8 @@ export class EventSockets {
   private readonly clients: Record<EventChannel, Set<WebSocket>> = { events: new Set(), errors: new Set() };
   private readonly paths: Record<string, EventChannel>;
   readonly upgrades: UpgradeRecord[] = [];
+  /** hostile instrument (tests): accept each upgrade and close the connection at once */
+  closeAtOnce = false;
 
   constructor(prefix: string) {
     this.paths = {
@@ -64,6 +72,17 @@ export class EventSockets {
 
   /** Sends one frame to every client of `channel`; returns how many got it. */
   publish(channel: EventChannel, frame: string): number {
+    let sent = 0;
+    for (const ws of this.clients[channel]) {
+      if (ws.readyState !== WebSocket.OPEN) continue;
+      ws.send(frame);
+      sent++;
+    }
+    return sent;
+  }
+
+  /** Sends one frame as given (any text or bytes, e.g. an oversized one) to every client of `channel`. */
+  publishRaw(channel: EventChannel, frame: string | Buffer): number {
     let sent = 0;
     for (const ws of this.clients[channel]) {
       if (ws.readyState !== WebSocket.OPEN) continue;
@@ -102,6 +121,10 @@ export class EventSockets {
     this.upgrades.push({ channel, authorization, time: Date.now() });
     if (this.upgrades.length > MAX_UPGRADES) this.upgrades.splice(0, this.upgrades.length - MAX_UPGRADES);
     this.server.handleUpgrade(req, socket, head, (ws) => {
+      if (this.closeAtOnce) {
+        ws.close(1011, 'closing at once');
+        return;
+      }
       this.clients[channel].add(ws);
       ws.on('close', () => this.clients[channel].delete(ws));
       ws.on('error', () => ws.terminate());

@@ -46,12 +46,19 @@ export function normaliseFaults(input: unknown): Faults {
     if (typeof f.htmlErrors !== 'boolean') throw new RangeError('htmlErrors must be a boolean');
     out.htmlErrors = f.htmlErrors;
   }
+  if (f.methods !== undefined) {
+    if (!Array.isArray(f.methods) || !f.methods.every((m): m is string => typeof m === 'string' && /^[A-Za-z]+$/.test(m))) {
+      throw new RangeError('methods must be a list of HTTP method names');
+    }
+    out.methods = f.methods.map((m) => m.toUpperCase());
+  }
   for (const key of Object.keys(out) as (keyof Faults)[]) if (out[key] === undefined) delete out[key];
   return out;
 }
 
-/** One independent roll per request: reset, then timeout, then status. */
-export function rollFault(f: Faults, random: () => number = Math.random): FaultOutcome {
+/** One independent roll per request: reset, then timeout, then status (only for `methods`, when given). */
+export function rollFault(f: Faults, random: () => number = Math.random, method?: string): FaultOutcome {
+  if (f.methods && method !== undefined && !f.methods.includes(method.toUpperCase())) return 'none';
   if (f.resetRate && random() < f.resetRate) return 'reset';
   if (f.timeoutRate && random() < f.timeoutRate) return 'timeout';
   if (f.statusRate && random() < f.statusRate) return 'status';

@@ -3,7 +3,7 @@ import type { Route, RequestContext, Reply } from './router';
 import type { Services } from './services';
 import { parseIdParam } from './json-fields';
 import { parseSoftwareSettings } from './settings';
-import { runRoutes } from './runs';
+import { runRoutes } from './run-routes';
 
 const V1 = '/api/v1';
 
@@ -105,7 +105,7 @@ export function prepRoutes(s: Services): Route[] {
       pattern: `${steps}/{stepId}`,
       body: 'none',
       auth: true,
-      handle: (ctx) => ok(s.steps.get(pid(ctx), sid(ctx))),
+      handle: (ctx) => ok(s.steps.get(pid(ctx), sid(ctx), ctx.query)),
     },
     {
       method: 'DELETE',

@@ -19,22 +19,13 @@
  */
 import { randomUUID } from 'crypto';
 import { HttpProblem, problem } from './problem';
-import {
-  FieldErrors,
-  field,
-  isObject,
-  optionalBoolean,
-  parseBoolQuery,
-  parseIdParam,
-  requireInt32,
-  requireObject,
-} from './json-fields';
+import { FieldErrors, field, isObject, optionalBoolean, requireInt32, requireObject } from './json-fields';
 import { RUN_STATE_NAMES, type RunStateName } from '../spec/contract';
-import type { RequestContext, Reply, Route } from './router';
+import type { Reply } from './router';
 import type { StepStore } from './steps';
 import type { RuntimeErrorBook } from './runtime-errors';
 import type { PendingError, Protocol, Step } from './types';
-import { pdfReport, pipettingCsv, RunRecordBook, type RunResult, type StepLog } from './run-records';
+import { RunRecordBook, type RunResult, type StepLog } from './run-records';
 
 export const RUN_STATES = RUN_STATE_NAMES;
 export type { RunStateName };
@@ -170,6 +161,18 @@ export class RunMachine {
     return this.speedValue;
   }
 
+  /**
+   * PUT takes the speed as text (`"2"`, as the hardware-tested client sends it) or as a number, in both modes (the
+   * specification says nothing of it). GET gives it as text when lenient (the default, as observed), as a number
+   * when strict, so clients are tested against both.
+   */
+  speedAsText = false;
+
+  /** The speed as GET protocol-run/simulation-speed gives it. */
+  get speedOnWire(): number | string {
+    return this.speedAsText ? String(this.speedValue) : this.speedValue;
+  }
+
   /** Back to Idle, no records, the configured speed and state format. */
   reset(): void {
     this.run?.cancel?.();
@@ -193,7 +196,8 @@ export class RunMachine {
   }
 
   setSpeed(speed: unknown): void {
-    const next = checkSpeed(speed);
+    const text = typeof speed === 'string' && /^\s*\d+(\.\d+)?\s*$/.test(speed);
+    const next = checkSpeed(text ? Number(speed) : speed);
     const run = this.run;
     if (run && run.state === 'Running') this.checkpoint(run);
     this.speedValue = next;
@@ -622,132 +626,4 @@ export function validationErrors(p: Protocol): string[] {
   if (p.steps.length === 0) return ['The protocol has no steps.'];
   if (enabled.length === 0) return ['Every step of the protocol is disabled.'];
   return [];
-}
-
-const V1 = '/api/v1';
-
-/** The run routes of interface A (literal protocol sub-paths are matched before protocols/{id}). */
-export function runRoutes(runs: RunMachine): Route[] {
-  const ok = (body: unknown): Reply => ({ status: 200, body });
-  const noContent: Reply = { status: 204 };
-  const pid = (ctx: RequestContext): number => parseIdParam(ctx.params.protocolId, 'protocolId');
-  const file = (body: Buffer, type: string, name: string): Reply => ({
-    status: 200,
-    body,
-    headers: { 'Content-Type': type, 'Content-Disposition': `attachment; filename="${name}"` },
-  });
-  const safe = (id: string): string => id.replace(/[^A-Za-z0-9._-]/g, '_');
-  return [
-    { method: 'GET', pattern: `${V1}/protocols/names`, body: 'none', auth: true, handle: () => ok(runs.names()) },
-    {
-      method: 'GET',
-      pattern: `${V1}/protocols/validate/{protocolId}`,
-      body: 'none',
-      auth: true,
-      handle: (ctx) => ok(runs.validate(pid(ctx))),
-    },
-    {
-      method: 'GET',
-      pattern: `${V1}/protocols/{protocolId}`,
-      body: 'none',
-      auth: true,
-      handle: (ctx) => ok(runs.protocol(pid(ctx), parseBoolQuery(ctx.query, 'includeFullStepData', true))),
-    },
-    { method: 'GET', pattern: `${V1}/protocol-run`, body: 'none', auth: true, handle: () => ok(runs.status()) },
-    {
-      method: 'POST',
-      pattern: `${V1}/protocol-run/create`,
-      body: 'json',
-      auth: true,
-      handle: (ctx) => runs.takeCreateFault() ?? ok(runs.create(ctx.body, ctx.principal?.username ?? 'anonymous')),
-    },
-    {
-      method: 'GET',
-      pattern: `${V1}/protocol-run/load-instructions`,
-      body: 'none',
-      auth: true,
-      handle: () => ok(runs.loadInstructions()),
-    },
-    {
-      method: 'PUT',
-      pattern: `${V1}/protocol-run/load-complete`,
-      body: 'json',
-      auth: true,
-      handle: (ctx) => {
-        runs.loadComplete(ctx.body);
-        return noContent;
-      },
-    },
-    ...(['pause', 'resume', 'abort', 'cleanup-unloading'] as const).map((action): Route => ({
-      method: 'PUT',
-      pattern: `${V1}/protocol-run/${action}`,
-      body: 'none',
-      auth: true,
-      handle: () => {
-        if (action === 'pause') runs.pause();
-        else if (action === 'resume') runs.resume();
-        else if (action === 'abort') runs.abort();
-        else runs.cleanupUnloading();
-        return noContent;
-      },
-    })),
-    {
-      method: 'GET',
-      pattern: `${V1}/protocol-run/simulation-speed`,
-      body: 'none',
-      auth: true,
-      handle: () => ok({ simulationSpeed: runs.speed }),
-    },
-    {
-      method: 'PUT',
-      pattern: `${V1}/protocol-run/simulation-speed`,
-      body: 'json',
-      auth: true,
-      handle: (ctx) => {
-        runs.setSpeed(isObject(ctx.body) ? field(ctx.body, 'simulationSpeed') : ctx.body);
-        return noContent;
-      },
-    },
-    { method: 'GET', pattern: `${V1}/instruments/global-run-state`, body: 'none', auth: true, handle: () => ok(runs.state) },
-    {
-      method: 'GET',
-      pattern: `${V1}/system-ready`,
-      body: 'none',
-      auth: true,
-      handle: () =>
-        ok({
-          isServerReady: true,
-          requiredServices: [
-            { name: 'Instrument', isRunning: true },
-            { name: 'Scheduler', isRunning: true },
-          ],
-        }),
-    },
-    { method: 'GET', pattern: `${V1}/run-data`, body: 'none', auth: true, handle: () => ok(runs.records.list()) },
-    {
-      method: 'GET',
-      pattern: `${V1}/run-data/{id}/pdf`,
-      body: 'none',
-      auth: true,
-      handle: (ctx) => file(pdfReport(runs.records.get(ctx.params.id)), 'application/pdf', `run-${safe(ctx.params.id)}.pdf`),
-    },
-    {
-      method: 'GET',
-      pattern: `${V1}/run-data/{id}/pipetting-csv`,
-      body: 'none',
-      auth: true,
-      handle: (ctx) =>
-        file(pipettingCsv(runs.records.get(ctx.params.id)), 'text/csv; charset=utf-8', `pipetting-${safe(ctx.params.id)}.csv`),
-    },
-    {
-      method: 'GET',
-      pattern: `${V1}/run-data/{id}`,
-      body: 'none',
-      auth: true,
-      handle: (ctx) => {
-        const { steps, ...rest } = runs.records.get(ctx.params.id);
-        return ok({ ...rest, steps: steps.map(({ fields: _f, ...s }) => s) });
-      },
-    },
-  ];
 }

@@ -39,7 +39,11 @@ export class RuntimeErrorBook {
 
   inject(seed: Partial<PendingErrorSeed> = {}): PendingError {
     const id = seed.id ?? randomUUID();
-    if (this.history.some((r) => r.id === id)) throw new HttpProblem(409, `An error with id '${id}' already exists.`);
+    if (seed.reuseId === true) {
+      // as real instruments do after a restart, or once the old error left the list: the id names a new error;
+      // an error still pending under it is gone (the instrument forgot it)
+      this.all = this.all.filter((e) => e.id !== id || e.handled);
+    } else if (this.history.some((r) => r.id === id)) throw new HttpProblem(409, `An error with id '${id}' already exists.`);
     const severity = seed.severity && SEVERITIES.includes(seed.severity) ? seed.severity : 'Warning';
     const responses = seed.responses && seed.responses.length > 0 ? [...seed.responses] : [...DEFAULT_RESPONSES];
     const now = new Date().toISOString();
@@ -83,6 +87,11 @@ export class RuntimeErrorBook {
     return clone(error);
   }
 
+  /** The error an id names now: the pending one, else the newest (ids may be reused). */
+  private current(id: string): PendingError | undefined {
+    return this.all.find((e) => e.id === id && !e.handled) ?? [...this.all].reverse().find((e) => e.id === id);
+  }
+
   /** GET check-for-pending-errors */
   unhandled(): PendingError[] {
     return this.pending.filter((e) => !e.handled).map(clone);
@@ -102,7 +111,7 @@ export class RuntimeErrorBook {
 
   /** GET errors/{errorId} */
   record(errorId: string): ErrorRecord {
-    const r = this.history.find((x) => x.id === errorId);
+    const r = [...this.history].reverse().find((x) => x.id === errorId);
     if (!r) throw notFound(`Error '${errorId}' was not found.`);
     return clone(r);
   }
@@ -118,7 +127,7 @@ export class RuntimeErrorBook {
     if (rawItems !== undefined && rawItems !== null && !Array.isArray(rawItems))
       errors.add('errorData', 'errorData must be an array.');
     errors.throwIfAny();
-    const error = this.all.find((e) => e.id === id);
+    const error = this.current(id as string);
     if (!error) throw notFound(`No runtime error with id '${id}' exists.`);
     if (error.handled)
       throw new HttpProblem(
@@ -169,7 +178,7 @@ export class RuntimeErrorBook {
 
   /** As if the operator answered on the instrument's screen (first offered response). */
   resolve(id: string): void {
-    const error = this.all.find((e) => e.id === id);
+    const error = this.current(id);
     if (!error) throw new Error(`no pending error '${id}'`);
     if (!error.handled) this.markHandled(error, error.errorResponses[0]?.response ?? null);
   }
@@ -191,7 +200,7 @@ export class RuntimeErrorBook {
   private markHandled(error: PendingError, selected: string | null): void {
     error.handled = true;
     error.selectedResponse = selected;
-    const record = this.history.find((r) => r.id === error.id);
+    const record = [...this.history].reverse().find((r) => r.id === error.id);
     if (record) {
       record.handled = true;
       record.handledDateTime = new Date().toISOString();

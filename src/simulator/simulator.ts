@@ -22,8 +22,9 @@ import { DEFAULT_TIMEOUT_HOLD_MS, normaliseFaults, rollFault } from './faults';
 import { HttpProblem, htmlErrorPage, problem, unauthorized } from './problem';
 import { A_RESPONSE_TYPE, B_MEDIA_TYPE, B_PROBLEM_TYPE, PROBLEM_TYPE, checkMediaType } from './media-types';
 import { BodyTooLarge, headerValue, parseLoose, queryOf, readBody, send } from './http-io';
-import { EventSockets, nestedFrame, type EventChannel } from './event-sockets';
+import { EventSockets, nestedFrame, type EventChannel, type FrameCasing } from './event-sockets';
 import { MessageBoxBook, messageBoxRoutes, type MessageBox } from './message-boxes';
+import { initialMachineState, machineRoutes, updateMachineState, type MachineState } from './machine-status';
 import { ErrorPushes, type FirmwareError } from './error-pushes';
 import type { Services } from './services';
 import type {
@@ -75,6 +76,7 @@ export class Simulator implements ControlTarget {
   private readonly socketsEnabled: boolean;
   private readonly eventSockets: EventSockets;
   private readonly messageBoxes = new MessageBoxBook();
+  private machine: MachineState = initialMachineState();
   private readonly errorPushes: ErrorPushes;
 
   constructor(options: SimulatorOptions = {}) {
@@ -86,7 +88,7 @@ export class Simulator implements ControlTarget {
     this.seedEnabled = options.seed ?? true;
     this.socketsEnabled = options.sockets ?? true;
     this.eventSockets = new EventSockets(this.prefix);
-    this.errorPushes = new ErrorPushes((frame) => this.eventSockets.publish('errors', frame));
+    this.errorPushes = new ErrorPushes((frame) => this.eventSockets.publish('errors', frame), this.frameCasing);
     this.initialPolicy = { ...DEFAULT_POLICY, ...(options.policy ?? {}) };
     this.ca = fs.readFileSync(certPath('ca.pem'), 'utf8');
     this.tls = {
@@ -96,6 +98,7 @@ export class Simulator implements ControlTarget {
     };
     const settings = { software: seedSoftwareSettings(), policy: { ...this.initialPolicy } };
     const steps = new StepStore();
+    steps.lenient = this.lenient;
     const runtimeErrors = new RuntimeErrorBook();
     const runs = new RunMachine({
       clock: { now: () => Date.now(), schedule: (ms, fn) => this.schedule(ms, fn) },
@@ -105,6 +108,7 @@ export class Simulator implements ControlTarget {
       statesAsNames: options.runStatesAsNames,
       events: (code, description, data) => this.publishEvent(code, description, data),
     });
+    runs.speedAsText = this.lenient;
     runtimeErrors.onHandled = (error) => runs.errorHandled(error);
     this.services = {
       auth: new AuthService({
@@ -113,6 +117,7 @@ export class Simulator implements ControlTarget {
         instrumentTokens: [...(options.instrumentTokens ?? [])],
         policy: () => settings.policy,
         clockSpeed: () => this.currentFaults.clockSpeed ?? 1,
+        lenient: this.lenient,
       }),
       steps,
       runtimeErrors,
@@ -123,6 +128,7 @@ export class Simulator implements ControlTarget {
     };
     this.aRouter = new Router().addAll(prepRoutes(this.services));
     this.aRouter.addAll(messageBoxRoutes(this.messageBoxes));
+    this.aRouter.addAll(machineRoutes(() => this.machine));
     this.bRouter = new Router().addAll(instrumentRoutes(this.services));
     this.seedState();
   }
@@ -267,6 +273,12 @@ export class Simulator implements ControlTarget {
     };
   }
 
+  /** PUT /sim/machine: door, controller, readiness, identity and whether the instrument offers these reads. */
+  configureMachine(body: unknown): MachineState {
+    if (body !== undefined) this.machine = updateMachineState(this.machine, body);
+    return { ...this.machine };
+  }
+
   addProtocol(name?: string): number {
     return this.services.steps.addProtocol(name);
   }
@@ -282,18 +294,35 @@ export class Simulator implements ControlTarget {
 
   /** Back to the seed state: faults, log, handlers and lockouts cleared. Issued tokens stay valid. */
   reset(): void {
+    this.machine = initialMachineState();
     this.seedState();
     this.clearFaults();
     this.clearRequests();
     this.messageBoxes.clear();
     this.errorPushes.clear();
+    this.eventSockets.closeAtOnce = false;
   }
 
   // ---- live events (websockets beside A) ----------------------------------------------------------
 
   /** Pushes an event on `instinctevents` (run state changes, time remaining, run finished, ...); returns the number of clients reached. */
   publishEvent(code: string, description = '', data: unknown = {}, channel: EventChannel = 'events'): number {
-    return this.eventSockets.publish(channel, nestedFrame(code, description, data));
+    return this.eventSockets.publish(channel, nestedFrame(code, description, data, this.frameCasing));
+  }
+
+  /** Frames in the observed `{code, description, data}` casing, PascalCase when strict. */
+  get frameCasing(): FrameCasing {
+    return this.lenient ? 'observed' : 'pascal';
+  }
+
+  /** Sends a frame exactly as given (tests: an oversized or malformed frame); returns the number of clients reached. */
+  publishRawFrame(channel: EventChannel, frame: string | Buffer): number {
+    return this.eventSockets.publishRaw(channel, frame);
+  }
+
+  /** A hostile instrument: every websocket upgrade is accepted and the connection closed at once (reset() ends it). */
+  setSocketsCloseAtOnce(on: boolean): void {
+    this.eventSockets.closeAtOnce = on;
   }
 
   /** Opens a dialog on the instrument: pushed as a `messagebox` event, closed by POST maintenance/close-view. */
@@ -419,7 +448,7 @@ export class Simulator implements ControlTarget {
     const generation = this.generation;
     if (faults.latencyMs) await this.delay(faults.latencyMs);
     if (!this.running || generation !== this.generation || res.destroyed) return;
-    const outcome = rollFault(faults);
+    const outcome = rollFault(faults, Math.random, req.method);
     if (outcome === 'reset') {
       req.socket.destroy();
       return;
@@ -489,7 +518,11 @@ export class Simulator implements ControlTarget {
       const { route, params } = match;
       const principal = this.services.auth.principalOf(entry.authorization, api);
       const open = api === 'A' && !this.services.settings.policy.enableUserManagement;
-      if (route.auth && !principal && !open) throw unauthorized();
+      // lenient: the status reads the tested tools make before logging in answer without a token, as on hardware
+      // (only without an Authorization header: an expired or bad token is still a 401, so renewals stay tested)
+      const tokenless =
+        this.lenient && api === 'A' && method === 'GET' && !entry.authorization && TOKENLESS_READS.has(entry.path.toLowerCase());
+      if (route.auth && !principal && !open && !tokenless) throw unauthorized();
       checkMediaType(route.body, entry.contentType, api === 'A' && this.lenient);
       let body: unknown;
       if (route.body !== 'none') {
@@ -601,6 +634,15 @@ function tlsDetails(req: http.IncomingMessage): Pick<LoggedRequest, 'clientCerti
 function afterClosePhase(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setTimeout(resolve, 0)));
 }
+
+/** Status reads a real instrument answers without a token (the tested tools log in only after a 401). */
+const TOKENLESS_READS = new Set([
+  '/api/v1/system-ready',
+  '/api/v1/errors/check-for-pending-errors',
+  '/api/v1/protocol-run',
+  '/api/v1/instruments/global-run-state',
+  '/api/v1/instruments/connection-status',
+]);
 
 /** `strict` wins; otherwise the older `lenientMediaTypes` (false = strict); the default is the real instrument's leniency. */
 export function isStrict(options: Pick<SimulatorOptions, 'strict' | 'lenientMediaTypes'>): boolean {

@@ -27,6 +27,8 @@ const COMMON_FIELDS = ['stepType', 'id', 'name', 'stepOrder', 'disabled', 'makeN
 
 export class StepStore {
   readonly protocols = new Map<number, Protocol>();
+  /** lenient (the default): step types are also accepted without the `Step` suffix (`TransferSamples`) */
+  lenient = false;
   private nextProtocolId = 1;
   private nextStepId = 1;
 
@@ -90,20 +92,21 @@ export class StepStore {
     const offset = parseIntQuery(query, 'offset', 0);
     const limit = parseIntQuery(query, 'limit', 50);
     const full = parseBoolQuery(query, 'includeFullStepData', true);
-    parseBoolQuery(query, 'includeCustomLiquidSettings', false);
+    const liquids = parseBoolQuery(query, 'includeCustomLiquidSettings', false);
     const page = sorted(p.steps).slice(offset, offset + limit);
-    return page.map((s) => (full ? copy(s) : summary(s)));
+    return page.map((s) => (full ? withLiquids(copy(s), liquids) : summary(s)));
   }
 
-  get(protocolId: number, stepId: number): Step {
-    return copy(this.step(protocolId, stepId));
+  /** GET step/{stepId}?includeCustomLiquidSettings */
+  get(protocolId: number, stepId: number, query: Record<string, string> = {}): Step {
+    return withLiquids(copy(this.step(protocolId, stepId)), parseBoolQuery(query, 'includeCustomLiquidSettings', false));
   }
 
   create(protocolId: number, body: unknown): Step {
     const p = this.protocol(protocolId);
     const obj = requireObject(body);
     const errors = new FieldErrors();
-    const stepType = errors.check(() => readStepType(obj));
+    const stepType = errors.check(() => readStepType(obj, this.lenient));
     const name = errors.check(() => requireString(obj, 'name', { nonEmpty: true }));
     const disabled = errors.check(() => optionalBoolean(obj, 'disabled'));
     const stepOrder = errors.check(() => optionalInt32(obj, 'stepOrder'));
@@ -131,7 +134,7 @@ export class StepStore {
     const obj = requireObject(body);
     const errors = new FieldErrors();
     const id = errors.check(() => requireInt32(obj, 'id'));
-    const stepType = field(obj, 'stepType') === undefined ? undefined : errors.check(() => readStepType(obj));
+    const stepType = field(obj, 'stepType') === undefined ? undefined : errors.check(() => readStepType(obj, this.lenient));
     const name =
       field(obj, 'name') === undefined ? undefined : errors.check(() => requireString(obj, 'name', { nonEmpty: true }));
     const disabled = errors.check(() => optionalBoolean(obj, 'disabled'));
@@ -213,12 +216,14 @@ export class StepStore {
   }
 }
 
-function readStepType(obj: JsonObject): StepType {
+function readStepType(obj: JsonObject, lenient: boolean): StepType {
   const v = field(obj, 'stepType');
   const allowed = `Allowed: ${STEP_TYPES.join(', ')}.`;
   if (v === undefined || v === null) throw badRequest('stepType', `The stepType field is required. ${allowed}`);
   if (typeof v !== 'string') throw badRequest('stepType', `The stepType field must be a string. ${allowed}`);
-  const match = STEP_TYPES.find((t) => t.toLowerCase() === v.toLowerCase());
+  const wanted = v.toLowerCase();
+  // a spec-derived client names types without the suffix (TransferSamples): lenient accepts both spellings
+  const match = STEP_TYPES.find((t) => t.toLowerCase() === wanted || (lenient && t.toLowerCase() === `${wanted}step`));
   if (!match) throw badRequest('stepType', `Unknown stepType '${v}'. ${allowed}`);
   return match;
 }
@@ -269,3 +274,10 @@ function copy(step: Step): Step {
 function summary(s: Step): StepSummary {
   return { stepType: s.stepType, id: s.id, name: s.name, stepOrder: s.stepOrder, disabled: s.disabled };
 }
+
+/** A step's custom liquid settings (kept as sent) are served only when includeCustomLiquidSettings=true. */
+function withLiquids(step: Step, include: boolean): Step {
+  if (!include) delete step[CUSTOM_LIQUIDS];
+  return step;
+}
+const CUSTOM_LIQUIDS = 'customLiquidSettings';

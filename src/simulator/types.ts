@@ -87,6 +87,8 @@ export interface PendingErrorSeed {
   responses: string[];
   /** sub-items; `responses` of an item defaults to the error's responses */
   errorData: { id: string; description?: string; responses?: string[] }[];
+  /** the id may name an earlier error (answered, gone, or still pending: that one is dropped), as after a restart */
+  reuseId: boolean;
 }
 
 /** 2.3: an entry of the error history (GET errors, GET errors/{errorId}). */
@@ -257,6 +259,8 @@ export interface Faults {
   loginRejectionDelayMs?: number;
   /** answers' bodies are sent one byte every trickleMs (a stalled proxy or a dying link) */
   trickleMs?: number;
+  /** the rates apply only to requests of these methods (e.g. ['PUT', 'POST']: reads are answered); default all */
+  methods?: string[];
 }
 
 export interface LoggedRequest {

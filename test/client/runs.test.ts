@@ -209,7 +209,7 @@ describe('client: runs against the simulator', function () {
   it('pauses, resumes and aborts with PUT and no body', async function () {
     const c = suite.make();
     await c.runs.setSimulationSpeed(100);
-    assert.equal(await c.runs.simulationSpeed(), 100);
+    assert.equal(await c.runs.simulationSpeed(), '100', 'as the instrument gives it, as text');
     await c.runs.createRun({ protocolId: 1 });
     await until(async () => (await c.runs.status()).protocolRunState === 'Loading', 'Loading');
     await c.runs.loadComplete({ protocolId: 1 });

@@ -58,7 +58,7 @@ describe('lh-dialog', function () {
     await load({ viewResult: 'Ok' });
     const { msg, viewId } = boxEvent();
     const out = await dialog.run({ ...msg, viewResult: 'Cancel' });
-    assert.deepEqual(out.payload, { viewId, viewResult: 'Ok', viewInput: null });
+    assert.deepEqual(out.payload, { viewId, viewResult: 'Ok', viewInput: '' });
   });
 
   it('validates viewResult and viewId before sending, naming the field; nothing is sent', async function () {

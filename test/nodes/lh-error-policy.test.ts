@@ -5,6 +5,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 type Clock = ReturnType<typeof FakeTimers.install>;
 import { collect, helper, nextMessage } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
+import { until } from '../support/until';
 import { bServerFlow, runtimeSettings, seenErrors } from './lh-error-poll.support';
 import { answerOnPage, forgetAllAnswers, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
 
@@ -211,6 +212,27 @@ describe('lh-error-policy', function () {
     const failed = await caught;
     assert.match(String((failed.error as Msg).message), /rules\[0\]\.pattern is not a regular expression/);
     assert.equal(puts().length, 0);
+  });
+
+  it('refuses a backreference at deploy naming rule and reason; a catastrophic-backtracking pattern matches at once (issue 17.6)', async function () {
+    const refused = flow([{ ...semi('Retry'), pattern: 'ok' }, { ...semi('Retry'), pattern: '(tip)\\1' }]);
+    await loadWithPage(refused.nodes, refused.credentials);
+    const caught = nextMessage(helper.getNode('caught'));
+    helper.getNode('policy').receive({ payload: sim.injectPendingError(), source: 'A', event: 'raised' });
+    assert.match(String(((await caught).error as Msg).message), /rules\[1\]\.pattern .*linear time.*invalid escape sequence/);
+    await helper.unload();
+
+    const f = flow([{ ...semi('Retry', 0), pattern: '(\\w+\\s*)+failed', mode: 'walk-away' }]);
+    await loadWithPage(f.nodes, f.credentials);
+    const message = `${'a'.repeat(59)}!`; // 25 s+ of backtracking for a RegExp; linear for RE2
+    const started = Date.now();
+    const error = sim.injectPendingError({ title: 'Pipetting', message, responses: ['Retry'] });
+    helper.getNode('policy').receive({ payload: error, source: 'A', event: 'raised' });
+    const hit = sim.injectPendingError({ title: 'Tip pickup failed', message, responses: ['Retry'] });
+    helper.getNode('policy').receive({ payload: hit, source: 'A', event: 'raised' });
+    await until(() => puts().length === 1, 'the walk-away answer', 10000);
+    assert.equal((puts()[0] as Msg).id, hit.id, 'only the matching error was answered');
+    assert.ok(Date.now() - started < 5000, 'the event loop was never blocked');
   });
 });
 

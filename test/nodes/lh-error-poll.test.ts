@@ -281,7 +281,7 @@ describe('lh-error-poll', function () {
 
 describe('lh-error-poll timing', function () {
   // the compiled module, as the runtime uses it
-  const timing = require('../../nodes/nodes/lh-error-poll/poll-loop.js') as {
+  const timing = require('../../nodes/nodes/shared/poll-loop.js') as {
     intervalMs(s: unknown): number;
     backoffMs(base: number, failures: number, grace: number): number;
     withJitter(ms: number, random?: () => number): number;

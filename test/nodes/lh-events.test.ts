@@ -107,7 +107,7 @@ describe('lh-events', function () {
     await until('conn', conn, connected);
     const box = sim.openMessageBox({ title: 'Tips', text: 'Load tips', buttons: ['Ok'] });
     const answered = await until('out', out, () => true);
-    assert.deepEqual(answered.payload, { viewId: box.viewId, viewResult: 'Ok', viewInput: null });
+    assert.deepEqual(answered.payload, { viewId: box.viewId, viewResult: 'Ok', viewInput: '' });
     assert.deepEqual(
       sim.views.closed.map((c) => [c.viewId, c.viewResult]),
       [[box.viewId, 'Ok']],

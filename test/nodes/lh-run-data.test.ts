@@ -54,6 +54,13 @@ describe('lh-run-data', function () {
     );
     const one = await node.run({ operation: 'get', runId: first });
     assert.equal((one.payload as Msg).runResult, 'Completed');
+    const machine = one.machine as Msg;
+    assert.equal(machine.serialNumber, 'SIM-0001', 'the record names the instrument it ran on');
+    assert.deepEqual((machine.softwareVersions as Msg[])[0], { name: 'Preparation service', version: '3.4.0' });
+    sim.configureMachine({ offered: false });
+    const unlabelled = await node.run({ operation: 'get', runId: first });
+    assert.equal((unlabelled.payload as Msg).runResult, 'Completed', 'an instrument that tells no name still gives the record');
+    assert.equal(unlabelled.machine, undefined);
   });
 
   it('needs a valid run id and sends nothing without one; 404 for an unknown record', async function () {

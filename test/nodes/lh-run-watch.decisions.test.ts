@@ -10,7 +10,7 @@ import {
   resultOf,
   TrackedRun,
   triggersPoll,
-} from '../../src/nodes/lh-run-watch/run-decisions';
+} from '../../src/nodes/runs/run-decisions';
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');
 

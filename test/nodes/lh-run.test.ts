@@ -31,7 +31,12 @@ describe('lh-run', function () {
       assert.equal(msg.topic, 'keep');
       assert.equal(typeof msg.runId, 'string');
       const sent = paths();
-      assert.deepEqual(sent.slice(0, 3), ['GET /api/v1/protocol-run', 'GET /api/v1/protocols/validate/1', 'POST /api/v1/protocol-run/create']);
+      const readiness = ['GET /api/v1/system-ready', 'GET /api/v1/instruments/connection-status', 'GET /api/v1/service-software-api/sensor-status'];
+      assert.deepEqual(
+        sent.filter((p) => !readiness.includes(p)).slice(0, 3),
+        ['GET /api/v1/protocol-run', 'GET /api/v1/protocols/validate/1', 'POST /api/v1/protocol-run/create'],
+      );
+      for (const read of readiness) assert.ok(sent.indexOf(read) < sent.indexOf('POST /api/v1/protocol-run/create'), read);
       assert.ok(sent.indexOf('PUT /api/v1/protocol-run/load-complete') > 3);
       const create = sim.requests.find((r) => r.path === '/api/v1/protocol-run/create');
       assert.deepEqual(create?.body, { protocolId: 1, simulate: true, recompile: false });

@@ -30,9 +30,11 @@ describe('lh-server', function () {
     assert.equal(report.ok, true, JSON.stringify(report));
     assert.deepEqual(
       report.checks.map((c) => c.name),
-      ['A', 'login', 'B'],
+      ['A', 'login', 'instrument', 'B'],
     );
-    assert.match(report.checks[1].message, /logged in as "admin"/);
+    assert.match(report.checks[1].message, /logged in as "admin" \(check-authentication accepted the session\)/);
+    assert.match(report.checks[2].message, /Simulated workstation, serial SIM-0001; software: Preparation service 3\.4\.0/);
+    assert.ok(sim.requests.some((r) => r.path === '/api/v1/authenticate/check-authentication' && r.authorization));
   });
 
   it('Test connection says what is wrong with TLS, and trusts the bundled simulator CA when asked', async function () {
@@ -85,5 +87,44 @@ describe('lh-server', function () {
     const msg = await caught;
     assert.match(String((msg._error as { message: string }).message), /no instrument configured/);
     assert.equal(sim.requests.length, 0);
+  });
+});
+
+describe('lh-server Test connection: password expiry and an instrument that does not tell its name', function () {
+  const sim = useInstrument({ simulator: { policy: { passwordExpires: 2 } }, adminServer: true });
+  const post = async (body: Record<string, unknown>): Promise<Report> => (await helper.request().post('/lh-server/test-connection').send(body)).body as Report;
+
+  it('Test connection names the password expiry when it is near, and goes on when the instrument does not tell its name', async function () {
+    sim.configureMachine({ offered: false });
+    const report = await post({ baseUrl: sim.baseUrl, ...USER });
+    assert.equal(report.ok, true, JSON.stringify(report));
+    assert.match(report.checks[1].message, /the password of user "admin" expires in 2 days/);
+    assert.match(report.checks[2].message, /does not tell its name or software versions/);
+  });
+
+});
+
+describe('lh-server dialog actions: setup-wizard and kba-password-reset', function () {
+  const sim = useInstrument({ adminServer: true });
+  const post = async (path: string, type = 'application/json'): Promise<{ status: number; body: { message: string; error: string } }> => {
+    const res = await helper.request().post(path).set('Content-Type', type).send('{}');
+    return { status: res.status, body: res.body as { message: string; error: string } };
+  };
+
+  it('runs setup-wizard once through the deployed node, answers in plain words and never hands the token to the editor', async function () {
+    const server = serverFlow(sim);
+    await loadFlow(server.nodes, server.credentials);
+    const res = await post('/lh-server/server/setup-wizard');
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.match(res.body.message, /setup completed on the instrument: "admin" can log in/);
+    assert.doesNotMatch(JSON.stringify(res.body), /token|eyJ/i);
+    const again = await post('/lh-server/server/setup-wizard');
+    assert.equal(again.status, 502);
+    assert.match(again.body.error, /already been completed/);
+    const reset = await post('/lh-server/server/kba-password-reset');
+    assert.equal(reset.status, 200);
+    assert.match(reset.body.message, /password reset accepted/);
+    assert.equal((await post('/lh-server/server/kba-password-reset', 'application/x-www-form-urlencoded')).status, 415);
+    assert.equal(sim.requests.filter((r) => r.path === '/api/v1/authenticate/kba-password-reset').length, 1);
   });
 });

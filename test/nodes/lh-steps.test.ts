@@ -62,6 +62,26 @@ describe('lh-steps', function () {
       assert.deepEqual(sent()[0].query, { offset: '1', limit: '1', includeFullStepData: 'false' });
     });
 
+    it('includeCustomLiquidSettings: list and get return the custom liquid settings only when asked', async function () {
+      const protocol = sim.state.protocols.get(1);
+      assert.ok(protocol);
+      const liquids = { liquidClass: 'Glycerol 50 %', aspirateSpeed: 20 };
+      Object.assign(protocol.steps[1], { customLiquidSettings: liquids });
+      const without = await run({ operation: 'list', protocolId: '1', includeCustomLiquidSettings: 'false' }, {});
+      assert.equal((without.payload as Msg[])[1].customLiquidSettings, undefined);
+      assert.equal(sent()[0].query.includeCustomLiquidSettings, 'false');
+      await helper.unload();
+      const withList = await run({ operation: 'list', protocolId: '1', includeCustomLiquidSettings: 'true' }, {});
+      assert.deepEqual((withList.payload as Msg[])[1].customLiquidSettings, liquids);
+      await helper.unload();
+      const got = await run({ operation: 'get', protocolId: '1', stepId: '2', includeCustomLiquidSettings: 'msg' }, { includeCustomLiquidSettings: true });
+      assert.deepEqual((got.payload as Msg).customLiquidSettings, liquids);
+      assert.equal(sent().at(-1)?.query.includeCustomLiquidSettings, 'true');
+      await helper.unload();
+      const plain = await run({ operation: 'get', protocolId: '1', stepId: '2' }, {});
+      assert.equal((plain.payload as Msg).customLiquidSettings, undefined);
+    });
+
     it('fetches all pages until a short page', async function () {
       const id = sim.addProtocol('Long protocol');
       const protocol = sim.state.protocols.get(id);

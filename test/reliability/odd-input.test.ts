@@ -8,7 +8,7 @@ import { AddressInfo } from 'net';
 import FakeTimers from '@sinonjs/fake-timers';
 import { LhError, LiquidHandlerClient } from '../../src/client';
 import { Simulator } from '../../src/simulator';
-import { intervalMs } from '../../src/nodes/lh-error-poll/poll-loop';
+import { intervalMs } from '../../src/nodes/shared/poll-loop';
 import { routineChanges } from '../../src/nodes/lh-service-routine/operations';
 import { useClients } from '../support/client-suite';
 

@@ -61,7 +61,7 @@ describe('error policy: defaults in flight', function () {
     helper.getNode('policy').receive({ payload: error, source: 'A', event: 'raised' });
     await notified;
     await clientOf().prep.pendingErrors(); // logged in before the fault
-    sim.setFaults({ timeoutRate: 1, timeoutHoldMs: 60000 });
+    sim.setFaults({ timeoutRate: 1, timeoutHoldMs: 60000, methods: ['PUT'] });
     await until(() => runtimePuts().length > 0, 'the default to be sent');
 
     await helper.setFlows(f.nodes as never, 'full', f.credentials as never); // its PUT never gets an answer
@@ -123,7 +123,7 @@ describe('error policy: defaults in flight', function () {
       helper.getNode('policy').receive({ payload: error, source: 'A', event: 'raised' });
       await notified;
       await clientOf().prep.pendingErrors();
-      sim.setFaults({ timeoutRate: 1, timeoutHoldMs: 60000 });
+      sim.setFaults({ timeoutRate: 1, timeoutHoldMs: 60000, methods: ['PUT'] });
       await until(() => runtimePuts().length > 0, 'the default to be sent');
       await new Promise((r) => setImmediate(r)); // the in-flight mark is written
 

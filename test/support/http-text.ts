@@ -3,6 +3,8 @@ import http from 'http';
 export interface TextResponse {
   status: number;
   text: string;
+  /** the response headers (names in lower case) */
+  headers: http.IncomingHttpHeaders;
 }
 
 /** One HTTP request with an optional body; resolves with the status and the whole response body as text. */
@@ -12,7 +14,7 @@ export function requestText(url: string, options: http.RequestOptions, body?: st
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
     });
     req.on('error', reject);
     req.end(body);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { raisedMessage, resolvedMessage } from '../../src/nodes/lh-error-poll/error-messages';
+import { raisedMessage, resolvedMessage } from '../../src/nodes/shared/error-messages';
 import { errorKey, readInstrumentError, readPendingError, readRaisedError } from '../../src/nodes/shared/poll-messages';
 
 const instrument = { name: 'bench 1', baseUrl: 'http://a', instrumentUrl: 'https://b' };

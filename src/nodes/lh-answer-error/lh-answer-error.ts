@@ -1,10 +1,10 @@
-import { LhError, LiquidHandlerClient, PendingError, validate as v } from '../../client';
+import { identityOf, LhError, LiquidHandlerClient, PendingError, validate as v } from '../../client';
 import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveSetting } from '../shared/settings';
-import { answerBody, answeredBy, pendingErrorIn } from './answer-body';
-import { sendAnswerA, settledOrThrow } from '../shared/answer-error';
+import { answerBody, answeredBy, pendingErrorIn } from '../answering/answer-body';
+import { sendAnswerA, settledOrThrow } from '../answering/answer-error';
 
 const OP = 'answer-error';
 
@@ -51,8 +51,10 @@ export = function register(RED: Red): void {
       const configuredId = await resolveSetting(RED, node, msg, 'errorId', config.errorId, config.errorIdType);
       const error = await findError(client, msg, config.errorId ? configuredId : undefined);
       const body = answerBody(error, selected, msg.errorDataResponses, msg.groupId);
+      // the error as lh-error-poll emitted it: when the instrument lists another error under its id now, nothing is sent
+      const seen = !config.errorId && pendingErrorIn(msg.payload) !== undefined ? identityOf(error) : undefined;
       // the one answering path (ledger, outcome, answer events that cancel a policy's pending default)
-      settledOrThrow(await sendAnswerA(client, body, answeredBy(msg, node.name || node.id)), msg, OP);
+      settledOrThrow(await sendAnswerA(client, body, answeredBy(msg, node.name || node.id), seen), msg, OP);
       return { payload: body, status: { key: 'answered' }, extra: { outcome: 'answered' } };
     });
   }

@@ -1,40 +1,83 @@
 /**
- * One-time form tokens: each page shown gets a fresh random token bound to its error; a POST must bring it back
- * and uses it up. Bounded in number and lifetime, so a crawler fetching pages cannot grow memory.
+ * One-time form tokens, stateless: a token is `issued.nonce.mac`, the MAC (HMAC-SHA256 under a secret of this node
+ * instance) binding it to its error and time. Showing a page stores nothing, so no number of page views (of any
+ * error's link) can evict an operator's open form; a POST must bring a token back, and using it records it in a
+ * used-set until it would have expired anyway. The used-set only grows with forms posted and is bounded, per error
+ * and in all: when it is full of live entries, further forms (of that error) are refused (fail closed: a used token is
+ * never forgotten early, so a form can never be replayed). Filling one error's share takes its link, with which one
+ * could answer that error anyway; the other errors' forms keep working.
  */
-import { randomBytes } from 'crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'crypto';
 
 export const FORM_TOKEN_LIFETIME_MS = 30 * 60_000;
-const MAX_TOKENS = 2000;
+/** Used tokens remembered at most (each until its form would have expired). */
+export const MAX_USED_TOKENS = 10_000;
+/** Used tokens remembered at most per error. */
+export const MAX_USED_PER_ERROR = 200;
+/** A token dated this far in the future is refused (clock steps of the host). */
+const FUTURE_SKEW_MS = 60_000;
+const MAC_LENGTH = 32;
 
 export class FormTokens {
-  private readonly tokens = new Map<string, { errorKey: string; expires: number }>();
+  private readonly secret = randomBytes(32);
+  /** error → (mac → when the token expires) */
+  private readonly used = new Map<string, Map<string, number>>();
+  private usedCount = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
 
+  /** A fresh token for a form shown for `errorKey` (nothing is stored). */
   issue(errorKey: string): string {
-    const token = randomBytes(18).toString('base64url');
-    this.prune();
-    if (this.tokens.size >= MAX_TOKENS) this.tokens.delete(this.tokens.keys().next().value as string);
-    this.tokens.set(token, { errorKey, expires: this.now() + FORM_TOKEN_LIFETIME_MS });
-    return token;
+    const issued = this.now().toString(36);
+    const nonce = randomBytes(12).toString('base64url');
+    return `${issued}.${nonce}.${this.mac(errorKey, issued, nonce)}`;
   }
 
-  /** True once for a token issued for this error and not yet used or expired. */
+  /** True once for a token issued for this error by this instance, not yet used or expired. */
   use(token: unknown, errorKey: string): boolean {
-    if (typeof token !== 'string') return false;
-    const entry = this.tokens.get(token);
-    if (!entry) return false;
-    this.tokens.delete(token);
-    return entry.errorKey === errorKey && entry.expires > this.now();
-  }
-
-  get size(): number {
-    return this.tokens.size;
-  }
-
-  private prune(): void {
+    if (typeof token !== 'string' || token.length > 100) return false;
+    const parts = token.split('.');
+    if (parts.length !== 3) return false;
+    const [issued, nonce, mac] = parts;
+    if (!/^[0-9a-z]{1,12}$/.test(issued) || !/^[\w-]{16}$/.test(nonce) || mac.length !== MAC_LENGTH) return false;
+    const at = parseInt(issued, 36);
     const now = this.now();
-    for (const [token, entry] of this.tokens) if (entry.expires <= now) this.tokens.delete(token);
+    const expires = at + FORM_TOKEN_LIFETIME_MS;
+    if (!Number.isSafeInteger(at) || expires <= now || at > now + FUTURE_SKEW_MS) return false;
+    const expected = Buffer.from(this.mac(errorKey, issued, nonce));
+    const given = Buffer.from(mac);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return false;
+    if (this.used.get(errorKey)?.has(mac)) return false;
+    this.prune(now);
+    const mine = this.used.get(errorKey) ?? new Map<string, number>();
+    // full of live entries: refuse rather than forget one
+    if (this.usedCount >= MAX_USED_TOKENS || mine.size >= MAX_USED_PER_ERROR) return false;
+    mine.set(mac, expires);
+    this.used.set(errorKey, mine);
+    this.usedCount++;
+    return true;
+  }
+
+  /** Used tokens remembered now (the only memory the tokens take). */
+  get size(): number {
+    return this.usedCount;
+  }
+
+  private mac(errorKey: string, issued: string, nonce: string): string {
+    return createHmac('sha256', this.secret)
+      .update(`${errorKey}\n${issued}\n${nonce}`)
+      .digest('base64url')
+      .slice(0, MAC_LENGTH);
+  }
+
+  private prune(now: number): void {
+    for (const [errorKey, macs] of this.used) {
+      for (const [mac, expires] of macs) {
+        if (expires > now) continue;
+        macs.delete(mac);
+        this.usedCount--;
+      }
+      if (macs.size === 0) this.used.delete(errorKey);
+    }
   }
 }

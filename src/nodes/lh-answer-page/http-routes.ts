@@ -9,6 +9,8 @@ type Middleware = (req: any, res: any, next: (err?: unknown) => void) => void;
 
 interface RouteLayer {
   route?: { path: string; methods: Record<string, boolean>; stack?: { handle?: unknown }[] };
+  /** Express's matcher of the layer's path (parameters, letter case and trailing slash as Express sees them) */
+  match?: (path: string) => boolean;
 }
 
 interface HttpNodeApp {
@@ -45,6 +47,55 @@ interface Mounted {
 }
 
 const mounted = new WeakMap<HttpNodeApp, Map<string, Mounted>>();
+/** Every route handler of every page: what is not in here on a page's path belongs to someone else. */
+const ourHandlers = new WeakSet<object>();
+
+/**
+ * Another GET or POST route (a user's `http in` node, another package) that answers requests for `path`, or
+ * undefined. Matched as Express matches (`/answer/:id`, `/ANSWER`, `/answer/` all take `/answer`), so whichever was
+ * registered first would silently shadow the other.
+ */
+export function routeClash(RED: Red, path: string): string | undefined {
+  const app = httpNode(RED);
+  const stack = app && (app._router ?? app.router)?.stack;
+  if (!stack) return undefined;
+  for (const layer of stack) {
+    const route = layer.route;
+    if (!route || !(route.methods.get || route.methods.post || route.methods._all)) continue;
+    if ((route.stack ?? []).some((l) => typeof l.handle === 'function' && ourHandlers.has(l.handle))) continue;
+    let matches = false;
+    try {
+      matches = typeof layer.match === 'function' ? layer.match(path) : route.path === path;
+    } catch {
+      matches = route.path === path;
+    }
+    if (matches) {
+      const methods = Object.keys(route.methods)
+        .filter((m) => route.methods[m])
+        .map((m) => (m === '_all' ? 'ALL' : m.toUpperCase()));
+      return `${methods.join('/')} ${route.path}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The headers CORS middleware in front of the HTTP node app adds (the editor app's `Access-Control-Allow-Origin: *`
+ * when httpAdminRoot and httpNodeRoot share a server): the page is for people with the link, never for other sites.
+ */
+const CORS_HEADERS = [
+  'Access-Control-Allow-Origin',
+  'Access-Control-Allow-Credentials',
+  'Access-Control-Allow-Methods',
+  'Access-Control-Allow-Headers',
+  'Access-Control-Expose-Headers',
+  'Access-Control-Max-Age',
+];
+
+export function withoutCors(res: ServerResponse): void {
+  if (res.headersSent) return;
+  for (const name of CORS_HEADERS) res.removeHeader(name);
+}
 
 /** Removes the routes whose handlers are `ours`; other routes on the same path (a user's http in node) stay. */
 function unmountRoutes(app: HttpNodeApp, ours: ReadonlySet<unknown>): void {
@@ -61,7 +112,12 @@ function unmountRoutes(app: HttpNodeApp, ours: ReadonlySet<unknown>): void {
  * link nobody signed gets `refuse`. Returns the function that removes the endpoint (and the routes with the last
  * one); false when Node-RED serves no HTTP nodes.
  */
-export function servePage(RED: Red, path: string, endpoint: PageEndpoint, refuse: (res: ServerResponse) => void): (() => void) | false {
+export function servePage(
+  RED: Red,
+  path: string,
+  endpoint: PageEndpoint,
+  refuse: (res: ServerResponse, why?: 'too-large') => void,
+): (() => void) | false {
   const app = httpNode(RED);
   if (!app) return false;
   let paths = mounted.get(app);
@@ -72,20 +128,24 @@ export function servePage(RED: Red, path: string, endpoint: PageEndpoint, refuse
     const owner = (token: unknown): PageEndpoint | undefined => [...endpoints].find((e) => e.owns(token));
     const before = middleware(RED);
     const onGet = (req: PageRequest, res: ServerResponse): void => {
+      withoutCors(res);
       const found = owner(queryParam(req, 't'));
       if (found) found.get(req, res);
       else refuse(res);
     };
     const onPost = (req: PageRequest, res: ServerResponse): void => {
+      withoutCors(res);
       readForm(req).then(
         (form) => {
           const found = owner(form.get('t') ?? queryParam(req, 't'));
           if (found) found.post(req, res, form);
           else refuse(res);
         },
-        () => refuse(res),
+        (err: unknown) => refuse(res, err instanceof FormTooLarge ? 'too-large' : undefined),
       );
     };
+    ourHandlers.add(onGet);
+    ourHandlers.add(onPost);
     app.get(path, ...before, onGet);
     app.post(path, ...before, onPost);
     const known = paths;
@@ -100,23 +160,58 @@ export function servePage(RED: Red, path: string, endpoint: PageEndpoint, refuse
   };
 }
 
-const MAX_FORM_BYTES = 16 * 1024;
+export const MAX_FORM_BYTES = 16 * 1024;
 
-/** The form fields of a POST (application/x-www-form-urlencoded), read here: httpNode has no body parser of its own. */
+export class FormTooLarge extends Error {
+  constructor() {
+    super(`the form is larger than ${MAX_FORM_BYTES / 1024} KiB`);
+  }
+}
+
+/** The size of a body a parser in front (the editor app's, 5 MiB) already read: declared, or as sent again. */
+export function parsedFormBytes(req: PageRequest): number {
+  const declared = Number(req.headers['content-length']);
+  const body = req.body;
+  const resent =
+    typeof body === 'string'
+      ? Buffer.byteLength(body)
+      : body && typeof body === 'object' && !Buffer.isBuffer(body)
+        ? Buffer.byteLength(new URLSearchParams(flatFields(body as Record<string, unknown>)).toString())
+        : Buffer.isBuffer(body)
+          ? body.length
+          : 0;
+  return Math.max(Number.isFinite(declared) ? declared : 0, resent);
+}
+
+function flatFields(body: Record<string, unknown>): [string, string][] {
+  return Object.entries(body).map(([k, v]) => [k, typeof v === 'string' ? v : (JSON.stringify(v) ?? '')]);
+}
+
+/**
+ * The form fields of a POST (application/x-www-form-urlencoded), at most MAX_FORM_BYTES: read here (httpNode has no
+ * body parser of its own), or taken from a parser in front whose own limit is far larger, the cap applied all the same.
+ */
 export function readForm(req: PageRequest): Promise<URLSearchParams> {
+  if (req.body !== undefined && req.body !== null && parsedFormBytes(req) > MAX_FORM_BYTES) {
+    return Promise.reject(new FormTooLarge());
+  }
   if (req.body && typeof req.body === 'object' && !Buffer.isBuffer(req.body)) {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(req.body as Record<string, unknown>)) if (typeof v === 'string') params.set(k, v);
     return Promise.resolve(params);
   }
   if (typeof req.body === 'string') return Promise.resolve(new URLSearchParams(req.body));
+  if (Number(req.headers['content-length']) > MAX_FORM_BYTES) {
+    req.resume();
+    return Promise.reject(new FormTooLarge());
+  }
   return new Promise((resolve, reject) => {
     let size = 0;
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => {
       size += c.length;
       if (size > MAX_FORM_BYTES) {
-        reject(new Error('form too large'));
+        reject(new FormTooLarge());
         req.destroy();
       } else chunks.push(c);
     });

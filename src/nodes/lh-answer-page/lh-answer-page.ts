@@ -1,8 +1,8 @@
 import { redact } from '../shared/secrets';
 import { randomBytes } from 'crypto';
 import type { ServerResponse } from 'http';
-import { InstrumentError, LhError, LiquidHandlerClient, PendingError } from '../../client';
-import { answerA, answerB, AnswerOutcome, lookupAnswer } from '../shared/answer-error';
+import { ErrorIdentity, fingerprint, fromFingerprint, identityOf, InstrumentError, LhError, LiquidHandlerClient, PendingError, sameError } from '../../client';
+import { answerA, answerB, AnswerOutcome, lookupAnswer } from '../answering/answer-error';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { fail } from '../shared/operation-node';
 import { LhServerNode, requireClient } from '../shared/server-node';
@@ -10,11 +10,12 @@ import { renderTemplate } from '../shared/settings';
 import { Status } from '../shared/status';
 import { zonedTime } from '../shared/zoned-time';
 import { FormTokens } from './form-tokens';
-import { basicAuthUser, PageRequest, queryParam, servePage } from './http-routes';
+import { basicAuthUser, MAX_FORM_BYTES, PageRequest, queryParam, routeClash, servePage } from './http-routes';
+import { RecentLists } from './recent-lists';
 import { instrumentDigest, signedBy, signLink, verifyLink } from './link-signing';
 import { answerLabel, errorView } from './page-view';
 import { expiryMs, pageUrl, routePath } from './page-links';
-import { errorInMsg } from '../shared/error-in-msg';
+import { errorInMsg } from '../answering/error-in-msg';
 import { forbiddenPage, OutcomeView, outcomePage, PAGE_HEADERS, questionPage } from './page-html';
 import { migrateConfig } from '../shared/migrations';
 
@@ -43,13 +44,31 @@ function secretOf(node: Node): string {
   return secret;
 }
 
-async function pendingRecord(client: LiquidHandlerClient, source: Source, key: string): Promise<ErrorRecord | undefined> {
-  const list: unknown[] = source === 'A' ? await client.prep.pendingErrors() : await client.instrument.unhandledErrors();
+function readList(client: LiquidHandlerClient, source: Source): Promise<unknown[]> {
+  return source === 'A' ? client.prep.pendingErrors() : client.instrument.unhandledErrors();
+}
+
+/** `lists`: where page views get the list (shared, see RecentLists); answers read afresh. */
+async function pendingRecord(
+  client: LiquidHandlerClient,
+  source: Source,
+  key: string,
+  lists?: RecentLists<string, unknown[]>,
+  linkedAt?: number,
+): Promise<ErrorRecord | undefined> {
+  const list: unknown[] = lists ? await lists.get(source, () => readList(client, source), linkedAt) : await readList(client, source);
   return list.find((e): e is ErrorRecord => {
     if (!e || typeof e !== 'object') return false;
     const r = e as ErrorRecord;
     return String(source === 'A' ? r.id : r.uuid) === key && r.handled !== true;
   });
+}
+
+/** `"Arm collision" (Fatal)` */
+function errorLabel(record: ErrorRecord): string {
+  const title = typeof record.title === 'string' ? record.title : 'an error without title';
+  const severity = typeof record.severity === 'string' ? ` (${record.severity})` : '';
+  return `"${title}"${severity}`;
 }
 
 function reply(res: ServerResponse, status: number, html: string): void {
@@ -68,8 +87,18 @@ export = function register(RED: Red): void {
     const lifetime = expiryMs(config.expiryHours);
     const linkText = typeof config.linkText === 'string' ? config.linkText : DEFAULT_LINK_TEXT;
     const forms = new FormTokens();
+    /** page views share one read of the error list per source and 2 s: a crawler cannot turn views into reads */
+    const lists = new RecentLists<string, unknown[]>();
     /** the records of errors this node linked, for titles on outcome pages once the instrument no longer lists them */
     const records = new Map<string, ErrorRecord>();
+
+    /** when this node last made a link for an error: a view of it never uses a list read before that */
+    const linkedAt = new Map<string, number>();
+    function linked(key: string): void {
+      linkedAt.delete(key);
+      linkedAt.set(key, Date.now());
+      if (linkedAt.size > MAX_REMEMBERED) linkedAt.delete(linkedAt.keys().next().value as string);
+    }
 
     function remember(key: string, record: ErrorRecord): void {
       records.delete(key);
@@ -102,8 +131,10 @@ export = function register(RED: Red): void {
         const { digest } = instrument();
         const base = pageUrl(await publicBase(msg), RED.settings.httpNodeRoot, path);
         const expires = Date.now() + lifetime;
-        const token = signLink({ i: digest, s: found.source, e: found.key, x: expires }, secretOf(node));
+        const seen = identityOf(found.record);
+        const token = signLink({ i: digest, s: found.source, e: found.key, x: expires, ...(seen ? { f: fingerprint(seen) } : {}) }, secretOf(node));
         remember(found.key, found.record);
+        linked(found.key);
         msg.answerUrl = `${base}?t=${token}`;
         msg.answerExpires = new Date(expires).toISOString();
         if (linkText !== '' && typeof msg.notification === 'string') {
@@ -120,7 +151,7 @@ export = function register(RED: Red): void {
     });
 
     /** The checked link, or undefined after a 403 was sent. */
-    function checkedLink(token: unknown, res: ServerResponse): { source: Source; key: string; expires: number } | undefined {
+    function checkedLink(token: unknown, res: ServerResponse): { source: Source; key: string; expires: number; seen?: ErrorIdentity } | undefined {
       let digest: string;
       try {
         digest = instrument().digest;
@@ -133,7 +164,8 @@ export = function register(RED: Red): void {
         reply(res, 403, forbiddenPage());
         return undefined;
       }
-      return { source: check.claims.s, key: check.claims.e, expires: check.claims.x };
+      const seen = check.claims.f === undefined ? undefined : fromFingerprint(check.claims.e, check.claims.f);
+      return { source: check.claims.s, key: check.claims.e, expires: check.claims.x, seen };
     }
 
     function displayName(): string {
@@ -145,8 +177,8 @@ export = function register(RED: Red): void {
     }
 
     /** `past`: also an answer to an error the instrument no longer lists (asked once the error is known not pending). */
-    function alreadyView(client: LiquidHandlerClient, source: Source, key: string, past = false): OutcomeView | undefined {
-      const given = lookupAnswer(client, key) ?? (past ? client.answers.lookupPast(key) : undefined);
+    function alreadyView(client: LiquidHandlerClient, source: Source, key: string, past = false, seen?: ErrorIdentity): OutcomeView | undefined {
+      const given = lookupAnswer(client, key, seen) ?? (past ? client.answers.lookupPast(key) : undefined);
       if (!given || given.outcome !== 'answered') return undefined;
       const record = records.get(key);
       return {
@@ -165,16 +197,30 @@ export = function register(RED: Red): void {
       const link = checkedLink(token, res);
       if (!link) return;
       const { client } = instrument();
-      const already = alreadyView(client, link.source, link.key);
+      const already = alreadyView(client, link.source, link.key, false, link.seen);
       if (already) return reply(res, 200, outcomePage(already));
-      const record = await pendingRecord(client, link.source, link.key);
+      let record = await pendingRecord(client, link.source, link.key, lists, linkedAt.get(link.key));
+      // the shared read may be older than an answer this Node-RED gave meanwhile (a later read no longer listed the
+      // error): read afresh then, so the page never offers a form for an answered error (bounded: only answered ids)
+      if (record && client.answers.lookupPast(link.key)) record = await pendingRecord(client, link.source, link.key);
       if (!record) {
         const over = alreadyView(client, link.source, link.key, true);
         return reply(res, 200, outcomePage(over ?? { kind: 'not-pending', instrument: displayName(), errorKey: link.key }));
       }
+      const changed = changedView(link, record);
+      if (changed) return reply(res, 200, outcomePage(changed));
       remember(link.key, record);
       const view = errorView(link.source, link.key, record, displayName(), link.expires);
       reply(res, 200, questionPage(view, String(token), forms.issue(link.key)));
+    }
+
+    /** The error listed under the link's id now is not the one the link was made for: the page says so. */
+    function changedView(link: { key: string; seen?: ErrorIdentity }, record: ErrorRecord): OutcomeView | undefined {
+      const now = identityOf(record);
+      if (!link.seen || !now || sameError(link.seen, now)) return undefined;
+      const before = records.get(link.key);
+      const title = typeof before?.title === 'string' ? before.title : undefined;
+      return { kind: 'changed', instrument: displayName(), errorKey: link.key, title, reason: errorLabel(record) };
     }
 
     async function takeAnswer(req: PageRequest, res: ServerResponse, form: URLSearchParams): Promise<void> {
@@ -193,23 +239,29 @@ export = function register(RED: Red): void {
 
       let outcome: AnswerOutcome;
       let record: ErrorRecord | undefined;
-      const already = alreadyView(client, link.source, link.key);
+      const already = alreadyView(client, link.source, link.key, false, link.seen);
       if (already) outcome = { outcome: 'already-answered', message: 'already answered' };
       else {
         record = await pendingRecord(client, link.source, link.key);
+        const changed = record ? changedView(link, record) : undefined;
         if (!record) outcome = { outcome: 'not-pending', message: `error ${link.key} is not pending` };
+        else if (changed) {
+          const message = `the instrument now lists another error under ${link.key}: ${changed.reason ?? ''}; nothing was sent`;
+          outcome = { outcome: 'changed', message, error: new LhError(message, { kind: 'changed', operation: OP }), current: record };
+        }
         else if (chosen === undefined || chosen === null || chosen === '') {
           outcome = { outcome: 'refused', message: 'no answer was chosen', error: new LhError('no answer was chosen', { kind: 'validation', operation: OP }) };
-        } else if (link.source === 'A') outcome = await answerA(client, record as PendingError, chosen, by);
+        } else if (link.source === 'A') outcome = await answerA(client, record as PendingError, chosen, by, link.seen ?? identityOf(record));
         else {
           const id = Number(chosen);
           outcome = Number.isInteger(id)
-            ? await answerB(client, record as InstrumentError, id, server.clientKey || null, by)
+            ? await answerB(client, record as InstrumentError, id, server.clientKey || null, by, link.seen ?? identityOf(record))
             : { outcome: 'refused', message: 'the action is not a number', error: new LhError('the action is not a number', { kind: 'validation', operation: OP }) };
         }
       }
-      if (record) remember(link.key, record);
-      const shownRecord = record ?? records.get(link.key);
+      // a changed error keeps the title the link was made for: the new error under the id is not what was answered
+      if (record && outcome.outcome !== 'changed') remember(link.key, record);
+      const shownRecord = outcome.outcome === 'changed' ? records.get(link.key) : (record ?? records.get(link.key));
       const view: OutcomeView = { ...base, title: typeof shownRecord?.title === 'string' ? shownRecord.title : title, kind: outcome.outcome };
       if (outcome.outcome === 'answered') {
         Object.assign(view, { answer: answerLabel(link.source, shownRecord, outcome.answer.response), by: outcome.answer.by, at: zonedTime(outcome.answer.at) });
@@ -221,6 +273,9 @@ export = function register(RED: Red): void {
       } else if (outcome.outcome === 'failed' && mayHaveApplied(outcome.error)) {
         outcome = { ...outcome, message: `${NO_CONFIRMATION} (${outcome.message})` };
         Object.assign(view, { reason: outcome.message, unconfirmed: true });
+        status.warn('lh-answer-page.status.notAnswered', { id: link.key });
+      } else if (outcome.outcome === 'changed') {
+        view.reason = errorLabel(outcome.current);
         status.warn('lh-answer-page.status.notAnswered', { id: link.key });
       } else if (outcome.outcome === 'refused' || outcome.outcome === 'failed') {
         view.reason = outcome.message;
@@ -254,21 +309,53 @@ export = function register(RED: Red): void {
       node.warn(RED._('lh-answer-page.errors.page', { message: e }));
       reply(res, 502, outcomePage({ kind: 'failed', instrument: displayName(), errorKey: '', reason: e }));
     };
-    const unroute = servePage(
-      RED,
-      path,
-      {
-        owns: (token) => signedBy(token, secretOf(node)),
-        get: (req, res) => void showQuestion(req, res).catch(failed(res)),
-        post: (req, res, form) => void takeAnswer(req, res, form).catch(failed(res)),
-      },
-      (res) => reply(res, 403, forbiddenPage()),
-    );
+    const mount = (): (() => void) | false =>
+      servePage(
+        RED,
+        path,
+        {
+          owns: (token) => signedBy(token, secretOf(node)),
+          get: (req, res) => void showQuestion(req, res).catch(failed(res)),
+          post: (req, res, form) => void takeAnswer(req, res, form).catch(failed(res)),
+        },
+        (res, why) =>
+          why === 'too-large'
+            ? reply(res, 413, outcomePage({ kind: 'failed', instrument: '', errorKey: '', reason: `the form is larger than ${MAX_FORM_BYTES / 1024} KiB` }))
+            : reply(res, 403, forbiddenPage()),
+      );
+    let unroute: (() => void) | false | undefined = mount();
+    /** the other route on this path, while the page stands back for it */
+    let clash: string | undefined;
+    /**
+     * Another route on the page's path (a user's http in node) would silently shadow the page or be shadowed by it:
+     * the page stands back, says so (status and log) and comes back once the path is free. Checked at deploy, when
+     * every node of the flows has registered its routes.
+     */
+    function checkClash(): void {
+      if (unroute === false) return;
+      const other = routeClash(RED, path);
+      if (other && !clash) {
+        clash = other;
+        if (unroute) unroute();
+        unroute = undefined;
+        const error = new LhError(RED._('lh-answer-page.errors.clash', { path, route: other }), { kind: 'config', operation: OP, field: 'path' });
+        status.failed(error);
+        node.warn(error.message);
+      } else if (!other && clash) {
+        clash = undefined;
+        unroute = mount();
+        status.idle('lh-answer-page.status.ready', { path });
+      }
+    }
     if (unroute === false) {
       status.failed(new LhError(RED._('lh-answer-page.errors.noHttp'), { kind: 'config', operation: OP }));
     } else status.idle('lh-answer-page.status.ready', { path });
+    checkClash();
+    const onFlowsStarted = (): void => checkClash();
+    RED.events?.on('flows:started', onFlowsStarted);
 
     node.on('close', (_removed: boolean, done: () => void) => {
+      RED.events?.removeListener('flows:started', onFlowsStarted);
       if (unroute) unroute();
       done();
     });

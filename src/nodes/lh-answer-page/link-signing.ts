@@ -14,6 +14,8 @@ export interface LinkClaims {
   e: string;
   /** expiry, ms since the epoch */
   x: number;
+  /** the error's identity when the link was made (fingerprint of title, time stamp, group, severity); older links lack it */
+  f?: string;
 }
 
 export type LinkCheck = { ok: true; claims: LinkClaims } | { ok: false; reason: 'malformed' | 'signature' | 'expired' };
@@ -37,7 +39,7 @@ export function signLink(claims: LinkClaims, secret: string): string {
 function isClaims(value: unknown): value is LinkClaims {
   if (!value || typeof value !== 'object') return false;
   const c = value as Record<string, unknown>;
-  return typeof c.i === 'string' && (c.s === 'A' || c.s === 'B') && typeof c.e === 'string' && c.e !== '' && typeof c.x === 'number';
+  return typeof c.i === 'string' && (c.s === 'A' || c.s === 'B') && typeof c.e === 'string' && c.e !== '' && typeof c.x === 'number' && (c.f === undefined || typeof c.f === 'string');
 }
 
 /** True when the token carries a valid signature by `secret` (expired or not). */

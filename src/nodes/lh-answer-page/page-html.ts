@@ -95,7 +95,7 @@ ${buttons || '<p>The error offers no answer here.</p>'}
   );
 }
 
-export type OutcomeKind = 'answered' | 'already-answered' | 'not-pending' | 'refused' | 'failed' | 'form-used';
+export type OutcomeKind = 'answered' | 'already-answered' | 'not-pending' | 'refused' | 'failed' | 'form-used' | 'changed';
 
 export interface OutcomeView {
   kind: OutcomeKind;
@@ -142,6 +142,11 @@ export function outcomePage(v: OutcomeView): string {
       break;
     case 'form-used':
       text = `<div class="outcome warn">This form was already used or has expired. Nothing was sent.</div><p>Open the link again to answer.</p>`;
+      break;
+    case 'changed':
+      text =
+        `<div class="outcome bad">The instrument now lists a different error under this number${v.reason ? `: ${escapeHtml(v.reason)}` : ''}. ` +
+        'Nothing was sent.</div><p>The error this link was made for is over. Answer the new error from its own notification, or on the instrument.</p>';
       break;
   }
   return page(v.title ?? 'Instrument error', `${head}${text}`);

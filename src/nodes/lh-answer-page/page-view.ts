@@ -1,5 +1,5 @@
 /** What the page shows of an error: built from the record the instrument lists, without Node-RED. */
-import { defaultActionOf } from '../shared/answer-error';
+import { defaultActionOf } from '../answering/answer-error';
 import { offeredActions, responseNames } from '../shared/error-records';
 import { zonedTime } from '../shared/zoned-time';
 import { AnswerOption, ErrorView } from './page-html';

@@ -1,5 +1,5 @@
 /** What the policy does with a raised error: pure, from the matched rule and the record. */
-import { defaultActionOf } from '../shared/answer-error';
+import { defaultActionOf } from '../answering/answer-error';
 import { describeActions, offeredActions } from '../shared/error-records';
 import { CompiledRule } from './rules';
 

@@ -1,5 +1,5 @@
-import { InstrumentError, LhError, LiquidHandlerClient, PendingError } from '../../client';
-import { answerA, answerB, answerEvents, AnswerOutcome, instrumentOf, lookupAnswer } from '../shared/answer-error';
+import { identityOf, InstrumentError, LhError, LiquidHandlerClient, PendingError, sameError } from '../../client';
+import { answerA, answerB, answerEvents, AnswerOutcome, instrumentOf, lookupAnswer } from '../answering/answer-error';
 import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
@@ -8,12 +8,19 @@ import { answerLabel, decide } from './decision';
 import { books, newBook, PendingDefault } from './pending-defaults';
 import { compileRules, CompiledRule, matchRule } from './rules';
 import { migrateConfig } from '../shared/migrations';
-import { errorInMsg } from '../shared/error-in-msg';
+import { errorInMsg } from '../answering/error-in-msg';
 
 const CONTEXT_KEY = 'lhErrorPolicy';
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const OP = 'error-policy';
 const IN_FLIGHT_RECHECK_MS = 1000;
+
+/** Whether two records are the same error (an id the instrument reused names another one). */
+function sameRecord(a: unknown, b: unknown): boolean {
+  const x = identityOf(a);
+  const y = identityOf(b);
+  return !x || !y || sameError(x, y);
+}
 
 export = function register(RED: Red): void {
   function LhErrorPolicy(this: unknown, config: NodeConfig): void {
@@ -158,7 +165,7 @@ export = function register(RED: Red): void {
       timers.delete(key);
       const p = book.get(key);
       if (!p || !client) return;
-      const given = lookupAnswer(client, key);
+      const given = lookupAnswer(client, key, identityOf(p.record));
       if (given?.outcome === 'answered') {
         cancel(key);
         return showStatus(); // someone answered first: the default is not sent
@@ -177,7 +184,8 @@ export = function register(RED: Red): void {
     }
 
     function onAnswered(where: string, key: string): void {
-      if (client && where === instrumentOf(client) && book.has(key) && lookupAnswer(client, key)) {
+      const pending = book.get(key);
+      if (client && pending && where === instrumentOf(client) && lookupAnswer(client, key, identityOf(pending.record))) {
         cancel(key);
         showStatus();
       }
@@ -208,13 +216,17 @@ export = function register(RED: Red): void {
         send([msg, null, null]);
         return done();
       }
+      const held = book.get(found.key);
+      const heldSame = held !== undefined && sameRecord(held.record, found.record);
       if (msg.event === 'resolved') {
-        const p = cancel(found.key);
+        const p = heldSame ? cancel(found.key) : undefined; // a resolution of an earlier error under the id leaves this default
         if (p) msg.policy = { cancelled: true, rule: p.rule + 1 };
         showStatus();
         send([msg, null, null]);
         return done();
       }
+      // the instrument reused the id: a default held for the error that had it before is over
+      if (held && !heldSame) cancel(found.key);
       const existing = book.get(found.key);
       const rule = existing ? rules[existing.rule] : undefined;
       const decision = existing

@@ -1,6 +1,7 @@
 /** The policy's ordered rules: checked once when the node starts, matched per error (first match wins). */
+import { RE2JS } from 're2js';
 import { LhError } from '../../client';
-import { severityRank } from '../lh-error-poll/severity';
+import { severityRank } from '../answering/severity';
 
 export const MODES = ['manual', 'semi-automatic', 'walk-away'] as const;
 export type Mode = (typeof MODES)[number];
@@ -10,7 +11,10 @@ export interface Rule {
   source: RuleSource;
   /** '' = any; else Warning, Error or Fatal (an unknown severity of the instrument always matches) */
   minSeverity: string;
-  /** a regular expression (case-insensitive) over the title and the message; '' = any */
+  /**
+   * a regular expression (case-insensitive, RE2 syntax: linear-time, no backreferences or lookaround) over the title
+   * and the message; '' = any
+   */
   pattern: string;
   /** the error's code as text; '' = any */
   code: string;
@@ -23,9 +27,15 @@ export interface Rule {
 
 export interface CompiledRule extends Rule {
   index: number;
-  regex?: RegExp;
+  /** the pattern compiled by RE2JS: matching time grows linearly with the text, whatever the pattern */
+  regex?: RE2JS;
   minRank?: number;
 }
+
+/** Longest pattern a rule may have. */
+export const MAX_PATTERN_LENGTH = 500;
+/** Characters of `title\nmessage` a pattern is matched against (the rest is ignored): matching stays bounded. */
+export const MAX_MATCHED_TEXT = 4096;
 
 export const DEFAULT_DELAY_S = 120;
 const MAX_DELAY_S = 7 * 24 * 3600;
@@ -55,15 +65,7 @@ export function compileRules(value: unknown): CompiledRule[] {
     const minRank = minSeverity === '' ? undefined : severityRank(minSeverity);
     if (minSeverity !== '' && minRank === undefined) throw invalid(`${f}.minSeverity`, 'must be empty, Warning, Error or Fatal');
     const pattern = text(r.pattern);
-    let regex: RegExp | undefined;
-    if (pattern !== '') {
-      if (pattern.length > 500) throw invalid(`${f}.pattern`, 'must be at most 500 characters');
-      try {
-        regex = new RegExp(pattern, 'i');
-      } catch (err) {
-        throw invalid(`${f}.pattern`, `is not a regular expression (${err instanceof Error ? err.message : String(err)})`);
-      }
-    }
+    const regex = pattern === '' ? undefined : compilePattern(pattern, `${f}.pattern`);
     const answer = text(r.answer);
     if (answer.length > 200) throw invalid(`${f}.answer`, 'must be at most 200 characters');
     if (source === 'B' && answer !== '' && !/^-?\d+$/.test(answer)) throw invalid(`${f}.answer`, 'must be an action id (a whole number) for B errors');
@@ -71,6 +73,32 @@ export function compileRules(value: unknown): CompiledRule[] {
     if (!Number.isFinite(delayRaw) || delayRaw < 0 || delayRaw > MAX_DELAY_S) throw invalid(`${f}.delay`, `must be 0 to ${MAX_DELAY_S} seconds`);
     return { index, source, minSeverity, pattern, code: text(r.code), mode: mode as Mode, answer, delay: delayRaw, regex, minRank };
   });
+}
+
+/**
+ * A rule's pattern compiled by RE2JS (linear-time matching: no pattern can block the event loop). Patterns RE2
+ * cannot run in linear time (backreferences, lookahead/lookbehind) or cannot parse are refused at deploy, naming the
+ * field and the reason. JS-only spellings (`\/`, `(?<name>…)`, `\u0041`) are translated first.
+ */
+export function compilePattern(pattern: string, field = 'pattern'): RE2JS {
+  if (pattern.length > MAX_PATTERN_LENGTH) throw invalid(field, `must be at most ${MAX_PATTERN_LENGTH} characters`);
+  try {
+    return RE2JS.compile(RE2JS.translateRegExp(pattern), RE2JS.CASE_INSENSITIVE);
+  } catch (err) {
+    const parsed = (err instanceof Error ? err.message : String(err)).replace(/^error parsing regexp: /, '');
+    const reason = /\(\?<?[=!]/.test(pattern) ? `lookahead and lookbehind are not supported (${parsed})` : parsed;
+    throw invalid(
+      field,
+      `is not a regular expression that can be matched in linear time (RE2 syntax: no backreferences or lookaround): ${reason}`,
+    );
+  }
+}
+
+/** The text a pattern sees: the title and the message, cut at MAX_MATCHED_TEXT characters. */
+export function matchedText(record: Record<string, unknown>): string {
+  const title = typeof record.title === 'string' ? record.title : '';
+  const message = typeof record.message === 'string' ? record.message : '';
+  return `${title.slice(0, MAX_MATCHED_TEXT)}\n${message.slice(0, MAX_MATCHED_TEXT)}`.slice(0, MAX_MATCHED_TEXT);
 }
 
 /** The code an error record carries, as text (A history records have `code`; B records may have `code` or `errorCode`). */
@@ -86,11 +114,7 @@ export function ruleMatches(rule: CompiledRule, source: 'A' | 'B', record: Recor
     if (rank !== undefined && rank < rule.minRank) return false;
   }
   if (rule.code !== '' && errorCode(record) !== rule.code) return false;
-  if (rule.regex) {
-    const title = typeof record.title === 'string' ? record.title : '';
-    const message = typeof record.message === 'string' ? record.message : '';
-    if (!rule.regex.test(`${title}\n${message}`)) return false;
-  }
+  if (rule.regex && !rule.regex.test(matchedText(record))) return false;
   return true;
 }
 

@@ -7,9 +7,10 @@ import { migrateConfig } from '../shared/migrations';
 import { requireClient, LhServerNode } from '../shared/server-node';
 import { isChecked } from '../shared/settings';
 import { failureReason, Status } from '../shared/status';
-import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from './error-messages';
+import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
 import { applyPoll, newRunState, offlineAfterOf, pendingOnly, PollRules, SourceResult, sourcesOf, StatusDecision } from './poll-decisions';
-import { intervalMs, PollLoop } from './poll-loop';
+import { intervalMs, PollLoop } from '../shared/poll-loop';
+import { ConnectPolls, PushPolls } from '../shared/connect-polls';
 import {
   adoptListed,
   applyErrorFrame,
@@ -22,7 +23,8 @@ import {
   withFirmwareErrors,
 } from './push-decisions';
 import { forgetWatch, readSavedWatch, savedWatch, Source, watchFor, watchKey, WatchState } from './seen-errors';
-import { severityFilter } from './severity';
+import { severityFilter } from '../answering/severity';
+import { onPasswordWarning, passwordExpiryMessage } from '../shared/password-warning';
 
 const CONTEXT_KEY = 'lhErrorPoll';
 /** Watches (instrument and node, across redeploys) whose log already said the instrument has no errors socket. */
@@ -106,6 +108,8 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   const loop = new PollLoop(pollOnce);
   const listening = listenOf(config.listen) && sources.includes('A');
   let socket: SocketState = 'connecting';
+  const connectPolls = new ConnectPolls(() => rules.baseMs);
+  const pushPolls = new PushPolls(() => loop.trigger());
   let lastStatus: StatusDecision | undefined;
 
   function save(): void {
@@ -145,7 +149,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
       emit(outcome);
       showStatus(lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
     }
-    loop.trigger();
+    pushPolls.request(); // at once, or folded with the frames of the next 250 ms: a flood never polls back to back
   }
 
   function onSocket(change: EventStateChange): void {
@@ -157,7 +161,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
       logInfo(node, RED._('lh-error-poll.log.unavailable', { reason: change.reason ?? '' }));
     }
     if (reaction.openAfterOutage > 0) logWarn(node, RED._('lh-error-poll.log.openAfterOutage', { count: reaction.openAfterOutage }));
-    if (reaction.pollNow) loop.trigger();
+    if (reaction.pollNow && connectPolls.allow()) loop.trigger(); // at most one connect-poll per interval
     if (lastStatus) showStatus(lastStatus);
   }
 
@@ -166,6 +170,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     const off = [client.events.onState(onSocket), client.events.onErrors(onFrame)];
     node.on('close', () => {
       for (const unsubscribe of off.splice(0)) unsubscribe();
+      pushPolls.stop();
     });
     const current = client.events.lastChange('errors'); // another node may hold the socket open already
     if (current) onSocket(current);
@@ -192,6 +197,10 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
       }
     }
   }
+
+  // once a day while the password is about to expire, on the connection output
+  const offPassword = onPasswordWarning(client, (warning) => node.send([null, null, passwordExpiryMessage(warning, instrument)]));
+  node.on('close', offPassword);
 
   status.idle('polling');
   if (persist && !watch.restored) {

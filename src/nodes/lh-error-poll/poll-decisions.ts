@@ -5,7 +5,7 @@
  * raised or resolved on a socket) go through applyPush() under the same exactly-once memory.
  */
 import { isUnreachable, LhError } from '../../client';
-import { backoffMs, desyncMs, withJitter } from './poll-loop';
+import { backoffMs, desyncMs, withJitter } from '../shared/poll-loop';
 import { ConnectionState, SeenErrors, Source, WatchState } from './seen-errors';
 
 export const DEFAULT_OFFLINE_AFTER = 3;
@@ -217,6 +217,7 @@ export function applyPush<T>(watch: WatchState, push: Push<T>, rules: Pick<PollR
     const key = rules.keyOf(push.source, record);
     if (key !== undefined && memory.raise(key, record, rules.wanted(record))) raised.push({ source: push.source, record });
   }
+  for (const record of memory.takeDisplaced()) resolved.push({ source: push.source, record: record as T });
   for (const key of push.resolved ?? []) {
     const record = memory.resolve(key) as T | undefined;
     if (record !== undefined) resolved.push({ source: push.source, record });

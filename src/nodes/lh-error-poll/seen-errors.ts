@@ -10,6 +10,7 @@
 
 export type { ErrorSource as Source } from '../shared/poll-messages';
 import type { ErrorSource as Source } from '../shared/poll-messages';
+import { fingerprint, fromFingerprint, hasFields, identityOf, sameError } from '../../client';
 
 /** How many resolved ids are remembered, so an id that shows up again is not reported as new. */
 const RESOLVED_MEMORY = 1000;
@@ -17,6 +18,16 @@ const RESOLVED_MEMORY = 1000;
 export interface ErrorSnapshot {
   active: Record<string, unknown>;
   resolved: string[];
+  /** id → fingerprint of the resolved error (title, time stamp, group, severity), so a reused id is told apart */
+  resolvedIdentities?: Record<string, string>;
+}
+
+/** Whether `record` is another error than `known` (a record, or a fingerprint) though both carry the same id. */
+function another(id: string, known: unknown, record: unknown): boolean {
+  const now = identityOf(record);
+  if (!now || !hasFields(now)) return false;
+  const before = typeof known === 'string' ? fromFingerprint(id, known) : identityOf(known);
+  return before !== undefined && hasFields(before) && !sameError({ ...before, id: now.id }, now);
 }
 
 export interface Diff<T> {
@@ -29,7 +40,10 @@ export interface Diff<T> {
 export class SeenErrors {
   private readonly active = new Map<string, unknown>();
   private readonly resolvedIds: string[] = [];
-  private readonly resolvedSet = new Set<string>();
+  /** resolved id → the fingerprint of the error that had it ('' when unknown) */
+  private readonly resolvedSet = new Map<string, string>();
+  /** active errors whose id now names another error (raise() replaced them): their resolution is still to report */
+  private displaced: unknown[] = [];
 
   get size(): number {
     return this.active.size;
@@ -42,26 +56,50 @@ export class SeenErrors {
   update<T>(listed: T[], idOf: (record: T) => string | undefined, wanted: (record: T) => boolean): Diff<T> {
     const raised: T[] = [];
     const present = new Set<string>();
+    const resolved: T[] = [];
     for (const record of listed) {
       const id = idOf(record);
       if (id === undefined) continue;
       present.add(id);
       if (this.active.has(id)) {
-        this.active.set(id, record);
-        continue;
+        const before = this.active.get(id);
+        if (!another(id, before, record)) {
+          this.active.set(id, record);
+          continue;
+        }
+        // the instrument reused the id while its error was listed: the old one is over, this one is new
+        this.active.delete(id);
+        this.remember(id, before);
+        resolved.push(before as T);
       }
-      if (this.resolvedSet.has(id) || !wanted(record)) continue;
+      if (this.isRemembered(id, record) || !wanted(record)) continue;
       this.active.set(id, record);
       raised.push(record);
     }
-    const resolved: T[] = [];
     for (const [id, record] of this.active) {
       if (present.has(id)) continue;
       this.active.delete(id);
-      this.remember(id);
+      this.remember(id, record);
       resolved.push(record as T);
     }
     return { raised, resolved };
+  }
+
+  /** Resolved before under this id, and not another error (a reused id with a different title, time, …, is new). */
+  private isRemembered(id: string, record: unknown): boolean {
+    if (!this.resolvedSet.has(id)) return false;
+    if (!another(id, this.resolvedSet.get(id), record)) return true;
+    this.resolvedSet.delete(id);
+    const at = this.resolvedIds.indexOf(id);
+    if (at >= 0) this.resolvedIds.splice(at, 1);
+    return false;
+  }
+
+  /** The errors raise() replaced (their id now names another error), once: report them resolved. */
+  takeDisplaced(): unknown[] {
+    const out = this.displaced;
+    this.displaced = [];
+    return out;
   }
 
   /**
@@ -70,10 +108,16 @@ export class SeenErrors {
    */
   raise<T>(id: string, record: T, wanted: boolean): boolean {
     if (this.active.has(id)) {
-      this.active.set(id, record);
-      return false;
+      const before = this.active.get(id);
+      if (!another(id, before, record)) {
+        this.active.set(id, record);
+        return false;
+      }
+      this.active.delete(id);
+      this.remember(id, before);
+      this.displaced.push(before);
     }
-    if (this.resolvedSet.has(id) || !wanted) return false;
+    if (this.isRemembered(id, record) || !wanted) return false;
     this.active.set(id, record);
     return true;
   }
@@ -83,7 +127,7 @@ export class SeenErrors {
     if (!this.active.has(id)) return undefined;
     const record = this.active.get(id);
     this.active.delete(id);
-    this.remember(id);
+    this.remember(id, record);
     return record;
   }
 
@@ -98,7 +142,12 @@ export class SeenErrors {
   }
 
   snapshot(): ErrorSnapshot {
-    return { active: Object.fromEntries(this.active), resolved: [...this.resolvedIds] };
+    const resolvedIdentities: Record<string, string> = {};
+    for (const id of this.resolvedIds) {
+      const fp = this.resolvedSet.get(id);
+      if (fp) resolvedIdentities[id] = fp;
+    }
+    return { active: Object.fromEntries(this.active), resolved: [...this.resolvedIds], resolvedIdentities };
   }
 
   restore(snapshot: unknown): void {
@@ -107,13 +156,26 @@ export class SeenErrors {
     if (s.active && typeof s.active === 'object') {
       for (const [id, record] of Object.entries(s.active)) if (!this.active.has(id)) this.active.set(id, record);
     }
-    if (Array.isArray(s.resolved)) for (const id of s.resolved) if (typeof id === 'string') this.remember(id);
+    const fps = s.resolvedIdentities && typeof s.resolvedIdentities === 'object' ? s.resolvedIdentities : {};
+    if (Array.isArray(s.resolved)) {
+      for (const id of s.resolved) {
+        if (typeof id !== 'string') continue;
+        const fp = (fps as Record<string, unknown>)[id];
+        this.remember(id, typeof fp === 'string' && fromFingerprint(id, fp) ? fp : undefined);
+      }
+    }
   }
 
-  private remember(id: string): void {
-    if (this.resolvedSet.has(id)) return;
+  /** Remembers a resolved error by id and identity (`record` is its last record, or already a fingerprint). */
+  private remember(id: string, record: unknown): void {
+    const identity = typeof record === 'string' ? fromFingerprint(id, record) : identityOf(record);
+    const fp = identity ? fingerprint(identity) : '';
+    if (this.resolvedSet.has(id)) {
+      this.resolvedSet.set(id, fp || (this.resolvedSet.get(id) ?? ''));
+      return;
+    }
     this.resolvedIds.push(id);
-    this.resolvedSet.add(id);
+    this.resolvedSet.set(id, fp);
     while (this.resolvedIds.length > RESOLVED_MEMORY) this.resolvedSet.delete(this.resolvedIds.shift() as string);
   }
 }

@@ -33,7 +33,8 @@ export = function register(RED: Red): void {
         }
         case 'get': {
           const id = await runId();
-          return { payload: await client.runs.getRunData(id), extra: { runId: String(id) } };
+          const [record, machine] = await Promise.all([client.runs.getRunData(id), client.machine.identity()]);
+          return { payload: record, extra: { runId: String(id), machine } };
         }
         case 'report':
         case 'pipetting-csv': {

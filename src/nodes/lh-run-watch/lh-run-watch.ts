@@ -4,9 +4,10 @@ import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { logInfo, logWarn } from '../shared/node-log';
 import { requireClient } from '../shared/server-node';
 import { failureReason, Status } from '../shared/status';
-import { connectionMessage } from '../lh-error-poll/error-messages';
-import { backoffMs, desyncMs, intervalMs, PollLoop, withJitter } from '../lh-error-poll/poll-loop';
-import { durationOf, FinishedRun, matchRecord, observe, progressDue, progressOf, resultOf, triggersPoll } from './run-decisions';
+import { connectionMessage } from '../shared/error-messages';
+import { backoffMs, desyncMs, intervalMs, PollLoop, withJitter } from '../shared/poll-loop';
+import { durationOf, FinishedRun, matchRecord, observe, progressDue, progressOf, resultOf, triggersPoll } from '../runs/run-decisions';
+import { ConnectPolls, PushPolls } from '../shared/connect-polls';
 import { forgetMemory, memoryFor, memoryKey, WatchMemory } from './run-memory';
 import { migrateConfig } from '../shared/migrations';
 
@@ -33,16 +34,18 @@ function listensForPushes(value: unknown): boolean {
  * Polls at once when the instrument pushes a run status or a finished run, and when the event socket (re)connects
  * (a change made while it was down is caught up). Returns the function that removes both subscriptions.
  */
-function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop: PollLoop): () => void {
+function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop: PollLoop, baseMs: number): () => void {
   let saidUnavailable = false;
+  const connectPolls = new ConnectPolls(() => baseMs); // a flapping socket never turns into a storm of polls
+  const pushPolls = new PushPolls(() => loop.trigger()); // a flood of run events never polls back to back
   const offEvents = client.events.onEvents((event) => {
-    if (triggersPoll(event.code)) loop.trigger();
+    if (triggersPoll(event.code)) pushPolls.request();
   });
   const offState = client.events.onState((change) => {
     if (change.channel !== 'events') return;
     if (change.state === 'connected') {
       saidUnavailable = false;
-      loop.trigger();
+      if (connectPolls.allow()) loop.trigger();
     } else if (change.state === 'unavailable' && !saidUnavailable) {
       saidUnavailable = true;
       logInfo(node, RED._('lh-run-watch.log.noPushes', { reason: change.reason ?? '' }));
@@ -51,6 +54,7 @@ function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop
   return () => {
     offEvents();
     offState();
+    pushPolls.stop();
   };
 }
 
@@ -99,7 +103,7 @@ export = function register(RED: Red): void {
       const { server, client } = requireClient(RED, config.server, node.type);
       key = memoryKey(server.instrumentKey, node.id);
       loop = watch(RED, node, status, client, memoryFor(key), instrumentInfo(server, client), config);
-      if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop);
+      if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop, intervalMs(config.interval));
     } catch (err) {
       setupError = asLhError(err, node.type);
       status.failed(setupError);

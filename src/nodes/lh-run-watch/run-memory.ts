@@ -3,7 +3,7 @@
  * of the node or of the whole flow (keyed like lh-error-poll's watches: the lh-server's instrumentKey and the
  * node id, both stable across redeploys). A restart of Node-RED starts from empty.
  */
-import { newMemory, RunMemory } from './run-decisions';
+import { newMemory, RunMemory } from '../runs/run-decisions';
 
 export interface WatchMemory extends RunMemory {
   connection: 'unknown' | 'online' | 'offline';

@@ -101,6 +101,7 @@ export = function register(RED: Red): void {
             pollMs,
             timeoutMs,
             sleep: sleeper.sleep,
+            readiness: () => client.machine.startReadiness(),
             onPhase: (phase) => status.busy(`lh-run.status.${phase}`),
           });
           const extra = {

@@ -2,8 +2,8 @@
  * The `start` operation of lh-run: validate, create, wait for Loading, confirm loading (or stop there for an
  * operator), wait for Running. No Node-RED here: the node passes the client and a sleep that its close cancels.
  */
-import { LhError, ProtocolName, ProtocolValidation, RunRecordSummary, RunsApi, RunStateName, RunStatus, isBusy } from '../../client';
-import { resultOf } from '../lh-run-watch/run-decisions';
+import { LhError, ProtocolName, StartReadiness, startBlockers, ProtocolValidation, RunRecordSummary, RunsApi, RunStateName, RunStatus, isBusy } from '../../client';
+import { resultOf } from '../runs/run-decisions';
 import { ProtocolRef, resolveProtocolName } from './protocol-ref';
 
 const OP = 'start-run';
@@ -30,6 +30,18 @@ export interface StartOptions {
   timeoutMs: number;
   sleep(ms: number): Promise<void>;
   onPhase?(phase: StartPhase): void;
+  /** system ready, controller and door, asked before anything that moves hardware is sent */
+  readiness?(): Promise<StartReadiness>;
+}
+
+/** Refuses the start, before anything is sent, when the instrument says it is not ready, controlled elsewhere or open. */
+async function refuseUnready(o: StartOptions): Promise<void> {
+  if (!o.readiness) return;
+  const readiness = await o.readiness();
+  const reasons = startBlockers(readiness);
+  if (reasons.length > 0) {
+    throw new LhError(`start refused: ${reasons.join('; ')}`, { kind: 'instrument', operation: OP, statusCode: 409, body: readiness });
+  }
 }
 
 export interface StartResult {
@@ -138,6 +150,7 @@ export async function startRun(api: RunControl, o: StartOptions): Promise<StartR
       body: current,
     });
   }
+  await refuseUnready(o);
   const protocol = await protocolOf(api, o.protocol);
   const validation: ProtocolValidation = await api.validateProtocol(protocol.protocolId);
   if (!validation.isValid) {
@@ -181,6 +194,7 @@ async function confirm(api: RunControl, o: StartOptions): Promise<StartResult> {
       );
     }
   }
+  await refuseUnready(o);
   return loadAndRun(api, { ...o, simulate: status.isSimulation }, status.protocolId, status.protocolName ?? '', undefined);
 }
 

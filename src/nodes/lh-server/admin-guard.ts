@@ -33,6 +33,37 @@ export function isJsonContentType(header: string | string[] | undefined): boolea
   return value.split(';')[0].trim().toLowerCase() === 'application/json';
 }
 
+type Headers = Record<string, string | string[] | undefined>;
+
+function first(value: string | string[] | undefined): string | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+}
+
+/**
+ * Why a read of an editor endpoint is cross-site (then refused), or undefined when it comes from the editor's own
+ * origin or from no browser page at all. A browser says where a request comes from: `Sec-Fetch-Site` (same-origin
+ * or none = typed by the user; same-site and cross-site are other origins), else `Origin`, compared with the `Host`
+ * the request was sent to (never `X-Forwarded-Host`: the editor app grants CORS preflights, so a foreign page could
+ * set that header itself). A request with neither (curl, scripts) is not a foreign page's: a page cannot send a
+ * cross-origin read without an Origin.
+ */
+export function crossSiteReason(headers: Headers): string | undefined {
+  const site = first(headers['sec-fetch-site'])?.toLowerCase();
+  if (site !== undefined) return site === 'same-origin' || site === 'none' ? undefined : `Sec-Fetch-Site: ${site}`;
+  const origin = first(headers.origin);
+  if (origin === undefined) return undefined;
+  let host: string;
+  try {
+    const url = new URL(origin);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return `Origin ${origin}`;
+    host = url.host.toLowerCase();
+  } catch {
+    return `Origin ${origin}`;
+  }
+  return first(headers.host)?.toLowerCase() === host ? undefined : `Origin ${origin}`;
+}
+
 /** A URL compared by scheme, host, port and path (no trailing slash; case of scheme and host, query and fragment ignored). */
 export function normaliseUrl(value: unknown): string {
   const text = typeof value === 'string' ? value.trim() : '';

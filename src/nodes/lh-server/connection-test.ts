@@ -1,7 +1,7 @@
-import { asLhError, ClientOptions, LhError, LiquidHandlerClient } from '../../client';
+import { asLhError, AuthResult, ClientOptions, describeExpiry, LhError, LiquidHandlerClient, passwordExpiryOf } from '../../client';
 
 export interface CheckResult {
-  name: 'A' | 'login' | 'B';
+  name: 'A' | 'login' | 'instrument' | 'B';
   ok: boolean;
   message: string;
 }
@@ -30,7 +30,11 @@ export async function testConnection(options: ClientOptions): Promise<Connection
     if (client.session.usesLogin) {
       try {
         await client.session.token();
-        checks.push({ name: 'login', ok: true, message: `logged in as "${options.credentials?.username ?? ''}"` });
+        await client.prep.checkAuthentication(); // the session's health check: the service accepts the token
+        const expiry = client.session.passwordExpiry;
+        const user = options.credentials?.username ?? '';
+        const expires = expiry?.warn ? `; ${describeExpiry(expiry, user)}` : '';
+        checks.push({ name: 'login', ok: true, message: `logged in as "${user}" (check-authentication accepted the session)${expires}` });
       } catch (err) {
         checks.push({ name: 'login', ok: false, message: asLhError(err, 'authenticate').message });
         return { ok: false, checks };
@@ -38,6 +42,7 @@ export async function testConnection(options: ClientOptions): Promise<Connection
     } else {
       checks.push({ name: 'login', ok: true, message: 'no user name configured: requests are sent without a login' });
     }
+    checks.push(await identify(client));
     if (client.hasInstrumentInterface) {
       try {
         const registered = await client.instrument.isErrorHandlerRegistered();
@@ -69,4 +74,28 @@ async function reach(client: LiquidHandlerClient): Promise<CheckResult> {
     }
   }
   return { name: 'A', ok: true, message: `preparation service answers at ${client.baseUrl}` };
+}
+
+/** Name, serial number and software versions, where the instrument tells them (informational: never fails the test). */
+async function identify(client: LiquidHandlerClient): Promise<CheckResult> {
+  try {
+    const [info, versions] = await Promise.all([client.machine.info(), client.machine.softwareVersions()]);
+    if (!info && !versions) return { name: 'instrument', ok: true, message: 'the instrument does not tell its name or software versions' };
+    const name = [info?.instrumentName, info?.serialNumber && `serial ${info.serialNumber}`].filter(Boolean).join(', ');
+    const soft = (versions ?? []).map((v) => `${v.name} ${v.version}`.trim()).join(', ');
+    return { name: 'instrument', ok: true, message: [name, soft && `software: ${soft}`].filter(Boolean).join('; ') };
+  } catch (err) {
+    return { name: 'instrument', ok: true, message: `name and software versions not read: ${asLhError(err, 'instruments').message}` };
+  }
+}
+
+/** What setup-wizard or kba-password-reset did, in plain words, without the token the instrument answered with. */
+export function accountActionMessage(action: 'setup-wizard' | 'kba-password-reset', result: AuthResult): string {
+  const user = typeof result.userName === 'string' && result.userName !== '' ? result.userName : 'the first user';
+  const done =
+    action === 'setup-wizard'
+      ? `setup completed on the instrument: "${user}" can log in`
+      : `password reset accepted by the instrument for "${user}" (the answers were checked on its screen)`;
+  const expiry = passwordExpiryOf(result, Date.now());
+  return `${done}. Enter the user and password in this lh-server node and deploy${expiry?.warn ? `; ${describeExpiry(expiry, user)}` : ''}`;
 }

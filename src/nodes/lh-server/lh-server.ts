@@ -1,11 +1,12 @@
 import { asLhError, ClientOptions, LhError, LiquidHandlerClient, validate, trimBase } from '../../client';
 import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
-import { logError } from '../shared/node-log';
+import { logError, logWarn } from '../shared/node-log';
+import { onPasswordWarning } from '../shared/password-warning';
 import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/secrets';
 import { migrateConfig } from '../shared/migrations';
 import { isServerNode, LhServerNode } from '../shared/server-node';
-import { chooseCredentials, isJsonContentType, ServerSecrets, targetOf } from './admin-guard';
-import { testConnection } from './connection-test';
+import { chooseCredentials, crossSiteReason, isJsonContentType, ServerSecrets, targetOf } from './admin-guard';
+import { accountActionMessage, testConnection } from './connection-test';
 import { simulatorTlsOptions, tlsOptionsFrom } from './tls';
 
 const CLOSE_TIMEOUT_MS = 3000;
@@ -35,6 +36,9 @@ export = function register(RED: Red): void {
     rememberSecrets(node.id, [node.credentials?.password, node.credentials?.instrumentToken]);
     try {
       node.client = new LiquidHandlerClient(clientOptions(RED, config, node.credentials ?? {}));
+      // said once per channel: an oversized frame closes the socket (the cap protects memory), polling goes on
+      node.client.events.onNotice((notice) => logWarn(node, notice.message));
+      onPasswordWarning(node.client, (warning) => logWarn(node, `${warning.text}: change it on the instrument, then in this lh-server node`));
     } catch (err) {
       node.configError = asLhError(err, 'configure');
       logError(node, node.configError.message);
@@ -98,13 +102,32 @@ function jsonOnly(req: AdminRequest, res: AdminResponse, next: () => void): void
   res.status(415).json({ error: 'this endpoint accepts application/json bodies only' });
 }
 
+/**
+ * Without adminAuth the editor app answers every origin (`Access-Control-Allow-Origin: *`): a foreign web page could
+ * read the instrument's protocols and routines through the pickers, and post JSON after a preflight the editor app
+ * grants. Requests from another site are refused (403);
+ * the editor's own requests (same origin) and requests from no browser page pass. With adminAuth, the permission
+ * check needs the editor's bearer token, which another site cannot have.
+ */
+function sameOriginReads(RED: Red): (req: AdminRequest, res: AdminResponse, next: () => void) => void {
+  return (req, res, next) => {
+    if (RED.settings.adminAuth) return next();
+    const headers = (req as unknown as { headers?: Record<string, string | string[] | undefined> }).headers ?? {};
+    const why = crossSiteReason(headers);
+    if (why === undefined) return next();
+    res.removeHeader('Access-Control-Allow-Origin');
+    res.status(403).json({ error: `cross-site read refused (${why}): this endpoint answers the Node-RED editor only` });
+  };
+}
+
 function registerAdminEndpoints(RED: Red): void {
+  const sameOrigin = sameOriginReads(RED);
   const read = RED.auth.needsPermission('lh-server.read');
   const write = RED.auth.needsPermission('lh-server.write');
 
   // The edit dialog sends what is on screen; secrets the user did not retype come from the deployed node, and only
   // when the dialog still points at that node's addresses.
-  RED.httpAdmin.post('/lh-server/test-connection', jsonOnly, write, (req: AdminRequest, res: AdminResponse) => {
+  RED.httpAdmin.post('/lh-server/test-connection', jsonOnly, sameOrigin, write, (req: AdminRequest, res: AdminResponse) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     reply(res, async () => {
       const server = deployedServer(RED, body.id);
@@ -127,7 +150,7 @@ function registerAdminEndpoints(RED: Red): void {
     });
   });
 
-  RED.httpAdmin.post('/lh-server/:id/change-expired-password', jsonOnly, write, (req: AdminRequest, res: AdminResponse) => {
+  RED.httpAdmin.post('/lh-server/:id/change-expired-password', jsonOnly, sameOrigin, write, (req: AdminRequest, res: AdminResponse) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     reply(res, async () => {
       const server = deployedServer(RED, req.params.id);
@@ -139,7 +162,20 @@ function registerAdminEndpoints(RED: Red): void {
     });
   });
 
-  RED.httpAdmin.get('/lh-server/:id/protocols/:protocolId/steps', read, (req: AdminRequest, res: AdminResponse) => {
+  // setup-wizard and kba-password-reset answer with a login (a token): the editor gets only what it means.
+  for (const action of ['setup-wizard', 'kba-password-reset'] as const) {
+    RED.httpAdmin.post(`/lh-server/:id/${action}`, jsonOnly, sameOrigin, write, (req: AdminRequest, res: AdminResponse) => {
+      reply(res, async () => {
+        const server = deployedServer(RED, req.params.id);
+        if (!server?.client) throw new LhError('deploy the lh-server node first', { kind: 'config', operation: action });
+        const prep = server.client.prep;
+        const result = action === 'setup-wizard' ? await prep.setupWizard() : await prep.kbaPasswordReset();
+        return { ok: true, message: accountActionMessage(action, result) };
+      });
+    });
+  }
+
+  RED.httpAdmin.get('/lh-server/:id/protocols/:protocolId/steps', sameOrigin, read, (req: AdminRequest, res: AdminResponse) => {
     reply(res, async () => {
       const server = deployedServer(RED, req.params.id);
       if (!server?.client) return [];
@@ -148,14 +184,14 @@ function registerAdminEndpoints(RED: Red): void {
     });
   });
 
-  RED.httpAdmin.get('/lh-server/:id/service-routines', read, (req: AdminRequest, res: AdminResponse) => {
+  RED.httpAdmin.get('/lh-server/:id/service-routines', sameOrigin, read, (req: AdminRequest, res: AdminResponse) => {
     reply(res, async () => {
       const server = deployedServer(RED, req.params.id);
       return server?.client ? server.client.prep.listServiceRoutines() : [];
     });
   });
 
-  RED.httpAdmin.get('/lh-server/step-types', read, (_req: AdminRequest, res: AdminResponse) => {
+  RED.httpAdmin.get('/lh-server/step-types', sameOrigin, read, (_req: AdminRequest, res: AdminResponse) => {
     res.json(validate.STEP_TYPES);
   });
 }

@@ -1,11 +1,11 @@
-import { validate as v } from '../../client';
+import { identityOf, validate as v } from '../../client';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/settings';
-import { answeredBy } from '../lh-answer-error/answer-body';
-import { sendRecovery, settledOrThrow } from '../shared/answer-error';
-import { kindOf, recoveryBody } from './recovery-body';
+import { answeredBy } from '../answering/answer-body';
+import { sendRecovery, settledOrThrow } from '../answering/answer-error';
+import { kindOf, recoveryBody } from '../answering/recovery-body';
 
 export = function register(RED: Red): void {
   function LhSubmitRecovery(this: unknown, config: NodeConfig): void {
@@ -23,7 +23,10 @@ export = function register(RED: Red): void {
       const body = recoveryBody(msg, { kind, uuid: uuid === '' ? undefined : uuid, selectedActionId, errorHandlingKey }, op);
       // Sent once: a refusal (success: false) becomes an error for Catch nodes, nothing is retried. The one answering
       // path (ledger, outcome, answer events that cancel a policy's pending default).
-      const result = settledOrThrow(await sendRecovery(client, kind, body, answeredBy(msg, node.name || node.id)), msg, op);
+      // the error as lh-error-poll emitted it (msg.payload): another error under its uuid now gets nothing
+      const seen = identityOf(msg.payload);
+      const expected = seen && seen.id === body.uuid ? seen : undefined;
+      const result = settledOrThrow(await sendRecovery(client, kind, body, answeredBy(msg, node.name || node.id), expected), msg, op);
       return {
         payload: result,
         status: { key: 'submitted' },

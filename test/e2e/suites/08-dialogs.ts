@@ -16,7 +16,7 @@ export function dialogsSuite(ctx: E2e): void {
       const raised = ctx.red.nextDebug('lh-ex08-raised');
       await ctx.red.inject('lh-ex08-raise');
       const box = debugValue(await raised) as { viewId: string };
-      assert.deepEqual(debugValue(await answered), { viewId: box.viewId, viewResult: 'Ok', viewInput: null });
+      assert.deepEqual(debugValue(await answered), { viewId: box.viewId, viewResult: 'Ok', viewInput: '' });
       await until('the dialog closed on the simulator', () => ctx.sim.views.closed.length === 1);
       assert.deepEqual(
         ctx.sim.views.closed.map((c) => [c.viewId, c.viewResult]),

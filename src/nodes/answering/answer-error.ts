@@ -1,4 +1,4 @@
-import { redactErr } from './secrets';
+import { redactErr } from '../shared/secrets';
 /**
  * One answer to one error, the way the answer page and the error policy give it: through the client code of
  * lh-answer-error (answerBody) and lh-submit-recovery (recoveryBody), and the client's answer ledger (at most one
@@ -6,10 +6,22 @@ import { redactErr } from './secrets';
  * success for an answer not made.
  */
 import { EventEmitter } from 'events';
-import { AnswerRecord, asLhError, ErrorRecovery, InstrumentError, LhError, LiquidHandlerClient, PendingError, RecoveryKind, RuntimeErrorAnswer } from '../../client';
-import { answerBody } from '../lh-answer-error/answer-body';
-import { recoveryBody } from '../lh-submit-recovery/recovery-body';
-import { offeredActions } from './error-records';
+import {
+  AnswerRecord,
+  asLhError,
+  ErrorIdentity,
+  ErrorRecovery,
+  identityOf,
+  InstrumentError,
+  LhError,
+  LiquidHandlerClient,
+  PendingError,
+  RecoveryKind,
+  RuntimeErrorAnswer,
+} from '../../client';
+import { answerBody } from './answer-body';
+import { recoveryBody } from './recovery-body';
+import { offeredActions } from '../shared/error-records';
 
 export type AnswerSource = 'A' | 'B';
 
@@ -21,6 +33,8 @@ export type AnswerOutcome =
   | { outcome: 'already-answered'; previous?: GivenAnswer; message: string; inFlight?: boolean; error?: LhError }
   | { outcome: 'not-pending'; message: string; error?: LhError }
   | { outcome: 'refused'; message: string; error: LhError }
+  /** the instrument lists another error under the id now: nothing was sent */
+  | { outcome: 'changed'; message: string; error: LhError; current: Record<string, unknown> }
   | { outcome: 'failed'; message: string; error: LhError };
 
 /** Tells in-process listeners (an error policy's pending defaults) that an error was answered: `(instrument, errorKey)`. */
@@ -31,9 +45,12 @@ export function instrumentOf(client: LiquidHandlerClient): string {
   return `${client.baseUrl}|${client.instrumentUrl ?? ''}`;
 }
 
-/** The answer this Node-RED gave to the error (outcome 'answered'), or is giving ('in-flight'). */
-export function lookupAnswer(client: LiquidHandlerClient, errorKey: string): GivenAnswer | undefined {
-  return client.answers.lookup(errorKey);
+/**
+ * The answer this Node-RED gave to the error (outcome 'answered'), or is giving ('in-flight'); with `identity`,
+ * none when that answer went to another error the instrument listed under the same id.
+ */
+export function lookupAnswer(client: LiquidHandlerClient, errorKey: string, identity?: ErrorIdentity): GivenAnswer | undefined {
+  return client.answers.lookup(errorKey, identity);
 }
 
 function isRecord(value: unknown): value is AnswerRecord {
@@ -43,6 +60,10 @@ function isRecord(value: unknown): value is AnswerRecord {
 /** What a failed answer means for the person or the rule that gave it. */
 export function classify(err: unknown, operation: string): AnswerOutcome {
   const e = redactErr(asLhError(err, operation));
+  if (e.kind === 'changed') {
+    const current = e.body && typeof e.body === 'object' ? (e.body as Record<string, unknown>) : {};
+    return { outcome: 'changed', message: e.message, error: e, current };
+  }
   if (e.kind === 'already-answered' || e.code === 'LH_ALREADY_ANSWERED' || e.statusCode === 409) {
     const previous = isRecord(e.body) ? e.body : undefined;
     return { outcome: 'already-answered', message: e.message, previous, inFlight: previous?.outcome === 'in-flight', error: e };
@@ -53,7 +74,12 @@ export function classify(err: unknown, operation: string): AnswerOutcome {
   return { outcome: 'refused', message: e.message, error: e };
 }
 
-async function settle(client: LiquidHandlerClient, key: string, operation: string, send: () => Promise<unknown>): Promise<AnswerOutcome> {
+async function settle(
+  client: LiquidHandlerClient,
+  key: string,
+  operation: string,
+  send: () => Promise<unknown>,
+): Promise<AnswerOutcome> {
   try {
     const sent = await send();
     const answer = lookupAnswer(client, key);
@@ -65,29 +91,62 @@ async function settle(client: LiquidHandlerClient, key: string, operation: strin
   }
 }
 
-/** Sends an A answer already built (lh-answer-error builds its own from the msg). */
-export function sendAnswerA(client: LiquidHandlerClient, body: RuntimeErrorAnswer, by?: string): Promise<AnswerOutcome> {
-  return settle(client, String(body.id), 'answer-error', async () => {
-    await client.prep.answerRuntimeError(body, by ? { by } : {});
-    return body;
-  });
+function answerOptions(by: string | undefined, expected: ErrorIdentity | undefined): { by?: string; identity?: ErrorIdentity } {
+  return { ...(by ? { by } : {}), ...(expected ? { identity: expected } : {}) };
 }
 
-/** Answers an A error (a pending error as lh-error-poll emitted it) with one of its responses. */
-export function answerA(client: LiquidHandlerClient, error: PendingError, response: string, by?: string): Promise<AnswerOutcome> {
+/**
+ * Sends an A answer already built (lh-answer-error builds its own from the msg). `expected`: the error as the
+ * person or rule saw it; when the instrument lists another error under its id now, nothing is sent.
+ */
+export function sendAnswerA(client: LiquidHandlerClient, body: RuntimeErrorAnswer, by?: string, expected?: ErrorIdentity): Promise<AnswerOutcome> {
+  const op = 'answer-error';
+  return settle(
+    client,
+    String(body.id),
+    op,
+    async () => {
+      await client.prep.answerRuntimeError(body, answerOptions(by, expected));
+      return body;
+    },
+  );
+}
+
+/**
+ * Answers an A error (a pending error as lh-error-poll emitted it) with one of its responses. `expected` defaults to
+ * the identity of `error` itself: the error as it was seen.
+ */
+export function answerA(
+  client: LiquidHandlerClient,
+  error: PendingError,
+  response: string,
+  by?: string,
+  expected: ErrorIdentity | undefined = identityOf(error),
+): Promise<AnswerOutcome> {
   let body: ReturnType<typeof answerBody>;
   try {
     body = answerBody(error, response, undefined);
   } catch (err) {
     return Promise.resolve(classify(err, 'answer-error'));
   }
-  return sendAnswerA(client, body, by);
+  return sendAnswerA(client, body, by, expected);
 }
 
 /** Submits a B recovery or action already built (lh-submit-recovery builds its own from the msg); `sent` is the instrument's result. */
-export function sendRecovery(client: LiquidHandlerClient, kind: RecoveryKind, body: ErrorRecovery, by?: string): Promise<AnswerOutcome> {
+export function sendRecovery(
+  client: LiquidHandlerClient,
+  kind: RecoveryKind,
+  body: ErrorRecovery,
+  by?: string,
+  expected?: ErrorIdentity,
+): Promise<AnswerOutcome> {
   const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
-  return settle(client, body.uuid, op, () => client.instrument.submit(kind, body, by ? { by } : {}));
+  return settle(
+    client,
+    body.uuid,
+    op,
+    () => client.instrument.submit(kind, body, answerOptions(by, expected)),
+  );
 }
 
 /** Submits a B error's action (a recovery when the action says so), with the lh-server node's client key. */
@@ -97,6 +156,7 @@ export function answerB(
   actionId: number,
   errorHandlingKey: string | null,
   by?: string,
+  expected: ErrorIdentity | undefined = identityOf(error),
 ): Promise<AnswerOutcome> {
   const action = offeredActions(error)?.find((a) => a.id === actionId);
   const kind = action?.isRecovery === false ? 'action' : 'recovery';
@@ -107,13 +167,14 @@ export function answerB(
   } catch (err) {
     return Promise.resolve(classify(err, op));
   }
-  return sendRecovery(client, kind, body, by);
+  return sendRecovery(client, kind, body, by, expected);
 }
 
 /** What a flow's answer node does with an outcome: the instrument's result, or the error for Catch nodes. */
 export function settledOrThrow(outcome: AnswerOutcome, msg: Record<string, unknown>, operation: string): unknown {
   if (outcome.outcome === 'answered') return outcome.sent;
   if (outcome.outcome === 'already-answered') msg.outcome = 'already-answered';
+  if (outcome.outcome === 'changed') msg.outcome = 'changed';
   throw outcome.error ?? new LhError(outcome.message, { kind: outcome.outcome === 'already-answered' ? 'already-answered' : 'instrument', operation });
 }
 

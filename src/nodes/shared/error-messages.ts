@@ -1,10 +1,10 @@
 import { InstrumentError, PendingError } from '../../client';
-import { describeActions, InstrumentInfo, offeredActions, responseNames } from '../shared/error-records';
-import { ConnectionMsg, DEFAULT_NOTIFICATION, ErrorSource as Source, InstrumentErrorFields, PendingErrorFields, PolledError, RaisedErrorMsg, ResolvedErrorMsg } from '../shared/poll-messages';
-import { redact } from '../shared/secrets';
-import { renderTemplate } from '../shared/settings';
+import { describeActions, InstrumentInfo, offeredActions, responseNames } from './error-records';
+import { ConnectionMsg, DEFAULT_NOTIFICATION, ErrorSource as Source, InstrumentErrorFields, PendingErrorFields, PolledError, RaisedErrorMsg, ResolvedErrorMsg } from './poll-messages';
+import { redact } from './secrets';
+import { renderTemplate } from './settings';
 
-export { DEFAULT_NOTIFICATION, errorKey } from '../shared/poll-messages';
+export { DEFAULT_NOTIFICATION, errorKey } from './poll-messages';
 
 
 function text(value: unknown): string {

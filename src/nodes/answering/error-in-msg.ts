@@ -1,4 +1,4 @@
-import { NodeMessage } from './node-red';
+import { NodeMessage } from '../shared/node-red';
 
 export type ErrorRecord = Record<string, unknown>;
 export type ErrorSource = 'A' | 'B';

@@ -1,0 +1,124 @@
+/**
+ * What makes an instrument error the one a person or a rule saw: its id together with what the instrument says of it
+ * (title, time stamp, group, severity). Instruments reuse ids (after a restart, or once the old error left the list),
+ * so an id alone may name another error by the time an answer is sent. Pure: no I/O.
+ *
+ * An identity keeps a short hash of each field the record has. Two identities are the same error when their ids
+ * are equal and every field both of them have is equal: a record that lacks a field (a pushed frame without a time
+ * stamp, an older saved memory) is not taken for another error because of the missing field alone.
+ */
+import { createHash } from 'crypto';
+
+/** t: title, d: time stamp, g: group, s: severity */
+export type IdentityField = 't' | 'd' | 'g' | 's';
+
+export interface ErrorIdentity {
+  /** the A error's `id` or the B error's `uuid` */
+  id: string;
+  fields: Partial<Record<IdentityField, string>>;
+}
+
+const FIELD_ORDER: IdentityField[] = ['t', 'd', 'g', 's'];
+const HASH_CHARS = 10;
+
+function text(value: unknown): string | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value !== 'string') return undefined;
+  const t = value.trim();
+  return t === '' ? undefined : t;
+}
+
+/** A time stamp in any of the instrument's forms, as one text (ISO when it parses; `0001-` means not set). */
+function timeText(value: unknown): string | undefined {
+  const t = text(value);
+  if (t === undefined || t.startsWith('0001-')) return undefined;
+  const ms = Date.parse(t);
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : t;
+}
+
+function pick(record: Record<string, unknown>, names: string[]): unknown {
+  for (const name of names) if (record[name] !== undefined && record[name] !== null) return record[name];
+  const lower = new Map(Object.keys(record).map((k) => [k.toLowerCase(), k]));
+  for (const name of names) {
+    const key = lower.get(name.toLowerCase());
+    if (key !== undefined && record[key] !== undefined && record[key] !== null) return record[key];
+  }
+  return undefined;
+}
+
+function hash(value: string): string {
+  return createHash('sha256').update(value).digest('base64url').slice(0, HASH_CHARS);
+}
+
+/** The identity of an A pending error (`id`) or a B unhandled error (`uuid`); undefined without an id. */
+export function identityOf(record: unknown): ErrorIdentity | undefined {
+  if (!record || typeof record !== 'object' || Array.isArray(record)) return undefined;
+  const r = record as Record<string, unknown>;
+  const id = text(pick(r, ['uuid'])) ?? text(pick(r, ['id']));
+  if (id === undefined) return undefined;
+  const raw: Record<IdentityField, string | undefined> = {
+    t: text(pick(r, ['title'])),
+    d: timeText(pick(r, ['timeStamp', 'date', 'time'])),
+    g: text(pick(r, ['groupId'])),
+    s: text(pick(r, ['severity']))?.toLowerCase(),
+  };
+  const fields: ErrorIdentity['fields'] = {};
+  for (const f of FIELD_ORDER) if (raw[f] !== undefined) fields[f] = hash(raw[f] as string);
+  return { id, fields };
+}
+
+/** Whether two identities name the same error (same id, and no field that both have differs). */
+export function sameError(a: ErrorIdentity, b: ErrorIdentity): boolean {
+  if (a.id !== b.id) return false;
+  for (const f of FIELD_ORDER) {
+    const x = a.fields[f];
+    const y = b.fields[f];
+    if (x !== undefined && y !== undefined && x !== y) return false;
+  }
+  return true;
+}
+
+/** Whether the identity says anything beyond the id (only then can a changed error be told apart). */
+export function hasFields(identity: ErrorIdentity): boolean {
+  return FIELD_ORDER.some((f) => identity.fields[f] !== undefined);
+}
+
+/** A compact text form (for signed links, saved memory, msgs): `t.xxxx~d.xxxx`, without the id. */
+export function fingerprint(identity: ErrorIdentity): string {
+  return FIELD_ORDER.filter((f) => identity.fields[f] !== undefined)
+    .map((f) => `${f}.${identity.fields[f]}`)
+    .join('~');
+}
+
+const FINGERPRINT_RE = /^(?:[tdgs]\.[A-Za-z0-9_-]{1,16})(?:~[tdgs]\.[A-Za-z0-9_-]{1,16}){0,3}$/;
+
+/** The identity of `id` with the fields of a fingerprint; undefined for anything that is not one. */
+export function fromFingerprint(id: string, value: unknown): ErrorIdentity | undefined {
+  if (value === '') return { id, fields: {} };
+  if (typeof value !== 'string' || value.length > 80 || !FINGERPRINT_RE.test(value)) return undefined;
+  const fields: ErrorIdentity['fields'] = {};
+  for (const part of value.split('~')) fields[part[0] as IdentityField] = part.slice(2);
+  return { id, fields };
+}
+
+/**
+ * The record listed under `expected`'s id when it is another error than `expected` (the instrument reused the id),
+ * else undefined (the same error, not listed, or nothing to compare).
+ */
+export function changedError<T>(list: readonly T[], expected: ErrorIdentity | undefined): T | undefined {
+  if (!expected || !hasFields(expected)) return undefined;
+  const current = list.find((e) => identityOf(e)?.id === expected.id);
+  const now = current === undefined ? undefined : identityOf(current);
+  return current !== undefined && now !== undefined && !sameError(expected, now) ? current : undefined;
+}
+
+/** The refusal when the error behind the id changed: nothing was sent. */
+export function changedMessage(id: string, current: unknown): string {
+  const r = current && typeof current === 'object' ? (current as Record<string, unknown>) : {};
+  const title = typeof r.title === 'string' && r.title.trim() !== '' ? r.title.trim().slice(0, 120) : 'no title';
+  const severity = typeof r.severity === 'string' && r.severity !== '' ? `, ${r.severity}` : '';
+  return (
+    `error ${id} is no longer the error that was seen: the instrument now lists "${title}"${severity} under that id. ` +
+    'Nothing was sent; answer the new error from its own notification'
+  );
+}

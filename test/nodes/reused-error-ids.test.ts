@@ -1,0 +1,134 @@
+/**
+ * Issue 17.1: instruments reuse error ids. An answer prepared for one error (a page form, a policy default, a flow
+ * msg) is never sent to another error listed later under the same id, and a new error under a reused id is raised.
+ */
+import assert from 'node:assert/strict';
+import { collect, helper, nextMessage } from '../support/runtime';
+import { useInstrument } from '../support/node-suite';
+import { until } from '../support/until';
+import { bServerFlow, pollsDone, seenErrors } from './lh-error-poll.support';
+import { fetchText, forgetAllAnswers, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
+
+type Msg = Record<string, unknown>;
+
+describe('reused error ids: answer only the error that was seen, raise every error once', function () {
+  this.timeout(30000);
+  const sim = useInstrument({
+    afterEach: () => {
+      seenErrors.forgetAllWatches();
+      forgetAllAnswers();
+    },
+  });
+  let web: PageServer;
+  before(async function () {
+    web = await startPageServer();
+  });
+  after(async function () {
+    await web.close();
+  });
+
+  const puts = (): Msg[] => sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+  const tip = { id: '7', title: 'Tip pickup failed', severity: 'Error' as const, responses: ['Retry', 'Abort'] };
+  const arm = { id: '7', title: 'Arm collision: gripper jammed, do NOT retry', severity: 'Fatal' as const, responses: ['Retry', 'Abort'], reuseId: true };
+
+  async function load(nodes: Msg[]): Promise<void> {
+    const server = bServerFlow(sim, { withB: false });
+    await loadWithPage([...server.nodes, ...nodes], { ...server.credentials, page: { secret: 'test-secret-not-shown' } });
+  }
+
+  it('a page form shown for "Tip pickup failed" does not answer "Arm collision" listed later under id 7; the page says so', async function () {
+    await load([
+      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], ['audit']] },
+      { id: 'out', type: 'helper' },
+      { id: 'audit', type: 'helper' },
+    ]);
+    const first = sim.injectPendingError(tip);
+    const linked = nextMessage(helper.getNode('out'));
+    helper.getNode('page').receive({ payload: first, source: 'A', event: 'raised' });
+    const link = String((await linked).answerUrl);
+    const page = await fetchText(link);
+    const form = formOf(page.text);
+    assert.match(page.text, /Tip pickup failed/);
+
+    sim.injectPendingError(arm); // the instrument restarted: id 7 is another error now
+    const audit = nextMessage(helper.getNode('audit'));
+    const posted = await fetchText(link.split('?')[0], { form: { t: form.t, form: form.form, response: 'Retry' } });
+    assert.doesNotMatch(posted.text, /Answered/);
+    assert.match(posted.text, /different error under this number: &#34;Arm collision: gripper jammed, do NOT retry&#34; \(Fatal\)/);
+    assert.match(posted.text, /<h1>Tip pickup failed<\/h1>/, 'the page names the error the link was made for');
+    assert.equal(puts().length, 0, 'nothing was sent to the instrument');
+    assert.equal((await audit).outcome, 'changed');
+    const again = await fetchText(link);
+    assert.match(again.text, /different error under this number/, 'the link shows the same on a later visit');
+    assert.equal(formOf(again.text).buttons.length, 0);
+  });
+
+  it('a policy default chosen for "Tip pickup failed" is not sent to the Fatal error under the reused id: escalated with the reason', async function () {
+    await load([
+      {
+        id: 'policy',
+        type: 'lh-error-policy',
+        server: 'server',
+        rules: [{ source: 'any', minSeverity: '', pattern: 'tip pickup', code: '', mode: 'semi-automatic', answer: 'Retry', delay: 0.3 }],
+        wires: [['notify'], ['auto'], ['escalate']],
+      },
+      { id: 'notify', type: 'helper' },
+      { id: 'auto', type: 'helper' },
+      { id: 'escalate', type: 'helper' },
+    ]);
+    const first = sim.injectPendingError(tip);
+    const autos = collect(helper.getNode('auto'));
+    const escalated = nextMessage(helper.getNode('escalate'));
+    helper.getNode('policy').receive({ payload: first, source: 'A', event: 'raised', topic: 'Tip pickup failed' });
+    sim.injectPendingError(arm);
+    const msg = await escalated;
+    assert.equal(msg.outcome, 'changed');
+    assert.match(String((msg.payload as Msg).reason), /now lists "Arm collision: gripper jammed, do NOT retry", Fatal under that id/);
+    assert.equal(puts().length, 0);
+    assert.equal(autos.length, 0);
+  });
+
+  it('a flow answer (lh-answer-error with the msg lh-error-poll emitted) reaches Catch as "changed" and sends nothing', async function () {
+    await load([
+      { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['out']] },
+      { id: 'out', type: 'helper' },
+      { id: 'catcher', type: 'catch', scope: ['answer'], wires: [['caught']] },
+      { id: 'caught', type: 'helper' },
+    ]);
+    const first = sim.injectPendingError(tip);
+    sim.injectPendingError(arm);
+    const caught = nextMessage(helper.getNode('caught'));
+    helper.getNode('answer').receive({ payload: first, selectedResponse: 'Retry' });
+    const msg = await caught;
+    assert.equal(msg.outcome, 'changed');
+    assert.equal((msg.error as Msg).code, 'LH_CHANGED');
+    assert.equal(puts().length, 0);
+    // the same error, still listed: answered
+    const fresh = sim.state.pendingErrors.find((e) => e.id === '7');
+    const out = nextMessage(helper.getNode('out'));
+    helper.getNode('answer').receive({ payload: fresh, selectedResponse: 'Abort' });
+    assert.equal((await out).outcome, 'answered');
+    assert.equal(puts().length, 1);
+  });
+
+  it('"Door open during run", listed briefly under the id of a resolved error, is raised (notification, link, policy)', async function () {
+    await load([
+      { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, listen: false, wires: [['raised'], ['resolved'], []] },
+      { id: 'raised', type: 'helper' },
+      { id: 'resolved', type: 'helper' },
+    ]);
+    const raised = collect(helper.getNode('raised'));
+    const resolved = collect(helper.getNode('resolved'));
+    sim.injectPendingError(tip);
+    await until(() => raised.length === 1, 'the first error raised');
+    sim.resolvePendingError('7');
+    await until(() => resolved.length === 1, 'the first error resolved');
+    sim.injectPendingError({ id: '7', title: 'Door open during run', severity: 'Error', reuseId: true });
+    await until(() => raised.length === 2, 'the door error raised');
+    assert.equal((raised[1].payload as Msg).title, 'Door open during run');
+    sim.resolvePendingError('7');
+    await until(() => resolved.length === 2, 'the door error resolved');
+    await pollsDone(sim, 2);
+    assert.equal(raised.length, 2, 'each error once');
+  });
+});
