@@ -2,26 +2,31 @@
  * Versioned config migrations: a node's saved configuration carries `version`; a configuration of an older
  * version (or none: a flow written by hand, by an API, or by 0.1) goes through each newer step of its type, which
  * renames changed properties and fills missing ones with the edit dialog's defaults. The tables below are the single
- * source of those defaults (test/unit/migrations.test.ts checks them against each node's html).
+ * source of those defaults: the build generates each edit dialog's `defaults` and `version` from them, and the dialog
+ * applies the same steps (migration-steps.ts) to a node it opens.
  */
+import {
+  applyStep,
+  dialogDefaults as stepsDialogDefaults,
+  latestVersion as stepsLatestVersion,
+  Migrated,
+  MigrationStep,
+  MigrationTable,
+  migrate as stepsMigrate,
+  savedVersion,
+} from './migration-steps';
 import { NodeConfig } from './node-red';
 import { DEFAULT_NOTIFICATION } from './poll-messages';
 
-export interface MigrationStep {
-  /** The version a configuration has after this step. */
-  version: number;
-  /** Old property name → new name; applied first (only when the new one is not already set). */
-  renames?: Readonly<Record<string, string>>;
-  /** Properties missing after the renames take these values (the dialog's defaults at this version). */
-  defaults?: Readonly<Record<string, unknown>>;
-}
+export { applyStep, savedVersion };
+export type { Migrated, MigrationStep, MigrationTable };
 
 /**
  * Steps per node type, oldest first. Required settings without a meaningful default (the lh-server reference,
  * the instrument's baseUrl, a tls-config reference) are left out on purpose: a missing one must fail clearly.
  * A new node type adds one line: `'lh-foo': [{ version: 1, defaults: { name: '', operation: 'list' } }],`.
  */
-export const MIGRATIONS: Readonly<Record<string, readonly MigrationStep[]>> = {
+export const MIGRATIONS: MigrationTable = {
   'lh-server': [
     {
       version: 1,
@@ -111,54 +116,21 @@ export const MIGRATIONS: Readonly<Record<string, readonly MigrationStep[]>> = {
 };
 
 /** The version a configuration of `type` has once migrated (0 for a type without steps). */
-export function latestVersion(type: string, table: Readonly<Record<string, readonly MigrationStep[]>> = MIGRATIONS): number {
-  const steps = table[type] ?? [];
-  return steps.length > 0 ? steps[steps.length - 1].version : 0;
+export function latestVersion(type: string, table: MigrationTable = MIGRATIONS): number {
+  return stepsLatestVersion(type, table);
 }
 
 /** The dialog's defaults of `type` at its latest version (every step's defaults, later steps winning). */
-export function dialogDefaults(type: string, table: Readonly<Record<string, readonly MigrationStep[]>> = MIGRATIONS): Record<string, unknown> {
-  return Object.assign({}, ...(table[type] ?? []).map((s) => s.defaults ?? {})) as Record<string, unknown>;
-}
-
-/** The saved version: a whole number >= 0 (a string from a hand-written flow too); none or nonsense counts as 0. */
-export function savedVersion(config: Record<string, unknown>): number {
-  const v = Number(config.version);
-  return config.version !== undefined && config.version !== '' && Number.isInteger(v) && v >= 0 ? v : 0;
-}
-
-/** A migrated configuration: its version, and the properties the steps filled in. */
-export type Migrated = { version: number } & Record<string, unknown>;
-
-/**
- * Applies one step to a copy of `config`. The copy keeps non-enumerable properties: the runtime passes a node its
- * flow (`_flow`, `_alias`) that way.
- */
-export function applyStep<T extends Record<string, unknown>>(config: T, step: MigrationStep): T & Migrated {
-  const out = Object.defineProperties({}, Object.getOwnPropertyDescriptors(config)) as Record<string, unknown>;
-  for (const [from, to] of Object.entries(step.renames ?? {})) {
-    if (from in out && out[to] === undefined) out[to] = out[from];
-    delete out[from];
-  }
-  for (const [key, value] of Object.entries(step.defaults ?? {})) {
-    if (out[key] === undefined) out[key] = structuredClone(value);
-  }
-  out.version = step.version;
-  return out as T & Migrated;
+export function dialogDefaults(type: string, table: MigrationTable = MIGRATIONS): Record<string, unknown> {
+  return stepsDialogDefaults(type, table);
 }
 
 /**
  * `config` brought to the latest version of its type: every step newer than its saved version, in order. A
  * configuration of a newer version than this package knows (a downgrade) is left as it is.
  */
-export function migrate<T extends Record<string, unknown> & { type: string }>(
-  config: T,
-  table: Readonly<Record<string, readonly MigrationStep[]>> = MIGRATIONS,
-): T & Migrated {
-  const from = savedVersion(config);
-  let out = config as T & Migrated;
-  for (const step of table[config.type] ?? []) if (step.version > from) out = applyStep(out, step);
-  return out;
+export function migrate<T extends Record<string, unknown> & { type: string }>(config: T, table: MigrationTable = MIGRATIONS): T & Migrated {
+  return stepsMigrate(config, table);
 }
 
 /** The one call in each node's constructor: `config = migrateConfig(config);`. */
