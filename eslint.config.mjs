@@ -42,6 +42,11 @@ export default tseslint.config(
     },
   },
   {
+    // The edit dialogs' code (bundled into each node's html by scripts/build.js) runs in the Node-RED editor.
+    files: ['src/editor/**/*.ts', 'src/nodes/*/editor.ts'],
+    languageOptions: { globals: { ...globals.browser, RED: 'readonly', $: 'readonly' } },
+  },
+  {
     // Tests and benchmarks load the Node-RED runtime under test (4.x or 3.1) by a name chosen at run time.
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },

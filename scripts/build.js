@@ -14,7 +14,7 @@ const out = path.join(root, 'nodes');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 
 /** What the compiler needs, at the versions package.json names: TypeScript, the type packages, the runtime deps. */
-const BUILD_TOOLS = ['typescript', '@types/node', '@types/mustache', '@types/ws', '@types/node-red'];
+const BUILD_TOOLS = ['typescript', '@types/node', '@types/mustache', '@types/ws', '@types/node-red', '@types/jquery'];
 
 function resolveFrom(dir, request) {
   try {
@@ -59,9 +59,18 @@ function toolsForFreshCheckout() {
       },
     }),
   );
+  const editorProject = path.join(dir, 'tsconfig.editor.json');
+  fs.writeFileSync(
+    editorProject,
+    JSON.stringify({
+      extends: path.join(root, 'tsconfig.editor.json'),
+      compilerOptions: { typeRoots: [path.join(modules, '@types')] },
+    }),
+  );
   return {
     tsc: path.join(modules, 'typescript', 'bin', 'tsc'),
     project,
+    editorProject,
     cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
   };
 }
@@ -90,13 +99,26 @@ if (process.env.npm_lifecycle_event === 'prepare' && runtimeDeps.some((name) => 
 
 const installed = resolveFrom(root, 'typescript/bin/tsc');
 const tools = installed
-  ? { tsc: installed, project: path.join(root, 'tsconfig.build.json'), cleanup: () => {} }
+  ? {
+      tsc: installed,
+      project: path.join(root, 'tsconfig.build.json'),
+      editorProject: path.join(root, 'tsconfig.editor.json'),
+      cleanup: () => {},
+    }
   : toolsForFreshCheckout();
 
 // tsc overwrites its output in place (no clean step), so parallel builds never see an empty nodes/.
+// The edit dialogs' code (src/editor, src/nodes/*/editor.ts) is checked and compiled on its own (DOM, jQuery) into a
+// scratch folder, then bundled into each node's html below.
+const editorOut = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-editor-'));
 let failed = false;
 try {
   execFileSync(process.execPath, [tools.tsc, '-p', tools.project], { stdio: 'inherit' });
+} catch {
+  failed = true;
+}
+try {
+  execFileSync(process.execPath, [tools.tsc, '-p', tools.editorProject, '--outDir', editorOut], { stdio: 'inherit' });
 } catch {
   failed = true;
 } finally {
@@ -117,6 +139,48 @@ function copyTree(from, to, keep) {
 }
 
 const editorFile = (name) => !name.endsWith('.ts');
+
+/**
+ * The edit dialog's script of a node: its compiled editor.js and every module it requires (relative paths only),
+ * each wrapped as a CommonJS module function, and the runtime's migration table of the type, from which the
+ * dialog's defaults and version are generated. No bundler is needed for a few small modules with no package imports.
+ */
+function editorBundle(type, table) {
+  const entry = `nodes/${type}/editor.js`;
+  const modules = new Map();
+  const queue = [entry];
+  while (queue.length > 0) {
+    const id = queue.shift();
+    if (modules.has(id)) continue;
+    const code = fs.readFileSync(path.join(editorOut, id), 'utf8').replace(/\/\/# sourceMappingURL=.*$/m, '');
+    const linked = code.replace(/require\("([^"]+)"\)/g, (_m, request) => {
+      if (!request.startsWith('.'))
+        throw new Error(`${id}: the editor code imports "${request}"; only relative imports are bundled`);
+      const target = path.posix.join(path.posix.dirname(id), request) + '.js';
+      queue.push(target);
+      return `require(${JSON.stringify(target)})`;
+    });
+    modules.set(id, linked);
+  }
+  const body = [...modules].map(([id, code]) => `${JSON.stringify(id)}: function (module, exports, require) {\n${code}\n}`);
+  const script = [
+    `(function (LH_MIGRATIONS) {`,
+    `var modules = {\n${body.join(',\n')}\n};`,
+    `var cache = {};`,
+    `function require(id) {`,
+    `  if (!cache[id]) { var module = (cache[id] = { exports: {} }); modules[id](module, module.exports, require); }`,
+    `  return cache[id].exports;`,
+    `}`,
+    `require(${JSON.stringify(entry)});`,
+    `})(${JSON.stringify({ [type]: table[type] ?? [] })});`,
+  ].join('\n');
+  if (/<\/script/i.test(script)) throw new Error(`${type}: the editor script contains "</script"`);
+  return `<script type="text/javascript">\n// Built by scripts/build.js from src/nodes/${type}/editor.ts and src/editor/: do not edit.\n${script}\n</script>\n`;
+}
+
+// The runtime's migration tables, as compiled above: the one source of the dialogs' defaults and versions.
+const migrationsJs = path.join(out, 'nodes', 'shared', 'migrations.js');
+const MIGRATIONS = fs.existsSync(migrationsJs) ? require(migrationsJs).MIGRATIONS : {};
 const nodesDir = path.join(src, 'nodes');
 // Status texts every node shares, merged into each node's own message catalogue under "common".
 const common = JSON.parse(fs.readFileSync(path.join(nodesDir, 'shared', 'common.json'), 'utf8'));
@@ -125,6 +189,10 @@ for (const type of fs.readdirSync(nodesDir)) {
   if (!type.startsWith('lh-') || !fs.statSync(dir).isDirectory()) continue;
   const target = path.join(out, 'nodes', type);
   copyTree(dir, target, editorFile);
+  const html = path.join(target, `${type}.html`);
+  if (fs.existsSync(path.join(dir, 'editor.ts')) && fs.existsSync(path.join(editorOut, 'nodes', type, 'editor.js'))) {
+    fs.writeFileSync(html, editorBundle(type, MIGRATIONS) + fs.readFileSync(html, 'utf8'));
+  }
   copyTree(path.join(root, 'icons'), path.join(target, 'icons'), () => true);
   const catalog = path.join(target, 'locales', 'en-US', `${type}.json`);
   const messages = fs.existsSync(catalog) ? JSON.parse(fs.readFileSync(catalog, 'utf8')) : {};
@@ -132,6 +200,7 @@ for (const type of fs.readdirSync(nodesDir)) {
   fs.mkdirSync(path.dirname(catalog), { recursive: true });
   fs.writeFileSync(catalog, JSON.stringify(messages, null, 2));
 }
+fs.rmSync(editorOut, { recursive: true, force: true });
 copyTree(path.join(src, 'simulator', 'certs'), path.join(out, 'simulator', 'certs'), (n) => n.endsWith('.pem'));
 const cli = path.join(out, 'simulator', 'cli.js');
 if (fs.existsSync(cli)) fs.chmodSync(cli, 0o755);

@@ -1,22 +1,19 @@
-// The edit dialogs repeat two runtime rules in the browser: the errorId pattern and the default notification
-// template. These tests hold them to the runtime's single source, so a change on one side fails here.
+// The edit dialogs are generated from the runtime's sources at build: their defaults and version from the migration
+// tables, their checks from the same rules as the client. These tests read the built html (what Node-RED serves),
+// so a dialog that drifts from the runtime fails here.
 import assert from 'node:assert/strict';
 import fs from 'fs';
 import path from 'path';
 import { validate } from '../../src/client';
-import { dialogDefaults } from '../../src/nodes/shared/migrations';
+import { dialogDefaults, latestVersion, MIGRATIONS } from '../../src/nodes/shared/migrations';
 import { DEFAULT_NOTIFICATION } from '../../src/nodes/shared/poll-messages';
+import { builtHtml, editorDefinition } from '../support/editor-definition';
 
 const root = path.resolve(__dirname, '..', '..');
-const html = (type: string): string => fs.readFileSync(path.join(root, 'src', 'nodes', type, `${type}.html`), 'utf8');
-
-/** Every regular expression literal the dialog uses next to the text "errorId". */
-function errorIdPatterns(source: string): RegExp[] {
-  const found = [...source.matchAll(/(\/\^[^\n]*?\$\/)[^\n]*?"errorId"|"errorId",\s*(\/\^[^\n]*?\$\/)/g)].map(
-    (m) => m[1] ?? m[2],
-  );
-  return found.map((literal) => new RegExp(literal.slice(1, -1)));
-}
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+  'node-red': { nodes: Record<string, string> };
+};
+const types = Object.keys(pkg['node-red'].nodes);
 
 const SAMPLES = ['1', 'a.b_c~d:e-f', 'x'.repeat(200), 'x'.repeat(201), '', 'a/b', 'a b', '../x', 'é', 'a?b', 'a#b', '%2e'];
 
@@ -29,17 +26,53 @@ function runtimeAccepts(value: string): boolean {
   }
 }
 
+/** A node as the editor holds it, with the given properties and the editor's text lookup. */
+const editorNode = (props: Record<string, unknown>): Record<string, unknown> => ({ ...props, _: (k: string) => k });
+
 describe('editor constants agree with the runtime', function () {
   for (const type of ['lh-answer-error', 'lh-error-log']) {
     it(`${type}: the dialog's errorId check accepts exactly what the client accepts`, function () {
-      const patterns = errorIdPatterns(html(type));
-      assert.equal(patterns.length, 1, `one errorId pattern in ${type}.html`);
-      for (const sample of SAMPLES) assert.equal(patterns[0].test(sample), runtimeAccepts(sample), JSON.stringify(sample));
+      const check = editorDefinition(type).defaults.errorId.validate;
+      assert.ok(check, 'errorId has a check');
+      for (const sample of SAMPLES) {
+        const accepted = check.call(editorNode({ errorIdType: 'str' }), sample) === true;
+        // an empty field means "from msg.errorId": the dialog accepts it, the runtime checks the msg's value
+        assert.equal(accepted, sample === '' || runtimeAccepts(sample), JSON.stringify(sample));
+      }
     });
   }
 
   it("lh-error-poll: the dialog's default notification template is the runtime's", function () {
     assert.equal(dialogDefaults('lh-error-poll').template, DEFAULT_NOTIFICATION);
-    assert.ok(html('lh-error-poll').includes(`template: { value: ${JSON.stringify(DEFAULT_NOTIFICATION)} }`));
+    assert.equal(editorDefinition('lh-error-poll').defaults.template.value, DEFAULT_NOTIFICATION);
+  });
+
+  it('every dialog carries the migration table of its own type only, as the runtime has it', function () {
+    for (const type of types) {
+      const table = /\}\)\((\{.*\})\);\n<\/script>/.exec(builtHtml(type))?.[1];
+      assert.ok(table, `${type}: no migration table in the built html`);
+      assert.deepEqual(JSON.parse(table), { [type]: MIGRATIONS[type] }, type);
+      assert.equal(editorDefinition(type).defaults.version.value, latestVersion(type), `${type}: version`);
+    }
+  });
+
+  it('each node has its own glyph, and the palette shows the names the README uses', function () {
+    const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+    const icons = new Set<string>();
+    for (const type of types) {
+      const def = editorDefinition(type);
+      if (def.category === 'config') continue;
+      assert.equal(def.icon, `${type}.svg`, `${type}: its own glyph`);
+      assert.ok(fs.existsSync(path.join(root, 'icons', `${type}.svg`)), `icons/${type}.svg`);
+      icons.add(fs.readFileSync(path.join(root, 'icons', `${type}.svg`), 'utf8'));
+      const catalogue = JSON.parse(
+        fs.readFileSync(path.join(root, 'src', 'nodes', type, 'locales', 'en-US', `${type}.json`), 'utf8'),
+      ) as {
+        [t: string]: { paletteLabel: string };
+      };
+      const label = catalogue[type].paletteLabel;
+      assert.ok(readme.includes(`| **${label}** \`${type}\` |`), `${type}: the README's node table names it "${label}"`);
+    }
+    assert.equal(icons.size, types.length - 1, 'no two nodes share a glyph');
   });
 });

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import fs from 'fs';
 import path from 'path';
-import vm from 'vm';
 import {
   applyStep,
   dialogDefaults,
@@ -12,6 +11,7 @@ import {
   savedVersion,
 } from '../../src/nodes/shared/migrations';
 import { DEFAULT_NOTIFICATION } from '../../src/nodes/shared/poll-messages';
+import { editorDefinition, PropertyDef } from '../support/editor-definition';
 
 const root = path.resolve(__dirname, '..', '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
@@ -22,25 +22,9 @@ const types = Object.keys(pkg['node-red'].nodes);
 /** Settings the tables leave out on purpose: required, with no default that could stand in for a missing one. */
 const REQUIRED: Record<string, string[]> = { 'lh-server': ['baseUrl', 'tls'] };
 
-interface PropertyDef {
-  value?: unknown;
-  type?: string;
-}
-
-/** The `defaults` a node's html registers with the editor, read by running its script against a stub of RED. */
+/** The `defaults` a node's built html registers with the editor (generated from the tables by scripts/build.js). */
 function htmlDefaults(type: string): Record<string, PropertyDef> {
-  const html = fs.readFileSync(path.join(root, 'src', 'nodes', type, `${type}.html`), 'utf8');
-  const scripts = [...html.matchAll(/<script type="text\/javascript">([\s\S]*?)<\/script>/g)].map((m) => m[1]);
-  let defaults: Record<string, PropertyDef> | undefined;
-  const RED = {
-    nodes: { registerType: (_t: string, def: { defaults: Record<string, PropertyDef> }) => (defaults = def.defaults) },
-    validators: { number: () => () => true, regex: () => () => true },
-    _: (k: string) => k,
-  };
-  const $ = Object.assign(() => $, { fn: {} });
-  for (const script of scripts) vm.runInNewContext(script, { RED, window: {}, $, jQuery: $, console });
-  assert.ok(defaults, `${type}.html registers no defaults`);
-  return defaults;
+  return editorDefinition(type).defaults;
 }
 
 describe('config migrations', function () {

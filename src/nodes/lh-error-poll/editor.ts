@@ -1,0 +1,20 @@
+import { check, contextStoreSelect, numberIn, oneOf, showWhenChecked } from '../../editor/fields';
+import { registerNode, text } from '../../editor/register';
+
+registerNode('lh-error-poll', {
+  icon: 'lh-error-poll.svg',
+  outputs: 3,
+  outputLabels: ['raised', 'resolved', 'connection'],
+  rules: {
+    source: { validate: oneOf(['A', 'B', 'both']) },
+    interval: { required: true, validate: numberIn(0.5, 86400, 'lh-error-poll.errors.interval') },
+    offlineAfter: {
+      required: true,
+      validate: check((v) => /^\d+$/.test(String(v)) && Number(v) >= 1 && Number(v) <= 100, 'lh-error-poll.errors.offlineAfter'),
+    },
+  },
+  prepare(config) {
+    contextStoreSelect('store', text(this, 'hint.store'), config.store);
+    showWhenChecked('#node-input-persist', '.lh-error-poll-store-row');
+  },
+});

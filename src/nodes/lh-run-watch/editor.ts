@@ -1,0 +1,13 @@
+import { check, seconds } from '../../editor/fields';
+import { registerNode } from '../../editor/register';
+
+registerNode('lh-run-watch', {
+  icon: 'lh-run-watch.svg',
+  outputs: 4,
+  outputLabels: ['state', 'finished', 'progress', 'connection'],
+  rules: {
+    interval: { validate: seconds(0.5, 'lh-run-watch.errors.seconds') },
+    progressInterval: { validate: seconds(0, 'lh-run-watch.errors.seconds') },
+    offlineAfter: { validate: check((v) => v === '' || (/^\d+$/.test(String(v)) && Number(v) >= 1), 'lh-run-watch.errors.offlineAfter') },
+  },
+});

@@ -1,0 +1,100 @@
+import { requestError } from '../../editor/fields';
+import { EditorNode, Validator } from '../../editor/red';
+import { registerNode, text } from '../../editor/register';
+
+/** What Test connection and Change password report. */
+interface Report {
+  checks?: { ok: boolean; message: string }[];
+  error?: string;
+}
+
+// The rules of the runtime (src/client/url-checks.ts): http(s), no user:password@ in the URL, B over https
+// unless "allow unencrypted B (tests only)" is ticked.
+function urlProblem(v: unknown, httpsOnly: boolean): string {
+  const m = /^(https?):\/\/([^\s/?#]+)/i.exec(typeof v === 'string' ? v : '');
+  if (!m) return 'url';
+  if (m[2].includes('@')) return 'userinfo';
+  if (httpsOnly && m[1].toLowerCase() !== 'https') return 'insecureB';
+  return '';
+}
+
+function insecureAllowed(node: EditorNode): boolean {
+  const box = $('#node-config-input-allowInsecureInstrument');
+  return box.length > 0 ? box.is(':checked') : node.allowInsecureInstrument === true;
+}
+
+/** A URL check: `problem` names what is wrong (a key under lh-server.errors), or ''. */
+function urlCheck(problem: (node: EditorNode, v: unknown) => string): Validator {
+  return function (v, opt) {
+    const found = problem(this, v);
+    return !found || (opt ? text(this, 'errors.' + found) : false);
+  };
+}
+
+const field = (key: string): JQuery => $('#node-config-input-' + key);
+
+function show(report: Report): void {
+  const list = $('#lh-server-test-result').empty();
+  for (const c of report.checks ?? []) {
+    $('<div>')
+      .css('color', c.ok ? '#2e7d32' : '#c62828')
+      .text((c.ok ? '\u2714 ' : '\u2716 ') + c.message)
+      .appendTo(list);
+  }
+  if (report.error) {
+    $('<div>')
+      .css('color', '#c62828')
+      .text('\u2716 ' + report.error)
+      .appendTo(list);
+  }
+}
+
+function post(url: string, body: unknown): JQuery.jqXHR {
+  return $.ajax({ url, type: 'POST', contentType: 'application/json', data: JSON.stringify(body) });
+}
+
+registerNode('lh-server', {
+  category: 'config',
+  server: false,
+  rules: {
+    baseUrl: { value: 'http://127.0.0.1:8090', required: true, validate: urlCheck((_n, v) => urlProblem(v, false)) },
+    instrumentUrl: {
+      validate: urlCheck((node, v) => {
+        const problem = v ? urlProblem(v, !insecureAllowed(node)) : '';
+        return problem === 'url' ? 'httpsUrl' : problem;
+      }),
+    },
+    clientKey: { validate: urlCheck((_n, v) => (!v || /^[A-Za-z0-9]{1,128}$/.test(String(v)) ? '' : 'clientKey')) },
+    tls: { type: 'tls-config', required: false },
+    timeout: { validate: RED.validators.number() },
+  },
+  credentials: { username: { type: 'text' }, password: { type: 'password' }, instrumentToken: { type: 'password' } },
+  label() {
+    return this.name || (typeof this.baseUrl === 'string' && this.baseUrl) || 'lh-server';
+  },
+  prepare() {
+    $('#lh-server-test').on('click', () => {
+      $('#lh-server-test-result').text(text(this, 'test.running'));
+      const tls = String(field('tls').val() ?? '');
+      post('lh-server/test-connection', {
+        id: this.id,
+        baseUrl: field('baseUrl').val(),
+        instrumentUrl: field('instrumentUrl').val(),
+        tls: tls === '_ADD_' ? '' : tls,
+        timeout: field('timeout').val(),
+        simulatorCa: field('simulatorCa').is(':checked'),
+        allowInsecureInstrument: field('allowInsecureInstrument').is(':checked'),
+        username: field('username').val(),
+        password: field('password').val(),
+        instrumentToken: field('instrumentToken').val(),
+      })
+        .done(show)
+        .fail((xhr: JQuery.jqXHR) => show({ error: requestError(xhr) }));
+    });
+    $('#lh-server-change-password').on('click', () => {
+      post('lh-server/' + encodeURIComponent(this.id) + '/change-expired-password', { newPassword: $('#lh-server-new-password').val() })
+        .done((r: { message: string }) => show({ checks: [{ ok: true, message: r.message }] }))
+        .fail((xhr: JQuery.jqXHR) => show({ error: requestError(xhr) }));
+    });
+  },
+});
