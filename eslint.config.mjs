@@ -1,4 +1,4 @@
-// Lint for the TypeScript sources, tests, benchmarks, and the plain-JS build scripts and editor helpers.
+// Lint for the TypeScript sources (the edit dialogs' code too), tests, benchmarks, and the plain-JS build scripts.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
@@ -55,10 +55,6 @@ export default tseslint.config(
     files: ['scripts/**/*.js'],
     languageOptions: { sourceType: 'commonjs', globals: globals.node },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
-  },
-  {
-    files: ['resources/**/*.js'],
-    languageOptions: { sourceType: 'script', globals: { ...globals.browser, RED: 'readonly', $: 'readonly' } },
   },
   prettier,
 );

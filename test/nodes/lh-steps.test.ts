@@ -8,6 +8,7 @@ import { LoggedRequest } from '../../src/simulator';
 import fs from 'fs';
 import path from 'path';
 import { helper } from '../support/runtime';
+import { editorDefinition } from '../support/editor-definition';
 import { configuredNode, useAdminServer, useInstrument } from '../support/node-suite';
 
 type Msg = Record<string, unknown>;
@@ -429,8 +430,9 @@ describe('editor strings of lh-steps, lh-settings, lh-service-routine', function
       const help = fs.readFileSync(path.join(dir, 'locales', 'en-US', `${type}.html`), 'utf8');
       assert.match(help, new RegExp(`data-help-name="${type}"`));
       assert.match(help, /<h3>Inputs<\/h3>[\s\S]*<h3>Outputs<\/h3>[\s\S]*<h3>Details<\/h3>/);
-      assert.match(html, /category: "liquid handler"/);
-      assert.match(html, /icon: "lh-(steps|settings)\.svg"/);
+      const definition = editorDefinition(type);
+      assert.equal(definition.category, 'liquid handler');
+      assert.equal(definition.icon, `${type}.svg`);
     });
   }
 });

@@ -4,6 +4,7 @@ import assert from 'assert';
 import fs from 'fs';
 import path from 'path';
 import { execFile } from 'child_process';
+import { editorDefinition } from '../support/editor-definition';
 import semver from 'semver';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -125,7 +126,7 @@ describe('package conformance (Flow Library scorecard, offline checks)', functio
       it(`${type}: editor html, help, message catalogue and icon beside its js`, function () {
         const dir = path.join(root, path.dirname(nodeFiles[type]));
         const html = editorHtml(type);
-        assert.match(html, new RegExp(`registerType\\(\\s*["']${type}["']`), `${type}.html does not register ${type}`);
+        const definition = editorDefinition(type); // runs the html's script: it registers `type`
         assert.match(html, new RegExp(`data-template-name=["']${type}["']`), `${type}.html has no edit dialog template`);
 
         const help = path.join(dir, 'locales', 'en-US', `${type}.html`);
@@ -139,7 +140,7 @@ describe('package conformance (Flow Library scorecard, offline checks)', functio
         const icons = path.join(dir, 'icons');
         assert.ok(fs.existsSync(icons) && fs.readdirSync(icons).length > 0, `${type} has no icons/ beside its js`);
         if (!isConfigNode(type)) {
-          const icon = /\bicon\s*:\s*["']([^"']+)["']/.exec(html)?.[1];
+          const icon = definition.icon;
           assert.ok(icon, `${type}.html sets no icon`);
           if (!icon.startsWith('font-awesome/'))
             assert.ok(fs.existsSync(path.join(icons, icon)), `icon ${icon} of ${type} is not in its icons/`);
@@ -189,7 +190,6 @@ describe('package conformance (Flow Library scorecard, offline checks)', functio
         pkg.main,
         ...Object.values(pkg.bin ?? {}),
         'nodes/simulator/certs/ca.pem',
-        'resources/lh-editor.js',
       ];
       for (const type of types) {
         const dir = path.posix.dirname(nodeFiles[type]);
@@ -215,7 +215,7 @@ describe('package conformance (Flow Library scorecard, offline checks)', functio
 
     it('holds nothing else: no sources, tests, CI, benchmarks, source maps, flows credentials or keys', function () {
       const allowed =
-        /^(package\.json|README\.md|LICENSE|examples\/[^/]+\.json|icons\/[^/]+\.(svg|png)|resources\/lh-editor\.js|nodes\/.+\.(js|d\.ts|html|json|svg|png|pem))$/;
+        /^(package\.json|README\.md|LICENSE|examples\/[^/]+\.json|icons\/[^/]+\.(svg|png)|nodes\/.+\.(js|d\.ts|html|json|svg|png|pem))$/;
       const unexpected = paths().filter((p) => !allowed.test(p));
       assert.deepStrictEqual(unexpected, []);
       const forbidden = paths().filter((p) =>

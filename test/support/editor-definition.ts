@@ -30,7 +30,12 @@ export function editorDefinition(type: string): EditorDefinition {
   const scripts = [...builtHtml(type).matchAll(/<script type="text\/javascript">([\s\S]*?)<\/script>/g)].map((m) => m[1]);
   let definition: EditorDefinition | undefined;
   const RED = {
-    nodes: { registerType: (_t: string, def: EditorDefinition) => (definition = def) },
+    nodes: {
+      registerType: (registered: string, def: EditorDefinition) => {
+        assert.equal(registered, type, `${type}.html registers another type`);
+        definition = def;
+      },
+    },
     validators: { number: () => () => true, regex: () => () => true, typedInput: () => () => true },
     _: (k: string) => k,
   };

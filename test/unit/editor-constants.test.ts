@@ -35,7 +35,7 @@ describe('editor constants agree with the runtime', function () {
       const check = editorDefinition(type).defaults.errorId.validate;
       assert.ok(check, 'errorId has a check');
       for (const sample of SAMPLES) {
-        const accepted = check.call(editorNode({ errorIdType: 'str' }), sample) === true;
+        const accepted: boolean = check.call(editorNode({ errorIdType: 'str' }), sample) === true;
         // an empty field means "from msg.errorId": the dialog accepts it, the runtime checks the msg's value
         assert.equal(accepted, sample === '' || runtimeAccepts(sample), JSON.stringify(sample));
       }
