@@ -7,6 +7,7 @@ import os from 'os';
 import path from 'path';
 import { ChildProcess, spawn } from 'child_process';
 import { Browser, chromium, Locator, Page } from 'playwright-core';
+import { dialogDefaults, migrate } from '../../src/nodes/shared/migrations';
 
 const root = path.resolve(__dirname, '..', '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
@@ -77,9 +78,34 @@ async function stopNodeRed(child: ChildProcess): Promise<number | null> {
   return exited;
 }
 
+interface FlowNode {
+  id: string;
+  type: string;
+  z?: string;
+  [property: string]: unknown;
+}
+
 interface ExampleFlow {
   name: string;
-  nodes: { id: string; type: string }[];
+  nodes: FlowNode[];
+}
+
+const ownType = (type: string): boolean => NODE_TYPES.includes(type);
+
+/**
+ * A node's config as it behaves: the runtime reads numbers from numbers and from their texts alike, so a number and
+ * its text count as the same value (a checkbox stays a boolean: "false" would not); an empty reference to a config
+ * node the tables leave out (lh-server's tls) is no reference.
+ */
+function behaviour(node: FlowNode): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const table = dialogDefaults(node.type);
+  for (const [key, value] of Object.entries(node)) {
+    if (['x', 'y', 'w', 'h', 'wires', 'credentials'].includes(key)) continue;
+    if (value === '' && !(key in table) && key !== 'name') continue;
+    out[key] = typeof value === 'number' ? String(value) : value;
+  }
+  return out;
 }
 
 /** The example flows of examples/, by the name the Import > Examples menu shows. */
@@ -398,6 +424,101 @@ describe('editor in Chromium (npm start)', function () {
     await server.waitFor({ state: 'detached' });
     await tray().locator('#node-dialog-cancel').click();
     await tray().waitFor({ state: 'detached' });
+  });
+
+  /** Imports `nodes` into the editor (ids kept), opens the dialog of each node of this package, presses Done, deploys. */
+  async function editEachAndDeploy(nodes: FlowNode[]): Promise<FlowNode[]> {
+    const own = nodes.filter((n) => ownType(n.type)).map((n) => ({ id: n.id, type: n.type, z: n.z }));
+    await page.evaluate((flow) => {
+      const red = (globalThis as unknown as { RED: { view: { importNodes(n: unknown, o: object): void } } }).RED;
+      red.view.importNodes(flow, { generateIds: false, addFlow: false });
+    }, nodes);
+    for (const node of own) {
+      const config = node.type === 'lh-server';
+      await page.evaluate(
+        ({ id, z, isConfig, type }) => {
+          const red = (
+            globalThis as unknown as {
+              RED: {
+                nodes: { node(id: string): unknown };
+                workspaces: { show(id: string): void };
+                editor: { edit(n: unknown): void; editConfig(name: string, type: string, id: string): void };
+              };
+            }
+          ).RED;
+          if (isConfig) return red.editor.editConfig('', type, id);
+          if (z) red.workspaces.show(z);
+          red.editor.edit(red.nodes.node(id));
+        },
+        { id: node.id, z: node.z, isConfig: config, type: node.type },
+      );
+      const ok = config ? '#node-config-dialog-ok' : '#node-dialog-ok';
+      const dialog = page.locator('.red-ui-tray', { has: page.locator(ok) });
+      // the dialog is prepared (its inputs filled) once its name row is there
+      await dialog.locator(config ? '#node-config-input-name' : '#node-input-name').waitFor();
+      await dialog.locator(ok).click();
+      await dialog.waitFor({ state: 'detached' });
+    }
+    await page.locator('#red-ui-header-button-deploy').click();
+    await page.locator('.red-ui-notification', { hasText: 'Successfully deployed' }).last().waitFor();
+    const deployed = await page.evaluate(
+      () =>
+        new Promise<FlowNode[]>((resolve, reject) => {
+          const jq = (
+            globalThis as unknown as {
+              $: { getJSON(url: string): { done(f: (b: unknown) => void): { fail(f: () => void): void } } };
+            }
+          ).$;
+          jq.getJSON('flows')
+            .done((body) => resolve(Array.isArray(body) ? (body as FlowNode[]) : (body as { flows: FlowNode[] }).flows))
+            .fail(() => reject(new Error('GET /flows failed')));
+        }),
+    );
+    await page.locator('.red-ui-notification').evaluateAll((list) => list.forEach((n) => n.remove()));
+    return deployed;
+  }
+
+  function assertDeployedAsMigrated(original: FlowNode[], deployed: FlowNode[]): void {
+    const byId = new Map(deployed.map((n) => [n.id, n]));
+    for (const node of original.filter((n) => ownType(n.type))) {
+      const after = byId.get(node.id);
+      assert.ok(after, `${node.type} ${node.id} was not deployed`);
+      assert.deepStrictEqual(
+        behaviour(after),
+        behaviour(migrate(node)),
+        `${node.type} ${node.id}: the dialog changed its config`,
+      );
+    }
+  }
+
+  it('every example: opening each dialog of this package and pressing Done deploys the config the runtime reads', async function () {
+    this.timeout(300_000);
+    const seen = new Set<string>();
+    const nodes = examples()
+      .flatMap((f) => f.nodes)
+      .filter((n) => !seen.has(n.id) && seen.add(n.id)); // the examples share their lh-server
+    assertDeployedAsMigrated(nodes, await editEachAndDeploy(nodes));
+  });
+
+  it('a node saved without its properties (0.1, by hand) shows and saves them as the runtime reads them, e.g. listen on', async function () {
+    this.timeout(120_000);
+    const tab: FlowNode = { id: 'bare-tab', type: 'tab', label: 'bare' };
+    const server: FlowNode = { id: 'bare-server', type: 'lh-server', baseUrl: started!.simA };
+    const bare: FlowNode[] = NODE_TYPES.filter((t) => t !== 'lh-server').map((type, i) => ({
+      id: `bare-${type}`,
+      type,
+      z: tab.id,
+      server: server.id,
+      x: 150 + (i % 4) * 200,
+      y: 60 + Math.floor(i / 4) * 60,
+      wires: [],
+    }));
+    for (const n of bare) for (const key of Object.keys(dialogDefaults(n.type))) assert.ok(!(key in n));
+    const deployed = await editEachAndDeploy([tab, server, ...bare]);
+    assertDeployedAsMigrated([server, ...bare], deployed);
+    const byId = new Map(deployed.map((n) => [n.id, n]));
+    assert.equal(byId.get('bare-lh-error-poll')?.listen, true);
+    assert.equal(byId.get('bare-lh-run-watch')?.listen, true);
   });
 
   it('logged no errors in the browser console', function () {
