@@ -6,6 +6,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
+const { expandRows } = require('./editor-rows');
 
 const root = path.resolve(__dirname, '..');
 const src = path.join(root, 'src');
@@ -190,8 +191,9 @@ for (const type of fs.readdirSync(nodesDir)) {
   const target = path.join(out, 'nodes', type);
   copyTree(dir, target, editorFile);
   const html = path.join(target, `${type}.html`);
-  if (fs.existsSync(path.join(dir, 'editor.ts')) && fs.existsSync(path.join(editorOut, 'nodes', type, 'editor.js'))) {
-    fs.writeFileSync(html, editorBundle(type, MIGRATIONS) + fs.readFileSync(html, 'utf8'));
+  if (fs.existsSync(html)) {
+    const script = fs.existsSync(path.join(editorOut, 'nodes', type, 'editor.js')) ? editorBundle(type, MIGRATIONS) : '';
+    fs.writeFileSync(html, script + expandRows(fs.readFileSync(html, 'utf8'), type));
   }
   copyTree(path.join(root, 'icons'), path.join(target, 'icons'), () => true);
   const catalog = path.join(target, 'locales', 'en-US', `${type}.json`);
