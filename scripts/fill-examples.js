@@ -28,7 +28,10 @@ function filled(node) {
 
 const dir = path.join(root, 'examples');
 let changed = 0;
-for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+for (const file of fs
+  .readdirSync(dir)
+  .filter((f) => f.endsWith('.json'))
+  .sort()) {
   const full = path.join(dir, file);
   const before = fs.readFileSync(full, 'utf8');
   const after = layout(JSON.parse(before).map(filled));
