@@ -75,4 +75,20 @@ describe('editor constants agree with the runtime', function () {
     }
     assert.equal(icons.size, types.length - 1, 'no two nodes share a glyph');
   });
+
+  it('every example node of this package carries its version and all its properties (node scripts/fill-examples.js)', function () {
+    const dir = path.join(root, 'examples');
+    for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json'))) {
+      const nodes = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as {
+        id: string;
+        type: string;
+        [k: string]: unknown;
+      }[];
+      for (const node of nodes.filter((n) => types.includes(n.type))) {
+        const where = `${file}: ${node.type} ${node.id}`;
+        assert.equal(node.version, latestVersion(node.type), `${where}: version`);
+        for (const key of Object.keys(dialogDefaults(node.type))) assert.ok(key in node, `${where}: ${key} is missing`);
+      }
+    }
+  });
 });
