@@ -212,26 +212,13 @@ export function startEmbeddedRed(): Promise<EmbeddedRed> {
   return started;
 }
 
-/**
- * A suite is done with it: its flows are removed. The runtime itself stays up for the next suite that needs it
- * (Node-RED cannot start twice in one process) and stops once, after the whole run (`mochaHooks` below, loaded by
- * .mocharc's `require`).
- */
+/** Stops it (for good: Node-RED cannot start again in this process). */
 export async function stopEmbeddedRed(): Promise<void> {
   if (!started) return;
-  const red = await started.catch(() => undefined);
-  await red?.deploy([]);
+  await started.catch(() => undefined);
+  await stop?.();
+  stop = undefined;
 }
-
-/** Stops the runtime for good at the end of the run, so that mocha ends without `--exit`. */
-export const mochaHooks = {
-  async afterAll(): Promise<void> {
-    if (!started) return;
-    await started.catch(() => undefined);
-    await stop?.();
-    stop = undefined;
-  },
-};
 
 /** The example flows of the package, as users import them. */
 export function loadExample(prefix: string): FlowNode[] {
