@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { parseRunStatus, RunStatus } from '../../src/client';
+import { parseRunStatus, RunStateName, RunStatus } from '../../src/client';
 import {
   durationOf,
   matchRecord,
@@ -56,13 +56,18 @@ describe('lh-run-watch decisions (pure)', function () {
     assert.equal(m.run?.startTime, '2026-03-01T11:00:00.000Z');
   });
 
-  it('takes the result from the run record, else from the states seen', function () {
-    assert.equal(resultOf('Completed', ['Running', 'Aborting']), 'completed');
-    assert.equal(resultOf('Aborted', []), 'aborted');
-    assert.equal(resultOf('Failed', []), 'failed');
-    assert.equal(resultOf(undefined, ['Running']), 'completed');
-    assert.equal(resultOf(undefined, ['Running', 'Aborting']), 'aborted');
-    assert.equal(resultOf(undefined, ['Running', 'ErrorHandling', 'Aborting']), 'failed');
+  it('takes the result from the run record by whole known words, else from an abort the watch saw', function () {
+    const r = (runResult: unknown, states: RunStateName[]): string => resultOf({ runResult }, states).result;
+    assert.equal(r('Completed', ['Running', 'Aborting']), 'completed');
+    assert.equal(r('Aborted', []), 'aborted');
+    assert.equal(r('Failed', []), 'failed');
+    for (const word of ['Not completed', 'Incomplete', 'Unsuccessful', 'NotSuccessful', 'Success?', 'Completed with errors']) {
+      assert.deepEqual(resultOf({ runResult: word }, ['Running']), { result: 'unknown', resultText: word }, word);
+    }
+    assert.deepEqual(resultOf({}, ['Running']), { result: 'unknown', resultText: null }, 'a record without a result');
+    assert.deepEqual(resultOf(undefined, ['Running']), { result: 'unknown', resultText: null }, 'no record, no abort seen');
+    assert.equal(resultOf(undefined, ['Running', 'Aborting']).result, 'aborted');
+    assert.equal(resultOf(undefined, ['Running', 'ErrorHandling', 'Aborting']).result, 'failed');
   });
 
   it('matches the run record by protocol and start time', function () {
