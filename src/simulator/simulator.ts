@@ -256,10 +256,11 @@ export class Simulator implements ControlTarget {
   }
 
   /** PUT /sim/run: simulation speed and whether run states are served as names. */
-  configureRuns(options: { simulationSpeed?: unknown; statesAsNames?: unknown; failCreate?: unknown }): Record<string, unknown> {
+  configureRuns(options: { simulationSpeed?: unknown; statesAsNames?: unknown; failCreate?: unknown; endNext?: unknown }): Record<string, unknown> {
     const runs = this.services.runs;
     if (options.simulationSpeed !== undefined) runs.setSpeed(options.simulationSpeed);
     if (options.failCreate !== undefined) runs.failNextCreates(options.failCreate);
+    if (options.endNext !== undefined) runs.endNext(options.endNext);
     if (options.statesAsNames !== undefined) {
       if (typeof options.statesAsNames !== 'boolean') throw new RangeError('statesAsNames must be a boolean');
       runs.statesAsNames = options.statesAsNames;
