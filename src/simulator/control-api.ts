@@ -59,7 +59,12 @@ export interface ControlTarget {
   dropEventSockets(): number;
   injectRunError(seed?: RunErrorSeed): { armed: boolean; error?: PendingError };
   configureMachine(body: unknown): MachineState;
-  configureRuns(options: { simulationSpeed?: unknown; statesAsNames?: unknown; failCreate?: unknown; endNext?: unknown }): Record<string, unknown>;
+  configureRuns(options: {
+    simulationSpeed?: unknown;
+    statesAsNames?: unknown;
+    failCreate?: unknown;
+    endNext?: unknown;
+  }): Record<string, unknown>;
 }
 
 export interface ControlReply extends Reply {

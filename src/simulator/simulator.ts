@@ -256,7 +256,12 @@ export class Simulator implements ControlTarget {
   }
 
   /** PUT /sim/run: simulation speed and whether run states are served as names. */
-  configureRuns(options: { simulationSpeed?: unknown; statesAsNames?: unknown; failCreate?: unknown; endNext?: unknown }): Record<string, unknown> {
+  configureRuns(options: {
+    simulationSpeed?: unknown;
+    statesAsNames?: unknown;
+    failCreate?: unknown;
+    endNext?: unknown;
+  }): Record<string, unknown> {
     const runs = this.services.runs;
     if (options.simulationSpeed !== undefined) runs.setSpeed(options.simulationSpeed);
     if (options.failCreate !== undefined) runs.failNextCreates(options.failCreate);

@@ -10,14 +10,23 @@ const KNOWN = Object.entries(RUN_RESULT_WORDS).flatMap(([outcome, words]) => wor
 
 /** A word in any letter case. */
 const anyCase = (word: string): fc.Arbitrary<string> =>
-  fc.array(fc.boolean(), { minLength: word.length, maxLength: word.length }).map((upper) =>
-    [...word].map((c, i) => (upper[i] ? c.toUpperCase() : c.toLowerCase())).join(''),
-  );
+  fc
+    .array(fc.boolean(), { minLength: word.length, maxLength: word.length })
+    .map((upper) => [...word].map((c, i) => (upper[i] ? c.toUpperCase() : c.toLowerCase())).join(''));
 const blanks = fc.constantFrom('', ' ', '  ', '\t', '\n', ' \t ');
 
 describe('run results: whole known words only (mapRunResult)', function () {
   it('maps the review’s words to unknown with the instrument’s text (they were completed by substring)', function () {
-    for (const word of ['Not completed', 'Incomplete', 'Unsuccessful', 'NotSuccessful', 'Success?', 'Completed with errors', 'OK', 'Finished']) {
+    for (const word of [
+      'Not completed',
+      'Incomplete',
+      'Unsuccessful',
+      'NotSuccessful',
+      'Success?',
+      'Completed with errors',
+      'OK',
+      'Finished',
+    ]) {
       assert.deepEqual(mapRunResult(word), { result: 'unknown', resultText: word }, word);
     }
   });
@@ -56,7 +65,11 @@ describe('run results: whole known words only (mapRunResult)', function () {
     fc.assert(
       fc.property(fc.constantFrom(...KNOWN), extra, fc.constantFrom('prefix', 'suffix', 'inside'), (k, add, where) => {
         const text =
-          where === 'prefix' ? `${add}${k.word}` : where === 'suffix' ? `${k.word}${add}` : `${k.word.slice(0, 3)}${add}${k.word.slice(3)}`;
+          where === 'prefix'
+            ? `${add}${k.word}`
+            : where === 'suffix'
+              ? `${k.word}${add}`
+              : `${k.word.slice(0, 3)}${add}${k.word.slice(3)}`;
         const mapped = mapRunResult(text);
         fc.pre(!KNOWN.some((other) => other.word === text.trim().toLowerCase())); // e.g. "complete" + "d"
         assert.equal(mapped.result, 'unknown', text);

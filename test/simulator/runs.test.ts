@@ -355,5 +355,4 @@ describe('simulator: run state machine on a manual clock', function () {
     assert.equal(runs.records.all.filter((r) => r.runResult === 'Completed').length, 1);
     assert.throws(() => runs.endNext({ at: 'later' }), /endNext.at must be 'scheduling', 'deck-check' or 'end'/);
   });
-
 });

@@ -79,7 +79,10 @@ function options(api: { sleep(): Promise<void> }, extra: Partial<StartOptions> =
   };
 }
 
-async function outcome(api: RunControl & { sleep(): Promise<void> }, extra: Partial<StartOptions> = {}): Promise<StartResult | LhError> {
+async function outcome(
+  api: RunControl & { sleep(): Promise<void> },
+  extra: Partial<StartOptions> = {},
+): Promise<StartResult | LhError> {
   try {
     return await startRun(api, options(api, extra));
   } catch (err) {
@@ -95,7 +98,10 @@ describe('lh-run start: started only on the instrument’s evidence (issue 17, p
     const result = await outcome(api);
     assert.ok(result instanceof LhError, 'not started');
     assert.equal(result.kind, 'instrument');
-    assert.match(result.message, /the run did not start: the run was aborted before it reached Loading \(Scheduling → Aborting\)/);
+    assert.match(
+      result.message,
+      /the run did not start: the run was aborted before it reached Loading \(Scheduling → Aborting\)/,
+    );
     assert.ok(!api.calls.includes('load-complete'), 'no load-complete for an aborted run');
   });
 
@@ -128,7 +134,10 @@ describe('lh-run start: started only on the instrument’s evidence (issue 17, p
 
   for (const word of ['Not completed', 'Incomplete', 'Unsuccessful', 'NotSuccessful', 'Success?', 'Cancelled', '']) {
     it(`fails a run back at Idle after load-complete whose record says ${JSON.stringify(word)} (was: started, all but Cancelled)`, async function () {
-      const api = instrument(['Idle', 'Loading', 'Idle'], [{ id: 'r1', protocolName: 'P1', startTime: new Date().toISOString(), runResult: word }]);
+      const api = instrument(
+        ['Idle', 'Loading', 'Idle'],
+        [{ id: 'r1', protocolName: 'P1', startTime: new Date().toISOString(), runResult: word }],
+      );
       const result = await outcome(api);
       assert.ok(result instanceof LhError, 'not started');
       assert.match(result.message, new RegExp(`its run record r1 says ${JSON.stringify(word).replace(/[?]/g, '\\?')}`));
@@ -137,7 +146,10 @@ describe('lh-run start: started only on the instrument’s evidence (issue 17, p
 
   it('takes only the record of the run id the create answer gave, not a newer completed record of another run', async function () {
     const now = new Date().toISOString();
-    const api = instrument(['Idle', 'Loading', 'Idle'], [{ id: 'someone-else', protocolName: 'P1', startTime: now, runResult: 'Completed' }]);
+    const api = instrument(
+      ['Idle', 'Loading', 'Idle'],
+      [{ id: 'someone-else', protocolName: 'P1', startTime: now, runResult: 'Completed' }],
+    );
     const result = await outcome(api);
     assert.ok(result instanceof LhError);
     assert.match(result.message, /lists no run record of it/);
@@ -160,7 +172,10 @@ describe('lh-run start: started only on the instrument’s evidence (issue 17, p
     assert.ok(two instanceof LhError);
     assert.equal(two.kind, 'busy');
     assert.equal(two.code, 'LH_BUSY');
-    assert.match(two.message, /^start refused: another start on this instrument is in progress \(protocol 1, for \d+ s\); nothing was sent/);
+    assert.match(
+      two.message,
+      /^start refused: another start on this instrument is in progress \(protocol 1, for \d+ s\); nothing was sent/,
+    );
     assert.deepEqual(second.calls, [], 'the second start sent nothing');
     release();
     assert.equal((await one).outcome, 'started');
@@ -202,43 +217,50 @@ describe('lh-run start: started only on the instrument’s evidence (issue 17, p
 
     it('reports started only after the instrument served this protocol running (or a completed record), and then always', async function () {
       await fc.assert(
-        fc.asyncProperty(fc.array(served, { minLength: 1, maxLength: 12 }), words, fc.boolean(), async (path, word, withRecord) => {
-          const records = withRecord ? [{ id: 'r1', protocolName: 'P1', startTime: new Date().toISOString(), runResult: word }] : [];
-          const api = instrument([{ state: 'Idle', protocolId: null }, ...path], records); // the read before create: Idle
-          let result: StartResult | LhError | 'waiting';
-          try {
-            result = await outcome(api);
-          } catch (err) {
-            if (!(err instanceof PathExhausted)) throw err;
-            result = 'waiting';
-          }
-          const seen = api.served.slice(1);
-          // a status that names no protocol does not contradict this start (the instrument may leave it out)
-          const firstRunning = seen.findIndex((s) => RUNNING.includes(s.state) && s.protocolId !== 2);
-          const abortedFirst = seen.findIndex((s) => s.state === 'Aborting');
-          if (result !== 'waiting' && !(result instanceof LhError) && result.outcome === 'started') {
-            const last = seen[seen.length - 1];
-            if (RUNNING.includes(last.state)) {
-              assert.equal(last.protocolId === 1 || last.protocolId === null, true, 'a run of this protocol');
-              assert.ok(abortedFirst < 0 || abortedFirst > seen.length - 1, 'no abort before');
-            } else {
-              // back to Idle after load-complete: only a record that says completed in a known word
-              assert.equal(last.state, 'Idle');
-              assert.ok(api.calls.includes('load-complete'));
-              assert.equal(withRecord && mapRunResult(word).result, 'completed', `record ${JSON.stringify(word)}`);
+        fc.asyncProperty(
+          fc.array(served, { minLength: 1, maxLength: 12 }),
+          words,
+          fc.boolean(),
+          async (path, word, withRecord) => {
+            const records = withRecord
+              ? [{ id: 'r1', protocolName: 'P1', startTime: new Date().toISOString(), runResult: word }]
+              : [];
+            const api = instrument([{ state: 'Idle', protocolId: null }, ...path], records); // the read before create: Idle
+            let result: StartResult | LhError | 'waiting';
+            try {
+              result = await outcome(api);
+            } catch (err) {
+              if (!(err instanceof PathExhausted)) throw err;
+              result = 'waiting';
             }
-            assert.ok(!seen.slice(0, -1).some((s) => s.state === 'Aborting'), 'never started after an abort');
-          }
-          // liveness: this protocol's run seen running, after states a start waits through, is started
-          const ours = path.findIndex((s) => RUNNING.includes(s.state) && (s.protocolId === 1 || s.protocolId === null));
-          if (ours >= 0 && cleanBefore(path, ours)) {
-            assert.ok(result !== 'waiting' && !(result instanceof LhError), `started on ${path.map((s) => s.state).join(',')}`);
-            assert.equal(result.outcome, 'started');
-          }
-          if (firstRunning < 0 && result !== 'waiting' && !(result instanceof LhError) && result.outcome === 'started') {
-            assert.ok(api.calls.includes('run-data'), 'without a running state only the run record can tell');
-          }
-        }),
+            const seen = api.served.slice(1);
+            // a status that names no protocol does not contradict this start (the instrument may leave it out)
+            const firstRunning = seen.findIndex((s) => RUNNING.includes(s.state) && s.protocolId !== 2);
+            const abortedFirst = seen.findIndex((s) => s.state === 'Aborting');
+            if (result !== 'waiting' && !(result instanceof LhError) && result.outcome === 'started') {
+              const last = seen[seen.length - 1];
+              if (RUNNING.includes(last.state)) {
+                assert.equal(last.protocolId === 1 || last.protocolId === null, true, 'a run of this protocol');
+                assert.ok(abortedFirst < 0 || abortedFirst > seen.length - 1, 'no abort before');
+              } else {
+                // back to Idle after load-complete: only a record that says completed in a known word
+                assert.equal(last.state, 'Idle');
+                assert.ok(api.calls.includes('load-complete'));
+                assert.equal(withRecord && mapRunResult(word).result, 'completed', `record ${JSON.stringify(word)}`);
+              }
+              assert.ok(!seen.slice(0, -1).some((s) => s.state === 'Aborting'), 'never started after an abort');
+            }
+            // liveness: this protocol's run seen running, after states a start waits through, is started
+            const ours = path.findIndex((s) => RUNNING.includes(s.state) && (s.protocolId === 1 || s.protocolId === null));
+            if (ours >= 0 && cleanBefore(path, ours)) {
+              assert.ok(result !== 'waiting' && !(result instanceof LhError), `started on ${path.map((s) => s.state).join(',')}`);
+              assert.equal(result.outcome, 'started');
+            }
+            if (firstRunning < 0 && result !== 'waiting' && !(result instanceof LhError) && result.outcome === 'started') {
+              assert.ok(api.calls.includes('run-data'), 'without a running state only the run record can tell');
+            }
+          },
+        ),
         { numRuns: 600 },
       );
     });
