@@ -306,6 +306,7 @@ export class Simulator implements ControlTarget {
     this.clearRequests();
     this.messageBoxes.clear();
     this.errorPushes.clear();
+    this.errorPushes.pushOnAnswer = true;
     this.eventSockets.closeAtOnce = false;
   }
 
@@ -354,6 +355,11 @@ export class Simulator implements ControlTarget {
 
   resolveFirmwareError(id: string): void {
     this.errorPushes.resolveFirmware(id);
+  }
+
+  /** Whether answering a firmware error pushes its resolution (default true; reset() turns it on again). */
+  set firmwareAnswerPushesResolution(on: boolean) {
+    this.errorPushes.pushOnAnswer = on;
   }
 
   /** Drops every websocket connection (as a network failure would); returns how many. */
