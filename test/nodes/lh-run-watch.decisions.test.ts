@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { parseRunStatus, RunStateName, RunStatus } from '../../src/client';
+import fc from 'fast-check';
+import { parseRunStatus, RUN_RESULT_WORDS, RUN_STATE_NAMES, RunStateName, RunStatus } from '../../src/client';
 import {
   durationOf,
   matchRecord,
@@ -68,6 +69,25 @@ describe('lh-run-watch decisions (pure)', function () {
     assert.deepEqual(resultOf(undefined, ['Running']), { result: 'unknown', resultText: null }, 'no record, no abort seen');
     assert.equal(resultOf(undefined, ['Running', 'Aborting']).result, 'aborted');
     assert.equal(resultOf(undefined, ['Running', 'ErrorHandling', 'Aborting']).result, 'failed');
+  });
+
+  it('property: over every path of states and any record word, completed only from a record in a completed word', function () {
+    const states = fc.array(fc.constantFrom(...RUN_STATE_NAMES), { maxLength: 12 });
+    const record = fc.option(
+      fc.record({ runResult: fc.oneof(fc.string({ maxLength: 16 }), fc.constantFrom('Completed', ' success ', 'Not completed', 'Incomplete', 'Success?'), fc.integer()) }),
+      { nil: undefined },
+    );
+    fc.assert(
+      fc.property(states, record, (path, rec) => {
+        const { result, resultText } = resultOf(rec, path);
+        const word = typeof rec?.runResult === 'string' ? rec.runResult.trim().toLowerCase() : undefined;
+        assert.equal(result === 'completed', word !== undefined && RUN_RESULT_WORDS.completed.includes(word));
+        if (rec) assert.equal(resultText, String(rec.runResult));
+        else assert.equal(resultText, null);
+        if (!rec && !path.includes('Aborting')) assert.equal(result, 'unknown');
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('matches the run record by protocol and start time', function () {
