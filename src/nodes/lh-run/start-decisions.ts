@@ -30,8 +30,9 @@ export function pathOf(seen: readonly RunStateName[]): string {
   return seen.join(' → ');
 }
 
-/** Appends a state to the path seen (no repeats). */
+/** Appends a state to the path seen (no repeats; Idle before the run shows is not part of its path). */
 export function see(seen: RunStateName[], state: RunStateName): void {
+  if (seen.length === 0 && state === 'Idle') return;
   if (seen[seen.length - 1] !== state) seen.push(state);
 }
 

@@ -16,7 +16,7 @@ import {
   RunStatus,
   isBusy,
 } from '../../client';
-import { judgeStart, see, StartStage } from './start-decisions';
+import { judgeStart, pathOf, see, StartStage } from './start-decisions';
 import { ProtocolRef, resolveProtocolName } from './protocol-ref';
 
 const OP = 'start-run';
@@ -124,7 +124,7 @@ async function waitFor(
     if (verdict.kind !== 'wait') return { status, verdict: verdict.kind };
     if (Date.now() >= end) {
       throw new LhError(
-        `the run did not reach ${what} within ${Math.round(o.timeoutMs / 1000)} s (state ${status.protocolRunState}; seen ${seen.join(' → ')})`,
+        `the run did not reach ${what} within ${Math.round(o.timeoutMs / 1000)} s (state ${status.protocolRunState}${seen.length > 0 ? `; seen ${pathOf(seen)}` : ''})`,
         { kind: 'timeout', operation: OP, body: status },
       );
     }
