@@ -14,6 +14,8 @@ export interface AnswerRecord {
   outcome: 'in-flight' | 'answered';
   /** the identity of the error answered (fingerprint of title, time stamp, group, severity), when known */
   identity?: string;
+  /** a firmware error (on the socket only, never in the error list): its absence from the list does not end it */
+  unlisted?: true;
 }
 
 export interface AnswerOptions {
@@ -21,6 +23,12 @@ export interface AnswerOptions {
   by?: string;
   /** the error as the person or rule saw it: an answer to another error under the same id is not "already answered" */
   identity?: ErrorIdentity;
+  /**
+   * The error is never in the error list (a firmware error, pushed on the socket only): the answer is kept while lists
+   * are read (so it is not given twice, and lh-error-poll reports the error resolved), until the id is answered for
+   * another error (identity) or the ledger is full.
+   */
+  unlisted?: boolean;
 }
 
 /** Whether a kept answer was given to another error than `identity` names (an id the instrument reused). */
@@ -65,6 +73,7 @@ export class AnswerLedger {
     const record: AnswerRecord = { errorKey, response, at: this.now(), outcome: 'in-flight' };
     if (options.by !== undefined && options.by !== '') record.by = options.by;
     if (options.identity) record.identity = fingerprint(options.identity);
+    if (options.unlisted === true) record.unlisted = true;
     this.records.set(errorKey, record);
     let settled = false;
     return {
@@ -86,11 +95,11 @@ export class AnswerLedger {
   /**
    * The instrument listed its open errors (`listed`, asked at `askedAt`): an error answered before that and no
    * longer listed is over, so its id may come back as a new error (an instrument restarted, ids made from codes).
-   * Answers in flight, and answers given after the list was asked for, are kept.
+   * Answers in flight, answers given after the list was asked for, and answers to unlisted (firmware) errors are kept.
    */
   forgetOver(listed: ReadonlySet<string>, askedAt: number): void {
     for (const [key, record] of this.records) {
-      if (record.outcome !== 'answered' || record.at > askedAt || listed.has(key)) continue;
+      if (record.outcome !== 'answered' || record.unlisted || record.at > askedAt || listed.has(key)) continue;
       this.retire(key, record);
     }
   }

@@ -24,6 +24,8 @@ export { DialogApi, VIEW_RESULTS, ViewResult, CloseViewInput, CloseViewBody, clo
 export { AnswerLedger, AnswerOptions, AnswerRecord, InstrumentAnswers, answerLedgerFor } from './answer-ledger';
 export { RunsApi, ProtocolName, ProtocolValidation, RunRecordSummary, CREATE_TIMEOUT_MS, LOAD_COMPLETE_TIMEOUT_MS } from './runs';
 export { FileDownload } from './runs';
+export * from './run-results';
+export * from './run-starts';
 export * from './run-state';
 export * from './machine';
 export * from './password-expiry';

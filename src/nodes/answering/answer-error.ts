@@ -91,22 +91,37 @@ async function settle(
   }
 }
 
-function answerOptions(by: string | undefined, expected: ErrorIdentity | undefined): { by?: string; identity?: ErrorIdentity } {
-  return { ...(by ? { by } : {}), ...(expected ? { identity: expected } : {}) };
+function answerOptions(
+  by: string | undefined,
+  expected: ErrorIdentity | undefined,
+  unlisted = false,
+): { by?: string; identity?: ErrorIdentity; unlisted?: boolean } {
+  return { ...(by ? { by } : {}), ...(expected ? { identity: expected } : {}), ...(unlisted ? { unlisted } : {}) };
+}
+
+/** Whether an A error as lh-error-poll emitted it is a firmware error (pushed on the socket, never in the error list). */
+export function isFirmwareError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as Record<string, unknown>).source === 'firmware';
 }
 
 /**
  * Sends an A answer already built (lh-answer-error builds its own from the msg). `expected`: the error as the
  * person or rule saw it; when the instrument lists another error under its id now, nothing is sent.
  */
-export function sendAnswerA(client: LiquidHandlerClient, body: RuntimeErrorAnswer, by?: string, expected?: ErrorIdentity): Promise<AnswerOutcome> {
+export function sendAnswerA(
+  client: LiquidHandlerClient,
+  body: RuntimeErrorAnswer,
+  by?: string,
+  expected?: ErrorIdentity,
+  unlisted = false,
+): Promise<AnswerOutcome> {
   const op = 'answer-error';
   return settle(
     client,
     String(body.id),
     op,
     async () => {
-      await client.prep.answerRuntimeError(body, answerOptions(by, expected));
+      await client.prep.answerRuntimeError(body, answerOptions(by, expected, unlisted));
       return body;
     },
   );
@@ -129,7 +144,7 @@ export function answerA(
   } catch (err) {
     return Promise.resolve(classify(err, 'answer-error'));
   }
-  return sendAnswerA(client, body, by, expected);
+  return sendAnswerA(client, body, by, expected, isFirmwareError(error));
 }
 
 /** Submits a B recovery or action already built (lh-submit-recovery builds its own from the msg); `sent` is the instrument's result. */

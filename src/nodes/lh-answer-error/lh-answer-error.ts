@@ -4,7 +4,7 @@ import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveSetting } from '../shared/settings';
 import { answerBody, answeredBy, pendingErrorIn } from '../answering/answer-body';
-import { sendAnswerA, settledOrThrow } from '../answering/answer-error';
+import { isFirmwareError, sendAnswerA, settledOrThrow } from '../answering/answer-error';
 
 const OP = 'answer-error';
 
@@ -54,7 +54,8 @@ export = function register(RED: Red): void {
       // the error as lh-error-poll emitted it: when the instrument lists another error under its id now, nothing is sent
       const seen = !config.errorId && pendingErrorIn(msg.payload) !== undefined ? identityOf(error) : undefined;
       // the one answering path (ledger, outcome, answer events that cancel a policy's pending default)
-      settledOrThrow(await sendAnswerA(client, body, answeredBy(msg, node.name || node.id), seen), msg, OP);
+      const firmware = !config.errorId && isFirmwareError(msg.payload); // never in the error list: the ledger keeps its answer
+      settledOrThrow(await sendAnswerA(client, body, answeredBy(msg, node.name || node.id), seen, firmware), msg, OP);
       return { payload: body, status: { key: 'answered' }, extra: { outcome: 'answered' } };
     });
   }

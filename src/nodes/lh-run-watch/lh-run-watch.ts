@@ -66,17 +66,19 @@ async function finishedMessage(client: LiquidHandlerClient, f: FinishedRun, inst
   } catch {
     record = undefined; // the record is a bonus: the run's end is reported anyway
   }
-  const result = resultOf(record?.runResult, f.run.states);
+  const { result, resultText } = resultOf(record, f.run.states);
   const duration = durationOf(f.run, f.endedAt);
   return {
     topic: 'finished',
     result,
+    resultText,
     duration,
     protocolId: f.run.protocolId,
     protocolName: f.run.protocolName,
     runId: record ? String(record.id) : undefined,
     payload: {
       result,
+      resultText,
       duration,
       protocolId: f.run.protocolId,
       protocolName: f.run.protocolName,

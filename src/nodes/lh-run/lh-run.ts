@@ -1,4 +1,4 @@
-import { LhError, RunStatus, validationError, validate as v } from '../../client';
+import { LhError, RunStatus, runStartsFor, validationError, validate as v } from '../../client';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { OperationResult, runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/settings';
@@ -102,6 +102,7 @@ export = function register(RED: Red): void {
             timeoutMs,
             sleep: sleeper.sleep,
             readiness: () => client.machine.startReadiness(),
+            claim: (what) => runStartsFor(client.baseUrl).claim(what, 'start-run'),
             onPhase: (phase) => status.busy(`lh-run.status.${phase}`),
           });
           const extra = {

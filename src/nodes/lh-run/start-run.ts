@@ -2,8 +2,21 @@
  * The `start` operation of lh-run: validate, create, wait for Loading, confirm loading (or stop there for an
  * operator), wait for Running. No Node-RED here: the node passes the client and a sleep that its close cancels.
  */
-import { LhError, ProtocolName, StartReadiness, startBlockers, ProtocolValidation, RunRecordSummary, RunsApi, RunStateName, RunStatus, isBusy } from '../../client';
-import { resultOf } from '../runs/run-decisions';
+import {
+  HeldClaim,
+  LhError,
+  mapRunResult,
+  ProtocolName,
+  StartReadiness,
+  startBlockers,
+  ProtocolValidation,
+  RunRecordSummary,
+  RunsApi,
+  RunStateName,
+  RunStatus,
+  isBusy,
+} from '../../client';
+import { judgeStart, pathOf, see, StartStage } from './start-decisions';
 import { ProtocolRef, resolveProtocolName } from './protocol-ref';
 
 const OP = 'start-run';
@@ -32,6 +45,8 @@ export interface StartOptions {
   onPhase?(phase: StartPhase): void;
   /** system ready, controller and door, asked before anything that moves hardware is sent */
   readiness?(): Promise<StartReadiness>;
+  /** takes the instrument's one start slot (throws `busy` while another start is in flight) */
+  claim?(what: string): HeldClaim;
 }
 
 /** Refuses the start, before anything is sent, when the instrument says it is not ready, controlled elsewhere or open. */
@@ -86,36 +101,32 @@ async function protocolOf(api: RunControl, ref: ProtocolRef): Promise<ProtocolNa
   return { protocolId: ref.id };
 }
 
-const BEFORE_LOADING: RunStateName[] = ['Scheduling', 'Scheduled'];
-
 /**
- * Polls the status until `done` holds. Idle after a run was seen means the run ended (or was cancelled) before
- * `what`: it fails. With `idleEnds`, any Idle is returned for the caller to judge.
+ * Polls the status until the instrument shows this start's run at the awaited point (judgeStart decides); fails
+ * naming what the instrument did otherwise, or at the timeout naming the state it stayed in.
  */
 async function waitFor(
   api: RunControl,
   o: StartOptions,
-  what: string,
-  done: (s: RunStateName) => boolean,
-  idleEnds: boolean,
-): Promise<RunStatus> {
+  stage: StartStage,
+  protocolId: number,
+  seen: RunStateName[],
+): Promise<{ status: RunStatus; verdict: 'loading' | 'started' | 'idle' }> {
+  const what = stage === 'loading' ? 'Loading' : 'Running';
   const end = Date.now() + o.timeoutMs;
-  let seenRun = false;
   for (;;) {
     const status = await api.status();
-    const state = status.protocolRunState;
-    if (done(state)) return status;
-    if (state === 'Idle' && (seenRun || idleEnds)) {
-      if (idleEnds) return status;
-      throw new LhError(`the run ended before it reached ${what}`, { kind: 'instrument', operation: OP, body: status });
+    see(seen, status.protocolRunState);
+    const verdict = judgeStart(stage, status, seen, protocolId);
+    if (verdict.kind === 'failed') {
+      throw new LhError(`the run did not start: ${verdict.reason}`, { kind: verdict.errorKind, operation: OP, body: status });
     }
-    if (state !== 'Idle') seenRun = true;
+    if (verdict.kind !== 'wait') return { status, verdict: verdict.kind };
     if (Date.now() >= end) {
-      throw new LhError(`the run did not reach ${what} within ${Math.round(o.timeoutMs / 1000)} s (state ${state})`, {
-        kind: 'timeout',
-        operation: OP,
-        body: status,
-      });
+      throw new LhError(
+        `the run did not reach ${what} within ${Math.round(o.timeoutMs / 1000)} s (state ${status.protocolRunState}${seen.length > 0 ? `; seen ${pathOf(seen)}` : ''})`,
+        { kind: 'timeout', operation: OP, body: status },
+      );
     }
     await o.sleep(o.pollMs);
   }
@@ -124,8 +135,17 @@ async function waitFor(
 /** How far the instrument's clock may be behind ours when its run record says when the run started. */
 const CLOCK_TOLERANCE_MS = 5000;
 
-/** The newest run record of this protocol that started after `since`. */
-export function recordSince(records: RunRecordSummary[], protocolName: string, since: number): RunRecordSummary | undefined {
+/**
+ * The run record of this start's run: the one with the run id the create answer gave, when it gave one (no other
+ * record stands in for it); else the newest record of this protocol that started after `since`.
+ */
+export function recordSince(
+  records: RunRecordSummary[],
+  protocolName: string,
+  since: number,
+  runId?: string,
+): RunRecordSummary | undefined {
+  if (runId !== undefined) return records.find((r) => r.id === runId);
   let newest: { record: RunRecordSummary; start: number } | undefined;
   for (const record of records) {
     const start = typeof record.startTime === 'string' ? Date.parse(record.startTime) : NaN;
@@ -136,15 +156,29 @@ export function recordSince(records: RunRecordSummary[], protocolName: string, s
   return newest?.record;
 }
 
+/** Starts a run (or confirms the loading of one), holding the instrument's one start slot throughout. */
 export async function startRun(api: RunControl, o: StartOptions): Promise<StartResult> {
-  if (o.confirmLoading) return confirm(api, o);
+  const what = o.confirmLoading
+    ? 'confirming the loading of a run'
+    : o.protocol
+      ? `protocol ${'id' in o.protocol ? o.protocol.id : `'${o.protocol.name}'`}`
+      : 'a run';
+  const held = o.claim?.(what);
+  try {
+    return await (o.confirmLoading ? confirm(api, o) : create(api, o));
+  } finally {
+    held?.release();
+  }
+}
+
+async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
   if (!o.protocol) throw new LhError('a protocol is required to start a run', { kind: 'validation', operation: OP, field: 'protocolId' });
   o.onPhase?.('validating');
   // everything that can refuse the start is asked before create is sent
   const current = await api.status();
   if (isBusy(current)) {
     throw new LhError(`start refused: ${describeRun(current)}; wait for it to finish or abort it`, {
-      kind: 'instrument',
+      kind: 'busy',
       operation: OP,
       statusCode: 409,
       body: current,
@@ -163,16 +197,17 @@ export async function startRun(api: RunControl, o: StartOptions): Promise<StartR
   const created = await api.createRun({ protocolId: protocol.protocolId, simulate: o.simulate, recompile: false });
   const runId = runIdOf(created);
   o.onPhase?.('scheduling');
-  const loading = await waitFor(api, o, 'Loading', (s) => s !== 'Idle' && !BEFORE_LOADING.includes(s), false);
+  const seen: RunStateName[] = [];
+  const { status: loading, verdict } = await waitFor(api, o, 'loading', protocol.protocolId, seen);
   const name = loading.protocolName ?? ('name' in protocol && protocol.name ? protocol.name : '');
-  if (loading.protocolRunState !== 'Loading') {
+  if (verdict === 'started') {
     return { outcome: 'started', status: loading, protocolId: protocol.protocolId, protocolName: name, runId };
   }
   if (o.stopAtLoading) {
     const loadInstructions = await api.loadInstructions();
     return { outcome: 'loading', status: loading, protocolId: protocol.protocolId, protocolName: name, runId, loadInstructions };
   }
-  return loadAndRun(api, o, protocol.protocolId, name, runId);
+  return loadAndRun(api, o, protocol.protocolId, name, runId, seen);
 }
 
 async function confirm(api: RunControl, o: StartOptions): Promise<StartResult> {
@@ -195,23 +230,30 @@ async function confirm(api: RunControl, o: StartOptions): Promise<StartResult> {
     }
   }
   await refuseUnready(o);
-  return loadAndRun(api, { ...o, simulate: status.isSimulation }, status.protocolId, status.protocolName ?? '', undefined);
+  return loadAndRun(api, { ...o, simulate: status.isSimulation }, status.protocolId, status.protocolName ?? '', undefined, ['Loading']);
 }
 
-async function loadAndRun(api: RunControl, o: StartOptions, protocolId: number, name: string, runId: string | undefined): Promise<StartResult> {
+async function loadAndRun(
+  api: RunControl,
+  o: StartOptions,
+  protocolId: number,
+  name: string,
+  runId: string | undefined,
+  seen: RunStateName[],
+): Promise<StartResult> {
   o.onPhase?.('confirming');
   const since = Date.now() - CLOCK_TOLERANCE_MS;
   await api.loadComplete({ protocolId, simulate: o.simulate, overrides: o.loadOverrides });
   o.onPhase?.('starting');
-  const status = await waitFor(api, o, 'Running', (s) => s !== 'Loading' && s !== 'Idle' && !BEFORE_LOADING.includes(s), true);
+  const { status, verdict } = await waitFor(api, o, 'running', protocolId, seen);
   const protocolName = status.protocolName ?? name;
-  if (status.protocolRunState !== 'Idle') return { outcome: 'started', status, protocolId, protocolName, runId };
+  if (verdict === 'started') return { outcome: 'started', status, protocolId, protocolName, runId };
   return endedAtOnce(api, status, protocolId, protocolName, runId, since);
 }
 
 /**
  * Idle right after load-complete: the run either finished between two polls or never started (a failed deck check,
- * an operator's cancel). Its run record tells which.
+ * an operator's cancel). Its run record tells which: only a result word known to mean completed counts as started.
  */
 async function endedAtOnce(
   api: RunControl,
@@ -221,13 +263,13 @@ async function endedAtOnce(
   runId: string | undefined,
   since: number,
 ): Promise<StartResult> {
-  const record = recordSince(await api.listRunData(), protocolName, since);
-  const result = typeof record?.runResult === 'string' ? record.runResult : undefined;
-  if (record && result !== undefined && resultOf(result, []) === 'completed') {
+  const record = recordSince(await api.listRunData(), protocolName, since, runId);
+  const mapped = record ? mapRunResult(record.runResult) : undefined;
+  if (record && mapped?.result === 'completed') {
     return { outcome: 'started', status, protocolId, protocolName, runId: runId ?? record.id, runRecord: record };
   }
   const said = record
-    ? `its run record ${record.id} says "${result ?? 'no result'}"`
+    ? `its run record ${record.id} says ${mapped?.resultText === null || mapped === undefined ? 'no result' : JSON.stringify(mapped.resultText)}`
     : 'the instrument lists no run record of it';
   throw new LhError(`the run did not start: the instrument went back to Idle after load-complete, and ${said}`, {
     kind: 'instrument',

@@ -3,9 +3,10 @@
  * its ETA. Pure: no timers, no I/O, no Node-RED. The memory it updates lives at module level in run-memory.ts,
  * so a redeploy does not report a state or a finished run twice.
  */
-import { RunStateName, RunStatus } from '../../client';
+import { mapRunResult, MappedRunResult, RunOutcome, RunStateName, RunStatus } from '../../client';
 
-export type RunResult = 'completed' | 'aborted' | 'failed';
+/** A finished run's result as lh-run-watch reports it (`unknown`: the instrument's words are not known ones). */
+export type RunResult = RunOutcome;
 
 /** The run being watched, from its first sight until it is back to Idle. */
 export interface TrackedRun {
@@ -96,19 +97,17 @@ function finish(memory: RunMemory, run: TrackedRun, now: number): FinishedRun | 
 }
 
 /**
- * The result of a finished run: the instrument's run record says it when found (Completed, Aborted, Failed, …);
- * otherwise the states seen tell: an abort after an error handling is a failure, an abort alone an abort.
+ * The result of a finished run. The instrument's run record says it when found, mapped by whole known words only
+ * (mapRunResult): a word that is not known is `unknown` with the instrument's text, never `completed`. Without a
+ * record, only what the watch saw the instrument do counts: an abort after an error handling is a failure, an abort
+ * alone an abort; a run seen ending without an abort is `unknown` (the watch cannot tell a completed run from one
+ * aborted between two polls).
  */
-export function resultOf(recordResult: unknown, states: RunStateName[]): RunResult {
-  if (typeof recordResult === 'string') {
-    const r = recordResult.toLowerCase();
-    if (/complet|success|finish|ok/.test(r)) return 'completed';
-    if (/abort|cancel/.test(r)) return 'aborted';
-    if (/fail|error/.test(r)) return 'failed';
-  }
+export function resultOf(record: { runResult?: unknown } | undefined, states: RunStateName[]): MappedRunResult {
+  if (record) return mapRunResult(record.runResult);
   const aborting = states.indexOf('Aborting');
-  if (aborting < 0) return 'completed';
-  return states.slice(0, aborting).includes('ErrorHandling') ? 'failed' : 'aborted';
+  if (aborting < 0) return { result: 'unknown', resultText: null };
+  return { result: states.slice(0, aborting).includes('ErrorHandling') ? 'failed' : 'aborted', resultText: null };
 }
 
 export interface RunRecordLike {
