@@ -8,6 +8,8 @@
 //                                       `placeholder`: its placeholder text; `width="55%"`; `pick`: a "pick from the
 //                                       instrument" button and list (src/editor/fields.ts picker); `class="…"`: row classes
 //   <lh-row field="f" icon="i" select="a b c">   a select of those values
+//   <lh-row field="f" check ...>        a checkbox: with `icon`, beside its label; without, under an empty label with
+//                                       its label after it; `hint`: the text <type>.hint.<f> after it
 const ROW = /^([ \t]*)<lh-row\b([^>]*)>[ \t]*$/gm;
 
 function attributes(text) {
@@ -35,8 +37,9 @@ function rowLines(type, a) {
       '</div>',
     ];
   const { field, icon } = a;
-  if (!field || !icon) throw new Error(`${type}.html: <lh-row> needs field and icon (or server, name)`);
   const cls = a.class ? ` ${a.class}` : '';
+  if (field && a.check) return checkLines(type, field, icon, cls, a.hint);
+  if (!field || !icon) throw new Error(`${type}.html: <lh-row> needs field and icon (or server, name)`);
   const width = a.width || '70%';
   const lines = [`<div class="form-row${cls}">`, `    ${label(type, field, icon)}`];
   if (typeof a.select === 'string') {
@@ -63,6 +66,26 @@ function rowLines(type, a) {
       '</div>',
     );
   return lines;
+}
+
+function checkLines(type, field, icon, cls, hint) {
+  const box = `<input type="checkbox" id="node-input-${field}" style="display: inline-block; width: auto; vertical-align: top;">`;
+  if (icon)
+    return [
+      `<div class="form-row${cls}">`,
+      `    ${label(type, field, icon)}`,
+      `    ${box}`,
+      ...(hint ? [`    <span data-i18n="${type}.hint.${field}"></span>`] : []),
+      '</div>',
+    ];
+  return [
+    `<div class="form-row${cls}">`,
+    '    <label>&nbsp;</label>',
+    `    ${box}`,
+    `    <label for="node-input-${field}" style="width: auto" data-i18n="${type}.label.${field}"></label>`,
+    ...(hint ? [`    <div class="form-tips" data-i18n="${type}.hint.${field}"></div>`] : []),
+    '</div>',
+  ];
 }
 
 /** The template of `type` with each <lh-row> line expanded. */
