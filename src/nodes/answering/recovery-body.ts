@@ -2,6 +2,7 @@ import { ErrorRecovery, InstrumentError, RecoveryKind, validate as v, validation
 import { describeActions, offeredActions } from '../shared/error-records';
 import { NodeMessage } from '../shared/node-red';
 import { readInstrumentError } from '../shared/poll-messages';
+import { checkInputs, declaredInputs, givenInputs } from './action-inputs';
 
 export const KINDS: readonly RecoveryKind[] = ['recovery', 'action'];
 
@@ -19,6 +20,12 @@ export interface RecoveryInput {
   uuid: unknown;
   selectedActionId: unknown;
   errorHandlingKey: string | null;
+  /** input values that replace msg.inputs (a policy step, the answer page) */
+  inputs?: unknown;
+  /** take a declared input's default value when none is given (a policy step) */
+  useDefaults?: boolean;
+  /** the field the input values are named after in errors (default 'inputs') */
+  inputsField?: string;
 }
 
 /**
@@ -45,11 +52,23 @@ export function recoveryBody(msg: NodeMessage, input: RecoveryInput, op: string)
     msg.selectedActionIsRecovery !== undefined
       ? v.strictBoolean(msg.selectedActionIsRecovery, 'selectedActionIsRecovery', op)
       : action?.isRecovery ?? input.kind === 'recovery';
+  const inputsGiven = input.inputs !== undefined ? input.inputs : msg.inputs;
+  const inputsField = input.inputsField ?? 'inputs';
+  const inputs = checkInputs(
+    {
+      declared: actions && actions.length > 0 ? declaredInputs(error, actionId) : undefined,
+      given: givenInputs(inputsGiven, inputsField, op),
+      actionId,
+      useDefaults: input.useDefaults,
+      field: inputsField,
+    },
+    op,
+  );
   return {
     date: msg.date === undefined ? new Date().toISOString() : v.dateTime(msg.date, 'date', op),
     uuid: v.uuid(uuid, 'uuid', op),
     detailedErrorRecoveries: (msg.detailedErrorRecoveries ?? null) as ErrorRecovery['detailedErrorRecoveries'],
-    inputs: (msg.inputs ?? null) as ErrorRecovery['inputs'],
+    inputs,
     selectedActionId: actionId,
     selectedActionIsRecovery: isRecovery,
     errorHandlingKey: input.errorHandlingKey,
