@@ -119,7 +119,7 @@ export function givenInputs(value: unknown, field: string, op: string): Map<numb
     for (const [id, v] of Object.entries(value as Record<string, unknown>)) put(id, v, `${field}.${id}`);
     return out;
   }
-  throw validationError(op, field, 'must be a list of {id, value} or an object {inputId: value}', value);
+  throw validationError(op, field, 'must be an array of {id, value} (or an object {inputId: value})', value);
 }
 
 /** Why `value` is not acceptable for `input`, or undefined when it is. */
