@@ -7,12 +7,6 @@ import { migrate, rulesToLadders } from '../../src/nodes/shared/migrations';
 
 const HOUR = 3600_000;
 
-type Event =
-  | { kind: 'start'; run: number }
-  | { kind: 'end' }
-  | { kind: 'wait'; ms: number }
-  | { kind: 'error'; rule: number; error: number };
-
 const events = fc.array(
   fc.oneof(
     { arbitrary: fc.record({ kind: fc.constant('start' as const), run: fc.integer({ min: 0, max: 3 }) }), weight: 1 },
