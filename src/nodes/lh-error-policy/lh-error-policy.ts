@@ -7,7 +7,7 @@ import { zonedTime } from '../shared/zoned-time';
 import { answerLabel, decide, Decision } from './decision';
 import { books, newBook, PendingDefault } from './pending-defaults';
 import { compileRules, CompiledRule, matchRule, ruleSignature } from './rules';
-import { RunRule, runRuleFor, runRulesOf, runSighting, RunScope } from '../runs/run-scope';
+import { policyApplies, runRuleEvents, RunRule, runRuleFor, runRulesOf, runSighting, RunScope } from '../runs/run-scope';
 import { migrateConfig } from '../shared/migrations';
 import { errorInMsg } from '../answering/error-in-msg';
 
@@ -206,6 +206,12 @@ export = function register(RED: Red): void {
       }
     }
     answerEvents.on('answered', onAnswered);
+    const withdraw = setupError ? undefined : policyApplies(instrument, node.id);
+    /** a person chose a run-scoped answer on the page: the status shows it */
+    const onRunRule = (where: string): void => {
+      if (where === instrument) showStatus();
+    };
+    runRuleEvents.on('added', onRunRule);
 
     function startPending(): void {
       for (const p of book.all()) if (p.instrument === instrument) schedule(p);
@@ -385,6 +391,8 @@ export = function register(RED: Red): void {
 
     node.on('close', (removed: boolean, done: () => void) => {
       closed = true;
+      withdraw?.();
+      runRuleEvents.off('added', onRunRule);
       answerEvents.off('answered', onAnswered);
       for (const t of timers.values()) clearTimeout(t);
       timers.clear();

@@ -1,3 +1,5 @@
+import { EventEmitter } from 'events';
+
 /**
  * What "in this run" means to the error policy: recurrence counts for recovery ladders, and the run-scoped rules a
  * person chose on the answer page ("the same for similar errors until this run ends"). Pure: no timers, no I/O, no
@@ -184,6 +186,10 @@ export interface RunRule {
 const MAX_RUN_RULES = 50;
 const runRules = new Map<string, RunRule[]>();
 
+/** Tells the policies of an instrument that a person chose a run-scoped rule: `(instrument)`. */
+export const runRuleEvents = new EventEmitter();
+runRuleEvents.setMaxListeners(0);
+
 /** What makes two errors similar: the same source and code, or without a code, the same title. */
 export function similarity(record: Record<string, unknown>): RunRule['match'] {
   const code = record.code ?? record.errorCode;
@@ -205,6 +211,7 @@ export function addRunRule(instrument: string, rule: RunRule): void {
   list.push(rule);
   if (list.length > MAX_RUN_RULES) list.shift();
   runRules.set(instrument, list);
+  runRuleEvents.emit('added', instrument);
 }
 
 /** The run-scoped rules of an instrument still in force: made since `since` (the current scope's start). */
@@ -220,6 +227,25 @@ export function runRuleFor(instrument: string, since: number, source: 'A' | 'B',
   const list = runRulesOf(instrument, since);
   for (let i = list.length - 1; i >= 0; i--) if (isSimilar(list[i], source, record)) return list[i];
   return undefined;
+}
+
+/** Error policies deployed per instrument: the answer page offers a run-scoped answer only where one applies it. */
+const policies = new Map<string, Set<string>>();
+
+/** A policy node applies run-scoped rules for `instrument`; returns the function that withdraws it (on close). */
+export function policyApplies(instrument: string, nodeId: string): () => void {
+  let set = policies.get(instrument);
+  if (!set) policies.set(instrument, (set = new Set()));
+  set.add(nodeId);
+  const mine = set;
+  return () => {
+    mine.delete(nodeId);
+    if (mine.size === 0 && policies.get(instrument) === mine) policies.delete(instrument);
+  };
+}
+
+export function hasPolicy(instrument: string): boolean {
+  return (policies.get(instrument)?.size ?? 0) > 0;
 }
 
 /** Forgets every run-scoped rule (what a restart of Node-RED does; for tests). */
