@@ -53,7 +53,7 @@ export function itemChoices(source: 'A' | 'B', record: ErrorRecord): ItemChoice[
     if (typeof o.id !== 'string' && typeof o.id !== 'number') continue;
     const options = responseNames(o.errorResponses);
     if (options.length === 0 || (options.length === main.length && options.every((r) => main.includes(r)))) continue;
-    const name = typeof o.title === 'string' ? o.title : typeof o.message === 'string' ? o.message : typeof o.name === 'string' ? o.name : '';
+    const name = [o.description, o.title, o.message, o.name].find((x): x is string => typeof x === 'string' && x !== '') ?? '';
     out.push({ id: String(o.id), label: name ? `Item ${String(o.id)} (${name})` : `Item ${String(o.id)}`, options });
   }
   return out;
