@@ -4,7 +4,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 import { collect, helper, nextMessage } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
 import { until } from '../support/until';
-import { bServerFlow, seenErrors } from './lh-error-poll.support';
+import { bServerFlow, runtimeSettings, seenErrors } from './lh-error-poll.support';
 import { forgetAllAnswers, loadWithPage } from './lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
@@ -20,6 +20,11 @@ function restartState(): void {
   runScope.forgetRunRules();
   forgetAllAnswers();
   seenErrors.forgetAllWatches();
+}
+
+/** Lets the policy's queued write to the context store happen (it waits for setImmediate). */
+async function flushed(): Promise<void> {
+  for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
 }
 
 /** A message of lh-run-watch's first output: the run's state changed. */
@@ -40,22 +45,31 @@ describe('lh-error-policy: recovery ladders', function () {
     sim.requests.filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/')).map((r) => r.body as Msg);
   const puts = (): Msg[] => sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
 
-  async function load(rules: Msg[]): Promise<void> {
+  function flowOf(rules: Msg[], store = ''): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
     const server = bServerFlow(sim);
     const onTab = (n: Msg): Msg => ({ ...n, z: 'tab' });
-    await loadWithPage(
-      [
+    return {
+      nodes: [
         { id: 'tab', type: 'tab', label: 'ladders' },
         ...server.nodes,
-        onTab({ id: 'policy', type: 'lh-error-policy', version: 2, server: 'server', rules, wires: [['notify'], ['auto'], ['escalate']] }),
+        onTab({ id: 'policy', type: 'lh-error-policy', version: 2, server: 'server', rules, store, wires: [['notify'], ['auto'], ['escalate']] }),
         onTab({ id: 'notify', type: 'helper' }),
         onTab({ id: 'auto', type: 'helper' }),
         onTab({ id: 'escalate', type: 'helper' }),
       ],
-      server.credentials,
-    );
-    sim.state.handlers.add('nodered1');
+      credentials: server.credentials,
+    };
+  }
+
+  function collectOutputs(): void {
     out = { auto: collect(helper.getNode('auto')), escalate: collect(helper.getNode('escalate')), notify: collect(helper.getNode('notify')) };
+  }
+
+  async function load(rules: Msg[]): Promise<void> {
+    const f = flowOf(rules);
+    await loadWithPage(f.nodes, f.credentials);
+    sim.state.handlers.add('nodered1');
+    collectOutputs();
   }
   let out: { auto: Msg[]; escalate: Msg[]; notify: Msg[] } = { auto: [], escalate: [], notify: [] };
 
@@ -110,6 +124,35 @@ describe('lh-error-policy: recovery ladders', function () {
       submissions().map((b) => b.selectedActionId),
       [1, 3, 1],
     );
+  });
+
+  it('a redeploy and a restart of Node-RED in the middle of a run keep the counts (persistent context store)', async function () {
+    runtimeSettings({ contextStorage: { default: { module: 'memory' }, keep: { module: 'memory' } } });
+    try {
+      const f = flowOf([{ source: 'B', minSeverity: '', pattern: '', code: '', steps: ladder }], 'keep');
+      await loadWithPage(f.nodes, f.credentials);
+      await (helper as unknown as { _redNodes: { loadContextsPlugin(): Promise<void> } })._redNodes.loadContextsPlugin();
+      await helper.setFlows(f.nodes, 'full', f.credentials);
+      sim.state.handlers.add('nodered1');
+      collectOutputs();
+      policy().receive(runState('Running', 9, '2026-11-24T10:00:00.000Z'));
+      assert.equal(((await raiseB()).msg.payload as Msg).step, 1);
+      await flushed(); // the write to the context store (one per burst, on the next turn)
+
+      await helper.setFlows(f.nodes, 'full', f.credentials); // a full redeploy
+      collectOutputs();
+      assert.equal(((await raiseB()).msg.payload as Msg).step, 2);
+      await flushed();
+
+      restartState(); // module state gone; the context store keeps the run and its counts
+      await helper.setFlows(f.nodes, 'full', f.credentials);
+      collectOutputs();
+      const third = await raiseB();
+      assert.equal(third.outcome, 'escalated');
+      assert.equal((third.msg.policy as Msg).step, 3);
+    } finally {
+      runtimeSettings({ contextStorage: undefined });
+    }
   });
 
   it('an error raised again keeps its step; the run counts once its start time appears, without starting over', async function () {
