@@ -155,6 +155,37 @@ describe('lh-error-policy: recovery ladders', function () {
     }
   });
 
+  it('with a real run watch wired in: the ladder counts per simulated run, and the next run starts over', async function () {
+    const f = flowOf([{ source: 'B', minSeverity: '', pattern: '', code: '', steps: ladder }]);
+    const states: Msg[] = [];
+    f.nodes.push(
+      { id: 'watch', type: 'lh-run-watch', z: 'tab', server: 'server', interval: '0.2', progressInterval: '0', wires: [['policy', 'states'], ['policy', 'states'], [], []] },
+      { id: 'states', type: 'helper', z: 'tab' },
+    );
+    sim.runs.setSpeed(20);
+    await loadWithPage(f.nodes, f.credentials);
+    sim.state.handlers.add('nodered1');
+    collectOutputs();
+    (helper.getNode('states') as unknown as { on(e: string, l: (m: Msg) => void): void }).on('input', (m) => states.push(m));
+    const startRun = async (): Promise<void> => {
+      sim.runs.create({ protocolId: 1 }, 'admin');
+      await until(() => sim.runs.state === 'Loading', 'Loading');
+      sim.runs.loadComplete({ protocolId: 1 });
+      await until(() => states[states.length - 1]?.state === 'Running', 'the watch reports Running', 10000);
+    };
+    await startRun();
+    const first = await raiseB();
+    assert.equal((first.msg.payload as Msg).step, 1);
+    assert.equal((await raiseB()).outcome, 'answered');
+    assert.equal((await raiseB()).outcome, 'escalated');
+    sim.runs.abort();
+    await until(() => states.some((m) => m.topic === 'finished'), 'the watch reports the end of the run', 10000);
+    await startRun();
+    const next = await raiseB();
+    assert.equal(next.outcome, 'answered');
+    assert.equal((next.msg.payload as Msg).step, 1, 'a new run starts at the first step');
+  });
+
   it('an error raised again keeps its step; the run counts once its start time appears, without starting over', async function () {
     await load([{ source: 'B', minSeverity: '', pattern: '', code: '', steps: [{ mode: 'manual' }, { mode: 'manual' }, { mode: 'manual' }] }]);
     const raised = async (error: Msg): Promise<number> => {
