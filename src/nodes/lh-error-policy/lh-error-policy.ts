@@ -315,7 +315,7 @@ export = function register(RED: Red): void {
       const where = scope.current(Date.now());
       const policy: Record<string, unknown> = {
         mode: rung?.step.mode ?? 'manual',
-        rule: decision.rule ? decision.rule.index + 1 : null,
+        rule: decision.rule && decision.rule.index >= 0 ? decision.rule.index + 1 : null,
         ...(rung ? { step: rung.number, steps: rung.of, scope: where.kind, ...(where.kind === 'run' ? { run: where.key } : {}) } : {}),
       };
       switch (decision.kind) {
