@@ -115,6 +115,7 @@ describe('recovery ladders (property)', function () {
     assert.equal(runSighting({ topic: 'finished', payload: {} })?.phase, 'ended');
     assert.equal(runSighting({ topic: 'progress', payload: {} }), undefined);
     assert.equal(runSighting({ payload: { id: 'e1' } }), undefined, 'an error msg is not a run');
+    assert.equal(runSighting({ topic: 'finished', event: 'raised', payload: { id: 'e1', title: 'finished' } }), undefined);
   });
 
   it('migration 1 → 2: a rule saved with one answer is a one-step ladder that decides as it did', function () {

@@ -154,6 +154,7 @@ function scopeId(s: ScopeInfo): string {
  * `payload` the run status) and output 2 (`topic: 'finished'`).
  */
 export function runSighting(msg: Record<string, unknown>): RunSighting | undefined {
+  if (msg.event !== undefined) return undefined; // an error (raised, resolved) is never a run's news
   const payload = msg.payload && typeof msg.payload === 'object' ? (msg.payload as Record<string, unknown>) : undefined;
   if (msg.topic === 'finished') return { key: '', phase: 'ended' };
   if (msg.topic !== 'state' || !payload) return undefined;
