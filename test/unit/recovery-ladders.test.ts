@@ -79,6 +79,34 @@ describe('recovery ladders (property)', function () {
     );
   });
 
+  it("a semi-automatic default never waits past the rule's delay nor past the B error's own timeout", function () {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 3600 }),
+        fc.integer({ min: 1, max: 3600 }),
+        fc.integer({ min: -600_000, max: 4_000_000 }),
+        fc.integer({ min: 1_700_000_000_000, max: 1_900_000_000_000 }),
+        (delay, timeoutSeconds, age, now) => {
+          const [rule] = compileRules([{ source: 'B', steps: [{ mode: 'semi-automatic', answer: '1', delay }] }]);
+          const raised = now - age;
+          const d = decide(
+            rule,
+            'B',
+            { uuid: 'u', actions: [{ id: 1 }], timeoutSeconds, date: new Date(raised).toISOString() },
+            now,
+          );
+          assert.equal(d.kind, 'schedule');
+          if (d.kind !== 'schedule') return;
+          assert.ok(d.deadline >= now, 'never in the past');
+          assert.ok(d.deadline <= now + delay * 1000, "never after the rule's delay");
+          const base = age >= 0 && age < timeoutSeconds * 1000 ? raised : now; // a date in the future or past the timeout: when seen
+          assert.ok(d.deadline <= Math.max(now, base + timeoutSeconds * 1000), "never after the instrument's own timeout");
+          assert.equal(d.deadlineBy, d.deadline < now + delay * 1000 ? 'instrument' : 'rule');
+        },
+      ),
+    );
+  });
+
   it('a restart in the middle of a run keeps the counts (snapshot and restore)', function () {
     fc.assert(
       fc.property(
