@@ -13,11 +13,13 @@ import { FormTokens } from './form-tokens';
 import { basicAuthUser, MAX_FORM_BYTES, PageRequest, queryParam, routeClash, servePage } from './http-routes';
 import { RecentLists } from './recent-lists';
 import { instrumentDigest, signedBy, signLink, verifyLink } from './link-signing';
-import { answerLabel, errorView } from './page-view';
+import { answerLabel, errorView, itemProblem } from './page-view';
 import { expiryMs, pageUrl, routePath } from './page-links';
 import { errorInMsg } from '../answering/error-in-msg';
 import { forbiddenPage, OutcomeView, outcomePage, PAGE_HEADERS, questionPage } from './page-html';
 import { migrateConfig } from '../shared/migrations';
+import { addRunRule, hasPolicy, similarity } from '../runs/run-scope';
+import { answerFields } from './page-fields';
 
 const OP = 'answer-page';
 const DEFAULT_LINK_TEXT = 'Answer: {{answerUrl}}';
@@ -211,6 +213,7 @@ export = function register(RED: Red): void {
       if (changed) return reply(res, 200, outcomePage(changed));
       remember(link.key, record);
       const view = errorView(link.source, link.key, record, displayName(), link.expires);
+      view.runScope = hasPolicy(instrument().server.instrumentKey);
       reply(res, 200, questionPage(view, String(token), forms.issue(link.key)));
     }
 
@@ -235,6 +238,8 @@ export = function register(RED: Red): void {
       const user = RED.settings.httpNodeAuth ? basicAuthUser(req) : undefined;
       const by = user ?? (typed !== '' ? typed : undefined);
       const chosen = link.source === 'A' ? form.get('response') : form.get('action');
+      // the chosen action's input fields (B) and the per-item answers (A) the form carries
+      const fields = answerFields(form, chosen);
       const { client, server } = instrument();
 
       let outcome: AnswerOutcome;
@@ -251,11 +256,14 @@ export = function register(RED: Red): void {
         }
         else if (chosen === undefined || chosen === null || chosen === '') {
           outcome = { outcome: 'refused', message: 'no answer was chosen', error: new LhError('no answer was chosen', { kind: 'validation', operation: OP }) };
-        } else if (link.source === 'A') outcome = await answerA(client, record as PendingError, chosen, by, link.seen ?? identityOf(record));
+        } else if (link.source === 'A' && itemProblem(record, chosen, fields.items)) {
+          const message = itemProblem(record, chosen, fields.items) ?? '';
+          outcome = { outcome: 'refused', message, error: new LhError(message, { kind: 'validation', operation: OP, field: 'errorDataResponses' }) };
+        } else if (link.source === 'A') outcome = await answerA(client, record as PendingError, chosen, by, link.seen ?? identityOf(record), fields.items);
         else {
           const id = Number(chosen);
           outcome = Number.isInteger(id)
-            ? await answerB(client, record as InstrumentError, id, server.clientKey || null, by, link.seen ?? identityOf(record))
+            ? await answerB(client, record as InstrumentError, id, server.clientKey || null, by, link.seen ?? identityOf(record), { values: fields.inputs })
             : { outcome: 'refused', message: 'the action is not a number', error: new LhError('the action is not a number', { kind: 'validation', operation: OP }) };
         }
       }
@@ -263,8 +271,23 @@ export = function register(RED: Red): void {
       if (record && outcome.outcome !== 'changed') remember(link.key, record);
       const shownRecord = outcome.outcome === 'changed' ? records.get(link.key) : (record ?? records.get(link.key));
       const view: OutcomeView = { ...base, title: typeof shownRecord?.title === 'string' ? shownRecord.title : title, kind: outcome.outcome };
+      const runScoped = outcome.outcome === 'answered' && form.get('scope') === 'run' && !!shownRecord && hasPolicy(server.instrumentKey);
       if (outcome.outcome === 'answered') {
         Object.assign(view, { answer: answerLabel(link.source, shownRecord, outcome.answer.response), by: outcome.answer.by, at: zonedTime(outcome.answer.at) });
+        if (runScoped && shownRecord && chosen) {
+          // "the same for similar errors until this run ends": the error policy of this instrument applies it
+          addRunRule(server.instrumentKey, {
+            source: link.source,
+            match: similarity(shownRecord),
+            answer: chosen,
+            ...(Object.keys(fields.inputs).length > 0 ? { inputs: fields.inputs } : {}),
+            ...(fields.items ? { items: fields.items } : {}),
+            by: by ?? null,
+            at: Date.now(),
+            errorKey: link.key,
+          });
+          view.runScope = true;
+        }
         status.ok('lh-answer-page.status.answered', { id: link.key });
       } else if (outcome.outcome === 'already-answered') {
         const previous = outcome.previous;
@@ -276,6 +299,10 @@ export = function register(RED: Red): void {
         status.warn('lh-answer-page.status.notAnswered', { id: link.key });
       } else if (outcome.outcome === 'changed') {
         view.reason = errorLabel(outcome.current);
+        status.warn('lh-answer-page.status.notAnswered', { id: link.key });
+      } else if (outcome.outcome === 'refused' && outcome.error.kind === 'validation' && /^(inputs|errorDataResponses)\b/.test(outcome.error.field ?? '')) {
+        // an input or an item's answer the page refused before sending: said plainly, nothing went out
+        Object.assign(view, { kind: 'invalid', reason: outcome.message });
         status.warn('lh-answer-page.status.notAnswered', { id: link.key });
       } else if (outcome.outcome === 'refused' || outcome.outcome === 'failed') {
         view.reason = outcome.message;
@@ -289,6 +316,9 @@ export = function register(RED: Red): void {
             source: link.source,
             errorKey: link.key,
             response: chosen ?? null,
+            ...(Object.keys(fields.inputs).length > 0 ? { inputs: fields.inputs } : {}),
+            ...(fields.items ? { items: fields.items } : {}),
+            ...(runScoped ? { runScoped: true } : {}),
             by: by ?? null,
             name: typed !== '' ? typed : null,
             at: new Date().toISOString(),
