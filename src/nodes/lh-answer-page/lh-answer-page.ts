@@ -33,6 +33,17 @@ function mayHaveApplied(err: LhError): boolean {
 type ErrorRecord = Record<string, unknown>;
 type Source = 'A' | 'B';
 
+/** The error a link was made for: its id, and its identity when the link carries one (claim `f`). */
+interface LinkedError {
+  key: string;
+  seen?: ErrorIdentity;
+}
+
+/** Where the page keeps what it knows of a linked error: by id and identity, so a reused id is another entry. */
+function recordKey(link: LinkedError): string {
+  return `${link.key}\n${link.seen ? fingerprint(link.seen) : ''}`;
+}
+
 /** Secrets generated for nodes deployed without one (kept across redeploys; the dialog stores one for good). */
 const generatedSecrets = new Map<string, string>();
 
@@ -48,15 +59,19 @@ function readList(client: LiquidHandlerClient, source: Source): Promise<unknown[
   return source === 'A' ? client.prep.pendingErrors() : client.instrument.unhandledErrors();
 }
 
-/** `lists`: where page views get the list (shared, see RecentLists); answers read afresh. */
+/**
+ * `lists`: where page views get the list (shared, see RecentLists); with `fresh`, the list is read afresh (answers,
+ * checks) and the views that follow share that newer read, so a page never shows an older state than an answer saw.
+ */
 async function pendingRecord(
   client: LiquidHandlerClient,
   source: Source,
   key: string,
-  lists?: RecentLists<string, unknown[]>,
-  linkedAt?: number,
+  lists: RecentLists<string, unknown[]>,
+  options: { linkedAt?: number; fresh?: boolean } = {},
 ): Promise<ErrorRecord | undefined> {
-  const list: unknown[] = lists ? await lists.get(source, () => readList(client, source), linkedAt) : await readList(client, source);
+  const read = (): Promise<unknown[]> => readList(client, source);
+  const list: unknown[] = await (options.fresh ? lists.refresh(source, read) : lists.get(source, read, options.linkedAt));
   return list.find((e): e is ErrorRecord => {
     if (!e || typeof e !== 'object') return false;
     const r = e as ErrorRecord;
@@ -89,7 +104,10 @@ export = function register(RED: Red): void {
     const forms = new FormTokens();
     /** page views share one read of the error list per source and 2 s: a crawler cannot turn views into reads */
     const lists = new RecentLists<string, unknown[]>();
-    /** the records of errors this node linked, for titles on outcome pages once the instrument no longer lists them */
+    /**
+     * The records of errors this node linked, for titles on outcome pages once the instrument no longer lists them,
+     * by id and the link's identity: a page for a reused id never shows the earlier error's title.
+     */
     const records = new Map<string, ErrorRecord>();
 
     /** when this node last made a link for an error: a view of it never uses a list read before that */
@@ -100,10 +118,16 @@ export = function register(RED: Red): void {
       if (linkedAt.size > MAX_REMEMBERED) linkedAt.delete(linkedAt.keys().next().value as string);
     }
 
-    function remember(key: string, record: ErrorRecord): void {
+    function remember(link: LinkedError, record: ErrorRecord): void {
+      const key = recordKey(link);
       records.delete(key);
       records.set(key, record);
       if (records.size > MAX_REMEMBERED) records.delete(records.keys().next().value as string);
+    }
+
+    function titleOf(link: LinkedError): string | undefined {
+      const title = records.get(recordKey(link))?.title;
+      return typeof title === 'string' ? title : undefined;
     }
 
     function instrument(): { server: LhServerNode; client: LiquidHandlerClient; digest: string } {
@@ -133,7 +157,7 @@ export = function register(RED: Red): void {
         const expires = Date.now() + lifetime;
         const seen = identityOf(found.record);
         const token = signLink({ i: digest, s: found.source, e: found.key, x: expires, ...(seen ? { f: fingerprint(seen) } : {}) }, secretOf(node));
-        remember(found.key, found.record);
+        remember({ key: found.key, seen }, found.record);
         linked(found.key);
         msg.answerUrl = `${base}?t=${token}`;
         msg.answerExpires = new Date(expires).toISOString();
@@ -151,7 +175,7 @@ export = function register(RED: Red): void {
     });
 
     /** The checked link, or undefined after a 403 was sent. */
-    function checkedLink(token: unknown, res: ServerResponse): { source: Source; key: string; expires: number; seen?: ErrorIdentity } | undefined {
+    function checkedLink(token: unknown, res: ServerResponse): (LinkedError & { source: Source; expires: number }) | undefined {
       let digest: string;
       try {
         digest = instrument().digest;
@@ -176,11 +200,15 @@ export = function register(RED: Red): void {
       }
     }
 
-    /** `past`: also an answer to an error the instrument no longer lists (asked once the error is known not pending). */
-    function alreadyView(client: LiquidHandlerClient, source: Source, key: string, past = false, seen?: ErrorIdentity): OutcomeView | undefined {
-      const given = lookupAnswer(client, key, seen) ?? (past ? client.answers.lookupPast(key) : undefined);
+    /**
+     * The answer this Node-RED gave to the error the link was made for (never to another error under its id);
+     * `past`: also an answer to an error the instrument no longer lists (asked once the error is known not pending).
+     */
+    function alreadyView(client: LiquidHandlerClient, link: LinkedError & { source: Source }, past = false): OutcomeView | undefined {
+      const { key, seen, source } = link;
+      const given = lookupAnswer(client, key, seen) ?? (past ? client.answers.lookupPast(key, seen) : undefined);
       if (!given || given.outcome !== 'answered') return undefined;
-      const record = records.get(key);
+      const record = records.get(recordKey(link));
       return {
         kind: 'already-answered',
         instrument: displayName(),
@@ -197,37 +225,35 @@ export = function register(RED: Red): void {
       const link = checkedLink(token, res);
       if (!link) return;
       const { client } = instrument();
-      const already = alreadyView(client, link.source, link.key, false, link.seen);
+      const already = alreadyView(client, link);
       if (already) return reply(res, 200, outcomePage(already));
-      let record = await pendingRecord(client, link.source, link.key, lists, linkedAt.get(link.key));
+      let record = await pendingRecord(client, link.source, link.key, lists, { linkedAt: linkedAt.get(link.key) });
       // the shared read may be older than an answer this Node-RED gave meanwhile (a later read no longer listed the
       // error): read afresh then, so the page never offers a form for an answered error (bounded: only answered ids)
-      if (record && client.answers.lookupPast(link.key)) record = await pendingRecord(client, link.source, link.key);
+      if (record && client.answers.lookupPast(link.key)) record = await pendingRecord(client, link.source, link.key, lists, { fresh: true });
       if (!record) {
-        const over = alreadyView(client, link.source, link.key, true);
+        const over = alreadyView(client, link, true);
         return reply(res, 200, outcomePage(over ?? { kind: 'not-pending', instrument: displayName(), errorKey: link.key }));
       }
       const changed = changedView(link, record);
       if (changed) return reply(res, 200, outcomePage(changed));
-      remember(link.key, record);
+      remember(link, record);
       const view = errorView(link.source, link.key, record, displayName(), link.expires);
       reply(res, 200, questionPage(view, String(token), forms.issue(link.key)));
     }
 
     /** The error listed under the link's id now is not the one the link was made for: the page says so. */
-    function changedView(link: { key: string; seen?: ErrorIdentity }, record: ErrorRecord): OutcomeView | undefined {
+    function changedView(link: LinkedError, record: ErrorRecord): OutcomeView | undefined {
       const now = identityOf(record);
       if (!link.seen || !now || sameError(link.seen, now)) return undefined;
-      const before = records.get(link.key);
-      const title = typeof before?.title === 'string' ? before.title : undefined;
-      return { kind: 'changed', instrument: displayName(), errorKey: link.key, title, reason: errorLabel(record) };
+      return { kind: 'changed', instrument: displayName(), errorKey: link.key, title: titleOf(link), reason: errorLabel(record) };
     }
 
     async function takeAnswer(req: PageRequest, res: ServerResponse, form: URLSearchParams): Promise<void> {
       const token = form.get('t') ?? queryParam(req, 't');
       const link = checkedLink(token, res);
       if (!link) return;
-      const title = typeof records.get(link.key)?.title === 'string' ? String(records.get(link.key)?.title) : undefined;
+      const title = titleOf(link);
       const base: OutcomeView = { kind: 'form-used', instrument: displayName(), errorKey: link.key, title };
       if (!forms.use(form.get('form'), link.key)) return reply(res, 403, outcomePage(base));
       const typed = (form.get('by') ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_NAME);
@@ -239,10 +265,10 @@ export = function register(RED: Red): void {
 
       let outcome: AnswerOutcome;
       let record: ErrorRecord | undefined;
-      const already = alreadyView(client, link.source, link.key, false, link.seen);
+      const already = alreadyView(client, link);
       if (already) outcome = { outcome: 'already-answered', message: 'already answered' };
       else {
-        record = await pendingRecord(client, link.source, link.key);
+        record = await pendingRecord(client, link.source, link.key, lists, { fresh: true });
         const changed = record ? changedView(link, record) : undefined;
         if (!record) outcome = { outcome: 'not-pending', message: `error ${link.key} is not pending` };
         else if (changed) {
@@ -260,8 +286,8 @@ export = function register(RED: Red): void {
         }
       }
       // a changed error keeps the title the link was made for: the new error under the id is not what was answered
-      if (record && outcome.outcome !== 'changed') remember(link.key, record);
-      const shownRecord = outcome.outcome === 'changed' ? records.get(link.key) : (record ?? records.get(link.key));
+      if (record && outcome.outcome !== 'changed') remember(link, record);
+      const shownRecord = outcome.outcome === 'changed' ? records.get(recordKey(link)) : (record ?? records.get(recordKey(link)));
       const view: OutcomeView = { ...base, title: typeof shownRecord?.title === 'string' ? shownRecord.title : title, kind: outcome.outcome };
       if (outcome.outcome === 'answered') {
         Object.assign(view, { answer: answerLabel(link.source, shownRecord, outcome.answer.response), by: outcome.answer.by, at: zonedTime(outcome.answer.at) });
@@ -269,7 +295,7 @@ export = function register(RED: Red): void {
       } else if (outcome.outcome === 'already-answered') {
         const previous = outcome.previous;
         const prior = previous ? { answer: answerLabel(link.source, shownRecord, previous.response), by: previous.by, at: zonedTime(previous.at) } : {};
-        Object.assign(view, prior, alreadyView(client, link.source, link.key) ?? {});
+        Object.assign(view, prior, alreadyView(client, link) ?? {});
       } else if (outcome.outcome === 'failed' && mayHaveApplied(outcome.error)) {
         outcome = { ...outcome, message: `${NO_CONFIRMATION} (${outcome.message})` };
         Object.assign(view, { reason: outcome.message, unconfirmed: true });
