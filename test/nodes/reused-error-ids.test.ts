@@ -63,6 +63,51 @@ describe('reused error ids: answer only the error that was seen, raise every err
     assert.equal(formOf(again.text).buttons.length, 0);
   });
 
+  it('an answer a flow gave by msg.errorId alone does not show as the answer of a new error under that id: its page offers the form', async function () {
+    await load([
+      { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
+      { id: 'answered', type: 'helper' },
+      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], []] },
+      { id: 'out', type: 'helper' },
+    ]);
+    sim.injectPendingError(tip);
+    const done = nextMessage(helper.getNode('answered'));
+    helper.getNode('answer').receive({ errorId: '7', selectedResponse: 'Retry' });
+    assert.equal((await done).outcome, 'answered');
+    const second = sim.injectPendingError(arm); // no poll in between: nothing saw the first error go
+    const linked = nextMessage(helper.getNode('out'));
+    helper.getNode('page').receive({ payload: second, source: 'A', event: 'raised' });
+    const page = await fetchText(String((await linked).answerUrl));
+    assert.doesNotMatch(page.text, /Already answered/, 'Retry went to "Tip pickup failed", not to the Fatal error');
+    assert.match(page.text, /Arm collision/);
+    assert.deepEqual(
+      formOf(page.text).buttons.map((b) => b.value),
+      ['Retry', 'Abort'],
+    );
+  });
+
+  it('a page for a reused id never shows the answer the earlier error under that id got, once the new error is over too', async function () {
+    await load([
+      { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
+      { id: 'answered', type: 'helper' },
+      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], []] },
+      { id: 'out', type: 'helper' },
+    ]);
+    const first = sim.injectPendingError(tip);
+    const done = nextMessage(helper.getNode('answered'));
+    helper.getNode('answer').receive({ payload: first, selectedResponse: 'Retry', answeredBy: 'alice' });
+    assert.equal((await done).outcome, 'answered');
+    const second = sim.injectPendingError(arm);
+    const linked = nextMessage(helper.getNode('out'));
+    helper.getNode('page').receive({ payload: second, source: 'A', event: 'raised' });
+    const link = String((await linked).answerUrl);
+    sim.resolvePendingError('7'); // the Fatal error was dealt with at the instrument
+    const page = await fetchText(link);
+    assert.doesNotMatch(page.text, /Retry/, 'the Retry given to "Tip pickup failed" is not shown as this error\'s answer');
+    assert.doesNotMatch(page.text, /Already answered|Answered /);
+    assert.match(page.text, /no longer pending/i);
+  });
+
   it('a policy default chosen for "Tip pickup failed" is not sent to the Fatal error under the reused id: escalated with the reason', async function () {
     await load([
       {
