@@ -1,5 +1,13 @@
 import { LhError } from './errors';
-import { changedError, changedMessage, ErrorIdentity, fingerprint, fromFingerprint, hasFields, sameError } from './error-identity';
+import {
+  changedError,
+  changedMessage,
+  ErrorIdentity,
+  fingerprint,
+  fromFingerprint,
+  hasFields,
+  sameError,
+} from './error-identity';
 
 /** An answer this Node-RED gave, or is giving, to one instrument error. */
 export interface AnswerRecord {
