@@ -160,6 +160,13 @@ describe('lh-answer-page under load and next to other routes', function () {
       .args.map((a) => a[0])
       .filter((c) => String(c.msg).startsWith('lh-answer-page.errors.clash'));
     assert.equal(logged.length, 1, 'said once');
+    // while the page stands back, it hands out no link to a path that leads to the user's route
+    const error = sim.injectPendingError({ id: '21', title: 'Clot detected' });
+    const passed = nextMessage(helper.getNode('out'));
+    helper.getNode('page').receive({ payload: error, source: 'A', event: 'raised', notification: 'Clot detected' });
+    const msg = await passed;
+    assert.equal(msg.answerUrl, undefined, 'no link while the path is taken');
+    assert.equal(msg.notification, 'Clot detected', 'the notification still goes out, without a link');
 
     const ready = statusWhere('page', (s) => String(s.text).includes('ready'));
     await helper.setFlows(base as never, 'nodes', credentials as never);

@@ -151,6 +151,13 @@ export = function register(RED: Red): void {
         send([msg, null]);
         return done();
       }
+      if (unroute === false || clash) {
+        // a link to a path this page does not serve (no HTTP nodes, or another route holds it) would lead the person
+        // to someone else's route: the msg goes on without one, and the reason reaches Catch nodes
+        const why = unroute === false ? RED._('lh-answer-page.errors.noHttp') : RED._('lh-answer-page.errors.clash', { path, route: clash ?? '' });
+        send([msg, null]);
+        return done(new LhError(`no answer link: ${why}`, { kind: 'config', operation: OP, field: 'path' }));
+      }
       (async () => {
         const { digest } = instrument();
         const base = pageUrl(await publicBase(msg), RED.settings.httpNodeRoot, path);
