@@ -228,7 +228,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   }
 
   // once a day while the password is about to expire, on the connection output
-  const offPassword = onPasswordWarning(client, (warning) => node.send([null, null, passwordExpiryMessage(warning, instrument)]));
+  const offPassword = onPasswordWarning(client, (warning) => node.send([null, null, passwordExpiryMessage(warning, instrument)]), `poll ${node.id}`);
   node.on('close', offPassword);
 
   status.idle('polling');
