@@ -176,4 +176,35 @@ describe('reused error ids: answer only the error that was seen, raise every err
     await pollsDone(sim, 2);
     assert.equal(raised.length, 2, 'each error once');
   });
+  it('through Node-RED, five errors in turn under id 7: each raised once, each link answers only its own error', async function () {
+    await load([
+      { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.3, listen: false, wires: [['page'], [], []] },
+      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], ['audit']] },
+      { id: 'out', type: 'helper' },
+      { id: 'audit', type: 'helper' },
+    ]);
+    const linked = collect(helper.getNode('out'));
+    const links: { title: string; url: string; page: string }[] = [];
+    for (let i = 0; i < 5; i++) {
+      const title = `Error ${i} under a reused id`;
+      sim.injectPendingError({ id: '7', title, severity: i % 2 ? 'Fatal' : 'Error', responses: ['Retry', 'Abort'], reuseId: true });
+      await until(() => linked.some((m) => (m.payload as Msg).title === title), `${title} raised and linked`);
+      const url = String(linked.find((m) => (m.payload as Msg).title === title)?.answerUrl);
+      links.push({ title, url, page: (await fetchText(url)).text });
+    }
+    const audits = collect(helper.getNode('audit'));
+    for (const link of links) {
+      const form = formOf(link.page);
+      if (form.buttons.length === 0) continue; // the view came after the id was reused: no form to submit
+      const posted = await fetchText(link.url.split('?')[0], { form: { t: form.t, form: form.form, response: 'Abort' } });
+      if (link === links[4]) assert.match(posted.text, /Answered/, 'the error listed now is answered');
+      else assert.match(posted.text, /different error under this number/, `${link.title}: nothing sent to the error listed now`);
+    }
+    await until(() => audits.length >= 1, 'the audit of the answer');
+    assert.equal(puts().length, 1, 'one answer sent, to the last error');
+    assert.equal(sim.state.pendingErrors.length, 0);
+    await pollsDone(sim, 2);
+    const titles = linked.map((m) => (m.payload as Msg).title);
+    assert.deepEqual(titles, links.map((l) => l.title), 'each error raised (and linked) exactly once');
+  });
 });
