@@ -85,6 +85,24 @@ describe('lh-error-poll push decisions', function () {
     assert.deepEqual(applyErrorFrame(same, raised({ ...fw('8'), title: 'Clot' }), rules).raised, []);
   });
 
+  it('a listed error pushed too, its severity in the frame’s own word, is still the one error (never raised twice)', function () {
+    const watch = newWatch();
+    const listed = { ...fw('5', 'service', 'Fatal'), title: 'Low volume' };
+    applyPoll(watch, newRunState(), [{ source: 'A', records: [listed] }], rules);
+    assert.deepEqual(applyErrorFrame(watch, raised({ ...fw('5', 'firmware', 'Error'), title: 'Low volume' }), rules).raised, []);
+    // pushed first, listed afterwards
+    const other = newWatch();
+    assert.equal(
+      applyErrorFrame(other, raised({ ...fw('6', 'firmware', 'Error'), title: 'Low volume' }), rules).raised.length,
+      1,
+    );
+    const list: SourceResult<PolledError>[] = [
+      { source: 'A', records: [{ ...fw('6', 'service', 'Fatal'), title: 'Low volume' }] },
+    ];
+    adoptListed(other, list, rules);
+    assert.deepEqual(applyPoll(other, newRunState(), list, rules).raised, []);
+  });
+
   it('an open firmware error is not taken over by a listed error that reuses its id; the listed one is raised by the poll', function () {
     const watch = newWatch();
     applyErrorFrame(watch, raised({ ...fw('9'), title: 'Pressure fault' }), rules);

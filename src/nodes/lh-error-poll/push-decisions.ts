@@ -54,7 +54,7 @@ export function applyErrorFrame(watch: WatchState, frame: ErrorFrame, rules: Rul
     const key = rules.keyOf('A', frame.error);
     // the list's error under this id (active or resolved) is this one: the poll owns it. Another error under an id
     // a listed error had before (an id the instrument reused) is new: raised here.
-    if (key === undefined || watch.sources.A.knowsSame(key, frame.error)) return NOTHING;
+    if (key === undefined || watch.sources.A.knowsSame(key, asCompared(frame.error))) return NOTHING;
     const outcome = applyPush<PolledError>(watch, { source: 'A', channel: FIRMWARE_CHANNEL, raised: [frame.error] }, rules);
     const dropped = firmwareMemory(watch)?.dropOldest(maxOpen) ?? 0;
     return dropped > 0 ? { ...outcome, changed: true, dropped } : outcome;
@@ -81,10 +81,20 @@ export function adoptListed(watch: WatchState, results: SourceResult<PolledError
       if (key === undefined) continue;
       const pushed = firmware.activeRecord(key);
       // only the same error: a listed error under the id of an open firmware error is another error (a reused id)
-      if (pushed === undefined || !sameErrorRecords(pushed, record)) continue;
+      if (pushed === undefined || !sameErrorRecords(asCompared(pushed), record)) continue;
       if (firmware.resolve(key) !== undefined) watch.sources.A.raise(key, record, true);
     }
   }
+}
+
+/**
+ * A pushed error as compared with a listed one: without its severity, which the frame reader fills in (a default,
+ * or the frame's word mapped to the list's: "info" reads as Warning), so a listed error pushed too is never taken
+ * for another error because of it. Title, time stamp and group still tell a reused id apart.
+ */
+function asCompared(record: unknown): unknown {
+  if (!record || typeof record !== 'object') return record;
+  return Object.fromEntries(Object.entries(record).filter(([key]) => key.toLowerCase() !== 'severity'));
 }
 
 function sameErrorRecords(a: unknown, b: unknown): boolean {
