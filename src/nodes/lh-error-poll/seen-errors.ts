@@ -131,11 +131,6 @@ export class SeenErrors {
     return record;
   }
 
-  /** Whether the error is active, or remembered as resolved. */
-  knows(id: string): boolean {
-    return this.active.has(id) || this.resolvedSet.has(id);
-  }
-
   /**
    * Whether `record` is an error reported here: active, or remembered as resolved, under `id` and not another error
    * (an id the instrument reused names a new error, which this memory does not know).
