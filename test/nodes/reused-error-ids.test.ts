@@ -108,6 +108,25 @@ describe('reused error ids: answer only the error that was seen, raise every err
     assert.match(page.text, /no longer pending/i);
   });
 
+  it('a form shown for "Tip pickup failed" cannot be posted with the link of the error that reused id 7', async function () {
+    await load([
+      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], []] },
+      { id: 'out', type: 'helper' },
+    ]);
+    const first = sim.injectPendingError(tip);
+    const tipLink = nextMessage(helper.getNode('out'));
+    helper.getNode('page').receive({ payload: first, source: 'A', event: 'raised' });
+    const tipForm = formOf((await fetchText(String((await tipLink).answerUrl))).text);
+    const second = sim.injectPendingError(arm);
+    const armLink = nextMessage(helper.getNode('out'));
+    helper.getNode('page').receive({ payload: second, source: 'A', event: 'raised' });
+    const armToken = new URL(String((await armLink).answerUrl)).searchParams.get('t') ?? '';
+    const posted = await fetchText(`${web.url}/lh-answer`, { form: { t: armToken, form: tipForm.form, response: 'Retry' } });
+    assert.equal(posted.status, 403);
+    assert.match(posted.text, /already used or has expired/);
+    assert.equal(puts().length, 0, 'nothing sent to the Fatal error');
+  });
+
   it('a policy default chosen for "Tip pickup failed" is not sent to the Fatal error under the reused id: escalated with the reason', async function () {
     await load([
       {

@@ -246,7 +246,7 @@ export = function register(RED: Red): void {
       if (changed) return reply(res, 200, outcomePage(changed));
       remember(link, record);
       const view = errorView(link.source, link.key, record, displayName(), link.expires);
-      reply(res, 200, questionPage(view, String(token), forms.issue(link.key)));
+      reply(res, 200, questionPage(view, String(token), forms.issue(recordKey(link))));
     }
 
     /** The error listed under the link's id now is not the one the link was made for: the page says so. */
@@ -262,7 +262,8 @@ export = function register(RED: Red): void {
       if (!link) return;
       const title = titleOf(link);
       const base: OutcomeView = { kind: 'form-used', instrument: displayName(), errorKey: link.key, title };
-      if (!forms.use(form.get('form'), link.key)) return reply(res, 403, outcomePage(base));
+      // a form token is bound to the error it was shown for (id and identity): never usable with another error's link
+      if (!forms.use(form.get('form'), recordKey(link))) return reply(res, 403, outcomePage(base));
       const typed = (form.get('by') ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_NAME);
       // the user httpNodeAuth checked is who answered; a typed name never replaces it (it goes into `name`)
       const user = RED.settings.httpNodeAuth ? basicAuthUser(req) : undefined;
