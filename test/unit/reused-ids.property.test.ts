@@ -21,6 +21,7 @@ import { applyPoll, newRunState, type PollRules } from '../../src/nodes/lh-error
 import { adoptListed, applyErrorFrame } from '../../src/nodes/lh-error-poll/push-decisions';
 import { newWatch } from '../../src/nodes/lh-error-poll/seen-errors';
 import type { PolledError } from '../../src/nodes/shared/poll-messages';
+import { answerInTheWay } from '../../src/nodes/lh-answer-page/page-view';
 
 interface Rec {
   id: string;
@@ -304,5 +305,24 @@ describe('reused error ids at every moment (property over generated histories)',
       { k: 'resolve', id: '1' },
       { k: 'push', id: '1' },
     ]);
+  });
+  it('a refusal as already answered names the earlier answer only when it went to the error the link was made for', function () {
+    const tip = identityOf({ id: '7', title: 'Tip pickup failed', severity: 'Error' });
+    const arm = identityOf({ id: '7', title: 'Arm collision: gripper jammed, do NOT retry', severity: 'Fatal' });
+    assert.ok(tip && arm);
+    const ledger = new AnswerLedger(() => 1000);
+    ledger.reserve('7', 'Retry', 'answer-error', { by: 'alice', identity: tip }); // in flight
+    let previous: unknown;
+    try {
+      ledger.reserve('7', 'Abort', 'answer-page', { identity: arm });
+    } catch (err) {
+      previous = (err as LhError).body;
+    }
+    assert.ok(previous, 'refused while the other answer is in flight');
+    type Kept = Parameters<typeof answerInTheWay>[0];
+    assert.equal(answerInTheWay(previous as Kept, arm), undefined, 'not shown as the answer of the Fatal error');
+    assert.equal(answerInTheWay(previous as Kept, tip)?.by, 'alice');
+    const byIdAlone = { errorKey: '7', response: 'Retry', at: 1, outcome: 'answered' as const };
+    assert.equal(answerInTheWay(byIdAlone, arm), undefined);
   });
 });

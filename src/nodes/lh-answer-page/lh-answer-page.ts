@@ -13,7 +13,7 @@ import { FormTokens } from './form-tokens';
 import { basicAuthUser, MAX_FORM_BYTES, PageRequest, queryParam, routeClash, servePage } from './http-routes';
 import { RecentLists } from './recent-lists';
 import { instrumentDigest, signedBy, signLink, verifyLink } from './link-signing';
-import { answerLabel, errorView } from './page-view';
+import { answerInTheWay, answerLabel, errorView } from './page-view';
 import { expiryMs, pageUrl, routePath } from './page-links';
 import { errorInMsg } from '../answering/error-in-msg';
 import { forbiddenPage, OutcomeView, outcomePage, PAGE_HEADERS, questionPage } from './page-html';
@@ -301,7 +301,7 @@ export = function register(RED: Red): void {
         Object.assign(view, { answer: answerLabel(link.source, shownRecord, outcome.answer.response), by: outcome.answer.by, at: zonedTime(outcome.answer.at) });
         status.ok('lh-answer-page.status.answered', { id: link.key });
       } else if (outcome.outcome === 'already-answered') {
-        const previous = outcome.previous;
+        const previous = answerInTheWay(outcome.previous, link.seen);
         const prior = previous ? { answer: answerLabel(link.source, shownRecord, previous.response), by: previous.by, at: zonedTime(previous.at) } : {};
         Object.assign(view, prior, alreadyView(client, link) ?? {});
       } else if (outcome.outcome === 'failed' && mayHaveApplied(outcome.error)) {
