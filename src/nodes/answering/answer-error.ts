@@ -157,12 +157,23 @@ export function sendRecovery(
   expected?: ErrorIdentity,
 ): Promise<AnswerOutcome> {
   const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
-  return settle(
-    client,
-    body.uuid,
-    op,
-    () => client.instrument.submit(kind, body, answerOptions(by, expected)),
+  return settle(client, body.uuid, op, async () =>
+    client.instrument.submit(kind, body, answerOptions(by, expected ?? (await listedIdentity(client, body.uuid)))),
   );
+}
+
+/**
+ * The identity of the error the instrument lists under `uuid` now, for an answer given by uuid alone: the answer is
+ * then kept as the answer of that very error (never of a later one under the same uuid). A failed read gives none:
+ * the answer goes as given, by uuid.
+ */
+async function listedIdentity(client: LiquidHandlerClient, uuid: string): Promise<ErrorIdentity | undefined> {
+  try {
+    const found = (await client.instrument.unhandledErrors()).find((e) => e && typeof e === 'object' && e.uuid === uuid && e.handled !== true);
+    return found ? identityOf(found) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Input values that go with a B answer: given by a rule step or the page; checked against what the action declares. */

@@ -1,4 +1,5 @@
 /** What the page shows of an error: built from the record the instrument lists, without Node-RED. */
+import { AnswerRecord, answeredAnother, ErrorIdentity } from '../../client';
 import { defaultActionOf } from '../answering/answer-error';
 import { offeredActions, responseNames } from '../shared/error-records';
 import { zonedTime } from '../shared/zoned-time';
@@ -95,4 +96,12 @@ export function itemProblem(record: ErrorRecord, chosen: string, perItem: Record
     if (own !== undefined && !item.options.includes(own)) return `${item.label} does not offer "${own}"; it offers ${item.options.join(', ')}.`;
   }
   return undefined;
+}
+
+/**
+ * The answer that stood in the way of this one (a refusal as already answered), as the page may show it: only when it
+ * went to the error the link was made for, never to the error that had the id before (in flight, or given by id alone).
+ */
+export function answerInTheWay(previous: AnswerRecord | undefined, seen: ErrorIdentity | undefined): AnswerRecord | undefined {
+  return previous && !answeredAnother(previous, seen) ? previous : undefined;
 }
