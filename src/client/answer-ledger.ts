@@ -1,5 +1,13 @@
 import { LhError } from './errors';
-import { changedError, changedMessage, ErrorIdentity, fingerprint, fromFingerprint, sameError } from './error-identity';
+import {
+  changedError,
+  changedMessage,
+  ErrorIdentity,
+  fingerprint,
+  fromFingerprint,
+  hasFields,
+  sameError,
+} from './error-identity';
 
 /** An answer this Node-RED gave, or is giving, to one instrument error. */
 export interface AnswerRecord {
@@ -31,11 +39,16 @@ export interface AnswerOptions {
   unlisted?: boolean;
 }
 
-/** Whether a kept answer was given to another error than `identity` names (an id the instrument reused). */
-function answeredAnother(record: AnswerRecord, identity: ErrorIdentity | undefined): boolean {
-  if (!identity || record.identity === undefined) return false;
-  const given = fromFingerprint(record.errorKey, record.identity);
-  return given !== undefined && !sameError(given, identity);
+/**
+ * Whether a kept answer was given to another error than `identity` names (an id the instrument reused). An answer
+ * kept without an identity (sent with an id alone) is not taken for an answer to an error whose identity says more
+ * than its id: it may have gone to the error that had the id before, so it neither blocks nor is shown for this one.
+ */
+export function answeredAnother(record: AnswerRecord, identity: ErrorIdentity | undefined): boolean {
+  if (!identity || !hasFields(identity)) return false;
+  const given = record.identity === undefined ? undefined : fromFingerprint(record.errorKey, record.identity);
+  if (given === undefined || !hasFields(given)) return true;
+  return !sameError(given, identity);
 }
 
 /** The slot of one answer in flight: confirm it when the instrument applied it, release it when it did not. */
@@ -46,6 +59,8 @@ export interface AnswerSlot {
 
 /** Answers kept after they were given, per instrument: enough for months of errors, bounded. */
 export const MAX_ANSWERS_KEPT = 5000;
+/** Answers kept per id once their errors are over (several errors in turn under one reused id). */
+const PAST_PER_ID = 4;
 
 /**
  * At most one answer per error from this Node-RED, whoever asks first: a second caller is refused before any
@@ -54,7 +69,7 @@ export const MAX_ANSWERS_KEPT = 5000;
 export class AnswerLedger {
   private readonly records = new Map<string, AnswerRecord>();
   /** answers to errors that are over (no longer listed): shown to whoever asks, never blocking a new answer */
-  private readonly past = new Map<string, AnswerRecord>();
+  private readonly past = new Map<string, AnswerRecord[]>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -106,15 +121,21 @@ export class AnswerLedger {
 
   private retire(key: string, record: AnswerRecord): void {
     this.records.delete(key);
+    const earlier = this.past.get(key) ?? [];
     this.past.delete(key);
-    this.past.set(key, record);
+    // the last few errors that had this id (an instrument reusing ids), newest last
+    this.past.set(key, [...earlier, record].slice(-PAST_PER_ID));
     if (this.past.size > MAX_ANSWERS_KEPT) this.past.delete(this.past.keys().next().value as string);
   }
 
-  /** The answer given to an error that is over (see forgetOver); an id reused by a new error may be listed again. */
-  lookupPast(errorKey: string): AnswerRecord | undefined {
-    const found = this.past.get(errorKey);
-    return found ? { ...found } : undefined;
+  /**
+   * The answer given to an error that is over (see forgetOver); an id reused by a new error may be listed again.
+   * With `identity`, only an answer given to that very error (never one to another error that had the id).
+   */
+  lookupPast(errorKey: string, identity?: ErrorIdentity): AnswerRecord | undefined {
+    const kept = this.past.get(errorKey) ?? [];
+    for (let i = kept.length - 1; i >= 0; i--) if (!answeredAnother(kept[i], identity)) return { ...kept[i] };
+    return undefined;
   }
 
   /** When a list of open errors is asked for (the ledger's clock). */
@@ -224,8 +245,8 @@ export class InstrumentAnswers {
   }
 
   /** The answer this Node-RED gave to an error the instrument no longer lists (for "who answered" pages). */
-  lookupPast(errorKey: string): AnswerRecord | undefined {
-    return this.a.lookupPast(errorKey) ?? this.b?.lookupPast(errorKey);
+  lookupPast(errorKey: string, identity?: ErrorIdentity): AnswerRecord | undefined {
+    return this.a.lookupPast(errorKey, identity) ?? this.b?.lookupPast(errorKey, identity);
   }
 }
 

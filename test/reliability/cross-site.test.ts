@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { crossSiteReason } from '../../src/nodes/lh-server/admin-guard';
+import { crossSiteReason, rebindingReason } from '../../src/nodes/lh-server/admin-guard';
 
 describe('cross-site decision (property)', function () {
   it('only the own origin, same-origin/none fetches and requests without browser headers pass', function () {
@@ -54,5 +54,27 @@ describe('cross-site decision (property)', function () {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('DNS rebinding decision (property)', function () {
+  it('without adminAuth, only addresses, localhost and listed names pass; the advice names the setting', function () {
+    const name = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}(\.[a-z][a-z0-9-]{0,10}){0,3}$/);
+    const port = fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined });
+    fc.assert(
+      fc.property(name, port, fc.array(name, { maxLength: 3 }), (n, p, listed) => {
+        const host = p === undefined ? n : `${n}:${p}`;
+        const why = rebindingReason({ host }, listed);
+        const allowed = n === 'localhost' || n.endsWith('.localhost') || listed.includes(n);
+        assert.equal(why === undefined, allowed, `${host} with ${JSON.stringify(listed)}: ${why}`);
+        if (why !== undefined) assert.match(why, /editorHosts/);
+        assert.equal(rebindingReason({ host: host.toUpperCase() }, listed) === undefined, allowed, 'case does not matter');
+      }),
+      { numRuns: 300 },
+    );
+    for (const address of ['127.0.0.1', '192.168.1.20:1880', '[::1]:1880', '[fe80::1]']) {
+      assert.equal(rebindingReason({ host: address }), undefined, address);
+    }
+    assert.equal(rebindingReason({}), undefined, 'no Host header: not a browser page');
   });
 });

@@ -137,10 +137,11 @@ export function answerA(
   response: string,
   by?: string,
   expected: ErrorIdentity | undefined = identityOf(error),
+  perItem?: Record<string, string>,
 ): Promise<AnswerOutcome> {
   let body: ReturnType<typeof answerBody>;
   try {
-    body = answerBody(error, response, undefined);
+    body = answerBody(error, response, perItem);
   } catch (err) {
     return Promise.resolve(classify(err, 'answer-error'));
   }
@@ -156,15 +157,39 @@ export function sendRecovery(
   expected?: ErrorIdentity,
 ): Promise<AnswerOutcome> {
   const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
-  return settle(
-    client,
-    body.uuid,
-    op,
-    () => client.instrument.submit(kind, body, answerOptions(by, expected)),
+  return settle(client, body.uuid, op, async () =>
+    client.instrument.submit(kind, body, answerOptions(by, expected ?? (await listedIdentity(client, body.uuid)))),
   );
 }
 
-/** Submits a B error's action (a recovery when the action says so), with the lh-server node's client key. */
+/**
+ * The identity of the error the instrument lists under `uuid` now, for an answer given by uuid alone: the answer is
+ * then kept as the answer of that very error (never of a later one under the same uuid). A failed read gives none:
+ * the answer goes as given, by uuid.
+ */
+async function listedIdentity(client: LiquidHandlerClient, uuid: string): Promise<ErrorIdentity | undefined> {
+  try {
+    const found = (await client.instrument.unhandledErrors()).find((e) => e && typeof e === 'object' && e.uuid === uuid && e.handled !== true);
+    return found ? identityOf(found) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Input values that go with a B answer: given by a rule step or the page; checked against what the action declares. */
+export interface AnswerInputs {
+  /** `{inputId: value}` or `[{id, value}]` */
+  values?: unknown;
+  /** a declared input's default stands in for a value not given (a policy step) */
+  useDefaults?: boolean;
+  /** what refusals name the values after (default 'inputs') */
+  field?: string;
+}
+
+/**
+ * Submits a B error's action (a recovery when the action says so), with the lh-server node's client key. An action
+ * that declares inputs goes out only with a valid value for each required one (refused, nothing sent, otherwise).
+ */
 export function answerB(
   client: LiquidHandlerClient,
   error: InstrumentError,
@@ -172,13 +197,18 @@ export function answerB(
   errorHandlingKey: string | null,
   by?: string,
   expected: ErrorIdentity | undefined = identityOf(error),
+  inputs: AnswerInputs = {},
 ): Promise<AnswerOutcome> {
   const action = offeredActions(error)?.find((a) => a.id === actionId);
   const kind = action?.isRecovery === false ? 'action' : 'recovery';
   const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
   let body: ReturnType<typeof recoveryBody>;
   try {
-    body = recoveryBody({ payload: error }, { kind, uuid: error.uuid, selectedActionId: actionId, errorHandlingKey }, op);
+    body = recoveryBody(
+      { payload: error },
+      { kind, uuid: error.uuid, selectedActionId: actionId, errorHandlingKey, inputs: inputs.values ?? null, useDefaults: inputs.useDefaults, inputsField: inputs.field },
+      op,
+    );
   } catch (err) {
     return Promise.resolve(classify(err, op));
   }

@@ -1,22 +1,32 @@
 import { check, contextStoreSelect } from '../../editor/fields';
 import { EditorNode } from '../../editor/red';
 import { registerNode, text } from '../../editor/register';
+import { rulesToLadders } from '../shared/migration-transforms';
 
 const MODES = ['manual', 'semi-automatic', 'walk-away'];
 const DELAY = 120;
+/** Most steps a ladder may have (the runtime's limit, src/nodes/lh-error-policy/rules.ts). */
+const MAX_STEPS = 10;
+const INPUTS = /^\s*(-?\d+\s*=[^,;]*)([,;]\s*-?\d+\s*=[^,;]*)*\s*$/;
 
-/** One rule as the dialog edits it (the runtime's rule shape, src/nodes/lh-error-policy/rules.ts). */
+/** One step of a rule's ladder, as the dialog edits it (the runtime's shape, src/nodes/lh-error-policy/rules.ts). */
+interface Step {
+  mode: string;
+  answer: string;
+  delay: number | string;
+  /** B: "id=value, …" in the dialog; an object { id: value } in a flow written otherwise. */
+  inputs: string | Record<string, string>;
+}
+
 interface Rule {
   source: string;
   minSeverity: string;
   pattern: string;
   code: string;
-  mode: string;
-  answer: string;
-  delay: number | string;
+  steps: Step[];
 }
 
-const NEW_RULE: Rule = { source: 'any', minSeverity: '', pattern: '', code: '', mode: 'manual', answer: '', delay: DELAY };
+const NEW_STEP: Step = { mode: 'manual', answer: '', delay: DELAY, inputs: '' };
 
 function validPattern(pattern: string): boolean {
   try {
@@ -27,14 +37,27 @@ function validPattern(pattern: string): boolean {
   }
 }
 
-function rulesValid(rules: unknown): boolean {
+function stepValid(rule: Partial<Rule>, s: Partial<Step>): boolean {
+  if (!MODES.includes(String(s.mode))) return false;
+  if (rule.source === 'B' && s.answer && !/^-?\d+$/.test(s.answer)) return false;
+  if (s.inputs && typeof s.inputs === 'string' && !INPUTS.test(s.inputs)) return false;
+  const d = Number(s.delay);
+  return s.delay === '' || s.delay === undefined || (!isNaN(d) && d >= 0 && d <= 604800);
+}
+
+/**
+ * Each rule a valid pattern and a ladder of 1 to MAX_STEPS valid steps; a rule saved before 0.3 (mode, answer,
+ * delay) is read as the one-step ladder the migration makes of it, so a node not yet opened is checked as it runs.
+ */
+function rulesValid(saved: unknown): boolean {
+  const config: Record<string, unknown> = { rules: saved };
+  rulesToLadders(config);
+  const rules = config.rules;
   if (!Array.isArray(rules)) return false;
   return rules.every((r: Partial<Rule>) => {
-    if (!MODES.includes(String(r.mode))) return false;
     if (r.pattern && !validPattern(r.pattern)) return false;
-    if (r.source === 'B' && r.answer && !/^-?\d+$/.test(r.answer)) return false;
-    const d = Number(r.delay);
-    return r.delay === '' || r.delay === undefined || (!isNaN(d) && d >= 0 && d <= 604800);
+    const steps = Array.isArray(r.steps) ? r.steps : [];
+    return steps.length > 0 && steps.length <= MAX_STEPS && steps.every((s) => stepValid(r, s));
   });
 }
 
@@ -48,35 +71,91 @@ function input(cls: string, placeholder: string, css: Record<string, string>, va
   return $("<input type='text'>").addClass(cls).attr('placeholder', placeholder).css(css).val(value);
 }
 
+function button(icon: string, label = ''): JQuery {
+  return $("<button type='button' class='red-ui-button red-ui-button-small'>").append($('<i>').addClass('fa fa-' + icon), label);
+}
+
+function inputsText(inputs: Step['inputs']): string {
+  return typeof inputs === 'string'
+    ? inputs
+    : Object.entries(inputs ?? {})
+        .map(([k, v]) => k + '=' + v)
+        .join(', ');
+}
+
+/** The ladder of a rule: step 1 answers the 1st matching error in a run, step 2 the 2nd, …; the last repeats. */
+function addLadder(node: EditorNode, row: JQuery, steps: Partial<Step>[]): void {
+  const ladder = $('<div>').addClass('rule-steps').appendTo(row);
+  const number = (): void => {
+    ladder.children().each(function (i) {
+      $(this)
+        .find('.rule-step-number')
+        .text(i + 1 + '.');
+    });
+  };
+  const addStep = (step: Partial<Step>): void => {
+    const s = { ...NEW_STEP, ...step };
+    const line = $('<div>').addClass('rule-step').css({ marginTop: '4px' }).appendTo(ladder);
+    $('<span>').addClass('rule-step-number').css({ display: 'inline-block', width: '20px' }).appendTo(line);
+    const modes = MODES.map((m) => text(node, 'mode.' + m));
+    select('rule-mode', MODES, modes, s.mode).appendTo(line);
+    input('rule-answer', text(node, 'rule.answer'), { width: '22%' }, s.answer).appendTo(line);
+    input('rule-delay', String(DELAY), { width: '50px', marginLeft: '4px' }, s.delay).appendTo(line);
+    $('<span>')
+      .text(' ' + text(node, 'rule.seconds') + ' ')
+      .appendTo(line);
+    input('rule-inputs', text(node, 'rule.inputs'), { width: '18%' }, inputsText(s.inputs)).appendTo(line);
+    button('times')
+      .css({ marginLeft: '4px' })
+      .on('click', () => {
+        if (ladder.children().length > 1) {
+          line.remove();
+          number();
+        }
+      })
+      .appendTo(line);
+    number();
+  };
+  (steps.length > 0 ? steps : [{}]).forEach(addStep);
+  button('plus', ' ' + text(node, 'rule.addStep'))
+    .css({ marginTop: '4px' })
+    .attr('title', text(node, 'rule.laterSteps'))
+    .on('click', () => {
+      if (ladder.children().length < MAX_STEPS) addStep({});
+    })
+    .appendTo(row);
+}
+
 function addRule(node: EditorNode, row: JQuery, rule: Partial<Rule>): void {
-  const r = { ...NEW_RULE, ...rule };
+  const r = { source: 'any', minSeverity: '', pattern: '', code: '', ...rule };
   const line1 = $('<div>').appendTo(row);
   select('rule-source', ['any', 'A', 'B'], [text(node, 'rule.anySource'), 'A', 'B'], r.source).appendTo(line1);
   const severities = [text(node, 'rule.anySeverity'), '≥ Warning', '≥ Error', 'Fatal'];
   select('rule-minSeverity', ['', 'Warning', 'Error', 'Fatal'], severities, r.minSeverity).appendTo(line1);
   input('rule-pattern', text(node, 'rule.pattern'), { width: '30%' }, r.pattern).appendTo(line1);
   input('rule-code', text(node, 'rule.code'), { width: '70px', marginLeft: '4px' }, r.code).appendTo(line1);
-  const line2 = $('<div>').css({ marginTop: '4px' }).appendTo(row);
-  const modes = MODES.map((m) => text(node, 'mode.' + m));
-  select('rule-mode', MODES, modes, r.mode).appendTo(line2);
-  input('rule-answer', text(node, 'rule.answer'), { width: '30%' }, r.answer).appendTo(line2);
-  input('rule-delay', String(DELAY), { width: '60px', marginLeft: '4px' }, r.delay).appendTo(line2);
-  $('<span>')
-    .text(' ' + text(node, 'rule.seconds'))
-    .appendTo(line2);
+  addLadder(node, row, Array.isArray(r.steps) ? r.steps : []);
 }
 
 function readRule(row: JQuery): Rule {
-  const field = (cls: string): string => String(row.find('.' + cls).val() ?? '');
-  const delay = field('rule-delay');
+  const field = (from: JQuery, cls: string): string => String(from.find('.' + cls).val() ?? '');
+  const steps: Step[] = [];
+  row.find('.rule-step').each(function () {
+    const line = $(this);
+    const delay = field(line, 'rule-delay');
+    steps.push({
+      mode: field(line, 'rule-mode'),
+      answer: field(line, 'rule-answer'),
+      delay: delay === '' ? DELAY : Number(delay),
+      inputs: field(line, 'rule-inputs'),
+    });
+  });
   return {
-    source: field('rule-source'),
-    minSeverity: field('rule-minSeverity'),
-    pattern: field('rule-pattern'),
-    code: field('rule-code'),
-    mode: field('rule-mode'),
-    answer: field('rule-answer'),
-    delay: delay === '' ? DELAY : Number(delay),
+    source: field(row, 'rule-source'),
+    minSeverity: field(row, 'rule-minSeverity'),
+    pattern: field(row, 'rule-pattern'),
+    code: field(row, 'rule-code'),
+    steps,
   };
 }
 
@@ -84,9 +163,8 @@ registerNode('lh-error-policy', {
   icon: 'lh-error-policy.svg',
   outputs: 3,
   outputLabels: ['notify', 'auto', 'escalate'],
-  rules: {
-    rules: { validate: check(rulesValid, 'lh-error-policy.errors.rules') },
-  },
+  rules: { rules: { validate: check(rulesValid, 'lh-error-policy.errors.rules') } },
+  // The rules shown are the migrated ones: a rule saved before 0.3 (mode, answer, delay) is a one-step ladder.
   prepare(config) {
     const list = $('#node-input-rule-container');
     list.css('min-height', '200px').editableList<Partial<Rule>>({

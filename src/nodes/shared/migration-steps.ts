@@ -3,6 +3,8 @@
  * dialogs (src/editor, bundled into each node's html at build) run this same code over the same tables, so a dialog
  * shows a saved configuration exactly as the runtime will read it.
  */
+import { TRANSFORMS, TransformName } from './migration-transforms';
+
 export interface MigrationStep {
   /** The version a configuration has after this step. */
   version: number;
@@ -10,6 +12,8 @@ export interface MigrationStep {
   renames?: Readonly<Record<string, string>>;
   /** Properties missing after the renames take these values (the dialog's defaults at this version). */
   defaults?: Readonly<Record<string, unknown>>;
+  /** Reshapes properties whose form changed (applied to the copy after the renames, before the defaults), by name. */
+  transform?: TransformName;
 }
 
 export type MigrationTable = Readonly<Record<string, readonly MigrationStep[]>>;
@@ -44,6 +48,7 @@ export function applyStep<T extends Record<string, unknown>>(config: T, step: Mi
     if (from in out && out[to] === undefined) out[to] = out[from];
     delete out[from];
   }
+  if (step.transform) TRANSFORMS[step.transform](out);
   for (const [key, value] of Object.entries(step.defaults ?? {})) {
     if (out[key] === undefined) out[key] = structuredClone(value);
   }

@@ -20,6 +20,7 @@ import { DEFAULT_NOTIFICATION } from './poll-messages';
 
 export { applyStep, savedVersion };
 export type { Migrated, MigrationStep, MigrationTable };
+export { rulesToLadders } from './migration-transforms';
 
 /**
  * Steps per node type, oldest first. Required settings without a meaningful default (the lh-server reference,
@@ -107,7 +108,14 @@ export const MIGRATIONS: MigrationTable = {
     },
   ],
   'lh-answer-page': [{ version: 1, defaults: { name: '', publicUrl: 'LH_PUBLIC_URL', publicUrlType: 'env', path: '/lh-answer', expiryHours: 24, linkText: 'Answer: {{answerUrl}}' } }],
-  'lh-error-policy': [{ version: 1, defaults: { name: '', rules: [{ source: 'any', minSeverity: '', pattern: '', code: '', mode: 'manual', answer: '', delay: 120 }], by: 'policy', store: '' } }],
+  'lh-error-policy': [
+    { version: 1, defaults: { name: '', rules: [{ source: 'any', minSeverity: '', pattern: '', code: '', mode: 'manual', answer: '', delay: 120 }], by: 'policy', store: '' } },
+    {
+      version: 2,
+      transform: 'rulesToLadders',
+      defaults: { rules: [{ source: 'any', minSeverity: '', pattern: '', code: '', steps: [{ mode: 'manual', answer: '', delay: 120, inputs: '' }] }] },
+    },
+  ],
   'lh-events': [{ version: 1, defaults: { name: '', codes: '' } }],
   'lh-dialog': [{ version: 1, defaults: { name: '', viewResult: '' } }],
   'lh-run': [{ version: 1, defaults: { name: '', operation: 'start', protocolId: '', protocolIdType: 'num', protocolName: '', simulate: 'msg', stopAtLoading: false, timeout: '300', pollInterval: '1' } }],

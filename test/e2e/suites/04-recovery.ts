@@ -10,10 +10,11 @@ export function recoverySuite(ctx: E2e): void {
     useEnv(() => ({ LH_PUBLIC_URL: ctx.red.url }));
     beforeEach(async function () {
       const { flow, credentials, node } = exampleFlow('04 ', ctx.sim);
-      const rules = node('lh-ex04-policy').rules as { mode: string; delay: number }[];
-      assert.equal(rules[0].mode, 'semi-automatic');
-      assert.equal(rules[0].delay, 120, 'a person has 2 minutes');
-      rules[0].delay = WAIT_MS / 1000;
+      // the example carries its rules as ladders (node scripts/fill-examples.js): one step here
+      const rules = node('lh-ex04-policy').rules as { steps: { mode: string; delay: number }[] }[];
+      assert.equal(rules[0].steps[0].mode, 'semi-automatic');
+      assert.equal(rules[0].steps[0].delay, 120, 'a person has 2 minutes');
+      rules[0].steps[0].delay = WAIT_MS / 1000;
       await ctx.red.deploy(flow, credentials);
       // registered when the flow starts ("while deployed")
       await until('the error handler registration', () => ctx.sim.state.handlers.has('nodered'));
