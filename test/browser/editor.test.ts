@@ -528,11 +528,36 @@ describe('editor in Chromium (npm start)', function () {
       wires: [],
     }));
     for (const n of bare) for (const key of Object.keys(dialogDefaults(n.type))) assert.ok(!(key in n));
-    const deployed = await editEachAndDeploy([tab, server, ...bare]);
-    assertDeployedAsMigrated([server, ...bare], deployed);
+    // an error policy of 0.2 (version 1): each rule one answer, which version 2 makes a one-step ladder
+    const oldRule = { source: 'B', minSeverity: 'Error', pattern: 'clot', code: '', mode: 'walk-away', answer: '2', delay: 30 };
+    const oldPolicy: FlowNode = {
+      id: 'old-policy',
+      type: 'lh-error-policy',
+      z: tab.id,
+      server: server.id,
+      version: 1,
+      name: '',
+      rules: [oldRule],
+      by: 'policy',
+      store: '',
+      x: 150,
+      y: 400,
+      wires: [],
+    };
+    const deployed = await editEachAndDeploy([tab, server, ...bare, oldPolicy]);
+    assertDeployedAsMigrated([server, ...bare, oldPolicy], deployed);
     const byId = new Map(deployed.map((n) => [n.id, n]));
     assert.equal(byId.get('bare-lh-error-poll')?.listen, true);
     assert.equal(byId.get('bare-lh-run-watch')?.listen, true);
+    assert.deepEqual(byId.get('old-policy')?.rules, [
+      {
+        source: 'B',
+        minSeverity: 'Error',
+        pattern: 'clot',
+        code: '',
+        steps: [{ mode: 'walk-away', answer: '2', delay: 30, inputs: '' }],
+      },
+    ]);
   });
 
   it('logged no errors in the browser console', function () {
