@@ -16,6 +16,7 @@ import { instrumentDigest, signedBy, signLink, verifyLink } from './link-signing
 import { answerInTheWay, answerLabel, errorView, itemProblem } from './page-view';
 import { expiryMs, pageUrl, routePath } from './page-links';
 import { errorInMsg } from '../answering/error-in-msg';
+import { openFirmwareError } from '../answering/open-firmware-errors';
 import { forbiddenPage, OutcomeView, outcomePage, PAGE_HEADERS, questionPage } from './page-html';
 import { migrateConfig } from '../shared/migrations';
 import { addRunRule, hasPolicy, similarity } from '../runs/run-scope';
@@ -236,10 +237,10 @@ export = function register(RED: Red): void {
       const { client } = instrument();
       const already = alreadyView(client, link);
       if (already) return reply(res, 200, outcomePage(already));
-      let record = await pendingRecord(client, link.source, link.key, lists, { linkedAt: linkedAt.get(link.key) });
+      let record = await currentRecord(client, link, { linkedAt: linkedAt.get(link.key) });
       // the shared read may be older than an answer this Node-RED gave meanwhile (a later read no longer listed the
       // error): read afresh then, so the page never offers a form for an answered error (bounded: only answered ids)
-      if (record && client.answers.lookupPast(link.key)) record = await pendingRecord(client, link.source, link.key, lists, { fresh: true });
+      if (record && client.answers.lookupPast(link.key)) record = await currentRecord(client, link, { fresh: true });
       if (!record) {
         const over = alreadyView(client, link, true);
         return reply(res, 200, outcomePage(over ?? { kind: 'not-pending', instrument: displayName(), errorKey: link.key }));
@@ -250,6 +251,20 @@ export = function register(RED: Red): void {
       const view = errorView(link.source, link.key, record, displayName(), link.expires);
       view.runScope = hasPolicy(instrument().server.instrumentKey);
       reply(res, 200, questionPage(view, String(token), forms.issue(recordKey(link))));
+    }
+
+    /**
+     * The error under the link's id now: the listed one, else (A) an open firmware error an lh-error-poll node of this
+     * instrument raised from the socket (the instrument never lists those, and still waits for an answer).
+     */
+    async function currentRecord(
+      client: LiquidHandlerClient,
+      link: LinkedError & { source: Source },
+      options: { linkedAt?: number; fresh?: boolean },
+    ): Promise<ErrorRecord | undefined> {
+      const listed = await pendingRecord(client, link.source, link.key, lists, options);
+      if (listed || link.source !== 'A') return listed;
+      return openFirmwareError(instrument().server.instrumentKey, link.key) as ErrorRecord | undefined;
     }
 
     /** The error listed under the link's id now is not the one the link was made for: the page says so. */
@@ -281,7 +296,7 @@ export = function register(RED: Red): void {
       const already = alreadyView(client, link);
       if (already) outcome = { outcome: 'already-answered', message: 'already answered' };
       else {
-        record = await pendingRecord(client, link.source, link.key, lists, { fresh: true });
+        record = await currentRecord(client, link, { fresh: true });
         const changed = record ? changedView(link, record) : undefined;
         if (!record) outcome = { outcome: 'not-pending', message: `error ${link.key} is not pending` };
         else if (changed) {
