@@ -95,8 +95,21 @@ export interface StartOptions {
   nodeRed?: string;
 }
 
+/**
+ * The core nodes of the Node-RED `red` (its @node-red/nodes), seen through a link outside this checkout. Node-RED
+ * also loads every node package of each node_modules folder above its core nodes: from this checkout's node_modules
+ * that would be node-red-node-email and the dashboard (devDependencies), which a user's Node-RED does not have.
+ */
+function coreNodes(red: string): string {
+  const real = path.dirname(require.resolve('@node-red/nodes', { paths: [path.dirname(red)] }));
+  const link = path.join(work, `core-nodes-${path.basename(path.dirname(red))}`);
+  if (!fs.existsSync(link)) fs.symlinkSync(real, link, 'dir');
+  return link;
+}
+
 /** Starts Node-RED on `userDir` and resolves once it listens and has started its flows (none, or the saved ones). */
 export async function startRed(userDir: string, options: StartOptions = {}): Promise<StandardRed> {
+  const red = require.resolve(`${options.nodeRed ?? process.env.LH_NODE_RED ?? 'node-red'}/red.js`, { paths: [root] });
   const settings = path.join(userDir, 'settings.js');
   fs.writeFileSync(
     settings,
@@ -104,6 +117,7 @@ export async function startRed(userDir: string, options: StartOptions = {}): Pro
       uiHost: '127.0.0.1',
       uiPort: options.port ?? 0,
       flowFile: 'flows.json',
+      coreNodesDir: coreNodes(red),
       logging: { console: { level: 'info', metrics: false, audit: false } },
       editorTheme: { tours: false },
     })};\n`,
@@ -111,7 +125,6 @@ export async function startRed(userDir: string, options: StartOptions = {}): Pro
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.LH_PUBLIC_URL;
   Object.assign(env, { NODE_RED_DISABLE_TELEMETRY: '1' }, options.env ?? {});
-  const red = require.resolve(`${options.nodeRed ?? process.env.LH_NODE_RED ?? 'node-red'}/red.js`, { paths: [root] });
   const child: ChildProcess = spawn(process.execPath, [red, '--userDir', userDir, '--settings', settings], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
