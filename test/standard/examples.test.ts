@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'crypto';
 import { Simulator } from '../../src/simulator';
-import { example, exampleFiles, FlowNode, freshUserDir, installedVersion, neededPackages, StandardRed, startRed } from './standard-red';
+import { example, exampleFiles, FlowNode, freshUserDir, namedPackages, neededPackages, StandardRed, startRed } from './standard-red';
 
 const PASSWORD = `pw-${randomBytes(6).toString('hex')}`;
 const LIMS_TOKEN = `lims-${randomBytes(12).toString('hex')}`;
@@ -117,7 +117,7 @@ describe('standard Node-RED: the examples (issue 18 point 1)', function () {
     let red: StandardRed;
     before(async function () {
       // the versions this checkout tests with, from npm's cache (the registry is asked only for what is not there)
-      red = await startRed(await freshUserDir(packages.map((p) => `${p}@${installedVersion(p)}`)));
+      red = await startRed(await freshUserDir(namedPackages()));
     });
     after(async function () {
       await red?.stop();

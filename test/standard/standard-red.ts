@@ -225,3 +225,8 @@ export function neededPackages(file: string): string[] {
   if (named.startsWith('Dashboard 2.0')) return ['@flowfuse/node-red-dashboard'];
   return named.split(/,\s*/);
 }
+
+/** Every package an example's title names, at the version this checkout tests with (from npm's cache). */
+export function namedPackages(): string[] {
+  return [...new Set(exampleFiles().flatMap(neededPackages))].sort().map((p) => `${p}@${installedVersion(p)}`);
+}
