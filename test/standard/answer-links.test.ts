@@ -33,9 +33,13 @@ function example01(sim: Simulator, smtpPort: number): FlowNode[] {
   });
 }
 
-/** The mail's text, quoted-printable undone. */
+/** The next mail's text, quoted-printable undone (a mail that never comes fails the test in 20 s). */
 async function nextMailText(smtp: SmtpReceiver): Promise<string> {
-  const mail = await smtp.nextMail();
+  let timer: NodeJS.Timeout | undefined;
+  const mail = await Promise.race([
+    smtp.nextMail(),
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('no e-mail within 20 s')), 20_000))),
+  ]).finally(() => clearTimeout(timer));
   return mail.raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
