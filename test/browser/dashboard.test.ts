@@ -6,10 +6,10 @@ import fs from 'fs';
 import os from 'os';
 import path from 'path';
 import { ChildProcess, spawn } from 'child_process';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser';
 
 const root = path.resolve(__dirname, '..', '..');
-const CHROMIUM = process.env.LH_CHROMIUM || '/usr/bin/chromium';
 
 interface Started {
   child: ChildProcess;
@@ -65,11 +65,10 @@ describe('operator dashboard in Chromium (npm start, example 07)', function () {
   let page: Page;
 
   before(async function () {
-    assert.ok(fs.existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium`);
     userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-dashboard-'));
     fs.writeFileSync(path.join(userDir, '.config.runtime.json'), JSON.stringify({ telemetryEnabled: false }));
     started = await startNodeRed(userDir); // first run: every example is deployed, the dashboard among them
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     await page.route(
       (url) => url.hostname !== '127.0.0.1',
