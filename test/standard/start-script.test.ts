@@ -98,7 +98,7 @@ describe('npm start across restarts and ports (issue 18 point 5)', function () {
     await stop(running);
 
     // the simulator's last port is taken now (another program, a second checkout): it gets another one
-    blocker = net.createServer();
+    blocker = net.createServer((socket) => socket.destroy());
     await new Promise<void>((resolve) => blocker?.listen(Number(new URL(first.simA).port), '127.0.0.1', resolve));
     running = await start(userDir);
     assert.notEqual(running.simA, first.simA);
