@@ -17,7 +17,12 @@ const PUBLIC = 'https://lab.example.org:1880';
 function example01(sim: Simulator, smtpPort: number): FlowNode[] {
   return example('01 Instrument errors to e-mail').map((n) => {
     if (n.type === 'lh-server')
-      return { ...n, baseUrl: sim.baseUrl, instrumentUrl: sim.instrumentUrl, credentials: { username: 'admin', password: PASSWORD } };
+      return {
+        ...n,
+        baseUrl: sim.baseUrl,
+        instrumentUrl: sim.instrumentUrl,
+        credentials: { username: 'admin', password: PASSWORD },
+      };
     if (n.type === 'lh-error-poll') return { ...n, interval: 0.5 };
     if (n.type === 'e-mail')
       return {
@@ -101,7 +106,11 @@ describe('standard Node-RED: answer links (issue 18 points 2 and 3)', function (
     red = await startRed(userDir, { env: { LH_PUBLIC_URL: PUBLIC } });
     await opens(red, 'after a restart');
     assert.equal(fs.statSync(path.join(userDir, 'lh-link-key')).mode & 0o777, 0o600, 'the key file is for its owner only');
-    assert.ok(!fs.readFileSync(path.join(userDir, 'flows.json'), 'utf8').includes(fs.readFileSync(path.join(userDir, 'lh-link-key'), 'utf8').trim()));
+    assert.ok(
+      !fs
+        .readFileSync(path.join(userDir, 'flows.json'), 'utf8')
+        .includes(fs.readFileSync(path.join(userDir, 'lh-link-key'), 'utf8').trim()),
+    );
 
     // a link no answer page here signed (another Node-RED's, or a page since deleted): no accusation, a way forward
     const [claims] = new URL(link).searchParams.get('t')?.split('.') ?? [];
@@ -109,7 +118,11 @@ describe('standard Node-RED: answer links (issue 18 points 2 and 3)', function (
     assert.equal(foreign.status, 403);
     assert.doesNotMatch(foreign.text, /altered|tamper/i);
     assert.match(foreign.text, /answer it in the Node-RED editor or on the instrument/);
-    assert.equal(sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').length, 0, 'opening the page answered nothing');
+    assert.equal(
+      sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').length,
+      0,
+      'opening the page answered nothing',
+    );
     assert.ok(error.id);
   });
 });

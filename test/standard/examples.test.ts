@@ -5,7 +5,16 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'crypto';
 import { Simulator } from '../../src/simulator';
-import { example, exampleFiles, FlowNode, freshUserDir, namedPackages, neededPackages, StandardRed, startRed } from './standard-red';
+import {
+  example,
+  exampleFiles,
+  FlowNode,
+  freshUserDir,
+  namedPackages,
+  neededPackages,
+  StandardRed,
+  startRed,
+} from './standard-red';
 
 const PASSWORD = `pw-${randomBytes(6).toString('hex')}`;
 const LIMS_TOKEN = `lims-${randomBytes(12).toString('hex')}`;
@@ -88,7 +97,10 @@ describe('standard Node-RED: the examples (issue 18 point 1)', function () {
         assert.match(res.text, /X-LIMS-Token/);
         // a page's form can carry a token field, and a text/plain body that is JSON: still not a LIMS request
         assert.equal((await post(json, { 'Content-Type': 'text/plain', 'X-LIMS-Token': LIMS_TOKEN })).status, 415);
-        assert.equal((await post(`${form}&token=${LIMS_TOKEN}`, { 'Content-Type': 'application/x-www-form-urlencoded' })).status, 403);
+        assert.equal(
+          (await post(`${form}&token=${LIMS_TOKEN}`, { 'Content-Type': 'application/x-www-form-urlencoded' })).status,
+          403,
+        );
         assert.equal(created(), 0);
       });
 

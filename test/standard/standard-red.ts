@@ -29,7 +29,8 @@ let packed: Promise<string> | undefined;
 /** The package as it is published: `npm pack` of the built checkout (`npm test` builds first), once per run. */
 export function tarball(): Promise<string> {
   packed ??= (async () => {
-    if (!fs.existsSync(path.join(root, 'nodes', 'nodes'))) throw new Error('nodes/ is missing: run `node scripts/build.js` first');
+    if (!fs.existsSync(path.join(root, 'nodes', 'nodes')))
+      throw new Error('nodes/ is missing: run `node scripts/build.js` first');
     const dest = path.join(work, 'pack');
     fs.mkdirSync(dest);
     await run('npm', ['pack', '--ignore-scripts', '--pack-destination', dest, '--loglevel=error'], root);
@@ -42,7 +43,8 @@ export function tarball(): Promise<string> {
 
 /** The version of a devDependency installed in this checkout (so the user dir gets the tested one, from npm's cache). */
 export function installedVersion(pkg: string): string {
-  return (JSON.parse(fs.readFileSync(path.join(root, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+  return (JSON.parse(fs.readFileSync(path.join(root, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string })
+    .version;
 }
 
 const userDirs = new Map<string, Promise<string>>();
@@ -57,7 +59,11 @@ function installed(extras: string[]): Promise<string> {
     dir = (async () => {
       const d = fs.mkdtempSync(path.join(work, 'installed-'));
       fs.writeFileSync(path.join(d, 'package.json'), JSON.stringify({ name: 'node-red-project', private: true }));
-      await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', await tarball(), ...extras], d);
+      await run(
+        'npm',
+        ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', await tarball(), ...extras],
+        d,
+      );
       return d;
     })();
     userDirs.set(key, dir);
@@ -170,7 +176,12 @@ export async function startRed(userDir: string, options: StartOptions = {}): Pro
   const boot = await waitLog(0, (s) => /Server now running at http:\/\/127\.0\.0\.1:\d+/.test(s) && flowsStarted(s), 'its start');
   const url = `http://127.0.0.1:${/Server now running at http:\/\/127\.0\.0\.1:(\d+)/.exec(boot)?.[1] ?? ''}`;
 
-  const request = (method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}): Promise<TextResponse> => {
+  const request = (
+    method: string,
+    urlPath: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<TextResponse> => {
     const data = body === undefined ? undefined : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
     return requestText(
       `${url}${urlPath}`,

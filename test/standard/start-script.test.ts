@@ -23,7 +23,11 @@ interface Started {
 function start(userDir: string): Promise<Started> {
   const env: NodeJS.ProcessEnv = { ...process.env, LH_USER_DIR: userDir, PORT: '0' };
   delete env.LH_PUBLIC_URL;
-  const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.js')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(root, 'scripts', 'start.js')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let text = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`scripts/start.js did not start within 60 s:\n${text}`)), 60_000);

@@ -39,7 +39,13 @@ export function limsRunSuite(ctx: E2e): void {
       flow.push(...mail.flow.filter((n) => !flow.some((m) => m.id === n.id)));
       // the example ships the e-mail node disabled (quiet until configured): a user enables it after filling it in
       assert.equal(mail.node('lh-ex06m-mail').d, true, 'the example ships the e-mail node disabled');
-      Object.assign(mail.node('lh-ex06m-mail'), { server: '127.0.0.1', port: String(smtp.port), secure: false, tls: false, d: false });
+      Object.assign(mail.node('lh-ex06m-mail'), {
+        server: '127.0.0.1',
+        port: String(smtp.port),
+        secure: false,
+        tls: false,
+        d: false,
+      });
       credentials['lh-ex06m-mail'] = { userid: 'nodered@example.com', password: 'smtp-secret-6' };
       Object.assign(node('lh-ex06-run'), { pollInterval: '0.05' });
       Object.assign(node('lh-ex06-watch'), { interval: '0.5' });
