@@ -6,6 +6,7 @@ const net = require('net');
 const path = require('path');
 const http = require('http');
 const { spawn } = require('child_process');
+const { randomBytes } = require('crypto');
 
 const root = path.resolve(__dirname, '..');
 // LH_USER_DIR: another Node-RED user directory (the browser test uses a fresh temporary one).
@@ -159,6 +160,8 @@ async function main() {
       2,
     )};\n`,
   );
+  // example 06 starts runs only for requests carrying this token (X-LIMS-Token); a new one per start unless given
+  const limsToken = process.env.LIMS_TOKEN || randomBytes(12).toString('hex');
   const flowsFile = path.join(userDir, 'flows.json');
   const firstRun = !fs.existsSync(flowsFile);
   // every start, not only the first: this simulator may listen on other ports than the last one did
@@ -166,7 +169,7 @@ async function main() {
   const red = spawn(process.execPath, [require.resolve('node-red/red.js'), '--settings', path.join(userDir, 'settings.js')], {
     stdio: ['ignore', 'inherit', 'inherit'],
     // the address in answer links (lh-answer-page): this Node-RED, unless the user says otherwise
-    env: { ...process.env, LH_PUBLIC_URL: process.env.LH_PUBLIC_URL || `http://${host}:${uiPort}` },
+    env: { ...process.env, LH_PUBLIC_URL: process.env.LH_PUBLIC_URL || `http://${host}:${uiPort}`, LIMS_TOKEN: limsToken },
   });
   const editor = `http://${host}:${uiPort}/`;
   let stopping = false;
@@ -189,6 +192,9 @@ async function main() {
     const res = await request('POST', `${editor}flows`, demoFlow(sim));
     if (res.status !== 204 && res.status !== 200) console.error(`Deploying the demo flow failed: ${res.status} ${res.text}`);
   }
+  console.log(
+    `Example 06 starts runs for POST ${editor}lims/run with the header X-LIMS-Token: ${limsToken} (LIMS_TOKEN sets it)`,
+  );
   console.log(`\nNode-RED editor: ${editor}\n(Ctrl-C stops Node-RED and the simulator)\n`);
 }
 
