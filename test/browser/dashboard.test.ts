@@ -1,6 +1,6 @@
 // The operator dashboard (example 07) in a real Chromium, after `npm start` (fresh user directory, the example flows
 // deployed, any free port): a run goes from Loading to finished on the page, and an error raised during the run is
-// answered with the page's button. Needs Debian's chromium at /usr/bin/chromium and a build (npm test builds first).
+// answered with the page's button. Chromium from test/support/browser.ts; needs a build (npm test builds first).
 import assert from 'assert';
 import fs from 'fs';
 import os from 'os';

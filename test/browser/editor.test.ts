@@ -1,6 +1,6 @@
 // The editor in a real Chromium: what a user sees after `npm start`. Node-RED and the simulator are started by
 // scripts/start.js itself (fresh user directory, any free port), so this also proves that `npm start` works.
-// Needs Debian's chromium at /usr/bin/chromium (.ci/run installs it) and a build (npm test builds first).
+// Chromium from test/support/browser.ts (LH_CHROMIUM, PATH, or @sparticuz/chromium); needs a build (npm test builds first).
 import assert from 'assert';
 import fs from 'fs';
 import os from 'os';
