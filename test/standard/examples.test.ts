@@ -139,6 +139,18 @@ describe('standard Node-RED: the examples (issue 18 point 1)', function () {
       assert.deepEqual(packages.sort(), ['@flowfuse/node-red-dashboard', 'node-red-node-email']);
     });
 
+    it('06 on a Node-RED without LIMS_TOKEN: no run can be started, and the answer says how to allow it', async function () {
+      sim.clearRequests();
+      assertStarted(await red.deploy(aimed(example('06 Start a run'), sim)), '06');
+      const res = await red.request('POST', '/lims/run', JSON.stringify({ protocol: 'Demo protocol' }), {
+        'Content-Type': 'application/json',
+        'X-LIMS-Token': '',
+      });
+      assert.equal(res.status, 403);
+      assert.match(res.text, /until LIMS_TOKEN is set/);
+      assert.equal(sim.requests.filter((r) => r.path === '/api/v1/protocol-run/create').length, 0);
+    });
+
     for (const file of needing) {
       it(`"${file}" starts`, async function () {
         assertStarted(await red.deploy([...USERS_FLOW, ...aimed(example(file), sim)]), file);

@@ -93,7 +93,7 @@ export interface StandardRed {
 }
 
 export interface StartOptions {
-  /** environment variables for Node-RED (LH_PUBLIC_URL is removed from the test's environment unless given here) */
+  /** environment variables for Node-RED (LH_PUBLIC_URL and LIMS_TOKEN of the test's environment are removed) */
   env?: Record<string, string>;
   /** the port to listen on (0: any free one) */
   port?: number;
@@ -129,7 +129,8 @@ export async function startRed(userDir: string, options: StartOptions = {}): Pro
     })};\n`,
   );
   const env: NodeJS.ProcessEnv = { ...process.env };
-  delete env.LH_PUBLIC_URL;
+  delete env.LH_PUBLIC_URL; // the environment of a Node-RED the user starts: nothing this test run happens to have
+  delete env.LIMS_TOKEN;
   Object.assign(env, { NODE_RED_DISABLE_TELEMETRY: '1' }, options.env ?? {});
   const child: ChildProcess = spawn(process.execPath, [red, '--userDir', userDir, '--settings', settings], {
     env,
