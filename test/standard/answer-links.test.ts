@@ -105,6 +105,13 @@ describe('standard Node-RED: answer links (issue 18 points 2 and 3)', function (
     await red.stop();
     red = await startRed(userDir, { env: { LH_PUBLIC_URL: PUBLIC } });
     await opens(red, 'after a restart');
+
+    // the user opens the answer page's dialog now and deploys: the dialog stores a secret; links already sent still answer
+    const withSecret = example01(sim, smtp.port).map((n) =>
+      n.type === 'lh-answer-page' ? { ...n, credentials: { secret: `dialog-${randomBytes(16).toString('hex')}` } } : n,
+    );
+    await red.deploy(withSecret);
+    await opens(red, 'after the dialog stored a secret');
     assert.equal(fs.statSync(path.join(userDir, 'lh-link-key')).mode & 0o777, 0o600, 'the key file is for its owner only');
     assert.ok(
       !fs

@@ -10,7 +10,7 @@ import { zonedTime } from '../shared/zoned-time';
 import { FormTokens } from './form-tokens';
 import { basicAuthUser, MAX_FORM_BYTES, PageRequest, queryParam, routeClash, servePage } from './http-routes';
 import { RecentLists } from './recent-lists';
-import { instrumentDigest, signedBy, signLink, unownedReason, verifyLink } from './link-signing';
+import { instrumentDigest, LinkCheck, signedBy, signLink, unownedReason, verifyLink } from './link-signing';
 import { answerLabel, errorView } from './page-view';
 import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath } from './page-links';
 import { derivedSecret, linkKey } from './link-key';
@@ -36,18 +36,19 @@ type Source = 'A' | 'B';
 const warnedKeys = new Set<string>();
 
 /**
- * The node's link secret: the one its dialog stored, else one derived from the Node-RED's link key (kept in the
- * user dir, see link-key) and the node id, so links survive restarts and redeploys without the dialog ever opened.
+ * The node's link secrets, the one it signs with first: the secret its dialog stored, and the one derived from the
+ * Node-RED's link key (kept in the user dir, see link-key) and the node id. Links survive restarts and redeploys
+ * without the dialog ever opened, and a link sent before the dialog stored a secret still answers afterwards.
  */
-function secretOf(RED: Red, node: Node): string {
-  const stored = node.credentials?.secret;
-  if (stored) return stored;
+function secretsOf(RED: Red, node: Node): string[] {
   const source = linkKey(RED.settings.userDir);
   if (!source.persisted && !warnedKeys.has(source.reason)) {
     warnedKeys.add(source.reason);
     node.warn(`answer links are signed with a key for this run of Node-RED only (links sent now stop working at a restart): ${source.reason}`);
   }
-  return derivedSecret(source.key, node.id);
+  const derived = derivedSecret(source.key, node.id);
+  const stored = node.credentials?.secret;
+  return stored ? [stored, derived] : [derived];
 }
 
 function readList(client: LiquidHandlerClient, source: Source): Promise<unknown[]> {
@@ -93,7 +94,13 @@ export = function register(RED: Red): void {
     const lifetime = expiryMs(config.expiryHours);
     const linkText = typeof config.linkText === 'string' ? config.linkText : DEFAULT_LINK_TEXT;
     const forms = new FormTokens();
-    const secret = secretOf(RED, node);
+    const secrets = secretsOf(RED, node);
+    const secret = secrets[0];
+    /** the check by the secret that signed the token, else why the first refused it */
+    const verify = (token: unknown): LinkCheck => {
+      const checks = secrets.map((s) => verifyLink(token, s, Date.now()));
+      return checks.find((c) => c.ok || c.reason !== 'signature') ?? checks[0];
+    };
     /** why links could not be made, each warned once while deployed (not once per error) */
     const warnedNoLink = new Set<string>();
     /** page views share one read of the error list per source and 2 s: a crawler cannot turn views into reads */
@@ -182,7 +189,7 @@ export = function register(RED: Red): void {
         reply(res, 503, outcomePage({ kind: 'failed', instrument: '', errorKey: '', reason: 'the instrument is not configured in Node-RED' }));
         return undefined;
       }
-      const check = verifyLink(token, secret, Date.now());
+      const check = verify(token);
       if (!check.ok || check.claims.i !== digest) {
         reply(res, 403, forbiddenPage(check.ok ? 'instrument' : check.reason, lifetime));
         return undefined;
@@ -337,7 +344,7 @@ export = function register(RED: Red): void {
         RED,
         path,
         {
-          owns: (token) => signedBy(token, secret),
+          owns: (token) => secrets.some((s) => signedBy(token, s)),
           get: (req, res) => void showQuestion(req, res).catch(failed(res)),
           post: (req, res, form) => void takeAnswer(req, res, form).catch(failed(res)),
         },
