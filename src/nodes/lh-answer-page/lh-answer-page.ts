@@ -1,10 +1,8 @@
 import { redact } from '../shared/secrets';
-import { randomBytes } from 'crypto';
 import type { ServerResponse } from 'http';
 import { ErrorIdentity, fingerprint, fromFingerprint, identityOf, InstrumentError, LhError, LiquidHandlerClient, PendingError, sameError } from '../../client';
 import { answerA, answerB, AnswerOutcome, lookupAnswer } from '../answering/answer-error';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
-import { fail } from '../shared/operation-node';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { renderTemplate } from '../shared/settings';
 import { Status } from '../shared/status';
@@ -12,10 +10,12 @@ import { zonedTime } from '../shared/zoned-time';
 import { FormTokens } from './form-tokens';
 import { basicAuthUser, MAX_FORM_BYTES, PageRequest, queryParam, routeClash, servePage } from './http-routes';
 import { RecentLists } from './recent-lists';
-import { instrumentDigest, signedBy, signLink, verifyLink } from './link-signing';
+import { instrumentDigest, LinkCheck, signedBy, signLink, unownedReason, verifyLink } from './link-signing';
 import { answerInTheWay, answerLabel, errorView, itemProblem } from './page-view';
-import { expiryMs, pageUrl, routePath } from './page-links';
+import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath } from './page-links';
+import { derivedSecret, linkKey } from './link-key';
 import { errorInMsg } from '../answering/error-in-msg';
+import { openFirmwareError } from '../answering/open-firmware-errors';
 import { forbiddenPage, OutcomeView, outcomePage, PAGE_HEADERS, questionPage } from './page-html';
 import { migrateConfig } from '../shared/migrations';
 import { addRunRule, hasPolicy, similarity } from '../runs/run-scope';
@@ -46,15 +46,23 @@ function recordKey(link: LinkedError): string {
   return `${link.key}\n${link.seen ? fingerprint(link.seen) : ''}`;
 }
 
-/** Secrets generated for nodes deployed without one (kept across redeploys; the dialog stores one for good). */
-const generatedSecrets = new Map<string, string>();
+/** Key files this process already warned about (one warning per Node-RED, not per node or link). */
+const warnedKeys = new Set<string>();
 
-function secretOf(node: Node): string {
+/**
+ * The node's link secrets, the one it signs with first: the secret its dialog stored, and the one derived from the
+ * Node-RED's link key (kept in the user dir, see link-key) and the node id. Links survive restarts and redeploys
+ * without the dialog ever opened, and a link sent before the dialog stored a secret still answers afterwards.
+ */
+function secretsOf(RED: Red, node: Node): string[] {
+  const source = linkKey(RED.settings.userDir);
+  if (!source.persisted && !warnedKeys.has(source.reason)) {
+    warnedKeys.add(source.reason);
+    node.warn(`answer links are signed with a key for this run of Node-RED only (links sent now stop working at a restart): ${source.reason}`);
+  }
+  const derived = derivedSecret(source.key, node.id);
   const stored = node.credentials?.secret;
-  if (stored) return stored;
-  let secret = generatedSecrets.get(node.id);
-  if (!secret) generatedSecrets.set(node.id, (secret = randomBytes(32).toString('base64url')));
-  return secret;
+  return stored ? [stored, derived] : [derived];
 }
 
 function readList(client: LiquidHandlerClient, source: Source): Promise<unknown[]> {
@@ -104,6 +112,15 @@ export = function register(RED: Red): void {
     const lifetime = expiryMs(config.expiryHours);
     const linkText = typeof config.linkText === 'string' ? config.linkText : DEFAULT_LINK_TEXT;
     const forms = new FormTokens();
+    const secrets = secretsOf(RED, node);
+    const secret = secrets[0];
+    /** the check by the secret that signed the token, else why the first refused it */
+    const verify = (token: unknown): LinkCheck => {
+      const checks = secrets.map((s) => verifyLink(token, s, Date.now()));
+      return checks.find((c) => c.ok || c.reason !== 'signature') ?? checks[0];
+    };
+    /** why links could not be made, each warned once while deployed (not once per error) */
+    const warnedNoLink = new Set<string>();
     /** page views share one read of the error list per source and 2 s: a crawler cannot turn views into reads */
     const lists = new RecentLists<string, unknown[]>();
     /**
@@ -162,10 +179,13 @@ export = function register(RED: Red): void {
       }
       (async () => {
         const { digest } = instrument();
-        const base = pageUrl(await publicBase(msg), RED.settings.httpNodeRoot, path);
+        const given = await publicBase(msg);
+        const missing = missingPublicUrl(given, config.publicUrlType, config.publicUrl);
+        if (missing) throw new LhError(missing, { kind: 'config', operation: OP, field: 'publicUrl' });
+        const base = pageUrl(given, RED.settings.httpNodeRoot, path);
         const expires = Date.now() + lifetime;
         const seen = identityOf(found.record);
-        const token = signLink({ i: digest, s: found.source, e: found.key, x: expires, ...(seen ? { f: fingerprint(seen) } : {}) }, secretOf(node));
+        const token = signLink({ i: digest, s: found.source, e: found.key, x: expires, ...(seen ? { f: fingerprint(seen) } : {}) }, secret);
         remember({ key: found.key, seen }, found.record);
         linked(found.key);
         msg.answerUrl = `${base}?t=${token}`;
@@ -179,7 +199,18 @@ export = function register(RED: Red): void {
           send([msg, null]);
           done();
         },
-        (err: unknown) => fail(node, status, msg, err, done),
+        (err: unknown) => {
+          // the notification goes out without the link: a missing decoration never costs the message
+          const reason = redact(err instanceof Error ? err.message : String(err));
+          if (linkText !== '' && typeof msg.notification === 'string') msg.notification = `${msg.notification}\n${noLinkLine(reason)}`;
+          status.warn('lh-answer-page.status.noLink');
+          if (!warnedNoLink.has(reason)) {
+            warnedNoLink.add(reason);
+            node.warn(RED._('lh-answer-page.errors.noLink', { reason }));
+          }
+          send([msg, null]);
+          done();
+        },
       );
     });
 
@@ -192,9 +223,9 @@ export = function register(RED: Red): void {
         reply(res, 503, outcomePage({ kind: 'failed', instrument: '', errorKey: '', reason: 'the instrument is not configured in Node-RED' }));
         return undefined;
       }
-      const check = verifyLink(token, secretOf(node), Date.now());
+      const check = verify(token);
       if (!check.ok || check.claims.i !== digest) {
-        reply(res, 403, forbiddenPage());
+        reply(res, 403, forbiddenPage(check.ok ? 'instrument' : check.reason, lifetime));
         return undefined;
       }
       const seen = check.claims.f === undefined ? undefined : fromFingerprint(check.claims.e, check.claims.f);
@@ -236,10 +267,10 @@ export = function register(RED: Red): void {
       const { client } = instrument();
       const already = alreadyView(client, link);
       if (already) return reply(res, 200, outcomePage(already));
-      let record = await pendingRecord(client, link.source, link.key, lists, { linkedAt: linkedAt.get(link.key) });
+      let record = await currentRecord(client, link, { linkedAt: linkedAt.get(link.key) });
       // the shared read may be older than an answer this Node-RED gave meanwhile (a later read no longer listed the
       // error): read afresh then, so the page never offers a form for an answered error (bounded: only answered ids)
-      if (record && client.answers.lookupPast(link.key)) record = await pendingRecord(client, link.source, link.key, lists, { fresh: true });
+      if (record && client.answers.lookupPast(link.key)) record = await currentRecord(client, link, { fresh: true });
       if (!record) {
         const over = alreadyView(client, link, true);
         return reply(res, 200, outcomePage(over ?? { kind: 'not-pending', instrument: displayName(), errorKey: link.key }));
@@ -250,6 +281,20 @@ export = function register(RED: Red): void {
       const view = errorView(link.source, link.key, record, displayName(), link.expires);
       view.runScope = hasPolicy(instrument().server.instrumentKey);
       reply(res, 200, questionPage(view, String(token), forms.issue(recordKey(link))));
+    }
+
+    /**
+     * The error under the link's id now: the listed one, else (A) an open firmware error an lh-error-poll node of this
+     * instrument raised from the socket (the instrument never lists those, and still waits for an answer).
+     */
+    async function currentRecord(
+      client: LiquidHandlerClient,
+      link: LinkedError & { source: Source },
+      options: { linkedAt?: number; fresh?: boolean },
+    ): Promise<ErrorRecord | undefined> {
+      const listed = await pendingRecord(client, link.source, link.key, lists, options);
+      if (listed || link.source !== 'A') return listed;
+      return openFirmwareError(instrument().server.instrumentKey, link.key) as ErrorRecord | undefined;
     }
 
     /** The error listed under the link's id now is not the one the link was made for: the page says so. */
@@ -281,7 +326,7 @@ export = function register(RED: Red): void {
       const already = alreadyView(client, link);
       if (already) outcome = { outcome: 'already-answered', message: 'already answered' };
       else {
-        record = await pendingRecord(client, link.source, link.key, lists, { fresh: true });
+        record = await currentRecord(client, link, { fresh: true });
         const changed = record ? changedView(link, record) : undefined;
         if (!record) outcome = { outcome: 'not-pending', message: `error ${link.key} is not pending` };
         else if (changed) {
@@ -378,14 +423,14 @@ export = function register(RED: Red): void {
         RED,
         path,
         {
-          owns: (token) => signedBy(token, secretOf(node)),
+          owns: (token) => secrets.some((s) => signedBy(token, s)),
           get: (req, res) => void showQuestion(req, res).catch(failed(res)),
           post: (req, res, form) => void takeAnswer(req, res, form).catch(failed(res)),
         },
-        (res, why) =>
+        (res, why, token) =>
           why === 'too-large'
             ? reply(res, 413, outcomePage({ kind: 'failed', instrument: '', errorKey: '', reason: `the form is larger than ${MAX_FORM_BYTES / 1024} KiB` }))
-            : reply(res, 403, forbiddenPage()),
+            : reply(res, 403, forbiddenPage(unownedReason(token), lifetime)),
       );
     let unroute: (() => void) | false | undefined = mount();
     /** the other route on this path, while the page stands back for it */

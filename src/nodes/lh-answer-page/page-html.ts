@@ -225,7 +225,25 @@ export function outcomePage(v: OutcomeView): string {
   return page(v.title ?? 'Instrument error', `${head}${text}`);
 }
 
-/** The one page a forged, altered or expired link gets. */
-export function forbiddenPage(): string {
-  return page('Link not valid', '<h1>This link is not valid</h1><p>It was altered, or it has expired. Ask for a new notification, or answer in the Node-RED editor.</p>');
+/** Why a link is refused: expired, cut or mangled, signed by no answer page here now, or for another instrument. */
+export type RefusedLink = 'expired' | 'malformed' | 'signature' | 'instrument';
+
+const REFUSED_TEXT: Record<RefusedLink, (hours: string) => string> = {
+  expired: (hours) => `It has expired: answer links are valid for ${hours} after the notification.`,
+  malformed: () => 'It is incomplete: the address may have been cut or changed when it was copied. Open it again straight from the notification.',
+  signature: () =>
+    'It was not made by an answer page of this Node-RED as it is now: the answer page may have been deleted or replaced, ' +
+    'its link secret changed, or the link comes from another Node-RED.',
+  instrument: () => 'It was made for an instrument this answer page no longer serves (its address in Node-RED changed).',
+};
+
+/** The page a refused link gets: why, as far as it can be told, and what to do instead. Says nothing about the error. */
+export function forbiddenPage(why: RefusedLink = 'signature', lifetimeMs = 24 * 3_600_000): string {
+  const hours = lifetimeMs / 3_600_000;
+  const text = REFUSED_TEXT[why](`${Number.isInteger(hours) ? hours : hours.toFixed(1)} ${hours === 1 ? 'hour' : 'hours'}`);
+  return page(
+    'Link not valid',
+    `<h1>This link is not valid</h1><p>${escapeHtml(text)}</p>` +
+      '<p>If the error is still waiting for an answer: answer it in the Node-RED editor or on the instrument, or use the link of a newer notification.</p>',
+  );
 }

@@ -16,6 +16,7 @@ import {
   applyErrorFrame,
   listenOf,
   openFirmwareErrors,
+  openFirmwareRecord,
   PushOutcome,
   reactToSocket,
   resolveAnswered,
@@ -25,6 +26,7 @@ import {
 } from './push-decisions';
 import { forgetWatch, readSavedWatch, savedWatch, Source, watchFor, watchKey, WatchState } from './seen-errors';
 import { severityFilter } from '../answering/severity';
+import { offerFirmwareErrors } from '../answering/open-firmware-errors';
 import { onPasswordWarning, passwordExpiryMessage } from '../shared/password-warning';
 
 const CONTEXT_KEY = 'lhErrorPoll';
@@ -195,7 +197,12 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
 
   /** Listens to instincterrors (opening the socket, shared with every node of the instrument) until the node closes. */
   function listen(): void {
-    const off = [client.events.onState(onSocket), client.events.onErrors(onFrame)];
+    const off = [
+      client.events.onState(onSocket),
+      client.events.onErrors(onFrame),
+      // the answer page and lh-answer-error find open firmware errors here: the instrument never lists them
+      offerFirmwareErrors(w.server.instrumentKey, (id) => openFirmwareRecord(watch, id)),
+    ];
     node.on('close', () => {
       for (const unsubscribe of off.splice(0)) unsubscribe();
       pushPolls.stop();

@@ -43,6 +43,12 @@ function firmwareMemory(watch: WatchState): SeenErrors | undefined {
   return watch.channels.get(FIRMWARE_CHANNEL);
 }
 
+/** The open firmware error under this id, as it was raised, if the watch holds one. */
+export function openFirmwareRecord(watch: WatchState, id: string): Record<string, unknown> | undefined {
+  const record = firmwareMemory(watch)?.activeRecord(id);
+  return record && typeof record === 'object' ? (record as Record<string, unknown>) : undefined;
+}
+
 /**
  * One frame read by firmwareErrorFromFrame: a firmware error raised (unless the error list already knows its id:
  * then it is a listed error and the poll owns it), or a firmware error resolved. Service errors and anything
