@@ -36,6 +36,9 @@ class Sleeper {
   private readonly pending = new Map<NodeJS.Timeout, (err: Error) => void>();
   private closed = false;
 
+  /** whether the node was closed: a start checks it before each write to the instrument */
+  stopped = (): boolean => this.closed;
+
   sleep = (ms: number): Promise<void> =>
     new Promise((resolve, reject) => {
       if (this.closed) return reject(new LhError('the lh-run node was stopped', { kind: 'config', operation: 'start-run' }));
@@ -101,6 +104,7 @@ export = function register(RED: Red): void {
             pollMs,
             timeoutMs,
             sleep: sleeper.sleep,
+            stopped: sleeper.stopped,
             readiness: () => client.machine.startReadiness(),
             claim: (what) => runStartsFor(client.baseUrl).claim(what, 'start-run'),
             onPhase: (phase) => status.busy(`lh-run.status.${phase}`),

@@ -6,6 +6,7 @@ import {
   HeldClaim,
   LhError,
   mapRunResult,
+  newRecords,
   ProtocolName,
   StartReadiness,
   startBlockers,
@@ -47,6 +48,18 @@ export interface StartOptions {
   readiness?(): Promise<StartReadiness>;
   /** takes the instrument's one start slot (throws `busy` while another start is in flight) */
   claim?(what: string): HeldClaim;
+  /** true once the node that runs this start was closed: nothing more is sent to the instrument */
+  stopped?(): boolean;
+}
+
+/** Throws before a write when the node running the start was closed (redeployed or deleted) meanwhile. */
+function refuseIfStopped(o: StartOptions, next: string): void {
+  if (o.stopped?.()) {
+    throw new LhError(`the lh-run node was stopped before ${next} was sent; nothing more is sent for this start`, {
+      kind: 'config',
+      operation: OP,
+    });
+  }
 }
 
 /** Refuses the start, before anything is sent, when the instrument says it is not ready, controlled elsewhere or open. */
@@ -132,28 +145,30 @@ async function waitFor(
   }
 }
 
-/** How far the instrument's clock may be behind ours when its run record says when the run started. */
-const CLOCK_TOLERANCE_MS = 5000;
-
 /**
  * The run record of this start's run: the one with the run id the create answer gave, when it gave one (no other
- * record stands in for it); else the newest record of this protocol that started after `since`.
+ * record stands in for it); else the newest record of this protocol that the instrument did not list before
+ * load-complete (`before`; undefined when that list could not be read: then no record counts). No time window:
+ * a record's time stamp (the instrument's clock, zone-less dates) is no evidence of which run it belongs to.
  */
-export function recordSince(
+export function recordOfStart(
   records: RunRecordSummary[],
   protocolName: string,
-  since: number,
+  before: ReadonlySet<string> | undefined,
   runId?: string,
 ): RunRecordSummary | undefined {
   if (runId !== undefined) return records.find((r) => r.id === runId);
-  let newest: { record: RunRecordSummary; start: number } | undefined;
-  for (const record of records) {
-    const start = typeof record.startTime === 'string' ? Date.parse(record.startTime) : NaN;
-    if (!Number.isFinite(start) || start < since) continue;
-    if (protocolName !== '' && typeof record.protocolName === 'string' && record.protocolName !== protocolName) continue;
-    if (!newest || start > newest.start) newest = { record, start };
+  if (!before) return undefined;
+  return newRecords(records, before, protocolName)[0];
+}
+
+/** The ids of the run records the instrument lists now; undefined when it cannot tell. */
+async function listedIds(api: RunControl): Promise<ReadonlySet<string> | undefined> {
+  try {
+    return new Set((await api.listRunData()).map((r) => r.id));
+  } catch {
+    return undefined;
   }
-  return newest?.record;
 }
 
 /** Starts a run (or confirms the loading of one), holding the instrument's one start slot throughout. */
@@ -194,6 +209,7 @@ async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
     );
   }
   o.onPhase?.('creating');
+  refuseIfStopped(o, 'create');
   const created = await api.createRun({ protocolId: protocol.protocolId, simulate: o.simulate, recompile: false });
   const runId = runIdOf(created);
   o.onPhase?.('scheduling');
@@ -204,6 +220,7 @@ async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
     return { outcome: 'started', status: loading, protocolId: protocol.protocolId, protocolName: name, runId };
   }
   if (o.stopAtLoading) {
+    refuseIfStopped(o, 'the load-instructions read');
     const loadInstructions = await api.loadInstructions();
     return { outcome: 'loading', status: loading, protocolId: protocol.protocolId, protocolName: name, runId, loadInstructions };
   }
@@ -242,13 +259,15 @@ async function loadAndRun(
   seen: RunStateName[],
 ): Promise<StartResult> {
   o.onPhase?.('confirming');
-  const since = Date.now() - CLOCK_TOLERANCE_MS;
+  // the records listed now are not this run's: only a record new after load-complete can tell that it ran
+  const before = runId === undefined ? await listedIds(api) : undefined;
+  refuseIfStopped(o, 'load-complete');
   await api.loadComplete({ protocolId, simulate: o.simulate, overrides: o.loadOverrides });
   o.onPhase?.('starting');
   const { status, verdict } = await waitFor(api, o, 'running', protocolId, seen);
   const protocolName = status.protocolName ?? name;
   if (verdict === 'started') return { outcome: 'started', status, protocolId, protocolName, runId };
-  return endedAtOnce(api, status, protocolId, protocolName, runId, since);
+  return endedAtOnce(api, status, protocolId, protocolName, runId, before);
 }
 
 /**
@@ -261,16 +280,18 @@ async function endedAtOnce(
   protocolId: number,
   protocolName: string,
   runId: string | undefined,
-  since: number,
+  before: ReadonlySet<string> | undefined,
 ): Promise<StartResult> {
-  const record = recordSince(await api.listRunData(), protocolName, since, runId);
+  const record = recordOfStart(await api.listRunData(), protocolName, before, runId);
   const mapped = record ? mapRunResult(record.runResult) : undefined;
   if (record && mapped?.result === 'completed') {
     return { outcome: 'started', status, protocolId, protocolName, runId: runId ?? record.id, runRecord: record };
   }
   const said = record
     ? `its run record ${record.id} says ${mapped?.resultText === null || mapped === undefined ? 'no result' : JSON.stringify(mapped.resultText)}`
-    : 'the instrument lists no run record of it';
+    : runId === undefined && !before
+      ? 'its run records could not be read before load-complete, so no record can show that it ran'
+      : 'the instrument lists no run record of it';
   throw new LhError(`the run did not start: the instrument went back to Idle after load-complete, and ${said}`, {
     kind: 'instrument',
     operation: OP,
