@@ -59,6 +59,14 @@ class Sleeper {
   }
 }
 
+/** msg.runId with msg.confirmLoading: text or a number, the run id of the run left at Loading; else ignored. */
+function confirmRunIdOf(msg: NodeMessage, confirmLoading: boolean): string | undefined {
+  const given = msg.runId;
+  if (!confirmLoading || given === undefined || given === null || given === '') return undefined;
+  if (typeof given === 'string' || (typeof given === 'number' && Number.isFinite(given))) return String(given);
+  throw validationError('start-run', 'runId', 'must be text or a number (the run id of the run left at Loading)', given);
+}
+
 function statusResult(status: RunStatus, extra: Record<string, unknown> = {}): OperationResult {
   return {
     payload: status,
@@ -107,6 +115,12 @@ export = function register(RED: Red): void {
             stopped: sleeper.stopped,
             readiness: () => client.machine.startReadiness(),
             claim: (what) => runStartsFor(client.baseUrl).claim(what, 'start-run'),
+            loadingMemory: {
+              get: () => runStartsFor(client.baseUrl).atLoading(),
+              set: (protocolId, runId) => runStartsFor(client.baseUrl).leftAtLoading(protocolId, runId),
+              forget: () => runStartsFor(client.baseUrl).forgetLoading(),
+            },
+            confirmRunId: confirmRunIdOf(msg, confirmLoading),
             onPhase: (phase) => status.busy(`lh-run.status.${phase}`),
           });
           const extra = {

@@ -48,6 +48,18 @@ export interface StartOptions {
   readiness?(): Promise<StartReadiness>;
   /** takes the instrument's one start slot (throws `busy` while another start is in flight) */
   claim?(what: string): HeldClaim;
+  /**
+   * what this Node-RED remembers of the run it left at Loading on this instrument: `get` for a confirm, `set` when
+   * a start stops at Loading, `forget` once it is confirmed, gone, or a new run is created. Without it (unit use)
+   * a confirm is not checked against it.
+   */
+  loadingMemory?: {
+    get(): { protocolId: number; runId?: string } | undefined;
+    set(protocolId: number, runId?: string): void;
+    forget(): void;
+  };
+  /** msg.runId with msg.confirmLoading: the run id the create answer gave to the run that was left at Loading */
+  confirmRunId?: string;
   /** true once the node that runs this start was closed: nothing more is sent to the instrument */
   stopped?(): boolean;
 }
@@ -210,6 +222,7 @@ async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
   }
   o.onPhase?.('creating');
   refuseIfStopped(o, 'create');
+  o.loadingMemory?.forget(); // whatever was left at Loading before, this create replaces it
   const created = await api.createRun({ protocolId: protocol.protocolId, simulate: o.simulate, recompile: false });
   const runId = runIdOf(created);
   o.onPhase?.('scheduling');
@@ -222,6 +235,7 @@ async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
   if (o.stopAtLoading) {
     refuseIfStopped(o, 'the load-instructions read');
     const loadInstructions = await api.loadInstructions();
+    o.loadingMemory?.set(protocol.protocolId, runId);
     return { outcome: 'loading', status: loading, protocolId: protocol.protocolId, protocolName: name, runId, loadInstructions };
   }
   return loadAndRun(api, o, protocol.protocolId, name, runId, seen);
@@ -230,6 +244,7 @@ async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
 async function confirm(api: RunControl, o: StartOptions): Promise<StartResult> {
   const status = await api.status();
   if (status.protocolRunState !== 'Loading' || status.protocolId === null) {
+    if (status.protocolRunState !== 'Loading') o.loadingMemory?.forget(); // the run left there is gone
     throw new LhError(`msg.confirmLoading: no run is waiting at Loading (state ${status.protocolRunState})`, {
       kind: 'validation',
       operation: OP,
@@ -246,8 +261,33 @@ async function confirm(api: RunControl, o: StartOptions): Promise<StartResult> {
       );
     }
   }
+  refuseForeignLoading(o, status);
   await refuseUnready(o);
+  o.loadingMemory?.forget(); // load-complete is sent for it below: it no longer waits for a confirm
   return loadAndRun(api, { ...o, simulate: status.isSimulation }, status.protocolId, status.protocolName ?? '', undefined, ['Loading']);
+}
+
+/**
+ * Refuses to confirm a run this Node-RED did not leave at Loading: one an operator prepared at the instrument's
+ * screen, another Node-RED's, or one left there before a restart of this Node-RED. load-complete would start it on
+ * a deck nobody here was asked to load. With msg.runId, the run left at Loading must have that run id too.
+ */
+function refuseForeignLoading(o: StartOptions, status: RunStatus): void {
+  if (!o.loadingMemory) return;
+  const left = o.loadingMemory.get();
+  const waiting = `the run waiting at Loading (protocol ${status.protocolId})`;
+  if (!left || left.protocolId !== status.protocolId) {
+    throw new LhError(
+      `msg.confirmLoading: ${waiting} was not left there by a start of this Node-RED (Stop at loading); confirm it at the instrument, or abort it`,
+      { kind: 'validation', operation: OP, field: 'confirmLoading', body: status },
+    );
+  }
+  if (o.confirmRunId !== undefined && o.confirmRunId !== left.runId) {
+    throw new LhError(
+      `msg.runId: ${waiting} is ${left.runId === undefined ? 'a run whose id the instrument did not give' : `run ${left.runId}`}, not ${o.confirmRunId}`,
+      { kind: 'validation', operation: OP, field: 'runId', body: status },
+    );
+  }
 }
 
 async function loadAndRun(

@@ -108,7 +108,7 @@ function finish(memory: RunMemory, run: TrackedRun, now: number): FinishedRun | 
  * alone an abort; a run seen ending without an abort is `unknown` (the watch cannot tell a completed run from one
  * aborted between two polls).
  */
-export function resultOf(record: { runResult?: unknown } | undefined, states: RunStateName[]): MappedRunResult {
+export function resultOf(record: { runResult?: unknown; [field: string]: unknown } | undefined, states: RunStateName[]): MappedRunResult {
   if (record) return mapRunResult(record.runResult);
   const aborting = states.indexOf('Aborting');
   if (aborting < 0) return { result: 'unknown', resultText: null };
