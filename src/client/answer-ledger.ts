@@ -215,11 +215,19 @@ export function listedKeys(list: readonly unknown[], field: 'id' | 'uuid'): Set<
 
 const ledgers = new Map<string, AnswerLedger>();
 
-/** The URL as the ledger's key: scheme, host and port, path without trailing slashes. */
+/** Host names of this machine's loopback interface, as the URL parser writes them: one instrument, one key. */
+const LOOPBACK_HOSTS = new Set(['localhost', 'localhost.', '127.0.0.1', '[::1]', '[::ffff:7f00:1]']);
+
+/**
+ * The URL as the ledger's (and the start claim's) key: scheme, host and port, path without trailing slashes, in
+ * lower case; the loopback aliases (localhost, 127.0.0.1, ::1) are one host and a default port is no port.
+ */
 export function instrumentKey(url: string): string {
   try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`.toLowerCase();
+    const u = new URL(url.trim());
+    const host = LOOPBACK_HOSTS.has(u.hostname.toLowerCase()) ? 'localhost' : u.hostname;
+    const port = u.port === '' ? '' : `:${u.port}`; // the parser leaves out a scheme's default port
+    return `${u.protocol}//${host}${port}${u.pathname.replace(/\/+$/, '')}`.toLowerCase();
   } catch {
     return url.trim().replace(/\/+$/, '').toLowerCase();
   }

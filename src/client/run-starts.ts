@@ -14,6 +14,15 @@ export interface RunStartClaim {
   since: number;
 }
 
+/** The run this Node-RED left waiting at Loading (a start with Stop at loading), for a later msg.confirmLoading. */
+export interface LeftAtLoading {
+  protocolId: number;
+  /** the run id of the create answer, when it gave one */
+  runId?: string;
+  /** when it was left there (ms since the epoch) */
+  since: number;
+}
+
 /** A claim held by one start: release it when the start returns or fails (releasing twice is harmless). */
 export interface HeldClaim {
   release(): void;
@@ -21,12 +30,28 @@ export interface HeldClaim {
 
 export class RunStartClaims {
   private held?: RunStartClaim & { token: object };
+  private loading?: LeftAtLoading;
 
   constructor(private readonly now: () => number = Date.now) {}
 
   /** The start in flight, if any. */
   current(): RunStartClaim | undefined {
     return this.held ? { what: this.held.what, since: this.held.since } : undefined;
+  }
+
+  /** Remembers the run this Node-RED left at Loading (replacing any earlier one). */
+  leftAtLoading(protocolId: number, runId?: string): void {
+    this.loading = { protocolId, runId, since: this.now() };
+  }
+
+  /** The run this Node-RED left at Loading, if it did and nothing has confirmed or replaced it since. */
+  atLoading(): LeftAtLoading | undefined {
+    return this.loading ? { ...this.loading } : undefined;
+  }
+
+  /** Forgets the run left at Loading (confirmed, gone from Loading, or replaced by a new start). */
+  forgetLoading(): void {
+    this.loading = undefined;
   }
 
   /** Takes the instrument's start slot, or throws `busy` naming the start in flight. */

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { raisedMessage, resolvedMessage } from '../../src/nodes/shared/error-messages';
-import { errorKey, readInstrumentError, readPendingError, readRaisedError } from '../../src/nodes/shared/poll-messages';
+import { errorKey, readInstrumentError, readPendingError } from '../../src/nodes/shared/poll-messages';
+import { errorInMsg } from '../../src/nodes/answering/error-in-msg';
+import type { NodeMessage } from '../../src/nodes/shared/node-red';
+
+/** The one reader of a raised msg (lh-answer-page, lh-error-policy). */
+const read = (msg: object): ReturnType<typeof errorInMsg> => errorInMsg(msg as NodeMessage);
 
 const instrument = { name: 'bench 1', baseUrl: 'http://a', instrumentUrl: 'https://b' };
 const pending = { id: 'e1', groupId: 'g1', title: 'Tip lost', severity: 'Error', errorResponses: [{ response: 'Retry' }] };
@@ -14,36 +19,36 @@ describe('the message contract of lh-error-poll', function () {
   it('a raised A error reads back as the same error, with its key and group', function () {
     const msg = raisedMessage('A', pending, instrument, '');
     assert.equal(msg.source === 'A' && msg.errorId, 'e1');
-    assert.deepEqual(readRaisedError(msg), { source: 'A', key: 'e1', error: pending, groupId: 'g1' });
+    assert.deepEqual(read(msg), { source: 'A', key: 'e1', record: pending });
   });
 
   it('a raised B error reads back as the same error, keyed by uuid', function () {
     const msg = raisedMessage('B', unhandled, instrument, '{{title}}');
     assert.equal(msg.notification, 'Collision');
-    assert.deepEqual(readRaisedError(msg), { source: 'B', key: unhandled.uuid, error: unhandled });
+    assert.deepEqual(read(msg), { source: 'B', key: unhandled.uuid, record: unhandled });
   });
 
   it('a resolved msg carries the same identity fields', function () {
     const msg = resolvedMessage('A', pending, instrument);
     assert.equal(msg.event, 'resolved');
     assert.equal(msg.topic, 'resolved: bench 1: Error Tip lost');
-    assert.equal(readRaisedError(msg)?.key, 'e1');
+    assert.equal(read(msg)?.key, 'e1');
   });
 
-  it('a hand-built msg is read by the payload shape; msg.groupId completes an A error without one', function () {
-    assert.deepEqual(readRaisedError({ payload: { id: 'x', errorResponses: [] }, groupId: 'g' }), {
+  it('a hand-built msg is read by the payload shape', function () {
+    assert.deepEqual(read({ payload: { id: 'x', errorResponses: [] } }), {
       source: 'A',
       key: 'x',
-      error: { id: 'x', errorResponses: [] },
-      groupId: 'g',
+      record: { id: 'x', errorResponses: [] },
     });
-    assert.equal(readRaisedError({ payload: { uuid: 'u' } })?.source, 'B');
+    assert.equal(read({ payload: { uuid: 'u' } })?.source, 'B');
+    assert.equal(read({ payload: { id: 7 } })?.key, '7', 'numeric ids as text, as the answer ledger keys them');
   });
 
   it('msg.source decides, and a msg without an error reads as undefined', function () {
-    assert.equal(readRaisedError({ source: 'A', payload: { uuid: 'u' } }), undefined);
-    assert.equal(readRaisedError({ source: 'B', payload: pending }), undefined);
-    assert.equal(readRaisedError({ payload: 'text' }), undefined);
+    assert.equal(read({ source: 'A', payload: { uuid: 'u' } }), undefined);
+    assert.equal(read({ source: 'B', payload: pending }), undefined);
+    assert.equal(read({ payload: 'text' }), undefined);
     assert.equal(readPendingError({ id: 3, errorResponses: [] }), undefined, 'A ids are strings');
     assert.equal(readPendingError({ id: 'x' }), undefined, 'an A error lists its responses');
     assert.equal(readInstrumentError([]), undefined);

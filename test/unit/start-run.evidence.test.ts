@@ -128,7 +128,7 @@ describe('lh-run start: started only on the instrument’s evidence (issue 17, p
     const api = instrument(['Idle', 'Scheduling', { state: 'Running', protocolId: 7 }]);
     const result = await outcome(api);
     assert.ok(result instanceof LhError);
-    assert.equal(result.kind, 'busy');
+    assert.equal(result.kind, 'instrument', 'create was sent: not busy');
     assert.match(result.message, /a run of protocol 7 \(Running\), not of protocol 1 that this start created/);
   });
 
@@ -232,6 +232,9 @@ describe('lh-run start: started only on the instrument’s evidence (issue 17, p
             } catch (err) {
               if (!(err instanceof PathExhausted)) throw err;
               result = 'waiting';
+            }
+            if (result instanceof LhError && api.calls.includes('create')) {
+              assert.notEqual(result.kind, 'busy', `create was sent, yet busy: ${result.message}`);
             }
             const seen = api.served.slice(1);
             // a status that names no protocol does not contradict this start (the instrument may leave it out)

@@ -23,7 +23,6 @@ import { answerBody } from './answer-body';
 import { recoveryBody } from './recovery-body';
 import { offeredActions } from '../shared/error-records';
 
-export type AnswerSource = 'A' | 'B';
 
 /** An answer this Node-RED gave (the ledger's record). */
 export type GivenAnswer = AnswerRecord;

@@ -1,7 +1,8 @@
 import { NodeMessage } from '../shared/node-red';
+import type { ErrorSource } from '../shared/poll-messages';
 
 export type ErrorRecord = Record<string, unknown>;
-export type ErrorSource = 'A' | 'B';
+export type { ErrorSource };
 
 /**
  * Source and key of the error a msg from lh-error-poll carries (a loose read: any object with an `id` or a `uuid`):

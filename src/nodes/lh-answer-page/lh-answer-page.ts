@@ -15,6 +15,7 @@ import { answerInTheWay, answerLabel, errorView, itemProblem } from './page-view
 import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath } from './page-links';
 import { derivedSecret, linkKey } from './link-key';
 import { errorInMsg } from '../answering/error-in-msg';
+import { answerAuditMsg } from '../answering/answer-audit';
 import { openFirmwareError } from '../answering/open-firmware-errors';
 import { forbiddenPage, OutcomeView, outcomePage, PAGE_HEADERS, questionPage } from './page-html';
 import { migrateConfig } from '../shared/migrations';
@@ -389,26 +390,20 @@ export = function register(RED: Red): void {
       }
       node.send([
         null,
-        {
-          topic: `${outcome.outcome}: ${link.key}`,
-          payload: {
-            source: link.source,
-            errorKey: link.key,
-            response: chosen ?? null,
+        answerAuditMsg({
+          source: link.source,
+          errorKey: link.key,
+          response: chosen ?? null,
+          outcome,
+          error: shownRecord ?? null,
+          details: {
             ...(Object.keys(fields.inputs).length > 0 ? { inputs: fields.inputs } : {}),
             ...(fields.items ? { items: fields.items } : {}),
             ...(runScoped ? { runScoped: true } : {}),
             by: by ?? null,
             name: typed !== '' ? typed : null,
-            at: new Date().toISOString(),
-            outcome: outcome.outcome,
-            ...(outcome.outcome === 'answered' ? {} : { reason: outcome.message }),
           },
-          outcome: outcome.outcome,
-          source: link.source,
-          ...(link.source === 'A' ? { errorId: link.key } : { uuid: link.key }),
-          error: shownRecord ?? null,
-        },
+        }),
       ]);
       reply(res, outcome.outcome === 'answered' || outcome.outcome === 'already-answered' || outcome.outcome === 'not-pending' ? 200 : 502, outcomePage(view));
     }

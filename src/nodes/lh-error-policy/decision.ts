@@ -4,6 +4,7 @@ import { checkInputs, declaredInputs, givenInputs } from '../answering/action-in
 import { defaultActionOf } from '../answering/answer-error';
 import { describeActions, offeredActions } from '../shared/error-records';
 import { CompiledRule, Step, stepAt } from './rules';
+import type { ErrorSource } from '../shared/poll-messages';
 
 /** The step of a rule's ladder an error gets. */
 export interface Rung {
@@ -28,7 +29,7 @@ export type Decision =
 export const INSTRUMENT_MARGIN_MS = 1000;
 
 /** The answer a step gives: its own, else the B error's default action; A errors have no default of their own. */
-export function stepAnswer(step: Step, source: 'A' | 'B', record: Record<string, unknown>): string | undefined {
+export function stepAnswer(step: Step, source: ErrorSource, record: Record<string, unknown>): string | undefined {
   if (step.answer !== '') return step.answer;
   if (source === 'B') {
     const id = defaultActionOf(record);
@@ -79,7 +80,7 @@ function inputProblem(rung: Rung, record: Record<string, unknown>, answer: strin
  * The decision for an error that matched `rule` as its `occurrence`-th (0-based) in the current run. A ladder's manual
  * step after the first escalates to a person (output 3); a rule with only a manual step notifies (output 1).
  */
-export function decide(rule: CompiledRule | undefined, source: 'A' | 'B', record: Record<string, unknown>, now: number, occurrence = 0): Decision {
+export function decide(rule: CompiledRule | undefined, source: ErrorSource, record: Record<string, unknown>, now: number, occurrence = 0): Decision {
   if (!rule) return { kind: 'notify' };
   const { step, number } = stepAt(rule, occurrence);
   const rung: Rung = { rule, step, number, of: rule.steps.length };
@@ -108,7 +109,7 @@ export function decide(rule: CompiledRule | undefined, source: 'A' | 'B', record
 }
 
 /** "Retry" (A) or "1 Retry (default)" (B) */
-export function answerLabel(source: 'A' | 'B', record: Record<string, unknown>, answer: string): string {
+export function answerLabel(source: ErrorSource, record: Record<string, unknown>, answer: string): string {
   if (source === 'A') return answer;
   const action = offeredActions(record)?.find((a) => String(a.id) === answer);
   return action ? describeActions([action]) : `action ${answer}`;

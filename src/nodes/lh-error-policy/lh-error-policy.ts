@@ -10,6 +10,8 @@ import { compileRules, CompiledRule, matchRule, ruleSignature } from './rules';
 import { policyApplies, runRuleEvents, RunRule, runRuleFor, runRulesOf, runSighting, RunScope } from '../runs/run-scope';
 import { migrateConfig } from '../shared/migrations';
 import { errorInMsg } from '../answering/error-in-msg';
+import { answerAuditMsg } from '../answering/answer-audit';
+import type { ErrorSource } from '../shared/poll-messages';
 
 const CONTEXT_KEY = 'lhErrorPolicy';
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -103,29 +105,22 @@ export = function register(RED: Red): void {
     }
 
     function auditMsg(p: PendingDefault, outcome: AnswerOutcome): NodeMessage {
-      const label = answerLabel(p.source, p.record, p.answer);
-      return {
-        topic: `${outcome.outcome}: ${p.key}`,
-        payload: {
-          source: p.source,
-          errorKey: p.key,
-          response: p.answer,
-          label,
+      return answerAuditMsg({
+        source: p.source,
+        errorKey: p.key,
+        response: p.answer,
+        outcome,
+        error: p.record,
+        details: {
+          label: answerLabel(p.source, p.record, p.answer),
           by,
-          at: new Date().toISOString(),
           rule: p.rule >= 0 ? p.rule : null,
           step: p.step ?? 1,
           ...(p.inputs && Object.keys(p.inputs).length > 0 ? { inputs: p.inputs } : {}),
           ...(p.items ? { items: p.items } : {}),
           ...(p.runRule ? { runRule: { by: p.runRule.by, at: new Date(p.runRule.at).toISOString(), chosenOn: p.runRule.errorKey } } : {}),
-          outcome: outcome.outcome,
-          ...(outcome.outcome === 'answered' ? {} : { reason: outcome.message }),
         },
-        outcome: outcome.outcome,
-        source: p.source,
-        ...(p.source === 'A' ? { errorId: p.key } : { uuid: p.key }),
-        error: p.record,
-      };
+      });
     }
 
     function send(p: PendingDefault): Promise<AnswerOutcome> {
@@ -249,7 +244,7 @@ export = function register(RED: Red): void {
     }
 
     /** The step of the matched rule's ladder for this error: its occurrence among the rule's matches in this run. */
-    function ladderDecision(found: { source: 'A' | 'B'; key: string; record: Record<string, unknown> }): Decision {
+    function ladderDecision(found: { source: ErrorSource; key: string; record: Record<string, unknown> }): Decision {
       const now = Date.now();
       const rule = matchRule(rules, found.source, found.record);
       if (!rule) return decide(undefined, found.source, found.record, now);

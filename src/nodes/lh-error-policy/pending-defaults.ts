@@ -3,11 +3,12 @@
  * context store and restored after a redeploy or a restart of Node-RED. No timers here.
  */
 import { RunScope } from '../runs/run-scope';
+import type { ErrorSource } from '../shared/poll-messages';
 
 export interface PendingDefault {
   /** the error's id (A) or uuid (B) */
   key: string;
-  source: 'A' | 'B';
+  source: ErrorSource;
   /** A: the response; B: the action id */
   answer: string;
   /** ms since the epoch */

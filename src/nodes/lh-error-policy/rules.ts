@@ -2,10 +2,11 @@
 import { RE2JS } from 're2js';
 import { LhError } from '../../client';
 import { severityRank } from '../answering/severity';
+import type { ErrorSource } from '../shared/poll-messages';
 
 export const MODES = ['manual', 'semi-automatic', 'walk-away'] as const;
 export type Mode = (typeof MODES)[number];
-export type RuleSource = 'any' | 'A' | 'B';
+export type RuleSource = 'any' | ErrorSource;
 
 /** One rung of a rule's ladder: what the policy does the n-th time an error matches the rule in a run. */
 export interface Step {
@@ -183,7 +184,7 @@ export function errorCode(record: Record<string, unknown>): string | undefined {
   return typeof code === 'string' || typeof code === 'number' ? String(code) : undefined;
 }
 
-export function ruleMatches(rule: CompiledRule, source: 'A' | 'B', record: Record<string, unknown>): boolean {
+export function ruleMatches(rule: CompiledRule, source: ErrorSource, record: Record<string, unknown>): boolean {
   if (rule.source !== 'any' && rule.source !== source) return false;
   if (rule.minRank !== undefined) {
     const rank = severityRank(record.severity);
@@ -195,6 +196,6 @@ export function ruleMatches(rule: CompiledRule, source: 'A' | 'B', record: Recor
 }
 
 /** The first rule that matches, or undefined (the error is only notified). */
-export function matchRule(rules: CompiledRule[], source: 'A' | 'B', record: Record<string, unknown>): CompiledRule | undefined {
+export function matchRule(rules: CompiledRule[], source: ErrorSource, record: Record<string, unknown>): CompiledRule | undefined {
   return rules.find((r) => ruleMatches(r, source, record));
 }

@@ -58,6 +58,15 @@ function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop
   };
 }
 
+/** The ids of the run records listed when a run is first seen (none is its record); null when they cannot be read. */
+async function listedIds(client: LiquidHandlerClient): Promise<string[] | null> {
+  try {
+    return (await client.runs.listRunData()).map((r) => r.id);
+  } catch {
+    return null;
+  }
+}
+
 /** Output 2's msg: the result from the run record when the instrument lists one, else from the states seen. */
 async function finishedMessage(client: LiquidHandlerClient, f: FinishedRun, instrument: InstrumentInfo): Promise<NodeMessage> {
   let record: Record<string, unknown> | undefined;
@@ -196,6 +205,8 @@ function watch(
       const finished = await finishedMessage(client, seen.finished, instrument);
       if (!loop.stopped) node.send([null, finished, null, null]);
     }
+    const run = memory.run;
+    if (run && run.priorRecordIds === undefined) run.priorRecordIds = await listedIds(client);
     show(s, now);
     if (!desynced) {
       desynced = true;

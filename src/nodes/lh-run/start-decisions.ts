@@ -5,7 +5,8 @@
  * of Running, Pausing or Paused of the protocol this start created. Anything else is not a start: a run that goes
  * Scheduling → Aborting → Idle, or Loading → Aborting after load-complete (a failed deck check), fails naming the
  * states seen; Idle after load-complete is left to the caller, which reads the run record (a run may finish between
- * two reads); a run of another protocol means this start's run is not the one on the instrument.
+ * two reads); a run of another protocol means this start's run is not the one on the instrument. Every failure
+ * judged here comes after create was sent, so its kind is `instrument`, never `busy` (which says nothing was sent).
  */
 import type { RunStateName, RunStatus } from '../../client';
 
@@ -20,7 +21,8 @@ export type StartVerdict =
   | { kind: 'started' }
   /** back to Idle after load-complete: the run record tells whether it ran */
   | { kind: 'idle' }
-  | { kind: 'failed'; errorKind: 'instrument' | 'busy'; reason: string };
+  /** always kind `instrument`: create was sent by then, so `busy` ("nothing was sent, try later") would be untrue */
+  | { kind: 'failed'; errorKind: 'instrument'; reason: string };
 
 /** States that show a run running (pausing and paused come only from Running). */
 export const RUNNING_STATES: readonly RunStateName[] = ['Running', 'Pausing', 'Paused'];
@@ -45,7 +47,7 @@ export function judgeStart(stage: StartStage, status: RunStatus, seen: readonly 
   if (state !== 'Idle' && status.protocolId !== null && status.protocolId !== protocolId) {
     return {
       kind: 'failed',
-      errorKind: 'busy',
+      errorKind: 'instrument',
       reason: `the instrument shows a run of protocol ${status.protocolId} (${state}), not of protocol ${protocolId} that this start created`,
     };
   }

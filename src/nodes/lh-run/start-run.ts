@@ -6,6 +6,7 @@ import {
   HeldClaim,
   LhError,
   mapRunResult,
+  newRecords,
   ProtocolName,
   StartReadiness,
   startBlockers,
@@ -47,6 +48,30 @@ export interface StartOptions {
   readiness?(): Promise<StartReadiness>;
   /** takes the instrument's one start slot (throws `busy` while another start is in flight) */
   claim?(what: string): HeldClaim;
+  /**
+   * what this Node-RED remembers of the run it left at Loading on this instrument: `get` for a confirm, `set` when
+   * a start stops at Loading, `forget` once it is confirmed, gone, or a new run is created. Without it (unit use)
+   * a confirm is not checked against it.
+   */
+  loadingMemory?: {
+    get(): { protocolId: number; runId?: string } | undefined;
+    set(protocolId: number, runId?: string): void;
+    forget(): void;
+  };
+  /** msg.runId with msg.confirmLoading: the run id the create answer gave to the run that was left at Loading */
+  confirmRunId?: string;
+  /** true once the node that runs this start was closed: nothing more is sent to the instrument */
+  stopped?(): boolean;
+}
+
+/** Throws before a write when the node running the start was closed (redeployed or deleted) meanwhile. */
+function refuseIfStopped(o: StartOptions, next: string): void {
+  if (o.stopped?.()) {
+    throw new LhError(`the lh-run node was stopped before ${next} was sent; nothing more is sent for this start`, {
+      kind: 'config',
+      operation: OP,
+    });
+  }
 }
 
 /** Refuses the start, before anything is sent, when the instrument says it is not ready, controlled elsewhere or open. */
@@ -132,28 +157,30 @@ async function waitFor(
   }
 }
 
-/** How far the instrument's clock may be behind ours when its run record says when the run started. */
-const CLOCK_TOLERANCE_MS = 5000;
-
 /**
  * The run record of this start's run: the one with the run id the create answer gave, when it gave one (no other
- * record stands in for it); else the newest record of this protocol that started after `since`.
+ * record stands in for it); else the newest record of this protocol that the instrument did not list before
+ * load-complete (`before`; undefined when that list could not be read: then no record counts). No time window:
+ * a record's time stamp (the instrument's clock, zone-less dates) is no evidence of which run it belongs to.
  */
-export function recordSince(
+export function recordOfStart(
   records: RunRecordSummary[],
   protocolName: string,
-  since: number,
+  before: ReadonlySet<string> | undefined,
   runId?: string,
 ): RunRecordSummary | undefined {
   if (runId !== undefined) return records.find((r) => r.id === runId);
-  let newest: { record: RunRecordSummary; start: number } | undefined;
-  for (const record of records) {
-    const start = typeof record.startTime === 'string' ? Date.parse(record.startTime) : NaN;
-    if (!Number.isFinite(start) || start < since) continue;
-    if (protocolName !== '' && typeof record.protocolName === 'string' && record.protocolName !== protocolName) continue;
-    if (!newest || start > newest.start) newest = { record, start };
+  if (!before) return undefined;
+  return newRecords(records, before, protocolName)[0];
+}
+
+/** The ids of the run records the instrument lists now; undefined when it cannot tell. */
+async function listedIds(api: RunControl): Promise<ReadonlySet<string> | undefined> {
+  try {
+    return new Set((await api.listRunData()).map((r) => r.id));
+  } catch {
+    return undefined;
   }
-  return newest?.record;
 }
 
 /** Starts a run (or confirms the loading of one), holding the instrument's one start slot throughout. */
@@ -194,6 +221,8 @@ async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
     );
   }
   o.onPhase?.('creating');
+  refuseIfStopped(o, 'create');
+  o.loadingMemory?.forget(); // whatever was left at Loading before, this create replaces it
   const created = await api.createRun({ protocolId: protocol.protocolId, simulate: o.simulate, recompile: false });
   const runId = runIdOf(created);
   o.onPhase?.('scheduling');
@@ -204,7 +233,9 @@ async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
     return { outcome: 'started', status: loading, protocolId: protocol.protocolId, protocolName: name, runId };
   }
   if (o.stopAtLoading) {
+    refuseIfStopped(o, 'the load-instructions read');
     const loadInstructions = await api.loadInstructions();
+    o.loadingMemory?.set(protocol.protocolId, runId);
     return { outcome: 'loading', status: loading, protocolId: protocol.protocolId, protocolName: name, runId, loadInstructions };
   }
   return loadAndRun(api, o, protocol.protocolId, name, runId, seen);
@@ -213,6 +244,7 @@ async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
 async function confirm(api: RunControl, o: StartOptions): Promise<StartResult> {
   const status = await api.status();
   if (status.protocolRunState !== 'Loading' || status.protocolId === null) {
+    if (status.protocolRunState !== 'Loading') o.loadingMemory?.forget(); // the run left there is gone
     throw new LhError(`msg.confirmLoading: no run is waiting at Loading (state ${status.protocolRunState})`, {
       kind: 'validation',
       operation: OP,
@@ -229,8 +261,33 @@ async function confirm(api: RunControl, o: StartOptions): Promise<StartResult> {
       );
     }
   }
+  refuseForeignLoading(o, status);
   await refuseUnready(o);
+  o.loadingMemory?.forget(); // load-complete is sent for it below: it no longer waits for a confirm
   return loadAndRun(api, { ...o, simulate: status.isSimulation }, status.protocolId, status.protocolName ?? '', undefined, ['Loading']);
+}
+
+/**
+ * Refuses to confirm a run this Node-RED did not leave at Loading: one an operator prepared at the instrument's
+ * screen, another Node-RED's, or one left there before a restart of this Node-RED. load-complete would start it on
+ * a deck nobody here was asked to load. With msg.runId, the run left at Loading must have that run id too.
+ */
+function refuseForeignLoading(o: StartOptions, status: RunStatus): void {
+  if (!o.loadingMemory) return;
+  const left = o.loadingMemory.get();
+  const waiting = `the run waiting at Loading (protocol ${status.protocolId})`;
+  if (!left || left.protocolId !== status.protocolId) {
+    throw new LhError(
+      `msg.confirmLoading: ${waiting} was not left there by a start of this Node-RED (Stop at loading); confirm it at the instrument, or abort it`,
+      { kind: 'validation', operation: OP, field: 'confirmLoading', body: status },
+    );
+  }
+  if (o.confirmRunId !== undefined && o.confirmRunId !== left.runId) {
+    throw new LhError(
+      `msg.runId: ${waiting} is ${left.runId === undefined ? 'a run whose id the instrument did not give' : `run ${left.runId}`}, not ${o.confirmRunId}`,
+      { kind: 'validation', operation: OP, field: 'runId', body: status },
+    );
+  }
 }
 
 async function loadAndRun(
@@ -242,13 +299,15 @@ async function loadAndRun(
   seen: RunStateName[],
 ): Promise<StartResult> {
   o.onPhase?.('confirming');
-  const since = Date.now() - CLOCK_TOLERANCE_MS;
+  // the records listed now are not this run's: only a record new after load-complete can tell that it ran
+  const before = runId === undefined ? await listedIds(api) : undefined;
+  refuseIfStopped(o, 'load-complete');
   await api.loadComplete({ protocolId, simulate: o.simulate, overrides: o.loadOverrides });
   o.onPhase?.('starting');
   const { status, verdict } = await waitFor(api, o, 'running', protocolId, seen);
   const protocolName = status.protocolName ?? name;
   if (verdict === 'started') return { outcome: 'started', status, protocolId, protocolName, runId };
-  return endedAtOnce(api, status, protocolId, protocolName, runId, since);
+  return endedAtOnce(api, status, protocolId, protocolName, runId, before);
 }
 
 /**
@@ -261,16 +320,18 @@ async function endedAtOnce(
   protocolId: number,
   protocolName: string,
   runId: string | undefined,
-  since: number,
+  before: ReadonlySet<string> | undefined,
 ): Promise<StartResult> {
-  const record = recordSince(await api.listRunData(), protocolName, since, runId);
+  const record = recordOfStart(await api.listRunData(), protocolName, before, runId);
   const mapped = record ? mapRunResult(record.runResult) : undefined;
   if (record && mapped?.result === 'completed') {
     return { outcome: 'started', status, protocolId, protocolName, runId: runId ?? record.id, runRecord: record };
   }
   const said = record
     ? `its run record ${record.id} says ${mapped?.resultText === null || mapped === undefined ? 'no result' : JSON.stringify(mapped.resultText)}`
-    : 'the instrument lists no run record of it';
+    : runId === undefined && !before
+      ? 'its run records could not be read before load-complete, so no record can show that it ran'
+      : 'the instrument lists no run record of it';
   throw new LhError(`the run did not start: the instrument went back to Idle after load-complete, and ${said}`, {
     kind: 'instrument',
     operation: OP,

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'events';
+import type { ErrorSource } from '../shared/poll-messages';
 
 /**
  * What "in this run" means to the error policy: recurrence counts for recovery ladders, and the run-scoped rules a
@@ -168,7 +169,7 @@ export function runSighting(msg: Record<string, unknown>): RunSighting | undefin
 
 /** A choice made on the answer page: answer similar errors the same way until the run ends. */
 export interface RunRule {
-  source: 'A' | 'B';
+  source: ErrorSource;
   /** the error's code when it has one, else its title: what "similar" means */
   match: { code?: string; title?: string };
   /** A: the response; B: the action id */
@@ -198,7 +199,7 @@ export function similarity(record: Record<string, unknown>): RunRule['match'] {
   return { title: typeof record.title === 'string' ? record.title : '' };
 }
 
-export function isSimilar(rule: RunRule, source: 'A' | 'B', record: Record<string, unknown>): boolean {
+export function isSimilar(rule: RunRule, source: ErrorSource, record: Record<string, unknown>): boolean {
   if (rule.source !== source) return false;
   const m = similarity(record);
   return rule.match.code !== undefined ? m.code === rule.match.code : m.code === undefined && m.title === rule.match.title;
@@ -224,7 +225,7 @@ export function runRulesOf(instrument: string, since: number): RunRule[] {
 }
 
 /** The run-scoped rule for an error, if any (the newest similar one). */
-export function runRuleFor(instrument: string, since: number, source: 'A' | 'B', record: Record<string, unknown>): RunRule | undefined {
+export function runRuleFor(instrument: string, since: number, source: ErrorSource, record: Record<string, unknown>): RunRule | undefined {
   const list = runRulesOf(instrument, since);
   for (let i = list.length - 1; i >= 0; i--) if (isSimilar(list[i], source, record)) return list[i];
   return undefined;

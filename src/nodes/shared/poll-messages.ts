@@ -72,8 +72,6 @@ export type ConnectionMsg = {
 }
 
 /** What an answering node needs of a raised error. */
-export type RaisedError = { source: 'A'; key: string; error: PendingError; groupId?: string } | { source: 'B'; key: string; error: InstrumentError };
-
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -88,23 +86,6 @@ export function readPendingError(payload: unknown): PendingError | undefined {
 export function readInstrumentError(payload: unknown): InstrumentError | undefined {
   if (!isObject(payload) || typeof payload.uuid !== 'string') return undefined;
   return payload as InstrumentError;
-}
-
-/**
- * The error a msg carries, as lh-error-poll emitted it (or as a flow built it: a payload of the same shape):
- * `msg.source` decides when present, else the payload's shape. Undefined when the msg carries no error.
- */
-export function readRaisedError(msg: { source?: unknown; payload?: unknown; groupId?: unknown }): RaisedError | undefined {
-  if (msg.source !== 'B') {
-    const error = readPendingError(msg.payload);
-    if (error) {
-      const groupId = error.groupId ?? (typeof msg.groupId === 'string' && msg.groupId !== '' ? msg.groupId : undefined);
-      return { source: 'A', key: error.id, error, ...(groupId !== undefined ? { groupId } : {}) };
-    }
-    if (msg.source === 'A') return undefined;
-  }
-  const error = readInstrumentError(msg.payload);
-  return error ? { source: 'B', key: error.uuid, error } : undefined;
 }
 
 /** The key that identifies an error within its source (A: `id`, B: `uuid`), the one the answer ledger uses too. */

@@ -1,0 +1,40 @@
+import type { NodeMessage } from '../shared/node-red';
+import type { ErrorSource } from '../shared/poll-messages';
+import type { AnswerOutcome } from './answer-error';
+
+/** What an answering node says of one answer on its audit output, besides the common frame. */
+export interface AnswerAudit {
+  source: ErrorSource;
+  errorKey: string;
+  response: string | null;
+  outcome: AnswerOutcome;
+  /** the error as it was answered (or shown), null when not known */
+  error: unknown;
+  /** the node's own fields (who, rule, step, inputs, …), in msg.payload */
+  details: Record<string, unknown>;
+}
+
+/**
+ * The audit msg of lh-answer-page and lh-error-policy: `topic` "outcome: key", `payload` with source, key, response,
+ * the node's details, time and outcome (and the reason when not answered), and the raised msg's fields (`source`,
+ * `errorId`/`uuid`, `error`) so the msg can be wired where a raised msg goes.
+ */
+export function answerAuditMsg(a: AnswerAudit, now: Date = new Date()): NodeMessage {
+  const { outcome } = a.outcome;
+  return {
+    topic: `${outcome}: ${a.errorKey}`,
+    payload: {
+      source: a.source,
+      errorKey: a.errorKey,
+      response: a.response,
+      ...a.details,
+      at: now.toISOString(),
+      outcome,
+      ...(a.outcome.outcome === 'answered' ? {} : { reason: a.outcome.message }),
+    },
+    outcome,
+    source: a.source,
+    ...(a.source === 'A' ? { errorId: a.errorKey } : { uuid: a.errorKey }),
+    error: a.error,
+  };
+}
