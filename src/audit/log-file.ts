@@ -51,7 +51,9 @@ export function readTail(dir: string, name: string): Tail | undefined {
   const last = complete.slice(complete.lastIndexOf('\n') + 1);
   if (last === '') {
     if (file === 1) return undefined;
-    throw new Error(`audit chain ${name}: file ${file} has no complete record; verify it (npx lh-audit verify) before writing more`);
+    throw new Error(
+      `audit chain ${name}: file ${file} has no complete record; verify it (npx lh-audit verify) before writing more`,
+    );
   }
   const record = JSON.parse(last) as AuditRecord;
   return { file, seq: record.seq, hash: record.hash, size: Buffer.byteLength(text), torn };
@@ -115,7 +117,11 @@ export class AuditLog extends EventEmitter {
   private startFile(index: number): void {
     this.file = index;
     this.size = 0;
-    this.enqueue({ phase: 'file', at: new Date().toISOString(), instrument: this.options.instrument, file: index }, () => undefined, () => undefined);
+    this.enqueue(
+      { phase: 'file', at: new Date().toISOString(), instrument: this.options.instrument, file: index },
+      () => undefined,
+      () => undefined,
+    );
   }
 
   private enqueue(fields: RecordFields, resolve: Entry['resolve'], reject: Entry['reject']): void {
@@ -145,7 +151,9 @@ export class AuditLog extends EventEmitter {
       try {
         await this.write(batch);
       } catch (err) {
-        this.broken = new Error(`the audit trail cannot be written (${(err as Error).message}): nothing more is sent to the instrument`);
+        this.broken = new Error(
+          `the audit trail cannot be written (${(err as Error).message}): nothing more is sent to the instrument`,
+        );
         for (const entry of [...batch, ...this.queue.splice(0)]) entry.reject(this.broken);
         return;
       }

@@ -76,7 +76,15 @@ export function useAuditTrail(
   const file = path.join(dir, name);
   let shared = logs.get(file);
   if (!shared) {
-    const log = new AuditLog({ dir, name, instrument, key: auditKey(s, dir), maxFileBytes: s.maxFileBytes, fsync: s.fsync, after: closing.get(file) });
+    const log = new AuditLog({
+      dir,
+      name,
+      instrument,
+      key: auditKey(s, dir),
+      maxFileBytes: s.maxFileBytes,
+      fsync: s.fsync,
+      after: closing.get(file),
+    });
     log.on('record', (record) => auditBus.emit('record', record));
     shared = { log, users: 0 };
     logs.set(file, shared);

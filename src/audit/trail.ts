@@ -39,14 +39,27 @@ export class AuditTrail implements AuditHook {
 
   async outcome(id: string, operation: string, outcome: AuditOutcome): Promise<void> {
     const secrets = this.options.secrets?.() ?? [];
-    const clean = outcome.reason === undefined ? outcome : { ...outcome, reason: redactText(outcome.reason, secrets).slice(0, 2000) };
-    await this.log.append({ phase: 'outcome', id, at: new Date().toISOString(), instrument: this.options.instrument, operation, outcome: clean });
+    const clean =
+      outcome.reason === undefined ? outcome : { ...outcome, reason: redactText(outcome.reason, secrets).slice(0, 2000) };
+    await this.log.append({
+      phase: 'outcome',
+      id,
+      at: new Date().toISOString(),
+      instrument: this.options.instrument,
+      operation,
+      outcome: clean,
+    });
   }
 }
 
 /** The request as recorded: redacted first, so not even a digest of a secret enters a record. */
 function whatOf(request: AuditedRequest, secrets: readonly string[]): What {
-  const what: What = { api: request.api, method: request.method, operation: request.operation, path: redactText(request.path, secrets) };
+  const what: What = {
+    api: request.api,
+    method: request.method,
+    operation: request.operation,
+    path: redactText(request.path, secrets),
+  };
   if (request.query && Object.keys(request.query).length > 0) what.query = redactValue(request.query, secrets);
   if (request.body !== undefined) {
     const body = redactValue(request.body, secrets);

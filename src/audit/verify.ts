@@ -89,7 +89,8 @@ export function verifyChain(input: VerifyInput): VerifyReport {
       if (typeof record !== 'object' || record === null || typeof record.hash !== 'string') {
         return bad(name, lineNo, `line ${lineNo} is not an audit record`);
       }
-      if (hashOf(record) !== record.hash) return bad(name, lineNo, `record #${String(record.seq)} was altered: its hash does not match its content`);
+      if (hashOf(record) !== record.hash)
+        return bad(name, lineNo, `record #${String(record.seq)} was altered: its hash does not match its content`);
       if (record.prev !== report.lastHash || record.seq !== expectedSeq) {
         return bad(
           name,
@@ -99,10 +100,18 @@ export function verifyChain(input: VerifyInput): VerifyReport {
       }
       const opensFile = i === 0;
       if (opensFile !== (record.phase === 'file')) {
-        return bad(name, lineNo, opensFile ? `file ${f + 1} does not open with its file record` : `a file record in the middle of a file`);
+        return bad(
+          name,
+          lineNo,
+          opensFile ? `file ${f + 1} does not open with its file record` : `a file record in the middle of a file`,
+        );
       }
       if (record.phase === 'file' && record.file !== f + 1) {
-        return bad(name, lineNo, `this is file ${String(record.file)} of the chain, found in place ${f + 1} (files swapped or missing)`);
+        return bad(
+          name,
+          lineNo,
+          `this is file ${String(record.file)} of the chain, found in place ${f + 1} (files swapped or missing)`,
+        );
       }
       if (record.phase === 'intent') open.set(record.id, true);
       if (record.phase === 'outcome') {
@@ -127,7 +136,12 @@ export function verifyChain(input: VerifyInput): VerifyReport {
       else if (checkpointMac(input.key, checkpoint) !== checkpoint.mac) {
         report.checkpoint = 'bad';
         report.ok = false;
-        report.firstBad = { file: 'checkpoint', line: 1, seq: checkpoint.seq, reason: 'the checkpoint signature does not match (altered, or another key)' };
+        report.firstBad = {
+          file: 'checkpoint',
+          line: 1,
+          seq: checkpoint.seq,
+          reason: 'the checkpoint signature does not match (altered, or another key)',
+        };
         return report;
       } else report.checkpoint = 'verified';
     } else report.checkpoint = 'unsigned';
@@ -166,7 +180,9 @@ export function describeReport(report: VerifyReport): string {
   if (report.ok) parts.push(`OK: ${report.records} records in ${report.files} file(s), last #${report.lastSeq}`);
   else if (report.firstBad) {
     const b = report.firstBad;
-    parts.push(`TAMPERED: ${b.file} line ${b.line} (record #${b.seq}): ${b.reason}; the ${report.records} records before it verify`);
+    parts.push(
+      `TAMPERED: ${b.file} line ${b.line} (record #${b.seq}): ${b.reason}; the ${report.records} records before it verify`,
+    );
   }
   parts.push(`checkpoint ${report.checkpoint}`);
   for (const t of report.torn) parts.push(`torn last line (a write cut short, never acknowledged): ${t.file} line ${t.line}`);

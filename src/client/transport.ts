@@ -214,7 +214,15 @@ export class Transport {
     let id: string;
     try {
       const query = cleanQuery(spec.query);
-      id = await audit.intent({ api: spec.api, method: spec.method, path: spec.path, operation: spec.operation, query, body: spec.body, payload });
+      id = await audit.intent({
+        api: spec.api,
+        method: spec.method,
+        path: spec.path,
+        operation: spec.operation,
+        query,
+        body: spec.body,
+        payload,
+      });
     } catch (err) {
       throw new LhError(`${spec.operation} was not sent: its audit record could not be written (${(err as Error).message})`, {
         kind: 'config',
@@ -345,7 +353,12 @@ export class Transport {
 export function auditOutcomeOf(res: ApiResponse<unknown>): AuditOutcome {
   const data = res.data as { success?: unknown; message?: unknown } | undefined;
   if (typeof data === 'object' && data !== null && data.success === false) {
-    return { result: 'refused', status: res.status, reason: typeof data.message === 'string' ? data.message : 'success: false', attempts: res.attempts };
+    return {
+      result: 'refused',
+      status: res.status,
+      reason: typeof data.message === 'string' ? data.message : 'success: false',
+      attempts: res.attempts,
+    };
   }
   return { result: 'applied', status: res.status, attempts: res.attempts };
 }
@@ -358,8 +371,10 @@ export function auditOutcomeOfError(err: unknown): AuditOutcome {
   const e = err instanceof LhError ? err : undefined;
   const reason = err instanceof Error ? err.message : String(err);
   const attempts = e?.attempts;
-  if (e?.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500) return { result: 'refused', status: e.statusCode, reason, attempts };
-  if (e && (attempts ?? 1) <= 1 && (e.kind === 'tls' || NOT_CONNECTED.has(String(e.code)))) return { result: 'not-sent', reason, attempts };
+  if (e?.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500)
+    return { result: 'refused', status: e.statusCode, reason, attempts };
+  if (e && (attempts ?? 1) <= 1 && (e.kind === 'tls' || NOT_CONNECTED.has(String(e.code))))
+    return { result: 'not-sent', reason, attempts };
   return { result: 'unknown', ...(e?.statusCode !== undefined ? { status: e.statusCode } : {}), reason, attempts };
 }
 
