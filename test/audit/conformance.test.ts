@@ -227,4 +227,71 @@ describe('audit: every instrument-changing request has an intent and an outcome 
     const missed = writeRoutes.map((r) => `${r.method} ${r.pattern}`).filter((r) => !covered.has(r));
     assert.deepStrictEqual(missed, [], 'write endpoints of the instrument that no audited client method reached');
   });
+
+  describe('outcomes', function () {
+    async function lastOutcome(work: (c: LiquidHandlerClient) => Promise<unknown>, overrides = {}): Promise<AuditRecord> {
+      const c = suite.unmanaged({ audit: trail, ...overrides });
+      await work(c).catch(() => undefined);
+      await c.close();
+      const last = records[records.length - 1];
+      assert.strictEqual(last.phase, 'outcome');
+      return last;
+    }
+
+    it('a request that times out is recorded as unknown, never applied', async function () {
+      suite.sim.setFaults({ timeoutRate: 1, methods: ['PUT'], timeoutHoldMs: 1500 });
+      const out = await lastOutcome((c) => c.prep.clearErrors(), { timeoutMs: 300 });
+      assert.strictEqual(out.phase === 'outcome' && out.outcome.result, 'unknown');
+    });
+
+    it('a connection reset after sending is unknown too', async function () {
+      suite.sim.setFaults({ resetRate: 1, methods: ['PUT'] });
+      const out = await lastOutcome((c) => c.prep.clearErrors());
+      assert.strictEqual(out.phase === 'outcome' && out.outcome.result, 'unknown');
+    });
+
+    it("a refusal is recorded with the instrument's status and reason", async function () {
+      const out = await lastOutcome((c) => c.prep.setStepDisabled(1, 987654, true));
+      assert.ok(out.phase === 'outcome');
+      assert.strictEqual(out.outcome.result, 'refused');
+      assert.strictEqual(out.outcome.status, 404);
+      assert.ok((out.outcome.reason ?? '').length > 0);
+    });
+
+    it('an answer the instrument refuses inside a 200 (success: false) is refused, not applied', async function () {
+      const out = await lastOutcome((c) =>
+        c.instrument.submit('recovery', {
+          date: new Date().toISOString(),
+          uuid: UUID,
+          detailedErrorRecoveries: null,
+          inputs: [],
+          selectedActionId: 1,
+          selectedActionIsRecovery: true,
+          errorHandlingKey: 'nokey',
+        }),
+      );
+      assert.ok(out.phase === 'outcome');
+      assert.notStrictEqual(out.outcome.result, 'applied');
+    });
+
+    it('a request that could not connect is not-sent', async function () {
+      const out = await lastOutcome((c) => c.prep.clearErrors(), { baseUrl: 'http://127.0.0.1:1', credentials: {} });
+      assert.strictEqual(out.phase === 'outcome' && out.outcome.result, 'not-sent');
+    });
+
+    it('a trail that cannot be written stops the request before it is sent', async function () {
+      const broken = new AuditTrail(new AuditLog({ dir: '/dev/null/lh-audit', name: 'x', instrument: 'i' }), {
+        instrument: 'i',
+      });
+      const c = suite.unmanaged({ audit: broken });
+      await c.session.token();
+      suite.sim.clearRequests();
+      await assert.rejects(c.prep.clearErrors(), /clear-errors was not sent: its audit record could not be written/);
+      await c.close();
+      assert.deepStrictEqual(
+        suite.sim.requests.filter((r) => r.method !== 'GET' && r.method !== 'DELETE'),
+        [],
+      );
+    });
+  });
 });
