@@ -50,6 +50,7 @@ const WRITES: Record<string, Write> = {
       id: e.id,
       groupId: e.groupId,
       selectedResponse: e.errorResponses[0]?.response ?? 'Continue',
+      errorData: [],
     });
   },
   'prep.clearErrors': (c) => c.prep.clearErrors(),
@@ -138,7 +139,7 @@ const API_CLASSES = { prep: PrepApi, instrument: InstrumentApi, dialogs: DialogA
 function publicMethods(): string[] {
   return Object.entries(API_CLASSES).flatMap(([name, cls]) =>
     Object.getOwnPropertyNames(cls.prototype)
-      .filter((m) => m !== 'constructor' && typeof (cls.prototype as Record<string, unknown>)[m] === 'function')
+      .filter((m) => m !== 'constructor' && typeof (cls.prototype as unknown as Record<string, unknown>)[m] === 'function')
       .map((m) => `${name}.${m}`),
   );
 }
