@@ -22,6 +22,7 @@ import {
 import { answerBody } from './answer-body';
 import { recoveryBody } from './recovery-body';
 import { offeredActions } from '../shared/error-records';
+import { withActor } from '../../audit';
 
 export type AnswerSource = 'A' | 'B';
 
@@ -91,6 +92,11 @@ async function settle(
   }
 }
 
+/** Who answers (the page's signer or the policy's name), the meaning of the answer and the error answered. */
+function answerActor(by: string | undefined, meaning: unknown, error: unknown): { signer?: string; meaning: string; why: { error: string } } {
+  return { ...(by ? { signer: by } : {}), meaning: String(meaning), why: { error: String(error) } };
+}
+
 function answerOptions(by: string | undefined, expected: ErrorIdentity | undefined): { by?: string; identity?: ErrorIdentity } {
   return { ...(by ? { by } : {}), ...(expected ? { identity: expected } : {}) };
 }
@@ -106,7 +112,8 @@ export function sendAnswerA(client: LiquidHandlerClient, body: RuntimeErrorAnswe
     String(body.id),
     op,
     async () => {
-      await client.prep.answerRuntimeError(body, answerOptions(by, expected));
+      // the audit record names the signer, what the answer means and the error it answers
+      await withActor(answerActor(by, body.selectedResponse, body.id), () => client.prep.answerRuntimeError(body, answerOptions(by, expected)));
       return body;
     },
   );
@@ -145,7 +152,10 @@ export function sendRecovery(
     client,
     body.uuid,
     op,
-    () => client.instrument.submit(kind, body, answerOptions(by, expected)),
+    () =>
+      withActor(answerActor(by, `${kind} ${body.selectedActionId}`, body.uuid), () =>
+        client.instrument.submit(kind, body, answerOptions(by, expected)),
+      ),
   );
 }
 

@@ -1,0 +1,72 @@
+/**
+ * In a real Node-RED runtime: an lh-server node writes its instrument's chain where settings.js `lhAudit` says, an
+ * operation node's request is recorded with that node and its flow as the actor, the password is in no record, and
+ * the chain verifies with the configured key.
+ */
+import assert from 'node:assert/strict';
+import fs from 'fs';
+import { helper } from '../support/runtime';
+import { loadNode, useInstrument } from '../support/node-suite';
+import { AuditRecord, expandChain, FILE_PATTERN, verifyChain } from '../../src/audit';
+import { tempDir } from './chain-support';
+
+describe('audit in Node-RED: lh-server writes the chain of its instrument', function () {
+  const sim = useInstrument();
+  let dir: string;
+
+  beforeEach(function () {
+    dir = tempDir();
+    helper.settings({ lhAudit: { dir, key: 'node-test-key' } });
+  });
+  afterEach(function () {
+    helper.settings({});
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  function chain(): { records: AuditRecord[]; text: string; ok: boolean; reason?: string } {
+    const first = fs.readdirSync(dir).find((f) => FILE_PATTERN.test(f));
+    assert.ok(first, `a chain file in ${dir}: ${fs.readdirSync(dir).join(', ')}`);
+    const { files, checkpoint } = expandChain(`${dir}/${first}`);
+    const texts = files.map((name) => ({ name, text: fs.readFileSync(name, 'utf8') }));
+    const report = verifyChain({
+      files: texts,
+      checkpoint: checkpoint && fs.readFileSync(checkpoint, 'utf8'),
+      key: Buffer.from('node-test-key'),
+    });
+    const text = texts.map((t) => t.text).join('');
+    const records = text
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as AuditRecord);
+    return { records, text, ok: report.ok && report.checkpoint === 'verified', reason: report.firstBad?.reason };
+  }
+
+  it('records lh-clear-errors as the actor of clear errors, with its flow, before and after the request', async function () {
+    const node = await loadNode(sim, { id: 'clear', type: 'lh-clear-errors' }, { tab: 'Nightly' });
+    await node.run({ payload: 1 });
+    await helper.unload(); // closes the lh-server node and with it the chain
+    const { records, text, ok, reason } = chain();
+    assert.ok(ok, reason);
+    const intent = records.find((r) => r.phase === 'intent');
+    assert.ok(intent && intent.phase === 'intent');
+    assert.equal(intent.what.operation, 'clear-errors');
+    assert.deepEqual(
+      { node: intent.who.node, nodeType: intent.who.nodeType, flow: intent.who.flow },
+      { node: 'clear', nodeType: 'lh-clear-errors', flow: 'tab' },
+    );
+    const outcome = records.find((r) => r.phase === 'outcome' && r.id === intent.id);
+    assert.ok(outcome && outcome.phase === 'outcome');
+    assert.equal(outcome.outcome.result, 'applied');
+    assert.equal(sim.requests.filter((r) => r.path === '/api/v1/errors/clear-errors').length, 1);
+    assert.ok(!/labwire/.test(text.replace(/@labwire/g, '')), 'no password in the chain');
+    assert.ok(!/eyJ[A-Za-z0-9_-]{4,}\./.test(text), 'no token in the chain');
+  });
+
+  it('with lhAudit.enabled false nothing is written and requests go on', async function () {
+    helper.settings({ lhAudit: { enabled: false } });
+    const node = await loadNode(sim, { id: 'clear', type: 'lh-clear-errors' });
+    await node.run({ payload: 1 });
+    await helper.unload();
+    assert.deepEqual(fs.readdirSync(dir), []);
+  });
+});
