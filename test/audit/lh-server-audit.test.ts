@@ -5,10 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'fs';
-import { helper } from '../support/runtime';
+import { collect, helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
+import { until } from '../support/until';
 import { loadNode, useInstrument } from '../support/node-suite';
 import { AuditRecord, expandChain, FILE_PATTERN, verifyChain } from '../../src/audit';
 import { tempDir } from './chain-support';
+
+/** The test helper's runtime settings (settings.js), which its type declarations leave out. */
+export function helperSettings(settings: Record<string, unknown>): void {
+  (helper as unknown as { settings(s: Record<string, unknown>): void }).settings(settings);
+}
 
 describe('audit in Node-RED: lh-server writes the chain of its instrument', function () {
   const sim = useInstrument();
@@ -16,10 +22,10 @@ describe('audit in Node-RED: lh-server writes the chain of its instrument', func
 
   beforeEach(function () {
     dir = tempDir();
-    helper.settings({ lhAudit: { dir, key: 'node-test-key' } });
+    helperSettings({ lhAudit: { dir, key: 'node-test-key' } });
   });
   afterEach(function () {
-    helper.settings({});
+    helperSettings({});
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -63,10 +69,36 @@ describe('audit in Node-RED: lh-server writes the chain of its instrument', func
   });
 
   it('with lhAudit.enabled false nothing is written and requests go on', async function () {
-    helper.settings({ lhAudit: { enabled: false } });
+    helperSettings({ lhAudit: { enabled: false } });
     const node = await loadNode(sim, { id: 'clear', type: 'lh-clear-errors' });
     await node.run({ payload: 1 });
     await helper.unload();
     assert.deepEqual(fs.readdirSync(dir), []);
+  });
+
+  it('lh-audit sends the intent and the outcome of each request into the flow, once they are on disk', async function () {
+    const server = serverFlow(sim, { withB: false });
+    await loadFlow(
+      [
+        ...server.nodes,
+        { id: 'clear', type: 'lh-clear-errors', server: 'server', wires: [['out']] },
+        { id: 'out', type: 'helper' },
+        { id: 'audit', type: 'lh-audit', server: 'server', wires: [['records']] },
+        { id: 'records', type: 'helper' },
+      ],
+      server.credentials,
+    );
+    const seen = collect(helper.getNode('records'));
+    const out = nextMessage(helper.getNode('out'));
+    helper.getNode('clear').receive({ payload: 1 });
+    await out;
+    await until(() => seen.length >= 2, 'two records');
+    assert.deepEqual(
+      seen.map((m) => m.topic),
+      ['intent/clear-errors', 'outcome/clear-errors'],
+    );
+    const [intent, outcome] = seen.map((m) => m.payload as AuditRecord);
+    assert.equal(intent.phase === 'intent' && intent.who.node, 'clear');
+    assert.equal(outcome.phase === 'outcome' && outcome.outcome.result, 'applied');
   });
 });
