@@ -4,7 +4,8 @@
  * unchanged, and a new writer continues the same chain.
  */
 import assert from 'assert';
-import { spawn } from 'child_process';
+import { ChildProcessByStdio, spawn } from 'child_process';
+import { Readable } from 'stream';
 import fs from 'fs';
 import path from 'path';
 import { AuditLog } from '../../src/audit';
@@ -97,6 +98,51 @@ describe('audit: a writer killed with SIGKILL mid-write', function () {
     });
   }
 
+  it('a Node-RED process killed mid-writes: its chain verifies and every record it reported durable is there', async function () {
+    this.timeout(90_000);
+    dir = tempDir();
+    const userDir = tempDir('lh-audit-red-');
+    let child: ChildProcessByStdio<null, Readable, null> | undefined;
+    try {
+      child = spawn(
+        process.execPath,
+        ['-r', 'ts-node/register/transpile-only', path.join(__dirname, 'red-child.ts'), dir, sim.baseUrl, userDir],
+        {
+          cwd: path.resolve(__dirname, '..', '..'),
+          env: { ...process.env, LH_KILL_PASSWORD: USER.password },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
+      const durable = await killAfter(child, 400);
+      const name = fs
+        .readdirSync(dir)
+        .find((f) => /\.000001\.jsonl$/.test(f))
+        ?.replace(/\.000001\.jsonl$/, '');
+      assert.ok(name, 'the Node-RED process wrote a chain');
+      const chain = readChain(dir, name);
+      const report = verify(chain, KEY);
+      assert.strictEqual(report.ok, true, report.firstBad?.reason);
+      assert.strictEqual(report.checkpoint, 'verified');
+      const onDisk = hashesOf(chain);
+      for (const [seq, hash] of durable) assert.strictEqual(onDisk.get(seq), hash, `record #${seq} was reported durable`);
+      // the Node-RED that starts next continues the chain
+      const next = new AuditLog({ dir, name, instrument: sim.baseUrl, key: KEY });
+      await next.append({
+        phase: 'intent',
+        id: 'after-restart',
+        at: new Date().toISOString(),
+        instrument: sim.baseUrl,
+        who: {},
+        what: { api: 'A', method: 'PUT', operation: 'clear-errors', path: '/errors/clear-errors' },
+      });
+      await next.close();
+      assert.strictEqual(verify(readChain(dir, name), KEY).ok, true);
+    } finally {
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      fs.rmSync(userDir, { recursive: true, force: true });
+    }
+  });
+
   it('after a torn last line the next writer starts a new file that links to the last complete record', async function () {
     const written = await writeChain(20);
     dir = written.dir;
@@ -121,3 +167,38 @@ describe('audit: a writer killed with SIGKILL mid-write', function () {
     assert.strictEqual(report.records, 20 + 1 + 2, 'the 20 records, the first file record, the new file record and the intent');
   });
 });
+
+/** Reads `durable <seq> <hash>` lines until `target` records, then SIGKILLs the child; resolves once it is gone. */
+function killAfter(child: ChildProcessByStdio<null, Readable, null>, target: number): Promise<Map<number, string>> {
+  const durable = new Map<number, string>();
+  let buffered = '';
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`the child ended by itself (${String(code)})`)));
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        const [word, seq, hash] = line.split(' ');
+        if (word === 'durable') durable.set(Number(seq), hash);
+      }
+      if (durable.size >= target && child.exitCode === null && !child.killed) {
+        child.removeAllListeners('exit');
+        child.once('exit', () => resolve(durable));
+        child.kill('SIGKILL');
+      }
+    });
+  });
+}
+
+function hashesOf(chain: ReturnType<typeof readChain>): Map<number, string> {
+  return new Map(
+    chain.files.flatMap((f) =>
+      f.text
+        .split('\n')
+        .slice(0, -1)
+        .map((l) => JSON.parse(l) as { seq: number; hash: string })
+        .map((r) => [r.seq, r.hash] as const),
+    ),
+  );
+}
