@@ -23,6 +23,9 @@ export interface Actor {
   old?: unknown;
 }
 
+/** The actor without the why and old value, which a record keeps beside it. */
+export type Who = Omit<Actor, 'why' | 'old'>;
+
 export type OutcomeResult = 'applied' | 'refused' | 'unknown' | 'not-sent';
 
 export interface Outcome {
@@ -46,7 +49,18 @@ export interface What {
 
 /** What a caller gives; seq, prev and hash are added when the record joins the chain. */
 export type RecordFields =
-  | { phase: 'intent'; id: string; at: string; instrument: string; who: Actor; what: What }
+  | {
+      phase: 'intent';
+      id: string;
+      at: string;
+      instrument: string;
+      who: Who;
+      what: What;
+      /** Why, where known: the error answered. */
+      why?: unknown;
+      /** The value before the change, where the node read it (settings merge, routine update): old -> what.body. */
+      old?: unknown;
+    }
   | { phase: 'outcome'; id: string; at: string; instrument: string; operation: string; outcome: Outcome }
   | { phase: 'file'; at: string; instrument: string; file: number };
 

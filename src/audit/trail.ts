@@ -31,9 +31,18 @@ export class AuditTrail implements AuditHook {
   async intent(request: AuditedRequest): Promise<string> {
     const id = randomUUID();
     const secrets = this.options.secrets?.() ?? [];
-    const who = redactValue({ ...this.options.fallback, ...currentActor() }, secrets);
+    const { why, old, ...who } = redactValue({ ...this.options.fallback, ...currentActor() }, secrets);
     const what = whatOf(request, secrets);
-    await this.log.append({ phase: 'intent', id, at: new Date().toISOString(), instrument: this.options.instrument, who, what });
+    await this.log.append({
+      phase: 'intent',
+      id,
+      at: new Date().toISOString(),
+      instrument: this.options.instrument,
+      who,
+      what,
+      ...(why === undefined ? {} : { why }),
+      ...(old === undefined ? {} : { old }),
+    });
     return id;
   }
 

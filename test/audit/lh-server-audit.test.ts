@@ -101,4 +101,19 @@ describe('audit in Node-RED: lh-server writes the chain of its instrument', func
     assert.equal(intent.phase === 'intent' && intent.who.node, 'clear');
     assert.equal(outcome.phase === 'outcome' && outcome.outcome.result, 'applied');
   });
+
+  it('a settings merge records the old settings beside the new ones (old -> new)', async function () {
+    const node = await loadNode(sim, { id: 'settings', type: 'lh-settings', operation: 'set-software-settings', mode: 'merge' });
+    const before = { ...sim.state.softwareSettings };
+    await node.run({ payload: { hideKeyboard: !before.hideKeyboard } });
+    await helper.unload();
+    const { records, ok, reason } = chain();
+    assert.ok(ok, reason);
+    const intent = records.find((r) => r.phase === 'intent');
+    assert.ok(intent && intent.phase === 'intent');
+    assert.equal(intent.what.operation, 'set-software-settings');
+    assert.deepEqual(intent.old, before);
+    assert.deepEqual(intent.what.body, { ...before, hideKeyboard: !before.hideKeyboard });
+    assert.equal(intent.who.node, 'settings');
+  });
 });
