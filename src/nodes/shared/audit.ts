@@ -11,11 +11,21 @@ export function serverAuditTrail(RED: Red, node: Node, instrument: string, secre
   return useAuditTrail(settings.lhAudit, settings.userDir, instrument, { node: node.id, nodeType: node.type }, secrets);
 }
 
-/** The authenticated user of an http-in request (httpNodeAuth) or an editor request (adminAuth), if any. */
+/**
+ * The authenticated user of an editor request (adminAuth sets `req.user`) or of an http-in request (httpNodeAuth
+ * checks HTTP Basic credentials: the user name is taken from that header, the password never), if any.
+ */
 export function requestUser(req: unknown): string | undefined {
-  const user = (req as { user?: { username?: unknown; name?: unknown } } | undefined)?.user;
-  const name = user?.username ?? user?.name;
-  return typeof name === 'string' && name !== '' ? name : undefined;
+  const r = req as { user?: { username?: unknown; name?: unknown }; headers?: Record<string, unknown> } | undefined;
+  const name = r?.user?.username ?? r?.user?.name;
+  if (typeof name === 'string' && name !== '') return name;
+  const header = r?.headers?.authorization;
+  const basic = typeof header === 'string' ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
+  if (!basic) return undefined;
+  const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  const user = colon < 0 ? '' : decoded.slice(0, colon);
+  return user !== '' ? user.slice(0, 200) : undefined;
 }
 
 /** Who a node acts for: the node, its flow, and the http-in user behind the msg when there is one. */
