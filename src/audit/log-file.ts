@@ -1,5 +1,6 @@
 import { EventEmitter } from 'events';
 import fs from 'fs';
+import os from 'os';
 import { checkpointMac, Checkpoint, GENESIS, RecordFields, AuditRecord, seal } from './record';
 import { chainFile, chainIndexes, checkpointFile } from './files';
 
@@ -80,6 +81,7 @@ export class AuditLog extends EventEmitter {
   private checkpointFh?: fs.promises.FileHandle;
   private broken?: Error;
   private closed = false;
+  private lockPath?: string;
 
   constructor(private readonly options: AuditLogOptions) {
     super();
@@ -96,6 +98,7 @@ export class AuditLog extends EventEmitter {
   private async open(): Promise<void> {
     await this.options.after?.catch(() => undefined);
     await fs.promises.mkdir(this.options.dir, { recursive: true, mode: 0o700 });
+    this.lockPath = takeLock(chainFile(this.options.dir, this.options.name, 0).replace(/\.000000\.jsonl$/, '.lock'));
     const tail = readTail(this.options.dir, this.options.name);
     const cpPath = checkpointFile(this.options.dir, this.options.name);
     await (await fs.promises.open(cpPath, 'a', 0o600)).close();
@@ -206,5 +209,42 @@ export class AuditLog extends EventEmitter {
     this.handle = undefined;
     await this.checkpointFh?.close();
     this.checkpointFh = undefined;
+    if (this.lockPath) fs.rmSync(this.lockPath, { force: true });
+    this.lockPath = undefined;
+  }
+}
+
+/**
+ * One writer per chain: two processes appending to the same files would interleave two chains. The lock names its
+ * process; a lock left by a process of this host that is gone (killed) is taken over.
+ */
+function takeLock(file: string): string {
+  const me = `${process.pid}@${os.hostname()}`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, me, { flag: 'wx', mode: 0o600 });
+      return file;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = fs.readFileSync(file, 'utf8').trim();
+    const [pid, host] = holder.split('@');
+    if (holder === me || host !== os.hostname() || isAlive(Number(pid))) {
+      throw new Error(
+        `the audit chain ${file.replace(/\.lock$/, '')} is being written by process ${holder}; one writer per chain (give each Node-RED its own lhAudit.dir)`,
+      );
+    }
+    fs.rmSync(file, { force: true });
+  }
+  throw new Error(`cannot lock the audit chain ${file}`);
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

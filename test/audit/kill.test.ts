@@ -143,6 +143,28 @@ describe('audit: a writer killed with SIGKILL mid-write', function () {
     }
   });
 
+  it('one writer per chain: a second writer is refused while the first runs, and takes over after it closed', async function () {
+    dir = tempDir();
+    const intent = {
+      phase: 'intent' as const,
+      id: 'a',
+      at: new Date().toISOString(),
+      instrument: 'i',
+      who: {},
+      what: { api: 'A' as const, method: 'PUT', operation: 'clear-errors', path: '/errors/clear-errors' },
+    };
+    const first = new AuditLog({ dir, name: 'one', instrument: 'i', key: KEY_SUPPORT });
+    await first.append(intent);
+    const second = new AuditLog({ dir, name: 'one', instrument: 'i', key: KEY_SUPPORT });
+    await assert.rejects(second.append(intent), /is being written by process \d+@/);
+    await second.close();
+    await first.close();
+    const third = new AuditLog({ dir, name: 'one', instrument: 'i', key: KEY_SUPPORT });
+    await third.append({ ...intent, id: 'b' });
+    await third.close();
+    assert.strictEqual(verify(readChain(dir, 'one')).ok, true);
+  });
+
   it('after a torn last line the next writer starts a new file that links to the last complete record', async function () {
     const written = await writeChain(20);
     dir = written.dir;
