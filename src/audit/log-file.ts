@@ -7,6 +7,8 @@ import { chainFile, chainIndexes, checkpointFile } from './files';
 export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
 /** The checkpoint file is rewritten in place at this fixed size (space padded). */
 const CHECKPOINT_BYTES = 512;
+/** Under sustained load the checkpoint is rewritten at least every this many batches. */
+const CHECKPOINT_EVERY_BATCHES = 8;
 
 export interface AuditLogOptions {
   dir: string;
@@ -82,6 +84,7 @@ export class AuditLog extends EventEmitter {
   private broken?: Error;
   private closed = false;
   private lockPath?: string;
+  private batchesSinceCheckpoint = 0;
 
   constructor(private readonly options: AuditLogOptions) {
     super();
@@ -154,17 +157,33 @@ export class AuditLog extends EventEmitter {
       try {
         await this.write(batch);
       } catch (err) {
-        this.broken = new Error(
-          `the audit trail cannot be written (${(err as Error).message}): nothing more is sent to the instrument`,
-        );
-        for (const entry of [...batch, ...this.queue.splice(0)]) entry.reject(this.broken);
+        this.fail(err, batch);
         return;
       }
+      // durable: the appends resolve now; the checkpoint follows (it may lag the records, never lead them)
       for (const entry of batch) {
         entry.resolve(entry.record);
         this.emit('record', entry.record);
       }
+      // under load the next batch is already waiting: the checkpoint moves on at every 8th batch, or when idle
+      this.batchesSinceCheckpoint++;
+      if (this.queue.length > 0 && this.batchesSinceCheckpoint < CHECKPOINT_EVERY_BATCHES) continue;
+      this.batchesSinceCheckpoint = 0;
+      const last = batch[batch.length - 1];
+      try {
+        await this.writeCheckpoint({ seq: last.record.seq, hash: last.record.hash, file: last.file, at: last.record.at });
+      } catch (err) {
+        this.fail(err, []);
+        return;
+      }
     }
+  }
+
+  private fail(err: unknown, batch: Entry[]): void {
+    this.broken = new Error(
+      `the audit trail cannot be written (${(err as Error).message}): nothing more is sent to the instrument`,
+    );
+    for (const entry of [...batch, ...this.queue.splice(0)]) entry.reject(this.broken);
   }
 
   private async write(batch: Entry[]): Promise<void> {
@@ -177,8 +196,6 @@ export class AuditLog extends EventEmitter {
       await fh.write(text);
       if (this.fsync) await fh.datasync();
     }
-    const last = batch[batch.length - 1].record;
-    await this.writeCheckpoint({ seq: last.seq, hash: last.hash, file: batch[batch.length - 1].file, at: last.at });
   }
 
   private async handleFor(file: number): Promise<fs.promises.FileHandle> {
