@@ -6,6 +6,7 @@ const net = require('net');
 const path = require('path');
 const http = require('http');
 const { spawn } = require('child_process');
+const { randomBytes } = require('crypto');
 
 const root = path.resolve(__dirname, '..');
 // LH_USER_DIR: another Node-RED user directory (the browser test uses a fresh temporary one).
@@ -65,6 +66,53 @@ async function waitForEditor(url, child) {
   throw new Error('Node-RED did not start within 60 s');
 }
 
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+function onThisMachine(url) {
+  try {
+    return LOOPBACK.has(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Points the flows at the simulator started now (its ports change when the last ones are taken): every lh-server
+ * whose URLs are on this machine, and the SIM_URL environment variable of tabs (example 08). Returns whether anything
+ * changed. A server at another host (a real instrument the user added) is left alone.
+ */
+function aimAtSimulator(nodes, sim) {
+  let changed = false;
+  const set = (node, key, value) => {
+    if (node[key] === value) return;
+    node[key] = value;
+    changed = true;
+  };
+  for (const n of nodes) {
+    if (n.type === 'lh-server' && (onThisMachine(n.baseUrl) || onThisMachine(n.instrumentUrl))) {
+      set(n, 'baseUrl', sim.baseUrl);
+      set(n, 'instrumentUrl', sim.instrumentUrl);
+    }
+    if (n.type === 'tab' && Array.isArray(n.env)) {
+      for (const v of n.env) if (v && v.name === 'SIM_URL') set(v, 'value', sim.controlUrl);
+    }
+  }
+  return changed;
+}
+
+/** Updates the saved flows (flows.json, before Node-RED reads it) to the simulator of this start. */
+function updateSavedFlows(file, sim) {
+  let nodes;
+  try {
+    nodes = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    console.error(`Could not read ${file} to point it at the simulator: ${err.message}`);
+    return;
+  }
+  if (!Array.isArray(nodes) || !aimAtSimulator(nodes, sim)) return;
+  fs.writeFileSync(file, `${JSON.stringify(nodes, null, 4)}\n`);
+  console.log(`Flows pointed at the simulator of this start (${sim.baseUrl}, ${sim.instrumentUrl})`);
+}
+
 /** All example flows as one deployable flow: one shared lh-server aimed at the simulator, credentials attached. */
 function demoFlow(sim) {
   const seen = new Set();
@@ -77,14 +125,11 @@ function demoFlow(sim) {
     for (const n of JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'))) {
       if (seen.has(n.id)) continue;
       seen.add(n.id);
-      if (n.type === 'lh-server') {
-        n.baseUrl = sim.baseUrl;
-        n.instrumentUrl = sim.instrumentUrl;
-        n.credentials = { username: 'admin', password: 'labwire' };
-      }
+      if (n.type === 'lh-server') n.credentials = { username: 'admin', password: 'labwire' };
       flow.push(n);
     }
   }
+  aimAtSimulator(flow, sim);
   return flow;
 }
 
@@ -107,17 +152,24 @@ async function main() {
         flowFile: 'flows.json',
         nodesDir: [root],
         editorTheme: { tours: false, projects: { enabled: false } },
+        // no "Enable update notifications?" prompt in the sandbox (it would also make the editor ask the internet)
+        telemetry: { enabled: false, updateNotification: false },
         logging: { console: { level: 'info', metrics: false, audit: false } },
       },
       null,
       2,
     )};\n`,
   );
-  const firstRun = !fs.existsSync(path.join(userDir, 'flows.json'));
+  // example 06 starts runs only for requests carrying this token (X-LIMS-Token); a new one per start unless given
+  const limsToken = process.env.LIMS_TOKEN || randomBytes(12).toString('hex');
+  const flowsFile = path.join(userDir, 'flows.json');
+  const firstRun = !fs.existsSync(flowsFile);
+  // every start, not only the first: this simulator may listen on other ports than the last one did
+  if (!firstRun) updateSavedFlows(flowsFile, sim);
   const red = spawn(process.execPath, [require.resolve('node-red/red.js'), '--settings', path.join(userDir, 'settings.js')], {
     stdio: ['ignore', 'inherit', 'inherit'],
     // the address in answer links (lh-answer-page): this Node-RED, unless the user says otherwise
-    env: { ...process.env, LH_PUBLIC_URL: process.env.LH_PUBLIC_URL || `http://${host}:${uiPort}` },
+    env: { ...process.env, LH_PUBLIC_URL: process.env.LH_PUBLIC_URL || `http://${host}:${uiPort}`, LIMS_TOKEN: limsToken },
   });
   const editor = `http://${host}:${uiPort}/`;
   let stopping = false;
@@ -140,6 +192,9 @@ async function main() {
     const res = await request('POST', `${editor}flows`, demoFlow(sim));
     if (res.status !== 204 && res.status !== 200) console.error(`Deploying the demo flow failed: ${res.status} ${res.text}`);
   }
+  console.log(
+    `Example 06 starts runs for POST ${editor}lims/run with the header X-LIMS-Token: ${limsToken} (LIMS_TOKEN sets it)`,
+  );
   console.log(`\nNode-RED editor: ${editor}\n(Ctrl-C stops Node-RED and the simulator)\n`);
 }
 

@@ -1,5 +1,13 @@
 import { LhError } from './errors';
-import { changedError, changedMessage, ErrorIdentity, fingerprint, fromFingerprint, sameError } from './error-identity';
+import {
+  changedError,
+  changedMessage,
+  ErrorIdentity,
+  fingerprint,
+  fromFingerprint,
+  hasFields,
+  sameError,
+} from './error-identity';
 
 /** An answer this Node-RED gave, or is giving, to one instrument error. */
 export interface AnswerRecord {
@@ -14,6 +22,8 @@ export interface AnswerRecord {
   outcome: 'in-flight' | 'answered';
   /** the identity of the error answered (fingerprint of title, time stamp, group, severity), when known */
   identity?: string;
+  /** a firmware error (on the socket only, never in the error list): its absence from the list does not end it */
+  unlisted?: true;
 }
 
 export interface AnswerOptions {
@@ -21,13 +31,24 @@ export interface AnswerOptions {
   by?: string;
   /** the error as the person or rule saw it: an answer to another error under the same id is not "already answered" */
   identity?: ErrorIdentity;
+  /**
+   * The error is never in the error list (a firmware error, pushed on the socket only): the answer is kept while lists
+   * are read (so it is not given twice, and lh-error-poll reports the error resolved), until the id is answered for
+   * another error (identity) or the ledger is full.
+   */
+  unlisted?: boolean;
 }
 
-/** Whether a kept answer was given to another error than `identity` names (an id the instrument reused). */
-function answeredAnother(record: AnswerRecord, identity: ErrorIdentity | undefined): boolean {
-  if (!identity || record.identity === undefined) return false;
-  const given = fromFingerprint(record.errorKey, record.identity);
-  return given !== undefined && !sameError(given, identity);
+/**
+ * Whether a kept answer was given to another error than `identity` names (an id the instrument reused). An answer
+ * kept without an identity (sent with an id alone) is not taken for an answer to an error whose identity says more
+ * than its id: it may have gone to the error that had the id before, so it neither blocks nor is shown for this one.
+ */
+export function answeredAnother(record: AnswerRecord, identity: ErrorIdentity | undefined): boolean {
+  if (!identity || !hasFields(identity)) return false;
+  const given = record.identity === undefined ? undefined : fromFingerprint(record.errorKey, record.identity);
+  if (given === undefined || !hasFields(given)) return true;
+  return !sameError(given, identity);
 }
 
 /** The slot of one answer in flight: confirm it when the instrument applied it, release it when it did not. */
@@ -38,6 +59,8 @@ export interface AnswerSlot {
 
 /** Answers kept after they were given, per instrument: enough for months of errors, bounded. */
 export const MAX_ANSWERS_KEPT = 5000;
+/** Answers kept per id once their errors are over (several errors in turn under one reused id). */
+const PAST_PER_ID = 4;
 
 /**
  * At most one answer per error from this Node-RED, whoever asks first: a second caller is refused before any
@@ -46,7 +69,7 @@ export const MAX_ANSWERS_KEPT = 5000;
 export class AnswerLedger {
   private readonly records = new Map<string, AnswerRecord>();
   /** answers to errors that are over (no longer listed): shown to whoever asks, never blocking a new answer */
-  private readonly past = new Map<string, AnswerRecord>();
+  private readonly past = new Map<string, AnswerRecord[]>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -65,6 +88,7 @@ export class AnswerLedger {
     const record: AnswerRecord = { errorKey, response, at: this.now(), outcome: 'in-flight' };
     if (options.by !== undefined && options.by !== '') record.by = options.by;
     if (options.identity) record.identity = fingerprint(options.identity);
+    if (options.unlisted === true) record.unlisted = true;
     this.records.set(errorKey, record);
     let settled = false;
     return {
@@ -86,26 +110,32 @@ export class AnswerLedger {
   /**
    * The instrument listed its open errors (`listed`, asked at `askedAt`): an error answered before that and no
    * longer listed is over, so its id may come back as a new error (an instrument restarted, ids made from codes).
-   * Answers in flight, and answers given after the list was asked for, are kept.
+   * Answers in flight, answers given after the list was asked for, and answers to unlisted (firmware) errors are kept.
    */
   forgetOver(listed: ReadonlySet<string>, askedAt: number): void {
     for (const [key, record] of this.records) {
-      if (record.outcome !== 'answered' || record.at > askedAt || listed.has(key)) continue;
+      if (record.outcome !== 'answered' || record.unlisted || record.at > askedAt || listed.has(key)) continue;
       this.retire(key, record);
     }
   }
 
   private retire(key: string, record: AnswerRecord): void {
     this.records.delete(key);
+    const earlier = this.past.get(key) ?? [];
     this.past.delete(key);
-    this.past.set(key, record);
+    // the last few errors that had this id (an instrument reusing ids), newest last
+    this.past.set(key, [...earlier, record].slice(-PAST_PER_ID));
     if (this.past.size > MAX_ANSWERS_KEPT) this.past.delete(this.past.keys().next().value as string);
   }
 
-  /** The answer given to an error that is over (see forgetOver); an id reused by a new error may be listed again. */
-  lookupPast(errorKey: string): AnswerRecord | undefined {
-    const found = this.past.get(errorKey);
-    return found ? { ...found } : undefined;
+  /**
+   * The answer given to an error that is over (see forgetOver); an id reused by a new error may be listed again.
+   * With `identity`, only an answer given to that very error (never one to another error that had the id).
+   */
+  lookupPast(errorKey: string, identity?: ErrorIdentity): AnswerRecord | undefined {
+    const kept = this.past.get(errorKey) ?? [];
+    for (let i = kept.length - 1; i >= 0; i--) if (!answeredAnother(kept[i], identity)) return { ...kept[i] };
+    return undefined;
   }
 
   /** When a list of open errors is asked for (the ledger's clock). */
@@ -185,11 +215,19 @@ export function listedKeys(list: readonly unknown[], field: 'id' | 'uuid'): Set<
 
 const ledgers = new Map<string, AnswerLedger>();
 
-/** The URL as the ledger's key: scheme, host and port, path without trailing slashes. */
+/** Host names of this machine's loopback interface, as the URL parser writes them: one instrument, one key. */
+const LOOPBACK_HOSTS = new Set(['localhost', 'localhost.', '127.0.0.1', '[::1]', '[::ffff:7f00:1]']);
+
+/**
+ * The URL as the ledger's (and the start claim's) key: scheme, host and port, path without trailing slashes, in
+ * lower case; the loopback aliases (localhost, 127.0.0.1, ::1) are one host and a default port is no port.
+ */
 export function instrumentKey(url: string): string {
   try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`.toLowerCase();
+    const u = new URL(url.trim());
+    const host = LOOPBACK_HOSTS.has(u.hostname.toLowerCase()) ? 'localhost' : u.hostname;
+    const port = u.port === '' ? '' : `:${u.port}`; // the parser leaves out a scheme's default port
+    return `${u.protocol}//${host}${port}${u.pathname.replace(/\/+$/, '')}`.toLowerCase();
   } catch {
     return url.trim().replace(/\/+$/, '').toLowerCase();
   }
@@ -215,8 +253,8 @@ export class InstrumentAnswers {
   }
 
   /** The answer this Node-RED gave to an error the instrument no longer lists (for "who answered" pages). */
-  lookupPast(errorKey: string): AnswerRecord | undefined {
-    return this.a.lookupPast(errorKey) ?? this.b?.lookupPast(errorKey);
+  lookupPast(errorKey: string, identity?: ErrorIdentity): AnswerRecord | undefined {
+    return this.a.lookupPast(errorKey, identity) ?? this.b?.lookupPast(errorKey, identity);
   }
 }
 

@@ -11,7 +11,9 @@ export type LhErrorKind =
   /** the error was answered by someone else (or the package cannot prove its own answer was the one applied) */
   | 'already-answered'
   /** the instrument now lists another error under the id that was answered: nothing was sent */
-  | 'changed';
+  | 'changed'
+  /** refused before anything was sent: a run is in progress, or another start on this instrument is under way */
+  | 'busy';
 
 export interface LhErrorInit {
   kind: LhErrorKind;

@@ -106,7 +106,8 @@ export function startBlockers(r: StartReadiness): string[] {
       .join(', ');
     reasons.push(`the instrument is controlled by another machine${by ? ` (${by})` : ''}`);
   }
-  if (r.sensors?.isDoorClosed === false) reasons.push('the door is open');
+  // a workstation without an enclosure has no door: its door sensor cannot read "closed" (present or unknown: it counts)
+  if (r.sensors?.isDoorClosed === false && r.sensors.isEnclosurePresent !== false) reasons.push('the door is open');
   return reasons;
 }
 

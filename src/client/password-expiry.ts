@@ -25,11 +25,14 @@ export interface PasswordWarning extends PasswordExpiry {
   text: string;
 }
 
-/** What a login result says of the password's expiry; undefined when it says nothing usable. */
+/** What a login result says of the password's expiry; undefined when it says nothing usable (or no expiry). */
 export function passwordExpiryOf(result: AuthResult, now: number, warnDays = DEFAULT_WARN_DAYS): PasswordExpiry | undefined {
   const days = result.passwordExpiresInDays;
   if (typeof days !== 'number' || !Number.isFinite(days)) return undefined;
   const daysLeft = Math.floor(days);
+  // 0 is what an instrument reports when its passwords do not expire (policy passwordExpires 0): "expires today"
+  // only when the instrument itself says a warning is due
+  if (daysLeft === 0 && result.notifyPasswordExpiresSoon !== true) return undefined;
   return {
     daysLeft,
     expiresAt: now + daysLeft * 24 * 60 * 60 * 1000,

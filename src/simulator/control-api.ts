@@ -18,8 +18,10 @@
  *   POST   /sim/firmware-error/{id}/resolve → 204, the resolution pushed on instincterrors
  *          (a firmware error is also answered with PUT errors/runtime {id, selectedResponse}, as an A error)
  *   POST   /sim/event-sockets/drop → 200 {dropped}: drops every websocket connection
- *   GET    /sim/run → the run status, speed and format;  PUT /sim/run {simulationSpeed?, statesAsNames?, failCreate?} → 200
- *          the same; failCreate {status?, reset?, count?}: the next creates fail (nothing created) with that status or a reset
+ *   GET    /sim/run → the run status, speed and format;  PUT /sim/run {simulationSpeed?, statesAsNames?, failCreate?, endNext?} → 200
+ *          the same; failCreate {status?, reset?, count?}: the next creates fail (nothing created) with that status or a reset;
+ *          endNext {at: 'scheduling'|'deck-check'|'end', result?}: the next run is aborted while Scheduling, aborted at the
+ *          deck check after load-complete, or ends with a run record saying `result` (any words)
  *   GET    /sim/machine;  PUT /sim/machine {isDoorClosed?, isControlled?, controllerMachineName?, controllerUserName?,
  *          isServerReady?, stoppedServices?, instrumentName?, serialNumber?, isEnclosurePresent?, offered?} → 200 the state:
  *          what system-ready, instruments, connection-status, sensor-status and software-versions answer
@@ -57,7 +59,12 @@ export interface ControlTarget {
   dropEventSockets(): number;
   injectRunError(seed?: RunErrorSeed): { armed: boolean; error?: PendingError };
   configureMachine(body: unknown): MachineState;
-  configureRuns(options: { simulationSpeed?: unknown; statesAsNames?: unknown; failCreate?: unknown }): Record<string, unknown>;
+  configureRuns(options: {
+    simulationSpeed?: unknown;
+    statesAsNames?: unknown;
+    failCreate?: unknown;
+    endNext?: unknown;
+  }): Record<string, unknown>;
 }
 
 export interface ControlReply extends Reply {
@@ -138,6 +145,7 @@ export function handleControl(target: ControlTarget, method: string, path: strin
             simulationSpeed: obj.simulationSpeed,
             statesAsNames: obj.statesAsNames,
             failCreate: obj.failCreate,
+            endNext: obj.endNext,
           }),
         };
       case 'GET /machine':

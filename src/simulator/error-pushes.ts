@@ -44,6 +44,11 @@ export class ErrorPushes {
   readonly firmware = new Map<string, FirmwareError>();
   /** firmware errors answered with PUT errors/runtime: id → the response chosen (a second answer is 409) */
   readonly answeredFirmware = new Map<string, string>();
+  /**
+   * Whether an answer to a firmware error is followed by its resolution on the socket (default). Off: the answer is
+   * taken silently, as an instrument whose socket does not say it (what the tested clients show is silent on this).
+   */
+  pushOnAnswer = true;
 
   constructor(
     private readonly publish: FramePublisher,
@@ -86,7 +91,7 @@ export class ErrorPushes {
     this.answeredFirmware.set(id, selected);
     if (this.answeredFirmware.size > MAX_ANSWERED)
       this.answeredFirmware.delete(this.answeredFirmware.keys().next().value as string);
-    this.publish(resolvedFrame(id, this.casing));
+    if (this.pushOnAnswer) this.publish(resolvedFrame(id, this.casing));
     return { status: 204 };
   }
 

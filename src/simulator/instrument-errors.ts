@@ -8,7 +8,11 @@
  *   registered, the uuid is unknown, the error was already handled (only one client handles an error: a
  *   second one gets a clear refusal), or the selected action is not offered (recovery: only actions with
  *   isRecovery true; action: any action). Malformed requests (path not a uuid, body uuid differing from the
- *   path, selectedActionId not an int32, input ids the action does not have) are 400 problem details.
+ *   path, selectedActionId not an int32, input ids the action does not have, a required input missing, a value
+ *   not of the input's type or outside its range) are 400 problem details.
+ * - An error may have `details` (parts with their own actions, e.g. one per channel): `detailedErrorRecoveries`
+ *   answer them one by one (uuid of the detail, its action, its inputs, checked like the main ones); a detail
+ *   without a detailed recovery takes the main action.
  */
 import { randomUUID } from 'crypto';
 import { CLIENT_KEY_PATTERN } from '../spec/contract';
@@ -26,7 +30,18 @@ export const DEFAULT_ACTIONS: ErrorAction[] = [
     description: 'Retry with a new aspiration height',
     isRecovery: true,
     isDefault: false,
-    inputs: [{ id: 1, description: 'Aspiration height above bottom (mm)', defaultValue: '2' }],
+    inputs: [
+      {
+        id: 1,
+        description: 'Aspiration height above bottom (mm)',
+        defaultValue: '2',
+        type: 'number',
+        min: 0.5,
+        max: 10,
+        unit: 'mm',
+        required: true,
+      },
+    ],
   },
   { id: 3, description: 'Skip this step', isRecovery: true, isDefault: false },
   { id: 4, description: 'Abort the run', isRecovery: false, isDefault: false },
@@ -62,6 +77,7 @@ export class InstrumentErrorBook {
       actions,
       defaultActionId,
       timeoutSeconds: seed.timeoutSeconds ?? 300,
+      ...(seed.details && seed.details.length > 0 ? { details: clone(seed.details) } : {}),
       handled: false,
       handledAt: null,
       handledBy: null,
@@ -139,8 +155,11 @@ export class InstrumentErrorBook {
         `Action ${String(actionId)} is not a ${kind === 'recovery' ? 'recovery solution' : 'action'} of this error; offered: ${offered.join(', ')}.`,
       );
     }
-    checkInputs(action, inputs);
+    checkInputs(action, inputs, 'inputs');
+    const detailed = checkDetailed(error, field(obj, 'detailedErrorRecoveries'));
     error.handled = true;
+    error.selectedInputs = Array.isArray(inputs) ? clone(inputs as { id: number; value: string }[]) : null;
+    if (detailed.length > 0) error.detailedRecoveries = detailed;
     error.handledAt = new Date().toISOString();
     error.handledBy = key;
     error.selectedActionId = action.id;
@@ -166,17 +185,80 @@ function readKey(body: unknown): string {
   return body;
 }
 
-function checkInputs(action: ErrorAction, inputs: unknown): void {
-  if (!Array.isArray(inputs)) return;
-  const known = new Set((action.inputs ?? []).map((i) => i.id));
-  inputs.forEach((raw: unknown, i: number) => {
-    if (!isObject(raw)) throw badRequest(`inputs[${i}]`, 'Each input must be an object {id, value}.');
-    const id = field(raw, 'id');
-    if (!isInt32(id) || !known.has(id))
-      throw badRequest(`inputs[${i}].id`, `Input ${String(id)} is not an input of action ${action.id}.`);
-    const value = field(raw, 'value');
-    if (typeof value !== 'string') throw badRequest(`inputs[${i}].value`, 'The value of an input must be a string.');
+function checkInputs(action: ErrorAction, inputs: unknown, name: string): void {
+  const declared = action.inputs ?? [];
+  const given = new Set<number>();
+  if (Array.isArray(inputs)) {
+    inputs.forEach((raw: unknown, i: number) => {
+      if (!isObject(raw)) throw badRequest(`${name}[${i}]`, 'Each input must be an object {id, value}.');
+      const id = field(raw, 'id');
+      const input = declared.find((d) => d.id === id);
+      if (!isInt32(id) || !input)
+        throw badRequest(`${name}[${i}].id`, `Input ${String(id)} is not an input of action ${action.id}.`);
+      const value = field(raw, 'value');
+      if (typeof value !== 'string') throw badRequest(`${name}[${i}].value`, 'The value of an input must be a string.');
+      const type = input.type ?? (input.min !== undefined || input.max !== undefined ? 'number' : 'text');
+      if (type !== 'text') {
+        const n = value.trim() === '' ? NaN : Number(value);
+        const ok =
+          Number.isFinite(n) &&
+          (type !== 'integer' || Number.isInteger(n)) &&
+          !(input.min !== undefined && n < input.min) &&
+          !(input.max !== undefined && n > input.max);
+        if (!ok) {
+          const range = `${input.min ?? '-∞'} to ${input.max ?? '∞'}`;
+          throw badRequest(
+            `${name}[${i}].value`,
+            `Input ${id} (${input.description}) must be a ${type} from ${range}; got '${value}'.`,
+          );
+        }
+      }
+      given.add(id);
+    });
+  }
+  for (const input of declared) {
+    if (input.required !== false && !given.has(input.id))
+      throw badRequest(name, `Input ${input.id} (${input.description}) is required by action ${action.id}.`);
+  }
+}
+
+type DetailedRecovery = NonNullable<InstrumentError['detailedRecoveries']>[number];
+
+/** The detailed recoveries of a submission, checked against the error's details (400 when one does not fit). */
+function checkDetailed(error: InstrumentError, raw: unknown): DetailedRecovery[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw))
+    throw badRequest('detailedErrorRecoveries', 'The detailedErrorRecoveries field must be an array or null.');
+  const details = error.details ?? [];
+  const out: DetailedRecovery[] = [];
+  raw.forEach((d: unknown, i: number) => {
+    const f = `detailedErrorRecoveries[${i}]`;
+    if (!isObject(d)) throw badRequest(f, 'Each detailed recovery must be an object.');
+    const uuid = field(d, 'uuid');
+    const detail = typeof uuid === 'string' ? details.find((x) => x.uuid.toLowerCase() === uuid.toLowerCase()) : undefined;
+    if (!detail) {
+      const known = details.map((x) => x.uuid).join(', ') || 'none';
+      throw badRequest(`${f}.uuid`, `'${String(uuid)}' is not a detail of error '${error.uuid}' (details: ${known}).`);
+    }
+    if (out.some((o) => o.uuid === detail.uuid)) throw badRequest(`${f}.uuid`, `Detail '${detail.uuid}' is answered twice.`);
+    const actionId = field(d, 'selectedActionId');
+    const action = detail.actions.find((a) => a.id === actionId);
+    if (!isInt32(actionId) || !action) {
+      const offered = detail.actions.map((a) => `${a.id} (${a.description})`).join(', ');
+      throw badRequest(
+        `${f}.selectedActionId`,
+        `Action ${String(actionId)} is not offered by detail '${detail.uuid}'; offered: ${offered}.`,
+      );
+    }
+    const inputs = field(d, 'inputs');
+    checkInputs(action, inputs, `${f}.inputs`);
+    out.push({
+      uuid: detail.uuid,
+      selectedActionId: action.id,
+      inputs: Array.isArray(inputs) ? clone(inputs as { id: number; value: string }[]) : [],
+    });
   });
+  return out;
 }
 
 function toErrorData(e: InstrumentError): ErrorData {
@@ -190,6 +272,7 @@ function toErrorData(e: InstrumentError): ErrorData {
     actions: e.actions,
     defaultActionId: e.defaultActionId,
     timeoutSeconds: e.timeoutSeconds,
+    ...(e.details ? { details: e.details } : {}),
   });
 }
 

@@ -5,7 +5,8 @@
  */
 import { notFound } from './problem';
 
-export type RunResult = 'Completed' | 'Aborted' | 'Failed';
+/** The words the simulator's runs end with; a run scripted with `endNext` records any word given (a real instrument's words are not documented). */
+export type RunResult = 'Completed' | 'Aborted' | 'Failed' | (string & Record<never, never>);
 
 export interface StepLog {
   name: string;

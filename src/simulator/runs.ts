@@ -12,6 +12,11 @@
  * answers at once ({runId, protocolRunState}) and the run reaches Loading by itself; cleanup-unloading is
  * accepted in Idle and cancels a run still in Loading; `currentStep` is the running step's name.
  *
+ * Scripted endings (`endNext`, PUT /sim/run {endNext}) make the next run end as in the failures a review reproduced:
+ * aborted while Scheduling (Scheduling → Aborting → Idle, no record), aborted at the deck check after
+ * load-complete (Loading → Aborting → Idle; a record only when a result word is given), or finished with a run
+ * record in the given words ("Not completed", "Incomplete", …) instead of Completed.
+ *
  * Live events go out through `RunMachineOptions.events` (the simulator sends them on `instinctevents`):
  * `RunStatus` on every state change (data: the run status as GET protocol-run serves it), `TimeRemaining`
  * whenever a running segment is planned (a step starts, the run resumes, the speed changes: at most once per
@@ -89,10 +94,30 @@ interface ActiveRun {
   startTime?: number;
   pendingErrorId?: string;
   armedErrors: RunErrorSeed[];
-  /** the result an abort in progress will record */
+  /** the result an abort in progress will record (undefined: no record) */
   ending?: RunResult;
+  /** how this run was scripted to end (endNext) */
+  scripted?: RunEnding;
   errorLog: { id: string; title: string; time: string; selectedResponse: string | null }[];
   cancel?: () => void;
+}
+
+/** How the next run ends (PUT /sim/run {endNext}). */
+export interface RunEnding {
+  at: 'scheduling' | 'deck-check' | 'end';
+  /** the run record's result word; absent: no record for an abort, Completed for `end` */
+  result?: string;
+}
+
+/** Reads an `endNext` spec; throws a RangeError naming the field and the rule. */
+export function runEnding(spec: unknown): RunEnding {
+  const o = isObject(spec) ? spec : {};
+  const at = o.at;
+  if (at !== 'scheduling' && at !== 'deck-check' && at !== 'end') {
+    throw new RangeError("endNext.at must be 'scheduling', 'deck-check' or 'end'");
+  }
+  if (o.result !== undefined && typeof o.result !== 'string') throw new RangeError('endNext.result must be text');
+  return o.result === undefined ? { at } : { at, result: o.result };
 }
 
 /** Receives the run's live events (code, description, data); the simulator publishes them on `instinctevents`. */
@@ -132,6 +157,12 @@ export class RunMachine {
   }
 
   private createFaults: ({ reset: true } | { status: number })[] = [];
+  private endings: RunEnding[] = [];
+
+  /** The next run (one per call, in order) ends as `spec` says: see RunEnding. */
+  endNext(spec: unknown): void {
+    this.endings.push(runEnding(spec));
+  }
 
   /** The next `count` creates fail without creating anything: with `status`, or by a connection reset. */
   failNextCreates(spec: unknown): void {
@@ -178,6 +209,7 @@ export class RunMachine {
     this.run?.cancel?.();
     this.run = undefined;
     this.createFaults = [];
+    this.endings = [];
     this.records.clear();
     this.transitions.length = 0;
     this.speedValue = this.initialSpeed;
@@ -283,9 +315,14 @@ export class RunMachine {
       remaining: steps[0]?.seconds ?? 0,
       armedErrors: [],
       errorLog: [],
+      scripted: this.endings.shift(),
     };
     this.run = run;
     this.enter(run, 'Scheduling');
+    if (run.scripted?.at === 'scheduling') {
+      this.after(run, PHASE_SECONDS.scheduling, () => this.abortRun(run, run.scripted?.result));
+      return { runId: run.runId, protocolRunState: this.formatState('Scheduling') };
+    }
     this.after(run, PHASE_SECONDS.scheduling, () => {
       this.enter(run, 'Scheduled');
       this.after(run, PHASE_SECONDS.scheduled, () => this.enter(run, 'Loading'));
@@ -340,6 +377,10 @@ export class RunMachine {
     }
     if (typeof action === 'string' && action.toLowerCase() === 'cancel') {
       this.finish(run, undefined);
+      return;
+    }
+    if (run.scripted?.at === 'deck-check') {
+      this.abortRun(run, run.scripted.result);
       return;
     }
     run.startTime = this.clock.now();
@@ -407,7 +448,7 @@ export class RunMachine {
         this.after(run, PHASE_SECONDS.pausing, () => this.enter(run, 'Paused'));
         break;
       case 'Aborting':
-        this.after(run, PHASE_SECONDS.aborting, () => this.finish(run, run.ending ?? 'Aborted'));
+        this.after(run, PHASE_SECONDS.aborting, () => this.finish(run, run.ending));
         break;
       default:
         break;
@@ -482,7 +523,7 @@ export class RunMachine {
 
   private startStep(run: ActiveRun): void {
     if (run.index >= run.steps.length) {
-      this.finish(run, 'Completed');
+      this.finish(run, run.scripted?.at === 'end' ? (run.scripted.result ?? 'Completed') : 'Completed');
       return;
     }
     const step = run.steps[run.index];
@@ -542,7 +583,7 @@ export class RunMachine {
     return error;
   }
 
-  private abortRun(run: ActiveRun, result: RunResult): void {
+  private abortRun(run: ActiveRun, result: RunResult | undefined): void {
     this.checkpoint(run);
     const pending = run.pendingErrorId;
     run.pendingErrorId = undefined;

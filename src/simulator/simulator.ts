@@ -256,10 +256,16 @@ export class Simulator implements ControlTarget {
   }
 
   /** PUT /sim/run: simulation speed and whether run states are served as names. */
-  configureRuns(options: { simulationSpeed?: unknown; statesAsNames?: unknown; failCreate?: unknown }): Record<string, unknown> {
+  configureRuns(options: {
+    simulationSpeed?: unknown;
+    statesAsNames?: unknown;
+    failCreate?: unknown;
+    endNext?: unknown;
+  }): Record<string, unknown> {
     const runs = this.services.runs;
     if (options.simulationSpeed !== undefined) runs.setSpeed(options.simulationSpeed);
     if (options.failCreate !== undefined) runs.failNextCreates(options.failCreate);
+    if (options.endNext !== undefined) runs.endNext(options.endNext);
     if (options.statesAsNames !== undefined) {
       if (typeof options.statesAsNames !== 'boolean') throw new RangeError('statesAsNames must be a boolean');
       runs.statesAsNames = options.statesAsNames;
@@ -300,6 +306,7 @@ export class Simulator implements ControlTarget {
     this.clearRequests();
     this.messageBoxes.clear();
     this.errorPushes.clear();
+    this.errorPushes.pushOnAnswer = true;
     this.eventSockets.closeAtOnce = false;
   }
 
@@ -348,6 +355,11 @@ export class Simulator implements ControlTarget {
 
   resolveFirmwareError(id: string): void {
     this.errorPushes.resolveFirmware(id);
+  }
+
+  /** Whether answering a firmware error pushes its resolution (default true; reset() turns it on again). */
+  set firmwareAnswerPushesResolution(on: boolean) {
+    this.errorPushes.pushOnAnswer = on;
   }
 
   /** Drops every websocket connection (as a network failure would); returns how many. */

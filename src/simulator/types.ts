@@ -122,11 +122,26 @@ export interface ServiceRoutine {
   lastRun: string | null;
 }
 
-/** An input an action needs (e.g. a new volume). */
+/** An input an action needs (e.g. a new volume), with its type and range (SiLA-like: required unless said otherwise). */
 export interface ErrorActionInput {
   id: number;
   description: string;
   defaultValue?: string;
+  /** 'number' (default when a range is given), 'integer' or 'text' */
+  type?: 'number' | 'integer' | 'text';
+  min?: number;
+  max?: number;
+  unit?: string;
+  /** false: the action may be submitted without it (default true) */
+  required?: boolean;
+}
+
+/** A part of an instrument error (e.g. one channel of several), answered by a DetailedErrorRecovery of its own. */
+export interface ErrorDetail {
+  uuid: string;
+  title: string;
+  message: string;
+  actions: ErrorAction[];
 }
 
 /** A continuation option of an instrument error (SiLA-like recovery model). */
@@ -153,6 +168,8 @@ export interface ErrorData {
   actions: ErrorAction[];
   defaultActionId: number;
   timeoutSeconds: number;
+  /** parts of the error with their own actions (absent when it has none) */
+  details?: ErrorDetail[];
 }
 
 /** What tests and the /sim API may give when injecting a B error. */
@@ -164,6 +181,7 @@ export interface InstrumentErrorSeed {
   actions: ErrorAction[];
   defaultActionId: number;
   timeoutSeconds: number;
+  details: ErrorDetail[];
 }
 
 /** The simulator's record of a B error: ErrorData plus how it was handled. */
@@ -173,6 +191,10 @@ export interface InstrumentError extends ErrorData {
   /** the key of the handler whose submission was accepted */
   handledBy: string | null;
   selectedActionId: number | null;
+  /** the input values of the accepted submission */
+  selectedInputs?: { id: number; value: string }[] | null;
+  /** the accepted detailed recoveries: per detail uuid, the action and inputs chosen */
+  detailedRecoveries?: { uuid: string; selectedActionId: number; inputs: { id: number; value: string }[] }[];
   /** accepted recovery/action submissions for this uuid (exactly-once checks expect 1) */
   acceptedSubmissions: number;
   /** refused submissions (no handler, already handled, unknown action) */

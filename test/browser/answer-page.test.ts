@@ -2,14 +2,14 @@
 // the outcome; open it again; and what previews, forgers and script-carrying error texts get.
 import assert from 'node:assert/strict';
 import FakeTimers from '@sinonjs/fake-timers';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser';
 import { helper, nextMessage } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
 import { bServerFlow, seenErrors } from '../nodes/lh-error-poll.support';
 import { fetchText, forgetAllAnswers, loadWithPage, PageServer, startPageServer } from '../nodes/lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
-const CHROMIUM = process.env.LH_CHROMIUM || '/usr/bin/chromium';
 
 describe('answer page in Chromium', function () {
   this.timeout(30000);
@@ -27,18 +27,7 @@ describe('answer page in Chromium', function () {
 
   before(async function () {
     web = await startPageServer();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   after(async function () {
     await browser?.close();

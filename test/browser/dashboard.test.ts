@@ -1,15 +1,15 @@
 // The operator dashboard (example 07) in a real Chromium, after `npm start` (fresh user directory, the example flows
 // deployed, any free port): a run goes from Loading to finished on the page, and an error raised during the run is
-// answered with the page's button. Needs Debian's chromium at /usr/bin/chromium and a build (npm test builds first).
+// answered with the page's button. Chromium from test/support/browser.ts; needs a build (npm test builds first).
 import assert from 'assert';
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
 import { ChildProcess, spawn } from 'child_process';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser';
 
 const root = path.resolve(__dirname, '..', '..');
-const CHROMIUM = process.env.LH_CHROMIUM || '/usr/bin/chromium';
 
 interface Started {
   child: ChildProcess;
@@ -65,11 +65,10 @@ describe('operator dashboard in Chromium (npm start, example 07)', function () {
   let page: Page;
 
   before(async function () {
-    assert.ok(fs.existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium`);
     userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-dashboard-'));
     fs.writeFileSync(path.join(userDir, '.config.runtime.json'), JSON.stringify({ telemetryEnabled: false }));
     started = await startNodeRed(userDir); // first run: every example is deployed, the dashboard among them
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     await page.route(
       (url) => url.hostname !== '127.0.0.1',

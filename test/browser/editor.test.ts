@@ -1,12 +1,13 @@
 // The editor in a real Chromium: what a user sees after `npm start`. Node-RED and the simulator are started by
 // scripts/start.js itself (fresh user directory, any free port), so this also proves that `npm start` works.
-// Needs Debian's chromium at /usr/bin/chromium (.ci/run installs it) and a build (npm test builds first).
+// Chromium from test/support/browser.ts (LH_CHROMIUM, PATH, or @sparticuz/chromium); needs a build (npm test builds first).
 import assert from 'assert';
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
 import { ChildProcess, spawn } from 'child_process';
-import { Browser, chromium, Locator, Page } from 'playwright-core';
+import { Browser, Locator, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser';
 
 const root = path.resolve(__dirname, '..', '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
@@ -15,7 +16,6 @@ const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
 };
 const NODE_TYPES = Object.keys(pkg['node-red'].nodes);
 const CATEGORY = 'liquid handler';
-const CHROMIUM = process.env.LH_CHROMIUM || '/usr/bin/chromium';
 const SCREENSHOTS = path.join(root, 'test-output', 'screenshots');
 const USER = { username: 'admin', password: 'labwire' };
 
@@ -121,10 +121,6 @@ describe('editor in Chromium (npm start)', function () {
   const consoleErrors: string[] = [];
 
   before(async function () {
-    assert.ok(
-      fs.existsSync(CHROMIUM),
-      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium), as .ci/run does`,
-    );
     userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-editor-'));
     // Start with an empty workspace (no demo deploy), the way a user who imports an example starts,
     // and answer Node-RED's telemetry question beforehand so its notification does not cover the canvas.
@@ -133,19 +129,7 @@ describe('editor in Chromium (npm start)', function () {
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
     started = await startNodeRed(userDir);
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
     // The test runs offline: the palette manager's catalogue (fetched from the internet at editor start) is empty,
     // any other request that leaves 127.0.0.1 is refused (and shows up as a console error).

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { AnswerLedger, answerLedgerFor, forgetAnswerLedgers, MAX_ANSWERS_KEPT } from '../../src/client/answer-ledger';
 import { useClients } from '../support/client-suite';
 import { LhError } from '../../src/client';
+import { identityOf } from '../../src/client/error-identity';
 
 describe('answer ledger', function () {
   it('gives an error one slot: a second caller is refused while the first is in flight and after it answered', function () {
@@ -37,6 +38,30 @@ describe('answer ledger', function () {
     assert.equal(ledger.lookup('keep')?.outcome, 'in-flight');
     assert.equal(ledger.lookup('e0'), undefined, 'the oldest answers go first');
     inFlight.release();
+  });
+
+  it('an answer kept without an identity (sent by id alone) neither blocks nor is shown for a new error under that id', function () {
+    const ledger = new AnswerLedger(() => 1000);
+    ledger.reserve('7', 'Retry', 'answer-error', { by: 'flow' }).confirm(); // msg.errorId only: nothing said what error 7 was
+    const arm = identityOf({ id: '7', title: 'Arm collision: gripper jammed, do NOT retry', severity: 'Fatal' });
+    assert.ok(arm);
+    assert.equal(ledger.lookup('7', arm), undefined, 'the Fatal error under id 7 was not answered with Retry');
+    assert.equal(ledger.lookup('7')?.response, 'Retry', 'asked by id alone, the answer is there');
+    const slot = ledger.reserve('7', 'Abort', 'answer-page', { identity: arm });
+    slot.confirm();
+    assert.equal(ledger.lookup('7', arm)?.response, 'Abort');
+    assert.equal(ledger.lookupPast('7')?.response, 'Retry', 'the earlier answer is kept as the answer to an error that is over');
+  });
+
+  it('an answer kept with its identity is shown for that error only', function () {
+    const ledger = new AnswerLedger(() => 1000);
+    const tip = identityOf({ id: '7', title: 'Tip pickup failed', severity: 'Error' });
+    const arm = identityOf({ id: '7', title: 'Arm collision: gripper jammed, do NOT retry', severity: 'Fatal' });
+    assert.ok(tip && arm);
+    ledger.reserve('7', 'Retry', 'answer-error', { identity: tip }).confirm();
+    assert.equal(ledger.lookup('7', tip)?.response, 'Retry');
+    assert.equal(ledger.lookup('7', arm), undefined);
+    assert.throws(() => ledger.reserve('7', 'Abort', 'answer-error', { identity: tip }), /already answered/);
   });
 
   it('is one per instrument URL, however the URL is spelled', function () {

@@ -12,13 +12,12 @@ import { dailySuite } from './suites/05-daily';
 import { dialogsSuite } from './suites/08-dialogs';
 import { limsRunSuite } from './suites/06-lims-run';
 import { dashboardSuite } from './suites/07-dashboard';
+import { crossSiteSuite } from './suites/cross-site';
 
-describe('example flows end to end (embedded Node-RED, simulator)', function () {
-  this.timeout(20_000);
-  this.slow(3_000);
+// Node-RED's runtime can start once per process, and the node tests' helper uses the same runtime after this file:
+// every suite that needs the embedded runtime runs here, under one start and one stop.
+describe('one embedded Node-RED', function () {
   const ctx = {} as E2e;
-
-  // Node-RED's runtime can start once per process: one runtime for every example, redeployed per test.
   before(async function () {
     this.timeout(60_000);
     ctx.red = await startEmbeddedRed();
@@ -27,22 +26,29 @@ describe('example flows end to end (embedded Node-RED, simulator)', function () 
     await stopEmbeddedRed();
   });
 
-  beforeEach(async function () {
-    ctx.sim = new Simulator({ users: [{ ...USER }] });
-    await ctx.sim.start();
-  });
-  afterEach(async function () {
-    // an empty deploy stops the example (the error handler unregisters, lh-server logs out) before the simulator goes
-    await ctx.red.deploy([]);
-    await ctx.sim.stop();
+  describe('example flows end to end (embedded Node-RED, simulator)', function () {
+    this.timeout(20_000);
+    this.slow(3_000);
+
+    beforeEach(async function () {
+      ctx.sim = new Simulator({ users: [{ ...USER }] });
+      await ctx.sim.start();
+    });
+    afterEach(async function () {
+      // an empty deploy stops the example (the error handler unregisters, lh-server logs out) before the simulator goes
+      await ctx.red.deploy([]);
+      await ctx.sim.stop();
+    });
+
+    emailSuite(ctx);
+    chatSuite(ctx);
+    stepsSuite(ctx);
+    recoverySuite(ctx);
+    dailySuite(ctx);
+    dialogsSuite(ctx);
+    limsRunSuite(ctx);
+    dashboardSuite(ctx);
   });
 
-  emailSuite(ctx);
-  chatSuite(ctx);
-  stepsSuite(ctx);
-  recoverySuite(ctx);
-  dailySuite(ctx);
-  dialogsSuite(ctx);
-  limsRunSuite(ctx);
-  dashboardSuite(ctx);
+  crossSiteSuite(ctx);
 });

@@ -10,6 +10,7 @@ import path from 'path';
 import express from 'express';
 import fc from 'fast-check';
 import { FormTokens, FORM_TOKEN_LIFETIME_MS, MAX_USED_PER_ERROR, MAX_USED_TOKENS } from '../../src/nodes/lh-answer-page/form-tokens';
+import { identityOf } from '../../src/client/error-identity';
 import { routeClash } from '../../src/nodes/lh-answer-page/http-routes';
 import { RecentLists } from '../../src/nodes/lh-answer-page/recent-lists';
 import type { Red } from '../../src/nodes/shared/node-red';
@@ -103,7 +104,10 @@ describe('lh-answer-page under load and next to other routes', function () {
       };
     };
     const client = (helper.getNode('server') as unknown as { client: Client }).client;
-    await client.prep.answerRuntimeError({ id: error.id, groupId: error.groupId, selectedResponse: 'Abort' }, { by: 'Kim' });
+    // as the answering nodes give it: with the identity of the error answered (an answer by id alone, to an error
+    // nobody saw, is never shown as the answer of the error a link was made for)
+    const identity = identityOf(error);
+    await client.prep.answerRuntimeError({ id: error.id, groupId: error.groupId, selectedResponse: 'Abort' }, { by: 'Kim', identity });
     await client.prep.pendingErrors(); // a poll no longer lists it: the answer is now a past one
     const again = await fetchText(link); // within the 2 s of the shared read
     assert.match(again.text, /Already answered with <b>Abort<\/b> by Kim/);
@@ -160,6 +164,13 @@ describe('lh-answer-page under load and next to other routes', function () {
       .args.map((a) => a[0])
       .filter((c) => String(c.msg).startsWith('lh-answer-page.errors.clash'));
     assert.equal(logged.length, 1, 'said once');
+    // while the page stands back, it hands out no link to a path that leads to the user's route
+    const error = sim.injectPendingError({ id: '21', title: 'Clot detected' });
+    const passed = nextMessage(helper.getNode('out'));
+    helper.getNode('page').receive({ payload: error, source: 'A', event: 'raised', notification: 'Clot detected' });
+    const msg = await passed;
+    assert.equal(msg.answerUrl, undefined, 'no link while the path is taken');
+    assert.equal(msg.notification, 'Clot detected', 'the notification still goes out, without a link');
 
     const ready = statusWhere('page', (s) => String(s.text).includes('ready'));
     await helper.setFlows(base as never, 'nodes', credentials as never);

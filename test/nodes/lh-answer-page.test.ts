@@ -198,12 +198,18 @@ describe('lh-answer-page', function () {
     assert.equal(puts().length, 2);
   });
 
-  it('fails to Catch naming publicUrl when no public URL is set', async function () {
+  it('without a public URL passes the msg on without a link, saying why in the notification, and reaches no Catch', async function () {
     await load({ publicUrl: 'LH_NOT_SET_ANYWHERE', publicUrlType: 'env' });
-    const caught = nextMessage(helper.getNode('caught'));
-    helper.getNode('page').receive({ payload: sim.injectPendingError(), source: 'A' });
-    const details = (await caught)._error as Msg;
-    assert.equal(details.field, 'publicUrl');
+    const caught = collect(helper.getNode('caught'));
+    for (const title of ['Clot detected', 'Tip missing']) {
+      const msg = await linkFor(sim.injectPendingError({ title }) as unknown as Msg, 'A');
+      assert.equal(msg.answerUrl, undefined);
+      assert.match(
+        String(msg.notification),
+        /^sim: Error Clot\n\(No answer link: the environment variable LH_NOT_SET_ANYWHERE is not set: .*Public URL of the answer page\. Answer in the Node-RED editor or on the instrument\.\)$/,
+      );
+    }
+    assert.equal(caught.length, 0);
   });
 });
 

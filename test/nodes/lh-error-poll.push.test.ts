@@ -5,13 +5,15 @@
 import assert from 'node:assert/strict';
 import { Simulator } from '../../src/simulator';
 import { useInstrument } from '../support/node-suite';
-import { collect, helper, loadFlow } from '../support/runtime';
+import { collect, helper, loadFlow, runtimeModule } from '../support/runtime';
 import { until } from '../support/until';
 import {
   bServerFlow,
+  loadContextStores,
   loadFlowWithChange,
   messageWhere,
   pollsDone,
+  runtimeSettings,
   seenErrors,
   setProperty,
   statusWhere,
@@ -164,6 +166,56 @@ describe('lh-error-poll with pushes', function () {
     await pollsDone(sim, 2);
     assert.equal(seen.raised.length, 1);
     assert.equal(seen.resolved.length, 1);
+  });
+
+  it('raises a firmware error pushed under the id of a listed error that was resolved (a reused id), once', async function () {
+    const seen = await load(sim);
+    await live(sim);
+    sim.injectPendingError({ id: '7', title: 'Tip pickup failed', severity: 'Error' });
+    await messageWhere('raised', (m) => m.errorId === '7', 2000);
+    sim.resolvePendingError('7');
+    await messageWhere('resolved', (m) => m.errorId === '7', 2000);
+    sim.raiseFirmwareError({ id: '7', title: 'Door open during run', severity: 'Error' });
+    const door = await messageWhere('raised', (m) => (m.payload as Msg).title === 'Door open during run', 2000);
+    assert.equal(door.errorId, '7');
+    const polled = pollsDone(sim, 0);
+    helper.getNode('poll').receive({});
+    await polled;
+    assert.equal(seen.raised.length, 2, 'each error once');
+  });
+
+  it('folds the saves of a flood of pushed firmware errors into a few writes of the context store (persist)', async function () {
+    // a memory store that counts the writes of the poll node's memory
+    const memory = runtimeModule<(config: unknown) => { set(scope: string, key: string, ...rest: unknown[]): unknown }>(
+      '@node-red/runtime/lib/nodes/context/memory',
+    );
+    let writes = 0;
+    const counting = (config: unknown) => {
+      const store = memory(config);
+      const set = store.set.bind(store);
+      store.set = (scope: string, key: string, ...rest: unknown[]) => {
+        if (key === 'lhErrorPoll') writes++;
+        return set(scope, key, ...rest);
+      };
+      return store;
+    };
+    runtimeSettings({ contextStorage: { default: { module: counting } } });
+    try {
+      const seen = await load(sim, { persist: true });
+      await loadContextStores();
+      await helper.setFlows(pollFlow(sim, { persist: true }).nodes as never, 'full', pollFlow(sim).credentials as never);
+      await live(sim);
+      writes = 0;
+      const raised = collect(helper.getNode('raised'));
+      for (let i = 0; i < 40; i++) sim.raiseFirmwareError({ id: `fw-${i}`, title: `fault ${i}` });
+      await until(() => raised.length === 40, 'forty firmware errors raised', 5000);
+      await until(() => writes >= 1, 'saved', 5000);
+      assert.ok(writes <= 3, `${writes} writes for 40 frames`);
+      assert.ok(seen);
+    } finally {
+      await helper.unload();
+      runtimeSettings({ contextStorage: undefined });
+    }
   });
 
   it('keeps a firmware error pending when its resolution was pushed while the socket was down (the safe rule)', async function () {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { parseRunStatus, RunStatus } from '../../src/client';
+import fc from 'fast-check';
+import { parseRunStatus, RUN_RESULT_WORDS, RUN_STATE_NAMES, RunStateName, RunStatus } from '../../src/client';
 import {
   durationOf,
   matchRecord,
@@ -56,13 +57,37 @@ describe('lh-run-watch decisions (pure)', function () {
     assert.equal(m.run?.startTime, '2026-03-01T11:00:00.000Z');
   });
 
-  it('takes the result from the run record, else from the states seen', function () {
-    assert.equal(resultOf('Completed', ['Running', 'Aborting']), 'completed');
-    assert.equal(resultOf('Aborted', []), 'aborted');
-    assert.equal(resultOf('Failed', []), 'failed');
-    assert.equal(resultOf(undefined, ['Running']), 'completed');
-    assert.equal(resultOf(undefined, ['Running', 'Aborting']), 'aborted');
-    assert.equal(resultOf(undefined, ['Running', 'ErrorHandling', 'Aborting']), 'failed');
+  it('takes the result from the run record by whole known words, else from an abort the watch saw', function () {
+    const r = (runResult: unknown, states: RunStateName[]): string => resultOf({ runResult }, states).result;
+    assert.equal(r('Completed', ['Running', 'Aborting']), 'completed');
+    assert.equal(r('Aborted', []), 'aborted');
+    assert.equal(r('Failed', []), 'failed');
+    for (const word of ['Not completed', 'Incomplete', 'Unsuccessful', 'NotSuccessful', 'Success?', 'Completed with errors']) {
+      assert.deepEqual(resultOf({ runResult: word }, ['Running']), { result: 'unknown', resultText: word }, word);
+    }
+    assert.deepEqual(resultOf({}, ['Running']), { result: 'unknown', resultText: null }, 'a record without a result');
+    assert.deepEqual(resultOf(undefined, ['Running']), { result: 'unknown', resultText: null }, 'no record, no abort seen');
+    assert.equal(resultOf(undefined, ['Running', 'Aborting']).result, 'aborted');
+    assert.equal(resultOf(undefined, ['Running', 'ErrorHandling', 'Aborting']).result, 'failed');
+  });
+
+  it('property: over every path of states and any record word, completed only from a record in a completed word', function () {
+    const states = fc.array(fc.constantFrom(...RUN_STATE_NAMES), { maxLength: 12 });
+    const record = fc.option(
+      fc.record({ runResult: fc.oneof(fc.string({ maxLength: 16 }), fc.constantFrom('Completed', ' success ', 'Not completed', 'Incomplete', 'Success?'), fc.integer()) }),
+      { nil: undefined },
+    );
+    fc.assert(
+      fc.property(states, record, (path, rec) => {
+        const { result, resultText } = resultOf(rec, path);
+        const word = typeof rec?.runResult === 'string' ? rec.runResult.trim().toLowerCase() : undefined;
+        assert.equal(result === 'completed', word !== undefined && RUN_RESULT_WORDS.completed.includes(word));
+        if (rec) assert.equal(resultText, String(rec.runResult));
+        else assert.equal(resultText, null);
+        if (!rec && !path.includes('Aborting')) assert.equal(result, 'unknown');
+      }),
+      { numRuns: 1000 },
+    );
   });
 
   it('matches the run record by protocol and start time', function () {

@@ -86,18 +86,15 @@ describe('lh-run', function () {
     it('refuses a start while a run is in progress, naming the running protocol, before anything is sent', async function () {
       sim.runs.setSpeed(1);
       const node = await load({ operation: 'start', protocolId: '1' });
-      node.node.receive({}); // this start waits at Scheduling (2 s at speed 1)
-      await until(() => creates() === 1, 'the first create');
+      sim.runs.create({ protocolId: 1 }, 'someone else'); // started elsewhere: waits at Scheduling (2 s at speed 1)
       sim.clearRequests();
       const refused = await node.runFailing({});
       const details = refused._error as Msg;
       assert.match(String(details.message), /start refused: a run of protocol 'Demo protocol' \(1\) is in progress \(Scheduling\)/);
       assert.equal(details.statusCode, 409);
-      // only status reads (the refusal's and the waiting start's polls): no validate, no create
-      assert.deepEqual(
-        paths().filter((p) => p !== 'GET /api/v1/protocol-run'),
-        [],
-      );
+      assert.equal(details.kind, 'busy');
+      // only the refusal's status read: no validate, no create
+      assert.deepEqual(paths(), ['GET /api/v1/protocol-run']);
       sim.runs.abort();
     });
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { identityOf } from '../../src/client/error-identity';
 import { collect, helper, nextMessage } from '../support/runtime';
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 import { bServerFlow, loadFlowWithChange, pollsDone, seenErrors, setProperty } from './lh-error-poll.support';
@@ -81,6 +82,11 @@ describe('lh-submit-recovery', function () {
     const out = await submit.run({ uuid: injected.uuid });
     assert.equal((out.payload as Msg).success, true);
     assert.equal((submissions()[0].body as Msg).selectedActionIsRecovery, true);
+    // kept as the answer of the error listed under the uuid then: never counted for a later error under that uuid
+    type Answers = { lookup(key: string, identity?: unknown): { response: string } | undefined };
+    const answers = (helper.getNode('server') as unknown as { client: { answers: Answers } }).client.answers;
+    assert.equal(answers.lookup(injected.uuid, identityOf(injected))?.response, '1');
+    assert.equal(answers.lookup(injected.uuid, identityOf({ ...injected, title: 'Door open during run' })), undefined);
   });
 
   it('validates everything before sending', async function () {

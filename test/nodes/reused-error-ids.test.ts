@@ -63,6 +63,70 @@ describe('reused error ids: answer only the error that was seen, raise every err
     assert.equal(formOf(again.text).buttons.length, 0);
   });
 
+  it('an answer a flow gave by msg.errorId alone does not show as the answer of a new error under that id: its page offers the form', async function () {
+    await load([
+      { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
+      { id: 'answered', type: 'helper' },
+      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], []] },
+      { id: 'out', type: 'helper' },
+    ]);
+    sim.injectPendingError(tip);
+    const done = nextMessage(helper.getNode('answered'));
+    helper.getNode('answer').receive({ errorId: '7', selectedResponse: 'Retry' });
+    assert.equal((await done).outcome, 'answered');
+    const second = sim.injectPendingError(arm); // no poll in between: nothing saw the first error go
+    const linked = nextMessage(helper.getNode('out'));
+    helper.getNode('page').receive({ payload: second, source: 'A', event: 'raised' });
+    const page = await fetchText(String((await linked).answerUrl));
+    assert.doesNotMatch(page.text, /Already answered/, 'Retry went to "Tip pickup failed", not to the Fatal error');
+    assert.match(page.text, /Arm collision/);
+    assert.deepEqual(
+      formOf(page.text).buttons.map((b) => b.value),
+      ['Retry', 'Abort'],
+    );
+  });
+
+  it('a page for a reused id never shows the answer the earlier error under that id got, once the new error is over too', async function () {
+    await load([
+      { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
+      { id: 'answered', type: 'helper' },
+      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], []] },
+      { id: 'out', type: 'helper' },
+    ]);
+    const first = sim.injectPendingError(tip);
+    const done = nextMessage(helper.getNode('answered'));
+    helper.getNode('answer').receive({ payload: first, selectedResponse: 'Retry', answeredBy: 'alice' });
+    assert.equal((await done).outcome, 'answered');
+    const second = sim.injectPendingError(arm);
+    const linked = nextMessage(helper.getNode('out'));
+    helper.getNode('page').receive({ payload: second, source: 'A', event: 'raised' });
+    const link = String((await linked).answerUrl);
+    sim.resolvePendingError('7'); // the Fatal error was dealt with at the instrument
+    const page = await fetchText(link);
+    assert.doesNotMatch(page.text, /Retry/, 'the Retry given to "Tip pickup failed" is not shown as this error\'s answer');
+    assert.doesNotMatch(page.text, /Already answered|Answered /);
+    assert.match(page.text, /no longer pending/i);
+  });
+
+  it('a form shown for "Tip pickup failed" cannot be posted with the link of the error that reused id 7', async function () {
+    await load([
+      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], []] },
+      { id: 'out', type: 'helper' },
+    ]);
+    const first = sim.injectPendingError(tip);
+    const tipLink = nextMessage(helper.getNode('out'));
+    helper.getNode('page').receive({ payload: first, source: 'A', event: 'raised' });
+    const tipForm = formOf((await fetchText(String((await tipLink).answerUrl))).text);
+    const second = sim.injectPendingError(arm);
+    const armLink = nextMessage(helper.getNode('out'));
+    helper.getNode('page').receive({ payload: second, source: 'A', event: 'raised' });
+    const armToken = new URL(String((await armLink).answerUrl)).searchParams.get('t') ?? '';
+    const posted = await fetchText(`${web.url}/lh-answer`, { form: { t: armToken, form: tipForm.form, response: 'Retry' } });
+    assert.equal(posted.status, 403);
+    assert.match(posted.text, /already used or has expired/);
+    assert.equal(puts().length, 0, 'nothing sent to the Fatal error');
+  });
+
   it('a policy default chosen for "Tip pickup failed" is not sent to the Fatal error under the reused id: escalated with the reason', async function () {
     await load([
       {
@@ -130,5 +194,36 @@ describe('reused error ids: answer only the error that was seen, raise every err
     await until(() => resolved.length === 2, 'the door error resolved');
     await pollsDone(sim, 2);
     assert.equal(raised.length, 2, 'each error once');
+  });
+  it('through Node-RED, five errors in turn under id 7: each raised once, each link answers only its own error', async function () {
+    await load([
+      { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.3, listen: false, wires: [['page'], [], []] },
+      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], ['audit']] },
+      { id: 'out', type: 'helper' },
+      { id: 'audit', type: 'helper' },
+    ]);
+    const linked = collect(helper.getNode('out'));
+    const links: { title: string; url: string; page: string }[] = [];
+    for (let i = 0; i < 5; i++) {
+      const title = `Error ${i} under a reused id`;
+      sim.injectPendingError({ id: '7', title, severity: i % 2 ? 'Fatal' : 'Error', responses: ['Retry', 'Abort'], reuseId: true });
+      await until(() => linked.some((m) => (m.payload as Msg).title === title), `${title} raised and linked`);
+      const url = String(linked.find((m) => (m.payload as Msg).title === title)?.answerUrl);
+      links.push({ title, url, page: (await fetchText(url)).text });
+    }
+    const audits = collect(helper.getNode('audit'));
+    for (const link of links) {
+      const form = formOf(link.page);
+      if (form.buttons.length === 0) continue; // the view came after the id was reused: no form to submit
+      const posted = await fetchText(link.url.split('?')[0], { form: { t: form.t, form: form.form, response: 'Abort' } });
+      if (link === links[4]) assert.match(posted.text, /Answered/, 'the error listed now is answered');
+      else assert.match(posted.text, /different error under this number/, `${link.title}: nothing sent to the error listed now`);
+    }
+    await until(() => audits.length >= 1, 'the audit of the answer');
+    assert.equal(puts().length, 1, 'one answer sent, to the last error');
+    assert.equal(sim.state.pendingErrors.length, 0);
+    await pollsDone(sim, 2);
+    const titles = linked.map((m) => (m.payload as Msg).title);
+    assert.deepEqual(titles, links.map((l) => l.title), 'each error raised (and linked) exactly once');
   });
 });

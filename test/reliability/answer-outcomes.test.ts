@@ -183,7 +183,8 @@ describe('answer outcomes', function () {
       const outs = collect(helper.getNode('out'));
       const caught = collect(helper.getNode('caught'));
       for (let i = 0; i < 10; i++)
-        helper.getNode(i % 2 === 0 ? 'r1' : 'r2').receive({ payload: injected, selectedActionId: 1 + (i % 3) });
+        // actions 1 and 3 (action 2 requires an input value)
+        helper.getNode(i % 2 === 0 ? 'r1' : 'r2').receive({ payload: injected, selectedActionId: i % 4 < 2 ? 1 : 3 });
       await until(
         ['out', 'caught'],
         () => outs.length + caught.length === 10,

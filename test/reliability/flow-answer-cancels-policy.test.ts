@@ -101,7 +101,8 @@ describe("a flow's answer and the error policy", function () {
     const auto = collect(helper.getNode('auto'));
     const caught = collect(helper.getNode('caught'));
     const answered = nextMessage(helper.getNode('answered'));
-    helper.getNode('answer').receive({ payload: error, selectedActionId: 2 });
+    // action 2 declares a required input (the aspiration height): the flow gives it
+    helper.getNode('answer').receive({ payload: error, selectedActionId: 2, inputs: [{ id: 1, value: '2.5' }] });
     assert.equal((await answered).outcome, 'answered');
     assert.match(texts[texts.length - 1] ?? '', /no default pending|status\.idle/, `policy status: ${JSON.stringify(texts)}`);
 

@@ -147,6 +147,51 @@ describe('simulator: interface B, runtime error handling (4.5)', function () {
     assert.equal((ok.data as Wrapper<string>).success, true);
   });
 
+  it('checks a required input, its type and range; an error with details takes detailed recoveries checked per detail', async function () {
+    await register('lab1');
+    const e = h.sim.injectInstrumentError();
+    const missing = await recovery(e.uuid, { ...submission(e.uuid, 2), inputs: null });
+    assert.equal(missing.status, 400);
+    assert.match(JSON.stringify(problemOf(missing)), /Input 1 \(Aspiration height above bottom \(mm\)\) is required by action 2/);
+    const high = await recovery(e.uuid, { ...submission(e.uuid, 2), inputs: [{ id: 1, value: '11' }] });
+    assert.equal(high.status, 400);
+    assert.match(JSON.stringify(problemOf(high)), /must be a number from 0\.5 to 10/);
+    assert.equal(h.sim.state.instrumentErrors[0].handled, false);
+
+    const detail = randomUUID();
+    const d = h.sim.injectInstrumentError({
+      details: [
+        {
+          uuid: detail,
+          title: 'Channel 2',
+          message: 'clot',
+          actions: [{ id: 1, description: 'Retry', isRecovery: true, isDefault: true }],
+        },
+      ],
+    });
+    const listed = (await h.b.get(`${V3}/instrument-errors/unhandled`, auth())).data as Wrapper<
+      (ErrorData & { details?: { uuid: string }[] })[]
+    >;
+    assert.equal(listed.data?.find((x) => x.uuid === d.uuid)?.details?.[0].uuid, detail);
+    const stranger = await recovery(d.uuid, {
+      ...submission(d.uuid, 1),
+      detailedErrorRecoveries: [
+        { date: new Date().toISOString(), uuid: randomUUID(), inputs: [], selectedActionId: 1, selectedActionIsRecovery: true },
+      ],
+    });
+    assert.equal(stranger.status, 400);
+    const ok = await recovery(d.uuid, {
+      ...submission(d.uuid, 1),
+      detailedErrorRecoveries: [
+        { date: new Date().toISOString(), uuid: detail, inputs: [], selectedActionId: 1, selectedActionIsRecovery: true },
+      ],
+    });
+    assert.equal((ok.data as Wrapper<string>).success, true);
+    assert.deepEqual(h.sim.state.instrumentErrors.find((x) => x.uuid === d.uuid)?.detailedRecoveries, [
+      { uuid: detail, selectedActionId: 1, inputs: [] },
+    ]);
+  });
+
   it('400 for a path that is not a uuid or a body uuid that differs; 415 without the version parameter', async function () {
     await register('lab1');
     const e = h.sim.injectInstrumentError();

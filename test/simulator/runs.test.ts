@@ -236,6 +236,14 @@ describe('simulator: protocol runs and run records', function () {
     assert.equal(h.sim.runs.state, 'Running');
     await waitState(0);
   });
+  it('PUT /sim/run {endNext} scripts the next run; a bad spec is a 400 naming the field', async function () {
+    assert.equal((await h.control.put('/run', { endNext: { at: 'scheduling' } })).status, 200);
+    assert.equal((await create({ protocolId: 1 })).status, 200);
+    await until(() => h.sim.runs.transitions.some((t) => t.state === 'Aborting'), 'Aborting');
+    const bad = await h.control.put('/run', { endNext: { at: 'end', result: 3 } });
+    assert.equal(bad.status, 400);
+    assert.match(JSON.stringify(bad.data), /endNext.result must be text/);
+  });
 });
 
 describe('simulator: run state machine on a manual clock', function () {
@@ -312,5 +320,39 @@ describe('simulator: run state machine on a manual clock', function () {
     assert.equal(runs.state, 'Aborting');
     clock.advance(300);
     assert.equal(runs.records.all[0].runResult, 'Failed');
+  });
+
+  it('scripted endings (endNext): aborted while Scheduling, aborted at the deck check, or a record in any words', function () {
+    const { runs, clock } = machine();
+    const states = (): string[] => runs.transitions.map((t) => t.state);
+    runs.endNext({ at: 'scheduling' });
+    runs.create({ protocolId: 1 }, 'admin');
+    clock.advance(1000);
+    assert.deepEqual(states(), ['Scheduling', 'Aborting', 'Idle']);
+    assert.equal(runs.records.all.length, 0, 'a run aborted before it started has no record');
+
+    runs.transitions.length = 0;
+    runs.endNext({ at: 'deck-check', result: 'Aborted' });
+    runs.create({ protocolId: 1 }, 'admin');
+    clock.advance(300);
+    runs.loadComplete({ protocolId: 1 });
+    clock.advance(300);
+    assert.deepEqual(states(), ['Scheduling', 'Scheduled', 'Loading', 'Aborting', 'Idle']);
+    assert.equal(runs.records.all[0].runResult, 'Aborted');
+
+    runs.endNext({ at: 'end', result: 'Not completed' });
+    runs.create({ protocolId: 1 }, 'admin');
+    clock.advance(300);
+    runs.loadComplete({ protocolId: 1 });
+    clock.advance(70_000);
+    assert.equal(runs.state, 'Idle');
+    assert.equal(runs.records.all.find((r) => r.runResult !== 'Aborted')?.runResult, 'Not completed');
+
+    runs.create({ protocolId: 1 }, 'admin'); // the scripts are used up: a normal run
+    clock.advance(300);
+    runs.loadComplete({ protocolId: 1 });
+    clock.advance(70_000);
+    assert.equal(runs.records.all.filter((r) => r.runResult === 'Completed').length, 1);
+    assert.throws(() => runs.endNext({ at: 'later' }), /endNext.at must be 'scheduling', 'deck-check' or 'end'/);
   });
 });

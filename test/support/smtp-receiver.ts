@@ -47,6 +47,8 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
       });
     },
   });
+  // a client that goes away mid-connection (a Node-RED stopped) resets its socket: not the receiver's failure
+  server.on('error', () => undefined);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   return {
     port: (server.server.address() as AddressInfo).port,

@@ -5,6 +5,7 @@ import {
   adoptListed,
   applyErrorFrame,
   listenOf,
+  MAX_OPEN_FIRMWARE,
   openFirmwareErrors,
   reactToSocket,
   resolveAnswered,
@@ -68,6 +69,63 @@ describe('lh-error-poll push decisions', function () {
     const other = newWatch();
     applyPoll(other, newRunState(), listA('y'), rules);
     assert.deepEqual(applyErrorFrame(other, raised(fw('y')), rules).raised, []);
+  });
+
+  it('raises a firmware error pushed under the id of a resolved listed error that was another error (a reused id)', function () {
+    const watch = newWatch();
+    applyPoll(watch, newRunState(), [{ source: 'A', records: [{ ...fw('7', 'service'), title: 'Tip pickup failed' }] }], rules);
+    applyPoll(watch, newRunState(), listA(), rules); // resolved
+    const door = { ...fw('7'), title: 'Door open during run' };
+    assert.deepEqual(ids(applyErrorFrame(watch, raised(door), rules).raised), ['7'], 'a new error: raised');
+    assert.deepEqual(applyErrorFrame(watch, raised(door), rules).raised, [], 'once');
+    // the listed error itself pushed again (same title): the poll's, not raised from the frame
+    const same = newWatch();
+    applyPoll(same, newRunState(), [{ source: 'A', records: [{ ...fw('8', 'service'), title: 'Clot' }] }], rules);
+    applyPoll(same, newRunState(), listA(), rules);
+    assert.deepEqual(applyErrorFrame(same, raised({ ...fw('8'), title: 'Clot' }), rules).raised, []);
+  });
+
+  it('a listed error pushed too, its severity in the frame’s own word, is still the one error (never raised twice)', function () {
+    const watch = newWatch();
+    const listed = { ...fw('5', 'service', 'Fatal'), title: 'Low volume' };
+    applyPoll(watch, newRunState(), [{ source: 'A', records: [listed] }], rules);
+    assert.deepEqual(applyErrorFrame(watch, raised({ ...fw('5', 'firmware', 'Error'), title: 'Low volume' }), rules).raised, []);
+    // pushed first, listed afterwards
+    const other = newWatch();
+    assert.equal(
+      applyErrorFrame(other, raised({ ...fw('6', 'firmware', 'Error'), title: 'Low volume' }), rules).raised.length,
+      1,
+    );
+    const list: SourceResult<PolledError>[] = [
+      { source: 'A', records: [{ ...fw('6', 'service', 'Fatal'), title: 'Low volume' }] },
+    ];
+    adoptListed(other, list, rules);
+    assert.deepEqual(applyPoll(other, newRunState(), list, rules).raised, []);
+  });
+
+  it('an open firmware error is not taken over by a listed error that reuses its id; the listed one is raised by the poll', function () {
+    const watch = newWatch();
+    applyErrorFrame(watch, raised({ ...fw('9'), title: 'Pressure fault' }), rules);
+    const listed: SourceResult<PolledError>[] = [{ source: 'A', records: [{ ...fw('9', 'service'), title: 'Clot detected' }] }];
+    adoptListed(watch, listed, rules);
+    assert.equal(openFirmwareErrors(watch), 1, 'the firmware error stays open');
+    assert.deepEqual(ids(applyPoll(watch, newRunState(), listed, rules).raised), ['9'], 'the listed error is raised');
+  });
+
+  it(`holds at most ${MAX_OPEN_FIRMWARE} open firmware errors: the oldest are forgotten, said in the outcome, never raised again`, function () {
+    const watch = newWatch();
+    let dropped = 0;
+    for (let i = 0; i < MAX_OPEN_FIRMWARE + 20; i++) dropped += applyErrorFrame(watch, raised(fw(`f${i}`)), rules).dropped ?? 0;
+    assert.equal(openFirmwareErrors(watch), MAX_OPEN_FIRMWARE);
+    assert.equal(dropped, 20);
+    assert.deepEqual(
+      applyErrorFrame(watch, raised(fw('f0')), rules).raised,
+      [],
+      'a forgotten error pushed again is not raised twice',
+    );
+    assert.deepEqual(ids(applyErrorFrame(watch, resolved(`f${MAX_OPEN_FIRMWARE + 19}`), rules).resolved), [
+      `f${MAX_OPEN_FIRMWARE + 19}`,
+    ]);
   });
 
   it('does not resolve a firmware error because a poll does not list it', function () {

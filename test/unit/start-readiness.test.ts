@@ -19,6 +19,11 @@ describe('startBlockers (what stops lh-run start before anything is sent)', func
     );
   });
 
+  it('an open door sensor is no reason on a workstation without an enclosure (review 2)', function () {
+    assert.deepEqual(startBlockers({ sensors: { isDoorClosed: false, isEnclosurePresent: false } }), []);
+    assert.deepEqual(startBlockers({ sensors: { isDoorClosed: false } }), ['the door is open']);
+  });
+
   it('a read the instrument does not offer (undefined) or a sensor it does not report is no reason', function () {
     assert.deepEqual(startBlockers({ sensors: { isEnclosurePresent: false } }), []);
     assert.deepEqual(startBlockers({ connection: { isControlled: false } }), []);
@@ -32,7 +37,10 @@ describe('startBlockers (what stops lh-run start before anything is sent)', func
           stoppedServices: fc.array(fc.constantFrom('Instrument', 'Scheduler')),
         }),
         connection: fc.record({ isControlled: fc.boolean(), controllerMachineName: fc.option(fc.string(), { nil: undefined }) }),
-        sensors: fc.record({ isDoorClosed: fc.option(fc.boolean(), { nil: undefined }) }),
+        sensors: fc.record({
+          isDoorClosed: fc.option(fc.boolean(), { nil: undefined }),
+          isEnclosurePresent: fc.option(fc.boolean(), { nil: undefined }),
+        }),
       },
       { requiredKeys: [] },
     );
@@ -40,7 +48,8 @@ describe('startBlockers (what stops lh-run start before anything is sent)', func
       fc.property(readiness, (r: StartReadiness) => {
         const unready = r.systemReady !== undefined && (!r.systemReady.isServerReady || r.systemReady.stoppedServices.length > 0);
         const controlled = r.connection?.isControlled === true;
-        const open = r.sensors?.isDoorClosed === false;
+        // no enclosure, no door: only an enclosure that is present (or not reported) has a door that can be open
+        const open = r.sensors?.isDoorClosed === false && r.sensors.isEnclosurePresent !== false;
         const reasons = startBlockers(r);
         assert.equal(reasons.length, Number(unready) + Number(controlled) + Number(open));
         assert.equal(

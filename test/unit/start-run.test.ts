@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { LhError, RunStatus } from '../../src/client';
 import { RunControl, startRun, StartOptions } from '../../src/nodes/lh-run/start-run';
 
-/** A scripted instrument: the run states it serves one status call after another, and its run records. */
+/**
+ * A scripted instrument: the run states it serves one status call after another, and its run records (listed once
+ * load-complete was sent, as the record of a run appears when it ends; the record with id `old` is listed from the
+ * start).
+ */
 function instrument(states: string[], records: Record<string, unknown>[] = []): RunControl & { calls: string[] } {
   const calls: string[] = [];
   let i = 0;
@@ -33,7 +37,7 @@ function instrument(states: string[], records: Record<string, unknown>[] = []): 
     },
     listRunData: async () => {
       calls.push('run-data');
-      return records.map((r) => ({ id: String(r.id), ...r }));
+      return records.filter((r) => r.id === 'old' || calls.includes('load-complete')).map((r) => ({ id: String(r.id), ...r }));
     },
   };
   return api as unknown as RunControl & { calls: string[] };

@@ -97,15 +97,30 @@ function answerActor(by: string | undefined, meaning: unknown, error: unknown): 
   return { ...(by ? { signer: by } : {}), meaning: String(meaning), why: { error: String(error) } };
 }
 
-function answerOptions(by: string | undefined, expected: ErrorIdentity | undefined): { by?: string; identity?: ErrorIdentity } {
-  return { ...(by ? { by } : {}), ...(expected ? { identity: expected } : {}) };
+function answerOptions(
+  by: string | undefined,
+  expected: ErrorIdentity | undefined,
+  unlisted = false,
+): { by?: string; identity?: ErrorIdentity; unlisted?: boolean } {
+  return { ...(by ? { by } : {}), ...(expected ? { identity: expected } : {}), ...(unlisted ? { unlisted } : {}) };
+}
+
+/** Whether an A error as lh-error-poll emitted it is a firmware error (pushed on the socket, never in the error list). */
+export function isFirmwareError(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as Record<string, unknown>).source === 'firmware';
 }
 
 /**
  * Sends an A answer already built (lh-answer-error builds its own from the msg). `expected`: the error as the
  * person or rule saw it; when the instrument lists another error under its id now, nothing is sent.
  */
-export function sendAnswerA(client: LiquidHandlerClient, body: RuntimeErrorAnswer, by?: string, expected?: ErrorIdentity): Promise<AnswerOutcome> {
+export function sendAnswerA(
+  client: LiquidHandlerClient,
+  body: RuntimeErrorAnswer,
+  by?: string,
+  expected?: ErrorIdentity,
+  unlisted = false,
+): Promise<AnswerOutcome> {
   const op = 'answer-error';
   return settle(
     client,
@@ -113,7 +128,9 @@ export function sendAnswerA(client: LiquidHandlerClient, body: RuntimeErrorAnswe
     op,
     async () => {
       // the audit record names the signer, what the answer means and the error it answers
-      await withActor(answerActor(by, body.selectedResponse, body.id), () => client.prep.answerRuntimeError(body, answerOptions(by, expected)));
+      await withActor(answerActor(by, body.selectedResponse, body.id), () =>
+        client.prep.answerRuntimeError(body, answerOptions(by, expected, unlisted)),
+      );
       return body;
     },
   );
@@ -129,14 +146,15 @@ export function answerA(
   response: string,
   by?: string,
   expected: ErrorIdentity | undefined = identityOf(error),
+  perItem?: Record<string, string>,
 ): Promise<AnswerOutcome> {
   let body: ReturnType<typeof answerBody>;
   try {
-    body = answerBody(error, response, undefined);
+    body = answerBody(error, response, perItem);
   } catch (err) {
     return Promise.resolve(classify(err, 'answer-error'));
   }
-  return sendAnswerA(client, body, by, expected);
+  return sendAnswerA(client, body, by, expected, isFirmwareError(error));
 }
 
 /** Submits a B recovery or action already built (lh-submit-recovery builds its own from the msg); `sent` is the instrument's result. */
@@ -148,18 +166,42 @@ export function sendRecovery(
   expected?: ErrorIdentity,
 ): Promise<AnswerOutcome> {
   const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
-  return settle(
-    client,
-    body.uuid,
-    op,
-    () =>
-      withActor(answerActor(by, `${kind} ${body.selectedActionId}`, body.uuid), () =>
-        client.instrument.submit(kind, body, answerOptions(by, expected)),
-      ),
-  );
+  return settle(client, body.uuid, op, async () => {
+    const identity = expected ?? (await listedIdentity(client, body.uuid));
+    return withActor(answerActor(by, `${kind} ${body.selectedActionId}`, body.uuid), () =>
+      client.instrument.submit(kind, body, answerOptions(by, identity)),
+    );
+  });
 }
 
-/** Submits a B error's action (a recovery when the action says so), with the lh-server node's client key. */
+/**
+ * The identity of the error the instrument lists under `uuid` now, for an answer given by uuid alone: the answer is
+ * then kept as the answer of that very error (never of a later one under the same uuid). A failed read gives none:
+ * the answer goes as given, by uuid.
+ */
+async function listedIdentity(client: LiquidHandlerClient, uuid: string): Promise<ErrorIdentity | undefined> {
+  try {
+    const found = (await client.instrument.unhandledErrors()).find((e) => e && typeof e === 'object' && e.uuid === uuid && e.handled !== true);
+    return found ? identityOf(found) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Input values that go with a B answer: given by a rule step or the page; checked against what the action declares. */
+export interface AnswerInputs {
+  /** `{inputId: value}` or `[{id, value}]` */
+  values?: unknown;
+  /** a declared input's default stands in for a value not given (a policy step) */
+  useDefaults?: boolean;
+  /** what refusals name the values after (default 'inputs') */
+  field?: string;
+}
+
+/**
+ * Submits a B error's action (a recovery when the action says so), with the lh-server node's client key. An action
+ * that declares inputs goes out only with a valid value for each required one (refused, nothing sent, otherwise).
+ */
 export function answerB(
   client: LiquidHandlerClient,
   error: InstrumentError,
@@ -167,13 +209,18 @@ export function answerB(
   errorHandlingKey: string | null,
   by?: string,
   expected: ErrorIdentity | undefined = identityOf(error),
+  inputs: AnswerInputs = {},
 ): Promise<AnswerOutcome> {
   const action = offeredActions(error)?.find((a) => a.id === actionId);
   const kind = action?.isRecovery === false ? 'action' : 'recovery';
   const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
   let body: ReturnType<typeof recoveryBody>;
   try {
-    body = recoveryBody({ payload: error }, { kind, uuid: error.uuid, selectedActionId: actionId, errorHandlingKey }, op);
+    body = recoveryBody(
+      { payload: error },
+      { kind, uuid: error.uuid, selectedActionId: actionId, errorHandlingKey, inputs: inputs.values ?? null, useDefaults: inputs.useDefaults, inputsField: inputs.field },
+      op,
+    );
   } catch (err) {
     return Promise.resolve(classify(err, op));
   }

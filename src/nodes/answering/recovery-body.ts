@@ -2,6 +2,7 @@ import { ErrorRecovery, InstrumentError, RecoveryKind, validate as v, validation
 import { describeActions, offeredActions } from '../shared/error-records';
 import { NodeMessage } from '../shared/node-red';
 import { readInstrumentError } from '../shared/poll-messages';
+import { checkInputs, declaredInputs, givenInputs, inputsOfAction } from './action-inputs';
 
 export const KINDS: readonly RecoveryKind[] = ['recovery', 'action'];
 
@@ -19,6 +20,12 @@ export interface RecoveryInput {
   uuid: unknown;
   selectedActionId: unknown;
   errorHandlingKey: string | null;
+  /** input values that replace msg.inputs (a policy step, the answer page) */
+  inputs?: unknown;
+  /** take a declared input's default value when none is given (a policy step) */
+  useDefaults?: boolean;
+  /** the field the input values are named after in errors (default 'inputs') */
+  inputsField?: string;
 }
 
 /**
@@ -45,13 +52,68 @@ export function recoveryBody(msg: NodeMessage, input: RecoveryInput, op: string)
     msg.selectedActionIsRecovery !== undefined
       ? v.strictBoolean(msg.selectedActionIsRecovery, 'selectedActionIsRecovery', op)
       : action?.isRecovery ?? input.kind === 'recovery';
+  const inputsGiven = input.inputs !== undefined ? input.inputs : msg.inputs;
+  const inputsField = input.inputsField ?? 'inputs';
+  const inputs = checkInputs(
+    {
+      declared: actions && actions.length > 0 ? declaredInputs(error, actionId) : undefined,
+      given: givenInputs(inputsGiven, inputsField, op),
+      actionId,
+      useDefaults: input.useDefaults,
+      field: inputsField,
+    },
+    op,
+  );
+  const detailed = checkDetails(error && error.uuid === uuid ? error : undefined, msg.detailedErrorRecoveries, op);
   return {
     date: msg.date === undefined ? new Date().toISOString() : v.dateTime(msg.date, 'date', op),
     uuid: v.uuid(uuid, 'uuid', op),
-    detailedErrorRecoveries: (msg.detailedErrorRecoveries ?? null) as ErrorRecovery['detailedErrorRecoveries'],
-    inputs: (msg.inputs ?? null) as ErrorRecovery['inputs'],
+    detailedErrorRecoveries: detailed,
+    inputs,
     selectedActionId: actionId,
     selectedActionIsRecovery: isRecovery,
     errorHandlingKey: input.errorHandlingKey,
   };
+}
+
+/**
+ * msg.detailedErrorRecoveries, checked against the error's `details` when the record lists them: each names a detail
+ * of the error, an action that detail offers, and the inputs that action requires. Without details in the record the
+ * client checks the shape only.
+ */
+function checkDetails(error: InstrumentError | undefined, value: unknown, op: string): ErrorRecovery['detailedErrorRecoveries'] {
+  if (value === undefined || value === null) return null;
+  const details = error ? (error as unknown as Record<string, unknown>).details : undefined;
+  if (!Array.isArray(details) || !Array.isArray(value)) return value as ErrorRecovery['detailedErrorRecoveries'];
+  const known = details.filter((d): d is Record<string, unknown> => !!d && typeof d === 'object' && typeof (d as Record<string, unknown>).uuid === 'string');
+  return value.map((raw: unknown, i) => {
+    const f = `detailedErrorRecoveries[${i}]`;
+    const o = v.plainObject(raw, f, op);
+    const detail = known.find((d) => typeof o.uuid === 'string' && String(d.uuid).toLowerCase() === o.uuid.toLowerCase());
+    if (!detail) {
+      const list = known.map((d) => String(d.uuid)).join(', ') || 'none';
+      throw validationError(op, `${f}.uuid`, `must be a detail of error ${String(error?.uuid)} (details: ${list})`, o.uuid);
+    }
+    const actionId = v.int32(o.selectedActionId, `${f}.selectedActionId`, op);
+    const actions = offeredActions(detail) ?? [];
+    const action = actions.find((a) => a.id === actionId);
+    if (actions.length > 0 && !action) {
+      throw validationError(op, `${f}.selectedActionId`, `must be one of the actions detail ${String(detail.uuid)} offers: ${describeActions(actions)}`, actionId);
+    }
+    const rawAction = Array.isArray(detail.actions)
+      ? (detail.actions as unknown[]).find((a): a is Record<string, unknown> => !!a && typeof a === 'object' && (a as Record<string, unknown>).id === actionId)
+      : undefined;
+    const inputs = checkInputs(
+      { declared: actions.length > 0 ? inputsOfAction(rawAction) : undefined, given: givenInputs(o.inputs, `${f}.inputs`, op), actionId, field: `${f}.inputs` },
+      op,
+    );
+    return {
+      date: o.date === undefined ? new Date().toISOString() : v.dateTime(o.date, `${f}.date`, op),
+      uuid: v.uuid(o.uuid, `${f}.uuid`, op),
+      inputs: inputs ?? [],
+      selectedActionId: actionId,
+      selectedActionIsRecovery:
+        o.selectedActionIsRecovery === undefined ? (action?.isRecovery ?? true) : v.strictBoolean(o.selectedActionIsRecovery, `${f}.selectedActionIsRecovery`, op),
+    };
+  });
 }

@@ -4,7 +4,7 @@ import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveSetting } from '../shared/settings';
 import { answerBody, answeredBy, pendingErrorIn } from '../answering/answer-body';
-import { sendAnswerA, settledOrThrow } from '../answering/answer-error';
+import { isFirmwareError, sendAnswerA, settledOrThrow } from '../answering/answer-error';
 
 const OP = 'answer-error';
 
@@ -51,10 +51,13 @@ export = function register(RED: Red): void {
       const configuredId = await resolveSetting(RED, node, msg, 'errorId', config.errorId, config.errorIdType);
       const error = await findError(client, msg, config.errorId ? configuredId : undefined);
       const body = answerBody(error, selected, msg.errorDataResponses, msg.groupId);
-      // the error as lh-error-poll emitted it: when the instrument lists another error under its id now, nothing is sent
-      const seen = !config.errorId && pendingErrorIn(msg.payload) !== undefined ? identityOf(error) : undefined;
+      // the error as lh-error-poll emitted it, or as the list showed it under the given id just now: when the
+      // instrument lists another error under its id by the time the answer goes, nothing is sent, and the ledger
+      // keeps what error the answer went to (an answer by id alone never counts for a later error under that id)
+      const seen = identityOf(error);
       // the one answering path (ledger, outcome, answer events that cancel a policy's pending default)
-      settledOrThrow(await sendAnswerA(client, body, answeredBy(msg, node.name || node.id), seen), msg, OP);
+      const firmware = !config.errorId && isFirmwareError(msg.payload); // never in the error list: the ledger keeps its answer
+      settledOrThrow(await sendAnswerA(client, body, answeredBy(msg, node.name || node.id), seen, firmware), msg, OP);
       return { payload: body, status: { key: 'answered' }, extra: { outcome: 'answered' } };
     });
   }

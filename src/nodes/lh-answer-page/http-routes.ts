@@ -116,7 +116,7 @@ export function servePage(
   RED: Red,
   path: string,
   endpoint: PageEndpoint,
-  refuse: (res: ServerResponse, why?: 'too-large') => void,
+  refuse: (res: ServerResponse, why?: 'too-large', token?: unknown) => void,
 ): (() => void) | false {
   const app = httpNode(RED);
   if (!app) return false;
@@ -129,17 +129,19 @@ export function servePage(
     const before = middleware(RED);
     const onGet = (req: PageRequest, res: ServerResponse): void => {
       withoutCors(res);
-      const found = owner(queryParam(req, 't'));
+      const token = queryParam(req, 't');
+      const found = owner(token);
       if (found) found.get(req, res);
-      else refuse(res);
+      else refuse(res, undefined, token);
     };
     const onPost = (req: PageRequest, res: ServerResponse): void => {
       withoutCors(res);
       readForm(req).then(
         (form) => {
-          const found = owner(form.get('t') ?? queryParam(req, 't'));
+          const token = form.get('t') ?? queryParam(req, 't');
+          const found = owner(token);
           if (found) found.post(req, res, form);
-          else refuse(res);
+          else refuse(res, undefined, token);
         },
         (err: unknown) => refuse(res, err instanceof FormTooLarge ? 'too-large' : undefined),
       );

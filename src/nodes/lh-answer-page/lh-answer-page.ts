@@ -1,10 +1,8 @@
 import { redact } from '../shared/secrets';
-import { randomBytes } from 'crypto';
 import type { ServerResponse } from 'http';
 import { ErrorIdentity, fingerprint, fromFingerprint, identityOf, InstrumentError, LhError, LiquidHandlerClient, PendingError, sameError } from '../../client';
 import { answerA, answerB, AnswerOutcome, lookupAnswer } from '../answering/answer-error';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
-import { fail } from '../shared/operation-node';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { renderTemplate } from '../shared/settings';
 import { Status } from '../shared/status';
@@ -12,12 +10,16 @@ import { zonedTime } from '../shared/zoned-time';
 import { FormTokens } from './form-tokens';
 import { basicAuthUser, MAX_FORM_BYTES, PageRequest, queryParam, routeClash, servePage } from './http-routes';
 import { RecentLists } from './recent-lists';
-import { instrumentDigest, signedBy, signLink, verifyLink } from './link-signing';
-import { answerLabel, errorView } from './page-view';
-import { expiryMs, pageUrl, routePath } from './page-links';
+import { instrumentDigest, LinkCheck, signedBy, signLink, unownedReason, verifyLink } from './link-signing';
+import { answerInTheWay, answerLabel, errorView, itemProblem } from './page-view';
+import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath } from './page-links';
+import { derivedSecret, linkKey } from './link-key';
 import { errorInMsg } from '../answering/error-in-msg';
+import { openFirmwareError } from '../answering/open-firmware-errors';
 import { forbiddenPage, OutcomeView, outcomePage, PAGE_HEADERS, questionPage } from './page-html';
 import { migrateConfig } from '../shared/migrations';
+import { addRunRule, hasPolicy, similarity } from '../runs/run-scope';
+import { answerFields } from './page-fields';
 
 const OP = 'answer-page';
 const DEFAULT_LINK_TEXT = 'Answer: {{answerUrl}}';
@@ -33,30 +35,53 @@ function mayHaveApplied(err: LhError): boolean {
 type ErrorRecord = Record<string, unknown>;
 type Source = 'A' | 'B';
 
-/** Secrets generated for nodes deployed without one (kept across redeploys; the dialog stores one for good). */
-const generatedSecrets = new Map<string, string>();
+/** The error a link was made for: its id, and its identity when the link carries one (claim `f`). */
+interface LinkedError {
+  key: string;
+  seen?: ErrorIdentity;
+}
 
-function secretOf(node: Node): string {
+/** Where the page keeps what it knows of a linked error: by id and identity, so a reused id is another entry. */
+function recordKey(link: LinkedError): string {
+  return `${link.key}\n${link.seen ? fingerprint(link.seen) : ''}`;
+}
+
+/** Key files this process already warned about (one warning per Node-RED, not per node or link). */
+const warnedKeys = new Set<string>();
+
+/**
+ * The node's link secrets, the one it signs with first: the secret its dialog stored, and the one derived from the
+ * Node-RED's link key (kept in the user dir, see link-key) and the node id. Links survive restarts and redeploys
+ * without the dialog ever opened, and a link sent before the dialog stored a secret still answers afterwards.
+ */
+function secretsOf(RED: Red, node: Node): string[] {
+  const source = linkKey(RED.settings.userDir);
+  if (!source.persisted && !warnedKeys.has(source.reason)) {
+    warnedKeys.add(source.reason);
+    node.warn(`answer links are signed with a key for this run of Node-RED only (links sent now stop working at a restart): ${source.reason}`);
+  }
+  const derived = derivedSecret(source.key, node.id);
   const stored = node.credentials?.secret;
-  if (stored) return stored;
-  let secret = generatedSecrets.get(node.id);
-  if (!secret) generatedSecrets.set(node.id, (secret = randomBytes(32).toString('base64url')));
-  return secret;
+  return stored ? [stored, derived] : [derived];
 }
 
 function readList(client: LiquidHandlerClient, source: Source): Promise<unknown[]> {
   return source === 'A' ? client.prep.pendingErrors() : client.instrument.unhandledErrors();
 }
 
-/** `lists`: where page views get the list (shared, see RecentLists); answers read afresh. */
+/**
+ * `lists`: where page views get the list (shared, see RecentLists); with `fresh`, the list is read afresh (answers,
+ * checks) and the views that follow share that newer read, so a page never shows an older state than an answer saw.
+ */
 async function pendingRecord(
   client: LiquidHandlerClient,
   source: Source,
   key: string,
-  lists?: RecentLists<string, unknown[]>,
-  linkedAt?: number,
+  lists: RecentLists<string, unknown[]>,
+  options: { linkedAt?: number; fresh?: boolean } = {},
 ): Promise<ErrorRecord | undefined> {
-  const list: unknown[] = lists ? await lists.get(source, () => readList(client, source), linkedAt) : await readList(client, source);
+  const read = (): Promise<unknown[]> => readList(client, source);
+  const list: unknown[] = await (options.fresh ? lists.refresh(source, read) : lists.get(source, read, options.linkedAt));
   return list.find((e): e is ErrorRecord => {
     if (!e || typeof e !== 'object') return false;
     const r = e as ErrorRecord;
@@ -87,9 +112,21 @@ export = function register(RED: Red): void {
     const lifetime = expiryMs(config.expiryHours);
     const linkText = typeof config.linkText === 'string' ? config.linkText : DEFAULT_LINK_TEXT;
     const forms = new FormTokens();
+    const secrets = secretsOf(RED, node);
+    const secret = secrets[0];
+    /** the check by the secret that signed the token, else why the first refused it */
+    const verify = (token: unknown): LinkCheck => {
+      const checks = secrets.map((s) => verifyLink(token, s, Date.now()));
+      return checks.find((c) => c.ok || c.reason !== 'signature') ?? checks[0];
+    };
+    /** why links could not be made, each warned once while deployed (not once per error) */
+    const warnedNoLink = new Set<string>();
     /** page views share one read of the error list per source and 2 s: a crawler cannot turn views into reads */
     const lists = new RecentLists<string, unknown[]>();
-    /** the records of errors this node linked, for titles on outcome pages once the instrument no longer lists them */
+    /**
+     * The records of errors this node linked, for titles on outcome pages once the instrument no longer lists them,
+     * by id and the link's identity: a page for a reused id never shows the earlier error's title.
+     */
     const records = new Map<string, ErrorRecord>();
 
     /** when this node last made a link for an error: a view of it never uses a list read before that */
@@ -100,10 +137,16 @@ export = function register(RED: Red): void {
       if (linkedAt.size > MAX_REMEMBERED) linkedAt.delete(linkedAt.keys().next().value as string);
     }
 
-    function remember(key: string, record: ErrorRecord): void {
+    function remember(link: LinkedError, record: ErrorRecord): void {
+      const key = recordKey(link);
       records.delete(key);
       records.set(key, record);
       if (records.size > MAX_REMEMBERED) records.delete(records.keys().next().value as string);
+    }
+
+    function titleOf(link: LinkedError): string | undefined {
+      const title = records.get(recordKey(link))?.title;
+      return typeof title === 'string' ? title : undefined;
     }
 
     function instrument(): { server: LhServerNode; client: LiquidHandlerClient; digest: string } {
@@ -127,13 +170,23 @@ export = function register(RED: Red): void {
         send([msg, null]);
         return done();
       }
+      if (unroute === false || clash) {
+        // a link to a path this page does not serve (no HTTP nodes, or another route holds it) would lead the person
+        // to someone else's route: the msg goes on without one, and the reason reaches Catch nodes
+        const why = unroute === false ? RED._('lh-answer-page.errors.noHttp') : RED._('lh-answer-page.errors.clash', { path, route: clash ?? '' });
+        send([msg, null]);
+        return done(new LhError(`no answer link: ${why}`, { kind: 'config', operation: OP, field: 'path' }));
+      }
       (async () => {
         const { digest } = instrument();
-        const base = pageUrl(await publicBase(msg), RED.settings.httpNodeRoot, path);
+        const given = await publicBase(msg);
+        const missing = missingPublicUrl(given, config.publicUrlType, config.publicUrl);
+        if (missing) throw new LhError(missing, { kind: 'config', operation: OP, field: 'publicUrl' });
+        const base = pageUrl(given, RED.settings.httpNodeRoot, path);
         const expires = Date.now() + lifetime;
         const seen = identityOf(found.record);
-        const token = signLink({ i: digest, s: found.source, e: found.key, x: expires, ...(seen ? { f: fingerprint(seen) } : {}) }, secretOf(node));
-        remember(found.key, found.record);
+        const token = signLink({ i: digest, s: found.source, e: found.key, x: expires, ...(seen ? { f: fingerprint(seen) } : {}) }, secret);
+        remember({ key: found.key, seen }, found.record);
         linked(found.key);
         msg.answerUrl = `${base}?t=${token}`;
         msg.answerExpires = new Date(expires).toISOString();
@@ -146,12 +199,23 @@ export = function register(RED: Red): void {
           send([msg, null]);
           done();
         },
-        (err: unknown) => fail(node, status, msg, err, done),
+        (err: unknown) => {
+          // the notification goes out without the link: a missing decoration never costs the message
+          const reason = redact(err instanceof Error ? err.message : String(err));
+          if (linkText !== '' && typeof msg.notification === 'string') msg.notification = `${msg.notification}\n${noLinkLine(reason)}`;
+          status.warn('lh-answer-page.status.noLink');
+          if (!warnedNoLink.has(reason)) {
+            warnedNoLink.add(reason);
+            node.warn(RED._('lh-answer-page.errors.noLink', { reason }));
+          }
+          send([msg, null]);
+          done();
+        },
       );
     });
 
     /** The checked link, or undefined after a 403 was sent. */
-    function checkedLink(token: unknown, res: ServerResponse): { source: Source; key: string; expires: number; seen?: ErrorIdentity } | undefined {
+    function checkedLink(token: unknown, res: ServerResponse): (LinkedError & { source: Source; expires: number }) | undefined {
       let digest: string;
       try {
         digest = instrument().digest;
@@ -159,9 +223,9 @@ export = function register(RED: Red): void {
         reply(res, 503, outcomePage({ kind: 'failed', instrument: '', errorKey: '', reason: 'the instrument is not configured in Node-RED' }));
         return undefined;
       }
-      const check = verifyLink(token, secretOf(node), Date.now());
+      const check = verify(token);
       if (!check.ok || check.claims.i !== digest) {
-        reply(res, 403, forbiddenPage());
+        reply(res, 403, forbiddenPage(check.ok ? 'instrument' : check.reason, lifetime));
         return undefined;
       }
       const seen = check.claims.f === undefined ? undefined : fromFingerprint(check.claims.e, check.claims.f);
@@ -176,11 +240,15 @@ export = function register(RED: Red): void {
       }
     }
 
-    /** `past`: also an answer to an error the instrument no longer lists (asked once the error is known not pending). */
-    function alreadyView(client: LiquidHandlerClient, source: Source, key: string, past = false, seen?: ErrorIdentity): OutcomeView | undefined {
-      const given = lookupAnswer(client, key, seen) ?? (past ? client.answers.lookupPast(key) : undefined);
+    /**
+     * The answer this Node-RED gave to the error the link was made for (never to another error under its id);
+     * `past`: also an answer to an error the instrument no longer lists (asked once the error is known not pending).
+     */
+    function alreadyView(client: LiquidHandlerClient, link: LinkedError & { source: Source }, past = false): OutcomeView | undefined {
+      const { key, seen, source } = link;
+      const given = lookupAnswer(client, key, seen) ?? (past ? client.answers.lookupPast(key, seen) : undefined);
       if (!given || given.outcome !== 'answered') return undefined;
-      const record = records.get(key);
+      const record = records.get(recordKey(link));
       return {
         kind: 'already-answered',
         instrument: displayName(),
@@ -197,52 +265,68 @@ export = function register(RED: Red): void {
       const link = checkedLink(token, res);
       if (!link) return;
       const { client } = instrument();
-      const already = alreadyView(client, link.source, link.key, false, link.seen);
+      const already = alreadyView(client, link);
       if (already) return reply(res, 200, outcomePage(already));
-      let record = await pendingRecord(client, link.source, link.key, lists, linkedAt.get(link.key));
+      let record = await currentRecord(client, link, { linkedAt: linkedAt.get(link.key) });
       // the shared read may be older than an answer this Node-RED gave meanwhile (a later read no longer listed the
       // error): read afresh then, so the page never offers a form for an answered error (bounded: only answered ids)
-      if (record && client.answers.lookupPast(link.key)) record = await pendingRecord(client, link.source, link.key);
+      if (record && client.answers.lookupPast(link.key)) record = await currentRecord(client, link, { fresh: true });
       if (!record) {
-        const over = alreadyView(client, link.source, link.key, true);
+        const over = alreadyView(client, link, true);
         return reply(res, 200, outcomePage(over ?? { kind: 'not-pending', instrument: displayName(), errorKey: link.key }));
       }
       const changed = changedView(link, record);
       if (changed) return reply(res, 200, outcomePage(changed));
-      remember(link.key, record);
+      remember(link, record);
       const view = errorView(link.source, link.key, record, displayName(), link.expires);
-      reply(res, 200, questionPage(view, String(token), forms.issue(link.key)));
+      view.runScope = hasPolicy(instrument().server.instrumentKey);
+      reply(res, 200, questionPage(view, String(token), forms.issue(recordKey(link))));
+    }
+
+    /**
+     * The error under the link's id now: the listed one, else (A) an open firmware error an lh-error-poll node of this
+     * instrument raised from the socket (the instrument never lists those, and still waits for an answer).
+     */
+    async function currentRecord(
+      client: LiquidHandlerClient,
+      link: LinkedError & { source: Source },
+      options: { linkedAt?: number; fresh?: boolean },
+    ): Promise<ErrorRecord | undefined> {
+      const listed = await pendingRecord(client, link.source, link.key, lists, options);
+      if (listed || link.source !== 'A') return listed;
+      return openFirmwareError(instrument().server.instrumentKey, link.key) as ErrorRecord | undefined;
     }
 
     /** The error listed under the link's id now is not the one the link was made for: the page says so. */
-    function changedView(link: { key: string; seen?: ErrorIdentity }, record: ErrorRecord): OutcomeView | undefined {
+    function changedView(link: LinkedError, record: ErrorRecord): OutcomeView | undefined {
       const now = identityOf(record);
       if (!link.seen || !now || sameError(link.seen, now)) return undefined;
-      const before = records.get(link.key);
-      const title = typeof before?.title === 'string' ? before.title : undefined;
-      return { kind: 'changed', instrument: displayName(), errorKey: link.key, title, reason: errorLabel(record) };
+      return { kind: 'changed', instrument: displayName(), errorKey: link.key, title: titleOf(link), reason: errorLabel(record) };
     }
 
     async function takeAnswer(req: PageRequest, res: ServerResponse, form: URLSearchParams): Promise<void> {
       const token = form.get('t') ?? queryParam(req, 't');
       const link = checkedLink(token, res);
       if (!link) return;
-      const title = typeof records.get(link.key)?.title === 'string' ? String(records.get(link.key)?.title) : undefined;
+      const title = titleOf(link);
       const base: OutcomeView = { kind: 'form-used', instrument: displayName(), errorKey: link.key, title };
-      if (!forms.use(form.get('form'), link.key)) return reply(res, 403, outcomePage(base));
+      // a form token is bound to the error it was shown for (id and identity): never usable with another error's link
+      if (!forms.use(form.get('form'), recordKey(link))) return reply(res, 403, outcomePage(base));
       const typed = (form.get('by') ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_NAME);
       // the user httpNodeAuth checked is who answered; a typed name never replaces it (it goes into `name`)
       const user = RED.settings.httpNodeAuth ? basicAuthUser(req) : undefined;
       const by = user ?? (typed !== '' ? typed : undefined);
       const chosen = link.source === 'A' ? form.get('response') : form.get('action');
+      // the chosen action's input fields (B) and the per-item answers (A) the form carries
+      const fields = answerFields(form, chosen);
       const { client, server } = instrument();
 
       let outcome: AnswerOutcome;
       let record: ErrorRecord | undefined;
-      const already = alreadyView(client, link.source, link.key, false, link.seen);
+      const already = alreadyView(client, link);
       if (already) outcome = { outcome: 'already-answered', message: 'already answered' };
       else {
-        record = await pendingRecord(client, link.source, link.key);
+        record = await currentRecord(client, link, { fresh: true });
         const changed = record ? changedView(link, record) : undefined;
         if (!record) outcome = { outcome: 'not-pending', message: `error ${link.key} is not pending` };
         else if (changed) {
@@ -251,31 +335,53 @@ export = function register(RED: Red): void {
         }
         else if (chosen === undefined || chosen === null || chosen === '') {
           outcome = { outcome: 'refused', message: 'no answer was chosen', error: new LhError('no answer was chosen', { kind: 'validation', operation: OP }) };
-        } else if (link.source === 'A') outcome = await answerA(client, record as PendingError, chosen, by, link.seen ?? identityOf(record));
+        } else if (link.source === 'A' && itemProblem(record, chosen, fields.items)) {
+          const message = itemProblem(record, chosen, fields.items) ?? '';
+          outcome = { outcome: 'refused', message, error: new LhError(message, { kind: 'validation', operation: OP, field: 'errorDataResponses' }) };
+        } else if (link.source === 'A') outcome = await answerA(client, record as PendingError, chosen, by, link.seen ?? identityOf(record), fields.items);
         else {
           const id = Number(chosen);
           outcome = Number.isInteger(id)
-            ? await answerB(client, record as InstrumentError, id, server.clientKey || null, by, link.seen ?? identityOf(record))
+            ? await answerB(client, record as InstrumentError, id, server.clientKey || null, by, link.seen ?? identityOf(record), { values: fields.inputs })
             : { outcome: 'refused', message: 'the action is not a number', error: new LhError('the action is not a number', { kind: 'validation', operation: OP }) };
         }
       }
       // a changed error keeps the title the link was made for: the new error under the id is not what was answered
-      if (record && outcome.outcome !== 'changed') remember(link.key, record);
-      const shownRecord = outcome.outcome === 'changed' ? records.get(link.key) : (record ?? records.get(link.key));
+      if (record && outcome.outcome !== 'changed') remember(link, record);
+      const shownRecord = outcome.outcome === 'changed' ? records.get(recordKey(link)) : (record ?? records.get(recordKey(link)));
       const view: OutcomeView = { ...base, title: typeof shownRecord?.title === 'string' ? shownRecord.title : title, kind: outcome.outcome };
+      const runScoped = outcome.outcome === 'answered' && form.get('scope') === 'run' && !!shownRecord && hasPolicy(server.instrumentKey);
       if (outcome.outcome === 'answered') {
         Object.assign(view, { answer: answerLabel(link.source, shownRecord, outcome.answer.response), by: outcome.answer.by, at: zonedTime(outcome.answer.at) });
+        if (runScoped && shownRecord && chosen) {
+          // "the same for similar errors until this run ends": the error policy of this instrument applies it
+          addRunRule(server.instrumentKey, {
+            source: link.source,
+            match: similarity(shownRecord),
+            answer: chosen,
+            ...(Object.keys(fields.inputs).length > 0 ? { inputs: fields.inputs } : {}),
+            ...(fields.items ? { items: fields.items } : {}),
+            by: by ?? null,
+            at: Date.now(),
+            errorKey: link.key,
+          });
+          view.runScope = true;
+        }
         status.ok('lh-answer-page.status.answered', { id: link.key });
       } else if (outcome.outcome === 'already-answered') {
-        const previous = outcome.previous;
+        const previous = answerInTheWay(outcome.previous, link.seen);
         const prior = previous ? { answer: answerLabel(link.source, shownRecord, previous.response), by: previous.by, at: zonedTime(previous.at) } : {};
-        Object.assign(view, prior, alreadyView(client, link.source, link.key) ?? {});
+        Object.assign(view, prior, alreadyView(client, link) ?? {});
       } else if (outcome.outcome === 'failed' && mayHaveApplied(outcome.error)) {
         outcome = { ...outcome, message: `${NO_CONFIRMATION} (${outcome.message})` };
         Object.assign(view, { reason: outcome.message, unconfirmed: true });
         status.warn('lh-answer-page.status.notAnswered', { id: link.key });
       } else if (outcome.outcome === 'changed') {
         view.reason = errorLabel(outcome.current);
+        status.warn('lh-answer-page.status.notAnswered', { id: link.key });
+      } else if (outcome.outcome === 'refused' && outcome.error.kind === 'validation' && /^(inputs|errorDataResponses)\b/.test(outcome.error.field ?? '')) {
+        // an input or an item's answer the page refused before sending: said plainly, nothing went out
+        Object.assign(view, { kind: 'invalid', reason: outcome.message });
         status.warn('lh-answer-page.status.notAnswered', { id: link.key });
       } else if (outcome.outcome === 'refused' || outcome.outcome === 'failed') {
         view.reason = outcome.message;
@@ -289,6 +395,9 @@ export = function register(RED: Red): void {
             source: link.source,
             errorKey: link.key,
             response: chosen ?? null,
+            ...(Object.keys(fields.inputs).length > 0 ? { inputs: fields.inputs } : {}),
+            ...(fields.items ? { items: fields.items } : {}),
+            ...(runScoped ? { runScoped: true } : {}),
             by: by ?? null,
             name: typed !== '' ? typed : null,
             at: new Date().toISOString(),
@@ -314,14 +423,14 @@ export = function register(RED: Red): void {
         RED,
         path,
         {
-          owns: (token) => signedBy(token, secretOf(node)),
+          owns: (token) => secrets.some((s) => signedBy(token, s)),
           get: (req, res) => void showQuestion(req, res).catch(failed(res)),
           post: (req, res, form) => void takeAnswer(req, res, form).catch(failed(res)),
         },
-        (res, why) =>
+        (res, why, token) =>
           why === 'too-large'
             ? reply(res, 413, outcomePage({ kind: 'failed', instrument: '', errorKey: '', reason: `the form is larger than ${MAX_FORM_BYTES / 1024} KiB` }))
-            : reply(res, 403, forbiddenPage()),
+            : reply(res, 403, forbiddenPage(unownedReason(token), lifetime)),
       );
     let unroute: (() => void) | false | undefined = mount();
     /** the other route on this path, while the page stands back for it */

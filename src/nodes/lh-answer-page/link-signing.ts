@@ -66,3 +66,18 @@ export function verifyLink(token: unknown, secret: string, now: number): LinkChe
   if (claims.x <= now) return { ok: false, reason: 'expired' };
   return { ok: true, claims };
 }
+
+/**
+ * Why no answer page on the path took a link: cut or mangled (malformed), or signed with a secret none of them has
+ * now (signature: a node deleted or replaced, its secret or the link key changed, another Node-RED's link).
+ */
+export function unownedReason(token: unknown): 'malformed' | 'signature' {
+  if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH) return 'malformed';
+  const parts = token.split('.');
+  if (parts.length !== 2 || !/^[A-Za-z0-9_-]+$/.test(parts[0]) || !/^[A-Za-z0-9_-]{43}$/.test(parts[1])) return 'malformed';
+  try {
+    return isClaims(JSON.parse(Buffer.from(parts[0], 'base64url').toString('utf8'))) ? 'signature' : 'malformed';
+  } catch {
+    return 'malformed';
+  }
+}

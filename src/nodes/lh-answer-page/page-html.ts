@@ -15,7 +15,7 @@ h1{font-size:1.25rem;margin:.2rem 0 .8rem}
 .meta{color:#55606e;font-size:.9rem;margin:.2rem 0}
 .message{white-space:pre-wrap;background:#f8f8f8;border-left:4px solid #c0392b;padding:.6rem .8rem;margin:.8rem 0}
 label{display:block;font-size:.9rem;margin:.8rem 0 .3rem}
-input[type=text]{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #b8c0ca;border-radius:6px}
+input[type=text],input[type=number],select{width:100%;box-sizing:border-box;padding:.6rem;font-size:1rem;border:1px solid #b8c0ca;border-radius:6px}
 button{display:block;width:100%;margin:.5rem 0;padding:.8rem;font-size:1.05rem;border-radius:6px;border:1px solid #2d5f8a;background:#e9f1f8;color:#17324a;cursor:pointer}
 button.default{background:#2d5f8a;color:#fff}
 .outcome{font-size:1.1rem;padding:.8rem;border-radius:6px;margin:.8rem 0}
@@ -47,6 +47,31 @@ export interface AnswerOption {
   value: string;
   label: string;
   isDefault?: boolean;
+  /** B: the inputs the action needs, one field each (named `input.<action>.<input>`) */
+  inputs?: InputField[];
+}
+
+/** A field for an input an action declares: its type and range shown, checked again before sending. */
+export interface InputField {
+  id: number;
+  label: string;
+  kind: 'number' | 'text';
+  min?: number;
+  max?: number;
+  /** 'any' for numbers with decimals, '1' for whole numbers */
+  step?: string;
+  /** the instrument's suggestion, filled in */
+  value?: string;
+  /** "a number from 0.5 to 10 mm" */
+  hint: string;
+  required: boolean;
+}
+
+/** An A error's item (errorData) that offers responses of its own: answered on its own (named `item.<id>`). */
+export interface ItemChoice {
+  id: string;
+  label: string;
+  options: string[];
 }
 
 export interface ErrorView {
@@ -59,6 +84,10 @@ export interface ErrorView {
   /** with its time zone */
   time: string;
   options: AnswerOption[];
+  /** A: items that offer their own responses (answered per item; empty: every item takes the main answer) */
+  items?: ItemChoice[];
+  /** offer "the same for similar errors until this run ends" (an error policy applies it) */
+  runScope?: boolean;
   /** when the link stops working, with its time zone */
   expires: string;
 }
@@ -71,15 +100,50 @@ function errorHeader(e: Pick<ErrorView, 'instrument' | 'title' | 'severity' | 't
 ${e.message ? `<div class="message">${escapeHtml(e.message)}</div>` : ''}`;
 }
 
+/** The fields of an action's inputs, above its button. */
+function inputFields(action: string, fields: InputField[]): string {
+  return fields
+    .map((f) => {
+      const id = `input-${escapeHtml(action)}-${f.id}`;
+      const attrs = [
+        f.kind === 'number' ? 'type="number"' : 'type="text" maxlength="200"',
+        f.min !== undefined ? `min="${f.min}"` : '',
+        f.max !== undefined ? `max="${f.max}"` : '',
+        f.step ? `step="${escapeHtml(f.step)}"` : '',
+        f.value !== undefined ? `value="${escapeHtml(f.value)}"` : '',
+      ].filter((a) => a !== '');
+      return `<label for="${id}">${escapeHtml(f.label)} (${escapeHtml(f.hint)}${f.required ? ', required' : ''})</label>
+<input ${attrs.join(' ')} id="${id}" name="input.${escapeHtml(action)}.${f.id}">`;
+    })
+    .join('\n');
+}
+
+/** One choice per item that offers responses of its own; "as the main answer" leaves it to the button. */
+function itemChoices(items: ItemChoice[]): string {
+  if (items.length === 0) return '';
+  const selects = items
+    .map((item) => {
+      const id = `item-${escapeHtml(item.id)}`;
+      const options = item.options.map((o) => `<option value="${escapeHtml(o)}">${escapeHtml(o)}</option>`).join('');
+      return `<label for="${id}">${escapeHtml(item.label)}: offers ${escapeHtml(item.options.join(', '))}</label>
+<select id="${id}" name="item.${escapeHtml(item.id)}"><option value="">as the answer below</option>${options}</select>`;
+    })
+    .join('\n');
+  return `<p class="meta">Some parts of this error offer their own answers. An item left "as the answer below" gets the button's answer, which it must offer.</p>\n${selects}`;
+}
+
 /** The question: the error and one button per response or action, posting back with the one-time form token. */
 export function questionPage(e: ErrorView, linkToken: string, formToken: string): string {
   const field = e.source === 'A' ? 'response' : 'action';
   const buttons = e.options
-    .map(
-      (o) =>
-        `<button type="submit" name="${field}" value="${escapeHtml(o.value)}"${o.isDefault ? ' class="default"' : ''}>${escapeHtml(o.label)}${o.isDefault ? ' (default)' : ''}</button>`,
-    )
+    .map((o) => {
+      const button = `<button type="submit" name="${field}" value="${escapeHtml(o.value)}"${o.inputs?.length ? '' : ' formnovalidate'}${o.isDefault ? ' class="default"' : ''}>${escapeHtml(o.label)}${o.isDefault ? ' (default)' : ''}</button>`;
+      return o.inputs?.length ? `${inputFields(o.value, o.inputs)}\n${button}` : button;
+    })
     .join('\n');
+  const runScope = e.runScope
+    ? '<label><input type="checkbox" name="scope" value="run"> The same for similar errors until this run ends</label>'
+    : '';
   return page(
     `${e.severity}: ${e.title}`,
     `${errorHeader(e)}
@@ -88,6 +152,8 @@ export function questionPage(e: ErrorView, linkToken: string, formToken: string)
 <input type="hidden" name="form" value="${escapeHtml(formToken)}">
 <label for="by">Your name (for the record, optional)</label>
 <input type="text" id="by" name="by" maxlength="80" autocomplete="name">
+${itemChoices(e.items ?? [])}
+${runScope}
 <p class="meta">Choose how the instrument goes on:</p>
 ${buttons || '<p>The error offers no answer here.</p>'}
 </form>
@@ -95,7 +161,7 @@ ${buttons || '<p>The error offers no answer here.</p>'}
   );
 }
 
-export type OutcomeKind = 'answered' | 'already-answered' | 'not-pending' | 'refused' | 'failed' | 'form-used' | 'changed';
+export type OutcomeKind = 'answered' | 'already-answered' | 'not-pending' | 'refused' | 'failed' | 'form-used' | 'changed' | 'invalid';
 
 export interface OutcomeView {
   kind: OutcomeKind;
@@ -111,6 +177,8 @@ export interface OutcomeView {
   reason?: string;
   /** failed without a confirmation (timeout, reset): the instrument may have applied the answer */
   unconfirmed?: boolean;
+  /** answered, and chosen for similar errors until the run ends */
+  runScope?: boolean;
 }
 
 function who(v: OutcomeView): string {
@@ -124,7 +192,9 @@ export function outcomePage(v: OutcomeView): string {
   let text: string;
   switch (v.kind) {
     case 'answered':
-      text = `<div class="outcome ok">Answered ${who(v)}. The instrument accepted it.</div>`;
+      text = `<div class="outcome ok">Answered ${who(v)}. The instrument accepted it.</div>${
+        v.runScope ? '<p>Similar errors get the same answer until this run ends (by the error policy).</p>' : ''
+      }`;
       break;
     case 'already-answered':
       text = `<div class="outcome warn">Already answered${who(v) ? ` ${who(v)}` : ''}. Nothing more was sent.</div>`;
@@ -140,6 +210,9 @@ export function outcomePage(v: OutcomeView): string {
         ? `<div class="outcome bad">No confirmation received: the answer may have been applied. Check the instrument before answering again.</div><p class="meta">${escapeHtml(v.reason)}</p>`
         : `<div class="outcome bad">The answer could not be delivered: ${escapeHtml(v.reason)}</div><p>Reload the page to try again.</p>`;
       break;
+    case 'invalid':
+      text = `<div class="outcome bad">Nothing was sent: ${escapeHtml(v.reason)}</div><p>Open the link again to answer.</p>`;
+      break;
     case 'form-used':
       text = `<div class="outcome warn">This form was already used or has expired. Nothing was sent.</div><p>Open the link again to answer.</p>`;
       break;
@@ -152,7 +225,25 @@ export function outcomePage(v: OutcomeView): string {
   return page(v.title ?? 'Instrument error', `${head}${text}`);
 }
 
-/** The one page a forged, altered or expired link gets. */
-export function forbiddenPage(): string {
-  return page('Link not valid', '<h1>This link is not valid</h1><p>It was altered, or it has expired. Ask for a new notification, or answer in the Node-RED editor.</p>');
+/** Why a link is refused: expired, cut or mangled, signed by no answer page here now, or for another instrument. */
+export type RefusedLink = 'expired' | 'malformed' | 'signature' | 'instrument';
+
+const REFUSED_TEXT: Record<RefusedLink, (hours: string) => string> = {
+  expired: (hours) => `It has expired: answer links are valid for ${hours} after the notification.`,
+  malformed: () => 'It is incomplete: the address may have been cut or changed when it was copied. Open it again straight from the notification.',
+  signature: () =>
+    'It was not made by an answer page of this Node-RED as it is now: the answer page may have been deleted or replaced, ' +
+    'its link secret changed, or the link comes from another Node-RED.',
+  instrument: () => 'It was made for an instrument this answer page no longer serves (its address in Node-RED changed).',
+};
+
+/** The page a refused link gets: why, as far as it can be told, and what to do instead. Says nothing about the error. */
+export function forbiddenPage(why: RefusedLink = 'signature', lifetimeMs = 24 * 3_600_000): string {
+  const hours = lifetimeMs / 3_600_000;
+  const text = REFUSED_TEXT[why](`${Number.isInteger(hours) ? hours : hours.toFixed(1)} ${hours === 1 ? 'hour' : 'hours'}`);
+  return page(
+    'Link not valid',
+    `<h1>This link is not valid</h1><p>${escapeHtml(text)}</p>` +
+      '<p>If the error is still waiting for an answer: answer it in the Node-RED editor or on the instrument, or use the link of a newer notification.</p>',
+  );
 }

@@ -31,3 +31,21 @@ export function pageUrl(base: unknown, httpNodeRoot: unknown, path: string): str
   return `${cleaned}${root ? `/${root}` : ''}${path}`;
 }
 
+
+/**
+ * Why there is no public address to build links with, when there is none: the environment variable the node reads
+ * is unset (or empty) and no Public URL is set. Undefined when an address is given (pageUrl checks it).
+ */
+export function missingPublicUrl(given: unknown, type: unknown, configured: unknown): string | undefined {
+  if (typeof given === 'string' && given.trim() !== '') return undefined;
+  const name = typeof configured === 'string' && configured !== '' ? configured : 'LH_PUBLIC_URL';
+  if (type === undefined || type === '' || type === 'env') {
+    return `the environment variable ${name} is not set: set it to the address people reach this Node-RED at (e.g. https://lab.example.org:1880), or set the Public URL of the answer page`;
+  }
+  return 'the Public URL of the answer page is empty: set the address people reach this Node-RED at (e.g. https://lab.example.org:1880)';
+}
+
+/** The line a notification gets instead of the link. */
+export function noLinkLine(reason: string): string {
+  return `(No answer link: ${reason}. Answer in the Node-RED editor or on the instrument.)`;
+}

@@ -1,17 +1,35 @@
-/** What the policy does with a raised error: pure, from the matched rule and the record. */
+/** What the policy does with a raised error: pure, from the matched rule, the step of its ladder and the record. */
+import { LhError } from '../../client';
+import { checkInputs, declaredInputs, givenInputs } from '../answering/action-inputs';
 import { defaultActionOf } from '../answering/answer-error';
 import { describeActions, offeredActions } from '../shared/error-records';
-import { CompiledRule } from './rules';
+import { CompiledRule, Step, stepAt } from './rules';
+
+/** The step of a rule's ladder an error gets. */
+export interface Rung {
+  rule: CompiledRule;
+  step: Step;
+  /** 1-based */
+  number: number;
+  /** steps in the ladder */
+  of: number;
+}
+
+/** Which deadline applies to a semi-automatic default: the rule's delay, or the B error's own timeoutSeconds. */
+export type DeadlineBy = 'rule' | 'instrument';
 
 export type Decision =
-  | { kind: 'notify'; rule?: CompiledRule }
-  | { kind: 'schedule'; rule: CompiledRule; answer: string; deadline: number }
-  | { kind: 'answer-now'; rule: CompiledRule; answer: string }
-  | { kind: 'escalate'; rule: CompiledRule; reason: string };
+  | { kind: 'notify'; rule?: CompiledRule; rung?: Rung }
+  | { kind: 'schedule'; rule: CompiledRule; rung: Rung; answer: string; deadline: number; deadlineBy: DeadlineBy }
+  | { kind: 'answer-now'; rule: CompiledRule; rung: Rung; answer: string }
+  | { kind: 'escalate'; rule: CompiledRule; rung: Rung; reason: string };
 
-/** The answer a rule gives: its own, else the B error's default action; A errors have no default of their own. */
-export function ruleAnswer(rule: CompiledRule, source: 'A' | 'B', record: Record<string, unknown>): string | undefined {
-  if (rule.answer !== '') return rule.answer;
+/** How long before the instrument's own timeout the policy answers (the instrument would act itself at its timeout). */
+export const INSTRUMENT_MARGIN_MS = 1000;
+
+/** The answer a step gives: its own, else the B error's default action; A errors have no default of their own. */
+export function stepAnswer(step: Step, source: 'A' | 'B', record: Record<string, unknown>): string | undefined {
+  if (step.answer !== '') return step.answer;
   if (source === 'B') {
     const id = defaultActionOf(record);
     return id === undefined ? undefined : String(id);
@@ -19,18 +37,74 @@ export function ruleAnswer(rule: CompiledRule, source: 'A' | 'B', record: Record
   return undefined;
 }
 
-export function decide(rule: CompiledRule | undefined, source: 'A' | 'B', record: Record<string, unknown>, now: number): Decision {
-  if (!rule || rule.mode === 'manual') return { kind: 'notify', rule };
-  const answer = ruleAnswer(rule, source, record);
+/**
+ * When the instrument acts on its own: a B error's `timeoutSeconds` after it was raised (its `date`, when that is not in
+ * the future and not older than the timeout; else when the policy saw it), less a margin. Undefined without one.
+ */
+export function instrumentDeadline(record: Record<string, unknown>, now: number): number | undefined {
+  const t = record.timeoutSeconds;
+  if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0) return undefined;
+  const ms = t * 1000;
+  const raised = typeof record.date === 'string' ? Date.parse(record.date) : NaN;
+  const base = Number.isFinite(raised) && raised <= now && now - raised < ms ? raised : now;
+  return Math.max(now, base + ms - Math.min(INSTRUMENT_MARGIN_MS, ms / 10));
+}
+
+function rungLabel(r: Rung): string {
+  return r.of > 1 ? `rule ${r.rule.index + 1}, step ${r.number} of ${r.of} (${r.step.mode})` : `rule ${r.rule.index + 1} (${r.step.mode})`;
+}
+
+/** Why a B answer cannot go out with the step's inputs (a required input without a value, a value out of range). */
+function inputProblem(rung: Rung, record: Record<string, unknown>, answer: string): string | undefined {
+  const actionId = Number(answer);
+  const field = `rules[${rung.rule.index}].steps[${rung.number - 1}].inputs`;
+  try {
+    checkInputs(
+      {
+        declared: offeredActions(record)?.length ? declaredInputs(record, actionId) : undefined,
+        given: givenInputs(rung.step.inputs, field, 'error-policy'),
+        actionId,
+        useDefaults: true,
+        field,
+      },
+      'error-policy',
+    );
+    return undefined;
+  } catch (err) {
+    return err instanceof LhError ? err.message : String(err);
+  }
+}
+
+/**
+ * The decision for an error that matched `rule` as its `occurrence`-th (0-based) in the current run. A ladder's manual
+ * step after the first escalates to a person (output 3); a rule with only a manual step notifies (output 1).
+ */
+export function decide(rule: CompiledRule | undefined, source: 'A' | 'B', record: Record<string, unknown>, now: number, occurrence = 0): Decision {
+  if (!rule) return { kind: 'notify' };
+  const { step, number } = stepAt(rule, occurrence);
+  const rung: Rung = { rule, step, number, of: rule.steps.length };
+  if (step.mode === 'manual') {
+    if (rule.steps.length === 1) return { kind: 'notify', rule, rung };
+    return { kind: 'escalate', rule, rung, reason: `${rungLabel(rung)}: a person must answer` };
+  }
+  const answer = stepAnswer(step, source, record);
   if (answer === undefined) {
     const reason =
       source === 'A'
-        ? `rule ${rule.index + 1} (${rule.mode}) names no response, and A errors have no default: a person must answer`
-        : `rule ${rule.index + 1} (${rule.mode}) names no action and the error has no default action: a person must answer`;
-    return { kind: 'escalate', rule, reason };
+        ? `${rungLabel(rung)} names no response, and A errors have no default: a person must answer`
+        : `${rungLabel(rung)} names no action and the error has no default action: a person must answer`;
+    return { kind: 'escalate', rule, rung, reason };
   }
-  if (rule.mode === 'walk-away') return { kind: 'answer-now', rule, answer };
-  return { kind: 'schedule', rule, answer, deadline: now + rule.delay * 1000 };
+  if (source === 'B') {
+    const problem = inputProblem(rung, record, answer);
+    if (problem) return { kind: 'escalate', rule, rung, reason: `${rungLabel(rung)}: ${problem}; a person must answer` };
+  }
+  if (step.mode === 'walk-away') return { kind: 'answer-now', rule, rung, answer };
+  const byRule = now + step.delay * 1000;
+  const byInstrument = source === 'B' ? instrumentDeadline(record, now) : undefined;
+  return byInstrument !== undefined && byInstrument < byRule
+    ? { kind: 'schedule', rule, rung, answer, deadline: byInstrument, deadlineBy: 'instrument' }
+    : { kind: 'schedule', rule, rung, answer, deadline: byRule, deadlineBy: 'rule' };
 }
 
 /** "Retry" (A) or "1 Retry (default)" (B) */

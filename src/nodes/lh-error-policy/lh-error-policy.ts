@@ -1,12 +1,13 @@
-import { identityOf, InstrumentError, LhError, LiquidHandlerClient, PendingError, sameError } from '../../client';
+import { fingerprint, identityOf, InstrumentError, LhError, LiquidHandlerClient, PendingError, sameError } from '../../client';
 import { answerA, answerB, answerEvents, AnswerOutcome, instrumentOf, lookupAnswer } from '../answering/answer-error';
 import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { zonedTime } from '../shared/zoned-time';
-import { answerLabel, decide } from './decision';
+import { answerLabel, decide, Decision } from './decision';
 import { books, newBook, PendingDefault } from './pending-defaults';
-import { compileRules, CompiledRule, matchRule } from './rules';
+import { compileRules, CompiledRule, matchRule, ruleSignature } from './rules';
+import { policyApplies, runRuleEvents, RunRule, runRuleFor, runRulesOf, runSighting, RunScope } from '../runs/run-scope';
 import { migrateConfig } from '../shared/migrations';
 import { errorInMsg } from '../answering/error-in-msg';
 
@@ -48,13 +49,14 @@ export = function register(RED: Red): void {
     const instrument = server?.instrumentKey ?? '';
 
     let entry = books.get(node.id);
-    if (!entry) books.set(node.id, (entry = { book: newBook(), restored: false }));
+    if (!entry) books.set(node.id, (entry = { book: newBook(), restored: false, scope: new RunScope() }));
     const book = entry.book;
+    const scope = entry.scope;
 
     let saveQueued = false;
     function writeNow(): void {
       saveQueued = false;
-      node.context().set(CONTEXT_KEY, book.snapshot(), store, (err) => {
+      node.context().set(CONTEXT_KEY, { ...book.snapshot(), scope: scope.snapshot() }, store, (err) => {
         if (err) node.warn(RED._('lh-error-policy.errors.persist', { message: err.message }));
       });
     }
@@ -69,7 +71,11 @@ export = function register(RED: Red): void {
 
     function showStatus(): void {
       if (setupError) return;
-      if (book.size > 0) status.warn('lh-error-policy.status.pending', { count: book.size });
+      const now = Date.now();
+      const runRules = runRulesOf(instrument, scope.current(now).since).length;
+      const where = scope.current(now).kind;
+      if (runRules > 0) status.warn('lh-error-policy.status.runRules', { count: book.size, rules: runRules, where });
+      else if (book.size > 0) status.warn('lh-error-policy.status.pending', { count: book.size });
       else status.ok('lh-error-policy.status.idle');
     }
 
@@ -107,7 +113,11 @@ export = function register(RED: Red): void {
           label,
           by,
           at: new Date().toISOString(),
-          rule: p.rule,
+          rule: p.rule >= 0 ? p.rule : null,
+          step: p.step ?? 1,
+          ...(p.inputs && Object.keys(p.inputs).length > 0 ? { inputs: p.inputs } : {}),
+          ...(p.items ? { items: p.items } : {}),
+          ...(p.runRule ? { runRule: { by: p.runRule.by, at: new Date(p.runRule.at).toISOString(), chosenOn: p.runRule.errorKey } } : {}),
           outcome: outcome.outcome,
           ...(outcome.outcome === 'answered' ? {} : { reason: outcome.message }),
         },
@@ -120,9 +130,14 @@ export = function register(RED: Red): void {
 
     function send(p: PendingDefault): Promise<AnswerOutcome> {
       if (!client || !server) return Promise.resolve({ outcome: 'failed', message: 'no instrument', error: new LhError('no instrument', { kind: 'config', operation: OP }) });
+      const field = p.runRule ? 'inputs' : `rules[${p.rule}].steps[${(p.step ?? 1) - 1}].inputs`;
       return p.source === 'A'
-        ? answerA(client, p.record as PendingError, p.answer, by)
-        : answerB(client, p.record as InstrumentError, Number(p.answer), server.clientKey || null, by);
+        ? answerA(client, p.record as PendingError, p.answer, by, identityOf(p.record), p.items)
+        : answerB(client, p.record as InstrumentError, Number(p.answer), server.clientKey || null, by, identityOf(p.record), {
+            values: p.inputs ?? {},
+            useDefaults: true,
+            field,
+          });
     }
 
     function report(p: PendingDefault, outcome: AnswerOutcome): void {
@@ -191,6 +206,12 @@ export = function register(RED: Red): void {
       }
     }
     answerEvents.on('answered', onAnswered);
+    const withdraw = setupError ? undefined : policyApplies(instrument, node.id);
+    /** a person chose a run-scoped answer on the page: the status shows it */
+    const onRunRule = (where: string): void => {
+      if (where === instrument) showStatus();
+    };
+    runRuleEvents.on('added', onRunRule);
 
     function startPending(): void {
       for (const p of book.all()) if (p.instrument === instrument) schedule(p);
@@ -203,14 +224,64 @@ export = function register(RED: Red): void {
         entry.restored = true;
         node.context().get(CONTEXT_KEY, store, (err, value) => {
           if (err) node.warn(RED._('lh-error-policy.errors.persist', { message: err.message }));
-          else if (book.restore(value, instrument) > 0) save();
+          else {
+            if (value && typeof value === 'object') scope.restore((value as { scope?: unknown }).scope);
+            if (book.restore(value, instrument) > 0) save();
+          }
           if (!closed) startPending();
         });
       }
     }
 
+    /** The decision of a run-scoped rule a person chose on the answer page: answer at once, the same way. */
+    function runRuleDecision(r: RunRule): { p: Omit<PendingDefault, 'key' | 'record' | 'source' | 'instrument'>; policy: Record<string, unknown> } {
+      return {
+        p: {
+          answer: r.answer,
+          deadline: Date.now(),
+          rule: -1,
+          ...(r.inputs ? { inputs: r.inputs } : {}),
+          ...(r.items ? { items: r.items } : {}),
+          runRule: { by: r.by, at: r.at, errorKey: r.errorKey },
+        },
+        policy: { mode: 'walk-away', rule: null, runRule: { by: r.by, at: new Date(r.at).toISOString(), chosenOn: r.errorKey }, answer: r.answer },
+      };
+    }
+
+    /** The step of the matched rule's ladder for this error: its occurrence among the rule's matches in this run. */
+    function ladderDecision(found: { source: 'A' | 'B'; key: string; record: Record<string, unknown> }): Decision {
+      const now = Date.now();
+      const rule = matchRule(rules, found.source, found.record);
+      if (!rule) return decide(undefined, found.source, found.record, now);
+      const seen = identityOf(found.record);
+      const occurrence = scope.occurrence(ruleSignature(rule), seen ? `${found.key}|${fingerprint(seen)}` : found.key, now);
+      save();
+      return decide(rule, found.source, found.record, now, occurrence);
+    }
+
+    /** The decision already taken for an error raised again while its default is pending (the same step, deadline and answer). */
+    function heldDecision(p: PendingDefault): Decision {
+      const rule = rules[p.rule];
+      if (!rule) {
+        // a run-scoped rule's answer, or a default kept from a rule a redeploy removed: it goes out as decided
+        const steps = [{ mode: 'semi-automatic' as const, answer: p.answer, delay: 0, inputs: p.inputs ?? {} }];
+        const kept = { index: p.rule, source: p.source, minSeverity: '', pattern: '', code: '', steps };
+        return { kind: 'schedule', rule: kept, rung: { rule: kept, step: steps[0], number: 1, of: 1 }, answer: p.answer, deadline: p.deadline, deadlineBy: p.deadlineBy ?? 'rule' };
+      }
+      const number = Math.min(p.step ?? 1, rule.steps.length);
+      const rung = { rule, step: rule.steps[number - 1], number, of: rule.steps.length };
+      return { kind: 'schedule', rule, rung, answer: p.answer, deadline: p.deadline, deadlineBy: p.deadlineBy ?? 'rule' };
+    }
+
     node.on('input', (msg: NodeMessage, send, done) => {
       if (setupError) return done(setupError);
+      const run = runSighting(msg);
+      if (run) {
+        // a message of lh-run-watch: the run the ladders count in (not passed on)
+        if (scope.sighting(run, Date.now())) save();
+        showStatus();
+        return done();
+      }
       const found = errorInMsg(msg);
       if (!found || (msg.event !== 'raised' && msg.event !== 'resolved')) {
         send([msg, null, null]);
@@ -220,7 +291,7 @@ export = function register(RED: Red): void {
       const heldSame = held !== undefined && sameRecord(held.record, found.record);
       if (msg.event === 'resolved') {
         const p = heldSame ? cancel(found.key) : undefined; // a resolution of an earlier error under the id leaves this default
-        if (p) msg.policy = { cancelled: true, rule: p.rule + 1 };
+        if (p) msg.policy = { cancelled: true, rule: p.rule >= 0 ? p.rule + 1 : null };
         showStatus();
         send([msg, null, null]);
         return done();
@@ -228,11 +299,25 @@ export = function register(RED: Red): void {
       // the instrument reused the id: a default held for the error that had it before is over
       if (held && !heldSame) cancel(found.key);
       const existing = book.get(found.key);
-      const rule = existing ? rules[existing.rule] : undefined;
-      const decision = existing
-        ? { kind: 'schedule' as const, rule: rule ?? rules[0], answer: existing.answer, deadline: existing.deadline }
-        : decide(matchRule(rules, found.source, found.record), found.source, found.record, Date.now());
-      const policy: Record<string, unknown> = { mode: decision.rule?.mode ?? 'manual', rule: decision.rule ? decision.rule.index + 1 : null };
+      const runRule = existing ? undefined : runRuleFor(instrument, scope.current(Date.now()).since, found.source, found.record);
+      if (runRule) {
+        // a person chose on the answer page: "the same for similar errors until this run ends"
+        const { p, policy } = runRuleDecision(runRule);
+        msg.policy = policy;
+        book.add({ ...p, key: found.key, source: found.source, instrument, record: found.record });
+        save();
+        void fire(found.key);
+        showStatus();
+        return done();
+      }
+      const decision: Decision = existing ? heldDecision(existing) : ladderDecision(found);
+      const rung = decision.rung;
+      const where = scope.current(Date.now());
+      const policy: Record<string, unknown> = {
+        mode: rung?.step.mode ?? 'manual',
+        rule: decision.rule && decision.rule.index >= 0 ? decision.rule.index + 1 : null,
+        ...(rung ? { step: rung.number, steps: rung.of, scope: where.kind, ...(where.kind === 'run' ? { run: where.key } : {}) } : {}),
+      };
       switch (decision.kind) {
         case 'notify':
           msg.policy = policy;
@@ -240,10 +325,19 @@ export = function register(RED: Red): void {
           break;
         case 'schedule': {
           const label = answerLabel(found.source, found.record, decision.answer);
-          msg.policy = { ...policy, answer: decision.answer, label, deadline: new Date(decision.deadline).toISOString() };
+          const inputs = decision.rung.step.inputs;
+          msg.policy = {
+            ...policy,
+            answer: decision.answer,
+            label,
+            ...(Object.keys(inputs).length > 0 ? { inputs } : {}),
+            deadline: new Date(decision.deadline).toISOString(),
+            deadlineBy: decision.deadlineBy,
+          };
           msg.deadline = new Date(decision.deadline).toISOString();
           if (typeof msg.notification === 'string') {
-            msg.notification = `${msg.notification}\nUnless someone answers by ${zonedTime(decision.deadline)}, the policy answers: ${label}`;
+            const why = decision.deadlineBy === 'instrument' ? " (the instrument's own timeout)" : '';
+            msg.notification = `${msg.notification}\nUnless someone answers by ${zonedTime(decision.deadline)}${why}, the policy answers: ${label}`;
           }
           if (!existing) {
             const p: PendingDefault = {
@@ -251,7 +345,10 @@ export = function register(RED: Red): void {
               source: found.source,
               answer: decision.answer,
               deadline: decision.deadline,
+              deadlineBy: decision.deadlineBy,
               rule: decision.rule.index,
+              step: decision.rung.number,
+              ...(Object.keys(inputs).length > 0 ? { inputs } : {}),
               instrument,
               record: found.record,
             };
@@ -264,12 +361,15 @@ export = function register(RED: Red): void {
         }
         case 'answer-now': {
           // through the book like a semi-automatic default, so that it waits for another answer in flight
+          const inputs = decision.rung.step.inputs;
           const p: PendingDefault = {
             key: found.key,
             source: found.source,
             answer: decision.answer,
             deadline: Date.now(),
             rule: decision.rule.index,
+            step: decision.rung.number,
+            ...(Object.keys(inputs).length > 0 ? { inputs } : {}),
             instrument,
             record: found.record,
           };
@@ -291,6 +391,8 @@ export = function register(RED: Red): void {
 
     node.on('close', (removed: boolean, done: () => void) => {
       closed = true;
+      withdraw?.();
+      runRuleEvents.off('added', onRunRule);
       answerEvents.off('answered', onAnswered);
       for (const t of timers.values()) clearTimeout(t);
       timers.clear();

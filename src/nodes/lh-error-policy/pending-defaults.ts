@@ -2,6 +2,8 @@
  * The pending defaults of one policy node: what goes out when, kept as plain data so that it can be saved in a
  * context store and restored after a redeploy or a restart of Node-RED. No timers here.
  */
+import { RunScope } from '../runs/run-scope';
+
 export interface PendingDefault {
   /** the error's id (A) or uuid (B) */
   key: string;
@@ -10,11 +12,21 @@ export interface PendingDefault {
   answer: string;
   /** ms since the epoch */
   deadline: number;
+  /** which deadline applies: the rule's delay, or the B error's own timeoutSeconds */
+  deadlineBy?: 'rule' | 'instrument';
   rule: number;
   /** the instrument (lh-server instrumentKey) it belongs to */
   instrument: string;
   /** the error as lh-error-poll emitted it (its responses or actions) */
   record: Record<string, unknown>;
+  /** the step of the rule's ladder (1-based; absent: saved before ladders, step 1) */
+  step?: number;
+  /** B: input values the step (or the run-scoped rule) gives, by input id */
+  inputs?: Record<string, string>;
+  /** A: per-item responses (a run-scoped rule chosen on the page) */
+  items?: Record<string, string>;
+  /** answered by a run-scoped rule a person chose on the answer page */
+  runRule?: { by: string | null; at: number; errorKey: string };
   /** the default is being sent: it stays here until the instrument's outcome is known (a redeploy or a restart re-sends it; the answer ledger or the instrument refuses a second answer) */
   inFlight?: boolean;
 }
@@ -87,8 +99,11 @@ export class PendingBook {
   }
 }
 
-/** Pending defaults by policy node id: they outlive a redeploy here, and a restart through the context store. */
-export const books = new Map<string, { book: PendingBook; restored: boolean }>();
+/**
+ * Pending defaults and run scopes (ladder counts) by policy node id: they outlive a redeploy here, and a restart
+ * through the context store.
+ */
+export const books = new Map<string, { book: PendingBook; restored: boolean; scope: RunScope }>();
 
 export function newBook(): PendingBook {
   return new PendingBook();

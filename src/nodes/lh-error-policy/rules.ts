@@ -7,6 +7,17 @@ export const MODES = ['manual', 'semi-automatic', 'walk-away'] as const;
 export type Mode = (typeof MODES)[number];
 export type RuleSource = 'any' | 'A' | 'B';
 
+/** One rung of a rule's ladder: what the policy does the n-th time an error matches the rule in a run. */
+export interface Step {
+  mode: Mode;
+  /** A: the response; B: the action id; '' on B = the error's own default action */
+  answer: string;
+  /** semi-automatic: seconds a person has before the default goes out */
+  delay: number;
+  /** B: values for the inputs the action declares, by input id (text, as interface B sends them) */
+  inputs: Record<string, string>;
+}
+
 export interface Rule {
   source: RuleSource;
   /** '' = any; else Warning, Error or Fatal (an unknown severity of the instrument always matches) */
@@ -18,11 +29,11 @@ export interface Rule {
   pattern: string;
   /** the error's code as text; '' = any */
   code: string;
-  mode: Mode;
-  /** A: the response; B: the action id; '' on B = the error's own default action */
-  answer: string;
-  /** semi-automatic: seconds a person has before the default goes out */
-  delay: number;
+  /**
+   * The ladder: the 1st error matching the rule in a run (or, with no run active, in a clock hour) gets step 1, the
+   * 2nd step 2, …; the last step answers every later one. A rule saved before 0.3 is a one-step ladder.
+   */
+  steps: Step[];
 }
 
 export interface CompiledRule extends Rule {
@@ -39,6 +50,10 @@ export const MAX_MATCHED_TEXT = 4096;
 
 export const DEFAULT_DELAY_S = 120;
 const MAX_DELAY_S = 7 * 24 * 3600;
+/** Most steps a ladder may have, and inputs a step may give. */
+export const MAX_STEPS = 10;
+const MAX_STEP_INPUTS = 20;
+const MAX_INPUT_VALUE = 200;
 const OP = 'error-policy';
 
 function invalid(field: string, rule: string): LhError {
@@ -59,20 +74,81 @@ export function compileRules(value: unknown): CompiledRule[] {
     const r = raw as Record<string, unknown>;
     const source = text(r.source) || 'any';
     if (source !== 'any' && source !== 'A' && source !== 'B') throw invalid(`${f}.source`, 'must be any, A or B');
-    const mode = text(r.mode) || 'manual';
-    if (!(MODES as readonly string[]).includes(mode)) throw invalid(`${f}.mode`, `must be one of ${MODES.join(', ')}`);
     const minSeverity = text(r.minSeverity);
     const minRank = minSeverity === '' ? undefined : severityRank(minSeverity);
     if (minSeverity !== '' && minRank === undefined) throw invalid(`${f}.minSeverity`, 'must be empty, Warning, Error or Fatal');
     const pattern = text(r.pattern);
     const regex = pattern === '' ? undefined : compilePattern(pattern, `${f}.pattern`);
-    const answer = text(r.answer);
-    if (answer.length > 200) throw invalid(`${f}.answer`, 'must be at most 200 characters');
-    if (source === 'B' && answer !== '' && !/^-?\d+$/.test(answer)) throw invalid(`${f}.answer`, 'must be an action id (a whole number) for B errors');
-    const delayRaw = r.delay === undefined || r.delay === '' ? DEFAULT_DELAY_S : Number(r.delay);
-    if (!Number.isFinite(delayRaw) || delayRaw < 0 || delayRaw > MAX_DELAY_S) throw invalid(`${f}.delay`, `must be 0 to ${MAX_DELAY_S} seconds`);
-    return { index, source, minSeverity, pattern, code: text(r.code), mode: mode as Mode, answer, delay: delayRaw, regex, minRank };
+    // a rule without steps (saved before 0.3, or written by hand) is the one-step ladder of its mode, answer and delay
+    const legacy = r.steps === undefined || r.steps === null;
+    const rawSteps: unknown = legacy ? [{ mode: r.mode, answer: r.answer, delay: r.delay, inputs: r.inputs }] : r.steps;
+    if (!Array.isArray(rawSteps) || rawSteps.length === 0) throw invalid(`${f}.steps`, 'must be a list of at least one step');
+    if (rawSteps.length > MAX_STEPS) throw invalid(`${f}.steps`, `must have at most ${MAX_STEPS} steps`);
+    const steps = rawSteps.map((raw: unknown, i) => compileStep(raw, legacy ? f : `${f}.steps[${i}]`, source));
+    return { index, source, minSeverity, pattern, code: text(r.code), steps, regex, minRank };
   });
+}
+
+function compileStep(raw: unknown, f: string, source: string): Step {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw invalid(f, 'must be an object');
+  const r = raw as Record<string, unknown>;
+  const mode = text(r.mode) || 'manual';
+  if (!(MODES as readonly string[]).includes(mode)) throw invalid(`${f}.mode`, `must be one of ${MODES.join(', ')}`);
+  const answer = text(r.answer);
+  if (answer.length > 200) throw invalid(`${f}.answer`, 'must be at most 200 characters');
+  if (source === 'B' && answer !== '' && !/^-?\d+$/.test(answer)) throw invalid(`${f}.answer`, 'must be an action id (a whole number) for B errors');
+  const delay = r.delay === undefined || r.delay === '' || r.delay === null ? DEFAULT_DELAY_S : Number(r.delay);
+  if (!Number.isFinite(delay) || delay < 0 || delay > MAX_DELAY_S) throw invalid(`${f}.delay`, `must be 0 to ${MAX_DELAY_S} seconds`);
+  return { mode: mode as Mode, answer, delay, inputs: stepInputs(r.inputs, `${f}.inputs`) };
+}
+
+/**
+ * A step's input values: `{inputId: value}`, a list `[{id, value}]`, or the dialog's text `1=2.5, 3=abc`. Values are
+ * text (interface B sends every input value as a string); numbers are taken as their text.
+ */
+export function stepInputs(value: unknown, f: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (value === undefined || value === null || value === '') return out;
+  let pairs: [unknown, unknown][];
+  if (typeof value === 'string') {
+    pairs = value
+      .split(/[,;\n]/)
+      .map((p) => p.trim())
+      .filter((p) => p !== '')
+      .map((p) => {
+        const eq = p.indexOf('=');
+        if (eq < 0) throw invalid(f, `must be written id=value, separated by commas (got "${p.slice(0, 40)}")`);
+        return [p.slice(0, eq).trim(), p.slice(eq + 1).trim()];
+      });
+  } else if (Array.isArray(value)) {
+    pairs = value.map((item: unknown, i) => {
+      if (!item || typeof item !== 'object') throw invalid(`${f}[${i}]`, 'must be an object {id, value}');
+      const o = item as Record<string, unknown>;
+      return [o.id, o.value];
+    });
+  } else if (typeof value === 'object') pairs = Object.entries(value as Record<string, unknown>);
+  else throw invalid(f, 'must be an object {inputId: value}, a list of {id, value}, or text id=value, …');
+  if (pairs.length > MAX_STEP_INPUTS) throw invalid(f, `must give at most ${MAX_STEP_INPUTS} inputs`);
+  for (const [id, v] of pairs) {
+    const key = typeof id === 'number' ? String(id) : typeof id === 'string' ? id.trim() : '';
+    if (!/^-?\d{1,10}$/.test(key) || !Number.isSafeInteger(Number(key))) throw invalid(`${f}.${String(id)}`, 'is not an input id (a whole number)');
+    if (typeof v !== 'string' && typeof v !== 'number') throw invalid(`${f}.${key}`, 'must be a value (text or number)');
+    const text = String(v);
+    if (text.length > MAX_INPUT_VALUE) throw invalid(`${f}.${key}`, `must be at most ${MAX_INPUT_VALUE} characters`);
+    out[String(Number(key))] = text;
+  }
+  return out;
+}
+
+/** The step of `rule` for the `occurrence`-th matching error (0-based): the last step answers every later one. */
+export function stepAt(rule: Rule, occurrence: number): { step: Step; number: number } {
+  const i = Math.min(Math.max(0, Math.floor(occurrence)), rule.steps.length - 1);
+  return { step: rule.steps[i], number: i + 1 };
+}
+
+/** What a rule matches on, as text: a count kept for a rule is dropped when a redeploy changed what it matches. */
+export function ruleSignature(rule: Rule & { index: number }): string {
+  return JSON.stringify([rule.index, rule.source, rule.minSeverity, rule.pattern, rule.code]);
 }
 
 /**

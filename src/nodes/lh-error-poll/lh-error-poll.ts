@@ -1,4 +1,4 @@
-import { asLhError, EventStateChange, firmwareErrorFromFrame, InstrumentEvent, LhError, LiquidHandlerClient } from '../../client';
+import { asLhError, EventStateChange, firmwareErrorFromFrame, identityOf, InstrumentEvent, LhError, LiquidHandlerClient } from '../../client';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { PolledError } from '../shared/poll-messages';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
@@ -16,19 +16,26 @@ import {
   applyErrorFrame,
   listenOf,
   openFirmwareErrors,
+  openFirmwareRecord,
   PushOutcome,
   reactToSocket,
   resolveAnswered,
+  MAX_OPEN_FIRMWARE,
   SocketState,
   withFirmwareErrors,
 } from './push-decisions';
 import { forgetWatch, readSavedWatch, savedWatch, Source, watchFor, watchKey, WatchState } from './seen-errors';
 import { severityFilter } from '../answering/severity';
+import { offerFirmwareErrors } from '../answering/open-firmware-errors';
 import { onPasswordWarning, passwordExpiryMessage } from '../shared/password-warning';
 
 const CONTEXT_KEY = 'lhErrorPoll';
 /** Watches (instrument and node, across redeploys) whose log already said the instrument has no errors socket. */
 const saidUnavailable = new WeakSet<WatchState>();
+/** Watches whose log already said that open firmware errors beyond the cap were forgotten. */
+const saidDropped = new WeakSet<WatchState>();
+/** Saves after pushed frames wait this long, folding a flood of frames into one write of the context store. */
+const FRAME_SAVE_DELAY_MS = 1000;
 
 /** One source's pending errors, or why it did not answer (never throws). */
 async function fetchErrors(client: LiquidHandlerClient, source: Source): Promise<SourceResult<PolledError>> {
@@ -38,6 +45,13 @@ async function fetchErrors(client: LiquidHandlerClient, source: Source): Promise
   } catch (err) {
     return { source, error: asLhError(err, source === 'A' ? 'check-for-pending-errors' : 'unhandled-errors') };
   }
+}
+
+/** Whether this Node-RED answered the error `record` names (not another error under its id), now or before it was over. */
+function answeredHere(client: LiquidHandlerClient, key: string, record: unknown): boolean {
+  const identity = identityOf(record);
+  const ledger = client.answers.a;
+  return (ledger.lookup(key, identity) ?? ledger.lookupPast(key, identity))?.outcome === 'answered';
 }
 
 interface Watcher {
@@ -112,7 +126,19 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   const pushPolls = new PushPolls(() => loop.trigger());
   let lastStatus: StatusDecision | undefined;
 
+  let saveTimer: NodeJS.Timeout | undefined;
+  /** A save after a pushed frame: one write for all frames within FRAME_SAVE_DELAY_MS (a poll's save takes it over). */
+  function saveSoon(): void {
+    if (!persist || saveTimer) return;
+    saveTimer = setTimeout(() => {
+      saveTimer = undefined;
+      save();
+    }, FRAME_SAVE_DELAY_MS);
+  }
+
   function save(): void {
+    clearTimeout(saveTimer);
+    saveTimer = undefined;
     if (!persist) return;
     node.context().set(CONTEXT_KEY, savedWatch(watch, w.server.instrumentKey), store, (err) => {
       if (err) node.warn(RED._('lh-error-poll.errors.persist', { message: err.message }));
@@ -124,7 +150,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     if (loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
     if (listening) adoptListed(watch, results, rules);
     const outcome = applyPoll(watch, run, results, rules);
-    const answered = listening ? resolveAnswered(watch, (key) => client.answers.a.lookup(key)?.outcome === 'answered', rules) : undefined;
+    const answered = listening ? resolveAnswered(watch, (key, record) => answeredHere(client, key, record), rules) : undefined;
     if (outcome.changed || answered?.changed) save();
     const connection = outcome.connection ? [connectionMessage(outcome.connection.state, instrument, outcome.connection)] : [];
     emit({ raised: outcome.raised, resolved: [...outcome.resolved, ...(answered?.resolved ?? [])], changed: false }, connection);
@@ -144,8 +170,12 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   function onFrame(event: InstrumentEvent): void {
     if (loop.stopped) return;
     const outcome = applyErrorFrame(watch, firmwareErrorFromFrame(event), rules);
+    if (outcome.dropped && !saidDropped.has(watch)) {
+      saidDropped.add(watch);
+      logWarn(node, RED._('lh-error-poll.log.firmwareDropped', { max: MAX_OPEN_FIRMWARE }));
+    }
     if (outcome.changed) {
-      save();
+      saveSoon();
       emit(outcome);
       showStatus(lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
     }
@@ -167,10 +197,16 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
 
   /** Listens to instincterrors (opening the socket, shared with every node of the instrument) until the node closes. */
   function listen(): void {
-    const off = [client.events.onState(onSocket), client.events.onErrors(onFrame)];
+    const off = [
+      client.events.onState(onSocket),
+      client.events.onErrors(onFrame),
+      // the answer page and lh-answer-error find open firmware errors here: the instrument never lists them
+      offerFirmwareErrors(w.server.instrumentKey, (id) => openFirmwareRecord(watch, id)),
+    ];
     node.on('close', () => {
       for (const unsubscribe of off.splice(0)) unsubscribe();
       pushPolls.stop();
+      if (saveTimer) save(); // what the last frames changed is kept
     });
     const current = client.events.lastChange('errors'); // another node may hold the socket open already
     if (current) onSocket(current);
@@ -199,7 +235,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   }
 
   // once a day while the password is about to expire, on the connection output
-  const offPassword = onPasswordWarning(client, (warning) => node.send([null, null, passwordExpiryMessage(warning, instrument)]));
+  const offPassword = onPasswordWarning(client, (warning) => node.send([null, null, passwordExpiryMessage(warning, instrument)]), `poll ${node.id}`);
   node.on('close', offPassword);
 
   status.idle('polling');

@@ -12,6 +12,7 @@
  * instrument still waits for an answer is the unsafe mistake; a stale pending one is refused as already answered.
  */
 import type { ErrorFrame } from '../../client';
+import { identityOf, sameError } from '../../client';
 import type { PolledError } from '../shared/poll-messages';
 import { applyPush, PollRules, Sourced, SourceResult, StatusDecision } from './poll-decisions';
 import { SeenErrors, WatchState } from './seen-errors';
@@ -23,7 +24,16 @@ export interface PushOutcome {
   raised: Sourced<PolledError>[];
   resolved: Sourced<PolledError>[];
   changed: boolean;
+  /** open firmware errors forgotten, oldest first, to keep at most MAX_OPEN_FIRMWARE (say so once) */
+  dropped?: number;
 }
+
+/**
+ * Firmware errors held open at most: they exist on the socket alone and only a pushed resolution or an answer ends
+ * them, so an instrument that pushes errors without end (or never pushes resolutions) could grow the memory (and
+ * every save of it) without bound. Beyond this, the oldest are forgotten unreported.
+ */
+export const MAX_OPEN_FIRMWARE = 500;
 
 const NOTHING: PushOutcome = { raised: [], resolved: [], changed: false };
 
@@ -33,17 +43,27 @@ function firmwareMemory(watch: WatchState): SeenErrors | undefined {
   return watch.channels.get(FIRMWARE_CHANNEL);
 }
 
+/** The open firmware error under this id, as it was raised, if the watch holds one. */
+export function openFirmwareRecord(watch: WatchState, id: string): Record<string, unknown> | undefined {
+  const record = firmwareMemory(watch)?.activeRecord(id);
+  return record && typeof record === 'object' ? (record as Record<string, unknown>) : undefined;
+}
+
 /**
  * One frame read by firmwareErrorFromFrame: a firmware error raised (unless the error list already knows its id:
  * then it is a listed error and the poll owns it), or a firmware error resolved. Service errors and anything
  * unrecognised change nothing here (the poll the frame triggers does the work).
  */
-export function applyErrorFrame(watch: WatchState, frame: ErrorFrame, rules: Rules): PushOutcome {
+export function applyErrorFrame(watch: WatchState, frame: ErrorFrame, rules: Rules, maxOpen = MAX_OPEN_FIRMWARE): PushOutcome {
   if (frame.kind === 'raised') {
     if (frame.error.source !== 'firmware') return NOTHING;
     const key = rules.keyOf('A', frame.error);
-    if (key === undefined || watch.sources.A.knows(key)) return NOTHING;
-    return applyPush<PolledError>(watch, { source: 'A', channel: FIRMWARE_CHANNEL, raised: [frame.error] }, rules);
+    // the list's error under this id (active or resolved) is this one: the poll owns it. Another error under an id
+    // a listed error had before (an id the instrument reused) is new: raised here.
+    if (key === undefined || watch.sources.A.knowsSame(key, asCompared(frame.error))) return NOTHING;
+    const outcome = applyPush<PolledError>(watch, { source: 'A', channel: FIRMWARE_CHANNEL, raised: [frame.error] }, rules);
+    const dropped = firmwareMemory(watch)?.dropOldest(maxOpen) ?? 0;
+    return dropped > 0 ? { ...outcome, changed: true, dropped } : outcome;
   }
   if (frame.kind === 'resolved') {
     if (!firmwareMemory(watch)) return NOTHING;
@@ -65,16 +85,38 @@ export function adoptListed(watch: WatchState, results: SourceResult<PolledError
     for (const record of result.records) {
       const key = rules.keyOf('A', record);
       if (key === undefined) continue;
+      const pushed = firmware.activeRecord(key);
+      // only the same error: a listed error under the id of an open firmware error is another error (a reused id)
+      if (pushed === undefined || !sameErrorRecords(asCompared(pushed), record)) continue;
       if (firmware.resolve(key) !== undefined) watch.sources.A.raise(key, record, true);
     }
   }
 }
 
-/** Firmware errors this Node-RED answered (per `answered`, the answer ledger): resolved once. */
-export function resolveAnswered(watch: WatchState, answered: (key: string) => boolean, rules: Rules): PushOutcome {
+/**
+ * A pushed error as compared with a listed one: without its severity, which the frame reader fills in (a default,
+ * or the frame's word mapped to the list's: "info" reads as Warning), so a listed error pushed too is never taken
+ * for another error because of it. Title, time stamp and group still tell a reused id apart.
+ */
+function asCompared(record: unknown): unknown {
+  if (!record || typeof record !== 'object') return record;
+  return Object.fromEntries(Object.entries(record).filter(([key]) => key.toLowerCase() !== 'severity'));
+}
+
+function sameErrorRecords(a: unknown, b: unknown): boolean {
+  const x = identityOf(a);
+  const y = identityOf(b);
+  return x === undefined || y === undefined || sameError(x, y);
+}
+
+/**
+ * Firmware errors this Node-RED answered (per `answered`, the answer ledger, asked with the error's record so that
+ * an answer to another error under the same id does not count): resolved once.
+ */
+export function resolveAnswered(watch: WatchState, answered: (key: string, record: unknown) => boolean, rules: Rules): PushOutcome {
   const firmware = firmwareMemory(watch);
   if (!firmware || firmware.size === 0) return NOTHING;
-  const keys = firmware.activeIds().filter(answered);
+  const keys = firmware.activeIds().filter((key) => answered(key, firmware.activeRecord(key)));
   if (keys.length === 0) return NOTHING;
   return applyPush<PolledError>(watch, { source: 'A', channel: FIRMWARE_CHANNEL, resolved: keys }, rules);
 }

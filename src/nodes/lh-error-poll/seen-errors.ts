@@ -131,9 +131,33 @@ export class SeenErrors {
     return record;
   }
 
-  /** Whether the error is active, or remembered as resolved. */
-  knows(id: string): boolean {
-    return this.active.has(id) || this.resolvedSet.has(id);
+  /**
+   * Whether `record` is an error reported here: active, or remembered as resolved, under `id` and not another error
+   * (an id the instrument reused names a new error, which this memory does not know).
+   */
+  knowsSame(id: string, record: unknown): boolean {
+    if (this.active.has(id)) return !another(id, this.active.get(id), record);
+    return this.resolvedSet.has(id) && !another(id, this.resolvedSet.get(id), record);
+  }
+
+  /** The last record of an active error, else undefined. */
+  activeRecord(id: string): unknown {
+    return this.active.get(id);
+  }
+
+  /**
+   * Keeps at most `max` active errors: the oldest beyond are forgotten as active and remembered as resolved without
+   * being reported (so the same error pushed again is not raised twice); returns how many were dropped.
+   */
+  dropOldest(max: number): number {
+    let dropped = 0;
+    for (const [id, record] of this.active) {
+      if (this.active.size <= max) break;
+      this.active.delete(id);
+      this.remember(id, record);
+      dropped++;
+    }
+    return dropped;
   }
 
   /** The ids of the errors reported as raised and not yet as resolved. */

@@ -58,6 +58,15 @@ function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop
   };
 }
 
+/** The ids of the run records listed when a run is first seen (none is its record); null when they cannot be read. */
+async function listedIds(client: LiquidHandlerClient): Promise<string[] | null> {
+  try {
+    return (await client.runs.listRunData()).map((r) => r.id);
+  } catch {
+    return null;
+  }
+}
+
 /** Output 2's msg: the result from the run record when the instrument lists one, else from the states seen. */
 async function finishedMessage(client: LiquidHandlerClient, f: FinishedRun, instrument: InstrumentInfo): Promise<NodeMessage> {
   let record: Record<string, unknown> | undefined;
@@ -66,17 +75,19 @@ async function finishedMessage(client: LiquidHandlerClient, f: FinishedRun, inst
   } catch {
     record = undefined; // the record is a bonus: the run's end is reported anyway
   }
-  const result = resultOf(record?.runResult, f.run.states);
+  const { result, resultText } = resultOf(record, f.run.states);
   const duration = durationOf(f.run, f.endedAt);
   return {
     topic: 'finished',
     result,
+    resultText,
     duration,
     protocolId: f.run.protocolId,
     protocolName: f.run.protocolName,
     runId: record ? String(record.id) : undefined,
     payload: {
       result,
+      resultText,
       duration,
       protocolId: f.run.protocolId,
       protocolName: f.run.protocolName,
@@ -194,6 +205,8 @@ function watch(
       const finished = await finishedMessage(client, seen.finished, instrument);
       if (!loop.stopped) node.send([null, finished, null, null]);
     }
+    const run = memory.run;
+    if (run && run.priorRecordIds === undefined) run.priorRecordIds = await listedIds(client);
     show(s, now);
     if (!desynced) {
       desynced = true;

@@ -1,4 +1,4 @@
-import { LhError, RunStatus, validationError, validate as v } from '../../client';
+import { LhError, RunStatus, runStartsFor, validationError, validate as v } from '../../client';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { OperationResult, runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/settings';
@@ -36,6 +36,9 @@ class Sleeper {
   private readonly pending = new Map<NodeJS.Timeout, (err: Error) => void>();
   private closed = false;
 
+  /** whether the node was closed: a start checks it before each write to the instrument */
+  stopped = (): boolean => this.closed;
+
   sleep = (ms: number): Promise<void> =>
     new Promise((resolve, reject) => {
       if (this.closed) return reject(new LhError('the lh-run node was stopped', { kind: 'config', operation: 'start-run' }));
@@ -54,6 +57,14 @@ class Sleeper {
     }
     this.pending.clear();
   }
+}
+
+/** msg.runId with msg.confirmLoading: text or a number, the run id of the run left at Loading; else ignored. */
+function confirmRunIdOf(msg: NodeMessage, confirmLoading: boolean): string | undefined {
+  const given = msg.runId;
+  if (!confirmLoading || given === undefined || given === null || given === '') return undefined;
+  if (typeof given === 'string' || (typeof given === 'number' && Number.isFinite(given))) return String(given);
+  throw validationError('start-run', 'runId', 'must be text or a number (the run id of the run left at Loading)', given);
 }
 
 function statusResult(status: RunStatus, extra: Record<string, unknown> = {}): OperationResult {
@@ -101,7 +112,15 @@ export = function register(RED: Red): void {
             pollMs,
             timeoutMs,
             sleep: sleeper.sleep,
+            stopped: sleeper.stopped,
             readiness: () => client.machine.startReadiness(),
+            claim: (what) => runStartsFor(client.baseUrl).claim(what, 'start-run'),
+            loadingMemory: {
+              get: () => runStartsFor(client.baseUrl).atLoading(),
+              set: (protocolId, runId) => runStartsFor(client.baseUrl).leftAtLoading(protocolId, runId),
+              forget: () => runStartsFor(client.baseUrl).forgetLoading(),
+            },
+            confirmRunId: confirmRunIdOf(msg, confirmLoading),
             onPhase: (phase) => status.busy(`lh-run.status.${phase}`),
           });
           const extra = {

@@ -2,8 +2,22 @@
  * The `start` operation of lh-run: validate, create, wait for Loading, confirm loading (or stop there for an
  * operator), wait for Running. No Node-RED here: the node passes the client and a sleep that its close cancels.
  */
-import { LhError, ProtocolName, StartReadiness, startBlockers, ProtocolValidation, RunRecordSummary, RunsApi, RunStateName, RunStatus, isBusy } from '../../client';
-import { resultOf } from '../runs/run-decisions';
+import {
+  HeldClaim,
+  LhError,
+  mapRunResult,
+  newRecords,
+  ProtocolName,
+  StartReadiness,
+  startBlockers,
+  ProtocolValidation,
+  RunRecordSummary,
+  RunsApi,
+  RunStateName,
+  RunStatus,
+  isBusy,
+} from '../../client';
+import { judgeStart, pathOf, see, StartStage } from './start-decisions';
 import { ProtocolRef, resolveProtocolName } from './protocol-ref';
 
 const OP = 'start-run';
@@ -32,6 +46,32 @@ export interface StartOptions {
   onPhase?(phase: StartPhase): void;
   /** system ready, controller and door, asked before anything that moves hardware is sent */
   readiness?(): Promise<StartReadiness>;
+  /** takes the instrument's one start slot (throws `busy` while another start is in flight) */
+  claim?(what: string): HeldClaim;
+  /**
+   * what this Node-RED remembers of the run it left at Loading on this instrument: `get` for a confirm, `set` when
+   * a start stops at Loading, `forget` once it is confirmed, gone, or a new run is created. Without it (unit use)
+   * a confirm is not checked against it.
+   */
+  loadingMemory?: {
+    get(): { protocolId: number; runId?: string } | undefined;
+    set(protocolId: number, runId?: string): void;
+    forget(): void;
+  };
+  /** msg.runId with msg.confirmLoading: the run id the create answer gave to the run that was left at Loading */
+  confirmRunId?: string;
+  /** true once the node that runs this start was closed: nothing more is sent to the instrument */
+  stopped?(): boolean;
+}
+
+/** Throws before a write when the node running the start was closed (redeployed or deleted) meanwhile. */
+function refuseIfStopped(o: StartOptions, next: string): void {
+  if (o.stopped?.()) {
+    throw new LhError(`the lh-run node was stopped before ${next} was sent; nothing more is sent for this start`, {
+      kind: 'config',
+      operation: OP,
+    });
+  }
 }
 
 /** Refuses the start, before anything is sent, when the instrument says it is not ready, controlled elsewhere or open. */
@@ -86,65 +126,86 @@ async function protocolOf(api: RunControl, ref: ProtocolRef): Promise<ProtocolNa
   return { protocolId: ref.id };
 }
 
-const BEFORE_LOADING: RunStateName[] = ['Scheduling', 'Scheduled'];
-
 /**
- * Polls the status until `done` holds. Idle after a run was seen means the run ended (or was cancelled) before
- * `what`: it fails. With `idleEnds`, any Idle is returned for the caller to judge.
+ * Polls the status until the instrument shows this start's run at the awaited point (judgeStart decides); fails
+ * naming what the instrument did otherwise, or at the timeout naming the state it stayed in.
  */
 async function waitFor(
   api: RunControl,
   o: StartOptions,
-  what: string,
-  done: (s: RunStateName) => boolean,
-  idleEnds: boolean,
-): Promise<RunStatus> {
+  stage: StartStage,
+  protocolId: number,
+  seen: RunStateName[],
+): Promise<{ status: RunStatus; verdict: 'loading' | 'started' | 'idle' }> {
+  const what = stage === 'loading' ? 'Loading' : 'Running';
   const end = Date.now() + o.timeoutMs;
-  let seenRun = false;
   for (;;) {
     const status = await api.status();
-    const state = status.protocolRunState;
-    if (done(state)) return status;
-    if (state === 'Idle' && (seenRun || idleEnds)) {
-      if (idleEnds) return status;
-      throw new LhError(`the run ended before it reached ${what}`, { kind: 'instrument', operation: OP, body: status });
+    see(seen, status.protocolRunState);
+    const verdict = judgeStart(stage, status, seen, protocolId);
+    if (verdict.kind === 'failed') {
+      throw new LhError(`the run did not start: ${verdict.reason}`, { kind: verdict.errorKind, operation: OP, body: status });
     }
-    if (state !== 'Idle') seenRun = true;
+    if (verdict.kind !== 'wait') return { status, verdict: verdict.kind };
     if (Date.now() >= end) {
-      throw new LhError(`the run did not reach ${what} within ${Math.round(o.timeoutMs / 1000)} s (state ${state})`, {
-        kind: 'timeout',
-        operation: OP,
-        body: status,
-      });
+      throw new LhError(
+        `the run did not reach ${what} within ${Math.round(o.timeoutMs / 1000)} s (state ${status.protocolRunState}${seen.length > 0 ? `; seen ${pathOf(seen)}` : ''})`,
+        { kind: 'timeout', operation: OP, body: status },
+      );
     }
     await o.sleep(o.pollMs);
   }
 }
 
-/** How far the instrument's clock may be behind ours when its run record says when the run started. */
-const CLOCK_TOLERANCE_MS = 5000;
-
-/** The newest run record of this protocol that started after `since`. */
-export function recordSince(records: RunRecordSummary[], protocolName: string, since: number): RunRecordSummary | undefined {
-  let newest: { record: RunRecordSummary; start: number } | undefined;
-  for (const record of records) {
-    const start = typeof record.startTime === 'string' ? Date.parse(record.startTime) : NaN;
-    if (!Number.isFinite(start) || start < since) continue;
-    if (protocolName !== '' && typeof record.protocolName === 'string' && record.protocolName !== protocolName) continue;
-    if (!newest || start > newest.start) newest = { record, start };
-  }
-  return newest?.record;
+/**
+ * The run record of this start's run: the one with the run id the create answer gave, when it gave one (no other
+ * record stands in for it); else the newest record of this protocol that the instrument did not list before
+ * load-complete (`before`; undefined when that list could not be read: then no record counts). No time window:
+ * a record's time stamp (the instrument's clock, zone-less dates) is no evidence of which run it belongs to.
+ */
+export function recordOfStart(
+  records: RunRecordSummary[],
+  protocolName: string,
+  before: ReadonlySet<string> | undefined,
+  runId?: string,
+): RunRecordSummary | undefined {
+  if (runId !== undefined) return records.find((r) => r.id === runId);
+  if (!before) return undefined;
+  return newRecords(records, before, protocolName)[0];
 }
 
+/** The ids of the run records the instrument lists now; undefined when it cannot tell. */
+async function listedIds(api: RunControl): Promise<ReadonlySet<string> | undefined> {
+  try {
+    return new Set((await api.listRunData()).map((r) => r.id));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts a run (or confirms the loading of one), holding the instrument's one start slot throughout. */
 export async function startRun(api: RunControl, o: StartOptions): Promise<StartResult> {
-  if (o.confirmLoading) return confirm(api, o);
+  const what = o.confirmLoading
+    ? 'confirming the loading of a run'
+    : o.protocol
+      ? `protocol ${'id' in o.protocol ? o.protocol.id : `'${o.protocol.name}'`}`
+      : 'a run';
+  const held = o.claim?.(what);
+  try {
+    return await (o.confirmLoading ? confirm(api, o) : create(api, o));
+  } finally {
+    held?.release();
+  }
+}
+
+async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
   if (!o.protocol) throw new LhError('a protocol is required to start a run', { kind: 'validation', operation: OP, field: 'protocolId' });
   o.onPhase?.('validating');
   // everything that can refuse the start is asked before create is sent
   const current = await api.status();
   if (isBusy(current)) {
     throw new LhError(`start refused: ${describeRun(current)}; wait for it to finish or abort it`, {
-      kind: 'instrument',
+      kind: 'busy',
       operation: OP,
       statusCode: 409,
       body: current,
@@ -160,24 +221,30 @@ export async function startRun(api: RunControl, o: StartOptions): Promise<StartR
     );
   }
   o.onPhase?.('creating');
+  refuseIfStopped(o, 'create');
+  o.loadingMemory?.forget(); // whatever was left at Loading before, this create replaces it
   const created = await api.createRun({ protocolId: protocol.protocolId, simulate: o.simulate, recompile: false });
   const runId = runIdOf(created);
   o.onPhase?.('scheduling');
-  const loading = await waitFor(api, o, 'Loading', (s) => s !== 'Idle' && !BEFORE_LOADING.includes(s), false);
+  const seen: RunStateName[] = [];
+  const { status: loading, verdict } = await waitFor(api, o, 'loading', protocol.protocolId, seen);
   const name = loading.protocolName ?? ('name' in protocol && protocol.name ? protocol.name : '');
-  if (loading.protocolRunState !== 'Loading') {
+  if (verdict === 'started') {
     return { outcome: 'started', status: loading, protocolId: protocol.protocolId, protocolName: name, runId };
   }
   if (o.stopAtLoading) {
+    refuseIfStopped(o, 'the load-instructions read');
     const loadInstructions = await api.loadInstructions();
+    o.loadingMemory?.set(protocol.protocolId, runId);
     return { outcome: 'loading', status: loading, protocolId: protocol.protocolId, protocolName: name, runId, loadInstructions };
   }
-  return loadAndRun(api, o, protocol.protocolId, name, runId);
+  return loadAndRun(api, o, protocol.protocolId, name, runId, seen);
 }
 
 async function confirm(api: RunControl, o: StartOptions): Promise<StartResult> {
   const status = await api.status();
   if (status.protocolRunState !== 'Loading' || status.protocolId === null) {
+    if (status.protocolRunState !== 'Loading') o.loadingMemory?.forget(); // the run left there is gone
     throw new LhError(`msg.confirmLoading: no run is waiting at Loading (state ${status.protocolRunState})`, {
       kind: 'validation',
       operation: OP,
@@ -194,24 +261,58 @@ async function confirm(api: RunControl, o: StartOptions): Promise<StartResult> {
       );
     }
   }
+  refuseForeignLoading(o, status);
   await refuseUnready(o);
-  return loadAndRun(api, { ...o, simulate: status.isSimulation }, status.protocolId, status.protocolName ?? '', undefined);
+  o.loadingMemory?.forget(); // load-complete is sent for it below: it no longer waits for a confirm
+  return loadAndRun(api, { ...o, simulate: status.isSimulation }, status.protocolId, status.protocolName ?? '', undefined, ['Loading']);
 }
 
-async function loadAndRun(api: RunControl, o: StartOptions, protocolId: number, name: string, runId: string | undefined): Promise<StartResult> {
+/**
+ * Refuses to confirm a run this Node-RED did not leave at Loading: one an operator prepared at the instrument's
+ * screen, another Node-RED's, or one left there before a restart of this Node-RED. load-complete would start it on
+ * a deck nobody here was asked to load. With msg.runId, the run left at Loading must have that run id too.
+ */
+function refuseForeignLoading(o: StartOptions, status: RunStatus): void {
+  if (!o.loadingMemory) return;
+  const left = o.loadingMemory.get();
+  const waiting = `the run waiting at Loading (protocol ${status.protocolId})`;
+  if (!left || left.protocolId !== status.protocolId) {
+    throw new LhError(
+      `msg.confirmLoading: ${waiting} was not left there by a start of this Node-RED (Stop at loading); confirm it at the instrument, or abort it`,
+      { kind: 'validation', operation: OP, field: 'confirmLoading', body: status },
+    );
+  }
+  if (o.confirmRunId !== undefined && o.confirmRunId !== left.runId) {
+    throw new LhError(
+      `msg.runId: ${waiting} is ${left.runId === undefined ? 'a run whose id the instrument did not give' : `run ${left.runId}`}, not ${o.confirmRunId}`,
+      { kind: 'validation', operation: OP, field: 'runId', body: status },
+    );
+  }
+}
+
+async function loadAndRun(
+  api: RunControl,
+  o: StartOptions,
+  protocolId: number,
+  name: string,
+  runId: string | undefined,
+  seen: RunStateName[],
+): Promise<StartResult> {
   o.onPhase?.('confirming');
-  const since = Date.now() - CLOCK_TOLERANCE_MS;
+  // the records listed now are not this run's: only a record new after load-complete can tell that it ran
+  const before = runId === undefined ? await listedIds(api) : undefined;
+  refuseIfStopped(o, 'load-complete');
   await api.loadComplete({ protocolId, simulate: o.simulate, overrides: o.loadOverrides });
   o.onPhase?.('starting');
-  const status = await waitFor(api, o, 'Running', (s) => s !== 'Loading' && s !== 'Idle' && !BEFORE_LOADING.includes(s), true);
+  const { status, verdict } = await waitFor(api, o, 'running', protocolId, seen);
   const protocolName = status.protocolName ?? name;
-  if (status.protocolRunState !== 'Idle') return { outcome: 'started', status, protocolId, protocolName, runId };
-  return endedAtOnce(api, status, protocolId, protocolName, runId, since);
+  if (verdict === 'started') return { outcome: 'started', status, protocolId, protocolName, runId };
+  return endedAtOnce(api, status, protocolId, protocolName, runId, before);
 }
 
 /**
  * Idle right after load-complete: the run either finished between two polls or never started (a failed deck check,
- * an operator's cancel). Its run record tells which.
+ * an operator's cancel). Its run record tells which: only a result word known to mean completed counts as started.
  */
 async function endedAtOnce(
   api: RunControl,
@@ -219,16 +320,18 @@ async function endedAtOnce(
   protocolId: number,
   protocolName: string,
   runId: string | undefined,
-  since: number,
+  before: ReadonlySet<string> | undefined,
 ): Promise<StartResult> {
-  const record = recordSince(await api.listRunData(), protocolName, since);
-  const result = typeof record?.runResult === 'string' ? record.runResult : undefined;
-  if (record && result !== undefined && resultOf(result, []) === 'completed') {
+  const record = recordOfStart(await api.listRunData(), protocolName, before, runId);
+  const mapped = record ? mapRunResult(record.runResult) : undefined;
+  if (record && mapped?.result === 'completed') {
     return { outcome: 'started', status, protocolId, protocolName, runId: runId ?? record.id, runRecord: record };
   }
   const said = record
-    ? `its run record ${record.id} says "${result ?? 'no result'}"`
-    : 'the instrument lists no run record of it';
+    ? `its run record ${record.id} says ${mapped?.resultText === null || mapped === undefined ? 'no result' : JSON.stringify(mapped.resultText)}`
+    : runId === undefined && !before
+      ? 'its run records could not be read before load-complete, so no record can show that it ran'
+      : 'the instrument lists no run record of it';
   throw new LhError(`the run did not start: the instrument went back to Idle after load-complete, and ${said}`, {
     kind: 'instrument',
     operation: OP,

@@ -64,6 +64,34 @@ export function crossSiteReason(headers: Headers): string | undefined {
   return first(headers.host)?.toLowerCase() === host ? undefined : `Origin ${origin}`;
 }
 
+/** The host name of a Host header (no port, no IPv6 brackets), lower case; undefined when there is none. */
+function hostName(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  try {
+    return new URL(`http://${header}`).hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  } catch {
+    return undefined;
+  }
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/**
+ * Why a request without adminAuth is refused because of the name it was sent to, or undefined. A foreign page can
+ * rebind its own DNS name to this Node-RED's address and is then same-origin for the browser (Host = Origin = its
+ * name), so the Origin check alone passes it. The editor is reached by an IP address, `localhost`, or a name the
+ * user lists in settings.js (`liquidHandler.editorHosts`); any other name is refused with that advice.
+ */
+export function rebindingReason(headers: Headers, editorHosts: readonly string[] = []): string | undefined {
+  const raw = first(headers.host);
+  if (raw === undefined) return undefined;
+  const name = hostName(raw);
+  if (name === undefined) return `Host ${raw}`;
+  if (IPV4.test(name) || name.includes(':') || name === 'localhost' || name.endsWith('.localhost')) return undefined;
+  if (editorHosts.some((h) => typeof h === 'string' && h.trim().toLowerCase() === name)) return undefined;
+  return `Host ${name} is not an address or a listed editor host name (settings.js liquidHandler.editorHosts, or adminAuth)`;
+}
+
 /** A URL compared by scheme, host, port and path (no trailing slash; case of scheme and host, query and fragment ignored). */
 export function normaliseUrl(value: unknown): string {
   const text = typeof value === 'string' ? value.trim() : '';

@@ -5,7 +5,7 @@ import { onPasswordWarning } from '../shared/password-warning';
 import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/secrets';
 import { migrateConfig } from '../shared/migrations';
 import { isServerNode, LhServerNode } from '../shared/server-node';
-import { chooseCredentials, crossSiteReason, isJsonContentType, ServerSecrets, targetOf } from './admin-guard';
+import { chooseCredentials, crossSiteReason, isJsonContentType, rebindingReason, ServerSecrets, targetOf } from './admin-guard';
 import { accountActionMessage, testConnection } from './connection-test';
 import { simulatorTlsOptions, tlsOptionsFrom } from './tls';
 import { requestUser, serverAuditTrail } from '../shared/audit';
@@ -112,7 +112,8 @@ function jsonOnly(req: AdminRequest, res: AdminResponse, next: () => void): void
 /**
  * Without adminAuth the editor app answers every origin (`Access-Control-Allow-Origin: *`): a foreign web page could
  * read the instrument's protocols and routines through the pickers, and post JSON after a preflight the editor app
- * grants. Requests from another site are refused (403);
+ * grants. Requests from another site, or sent to a host name that is neither an address, localhost nor listed in
+ * settings.js (DNS rebinding), are refused (403);
  * the editor's own requests (same origin) and requests from no browser page pass. With adminAuth, the permission
  * check needs the editor's bearer token, which another site cannot have.
  */
@@ -120,11 +121,17 @@ function sameOriginReads(RED: Red): (req: AdminRequest, res: AdminResponse, next
   return (req, res, next) => {
     if (RED.settings.adminAuth) return next();
     const headers = (req as unknown as { headers?: Record<string, string | string[] | undefined> }).headers ?? {};
-    const why = crossSiteReason(headers);
+    const why = crossSiteReason(headers) ?? rebindingReason(headers, editorHosts(RED));
     if (why === undefined) return next();
     res.removeHeader('Access-Control-Allow-Origin');
     res.status(403).json({ error: `cross-site read refused (${why}): this endpoint answers the Node-RED editor only` });
   };
+}
+
+/** settings.js `liquidHandler.editorHosts`: the names (other than addresses and localhost) the editor is reached by. */
+function editorHosts(RED: Red): string[] {
+  const own = (RED.settings as unknown as { liquidHandler?: { editorHosts?: unknown } }).liquidHandler;
+  return Array.isArray(own?.editorHosts) ? own.editorHosts.filter((h): h is string => typeof h === 'string') : [];
 }
 
 function registerAdminEndpoints(RED: Red): void {

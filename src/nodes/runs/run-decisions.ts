@@ -3,9 +3,10 @@
  * its ETA. Pure: no timers, no I/O, no Node-RED. The memory it updates lives at module level in run-memory.ts,
  * so a redeploy does not report a state or a finished run twice.
  */
-import { RunStateName, RunStatus } from '../../client';
+import { instrumentDate, mapRunResult, MappedRunResult, newRecords, recordStartMs, RunOutcome, RunStateName, RunStatus } from '../../client';
 
-export type RunResult = 'completed' | 'aborted' | 'failed';
+/** A finished run's result as lh-run-watch reports it (`unknown`: the instrument's words are not known ones). */
+export type RunResult = RunOutcome;
 
 /** The run being watched, from its first sight until it is back to Idle. */
 export interface TrackedRun {
@@ -17,6 +18,11 @@ export interface TrackedRun {
   firstSeenAt: number;
   /** every state seen during the run, in order, without repeats */
   states: RunStateName[];
+  /**
+   * the ids of the run records the instrument listed when the watch first saw this run (none of them is its
+   * record); undefined: not read yet; null: the list could not be read
+   */
+  priorRecordIds?: string[] | null;
 }
 
 export interface RunMemory {
@@ -96,19 +102,17 @@ function finish(memory: RunMemory, run: TrackedRun, now: number): FinishedRun | 
 }
 
 /**
- * The result of a finished run: the instrument's run record says it when found (Completed, Aborted, Failed, …);
- * otherwise the states seen tell: an abort after an error handling is a failure, an abort alone an abort.
+ * The result of a finished run. The instrument's run record says it when found, mapped by whole known words only
+ * (mapRunResult): a word that is not known is `unknown` with the instrument's text, never `completed`. Without a
+ * record, only what the watch saw the instrument do counts: an abort after an error handling is a failure, an abort
+ * alone an abort; a run seen ending without an abort is `unknown` (the watch cannot tell a completed run from one
+ * aborted between two polls).
  */
-export function resultOf(recordResult: unknown, states: RunStateName[]): RunResult {
-  if (typeof recordResult === 'string') {
-    const r = recordResult.toLowerCase();
-    if (/complet|success|finish|ok/.test(r)) return 'completed';
-    if (/abort|cancel/.test(r)) return 'aborted';
-    if (/fail|error/.test(r)) return 'failed';
-  }
+export function resultOf(record: { runResult?: unknown; [field: string]: unknown } | undefined, states: RunStateName[]): MappedRunResult {
+  if (record) return mapRunResult(record.runResult);
   const aborting = states.indexOf('Aborting');
-  if (aborting < 0) return 'completed';
-  return states.slice(0, aborting).includes('ErrorHandling') ? 'failed' : 'aborted';
+  if (aborting < 0) return { result: 'unknown', resultText: null };
+  return { result: states.slice(0, aborting).includes('ErrorHandling') ? 'failed' : 'aborted', resultText: null };
 }
 
 export interface RunRecordLike {
@@ -121,20 +125,36 @@ export interface RunRecordLike {
 /** How far apart the record's start and the status's start may be (the two clocks round differently). */
 const START_TOLERANCE_MS = 5000;
 
-/** The run record of a finished run: the newest record of the same protocol that started when the run did. */
+/** An instrument date (ISO, or zone-less: the instrument's UTC) as ms; NaN when none. */
+function instrumentMs(value: unknown): number {
+  const iso = instrumentDate(value);
+  return iso === null ? NaN : Date.parse(iso);
+}
+
+/**
+ * The run record of a finished run. Only a record the instrument did not list when the watch first saw the run
+ * counts (newest first; the one whose start is the run's own start time, when the status gave one, before
+ * others). Without that list, only a record whose start is the run's start time as the instrument gave it (both
+ * on the instrument's clock) counts. Never a time window against this Node-RED's clock: the instrument's clock
+ * and zone are its own.
+ */
 export function matchRecord(records: RunRecordLike[], run: TrackedRun): RunRecordLike | undefined {
-  const started = run.startTime ? Date.parse(run.startTime) : run.firstSeenAt;
-  return records.find((r) => {
-    if (run.protocolName && typeof r.protocolName === 'string' && r.protocolName !== run.protocolName) return false;
-    const t = typeof r.startTime === 'string' ? Date.parse(r.startTime) : NaN;
-    if (Number.isNaN(t)) return false;
-    return run.startTime ? Math.abs(t - started) <= START_TOLERANCE_MS : t >= started - START_TOLERANCE_MS;
-  });
+  const started = run.startTime ? instrumentMs(run.startTime) : NaN;
+  const sameStart = (r: RunRecordLike): boolean =>
+    !Number.isNaN(started) && Math.abs(recordStartMs(r) - started) <= START_TOLERANCE_MS;
+  const ofProtocol = (r: RunRecordLike): boolean =>
+    !run.protocolName || typeof r.protocolName !== 'string' || r.protocolName === run.protocolName;
+  if (Array.isArray(run.priorRecordIds)) {
+    const fresh = newRecords(records, new Set(run.priorRecordIds), run.protocolName);
+    return fresh.find(sameStart) ?? fresh[0];
+  }
+  return records.find((r) => ofProtocol(r) && sameStart(r));
 }
 
 /** ms from the run's start (the instrument's, else first sight) to its end. */
 export function durationOf(run: TrackedRun, endedAt: number): number {
-  const start = run.startTime ? Date.parse(run.startTime) : run.firstSeenAt;
+  const instrumentStart = run.startTime ? instrumentMs(run.startTime) : NaN;
+  const start = Number.isNaN(instrumentStart) ? run.firstSeenAt : instrumentStart;
   return Math.max(0, endedAt - start);
 }
 
@@ -150,8 +170,8 @@ export interface Progress {
 /** Progress from the start time and the estimated end; undefined without both or when no run is active. */
 export function progressOf(status: RunStatus, now: number): Progress | undefined {
   if (status.protocolRunState === 'Idle' || !status.startTime || !status.estimatedEndTime) return undefined;
-  const start = Date.parse(status.startTime);
-  const end = Date.parse(status.estimatedEndTime);
+  const start = instrumentMs(status.startTime);
+  const end = instrumentMs(status.estimatedEndTime);
   if (!(end > start)) return undefined;
   const progress = Math.min(1, Math.max(0, (now - start) / (end - start)));
   return { progress: Math.round(progress * 1000) / 1000, eta: status.estimatedEndTime, remainingMs: Math.max(0, end - now) };

@@ -14,6 +14,23 @@ export interface MigrationStep {
   renames?: Readonly<Record<string, string>>;
   /** Properties missing after the renames take these values (the dialog's defaults at this version). */
   defaults?: Readonly<Record<string, unknown>>;
+  /** Reshapes properties whose form changed (applied to the copy after the renames, before the defaults). */
+  transform?: (config: Record<string, unknown>) => void;
+}
+
+/**
+ * lh-error-policy 1 → 2: a rule's single answer (`mode`, `answer`, `delay`) becomes a one-step recovery ladder
+ * (`steps`), which behaves exactly as the rule did. Rules that already have steps are left as they are.
+ */
+export function rulesToLadders(config: Record<string, unknown>): void {
+  if (!Array.isArray(config.rules)) return;
+  config.rules = config.rules.map((rule: unknown) => {
+    if (!rule || typeof rule !== 'object' || Array.isArray(rule)) return rule;
+    const { mode, answer, delay, inputs, ...rest } = rule as Record<string, unknown>;
+    if (Array.isArray(rest.steps)) return rest;
+    const step: Record<string, unknown> = { mode: mode ?? 'manual', answer: answer ?? '', delay: delay ?? 120, inputs: inputs ?? '' };
+    return { ...rest, steps: [step] };
+  });
 }
 
 /**
@@ -102,7 +119,14 @@ export const MIGRATIONS: Readonly<Record<string, readonly MigrationStep[]>> = {
     },
   ],
   'lh-answer-page': [{ version: 1, defaults: { name: '', publicUrl: 'LH_PUBLIC_URL', publicUrlType: 'env', path: '/lh-answer', expiryHours: 24, linkText: 'Answer: {{answerUrl}}' } }],
-  'lh-error-policy': [{ version: 1, defaults: { name: '', rules: [{ source: 'any', minSeverity: '', pattern: '', code: '', mode: 'manual', answer: '', delay: 120 }], by: 'policy', store: '' } }],
+  'lh-error-policy': [
+    { version: 1, defaults: { name: '', rules: [{ source: 'any', minSeverity: '', pattern: '', code: '', mode: 'manual', answer: '', delay: 120 }], by: 'policy', store: '' } },
+    {
+      version: 2,
+      transform: rulesToLadders,
+      defaults: { rules: [{ source: 'any', minSeverity: '', pattern: '', code: '', steps: [{ mode: 'manual', answer: '', delay: 120, inputs: '' }] }] },
+    },
+  ],
   'lh-events': [{ version: 1, defaults: { name: '', codes: '' } }],
   'lh-dialog': [{ version: 1, defaults: { name: '', viewResult: '' } }],
   'lh-run': [{ version: 1, defaults: { name: '', operation: 'start', protocolId: '', protocolIdType: 'num', protocolName: '', simulate: 'msg', stopAtLoading: false, timeout: '300', pollInterval: '1' } }],
@@ -140,6 +164,7 @@ export function applyStep<T extends Record<string, unknown>>(config: T, step: Mi
     if (from in out && out[to] === undefined) out[to] = out[from];
     delete out[from];
   }
+  step.transform?.(out);
   for (const [key, value] of Object.entries(step.defaults ?? {})) {
     if (out[key] === undefined) out[key] = structuredClone(value);
   }

@@ -2,7 +2,7 @@
  * The session's password-expiry warning (at most once a day, from the login result) as lh-server logs it and as
  * lh-error-poll sends it on its connection output.
  */
-import type { LiquidHandlerClient, PasswordWarning } from '../../client';
+import { warnNow, type PasswordWarning } from '../../client';
 import type { InstrumentInfo } from './error-records';
 
 export type PasswordExpiryMsg = {
@@ -27,8 +27,44 @@ export function passwordExpiryMessage(warning: PasswordWarning, instrument: Inst
   };
 }
 
-/** Calls `fn` for each warning of this client until the returned function is called. */
-export function onPasswordWarning(client: LiquidHandlerClient, fn: (warning: PasswordWarning) => void): () => void {
-  client.on('password-warning', fn);
-  return () => client.off('password-warning', fn);
+/** What gives the warnings: a LiquidHandlerClient (its session's 'password-warning' events). */
+export interface WarningSource {
+  baseUrl: string;
+  on(event: 'password-warning', fn: (warning: PasswordWarning) => void): unknown;
+  off(event: 'password-warning', fn: (warning: PasswordWarning) => void): unknown;
+}
+
+/**
+ * When each listener last passed a warning on, per instrument and user: module state, so that it outlives a redeploy
+ * (a redeploy makes new clients, whose sessions warn again at their first login). Bounded by the listeners deployed.
+ */
+const lastWarned = new Map<string, number>();
+const MAX_REMEMBERED = 1000;
+
+/**
+ * Calls `fn` for the warnings of this client until the returned function is called: at most once a day per
+ * instrument, user and `listener` (the lh-server node's log, each poll node's output), redeploys included.
+ */
+export function onPasswordWarning(
+  client: WarningSource,
+  fn: (warning: PasswordWarning) => void,
+  listener = 'server',
+  now: () => number = Date.now,
+): () => void {
+  const handler = (warning: PasswordWarning): void => {
+    const key = `${client.baseUrl.trim().replace(/\/+$/, '').toLowerCase()}|${warning.user}|${listener}`;
+    const t = now();
+    if (!warnNow(warning, lastWarned.get(key), t)) return;
+    lastWarned.delete(key);
+    lastWarned.set(key, t);
+    if (lastWarned.size > MAX_REMEMBERED) lastWarned.delete(lastWarned.keys().next().value as string);
+    fn(warning);
+  };
+  client.on('password-warning', handler);
+  return () => client.off('password-warning', handler);
+}
+
+/** Forgets when warnings were given: what a restart of Node-RED does (tests). */
+export function forgetPasswordWarnings(): void {
+  lastWarned.clear();
 }

@@ -48,7 +48,7 @@ export function emailSuite(ctx: E2e): void {
     });
 
     function deployExample(): Promise<void> {
-      const { flow, credentials, node } = exampleFlow('01 ', ctx.sim);
+      const { flow, credentials, node } = exampleFlow('01 Instrument errors to e-mail', ctx.sim);
       // the SMTP server of the test, plain SMTP on a random port; the login as the e-mail node's credentials; the
       // example ships the e-mail node disabled (quiet until configured): a user enables it after filling it in
       assert.equal(node('lh-ex01-mail').d, true, 'the example ships the e-mail node disabled');

@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { PDFDocument } from 'pdf-lib';
 import { until } from '../../support/embedded-red';
 import { SmtpReceiver, startSmtpReceiver } from '../../support/smtp-receiver';
-import { E2e, exampleFlow } from './common';
+import { randomBytes } from 'crypto';
+import { requestText } from '../../support/http-text';
+import { E2e, exampleFlow, useEnv } from './common';
+
+const LIMS_TOKEN = `lims-${randomBytes(8).toString('hex')}`;
 
 /** The base64 body of the MIME part whose headers name `filename`, decoded. */
 function attachment(mail: string, filename: string): Buffer | undefined {
@@ -26,21 +30,42 @@ export function limsRunSuite(ctx: E2e): void {
       await smtp.close();
     });
 
+    useEnv(() => ({ LIMS_TOKEN }));
+
+    /** 06 and its e-mail add-on (06 … by e-mail), imported together, as a user who wants the report mailed does. */
     async function deployExample(): Promise<void> {
-      const { flow, credentials, node } = exampleFlow('06 ', ctx.sim);
+      const { flow, credentials, node } = exampleFlow('06 Start a run', ctx.sim);
+      const mail = exampleFlow('06 Run reports by e-mail', ctx.sim);
+      flow.push(...mail.flow.filter((n) => !flow.some((m) => m.id === n.id)));
       // the example ships the e-mail node disabled (quiet until configured): a user enables it after filling it in
-      assert.equal(node('lh-ex06-mail').d, true, 'the example ships the e-mail node disabled');
-      Object.assign(node('lh-ex06-mail'), { server: '127.0.0.1', port: String(smtp.port), secure: false, tls: false, d: false });
-      credentials['lh-ex06-mail'] = { userid: 'nodered@example.com', password: 'smtp-secret-6' };
+      assert.equal(mail.node('lh-ex06m-mail').d, true, 'the example ships the e-mail node disabled');
+      Object.assign(mail.node('lh-ex06m-mail'), {
+        server: '127.0.0.1',
+        port: String(smtp.port),
+        secure: false,
+        tls: false,
+        d: false,
+      });
+      credentials['lh-ex06m-mail'] = { userid: 'nodered@example.com', password: 'smtp-secret-6' };
       Object.assign(node('lh-ex06-run'), { pollInterval: '0.05' });
       Object.assign(node('lh-ex06-watch'), { interval: '0.5' });
+      Object.assign(mail.node('lh-ex06m-watch'), { interval: '0.5' });
       await ctx.red.deploy(flow, credentials);
     }
 
-    const post = (body: unknown): Promise<{ status: number; body: Record<string, unknown> }> =>
-      ctx.red
-        .request('POST', '/lims/run', body)
-        .then((r) => ({ status: r.status, body: JSON.parse(r.text) as Record<string, unknown> }));
+    /** As the LIMS sends it: JSON with the shared token. */
+    const post = (body: unknown): Promise<{ status: number; body: Record<string, unknown> }> => {
+      const data = Buffer.from(JSON.stringify(body));
+      return requestText(
+        `${ctx.red.url}/lims/run`,
+        {
+          method: 'POST',
+          agent: false,
+          headers: { 'Content-Type': 'application/json', 'Content-Length': data.length, 'X-LIMS-Token': LIMS_TOKEN },
+        },
+        data,
+      ).then((r) => ({ status: r.status, body: JSON.parse(r.text) as Record<string, unknown> }));
+    };
 
     it('answers 202 with the run id, and mails the PDF report when the run has finished', async function () {
       ctx.sim.runs.setSpeed(300); // the demo protocol runs about 2 s

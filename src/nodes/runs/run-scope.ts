@@ -1,0 +1,255 @@
+import { EventEmitter } from 'events';
+
+/**
+ * What "in this run" means to the error policy: recurrence counts for recovery ladders, and the run-scoped rules a
+ * person chose on the answer page ("the same for similar errors until this run ends"). Pure: no timers, no I/O, no
+ * Node-RED; time is passed in.
+ *
+ * A scope is the run the policy knows of (from lh-run-watch's messages: a state other than Idle starts or continues
+ * a run, Idle or a finished run ends it), or, while no run is active, the clock hour. Counts restart whenever the
+ * scope changes: a new run starts at the first step again.
+ */
+
+/** How a run-watch message names the run: the instrument's start time, else the protocol and when it was seen. */
+export interface RunSighting {
+  /** stable for the whole run */
+  key: string;
+  /** 'active': the run goes on; 'ended': it is over (Idle, or the finished message) */
+  phase: 'active' | 'ended';
+}
+
+const HOUR_MS = 3600_000;
+/** errors remembered per rule and scope (an error raised again keeps its step) */
+const MAX_ERRORS_PER_RULE = 1000;
+/** rules whose counts are kept per scope */
+const MAX_LADDERS = 200;
+
+interface Ladder {
+  next: number;
+  /** error (key and identity) → the occurrence it was given */
+  seen: Map<string, number>;
+}
+
+export interface ScopeInfo {
+  kind: 'run' | 'hour';
+  /** the run's key, or the hour's start (ISO) */
+  key: string;
+  /** when this scope began for the policy (ms): run-scoped rules made before it are over */
+  since: number;
+}
+
+export interface RunScopeSnapshot {
+  run?: { key: string; since: number };
+  lastRunEnd?: number;
+  scope?: string;
+  ladders: [string, { next: number; seen: [string, number][] }][];
+}
+
+export class RunScope {
+  private run?: { key: string; since: number };
+  private lastRunEnd = 0;
+  private scopeKey?: string;
+  private ladders = new Map<string, Ladder>();
+
+  /** The scope at `now`: the run, else the clock hour (which begins no earlier than the last run's end). */
+  current(now: number): ScopeInfo {
+    if (this.run) return { kind: 'run', key: this.run.key, since: this.run.since };
+    const hourStart = Math.floor(now / HOUR_MS) * HOUR_MS;
+    return { kind: 'hour', key: new Date(hourStart).toISOString(), since: Math.max(hourStart, this.lastRunEnd) };
+  }
+
+  /** A run-watch message's news. Returns true when the scope changed (a run started, another replaced it, or it ended). */
+  sighting(s: RunSighting, now: number): boolean {
+    if (s.phase === 'active') {
+      if (this.run?.key === s.key) return false;
+      // the run's start time appeared (first seen Loading, without one): the same run
+      if (this.run && this.run.key.endsWith('|') && s.key.startsWith(this.run.key)) {
+        this.run.key = s.key;
+        this.scopeKey = scopeId(this.current(now));
+        return false;
+      }
+      if (this.run) this.lastRunEnd = now;
+      this.run = { key: s.key, since: now };
+      this.reset(now);
+      return true;
+    }
+    if (!this.run) return false;
+    this.run = undefined;
+    this.lastRunEnd = now;
+    this.reset(now);
+    return true;
+  }
+
+  /**
+   * The occurrence (0 = first) of error `errorId` among the errors matching rule `rule` in the current scope. The same
+   * error raised again keeps its occurrence; a new error takes the next one.
+   */
+  occurrence(rule: string, errorId: string, now: number): number {
+    this.follow(now);
+    let ladder = this.ladders.get(rule);
+    if (!ladder) {
+      if (this.ladders.size >= MAX_LADDERS) this.ladders.delete(this.ladders.keys().next().value as string);
+      this.ladders.set(rule, (ladder = { next: 0, seen: new Map() }));
+    }
+    const known = ladder.seen.get(errorId);
+    if (known !== undefined) return known;
+    const n = ladder.next++;
+    ladder.seen.set(errorId, n);
+    if (ladder.seen.size > MAX_ERRORS_PER_RULE) ladder.seen.delete(ladder.seen.keys().next().value as string);
+    return n;
+  }
+
+  /** How many matching errors each rule has seen in the current scope. */
+  counts(now: number): Record<string, number> {
+    this.follow(now);
+    return Object.fromEntries([...this.ladders].map(([rule, l]) => [rule, l.next]));
+  }
+
+  snapshot(): RunScopeSnapshot {
+    return {
+      ...(this.run ? { run: { ...this.run } } : {}),
+      lastRunEnd: this.lastRunEnd,
+      ...(this.scopeKey ? { scope: this.scopeKey } : {}),
+      ladders: [...this.ladders].map(([rule, l]) => [rule, { next: l.next, seen: [...l.seen] }]),
+    };
+  }
+
+  /** A saved snapshot (a restart of Node-RED in the middle of a run keeps the run's counts). */
+  restore(saved: unknown): void {
+    if (!saved || typeof saved !== 'object') return;
+    const s = saved as Partial<RunScopeSnapshot>;
+    if (s.run && typeof s.run.key === 'string' && typeof s.run.since === 'number') this.run = { key: s.run.key, since: s.run.since };
+    if (typeof s.lastRunEnd === 'number') this.lastRunEnd = s.lastRunEnd;
+    if (typeof s.scope === 'string') this.scopeKey = s.scope;
+    if (!Array.isArray(s.ladders)) return;
+    this.ladders.clear();
+    for (const entry of s.ladders.slice(0, MAX_LADDERS)) {
+      if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !entry[1] || typeof entry[1].next !== 'number') continue;
+      const seen = Array.isArray(entry[1].seen) ? entry[1].seen.filter((p) => Array.isArray(p) && typeof p[0] === 'string' && typeof p[1] === 'number') : [];
+      this.ladders.set(entry[0], { next: entry[1].next, seen: new Map(seen.slice(-MAX_ERRORS_PER_RULE)) });
+    }
+  }
+
+  /** Counts restart when the scope is another one than the one they were kept for (a new hour, a new run). */
+  private follow(now: number): void {
+    const key = scopeId(this.current(now));
+    if (key !== this.scopeKey) {
+      this.scopeKey = key;
+      this.ladders.clear();
+    }
+  }
+
+  private reset(now: number): void {
+    this.ladders.clear();
+    this.scopeKey = scopeId(this.current(now));
+  }
+}
+
+function scopeId(s: ScopeInfo): string {
+  return `${s.kind}:${s.key}`;
+}
+
+/**
+ * What a message of lh-run-watch says about the run, or undefined when it is not one: output 1 (`topic: 'state'`,
+ * `payload` the run status) and output 2 (`topic: 'finished'`).
+ */
+export function runSighting(msg: Record<string, unknown>): RunSighting | undefined {
+  if (msg.event !== undefined) return undefined; // an error (raised, resolved) is never a run's news
+  const payload = msg.payload && typeof msg.payload === 'object' ? (msg.payload as Record<string, unknown>) : undefined;
+  if (msg.topic === 'finished') return { key: '', phase: 'ended' };
+  if (msg.topic !== 'state' || !payload) return undefined;
+  const state = msg.state ?? payload.protocolRunState;
+  if (state === 'Idle' || state === 0) return { key: '', phase: 'ended' };
+  if (typeof state !== 'string' && typeof state !== 'number') return undefined;
+  const start = typeof payload.startTime === 'string' && !payload.startTime.startsWith('0001-') ? payload.startTime : '';
+  const protocol = payload.protocolId ?? payload.protocolName ?? '';
+  return { key: `${String(protocol)}|${start}`, phase: 'active' };
+}
+
+/** A choice made on the answer page: answer similar errors the same way until the run ends. */
+export interface RunRule {
+  source: 'A' | 'B';
+  /** the error's code when it has one, else its title: what "similar" means */
+  match: { code?: string; title?: string };
+  /** A: the response; B: the action id */
+  answer: string;
+  /** B: the input values given with the answer */
+  inputs?: Record<string, string>;
+  /** per-item answers (A) given with it */
+  items?: Record<string, string>;
+  by: string | null;
+  /** when it was chosen (ms) */
+  at: number;
+  /** the error it was chosen on */
+  errorKey: string;
+}
+
+const MAX_RUN_RULES = 50;
+const runRules = new Map<string, RunRule[]>();
+
+/** Tells the policies of an instrument that a person chose a run-scoped rule: `(instrument)`. */
+export const runRuleEvents = new EventEmitter();
+runRuleEvents.setMaxListeners(0);
+
+/** What makes two errors similar: the same source and code, or without a code, the same title. */
+export function similarity(record: Record<string, unknown>): RunRule['match'] {
+  const code = record.code ?? record.errorCode;
+  if (typeof code === 'string' || typeof code === 'number') return { code: String(code) };
+  return { title: typeof record.title === 'string' ? record.title : '' };
+}
+
+export function isSimilar(rule: RunRule, source: 'A' | 'B', record: Record<string, unknown>): boolean {
+  if (rule.source !== source) return false;
+  const m = similarity(record);
+  return rule.match.code !== undefined ? m.code === rule.match.code : m.code === undefined && m.title === rule.match.title;
+}
+
+/** Records a run-scoped rule of an instrument (the answer page); the newest for the same kind of error wins. */
+export function addRunRule(instrument: string, rule: RunRule): void {
+  const list = (runRules.get(instrument) ?? []).filter(
+    (r) => !(r.source === rule.source && r.match.code === rule.match.code && r.match.title === rule.match.title),
+  );
+  list.push(rule);
+  if (list.length > MAX_RUN_RULES) list.shift();
+  runRules.set(instrument, list);
+  runRuleEvents.emit('added', instrument);
+}
+
+/** The run-scoped rules of an instrument still in force: made since `since` (the current scope's start). */
+export function runRulesOf(instrument: string, since: number): RunRule[] {
+  const list = (runRules.get(instrument) ?? []).filter((r) => r.at >= since);
+  if (list.length === 0) runRules.delete(instrument);
+  else runRules.set(instrument, list);
+  return list;
+}
+
+/** The run-scoped rule for an error, if any (the newest similar one). */
+export function runRuleFor(instrument: string, since: number, source: 'A' | 'B', record: Record<string, unknown>): RunRule | undefined {
+  const list = runRulesOf(instrument, since);
+  for (let i = list.length - 1; i >= 0; i--) if (isSimilar(list[i], source, record)) return list[i];
+  return undefined;
+}
+
+/** Error policies deployed per instrument: the answer page offers a run-scoped answer only where one applies it. */
+const policies = new Map<string, Set<string>>();
+
+/** A policy node applies run-scoped rules for `instrument`; returns the function that withdraws it (on close). */
+export function policyApplies(instrument: string, nodeId: string): () => void {
+  let set = policies.get(instrument);
+  if (!set) policies.set(instrument, (set = new Set()));
+  set.add(nodeId);
+  const mine = set;
+  return () => {
+    mine.delete(nodeId);
+    if (mine.size === 0 && policies.get(instrument) === mine) policies.delete(instrument);
+  };
+}
+
+export function hasPolicy(instrument: string): boolean {
+  return (policies.get(instrument)?.size ?? 0) > 0;
+}
+
+/** Forgets every run-scoped rule (what a restart of Node-RED does; for tests). */
+export function forgetRunRules(): void {
+  runRules.clear();
+}

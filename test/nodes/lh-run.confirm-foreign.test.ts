@@ -1,0 +1,30 @@
+/**
+ * Issue 17 point 2 (review 2). Review finding (medium, design gap): msg.confirmLoading confirms *whatever* run waits at Loading, also one this
+ * Node-RED never created (an operator preparing a run at the instrument's screen, another Node-RED). load-complete
+ * starts that run, possibly with a deck the operator has not finished loading. README: "With Stop at loading for an
+ * operator it outputs the load instructions; a later start with msg.confirmLoading = true continues" (that run).
+ */
+import assert from 'node:assert/strict';
+import { configuredNode, useInstrument } from '../support/node-suite';
+import { until } from '../support/until';
+
+describe('lh-run: msg.confirmLoading for a run this Node-RED did not leave at Loading (issue 17 point 2, review 2)', function () {
+  const sim = useInstrument({ simulator: { simulationSpeed: 1000 } });
+  const { run } = configuredNode(
+    sim,
+    { id: 'run', type: 'lh-run', pollInterval: '0.05', timeout: '5' },
+    { only: ['lh-server', 'lh-run'] },
+  );
+
+  it('does not send load-complete for a run created elsewhere', async function () {
+    // an operator creates a run at the instrument (not through this Node-RED); it waits at Loading
+    sim.runs.create({ protocolId: 1, simulate: true }, 'operator');
+    await until(() => sim.runs.status().protocolRunState === 3 || sim.runs.status().protocolRunState === 'Loading', 'Loading', 10000);
+    const msg = await Promise.race([
+      run({ operation: 'start' }, { confirmLoading: true }),
+      new Promise<Record<string, unknown>>((r) => setTimeout(() => r({ outcome: 'refused (no output)' }), 4000)),
+    ]);
+    const sent = sim.requests.filter((r) => r.path === '/api/v1/protocol-run/load-complete').length;
+    assert.equal(sent, 0, `load-complete sent for the operator's run; outcome ${String(msg.outcome)}`);
+  });
+});

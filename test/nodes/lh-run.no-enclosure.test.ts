@@ -1,0 +1,25 @@
+/**
+ * Issue 17 point 2 (review 2). Review finding: sensor-status tells isEnclosurePresent beside isDoorClosed; startBlockers() ignores the enclosure,
+ * so a workstation without an enclosure (no door: its door sensor cannot read "closed") is refused every start with
+ * "the door is open".
+ */
+import assert from 'node:assert/strict';
+import { configuredNode, useInstrument } from '../support/node-suite';
+
+describe('lh-run start on an instrument without an enclosure (issue 17 point 2, review 2)', function () {
+  const sim = useInstrument({ simulator: { simulationSpeed: 1000 } });
+  const { run } = configuredNode(
+    sim,
+    { id: 'run', type: 'lh-run', pollInterval: '0.05', timeout: '5' },
+    { only: ['lh-server', 'lh-run'] },
+  );
+
+  it('is not refused for an open door when there is no enclosure (and so no door)', async function () {
+    sim.configureMachine({ isEnclosurePresent: false, isDoorClosed: false });
+    const msg = await Promise.race([
+      run({ operation: 'start', protocolId: '1', simulate: 'true' }, {}),
+      new Promise<Record<string, unknown>>((r) => setTimeout(() => r({ outcome: 'no output (refused)' }), 4000)),
+    ]);
+    assert.equal(msg.outcome, 'started');
+  });
+});

@@ -1,0 +1,90 @@
+/**
+ * Issue 17 point 2 (review 2): a start whose lh-run node was closed (redeployed, deleted) sends no further write to
+ * the instrument. Property: the node is closed at any read of the start (status, validate, run records), on either
+ * path (create, confirm loading, stop at loading); no write (create, load-complete) follows the close.
+ */
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { RUN_STATE_NAMES, RunStateName, RunStatus } from '../../src/client';
+import { RunControl, startRun } from '../../src/nodes/lh-run/start-run';
+
+function status(state: RunStateName): RunStatus {
+  return {
+    protocolRunState: state,
+    stateCode: RUN_STATE_NAMES.indexOf(state),
+    isRunInProgress: state !== 'Idle',
+    isSimulation: false,
+    protocolId: state === 'Idle' ? null : 1,
+    protocolName: state === 'Idle' ? null : 'P1',
+    currentStep: null,
+    startTime: null,
+    estimatedEndTime: null,
+  } as RunStatus;
+}
+
+describe('lh-run start: nothing is written after the node was closed', function () {
+  it('property: closed at any read, no write follows', async function () {
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: 8 }), fc.constantFrom('create', 'confirm', 'stop'), async (closeAtRead, path) => {
+        let reads = 0;
+        let closed = false;
+        const events: string[] = [];
+        const read = (name: string): void => {
+          events.push(name);
+          if (reads++ === closeAtRead) {
+            closed = true;
+            events.push('closed');
+          }
+        };
+        const served: RunStateName[] =
+          path === 'confirm' ? ['Loading', 'Loading', 'Running'] : ['Idle', 'Scheduling', 'Loading', 'Running'];
+        let i = 0;
+        const api = {
+          status: async () => {
+            read('status');
+            return status(served[Math.min(i++, served.length - 1)]);
+          },
+          protocolNames: async () => [],
+          validateProtocol: async () => {
+            read('validate');
+            return { protocolId: 1, isValid: true, validationErrors: [] };
+          },
+          createRun: async () => {
+            events.push('WRITE create');
+            return {};
+          },
+          loadInstructions: async () => {
+            read('load-instructions');
+            return [];
+          },
+          loadComplete: async () => {
+            events.push('WRITE load-complete');
+            return {};
+          },
+          listRunData: async () => {
+            read('run-data');
+            return [];
+          },
+        } as unknown as RunControl;
+        await startRun(api, {
+          protocol: path === 'confirm' ? undefined : { id: 1 },
+          simulate: false,
+          stopAtLoading: path === 'stop',
+          confirmLoading: path === 'confirm',
+          pollMs: 1,
+          timeoutMs: 10_000,
+          sleep: async () => undefined,
+          stopped: () => closed,
+        }).catch(() => undefined);
+        const at = events.indexOf('closed');
+        if (at >= 0)
+          assert.deepEqual(
+            events.slice(at).filter((e) => e.startsWith('WRITE')),
+            [],
+            events.join(', '),
+          );
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
