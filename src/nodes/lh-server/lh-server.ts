@@ -8,6 +8,8 @@ import { isServerNode, LhServerNode } from '../shared/server-node';
 import { chooseCredentials, crossSiteReason, isJsonContentType, rebindingReason, ServerSecrets, targetOf } from './admin-guard';
 import { accountActionMessage, testConnection } from './connection-test';
 import { simulatorTlsOptions, tlsOptionsFrom } from './tls';
+import { requestUser, serverAuditTrail } from '../shared/audit';
+import { withActor } from '../../audit';
 
 const CLOSE_TIMEOUT_MS = 3000;
 
@@ -34,8 +36,12 @@ export = function register(RED: Red): void {
     node.instrumentKey = `${trimBase(String(config.baseUrl ?? ''))}|${trimBase(String(config.instrumentUrl ?? ''))}`;
     node.target = targetOf(config);
     rememberSecrets(node.id, [node.credentials?.password, node.credentials?.instrumentToken]);
+    let audit: ReturnType<typeof serverAuditTrail>;
     try {
-      node.client = new LiquidHandlerClient(clientOptions(RED, config, node.credentials ?? {}));
+      // every instrument-changing request of this node's client is audited (src/audit), secrets taken out
+      const secrets = [node.credentials?.password, node.credentials?.instrumentToken].filter((s): s is string => Boolean(s));
+      audit = serverAuditTrail(RED, node, node.instrumentKey, () => secrets);
+      node.client = new LiquidHandlerClient({ ...clientOptions(RED, config, node.credentials ?? {}), audit: audit?.trail });
       // said once per channel: an oversized frame closes the socket (the cap protects memory), polling goes on
       node.client.events.onNotice((notice) => logWarn(node, notice.message));
       onPasswordWarning(node.client, (warning) => logWarn(node, `${warning.text}: change it on the instrument, then in this lh-server node`));
@@ -48,7 +54,8 @@ export = function register(RED: Red): void {
       forgetSecrets(node.id);
       const client = node.client;
       node.client = undefined;
-      if (!client) return done();
+      const closeAudit = (): void => void (audit?.release() ?? Promise.resolve()).then(() => done(), () => done());
+      if (!client) return closeAudit();
       const timer = setTimeout(finish, CLOSE_TIMEOUT_MS);
       let finished = false;
       function finish(): void {
@@ -56,7 +63,7 @@ export = function register(RED: Red): void {
         finished = true;
         clearTimeout(timer);
         client?.destroy();
-        done();
+        closeAudit();
       }
       client.close().then(finish, finish);
     });
@@ -164,7 +171,10 @@ function registerAdminEndpoints(RED: Red): void {
       if (!server?.client) throw new LhError('deploy the lh-server node first', { kind: 'config', operation: 'change-expired-password' });
       const creds = server.credentials ?? {};
       const oldPassword = typeof body.oldPassword === 'string' && body.oldPassword !== '' ? body.oldPassword : creds.password;
-      await server.client.prep.changeExpiredPassword(creds.username ?? '', oldPassword ?? '', body.newPassword as string);
+      const client = server.client;
+      await withActor({ route: 'change-expired-password', user: requestUser(req) }, () =>
+        client.prep.changeExpiredPassword(creds.username ?? '', oldPassword ?? '', body.newPassword as string),
+      );
       return { ok: true, message: 'password changed: enter the new password in the lh-server node and deploy' };
     });
   });
@@ -176,7 +186,9 @@ function registerAdminEndpoints(RED: Red): void {
         const server = deployedServer(RED, req.params.id);
         if (!server?.client) throw new LhError('deploy the lh-server node first', { kind: 'config', operation: action });
         const prep = server.client.prep;
-        const result = action === 'setup-wizard' ? await prep.setupWizard() : await prep.kbaPasswordReset();
+        const result = await withActor({ route: action, user: requestUser(req) }, () =>
+          action === 'setup-wizard' ? prep.setupWizard() : prep.kbaPasswordReset(),
+        );
         return { ok: true, message: accountActionMessage(action, result) };
       });
     });
