@@ -15,7 +15,8 @@ export class CoordinationKeys {
   /** The keys of one instrument (its identity, hashed: URLs are long and may hold odd characters). */
   instrument(instrumentKey: string): InstrumentKeys {
     const id = createHash('sha256').update(instrumentKey).digest('hex').slice(0, 24);
-    const base = `${this.prefix}:i:${id}`;
+    // the id in braces is a Redis Cluster hash tag: every key of one instrument lives in one slot (scripts need that)
+    const base = `${this.prefix}:i:{${id}}`;
     return {
       id,
       lease: `${base}:lease`,
