@@ -1,8 +1,10 @@
 import { createHash, randomBytes } from 'crypto';
 import os from 'os';
 import { CoordinationKeys } from './keys';
-import { FencedError, LeaseGrant, Leases, RedisLike } from './leases';
+import { FencedError, LeaseGrant, Leases } from './leases';
 import { fairShare, planLeases } from './fair-share';
+import { ErrorGate, GateRules } from './error-gate';
+import { StoreRedis, SharedSeen } from './stores';
 
 /**
  * What this Node-RED is for one instrument: the `holder` (polls, listens, emits, answers automatically), on
@@ -67,7 +69,7 @@ export class InstrumentCoordination {
 }
 
 export interface CoordinatorOptions {
-  redis: RedisLike;
+  redis: StoreRedis;
   prefix: string;
   leaseMs: number;
   /** this replica's name; default: host name, process id and a random part (a restart is a new replica) */
@@ -110,8 +112,15 @@ export class Coordinator {
     return this.options.leaseMs;
   }
 
-  get redis(): RedisLike {
+  get redis(): StoreRedis {
     return this.options.redis;
+  }
+
+  /** The raised / resolved gate of one poll node (`watch`: its id, the same on every replica) of an instrument. */
+  errorGate<T>(instrumentKey: string, watch: string, rules: GateRules<T>): ErrorGate<T> {
+    const inst = this.instruments.get(instrumentKey);
+    if (!inst) throw new Error(`instrument ${instrumentKey} has not joined the coordination`);
+    return new ErrorGate(inst, new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch), rules);
   }
 
   /** The instrument's coordination (one per instrument key, shared by every lh-server node of it). */
