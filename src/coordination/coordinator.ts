@@ -98,6 +98,8 @@ export class Coordinator {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private closed = false;
+  /** when a round last reached Redis (start: when this replica started trying) */
+  private lastOk: number;
   /** live replicas seen at the last round */
   live: string[] = [];
 
@@ -106,6 +108,7 @@ export class Coordinator {
     this.keys = new CoordinationKeys(options.prefix);
     this.leases = new Leases(options.redis, this.keys);
     this.now = options.now ?? Date.now;
+    this.lastOk = this.now();
   }
 
   get leaseMs(): number {
@@ -213,10 +216,14 @@ export class Coordinator {
           inst.set({ role: 'standby', holder: await this.leases.holder(key) });
         }
       }
+      this.lastOk = started;
     } catch (err) {
+      // A blip shorter than a lease changes nothing: the holder stays holder until its lease would have run out
+      // (its writes fail meanwhile and go out marked), the others stay on standby. Longer, nobody can prove who
+      // watches: every replica is `lost` and notifies (a duplicate beats a miss), and none answers automatically.
+      if (this.now() - this.lastOk < this.options.leaseMs) return;
       const reason = err instanceof Error ? err.message : String(err);
       for (const inst of this.instruments.values()) {
-        // the lease may still be ours in Redis, but nothing can be proved: no fenced write can succeed anyway
         inst.set({ role: 'lost', holder: inst.state.holder, reason });
         inst.validUntil = 0;
       }
