@@ -33,7 +33,13 @@ function identityText(record: unknown): string {
   return identity ? fingerprint(identity) : '';
 }
 
+/** Emissions remembered during an outage, at most (bounded: an outage of days must not grow memory). */
+const MAX_UNSYNCED = 10000;
+
 export class ErrorGate<T> {
+  /** what this replica emitted while coordination was lost: written to the shared memory once it holds the lease again */
+  private unsynced: { list: 'raised' | 'resolved'; entry: SeenEntry }[] = [];
+
   constructor(
     private readonly coordination: InstrumentCoordination,
     private readonly seen: SharedSeen,
@@ -54,10 +60,23 @@ export class ErrorGate<T> {
     resolved: GateItem<T>[],
     listed?: ReadonlyMap<string, ReadonlySet<string>>,
   ): Promise<GateOutcome<T>> {
-    const lostAll = (items: GateItem<T>[]): GateItem<T>[] => items.map((item) => ({ ...item, lost: true }));
-    if (this.coordination.state.role === 'lost') return { raised: lostAll(raised), resolved: lostAll(resolved) };
-    if (!this.coordination.isHolder) return { raised: [], resolved: [] };
+    if (this.coordination.state.role === 'lost') return this.passLost(raised, resolved);
+    if (!this.coordination.isHolder) {
+      this.unsynced = []; // the holder has its own memory of the outage; this replica's is not needed
+      return { raised: [], resolved: [] };
+    }
     const out: GateOutcome<T> = { raised: [], resolved: [] };
+    try {
+      // the outage's emissions first, so the shared memory knows what went out (no second raised, no missed resolved)
+      for (const { list, entry } of this.unsynced.splice(0)) {
+        const lease = this.coordination.leaseValue('raised / resolved');
+        if (list === 'raised') await this.seen.raise(lease, entry);
+        else await this.seen.resolve(lease, entry);
+      }
+    } catch (err) {
+      if (err instanceof FencedError) return out;
+      return this.passLost(raised, resolved);
+    }
     // one step at a time, so that a failure leaves every item either decided or in `pending`
     const steps: { list: 'raised' | 'resolved'; item: GateItem<T>; run: (lease: string) => Promise<boolean> }[] = [];
     const done = new Set<string>();
@@ -97,8 +116,31 @@ export class ErrorGate<T> {
       // is not in the shared memory, and resolves what is there and no longer listed). Nothing is lost by stopping.
       if (err instanceof FencedError) return out;
       // Redis failed: nothing can be proved, the rest goes out marked (a duplicate beats a miss)
-      for (const step of steps.slice(index)) out[step.list].push({ ...step.item, lost: true });
+      const rest = steps.slice(index);
+      const passed = this.passLost(
+        rest.filter((s) => s.list === 'raised').map((s) => s.item),
+        rest.filter((s) => s.list === 'resolved').map((s) => s.item),
+      );
+      out.raised.push(...passed.raised);
+      out.resolved.push(...passed.resolved);
     }
+    return out;
+  }
+
+  /** Everything goes out marked, and is remembered to be written to the shared memory later. */
+  private passLost(raised: GateItem<T>[], resolved: GateItem<T>[]): GateOutcome<T> {
+    const mark = (list: 'raised' | 'resolved', items: GateItem<T>[]): GateItem<T>[] =>
+      items.map((item) => {
+        const key = this.rules.keyOf(item.source, item.record);
+        if (key !== undefined)
+          this.unsynced.push({
+            list,
+            entry: { source: item.source, key, identity: identityText(item.record), record: item.record },
+          });
+        return { ...item, lost: true };
+      });
+    const out = { raised: mark('raised', raised), resolved: mark('resolved', resolved) };
+    if (this.unsynced.length > MAX_UNSYNCED) this.unsynced.splice(0, this.unsynced.length - MAX_UNSYNCED);
     return out;
   }
 }

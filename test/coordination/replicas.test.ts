@@ -159,6 +159,45 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     );
   });
 
+  it('Redis unreachable: everyone keeps notifying (marked), nothing is missed; once it is back, each error once again', async function () {
+    if (redisServer.external) this.skip(); // an external Redis (LH_REDIS_URL) cannot be paused from here
+    const sim = await startSimulator();
+    sims.push(sim);
+    await startReplicas(2, [{ id: 'i1', baseUrl: sim.baseUrl }]);
+    await until(async () => (await holderOf(sim.baseUrl)) !== undefined, 'a holder', 10000);
+    const before = String(sim.injectPendingError({ title: 'before the outage' }).id);
+    await until(() => collector.count('raised', before) === 1, 'raised before', 10000);
+
+    redisServer.pause();
+    const during = String(sim.injectPendingError({ title: 'during the outage' }).id);
+    await until(() => collector.count('raised', during) >= 1, 'raised during the outage', 3 * LEASE_S * 1000 + 5000);
+    assert.ok(
+      collector.events.filter((e) => e.id === during).every((e) => e.lost === 'lost'),
+      'msgs sent without the shared memory say coordination is lost',
+    );
+    sim.resolvePendingError(before);
+    await until(() => collector.count('resolved', before) >= 1, 'resolved during the outage', 10000);
+    await new Promise((r) => setTimeout(r, LEASE_S * 1000));
+    redisServer.resume();
+
+    await until(async () => (await holderOf(sim.baseUrl)) !== undefined, 'a holder again', 15000);
+    const marked = collector.events.length;
+    const after = String(sim.injectPendingError({ title: 'after the outage' }).id);
+    await until(() => collector.count('raised', after) === 1, 'raised after', 10000);
+    sim.resolvePendingError(during);
+    await until(() => collector.count('resolved', during) === 1, 'the outage error resolved, once', 10000);
+    await new Promise((r) => setTimeout(r, 2 * LEASE_S * 1000));
+    const since = collector.events.slice(marked);
+    assert.equal(since.filter((e) => e.lost).length, 0, 'coordinated again: nothing marked');
+    assert.equal(since.filter((e) => e.kind === 'raised' && e.id === after).length, 1, 'after: raised once');
+    assert.equal(
+      since.filter((e) => e.kind === 'raised' && (e.id === during || e.id === before)).length,
+      0,
+      'the outage errors are not raised again',
+    );
+    assert.equal(since.filter((e) => e.kind === 'resolved' && e.id === during).length, 1, 'during: resolved once');
+  });
+
   it('3 replicas, 60 instruments: 20 ± 1 leases each; one stopped, the other two hold 30 ± 1 within 2 leases', async function () {
     const instruments: { id: string; baseUrl: string }[] = [];
     for (let i = 0; i < 60; i++) {

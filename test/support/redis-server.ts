@@ -107,9 +107,19 @@ export class RedisHarness {
     const child = this.child;
     this.child = undefined;
     if (!child || child.exitCode !== null) return;
+    child.kill('SIGCONT');
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
     await exited;
+  }
+
+  /** Freezes the server (SIGSTOP): connections stay open, nothing answers (a network partition, as clients see it). */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT');
   }
 
   /** Stops the server and removes its temp dir. */
