@@ -39,6 +39,8 @@ const MAX_UNSYNCED = 10000;
 export class ErrorGate<T> {
   /** what this replica emitted while coordination was lost: written to the shared memory once it holds the lease again */
   private unsynced: { list: 'raised' | 'resolved'; entry: SeenEntry }[] = [];
+  /** the lease (fencing token) under which the shared memory was last swept: once per takeover is enough */
+  private sweptToken?: number;
 
   constructor(
     private readonly coordination: InstrumentCoordination,
@@ -99,7 +101,10 @@ export class ErrorGate<T> {
     let index = 0;
     try {
       // errors an earlier holder raised that are no longer listed: resolved while nobody watched
-      if (listed) {
+      // (afterwards this replica's own memory proposes every resolution: it has seen every error it holds)
+      const token = this.coordination.state.token;
+      if (listed && token !== this.sweptToken) {
+        this.sweptToken = token;
         for (const entry of await this.seen.open()) {
           const keys = listed.get(entry.source);
           if (!keys || keys.has(entry.key) || done.has(`${entry.source}:${entry.key}`)) continue;
@@ -129,6 +134,7 @@ export class ErrorGate<T> {
 
   /** Everything goes out marked, and is remembered to be written to the shared memory later. */
   private passLost(raised: GateItem<T>[], resolved: GateItem<T>[]): GateOutcome<T> {
+    this.sweptToken = undefined; // after the outage, look again at what others raised
     const mark = (list: 'raised' | 'resolved', items: GateItem<T>[]): GateItem<T>[] =>
       items.map((item) => {
         const key = this.rules.keyOf(item.source, item.record);

@@ -181,6 +181,7 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     redisServer.resume();
 
     await until(async () => (await holderOf(sim.baseUrl)) !== undefined, 'a holder again', 15000);
+    await new Promise((r) => setTimeout(r, LEASE_S * 1000)); // every replica's next round has reached Redis
     const marked = collector.events.length;
     const after = String(sim.injectPendingError({ title: 'after the outage' }).id);
     await until(() => collector.count('raised', after) === 1, 'raised after', 10000);

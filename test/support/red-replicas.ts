@@ -63,7 +63,7 @@ export function watchFlows(options: {
   redisUrl: string;
   prefix: string;
   leaseSeconds: number;
-  instruments: { id: string; baseUrl: string }[];
+  instruments: { id: string; baseUrl: string; instrumentUrl?: string }[];
   collectorUrl: string;
   interval?: number;
 }): FlowNode[] {
@@ -85,20 +85,28 @@ export function watchFlows(options: {
       id: `to-${kind}`,
       type: 'function',
       z: 'tab',
-      func: `msg.payload = { kind: '${kind}', id: String(msg.errorId), replica: env.get('LH_REPLICA'), lost: msg.coordination }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
+      func: `msg.payload = { kind: '${kind}', id: String(msg.errorId ?? msg.uuid), source: msg.source, replica: env.get('LH_REPLICA'), lost: msg.coordination }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
       outputs: 1,
       wires: [['post']],
     });
   }
   for (const inst of options.instruments) {
     flows.push(
-      { id: `server-${inst.id}`, type: 'lh-server', baseUrl: inst.baseUrl, timeout: 3000, coordination: 'coord' },
+      {
+        id: `server-${inst.id}`,
+        type: 'lh-server',
+        baseUrl: inst.baseUrl,
+        instrumentUrl: inst.instrumentUrl ?? '',
+        simulatorCa: inst.instrumentUrl !== undefined,
+        timeout: 3000,
+        coordination: 'coord',
+      },
       {
         id: `poll-${inst.id}`,
         type: 'lh-error-poll',
         z: 'tab',
         server: `server-${inst.id}`,
-        source: 'A',
+        source: inst.instrumentUrl ? 'both' : 'A',
         interval: options.interval ?? 0.5,
         listen: false,
         offlineAfter: 3,

@@ -23,7 +23,7 @@ export function redisAvailable(): boolean {
   return Boolean(process.env.LH_REDIS_URL) || redisServerBinary() !== undefined;
 }
 
-const saidSkipped = new Set<string>();
+let saidSkipped = false;
 
 /** `describe` when Redis is available; otherwise a skipped suite and one loud line naming how to enable it. */
 export function describeWithRedis(title: string, body: (this: Mocha.Suite) => void): void {
@@ -31,10 +31,10 @@ export function describeWithRedis(title: string, body: (this: Mocha.Suite) => vo
     describe(title, body);
     return;
   }
-  if (!saidSkipped.has(title)) {
-    saidSkipped.add(title);
+  if (!saidSkipped) {
+    saidSkipped = true; // one line for all the coordination suites
     console.warn(
-      `\n!!! SKIPPED "${title}": no redis-server on the PATH and LH_REDIS_URL unset. ` +
+      `\n!!! SKIPPED the coordination suites (several Node-REDs through Redis): no redis-server on the PATH and LH_REDIS_URL unset. ` +
         `Enable it with \`sudo apt-get install redis-server\` (or set LH_REDIS_URL=redis://host:port).\n`,
     );
   }
