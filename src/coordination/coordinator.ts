@@ -4,7 +4,8 @@ import { CoordinationKeys } from './keys';
 import { FencedError, LeaseGrant, Leases } from './leases';
 import { fairShare, planLeases } from './fair-share';
 import { ErrorGate, GateRules } from './error-gate';
-import { StoreRedis, SharedSeen } from './stores';
+import { SharedDefaults, StoreRedis, SharedSeen } from './stores';
+import { CoordinatedDefaults } from './policy-defaults';
 
 /**
  * What this Node-RED is for one instrument: the `holder` (polls, listens, emits, answers automatically), on
@@ -117,6 +118,13 @@ export class Coordinator {
 
   get redis(): StoreRedis {
     return this.options.redis;
+  }
+
+  /** The pending defaults of one policy node (`name`: its id, the same on every replica) of an instrument. */
+  defaults<P extends { key: string; deadline: number }>(instrumentKey: string, name: string): CoordinatedDefaults<P> {
+    const inst = this.instruments.get(instrumentKey);
+    if (!inst) throw new Error(`instrument ${instrumentKey} has not joined the coordination`);
+    return new CoordinatedDefaults<P>(inst, new SharedDefaults(this.redis, this.keys.instrument(instrumentKey), name));
   }
 
   /** The raised / resolved gate of one poll node (`watch`: its id, the same on every replica) of an instrument. */

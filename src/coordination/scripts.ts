@@ -148,3 +148,10 @@ if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 if ARGV[3] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) end
 return 1
 `;
+
+/** KEYS: lease, zset of deadlines, hash of bodies. ARGV: lease value, key. → 1 taken now (send it), 0 gone already. */
+export const FENCED_TAKE_ONE = `${FENCE}
+local removed = redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('HDEL', KEYS[3], ARGV[2])
+return removed
+`;

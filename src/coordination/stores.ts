@@ -14,6 +14,7 @@ import {
   FENCED_SEEN_RAISE,
   FENCED_SEEN_RESOLVE,
   FENCED_TAKE_DUE,
+  FENCED_TAKE_ONE,
   LEDGER_CLAIM,
   LEDGER_SETTLE,
   USERS,
@@ -163,10 +164,30 @@ export interface DueDefault {
 
 /** Pending defaults of one instrument, shared: a new holder sends a default that fell due exactly once. */
 export class SharedDefaults {
+  private readonly dueAt: string;
+  private readonly dueBody: string;
+
+  /** `name`: whose defaults (a policy node's id, the same on every replica); '' for the instrument's one book */
   constructor(
     private readonly redis: StoreRedis,
-    private readonly keys: InstrumentKeys,
-  ) {}
+    keys: InstrumentKeys,
+    name = '',
+  ) {
+    this.keys = keys;
+    this.dueAt = name === '' ? keys.dueAt : `${keys.dueAt}:${name}`;
+    this.dueBody = name === '' ? keys.dueBody : `${keys.dueBody}:${name}`;
+  }
+
+  private readonly keys: InstrumentKeys;
+
+  /** Takes one default (fenced): true once, for the one replica that sends it; false when taken or cancelled. */
+  async take(leaseValue: string, key: string): Promise<boolean> {
+    return fenced(
+      'default',
+      async () =>
+        Number(await this.redis.eval(FENCED_TAKE_ONE, 3, this.keys.lease, this.dueAt, this.dueBody, leaseValue, key)) === 1,
+    );
+  }
 
   async schedule(leaseValue: string, key: string, dueAt: number, body: unknown): Promise<void> {
     await fenced('default', () =>
@@ -174,8 +195,8 @@ export class SharedDefaults {
         FENCED_SCHEDULE,
         3,
         this.keys.lease,
-        this.keys.dueAt,
-        this.keys.dueBody,
+        this.dueAt,
+        this.dueBody,
         leaseValue,
         key,
         dueAt,
@@ -187,7 +208,7 @@ export class SharedDefaults {
   /** Takes (removes) the defaults due by `now`: each is handed to exactly one caller, across replicas. */
   async takeDue(leaseValue: string, now: number, max = 100): Promise<DueDefault[]> {
     const flat = (await fenced('default', () =>
-      this.redis.eval(FENCED_TAKE_DUE, 3, this.keys.lease, this.keys.dueAt, this.keys.dueBody, leaseValue, now, max),
+      this.redis.eval(FENCED_TAKE_DUE, 3, this.keys.lease, this.dueAt, this.dueBody, leaseValue, now, max),
     )) as string[];
     const out: DueDefault[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) out.push({ key: flat[i], body: JSON.parse(flat[i + 1]) as unknown });
@@ -196,7 +217,7 @@ export class SharedDefaults {
 
   /** The error was answered or resolved: its default is not sent (by any replica). */
   async cancel(key: string): Promise<boolean> {
-    return Number(await this.redis.eval(CANCEL, 2, this.keys.dueAt, this.keys.dueBody, key)) === 1;
+    return Number(await this.redis.eval(CANCEL, 2, this.dueAt, this.dueBody, key)) === 1;
   }
 }
 

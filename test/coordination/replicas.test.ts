@@ -58,7 +58,12 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     return replicas.find((r) => r.running && value.includes(`/${String(r.pid)}-`));
   }
 
-  async function startReplicas(n: number, instruments: { id: string; baseUrl: string }[], interval = INTERVAL_S): Promise<void> {
+  async function startReplicas(
+    n: number,
+    instruments: { id: string; baseUrl: string }[],
+    interval = INTERVAL_S,
+    policyDelay?: number,
+  ): Promise<void> {
     const flows = watchFlows({
       redisUrl: redisServer.url,
       prefix,
@@ -66,6 +71,7 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
       instruments,
       collectorUrl: collector.url,
       interval,
+      policyDelay,
     });
     for (let i = 0; i < n; i++) replicas.push(new Replica(`r${i + 1}`, flows, credentialsFor(instruments)));
     await Promise.all(replicas.map((r) => r.start()));
@@ -127,6 +133,37 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
       `      failover after SIGKILL (ms): ${failovers.join(', ')} (lease ${LEASE_S * 1000} ms, poll ${INTERVAL_S * 1000} ms)`,
     );
     assert.ok(worst <= 2 * LEASE_S * 1000 + INTERVAL_S * 1000 + 1000, `failover ${worst} ms within 2 leases (+ one poll)`);
+  });
+
+  it('policy defaults: the holder dies before they are due, the next holder sends each exactly once', async function () {
+    const sim = await startSimulator();
+    sims.push(sim);
+    const DELAY_S = 5;
+    await startReplicas(2, [{ id: 'i1', baseUrl: sim.baseUrl }], INTERVAL_S, DELAY_S);
+    await until(async () => (await holderOf(sim.baseUrl)) !== undefined, 'a holder', 10000);
+    const puts = (id: string): number =>
+      sim.requests.filter(
+        (r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime' && String((r.body as { id?: unknown }).id) === id,
+      ).length;
+    const early = Array.from({ length: 3 }, (_, i) => String(sim.injectPendingError({ title: `default ${i}` }).id));
+    await until(() => early.every((id) => collector.count('raised', id) === 1), 'raised', 10000);
+    const holder = await holderOf(sim.baseUrl);
+    assert.ok(holder);
+    await holder.kill(); // its timers die with it; the defaults are in Redis
+    const late = String(sim.injectPendingError({ title: 'default after the failover' }).id);
+    await until(
+      () => [...early, late].every((id) => puts(id) >= 1),
+      'every default sent',
+      (DELAY_S + 2 * LEASE_S) * 1000 + 10000,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}: puts ${[...early, late].map(puts).join(',')} events ${JSON.stringify(collector.events)}`);
+    });
+    await holder.start();
+    await new Promise((r) => setTimeout(r, 2 * LEASE_S * 1000));
+    for (const id of [...early, late]) {
+      assert.equal(puts(id), 1, `default for ${id} sent once`);
+      assert.equal(collector.count('answered', id), 1, `one auto-answered msg for ${id}`);
+    }
   });
 
   it('a holder paused (SIGSTOP) past its lease and resumed sends nothing: the new holder has it, fencing refuses the old', async function () {

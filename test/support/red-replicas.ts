@@ -66,6 +66,8 @@ export function watchFlows(options: {
   instruments: { id: string; baseUrl: string; instrumentUrl?: string }[];
   collectorUrl: string;
   interval?: number;
+  /** a policy node behind each poll: semi-automatic "Retry" after `delay` s */
+  policyDelay?: number;
 }): FlowNode[] {
   const flows: FlowNode[] = [
     { id: 'tab', type: 'tab', label: 'coordination test' },
@@ -80,7 +82,7 @@ export function watchFlows(options: {
       wires: [[]],
     },
   ];
-  for (const kind of ['raised', 'resolved']) {
+  for (const kind of ['raised', 'resolved', 'answered']) {
     flows.push({
       id: `to-${kind}`,
       type: 'function',
@@ -110,9 +112,33 @@ export function watchFlows(options: {
         interval: options.interval ?? 0.5,
         listen: false,
         offlineAfter: 3,
-        wires: [['to-raised'], ['to-resolved'], []],
+        wires:
+          options.policyDelay === undefined
+            ? [['to-raised'], ['to-resolved'], []]
+            : [['to-raised', `policy-${inst.id}`], ['to-resolved', `policy-${inst.id}`], []],
       },
     );
+    if (options.policyDelay !== undefined) {
+      flows.push({
+        id: `policy-${inst.id}`,
+        type: 'lh-error-policy',
+        z: 'tab',
+        server: `server-${inst.id}`,
+        rules: [
+          {
+            source: 'any',
+            minSeverity: '',
+            pattern: '',
+            code: '',
+            mode: 'semi-automatic',
+            answer: 'Retry',
+            delay: options.policyDelay,
+          },
+        ],
+        by: 'policy',
+        wires: [[], ['to-answered'], []],
+      });
+    }
   }
   return flows;
 }
