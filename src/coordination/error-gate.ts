@@ -61,13 +61,24 @@ export class ErrorGate<T> {
     raised: GateItem<T>[],
     resolved: GateItem<T>[],
     listed?: ReadonlyMap<string, ReadonlySet<string>>,
+    onPass?: (list: 'raised' | 'resolved', item: GateItem<T>) => void,
   ): Promise<GateOutcome<T>> {
-    if (this.coordination.state.role === 'lost') return this.passLost(raised, resolved);
+    const out: GateOutcome<T> = { raised: [], resolved: [] };
+    // each item goes out the moment the shared memory took it: a replica killed then loses at most that one msg
+    const pass = (list: 'raised' | 'resolved', item: GateItem<T>): void => {
+      out[list].push(item);
+      onPass?.(list, item);
+    };
+    const passAll = (outcome: GateOutcome<T>): GateOutcome<T> => {
+      for (const item of outcome.resolved) pass('resolved', item);
+      for (const item of outcome.raised) pass('raised', item);
+      return out;
+    };
+    if (this.coordination.state.role === 'lost') return passAll(this.passLost(raised, resolved));
     if (!this.coordination.isHolder) {
       this.unsynced = []; // the holder has its own memory of the outage; this replica's is not needed
-      return { raised: [], resolved: [] };
+      return out;
     }
-    const out: GateOutcome<T> = { raised: [], resolved: [] };
     try {
       // the outage's emissions first, so the shared memory knows what went out (no second raised, no missed resolved)
       for (const { list, entry } of this.unsynced.splice(0)) {
@@ -77,7 +88,7 @@ export class ErrorGate<T> {
       }
     } catch (err) {
       if (err instanceof FencedError) return out;
-      return this.passLost(raised, resolved);
+      return passAll(this.passLost(raised, resolved));
     }
     // one step at a time, so that a failure leaves every item either decided or in `pending`
     const steps: { list: 'raised' | 'resolved'; item: GateItem<T>; run: (lease: string) => Promise<boolean> }[] = [];
@@ -114,7 +125,7 @@ export class ErrorGate<T> {
       }
       for (; index < steps.length; index++) {
         const step = steps[index];
-        if (await step.run(this.coordination.leaseValue('raised / resolved'))) out[step.list].push(step.item);
+        if (await step.run(this.coordination.leaseValue('raised / resolved'))) pass(step.list, step.item);
       }
     } catch (err) {
       // fenced: another replica holds the instrument now; what was not recorded is still open for it (it raises what
@@ -122,12 +133,12 @@ export class ErrorGate<T> {
       if (err instanceof FencedError) return out;
       // Redis failed: nothing can be proved, the rest goes out marked (a duplicate beats a miss)
       const rest = steps.slice(index);
-      const passed = this.passLost(
-        rest.filter((s) => s.list === 'raised').map((s) => s.item),
-        rest.filter((s) => s.list === 'resolved').map((s) => s.item),
+      passAll(
+        this.passLost(
+          rest.filter((s) => s.list === 'raised').map((s) => s.item),
+          rest.filter((s) => s.list === 'resolved').map((s) => s.item),
+        ),
       );
-      out.raised.push(...passed.raised);
-      out.resolved.push(...passed.resolved);
     }
     return out;
   }

@@ -153,10 +153,18 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     connection: ReturnType<typeof connectionMessage>[] = [],
     listed?: Map<string, Set<string>>,
   ): Promise<void> {
-    const outcome = gate ? await gate.filter(proposed.raised, proposed.resolved, listed) : proposed;
-    if (loop.stopped) return;
-    const raised = outcome.raised.map((r) => markLost(raisedMessage(r.source as Source, r.record, instrument, template), r));
-    const resolved = outcome.resolved.map((r) => markLost(resolvedMessage(r.source as Source, r.record, instrument), r));
+    if (gate) {
+      // coordinated: each msg goes out the moment the shared memory took it (see src/coordination/error-gate.ts)
+      await gate.filter(proposed.raised, proposed.resolved, listed, (list, r) => {
+        if (loop.stopped) return;
+        if (list === 'raised') node.send([markLost(raisedMessage(r.source as Source, r.record, instrument, template), r), null, null]);
+        else node.send([null, markLost(resolvedMessage(r.source as Source, r.record, instrument), r), null]);
+      });
+      if (connection.length > 0 && !loop.stopped) node.send([null, null, connection]);
+      return;
+    }
+    const raised = proposed.raised.map((r) => raisedMessage(r.source, r.record, instrument, template));
+    const resolved = proposed.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
     if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
   }
 
