@@ -14,6 +14,7 @@ const { spawn, execFileSync } = require('child_process');
 const root = path.resolve(__dirname, '..');
 const host = '127.0.0.1';
 const children = [];
+let work = '';
 
 function freePort() {
   return new Promise((resolve) => {
@@ -80,7 +81,7 @@ async function main() {
     console.error('redis-server is not installed: sudo apt-get install redis-server (then run npm run start:ha again)');
     process.exit(1);
   }
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-start-ha-'));
+  work = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-start-ha-'));
   const redisPort = await freePort();
   await start(
     binary,
@@ -134,6 +135,8 @@ async function main() {
 
 function stopAll() {
   for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+  work = '';
 }
 process.on('SIGINT', () => {
   stopAll();
