@@ -75,21 +75,8 @@ export class ErrorGate<T> {
       return out;
     };
     if (this.coordination.state.role === 'lost') return passAll(this.passLost(raised, resolved));
-    if (!this.coordination.isHolder) {
-      this.unsynced = []; // the holder has its own memory of the outage; this replica's is not needed
-      return out;
-    }
-    try {
-      // the outage's emissions first, so the shared memory knows what went out (no second raised, no missed resolved)
-      for (const { list, entry } of this.unsynced.splice(0)) {
-        const lease = this.coordination.leaseValue('raised / resolved');
-        if (list === 'raised') await this.seen.raise(lease, entry);
-        else await this.seen.resolve(lease, entry);
-      }
-    } catch (err) {
-      if (err instanceof FencedError) return out;
-      return passAll(this.passLost(raised, resolved));
-    }
+    if (!(await this.catchUp())) return passAll(this.passLost(raised, resolved));
+    if (!this.coordination.isHolder) return out;
     // one step at a time, so that a failure leaves every item either decided or in `pending`
     const steps: { list: 'raised' | 'resolved'; item: GateItem<T>; run: (lease: string) => Promise<boolean> }[] = [];
     const done = new Set<string>();
@@ -141,6 +128,25 @@ export class ErrorGate<T> {
       );
     }
     return out;
+  }
+
+  /**
+   * Writes the msgs this replica sent while Redis was unreachable, whatever its role now (a standby calls it at each
+   * of its turns): the shared memory learns what went out (no second raised, no missed resolved), also when the
+   * lease moves to another replica right after the outage. False while Redis still fails.
+   */
+  async catchUp(): Promise<boolean> {
+    if (this.coordination.state.role === 'lost') return this.unsynced.length === 0;
+    try {
+      while (this.unsynced.length > 0) {
+        const { list, entry } = this.unsynced[0];
+        await this.seen.catchUp(list === 'raised' ? 'raise' : 'resolve', entry);
+        this.unsynced.shift();
+      }
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Everything goes out marked, and is remembered to be written to the shared memory later. */

@@ -155,3 +155,17 @@ local removed = redis.call('ZREM', KEYS[2], ARGV[2])
 redis.call('HDEL', KEYS[3], ARGV[2])
 return removed
 `;
+
+/**
+ * KEYS: seen hash. ARGV: error key, entry JSON, identity prefix, 'raise' | 'resolve'. What a replica notified while
+ * Redis was unreachable, written once it is back, by whichever replica (those msgs went out already: no lease needed).
+ */
+export const SEEN_CATCH_UP = `
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if ARGV[4] == 'raise' then
+  if not (cur and string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3]) then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+elseif cur and string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3] then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return 1
+`;

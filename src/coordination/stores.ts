@@ -17,6 +17,7 @@ import {
   FENCED_TAKE_ONE,
   LEDGER_CLAIM,
   LEDGER_SETTLE,
+  SEEN_CATCH_UP,
   USERS,
 } from './scripts';
 
@@ -71,6 +72,13 @@ export class SharedSeen {
           await this.redis.eval(FENCED_SEEN_RESOLVE, 2, this.keys.lease, this.hash, leaseValue, field, `${entry.identity}\n`),
         ) === 1,
     );
+  }
+
+  /** Writes what this replica notified while Redis was unreachable (not fenced: those msgs went out already). */
+  async catchUp(op: 'raise' | 'resolve', entry: SeenEntry): Promise<void> {
+    const field = `${entry.source}:${entry.key}`;
+    const prefix = `${entry.identity}\n`;
+    await this.redis.eval(SEEN_CATCH_UP, 1, this.hash, field, prefix + JSON.stringify(entry), prefix, op);
   }
 
   /** Every error raised and not yet resolved, by any replica. */

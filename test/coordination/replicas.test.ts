@@ -223,7 +223,11 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     const after = String(sim.injectPendingError({ title: 'after the outage' }).id);
     await until(() => collector.count('raised', after) === 1, 'raised after', 10000);
     sim.resolvePendingError(during);
-    await until(() => collector.count('resolved', during) === 1, 'the outage error resolved, once', 10000);
+    await until(() => collector.count('resolved', during) === 1, 'the outage error resolved, once', 10000).catch((err: Error) => {
+      throw new Error(
+        `${err.message}: ${JSON.stringify(collector.events.map((e) => [e.kind, e.id.slice(0, 4), e.replica, e.lost ?? '', e.at % 100000]))} during ${during.slice(0, 4)}`,
+      );
+    });
     await new Promise((r) => setTimeout(r, 2 * LEASE_S * 1000));
     const since = collector.events.slice(marked);
     assert.equal(since.filter((e) => e.lost).length, 0, 'coordinated again: nothing marked');

@@ -131,6 +131,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
 
   async function pollOnce(): Promise<number> {
     if (gate && !gate.active) {
+      await gate.catchUp(); // what it notified during a Redis outage, for the shared memory
       showStatus(lastStatus ?? { kind: 'pending', count: 0 });
       return rules.baseMs; // standby: the holder polls; a role change triggers a poll at once
     }
