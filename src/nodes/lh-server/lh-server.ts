@@ -5,6 +5,7 @@ import { onPasswordWarning } from '../shared/password-warning';
 import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/secrets';
 import { migrateConfig } from '../shared/migrations';
 import { isServerNode, LhServerNode } from '../shared/server-node';
+import { isCoordinationNode } from '../shared/coordination-node';
 import { chooseCredentials, crossSiteReason, isJsonContentType, rebindingReason, ServerSecrets, targetOf } from './admin-guard';
 import { accountActionMessage, testConnection } from './connection-test';
 import { simulatorTlsOptions, tlsOptionsFrom } from './tls';
@@ -45,13 +46,19 @@ export = function register(RED: Red): void {
       // said once per channel: an oversized frame closes the socket (the cap protects memory), polling goes on
       node.client.events.onNotice((notice) => logWarn(node, notice.message));
       onPasswordWarning(node.client, (warning) => logWarn(node, `${warning.text}: change it on the instrument, then in this lh-server node`));
+      joinCoordination(RED, node, config.coordination);
     } catch (err) {
       node.configError = asLhError(err, 'configure');
+      node.client?.destroy(); // a coordination that is asked for and broken must not run uncoordinated (duplicates)
+      node.client = undefined;
       logError(node, node.configError.message);
     }
 
     node.on('close', (_removed: boolean, done: () => void) => {
       forgetSecrets(node.id);
+      if (node.coordinator) void node.coordinator.leave(node.instrumentKey);
+      node.coordinator = undefined;
+      node.coordination = undefined;
       const client = node.client;
       node.client = undefined;
       const closeAudit = (): void => void (audit?.release() ?? Promise.resolve()).then(() => done(), () => done());
@@ -79,6 +86,28 @@ export = function register(RED: Red): void {
 
   registerAdminEndpoints(RED);
 };
+
+/** With an lh-coordination node selected: joins its group for this instrument; throws when it is missing or invalid. */
+function joinCoordination(RED: Red, node: LhServerNode, id: unknown): void {
+  if (typeof id !== 'string' || id === '') return;
+  const found = RED.nodes.getNode(id);
+  if (!isCoordinationNode(found)) {
+    throw new LhError('the lh-coordination node selected on the lh-server node is missing or not deployed', {
+      kind: 'config',
+      operation: 'configure',
+      field: 'coordination',
+    });
+  }
+  if (!found.coordinator) {
+    throw new LhError(`the lh-coordination node is not valid: ${found.configError?.message ?? 'see its log'}`, {
+      kind: 'config',
+      operation: 'configure',
+      field: 'coordination',
+    });
+  }
+  node.coordinator = found.coordinator;
+  node.coordination = found.coordinator.join(node.instrumentKey);
+}
 
 /** The deployed lh-server node of that id; undefined when nothing is deployed under it; a config error when it is another type. */
 function deployedServer(RED: Red, id: unknown): LhServerNode | undefined {
