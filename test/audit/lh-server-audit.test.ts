@@ -116,4 +116,37 @@ describe('audit in Node-RED: lh-server writes the chain of its instrument', func
     assert.deepEqual(intent.what.body, { ...before, hideKeyboard: !before.hideKeyboard });
     assert.equal(intent.who.node, 'settings');
   });
+
+  it('a policy default names the lh-error-policy node as the actor of the answer', async function () {
+    const server = serverFlow(sim, { withB: false });
+    await loadFlow(
+      [
+        { id: 'tab', type: 'tab', label: 'Walk-away' },
+        ...server.nodes,
+        {
+          id: 'policy',
+          type: 'lh-error-policy',
+          z: 'tab',
+          server: 'server',
+          rules: [{ source: 'any', minSeverity: '', pattern: '', code: '', mode: 'walk-away', answer: 'Retry', delay: 0 }],
+          wires: [[], ['auto'], []],
+        },
+        { id: 'auto', type: 'helper', z: 'tab' },
+      ],
+      server.credentials,
+    );
+    const auto = nextMessage(helper.getNode('auto'));
+    const error = sim.injectPendingError({ title: 'Clot detected', responses: ['Retry', 'Abort'] });
+    helper.getNode('policy').receive({ payload: error, source: 'A', event: 'raised' });
+    assert.equal((await auto).outcome, 'answered');
+    await helper.unload();
+    const { records, ok, reason } = chain();
+    assert.ok(ok, reason);
+    const intent = records.find((r) => r.phase === 'intent' && r.what.operation !== 'logout');
+    assert.ok(intent && intent.phase === 'intent');
+    assert.deepEqual(
+      { node: intent.who.node, nodeType: intent.who.nodeType, flow: intent.who.flow },
+      { node: 'policy', nodeType: 'lh-error-policy', flow: 'tab' },
+    );
+  });
 });

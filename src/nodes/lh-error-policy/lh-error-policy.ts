@@ -11,6 +11,7 @@ import { policyApplies, runRuleEvents, RunRule, runRuleFor, runRulesOf, runSight
 import { migrateConfig } from '../shared/migrations';
 import { errorInMsg } from '../answering/error-in-msg';
 import { answerAuditMsg } from '../answering/answer-audit';
+import { asNodeActor } from '../shared/audit';
 import type { ErrorSource } from '../shared/poll-messages';
 
 const CONTEXT_KEY = 'lhErrorPolicy';
@@ -133,13 +134,16 @@ export = function register(RED: Red): void {
     function send(p: PendingDefault): Promise<AnswerOutcome> {
       if (!client || !server) return Promise.resolve({ outcome: 'failed', message: 'no instrument', error: new LhError('no instrument', { kind: 'config', operation: OP }) });
       const field = p.runRule ? 'inputs' : `rules[${p.rule}].steps[${(p.step ?? 1) - 1}].inputs`;
-      return p.source === 'A'
+      // the audit trail records this policy node as the actor of the default it sends
+      return asNodeActor(node, undefined, () =>
+        p.source === 'A'
         ? answerA(client, p.record as PendingError, p.answer, by, identityOf(p.record), p.items)
         : answerB(client, p.record as InstrumentError, Number(p.answer), server.clientKey || null, by, identityOf(p.record), {
             values: p.inputs ?? {},
             useDefaults: true,
             field,
-          });
+          }),
+      );
     }
 
     function report(p: PendingDefault, outcome: AnswerOutcome): void {
