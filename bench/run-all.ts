@@ -8,7 +8,7 @@ import fs from 'fs';
 import path from 'path';
 import { printTable, Row } from './support/report';
 
-const ALL = ['throughput', 'latency', 'session', 'fleet', 'soak', 'runs', 'policy'] as const;
+const ALL = ['throughput', 'latency', 'session', 'fleet', 'soak', 'runs', 'policy', 'audit', 'ha'] as const;
 type Name = (typeof ALL)[number];
 
 const asked = process.argv.slice(2);

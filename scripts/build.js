@@ -204,8 +204,9 @@ for (const type of fs.readdirSync(nodesDir)) {
 }
 fs.rmSync(editorOut, { recursive: true, force: true });
 copyTree(path.join(src, 'simulator', 'certs'), path.join(out, 'simulator', 'certs'), (n) => n.endsWith('.pem'));
-const cli = path.join(out, 'simulator', 'cli.js');
-if (fs.existsSync(cli)) fs.chmodSync(cli, 0o755);
+for (const cli of [path.join(out, 'simulator', 'cli.js'), path.join(out, 'audit', 'cli.js')]) {
+  if (fs.existsSync(cli)) fs.chmodSync(cli, 0o755);
+}
 if (failed) {
   console.error('build: TypeScript reported errors (output was still written)');
   process.exit(1);

@@ -5,7 +5,7 @@ import { InstrumentApi } from './instrument';
 import { PrepApi } from './prep';
 import { RunsApi } from './runs';
 import { Credentials, Session, SessionOptions, UnsignedSpec } from './session';
-import { ApiResponse, TlsOptions, Transport } from './transport';
+import { ApiResponse, AuditHook, TlsOptions, Transport } from './transport';
 import { checkUrls } from './url-checks';
 import { EventStreamOptions, InstrumentEvents } from './events';
 import { DialogApi } from './dialogs';
@@ -15,6 +15,7 @@ export * from './errors';
 export * from './types';
 export * as validate from './validate';
 export { Transport, TlsOptions, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR, trimBase } from './transport';
+export { AuditHook, AuditedRequest, AuditOutcome, AuditResult, isAudited, UNAUDITED_OPERATIONS } from './transport';
 export { Session, SessionState, Credentials } from './session';
 export { PrepApi, softwareSettings, serviceRoutine } from './prep';
 export { InstrumentApi, RecoveryKind } from './instrument';
@@ -47,6 +48,8 @@ export interface ClientOptions extends SessionOptions {
   events?: Omit<EventStreamOptions, 'baseUrl' | 'tls' | 'token'>;
   /** The largest answer body accepted (default 32 MiB). */
   maxResponseBytes?: number;
+  /** The audit trail every instrument-changing request is recorded in (src/audit). */
+  audit?: AuditHook;
 }
 
 /** Everything one instrument needs: transport, session and the two APIs. */

@@ -38,6 +38,46 @@ export interface TransportOptions {
   maxSockets?: number;
   /** The largest answer body accepted (default 32 MiB). */
   maxResponseBytes?: number;
+  /** Records every request that changes the instrument (src/audit): intent before sending, outcome after. */
+  audit?: AuditHook;
+}
+
+/** Session bookkeeping, not instrument changes: never audited (their bodies are the login itself). */
+export const UNAUDITED_OPERATIONS: ReadonlySet<string> = new Set(['authenticate', 'renew-token', 'logout']);
+
+/** Every non-GET request changes the instrument, except the session's own. */
+export function isAudited(spec: Pick<RequestSpec, 'method' | 'operation'>): boolean {
+  return spec.method !== 'GET' && !UNAUDITED_OPERATIONS.has(spec.operation);
+}
+
+/** What the audit hook is told before a request is sent (the token is never part of it). */
+export interface AuditedRequest {
+  api: Api;
+  method: HttpMethod;
+  path: string;
+  operation: string;
+  query?: Record<string, string>;
+  body?: unknown;
+  /** The body exactly as sent (JSON text), for its digest. */
+  payload?: string;
+}
+
+export type AuditResult = 'applied' | 'refused' | 'unknown' | 'not-sent';
+
+export interface AuditOutcome {
+  result: AuditResult;
+  status?: number;
+  reason?: string;
+  attempts?: number;
+}
+
+/**
+ * The audit trail as the transport sees it. `intent` is awaited before the request is sent (a failing trail stops
+ * the request); `outcome` is awaited after the answer, linked by the id intent returned.
+ */
+export interface AuditHook {
+  intent(request: AuditedRequest): Promise<string>;
+  outcome(id: string, operation: string, outcome: AuditOutcome): Promise<void>;
 }
 
 export interface RequestSpec {
@@ -111,6 +151,7 @@ export class Transport {
   private readonly axios: AxiosInstance;
   private readonly pendingDelays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   private readonly inFlight = new Set<AbortController>();
+  private readonly audit?: AuditHook;
   private closed = false;
 
   constructor(options: TransportOptions) {
@@ -120,6 +161,7 @@ export class Transport {
     this.retries = options.retries ?? 2;
     this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
     this.retryBaseDelayMs = options.retryBaseDelayMs ?? 200;
+    this.audit = options.audit;
     const maxSockets = options.maxSockets ?? 16;
     this.httpAgent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' });
     const tlsOptions: TlsOptions = options.tls ?? {};
@@ -166,6 +208,39 @@ export class Transport {
         { kind: 'validation', operation: spec.operation, field: 'payload' },
       );
     }
+    if (!this.audit || !isAudited(spec)) return this.attempts<T>(spec, url, payload);
+    this.assertOpen(spec.operation);
+    const audit = this.audit;
+    let id: string;
+    try {
+      const query = cleanQuery(spec.query);
+      id = await audit.intent({
+        api: spec.api,
+        method: spec.method,
+        path: spec.path,
+        operation: spec.operation,
+        query,
+        body: spec.body,
+        payload,
+      });
+    } catch (err) {
+      throw new LhError(`${spec.operation} was not sent: its audit record could not be written (${(err as Error).message})`, {
+        kind: 'config',
+        operation: spec.operation,
+      });
+    }
+    let res: ApiResponse<T>;
+    try {
+      res = await this.attempts<T>(spec, url, payload);
+    } catch (err) {
+      await audit.outcome(id, spec.operation, auditOutcomeOfError(err)).catch(() => undefined);
+      throw err;
+    }
+    await audit.outcome(id, spec.operation, auditOutcomeOf(res)).catch(() => undefined);
+    return res;
+  }
+
+  private async attempts<T>(spec: RequestSpec, url: string, payload: string | undefined): Promise<ApiResponse<T>> {
     const headers: Record<string, string | false> = {
       Accept: spec.accept ?? (spec.api === 'B' ? MEDIA_VECTOR : MEDIA_JSON),
     };
@@ -273,6 +348,37 @@ export class Transport {
     });
   }
 }
+
+/** An answer: applied, unless a result wrapper says `success: false` (the instrument refused in a 200). */
+export function auditOutcomeOf(res: ApiResponse<unknown>): AuditOutcome {
+  const data = res.data as { success?: unknown; message?: unknown } | undefined;
+  if (typeof data === 'object' && data !== null && data.success === false) {
+    return {
+      result: 'refused',
+      status: res.status,
+      reason: typeof data.message === 'string' ? data.message : 'success: false',
+      attempts: res.attempts,
+    };
+  }
+  return { result: 'applied', status: res.status, attempts: res.attempts };
+}
+
+/**
+ * A failure: refused when the instrument answered 4xx; not-sent when no connection was made; unknown otherwise
+ * (a timeout, a reset, a 5xx: the instrument may have done it), never applied.
+ */
+export function auditOutcomeOfError(err: unknown): AuditOutcome {
+  const e = err instanceof LhError ? err : undefined;
+  const reason = err instanceof Error ? err.message : String(err);
+  const attempts = e?.attempts;
+  if (e?.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500)
+    return { result: 'refused', status: e.statusCode, reason, attempts };
+  if (e && (attempts ?? 1) <= 1 && (e.kind === 'tls' || NOT_CONNECTED.has(String(e.code))))
+    return { result: 'not-sent', reason, attempts };
+  return { result: 'unknown', ...(e?.statusCode !== undefined ? { status: e.statusCode } : {}), reason, attempts };
+}
+
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** Refuses a body with a prototype key anywhere (`__proto__`, `constructor`, `prototype`) before anything is sent. */
 export function checkRequestBody(spec: Pick<RequestSpec, 'body' | 'operation'>): void {

@@ -48,6 +48,7 @@ interface EditorRed {
   nodes: { registerType(type: string, definition: NodeDefinition): void };
   validators: {
     number(): Validator;
+    regex(pattern: RegExp): Validator;
     typedInput(typeField: string): Validator;
   };
   settings: { context?: { stores?: string[] } };

@@ -22,8 +22,8 @@ export interface NodeSpec {
   outputs?: number;
   /** Keys under <type>.outputs. of each output's label. */
   outputLabels?: string[];
-  /** Whether the node picks an lh-server (default: yes, required). */
-  server?: boolean;
+  /** Whether the node picks an lh-server (default: yes, required; 'optional': may be left empty). */
+  server?: boolean | 'optional';
   /** Per property: checks, or a whole entry for a property the table leaves out (a required one). */
   rules?: Record<string, PropertyRule>;
   credentials?: NodeDefinition['credentials'];
@@ -41,7 +41,7 @@ export interface NodeSpec {
 export function nodeDefaults(type: string, spec: Pick<NodeSpec, 'server' | 'rules'>): Record<string, PropertyDef> {
   const table = migrationTable();
   const defaults: Record<string, PropertyDef> = { version: { value: latestVersion(type, table) } };
-  if (spec.server !== false) defaults.server = { value: '', type: 'lh-server', required: true };
+  if (spec.server !== false) defaults.server = { value: '', type: 'lh-server', required: spec.server !== 'optional' };
   for (const [key, value] of Object.entries(dialogDefaults(type, table))) defaults[key] = { value };
   for (const [key, rule] of Object.entries(spec.rules ?? {})) {
     const value = key in defaults ? defaults[key].value : rule.value;

@@ -2,7 +2,8 @@
 // checks of type and range, the buttons of actions without inputs never held back by them, the value reaching the
 // instrument.
 import assert from 'node:assert/strict';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser';
 import { helper, nextMessage } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
 import { until } from '../support/until';
@@ -10,7 +11,6 @@ import { bServerFlow, seenErrors } from '../nodes/lh-error-poll.support';
 import { forgetAllAnswers, loadWithPage, PageServer, startPageServer } from '../nodes/lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
-const CHROMIUM = process.env.LH_CHROMIUM || '/usr/bin/chromium';
 
 describe('answer page inputs in Chromium', function () {
   this.timeout(30000);
@@ -27,11 +27,7 @@ describe('answer page inputs in Chromium', function () {
 
   before(async function () {
     web = await startPageServer();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run'],
-    });
+    browser = await launchChromium();
   });
   after(async function () {
     await browser?.close();

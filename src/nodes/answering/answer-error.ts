@@ -22,6 +22,7 @@ import {
 import { answerBody } from './answer-body';
 import { recoveryBody } from './recovery-body';
 import { offeredActions } from '../shared/error-records';
+import { withActor } from '../../audit';
 
 
 /** An answer this Node-RED gave (the ledger's record). */
@@ -90,6 +91,11 @@ async function settle(
   }
 }
 
+/** Who answers (the page's signer or the policy's name), the meaning of the answer and the error answered. */
+function answerActor(by: string | undefined, meaning: unknown, error: unknown): { signer?: string; meaning: string; why: { error: string } } {
+  return { ...(by ? { signer: by } : {}), meaning: String(meaning), why: { error: String(error) } };
+}
+
 function answerOptions(
   by: string | undefined,
   expected: ErrorIdentity | undefined,
@@ -120,7 +126,10 @@ export function sendAnswerA(
     String(body.id),
     op,
     async () => {
-      await client.prep.answerRuntimeError(body, answerOptions(by, expected, unlisted));
+      // the audit record names the signer, what the answer means and the error it answers
+      await withActor(answerActor(by, body.selectedResponse, body.id), () =>
+        client.prep.answerRuntimeError(body, answerOptions(by, expected, unlisted)),
+      );
       return body;
     },
   );
@@ -156,9 +165,12 @@ export function sendRecovery(
   expected?: ErrorIdentity,
 ): Promise<AnswerOutcome> {
   const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
-  return settle(client, body.uuid, op, async () =>
-    client.instrument.submit(kind, body, answerOptions(by, expected ?? (await listedIdentity(client, body.uuid)))),
-  );
+  return settle(client, body.uuid, op, async () => {
+    const identity = expected ?? (await listedIdentity(client, body.uuid));
+    return withActor(answerActor(by, `${kind} ${body.selectedActionId}`, body.uuid), () =>
+      client.instrument.submit(kind, body, answerOptions(by, identity)),
+    );
+  });
 }
 
 /**

@@ -16,6 +16,7 @@ import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath } from './pa
 import { derivedSecret, linkKey } from './link-key';
 import { errorInMsg } from '../answering/error-in-msg';
 import { answerAuditMsg } from '../answering/answer-audit';
+import { asNodeActor } from '../shared/audit';
 import { openFirmwareError } from '../answering/open-firmware-errors';
 import { forbiddenPage, OutcomeView, outcomePage, PAGE_HEADERS, questionPage } from './page-html';
 import { migrateConfig } from '../shared/migrations';
@@ -321,6 +322,8 @@ export = function register(RED: Red): void {
       // the chosen action's input fields (B) and the per-item answers (A) the form carries
       const fields = answerFields(form, chosen);
       const { client, server } = instrument();
+      // the audit trail records this page node and the httpNodeAuth user as the actor of the answer it sends
+      const actorMsg = { req } as unknown as NodeMessage;
 
       let outcome: AnswerOutcome;
       let record: ErrorRecord | undefined;
@@ -339,11 +342,11 @@ export = function register(RED: Red): void {
         } else if (link.source === 'A' && itemProblem(record, chosen, fields.items)) {
           const message = itemProblem(record, chosen, fields.items) ?? '';
           outcome = { outcome: 'refused', message, error: new LhError(message, { kind: 'validation', operation: OP, field: 'errorDataResponses' }) };
-        } else if (link.source === 'A') outcome = await answerA(client, record as PendingError, chosen, by, link.seen ?? identityOf(record), fields.items);
+        } else if (link.source === 'A') outcome = await asNodeActor(node, actorMsg, () => answerA(client, record as PendingError, chosen, by, link.seen ?? identityOf(record), fields.items));
         else {
           const id = Number(chosen);
           outcome = Number.isInteger(id)
-            ? await answerB(client, record as InstrumentError, id, server.clientKey || null, by, link.seen ?? identityOf(record), { values: fields.inputs })
+            ? await asNodeActor(node, actorMsg, () => answerB(client, record as InstrumentError, id, server.clientKey || null, by, link.seen ?? identityOf(record), { values: fields.inputs }))
             : { outcome: 'refused', message: 'the action is not a number', error: new LhError('the action is not a number', { kind: 'validation', operation: OP }) };
         }
       }

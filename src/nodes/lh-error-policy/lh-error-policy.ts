@@ -11,12 +11,15 @@ import { policyApplies, runRuleEvents, RunRule, runRuleFor, runRulesOf, runSight
 import { migrateConfig } from '../shared/migrations';
 import { errorInMsg } from '../answering/error-in-msg';
 import { answerAuditMsg } from '../answering/answer-audit';
+import { asNodeActor } from '../shared/audit';
 import type { ErrorSource } from '../shared/poll-messages';
 
 const CONTEXT_KEY = 'lhErrorPolicy';
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const OP = 'error-policy';
 const IN_FLIGHT_RECHECK_MS = 1000;
+/** How often the holder looks for defaults that fell due while their holder was down. */
+const COORDINATED_SWEEP_MS = 1000;
 
 /** Whether two records are the same error (an id the instrument reused names another one). */
 function sameRecord(a: unknown, b: unknown): boolean {
@@ -49,6 +52,10 @@ export = function register(RED: Red): void {
       node.error(setupError.message);
     }
     const instrument = server?.instrumentKey ?? '';
+    // several Node-REDs (lh-coordination): each default is sent by one replica, and a new holder sends those that
+    // fell due while their holder was down
+    const coordinated =
+      server?.coordinator && server.coordination ? server.coordinator.defaults<PendingDefault>(instrument, node.id) : undefined;
 
     let entry = books.get(node.id);
     if (!entry) books.set(node.id, (entry = { book: newBook(), restored: false, scope: new RunScope() }));
@@ -96,6 +103,7 @@ export = function register(RED: Red): void {
     }
 
     function cancel(key: string): PendingDefault | undefined {
+      if (coordinated) void coordinated.cancel(key);
       const t = timers.get(key);
       if (t) clearTimeout(t);
       timers.delete(key);
@@ -126,13 +134,16 @@ export = function register(RED: Red): void {
     function send(p: PendingDefault): Promise<AnswerOutcome> {
       if (!client || !server) return Promise.resolve({ outcome: 'failed', message: 'no instrument', error: new LhError('no instrument', { kind: 'config', operation: OP }) });
       const field = p.runRule ? 'inputs' : `rules[${p.rule}].steps[${(p.step ?? 1) - 1}].inputs`;
-      return p.source === 'A'
+      // the audit trail records this policy node as the actor of the default it sends
+      return asNodeActor(node, undefined, () =>
+        p.source === 'A'
         ? answerA(client, p.record as PendingError, p.answer, by, identityOf(p.record), p.items)
         : answerB(client, p.record as InstrumentError, Number(p.answer), server.clientKey || null, by, identityOf(p.record), {
             values: p.inputs ?? {},
             useDefaults: true,
             field,
-          });
+          }),
+      );
     }
 
     function report(p: PendingDefault, outcome: AnswerOutcome): void {
@@ -181,6 +192,17 @@ export = function register(RED: Red): void {
         return showStatus(); // someone answered first: the default is not sent
       }
       if (given) return waitForOther(p);
+      if (coordinated) {
+        const verdict = await coordinated.take(key);
+        if (closed) return;
+        if (verdict === 'later') return waitForOther(p); // Redis unreachable: no automatic answer until it is back
+        if (verdict === 'drop') {
+          // another replica sends it (it holds the instrument now), or it was cancelled there
+          timers.delete(key);
+          if (book.take(key)) save();
+          return showStatus();
+        }
+      }
       book.add({ ...p, inFlight: true });
       save();
       const outcome = await send(p);
@@ -212,6 +234,20 @@ export = function register(RED: Red): void {
       for (const p of book.all()) if (p.instrument === instrument) schedule(p);
       showStatus();
     }
+
+    // the holder's sweep: defaults due that no replica sent (their holder died) are sent here, once
+    const sweep = coordinated
+      ? setInterval(() => {
+          void coordinated.due(Date.now()).then((due) => {
+            for (const p of due) {
+              if (closed || p.instrument !== instrument) continue;
+              book.add(p);
+              save();
+              void fire(p.key);
+            }
+          });
+        }, COORDINATED_SWEEP_MS)
+      : undefined;
 
     if (!setupError) {
       if (entry.restored) startPending();
@@ -350,6 +386,7 @@ export = function register(RED: Red): void {
             book.add(p);
             save();
             schedule(p);
+            if (coordinated) void coordinated.add(p);
           }
           send([msg, null, null]);
           break;
@@ -370,6 +407,7 @@ export = function register(RED: Red): void {
           };
           book.add(p);
           save();
+          if (coordinated) void coordinated.add(p);
           void fire(p.key);
           break;
         }
@@ -388,6 +426,7 @@ export = function register(RED: Red): void {
       closed = true;
       withdraw?.();
       runRuleEvents.off('added', onRunRule);
+      if (sweep) clearInterval(sweep);
       answerEvents.off('answered', onAnswered);
       for (const t of timers.values()) clearTimeout(t);
       timers.clear();

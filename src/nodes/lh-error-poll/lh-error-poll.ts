@@ -28,6 +28,7 @@ import { forgetWatch, readSavedWatch, savedWatch, Source, watchFor, watchKey, Wa
 import { severityFilter } from '../answering/severity';
 import { offerFirmwareErrors } from '../answering/open-firmware-errors';
 import { onPasswordWarning, passwordExpiryMessage } from '../shared/password-warning';
+import { coordinationStatus, gateFor, listedKeysOf, markLost } from '../shared/coordinated-poll';
 
 const CONTEXT_KEY = 'lhErrorPoll';
 /** Watches (instrument and node, across redeploys) whose log already said the instrument has no errors socket. */
@@ -125,6 +126,15 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   const connectPolls = new ConnectPolls(() => rules.baseMs);
   const pushPolls = new PushPolls(() => loop.trigger());
   let lastStatus: StatusDecision | undefined;
+  // several Node-REDs (lh-coordination): only the lease holder polls and emits, each error once across replicas
+  const gate = gateFor(w.server, node.id, rules);
+  if (gate && w.server.coordination) {
+    const off = w.server.coordination.onChange(() => {
+      if (!gate.active) showStatus(lastStatus ?? { kind: 'pending', count: 0 });
+      loop.trigger();
+    });
+    node.on('close', off);
+  }
 
   let saveTimer: NodeJS.Timeout | undefined;
   /** A save after a pushed frame: one write for all frames within FRAME_SAVE_DELAY_MS (a poll's save takes it over). */
@@ -146,6 +156,11 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   }
 
   async function pollOnce(): Promise<number> {
+    if (gate && !gate.active) {
+      await gate.catchUp(); // what it notified during a Redis outage, for the shared memory
+      showStatus(lastStatus ?? { kind: 'pending', count: 0 });
+      return rules.baseMs; // standby: the holder polls; a role change triggers a poll at once
+    }
     const results = await Promise.all(sources.map((source) => fetchErrors(client, source)));
     if (loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
     if (listening) adoptListed(watch, results, rules);
@@ -153,22 +168,36 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     const answered = listening ? resolveAnswered(watch, (key, record) => answeredHere(client, key, record), rules) : undefined;
     if (outcome.changed || answered?.changed) save();
     const connection = outcome.connection ? [connectionMessage(outcome.connection.state, instrument, outcome.connection)] : [];
-    emit({ raised: outcome.raised, resolved: [...outcome.resolved, ...(answered?.resolved ?? [])], changed: false }, connection);
+    await emit({ raised: outcome.raised, resolved: [...outcome.resolved, ...(answered?.resolved ?? [])], changed: false }, connection, listedKeysOf(results, rules));
     if (outcome.warn) logWarn(node, outcome.warn);
     lastStatus = outcome.status;
     showStatus(outcome.status);
     return outcome.delayMs;
   }
 
-  function emit(outcome: PushOutcome, connection: ReturnType<typeof connectionMessage>[] = []): void {
-    const raised = outcome.raised.map((r) => raisedMessage(r.source, r.record, instrument, template));
-    const resolved = outcome.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
+  async function emit(
+    proposed: PushOutcome,
+    connection: ReturnType<typeof connectionMessage>[] = [],
+    listed?: Map<string, Set<string>>,
+  ): Promise<void> {
+    if (gate) {
+      // coordinated: each msg goes out the moment the shared memory took it (see src/coordination/error-gate.ts)
+      await gate.filter(proposed.raised, proposed.resolved, listed, (list, r) => {
+        if (loop.stopped) return;
+        if (list === 'raised') node.send([markLost(raisedMessage(r.source as Source, r.record, instrument, template), r), null, null]);
+        else node.send([null, markLost(resolvedMessage(r.source as Source, r.record, instrument), r), null]);
+      });
+      if (connection.length > 0 && !loop.stopped) node.send([null, null, connection]);
+      return;
+    }
+    const raised = proposed.raised.map((r) => raisedMessage(r.source, r.record, instrument, template));
+    const resolved = proposed.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
     if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
   }
 
   /** A frame on instincterrors: firmware errors raised or resolved from it at once, and a poll at once for the rest. */
   function onFrame(event: InstrumentEvent): void {
-    if (loop.stopped) return;
+    if (loop.stopped || (gate && !gate.active)) return;
     const outcome = applyErrorFrame(watch, firmwareErrorFromFrame(event), rules);
     if (outcome.dropped && !saidDropped.has(watch)) {
       saidDropped.add(watch);
@@ -176,7 +205,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     }
     if (outcome.changed) {
       saveSoon();
-      emit(outcome);
+      emit(outcome).catch((err: unknown) => logWarn(node, asLhError(err, node.type).message));
       showStatus(lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
     }
     pushPolls.request(); // at once, or folded with the frames of the next 250 ms: a flood never polls back to back
@@ -219,6 +248,8 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   }
 
   function showStatus(polled: StatusDecision): void {
+    const coordinated = coordinationStatus(w.server.coordination);
+    if (coordinated) return node.status(coordinated);
     const decision = listening ? withFirmwareErrors(polled, watch) : polled;
     switch (decision.kind) {
       case 'refused': // a refused login is not "offline": the session holds further logins back, the poll only backs off

@@ -67,6 +67,7 @@ registerNode('lh-server', {
     clientKey: { validate: urlCheck((_n, v) => (!v || /^[A-Za-z0-9]{1,128}$/.test(String(v)) ? '' : 'clientKey')) },
     tls: { type: 'tls-config', required: false },
     timeout: { validate: RED.validators.number() },
+    coordination: { type: 'lh-coordination', required: false },
   },
   credentials: { username: { type: 'text' }, password: { type: 'password' }, instrumentToken: { type: 'password' } },
   label() {

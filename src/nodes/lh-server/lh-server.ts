@@ -5,9 +5,12 @@ import { onPasswordWarning } from '../shared/password-warning';
 import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/secrets';
 import { migrateConfig } from '../shared/migrations';
 import { isServerNode, LhServerNode } from '../shared/server-node';
+import { isCoordinationNode } from '../shared/coordination-node';
 import { chooseCredentials, crossSiteReason, isJsonContentType, rebindingReason, ServerSecrets, targetOf } from './admin-guard';
 import { accountActionMessage, testConnection } from './connection-test';
 import { simulatorTlsOptions, tlsOptionsFrom } from './tls';
+import { requestUser, serverAuditTrail } from '../shared/audit';
+import { withActor } from '../../audit';
 
 const CLOSE_TIMEOUT_MS = 3000;
 
@@ -34,21 +37,32 @@ export = function register(RED: Red): void {
     node.instrumentKey = `${trimBase(String(config.baseUrl ?? ''))}|${trimBase(String(config.instrumentUrl ?? ''))}`;
     node.target = targetOf(config);
     rememberSecrets(node.id, [node.credentials?.password, node.credentials?.instrumentToken]);
+    let audit: ReturnType<typeof serverAuditTrail>;
     try {
-      node.client = new LiquidHandlerClient(clientOptions(RED, config, node.credentials ?? {}));
+      // every instrument-changing request of this node's client is audited (src/audit), secrets taken out
+      const secrets = [node.credentials?.password, node.credentials?.instrumentToken].filter((s): s is string => Boolean(s));
+      audit = serverAuditTrail(RED, node, node.instrumentKey, () => secrets);
+      node.client = new LiquidHandlerClient({ ...clientOptions(RED, config, node.credentials ?? {}), audit: audit?.trail });
       // said once per channel: an oversized frame closes the socket (the cap protects memory), polling goes on
       node.client.events.onNotice((notice) => logWarn(node, notice.message));
       onPasswordWarning(node.client, (warning) => logWarn(node, `${warning.text}: change it on the instrument, then in this lh-server node`));
+      joinCoordination(RED, node, config.coordination);
     } catch (err) {
       node.configError = asLhError(err, 'configure');
+      node.client?.destroy(); // a coordination that is asked for and broken must not run uncoordinated (duplicates)
+      node.client = undefined;
       logError(node, node.configError.message);
     }
 
     node.on('close', (_removed: boolean, done: () => void) => {
       forgetSecrets(node.id);
+      if (node.coordinator) void node.coordinator.leave(node.instrumentKey);
+      node.coordinator = undefined;
+      node.coordination = undefined;
       const client = node.client;
       node.client = undefined;
-      if (!client) return done();
+      const closeAudit = (): void => void (audit?.release() ?? Promise.resolve()).then(() => done(), () => done());
+      if (!client) return closeAudit();
       const timer = setTimeout(finish, CLOSE_TIMEOUT_MS);
       let finished = false;
       function finish(): void {
@@ -56,7 +70,7 @@ export = function register(RED: Red): void {
         finished = true;
         clearTimeout(timer);
         client?.destroy();
-        done();
+        closeAudit();
       }
       client.close().then(finish, finish);
     });
@@ -72,6 +86,28 @@ export = function register(RED: Red): void {
 
   registerAdminEndpoints(RED);
 };
+
+/** With an lh-coordination node selected: joins its group for this instrument; throws when it is missing or invalid. */
+function joinCoordination(RED: Red, node: LhServerNode, id: unknown): void {
+  if (typeof id !== 'string' || id === '') return;
+  const found = RED.nodes.getNode(id);
+  if (!isCoordinationNode(found)) {
+    throw new LhError('the lh-coordination node selected on the lh-server node is missing or not deployed', {
+      kind: 'config',
+      operation: 'configure',
+      field: 'coordination',
+    });
+  }
+  if (!found.coordinator) {
+    throw new LhError(`the lh-coordination node is not valid: ${found.configError?.message ?? 'see its log'}`, {
+      kind: 'config',
+      operation: 'configure',
+      field: 'coordination',
+    });
+  }
+  node.coordinator = found.coordinator;
+  node.coordination = found.coordinator.join(node.instrumentKey);
+}
 
 /** The deployed lh-server node of that id; undefined when nothing is deployed under it; a config error when it is another type. */
 function deployedServer(RED: Red, id: unknown): LhServerNode | undefined {
@@ -164,7 +200,10 @@ function registerAdminEndpoints(RED: Red): void {
       if (!server?.client) throw new LhError('deploy the lh-server node first', { kind: 'config', operation: 'change-expired-password' });
       const creds = server.credentials ?? {};
       const oldPassword = typeof body.oldPassword === 'string' && body.oldPassword !== '' ? body.oldPassword : creds.password;
-      await server.client.prep.changeExpiredPassword(creds.username ?? '', oldPassword ?? '', body.newPassword as string);
+      const client = server.client;
+      await withActor({ route: 'change-expired-password', user: requestUser(req) }, () =>
+        client.prep.changeExpiredPassword(creds.username ?? '', oldPassword ?? '', body.newPassword as string),
+      );
       return { ok: true, message: 'password changed: enter the new password in the lh-server node and deploy' };
     });
   });
@@ -176,7 +215,9 @@ function registerAdminEndpoints(RED: Red): void {
         const server = deployedServer(RED, req.params.id);
         if (!server?.client) throw new LhError('deploy the lh-server node first', { kind: 'config', operation: action });
         const prep = server.client.prep;
-        const result = action === 'setup-wizard' ? await prep.setupWizard() : await prep.kbaPasswordReset();
+        const result = await withActor({ route: action, user: requestUser(req) }, () =>
+          action === 'setup-wizard' ? prep.setupWizard() : prep.kbaPasswordReset(),
+        );
         return { ok: true, message: accountActionMessage(action, result) };
       });
     });

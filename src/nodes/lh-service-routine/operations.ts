@@ -1,3 +1,4 @@
+import { withActor } from '../../audit';
 import { PrepApi, ServiceRoutine, validate as v, validationError, serviceRoutine } from '../../client';
 
 export const ROUTINE_OPERATIONS = ['list', 'get', 'update'] as const;
@@ -57,6 +58,7 @@ export function routineChanges(u: RoutineUpdate): Record<string, unknown> & { id
 export async function updateRoutine(prep: PrepApi, u: RoutineUpdate): Promise<ServiceRoutine> {
   const changes = routineChanges(u);
   const current = await prep.getServiceRoutine(changes.id);
-  await prep.updateServiceRoutine({ ...current, ...changes });
+  // the audit record shows old -> new
+  await withActor({ old: current }, () => prep.updateServiceRoutine({ ...current, ...changes }));
   return prep.getServiceRoutine(changes.id);
 }

@@ -1,3 +1,4 @@
+import { withActor } from '../../audit';
 import { PrepApi, SoftwareSettings, softwareSettings, validate, validate as v, validationError } from '../../client';
 
 export const SETTINGS_OPERATIONS = ['get-software-settings', 'set-software-settings', 'get-policy-settings'] as const;
@@ -35,7 +36,9 @@ export async function setSoftwareSettings(prep: PrepApi, payload: unknown, mode:
   if (Object.keys(given).length === 0) {
     throw validationError(op, 'payload', `must name at least one software setting (${SOFTWARE_FIELDS.join(', ')})`);
   }
-  const next = mode === 'replace' ? given : { ...known(await prep.getSoftwareSettings()), ...given };
-  await prep.setSoftwareSettings(next);
+  const old = mode === 'replace' ? undefined : known(await prep.getSoftwareSettings());
+  const next = old === undefined ? given : { ...old, ...given };
+  // the audit record shows old -> new where the node read the old value
+  await withActor(old === undefined ? {} : { old }, () => prep.setSoftwareSettings(next));
   return prep.getSoftwareSettings();
 }

@@ -33,7 +33,11 @@ export const MIGRATIONS: MigrationTable = {
       version: 1,
       defaults: { name: '', instrumentUrl: '', allowInsecureInstrument: false, clientKey: '', simulatorCa: false, timeout: 10000 },
     },
+    // 0.3: several Node-REDs through Redis (issue 19); empty is "this Node-RED only", as before
+    { version: 2, defaults: { coordination: '' } },
   ],
+  'lh-audit': [{ version: 1, defaults: { name: '' } }],
+  'lh-coordination': [{ version: 1, defaults: { name: '', url: 'redis://127.0.0.1:6379', mode: 'single', sentinelName: '', prefix: 'labwire', leaseSeconds: 5 } }],
   'lh-steps': [
     {
       version: 1,

@@ -3,6 +3,7 @@ import { NodeConfig, NodeMessage, Node, Red } from './node-red';
 import { LhServerNode, requireClient } from './server-node';
 import { redactDeep, redactErr } from './secrets';
 import { Status } from './status';
+import { asNodeActor } from './audit';
 
 export interface OperationResult {
   payload: unknown;
@@ -42,7 +43,7 @@ export function runOperationNode(RED: Red, node: Node, config: NodeConfig, handl
       return;
     }
     status.busy();
-    handler(ctx).then(
+    asNodeActor(node, msg, () => handler(ctx)).then(
       (result) => {
         msg.payload = result.payload;
         msg.statusCode = result.statusCode ?? 200;

@@ -1,5 +1,6 @@
 import { LhError, LiquidHandlerClient } from '../../client';
 import { Node, Red } from './node-red';
+import type { Coordinator, InstrumentCoordination } from '../../coordination/coordinator';
 
 /** What an operation node may use of its lh-server config node. */
 export interface LhServerNode extends Node {
@@ -12,6 +13,9 @@ export interface LhServerNode extends Node {
   displayName: string;
   /** Where its requests go: its stored secrets are sent nowhere else (the editor's Test connection checks it). */
   target?: ServerTarget;
+  /** With an lh-coordination node: this instrument's lease (holder / standby / lost) and the shared stores. */
+  coordination?: InstrumentCoordination;
+  coordinator?: Coordinator;
 }
 
 /** An lh-server node's addresses and what decides which certificates it trusts, normalised for comparison. */

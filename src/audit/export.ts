@@ -1,0 +1,64 @@
+import { AuditRecord } from './record';
+
+export const CSV_COLUMNS = [
+  'seq',
+  'at',
+  'phase',
+  'id',
+  'instrument',
+  'operation',
+  'method',
+  'path',
+  'who',
+  'body',
+  'old',
+  'why',
+  'result',
+  'status',
+  'reason',
+  'hash',
+  'prev',
+] as const;
+
+function cell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  // a leading = + - @ would be a formula in a spreadsheet
+  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+/** The records as CSV (RFC 4180, one header line), for a spreadsheet or a review. */
+export function toCsv(records: Iterable<AuditRecord>): string {
+  const lines = [CSV_COLUMNS.join(',')];
+  for (const r of records) {
+    const row: Record<(typeof CSV_COLUMNS)[number], unknown> = {
+      seq: r.seq,
+      at: r.at,
+      phase: r.phase,
+      id: r.phase === 'file' ? '' : r.id,
+      instrument: r.instrument,
+      operation: r.phase === 'intent' ? r.what.operation : r.phase === 'outcome' ? r.operation : '',
+      method: r.phase === 'intent' ? r.what.method : '',
+      path: r.phase === 'intent' ? r.what.path : '',
+      who: r.phase === 'intent' ? r.who : '',
+      body: r.phase === 'intent' ? r.what.body : '',
+      old: r.phase === 'intent' ? r.old : '',
+      why: r.phase === 'intent' ? r.why : '',
+      result: r.phase === 'outcome' ? r.outcome.result : '',
+      status: r.phase === 'outcome' ? r.outcome.status : '',
+      reason: r.phase === 'outcome' ? r.outcome.reason : '',
+      hash: r.hash,
+      prev: r.prev,
+    };
+    lines.push(CSV_COLUMNS.map((c) => cell(row[c])).join(','));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The complete records of a chain file's text (a torn last line is left out). */
+export function parseRecords(text: string): AuditRecord[] {
+  const lines = text.split('\n');
+  lines.pop();
+  return lines.filter((l) => l !== '').map((l) => JSON.parse(l) as AuditRecord);
+}

@@ -1,0 +1,267 @@
+import { EventEmitter } from 'events';
+import fs from 'fs';
+import os from 'os';
+import { checkpointMac, Checkpoint, GENESIS, RecordFields, AuditRecord, seal } from './record';
+import { chainFile, chainIndexes, checkpointFile } from './files';
+
+export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
+/** The checkpoint file is rewritten in place at this fixed size (space padded). */
+const CHECKPOINT_BYTES = 512;
+/** Under sustained load the checkpoint is rewritten at least every this many batches. */
+const CHECKPOINT_EVERY_BATCHES = 8;
+
+export interface AuditLogOptions {
+  dir: string;
+  /** The chain's file name prefix (see chainName). */
+  name: string;
+  instrument: string;
+  /** Signs the checkpoint (HMAC-SHA256); without a key the checkpoint is written unsigned. */
+  key?: Buffer;
+  /** A new file starts once the current one reaches this size; the chain carries across. */
+  maxFileBytes?: number;
+  /** false: no fsync (tests and the benchmark's comparison only). Default true. */
+  fsync?: boolean;
+  /** The chain is read only once this settles (the previous writer of the same chain closing). */
+  after?: Promise<unknown>;
+}
+
+interface Entry {
+  file: number;
+  record: AuditRecord;
+  line: string;
+  resolve: (record: AuditRecord) => void;
+  reject: (err: Error) => void;
+}
+
+interface Tail {
+  file: number;
+  seq: number;
+  hash: string;
+  size: number;
+  /** The file ends in a torn line (a write cut short): nothing more is appended to it. */
+  torn: boolean;
+}
+
+/** The last complete record of a chain on disk, or undefined for a new chain. */
+export function readTail(dir: string, name: string): Tail | undefined {
+  const indexes = chainIndexes(dir, name);
+  const file = indexes[indexes.length - 1];
+  if (file === undefined) return undefined;
+  const text = fs.readFileSync(chainFile(dir, name, file), 'utf8');
+  const end = text.lastIndexOf('\n');
+  const torn = end !== text.length - 1;
+  const complete = end < 0 ? '' : text.slice(0, end);
+  const last = complete.slice(complete.lastIndexOf('\n') + 1);
+  if (last === '') {
+    if (file === 1) return undefined;
+    throw new Error(
+      `audit chain ${name}: file ${file} has no complete record; verify it (npx lh-audit verify) before writing more`,
+    );
+  }
+  const record = JSON.parse(last) as AuditRecord;
+  return { file, seq: record.seq, hash: record.hash, size: Buffer.byteLength(text), torn };
+}
+
+/**
+ * An append-only JSON Lines hash chain. Appends are sealed (seq, prev, hash) in the order they are made and written
+ * in batches: every append waiting while a write is under way goes into the next write, one fsync for all of them
+ * (group commit). An append resolves only after its record is on disk; then the signed checkpoint is updated.
+ * A failed write refuses every later append: the chain on disk and in memory must never differ.
+ */
+export class AuditLog extends EventEmitter {
+  private readonly maxFileBytes: number;
+  private readonly fsync: boolean;
+  private readonly ready: Promise<void>;
+  private seq = -1;
+  private prev = GENESIS;
+  private file = 0;
+  /** Bytes of the current file, pending records included. */
+  private size = 0;
+  private queue: Entry[] = [];
+  private flushing?: Promise<void>;
+  private handle?: { file: number; fh: fs.promises.FileHandle };
+  private checkpointFh?: fs.promises.FileHandle;
+  private broken?: Error;
+  private closed = false;
+  private lockPath?: string;
+  private batchesSinceCheckpoint = 0;
+
+  constructor(private readonly options: AuditLogOptions) {
+    super();
+    this.maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+    this.fsync = options.fsync !== false;
+    this.ready = this.open();
+    this.ready.catch(() => undefined);
+  }
+
+  get path(): string {
+    return chainFile(this.options.dir, this.options.name, Math.max(1, this.file));
+  }
+
+  private async open(): Promise<void> {
+    await this.options.after?.catch(() => undefined);
+    await fs.promises.mkdir(this.options.dir, { recursive: true, mode: 0o700 });
+    this.lockPath = takeLock(chainFile(this.options.dir, this.options.name, 0).replace(/\.000000\.jsonl$/, '.lock'));
+    const tail = readTail(this.options.dir, this.options.name);
+    const cpPath = checkpointFile(this.options.dir, this.options.name);
+    await (await fs.promises.open(cpPath, 'a', 0o600)).close();
+    // r+, not a: positional writes of an append-mode file go to its end on Linux
+    this.checkpointFh = await fs.promises.open(cpPath, 'r+');
+    if (!tail) {
+      this.startFile(1);
+      return;
+    }
+    this.seq = tail.seq;
+    this.prev = tail.hash;
+    this.file = tail.file;
+    this.size = tail.size;
+    // a torn line stays where it is (evidence of the crash); the chain goes on in a new file
+    if (tail.torn || tail.size >= this.maxFileBytes) this.startFile(tail.file + 1);
+  }
+
+  /** Seals the file record that opens file `index` (its prev links to the previous file's last record). */
+  private startFile(index: number): void {
+    this.file = index;
+    this.size = 0;
+    this.enqueue(
+      { phase: 'file', at: new Date().toISOString(), instrument: this.options.instrument, file: index },
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  private enqueue(fields: RecordFields, resolve: Entry['resolve'], reject: Entry['reject']): void {
+    const record = seal(fields, this.seq + 1, this.prev);
+    const line = `${JSON.stringify(record)}\n`;
+    this.seq = record.seq;
+    this.prev = record.hash;
+    this.size += Buffer.byteLength(line);
+    this.queue.push({ file: this.file, record, line, resolve, reject });
+  }
+
+  /** Appends one record; resolves with it once it is durable. */
+  async append(fields: RecordFields): Promise<AuditRecord> {
+    await this.ready;
+    if (this.broken) throw this.broken;
+    if (this.closed) throw new Error('the audit trail is closed');
+    if (this.size >= this.maxFileBytes) this.startFile(this.file + 1);
+    const done = new Promise<AuditRecord>((resolve, reject) => this.enqueue(fields, resolve, reject));
+    if (!this.flushing) this.flushing = this.flushAll().finally(() => (this.flushing = undefined));
+    return done;
+  }
+
+  private async flushAll(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      try {
+        await this.write(batch);
+      } catch (err) {
+        this.fail(err, batch);
+        return;
+      }
+      // durable: the appends resolve now; the checkpoint follows (it may lag the records, never lead them)
+      for (const entry of batch) {
+        entry.resolve(entry.record);
+        this.emit('record', entry.record);
+      }
+      // under load the next batch is already waiting: the checkpoint moves on at every 8th batch, or when idle
+      this.batchesSinceCheckpoint++;
+      if (this.queue.length > 0 && this.batchesSinceCheckpoint < CHECKPOINT_EVERY_BATCHES) continue;
+      this.batchesSinceCheckpoint = 0;
+      const last = batch[batch.length - 1];
+      try {
+        await this.writeCheckpoint({ seq: last.record.seq, hash: last.record.hash, file: last.file, at: last.record.at });
+      } catch (err) {
+        this.fail(err, []);
+        return;
+      }
+    }
+  }
+
+  private fail(err: unknown, batch: Entry[]): void {
+    this.broken = new Error(
+      `the audit trail cannot be written (${(err as Error).message}): nothing more is sent to the instrument`,
+    );
+    for (const entry of [...batch, ...this.queue.splice(0)]) entry.reject(this.broken);
+  }
+
+  private async write(batch: Entry[]): Promise<void> {
+    let i = 0;
+    while (i < batch.length) {
+      const file = batch[i].file;
+      let text = '';
+      for (; i < batch.length && batch[i].file === file; i++) text += batch[i].line;
+      const fh = await this.handleFor(file);
+      await fh.write(text);
+      if (this.fsync) await fh.datasync();
+    }
+  }
+
+  private async handleFor(file: number): Promise<fs.promises.FileHandle> {
+    if (this.handle?.file === file) return this.handle.fh;
+    if (this.handle) await this.handle.fh.close();
+    const fh = await fs.promises.open(chainFile(this.options.dir, this.options.name, file), 'a', 0o600);
+    this.handle = { file, fh };
+    return fh;
+  }
+
+  /** Rewritten in place after the records it names are on disk, so it never names a record that is not. */
+  private async writeCheckpoint(cp: Checkpoint): Promise<void> {
+    if (!this.checkpointFh) return;
+    const signed: Checkpoint = this.options.key ? { ...cp, mac: checkpointMac(this.options.key, cp) } : cp;
+    const text = JSON.stringify(signed);
+    const buf = Buffer.alloc(CHECKPOINT_BYTES, ' ');
+    buf.write(text);
+    buf.write('\n', CHECKPOINT_BYTES - 1);
+    await this.checkpointFh.write(buf, 0, buf.length, 0);
+  }
+
+  /** Waits for every append made so far, then closes the files. */
+  async close(): Promise<void> {
+    await this.ready.catch(() => undefined);
+    this.closed = true;
+    while (this.flushing) await this.flushing;
+    await this.handle?.fh.close();
+    this.handle = undefined;
+    await this.checkpointFh?.close();
+    this.checkpointFh = undefined;
+    if (this.lockPath) fs.rmSync(this.lockPath, { force: true });
+    this.lockPath = undefined;
+  }
+}
+
+/**
+ * One writer per chain: two processes appending to the same files would interleave two chains. The lock names its
+ * process; a lock left by a process of this host that is gone (killed) is taken over.
+ */
+function takeLock(file: string): string {
+  const me = `${process.pid}@${os.hostname()}`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, me, { flag: 'wx', mode: 0o600 });
+      return file;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = fs.readFileSync(file, 'utf8').trim();
+    const [pid, host] = holder.split('@');
+    if (holder === me || host !== os.hostname() || isAlive(Number(pid))) {
+      throw new Error(
+        `the audit chain ${file.replace(/\.lock$/, '')} is being written by process ${holder}; one writer per chain (give each Node-RED its own lhAudit.dir)`,
+      );
+    }
+    fs.rmSync(file, { force: true });
+  }
+  throw new Error(`cannot lock the audit chain ${file}`);
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

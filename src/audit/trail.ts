@@ -1,0 +1,83 @@
+import { randomUUID } from 'crypto';
+import type { AuditedRequest, AuditHook, AuditOutcome } from '../client';
+import { redactText, redactValue } from '../nodes/shared/redact';
+import { currentActor } from './actor';
+import { canonicalJson, sha256Hex } from './canonical';
+import { AuditLog } from './log-file';
+import { Actor, What } from './record';
+
+/** Bodies larger than this are left out of a record; their SHA-256 stays. */
+export const MAX_RECORDED_BODY_BYTES = 64 * 1024;
+
+export interface AuditTrailOptions {
+  /** The instrument's identity as records name it (its URLs). */
+  instrument: string;
+  /** Who acts when nobody said (e.g. the lh-server node). */
+  fallback?: Actor;
+  /** The configured secrets, taken out of every record besides the secret-named fields. */
+  secrets?: () => readonly string[];
+}
+
+/**
+ * The transport's audit hook: an intent record before a request goes out (durable before it is sent), an outcome
+ * record after it, linked by one id; who acts comes from withActor. Every record passes the redaction step.
+ */
+export class AuditTrail implements AuditHook {
+  constructor(
+    readonly log: AuditLog,
+    private readonly options: AuditTrailOptions,
+  ) {}
+
+  async intent(request: AuditedRequest): Promise<string> {
+    const id = randomUUID();
+    const secrets = this.options.secrets?.() ?? [];
+    const { why, old, ...who } = redactValue({ ...this.options.fallback, ...currentActor() }, secrets);
+    const what = whatOf(request, secrets);
+    await this.log.append({
+      phase: 'intent',
+      id,
+      at: new Date().toISOString(),
+      instrument: this.options.instrument,
+      who,
+      what,
+      ...(why === undefined ? {} : { why }),
+      ...(old === undefined ? {} : { old }),
+    });
+    return id;
+  }
+
+  async outcome(id: string, operation: string, outcome: AuditOutcome): Promise<void> {
+    const secrets = this.options.secrets?.() ?? [];
+    const clean =
+      outcome.reason === undefined ? outcome : { ...outcome, reason: redactText(outcome.reason, secrets).slice(0, 2000) };
+    await this.log.append({
+      phase: 'outcome',
+      id,
+      at: new Date().toISOString(),
+      instrument: this.options.instrument,
+      operation,
+      outcome: clean,
+    });
+  }
+}
+
+/** The request as recorded: redacted first, so not even a digest of a secret enters a record. */
+function whatOf(request: AuditedRequest, secrets: readonly string[]): What {
+  const what: What = {
+    api: request.api,
+    method: request.method,
+    operation: request.operation,
+    path: redactText(request.path, secrets),
+  };
+  if (request.query && Object.keys(request.query).length > 0) what.query = redactValue(request.query, secrets);
+  if (request.body !== undefined) {
+    const body = redactValue(request.body, secrets);
+    const text = canonicalJson(body);
+    if (Buffer.byteLength(text) <= MAX_RECORDED_BODY_BYTES) what.body = body;
+    else {
+      what.bodySha256 = sha256Hex(text);
+      what.bodyOmitted = true;
+    }
+  }
+  return what;
+}

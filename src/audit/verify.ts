@@ -1,0 +1,191 @@
+import { AuditRecord, Checkpoint, checkpointMac, GENESIS, hashOf } from './record';
+
+export interface ChainFileText {
+  /** A name to report (the file's path). */
+  name: string;
+  text: string;
+}
+
+export interface BadRecord {
+  file: string;
+  /** 1-based line within the file. */
+  line: number;
+  /** The record's seq as expected at that place. */
+  seq: number;
+  reason: string;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  /** Complete records that verified. */
+  records: number;
+  files: number;
+  lastSeq: number;
+  lastHash: string;
+  /** Lines cut short by a crash (the end of a file only): not tampering, the write was never acknowledged. */
+  torn: { file: string; line: number }[];
+  /** The first record that does not verify: everything before it is intact. */
+  firstBad?: BadRecord;
+  /** verified: signed and matching; unsigned: present without a signature; unchecked: signed but no key given. */
+  checkpoint: 'verified' | 'unsigned' | 'unchecked' | 'absent' | 'bad';
+  /** Intents with no outcome record (a crash or a close before the answer): their outcome is unknown. */
+  openIntents: string[];
+}
+
+export interface VerifyInput {
+  files: ChainFileText[];
+  /** The checkpoint file's text, when there is one. */
+  checkpoint?: string;
+  key?: Buffer;
+}
+
+/**
+ * Checks a chain: every line parses, its hash matches its content, it names the previous record's hash and the next
+ * seq, each file opens with its file record; then the signed checkpoint must name a record that is there, so a tail
+ * removed from the end is found too. Reports the first record that fails.
+ */
+export function verifyChain(input: VerifyInput): VerifyReport {
+  const report: VerifyReport = {
+    ok: true,
+    records: 0,
+    files: input.files.length,
+    lastSeq: -1,
+    lastHash: GENESIS,
+    torn: [],
+    checkpoint: 'absent',
+    openIntents: [],
+  };
+  const open = new Map<string, true>();
+  let checkpoint: Checkpoint | undefined;
+  let checkpointHashSeen: string | undefined;
+  if (input.checkpoint !== undefined && input.checkpoint.trim() !== '') {
+    try {
+      checkpoint = JSON.parse(input.checkpoint) as Checkpoint;
+    } catch {
+      report.checkpoint = 'bad';
+    }
+  }
+  const bad = (file: string, line: number, reason: string): VerifyReport => {
+    report.ok = false;
+    report.firstBad = { file, line, seq: report.lastSeq + 1, reason };
+    report.openIntents = [...open.keys()];
+    return report;
+  };
+
+  for (let f = 0; f < input.files.length; f++) {
+    const { name, text } = input.files[f];
+    const lines = text.split('\n');
+    const tail = lines.pop() ?? '';
+    if (lines.length === 0 && tail === '') return bad(name, 1, `file ${f + 1} of the chain is empty (its records were removed)`);
+    for (let i = 0; i < lines.length; i++) {
+      const lineNo = i + 1;
+      const expectedSeq = report.lastSeq + 1;
+      let record: AuditRecord;
+      try {
+        record = JSON.parse(lines[i]) as AuditRecord;
+      } catch {
+        return bad(name, lineNo, `line ${lineNo} is not a JSON record (altered or inserted)`);
+      }
+      if (typeof record !== 'object' || record === null || typeof record.hash !== 'string') {
+        return bad(name, lineNo, `line ${lineNo} is not an audit record`);
+      }
+      if (hashOf(record) !== record.hash)
+        return bad(name, lineNo, `record #${String(record.seq)} was altered: its hash does not match its content`);
+      if (record.prev !== report.lastHash || record.seq !== expectedSeq) {
+        return bad(
+          name,
+          lineNo,
+          `record #${String(record.seq)} does not follow record #${report.lastSeq} (expected #${expectedSeq}): a record before it was removed, inserted or moved`,
+        );
+      }
+      const opensFile = i === 0;
+      if (opensFile !== (record.phase === 'file')) {
+        return bad(
+          name,
+          lineNo,
+          opensFile ? `file ${f + 1} does not open with its file record` : `a file record in the middle of a file`,
+        );
+      }
+      if (record.phase === 'file' && record.file !== f + 1) {
+        return bad(
+          name,
+          lineNo,
+          `this is file ${String(record.file)} of the chain, found in place ${f + 1} (files swapped or missing)`,
+        );
+      }
+      if (record.phase === 'intent') open.set(record.id, true);
+      if (record.phase === 'outcome') {
+        if (!open.has(record.id)) return bad(name, lineNo, `record #${record.seq} is an outcome without an intent before it`);
+        open.delete(record.id);
+      }
+      report.records++;
+      report.lastSeq = record.seq;
+      report.lastHash = record.hash;
+      if (checkpoint && record.seq === checkpoint.seq) checkpointHashSeen = record.hash;
+    }
+    if (tail !== '') {
+      // Only the end of a file may be torn; the chain goes on from the last complete record.
+      report.torn.push({ file: name, line: lines.length + 1 });
+    }
+  }
+  report.openIntents = [...open.keys()];
+
+  if (checkpoint) {
+    if (typeof checkpoint.mac === 'string') {
+      if (!input.key) report.checkpoint = 'unchecked';
+      else if (checkpointMac(input.key, checkpoint) !== checkpoint.mac) {
+        report.checkpoint = 'bad';
+        report.ok = false;
+        report.firstBad = {
+          file: 'checkpoint',
+          line: 1,
+          seq: checkpoint.seq,
+          reason: 'the checkpoint signature does not match (altered, or another key)',
+        };
+        return report;
+      } else report.checkpoint = 'verified';
+    } else report.checkpoint = 'unsigned';
+    if (checkpoint.seq > report.lastSeq) {
+      report.ok = false;
+      const last = input.files[input.files.length - 1];
+      report.firstBad = {
+        file: last?.name ?? 'checkpoint',
+        line: lineCount(last?.text ?? '') + 1,
+        seq: report.lastSeq + 1,
+        reason: `records #${report.lastSeq + 1} to #${checkpoint.seq} were removed from the end: the checkpoint names record #${checkpoint.seq}`,
+      };
+    } else if (checkpointHashSeen !== checkpoint.hash) {
+      report.ok = false;
+      report.firstBad = {
+        file: 'checkpoint',
+        line: 1,
+        seq: checkpoint.seq,
+        reason: `record #${checkpoint.seq} is not the one the checkpoint names: the chain was rewritten`,
+      };
+    }
+  } else if (report.checkpoint === 'bad') {
+    report.ok = false;
+    report.firstBad = { file: 'checkpoint', line: 1, seq: 0, reason: 'the checkpoint file is not JSON' };
+  }
+  return report;
+}
+
+function lineCount(text: string): number {
+  return text.split('\n').length - 1;
+}
+
+/** One line a person reads. */
+export function describeReport(report: VerifyReport): string {
+  const parts: string[] = [];
+  if (report.ok) parts.push(`OK: ${report.records} records in ${report.files} file(s), last #${report.lastSeq}`);
+  else if (report.firstBad) {
+    const b = report.firstBad;
+    parts.push(
+      `TAMPERED: ${b.file} line ${b.line} (record #${b.seq}): ${b.reason}; the ${report.records} records before it verify`,
+    );
+  }
+  parts.push(`checkpoint ${report.checkpoint}`);
+  for (const t of report.torn) parts.push(`torn last line (a write cut short, never acknowledged): ${t.file} line ${t.line}`);
+  if (report.openIntents.length > 0) parts.push(`${report.openIntents.length} intent(s) without an outcome (outcome unknown)`);
+  return parts.join('\n');
+}

@@ -1,0 +1,76 @@
+/**
+ * The lh-coordination node's settings, checked: a clear error naming the field and the rule, never a guess. The
+ * password is a credential: a URL carrying one (`redis://:pw@host`) is refused, so it cannot end up in flows.json.
+ */
+import { validPrefix } from './keys';
+
+export interface CoordinationSettings {
+  /** redis:// or rediss:// (TLS) URLs; several for Sentinel (`mode: 'sentinel'`) or Cluster (`mode: 'cluster'`) */
+  urls: string[];
+  mode: 'single' | 'sentinel' | 'cluster';
+  /** the Sentinel master group name */
+  sentinelName: string;
+  prefix: string;
+  leaseMs: number;
+}
+
+export class CoordinationConfigError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`lh-coordination ${field}: ${message}`);
+    this.name = 'CoordinationConfigError';
+  }
+}
+
+export const DEFAULT_PREFIX = 'labwire';
+export const DEFAULT_LEASE_SECONDS = 5;
+export const MIN_LEASE_SECONDS = 1;
+export const MAX_LEASE_SECONDS = 120;
+
+function parseUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new CoordinationConfigError(
+      'url',
+      `"${raw.replace(/\/\/[^@/]*@/, '//…@')}" is not a URL (redis://host:6379 or rediss://host:6380)`,
+    );
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:')
+    throw new CoordinationConfigError('url', 'must start with redis:// or rediss:// (TLS)');
+  if (u.password !== '' || u.username !== '') {
+    throw new CoordinationConfigError(
+      'url',
+      'no user name or password in the URL: put them in the Username and Password fields (credentials)',
+    );
+  }
+  if (u.hostname === '') throw new CoordinationConfigError('url', 'names no host');
+  return raw.trim();
+}
+
+/** The settings of a saved lh-coordination configuration; throws CoordinationConfigError naming the bad field. */
+export function coordinationSettings(config: Record<string, unknown>): CoordinationSettings {
+  const urls = String(config.url ?? '')
+    .split(/[\s,]+/)
+    .filter((s) => s !== '')
+    .map(parseUrl);
+  if (urls.length === 0) throw new CoordinationConfigError('url', 'is required (redis://host:6379)');
+  const mode = config.mode === 'sentinel' || config.mode === 'cluster' ? config.mode : 'single';
+  if (mode === 'single' && urls.length > 1)
+    throw new CoordinationConfigError('url', 'one URL only, unless the mode is sentinel or cluster');
+  const sentinelName = String(config.sentinelName ?? '').trim();
+  if (mode === 'sentinel' && sentinelName === '')
+    throw new CoordinationConfigError('sentinelName', 'is required in sentinel mode (the master group name)');
+  const rawPrefix = config.prefix === undefined || config.prefix === '' ? DEFAULT_PREFIX : config.prefix;
+  const prefix = validPrefix(rawPrefix);
+  if (!prefix) throw new CoordinationConfigError('prefix', 'letters, digits and - _ . : only, 1 to 64 characters');
+  const seconds =
+    config.leaseSeconds === undefined || config.leaseSeconds === '' ? DEFAULT_LEASE_SECONDS : Number(config.leaseSeconds);
+  if (!Number.isFinite(seconds) || seconds < MIN_LEASE_SECONDS || seconds > MAX_LEASE_SECONDS) {
+    throw new CoordinationConfigError('leaseSeconds', `a number of seconds from ${MIN_LEASE_SECONDS} to ${MAX_LEASE_SECONDS}`);
+  }
+  return { urls, mode, sentinelName, prefix, leaseMs: Math.round(seconds * 1000) };
+}

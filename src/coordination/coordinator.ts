@@ -1,0 +1,262 @@
+import { createHash, randomBytes } from 'crypto';
+import os from 'os';
+import { CoordinationKeys } from './keys';
+import { FencedError, LeaseGrant, Leases } from './leases';
+import { fairShare, planLeases } from './fair-share';
+import { ErrorGate, GateRules } from './error-gate';
+import { SharedDefaults, StoreRedis, SharedSeen } from './stores';
+import { CoordinatedDefaults } from './policy-defaults';
+
+/**
+ * What this Node-RED is for one instrument: the `holder` (polls, listens, emits, answers automatically), on
+ * `standby` while another replica holds it (`holder` names it), or `lost` when Redis cannot be reached (it cannot
+ * prove who holds the lease: no automatic answer, notifications go on, marked). `joining` until the first round.
+ */
+export type Role = 'joining' | 'holder' | 'standby' | 'lost';
+
+export interface RoleState {
+  role: Role;
+  /** the replica holding the lease, when known */
+  holder?: string;
+  /** the fencing token while this replica holds the lease */
+  token?: number;
+  /** why coordination is lost (a Redis error message, never the URL's password) */
+  reason?: string;
+}
+
+type Listener = (state: RoleState) => void;
+
+/** One instrument as this replica sees it. */
+export class InstrumentCoordination {
+  private current: RoleState = { role: 'joining' };
+  private readonly listeners = new Set<Listener>();
+  /** the lease value while held, and until when (this process's clock) it is certainly still ours */
+  grant?: LeaseGrant;
+  validUntil = 0;
+
+  constructor(
+    readonly instrumentKey: string,
+    readonly replica: string,
+    private readonly now: () => number,
+  ) {}
+
+  get state(): RoleState {
+    return { ...this.current };
+  }
+
+  /** Whether this replica holds the lease now (and its local validity has not run out: a paused process). */
+  get isHolder(): boolean {
+    return this.current.role === 'holder' && this.grant !== undefined && this.now() < this.validUntil;
+  }
+
+  /** The lease value fenced writes must name; throws FencedError when this replica does not hold the lease. */
+  leaseValue(what: string): string {
+    if (!this.isHolder || !this.grant) throw new FencedError(what);
+    return this.grant.value;
+  }
+
+  onChange(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Sets the state, telling listeners when the role or the holder changed. */
+  set(next: RoleState): void {
+    const before = this.current;
+    this.current = next;
+    if (before.role === next.role && before.holder === next.holder && before.token === next.token) return;
+    for (const l of [...this.listeners]) l({ ...next });
+  }
+}
+
+export interface CoordinatorOptions {
+  redis: StoreRedis;
+  prefix: string;
+  leaseMs: number;
+  /** this replica's name; default: host name, process id and a random part (a restart is a new replica) */
+  replica?: string;
+  now?: () => number;
+}
+
+/** The replica name: unique per process start, readable in a status ("lab-pc-2/4711-3fa9"). */
+export function replicaName(): string {
+  return `${os.hostname()}/${process.pid}-${randomBytes(2).toString('hex')}`;
+}
+
+/**
+ * The leases of one coordination group in this process: every `round` (a third of the lease) it says the replica is
+ * alive, renews the leases it holds, releases those beyond its fair share and takes free ones up to it. A lease lost
+ * (expired while paused, or taken) turns that instrument to standby at once; a Redis error turns every instrument to
+ * `lost` until a round succeeds again.
+ */
+export class Coordinator {
+  readonly replica: string;
+  readonly leases: Leases;
+  readonly keys: CoordinationKeys;
+  private readonly instruments = new Map<string, InstrumentCoordination>();
+  private readonly users = new Map<string, number>();
+  private readonly now: () => number;
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private closed = false;
+  /** when a round last reached Redis (start: when this replica started trying) */
+  private lastOk: number;
+  /** live replicas seen at the last round */
+  live: string[] = [];
+
+  constructor(private readonly options: CoordinatorOptions) {
+    this.replica = options.replica ?? replicaName();
+    this.keys = new CoordinationKeys(options.prefix);
+    this.leases = new Leases(options.redis, this.keys);
+    this.now = options.now ?? Date.now;
+    this.lastOk = this.now();
+  }
+
+  get leaseMs(): number {
+    return this.options.leaseMs;
+  }
+
+  get redis(): StoreRedis {
+    return this.options.redis;
+  }
+
+  /** The pending defaults of one policy node (`name`: its id, the same on every replica) of an instrument. */
+  defaults<P extends { key: string; deadline: number }>(instrumentKey: string, name: string): CoordinatedDefaults<P> {
+    const inst = this.instruments.get(instrumentKey);
+    if (!inst) throw new Error(`instrument ${instrumentKey} has not joined the coordination`);
+    return new CoordinatedDefaults<P>(inst, new SharedDefaults(this.redis, this.keys.instrument(instrumentKey), name));
+  }
+
+  /** The raised / resolved gate of one poll node (`watch`: its id, the same on every replica) of an instrument. */
+  errorGate<T>(instrumentKey: string, watch: string, rules: GateRules<T>): ErrorGate<T> {
+    const inst = this.instruments.get(instrumentKey);
+    if (!inst) throw new Error(`instrument ${instrumentKey} has not joined the coordination`);
+    return new ErrorGate(inst, new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch), rules);
+  }
+
+  /** The instrument's coordination (one per instrument key, shared by every lh-server node of it). */
+  join(instrumentKey: string): InstrumentCoordination {
+    let found = this.instruments.get(instrumentKey);
+    if (!found) {
+      found = new InstrumentCoordination(instrumentKey, this.replica, this.now);
+      this.instruments.set(instrumentKey, found);
+    }
+    this.users.set(instrumentKey, (this.users.get(instrumentKey) ?? 0) + 1);
+    this.schedule(0);
+    return found;
+  }
+
+  /** One user of the instrument leaves; the last releases the lease (another replica takes over at once). */
+  async leave(instrumentKey: string): Promise<void> {
+    const left = (this.users.get(instrumentKey) ?? 1) - 1;
+    if (left > 0) return void this.users.set(instrumentKey, left);
+    this.users.delete(instrumentKey);
+    const inst = this.instruments.get(instrumentKey);
+    this.instruments.delete(instrumentKey);
+    if (inst?.grant) await this.leases.release(instrumentKey, inst.grant.value).catch(() => false);
+  }
+
+  /** The instruments this replica holds now. */
+  held(): string[] {
+    return [...this.instruments.values()].filter((i) => i.isHolder).map((i) => i.instrumentKey);
+  }
+
+  get roundMs(): number {
+    return Math.max(50, Math.floor(this.options.leaseMs / 3));
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.closed) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.running = this.round().finally(() => {
+        this.running = undefined;
+        this.schedule(this.roundMs);
+      });
+    }, delayMs);
+  }
+
+  /** One round (exported for tests that step it by hand). */
+  async round(): Promise<void> {
+    const ttl = this.options.leaseMs;
+    const started = this.now();
+    try {
+      this.live = await this.leases.heartbeat(this.replica, ttl);
+      const all = [...this.instruments.values()];
+      for (const inst of all) {
+        if (!inst.grant) continue;
+        if (await this.leases.renew(inst.instrumentKey, inst.grant.value, ttl)) {
+          inst.validUntil = started + ttl - this.safetyMs();
+          inst.set({ role: 'holder', holder: this.replica, token: inst.grant.token });
+        } else {
+          inst.grant = undefined;
+          inst.set({ role: 'standby', holder: await this.leases.holder(inst.instrumentKey) });
+        }
+      }
+      const held = all.filter((i) => i.grant).map((i) => i.instrumentKey);
+      const others = all.filter((i) => !i.grant).map((i) => i.instrumentKey);
+      const share = fairShare(all.length, this.live, this.replica);
+      const plan = planLeases(held, others, share, (key) => rendezvous(this.replica, key));
+      for (const key of plan.release) {
+        const inst = this.instruments.get(key);
+        if (!inst?.grant) continue;
+        const value = inst.grant.value;
+        inst.grant = undefined;
+        inst.set({ role: 'standby', holder: undefined });
+        await this.leases.release(key, value);
+      }
+      let count = held.length - plan.release.length;
+      for (const key of others) {
+        const inst = this.instruments.get(key);
+        if (!inst) continue;
+        if (count < share && plan.acquire.includes(key)) {
+          const grant = await this.leases.acquire(key, this.replica, ttl);
+          if (grant.token > 0) {
+            count++;
+            inst.grant = grant;
+            inst.validUntil = started + ttl - this.safetyMs();
+            inst.set({ role: 'holder', holder: this.replica, token: grant.token });
+            continue;
+          }
+          inst.set({ role: 'standby', holder: grant.holder });
+        } else {
+          inst.set({ role: 'standby', holder: await this.leases.holder(key) });
+        }
+      }
+      this.lastOk = started;
+    } catch (err) {
+      // A blip shorter than a lease changes nothing: the holder stays holder until its lease would have run out
+      // (its writes fail meanwhile and go out marked), the others stay on standby. Longer, nobody can prove who
+      // watches: every replica is `lost` and notifies (a duplicate beats a miss), and none answers automatically.
+      if (this.now() - this.lastOk < this.options.leaseMs) return;
+      const reason = err instanceof Error ? err.message : String(err);
+      for (const inst of this.instruments.values()) {
+        inst.set({ role: 'lost', holder: inst.state.holder, reason });
+        inst.validUntil = 0;
+      }
+    }
+  }
+
+  /** A margin for clock drift and the round's own duration: a holder stops acting before Redis expires its lease. */
+  private safetyMs(): number {
+    return Math.min(1000, Math.floor(this.options.leaseMs / 10));
+  }
+
+  /** Stops the rounds and releases every lease (another replica takes over at once), then leaves the group. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running?.catch(() => undefined);
+    for (const inst of this.instruments.values()) {
+      if (inst.grant) await this.leases.release(inst.instrumentKey, inst.grant.value).catch(() => false);
+      inst.grant = undefined;
+    }
+    await this.leases.heartbeat(this.replica, 0).catch(() => []);
+  }
+}
+
+/** Rendezvous weight of (replica, instrument): which free leases a replica tries first. */
+export function rendezvous(replica: string, instrumentKey: string): number {
+  return createHash('sha256').update(`${replica}\n${instrumentKey}`).digest().readUInt32BE(0);
+}

@@ -1,0 +1,50 @@
+import { createHash } from 'crypto';
+
+/**
+ * Where one coordination group keeps its state: every key starts with the configured prefix, so several labs (or
+ * test runs) share a Redis without touching each other's keys, and nothing here ever deletes by pattern.
+ */
+export class CoordinationKeys {
+  constructor(readonly prefix: string) {}
+
+  /** The live replicas (sorted set: replica → heartbeat expiry, Redis clock). */
+  get replicas(): string {
+    return `${this.prefix}:replicas`;
+  }
+
+  /** The keys of one instrument (its identity, hashed: URLs are long and may hold odd characters). */
+  instrument(instrumentKey: string): InstrumentKeys {
+    const id = createHash('sha256').update(instrumentKey).digest('hex').slice(0, 24);
+    // the id in braces is a Redis Cluster hash tag: every key of one instrument lives in one slot (scripts need that)
+    const base = `${this.prefix}:i:{${id}}`;
+    return {
+      id,
+      lease: `${base}:lease`,
+      fence: `${base}:fence`,
+      claim: (scope: string, key: string) => `${base}:once:${scope}:${key}`,
+      ledger: (source: string) => `${base}:ledger:${source}`,
+      dueAt: `${base}:defaults:due`,
+      dueBody: `${base}:defaults:body`,
+      shared: (name: string) => `${base}:shared:${name}`,
+      users: (name: string) => `${base}:users:${name}`,
+    };
+  }
+}
+
+export interface InstrumentKeys {
+  id: string;
+  lease: string;
+  fence: string;
+  claim(scope: string, key: string): string;
+  ledger(source: string): string;
+  dueAt: string;
+  dueBody: string;
+  shared(name: string): string;
+  users(name: string): string;
+}
+
+/** A key prefix as configured: letters, digits and `-_.:` only, 1..64 characters; undefined when not valid. */
+export function validPrefix(value: unknown): string | undefined {
+  const s = typeof value === 'string' ? value.trim() : '';
+  return /^[A-Za-z0-9_.:-]{1,64}$/.test(s) ? s : undefined;
+}

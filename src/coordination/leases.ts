@@ -1,0 +1,81 @@
+import { ACQUIRE, HEARTBEAT, RELEASE, RENEW } from './scripts';
+import { CoordinationKeys } from './keys';
+
+/** The part of an ioredis client the coordination uses: scripts, and a few plain reads. */
+export interface RedisLike {
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  get(key: string): Promise<string | null>;
+}
+
+/** What an acquire attempt found: the lease ours (token > 0), or someone else's (token 0, holder named). */
+export interface LeaseGrant {
+  token: number;
+  holder: string;
+  ttlMs: number;
+  /** `<token>:<replica>`: what every fenced write names */
+  value: string;
+}
+
+/** A refusal from a fenced script: the lease named is not (or no longer) held. Nothing was written. */
+export class FencedError extends Error {
+  constructor(what: string) {
+    super(`${what} refused: this Node-RED no longer holds the instrument's lease (another took over)`);
+    this.name = 'FencedError';
+  }
+}
+
+/** Whether a Redis reply error is a fence refusal. */
+export function isFenceReply(err: unknown): boolean {
+  return err instanceof Error && /^FENCED\b/.test(err.message);
+}
+
+/** Runs a fenced script, turning a fence refusal into a FencedError. */
+export async function fenced<T>(what: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (isFenceReply(err)) throw new FencedError(what);
+    throw err;
+  }
+}
+
+/** The holder's replica name in a lease value (`<token>:<replica>`). */
+export function holderOf(value: string | null): string | undefined {
+  if (value === null) return undefined;
+  const sep = value.indexOf(':');
+  return sep < 0 ? undefined : value.slice(sep + 1);
+}
+
+/** One lease per instrument, with a fencing token: atomic set-if-absent with expiry, compare-and-extend, release. */
+export class Leases {
+  constructor(
+    private readonly redis: RedisLike,
+    readonly keys: CoordinationKeys,
+  ) {}
+
+  async acquire(instrumentKey: string, replica: string, ttlMs: number): Promise<LeaseGrant> {
+    const k = this.keys.instrument(instrumentKey);
+    const reply = (await this.redis.eval(ACQUIRE, 2, k.lease, k.fence, replica, ttlMs)) as [number, string, number];
+    const token = Number(reply[0]);
+    return { token, holder: String(reply[1]), ttlMs: Number(reply[2]), value: token > 0 ? `${token}:${replica}` : '' };
+  }
+
+  /** True while the lease is still `value` (extended by `ttlMs`); false once it expired or another holds it. */
+  async renew(instrumentKey: string, value: string, ttlMs: number): Promise<boolean> {
+    return Number(await this.redis.eval(RENEW, 1, this.keys.instrument(instrumentKey).lease, value, ttlMs)) === 1;
+  }
+
+  async release(instrumentKey: string, value: string): Promise<boolean> {
+    return Number(await this.redis.eval(RELEASE, 1, this.keys.instrument(instrumentKey).lease, value)) === 1;
+  }
+
+  /** Who holds the instrument's lease now (a replica name), if anyone. */
+  async holder(instrumentKey: string): Promise<string | undefined> {
+    return holderOf(await this.redis.get(this.keys.instrument(instrumentKey).lease));
+  }
+
+  /** Says this replica is alive for `ttlMs` (0: leaving); returns the live replicas. */
+  async heartbeat(replica: string, ttlMs: number): Promise<string[]> {
+    return ((await this.redis.eval(HEARTBEAT, 1, this.keys.replicas, replica, ttlMs)) as string[]).map(String);
+  }
+}

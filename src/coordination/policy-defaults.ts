@@ -1,0 +1,80 @@
+/**
+ * A policy node's pending defaults under coordination: each default is written to Redis when it is scheduled (by the
+ * holder), and taken from there (fenced, once) by whichever replica sends it: the holder when its timer fires, or a
+ * new holder that finds it due after a failover. A default is therefore sent by one replica only, and a holder that
+ * dies leaves its defaults to the next one. The node's own book (memory and context store) stays as it is.
+ */
+import { FencedError } from './leases';
+import { InstrumentCoordination } from './coordinator';
+import { SharedDefaults } from './stores';
+
+/** What to do with a default whose time came: send it, drop it (another replica has it, or it was cancelled), or look again later (Redis unreachable: no automatic answer). */
+export type TakeVerdict = 'send' | 'drop' | 'later';
+
+export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
+  /** defaults this replica took (it sends them, possibly after a wait for another answer in flight) */
+  private readonly taken = new Set<string>();
+  /** defaults that could not be written to Redis: only this replica knows them, so it sends them itself */
+  private readonly unshared = new Set<string>();
+
+  constructor(
+    private readonly coordination: InstrumentCoordination,
+    private readonly shared: SharedDefaults,
+  ) {}
+
+  /** A default scheduled by this replica's policy node. */
+  async add(p: P): Promise<void> {
+    try {
+      await this.shared.schedule(this.coordination.leaseValue('default'), p.key, p.deadline, p);
+      this.unshared.delete(p.key);
+    } catch (err) {
+      if (!(err instanceof FencedError)) this.unshared.add(p.key);
+      // fenced: this replica does not hold the instrument, its node got the error from another path; the holder's
+      // own policy node schedules it
+    }
+  }
+
+  /** The error was answered or resolved: no replica sends its default. */
+  async cancel(key: string): Promise<void> {
+    this.taken.delete(key);
+    this.unshared.delete(key);
+    await this.shared.cancel(key).catch(() => false);
+  }
+
+  /** Asked when a default's timer fires. */
+  async take(key: string): Promise<TakeVerdict> {
+    if (this.taken.has(key)) return 'send';
+    if (this.coordination.state.role === 'lost') return 'later';
+    try {
+      if (await this.shared.take(this.coordination.leaseValue('default'), key)) {
+        this.taken.add(key);
+        return 'send';
+      }
+      if (this.unshared.has(key) && this.coordination.isHolder) {
+        this.taken.add(key);
+        return 'send';
+      }
+      return 'drop';
+    } catch (err) {
+      return err instanceof FencedError ? 'drop' : 'later';
+    }
+  }
+
+  /** The holder's sweep: defaults due by `now` that no replica sent (their holder died): this replica sends them. */
+  async due(now: number): Promise<P[]> {
+    if (!this.coordination.isHolder) return [];
+    try {
+      const found = await this.shared.takeDue(this.coordination.leaseValue('default'), now);
+      for (const d of found) this.taken.add(d.key);
+      return found.map((d) => d.body as P);
+    } catch {
+      return [];
+    }
+  }
+
+  /** Forgets a default this replica sent (or gave up). */
+  done(key: string): void {
+    this.taken.delete(key);
+    this.unshared.delete(key);
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * The Lua scripts that make leases and fenced writes atomic in Redis. A lease is one string key per instrument,
+ * `<token>:<replica>`, with an expiry; the token comes from a counter per instrument that only grows (the fencing
+ * token). Every fenced write names the lease value it believes it holds and is refused (`FENCED`) when the lease is
+ * gone or held by another value: a replica paused past its lease cannot act after another took over.
+ */
+
+/** KEYS: lease, fence counter. ARGV: replica, ttl ms. → {token or 0, holder, ttl ms}. */
+export const ACQUIRE = `
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local sep = string.find(cur, ':', 1, true)
+  local holder = string.sub(cur, sep + 1)
+  if holder == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    return {tonumber(string.sub(cur, 1, sep - 1)), holder, tonumber(ARGV[2])}
+  end
+  return {0, holder, redis.call('PTTL', KEYS[1])}
+end
+local t = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], t .. ':' .. ARGV[1], 'PX', ARGV[2])
+return {t, ARGV[1], tonumber(ARGV[2])}
+`;
+
+/** KEYS: lease. ARGV: lease value, ttl ms. → 1 renewed (compare-and-extend), 0 lost. */
+export const RENEW = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`;
+
+/** KEYS: lease. ARGV: lease value. → 1 released, 0 not ours. */
+export const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+`;
+
+/** The guard every fenced script starts with. */
+const FENCE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return redis.error_reply('FENCED lease not held')
+end
+`;
+
+/** KEYS: lease, claim key. ARGV: lease value, claim value, ttl s. → 1 claimed now, 0 claimed before (value kept). */
+export const FENCED_CLAIM = `${FENCE}
+if redis.call('SET', KEYS[2], ARGV[2], 'NX', 'EX', ARGV[3]) then return 1 end
+return 0
+`;
+
+/**
+ * KEYS: lease, ledger hash. ARGV: lease value, error key, record JSON. Claim-before-send: → nil claimed, or the
+ * record already there (another replica answered, or is answering).
+ */
+export const FENCED_LEDGER_CLAIM = `${FENCE}
+if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 1 then return false end
+return redis.call('HGET', KEYS[2], ARGV[2])
+`;
+
+/** KEYS: lease, zset of deadlines, hash of bodies. ARGV: lease value, key, deadline ms, JSON. Adds or replaces. */
+export const FENCED_SCHEDULE = `${FENCE}
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[4])
+return 1
+`;
+
+/**
+ * KEYS: lease, zset of deadlines, hash of bodies. ARGV: lease value, now ms, max. Takes the defaults due by now:
+ * removed from the schedule in the same step, so a default is handed out once across all replicas.
+ */
+export const FENCED_TAKE_DUE = `${FENCE}
+local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {}
+for _, k in ipairs(due) do
+  local body = redis.call('HGET', KEYS[3], k)
+  redis.call('ZREM', KEYS[2], k)
+  redis.call('HDEL', KEYS[3], k)
+  if body then table.insert(out, k); table.insert(out, body) end
+end
+return out
+`;
+
+/** KEYS: zset of deadlines, hash of bodies. ARGV: key. Cancels (not fenced: cancelling is always safe). */
+export const CANCEL = `
+redis.call('ZREM', KEYS[1], ARGV[1])
+return redis.call('HDEL', KEYS[2], ARGV[1])
+`;
+
+/** KEYS: replicas zset. ARGV: replica, ttl ms. Heartbeat on Redis's clock; → live replicas, sorted. */
+export const HEARTBEAT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if ARGV[2] ~= '0' then redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1]) else redis.call('ZREM', KEYS[1], ARGV[1]) end
+return redis.call('ZRANGE', KEYS[1], 0, -1)
+`;
+
+/**
+ * KEYS: users set, replicas zset. ARGV: replica, 'add' | 'remove'. → how many live replicas still use it (a replica
+ * that died without saying so stops counting once its heartbeat expired).
+ */
+export const USERS = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if ARGV[2] == 'add' then redis.call('SADD', KEYS[1], ARGV[1]) else redis.call('SREM', KEYS[1], ARGV[1]) end
+for _, r in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local until_ms = redis.call('ZSCORE', KEYS[2], r)
+  if (not until_ms or tonumber(until_ms) <= now) and r ~= ARGV[1] then redis.call('SREM', KEYS[1], r) end
+end
+return redis.call('SCARD', KEYS[1])
+`;
+
+/**
+ * KEYS: lease, seen hash. ARGV: lease value, error key, entry JSON (its identity first). → 1 when the error is new
+ * to every replica (or another error now has its id), 0 when it was raised before.
+ */
+export const FENCED_SEEN_RAISE = `${FENCE}
+local cur = redis.call('HGET', KEYS[2], ARGV[2])
+if cur and string.sub(cur, 1, string.len(ARGV[4])) == ARGV[4] then return 0 end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+return 1
+`;
+
+/** KEYS: lease, seen hash. ARGV: lease value, error key, identity prefix of the entry. → 1 resolved now, 0 before. */
+export const FENCED_SEEN_RESOLVE = `${FENCE}
+local cur = redis.call('HGET', KEYS[2], ARGV[2])
+if cur and string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3] then
+  redis.call('HDEL', KEYS[2], ARGV[2])
+  return 1
+end
+return 0
+`;
+
+/** KEYS: ledger hash. ARGV: error key, record JSON. Claim-before-send of a person's answer (any replica). */
+export const LEDGER_CLAIM = `
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then return false end
+return redis.call('HGET', KEYS[1], ARGV[1])
+`;
+
+/** KEYS: ledger hash. ARGV: error key, expected JSON, new JSON ('' deletes). */
+export const LEDGER_SETTLE = `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+if ARGV[3] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) end
+return 1
+`;
+
+/** KEYS: lease, zset of deadlines, hash of bodies. ARGV: lease value, key. → 1 taken now (send it), 0 gone already. */
+export const FENCED_TAKE_ONE = `${FENCE}
+local removed = redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('HDEL', KEYS[3], ARGV[2])
+return removed
+`;
+
+/**
+ * KEYS: seen hash. ARGV: error key, entry JSON, identity prefix, 'raise' | 'resolve'. What a replica notified while
+ * Redis was unreachable, written once it is back, by whichever replica (those msgs went out already: no lease needed).
+ */
+export const SEEN_CATCH_UP = `
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if ARGV[4] == 'raise' then
+  if not (cur and string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3]) then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+elseif cur and string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3] then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return 1
+`;

@@ -1,0 +1,283 @@
+/**
+ * The state that must hold exactly once across replicas, per instrument, in Redis. Writes made on the holder's
+ * behalf (raised / resolved, automatic answers, due defaults) are fenced by its lease; what a person does (an answer
+ * page POSTed to any replica) is claimed without the lease, the claim itself deciding who was first.
+ */
+import { randomBytes } from 'crypto';
+import { fenced, RedisLike } from './leases';
+import { InstrumentKeys } from './keys';
+import {
+  CANCEL,
+  FENCED_CLAIM,
+  FENCED_LEDGER_CLAIM,
+  FENCED_SCHEDULE,
+  FENCED_SEEN_RAISE,
+  FENCED_SEEN_RESOLVE,
+  FENCED_TAKE_DUE,
+  FENCED_TAKE_ONE,
+  LEDGER_CLAIM,
+  LEDGER_SETTLE,
+  SEEN_CATCH_UP,
+  USERS,
+} from './scripts';
+
+/** Redis plus the commands the stores read with. */
+export interface StoreRedis extends RedisLike {
+  hgetall(key: string): Promise<Record<string, string>>;
+  hget(key: string, field: string): Promise<string | null>;
+  set(key: string, value: string, mode: 'NX'): Promise<string | null>;
+  set(key: string, value: string, ex: 'EX', seconds: number): Promise<string | null>;
+  del(key: string): Promise<number>;
+}
+
+/** An open error as the replicas remember it: what was raised, so a new holder can say it resolved. */
+export interface SeenEntry {
+  source: string;
+  key: string;
+  identity: string;
+  record: unknown;
+}
+
+/** Seen errors of one watch (an lh-error-poll node, identical on every replica), shared by the replicas. */
+export class SharedSeen {
+  constructor(
+    private readonly redis: StoreRedis,
+    private readonly keys: InstrumentKeys,
+    private readonly watch: string,
+  ) {}
+
+  private get hash(): string {
+    return this.keys.shared(`seen:${this.watch}`);
+  }
+
+  /** True when no replica raised this error (this identity under this key) before: the caller emits *raised*. */
+  async raise(leaseValue: string, entry: SeenEntry): Promise<boolean> {
+    const field = `${entry.source}:${entry.key}`;
+    const prefix = `${entry.identity}\n`;
+    const body = prefix + JSON.stringify(entry);
+    return fenced(
+      'raised',
+      async () =>
+        Number(await this.redis.eval(FENCED_SEEN_RAISE, 2, this.keys.lease, this.hash, leaseValue, field, body, prefix)) === 1,
+    );
+  }
+
+  /** True when this call is the one that saw the error resolved: the caller emits *resolved*. */
+  async resolve(leaseValue: string, entry: Pick<SeenEntry, 'source' | 'key' | 'identity'>): Promise<boolean> {
+    const field = `${entry.source}:${entry.key}`;
+    return fenced(
+      'resolved',
+      async () =>
+        Number(
+          await this.redis.eval(FENCED_SEEN_RESOLVE, 2, this.keys.lease, this.hash, leaseValue, field, `${entry.identity}\n`),
+        ) === 1,
+    );
+  }
+
+  /** Writes what this replica notified while Redis was unreachable (not fenced: those msgs went out already). */
+  async catchUp(op: 'raise' | 'resolve', entry: SeenEntry): Promise<void> {
+    const field = `${entry.source}:${entry.key}`;
+    const prefix = `${entry.identity}\n`;
+    await this.redis.eval(SEEN_CATCH_UP, 1, this.hash, field, prefix + JSON.stringify(entry), prefix, op);
+  }
+
+  /** Every error raised and not yet resolved, by any replica. */
+  async open(): Promise<SeenEntry[]> {
+    const all = await this.redis.hgetall(this.hash);
+    const out: SeenEntry[] = [];
+    for (const value of Object.values(all)) {
+      const nl = value.indexOf('\n');
+      try {
+        out.push(JSON.parse(value.slice(nl + 1)) as SeenEntry);
+      } catch {
+        // an entry this version cannot read: left alone
+      }
+    }
+    return out;
+  }
+}
+
+/** An answer claimed in the shared ledger. */
+export interface ClaimedAnswer {
+  errorKey: string;
+  response: string;
+  by?: string;
+  at: number;
+  outcome: 'in-flight' | 'answered';
+  identity?: string;
+  replica: string;
+}
+
+export type LedgerClaim =
+  { ok: true; confirm(): Promise<void>; release(): Promise<void> } | { ok: false; existing: ClaimedAnswer };
+
+/**
+ * The answer ledger of one instrument's source, shared: claim-before-send (the first claim wins across replicas),
+ * confirmed when the instrument applied the answer, released when it refused it. An automatic answer (policy,
+ * default) names the lease and is refused once another replica took over; a person's answer needs no lease.
+ */
+export class SharedLedger {
+  constructor(
+    private readonly redis: StoreRedis,
+    private readonly keys: InstrumentKeys,
+    private readonly source: string,
+    private readonly replica: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private get hash(): string {
+    return this.keys.ledger(this.source);
+  }
+
+  async lookup(errorKey: string): Promise<ClaimedAnswer | undefined> {
+    const raw = await this.redis.hget(this.hash, errorKey);
+    return raw === null ? undefined : (JSON.parse(raw) as ClaimedAnswer);
+  }
+
+  /** `leaseValue` for automatic answers (fenced), undefined for a person's. */
+  async claim(
+    errorKey: string,
+    response: string,
+    options: { by?: string; identity?: string; leaseValue?: string } = {},
+  ): Promise<LedgerClaim> {
+    const record: ClaimedAnswer = { errorKey, response, at: this.now(), outcome: 'in-flight', replica: this.replica };
+    if (options.by) record.by = options.by;
+    if (options.identity) record.identity = options.identity;
+    const json = JSON.stringify(record);
+    const lease = options.leaseValue;
+    const existing =
+      lease === undefined
+        ? await this.redis.eval(LEDGER_CLAIM, 1, this.hash, errorKey, json)
+        : await fenced('automatic answer', () =>
+            this.redis.eval(FENCED_LEDGER_CLAIM, 2, this.keys.lease, this.hash, lease, errorKey, json),
+          );
+    if (typeof existing === 'string') return { ok: false, existing: JSON.parse(existing) as ClaimedAnswer };
+    // not fenced: confirming or releasing after the lease moved on is still right (the answer was sent or refused)
+    const settle = async (next: string): Promise<void> => {
+      await this.redis.eval(LEDGER_SETTLE, 1, this.hash, errorKey, json, next);
+    };
+    return {
+      ok: true,
+      confirm: () => settle(JSON.stringify({ ...record, outcome: 'answered', at: this.now() })),
+      release: () => settle(''),
+    };
+  }
+}
+
+/** A pending policy default, due at `dueAt` (ms since the epoch). */
+export interface DueDefault {
+  key: string;
+  body: unknown;
+}
+
+/** Pending defaults of one instrument, shared: a new holder sends a default that fell due exactly once. */
+export class SharedDefaults {
+  private readonly dueAt: string;
+  private readonly dueBody: string;
+
+  /** `name`: whose defaults (a policy node's id, the same on every replica); '' for the instrument's one book */
+  constructor(
+    private readonly redis: StoreRedis,
+    keys: InstrumentKeys,
+    name = '',
+  ) {
+    this.keys = keys;
+    this.dueAt = name === '' ? keys.dueAt : `${keys.dueAt}:${name}`;
+    this.dueBody = name === '' ? keys.dueBody : `${keys.dueBody}:${name}`;
+  }
+
+  private readonly keys: InstrumentKeys;
+
+  /** Takes one default (fenced): true once, for the one replica that sends it; false when taken or cancelled. */
+  async take(leaseValue: string, key: string): Promise<boolean> {
+    return fenced(
+      'default',
+      async () =>
+        Number(await this.redis.eval(FENCED_TAKE_ONE, 3, this.keys.lease, this.dueAt, this.dueBody, leaseValue, key)) === 1,
+    );
+  }
+
+  async schedule(leaseValue: string, key: string, dueAt: number, body: unknown): Promise<void> {
+    await fenced('default', () =>
+      this.redis.eval(
+        FENCED_SCHEDULE,
+        3,
+        this.keys.lease,
+        this.dueAt,
+        this.dueBody,
+        leaseValue,
+        key,
+        dueAt,
+        JSON.stringify(body),
+      ),
+    );
+  }
+
+  /** Takes (removes) the defaults due by `now`: each is handed to exactly one caller, across replicas. */
+  async takeDue(leaseValue: string, now: number, max = 100): Promise<DueDefault[]> {
+    const flat = (await fenced('default', () =>
+      this.redis.eval(FENCED_TAKE_DUE, 3, this.keys.lease, this.dueAt, this.dueBody, leaseValue, now, max),
+    )) as string[];
+    const out: DueDefault[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) out.push({ key: flat[i], body: JSON.parse(flat[i + 1]) as unknown });
+    return out;
+  }
+
+  /** The error was answered or resolved: its default is not sent (by any replica). */
+  async cancel(key: string): Promise<boolean> {
+    return Number(await this.redis.eval(CANCEL, 2, this.dueAt, this.dueBody, key)) === 1;
+  }
+}
+
+/** Once-only claims (a run start, a form token used): the first caller gets true, every later one false. */
+export class SharedOnce {
+  constructor(
+    private readonly redis: StoreRedis,
+    private readonly keys: InstrumentKeys,
+  ) {}
+
+  /** Fenced: only the lease holder may claim (automatic work). */
+  async claimAsHolder(leaseValue: string, scope: string, key: string, ttlSeconds = 7 * 24 * 3600): Promise<boolean> {
+    return fenced(
+      scope,
+      async () =>
+        Number(
+          await this.redis.eval(FENCED_CLAIM, 2, this.keys.lease, this.keys.claim(scope, key), leaseValue, '1', ttlSeconds),
+        ) === 1,
+    );
+  }
+
+  /** Issues a one-time token valid for `ttlSeconds` on every replica. */
+  async issue(scope: string, ttlSeconds: number): Promise<string> {
+    const token = randomBytes(18).toString('base64url');
+    await this.redis.set(this.keys.claim(scope, token), '1', 'EX', ttlSeconds);
+    return token;
+  }
+
+  /** Uses a token: true once (on whichever replica), false after or when unknown / expired. */
+  async use(scope: string, token: string): Promise<boolean> {
+    return (await this.redis.del(this.keys.claim(scope, token))) === 1;
+  }
+}
+
+/** A secret every replica must share (the answer page's link key): the first replica's value wins. */
+export async function sharedSecret(redis: StoreRedis, keys: InstrumentKeys, name: string, candidate: string): Promise<string> {
+  const key = keys.shared(`secret:${name}`);
+  await redis.set(key, candidate, 'NX');
+  return (await redis.get(key)) ?? candidate;
+}
+
+/**
+ * Who uses a shared registration (the B handler key): `add` on start, `remove` on close returns how many live
+ * replicas still use it; the caller unregisters on the instrument only at 0.
+ */
+export async function registrationUsers(
+  redis: StoreRedis,
+  keys: InstrumentKeys,
+  replicasKey: string,
+  name: string,
+  replica: string,
+  op: 'add' | 'remove',
+): Promise<number> {
+  return Number(await redis.eval(USERS, 2, keys.users(name), replicasKey, replica, op));
+}

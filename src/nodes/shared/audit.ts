@@ -1,0 +1,41 @@
+import { Actor, AuditSettings, AuditUse, useAuditTrail, withActor } from '../../audit';
+import { NodeMessage, Node, Red } from './node-red';
+
+/**
+ * The audit trail of an lh-server node's instrument, per `lhAudit` in settings.js (on by default, in
+ * `<userDir>/lh-audit`). Throws when auditing is on but cannot start (e.g. an unreadable key file): the node then
+ * has no client and sends nothing.
+ */
+export function serverAuditTrail(RED: Red, node: Node, instrument: string, secrets: () => readonly string[]): AuditUse | undefined {
+  const settings = RED.settings as unknown as { lhAudit?: AuditSettings; userDir?: string };
+  return useAuditTrail(settings.lhAudit, settings.userDir, instrument, { node: node.id, nodeType: node.type }, secrets);
+}
+
+/**
+ * The authenticated user of an editor request (adminAuth sets `req.user`) or of an http-in request (httpNodeAuth
+ * checks HTTP Basic credentials: the user name is taken from that header, the password never), if any.
+ */
+export function requestUser(req: unknown): string | undefined {
+  const r = req as { user?: { username?: unknown; name?: unknown }; headers?: Record<string, unknown> } | undefined;
+  const name = r?.user?.username ?? r?.user?.name;
+  if (typeof name === 'string' && name !== '') return name;
+  const header = r?.headers?.authorization;
+  const basic = typeof header === 'string' ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
+  if (!basic) return undefined;
+  const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  const user = colon < 0 ? '' : decoded.slice(0, colon);
+  return user !== '' ? user.slice(0, 200) : undefined;
+}
+
+/** Who a node acts for: the node, its flow, and the http-in user behind the msg when there is one. */
+export function nodeActor(node: Node, msg?: NodeMessage): Actor {
+  const z = (node as Node & { z?: string }).z;
+  const user = requestUser((msg as { req?: unknown } | undefined)?.req);
+  return { node: node.id, nodeType: node.type, ...(z ? { flow: z } : {}), ...(user ? { user } : {}) };
+}
+
+/** Runs a node's instrument work with the node (and msg's user) recorded as the actor of every request it makes. */
+export function asNodeActor<R>(node: Node, msg: NodeMessage | undefined, work: () => R): R {
+  return withActor(nodeActor(node, msg), work);
+}

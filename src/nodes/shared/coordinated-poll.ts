@@ -1,0 +1,56 @@
+/** The thin wiring between a poll node and the coordination (several Node-REDs through Redis): gate, status, mark. */
+import type { InstrumentCoordination } from '../../coordination/coordinator';
+import type { ErrorGate, GateItem } from '../../coordination/error-gate';
+import { NodeStatus } from './node-red';
+import { LhServerNode } from './server-node';
+
+/** The node's raised / resolved gate when its lh-server is coordinated; undefined for "this Node-RED only". */
+export function gateFor<T>(
+  server: LhServerNode,
+  watch: string,
+  rules: { keyOf(source: 'A' | 'B', record: T): string | undefined },
+): ErrorGate<T> | undefined {
+  if (!server.coordinator || !server.coordination) return undefined;
+  return server.coordinator.errorGate<T>(server.instrumentKey, watch, {
+    keyOf: (source, record) => (source === 'A' || source === 'B' ? rules.keyOf(source, record) : undefined),
+  });
+}
+
+/** Per source that answered, the keys it listed (what the gate needs to resolve what nobody saw resolve). */
+export function listedKeysOf<T>(
+  results: readonly ({ source: 'A' | 'B'; records: T[] } | { source: 'A' | 'B'; error: unknown })[],
+  rules: { keyOf(source: 'A' | 'B', record: T): string | undefined },
+): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const r of results) {
+    if (!('records' in r)) continue;
+    const keys = new Set<string>();
+    for (const record of r.records) {
+      const key = rules.keyOf(r.source, record);
+      if (key !== undefined) keys.add(key);
+    }
+    out.set(r.source, keys);
+  }
+  return out;
+}
+
+/** A msg emitted while Redis could not be reached says so (`msg.coordination = "lost"`): it may come twice. */
+export function markLost<M extends object>(msg: M, item: GateItem<unknown>): M {
+  return item.lost ? Object.assign(msg, { coordination: 'lost' }) : msg;
+}
+
+/** The status while coordinated and not simply the holder: standby naming the holder, or coordination lost. */
+export function coordinationStatus(coordination: InstrumentCoordination | undefined): NodeStatus | undefined {
+  if (!coordination) return undefined;
+  const state = coordination.state;
+  switch (state.role) {
+    case 'holder':
+      return undefined;
+    case 'lost':
+      return { fill: 'red', shape: 'ring', text: 'coordination lost: notifying, no automatic answers' };
+    case 'joining':
+      return { fill: 'grey', shape: 'ring', text: 'joining coordination' };
+    case 'standby':
+      return { fill: 'grey', shape: 'dot', text: state.holder ? `standby: ${state.holder} holds it` : 'standby' };
+  }
+}

@@ -1,0 +1,79 @@
+import fs from 'fs';
+import os from 'os';
+import path from 'path';
+import {
+  AuditLog,
+  AuditRecord,
+  chainIndexes,
+  chainFile,
+  checkpointFile,
+  RecordFields,
+  verifyChain,
+  VerifyReport,
+} from '../../src/audit';
+
+export const KEY = Buffer.from('test-checkpoint-key', 'utf8');
+
+export function tempDir(prefix = 'lh-audit-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** An intent and an outcome per action, as the transport writes them. */
+export function actionFields(i: number): RecordFields[] {
+  const id = `action-${i}`;
+  const at = new Date(1_700_000_000_000 + i).toISOString();
+  return [
+    {
+      phase: 'intent',
+      id,
+      at,
+      instrument: 'https://lh.example|',
+      who: { node: `n${i % 7}`, flow: 'f1' },
+      what: {
+        api: 'A',
+        method: 'PUT',
+        operation: 'set-software-settings',
+        path: '/settings/software-settings',
+        body: { hideKeyboard: i % 2 === 0 },
+      },
+    },
+    {
+      phase: 'outcome',
+      id,
+      at,
+      instrument: 'https://lh.example|',
+      operation: 'set-software-settings',
+      outcome: { result: 'applied', status: 200, attempts: 1 },
+    },
+  ];
+}
+
+/** Writes `records` records (intent/outcome pairs, plus file records) into a fresh chain; returns its dir and name. */
+export async function writeChain(records: number, maxFileBytes = 64 * 1024): Promise<{ dir: string; name: string }> {
+  const dir = tempDir();
+  const name = 'chain';
+  const log = new AuditLog({ dir, name, instrument: 'https://lh.example|', key: KEY, maxFileBytes, fsync: false });
+  const writes: Promise<AuditRecord>[] = [];
+  for (let i = 0; writes.length < records; i++) for (const f of actionFields(i)) writes.push(log.append(f));
+  await Promise.all(writes);
+  await log.close();
+  return { dir, name };
+}
+
+export interface ChainText {
+  files: { name: string; text: string }[];
+  checkpoint?: string;
+}
+
+export function readChain(dir: string, name: string): ChainText {
+  const files = chainIndexes(dir, name).map((i) => {
+    const file = chainFile(dir, name, i);
+    return { name: path.basename(file), text: fs.readFileSync(file, 'utf8') };
+  });
+  const cp = checkpointFile(dir, name);
+  return { files, checkpoint: fs.existsSync(cp) ? fs.readFileSync(cp, 'utf8') : undefined };
+}
+
+export function verify(chain: ChainText, key: Buffer | undefined = KEY): VerifyReport {
+  return verifyChain({ files: chain.files, checkpoint: chain.checkpoint, key });
+}

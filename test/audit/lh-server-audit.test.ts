@@ -1,0 +1,152 @@
+/**
+ * In a real Node-RED runtime: an lh-server node writes its instrument's chain where settings.js `lhAudit` says, an
+ * operation node's request is recorded with that node and its flow as the actor, the password is in no record, and
+ * the chain verifies with the configured key.
+ */
+import assert from 'node:assert/strict';
+import fs from 'fs';
+import { collect, helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
+import { until } from '../support/until';
+import { loadNode, useInstrument } from '../support/node-suite';
+import { AuditRecord, expandChain, FILE_PATTERN, verifyChain } from '../../src/audit';
+import { tempDir } from './chain-support';
+
+/** The test helper's runtime settings (settings.js), which its type declarations leave out. */
+export function helperSettings(settings: Record<string, unknown>): void {
+  (helper as unknown as { settings(s: Record<string, unknown>): void }).settings(settings);
+}
+
+describe('audit in Node-RED: lh-server writes the chain of its instrument', function () {
+  const sim = useInstrument();
+  let dir: string;
+
+  beforeEach(function () {
+    dir = tempDir();
+    helperSettings({ lhAudit: { dir, key: 'node-test-key' } });
+  });
+  afterEach(function () {
+    helperSettings({});
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  function chain(): { records: AuditRecord[]; text: string; ok: boolean; reason?: string } {
+    const first = fs.readdirSync(dir).find((f) => FILE_PATTERN.test(f));
+    assert.ok(first, `a chain file in ${dir}: ${fs.readdirSync(dir).join(', ')}`);
+    const { files, checkpoint } = expandChain(`${dir}/${first}`);
+    const texts = files.map((name) => ({ name, text: fs.readFileSync(name, 'utf8') }));
+    const report = verifyChain({
+      files: texts,
+      checkpoint: checkpoint && fs.readFileSync(checkpoint, 'utf8'),
+      key: Buffer.from('node-test-key'),
+    });
+    const text = texts.map((t) => t.text).join('');
+    const records = text
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as AuditRecord);
+    return { records, text, ok: report.ok && report.checkpoint === 'verified', reason: report.firstBad?.reason };
+  }
+
+  it('records lh-clear-errors as the actor of clear errors, with its flow, before and after the request', async function () {
+    const node = await loadNode(sim, { id: 'clear', type: 'lh-clear-errors' }, { tab: 'Nightly' });
+    await node.run({ payload: 1 });
+    await helper.unload(); // closes the lh-server node and with it the chain
+    const { records, text, ok, reason } = chain();
+    assert.ok(ok, reason);
+    const intent = records.find((r) => r.phase === 'intent');
+    assert.ok(intent && intent.phase === 'intent');
+    assert.equal(intent.what.operation, 'clear-errors');
+    assert.deepEqual(
+      { node: intent.who.node, nodeType: intent.who.nodeType, flow: intent.who.flow },
+      { node: 'clear', nodeType: 'lh-clear-errors', flow: 'tab' },
+    );
+    const outcome = records.find((r) => r.phase === 'outcome' && r.id === intent.id);
+    assert.ok(outcome && outcome.phase === 'outcome');
+    assert.equal(outcome.outcome.result, 'applied');
+    assert.equal(sim.requests.filter((r) => r.path === '/api/v1/errors/clear-errors').length, 1);
+    assert.ok(!/labwire/.test(text.replace(/@labwire/g, '')), 'no password in the chain');
+    assert.ok(!/eyJ[A-Za-z0-9_-]{4,}\./.test(text), 'no token in the chain');
+  });
+
+  it('with lhAudit.enabled false nothing is written and requests go on', async function () {
+    helperSettings({ lhAudit: { enabled: false } });
+    const node = await loadNode(sim, { id: 'clear', type: 'lh-clear-errors' });
+    await node.run({ payload: 1 });
+    await helper.unload();
+    assert.deepEqual(fs.readdirSync(dir), []);
+  });
+
+  it('lh-audit sends the intent and the outcome of each request into the flow, once they are on disk', async function () {
+    const server = serverFlow(sim, { withB: false });
+    await loadFlow(
+      [
+        ...server.nodes,
+        { id: 'clear', type: 'lh-clear-errors', server: 'server', wires: [['out']] },
+        { id: 'out', type: 'helper' },
+        { id: 'audit', type: 'lh-audit', server: 'server', wires: [['records']] },
+        { id: 'records', type: 'helper' },
+      ],
+      server.credentials,
+    );
+    const seen = collect(helper.getNode('records'));
+    const out = nextMessage(helper.getNode('out'));
+    helper.getNode('clear').receive({ payload: 1 });
+    await out;
+    await until(() => seen.length >= 2, 'two records');
+    assert.deepEqual(
+      seen.map((m) => m.topic),
+      ['intent/clear-errors', 'outcome/clear-errors'],
+    );
+    const [intent, outcome] = seen.map((m) => m.payload as AuditRecord);
+    assert.equal(intent.phase === 'intent' && intent.who.node, 'clear');
+    assert.equal(outcome.phase === 'outcome' && outcome.outcome.result, 'applied');
+  });
+
+  it('a settings merge records the old settings beside the new ones (old -> new)', async function () {
+    const node = await loadNode(sim, { id: 'settings', type: 'lh-settings', operation: 'set-software-settings', mode: 'merge' });
+    const before = { ...sim.state.softwareSettings };
+    await node.run({ payload: { hideKeyboard: !before.hideKeyboard } });
+    await helper.unload();
+    const { records, ok, reason } = chain();
+    assert.ok(ok, reason);
+    const intent = records.find((r) => r.phase === 'intent');
+    assert.ok(intent && intent.phase === 'intent');
+    assert.equal(intent.what.operation, 'set-software-settings');
+    assert.deepEqual(intent.old, before);
+    assert.deepEqual(intent.what.body, { ...before, hideKeyboard: !before.hideKeyboard });
+    assert.equal(intent.who.node, 'settings');
+  });
+
+  it('a policy default names the lh-error-policy node as the actor of the answer', async function () {
+    const server = serverFlow(sim, { withB: false });
+    await loadFlow(
+      [
+        { id: 'tab', type: 'tab', label: 'Walk-away' },
+        ...server.nodes,
+        {
+          id: 'policy',
+          type: 'lh-error-policy',
+          z: 'tab',
+          server: 'server',
+          rules: [{ source: 'any', minSeverity: '', pattern: '', code: '', mode: 'walk-away', answer: 'Retry', delay: 0 }],
+          wires: [[], ['auto'], []],
+        },
+        { id: 'auto', type: 'helper', z: 'tab' },
+      ],
+      server.credentials,
+    );
+    const auto = nextMessage(helper.getNode('auto'));
+    const error = sim.injectPendingError({ title: 'Clot detected', responses: ['Retry', 'Abort'] });
+    helper.getNode('policy').receive({ payload: error, source: 'A', event: 'raised' });
+    assert.equal((await auto).outcome, 'answered');
+    await helper.unload();
+    const { records, ok, reason } = chain();
+    assert.ok(ok, reason);
+    const intent = records.find((r) => r.phase === 'intent' && r.what.operation !== 'logout');
+    assert.ok(intent && intent.phase === 'intent');
+    assert.deepEqual(
+      { node: intent.who.node, nodeType: intent.who.nodeType, flow: intent.who.flow },
+      { node: 'policy', nodeType: 'lh-error-policy', flow: 'tab' },
+    );
+  });
+});

@@ -1,0 +1,273 @@
+/**
+ * Several real Node-RED processes against real simulators and a real Redis (issue 19): failover under SIGKILL,
+ * fencing of a paused holder, Redis unreachable, and the spread of leases over replicas. LH_HA_SCALE (default 1)
+ * multiplies the errors and kills of the failover case (the issue's full figure is LH_HA_SCALE=10 or `npm run bench:ha`).
+ */
+import assert from 'assert';
+import Redis from 'ioredis';
+import { trimBase } from '../../src/client';
+import { CoordinationKeys } from '../../src/coordination/keys';
+import { Simulator } from '../../src/simulator';
+import { describeWithRedis, RedisHarness } from '../support/redis-server';
+import { Collector, Replica, watchFlows } from '../support/red-replicas';
+import { startSimulator, USER } from '../support/runtime';
+import { until } from '../support/until';
+
+const LEASE_S = 2;
+const INTERVAL_S = 0.5;
+const SCALE = Math.max(1, Number(process.env.LH_HA_SCALE) || 1);
+
+function credentialsFor(instruments: { id: string }[]): Record<string, Record<string, string>> {
+  return Object.fromEntries(instruments.map((i) => [`server-${i.id}`, { username: USER.username, password: USER.password }]));
+}
+
+describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19)', function () {
+  this.timeout(300000);
+  const redisServer = new RedisHarness();
+  let redis: Redis;
+  let collector: Collector;
+  const sims: Simulator[] = [];
+  const replicas: Replica[] = [];
+  let prefix = '';
+  let run = 0;
+
+  before(async function () {
+    await redisServer.start();
+    redis = new Redis(redisServer.url);
+  });
+  after(async function () {
+    redis?.disconnect();
+    await redisServer.destroy();
+  });
+  beforeEach(async function () {
+    prefix = `lh-ha-${process.pid}-${++run}`;
+    collector = new Collector();
+    await collector.start();
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') for (const r of replicas) console.log(`--- ${r.name} log:\n${r.log.slice(-3000)}`);
+    for (const r of replicas.splice(0)) await r.destroy();
+    for (const s of sims.splice(0)) await s.stop();
+    await collector.stop();
+  });
+
+  /** Which replica holds the instrument's lease now (by its process id), if any. */
+  async function holderOf(baseUrl: string): Promise<Replica | undefined> {
+    const value = await redis.get(new CoordinationKeys(prefix).instrument(`${trimBase(baseUrl)}|`).lease);
+    if (!value) return undefined;
+    return replicas.find((r) => r.running && value.includes(`/${String(r.pid)}-`));
+  }
+
+  async function startReplicas(
+    n: number,
+    instruments: { id: string; baseUrl: string }[],
+    interval = INTERVAL_S,
+    policyDelay?: number,
+  ): Promise<void> {
+    const flows = watchFlows({
+      redisUrl: redisServer.url,
+      prefix,
+      leaseSeconds: LEASE_S,
+      instruments,
+      collectorUrl: collector.url,
+      interval,
+      policyDelay,
+    });
+    for (let i = 0; i < n; i++) replicas.push(new Replica(`r${i + 1}`, flows, credentialsFor(instruments)));
+    await Promise.all(replicas.map((r) => r.start()));
+  }
+
+  it('the holder killed (SIGKILL) again and again: every error raised once and resolved once across replicas, failover within 2 leases', async function () {
+    const sim = await startSimulator();
+    sims.push(sim);
+    const instruments = [{ id: 'i1', baseUrl: sim.baseUrl }];
+    await startReplicas(2, instruments);
+    await until(async () => (await holderOf(sim.baseUrl)) !== undefined, 'a holder', 10000);
+
+    const ids: string[] = [];
+    const resolvedIds = new Set<string>();
+    const failovers: number[] = [];
+    const kills = 3 * SCALE;
+    const perRound = 5;
+    for (let round = 0; round < kills; round++) {
+      // errors while the holder lives, some of them resolved
+      for (let i = 0; i < perRound; i++) ids.push(String(sim.injectPendingError({ title: `round ${round} error ${i}` }).id));
+      await until(() => ids.every((id) => collector.count('raised', id) > 0), `round ${round}: every error raised`, 15000);
+      for (const id of ids.slice(-perRound, -2)) {
+        sim.resolvePendingError(id);
+        resolvedIds.add(id);
+      }
+      await until(
+        () => [...resolvedIds].every((id) => collector.count('resolved', id) > 0),
+        `round ${round}: resolutions`,
+        15000,
+      );
+
+      // the holder dies between two emissions (a msg inside a killed process is gone with it, as with one Node-RED)
+      const holder = await holderOf(sim.baseUrl);
+      assert.ok(holder, 'someone holds the instrument');
+      const killedAt = Date.now();
+      await holder.kill();
+      // while nobody polls: a new error, and an old one resolved (the next holder must see both)
+      const during = String(sim.injectPendingError({ title: `during failover ${round}` }).id);
+      ids.push(during);
+      const old = ids[ids.length - 2];
+      sim.resolvePendingError(old);
+      resolvedIds.add(old);
+      await until(() => collector.count('raised', during) > 0, `round ${round}: the error raised during the failover`, 15000);
+      failovers.push(Date.now() - killedAt);
+      await until(() => collector.count('resolved', old) > 0, `round ${round}: the resolution missed during the failover`, 15000);
+      await holder.start(); // back as a new replica (standby, or a share of the leases)
+    }
+
+    for (const id of ids)
+      assert.equal(
+        collector.count('raised', id),
+        1,
+        `error ${id} raised once: ${JSON.stringify(collector.events.filter((e) => e.id === id))}`,
+      );
+    for (const id of resolvedIds) assert.equal(collector.count('resolved', id), 1, `error ${id} resolved once`);
+    assert.equal(collector.events.filter((e) => e.lost).length, 0, 'nothing emitted without coordination');
+    const worst = Math.max(...failovers);
+    console.log(
+      `      failover after SIGKILL (ms): ${failovers.join(', ')} (lease ${LEASE_S * 1000} ms, poll ${INTERVAL_S * 1000} ms)`,
+    );
+    assert.ok(worst <= 2 * LEASE_S * 1000 + INTERVAL_S * 1000 + 1000, `failover ${worst} ms within 2 leases (+ one poll)`);
+  });
+
+  it('policy defaults: the holder dies before they are due, the next holder sends each exactly once', async function () {
+    const sim = await startSimulator();
+    sims.push(sim);
+    const DELAY_S = 5;
+    await startReplicas(2, [{ id: 'i1', baseUrl: sim.baseUrl }], INTERVAL_S, DELAY_S);
+    await until(async () => (await holderOf(sim.baseUrl)) !== undefined, 'a holder', 10000);
+    const puts = (id: string): number =>
+      sim.requests.filter(
+        (r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime' && String((r.body as { id?: unknown }).id) === id,
+      ).length;
+    const early = Array.from({ length: 3 }, (_, i) => String(sim.injectPendingError({ title: `default ${i}` }).id));
+    await until(() => early.every((id) => collector.count('raised', id) === 1), 'raised', 10000);
+    const holder = await holderOf(sim.baseUrl);
+    assert.ok(holder);
+    await holder.kill(); // its timers die with it; the defaults are in Redis
+    const late = String(sim.injectPendingError({ title: 'default after the failover' }).id);
+    await until(
+      () => [...early, late].every((id) => puts(id) >= 1),
+      'every default sent',
+      (DELAY_S + 2 * LEASE_S) * 1000 + 10000,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}: puts ${[...early, late].map(puts).join(',')} events ${JSON.stringify(collector.events)}`);
+    });
+    await holder.start();
+    await new Promise((r) => setTimeout(r, 2 * LEASE_S * 1000));
+    for (const id of [...early, late]) {
+      assert.equal(puts(id), 1, `default for ${id} sent once`);
+      assert.equal(collector.count('answered', id), 1, `one auto-answered msg for ${id}`);
+    }
+  });
+
+  it('a holder paused (SIGSTOP) past its lease and resumed sends nothing: the new holder has it, fencing refuses the old', async function () {
+    const sim = await startSimulator();
+    sims.push(sim);
+    await startReplicas(2, [{ id: 'i1', baseUrl: sim.baseUrl }]);
+    await until(async () => (await holderOf(sim.baseUrl)) !== undefined, 'a holder', 10000);
+    const first = String(sim.injectPendingError({ title: 'before the pause' }).id);
+    await until(() => collector.count('raised', first) === 1, 'raised before the pause', 10000);
+    const paused = await holderOf(sim.baseUrl);
+    assert.ok(paused);
+    paused.pause();
+    const during = String(sim.injectPendingError({ title: 'while paused' }).id);
+    sim.resolvePendingError(first);
+    await until(() => collector.count('raised', during) === 1, 'the other replica took over', 15000);
+    await until(() => collector.count('resolved', first) === 1, 'resolution seen by the new holder', 15000);
+    const taker = await holderOf(sim.baseUrl);
+    assert.ok(taker && taker !== paused, 'the lease moved');
+    paused.resume();
+    // the resumed process's timers fire at once: give it several polls and rounds to misbehave
+    const after = String(sim.injectPendingError({ title: 'after the resume' }).id);
+    await until(() => collector.count('raised', after) === 1, 'raised after the resume', 10000);
+    await new Promise((r) => setTimeout(r, 3 * LEASE_S * 1000));
+    for (const id of [first, during, after]) assert.equal(collector.count('raised', id), 1, `${id} raised once`);
+    assert.equal(collector.count('resolved', first), 1);
+    assert.equal(
+      collector.events.filter((e) => e.replica === paused.name && e.at > 0 && e.id !== first).length,
+      0,
+      'the paused replica emitted nothing after',
+    );
+  });
+
+  it('Redis unreachable: everyone keeps notifying (marked), nothing is missed; once it is back, each error once again', async function () {
+    if (redisServer.external) this.skip(); // an external Redis (LH_REDIS_URL) cannot be paused from here
+    const sim = await startSimulator();
+    sims.push(sim);
+    await startReplicas(2, [{ id: 'i1', baseUrl: sim.baseUrl }]);
+    await until(async () => (await holderOf(sim.baseUrl)) !== undefined, 'a holder', 10000);
+    const before = String(sim.injectPendingError({ title: 'before the outage' }).id);
+    await until(() => collector.count('raised', before) === 1, 'raised before', 10000);
+
+    redisServer.pause();
+    const during = String(sim.injectPendingError({ title: 'during the outage' }).id);
+    await until(() => collector.count('raised', during) >= 1, 'raised during the outage', 3 * LEASE_S * 1000 + 5000);
+    assert.ok(
+      collector.events.filter((e) => e.id === during).every((e) => e.lost === 'lost'),
+      'msgs sent without the shared memory say coordination is lost',
+    );
+    sim.resolvePendingError(before);
+    await until(() => collector.count('resolved', before) >= 1, 'resolved during the outage', 10000);
+    await new Promise((r) => setTimeout(r, LEASE_S * 1000));
+    redisServer.resume();
+
+    await until(async () => (await holderOf(sim.baseUrl)) !== undefined, 'a holder again', 15000);
+    await new Promise((r) => setTimeout(r, LEASE_S * 1000)); // every replica's next round has reached Redis
+    const marked = collector.events.length;
+    const after = String(sim.injectPendingError({ title: 'after the outage' }).id);
+    await until(() => collector.count('raised', after) === 1, 'raised after', 10000);
+    sim.resolvePendingError(during);
+    await until(() => collector.count('resolved', during) === 1, 'the outage error resolved, once', 10000).catch((err: Error) => {
+      throw new Error(
+        `${err.message}: ${JSON.stringify(collector.events.map((e) => [e.kind, e.id.slice(0, 4), e.replica, e.lost ?? '', e.at % 100000]))} during ${during.slice(0, 4)}`,
+      );
+    });
+    await new Promise((r) => setTimeout(r, 2 * LEASE_S * 1000));
+    const since = collector.events.slice(marked);
+    assert.equal(since.filter((e) => e.lost).length, 0, 'coordinated again: nothing marked');
+    assert.equal(since.filter((e) => e.kind === 'raised' && e.id === after).length, 1, 'after: raised once');
+    assert.equal(
+      since.filter((e) => e.kind === 'raised' && (e.id === during || e.id === before)).length,
+      0,
+      'the outage errors are not raised again',
+    );
+    assert.equal(since.filter((e) => e.kind === 'resolved' && e.id === during).length, 1, 'during: resolved once');
+  });
+
+  it('3 replicas, 60 instruments: 20 ± 1 leases each; one stopped, the other two hold 30 ± 1 within 2 leases', async function () {
+    const instruments: { id: string; baseUrl: string }[] = [];
+    for (let i = 0; i < 60; i++) {
+      const sim = await startSimulator();
+      sims.push(sim);
+      instruments.push({ id: `i${i}`, baseUrl: sim.baseUrl });
+    }
+    await startReplicas(3, instruments, 30);
+    const counts = async (): Promise<number[]> => {
+      const held = await Promise.all(instruments.map((i) => holderOf(i.baseUrl)));
+      return replicas.filter((r) => r.running).map((r) => held.filter((h) => h === r).length);
+    };
+    await until(
+      async () => (await counts()).every((c) => Math.abs(c - 20) <= 1) && (await counts()).reduce((a, b) => a + b, 0) === 60,
+      '20 ± 1 each',
+      30000,
+    );
+    console.log(`      3 replicas: ${(await counts()).join(' / ')} leases`);
+    const stoppedAt = Date.now();
+    await replicas[0].kill();
+    await until(
+      async () => {
+        const c = await counts();
+        return c.length === 2 && c.every((n) => Math.abs(n - 30) <= 1) && c[0] + c[1] === 60;
+      },
+      '30 ± 1 each after a replica died',
+      2 * LEASE_S * 1000 + 4000,
+    );
+    console.log(`      2 replicas: ${(await counts()).join(' / ')} leases, ${Date.now() - stoppedAt} ms after the kill`);
+  });
+});

@@ -1,0 +1,153 @@
+import assert from 'assert';
+import fc from 'fast-check';
+import Redis from 'ioredis';
+import { CoordinationKeys } from '../../src/coordination/keys';
+import { FencedError, Leases } from '../../src/coordination/leases';
+import { registrationUsers, sharedSecret, SharedDefaults, SharedLedger, SharedOnce } from '../../src/coordination/stores';
+import { coordinationSettings, CoordinationConfigError } from '../../src/coordination/config';
+import { describeWithRedis, RedisHarness } from '../support/redis-server';
+
+describe('coordination: lh-coordination settings', function () {
+  it('refuses a password in the URL (it belongs in credentials), naming the field', function () {
+    assert.throws(
+      () => coordinationSettings({ url: 'redis://:s3cret@127.0.0.1:6379' }),
+      (err: unknown) => err instanceof CoordinationConfigError && err.field === 'url' && !err.message.includes('s3cret'),
+    );
+  });
+
+  it('refuses what it cannot use, each with the field and the rule', function () {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ url: '' }, 'url'],
+      [{ url: 'http://127.0.0.1:6379' }, 'url'],
+      [{ url: 'redis://a:1,redis://b:2' }, 'url'],
+      [{ url: 'redis://a:1', mode: 'sentinel' }, 'sentinelName'],
+      [{ url: 'redis://a:1', prefix: 'has space' }, 'prefix'],
+      [{ url: 'redis://a:1', leaseSeconds: 0 }, 'leaseSeconds'],
+      [{ url: 'redis://a:1', leaseSeconds: 'soon' }, 'leaseSeconds'],
+    ];
+    for (const [config, field] of cases) {
+      assert.throws(
+        () => coordinationSettings(config),
+        (err: unknown) => err instanceof CoordinationConfigError && err.field === field,
+        JSON.stringify(config),
+      );
+    }
+    assert.deepEqual(coordinationSettings({ url: 'rediss://r.example:6380' }), {
+      urls: ['rediss://r.example:6380'],
+      mode: 'single',
+      sentinelName: '',
+      prefix: 'labwire',
+      leaseMs: 5000,
+    });
+  });
+});
+
+describeWithRedis('coordination: shared stores on a real Redis', function () {
+  const harness = new RedisHarness();
+  let redis: Redis;
+  let keys: CoordinationKeys;
+  let n = 0;
+
+  before(async function () {
+    await harness.start();
+    redis = new Redis(harness.url);
+  });
+  after(async function () {
+    redis?.disconnect();
+    await harness.destroy();
+  });
+  beforeEach(function () {
+    keys = new CoordinationKeys(`lh-stores-${process.pid}-${++n}`);
+  });
+
+  async function holder(replica = 'a'): Promise<string> {
+    const grant = await new Leases(redis, keys).acquire('inst', replica, 30000);
+    assert.ok(grant.token > 0);
+    return grant.value;
+  }
+
+  it('answer ledger: of any number of concurrent claims from several replicas, exactly one wins; the others see it', async function () {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 2, max: 12 }), fc.boolean(), async (claimants, confirm) => {
+        const k = new CoordinationKeys(`lh-ledger-${process.pid}-${++n}`).instrument('inst');
+        const ledgers = Array.from({ length: claimants }, (_, i) => new SharedLedger(redis, k, 'A', `r${i}`));
+        const claims = await Promise.all(ledgers.map((l, i) => l.claim('e1', `resp${i}`, { by: `user${i}` })));
+        const winners = claims.filter((c) => c.ok);
+        assert.equal(winners.length, 1, 'one answer per error');
+        const won = winners[0];
+        if (!won.ok) return;
+        if (confirm) await won.confirm();
+        else await won.release();
+        const after = await ledgers[0].lookup('e1');
+        if (confirm) assert.equal(after?.outcome, 'answered');
+        else assert.equal(after, undefined, 'a refused answer frees the error for the next try');
+        for (const c of claims) if (!c.ok) assert.equal(c.existing.errorKey, 'e1');
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('answer ledger: an automatic answer names the lease; a stale holder is refused before anything is claimed', async function () {
+    const k = keys.instrument('inst');
+    const stale = await holder('a');
+    await redis.del(k.lease); // expired
+    const fresh = await holder('b');
+    const ledger = new SharedLedger(redis, k, 'A', 'a');
+    await assert.rejects(ledger.claim('e1', 'Retry', { by: 'policy', leaseValue: stale }), FencedError);
+    assert.equal(await ledger.lookup('e1'), undefined, 'nothing claimed');
+    const claim = await new SharedLedger(redis, k, 'A', 'b').claim('e1', 'Retry', { by: 'policy', leaseValue: fresh });
+    assert.ok(claim.ok);
+    // a person's answer on any replica (an answer page POSTed to a standby) needs no lease, and sees the claim
+    const person = await ledger.claim('e1', 'Abort', { by: 'alice' });
+    assert.ok(!person.ok && person.existing.by === 'policy');
+  });
+
+  it('pending defaults: a due default is handed out once, whatever the number of concurrent takers; cancelled ones never', async function () {
+    const k = keys.instrument('inst');
+    const lease = await holder();
+    const defaults = new SharedDefaults(redis, k);
+    for (let i = 0; i < 50; i++) await defaults.schedule(lease, `e${i}`, 1000 + i, { answer: 'Retry', i });
+    assert.equal(await defaults.cancel('e7'), true);
+    const takes = await Promise.all(Array.from({ length: 8 }, () => defaults.takeDue(lease, 1000 + 40)));
+    const taken = takes.flat().map((d) => d.key);
+    assert.equal(taken.length, new Set(taken).size, 'no default twice');
+    assert.equal(taken.length, 40, 'every due one (41 due, one cancelled)');
+    assert.ok(!taken.includes('e7'));
+    assert.deepEqual(
+      (await defaults.takeDue(lease, 5000)).map((d) => d.key),
+      Array.from({ length: 9 }, (_, i) => `e${41 + i}`),
+      'the rest when due',
+    );
+    await redis.del(k.lease);
+    await assert.rejects(defaults.takeDue(lease, 9999), FencedError, 'a holder that lost its lease takes nothing');
+  });
+
+  it('form tokens work on any replica, once; the page secret is the first replica’s on all', async function () {
+    const k = keys.instrument('inst');
+    const once = new SharedOnce(redis, k);
+    const token = await once.issue('form', 60);
+    const uses = await Promise.all(Array.from({ length: 6 }, () => once.use('form', token)));
+    assert.equal(uses.filter(Boolean).length, 1);
+    assert.equal(await once.use('form', 'forged'), false);
+    const a = await sharedSecret(redis, k, 'page', 'secret-of-a');
+    const b = await sharedSecret(redis, k, 'page', 'secret-of-b');
+    assert.equal(a, 'secret-of-a');
+    assert.equal(b, 'secret-of-a');
+  });
+
+  it('B handler registration: only the last live replica that uses it unregisters', async function () {
+    const k = keys.instrument('inst');
+    const leases = new Leases(redis, keys);
+    await leases.heartbeat('a', 30000);
+    await leases.heartbeat('b', 30000);
+    await leases.heartbeat('dead', 100);
+    for (const r of ['a', 'b', 'dead']) await registrationUsers(redis, k, keys.replicas, 'handler', r, 'add');
+    await new Promise((r) => setTimeout(r, 150)); // 'dead' died without saying so
+    assert.equal(
+      await registrationUsers(redis, k, keys.replicas, 'handler', 'a', 'remove'),
+      1,
+      'b still uses it: a must not unregister',
+    );
+    assert.equal(await registrationUsers(redis, k, keys.replicas, 'handler', 'b', 'remove'), 0, 'b is the last: it unregisters');
+  });
+});

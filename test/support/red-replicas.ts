@@ -1,0 +1,239 @@
+/**
+ * Real Node-RED processes (replicas) running identical flows, each with its own user dir and editor port, and a
+ * collector: an HTTP endpoint in the test process that the flows POST every msg of interest to, so the test sees
+ * what all replicas emitted together. A replica can be killed (SIGKILL), paused (SIGSTOP), resumed and restarted.
+ */
+import { ChildProcess, spawn } from 'child_process';
+import fs from 'fs';
+import http from 'http';
+import os from 'os';
+import path from 'path';
+import type { AddressInfo } from 'net';
+
+const root = path.resolve(__dirname, '..', '..');
+const redJs = path.join(path.dirname(require.resolve('node-red/package.json')), 'red.js');
+
+export type FlowNode = Record<string, unknown> & { id: string; type: string };
+
+export interface Collected {
+  kind: string;
+  id: string;
+  replica: string;
+  lost?: string;
+  at: number;
+}
+
+/** Receives the replicas' POSTs (JSON bodies) and keeps them in order of arrival. */
+export class Collector {
+  readonly events: Collected[] = [];
+  private server?: http.Server;
+  url = '';
+  private listeners: (() => void)[] = [];
+
+  async start(): Promise<void> {
+    this.server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        try {
+          const parsed = JSON.parse(body) as Omit<Collected, 'at'>;
+          this.events.push({ ...parsed, at: Date.now() });
+        } catch {
+          // not ours
+        }
+        res.end('ok');
+        for (const l of this.listeners.splice(0)) l();
+      });
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/collect`;
+  }
+
+  count(kind: string, id: string): number {
+    return this.events.filter((e) => e.kind === kind && e.id === id).length;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+}
+
+/** The flows the coordination tests run on every replica: one poll node per simulated instrument, msgs to the collector. */
+export function watchFlows(options: {
+  redisUrl: string;
+  prefix: string;
+  leaseSeconds: number;
+  instruments: { id: string; baseUrl: string; instrumentUrl?: string }[];
+  collectorUrl: string;
+  interval?: number;
+  /** a policy node behind each poll: semi-automatic "Retry" after `delay` s */
+  policyDelay?: number;
+}): FlowNode[] {
+  const flows: FlowNode[] = [
+    { id: 'tab', type: 'tab', label: 'coordination test' },
+    { id: 'coord', type: 'lh-coordination', url: options.redisUrl, prefix: options.prefix, leaseSeconds: options.leaseSeconds },
+    {
+      id: 'post',
+      type: 'http request',
+      z: 'tab',
+      method: 'POST',
+      ret: 'txt',
+      url: options.collectorUrl,
+      wires: [[]],
+    },
+  ];
+  for (const kind of ['raised', 'resolved', 'answered']) {
+    flows.push({
+      id: `to-${kind}`,
+      type: 'function',
+      z: 'tab',
+      func: `msg.payload = { kind: '${kind}', id: String(msg.errorId ?? msg.uuid), source: msg.source, replica: env.get('LH_REPLICA'), lost: msg.coordination }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
+      outputs: 1,
+      wires: [['post']],
+    });
+  }
+  for (const inst of options.instruments) {
+    flows.push(
+      {
+        id: `server-${inst.id}`,
+        type: 'lh-server',
+        baseUrl: inst.baseUrl,
+        instrumentUrl: inst.instrumentUrl ?? '',
+        simulatorCa: inst.instrumentUrl !== undefined,
+        timeout: 3000,
+        coordination: 'coord',
+      },
+      {
+        id: `poll-${inst.id}`,
+        type: 'lh-error-poll',
+        z: 'tab',
+        server: `server-${inst.id}`,
+        source: inst.instrumentUrl ? 'both' : 'A',
+        interval: options.interval ?? 0.5,
+        listen: false,
+        offlineAfter: 3,
+        wires:
+          options.policyDelay === undefined
+            ? [['to-raised'], ['to-resolved'], []]
+            : [['to-raised', `policy-${inst.id}`], ['to-resolved', `policy-${inst.id}`], []],
+      },
+    );
+    if (options.policyDelay !== undefined) {
+      flows.push({
+        id: `policy-${inst.id}`,
+        type: 'lh-error-policy',
+        z: 'tab',
+        server: `server-${inst.id}`,
+        rules: [
+          {
+            source: 'any',
+            minSeverity: '',
+            pattern: '',
+            code: '',
+            mode: 'semi-automatic',
+            answer: 'Retry',
+            delay: options.policyDelay,
+          },
+        ],
+        by: 'policy',
+        wires: [[], ['to-answered'], []],
+      });
+    }
+  }
+  return flows;
+}
+
+/** One Node-RED process. */
+export class Replica {
+  private proc?: ChildProcess;
+  private output = '';
+  readonly userDir: string;
+
+  constructor(
+    readonly name: string,
+    private readonly flows: FlowNode[],
+    private readonly credentials: Record<string, Record<string, string>>,
+  ) {
+    this.userDir = fs.mkdtempSync(path.join(os.tmpdir(), `lh-replica-${name}-`));
+  }
+
+  get pid(): number | undefined {
+    return this.proc?.pid;
+  }
+
+  get running(): boolean {
+    return this.proc !== undefined && this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  get log(): string {
+    return this.output;
+  }
+
+  /** Starts it and resolves once its flows run. */
+  async start(): Promise<void> {
+    fs.writeFileSync(path.join(this.userDir, 'flows.json'), JSON.stringify(this.flows));
+    fs.writeFileSync(path.join(this.userDir, 'flows_cred.json'), JSON.stringify(this.credentials));
+    const settings = {
+      uiHost: '127.0.0.1',
+      uiPort: 0,
+      userDir: this.userDir,
+      flowFile: 'flows.json',
+      nodesDir: [root],
+      credentialSecret: false,
+      httpAdminRoot: false,
+      logging: { console: { level: process.env.LH_REPLICA_LOG || 'info', metrics: false, audit: false } },
+      editorTheme: { tours: false },
+    };
+    const settingsFile = path.join(this.userDir, 'settings.js');
+    fs.writeFileSync(settingsFile, `module.exports = ${JSON.stringify(settings, null, 2)};\n`);
+    const proc = spawn(process.execPath, [redJs, '--settings', settingsFile, '--userDir', this.userDir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LH_REPLICA: this.name },
+    });
+    this.proc = proc;
+    let seen = '';
+    await new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer): void => {
+        const text = chunk.toString();
+        this.output += text;
+        seen += text;
+        if (/Started flows/.test(seen)) resolve();
+      };
+      proc.stdout?.on('data', onData);
+      proc.stderr?.on('data', onData);
+      proc.once('exit', (code, signal) => reject(new Error(`replica ${this.name} exited (${String(code ?? signal)}):\n${seen}`)));
+    });
+  }
+
+  /** SIGKILL: no close handler runs, the leases it held expire on their own. */
+  async kill(): Promise<void> {
+    await this.signal('SIGKILL', true);
+  }
+
+  pause(): void {
+    this.proc?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.proc?.kill('SIGCONT');
+  }
+
+  /** SIGTERM: Node-RED closes its nodes (leases released), then exits. */
+  async stop(): Promise<void> {
+    await this.signal('SIGTERM', true);
+  }
+
+  private async signal(signal: NodeJS.Signals, wait: boolean): Promise<void> {
+    const proc = this.proc;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise((resolve) => proc.once('exit', resolve));
+    proc.kill('SIGCONT');
+    proc.kill(signal);
+    if (wait) await exited;
+  }
+
+  async destroy(): Promise<void> {
+    await this.signal('SIGKILL', true);
+    fs.rmSync(this.userDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * A real Redis for the coordination tests: a `redis-server` child on a free loopback port with its own temp dir (no
+ * persistence), or the server `LH_REDIS_URL` names. Without either, `describeWithRedis` skips its suite and says so
+ * in one loud console line (how to enable it), so a machine without Redis never passes the suite silently.
+ */
+import { ChildProcess, execFileSync, spawn } from 'child_process';
+import fs from 'fs';
+import net from 'net';
+import os from 'os';
+import path from 'path';
+
+/** The redis-server binary on the PATH, or undefined. */
+export function redisServerBinary(): string | undefined {
+  try {
+    return execFileSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the coordination suites can run here. */
+export function redisAvailable(): boolean {
+  return Boolean(process.env.LH_REDIS_URL) || redisServerBinary() !== undefined;
+}
+
+let saidSkipped = false;
+
+/** `describe` when Redis is available; otherwise a skipped suite and one loud line naming how to enable it. */
+export function describeWithRedis(title: string, body: (this: Mocha.Suite) => void): void {
+  if (redisAvailable()) {
+    describe(title, body);
+    return;
+  }
+  if (!saidSkipped) {
+    saidSkipped = true; // one line for all the coordination suites
+    console.warn(
+      `\n!!! SKIPPED the coordination suites (several Node-REDs through Redis): no redis-server on the PATH and LH_REDIS_URL unset. ` +
+        `Enable it with \`sudo apt-get install redis-server\` (or set LH_REDIS_URL=redis://host:port).\n`,
+    );
+  }
+  describe.skip(title, body);
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** One redis-server child (or the external server of LH_REDIS_URL, which `stop` and `pause` leave alone). */
+export class RedisHarness {
+  private child?: ChildProcess;
+  private dir?: string;
+  url = '';
+  port = 0;
+  readonly external = Boolean(process.env.LH_REDIS_URL);
+
+  /** Starts it on a free port (again on the same port after `stop`, so clients reconnect to the same URL). */
+  async start(): Promise<void> {
+    if (this.external) {
+      this.url = String(process.env.LH_REDIS_URL);
+      return;
+    }
+    const binary = redisServerBinary();
+    if (!binary) throw new Error('redis-server is not installed (apt-get install redis-server)');
+    if (this.port === 0) this.port = await freePort();
+    this.dir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'lh-redis-'));
+    const child = spawn(
+      binary,
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        this.dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--protected-mode',
+        'no',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.child = child;
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer): void => {
+        output += chunk.toString();
+        if (/Ready to accept connections/.test(output)) resolve();
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', onData);
+      child.once('exit', (code) => reject(new Error(`redis-server exited (${String(code)}):\n${output}`)));
+    });
+    this.url = `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Stops the server (SIGKILL: nothing is saved, clients see the connection drop). */
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null) return;
+    child.kill('SIGCONT');
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  /** Freezes the server (SIGSTOP): connections stay open, nothing answers (a network partition, as clients see it). */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
+  /** Stops the server and removes its temp dir. */
+  async destroy(): Promise<void> {
+    await this.stop();
+    if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+    this.dir = undefined;
+  }
+}
