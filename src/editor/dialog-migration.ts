@@ -41,14 +41,13 @@ export function showMigrated(node: EditorNode, migrated: Migrated): void {
 }
 
 /**
- * On Done: the node takes the latest version, and every migrated property no input of the dialog holds (Node-RED
- * only reads properties back from inputs).
+ * On Done (oneditsave runs before Node-RED reads the inputs back): the node takes the latest version and every
+ * migrated property it lacks. Node-RED then overwrites each from its input, where the user may have changed it; a
+ * property with no input (a list), or whose input reads nothing (a config node select with none chosen), keeps it.
  */
 export function keepMigrated(node: EditorNode, migrated: Migrated): void {
-  const prefix = inputPrefix(node);
   for (const key of Object.keys(node._def.defaults)) {
-    if (key === 'version' || node[key] !== undefined || migrated[key] === undefined) continue;
-    if ($(prefix + key).length === 0) node[key] = migrated[key];
+    if (key !== 'version' && node[key] === undefined && migrated[key] !== undefined) node[key] = migrated[key];
   }
   node.version = migrated.version;
 }

@@ -424,13 +424,14 @@ describe('editor in Chromium (npm start)', function () {
 
   /** Imports `nodes` into the editor (ids kept), opens the dialog of each node of this package, presses Done, deploys. */
   async function editEachAndDeploy(nodes: FlowNode[]): Promise<FlowNode[]> {
+    const defs = await definitions();
     const own = nodes.filter((n) => ownType(n.type)).map((n) => ({ id: n.id, type: n.type, z: n.z }));
     await page.evaluate((flow) => {
       const red = (globalThis as unknown as { RED: { view: { importNodes(n: unknown, o: object): void } } }).RED;
       red.view.importNodes(flow, { generateIds: false, addFlow: false });
     }, nodes);
     for (const node of own) {
-      const config = node.type === 'lh-server';
+      const config = defs[node.type] === 'config';
       await page.evaluate(
         ({ id, z, isConfig, type }) => {
           const red = (
@@ -502,7 +503,13 @@ describe('editor in Chromium (npm start)', function () {
     this.timeout(120_000);
     const tab: FlowNode = { id: 'bare-tab', type: 'tab', label: 'bare' };
     const server: FlowNode = { id: 'bare-server', type: 'lh-server', baseUrl: started!.simA };
-    const bare: FlowNode[] = NODE_TYPES.filter((t) => t !== 'lh-server').map((type, i) => ({
+    const configTypes = await definitions();
+    // config nodes (lh-coordination) stand on their own; every other node in the tab, pointing at the server
+    const bareConfig: FlowNode[] = NODE_TYPES.filter((t) => t !== 'lh-server' && configTypes[t] === 'config').map((type) => ({
+      id: `bare-${type}`,
+      type,
+    }));
+    const bare: FlowNode[] = NODE_TYPES.filter((t) => configTypes[t] !== 'config').map((type, i) => ({
       id: `bare-${type}`,
       type,
       z: tab.id,
@@ -528,8 +535,8 @@ describe('editor in Chromium (npm start)', function () {
       y: 400,
       wires: [],
     };
-    const deployed = await editEachAndDeploy([tab, server, ...bare, oldPolicy]);
-    assertDeployedAsMigrated([server, ...bare, oldPolicy], deployed);
+    const deployed = await editEachAndDeploy([tab, server, ...bareConfig, ...bare, oldPolicy]);
+    assertDeployedAsMigrated([server, ...bareConfig, ...bare, oldPolicy], deployed);
     const byId = new Map(deployed.map((n) => [n.id, n]));
     assert.equal(byId.get('bare-lh-error-poll')?.listen, true);
     assert.equal(byId.get('bare-lh-run-watch')?.listen, true);
