@@ -12,7 +12,7 @@ import { AuthService } from './auth';
 import { StepStore } from './steps';
 import { RuntimeErrorBook } from './runtime-errors';
 import { InstrumentErrorBook } from './instrument-errors';
-import { RunMachine, type RunErrorSeed } from './runs';
+import { RunMachine, type RunErrorSeed } from './run-machine';
 import { DEFAULT_POLICY, ServiceRoutineBook, seedServiceRoutines, seedSoftwareSettings } from './settings';
 import { Router, type RequestContext, type Reply } from './router';
 import { prepRoutes } from './routes-a';
