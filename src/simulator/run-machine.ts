@@ -27,7 +27,8 @@ import type { StepStore } from './steps';
 import type { RuntimeErrorBook } from './runtime-errors';
 import type { PendingError } from './types';
 import { RunRecordBook, type RunResult } from './run-records';
-import { createFaultReply, createFaults, readCreate, readLoadComplete, type CreateFault } from './run-requests';
+import { readCreate, readLoadComplete } from './run-requests';
+import { RunScript } from './run-script';
 import {
   armedErrorIndex,
   armsForLater,
@@ -40,7 +41,6 @@ import {
   remainingAfterCheckpoint,
   requireState,
   resultAtEnd,
-  runEnding,
   runStepsOf,
   validationErrors,
   type ActiveRun,
@@ -98,8 +98,7 @@ export class RunMachine {
   private readonly events: RunEventSink;
   /** every state entered, for tests and /sim/run (bounded) */
   readonly transitions: { state: RunStateName; at: number }[] = [];
-  private createFaults: CreateFault[] = [];
-  private endings: RunEnding[] = [];
+  private readonly script = new RunScript();
 
   /**
    * PUT takes the speed as text (`"2"`, as the hardware-tested client sends it) or as a number, in both modes (the
@@ -119,18 +118,17 @@ export class RunMachine {
 
   /** The next run (one per call, in order) ends as `spec` says: see RunEnding. */
   endNext(spec: unknown): void {
-    this.endings.push(runEnding(spec));
+    this.script.endNext(spec);
   }
 
   /** The next `count` creates fail without creating anything: with `status`, or by a connection reset. */
   failNextCreates(spec: unknown): void {
-    this.createFaults.push(...createFaults(spec));
+    this.script.failNextCreates(spec);
   }
 
   /** The fault for this create, if one is planned. */
   takeCreateFault(): Reply | undefined {
-    const fault = this.createFaults.shift();
-    return fault ? createFaultReply(fault) : undefined;
+    return this.script.takeCreateFault();
   }
 
   get state(): RunStateName {
@@ -150,8 +148,7 @@ export class RunMachine {
   reset(): void {
     this.run?.cancel?.();
     this.run = undefined;
-    this.createFaults = [];
-    this.endings = [];
+    this.script.clear();
     this.records.clear();
     this.transitions.length = 0;
     this.speedValue = this.initialSpeed;
@@ -222,7 +219,7 @@ export class RunMachine {
       remaining: steps[0]?.seconds ?? 0,
       armedErrors: [],
       errorLog: [],
-      scripted: this.endings.shift(),
+      scripted: this.script.takeEnding(),
     };
     this.run = run;
     this.enter(run, 'Scheduling');

@@ -9,7 +9,6 @@
  *                                                      ─answer Abort→ Aborting → Idle (result Failed)
  */
 import { HttpProblem } from './problem';
-import { isObject } from './json-fields';
 import { RUN_STATE_NAMES, type RunStateName } from '../spec/contract';
 import type { RunResult, StepLog } from './run-records';
 import type { Protocol, Step } from './types';
@@ -170,17 +169,6 @@ export function armsForLater(run: ActiveRun, atStep: number | undefined): boolea
     throw new HttpProblem(400, `atStep must be a step number from 1 to ${run.steps.length}.`);
   }
   return run.startTime === undefined || atStep > run.index + 1;
-}
-
-/** Reads an `endNext` spec; throws a RangeError naming the field and the rule. */
-export function runEnding(spec: unknown): RunEnding {
-  const o = isObject(spec) ? spec : {};
-  const at = o.at;
-  if (at !== 'scheduling' && at !== 'deck-check' && at !== 'end') {
-    throw new RangeError("endNext.at must be 'scheduling', 'deck-check' or 'end'");
-  }
-  if (o.result !== undefined && typeof o.result !== 'string') throw new RangeError('endNext.result must be text');
-  return o.result === undefined ? { at } : { at, result: o.result };
 }
 
 /** A simulation speed from PUT (text such as "2", or a number); a 400 naming simulationSpeed otherwise. */
