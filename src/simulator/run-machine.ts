@@ -234,6 +234,29 @@ export class RunMachine {
     return { armed: false, error: this.engine.raise(run, seed) };
   }
 
+  /** PUT /sim/run: speed, state format and scripted failures; answers the run status with them (GET /sim/run: {}). */
+  configure(options: {
+    simulationSpeed?: unknown;
+    statesAsNames?: unknown;
+    failCreate?: unknown;
+    endNext?: unknown;
+  }): Record<string, unknown> {
+    if (options.simulationSpeed !== undefined) this.setSpeed(options.simulationSpeed);
+    if (options.failCreate !== undefined) this.failNextCreates(options.failCreate);
+    if (options.endNext !== undefined) this.endNext(options.endNext);
+    if (options.statesAsNames !== undefined) {
+      if (typeof options.statesAsNames !== 'boolean') throw new RangeError('statesAsNames must be a boolean');
+      this.statesAsNames = options.statesAsNames;
+    }
+    return {
+      ...this.status(),
+      simulationSpeed: this.speed,
+      statesAsNames: this.statesAsNames,
+      records: this.records.all.length,
+      transitions: [...this.transitions],
+    };
+  }
+
   /** After a restart of the simulator (whose stop() cleared every timer): plans the run's next transition again. */
   rearm(): void {
     this.engine.rearm();

@@ -7,14 +7,13 @@
  * the run state machine (run-machine.ts) and the other stateful parts (sim-services.ts).
  */
 import * as fs from 'fs';
-import { Router } from './router';
-import { prepRoutes } from './routes-a';
-import { instrumentRoutes } from './routes-b';
+import { interfaceARouter } from './routes-a';
+import { interfaceBRouter } from './routes-b';
 import { handleControl, type ControlTarget } from './control-api';
 import { normaliseFaults } from './faults';
 import { EventSockets, nestedFrame, type EventChannel, type FrameCasing } from './event-sockets';
-import { MessageBoxBook, messageBoxRoutes, type MessageBox } from './message-boxes';
-import { initialMachineState, machineRoutes, updateMachineState, type MachineState } from './machine-status';
+import { MessageBoxBook, type MessageBox } from './message-boxes';
+import { initialMachineState, updateMachineState, type MachineState } from './machine-status';
 import { ErrorPushes, type FirmwareError } from './error-pushes';
 import { ServerPair, certPath, serverTls } from './servers';
 import { TimerSet } from './timers';
@@ -84,11 +83,8 @@ export class Simulator implements ControlTarget {
       clockSpeed: () => this.currentFaults.clockSpeed ?? 1,
     });
     const routers = {
-      A: new Router()
-        .addAll(prepRoutes(this.services))
-        .addAll(messageBoxRoutes(this.messageBoxes))
-        .addAll(machineRoutes(() => this.machine)),
-      B: new Router().addAll(instrumentRoutes(this.services)),
+      A: interfaceARouter(this.services, this.messageBoxes, () => this.machine),
+      B: interfaceBRouter(this.services),
     };
     const dispatching: DispatchContext = {
       lenient: this.lenient,
@@ -216,21 +212,7 @@ export class Simulator implements ControlTarget {
     failCreate?: unknown;
     endNext?: unknown;
   }): Record<string, unknown> {
-    const runs = this.services.runs;
-    if (options.simulationSpeed !== undefined) runs.setSpeed(options.simulationSpeed);
-    if (options.failCreate !== undefined) runs.failNextCreates(options.failCreate);
-    if (options.endNext !== undefined) runs.endNext(options.endNext);
-    if (options.statesAsNames !== undefined) {
-      if (typeof options.statesAsNames !== 'boolean') throw new RangeError('statesAsNames must be a boolean');
-      runs.statesAsNames = options.statesAsNames;
-    }
-    return {
-      ...runs.status(),
-      simulationSpeed: runs.speed,
-      statesAsNames: runs.statesAsNames,
-      records: runs.records.all.length,
-      transitions: [...runs.transitions],
-    };
+    return this.services.runs.configure(options);
   }
 
   /** PUT /sim/machine: door, controller, readiness, identity and whether the instrument offers these reads. */
