@@ -91,6 +91,7 @@ export const MIGRATIONS: Readonly<Record<string, readonly MigrationStep[]>> = {
     { version: 1, defaults: { name: '', selectedResponse: '', selectedResponseType: 'str', errorId: '', errorIdType: 'str' } },
   ],
   'lh-clear-errors': [{ version: 1, defaults: { name: '' } }],
+  'lh-audit': [{ version: 1, defaults: { name: '' } }],
   'lh-error-log': [
     {
       version: 1,
