@@ -31,7 +31,7 @@
 import type { Reply } from './router';
 import type { MessageBox } from './message-boxes';
 import type { FirmwareError } from './error-pushes';
-import type { RunErrorSeed } from './runs';
+import type { RunErrorSeed } from './run-machine';
 import type { MachineState } from './machine-status';
 import type { Faults, InstrumentError, InstrumentErrorSeed, LoggedRequest, PendingError, PendingErrorSeed } from './types';
 import { problem } from './problem';

@@ -72,13 +72,7 @@ export class EventSockets {
 
   /** Sends one frame to every client of `channel`; returns how many got it. */
   publish(channel: EventChannel, frame: string): number {
-    let sent = 0;
-    for (const ws of this.clients[channel]) {
-      if (ws.readyState !== WebSocket.OPEN) continue;
-      ws.send(frame);
-      sent++;
-    }
-    return sent;
+    return this.publishRaw(channel, frame);
   }
 
   /** Sends one frame as given (any text or bytes, e.g. an oversized one) to every client of `channel`. */

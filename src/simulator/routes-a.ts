@@ -1,14 +1,21 @@
 /** Interface A (preparation service, plain HTTP, under /api/v1): the route table. */
-import type { Route, RequestContext, Reply } from './router';
+import { Router, type Route, type RequestContext, type Reply } from './router';
 import type { Services } from './services';
 import { parseIdParam } from './json-fields';
 import { parseSoftwareSettings } from './settings';
 import { runRoutes } from './run-routes';
+import { messageBoxRoutes, type MessageBoxBook } from './message-boxes';
+import { machineRoutes, type MachineState } from './machine-status';
 
 const V1 = '/api/v1';
 
 const ok = (body: unknown): Reply => ({ status: 200, body });
 const noContent: Reply = { status: 204 };
+
+/** Interface A's router: the preparation service, the run routes, the instrument's dialogs and machine reads. */
+export function interfaceARouter(s: Services, boxes: MessageBoxBook, machine: () => MachineState): Router {
+  return new Router().addAll(prepRoutes(s)).addAll(messageBoxRoutes(boxes)).addAll(machineRoutes(machine));
+}
 
 export function prepRoutes(s: Services): Route[] {
   const pid = (ctx: RequestContext): number => parseIdParam(ctx.params.protocolId, 'protocolId');

@@ -1,8 +1,13 @@
 /** Interface B (instrument control, HTTPS, under /api/vector/v3): the route table. */
-import type { Route } from './router';
+import { Router, type Route } from './router';
 import type { Services } from './services';
 
 const V3 = '/api/vector/v3';
+
+/** Interface B's router. */
+export function interfaceBRouter(s: Services): Router {
+  return new Router().addAll(instrumentRoutes(s));
+}
 
 export function instrumentRoutes(s: Services): Route[] {
   return [

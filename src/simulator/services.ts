@@ -4,7 +4,7 @@ import type { StepStore } from './steps';
 import type { RuntimeErrorBook } from './runtime-errors';
 import type { ServiceRoutineBook } from './settings';
 import type { InstrumentErrorBook } from './instrument-errors';
-import type { RunMachine } from './runs';
+import type { RunMachine } from './run-machine';
 import type { PolicySettings, SoftwareSettings } from './types';
 
 export interface Services {

@@ -1,31 +1,29 @@
 /**
  * The instrument simulator: interface A over HTTP (with the /sim control API on the same port), interface B
  * over HTTPS, shared state, fault injection and a request log. Node built-ins only.
+ *
+ * This class wires the parts and is the API tests and scripts drive: the servers (servers.ts), the request
+ * pipeline (serve.ts, dispatch.ts), the route tables (routes-a.ts, routes-b.ts), the control API (control-api.ts),
+ * the run state machine (run-machine.ts) and the other stateful parts (sim-services.ts).
  */
 import * as fs from 'fs';
-import * as http from 'http';
-import * as https from 'https';
-import * as path from 'path';
-import type { Socket, AddressInfo } from 'net';
-import type { TLSSocket } from 'tls';
-import { AuthService } from './auth';
-import { StepStore } from './steps';
-import { RuntimeErrorBook } from './runtime-errors';
-import { InstrumentErrorBook } from './instrument-errors';
-import { RunMachine, type RunErrorSeed } from './runs';
-import { DEFAULT_POLICY, ServiceRoutineBook, seedServiceRoutines, seedSoftwareSettings } from './settings';
-import { Router, type RequestContext, type Reply } from './router';
-import { prepRoutes } from './routes-a';
-import { instrumentRoutes } from './routes-b';
+import { interfaceARouter } from './routes-a';
+import { interfaceBRouter } from './routes-b';
 import { handleControl, type ControlTarget } from './control-api';
-import { DEFAULT_TIMEOUT_HOLD_MS, normaliseFaults, rollFault } from './faults';
-import { HttpProblem, htmlErrorPage, problem, unauthorized } from './problem';
-import { A_RESPONSE_TYPE, B_MEDIA_TYPE, B_PROBLEM_TYPE, PROBLEM_TYPE, checkMediaType } from './media-types';
-import { BodyTooLarge, headerValue, parseLoose, queryOf, readBody, send } from './http-io';
+import { normaliseFaults } from './faults';
 import { EventSockets, nestedFrame, type EventChannel, type FrameCasing } from './event-sockets';
-import { MessageBoxBook, messageBoxRoutes, type MessageBox } from './message-boxes';
-import { initialMachineState, machineRoutes, updateMachineState, type MachineState } from './machine-status';
+import { MessageBoxBook, type MessageBox } from './message-boxes';
+import { initialMachineState, updateMachineState, type MachineState } from './machine-status';
 import { ErrorPushes, type FirmwareError } from './error-pushes';
+import { ServerPair, certPath, serverTls } from './servers';
+import { TimerSet } from './timers';
+import { RequestLog } from './request-log';
+import { serve, type ServeContext } from './serve';
+import { dispatch, type DispatchContext } from './dispatch';
+import { isStrict, normalisePrefix, urlHost } from './sim-options';
+import { createServices, seedServices, stateCounts, stateOf } from './sim-services';
+import { DEFAULT_POLICY } from './settings';
+import type { RunMachine, RunErrorSeed } from './run-machine';
 import type { Services } from './services';
 import type {
   Faults,
@@ -37,15 +35,11 @@ import type {
   PolicySettings,
   SimulatorOptions,
   SimulatorState,
-  SimUser,
 } from './types';
 
-export const MAX_LOGGED_REQUESTS = 10_000;
-const DEFAULT_USERS: SimUser[] = [{ username: 'admin', password: 'labwire' }];
-
-export function certPath(name: 'ca.pem' | 'server.pem' | 'server-key.pem'): string {
-  return path.join(__dirname, 'certs', name);
-}
+export { certPath } from './servers';
+export { MAX_LOGGED_REQUESTS } from './request-log';
+export { isStrict } from './sim-options';
 
 export class Simulator implements ControlTarget {
   readonly ca: string;
@@ -54,24 +48,14 @@ export class Simulator implements ControlTarget {
   private readonly lenient: boolean;
   private readonly seedEnabled: boolean;
   private readonly initialPolicy: PolicySettings;
-  private readonly tls: { key: string; cert: string; clientCa?: string };
   private port: number;
   private httpsPort: number;
 
   private readonly services: Services;
-  private readonly aRouter: Router;
-  private readonly bRouter: Router;
   private currentFaults: Faults = {};
-  private readonly log: LoggedRequest[] = [];
-
-  private httpServer?: http.Server;
-  private httpsServer?: https.Server;
-  private readonly sockets = new Set<Socket>();
-  private readonly timers = new Set<NodeJS.Timeout>();
-  /** resolvers of delays still running: stop() settles them so nothing awaits forever */
-  private readonly waiting = new Set<() => void>();
-  /** bumped by every stop(): work that outlived a stop sees the change and gives up */
-  private generation = 0;
+  private readonly log = new RequestLog();
+  private readonly timers = new TimerSet();
+  private readonly servers: ServerPair;
   private running = false;
   private readonly socketsEnabled: boolean;
   private readonly eventSockets: EventSockets;
@@ -91,46 +75,36 @@ export class Simulator implements ControlTarget {
     this.errorPushes = new ErrorPushes((frame) => this.eventSockets.publish('errors', frame), this.frameCasing);
     this.initialPolicy = { ...DEFAULT_POLICY, ...(options.policy ?? {}) };
     this.ca = fs.readFileSync(certPath('ca.pem'), 'utf8');
-    this.tls = {
-      key: fs.readFileSync(certPath('server-key.pem'), 'utf8'),
-      cert: fs.readFileSync(certPath('server.pem'), 'utf8'),
-      clientCa: options.clientCa,
-    };
-    const settings = { software: seedSoftwareSettings(), policy: { ...this.initialPolicy } };
-    const steps = new StepStore();
-    steps.lenient = this.lenient;
-    const runtimeErrors = new RuntimeErrorBook();
-    const runs = new RunMachine({
-      clock: { now: () => Date.now(), schedule: (ms, fn) => this.schedule(ms, fn) },
-      steps,
-      errors: runtimeErrors,
-      speed: options.simulationSpeed,
-      statesAsNames: options.runStatesAsNames,
-      events: (code, description, data) => this.publishEvent(code, description, data),
+    this.services = createServices(options, {
+      lenient: this.lenient,
+      policy: this.initialPolicy,
+      clock: { now: () => Date.now(), schedule: (ms, fn) => this.timers.schedule(ms, fn) },
+      runEvents: (code, description, data) => this.publishEvent(code, description, data),
+      clockSpeed: () => this.currentFaults.clockSpeed ?? 1,
     });
-    runs.speedAsText = this.lenient;
-    runtimeErrors.onHandled = (error) => runs.errorHandled(error);
-    this.services = {
-      auth: new AuthService({
-        users: (options.users && options.users.length > 0 ? options.users : DEFAULT_USERS).map((u) => ({ ...u })),
-        tokenLifetimeSeconds: options.tokenLifetimeSeconds ?? 300,
-        instrumentTokens: [...(options.instrumentTokens ?? [])],
-        policy: () => settings.policy,
-        clockSpeed: () => this.currentFaults.clockSpeed ?? 1,
-        lenient: this.lenient,
-      }),
-      steps,
-      runtimeErrors,
-      runs,
-      routines: new ServiceRoutineBook(),
-      instrument: new InstrumentErrorBook(),
-      settings,
+    const routers = {
+      A: interfaceARouter(this.services, this.messageBoxes, () => this.machine),
+      B: interfaceBRouter(this.services),
     };
-    this.aRouter = new Router().addAll(prepRoutes(this.services));
-    this.aRouter.addAll(messageBoxRoutes(this.messageBoxes));
-    this.aRouter.addAll(machineRoutes(() => this.machine));
-    this.bRouter = new Router().addAll(instrumentRoutes(this.services));
-    this.seedState();
+    const dispatching: DispatchContext = {
+      lenient: this.lenient,
+      routers,
+      auth: this.services.auth,
+      userManagement: () => this.services.settings.policy.enableUserManagement,
+      firmwareAnswer: (ctx) => this.errorPushes.answerFirmware(ctx),
+    };
+    const serving: ServeContext = {
+      prefix: this.prefix,
+      timers: this.timers,
+      log: this.log,
+      running: () => this.running,
+      faults: () => this.currentFaults,
+      control: (method, path, body) => handleControl(this, method, path, body),
+      dispatch: (api, entry, req, raw) => dispatch(dispatching, api, entry, req.headers, raw),
+      syncErrorPushes: () => this.syncErrorPushes(),
+    };
+    this.servers = new ServerPair(serverTls(options.clientCa), (api, req, res) => void serve(serving, api, req, res));
+    seedServices(this.services, this.seedEnabled, this.initialPolicy);
   }
 
   // ---- addresses -------------------------------------------------------------------------------
@@ -151,30 +125,11 @@ export class Simulator implements ControlTarget {
 
   async start(): Promise<void> {
     if (this.running) return;
-    const a = http.createServer((req, res) => void this.serve('A', req, res));
-    const mutual = this.tls.clientCa ? { requestCert: true, rejectUnauthorized: true, ca: this.tls.clientCa } : {};
-    const b = https.createServer(
-      { key: this.tls.key, cert: this.tls.cert, ALPNProtocols: ['http/1.1'], ...mutual },
-      (req, res) => void this.serve('B', req, res),
-    );
-    for (const server of [a, b]) {
-      server.keepAliveTimeout = 5_000;
-      server.on('connection', (socket: Socket) => {
-        this.sockets.add(socket);
-        socket.once('close', () => this.sockets.delete(socket));
-      });
-      server.on('clientError', (_err, socket: Socket) => socket.destroy());
-    }
-    if (this.socketsEnabled) this.eventSockets.attach(a);
-    try {
-      this.port = await listen(a, this.port, this.host);
-      this.httpServer = a;
-      this.httpsPort = await listen(b, this.httpsPort, this.host);
-      this.httpsServer = b;
-    } catch (err) {
-      await this.closeServers();
-      throw err;
-    }
+    const ports = await this.servers.start(this.host, { port: this.port, httpsPort: this.httpsPort }, (a) => {
+      if (this.socketsEnabled) this.eventSockets.attach(a);
+    });
+    this.port = ports.port;
+    this.httpsPort = ports.httpsPort;
     this.running = true;
     this.services.runs.rearm();
   }
@@ -182,34 +137,29 @@ export class Simulator implements ControlTarget {
   /** Closes both servers and every open socket, clears every timer. */
   async stop(): Promise<void> {
     this.running = false;
-    this.generation++;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
-    const waiting = [...this.waiting];
-    this.waiting.clear();
-    for (const resolve of waiting) resolve();
+    this.timers.stopAll();
     this.eventSockets.dropAll();
-    await this.closeServers();
+    await this.servers.close();
   }
 
   /** Stops, waits `downtimeMs`, starts again on the same ports; all state is kept. */
   async restart(downtimeMs = 0): Promise<void> {
     const stopping = this.stop();
-    const generation = this.generation; // stop() bumped it synchronously
+    const generation = this.timers.generation; // stop() bumped it synchronously
     await stopping;
-    if (downtimeMs > 0 && generation === this.generation) await this.delay(downtimeMs);
-    if (generation !== this.generation) return; // stop() was called during the downtime: stay stopped
+    if (downtimeMs > 0 && generation === this.timers.generation) await this.timers.delay(downtimeMs);
+    if (generation !== this.timers.generation) return; // stop() was called during the downtime: stay stopped
     await this.start();
   }
 
   // ---- control --------------------------------------------------------------------------------
 
   get requests(): LoggedRequest[] {
-    return this.log;
+    return this.log.entries;
   }
 
   clearRequests(): void {
-    this.log.length = 0;
+    this.log.clear();
   }
 
   get faults(): Faults {
@@ -262,21 +212,7 @@ export class Simulator implements ControlTarget {
     failCreate?: unknown;
     endNext?: unknown;
   }): Record<string, unknown> {
-    const runs = this.services.runs;
-    if (options.simulationSpeed !== undefined) runs.setSpeed(options.simulationSpeed);
-    if (options.failCreate !== undefined) runs.failNextCreates(options.failCreate);
-    if (options.endNext !== undefined) runs.endNext(options.endNext);
-    if (options.statesAsNames !== undefined) {
-      if (typeof options.statesAsNames !== 'boolean') throw new RangeError('statesAsNames must be a boolean');
-      runs.statesAsNames = options.statesAsNames;
-    }
-    return {
-      ...runs.status(),
-      simulationSpeed: runs.speed,
-      statesAsNames: runs.statesAsNames,
-      records: runs.records.all.length,
-      transitions: [...runs.transitions],
-    };
+    return this.services.runs.configure(options);
   }
 
   /** PUT /sim/machine: door, controller, readiness, identity and whether the instrument offers these reads. */
@@ -301,7 +237,7 @@ export class Simulator implements ControlTarget {
   /** Back to the seed state: faults, log, handlers and lockouts cleared. Issued tokens stay valid. */
   reset(): void {
     this.machine = initialMachineState();
-    this.seedState();
+    seedServices(this.services, this.seedEnabled, this.initialPolicy);
     this.clearFaults();
     this.clearRequests();
     this.messageBoxes.clear();
@@ -377,312 +313,20 @@ export class Simulator implements ControlTarget {
   }
 
   get state(): Readonly<SimulatorState> {
-    const s = this.services;
-    return {
-      protocols: s.steps.protocols,
-      pendingErrors: s.runtimeErrors.pending,
-      history: s.runtimeErrors.history,
-      instrumentErrors: s.instrument.errors,
-      handlers: s.instrument.handlers,
-      softwareSettings: s.settings.software,
-      serviceRoutines: s.routines.routines,
-      logins: s.auth.logins,
-      renewals: s.auth.renewals,
-      failedLogins: s.auth.failedLogins,
-    };
+    return stateOf(this.services);
   }
 
   summary(): Record<string, unknown> {
-    const st = this.state;
-    let steps = 0;
-    for (const p of st.protocols.values()) steps += p.steps.length;
     return {
       running: this.running,
       baseUrl: this.baseUrl,
       instrumentUrl: this.instrumentUrl,
-      protocols: st.protocols.size,
-      steps,
-      pendingErrors: st.pendingErrors.length,
-      historyErrors: st.history.length,
-      instrumentErrors: st.instrumentErrors.length,
-      unhandledInstrumentErrors: st.instrumentErrors.filter((e) => !e.handled).length,
-      handlers: [...st.handlers],
-      logins: st.logins,
-      renewals: st.renewals,
-      failedLogins: st.failedLogins,
-      requests: this.log.length,
+      ...stateCounts(this.state),
+      requests: this.log.entries.length,
       faults: this.faults,
       eventSockets: this.socketsEnabled ? this.eventSockets.counts : 'off',
       openViews: this.messageBoxes.open.size,
       firmwareErrors: this.errorPushes.firmware.size,
     };
   }
-
-  // ---- request handling -----------------------------------------------------------------------
-
-  private async serve(api: 'A' | 'B', req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://simulator.invalid');
-    const method = (req.method ?? 'GET').toUpperCase();
-    let raw: string;
-    try {
-      raw = await readBody(req);
-    } catch (err) {
-      if (err instanceof BodyTooLarge) send(res, 413, problem(413, err.message), PROBLEM_TYPE, { Connection: 'close' });
-      else req.socket.destroy();
-      return;
-    }
-    if (api === 'A' && (url.pathname === '/sim' || url.pathname.startsWith('/sim/'))) {
-      const reply = handleControl(this, method, url.pathname, parseLoose(raw));
-      send(res, reply.status, reply.body, A_RESPONSE_TYPE);
-      if (reply.after) res.once('finish', reply.after);
-      this.syncErrorPushes();
-      return;
-    }
-    const inPrefix =
-      api === 'B' || this.prefix === '' || url.pathname === this.prefix || url.pathname.startsWith(`${this.prefix}/`);
-    const entry: LoggedRequest = {
-      api,
-      method,
-      path: api === 'A' && inPrefix ? url.pathname.slice(this.prefix.length) || '/' : url.pathname,
-      query: queryOf(url),
-      contentType: headerValue(req, 'content-type'),
-      authorization: headerValue(req, 'authorization'),
-      body: parseLoose(raw),
-      status: 0,
-      time: Date.now(),
-      host: headerValue(req, 'host'),
-      remotePort: req.socket.remotePort,
-      ...tlsDetails(req),
-    };
-    this.record(entry);
-
-    const faults = this.currentFaults;
-    const generation = this.generation;
-    if (faults.latencyMs) await this.delay(faults.latencyMs);
-    if (!this.running || generation !== this.generation || res.destroyed) return;
-    const outcome = rollFault(faults, Math.random, req.method);
-    if (outcome === 'reset') {
-      req.socket.destroy();
-      return;
-    }
-    if (outcome === 'timeout') {
-      // never answered: the socket is released at stop()/restart() or after timeoutHoldMs
-      this.schedule(faults.timeoutHoldMs ?? DEFAULT_TIMEOUT_HOLD_MS, () => req.socket.destroy());
-      return;
-    }
-    if (outcome === 'status') {
-      const status = faults.statusCode ?? 503;
-      entry.status = status;
-      if (faults.htmlErrors) send(res, status, htmlErrorPage(status), 'text/html; charset=utf-8');
-      else
-        send(
-          res,
-          status,
-          problem(status, `Fault injected by the simulator (HTTP ${status}).`),
-          api === 'A' ? PROBLEM_TYPE : B_PROBLEM_TYPE,
-        );
-      return;
-    }
-
-    const reply = inPrefix
-      ? this.dispatch(api, method, entry, req, raw)
-      : problemReply(new HttpProblem(404, `No resource at ${url.pathname}; the service lives under ${this.prefix}.`));
-    if (reply.resetConnection) {
-      req.socket.destroy();
-      return;
-    }
-    entry.status = reply.status;
-    const isProblem = reply.status >= 400;
-    const type = api === 'A' ? (isProblem ? PROBLEM_TYPE : A_RESPONSE_TYPE) : isProblem ? B_PROBLEM_TYPE : B_MEDIA_TYPE;
-    const credentialPath = api === 'A' && method === 'POST' && /^\/api\/v1\/authenticate(\/renew-token)?$/.test(entry.path);
-    if (faults.loginRejectionDelayMs && credentialPath && isProblem && reply.status < 500) {
-      await this.delay(faults.loginRejectionDelayMs);
-      if (!this.running || generation !== this.generation || res.destroyed) return;
-    }
-    if (faults.trickleMs) this.trickle(res, reply.status, JSON.stringify(reply.body ?? ''), type, faults.trickleMs);
-    else send(res, reply.status, reply.body, reply.headers?.['Content-Type'] ?? type, reply.headers);
-    if (api === 'A' && method !== 'GET') this.syncErrorPushes();
-  }
-
-  /** Sends the answer's body one byte at a time, `everyMs` apart. */
-  private trickle(res: http.ServerResponse, status: number, text: string, type: string, everyMs: number): void {
-    const bytes = Buffer.from(text);
-    res.writeHead(status, { 'Content-Type': type, 'Content-Length': bytes.length });
-    let i = 0;
-    const next = (): void => {
-      if (res.destroyed) return;
-      if (i >= bytes.length) return void res.end();
-      res.write(bytes.subarray(i, ++i));
-      this.schedule(everyMs, next);
-    };
-    next();
-  }
-
-  private dispatch(api: 'A' | 'B', method: string, entry: LoggedRequest, req: http.IncomingMessage, raw: string): Reply {
-    const match = (api === 'A' ? this.aRouter : this.bRouter).match(method, entry.path);
-    if (match.kind === 'not-found') return problemReply(new HttpProblem(404, `No resource at ${entry.path}.`));
-    if (match.kind === 'method-not-allowed') {
-      return problemReply(
-        new HttpProblem(405, `${method} is not allowed on ${entry.path}.`, { headers: { Allow: match.allow.join(', ') } }),
-      );
-    }
-    try {
-      const { route, params } = match;
-      const principal = this.services.auth.principalOf(entry.authorization, api);
-      const open = api === 'A' && !this.services.settings.policy.enableUserManagement;
-      // lenient: the status reads the tested tools make before logging in answer without a token, as on hardware
-      // (only without an Authorization header: an expired or bad token is still a 401, so renewals stay tested)
-      const tokenless =
-        this.lenient && api === 'A' && method === 'GET' && !entry.authorization && TOKENLESS_READS.has(entry.path.toLowerCase());
-      if (route.auth && !principal && !open && !tokenless) throw unauthorized();
-      checkMediaType(route.body, entry.contentType, api === 'A' && this.lenient);
-      let body: unknown;
-      if (route.body !== 'none') {
-        if (raw.trim() === '')
-          throw new HttpProblem(400, 'A non-empty request body is required.', {
-            errors: { $: ['A non-empty request body is required.'] },
-          });
-        try {
-          body = JSON.parse(raw) as unknown;
-        } catch (err) {
-          throw new HttpProblem(400, `The request body is not valid JSON: ${(err as Error).message}`, {
-            errors: { $: ['The JSON value could not be converted.'] },
-          });
-        }
-      }
-      const ctx: RequestContext = {
-        api,
-        method,
-        path: entry.path,
-        query: entry.query,
-        params,
-        headers: req.headers,
-        body,
-        principal,
-      };
-      if (api === 'A') {
-        const firmwareAnswer = this.errorPushes.answerFirmware(ctx);
-        if (firmwareAnswer) return firmwareAnswer;
-      }
-      return route.handle(ctx);
-    } catch (err) {
-      if (err instanceof HttpProblem) return problemReply(err);
-      return { status: 500, body: problem(500, err instanceof Error ? err.message : String(err)) };
-    }
-  }
-
-  // ---- internals ------------------------------------------------------------------------------
-
-  private seedState(): void {
-    const s = this.services;
-    s.steps.clear();
-    s.routines.routines = [];
-    if (this.seedEnabled) {
-      s.steps.seed();
-      s.routines.routines = seedServiceRoutines();
-    }
-    s.settings.software = seedSoftwareSettings();
-    s.settings.policy = { ...this.initialPolicy };
-    s.runtimeErrors.clear();
-    s.runs.reset();
-    s.instrument.clear();
-    s.auth.reset();
-  }
-
-  private record(entry: LoggedRequest): void {
-    this.log.push(entry);
-    if (this.log.length > MAX_LOGGED_REQUESTS) this.log.splice(0, this.log.length - MAX_LOGGED_REQUESTS);
-  }
-
-  /** Returns a function that cancels the timer. */
-  private schedule(ms: number, fn: () => void): () => void {
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      fn();
-    }, ms);
-    this.timers.add(t);
-    return () => {
-      clearTimeout(t);
-      this.timers.delete(t);
-    };
-  }
-
-  /** A delay that stop() cuts short (callers check `running` or `generation` afterwards). */
-  private delay(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        this.waiting.delete(done);
-        resolve();
-      };
-      this.waiting.add(done);
-      this.schedule(ms, done);
-    });
-  }
-
-  private async closeServers(): Promise<void> {
-    const servers = [this.httpServer, this.httpsServer].filter((s): s is http.Server | https.Server => s !== undefined);
-    this.httpServer = undefined;
-    this.httpsServer = undefined;
-    const closed = servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve())));
-    for (const s of servers) s.closeAllConnections();
-    for (const socket of this.sockets) socket.destroy();
-    this.sockets.clear();
-    await Promise.all(closed);
-    // 'close' is emitted before libuv has released the handles; they are gone after the loop's close phase
-    if (servers.length > 0) await afterClosePhase();
-  }
-}
-
-function tlsDetails(req: http.IncomingMessage): Pick<LoggedRequest, 'clientCertificate' | 'alpnProtocol'> {
-  const socket = req.socket as Partial<TLSSocket>;
-  if (typeof socket.getPeerCertificate !== 'function') return {};
-  const out: Pick<LoggedRequest, 'clientCertificate' | 'alpnProtocol'> = {};
-  const cn = socket.getPeerCertificate().subject?.CN;
-  if (typeof cn === 'string' && cn !== '') out.clientCertificate = cn;
-  if (typeof socket.alpnProtocol === 'string') out.alpnProtocol = socket.alpnProtocol;
-  return out;
-}
-
-function afterClosePhase(): Promise<void> {
-  return new Promise((resolve) => setImmediate(() => setTimeout(resolve, 0)));
-}
-
-/** Status reads a real instrument answers without a token (the tested tools log in only after a 401). */
-const TOKENLESS_READS = new Set([
-  '/api/v1/system-ready',
-  '/api/v1/errors/check-for-pending-errors',
-  '/api/v1/protocol-run',
-  '/api/v1/instruments/global-run-state',
-  '/api/v1/instruments/connection-status',
-]);
-
-/** `strict` wins; otherwise the older `lenientMediaTypes` (false = strict); the default is the real instrument's leniency. */
-export function isStrict(options: Pick<SimulatorOptions, 'strict' | 'lenientMediaTypes'>): boolean {
-  if (options.strict !== undefined) return options.strict;
-  return options.lenientMediaTypes === false;
-}
-
-function problemReply(p: HttpProblem): Reply {
-  return { status: p.status, body: p.body, headers: p.headers };
-}
-
-function normalisePrefix(prefix: string): string {
-  const trimmed = prefix.trim().replace(/\/+$/, '');
-  if (trimmed === '') return '';
-  return trimmed.startsWith('/') ? trimmed : `/${trimmed}`;
-}
-
-function urlHost(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
-}
-
-function listen(server: http.Server | https.Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.removeListener('error', onError);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
 }

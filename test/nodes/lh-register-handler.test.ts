@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { helper } from '../support/runtime';
+import { until } from '../support/until';
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 
 type Msg = Record<string, unknown>;
@@ -66,10 +67,9 @@ describe('lh-register-handler', function () {
 
   it('registers on deploy and unregisters when the node stops (while-deployed option)', async function () {
     await load({ operation: 'check', autoRegister: true });
-    const msg = await send({});
-    // check may run before the registration on deploy: wait for it through a second check
-    if (msg.payload !== true) assert.equal((await send({})).payload, true);
-    assert.ok(sim.state.handlers.has('nodered1'));
+    // the registration on deploy runs in the background: wait for it at the instrument, then check says so
+    await until(() => sim.state.handlers.has('nodered1'), 'the registration on deploy', 10000);
+    assert.equal((await send({})).payload, true);
     await helper.unload();
     assert.equal(sim.state.handlers.size, 0);
     const methods = handlerRequests().map((r) => r.method);

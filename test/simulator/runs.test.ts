@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { PDFDocument } from 'pdf-lib';
 import { until } from '../support/until';
-import { RunMachine, type RunClock } from '../../src/simulator/runs';
+import { RunMachine, type RunClock } from '../../src/simulator/run-machine';
 import { StepStore } from '../../src/simulator/steps';
 import { RuntimeErrorBook } from '../../src/simulator/runtime-errors';
 import { Harness, JSON_TYPE, bearer, describeStatus, problemOf, startHarness } from './helpers';

@@ -36,7 +36,6 @@ export const MIGRATIONS: MigrationTable = {
     // 0.3: several Node-REDs through Redis (issue 19); empty is "this Node-RED only", as before
     { version: 2, defaults: { coordination: '' } },
   ],
-  'lh-audit': [{ version: 1, defaults: { name: '' } }],
   'lh-coordination': [{ version: 1, defaults: { name: '', url: 'redis://127.0.0.1:6379', mode: 'single', sentinelName: '', prefix: 'labwire', leaseSeconds: 5 } }],
   'lh-steps': [
     {
@@ -81,6 +80,7 @@ export const MIGRATIONS: MigrationTable = {
     { version: 1, defaults: { name: '', selectedResponse: '', selectedResponseType: 'str', errorId: '', errorIdType: 'str' } },
   ],
   'lh-clear-errors': [{ version: 1, defaults: { name: '' } }],
+  'lh-audit': [{ version: 1, defaults: { name: '' } }],
   'lh-error-log': [
     {
       version: 1,

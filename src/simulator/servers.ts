@@ -1,0 +1,105 @@
+/**
+ * The HTTP plumbing of the simulator: the plain HTTP server of interface A and the HTTPS server of interface B
+ * (the bundled throwaway CA, mutual TLS when a client CA is given), their sockets, listening and closing.
+ */
+import * as fs from 'fs';
+import * as http from 'http';
+import * as https from 'https';
+import * as path from 'path';
+import type { Socket, AddressInfo } from 'net';
+
+export type Api = 'A' | 'B';
+export type RequestHandler = (api: Api, req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+export interface TlsFiles {
+  key: string;
+  cert: string;
+  /** when set, interface B asks for a client certificate signed by it */
+  clientCa?: string;
+}
+
+export function certPath(name: 'ca.pem' | 'server.pem' | 'server-key.pem'): string {
+  return path.join(__dirname, 'certs', name);
+}
+
+/** The server key and certificate of interface B. */
+export function serverTls(clientCa: string | undefined): TlsFiles {
+  return {
+    key: fs.readFileSync(certPath('server-key.pem'), 'utf8'),
+    cert: fs.readFileSync(certPath('server.pem'), 'utf8'),
+    clientCa,
+  };
+}
+
+/** The two servers; start() and close() may be called again (a restart keeps the ports). */
+export class ServerPair {
+  private httpServer?: http.Server;
+  private httpsServer?: https.Server;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(
+    private readonly tls: TlsFiles,
+    private readonly handle: RequestHandler,
+  ) {}
+
+  /** Listens on both ports (0: a free one); `beforeListen` may attach to the A server (websockets). */
+  async start(
+    host: string,
+    ports: { port: number; httpsPort: number },
+    beforeListen: (a: http.Server) => void,
+  ): Promise<{ port: number; httpsPort: number }> {
+    const a = http.createServer((req, res) => this.handle('A', req, res));
+    const mutual = this.tls.clientCa ? { requestCert: true, rejectUnauthorized: true, ca: this.tls.clientCa } : {};
+    const b = https.createServer({ key: this.tls.key, cert: this.tls.cert, ALPNProtocols: ['http/1.1'], ...mutual }, (req, res) =>
+      this.handle('B', req, res),
+    );
+    for (const server of [a, b]) {
+      server.keepAliveTimeout = 5_000;
+      server.on('connection', (socket: Socket) => {
+        this.sockets.add(socket);
+        socket.once('close', () => this.sockets.delete(socket));
+      });
+      server.on('clientError', (_err, socket: Socket) => socket.destroy());
+    }
+    beforeListen(a);
+    try {
+      const port = await listen(a, ports.port, host);
+      this.httpServer = a;
+      const httpsPort = await listen(b, ports.httpsPort, host);
+      this.httpsServer = b;
+      return { port, httpsPort };
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+  }
+
+  /** Closes both servers and destroys every open socket. */
+  async close(): Promise<void> {
+    const servers = [this.httpServer, this.httpsServer].filter((s): s is http.Server | https.Server => s !== undefined);
+    this.httpServer = undefined;
+    this.httpsServer = undefined;
+    const closed = servers.map((s) => new Promise<void>((resolve) => (s.listening ? s.close(() => resolve()) : resolve())));
+    for (const s of servers) s.closeAllConnections();
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    await Promise.all(closed);
+    // 'close' is emitted before libuv has released the handles; they are gone after the loop's close phase
+    if (servers.length > 0) await afterClosePhase();
+  }
+}
+
+function afterClosePhase(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setTimeout(resolve, 0)));
+}
+
+function listen(server: http.Server | https.Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.removeListener('error', onError);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
