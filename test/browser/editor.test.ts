@@ -363,6 +363,19 @@ describe('editor in Chromium (npm start)', function () {
     await page.locator('#red-ui-header-button-deploy').click();
     await page.locator('.red-ui-notification', { hasText: 'Successfully deployed' }).waitFor();
 
+    // The dialog's account buttons act through the deployed node (issue 21.3): KBA password reset reaches the
+    // instrument, and the dialog shows what it answered (never a token).
+    await page.locator(`g[id="${opNode.id}"] .red-ui-flow-node`).dblclick();
+    await tray().locator('#node-input-btn-server-edit, #node-input-lookup-server').click();
+    await server.locator('#lh-server-kba-reset').click();
+    const answered = server.locator('#lh-server-test-result div', { hasText: 'password reset accepted by the instrument' });
+    await answered.first().waitFor();
+    assert.doesNotMatch(await server.locator('#lh-server-test-result').innerText(), /eyJ|token/i);
+    await server.locator('#node-config-dialog-cancel').click();
+    await server.waitFor({ state: 'detached' });
+    await tray().locator('#node-dialog-cancel').click();
+    await tray().waitFor({ state: 'detached' });
+
     // lh-clear-errors reports on input: press the inject buttons that feed one.
     const injects = await page.evaluate(() => {
       const red = (globalThis as unknown as { RED: EditorRed }).RED;

@@ -92,10 +92,16 @@ registerNode('lh-server', {
         .done(show)
         .fail((xhr: JQuery.jqXHR) => show({ error: requestError(xhr) }));
     });
-    $('#lh-server-change-password').on('click', () => {
-      post('lh-server/' + encodeURIComponent(this.id) + '/change-expired-password', { newPassword: $('#lh-server-new-password').val() })
-        .done((r: { message: string }) => show({ checks: [{ ok: true, message: r.message }] }))
-        .fail((xhr: JQuery.jqXHR) => show({ error: requestError(xhr) }));
-    });
+    // account actions of the deployed node: what the instrument answered is shown, never a token
+    const account = (button: string, action: string, body: () => Record<string, unknown>): void => {
+      $(button).on('click', () => {
+        post('lh-server/' + encodeURIComponent(this.id) + '/' + action, body())
+          .done((r: { message: string }) => show({ checks: [{ ok: true, message: r.message }] }))
+          .fail((xhr: JQuery.jqXHR) => show({ error: requestError(xhr) }));
+      });
+    };
+    account('#lh-server-change-password', 'change-expired-password', () => ({ newPassword: $('#lh-server-new-password').val() }));
+    account('#lh-server-setup-wizard', 'setup-wizard', () => ({}));
+    account('#lh-server-kba-reset', 'kba-password-reset', () => ({}));
   },
 });
