@@ -4,7 +4,7 @@ import { CoordinationKeys } from './keys';
 import { FencedError, LeaseGrant, Leases } from './leases';
 import { fairShare, planLeases } from './fair-share';
 import { ErrorGate, GateRules } from './error-gate';
-import { SharedDefaults, StoreRedis, SharedSeen } from './stores';
+import { SharedDefaults, SharedLedger, SharedOnce, sharedSecret, StoreRedis, SharedSeen } from './stores';
 import { CoordinatedDefaults } from './policy-defaults';
 
 /**
@@ -132,6 +132,21 @@ export class Coordinator {
     const inst = this.instruments.get(instrumentKey);
     if (!inst) throw new Error(`instrument ${instrumentKey} has not joined the coordination`);
     return new ErrorGate(inst, new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch), rules);
+  }
+
+  /** A secret every replica of the group shares for this instrument (the first replica's candidate wins). */
+  secret(instrumentKey: string, name: string, candidate: string): Promise<string> {
+    return sharedSecret(this.redis, this.keys.instrument(instrumentKey), name, candidate);
+  }
+
+  /** Once-only claims of this instrument (form tokens used, run starts), shared by the replicas. */
+  once(instrumentKey: string): SharedOnce {
+    return new SharedOnce(this.redis, this.keys.instrument(instrumentKey));
+  }
+
+  /** The answer ledger of this instrument's source ('A' or 'B'), shared: the first claim wins across replicas. */
+  ledger(instrumentKey: string, source: string): SharedLedger {
+    return new SharedLedger(this.redis, this.keys.instrument(instrumentKey), source, this.replica, this.now);
   }
 
   /** The instrument's coordination (one per instrument key, shared by every lh-server node of it). */

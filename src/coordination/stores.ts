@@ -27,6 +27,7 @@ export interface StoreRedis extends RedisLike {
   hget(key: string, field: string): Promise<string | null>;
   set(key: string, value: string, mode: 'NX'): Promise<string | null>;
   set(key: string, value: string, ex: 'EX', seconds: number): Promise<string | null>;
+  set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<string | null>;
   del(key: string): Promise<number>;
 }
 
@@ -245,6 +246,11 @@ export class SharedOnce {
           await this.redis.eval(FENCED_CLAIM, 2, this.keys.lease, this.keys.claim(scope, key), leaseValue, '1', ttlSeconds),
         ) === 1,
     );
+  }
+
+  /** A person's once-only claim (a form token used), on any replica: true the first time, kept for `ttlMs`. */
+  async claim(scope: string, key: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.set(this.keys.claim(scope, key), '1', 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')) === 'OK';
   }
 
   /** Issues a one-time token valid for `ttlSeconds` on every replica. */
