@@ -6,6 +6,7 @@ import { fairShare, planLeases } from './fair-share';
 import { ErrorGate, GateRules } from './error-gate';
 import { SharedDefaults, SharedLedger, SharedOnce, sharedSecret, StoreRedis, SharedSeen } from './stores';
 import { CoordinatedDefaults } from './policy-defaults';
+import { answeredAnother, fingerprint, setSharedAnswerClaims, SharedAnswerClaims } from '../client';
 
 /**
  * What this Node-RED is for one instrument: the `holder` (polls, listens, emits, answers automatically), on
@@ -78,6 +79,9 @@ export interface CoordinatorOptions {
   now?: () => number;
 }
 
+/** An answer claimed and neither confirmed nor released for this long was lost with its replica (requests time out sooner). */
+export const STALE_CLAIM_MS = 10 * 60_000;
+
 /** The replica name: unique per process start, readable in a status ("lab-pc-2/4711-3fa9"). */
 export function replicaName(): string {
   return `${os.hostname()}/${process.pid}-${randomBytes(2).toString('hex')}`;
@@ -149,12 +153,34 @@ export class Coordinator {
     return new SharedLedger(this.redis, this.keys.instrument(instrumentKey), source, this.replica, this.now);
   }
 
+  /**
+   * Every answer to the instrument, whoever gives it on this replica (a page, a policy, an answer node), is claimed
+   * in the shared ledger first; an answer kept for another error under the same id (a reused id) gives way.
+   */
+  private answerClaims(instrumentKey: string): SharedAnswerClaims {
+    return {
+      claim: (source, errorKey, response, options) => {
+        const identity = options.identity ? fingerprint(options.identity) : undefined;
+        return this.ledger(instrumentKey, source).claim(errorKey, response, {
+          ...(options.by ? { by: options.by } : {}),
+          ...(identity ? { identity } : {}),
+          // a claim left in flight by a replica that died mid-request gives way once no request can still be open
+          supersedes: (existing) =>
+            existing.outcome === 'answered'
+              ? answeredAnother({ ...existing }, options.identity)
+              : this.now() - existing.at > STALE_CLAIM_MS,
+        });
+      },
+    };
+  }
+
   /** The instrument's coordination (one per instrument key, shared by every lh-server node of it). */
   join(instrumentKey: string): InstrumentCoordination {
     let found = this.instruments.get(instrumentKey);
     if (!found) {
       found = new InstrumentCoordination(instrumentKey, this.replica, this.now);
       this.instruments.set(instrumentKey, found);
+      setSharedAnswerClaims(instrumentKey, this.answerClaims(instrumentKey));
     }
     this.users.set(instrumentKey, (this.users.get(instrumentKey) ?? 0) + 1);
     this.schedule(0);
@@ -166,6 +192,7 @@ export class Coordinator {
     const left = (this.users.get(instrumentKey) ?? 1) - 1;
     if (left > 0) return void this.users.set(instrumentKey, left);
     this.users.delete(instrumentKey);
+    setSharedAnswerClaims(instrumentKey, undefined);
     const inst = this.instruments.get(instrumentKey);
     this.instruments.delete(instrumentKey);
     if (inst?.grant) await this.leases.release(instrumentKey, inst.grant.value).catch(() => false);
@@ -264,6 +291,7 @@ export class Coordinator {
     if (this.timer) clearTimeout(this.timer);
     await this.running?.catch(() => undefined);
     for (const inst of this.instruments.values()) {
+      setSharedAnswerClaims(inst.instrumentKey, undefined);
       if (inst.grant) await this.leases.release(inst.instrumentKey, inst.grant.value).catch(() => false);
       inst.grant = undefined;
     }

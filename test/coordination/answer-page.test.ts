@@ -150,4 +150,48 @@ describeWithRedis('coordination: the answer page on several Node-REDs (issue 19)
       ['answered'],
     );
   });
+
+  it('two forms of one error posted at once to two replicas: one answer reaches the instrument, the other is refused before sending', async function () {
+    const { id, query, maker, other } = await linkOnOneReplica();
+    const t = new URLSearchParams(query).get('t') ?? '';
+    const formOf = async (r: Replica): Promise<string> => {
+      const page = await requestText(pageOn(r, query), { method: 'GET' });
+      const token = /name="form" value="([^"]+)"/.exec(page.text)?.[1];
+      assert.ok(token, `${r.name} shows a form`);
+      return token;
+    };
+    // each replica shows its own form (both valid): only the shared answer ledger can keep them from both answering
+    const forms = [await formOf(other), await formOf(maker)];
+    sim.setFaults({ latencyMs: 400 }); // both replicas read the list before either answer lands
+    const puts = (): number =>
+      sim.requests.filter(
+        (r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime' && String((r.body as { id?: unknown }).id) === id,
+      ).length;
+    const responses = await Promise.all(
+      [other, maker].map((r, i) =>
+        requestText(
+          pageOn(r, ''),
+          { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+          new URLSearchParams({ t, form: forms[i], response: i === 0 ? 'Retry' : 'Abort', by: `person ${i}` }).toString(),
+        ),
+      ),
+    );
+    sim.setFaults({});
+    assert.equal(puts(), 1, `one answer sent to the instrument (pages: ${responses.map((r) => r.status).join(', ')})`);
+    assert.deepEqual(
+      responses.map((r) => r.status),
+      [200, 200],
+      'both people see an outcome page',
+    );
+    assert.equal(
+      responses.filter((r) => /already|being answered/i.test(r.text)).length,
+      1,
+      'one page says it was answered already',
+    );
+    await until(() => collector.count('audit', id) === 2, 'two audit records', 10000);
+    const outcomes = (collector.events.filter((e) => e.kind === 'audit' && e.id === id) as unknown as Linked[])
+      .map((e) => e.outcome)
+      .sort();
+    assert.deepEqual(outcomes, ['already-answered', 'answered']);
+  });
 });
