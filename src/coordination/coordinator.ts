@@ -4,7 +4,7 @@ import { CoordinationKeys } from './keys';
 import { FencedError, LeaseGrant, Leases } from './leases';
 import { fairShare, planLeases } from './fair-share';
 import { ErrorGate, GateRules } from './error-gate';
-import { SharedDefaults, SharedLedger, SharedOnce, sharedSecret, StoreRedis, SharedSeen } from './stores';
+import { registrationUsers, SharedDefaults, SharedLedger, SharedOnce, sharedSecret, StoreRedis, SharedSeen } from './stores';
 import { CoordinatedDefaults } from './policy-defaults';
 import { answeredAnother, fingerprint, setSharedAnswerClaims, SharedAnswerClaims } from '../client';
 
@@ -151,6 +151,16 @@ export class Coordinator {
   /** The answer ledger of this instrument's source ('A' or 'B'), shared: the first claim wins across replicas. */
   ledger(instrumentKey: string, source: string): SharedLedger {
     return new SharedLedger(this.redis, this.keys.instrument(instrumentKey), source, this.replica, this.now);
+  }
+
+  /**
+   * Says this replica uses (`add`) or no longer uses (`remove`) a registration on the instrument (`name`: the B
+   * handler key); returns how many live replicas use it now: only the last one unregisters it on the instrument.
+   */
+  async registrationUsers(instrumentKey: string, name: string, op: 'add' | 'remove'): Promise<number> {
+    // live before counting: a user without a heartbeat is taken for a dead replica by the next replica that counts
+    if (op === 'add' && !this.closed) await this.leases.heartbeat(this.replica, this.options.leaseMs);
+    return registrationUsers(this.redis, this.keys.instrument(instrumentKey), this.keys.replicas, name, this.replica, op);
   }
 
   /**
