@@ -262,3 +262,28 @@ export class InstrumentAnswers {
 export function forgetAnswerLedgers(): void {
   ledgers.clear();
 }
+
+/** A claim in an answer ledger shared with other Node-REDs (coordination): the first claim wins across all of them. */
+export type SharedAnswerClaim =
+  { ok: true; confirm(): Promise<void>; release(): Promise<void> } | { ok: false; existing: AnswerRecord & { replica?: string } };
+
+/** The ledger an instrument's answers are claimed in before they are sent, when several Node-REDs share it. */
+export interface SharedAnswerClaims {
+  claim(source: 'A' | 'B', errorKey: string, response: string, options: AnswerOptions): Promise<SharedAnswerClaim>;
+}
+
+const sharedClaims = new Map<string, SharedAnswerClaims>();
+
+/**
+ * Sets (or with undefined, removes) the shared claims of the instrument `instrumentKey` (`baseUrl|instrumentUrl`, as
+ * lh-server names it): from then on every answer to it is claimed there before this process's ledger and the request.
+ */
+export function setSharedAnswerClaims(instrumentKey: string, claims: SharedAnswerClaims | undefined): void {
+  if (claims) sharedClaims.set(instrumentKey, claims);
+  else sharedClaims.delete(instrumentKey);
+}
+
+/** The shared claims of an instrument, when it is coordinated. */
+export function sharedAnswerClaims(instrumentKey: string): SharedAnswerClaims | undefined {
+  return sharedClaims.get(instrumentKey);
+}

@@ -22,7 +22,18 @@ export { InstrumentApi, RecoveryKind } from './instrument';
 export * from './events';
 export * from './event-frames';
 export { DialogApi, VIEW_RESULTS, ViewResult, CloseViewInput, CloseViewBody, closeViewBody } from './dialogs';
-export { AnswerLedger, AnswerOptions, AnswerRecord, InstrumentAnswers, answerLedgerFor, answeredAnother } from './answer-ledger';
+export {
+  AnswerLedger,
+  AnswerOptions,
+  AnswerRecord,
+  InstrumentAnswers,
+  answerLedgerFor,
+  answeredAnother,
+  SharedAnswerClaim,
+  SharedAnswerClaims,
+  setSharedAnswerClaims,
+  sharedAnswerClaims,
+} from './answer-ledger';
 export { RunsApi, ProtocolName, ProtocolValidation, RunRecordSummary, CREATE_TIMEOUT_MS, LOAD_COMPLETE_TIMEOUT_MS } from './runs';
 export { FileDownload } from './runs';
 export * from './run-results';

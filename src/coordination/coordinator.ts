@@ -4,8 +4,9 @@ import { CoordinationKeys } from './keys';
 import { FencedError, LeaseGrant, Leases } from './leases';
 import { fairShare, planLeases } from './fair-share';
 import { ErrorGate, GateRules } from './error-gate';
-import { SharedDefaults, StoreRedis, SharedSeen } from './stores';
+import { registrationUsers, SharedDefaults, SharedLedger, SharedOnce, sharedSecret, StoreRedis, SharedSeen } from './stores';
 import { CoordinatedDefaults } from './policy-defaults';
+import { answeredAnother, fingerprint, setSharedAnswerClaims, SharedAnswerClaims } from '../client';
 
 /**
  * What this Node-RED is for one instrument: the `holder` (polls, listens, emits, answers automatically), on
@@ -78,6 +79,9 @@ export interface CoordinatorOptions {
   now?: () => number;
 }
 
+/** An answer claimed and neither confirmed nor released for this long was lost with its replica (requests time out sooner). */
+export const STALE_CLAIM_MS = 10 * 60_000;
+
 /** The replica name: unique per process start, readable in a status ("lab-pc-2/4711-3fa9"). */
 export function replicaName(): string {
   return `${os.hostname()}/${process.pid}-${randomBytes(2).toString('hex')}`;
@@ -134,12 +138,59 @@ export class Coordinator {
     return new ErrorGate(inst, new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch), rules);
   }
 
+  /** A secret every replica of the group shares for this instrument (the first replica's candidate wins). */
+  secret(instrumentKey: string, name: string, candidate: string): Promise<string> {
+    return sharedSecret(this.redis, this.keys.instrument(instrumentKey), name, candidate);
+  }
+
+  /** Once-only claims of this instrument (form tokens used, run starts), shared by the replicas. */
+  once(instrumentKey: string): SharedOnce {
+    return new SharedOnce(this.redis, this.keys.instrument(instrumentKey));
+  }
+
+  /** The answer ledger of this instrument's source ('A' or 'B'), shared: the first claim wins across replicas. */
+  ledger(instrumentKey: string, source: string): SharedLedger {
+    return new SharedLedger(this.redis, this.keys.instrument(instrumentKey), source, this.replica, this.now);
+  }
+
+  /**
+   * Says this replica uses (`add`) or no longer uses (`remove`) a registration on the instrument (`name`: the B
+   * handler key); returns how many live replicas use it now: only the last one unregisters it on the instrument.
+   */
+  async registrationUsers(instrumentKey: string, name: string, op: 'add' | 'remove'): Promise<number> {
+    // live before counting: a user without a heartbeat is taken for a dead replica by the next replica that counts
+    if (op === 'add' && !this.closed) await this.leases.heartbeat(this.replica, this.options.leaseMs);
+    return registrationUsers(this.redis, this.keys.instrument(instrumentKey), this.keys.replicas, name, this.replica, op);
+  }
+
+  /**
+   * Every answer to the instrument, whoever gives it on this replica (a page, a policy, an answer node), is claimed
+   * in the shared ledger first; an answer kept for another error under the same id (a reused id) gives way.
+   */
+  private answerClaims(instrumentKey: string): SharedAnswerClaims {
+    return {
+      claim: (source, errorKey, response, options) => {
+        const identity = options.identity ? fingerprint(options.identity) : undefined;
+        return this.ledger(instrumentKey, source).claim(errorKey, response, {
+          ...(options.by ? { by: options.by } : {}),
+          ...(identity ? { identity } : {}),
+          // a claim left in flight by a replica that died mid-request gives way once no request can still be open
+          supersedes: (existing) =>
+            existing.outcome === 'answered'
+              ? answeredAnother({ ...existing }, options.identity)
+              : this.now() - existing.at > STALE_CLAIM_MS,
+        });
+      },
+    };
+  }
+
   /** The instrument's coordination (one per instrument key, shared by every lh-server node of it). */
   join(instrumentKey: string): InstrumentCoordination {
     let found = this.instruments.get(instrumentKey);
     if (!found) {
       found = new InstrumentCoordination(instrumentKey, this.replica, this.now);
       this.instruments.set(instrumentKey, found);
+      setSharedAnswerClaims(instrumentKey, this.answerClaims(instrumentKey));
     }
     this.users.set(instrumentKey, (this.users.get(instrumentKey) ?? 0) + 1);
     this.schedule(0);
@@ -151,6 +202,7 @@ export class Coordinator {
     const left = (this.users.get(instrumentKey) ?? 1) - 1;
     if (left > 0) return void this.users.set(instrumentKey, left);
     this.users.delete(instrumentKey);
+    setSharedAnswerClaims(instrumentKey, undefined);
     const inst = this.instruments.get(instrumentKey);
     this.instruments.delete(instrumentKey);
     if (inst?.grant) await this.leases.release(instrumentKey, inst.grant.value).catch(() => false);
@@ -249,6 +301,7 @@ export class Coordinator {
     if (this.timer) clearTimeout(this.timer);
     await this.running?.catch(() => undefined);
     for (const inst of this.instruments.values()) {
+      setSharedAnswerClaims(inst.instrumentKey, undefined);
       if (inst.grant) await this.leases.release(inst.instrumentKey, inst.grant.value).catch(() => false);
       inst.grant = undefined;
     }

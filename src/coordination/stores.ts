@@ -27,6 +27,7 @@ export interface StoreRedis extends RedisLike {
   hget(key: string, field: string): Promise<string | null>;
   set(key: string, value: string, mode: 'NX'): Promise<string | null>;
   set(key: string, value: string, ex: 'EX', seconds: number): Promise<string | null>;
+  set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<string | null>;
   del(key: string): Promise<number>;
 }
 
@@ -138,7 +139,7 @@ export class SharedLedger {
   async claim(
     errorKey: string,
     response: string,
-    options: { by?: string; identity?: string; leaseValue?: string } = {},
+    options: { by?: string; identity?: string; leaseValue?: string; supersedes?: (existing: ClaimedAnswer) => boolean } = {},
   ): Promise<LedgerClaim> {
     const record: ClaimedAnswer = { errorKey, response, at: this.now(), outcome: 'in-flight', replica: this.replica };
     if (options.by) record.by = options.by;
@@ -151,7 +152,14 @@ export class SharedLedger {
         : await fenced('automatic answer', () =>
             this.redis.eval(FENCED_LEDGER_CLAIM, 2, this.keys.lease, this.hash, lease, errorKey, json),
           );
-    if (typeof existing === 'string') return { ok: false, existing: JSON.parse(existing) as ClaimedAnswer };
+    if (typeof existing === 'string') {
+      const found = JSON.parse(existing) as ClaimedAnswer;
+      // an answer to another error that had this id (an instrument reusing ids): that error is over, this claim wins
+      const replaced =
+        options.supersedes?.(found) === true &&
+        Number(await this.redis.eval(LEDGER_SETTLE, 1, this.hash, errorKey, existing, json)) === 1;
+      if (!replaced) return { ok: false, existing: found };
+    }
     // not fenced: confirming or releasing after the lease moved on is still right (the answer was sent or refused)
     const settle = async (next: string): Promise<void> => {
       await this.redis.eval(LEDGER_SETTLE, 1, this.hash, errorKey, json, next);
@@ -245,6 +253,11 @@ export class SharedOnce {
           await this.redis.eval(FENCED_CLAIM, 2, this.keys.lease, this.keys.claim(scope, key), leaseValue, '1', ttlSeconds),
         ) === 1,
     );
+  }
+
+  /** A person's once-only claim (a form token used), on any replica: true the first time, kept for `ttlMs`. */
+  async claim(scope: string, key: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.set(this.keys.claim(scope, key), '1', 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')) === 'OK';
   }
 
   /** Issues a one-time token valid for `ttlSeconds` on every replica. */

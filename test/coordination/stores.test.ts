@@ -135,6 +135,31 @@ describeWithRedis('coordination: shared stores on a real Redis', function () {
     assert.equal(b, 'secret-of-a');
   });
 
+  it('a person’s once-only claim (a used form token): true once across concurrent replicas, for its lifetime only', async function () {
+    const k = keys.instrument('inst');
+    const replicas = Array.from({ length: 5 }, () => new SharedOnce(redis, k));
+    const first = await Promise.all(replicas.map((o) => o.claim('form:page', 'mac-1', 200)));
+    assert.equal(first.filter(Boolean).length, 1, 'one replica takes the form');
+    assert.equal(await replicas[0].claim('form:page', 'mac-2', 200), true, 'another form is its own claim');
+    const ttl = await redis.pttl(k.claim('form:page', 'mac-1'));
+    assert.ok(ttl > 0 && ttl <= 200, `kept until the form would have expired (pttl ${ttl})`);
+  });
+
+  it('answer ledger: a claim gives way only to what `supersedes` says is over (another error under a reused id)', async function () {
+    const k = keys.instrument('inst');
+    const a = new SharedLedger(redis, k, 'A', 'a');
+    const b = new SharedLedger(redis, k, 'A', 'b');
+    const old = await a.claim('7', 'Retry', { identity: 'old-error' });
+    assert.ok(old.ok);
+    await old.confirm();
+    const refused = await b.claim('7', 'Abort', { identity: 'old-error', supersedes: () => false });
+    assert.ok(!refused.ok && refused.existing.replica === 'a', 'the same error: refused, naming the replica');
+    const reused = await b.claim('7', 'Abort', { identity: 'new-error', supersedes: (e) => e.identity !== 'new-error' });
+    assert.ok(reused.ok, 'an answer kept for the error that had the id before gives way');
+    const again = await a.claim('7', 'Retry', { identity: 'new-error', supersedes: (e) => e.identity !== 'new-error' });
+    assert.ok(!again.ok && again.existing.replica === 'b', 'the new error is answered once');
+  });
+
   it('B handler registration: only the last live replica that uses it unregisters', async function () {
     const k = keys.instrument('inst');
     const leases = new Leases(redis, keys);

@@ -169,6 +169,14 @@ export class Replica {
     return this.output;
   }
 
+  /** The port its HTTP server (http nodes, answer pages) listens on, from its start log (the latest start). */
+  get httpPort(): number {
+    const all = [...this.output.matchAll(/Server now running at https?:\/\/[^:/]+:(\d+)/g)];
+    const last = all[all.length - 1];
+    if (!last) throw new Error(`replica ${this.name} has not said where it listens`);
+    return Number(last[1]);
+  }
+
   /** Starts it and resolves once its flows run. */
   async start(): Promise<void> {
     fs.writeFileSync(path.join(this.userDir, 'flows.json'), JSON.stringify(this.flows));
@@ -197,7 +205,7 @@ export class Replica {
         const text = chunk.toString();
         this.output += text;
         seen += text;
-        if (/Started flows/.test(seen)) resolve();
+        if (/Started flows/.test(seen) && /Server now running/.test(seen)) resolve();
       };
       proc.stdout?.on('data', onData);
       proc.stderr?.on('data', onData);

@@ -7,6 +7,7 @@ import { redactErr } from '../shared/secrets';
  */
 import { EventEmitter } from 'events';
 import {
+  AnswerOptions,
   AnswerRecord,
   asLhError,
   ErrorIdentity,
@@ -18,6 +19,8 @@ import {
   PendingError,
   RecoveryKind,
   RuntimeErrorAnswer,
+  SharedAnswerClaim,
+  sharedAnswerClaims,
 } from '../../client';
 import { answerBody } from './answer-body';
 import { recoveryBody } from './recovery-body';
@@ -74,21 +77,59 @@ export function classify(err: unknown, operation: string): AnswerOutcome {
   return { outcome: 'refused', message: e.message, error: e };
 }
 
+/** What an answer claims in the ledger shared by several Node-REDs (coordination), before anything is sent. */
+interface ClaimOf {
+  source: 'A' | 'B';
+  response: string;
+  options: AnswerOptions;
+}
+
 async function settle(
   client: LiquidHandlerClient,
   key: string,
   operation: string,
   send: () => Promise<unknown>,
+  claimOf?: ClaimOf,
 ): Promise<AnswerOutcome> {
+  // several Node-REDs on one instrument: the first claim in Redis answers, any other replica's answer is refused
+  // before a request (a page on one replica and a policy on another never answer one error twice)
+  const shared = claimOf ? sharedAnswerClaims(instrumentOf(client)) : undefined;
+  let claim: SharedAnswerClaim | undefined;
+  if (shared && claimOf) {
+    try {
+      claim = await shared.claim(claimOf.source, key, claimOf.response, claimOf.options);
+    } catch (err) {
+      const e = redactErr(asLhError(err, operation));
+      const message = `${operation}: the answer ledger shared by the Node-REDs cannot be reached (${e.message}); nothing was sent`;
+      return { outcome: 'failed', message, error: new LhError(message, { kind: 'network', operation }) };
+    }
+    if (!claim.ok) {
+      const { replica, ...previous } = claim.existing;
+      const where = replica ? ` by another Node-RED (${replica})` : '';
+      const message = `${operation}: error ${key} was ${previous.outcome === 'in-flight' ? 'being ' : ''}answered${where}`;
+      return {
+        outcome: 'already-answered',
+        previous,
+        message,
+        inFlight: previous.outcome === 'in-flight',
+        error: new LhError(message, { kind: 'already-answered', operation, body: previous }),
+      };
+    }
+  }
+  const held = claim?.ok ? claim : undefined;
+  let outcome: AnswerOutcome;
   try {
     const sent = await send();
     const answer = lookupAnswer(client, key);
     if (!answer) throw new LhError(`${operation}: the answer ledger has no record of error ${key}`, { kind: 'response', operation });
     answerEvents.emit('answered', instrumentOf(client), key);
-    return { outcome: 'answered', answer, sent };
+    outcome = { outcome: 'answered', answer, sent };
   } catch (err) {
-    return classify(err, operation);
+    outcome = classify(err, operation);
   }
+  // the shared record follows this process's: answered, or free again for whoever answers next
+  await (outcome.outcome === 'answered' ? held?.confirm() : held?.release())?.catch(() => undefined);
+  return outcome;
 }
 
 /** Who answers (the page's signer or the policy's name), the meaning of the answer and the error answered. */
@@ -132,6 +173,7 @@ export function sendAnswerA(
       );
       return body;
     },
+    { source: 'A', response: String(body.selectedResponse), options: answerOptions(by, expected, unlisted) },
   );
 }
 
@@ -170,7 +212,7 @@ export function sendRecovery(
     return withActor(answerActor(by, `${kind} ${body.selectedActionId}`, body.uuid), () =>
       client.instrument.submit(kind, body, answerOptions(by, identity)),
     );
-  });
+  }, { source: 'B', response: String(body.selectedActionId), options: answerOptions(by, expected) });
 }
 
 /**

@@ -18,8 +18,14 @@ export const MAX_USED_PER_ERROR = 200;
 const FUTURE_SKEW_MS = 60_000;
 const MAC_LENGTH = 32;
 
+/**
+ * Where used tokens are recorded when several replicas serve the page (Redis): true the first time `mac` is
+ * recorded (on whichever replica), false after; kept until `expiresAt` (ms since the epoch).
+ */
+export type SharedUsedSet = (mac: string, expiresAt: number) => Promise<boolean>;
+
 export class FormTokens {
-  private readonly secret = randomBytes(32);
+  private secret: Buffer = randomBytes(32);
   /** error → (mac → when the token expires) */
   private readonly used = new Map<string, Map<string, number>>();
   private usedCount = 0;
@@ -33,20 +39,43 @@ export class FormTokens {
     return `${issued}.${nonce}.${this.mac(errorKey, issued, nonce)}`;
   }
 
-  /** True once for a token issued for this error by this instance, not yet used or expired. */
-  use(token: unknown, errorKey: string): boolean {
-    if (typeof token !== 'string' || token.length > 100) return false;
+  /** Signs with `secret` from now on (replicas sharing it accept each other's forms); earlier tokens stop working. */
+  rekey(secret: Buffer): void {
+    this.secret = secret;
+  }
+
+  /**
+   * With `shared`: the used-set is the replicas' one (a form posted to two replicas answers once). Without: as `use`.
+   */
+  async useShared(token: unknown, errorKey: string, shared?: SharedUsedSet): Promise<boolean> {
+    if (!shared) return this.use(token, errorKey);
+    const valid = this.check(token, errorKey);
+    return valid ? shared(valid.mac, valid.expires) : false;
+  }
+
+  /** The token's MAC and expiry when it is one this instance issued for this error and it has not expired. */
+  private check(token: unknown, errorKey: string): { mac: string; expires: number } | undefined {
+    if (typeof token !== 'string' || token.length > 100) return undefined;
     const parts = token.split('.');
-    if (parts.length !== 3) return false;
+    if (parts.length !== 3) return undefined;
     const [issued, nonce, mac] = parts;
-    if (!/^[0-9a-z]{1,12}$/.test(issued) || !/^[\w-]{16}$/.test(nonce) || mac.length !== MAC_LENGTH) return false;
+    if (!/^[0-9a-z]{1,12}$/.test(issued) || !/^[\w-]{16}$/.test(nonce) || mac.length !== MAC_LENGTH) return undefined;
     const at = parseInt(issued, 36);
     const now = this.now();
     const expires = at + FORM_TOKEN_LIFETIME_MS;
-    if (!Number.isSafeInteger(at) || expires <= now || at > now + FUTURE_SKEW_MS) return false;
+    if (!Number.isSafeInteger(at) || expires <= now || at > now + FUTURE_SKEW_MS) return undefined;
     const expected = Buffer.from(this.mac(errorKey, issued, nonce));
     const given = Buffer.from(mac);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return false;
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    return { mac, expires };
+  }
+
+  /** True once for a token issued for this error by this instance, not yet used or expired. */
+  use(token: unknown, errorKey: string): boolean {
+    const valid = this.check(token, errorKey);
+    if (!valid) return false;
+    const { mac, expires } = valid;
+    const now = this.now();
     if (this.used.get(errorKey)?.has(mac)) return false;
     this.prune(now);
     const mine = this.used.get(errorKey) ?? new Map<string, number>();

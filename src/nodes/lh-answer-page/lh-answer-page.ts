@@ -7,13 +7,15 @@ import { LhServerNode, requireClient } from '../shared/server-node';
 import { renderTemplate } from '../shared/settings';
 import { Status } from '../shared/status';
 import { zonedTime } from '../shared/zoned-time';
-import { FormTokens } from './form-tokens';
+import { FormTokens, SharedUsedSet } from './form-tokens';
 import { basicAuthUser, MAX_FORM_BYTES, PageRequest, queryParam, routeClash, servePage } from './http-routes';
 import { RecentLists } from './recent-lists';
 import { instrumentDigest, LinkCheck, signedBy, signLink, unownedReason, verifyLink } from './link-signing';
 import { answerInTheWay, answerLabel, errorView, itemProblem } from './page-view';
 import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath } from './page-links';
-import { derivedSecret, linkKey } from './link-key';
+import { derivedSecret, linkKey, sharedLinkKey } from './link-key';
+import { formSecret, PageSecrets } from './page-secrets';
+import { isServerNode } from '../shared/server-node';
 import { errorInMsg } from '../answering/error-in-msg';
 import { answerAuditMsg } from '../answering/answer-audit';
 import { asNodeActor } from '../shared/audit';
@@ -56,7 +58,7 @@ const warnedKeys = new Set<string>();
  * Node-RED's link key (kept in the user dir, see link-key) and the node id. Links survive restarts and redeploys
  * without the dialog ever opened, and a link sent before the dialog stored a secret still answers afterwards.
  */
-function secretsOf(RED: Red, node: Node): string[] {
+function localSecrets(RED: Red, node: Node): string[] {
   const source = linkKey(RED.settings.userDir);
   if (!source.persisted && !warnedKeys.has(source.reason)) {
     warnedKeys.add(source.reason);
@@ -65,6 +67,27 @@ function secretsOf(RED: Red, node: Node): string[] {
   const derived = derivedSecret(source.key, node.id);
   const stored = node.credentials?.secret;
   return stored ? [stored, derived] : [derived];
+}
+
+/**
+ * The page's secrets: with coordination on its lh-server (config nodes start before flow nodes), the instrument's
+ * link key shared in Redis signs, so any replica verifies any link; the local ones keep verifying older links.
+ */
+function pageSecrets(RED: Red, node: Node, serverId: unknown, onShared: (secret: string) => void): PageSecrets {
+  const server = typeof serverId === 'string' && serverId !== '' ? RED.nodes.getNode(serverId) : undefined;
+  const coordinator = isServerNode(server) && server.coordination ? server.coordinator : undefined;
+  const load =
+    coordinator && isServerNode(server)
+      ? () => sharedLinkKey({ secret: (name, candidate) => coordinator.secret(server.instrumentKey, name, candidate) })
+      : undefined;
+  let warned = '';
+  return new PageSecrets(node.id, localSecrets(RED, node), load, onShared, (err) => {
+    // said once per reason: links are signed with this replica's own key meanwhile (only it can verify them)
+    const reason = redact(err.message);
+    if (reason === warned) return;
+    warned = reason;
+    node.warn(`the answer-link key shared by the replicas cannot be read from Redis (links wait for it): ${reason}`);
+  });
 }
 
 function readList(client: LiquidHandlerClient, source: Source): Promise<unknown[]> {
@@ -114,11 +137,17 @@ export = function register(RED: Red): void {
     const lifetime = expiryMs(config.expiryHours);
     const linkText = typeof config.linkText === 'string' ? config.linkText : DEFAULT_LINK_TEXT;
     const forms = new FormTokens();
-    const secrets = secretsOf(RED, node);
-    const secret = secrets[0];
+    const secrets = pageSecrets(RED, node, config.server, (shared) => forms.rekey(formSecret(shared)));
+    /** with coordination: the replicas' used-set of form tokens (a form posted to two replicas answers once) */
+    const usedForms = (): SharedUsedSet | undefined => {
+      const server = RED.nodes.getNode(String(config.server ?? ''));
+      if (!isServerNode(server) || !server.coordinator || !secrets.coordinated) return undefined;
+      const once = server.coordinator.once(server.instrumentKey);
+      return (mac, expiresAt) => once.claim(`form:${node.id}`, mac, expiresAt - Date.now());
+    };
     /** the check by the secret that signed the token, else why the first refused it */
     const verify = (token: unknown): LinkCheck => {
-      const checks = secrets.map((s) => verifyLink(token, s, Date.now()));
+      const checks = secrets.all.map((s) => verifyLink(token, s, Date.now()));
       return checks.find((c) => c.ok || c.reason !== 'signature') ?? checks[0];
     };
     /** why links could not be made, each warned once while deployed (not once per error) */
@@ -181,6 +210,7 @@ export = function register(RED: Red): void {
       }
       (async () => {
         const { digest } = instrument();
+        const secret = await secrets.signing();
         const given = await publicBase(msg);
         const missing = missingPublicUrl(given, config.publicUrlType, config.publicUrl);
         if (missing) throw new LhError(missing, { kind: 'config', operation: OP, field: 'publicUrl' });
@@ -264,6 +294,7 @@ export = function register(RED: Red): void {
 
     async function showQuestion(req: PageRequest, res: ServerResponse): Promise<void> {
       const token = queryParam(req, 't');
+      await secrets.ready();
       const link = checkedLink(token, res);
       if (!link) return;
       const { client } = instrument();
@@ -308,12 +339,13 @@ export = function register(RED: Red): void {
 
     async function takeAnswer(req: PageRequest, res: ServerResponse, form: URLSearchParams): Promise<void> {
       const token = form.get('t') ?? queryParam(req, 't');
+      await secrets.ready();
       const link = checkedLink(token, res);
       if (!link) return;
       const title = titleOf(link);
       const base: OutcomeView = { kind: 'form-used', instrument: displayName(), errorKey: link.key, title };
       // a form token is bound to the error it was shown for (id and identity): never usable with another error's link
-      if (!forms.use(form.get('form'), recordKey(link))) return reply(res, 403, outcomePage(base));
+      if (!(await forms.useShared(form.get('form'), recordKey(link), usedForms()))) return reply(res, 403, outcomePage(base));
       const typed = (form.get('by') ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_NAME);
       // the user httpNodeAuth checked is who answered; a typed name never replaces it (it goes into `name`)
       const user = RED.settings.httpNodeAuth ? basicAuthUser(req) : undefined;
@@ -421,7 +453,7 @@ export = function register(RED: Red): void {
         RED,
         path,
         {
-          owns: (token) => secrets.some((s) => signedBy(token, s)),
+          owns: (token) => secrets.pending || secrets.all.some((s) => signedBy(token, s)),
           get: (req, res) => void showQuestion(req, res).catch(failed(res)),
           post: (req, res, form) => void takeAnswer(req, res, form).catch(failed(res)),
         },
@@ -463,6 +495,7 @@ export = function register(RED: Red): void {
 
     node.on('close', (_removed: boolean, done: () => void) => {
       RED.events?.removeListener('flows:started', onFlowsStarted);
+      secrets.close();
       if (unroute) unroute();
       done();
     });

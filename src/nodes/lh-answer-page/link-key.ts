@@ -63,3 +63,21 @@ export function linkKey(userDir: unknown): KeySource {
   if (!source) loaded.set(id, (source = loadLinkKey(userDir)));
   return source;
 }
+
+/** Redis as the shared link key needs it (the coordination's store). */
+export interface SharedKeyStore {
+  /** the value under `name` for this instrument, `candidate` stored first when there is none (atomically: SET NX) */
+  secret(name: string, candidate: string): Promise<string>;
+}
+
+export const SHARED_KEY_NAME = 'answer-page-link-key';
+
+/**
+ * The link key of an instrument shared by every replica of a coordination group (kept in Redis, made once by the
+ * first replica that needs it): a link made by one replica is verified by any other. Undefined when what Redis holds
+ * is not a key (never overwritten: the caller keeps its own key and says why).
+ */
+export async function sharedLinkKey(store: SharedKeyStore): Promise<Buffer | undefined> {
+  const text = await store.secret(SHARED_KEY_NAME, randomBytes(KEY_BYTES).toString('base64url'));
+  return parseKey(text);
+}

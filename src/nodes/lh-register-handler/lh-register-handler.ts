@@ -6,6 +6,7 @@ import { runOperationNode } from '../shared/operation-node';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { isChecked, resolveChoice, resolveSetting } from '../shared/settings';
 import { Status } from '../shared/status';
+import { redact } from '../shared/secrets';
 
 const OPERATIONS = ['register', 'unregister', 'check'] as const;
 type Operation = (typeof OPERATIONS)[number];
@@ -62,17 +63,56 @@ export = function register(RED: Red): void {
   RED.nodes.registerType('lh-register-handler', LhRegisterHandler);
 };
 
+type SharedRegistration = (op: 'add' | 'remove') => Promise<number>;
+
+/**
+ * Counts this replica among the registration's users, retrying while Redis is still connecting (at start); the
+ * handler is registered either way (a replica not counted only unregisters when no other one is).
+ */
+async function joinUsers(shared: SharedRegistration, tries = 20): Promise<void> {
+  for (let i = 1; i <= tries; i++) {
+    try {
+      await shared('add');
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * i)));
+    }
+  }
+}
+
+/**
+ * Whether this replica was the last live one using the registration (several Node-REDs through an lh-coordination
+ * node): the others still handle B errors with it, so only the last unregisters. When Redis cannot say, the
+ * registration stays (a handler left registered is undone by the next replica's stop; one removed under the others
+ * leaves their B errors unhandled).
+ */
+async function lastUser(shared: SharedRegistration, warn: (text: string) => void): Promise<boolean> {
+  try {
+    return (await shared('remove')) === 0;
+  } catch (err) {
+    warn(`the error handler stays registered: Redis cannot say whether other Node-REDs still use it (${err instanceof Error ? err.message : String(err)})`);
+    return false;
+  }
+}
+
 /** Registers when the flow starts and unregisters (within a bounded time) when the node stops. */
 function registerWhileDeployed(RED: Red, node: Node, config: NodeConfig): void {
   const status = new Status(node, RED);
   let client: LiquidHandlerClient | undefined;
   let registration: Promise<string | undefined> = Promise.resolve(undefined);
+  /** with coordination: the replicas sharing the registration (only the last live one unregisters) */
+  let shared: SharedRegistration | undefined;
   try {
     const found = requireClient(RED, config.server, node.type);
     client = found.client;
     const server = found.server;
+    const coordinator = server.coordination ? server.coordinator : undefined;
     registration = (async () => {
       const key = await clientKeyFor(RED, node, config, {}, server, 'register-error-handler');
+      if (coordinator) {
+        shared = (op) => coordinator.registrationUsers(server.instrumentKey, `error-handler:${key}`, op);
+        await joinUsers(shared);
+      }
       await found.client.instrument.registerErrorHandler(key);
       status.ok('registered');
       return key;
@@ -90,7 +130,11 @@ function registerWhileDeployed(RED: Red, node: Node, config: NodeConfig): void {
     if (!client) return done();
     const active = client;
     const unregister = registration.then(
-      (key) => (key ? active.instrument.unregisterErrorHandler(key) : undefined),
+      async (key) => {
+        if (!key) return undefined;
+        if (shared && !(await lastUser(shared, (text) => node.warn(redact(text))))) return undefined;
+        return active.instrument.unregisterErrorHandler(key);
+      },
       () => undefined,
     );
     active.finishBeforeClose(unregister);
