@@ -9,8 +9,16 @@ export const MAX_LOGGED_REQUESTS = 10_000;
 
 export class RequestLog {
   readonly entries: LoggedRequest[] = [];
+  private readonly listeners = new Set<(entry: LoggedRequest) => void>();
+
+  /** Called with each request as it is logged, before it is served (a test switches faults on for that request). */
+  onRecord(listener: (entry: LoggedRequest) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
 
   record(entry: LoggedRequest): void {
+    for (const listener of [...this.listeners]) listener(entry);
     this.entries.push(entry);
     if (this.entries.length > MAX_LOGGED_REQUESTS) this.entries.splice(0, this.entries.length - MAX_LOGGED_REQUESTS);
   }

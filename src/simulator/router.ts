@@ -45,6 +45,11 @@ export type RouteMatch =
 export class Router {
   private readonly routes: CompiledRoute[] = [];
 
+  /** The routes, in the order they match. */
+  get list(): Route[] {
+    return this.routes.map((r) => r.route);
+  }
+
   add(route: Route): this {
     this.routes.push({ route, segments: split(route.pattern) });
     return this;

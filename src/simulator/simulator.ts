@@ -7,6 +7,7 @@
  * the run state machine (run-machine.ts) and the other stateful parts (sim-services.ts).
  */
 import * as fs from 'fs';
+import type { Route, Router } from './router';
 import { interfaceARouter } from './routes-a';
 import { interfaceBRouter } from './routes-b';
 import { handleControl, type ControlTarget } from './control-api';
@@ -54,6 +55,7 @@ export class Simulator implements ControlTarget {
   private readonly services: Services;
   private currentFaults: Faults = {};
   private readonly log = new RequestLog();
+  private readonly routers: { A: Router; B: Router };
   private readonly timers = new TimerSet();
   private readonly servers: ServerPair;
   private running = false;
@@ -82,10 +84,10 @@ export class Simulator implements ControlTarget {
       runEvents: (code, description, data) => this.publishEvent(code, description, data),
       clockSpeed: () => this.currentFaults.clockSpeed ?? 1,
     });
-    const routers = {
+    const routers = (this.routers = {
       A: interfaceARouter(this.services, this.messageBoxes, () => this.machine),
       B: interfaceBRouter(this.services),
-    };
+    });
     const dispatching: DispatchContext = {
       lenient: this.lenient,
       routers,
@@ -153,6 +155,16 @@ export class Simulator implements ControlTarget {
   }
 
   // ---- control --------------------------------------------------------------------------------
+
+  /** Each A and B request as it is logged, before it is served; returns the function that stops listening. */
+  onRequest(listener: (entry: LoggedRequest) => void): () => void {
+    return this.log.onRecord(listener);
+  }
+
+  /** The routes of A and B (what the simulator serves besides /sim). */
+  routeTable(): { A: Route[]; B: Route[] } {
+    return { A: this.routers.A.list, B: this.routers.B.list };
+  }
 
   get requests(): LoggedRequest[] {
     return this.log.entries;

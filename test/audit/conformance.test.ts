@@ -181,9 +181,8 @@ describe('audit: every instrument-changing request has an intent and an outcome 
   });
 
   it('each write method sends its requests only after an intent record and records one outcome per request', async function () {
-    const routes = (['aRouter', 'bRouter'] as const).flatMap((r) =>
-      (suite.sim as unknown as Record<string, { routes: { route: Route }[] }>)[r].routes.map((c) => c.route),
-    );
+    const table = suite.sim.routeTable();
+    const routes: Route[] = [...table.A, ...table.B];
     const writeRoutes = routes.filter((r) => r.method !== 'GET' && !isSessionRoute(r));
     const covered = new Set<string>();
     for (const [name, call] of Object.entries(WRITES)) {

@@ -97,13 +97,9 @@ describe('answer page: audit', function () {
     const error = sim.injectPendingError();
     const link = await linkFor(error as unknown as Msg);
     // the answer's PUT (only it) gets no answer: faults switch on as the simulator logs it
-    const log = (sim as unknown as { log: { method: string; path: string }[] }).log;
-    const push = log.push.bind(log);
-    log.push = (...entries) => {
-      if (entries.some((e) => e.method === 'PUT' && e.path === '/api/v1/errors/runtime'))
-        sim.setFaults({ timeoutRate: 1, timeoutHoldMs: 3000 });
-      return push(...entries);
-    };
+    const stop = sim.onRequest((e) => {
+      if (e.method === 'PUT' && e.path === '/api/v1/errors/runtime') sim.setFaults({ timeoutRate: 1, timeoutHoldMs: 3000 });
+    });
     try {
       const audit = nextMessage(helper.getNode('audit'));
       const answered = await answerOnPage(link, 'Retry', 'Dana');
@@ -119,7 +115,7 @@ describe('answer page: audit', function () {
         /^no confirmation received: it may have been applied; check the instrument before answering again/,
       );
     } finally {
-      delete (log as { push?: unknown }).push;
+      stop();
       sim.clearFaults();
     }
   });
