@@ -5,8 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { LhError, mapRunResult, RUN_STATE_NAMES, RunStartClaims, RunStateName, RunStatus } from '../../src/client';
+import { LhError, mapRunResult, RUN_STATE_NAMES, RunStartClaims, RunStateName } from '../../src/client';
 import { RunControl, startRun, StartOptions, StartResult } from '../../src/nodes/lh-run/start-run';
+import { runControl, runStatus, startOptions } from './start-run.support';
 
 interface Served {
   state: RunStateName;
@@ -26,35 +27,17 @@ function instrument(
   const calls: string[] = [];
   const served: Served[] = [];
   let i = 0;
-  return {
-    calls,
-    served,
-    sleep: async () => {
-      if (i >= steps.length) throw new PathExhausted('the scripted path is over');
-    },
+  const control = runControl({
     status: async () => {
       calls.push('status');
       const step = steps[Math.min(i++, steps.length - 1)];
       served.push(step);
-      return {
-        protocolRunState: step.state,
-        stateCode: RUN_STATE_NAMES.indexOf(step.state),
-        isRunInProgress: step.state !== 'Idle',
-        isSimulation: false,
-        protocolId: step.protocolId,
-        protocolName: step.protocolId === null ? null : `P${step.protocolId}`,
-        currentStep: null,
-        startTime: null,
-        estimatedEndTime: null,
-      } as RunStatus;
+      return runStatus(step.state, step.protocolId);
     },
-    protocolNames: async () => [],
-    validateProtocol: async (id: unknown) => ({ protocolId: Number(id), isValid: true, validationErrors: [] }),
     createRun: async () => {
       calls.push('create');
       return created;
     },
-    loadInstructions: async () => [],
     loadComplete: async () => {
       calls.push('load-complete');
       return {};
@@ -63,20 +46,18 @@ function instrument(
       calls.push('run-data');
       return records.map((r) => ({ ...r, id: String(r.id) }));
     },
-  } as unknown as RunControl & { calls: string[]; served: Served[]; sleep(): Promise<void> };
+  });
+  return Object.assign(control, {
+    calls,
+    served,
+    sleep: async () => {
+      if (i >= steps.length) throw new PathExhausted('the scripted path is over');
+    },
+  });
 }
 
 function options(api: { sleep(): Promise<void> }, extra: Partial<StartOptions> = {}): StartOptions {
-  return {
-    protocol: { id: 1 },
-    simulate: false,
-    stopAtLoading: false,
-    confirmLoading: false,
-    pollMs: 1,
-    timeoutMs: 60_000,
-    sleep: () => api.sleep(),
-    ...extra,
-  };
+  return startOptions({ protocol: { id: 1 }, timeoutMs: 60_000, sleep: () => api.sleep(), ...extra });
 }
 
 async function outcome(
