@@ -2,27 +2,14 @@ import assert from 'node:assert/strict';
 import path from 'path';
 import FakeTimers from '@sinonjs/fake-timers';
 import { collect, helper, nextMessage } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
-import { bServerFlow, seenErrors } from './lh-error-poll.support';
-import { answerOnPage, fetchText, forgetAllAnswers, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
+import { bServerFlow } from './lh-error-poll.support';
+import { answerOnPage, fetchText, formOf, loadWithPage, usePageSuite } from './lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
 
 describe('lh-answer-page', function () {
   this.timeout(20000);
-  const sim = useInstrument({
-    afterEach: () => {
-      seenErrors.forgetAllWatches();
-      forgetAllAnswers();
-    },
-  });
-  let web: PageServer;
-  before(async function () {
-    web = await startPageServer();
-  });
-  after(async function () {
-    await web.close();
-  });
+  const { sim, web } = usePageSuite();
 
   const puts = (): unknown[] => sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body);
   const submissions = (): { path: string; body: unknown }[] =>

@@ -4,28 +4,15 @@
  */
 import assert from 'node:assert/strict';
 import { collect, helper, nextMessage } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
 import { until } from '../support/until';
-import { bServerFlow, pollsDone, seenErrors } from './lh-error-poll.support';
-import { fetchText, forgetAllAnswers, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
+import { bServerFlow, pollsDone } from './lh-error-poll.support';
+import { fetchText, formOf, loadWithPage, usePageSuite } from './lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
 
 describe('reused error ids: answer only the error that was seen, raise every error once', function () {
   this.timeout(30000);
-  const sim = useInstrument({
-    afterEach: () => {
-      seenErrors.forgetAllWatches();
-      forgetAllAnswers();
-    },
-  });
-  let web: PageServer;
-  before(async function () {
-    web = await startPageServer();
-  });
-  after(async function () {
-    await web.close();
-  });
+  const { sim, web } = usePageSuite();
 
   const puts = (): Msg[] => sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
   const tip = { id: '7', title: 'Tip pickup failed', severity: 'Error' as const, responses: ['Retry', 'Abort'] };
