@@ -12,21 +12,14 @@ type Msg = Record<string, unknown>;
 
 describe('answer page inputs in Chromium', function () {
   this.timeout(30000);
-  const { sim, web } = usePageSuite();
+  const { sim, pageNode } = usePageSuite();
   const phone = usePhonePage();
   beforeEach(async function () {
     const server = bServerFlow(sim);
     await loadWithPage(
       [
         ...server.nodes,
-        {
-          id: 'page',
-          type: 'lh-answer-page',
-          server: 'server',
-          publicUrl: web.url,
-          publicUrlType: 'str',
-          wires: [['linked'], ['audit']],
-        },
+        pageNode({ wires: [['linked'], ['audit']] }),
         { id: 'linked', type: 'helper' },
         { id: 'audit', type: 'helper' },
       ],

@@ -11,7 +11,7 @@ type Msg = Record<string, unknown>;
 
 describe('answer page in Chromium', function () {
   this.timeout(30000);
-  const { sim, web } = usePageSuite();
+  const { sim, pageNode } = usePageSuite();
   const phone = usePhonePage();
   const dialogs: string[] = [];
   beforeEach(async function () {
@@ -23,15 +23,7 @@ describe('answer page in Chromium', function () {
     await loadWithPage(
       [
         ...server.nodes,
-        {
-          id: 'page',
-          type: 'lh-answer-page',
-          server: 'server',
-          publicUrl: web.url,
-          publicUrlType: 'str',
-          expiryHours: 1,
-          wires: [['linked'], ['audit']],
-        },
+        pageNode({ expiryHours: 1, wires: [['linked'], ['audit']] }),
         { id: 'linked', type: 'helper' },
         { id: 'audit', type: 'helper' },
       ],

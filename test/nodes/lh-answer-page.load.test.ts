@@ -27,18 +27,9 @@ const coreHttpIn = require(
 
 describe('lh-answer-page under load and next to other routes', function () {
   this.timeout(60000);
-  const { sim, web } = usePageSuite();
+  const { sim, web, pageNode } = usePageSuite();
 
-  const page = (extra: Msg = {}): Msg => ({
-    id: 'page',
-    type: 'lh-answer-page',
-    server: 'server',
-    publicUrl: web.url,
-    publicUrlType: 'str',
-    path: '/lh-answer',
-    wires: [['out'], ['audit']],
-    ...extra,
-  });
+  const page = (extra: Msg = {}): Msg => pageNode({ path: '/lh-answer', wires: [['out'], ['audit']], ...extra });
 
   async function load(before: Msg[] = [], after: Msg[] = []): Promise<void> {
     const server = bServerFlow(sim, { withB: false });

@@ -58,6 +58,8 @@ export interface PageSuite {
   sim: Simulator;
   /** the page server (startPageServer()), listening from before() on: use it inside hooks and tests only */
   web: PageServer;
+  /** An lh-answer-page node 'page' on the config node 'server', its public URL the page server's; `extra` adds or overrides. */
+  pageNode(extra?: Msg): Msg;
 }
 
 /**
@@ -88,7 +90,15 @@ export function usePageSuite(options: InstrumentOptions = {}): PageSuite {
     },
     close: async () => server?.close(),
   };
-  return { sim, web };
+  const pageNode = (extra: Msg = {}): Msg => ({
+    id: 'page',
+    type: 'lh-answer-page',
+    server: 'server',
+    publicUrl: web.url,
+    publicUrlType: 'str',
+    ...extra,
+  });
+  return { sim, web, pageNode };
 }
 
 /** Every node of the package, the core tls-config node and `extra` modules, with the HTTP node app captured. */

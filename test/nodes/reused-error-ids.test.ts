@@ -12,7 +12,7 @@ type Msg = Record<string, unknown>;
 
 describe('reused error ids: answer only the error that was seen, raise every error once', function () {
   this.timeout(30000);
-  const { sim, web } = usePageSuite();
+  const { sim, web, pageNode } = usePageSuite();
 
   const puts = (): Msg[] => sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
   const tip = { id: '7', title: 'Tip pickup failed', severity: 'Error' as const, responses: ['Retry', 'Abort'] };
@@ -25,7 +25,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
 
   it('a page form shown for "Tip pickup failed" does not answer "Arm collision" listed later under id 7; the page says so', async function () {
     await load([
-      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], ['audit']] },
+      pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
       { id: 'out', type: 'helper' },
       { id: 'audit', type: 'helper' },
     ]);
@@ -54,7 +54,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
     await load([
       { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
       { id: 'answered', type: 'helper' },
-      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], []] },
+      pageNode({ path: '/lh-answer', wires: [['out'], []] }),
       { id: 'out', type: 'helper' },
     ]);
     sim.injectPendingError(tip);
@@ -77,7 +77,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
     await load([
       { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
       { id: 'answered', type: 'helper' },
-      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], []] },
+      pageNode({ path: '/lh-answer', wires: [['out'], []] }),
       { id: 'out', type: 'helper' },
     ]);
     const first = sim.injectPendingError(tip);
@@ -97,7 +97,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
 
   it('a form shown for "Tip pickup failed" cannot be posted with the link of the error that reused id 7', async function () {
     await load([
-      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], []] },
+      pageNode({ path: '/lh-answer', wires: [['out'], []] }),
       { id: 'out', type: 'helper' },
     ]);
     const first = sim.injectPendingError(tip);
@@ -185,7 +185,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
   it('through Node-RED, five errors in turn under id 7: each raised once, each link answers only its own error', async function () {
     await load([
       { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.3, listen: false, wires: [['page'], [], []] },
-      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], ['audit']] },
+      pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
       { id: 'out', type: 'helper' },
       { id: 'audit', type: 'helper' },
     ]);

@@ -8,7 +8,7 @@ type Msg = Record<string, unknown>;
 /** The answer page's audit says who really answered, and never claims a delivery it cannot know. */
 describe('answer page: audit', function () {
   this.timeout(20000);
-  const { sim, web } = usePageSuite();
+  const { sim, pageNode } = usePageSuite();
   afterEach(function () {
     runtimeSettings({});
   });
@@ -18,15 +18,7 @@ describe('answer page: audit', function () {
     await loadWithPage(
       [
         ...server.nodes,
-        {
-          id: 'page',
-          type: 'lh-answer-page',
-          server: 'server',
-          publicUrl: web.url,
-          publicUrlType: 'str',
-          path: '/lh-answer',
-          wires: [['out'], ['audit']],
-        },
+        pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
         { id: 'out', type: 'helper' },
         { id: 'audit', type: 'helper' },
       ],

@@ -19,7 +19,7 @@ const coreHttpIn = require(
 
 describe('answer page: routes it shares a path with', function () {
   this.timeout(20000);
-  const { sim, web } = usePageSuite();
+  const { sim, web, pageNode } = usePageSuite();
 
   it("a redeploy of the page node removes only its own routes: a user's http in node on the same path keeps answering", async function () {
     const server = bServerFlow(sim, { withB: false });
@@ -27,16 +27,7 @@ describe('answer page: routes it shares a path with', function () {
       { id: 'in', type: 'http in', url: '/lh-answer', method: 'get', wires: [['res']] },
       { id: 'res', type: 'http response', statusCode: '200' },
       ...server.nodes,
-      {
-        id: 'page',
-        type: 'lh-answer-page',
-        server: 'server',
-        publicUrl: web.url,
-        publicUrlType: 'str',
-        path: '/lh-answer',
-        expiryHours,
-        wires: [[], []],
-      },
+      pageNode({ path: '/lh-answer', expiryHours, wires: [[], []] }),
     ];
     const credentials = { ...server.credentials, page: { secret: 'routes-test-secret' } };
     await loadWithPage(flow(24), credentials, [coreHttpIn]);

@@ -23,7 +23,7 @@ function waitFor(what: string, check: () => boolean, timeoutMs = 5000): Promise<
 
 describe('answer race: answer page against a policy default', function () {
   this.timeout(60000);
-  const { sim, web } = usePageSuite();
+  const { sim, pageNode } = usePageSuite();
 
   it(`gives exactly one answer and one success per error, ${ROUNDS} times`, async function () {
     const server = bServerFlow(sim, { withB: false });
@@ -41,14 +41,7 @@ describe('answer race: answer page against a policy default', function () {
         { id: 'escalate', type: 'helper' },
         { id: 'catcher', type: 'catch', scope: ['policy'], wires: [['caught']] },
         { id: 'caught', type: 'helper' },
-        {
-          id: 'page',
-          type: 'lh-answer-page',
-          server: 'server',
-          publicUrl: web.url,
-          publicUrlType: 'str',
-          wires: [['linked'], ['audit']],
-        },
+        pageNode({ wires: [['linked'], ['audit']] }),
         { id: 'linked', type: 'helper' },
         { id: 'audit', type: 'helper' },
       ],
