@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { LhError, RunStartClaims, RunStateName, RunStatus } from '../../src/client';
 import { RunControl, startRun, StartOptions } from '../../src/nodes/lh-run/start-run';
-import { runControl, runStatus, startOptions } from './start-run.support';
+import { notedWrites, runControl, runStatus, startOptions } from './start-run.support';
 
 /** A run status that names `protocolId` unless Idle. */
 const status = (state: RunStateName, protocolId: number): RunStatus => runStatus(state, state === 'Idle' ? null : protocolId);
@@ -16,14 +16,7 @@ function api(served: RunStatus[], created: unknown, calls: string[]): RunControl
   let i = 0;
   return runControl({
     status: async () => served[Math.min(i++, served.length - 1)],
-    createRun: async () => {
-      calls.push('create');
-      return created;
-    },
-    loadComplete: async () => {
-      calls.push('load-complete');
-      return {};
-    },
+    ...notedWrites(calls, created),
   });
 }
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { LhError, mapRunResult, RUN_STATE_NAMES, RunStartClaims, RunStateName } from '../../src/client';
 import { RunControl, startRun, StartOptions, StartResult } from '../../src/nodes/lh-run/start-run';
-import { runControl, runStatus, startOptions } from './start-run.support';
+import { notedWrites, runControl, runStatus, startOptions } from './start-run.support';
 
 interface Served {
   state: RunStateName;
@@ -34,14 +34,7 @@ function instrument(
       served.push(step);
       return runStatus(step.state, step.protocolId);
     },
-    createRun: async () => {
-      calls.push('create');
-      return created;
-    },
-    loadComplete: async () => {
-      calls.push('load-complete');
-      return {};
-    },
+    ...notedWrites(calls, created),
     listRunData: async () => {
       calls.push('run-data');
       return records.map((r) => ({ ...r, id: String(r.id) }));

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { RunStateName } from '../../src/client';
 import { startRun } from '../../src/nodes/lh-run/start-run';
-import { runControl, runStatus, startOptions } from './start-run.support';
+import { notedWrites, runControl, runStatus, startOptions } from './start-run.support';
 
 describe('lh-run start: nothing is written after the node was closed', function () {
   it('property: closed at any read, no write follows', async function () {
@@ -35,17 +35,10 @@ describe('lh-run start: nothing is written after the node was closed', function 
             read('validate');
             return { protocolId: 1, isValid: true, validationErrors: [] };
           },
-          createRun: async () => {
-            events.push('WRITE create');
-            return {};
-          },
+          ...notedWrites(events, {}, 'WRITE '),
           loadInstructions: async () => {
             read('load-instructions');
             return [];
-          },
-          loadComplete: async () => {
-            events.push('WRITE load-complete');
-            return {};
           },
           listRunData: async () => {
             read('run-data');

@@ -49,3 +49,20 @@ export function startOptions(extra: Partial<StartOptions> = {}): StartOptions {
     ...extra,
   };
 }
+
+/**
+ * The two writes of a start, create (answered with `created`) and load-complete, each noted in `calls` as
+ * `${prefix}create` / `${prefix}load-complete` when sent: runControl(notedWrites(calls)).
+ */
+export function notedWrites(calls: string[], created: unknown = {}, prefix = ''): Pick<Calls, 'createRun' | 'loadComplete'> {
+  return {
+    createRun: async () => {
+      calls.push(`${prefix}create`);
+      return created;
+    },
+    loadComplete: async () => {
+      calls.push(`${prefix}load-complete`);
+      return {};
+    },
+  };
+}
