@@ -23,6 +23,15 @@ describe('reused error ids: answer only the error that was seen, raise every err
     await loadWithPage([...server.nodes, ...nodes], { ...server.credentials, page: { secret: 'test-secret-not-shown' } });
   }
 
+  /** An lh-answer-error node 'answer' (output: helper 'answered') beside the page (links: helper 'out'). */
+  const loadAnswerAndPage = (): Promise<void> =>
+    load([
+      { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
+      { id: 'answered', type: 'helper' },
+      pageNode({ path: '/lh-answer', wires: [['out'], []] }),
+      { id: 'out', type: 'helper' },
+    ]);
+
   it('a page form shown for "Tip pickup failed" does not answer "Arm collision" listed later under id 7; the page says so', async function () {
     await load([
       pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
@@ -51,12 +60,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
   });
 
   it('an answer a flow gave by msg.errorId alone does not show as the answer of a new error under that id: its page offers the form', async function () {
-    await load([
-      { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
-      { id: 'answered', type: 'helper' },
-      pageNode({ path: '/lh-answer', wires: [['out'], []] }),
-      { id: 'out', type: 'helper' },
-    ]);
+    await loadAnswerAndPage();
     sim.injectPendingError(tip);
     const done = nextMessage(helper.getNode('answered'));
     helper.getNode('answer').receive({ errorId: '7', selectedResponse: 'Retry' });
@@ -74,12 +78,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
   });
 
   it('a page for a reused id never shows the answer the earlier error under that id got, once the new error is over too', async function () {
-    await load([
-      { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
-      { id: 'answered', type: 'helper' },
-      pageNode({ path: '/lh-answer', wires: [['out'], []] }),
-      { id: 'out', type: 'helper' },
-    ]);
+    await loadAnswerAndPage();
     const first = sim.injectPendingError(tip);
     const done = nextMessage(helper.getNode('answered'));
     helper.getNode('answer').receive({ payload: first, selectedResponse: 'Retry', answeredBy: 'alice' });
