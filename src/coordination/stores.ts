@@ -4,6 +4,7 @@
  * page POSTed to any replica) is claimed without the lease, the claim itself deciding who was first.
  */
 import { randomBytes } from 'crypto';
+import type { AnswerRecord } from '../client';
 import { fenced, RedisLike } from './leases';
 import { InstrumentKeys } from './keys';
 import {
@@ -98,14 +99,8 @@ export class SharedSeen {
   }
 }
 
-/** An answer claimed in the shared ledger. */
-export interface ClaimedAnswer {
-  errorKey: string;
-  response: string;
-  by?: string;
-  at: number;
-  outcome: 'in-flight' | 'answered';
-  identity?: string;
+/** An answer claimed in the shared ledger: an answer record (as one Node-RED keeps it) and the replica that claimed it. */
+export interface ClaimedAnswer extends Pick<AnswerRecord, 'errorKey' | 'response' | 'by' | 'at' | 'outcome' | 'identity'> {
   replica: string;
 }
 

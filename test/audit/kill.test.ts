@@ -32,49 +32,14 @@ describe('audit: a writer killed with SIGKILL mid-write', function () {
     it(`round ${round}: the chain verifies up to the last complete record and nothing reported durable is missing`, async function () {
       this.timeout(60_000);
       dir = tempDir();
-      const child = spawn(
-        process.execPath,
-        ['-r', 'ts-node/register/transpile-only', path.join(__dirname, 'kill-child.ts'), dir, sim.baseUrl],
-        {
-          cwd: path.resolve(__dirname, '..', '..'),
-          env: { ...process.env, LH_KILL_PASSWORD: USER.password },
-          stdio: ['ignore', 'pipe', 'inherit'],
-        },
-      );
-      const durable = new Map<number, string>();
-      let buffered = '';
-      const target = 150 * round;
-      await new Promise<void>((resolve, reject) => {
-        child.once('exit', (code) => reject(new Error(`the child ended by itself (${String(code)})`)));
-        child.stdout.on('data', (chunk: Buffer) => {
-          buffered += chunk.toString('utf8');
-          const lines = buffered.split('\n');
-          buffered = lines.pop() ?? '';
-          for (const line of lines) {
-            const [, seq, hash] = line.split(' ');
-            durable.set(Number(seq), hash);
-          }
-          if (durable.size >= target) {
-            child.removeAllListeners('exit');
-            child.kill('SIGKILL');
-            child.once('exit', () => resolve());
-          }
-        });
-      });
+      const child = spawnChild('kill-child.ts', dir, sim.baseUrl);
+      const durable = await killAfter(child, 150 * round);
 
       const chain = readChain(dir, 'killed');
       const report = verify(chain, KEY);
       assert.strictEqual(report.ok, true, report.firstBad?.reason);
       assert.ok(report.records >= durable.size, `${report.records} records on disk, ${durable.size} reported durable`);
-      const onDisk = new Map(
-        chain.files.flatMap((f) =>
-          f.text
-            .split('\n')
-            .slice(0, -1)
-            .map((l) => JSON.parse(l) as { seq: number; hash: string })
-            .map((r) => [r.seq, r.hash] as const),
-        ),
-      );
+      const onDisk = hashesOf(chain);
       for (const [seq, hash] of durable) assert.strictEqual(onDisk.get(seq), hash, `record #${seq} was reported durable`);
 
       // the next writer continues the chain (in a new file when the last line is torn)
@@ -104,15 +69,7 @@ describe('audit: a writer killed with SIGKILL mid-write', function () {
     const userDir = tempDir('lh-audit-red-');
     let child: ChildProcessByStdio<null, Readable, null> | undefined;
     try {
-      child = spawn(
-        process.execPath,
-        ['-r', 'ts-node/register/transpile-only', path.join(__dirname, 'red-child.ts'), dir, sim.baseUrl, userDir],
-        {
-          cwd: path.resolve(__dirname, '..', '..'),
-          env: { ...process.env, LH_KILL_PASSWORD: USER.password },
-          stdio: ['ignore', 'pipe', 'inherit'],
-        },
-      );
+      child = spawnChild('red-child.ts', dir, sim.baseUrl, userDir);
       const durable = await killAfter(child, 400);
       const name = fs
         .readdirSync(dir)
@@ -189,6 +146,15 @@ describe('audit: a writer killed with SIGKILL mid-write', function () {
     assert.strictEqual(report.records, 20 + 1 + 2, 'the 20 records, the first file record, the new file record and the intent');
   });
 });
+
+/** Starts a child test script of this folder (`script` with `args`) as a separate Node process; its stdout is piped. */
+function spawnChild(script: string, ...args: string[]): ChildProcessByStdio<null, Readable, null> {
+  return spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(__dirname, script), ...args], {
+    cwd: path.resolve(__dirname, '..', '..'),
+    env: { ...process.env, LH_KILL_PASSWORD: USER.password },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+}
 
 /** Reads `durable <seq> <hash>` lines until `target` records, then SIGKILLs the child; resolves once it is gone. */
 function killAfter(child: ChildProcessByStdio<null, Readable, null>, target: number): Promise<Map<number, string>> {

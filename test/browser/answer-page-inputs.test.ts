@@ -2,66 +2,30 @@
 // checks of type and range, the buttons of actions without inputs never held back by them, the value reaching the
 // instrument.
 import assert from 'node:assert/strict';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser';
+import { usePhonePage } from '../support/browser';
 import { helper, nextMessage } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
 import { until } from '../support/until';
-import { bServerFlow, seenErrors } from '../nodes/lh-error-poll.support';
-import { forgetAllAnswers, loadWithPage, PageServer, startPageServer } from '../nodes/lh-answer-page.support';
+import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
 
 describe('answer page inputs in Chromium', function () {
   this.timeout(30000);
-  const sim = useInstrument({
-    afterEach: () => {
-      seenErrors.forgetAllWatches();
-      forgetAllAnswers();
-    },
-  });
-  let web: PageServer;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
-
-  before(async function () {
-    web = await startPageServer();
-    browser = await launchChromium();
-  });
-  after(async function () {
-    await browser?.close();
-    await web?.close();
-  });
+  const { sim, pageNode } = usePageSuite();
+  const phone = usePhonePage();
   beforeEach(async function () {
-    context = await browser.newContext({
-      viewport: { width: 390, height: 844 },
-      isMobile: true,
-      hasTouch: true,
-      javaScriptEnabled: false,
-    });
-    page = await context.newPage();
     const server = bServerFlow(sim);
     await loadWithPage(
       [
         ...server.nodes,
-        {
-          id: 'page',
-          type: 'lh-answer-page',
-          server: 'server',
-          publicUrl: web.url,
-          publicUrlType: 'str',
-          wires: [['linked'], ['audit']],
-        },
+        pageNode({ wires: [['linked'], ['audit']] }),
         { id: 'linked', type: 'helper' },
         { id: 'audit', type: 'helper' },
       ],
       { ...server.credentials, page: { secret: 'browser-inputs-secret' } },
     );
     sim.state.handlers.add('nodered1');
-  });
-  afterEach(async function () {
-    await context?.close();
   });
 
   const submissions = (): Msg[] =>
@@ -76,28 +40,31 @@ describe('answer page inputs in Chromium', function () {
   }
 
   it('a value out of range is held back by the browser; the value typed goes out with the action', async function () {
-    await page.goto(await linkFor(sim.injectInstrumentError()));
-    const height = page.locator('input[name="input.2.1"]');
+    await phone.page.goto(await linkFor(sim.injectInstrumentError()));
+    const height = phone.page.locator('input[name="input.2.1"]');
     assert.equal(await height.inputValue(), '2', "the instrument's default is filled in");
-    assert.match(await page.locator('label[for="input-2-1"]').innerText(), /number from 0\.5 to 10 mm, required/);
+    assert.match(await phone.page.locator('label[for="input-2-1"]').innerText(), /number from 0\.5 to 10 mm, required/);
 
     await height.fill('42');
-    await page.click('button:has-text("Retry with a new aspiration height")');
-    assert.equal(await page.locator('.outcome').count(), 0, 'the browser did not submit an out-of-range value');
+    await phone.page.click('button:has-text("Retry with a new aspiration height")');
+    assert.equal(await phone.page.locator('.outcome').count(), 0, 'the browser did not submit an out-of-range value');
     assert.equal(submissions().length, 0);
 
     await height.fill('3.5');
-    await page.click('button:has-text("Retry with a new aspiration height")');
-    await page.waitForSelector('.outcome');
-    assert.match(await page.locator('.outcome').innerText(), /^Answered with Retry with a new aspiration height \(action 2\)/);
+    await phone.page.click('button:has-text("Retry with a new aspiration height")');
+    await phone.page.waitForSelector('.outcome');
+    assert.match(
+      await phone.page.locator('.outcome').innerText(),
+      /^Answered with Retry with a new aspiration height \(action 2\)/,
+    );
     assert.deepEqual(submissions()[0].inputs, [{ id: 1, value: '3.5' }]);
   });
 
   it("an action without inputs is never held back by another action's field", async function () {
-    await page.goto(await linkFor(sim.injectInstrumentError()));
-    await page.locator('input[name="input.2.1"]').fill('42');
-    await page.click('button:has-text("Skip this step")');
-    await page.waitForSelector('.outcome');
+    await phone.page.goto(await linkFor(sim.injectInstrumentError()));
+    await phone.page.locator('input[name="input.2.1"]').fill('42');
+    await phone.page.click('button:has-text("Skip this step")');
+    await phone.page.waitForSelector('.outcome');
     await until(() => submissions().length === 1, 'the submission', 5000);
     assert.equal(submissions()[0].selectedActionId, 3);
     assert.equal(submissions()[0].inputs, null, 'no input goes with an action that has none');

@@ -2,47 +2,20 @@
 // the outcome; open it again; and what previews, forgers and script-carrying error texts get.
 import assert from 'node:assert/strict';
 import FakeTimers from '@sinonjs/fake-timers';
-import { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser';
+import { usePhonePage } from '../support/browser';
 import { helper, nextMessage } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
-import { bServerFlow, seenErrors } from '../nodes/lh-error-poll.support';
-import { fetchText, forgetAllAnswers, loadWithPage, PageServer, startPageServer } from '../nodes/lh-answer-page.support';
+import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { fetchText, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
 
 describe('answer page in Chromium', function () {
   this.timeout(30000);
-  const sim = useInstrument({
-    afterEach: () => {
-      seenErrors.forgetAllWatches();
-      forgetAllAnswers();
-    },
-  });
-  let web: PageServer;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
+  const { sim, pageNode } = usePageSuite();
+  const phone = usePhonePage();
   const dialogs: string[] = [];
-
-  before(async function () {
-    web = await startPageServer();
-    browser = await launchChromium();
-  });
-  after(async function () {
-    await browser?.close();
-    await web?.close();
-  });
   beforeEach(async function () {
-    // a phone: small viewport, touch, JavaScript off (the page must work without it)
-    context = await browser.newContext({
-      viewport: { width: 390, height: 844 },
-      isMobile: true,
-      hasTouch: true,
-      javaScriptEnabled: false,
-    });
-    page = await context.newPage();
-    page.on('dialog', (d) => {
+    phone.page.on('dialog', (d) => {
       dialogs.push(d.message());
       void d.dismiss();
     });
@@ -50,23 +23,12 @@ describe('answer page in Chromium', function () {
     await loadWithPage(
       [
         ...server.nodes,
-        {
-          id: 'page',
-          type: 'lh-answer-page',
-          server: 'server',
-          publicUrl: web.url,
-          publicUrlType: 'str',
-          expiryHours: 1,
-          wires: [['linked'], ['audit']],
-        },
+        pageNode({ expiryHours: 1, wires: [['linked'], ['audit']] }),
         { id: 'linked', type: 'helper' },
         { id: 'audit', type: 'helper' },
       ],
       { ...server.credentials, page: { secret: 'browser-secret' } },
     );
-  });
-  afterEach(async function () {
-    await context?.close();
   });
 
   const puts = (): Msg[] =>
@@ -85,31 +47,31 @@ describe('answer page in Chromium', function () {
       responses: ['Retry', 'Abort', 'Ignore'],
     });
     const link = await linkFor(error);
-    await page.goto(link);
-    assert.equal(await page.locator('h1').innerText(), 'Warning: Clot detected');
-    assert.deepEqual(await page.locator('button').allInnerTexts(), ['Retry', 'Abort', 'Ignore']);
-    const width = await page.locator('button').first().boundingBox();
+    await phone.page.goto(link);
+    assert.equal(await phone.page.locator('h1').innerText(), 'Warning: Clot detected');
+    assert.deepEqual(await phone.page.locator('button').allInnerTexts(), ['Retry', 'Abort', 'Ignore']);
+    const width = await phone.page.locator('button').first().boundingBox();
     assert.ok(width && width.width > 300, 'buttons are not full width on a phone');
     assert.equal(puts().length, 0);
 
-    await page.fill('#by', 'Robin');
-    await page.click('button:has-text("Ignore")');
-    await page.waitForSelector('.outcome');
+    await phone.page.fill('#by', 'Robin');
+    await phone.page.click('button:has-text("Ignore")');
+    await phone.page.waitForSelector('.outcome');
     assert.match(
-      await page.locator('.outcome').innerText(),
+      await phone.page.locator('.outcome').innerText(),
       /^Answered with Ignore by Robin at .*\. The instrument accepted it\.$/,
     );
     assert.equal(puts().length, 1);
     assert.equal(puts()[0].selectedResponse, 'Ignore');
 
-    await page.goto(link);
+    await phone.page.goto(link);
     assert.match(
-      await page.locator('.outcome').innerText(),
+      await phone.page.locator('.outcome').innerText(),
       /^Already answered with Ignore by Robin at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/,
     );
-    assert.equal(await page.locator('button').count(), 0);
+    assert.equal(await phone.page.locator('button').count(), 0);
     // the browser's back button and a resubmitted form change nothing either
-    await page.goBack();
+    await phone.page.goBack();
     assert.equal(puts().length, 1);
   });
 
@@ -130,14 +92,14 @@ describe('answer page in Chromium', function () {
   it('forged and expired links get a plain 403 page', async function () {
     const link = await linkFor(sim.injectPendingError());
     const forged = link.replace(/\.[A-Za-z0-9_-]{4}/, '.AAAA');
-    const res = await page.goto(forged);
+    const res = await phone.page.goto(forged);
     assert.equal(res?.status(), 403);
-    assert.equal(await page.locator('h1').innerText(), 'This link is not valid');
-    assert.equal(await page.locator('button').count(), 0);
+    assert.equal(await phone.page.locator('h1').innerText(), 'This link is not valid');
+    assert.equal(await phone.page.locator('button').count(), 0);
 
     const clock = FakeTimers.install({ toFake: ['Date'], now: Date.now() + 3600_000 + 1000 });
     try {
-      const expired = await page.goto(link);
+      const expired = await phone.page.goto(link);
       assert.equal(expired?.status(), 403);
     } finally {
       clock.uninstall();
@@ -146,14 +108,14 @@ describe('answer page in Chromium', function () {
 
   it('a POST without the form token is refused and sends nothing', async function () {
     const link = await linkFor(sim.injectPendingError());
-    await context.close();
-    context = await browser.newContext(); // with JavaScript in the test's hand, to strip the token field before submitting
-    page = await context.newPage();
-    await page.goto(link);
-    await page.locator('input[name="form"]').evaluate((el) => el.remove());
-    await page.click('button:has-text("Retry")');
-    await page.waitForSelector('.outcome');
-    assert.match(await page.locator('.outcome').innerText(), /already used or has expired\. Nothing was sent/);
+    await phone.context.close();
+    phone.context = await phone.browser.newContext(); // with JavaScript in the test's hand, to strip the token field before submitting
+    phone.page = await phone.context.newPage();
+    await phone.page.goto(link);
+    await phone.page.locator('input[name="form"]').evaluate((el) => el.remove());
+    await phone.page.click('button:has-text("Retry")');
+    await phone.page.waitForSelector('.outcome');
+    assert.match(await phone.page.locator('.outcome').innerText(), /already used or has expired\. Nothing was sent/);
     assert.equal(puts().length, 0);
   });
 
@@ -162,22 +124,22 @@ describe('answer page in Chromium', function () {
     const link = await linkFor(
       sim.injectPendingError({ title, message: '<a href="http://evil.example">click</a>', responses: ['<b>Retry</b>'] }),
     );
-    await context.close();
-    context = await browser.newContext(); // JavaScript on: any injected script would run
-    page = await context.newPage();
-    page.on('dialog', (d) => {
+    await phone.context.close();
+    phone.context = await phone.browser.newContext(); // JavaScript on: any injected script would run
+    phone.page = await phone.context.newPage();
+    phone.page.on('dialog', (d) => {
       dialogs.push(d.message());
       void d.dismiss();
     });
-    await page.goto(link);
-    assert.equal(await page.locator('h1').innerText(), `Warning: ${title}`);
-    assert.equal(await page.locator('script').count(), 0);
-    assert.equal(await page.locator('img').count(), 0);
-    assert.equal(await page.locator('a').count(), 0);
-    assert.deepEqual(await page.locator('button').allInnerTexts(), ['<b>Retry</b>']);
-    await page.click('button');
-    await page.waitForSelector('.outcome');
-    assert.match(await page.locator('.outcome').innerText(), /Answered with <b>Retry<\/b>/);
+    await phone.page.goto(link);
+    assert.equal(await phone.page.locator('h1').innerText(), `Warning: ${title}`);
+    assert.equal(await phone.page.locator('script').count(), 0);
+    assert.equal(await phone.page.locator('img').count(), 0);
+    assert.equal(await phone.page.locator('a').count(), 0);
+    assert.deepEqual(await phone.page.locator('button').allInnerTexts(), ['<b>Retry</b>']);
+    await phone.page.click('button');
+    await phone.page.waitForSelector('.outcome');
+    assert.match(await phone.page.locator('.outcome').innerText(), /Answered with <b>Retry<\/b>/);
     assert.equal(puts()[0].selectedResponse, '<b>Retry</b>');
     assert.deepEqual(dialogs, []);
   });

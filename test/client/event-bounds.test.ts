@@ -4,12 +4,11 @@
  * that delivers frames is kept even when the instrument never answers pings.
  */
 import { strict as assert } from 'node:assert';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import { EventNotice, EventStateChange, InstrumentEvent, LiquidHandlerClient, reconnectDelay } from '../../src/client';
 import { useClients } from '../support/client-suite';
+import { useWsServers } from '../support/ws-servers';
 import { until } from '../support/until';
 
 const HALF = (): number => 0.5; // no jitter: delays are exact
@@ -81,31 +80,19 @@ describe('client: event sockets stay bounded', function () {
 
 describe('client: hostile event sockets (property)', function () {
   this.timeout(60000);
-  const servers: { server: http.Server; wss: WebSocketServer }[] = [];
-  const open: LiquidHandlerClient[] = [];
-  afterEach(async function () {
-    await Promise.all(open.splice(0).map((c) => c.close()));
-    for (const { server, wss } of servers.splice(0)) {
-      for (const ws of wss.clients) ws.terminate();
-      wss.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
-  });
+  const sockets = useWsServers();
+  const open = sockets.open;
 
   /** A websocket server that does `behave` with every connection; counts the upgrades. */
   async function serve(behave: (ws: WebSocket) => void, autoPong = true): Promise<{ url: string; upgrades: () => number }> {
-    const server = http.createServer();
-    const wss = new WebSocketServer({ server, autoPong });
+    const { url, wss } = await sockets.listen(autoPong);
     let upgrades = 0;
     wss.on('connection', (ws) => {
       upgrades++;
       ws.on('error', () => ws.terminate());
       behave(ws);
     });
-    servers.push({ server, wss });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, upgrades: () => upgrades };
+    return { url, upgrades: () => upgrades };
   }
 
   const timings = { reconnectInitialMs: 40, reconnectMaxMs: 320, usefulAfterMs: 400, reconnectAfterDropMs: 5, random: HALF };

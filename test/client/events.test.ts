@@ -1,6 +1,5 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
@@ -16,6 +15,7 @@ import {
 } from '../../src/client';
 import { certPath } from '../../src/simulator';
 import { useClients } from '../support/client-suite';
+import { closeWsServer, useWsServers } from '../support/ws-servers';
 
 const FAST = { reconnectInitialMs: 20, reconnectMaxMs: 100, random: () => 0.5 };
 
@@ -272,10 +272,7 @@ describe('client: event sockets over TLS (wss://)', function () {
     await Promise.all(open.splice(0).map((c) => c.close()));
   });
   after(async function () {
-    for (const ws of wss.clients) ws.terminate();
-    wss.close();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeWsServer(server, wss);
   });
 
   const client = (tls?: { ca?: string }): LiquidHandlerClient => {
@@ -301,25 +298,10 @@ describe('client: event sockets over TLS (wss://)', function () {
 });
 
 describe('client: event socket heartbeat', function () {
-  const servers: { server: http.Server; wss: WebSocketServer }[] = [];
-  const open: LiquidHandlerClient[] = [];
+  const sockets = useWsServers();
+  const open = sockets.open;
 
-  async function serve(autoPong: boolean): Promise<string> {
-    const server = http.createServer();
-    const wss = new WebSocketServer({ server, autoPong });
-    servers.push({ server, wss });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  }
-  afterEach(async function () {
-    await Promise.all(open.splice(0).map((c) => c.close()));
-    for (const { server, wss } of servers.splice(0)) {
-      for (const ws of wss.clients) ws.terminate();
-      wss.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
-  });
+  const serve = async (autoPong: boolean): Promise<string> => (await sockets.listen(autoPong)).url;
 
   const client = (baseUrl: string): LiquidHandlerClient => {
     const c = new LiquidHandlerClient({ baseUrl, events: { ...FAST, pingIntervalMs: 20, reconnectInitialMs: 10_000 } });

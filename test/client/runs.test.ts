@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { PDFDocument } from 'pdf-lib';
 import { LhError, instrumentDate, isBusy, parseRunStatus, runStateName } from '../../src/client';
 import { filenameOf, loadCompleteBody, runId } from '../../src/client/runs';
-import { useClients } from '../support/client-suite';
+import { pauseResumeAbort, useClients } from '../support/client-suite';
 import { until } from '../support/until';
 
 describe('client: run state (pure)', function () {
@@ -210,13 +210,7 @@ describe('client: runs against the simulator', function () {
     const c = suite.make();
     await c.runs.setSimulationSpeed(100);
     assert.equal(await c.runs.simulationSpeed(), '100', 'as the instrument gives it, as text');
-    await c.runs.createRun({ protocolId: 1 });
-    await until(async () => (await c.runs.status()).protocolRunState === 'Loading', 'Loading');
-    await c.runs.loadComplete({ protocolId: 1 });
-    await c.runs.pause();
-    await until(async () => (await c.runs.status()).protocolRunState === 'Paused', 'Paused');
-    await c.runs.resume();
-    await c.runs.abort();
+    await pauseResumeAbort(c);
     const sent = suite.sim.requests.filter((r) => /pause|resume|abort/.test(r.path));
     assert.deepEqual(
       sent.map((r) => [r.method, r.body]),

@@ -4,11 +4,10 @@
  * multiplies the errors and kills of the failover case (the issue's full figure is LH_HA_SCALE=10 or `npm run bench:ha`).
  */
 import assert from 'assert';
-import Redis from 'ioredis';
 import { trimBase } from '../../src/client';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { Simulator } from '../../src/simulator';
-import { describeWithRedis, RedisHarness } from '../support/redis-server';
+import { describeWithRedis, useRedis } from '../support/redis-server';
 import { Collector, Replica, watchFlows } from '../support/red-replicas';
 import { startSimulator, USER } from '../support/runtime';
 import { until } from '../support/until';
@@ -23,22 +22,14 @@ function credentialsFor(instruments: { id: string }[]): Record<string, Record<st
 
 describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19)', function () {
   this.timeout(300000);
-  const redisServer = new RedisHarness();
-  let redis: Redis;
+  const db = useRedis();
+  const redisServer = db.harness;
   let collector: Collector;
   const sims: Simulator[] = [];
   const replicas: Replica[] = [];
   let prefix = '';
   let run = 0;
 
-  before(async function () {
-    await redisServer.start();
-    redis = new Redis(redisServer.url);
-  });
-  after(async function () {
-    redis?.disconnect();
-    await redisServer.destroy();
-  });
   beforeEach(async function () {
     prefix = `lh-ha-${process.pid}-${++run}`;
     collector = new Collector();
@@ -53,7 +44,7 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
 
   /** Which replica holds the instrument's lease now (by its process id), if any. */
   async function holderOf(baseUrl: string): Promise<Replica | undefined> {
-    const value = await redis.get(new CoordinationKeys(prefix).instrument(`${trimBase(baseUrl)}|`).lease);
+    const value = await db.redis.get(new CoordinationKeys(prefix).instrument(`${trimBase(baseUrl)}|`).lease);
     if (!value) return undefined;
     return replicas.find((r) => r.running && value.includes(`/${String(r.pid)}-`));
   }

@@ -1,11 +1,10 @@
 import assert from 'assert';
 import fc from 'fast-check';
-import Redis from 'ioredis';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { FencedError, Leases } from '../../src/coordination/leases';
 import { registrationUsers, sharedSecret, SharedDefaults, SharedLedger, SharedOnce } from '../../src/coordination/stores';
 import { coordinationSettings, CoordinationConfigError } from '../../src/coordination/config';
-import { describeWithRedis, RedisHarness } from '../support/redis-server';
+import { describeWithRedis, useRedis } from '../support/redis-server';
 
 describe('coordination: lh-coordination settings', function () {
   it('refuses a password in the URL (it belongs in credentials), naming the field', function () {
@@ -43,25 +42,16 @@ describe('coordination: lh-coordination settings', function () {
 });
 
 describeWithRedis('coordination: shared stores on a real Redis', function () {
-  const harness = new RedisHarness();
-  let redis: Redis;
+  const db = useRedis();
   let keys: CoordinationKeys;
   let n = 0;
 
-  before(async function () {
-    await harness.start();
-    redis = new Redis(harness.url);
-  });
-  after(async function () {
-    redis?.disconnect();
-    await harness.destroy();
-  });
   beforeEach(function () {
     keys = new CoordinationKeys(`lh-stores-${process.pid}-${++n}`);
   });
 
   async function holder(replica = 'a'): Promise<string> {
-    const grant = await new Leases(redis, keys).acquire('inst', replica, 30000);
+    const grant = await new Leases(db.redis, keys).acquire('inst', replica, 30000);
     assert.ok(grant.token > 0);
     return grant.value;
   }
@@ -70,7 +60,7 @@ describeWithRedis('coordination: shared stores on a real Redis', function () {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 2, max: 12 }), fc.boolean(), async (claimants, confirm) => {
         const k = new CoordinationKeys(`lh-ledger-${process.pid}-${++n}`).instrument('inst');
-        const ledgers = Array.from({ length: claimants }, (_, i) => new SharedLedger(redis, k, 'A', `r${i}`));
+        const ledgers = Array.from({ length: claimants }, (_, i) => new SharedLedger(db.redis, k, 'A', `r${i}`));
         const claims = await Promise.all(ledgers.map((l, i) => l.claim('e1', `resp${i}`, { by: `user${i}` })));
         const winners = claims.filter((c) => c.ok);
         assert.equal(winners.length, 1, 'one answer per error');
@@ -90,12 +80,12 @@ describeWithRedis('coordination: shared stores on a real Redis', function () {
   it('answer ledger: an automatic answer names the lease; a stale holder is refused before anything is claimed', async function () {
     const k = keys.instrument('inst');
     const stale = await holder('a');
-    await redis.del(k.lease); // expired
+    await db.redis.del(k.lease); // expired
     const fresh = await holder('b');
-    const ledger = new SharedLedger(redis, k, 'A', 'a');
+    const ledger = new SharedLedger(db.redis, k, 'A', 'a');
     await assert.rejects(ledger.claim('e1', 'Retry', { by: 'policy', leaseValue: stale }), FencedError);
     assert.equal(await ledger.lookup('e1'), undefined, 'nothing claimed');
-    const claim = await new SharedLedger(redis, k, 'A', 'b').claim('e1', 'Retry', { by: 'policy', leaseValue: fresh });
+    const claim = await new SharedLedger(db.redis, k, 'A', 'b').claim('e1', 'Retry', { by: 'policy', leaseValue: fresh });
     assert.ok(claim.ok);
     // a person's answer on any replica (an answer page POSTed to a standby) needs no lease, and sees the claim
     const person = await ledger.claim('e1', 'Abort', { by: 'alice' });
@@ -105,7 +95,7 @@ describeWithRedis('coordination: shared stores on a real Redis', function () {
   it('pending defaults: a due default is handed out once, whatever the number of concurrent takers; cancelled ones never', async function () {
     const k = keys.instrument('inst');
     const lease = await holder();
-    const defaults = new SharedDefaults(redis, k);
+    const defaults = new SharedDefaults(db.redis, k);
     for (let i = 0; i < 50; i++) await defaults.schedule(lease, `e${i}`, 1000 + i, { answer: 'Retry', i });
     assert.equal(await defaults.cancel('e7'), true);
     const takes = await Promise.all(Array.from({ length: 8 }, () => defaults.takeDue(lease, 1000 + 40)));
@@ -118,19 +108,19 @@ describeWithRedis('coordination: shared stores on a real Redis', function () {
       Array.from({ length: 9 }, (_, i) => `e${41 + i}`),
       'the rest when due',
     );
-    await redis.del(k.lease);
+    await db.redis.del(k.lease);
     await assert.rejects(defaults.takeDue(lease, 9999), FencedError, 'a holder that lost its lease takes nothing');
   });
 
   it('form tokens work on any replica, once; the page secret is the first replica’s on all', async function () {
     const k = keys.instrument('inst');
-    const once = new SharedOnce(redis, k);
+    const once = new SharedOnce(db.redis, k);
     const token = await once.issue('form', 60);
     const uses = await Promise.all(Array.from({ length: 6 }, () => once.use('form', token)));
     assert.equal(uses.filter(Boolean).length, 1);
     assert.equal(await once.use('form', 'forged'), false);
-    const a = await sharedSecret(redis, k, 'page', 'secret-of-a');
-    const b = await sharedSecret(redis, k, 'page', 'secret-of-b');
+    const a = await sharedSecret(db.redis, k, 'page', 'secret-of-a');
+    const b = await sharedSecret(db.redis, k, 'page', 'secret-of-b');
     assert.equal(a, 'secret-of-a');
     assert.equal(b, 'secret-of-a');
   });
@@ -162,17 +152,21 @@ describeWithRedis('coordination: shared stores on a real Redis', function () {
 
   it('B handler registration: only the last live replica that uses it unregisters', async function () {
     const k = keys.instrument('inst');
-    const leases = new Leases(redis, keys);
+    const leases = new Leases(db.redis, keys);
     await leases.heartbeat('a', 30000);
     await leases.heartbeat('b', 30000);
     await leases.heartbeat('dead', 100);
-    for (const r of ['a', 'b', 'dead']) await registrationUsers(redis, k, keys.replicas, 'handler', r, 'add');
+    for (const r of ['a', 'b', 'dead']) await registrationUsers(db.redis, k, keys.replicas, 'handler', r, 'add');
     await new Promise((r) => setTimeout(r, 150)); // 'dead' died without saying so
     assert.equal(
-      await registrationUsers(redis, k, keys.replicas, 'handler', 'a', 'remove'),
+      await registrationUsers(db.redis, k, keys.replicas, 'handler', 'a', 'remove'),
       1,
       'b still uses it: a must not unregister',
     );
-    assert.equal(await registrationUsers(redis, k, keys.replicas, 'handler', 'b', 'remove'), 0, 'b is the last: it unregisters');
+    assert.equal(
+      await registrationUsers(db.redis, k, keys.replicas, 'handler', 'b', 'remove'),
+      0,
+      'b is the last: it unregisters',
+    );
   });
 });

@@ -15,9 +15,8 @@ import { routeClash } from '../../src/nodes/lh-answer-page/http-routes';
 import { RecentLists } from '../../src/nodes/lh-answer-page/recent-lists';
 import type { Red } from '../../src/nodes/shared/node-red';
 import { helper, nextMessage, NODE_RED_PACKAGE } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
-import { bServerFlow, seenErrors, statusWhere } from './lh-error-poll.support';
-import { answerOnPage, fetchText, forgetAllAnswers, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
+import { bServerFlow, statusWhere } from './lh-error-poll.support';
+import { answerOnPage, fetchText, formOf, loadWithPage, usePageSuite } from './lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
 
@@ -28,30 +27,9 @@ const coreHttpIn = require(
 
 describe('lh-answer-page under load and next to other routes', function () {
   this.timeout(60000);
-  const sim = useInstrument({
-    afterEach: () => {
-      seenErrors.forgetAllWatches();
-      forgetAllAnswers();
-    },
-  });
-  let web: PageServer;
-  before(async function () {
-    web = await startPageServer();
-  });
-  after(async function () {
-    await web.close();
-  });
+  const { sim, web, pageNode } = usePageSuite();
 
-  const page = (extra: Msg = {}): Msg => ({
-    id: 'page',
-    type: 'lh-answer-page',
-    server: 'server',
-    publicUrl: web.url,
-    publicUrlType: 'str',
-    path: '/lh-answer',
-    wires: [['out'], ['audit']],
-    ...extra,
-  });
+  const page = (extra: Msg = {}): Msg => pageNode({ path: '/lh-answer', wires: [['out'], ['audit']], ...extra });
 
   async function load(before: Msg[] = [], after: Msg[] = []): Promise<void> {
     const server = bServerFlow(sim, { withB: false });

@@ -1,12 +1,15 @@
 /**
  * The frame of the answering tests: the package's nodes in the test helper's runtime, with the runtime's HTTP node
- * app (where lh-answer-page serves its page) on a real loopback port, and small HTTP helpers to use the page as a
- * browser would (GET, form POST).
+ * app (where lh-answer-page serves its page) on a real loopback port (usePageSuite() for a describe block), and small
+ * HTTP helpers to use the page as a browser would (GET, form POST).
  */
 import http from 'http';
 import type { AddressInfo } from 'net';
 import path from 'path';
+import type { Simulator } from '../../src/simulator';
+import { InstrumentOptions, useInstrument } from '../support/node-suite';
 import { helper, packageNodes, tlsConfigNode } from '../support/runtime';
+import { seenErrors } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 type NodeModule = (RED: unknown) => unknown;
@@ -48,6 +51,54 @@ export async function startPageServer(): Promise<PageServer> {
         server.closeAllConnections();
       }),
   };
+}
+
+export interface PageSuite {
+  /** the simulated instrument (useInstrument()) */
+  sim: Simulator;
+  /** the page server (startPageServer()), listening from before() on: use it inside hooks and tests only */
+  web: PageServer;
+  /** An lh-answer-page node 'page' on the config node 'server', its public URL the page server's; `extra` adds or overrides. */
+  pageNode(extra?: Msg): Msg;
+}
+
+/**
+ * Registers the hooks of a describe block that tests the answer page: useInstrument() (after each test the watches
+ * and the answers this Node-RED remembers are forgotten, then `options.afterEach` runs) and the page server, started
+ * in before() and closed in after().
+ */
+export function usePageSuite(options: InstrumentOptions = {}): PageSuite {
+  const sim = useInstrument({
+    ...options,
+    afterEach: async () => {
+      seenErrors.forgetAllWatches();
+      forgetAllAnswers();
+      await options.afterEach?.();
+    },
+  });
+  let server: PageServer | undefined;
+  before(async function () {
+    server = await startPageServer();
+  });
+  after(async function () {
+    await server?.close();
+  });
+  const web: PageServer = {
+    get url(): string {
+      if (!server) throw new Error('the page server starts in before(): use web.url inside hooks and tests');
+      return server.url;
+    },
+    close: async () => server?.close(),
+  };
+  const pageNode = (extra: Msg = {}): Msg => ({
+    id: 'page',
+    type: 'lh-answer-page',
+    server: 'server',
+    publicUrl: web.url,
+    publicUrlType: 'str',
+    ...extra,
+  });
+  return { sim, web, pageNode };
 }
 
 /** Every node of the package, the core tls-config node and `extra` modules, with the HTTP node app captured. */

@@ -2,27 +2,14 @@ import assert from 'node:assert/strict';
 import path from 'path';
 import FakeTimers from '@sinonjs/fake-timers';
 import { collect, helper, nextMessage } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
-import { bServerFlow, seenErrors } from './lh-error-poll.support';
-import { answerOnPage, fetchText, forgetAllAnswers, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
+import { bServerFlow } from './lh-error-poll.support';
+import { answerOnPage, fetchText, formOf, loadWithPage, usePageSuite } from './lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
 
 describe('lh-answer-page', function () {
   this.timeout(20000);
-  const sim = useInstrument({
-    afterEach: () => {
-      seenErrors.forgetAllWatches();
-      forgetAllAnswers();
-    },
-  });
-  let web: PageServer;
-  before(async function () {
-    web = await startPageServer();
-  });
-  after(async function () {
-    await web.close();
-  });
+  const { sim, web, pageNode } = usePageSuite();
 
   const puts = (): unknown[] => sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body);
   const submissions = (): { path: string; body: unknown }[] =>
@@ -33,7 +20,7 @@ describe('lh-answer-page', function () {
     await loadWithPage(
       [
         ...server.nodes,
-        { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], ['audit']], ...page },
+        pageNode({ path: '/lh-answer', wires: [['out'], ['audit']], ...page }),
         { id: 'out', type: 'helper' },
         { id: 'audit', type: 'helper' },
         { id: 'catcher', type: 'catch', scope: ['page'], wires: [['caught']] },
@@ -183,9 +170,9 @@ describe('lh-answer-page', function () {
 
   it('two page nodes on one path each answer the links they signed', async function () {
     const server = bServerFlow(sim, { withB: false });
-    const pageNode = (id: string): Msg => ({ id, type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', wires: [[`${id}-out`], []] });
+    const pageOf = (id: string): Msg => pageNode({ id, wires: [[`${id}-out`], []] });
     await loadWithPage(
-      [...server.nodes, pageNode('p1'), pageNode('p2'), { id: 'p1-out', type: 'helper' }, { id: 'p2-out', type: 'helper' }],
+      [...server.nodes, pageOf('p1'), pageOf('p2'), { id: 'p1-out', type: 'helper' }, { id: 'p2-out', type: 'helper' }],
       { ...server.credentials, p1: { secret: 'first-secret' }, p2: { secret: 'second-secret' } },
     );
     const links: string[] = [];

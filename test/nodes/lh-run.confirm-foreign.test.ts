@@ -5,16 +5,11 @@
  * operator it outputs the load instructions; a later start with msg.confirmLoading = true continues" (that run).
  */
 import assert from 'node:assert/strict';
-import { configuredNode, useInstrument } from '../support/node-suite';
+import { useRunNode } from './lh-run.support';
 import { until } from '../support/until';
 
 describe('lh-run: msg.confirmLoading for a run this Node-RED did not leave at Loading (issue 17 point 2, review 2)', function () {
-  const sim = useInstrument({ simulator: { simulationSpeed: 1000 } });
-  const { run } = configuredNode(
-    sim,
-    { id: 'run', type: 'lh-run', pollInterval: '0.05', timeout: '5' },
-    { only: ['lh-server', 'lh-run'] },
-  );
+  const { sim, run } = useRunNode();
 
   it('does not send load-complete for a run created elsewhere', async function () {
     // an operator creates a run at the instrument (not through this Node-RED); it waits at Loading

@@ -4,15 +4,10 @@
  * "the door is open".
  */
 import assert from 'node:assert/strict';
-import { configuredNode, useInstrument } from '../support/node-suite';
+import { useRunNode } from './lh-run.support';
 
 describe('lh-run start on an instrument without an enclosure (issue 17 point 2, review 2)', function () {
-  const sim = useInstrument({ simulator: { simulationSpeed: 1000 } });
-  const { run } = configuredNode(
-    sim,
-    { id: 'run', type: 'lh-run', pollInterval: '0.05', timeout: '5' },
-    { only: ['lh-server', 'lh-run'] },
-  );
+  const { sim, run } = useRunNode();
 
   it('is not refused for an open door when there is no enclosure (and so no door)', async function () {
     sim.configureMachine({ isEnclosurePresent: false, isDoorClosed: false });

@@ -5,22 +5,18 @@
  */
 import assert from 'node:assert/strict';
 import { collect, helper, nextMessage, serverFlow, tlsConfigNode } from '../support/runtime';
-import { builtNode, configuredNode, useInstrument } from '../support/node-suite';
+import { builtNode } from '../support/node-suite';
+import { useRunNode } from './lh-run.support';
 import { runMemory, RUN_WATCH_OUTPUTS, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
 
 describe('lh-run and lh-run-watch report only what the instrument did', function () {
-  const sim = useInstrument({ simulator: { simulationSpeed: 1000 } });
+  const { sim, load } = useRunNode();
   afterEach(function () {
     runMemory.forgetAllMemories();
   });
-  const { load } = configuredNode(
-    sim,
-    { id: 'run', type: 'lh-run', pollInterval: '0.05', timeout: '5' },
-    { only: ['lh-server', 'lh-run'] },
-  );
   const sent = (path: string): number => sim.requests.filter((r) => r.path === `/api/v1/protocol-run/${path}`).length;
 
   it('fails a start whose run went Scheduling → Aborting → Idle (it was reported started)', async function () {

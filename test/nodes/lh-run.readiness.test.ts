@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
 import { helper } from '../support/runtime';
-import { configuredNode, useInstrument } from '../support/node-suite';
+import { useRunNode } from './lh-run.support';
 
 describe('lh-run start: system ready, controller and door are asked first', function () {
-  const sim = useInstrument({ simulator: { simulationSpeed: 1000 } });
-  const { run, runFailing } = configuredNode(
-    sim,
-    { id: 'run', type: 'lh-run', pollInterval: '0.05', timeout: '5' },
-    { only: ['lh-server', 'lh-run'] },
-  );
+  const { sim, run, runFailing } = useRunNode();
   const moved = (): string[] =>
     sim.requests.filter((r) => r.method !== 'GET' && !r.path.startsWith('/api/v1/authenticate')).map((r) => r.path);
 

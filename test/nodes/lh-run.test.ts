@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
 import { helper } from '../support/runtime';
-import { configuredNode, useInstrument } from '../support/node-suite';
+import { useRunNode } from './lh-run.support';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
 
 describe('lh-run', function () {
-  const sim = useInstrument({ simulator: { simulationSpeed: 1000 } });
-  const { load, run, runFailing } = configuredNode(
-    sim,
-    { id: 'run', type: 'lh-run', pollInterval: '0.05', timeout: '5' },
-    { only: ['lh-server', 'lh-run'] },
-  );
+  const { sim, load, run, runFailing } = useRunNode();
 
   const paths = (): string[] =>
     sim.requests.filter((r) => r.api === 'A' && !r.path.startsWith('/api/v1/authenticate')).map((r) => `${r.method} ${r.path}`);

@@ -4,28 +4,15 @@
  */
 import assert from 'node:assert/strict';
 import { collect, helper, nextMessage } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
 import { until } from '../support/until';
-import { bServerFlow, pollsDone, seenErrors } from './lh-error-poll.support';
-import { fetchText, forgetAllAnswers, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
+import { bServerFlow, pollsDone } from './lh-error-poll.support';
+import { fetchText, formOf, loadWithPage, usePageSuite } from './lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
 
 describe('reused error ids: answer only the error that was seen, raise every error once', function () {
   this.timeout(30000);
-  const sim = useInstrument({
-    afterEach: () => {
-      seenErrors.forgetAllWatches();
-      forgetAllAnswers();
-    },
-  });
-  let web: PageServer;
-  before(async function () {
-    web = await startPageServer();
-  });
-  after(async function () {
-    await web.close();
-  });
+  const { sim, web, pageNode } = usePageSuite();
 
   const puts = (): Msg[] => sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
   const tip = { id: '7', title: 'Tip pickup failed', severity: 'Error' as const, responses: ['Retry', 'Abort'] };
@@ -36,9 +23,18 @@ describe('reused error ids: answer only the error that was seen, raise every err
     await loadWithPage([...server.nodes, ...nodes], { ...server.credentials, page: { secret: 'test-secret-not-shown' } });
   }
 
+  /** An lh-answer-error node 'answer' (output: helper 'answered') beside the page (links: helper 'out'). */
+  const loadAnswerAndPage = (): Promise<void> =>
+    load([
+      { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
+      { id: 'answered', type: 'helper' },
+      pageNode({ path: '/lh-answer', wires: [['out'], []] }),
+      { id: 'out', type: 'helper' },
+    ]);
+
   it('a page form shown for "Tip pickup failed" does not answer "Arm collision" listed later under id 7; the page says so', async function () {
     await load([
-      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], ['audit']] },
+      pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
       { id: 'out', type: 'helper' },
       { id: 'audit', type: 'helper' },
     ]);
@@ -64,12 +60,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
   });
 
   it('an answer a flow gave by msg.errorId alone does not show as the answer of a new error under that id: its page offers the form', async function () {
-    await load([
-      { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
-      { id: 'answered', type: 'helper' },
-      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], []] },
-      { id: 'out', type: 'helper' },
-    ]);
+    await loadAnswerAndPage();
     sim.injectPendingError(tip);
     const done = nextMessage(helper.getNode('answered'));
     helper.getNode('answer').receive({ errorId: '7', selectedResponse: 'Retry' });
@@ -87,12 +78,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
   });
 
   it('a page for a reused id never shows the answer the earlier error under that id got, once the new error is over too', async function () {
-    await load([
-      { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
-      { id: 'answered', type: 'helper' },
-      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], []] },
-      { id: 'out', type: 'helper' },
-    ]);
+    await loadAnswerAndPage();
     const first = sim.injectPendingError(tip);
     const done = nextMessage(helper.getNode('answered'));
     helper.getNode('answer').receive({ payload: first, selectedResponse: 'Retry', answeredBy: 'alice' });
@@ -110,7 +96,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
 
   it('a form shown for "Tip pickup failed" cannot be posted with the link of the error that reused id 7', async function () {
     await load([
-      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], []] },
+      pageNode({ path: '/lh-answer', wires: [['out'], []] }),
       { id: 'out', type: 'helper' },
     ]);
     const first = sim.injectPendingError(tip);
@@ -198,7 +184,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
   it('through Node-RED, five errors in turn under id 7: each raised once, each link answers only its own error', async function () {
     await load([
       { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.3, listen: false, wires: [['page'], [], []] },
-      { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], ['audit']] },
+      pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
       { id: 'out', type: 'helper' },
       { id: 'audit', type: 'helper' },
     ]);

@@ -1,30 +1,14 @@
 import assert from 'node:assert/strict';
 import { helper, nextMessage } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
 import { bServerFlow, runtimeSettings } from '../nodes/lh-error-poll.support';
-import {
-  answerOnPage,
-  fetchText,
-  forgetAllAnswers,
-  formOf,
-  loadWithPage,
-  PageServer,
-  startPageServer,
-} from '../nodes/lh-answer-page.support';
+import { answerOnPage, fetchText, formOf, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
 
 /** The answer page's audit says who really answered, and never claims a delivery it cannot know. */
 describe('answer page: audit', function () {
   this.timeout(20000);
-  const sim = useInstrument({ afterEach: () => forgetAllAnswers() });
-  let web: PageServer;
-  before(async function () {
-    web = await startPageServer();
-  });
-  after(async function () {
-    await web.close();
-  });
+  const { sim, pageNode } = usePageSuite();
   afterEach(function () {
     runtimeSettings({});
   });
@@ -34,15 +18,7 @@ describe('answer page: audit', function () {
     await loadWithPage(
       [
         ...server.nodes,
-        {
-          id: 'page',
-          type: 'lh-answer-page',
-          server: 'server',
-          publicUrl: web.url,
-          publicUrlType: 'str',
-          path: '/lh-answer',
-          wires: [['out'], ['audit']],
-        },
+        pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
         { id: 'out', type: 'helper' },
         { id: 'audit', type: 'helper' },
       ],

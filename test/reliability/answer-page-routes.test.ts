@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import path from 'path';
 import { helper, NODE_RED_PACKAGE } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
 import { bServerFlow } from '../nodes/lh-error-poll.support';
-import { fetchText, forgetAllAnswers, loadWithPage, PageServer, startPageServer } from '../nodes/lh-answer-page.support';
+import { fetchText, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
 
@@ -20,14 +19,7 @@ const coreHttpIn = require(
 
 describe('answer page: routes it shares a path with', function () {
   this.timeout(20000);
-  const sim = useInstrument({ afterEach: () => forgetAllAnswers() });
-  let web: PageServer;
-  before(async function () {
-    web = await startPageServer();
-  });
-  after(async function () {
-    await web.close();
-  });
+  const { sim, web, pageNode } = usePageSuite();
 
   it("a redeploy of the page node removes only its own routes: a user's http in node on the same path keeps answering", async function () {
     const server = bServerFlow(sim, { withB: false });
@@ -35,16 +27,7 @@ describe('answer page: routes it shares a path with', function () {
       { id: 'in', type: 'http in', url: '/lh-answer', method: 'get', wires: [['res']] },
       { id: 'res', type: 'http response', statusCode: '200' },
       ...server.nodes,
-      {
-        id: 'page',
-        type: 'lh-answer-page',
-        server: 'server',
-        publicUrl: web.url,
-        publicUrlType: 'str',
-        path: '/lh-answer',
-        expiryHours,
-        wires: [[], []],
-      },
+      pageNode({ path: '/lh-answer', expiryHours, wires: [[], []] }),
     ];
     const credentials = { ...server.credentials, page: { secret: 'routes-test-secret' } };
     await loadWithPage(flow(24), credentials, [coreHttpIn]);

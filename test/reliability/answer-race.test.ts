@@ -2,9 +2,8 @@
 // with random timing: the instrument receives exactly one answer each time, and exactly one success is reported.
 import assert from 'node:assert/strict';
 import { collect, helper } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
-import { bServerFlow, seenErrors } from '../nodes/lh-error-poll.support';
-import { fetchText, forgetAllAnswers, formOf, loadWithPage, PageServer, startPageServer } from '../nodes/lh-answer-page.support';
+import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { fetchText, formOf, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
 const ROUNDS = 100;
@@ -24,19 +23,7 @@ function waitFor(what: string, check: () => boolean, timeoutMs = 5000): Promise<
 
 describe('answer race: answer page against a policy default', function () {
   this.timeout(60000);
-  const sim = useInstrument({
-    afterEach: () => {
-      seenErrors.forgetAllWatches();
-      forgetAllAnswers();
-    },
-  });
-  let web: PageServer;
-  before(async function () {
-    web = await startPageServer();
-  });
-  after(async function () {
-    await web.close();
-  });
+  const { sim, pageNode } = usePageSuite();
 
   it(`gives exactly one answer and one success per error, ${ROUNDS} times`, async function () {
     const server = bServerFlow(sim, { withB: false });
@@ -54,14 +41,7 @@ describe('answer race: answer page against a policy default', function () {
         { id: 'escalate', type: 'helper' },
         { id: 'catcher', type: 'catch', scope: ['policy'], wires: [['caught']] },
         { id: 'caught', type: 'helper' },
-        {
-          id: 'page',
-          type: 'lh-answer-page',
-          server: 'server',
-          publicUrl: web.url,
-          publicUrlType: 'str',
-          wires: [['linked'], ['audit']],
-        },
+        pageNode({ wires: [['linked'], ['audit']] }),
         { id: 'linked', type: 'helper' },
         { id: 'audit', type: 'helper' },
       ],

@@ -10,7 +10,7 @@ import { WebSocket } from 'ws';
 import { closeViewBody } from '../../src/client/dialogs';
 import { eventSocketUrl } from '../../src/client';
 import { bearer, Harness, JSON_PATCH, startHarness } from '../simulator/helpers';
-import { useClients } from '../support/client-suite';
+import { pauseResumeAbort, useClients } from '../support/client-suite';
 import { until } from '../support/until';
 
 type Body = Record<string, unknown>;
@@ -58,13 +58,7 @@ describe('fidelity: what the client sends (issue 17.8)', function () {
   it('sends pause, resume, abort and cleanup without a body and without a Content-Type', async function () {
     const c = suite.make();
     await c.runs.setSimulationSpeed(100);
-    await c.runs.createRun({ protocolId: 1 });
-    await until(async () => (await c.runs.status()).protocolRunState === 'Loading', 'Loading');
-    await c.runs.loadComplete({ protocolId: 1 });
-    await c.runs.pause();
-    await until(async () => (await c.runs.status()).protocolRunState === 'Paused', 'Paused');
-    await c.runs.resume();
-    await c.runs.abort();
+    await pauseResumeAbort(c);
     await until(async () => (await c.runs.status()).protocolRunState === 'Idle', 'Idle', 20000);
     await c.runs.cleanupUnloading().catch(() => undefined); // the instrument may refuse it when nothing is loaded
     const bodyless = sim.requests.filter((r) => /\/protocol-run\/(pause|resume|abort|cleanup-unloading)$/.test(r.path));

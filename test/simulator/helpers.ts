@@ -83,3 +83,28 @@ export function problemOf(res: AxiosResponse): {
 export function describeStatus(res: AxiosResponse): string {
   return `${res.status} ${typeof res.data === 'string' ? res.data : JSON.stringify(res.data)}`;
 }
+
+/** A harness and the admin token it logged in with. */
+export interface LoggedInHarness extends Harness {
+  /** the admin's bearer token (login() in before()) */
+  token: string;
+}
+
+/**
+ * Registers the hooks of a describe block against one simulator: startHarness(options) and the admin's login in
+ * before(), sim.reset() before each test, close() in after(). Its fields are set from before() on.
+ */
+export function useLoggedInHarness(options: SimulatorOptions = {}): LoggedInHarness {
+  const h = {} as LoggedInHarness;
+  before(async function () {
+    Object.assign(h, await startHarness(options));
+    h.token = await h.login();
+  });
+  beforeEach(function () {
+    h.sim.reset();
+  });
+  after(async function () {
+    await h.close();
+  });
+  return h;
+}

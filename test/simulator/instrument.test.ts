@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { AxiosRequestConfig } from 'axios';
-import { Harness, JSON_TYPE, VECTOR, bearer, describeStatus, problemOf, startHarness } from './helpers';
+import { JSON_TYPE, VECTOR, bearer, describeStatus, problemOf, useLoggedInHarness } from './helpers';
 
 interface Wrapper<T> {
   data: T | null;
@@ -21,22 +21,10 @@ interface ErrorData {
 }
 
 describe('simulator: interface B, runtime error handling (4.5)', function () {
-  let h: Harness;
-  let token: string;
+  const h = useLoggedInHarness({ instrumentTokens: ['static-instrument-token'] });
   const V3 = '/api/vector/v3';
 
-  before(async function () {
-    h = await startHarness({ instrumentTokens: ['static-instrument-token'] });
-    token = await h.login();
-  });
-  beforeEach(function () {
-    h.sim.reset();
-  });
-  after(async function () {
-    await h.close();
-  });
-
-  const auth = (contentType?: string): AxiosRequestConfig => bearer(token, contentType);
+  const auth = (contentType?: string): AxiosRequestConfig => bearer(h.token, contentType);
   const register = (key: string) => h.b.post(`${V3}/error-handler`, JSON.stringify(key), auth(VECTOR));
   const recovery = (uuid: string, body: Record<string, unknown>, kind = 'recovery') =>
     h.b.post(`${V3}/instrument-errors/${uuid}/${kind}`, body, auth(VECTOR));

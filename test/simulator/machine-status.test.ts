@@ -1,24 +1,12 @@
 import { strict as assert } from 'node:assert';
-import { Harness, bearer, describeStatus, startHarness } from './helpers';
+import { bearer, describeStatus, useLoggedInHarness } from './helpers';
 import { LiquidHandlerClient } from '../../src/client';
 
 describe('simulator: what the workstation says about itself (system ready, controller, sensors, identity, versions)', function () {
-  let h: Harness;
-  let token: string;
-
-  before(async function () {
-    h = await startHarness();
-    token = await h.login();
-  });
-  beforeEach(function () {
-    h.sim.reset();
-  });
-  after(async function () {
-    await h.close();
-  });
+  const h = useLoggedInHarness();
 
   const get = async (path: string, status = 200): Promise<unknown> => {
-    const res = await h.a.get(`/api/v1${path}`, bearer(token));
+    const res = await h.a.get(`/api/v1${path}`, bearer(h.token));
     assert.equal(res.status, status, describeStatus(res));
     return res.data;
   };

@@ -4,33 +4,21 @@ import { until } from '../support/until';
 import { RunMachine, type RunClock } from '../../src/simulator/run-machine';
 import { StepStore } from '../../src/simulator/steps';
 import { RuntimeErrorBook } from '../../src/simulator/runtime-errors';
-import { Harness, JSON_TYPE, bearer, describeStatus, problemOf, startHarness } from './helpers';
+import { JSON_TYPE, bearer, describeStatus, problemOf, useLoggedInHarness } from './helpers';
 
 type Obj = Record<string, unknown>;
 
 describe('simulator: protocol runs and run records', function () {
-  let h: Harness;
-  let token: string;
-
-  before(async function () {
-    h = await startHarness({ simulationSpeed: 1000 });
-    token = await h.login();
-  });
-  beforeEach(function () {
-    h.sim.reset();
-  });
-  after(async function () {
-    await h.close();
-  });
+  const h = useLoggedInHarness({ simulationSpeed: 1000 });
 
   const get = async (path: string): Promise<unknown> => {
-    const res = await h.a.get(`/api/v1${path}`, bearer(token));
+    const res = await h.a.get(`/api/v1${path}`, bearer(h.token));
     assert.equal(res.status, 200, describeStatus(res));
     return res.data;
   };
   const put = (path: string, body?: unknown) =>
-    h.a.put(`/api/v1${path}`, body, bearer(token, body === undefined ? undefined : JSON_TYPE));
-  const create = (body: unknown) => h.a.post('/api/v1/protocol-run/create', body, bearer(token, JSON_TYPE));
+    h.a.put(`/api/v1${path}`, body, bearer(h.token, body === undefined ? undefined : JSON_TYPE));
+  const create = (body: unknown) => h.a.post('/api/v1/protocol-run/create', body, bearer(h.token, JSON_TYPE));
   const status = async (): Promise<Obj> => (await get('/protocol-run')) as Obj;
   const waitState = (state: number | string) => until(async () => (await status()).protocolRunState === state, `state ${state}`);
 
@@ -65,7 +53,7 @@ describe('simulator: protocol runs and run records', function () {
       isValid: false,
       validationErrors: ['The protocol has no steps.'],
     });
-    assert.equal((await h.a.get('/api/v1/protocols/9', bearer(token))).status, 404);
+    assert.equal((await h.a.get('/api/v1/protocols/9', bearer(h.token))).status, 404);
   });
 
   it('runs a protocol: Scheduling, Loading with load instructions, Running step by step, Idle with a run record', async function () {
@@ -109,7 +97,7 @@ describe('simulator: protocol runs and run records', function () {
     await startDemo();
     await waitState(0);
     const [record] = (await get('/run-data')) as Obj[];
-    const pdf = await h.a.get(`/api/v1/run-data/${String(record.id)}/pdf`, { ...bearer(token), responseType: 'arraybuffer' });
+    const pdf = await h.a.get(`/api/v1/run-data/${String(record.id)}/pdf`, { ...bearer(h.token), responseType: 'arraybuffer' });
     assert.equal(pdf.status, 200);
     assert.equal(pdf.headers['content-type'], 'application/pdf');
     const bytes = Buffer.from(pdf.data as ArrayBuffer);
@@ -121,12 +109,15 @@ describe('simulator: protocol runs and run records', function () {
     const text = bytes.toString('latin1');
     const startxref = Number(/startxref\n(\d+)/.exec(text)?.[1]);
     assert.equal(text.slice(startxref, startxref + 4), 'xref');
-    const csv = await h.a.get(`/api/v1/run-data/${String(record.id)}/pipetting-csv`, { ...bearer(token), responseType: 'text' });
+    const csv = await h.a.get(`/api/v1/run-data/${String(record.id)}/pipetting-csv`, {
+      ...bearer(h.token),
+      responseType: 'text',
+    });
     assert.match(String(csv.headers['content-type']), /^text\/csv/);
     const lines = String(csv.data).trim().split('\r\n');
     assert.equal(lines[0], 'Time,Step,StepType,Channel,Labware,Wells,VolumeUl,Status');
     assert.match(lines[1], /,Add buffer,AddReagentStep,1,Plate1,A1:H12,50,Done$/);
-    assert.equal((await h.a.get('/api/v1/run-data/nope/pdf', bearer(token))).status, 404);
+    assert.equal((await h.a.get('/api/v1/run-data/nope/pdf', bearer(h.token))).status, 404);
   });
 
   it('serves states as names when asked (PUT /sim/run), as some instruments do', async function () {

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { Harness, JSON_PATCH, JSON_TYPE, bearer, describeStatus, problemOf, startHarness } from './helpers';
+import { JSON_PATCH, JSON_TYPE, bearer, describeStatus, problemOf, useLoggedInHarness } from './helpers';
 
 interface Pending {
   id: string;
@@ -15,26 +15,14 @@ interface Pending {
 }
 
 describe('simulator: runtime errors (4.3)', function () {
-  let h: Harness;
-  let token: string;
-
-  before(async function () {
-    h = await startHarness();
-    token = await h.login();
-  });
-  beforeEach(function () {
-    h.sim.reset();
-  });
-  after(async function () {
-    await h.close();
-  });
+  const h = useLoggedInHarness();
 
   const pending = async (): Promise<Pending[]> => {
-    const res = await h.a.get('/api/v1/errors/check-for-pending-errors', bearer(token));
+    const res = await h.a.get('/api/v1/errors/check-for-pending-errors', bearer(h.token));
     assert.equal(res.status, 200, describeStatus(res));
     return res.data as Pending[];
   };
-  const answer = (body: unknown) => h.a.put('/api/v1/errors/runtime', body, bearer(token, JSON_TYPE));
+  const answer = (body: unknown) => h.a.put('/api/v1/errors/runtime', body, bearer(h.token, JSON_TYPE));
 
   it('lists an injected error as pending with the observed shape', async function () {
     const injected = h.sim.injectPendingError({ title: 'Clot', severity: 'Error' });
@@ -63,7 +51,7 @@ describe('simulator: runtime errors (4.3)', function () {
     });
     assert.equal(res.status, 204, describeStatus(res));
     assert.deepEqual(await pending(), []);
-    const rec = await h.a.get(`/api/v1/errors/${e.id}`, bearer(token));
+    const rec = await h.a.get(`/api/v1/errors/${e.id}`, bearer(h.token));
     assert.equal(rec.status, 200);
     const r = rec.data as Record<string, unknown>;
     assert.equal(r.handled, true);
@@ -89,7 +77,7 @@ describe('simulator: runtime errors (4.3)', function () {
     const noResponse = await answer({ id: e.id, errorData: [] });
     assert.equal(noResponse.status, 400);
     assert.equal(
-      (await h.a.put('/api/v1/errors/runtime', { id: e.id, selectedResponse: 'Continue' }, bearer(token, JSON_PATCH))).status,
+      (await h.a.put('/api/v1/errors/runtime', { id: e.id, selectedResponse: 'Continue' }, bearer(h.token, JSON_PATCH))).status,
       415,
     );
     assert.equal((await pending()).length, 1);
@@ -104,7 +92,7 @@ describe('simulator: runtime errors (4.3)', function () {
 
   it('GET errors pages the history newest first; GET errors/{id} 404 when unknown', async function () {
     const ids = [1, 2, 3].map((n) => h.sim.injectPendingError({ title: `E${n}` }).id);
-    const page = await h.a.get('/api/v1/errors?offset=0&limit=2', bearer(token));
+    const page = await h.a.get('/api/v1/errors?offset=0&limit=2', bearer(h.token));
     assert.equal(page.status, 200);
     const list = page.data as {
       totalItemCount: number;
@@ -121,20 +109,20 @@ describe('simulator: runtime errors (4.3)', function () {
     assert.deepEqual(list.items[0].responses, ['Retry', 'Abort', 'Ignore']);
     assert.deepEqual(list.items[0].innerError, {});
     assert.equal(typeof list.items[0].code, 'number');
-    const rest = (await h.a.get('/api/v1/errors?offset=2&limit=2', bearer(token))).data as typeof list;
+    const rest = (await h.a.get('/api/v1/errors?offset=2&limit=2', bearer(h.token))).data as typeof list;
     assert.deepEqual(
       rest.items.map((i) => i.id),
       [ids[0]],
     );
-    assert.equal((await h.a.get('/api/v1/errors/unknown-id', bearer(token))).status, 404);
-    assert.equal((await h.a.get('/api/v1/errors?offset=-1', bearer(token))).status, 400);
+    assert.equal((await h.a.get('/api/v1/errors/unknown-id', bearer(h.token))).status, 404);
+    assert.equal((await h.a.get('/api/v1/errors?offset=-1', bearer(h.token))).status, 400);
   });
 
   it('clear-errors clears all but Fatal ones and reports the counts', async function () {
     h.sim.injectPendingError({ severity: 'Warning' });
     h.sim.injectPendingError({ severity: 'Error' });
     const fatal = h.sim.injectPendingError({ severity: 'Fatal' });
-    const res = await h.a.put('/api/v1/errors/clear-errors', undefined, bearer(token));
+    const res = await h.a.put('/api/v1/errors/clear-errors', undefined, bearer(h.token));
     assert.equal(res.status, 200, describeStatus(res));
     assert.deepEqual(res.data, { numberOfErrorsCleared: 2, numberOfErrorsNotCleared: 1 });
     assert.deepEqual(

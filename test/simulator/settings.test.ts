@@ -1,24 +1,12 @@
 import { strict as assert } from 'node:assert';
-import { Harness, JSON_PATCH, JSON_TYPE, bearer, describeStatus, problemOf, startHarness } from './helpers';
+import { JSON_PATCH, JSON_TYPE, bearer, describeStatus, problemOf, startHarness, useLoggedInHarness } from './helpers';
 
 describe('simulator: settings and service routines (4.4)', function () {
-  let h: Harness;
-  let token: string;
+  const h = useLoggedInHarness({ policy: { maximumLoginAttempts: 4 } });
   const settings = { hideKeyboard: true, generateRunReport: false, allowRedWarningOverride: true, defaultAmbientTemperature: 25 };
 
-  before(async function () {
-    h = await startHarness({ policy: { maximumLoginAttempts: 4 } });
-    token = await h.login();
-  });
-  beforeEach(function () {
-    h.sim.reset();
-  });
-  after(async function () {
-    await h.close();
-  });
-
   it('reads the seeded software settings and replaces them with POST', async function () {
-    const seeded = await h.a.get('/api/v1/settings/software-settings', bearer(token));
+    const seeded = await h.a.get('/api/v1/settings/software-settings', bearer(h.token));
     assert.equal(seeded.status, 200);
     assert.deepEqual(seeded.data, {
       hideKeyboard: false,
@@ -26,16 +14,16 @@ describe('simulator: settings and service routines (4.4)', function () {
       allowRedWarningOverride: false,
       defaultAmbientTemperature: 22,
     });
-    const res = await h.a.post('/api/v1/settings/software-settings', settings, bearer(token, JSON_PATCH));
+    const res = await h.a.post('/api/v1/settings/software-settings', settings, bearer(h.token, JSON_PATCH));
     assert.equal(res.status, 204, describeStatus(res));
-    assert.deepEqual((await h.a.get('/api/v1/settings/software-settings', bearer(token))).data, settings);
+    assert.deepEqual((await h.a.get('/api/v1/settings/software-settings', bearer(h.token))).data, settings);
   });
 
   it('rejects incomplete or mistyped software settings with errors naming the fields, and application/json', async function () {
     const res = await h.a.post(
       '/api/v1/settings/software-settings',
       { hideKeyboard: 'no', defaultAmbientTemperature: 22.5 },
-      bearer(token, JSON_PATCH),
+      bearer(h.token, JSON_PATCH),
     );
     assert.equal(res.status, 400);
     const p = problemOf(res);
@@ -45,11 +33,11 @@ describe('simulator: settings and service routines (4.4)', function () {
       'generateRunReport',
       'hideKeyboard',
     ]);
-    assert.equal((await h.a.post('/api/v1/settings/software-settings', settings, bearer(token, JSON_TYPE))).status, 415);
+    assert.equal((await h.a.post('/api/v1/settings/software-settings', settings, bearer(h.token, JSON_TYPE))).status, 415);
   });
 
   it('reads the policy settings (options override defaults)', async function () {
-    const res = await h.a.get('/api/v1/settings/policy-settings', bearer(token));
+    const res = await h.a.get('/api/v1/settings/policy-settings', bearer(h.token));
     assert.equal(res.status, 200);
     assert.deepEqual(res.data, {
       maximumLoginAttempts: 4,
@@ -64,7 +52,7 @@ describe('simulator: settings and service routines (4.4)', function () {
   });
 
   it('lists and gets service routines; 404 unknown, 400 for a non-int32 id', async function () {
-    const res = await h.a.get('/api/v1/verification/service-routines', bearer(token));
+    const res = await h.a.get('/api/v1/verification/service-routines', bearer(h.token));
     assert.equal(res.status, 200);
     const routines = res.data as { id: number; name: string | null; isRecommended: boolean; lastRun: string | null }[];
     assert.ok(routines.length >= 4);
@@ -72,30 +60,33 @@ describe('simulator: settings and service routines (4.4)', function () {
       assert.ok(Number.isInteger(r.id));
       assert.equal(typeof r.isRecommended, 'boolean');
     }
-    const one = await h.a.get(`/api/v1/verification/service-routines/${routines[0].id}`, bearer(token));
+    const one = await h.a.get(`/api/v1/verification/service-routines/${routines[0].id}`, bearer(h.token));
     assert.deepEqual(one.data, routines[0]);
-    assert.equal((await h.a.get('/api/v1/verification/service-routines/999', bearer(token))).status, 404);
-    assert.equal((await h.a.get('/api/v1/verification/service-routines/abc', bearer(token))).status, 400);
+    assert.equal((await h.a.get('/api/v1/verification/service-routines/999', bearer(h.token))).status, 404);
+    assert.equal((await h.a.get('/api/v1/verification/service-routines/abc', bearer(h.token))).status, 400);
   });
 
   it('updates a service routine with PUT; validates fields; 404 for an unknown id', async function () {
     const body = { id: 3, name: 'Leak check', isRecommended: false, lastRun: '2025-01-02T03:04:05Z' };
-    const res = await h.a.put('/api/v1/verification/service-routines', body, bearer(token, JSON_PATCH));
+    const res = await h.a.put('/api/v1/verification/service-routines', body, bearer(h.token, JSON_PATCH));
     assert.equal(res.status, 204, describeStatus(res));
-    assert.deepEqual((await h.a.get('/api/v1/verification/service-routines/3', bearer(token))).data, body);
+    assert.deepEqual((await h.a.get('/api/v1/verification/service-routines/3', bearer(h.token))).data, body);
     const bad = await h.a.put(
       '/api/v1/verification/service-routines',
       { id: 3, isRecommended: 'yes', lastRun: 'yesterday' },
-      bearer(token, JSON_PATCH),
+      bearer(h.token, JSON_PATCH),
     );
     assert.equal(bad.status, 400);
     assert.deepEqual(Object.keys(problemOf(bad).errors ?? {}).sort(), ['isRecommended', 'lastRun']);
-    assert.equal((await h.a.put('/api/v1/verification/service-routines', { name: 'x' }, bearer(token, JSON_PATCH))).status, 400);
     assert.equal(
-      (await h.a.put('/api/v1/verification/service-routines', { id: 77, name: 'x' }, bearer(token, JSON_PATCH))).status,
+      (await h.a.put('/api/v1/verification/service-routines', { name: 'x' }, bearer(h.token, JSON_PATCH))).status,
+      400,
+    );
+    assert.equal(
+      (await h.a.put('/api/v1/verification/service-routines', { id: 77, name: 'x' }, bearer(h.token, JSON_PATCH))).status,
       404,
     );
-    assert.equal((await h.a.put('/api/v1/verification/service-routines', body, bearer(token, JSON_TYPE))).status, 415);
+    assert.equal((await h.a.put('/api/v1/verification/service-routines', body, bearer(h.token, JSON_TYPE))).status, 415);
   });
 });
 

@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { Harness, JSON_PATCH, JSON_TYPE, bearer, describeStatus, problemOf, startHarness } from './helpers';
+import { JSON_PATCH, JSON_TYPE, bearer, describeStatus, problemOf, useLoggedInHarness } from './helpers';
 
 interface StepDto {
   stepType: string;
@@ -11,23 +11,11 @@ interface StepDto {
 }
 
 describe('simulator: protocol steps (4.1)', function () {
-  let h: Harness;
-  let token: string;
+  const h = useLoggedInHarness();
   const base = '/api/v1/protocols';
 
-  before(async function () {
-    h = await startHarness();
-    token = await h.login();
-  });
-  beforeEach(function () {
-    h.sim.reset();
-  });
-  after(async function () {
-    await h.close();
-  });
-
   const list = async (pid: number, query = ''): Promise<StepDto[]> => {
-    const res = await h.a.get(`${base}/${pid}/step${query}`, bearer(token));
+    const res = await h.a.get(`${base}/${pid}/step${query}`, bearer(h.token));
     assert.equal(res.status, 200, describeStatus(res));
     return res.data as StepDto[];
   };
@@ -52,7 +40,7 @@ describe('simulator: protocol steps (4.1)', function () {
     const page = await list(1, '?offset=1&limit=1');
     assert.equal(page.length, 1);
     assert.equal(page[0].stepOrder, 2);
-    const bad = await h.a.get(`${base}/1/step?limit=abc`, bearer(token));
+    const bad = await h.a.get(`${base}/1/step?limit=abc`, bearer(h.token));
     assert.equal(bad.status, 400);
     problemOf(bad);
   });
@@ -65,7 +53,7 @@ describe('simulator: protocol steps (4.1)', function () {
       sources: [{ labware: 'Tubes' }],
       makeNameUnique: false,
     };
-    const res = await h.a.post(`${base}/1/step`, body, bearer(token, JSON_PATCH));
+    const res = await h.a.post(`${base}/1/step`, body, bearer(h.token, JSON_PATCH));
     assert.equal(res.status, 200, describeStatus(res));
     const step = res.data as StepDto;
     assert.equal(step.stepOrder, 4);
@@ -74,7 +62,7 @@ describe('simulator: protocol steps (4.1)', function () {
     assert.deepEqual(step.sources, [{ labware: 'Tubes' }]);
     assert.ok(!('makeNameUnique' in step));
     assert.ok(Number.isInteger(step.id));
-    const got = await h.a.get(`${base}/1/step/${step.id}`, bearer(token));
+    const got = await h.a.get(`${base}/1/step/${step.id}`, bearer(h.token));
     assert.deepEqual(got.data, step);
   });
 
@@ -83,7 +71,7 @@ describe('simulator: protocol steps (4.1)', function () {
       const res = await h.a.post(
         `${base}/2/step`,
         { stepType: 'PauseStep', name: 'Wait', makeNameUnique },
-        bearer(token, JSON_PATCH),
+        bearer(h.token, JSON_PATCH),
       );
       assert.equal(res.status, 200, describeStatus(res));
       return (res.data as StepDto).name;
@@ -99,7 +87,7 @@ describe('simulator: protocol steps (4.1)', function () {
     const res = await h.a.post(
       `${base}/1/step`,
       { stepType: 'LidStep', name: 'Lid off', stepOrder: 1 },
-      bearer(token, JSON_PATCH),
+      bearer(h.token, JSON_PATCH),
     );
     assert.equal((res.data as StepDto).stepOrder, 1);
     assert.deepEqual(
@@ -114,30 +102,30 @@ describe('simulator: protocol steps (4.1)', function () {
   });
 
   it('rejects an unknown stepType (listing the 16), a missing name, wrong media type, bad JSON', async function () {
-    const badType = await h.a.post(`${base}/1/step`, { stepType: 'DanceStep', name: 'x' }, bearer(token, JSON_PATCH));
+    const badType = await h.a.post(`${base}/1/step`, { stepType: 'DanceStep', name: 'x' }, bearer(h.token, JSON_PATCH));
     assert.equal(badType.status, 400);
     const p = problemOf(badType);
     assert.match(p.errors?.stepType?.[0] ?? '', /AddReagentStep.*HepaStep/);
-    const noName = await h.a.post(`${base}/1/step`, { stepType: 'PauseStep' }, bearer(token, JSON_PATCH));
+    const noName = await h.a.post(`${base}/1/step`, { stepType: 'PauseStep' }, bearer(h.token, JSON_PATCH));
     assert.equal(noName.status, 400);
     assert.ok(problemOf(noName).errors?.name);
-    const wrongMedia = await h.a.post(`${base}/1/step`, { stepType: 'PauseStep', name: 'x' }, bearer(token, JSON_TYPE));
+    const wrongMedia = await h.a.post(`${base}/1/step`, { stepType: 'PauseStep', name: 'x' }, bearer(h.token, JSON_TYPE));
     assert.equal(wrongMedia.status, 415);
-    const broken = await h.a.post(`${base}/1/step`, '{nope', bearer(token, JSON_PATCH));
+    const broken = await h.a.post(`${base}/1/step`, '{nope', bearer(h.token, JSON_PATCH));
     assert.equal(broken.status, 400);
     assert.equal((await list(1)).length, 3);
   });
 
   it('404 for unknown protocol or step, 400 for ids that are not int32 >= 0', async function () {
-    assert.equal((await h.a.get(`${base}/99/step`, bearer(token))).status, 404);
-    assert.equal((await h.a.get(`${base}/1/step/9999`, bearer(token))).status, 404);
-    assert.equal((await h.a.delete(`${base}/1/step/9999`, bearer(token))).status, 404);
+    assert.equal((await h.a.get(`${base}/99/step`, bearer(h.token))).status, 404);
+    assert.equal((await h.a.get(`${base}/1/step/9999`, bearer(h.token))).status, 404);
+    assert.equal((await h.a.delete(`${base}/1/step/9999`, bearer(h.token))).status, 404);
     for (const bad of ['abc', '-1', '3000000000', '1.5']) {
-      const res = await h.a.get(`${base}/${bad}/step`, bearer(token));
+      const res = await h.a.get(`${base}/${bad}/step`, bearer(h.token));
       assert.equal(res.status, 400, `protocolId ${bad}`);
       problemOf(res);
     }
-    assert.equal((await h.a.get(`${base}/1/step/x`, bearer(token))).status, 400);
+    assert.equal((await h.a.get(`${base}/1/step/x`, bearer(h.token))).status, 400);
   });
 
   it('PUT step replaces the stored fields and keeps stepOrder', async function () {
@@ -145,7 +133,7 @@ describe('simulator: protocol steps (4.1)', function () {
     const res = await h.a.put(
       `${base}/1/step`,
       { id: first.id, stepType: 'PauseStep', name: 'Longer pause', duration: 90 },
-      bearer(token, JSON_TYPE),
+      bearer(h.token, JSON_TYPE),
     );
     assert.equal(res.status, 200, describeStatus(res));
     const updated = res.data as StepDto;
@@ -154,11 +142,11 @@ describe('simulator: protocol steps (4.1)', function () {
     assert.equal(updated.stepOrder, 1);
     assert.ok(!('message' in updated), 'variant fields are replaced, not merged');
     assert.equal(
-      (await h.a.put(`${base}/1/step`, { id: 9999, stepType: 'PauseStep', name: 'x' }, bearer(token, JSON_TYPE))).status,
+      (await h.a.put(`${base}/1/step`, { id: 9999, stepType: 'PauseStep', name: 'x' }, bearer(h.token, JSON_TYPE))).status,
       404,
     );
-    assert.equal((await h.a.put(`${base}/1/step`, { stepType: 'PauseStep', name: 'x' }, bearer(token, JSON_TYPE))).status, 400);
-    assert.equal((await h.a.put(`${base}/1/step`, { id: first.id, name: 'x' }, bearer(token, JSON_PATCH))).status, 415);
+    assert.equal((await h.a.put(`${base}/1/step`, { stepType: 'PauseStep', name: 'x' }, bearer(h.token, JSON_TYPE))).status, 400);
+    assert.equal((await h.a.put(`${base}/1/step`, { id: first.id, name: 'x' }, bearer(h.token, JSON_PATCH))).status, 415);
   });
 
   it('reorders, renumbering 1..n; rejects ids of other protocols', async function () {
@@ -169,7 +157,7 @@ describe('simulator: protocol steps (4.1)', function () {
         { stepId: c.id, stepOrder: 1 },
         { stepId: a.id, stepOrder: 3 },
       ],
-      bearer(token, JSON_TYPE),
+      bearer(h.token, JSON_TYPE),
     );
     assert.equal(res.status, 204, describeStatus(res));
     assert.deepEqual(
@@ -180,22 +168,22 @@ describe('simulator: protocol steps (4.1)', function () {
         [a.id, 3],
       ],
     );
-    const foreign = await h.a.post(`${base}/2/step`, { stepType: 'PauseStep', name: 'other' }, bearer(token, JSON_PATCH));
+    const foreign = await h.a.post(`${base}/2/step`, { stepType: 'PauseStep', name: 'other' }, bearer(h.token, JSON_PATCH));
     const bad = await h.a.put(
       `${base}/1/step/reorder-step`,
       [{ stepId: (foreign.data as StepDto).id, stepOrder: 1 }],
-      bearer(token, JSON_TYPE),
+      bearer(h.token, JSON_TYPE),
     );
     assert.equal(bad.status, 400);
     problemOf(bad);
-    assert.equal((await h.a.put(`${base}/1/step/reorder-step`, { stepId: a.id }, bearer(token, JSON_TYPE))).status, 400);
+    assert.equal((await h.a.put(`${base}/1/step/reorder-step`, { stepId: a.id }, bearer(h.token, JSON_TYPE))).status, 400);
     const twice = await h.a.put(
       `${base}/1/step/reorder-step`,
       [
         { stepId: a.id, stepOrder: 1 },
         { stepId: a.id, stepOrder: 2 },
       ],
-      bearer(token, JSON_TYPE),
+      bearer(h.token, JSON_TYPE),
     );
     assert.equal(twice.status, 400);
     assert.equal((await list(1)).length, 3);
@@ -203,22 +191,25 @@ describe('simulator: protocol steps (4.1)', function () {
 
   it('renames (non-empty) and disables/enables a step', async function () {
     const [a] = await list(1);
-    assert.equal((await h.a.put(`${base}/1/step/rename/${a.id}`, { newName: 'Renamed' }, bearer(token, JSON_TYPE))).status, 204);
-    assert.equal((await h.a.put(`${base}/1/step/rename/${a.id}`, { newName: '' }, bearer(token, JSON_TYPE))).status, 400);
-    assert.equal((await h.a.put(`${base}/1/step/disable/${a.id}`, { disabled: true }, bearer(token, JSON_TYPE))).status, 204);
-    let step = (await h.a.get(`${base}/1/step/${a.id}`, bearer(token))).data as StepDto;
+    assert.equal(
+      (await h.a.put(`${base}/1/step/rename/${a.id}`, { newName: 'Renamed' }, bearer(h.token, JSON_TYPE))).status,
+      204,
+    );
+    assert.equal((await h.a.put(`${base}/1/step/rename/${a.id}`, { newName: '' }, bearer(h.token, JSON_TYPE))).status, 400);
+    assert.equal((await h.a.put(`${base}/1/step/disable/${a.id}`, { disabled: true }, bearer(h.token, JSON_TYPE))).status, 204);
+    let step = (await h.a.get(`${base}/1/step/${a.id}`, bearer(h.token))).data as StepDto;
     assert.equal(step.name, 'Renamed');
     assert.equal(step.disabled, true);
-    assert.equal((await h.a.put(`${base}/1/step/disable/${a.id}`, { disabled: false }, bearer(token, JSON_TYPE))).status, 204);
-    step = (await h.a.get(`${base}/1/step/${a.id}`, bearer(token))).data as StepDto;
+    assert.equal((await h.a.put(`${base}/1/step/disable/${a.id}`, { disabled: false }, bearer(h.token, JSON_TYPE))).status, 204);
+    step = (await h.a.get(`${base}/1/step/${a.id}`, bearer(h.token))).data as StepDto;
     assert.equal(step.disabled, false);
-    assert.equal((await h.a.put(`${base}/1/step/disable/${a.id}`, { disabled: 'yes' }, bearer(token, JSON_TYPE))).status, 400);
-    assert.equal((await h.a.put(`${base}/1/step/rename/9999`, { newName: 'x' }, bearer(token, JSON_TYPE))).status, 404);
+    assert.equal((await h.a.put(`${base}/1/step/disable/${a.id}`, { disabled: 'yes' }, bearer(h.token, JSON_TYPE))).status, 400);
+    assert.equal((await h.a.put(`${base}/1/step/rename/9999`, { newName: 'x' }, bearer(h.token, JSON_TYPE))).status, 404);
   });
 
   it('deletes a step and renumbers the rest', async function () {
     const [a, b, c] = await list(1);
-    assert.equal((await h.a.delete(`${base}/1/step/${b.id}`, bearer(token))).status, 204);
+    assert.equal((await h.a.delete(`${base}/1/step/${b.id}`, bearer(h.token))).status, 204);
     assert.deepEqual(
       (await list(1)).map((s) => [s.id, s.stepOrder]),
       [

@@ -9,7 +9,7 @@
  */
 import fs from 'fs';
 import path from 'path';
-import { Browser, chromium, LaunchOptions } from 'playwright-core';
+import { Browser, BrowserContext, chromium, LaunchOptions, Page } from 'playwright-core';
 
 export const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -78,4 +78,41 @@ export function findChromium(): Promise<FoundChromium> {
 export async function launchChromium(options: LaunchOptions = {}): Promise<Browser> {
   const { executablePath } = await findChromium();
   return chromium.launch({ ...options, executablePath, headless: true, args: [...CHROMIUM_ARGS, ...(options.args ?? [])] });
+}
+
+export interface PhonePage {
+  /** Chromium, launched in before() */
+  browser: Browser;
+  /** this test's browser context (a phone), opened in beforeEach() */
+  context: BrowserContext;
+  /** this test's page in that context */
+  page: Page;
+}
+
+/**
+ * Registers the hooks of a describe block that uses pages as a person on a phone does: Chromium launched in before()
+ * and closed in after(); for each test a fresh context (small viewport, touch, JavaScript off: the pages must work
+ * without it) with one page, closed after the test. Its fields are set from those hooks on.
+ */
+export function usePhonePage(): PhonePage {
+  const phone = {} as PhonePage;
+  before(async function () {
+    phone.browser = await launchChromium();
+  });
+  after(async function () {
+    await phone.browser?.close();
+  });
+  beforeEach(async function () {
+    phone.context = await phone.browser.newContext({
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
+      javaScriptEnabled: false,
+    });
+    phone.page = await phone.context.newPage();
+  });
+  afterEach(async function () {
+    await phone.context?.close();
+  });
+  return phone;
 }

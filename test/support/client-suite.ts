@@ -1,6 +1,7 @@
 import { ClientOptions, LiquidHandlerClient } from '../../src/client';
 import { Simulator, SimulatorOptions } from '../../src/simulator';
 import { USER } from './runtime';
+import { until } from './until';
 
 export interface ClientSuite {
   /** The suite's simulator (started in before(), reset after each test, stopped in after()). */
@@ -48,4 +49,18 @@ export function useClients(simOptions: SimulatorOptions = {}, defaults: Partial<
       return c;
     },
   };
+}
+
+/**
+ * Drives a run of protocol 1 on the simulator as an operator does: create, load-complete once it is Loading, pause
+ * (until it is Paused), resume, abort. Resolves once abort was sent.
+ */
+export async function pauseResumeAbort(c: LiquidHandlerClient): Promise<void> {
+  await c.runs.createRun({ protocolId: 1 });
+  await until(async () => (await c.runs.status()).protocolRunState === 'Loading', 'Loading');
+  await c.runs.loadComplete({ protocolId: 1 });
+  await c.runs.pause();
+  await until(async () => (await c.runs.status()).protocolRunState === 'Paused', 'Paused');
+  await c.runs.resume();
+  await c.runs.abort();
 }

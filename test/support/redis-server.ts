@@ -8,6 +8,7 @@ import fs from 'fs';
 import net from 'net';
 import os from 'os';
 import path from 'path';
+import Redis from 'ioredis';
 
 /** The redis-server binary on the PATH, or undefined. */
 export function redisServerBinary(): string | undefined {
@@ -128,4 +129,21 @@ export class RedisHarness {
     if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
     this.dir = undefined;
   }
+}
+
+/**
+ * Registers the hooks of a describe block on one real Redis: a RedisHarness started with a client on it in before(),
+ * the client disconnected and the server destroyed in after(). Its `redis` is set from before() on.
+ */
+export function useRedis(): { harness: RedisHarness; redis: Redis } {
+  const used = { harness: new RedisHarness() } as { harness: RedisHarness; redis: Redis };
+  before(async function () {
+    await used.harness.start();
+    used.redis = new Redis(used.harness.url);
+  });
+  after(async function () {
+    used.redis?.disconnect();
+    await used.harness.destroy();
+  });
+  return used;
 }

@@ -7,27 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { RUN_STATE_NAMES, RunStateName, RunStatus } from '../../src/client';
-import { RunControl, startRun } from '../../src/nodes/lh-run/start-run';
+import { RunStateName } from '../../src/client';
+import { startRun } from '../../src/nodes/lh-run/start-run';
 import { matchRecord, resultOf, TrackedRun } from '../../src/nodes/runs/run-decisions';
+import { runControl, runStatus, startOptions } from './start-run.support';
 
 /** "2026-11-24T17:00:00" : an instrument UTC date without a zone (like the observed "0001-01-01T00:00:00"). */
 function zoneLess(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d{3}Z$/, '');
-}
-
-function status(state: RunStateName): RunStatus {
-  return {
-    protocolRunState: state,
-    stateCode: RUN_STATE_NAMES.indexOf(state),
-    isRunInProgress: state !== 'Idle',
-    isSimulation: false,
-    protocolId: state === 'Idle' ? null : 1,
-    protocolName: state === 'Idle' ? null : 'P1',
-    currentStep: null,
-    startTime: null,
-    estimatedEndTime: null,
-  } as RunStatus;
 }
 
 describe("run records: zone-less dates are the instrument's UTC, and an old record is no evidence (review 2)", function () {
@@ -43,30 +30,16 @@ describe("run records: zone-less dates are the instrument's UTC, and an old reco
   it('lh-run start (confirm loading): a run back at Idle with no record of its own is not "started" because of a 2-hour-old completed record', async function () {
     const served: RunStateName[] = ['Loading', 'Idle'];
     let i = 0;
-    const api = {
-      status: async () => status(served[Math.min(i++, served.length - 1)]),
-      protocolNames: async () => [],
-      validateProtocol: async () => ({ protocolId: 1, isValid: true, validationErrors: [] }),
-      createRun: async () => ({}),
-      loadInstructions: async () => [],
-      loadComplete: async () => ({}),
+    const api = runControl({
+      status: async () => runStatus(served[Math.min(i++, served.length - 1)]),
       // the previous run of P1, two hours ago, completed; the deck check of this one failed and left no record
       listRunData: async () => [
         { id: 'old-run', protocolName: 'P1', startTime: zoneLess(Date.now() - 2 * 3600_000), runResult: 'Completed' },
       ],
-    } as unknown as RunControl;
+    });
     let outcome: string | undefined;
     try {
-      outcome = (
-        await startRun(api, {
-          simulate: false,
-          stopAtLoading: false,
-          confirmLoading: true,
-          pollMs: 1,
-          timeoutMs: 10_000,
-          sleep: async () => undefined,
-        })
-      ).outcome;
+      outcome = (await startRun(api, startOptions({ confirmLoading: true }))).outcome;
     } catch {
       outcome = 'failed';
     }
@@ -105,13 +78,9 @@ describe("run records: zone-less dates are the instrument's UTC, and an old reco
     const served: RunStateName[] = ['Idle', 'Scheduling', 'Loading', 'Idle'];
     let i = 0;
     const skew = 10 * 60_000;
-    const api = {
-      status: async () => status(served[Math.min(i++, served.length - 1)]),
-      protocolNames: async () => [],
-      validateProtocol: async () => ({ protocolId: 1, isValid: true, validationErrors: [] }),
+    const api = runControl({
+      status: async () => runStatus(served[Math.min(i++, served.length - 1)]),
       createRun: async () => ({}), // the real create answer's shape is not documented: no run id
-      loadInstructions: async () => [],
-      loadComplete: async () => ({}),
       // the previous run of P1 started 4 minutes ago (instrument clock: +10 min) and completed; this one left no record
       listRunData: async () => [
         {
@@ -121,20 +90,10 @@ describe("run records: zone-less dates are the instrument's UTC, and an old reco
           runResult: 'Completed',
         },
       ],
-    } as unknown as RunControl;
+    });
     let outcome: string | undefined;
     try {
-      outcome = (
-        await startRun(api, {
-          protocol: { id: 1 },
-          simulate: false,
-          stopAtLoading: false,
-          confirmLoading: false,
-          pollMs: 1,
-          timeoutMs: 10_000,
-          sleep: async () => undefined,
-        })
-      ).outcome;
+      outcome = (await startRun(api, startOptions({ protocol: { id: 1 } }))).outcome;
     } catch {
       outcome = 'failed';
     }
@@ -198,12 +157,8 @@ describe('property: any zone of Node-RED, any instrument clock skew up to ±1 h 
           let loadCompleteSent = false;
           const served: RunStateName[] = confirming ? ['Loading', 'Idle'] : ['Idle', 'Scheduling', 'Loading', 'Idle'];
           let i = 0;
-          const api = {
-            status: async () => status(served[Math.min(i++, served.length - 1)]),
-            protocolNames: async () => [],
-            validateProtocol: async () => ({ protocolId: 1, isValid: true, validationErrors: [] }),
-            createRun: async () => ({}),
-            loadInstructions: async () => [],
+          const api = runControl({
+            status: async () => runStatus(served[Math.min(i++, served.length - 1)]),
             loadComplete: async () => {
               loadCompleteSent = true;
               return {};
@@ -212,16 +167,11 @@ describe('property: any zone of Node-RED, any instrument clock skew up to ±1 h 
               loadCompleteSent && withNew
                 ? [{ id: 'this-run', protocolName: 'P1', startTime: written(now + off, how), runResult: 'Completed' }, ...listed]
                 : listed,
-          } as unknown as RunControl;
-          const result = await startRun(api, {
-            protocol: confirming ? undefined : { id: 1 },
-            simulate: false,
-            stopAtLoading: false,
-            confirmLoading: confirming,
-            pollMs: 1,
-            timeoutMs: 10_000,
-            sleep: async () => undefined,
-          }).then(
+          });
+          const result = await startRun(
+            api,
+            startOptions({ protocol: confirming ? undefined : { id: 1 }, confirmLoading: confirming }),
+          ).then(
             (r) => r,
             () => undefined,
           );

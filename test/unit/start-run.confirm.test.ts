@@ -5,57 +5,30 @@
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { LhError, RUN_STATE_NAMES, RunStartClaims, RunStateName, RunStatus } from '../../src/client';
+import { LhError, RunStartClaims, RunStateName, RunStatus } from '../../src/client';
 import { RunControl, startRun, StartOptions } from '../../src/nodes/lh-run/start-run';
+import { notedWrites, runControl, runStatus, startOptions } from './start-run.support';
 
-function status(state: RunStateName, protocolId: number): RunStatus {
-  return {
-    protocolRunState: state,
-    stateCode: RUN_STATE_NAMES.indexOf(state),
-    isRunInProgress: state !== 'Idle',
-    isSimulation: false,
-    protocolId: state === 'Idle' ? null : protocolId,
-    protocolName: state === 'Idle' ? null : `P${protocolId}`,
-    currentStep: null,
-    startTime: null,
-    estimatedEndTime: null,
-  } as RunStatus;
-}
+/** A run status that names `protocolId` unless Idle. */
+const status = (state: RunStateName, protocolId: number): RunStatus => runStatus(state, state === 'Idle' ? null : protocolId);
 
 function api(served: RunStatus[], created: unknown, calls: string[]): RunControl {
   let i = 0;
-  return {
+  return runControl({
     status: async () => served[Math.min(i++, served.length - 1)],
-    protocolNames: async () => [],
-    validateProtocol: async (id: unknown) => ({ protocolId: Number(id), isValid: true, validationErrors: [] }),
-    createRun: async () => {
-      calls.push('create');
-      return created;
-    },
-    loadInstructions: async () => [],
-    loadComplete: async () => {
-      calls.push('load-complete');
-      return {};
-    },
-    listRunData: async () => [],
-  } as unknown as RunControl;
+    ...notedWrites(calls, created),
+  });
 }
 
 function options(book: RunStartClaims, extra: Partial<StartOptions>): StartOptions {
-  return {
-    simulate: false,
-    stopAtLoading: false,
-    confirmLoading: false,
-    pollMs: 1,
-    timeoutMs: 10_000,
-    sleep: async () => undefined,
+  return startOptions({
     loadingMemory: {
       get: () => book.atLoading(),
       set: (protocolId, runId) => book.leftAtLoading(protocolId, runId),
       forget: () => book.forgetLoading(),
     },
     ...extra,
-  };
+  });
 }
 
 describe('lh-run start: confirm only the run this Node-RED left at Loading', function () {

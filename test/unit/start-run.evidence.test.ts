@@ -5,8 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { LhError, mapRunResult, RUN_STATE_NAMES, RunStartClaims, RunStateName, RunStatus } from '../../src/client';
+import { LhError, mapRunResult, RUN_STATE_NAMES, RunStartClaims, RunStateName } from '../../src/client';
 import { RunControl, startRun, StartOptions, StartResult } from '../../src/nodes/lh-run/start-run';
+import { notedWrites, runControl, runStatus, startOptions } from './start-run.support';
 
 interface Served {
   state: RunStateName;
@@ -26,57 +27,30 @@ function instrument(
   const calls: string[] = [];
   const served: Served[] = [];
   let i = 0;
-  return {
+  const control = runControl({
+    status: async () => {
+      calls.push('status');
+      const step = steps[Math.min(i++, steps.length - 1)];
+      served.push(step);
+      return runStatus(step.state, step.protocolId);
+    },
+    ...notedWrites(calls, created),
+    listRunData: async () => {
+      calls.push('run-data');
+      return records.map((r) => ({ ...r, id: String(r.id) }));
+    },
+  });
+  return Object.assign(control, {
     calls,
     served,
     sleep: async () => {
       if (i >= steps.length) throw new PathExhausted('the scripted path is over');
     },
-    status: async () => {
-      calls.push('status');
-      const step = steps[Math.min(i++, steps.length - 1)];
-      served.push(step);
-      return {
-        protocolRunState: step.state,
-        stateCode: RUN_STATE_NAMES.indexOf(step.state),
-        isRunInProgress: step.state !== 'Idle',
-        isSimulation: false,
-        protocolId: step.protocolId,
-        protocolName: step.protocolId === null ? null : `P${step.protocolId}`,
-        currentStep: null,
-        startTime: null,
-        estimatedEndTime: null,
-      } as RunStatus;
-    },
-    protocolNames: async () => [],
-    validateProtocol: async (id: unknown) => ({ protocolId: Number(id), isValid: true, validationErrors: [] }),
-    createRun: async () => {
-      calls.push('create');
-      return created;
-    },
-    loadInstructions: async () => [],
-    loadComplete: async () => {
-      calls.push('load-complete');
-      return {};
-    },
-    listRunData: async () => {
-      calls.push('run-data');
-      return records.map((r) => ({ ...r, id: String(r.id) }));
-    },
-  } as unknown as RunControl & { calls: string[]; served: Served[]; sleep(): Promise<void> };
+  });
 }
 
 function options(api: { sleep(): Promise<void> }, extra: Partial<StartOptions> = {}): StartOptions {
-  return {
-    protocol: { id: 1 },
-    simulate: false,
-    stopAtLoading: false,
-    confirmLoading: false,
-    pollMs: 1,
-    timeoutMs: 60_000,
-    sleep: () => api.sleep(),
-    ...extra,
-  };
+  return startOptions({ protocol: { id: 1 }, timeoutMs: 60_000, sleep: () => api.sleep(), ...extra });
 }
 
 async function outcome(

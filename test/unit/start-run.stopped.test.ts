@@ -5,22 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { RUN_STATE_NAMES, RunStateName, RunStatus } from '../../src/client';
-import { RunControl, startRun } from '../../src/nodes/lh-run/start-run';
-
-function status(state: RunStateName): RunStatus {
-  return {
-    protocolRunState: state,
-    stateCode: RUN_STATE_NAMES.indexOf(state),
-    isRunInProgress: state !== 'Idle',
-    isSimulation: false,
-    protocolId: state === 'Idle' ? null : 1,
-    protocolName: state === 'Idle' ? null : 'P1',
-    currentStep: null,
-    startTime: null,
-    estimatedEndTime: null,
-  } as RunStatus;
-}
+import { RunStateName } from '../../src/client';
+import { startRun } from '../../src/nodes/lh-run/start-run';
+import { notedWrites, runControl, runStatus, startOptions } from './start-run.support';
 
 describe('lh-run start: nothing is written after the node was closed', function () {
   it('property: closed at any read, no write follows', async function () {
@@ -39,43 +26,34 @@ describe('lh-run start: nothing is written after the node was closed', function 
         const served: RunStateName[] =
           path === 'confirm' ? ['Loading', 'Loading', 'Running'] : ['Idle', 'Scheduling', 'Loading', 'Running'];
         let i = 0;
-        const api = {
+        const api = runControl({
           status: async () => {
             read('status');
-            return status(served[Math.min(i++, served.length - 1)]);
+            return runStatus(served[Math.min(i++, served.length - 1)]);
           },
-          protocolNames: async () => [],
           validateProtocol: async () => {
             read('validate');
             return { protocolId: 1, isValid: true, validationErrors: [] };
           },
-          createRun: async () => {
-            events.push('WRITE create');
-            return {};
-          },
+          ...notedWrites(events, {}, 'WRITE '),
           loadInstructions: async () => {
             read('load-instructions');
             return [];
-          },
-          loadComplete: async () => {
-            events.push('WRITE load-complete');
-            return {};
           },
           listRunData: async () => {
             read('run-data');
             return [];
           },
-        } as unknown as RunControl;
-        await startRun(api, {
-          protocol: path === 'confirm' ? undefined : { id: 1 },
-          simulate: false,
-          stopAtLoading: path === 'stop',
-          confirmLoading: path === 'confirm',
-          pollMs: 1,
-          timeoutMs: 10_000,
-          sleep: async () => undefined,
-          stopped: () => closed,
-        }).catch(() => undefined);
+        });
+        await startRun(
+          api,
+          startOptions({
+            protocol: path === 'confirm' ? undefined : { id: 1 },
+            stopAtLoading: path === 'stop',
+            confirmLoading: path === 'confirm',
+            stopped: () => closed,
+          }),
+        ).catch(() => undefined);
         const at = events.indexOf('closed');
         if (at >= 0)
           assert.deepEqual(
