@@ -127,18 +127,18 @@ describeWithRedis('coordination: shared stores on a real Redis', function () {
 
   it('a person’s once-only claim (a used form token): true once across concurrent replicas, for its lifetime only', async function () {
     const k = keys.instrument('inst');
-    const replicas = Array.from({ length: 5 }, () => new SharedOnce(redis, k));
+    const replicas = Array.from({ length: 5 }, () => new SharedOnce(db.redis, k));
     const first = await Promise.all(replicas.map((o) => o.claim('form:page', 'mac-1', 200)));
     assert.equal(first.filter(Boolean).length, 1, 'one replica takes the form');
     assert.equal(await replicas[0].claim('form:page', 'mac-2', 200), true, 'another form is its own claim');
-    const ttl = await redis.pttl(k.claim('form:page', 'mac-1'));
+    const ttl = await db.redis.pttl(k.claim('form:page', 'mac-1'));
     assert.ok(ttl > 0 && ttl <= 200, `kept until the form would have expired (pttl ${ttl})`);
   });
 
   it('answer ledger: a claim gives way only to what `supersedes` says is over (another error under a reused id)', async function () {
     const k = keys.instrument('inst');
-    const a = new SharedLedger(redis, k, 'A', 'a');
-    const b = new SharedLedger(redis, k, 'A', 'b');
+    const a = new SharedLedger(db.redis, k, 'A', 'a');
+    const b = new SharedLedger(db.redis, k, 'A', 'b');
     const old = await a.claim('7', 'Retry', { identity: 'old-error' });
     assert.ok(old.ok);
     await old.confirm();
