@@ -2,13 +2,15 @@
  * A self-rescheduling poll: the next poll is planned only when the previous one has finished, so polls never
  * overlap; the delay a poll returns counts from that poll's start, so the poll's own duration does not stretch
  * the interval (a poll that took longer is followed at once). `trigger()` polls at once (or right after a running
- * poll); `stop()` clears the timer and makes the result of a poll still in flight irrelevant (the caller checks
+ * poll): a planned poll never holds it back, it is replaced. `catchUp(since)` polls unless one started after `since`.
+ * `stop()` clears the timer and makes the result of a poll still in flight irrelevant (the caller checks
  * `stopped`).
  */
 export class PollLoop {
   private timer?: NodeJS.Timeout;
   private running = false;
   private again = false;
+  private lastStart = Number.NEGATIVE_INFINITY;
   private stoppedValue = false;
 
   /** `poll` returns the delay from its start to the start of the next poll, in ms. */
@@ -31,6 +33,15 @@ export class PollLoop {
     this.schedule(0);
   }
 
+  /**
+   * Polls (as `trigger()`) unless a poll started after `since` (Date.now() time): a catch-up asked for at `since`
+   * (a socket reconnected) is already done by any poll that started later (one of the same ms may have gone first).
+   */
+  catchUp(since: number): void {
+    if (this.lastStart > since) return;
+    this.trigger();
+  }
+
   stop(): void {
     this.stoppedValue = true;
     if (this.timer) clearTimeout(this.timer);
@@ -47,6 +58,7 @@ export class PollLoop {
     this.timer = undefined;
     this.running = true;
     const started = Date.now();
+    this.lastStart = started;
     let delay: number;
     try {
       delay = await this.poll();
