@@ -2,9 +2,10 @@
  * Child process hosting one or more simulators, so their CPU never counts against the Node-RED process under
  * measurement. Driven over IPC by sim-fleet.ts: {id, cmd, args} -> {id, result} | {id, error}.
  */
+import { monitorEventLoopDelay } from 'perf_hooks';
 import { Simulator } from '../../src/simulator';
 import type { Faults, LoggedRequest } from '../../src/simulator';
-import type { ChildCommand, ChildReply, InjectionRecord, LogEntry } from './sim-protocol';
+import type { ChildCommand, ChildReply, ChildUsage, InjectionRecord, LogEntry } from './sim-protocol';
 import { preciseNow } from './report';
 
 const sims: Simulator[] = [];
@@ -12,6 +13,25 @@ const injections: InjectionRecord[] = [];
 const injectTimers = new Set<NodeJS.Timeout>();
 /** simulators being restarted: a stopped instrument raises no errors, so none is injected meanwhile */
 const down = new Set<number>();
+/** this process's own CPU and event-loop delay, reported to the benchmark apart from Node-RED's */
+const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+loopDelay.enable();
+let usageMark = { cpu: process.cpuUsage(), at: process.hrtime.bigint() };
+
+function usage(reset: boolean): ChildUsage {
+  if (reset) {
+    loopDelay.reset();
+    usageMark = { cpu: process.cpuUsage(), at: process.hrtime.bigint() };
+  }
+  const cpu = process.cpuUsage(usageMark.cpu);
+  return {
+    cpuUserUs: cpu.user,
+    cpuSystemUs: cpu.system,
+    elapsedUs: Math.max(1, Number(process.hrtime.bigint() - usageMark.at) / 1000),
+    loopDelayP99Ms: loopDelay.count > 0 ? loopDelay.percentile(99) / 1e6 : 0,
+    loopDelayMaxMs: loopDelay.count > 0 ? loopDelay.max / 1e6 : 0,
+  };
+}
 
 function compact(r: LoggedRequest): LogEntry {
   return { method: r.method, path: r.path, status: r.status, time: r.time, auth: r.authorization ?? '' };
@@ -95,7 +115,10 @@ async function run(cmd: ChildCommand): Promise<unknown> {
       const out = injections.splice(0);
       return out;
     }
+    case 'usage':
+      return usage(cmd.reset);
     case 'stop':
+      loopDelay.disable();
       for (const t of injectTimers) clearTimeout(t);
       await Promise.all(sims.map((s) => s.stop()));
       return null;

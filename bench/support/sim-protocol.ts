@@ -13,7 +13,17 @@ export type ChildCommand =
   | { cmd: 'restart'; index: number; downtimeMs: number }
   | { cmd: 'socketCounts' }
   | { cmd: 'injections' }
+  | { cmd: 'usage'; reset: boolean }
   | { cmd: 'stop' };
+
+/** A child's CPU (process.cpuUsage) and event-loop delay (perf_hooks) since its last `usage` with reset. */
+export interface ChildUsage {
+  cpuUserUs: number;
+  cpuSystemUs: number;
+  elapsedUs: number;
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
+}
 
 export interface ChildReply {
   id: number;
