@@ -134,10 +134,20 @@ export class SimFleet {
     return (await child.call('counters', { index: local })) as { logins: number; renewals: number; failedLogins: number };
   }
 
-  /** Injects errors at Poisson times: alternately A and B, or only the `kinds` given. */
-  inject(index: number, ratePerSec: number, durationMs: number, holdMs: number, kinds?: ('A' | 'B')[]): Promise<unknown> {
+  /**
+   * Injects errors at Poisson times: alternately A and B, or only the `kinds` given; with `burst`, the first one
+   * within 200 ms (every instrument at once when the whole fleet is asked).
+   */
+  inject(
+    index: number,
+    ratePerSec: number,
+    durationMs: number,
+    holdMs: number,
+    kinds?: ('A' | 'B')[],
+    burst = false,
+  ): Promise<unknown> {
     const { child, local } = this.locate(index);
-    return child.call('inject', { index: local, ratePerSec, durationMs, holdMs, kinds });
+    return child.call('inject', { index: local, ratePerSec, durationMs, holdMs, kinds, burst });
   }
 
   /** Drops every websocket of these simulators (as a network failure would); resolves with how many. */

@@ -8,7 +8,16 @@ export type ChildCommand =
   | { cmd: 'logs' }
   | { cmd: 'clearLog' }
   | { cmd: 'counters'; index: number }
-  | { cmd: 'inject'; index: number; ratePerSec: number; durationMs: number; holdMs: number; kinds?: ('A' | 'B')[] }
+  | {
+      cmd: 'inject';
+      index: number;
+      ratePerSec: number;
+      durationMs: number;
+      holdMs: number;
+      kinds?: ('A' | 'B')[];
+      /** the first error within 200 ms instead of at a Poisson time */
+      burst?: boolean;
+    }
   | { cmd: 'dropSockets'; indexes: number[] }
   | { cmd: 'restart'; index: number; downtimeMs: number }
   | { cmd: 'socketCounts' }
