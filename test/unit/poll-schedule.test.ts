@@ -19,8 +19,7 @@ function startLoop(schedule: PollSchedule, key: string, intervalMs: number, poll
   const slot = schedule.join(key, intervalMs);
   const polls: number[] = [];
   const catchUps: number[] = [];
-  const loop = new PollLoop(async () => {
-    const started = Date.now();
+  const loop = new PollLoop(async (started) => {
     polls.push(started);
     await new Promise((resolve) => setTimeout(resolve, pollMs)); // the instrument's answer time
     return slot.delayAfter(started);
@@ -215,6 +214,25 @@ describe('poll schedule (fleet spreading)', function () {
       ),
       { numRuns: 40 },
     );
+  });
+
+  it('a timer firing a millisecond early (libuv) does not make a second poll for the same slot', async function () {
+    clock = FakeTimers.install({ now: 10_000, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const fake = clock;
+    const schedule = new PollSchedule();
+    const l = startLoop(schedule, 'only', 1000, 5);
+    await fake.tickAsync(2500);
+    assert.deepEqual(l.polls, [10_001, 11_000, 12_000]); // the first: the pacer, then a timer of 0 ms
+    // from now on every timer fires 1 ms before its time, by Date.now()
+    const now = Date.now;
+    Date.now = () => fake.now - 1;
+    try {
+      await fake.tickAsync(2000);
+    } finally {
+      Date.now = now;
+    }
+    assert.deepEqual(l.polls, [10_001, 11_000, 12_000, 13_000, 14_000], 'one poll per slot, each counted from its slot');
+    l.loop.stop();
   });
 
   it('a push is never delayed by a scheduled poll, and does not move the schedule', async function () {

@@ -123,8 +123,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     });
   }
 
-  async function pollOnce(): Promise<number> {
-    const started = Date.now();
+  async function pollOnce(started: number): Promise<number> {
     const results = await Promise.all(sources.map((source) => fetchErrors(client, source)));
     if (loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
     if (listening) adoptListed(watch, results, rules);

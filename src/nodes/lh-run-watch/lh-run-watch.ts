@@ -156,8 +156,7 @@ function watch(
     else status.ok(p ? 'lh-run-watch.status.progress' : 'lh-run-watch.status.state', subs);
   }
 
-  async function pollOnce(): Promise<number> {
-    const started = Date.now();
+  async function pollOnce(started: number): Promise<number> {
     let s: RunStatus;
     try {
       s = await client.runs.status();

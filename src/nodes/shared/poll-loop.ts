@@ -11,10 +11,15 @@ export class PollLoop {
   private running = false;
   private again = false;
   private lastStart = Number.NEGATIVE_INFINITY;
+  /** when the planned poll is due (Date.now() time) */
+  private dueAt = 0;
   private stoppedValue = false;
 
-  /** `poll` returns the delay from its start to the start of the next poll, in ms. */
-  constructor(private readonly poll: () => Promise<number>) {}
+  /**
+   * `poll` gets its start time (Date.now(), or when it was due if its timer fired early) and returns the delay from
+   * that start to the start of the next poll, in ms.
+   */
+  constructor(private readonly poll: (startedAt: number) => Promise<number>) {}
 
   get stopped(): boolean {
     return this.stoppedValue;
@@ -51,17 +56,20 @@ export class PollLoop {
   private schedule(delayMs: number): void {
     if (this.stoppedValue) return;
     if (this.timer) clearTimeout(this.timer);
+    this.dueAt = Date.now() + delayMs;
     this.timer = setTimeout(() => void this.tick(), delayMs);
   }
 
   private async tick(): Promise<void> {
     this.timer = undefined;
     this.running = true;
-    const started = Date.now();
+    // a timer may fire a millisecond before its time by Date.now() (libuv's clock): the poll then counts from when
+    // it was due, or a poll planned for a slot would find the slot still ahead and poll again a millisecond later
+    const started = Math.max(Date.now(), this.dueAt);
     this.lastStart = started;
     let delay: number;
     try {
-      delay = await this.poll();
+      delay = await this.poll(started);
     } catch {
       delay = DEFAULT_INTERVAL_MS;
     } finally {

@@ -12,12 +12,15 @@
  *
  * A poll that does not wait for the slot (a push, an input msg) does not move it: the next scheduled poll is the
  * next slot, never more than L after the poll before. Catch-up polls (a loop's first poll, a poll after its socket
- * reconnected) go through the group's pacer: first come, first served, at most one per C/N (C = min(L, 1 s)), the
+ * reconnected) go through the group's pacer: first come, first served, at most one per C/N (C = min(L, 5 s)), the
  * first at once. A lone reconnect therefore polls at once, and a deploy of 1,000 loops or a reconnect wave of the
- * whole fleet polls over one second instead of in one burst (at most ⌈N/k⌉ + 1 in any C/k).
+ * whole fleet polls at the fleet's steady rate instead of in one burst (at most ⌈N/k⌉ + 1 in any C/k).
  */
-/** Loops starting or catching up together spread over this much time (or the interval, when it is shorter). */
-export const CATCH_UP_WINDOW_MS = 1000;
+/**
+ * Loops starting or catching up together spread over the interval, or this much time when the interval is longer:
+ * a reconnect wave then polls no faster than the fleet's steady rate (at most 5 s for the whole fleet).
+ */
+export const CATCH_UP_WINDOW_MS = 5000;
 
 /** One loop's place in its group. */
 export interface PollSlot {
