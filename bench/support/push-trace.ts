@@ -137,6 +137,14 @@ export class PushTrace {
     this.recording = false;
   }
 
+  /** Everything recorded, for a closer look (LH_BENCH_TRACE_DUMP=file writes it). */
+  dump(): { frames: Omit<FrameRecord, 'event'>[]; requests: Omit<RequestRecord, 'data'>[] } {
+    return {
+      frames: this.frames.map(({ event: _event, ...f }) => f),
+      requests: this.requests.map(({ data: _data, ...r }) => r),
+    };
+  }
+
   /** Requests by operation: how many, and their round trip (p50 / p99 / max, ms). */
   requestSummary(): Record<string, { count: number; failed: number; p50: number; p99: number; max: number }> {
     const byOp = new Map<string, RequestRecord[]>();
