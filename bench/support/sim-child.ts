@@ -2,9 +2,10 @@
  * Child process hosting one or more simulators, so their CPU never counts against the Node-RED process under
  * measurement. Driven over IPC by sim-fleet.ts: {id, cmd, args} -> {id, result} | {id, error}.
  */
+import { monitorEventLoopDelay } from 'perf_hooks';
 import { Simulator } from '../../src/simulator';
 import type { Faults, LoggedRequest } from '../../src/simulator';
-import type { ChildCommand, ChildReply, InjectionRecord, LogEntry } from './sim-protocol';
+import type { ChildCommand, ChildReply, ChildUsage, InjectionRecord, LogEntry } from './sim-protocol';
 import { preciseNow } from './report';
 
 const sims: Simulator[] = [];
@@ -12,6 +13,28 @@ const injections: InjectionRecord[] = [];
 const injectTimers = new Set<NodeJS.Timeout>();
 /** simulators being restarted: a stopped instrument raises no errors, so none is injected meanwhile */
 const down = new Set<number>();
+/** this process's own CPU and event-loop delay, reported to the benchmark apart from Node-RED's */
+const LOOP_SAMPLE_MS = 10;
+const loopDelay = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
+/** ns in the histogram → ms of delay beyond the sampling timer's own period */
+const lag = (ns: number): number => Math.max(0, ns / 1e6 - LOOP_SAMPLE_MS);
+loopDelay.enable();
+let usageMark = { cpu: process.cpuUsage(), at: process.hrtime.bigint() };
+
+function usage(reset: boolean): ChildUsage {
+  if (reset) {
+    loopDelay.reset();
+    usageMark = { cpu: process.cpuUsage(), at: process.hrtime.bigint() };
+  }
+  const cpu = process.cpuUsage(usageMark.cpu);
+  return {
+    cpuUserUs: cpu.user,
+    cpuSystemUs: cpu.system,
+    elapsedUs: Math.max(1, Number(process.hrtime.bigint() - usageMark.at) / 1000),
+    loopDelayP99Ms: loopDelay.count > 0 ? lag(loopDelay.percentile(99)) : 0,
+    loopDelayMaxMs: loopDelay.count > 0 ? lag(loopDelay.max) : 0,
+  };
+}
 
 function compact(r: LoggedRequest): LogEntry {
   return { method: r.method, path: r.path, status: r.status, time: r.time, auth: r.authorization ?? '' };
@@ -25,13 +48,18 @@ function later(ms: number, fn: () => void): void {
   injectTimers.add(t);
 }
 
-/** Injects errors at exponentially distributed (Poisson) times, each resolved `holdMs` later. */
+/**
+ * Injects errors at exponentially distributed (Poisson) times, each resolved `holdMs` later. The first one too: a
+ * fleet then sees its rate from the start. With `burst`, the first comes within 200 ms instead (what the fleet bench
+ * did before issue 23: one error on every instrument at once, a burst as large as the fleet, then the rate).
+ */
 function startInjecting(
   index: number,
   ratePerSec: number,
   durationMs: number,
   holdMs: number,
   kinds: ('A' | 'B')[] = ['A', 'B'],
+  burst = false,
 ): void {
   const sim = sims[index];
   const end = Date.now() + durationMs;
@@ -49,7 +77,7 @@ function startInjecting(
     later(holdMs, () => (kind === 'A' ? sim.resolvePendingError(key) : sim.resolveInstrumentError(key)));
     later(-Math.log(1 - Math.random()) * (1000 / ratePerSec), next);
   };
-  later(Math.random() * 200, next);
+  later(burst ? Math.random() * 200 : -Math.log(1 - Math.random()) * (1000 / ratePerSec), next);
 }
 
 async function run(cmd: ChildCommand): Promise<unknown> {
@@ -77,7 +105,7 @@ async function run(cmd: ChildCommand): Promise<unknown> {
       return { logins: st.logins, renewals: st.renewals, failedLogins: st.failedLogins };
     }
     case 'inject':
-      startInjecting(cmd.index, cmd.ratePerSec, cmd.durationMs, cmd.holdMs, cmd.kinds);
+      startInjecting(cmd.index, cmd.ratePerSec, cmd.durationMs, cmd.holdMs, cmd.kinds, cmd.burst);
       return null;
     case 'dropSockets':
       return cmd.indexes.reduce((n, i) => n + sims[i].dropEventSockets(), 0);
@@ -95,7 +123,10 @@ async function run(cmd: ChildCommand): Promise<unknown> {
       const out = injections.splice(0);
       return out;
     }
+    case 'usage':
+      return usage(cmd.reset);
     case 'stop':
+      loopDelay.disable();
       for (const t of injectTimers) clearTimeout(t);
       await Promise.all(sims.map((s) => s.stop()));
       return null;

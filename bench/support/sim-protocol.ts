@@ -8,12 +8,31 @@ export type ChildCommand =
   | { cmd: 'logs' }
   | { cmd: 'clearLog' }
   | { cmd: 'counters'; index: number }
-  | { cmd: 'inject'; index: number; ratePerSec: number; durationMs: number; holdMs: number; kinds?: ('A' | 'B')[] }
+  | {
+      cmd: 'inject';
+      index: number;
+      ratePerSec: number;
+      durationMs: number;
+      holdMs: number;
+      kinds?: ('A' | 'B')[];
+      /** the first error within 200 ms instead of at a Poisson time */
+      burst?: boolean;
+    }
   | { cmd: 'dropSockets'; indexes: number[] }
   | { cmd: 'restart'; index: number; downtimeMs: number }
   | { cmd: 'socketCounts' }
   | { cmd: 'injections' }
+  | { cmd: 'usage'; reset: boolean }
   | { cmd: 'stop' };
+
+/** A child's CPU (process.cpuUsage) and event-loop delay (perf_hooks) since its last `usage` with reset. */
+export interface ChildUsage {
+  cpuUserUs: number;
+  cpuSystemUs: number;
+  elapsedUs: number;
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
+}
 
 export interface ChildReply {
   id: number;

@@ -11,6 +11,7 @@ import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../
 import { applyPoll, newRunState, offlineAfterOf, pendingOnly, PollRules, SourceResult, sourcesOf, StatusDecision } from './poll-decisions';
 import { intervalMs, PollLoop } from '../shared/poll-loop';
 import { ConnectPolls, PushPolls } from '../shared/connect-polls';
+import { pollSchedule } from '../shared/poll-schedule';
 import {
   adoptListed,
   applyErrorFrame,
@@ -121,6 +122,9 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   const store = typeof config.store === 'string' && config.store.trim() !== '' ? config.store.trim() : undefined;
   const run = newRunState();
   const loop = new PollLoop(pollOnce);
+  // this node's slot among every poll loop of this Node-RED with the same interval: a fleet polls spread, not together
+  const slot = pollSchedule.join(watchKey(w.server.instrumentKey, node.id), rules.baseMs);
+  node.on('close', () => slot.leave());
   const listening = listenOf(config.listen) && sources.includes('A');
   let socket: SocketState = 'connecting';
   const connectPolls = new ConnectPolls(() => rules.baseMs);
@@ -155,7 +159,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     });
   }
 
-  async function pollOnce(): Promise<number> {
+  async function pollOnce(started: number): Promise<number> {
     if (gate && !gate.active) {
       await gate.catchUp(); // what it notified during a Redis outage, for the shared memory
       showStatus(lastStatus ?? { kind: 'pending', count: 0 });
@@ -172,7 +176,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     if (outcome.warn) logWarn(node, outcome.warn);
     lastStatus = outcome.status;
     showStatus(outcome.status);
-    return outcome.delayMs;
+    return outcome.delayMs > rules.baseMs ? outcome.delayMs : slot.delayAfter(started); // back-off, else the next slot
   }
 
   async function emit(
@@ -220,7 +224,8 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
       logInfo(node, RED._('lh-error-poll.log.unavailable', { reason: change.reason ?? '' }));
     }
     if (reaction.openAfterOutage > 0) logWarn(node, RED._('lh-error-poll.log.openAfterOutage', { count: reaction.openAfterOutage }));
-    if (reaction.pollNow && connectPolls.allow()) loop.trigger(); // at most one connect-poll per interval
+    // at most one connect-poll per interval, paced with the others: a reconnect wave of the fleet spreads
+    if (reaction.pollNow && connectPolls.allow()) slot.catchUp((since) => loop.catchUp(since));
     if (lastStatus) showStatus(lastStatus);
   }
 
@@ -243,7 +248,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
 
   function begin(): void {
     if (loop.stopped) return; // closed while the context store was read
-    loop.start(0);
+    slot.catchUp((since) => loop.catchUp(since)); // the first poll: a deploy of many nodes paces its first polls
     if (listening) listen();
   }
 

@@ -5,7 +5,8 @@ import { logInfo, logWarn } from '../shared/node-log';
 import { requireClient } from '../shared/server-node';
 import { failureReason, Status } from '../shared/status';
 import { connectionMessage } from '../shared/error-messages';
-import { backoffMs, desyncMs, intervalMs, PollLoop, withJitter } from '../shared/poll-loop';
+import { backoffMs, intervalMs, PollLoop, withJitter } from '../shared/poll-loop';
+import { PollSlot, pollSchedule } from '../shared/poll-schedule';
 import { durationOf, FinishedRun, matchRecord, observe, progressDue, progressOf, resultOf, triggersPoll } from '../runs/run-decisions';
 import { ConnectPolls, PushPolls } from '../shared/connect-polls';
 import { forgetMemory, memoryFor, memoryKey, WatchMemory } from './run-memory';
@@ -34,9 +35,9 @@ function listensForPushes(value: unknown): boolean {
  * Polls at once when the instrument pushes a run status or a finished run, and when the event socket (re)connects
  * (a change made while it was down is caught up). Returns the function that removes both subscriptions.
  */
-function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop: PollLoop, baseMs: number): () => void {
+function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop: PollLoop, slot: PollSlot): () => void {
   let saidUnavailable = false;
-  const connectPolls = new ConnectPolls(() => baseMs); // a flapping socket never turns into a storm of polls
+  const connectPolls = new ConnectPolls(() => slot.intervalMs); // a flapping socket never turns into a storm of polls
   const pushPolls = new PushPolls(() => loop.trigger()); // a flood of run events never polls back to back
   const offEvents = client.events.onEvents((event) => {
     if (triggersPoll(event.code)) pushPolls.request();
@@ -45,7 +46,7 @@ function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop
     if (change.channel !== 'events') return;
     if (change.state === 'connected') {
       saidUnavailable = false;
-      if (connectPolls.allow()) loop.trigger();
+      if (connectPolls.allow()) slot.catchUp((since) => loop.catchUp(since)); // paced: a reconnect wave spreads
     } else if (change.state === 'unavailable' && !saidUnavailable) {
       saidUnavailable = true;
       logInfo(node, RED._('lh-run-watch.log.noPushes', { reason: change.reason ?? '' }));
@@ -110,11 +111,14 @@ export = function register(RED: Red): void {
     let key: string | undefined;
     let setupError: LhError | undefined;
     let stopListening: (() => void) | undefined;
+    let slot: PollSlot | undefined;
     try {
       const { server, client } = requireClient(RED, config.server, node.type);
       key = memoryKey(server.instrumentKey, node.id);
-      loop = watch(RED, node, status, client, memoryFor(key), instrumentInfo(server, client), config);
-      if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop, intervalMs(config.interval));
+      // this node's slot among every poll loop of this Node-RED with the same interval: a fleet polls spread
+      slot = pollSchedule.join(key, intervalMs(config.interval));
+      loop = watch(RED, node, status, client, memoryFor(key), instrumentInfo(server, client), config, slot);
+      if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop, slot);
     } catch (err) {
       setupError = asLhError(err, node.type);
       status.failed(setupError);
@@ -130,6 +134,7 @@ export = function register(RED: Red): void {
     node.on('close', (removed: boolean, done: () => void) => {
       stopListening?.();
       loop?.stop();
+      slot?.leave();
       if (removed && key) forgetMemory(key);
       done();
     });
@@ -145,11 +150,11 @@ function watch(
   memory: WatchMemory,
   instrument: InstrumentInfo,
   config: NodeConfig,
+  slot: PollSlot,
 ): PollLoop {
-  const baseMs = intervalMs(config.interval);
+  const baseMs = slot.intervalMs;
   const grace = offlineAfter(config.offlineAfter);
   const everyMs = progressEveryMs(config.progressInterval);
-  let desynced = false;
   let lastProblem = '';
 
   function show(s: RunStatus, now: number): void {
@@ -160,7 +165,7 @@ function watch(
     else status.ok(p ? 'lh-run-watch.status.progress' : 'lh-run-watch.status.state', subs);
   }
 
-  async function pollOnce(): Promise<number> {
+  async function pollOnce(started: number): Promise<number> {
     let s: RunStatus;
     try {
       s = await client.runs.status();
@@ -208,15 +213,11 @@ function watch(
     const run = memory.run;
     if (run && run.priorRecordIds === undefined) run.priorRecordIds = await listedIds(client);
     show(s, now);
-    if (!desynced) {
-      desynced = true;
-      return desyncMs(baseMs);
-    }
-    return baseMs;
+    return slot.delayAfter(started); // the next slot: never more than an interval after this poll
   }
 
   const loop = new PollLoop(pollOnce);
   status.idle('polling');
-  loop.start(0);
+  slot.catchUp((since) => loop.catchUp(since)); // the first poll: a deploy of many nodes paces its first polls
   return loop;
 }

@@ -2,17 +2,24 @@
  * A self-rescheduling poll: the next poll is planned only when the previous one has finished, so polls never
  * overlap; the delay a poll returns counts from that poll's start, so the poll's own duration does not stretch
  * the interval (a poll that took longer is followed at once). `trigger()` polls at once (or right after a running
- * poll); `stop()` clears the timer and makes the result of a poll still in flight irrelevant (the caller checks
+ * poll): a planned poll never holds it back, it is replaced. `catchUp(since)` polls unless one started after `since`.
+ * `stop()` clears the timer and makes the result of a poll still in flight irrelevant (the caller checks
  * `stopped`).
  */
 export class PollLoop {
   private timer?: NodeJS.Timeout;
   private running = false;
   private again = false;
+  private lastStart = Number.NEGATIVE_INFINITY;
+  /** when the planned poll is due (Date.now() time) */
+  private dueAt = 0;
   private stoppedValue = false;
 
-  /** `poll` returns the delay from its start to the start of the next poll, in ms. */
-  constructor(private readonly poll: () => Promise<number>) {}
+  /**
+   * `poll` gets its start time (Date.now(), or when it was due if its timer fired early) and returns the delay from
+   * that start to the start of the next poll, in ms.
+   */
+  constructor(private readonly poll: (startedAt: number) => Promise<number>) {}
 
   get stopped(): boolean {
     return this.stoppedValue;
@@ -31,6 +38,15 @@ export class PollLoop {
     this.schedule(0);
   }
 
+  /**
+   * Polls (as `trigger()`) unless a poll started after `since` (Date.now() time): a catch-up asked for at `since`
+   * (a socket reconnected) is already done by any poll that started later (one of the same ms may have gone first).
+   */
+  catchUp(since: number): void {
+    if (this.lastStart > since) return;
+    this.trigger();
+  }
+
   stop(): void {
     this.stoppedValue = true;
     if (this.timer) clearTimeout(this.timer);
@@ -40,16 +56,20 @@ export class PollLoop {
   private schedule(delayMs: number): void {
     if (this.stoppedValue) return;
     if (this.timer) clearTimeout(this.timer);
+    this.dueAt = Date.now() + delayMs;
     this.timer = setTimeout(() => void this.tick(), delayMs);
   }
 
   private async tick(): Promise<void> {
     this.timer = undefined;
     this.running = true;
-    const started = Date.now();
+    // a timer may fire a millisecond before its time by Date.now() (libuv's clock): the poll then counts from when
+    // it was due, or a poll planned for a slot would find the slot still ahead and poll again a millisecond later
+    const started = Math.max(Date.now(), this.dueAt);
+    this.lastStart = started;
     let delay: number;
     try {
-      delay = await this.poll();
+      delay = await this.poll(started);
     } catch {
       delay = DEFAULT_INTERVAL_MS;
     } finally {
