@@ -85,6 +85,8 @@ export class LiquidHandlerClient extends EventEmitter {
     this.transport = new Transport(options);
     this.session = new Session(this.transport, options.credentials ?? {}, options);
     this.session.on('state', (state) => this.emit('session', state));
+    // one listener per node of this instrument (a fleet may have dozens per client), each removed when its node closes
+    this.setMaxListeners(0);
     this.session.on('password-warning', (warning) => this.emit('password-warning', warning));
     this.prep = new PrepApi((spec) => this.session.send(spec), this.answers.a);
     this.instrument = new InstrumentApi((spec) => this.sendB(spec), this.answers.b);
