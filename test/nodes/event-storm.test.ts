@@ -82,7 +82,7 @@ describe('a flood of pushed frames, in Node-RED', function () {
   this.timeout(30000);
   const sim = useInstrument();
 
-  it('2,000 frames on instincterrors cost at most one poll per 250 ms, and the last frame is still followed by a poll', async function () {
+  it('2,000 frames on instincterrors cost at most one poll per push-poll gap (25 ms), and the last frame is still followed by a poll', async function () {
     const server = bServerFlow(sim, { withB: false });
     await loadFlow(
       [...server.nodes, { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 60, wires: [[], [], []] }],
@@ -100,12 +100,12 @@ describe('a flood of pushed frames, in Node-RED', function () {
     await until(() => sim.requests.some((r) => r.path === ERROR_POLL && r.time >= last), 'a poll after the flood', 15000);
     const elapsed = Date.now() - started;
     const polls = sim.requests.filter((r) => r.path === ERROR_POLL).length - before;
-    assert.ok(polls <= Math.ceil(elapsed / 250) + 2, `${polls} polls for 2,000 frames in ${elapsed} ms`);
+    assert.ok(polls <= Math.ceil(elapsed / PUSH_POLL_GAP_MS) + 2, `${polls} polls for 2,000 frames in ${elapsed} ms`);
   });
 });
 
 describe('push-poll cap (property)', function () {
-  it('polls spaced at least 250 ms apart, and every frame followed by a poll within 250 ms', function () {
+  it('polls spaced at least the gap (25 ms) apart, and every frame followed by a poll within the gap', function () {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 600 }), { minLength: 1, maxLength: 100 }), (gaps) => {
         const clock = FakeTimers.createClock(0);

@@ -26,7 +26,7 @@ export class ConnectPolls {
  * costs at most one poll per gap instead of polls back to back; nothing pushed is missed, only folded.
  */
 /** The shortest time between two polls triggered by pushes. */
-export const PUSH_POLL_GAP_MS = 250;
+export const PUSH_POLL_GAP_MS = 25;
 
 export class PushPolls {
   private last = Number.NEGATIVE_INFINITY;
