@@ -123,7 +123,7 @@ async function main() {
       process.execPath,
       [red, '--settings', path.join(userDir, 'settings.js'), '--userDir', userDir],
       name,
-      /Started flows/,
+      /^(?=[\s\S]*Started flows)(?=[\s\S]*Server now running)/, // both: red.js listens only after the flows start
     );
     console.log(`${name}: http://${host}:${port}/  (pid ${child.pid}: kill -9 ${child.pid} to see the other take over)`);
   }

@@ -4,7 +4,7 @@ import { LhError } from './errors';
 import { InstrumentApi } from './instrument';
 import { PrepApi } from './prep';
 import { RunsApi } from './runs';
-import { Credentials, Session, SessionOptions, UnsignedSpec } from './session';
+import { Credentials, Session, sessionCheckDue, SessionOptions, UnsignedSpec } from './session';
 import { ApiResponse, AuditHook, TlsOptions, Transport } from './transport';
 import { checkUrls } from './url-checks';
 import { EventStreamOptions, InstrumentEvents } from './events';
@@ -16,7 +16,7 @@ export * from './types';
 export * as validate from './validate';
 export { Transport, TlsOptions, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR, trimBase } from './transport';
 export { AuditHook, AuditedRequest, AuditOutcome, AuditResult, isAudited, UNAUDITED_OPERATIONS } from './transport';
-export { Session, SessionState, Credentials } from './session';
+export { Session, SessionState, Credentials, sessionCheckDue, SESSION_CHECK_MS } from './session';
 export { PrepApi, softwareSettings, serviceRoutine } from './prep';
 export { InstrumentApi, RecoveryKind } from './instrument';
 export * from './events';
@@ -133,6 +133,32 @@ export class LiquidHandlerClient extends EventEmitter {
     );
     this.lastWork.add(settled);
     void settled.then(() => this.lastWork.delete(settled));
+  }
+
+  /**
+   * The session health check: while logged in, asks the instrument every `ms` whether the token still holds
+   * (check-authentication). A token revoked on the instrument is then noticed and renewed (the session logs in again
+   * once on a 401) before a node needs it, also in flows that poll nothing. `report` gets each check's outcome
+   * (undefined when it held). Returns the function that stops the checks.
+   */
+  checkSessionEvery(ms: number, report: (err?: LhError) => void): () => void {
+    let inFlight = false; // a check still retrying (or held by a slow instrument) is not joined by the next one
+    const timer = setInterval(() => {
+      if (inFlight || !sessionCheckDue(this.session.state, this.session.usesLogin)) return;
+      inFlight = true;
+      this.prep
+        .checkAuthentication()
+        .then(
+          () => report(),
+          (err: unknown) =>
+            report(
+              err instanceof LhError ? err : new LhError(String(err), { kind: 'network', operation: 'check-authentication' }),
+            ),
+        )
+        .finally(() => (inFlight = false));
+    }, ms);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 
   /** Logs out and frees every socket and timer. */

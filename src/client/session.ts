@@ -11,6 +11,17 @@ export interface Credentials {
 
 export type SessionState = 'idle' | 'logging-in' | 'authenticated' | 'login-failed' | 'password-expired' | 'locked' | 'closed';
 
+/**
+ * Whether the periodic session check asks the instrument now: only a session that is logged in (it never logs in by
+ * itself, and a refused or locked login is left to the user, as every login rule says).
+ */
+export function sessionCheckDue(state: SessionState, usesLogin: boolean): boolean {
+  return usesLogin && state === 'authenticated';
+}
+
+/** How often lh-server checks its session with check-authentication. */
+export const SESSION_CHECK_MS = 5 * 60_000;
+
 export interface SessionStats {
   logins: number;
   renewals: number;

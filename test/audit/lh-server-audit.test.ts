@@ -5,16 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'fs';
-import { collect, helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
+import { collect, helper, loadFlow, nextMessage, runtimeSettings, serverFlow } from '../support/runtime';
 import { until } from '../support/until';
 import { loadNode, useInstrument } from '../support/node-suite';
 import { AuditRecord, expandChain, FILE_PATTERN, verifyChain } from '../../src/audit';
 import { tempDir } from './chain-support';
-
-/** The test helper's runtime settings (settings.js), which its type declarations leave out. */
-export function helperSettings(settings: Record<string, unknown>): void {
-  (helper as unknown as { settings(s: Record<string, unknown>): void }).settings(settings);
-}
 
 describe('audit in Node-RED: lh-server writes the chain of its instrument', function () {
   const sim = useInstrument();
@@ -22,10 +17,10 @@ describe('audit in Node-RED: lh-server writes the chain of its instrument', func
 
   beforeEach(function () {
     dir = tempDir();
-    helperSettings({ lhAudit: { dir, key: 'node-test-key' } });
+    runtimeSettings({ lhAudit: { dir, key: 'node-test-key' } });
   });
   afterEach(function () {
-    helperSettings({});
+    runtimeSettings({});
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
@@ -69,7 +64,7 @@ describe('audit in Node-RED: lh-server writes the chain of its instrument', func
   });
 
   it('with lhAudit.enabled false nothing is written and requests go on', async function () {
-    helperSettings({ lhAudit: { enabled: false } });
+    runtimeSettings({ lhAudit: { enabled: false } });
     const node = await loadNode(sim, { id: 'clear', type: 'lh-clear-errors' });
     await node.run({ payload: 1 });
     await helper.unload();

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import path from 'path';
 import FakeTimers from '@sinonjs/fake-timers';
-import { collect, helper, nextMessage } from '../support/runtime';
+import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
 import { until } from '../support/until';
-import { bServerFlow, runtimeSettings, seenErrors } from './lh-error-poll.support';
+import { bServerFlow, seenErrors } from './lh-error-poll.support';
 import { forgetAllAnswers, loadWithPage } from './lh-answer-page.support';
 
 type Msg = Record<string, unknown>;

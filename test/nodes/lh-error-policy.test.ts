@@ -3,10 +3,10 @@ import path from 'path';
 import FakeTimers from '@sinonjs/fake-timers';
 
 type Clock = ReturnType<typeof FakeTimers.install>;
-import { collect, helper, nextMessage } from '../support/runtime';
+import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
 import { until } from '../support/until';
-import { bServerFlow, runtimeSettings, seenErrors } from './lh-error-poll.support';
+import { bServerFlow, seenErrors } from './lh-error-poll.support';
 import { answerOnPage, forgetAllAnswers, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
 
 type Msg = Record<string, unknown>;

@@ -5,19 +5,9 @@
 import assert from 'node:assert/strict';
 import { Simulator } from '../../src/simulator';
 import { useInstrument } from '../support/node-suite';
-import { collect, helper, loadFlow, runtimeModule } from '../support/runtime';
+import { collect, helper, loadFlow, runtimeModule, runtimeSettings } from '../support/runtime';
 import { until } from '../support/until';
-import {
-  bServerFlow,
-  loadContextStores,
-  loadFlowWithChange,
-  messageWhere,
-  pollsDone,
-  runtimeSettings,
-  seenErrors,
-  setProperty,
-  statusWhere,
-} from './lh-error-poll.support';
+import { bServerFlow, loadContextStores, loadFlowWithChange, messageWhere, pollsDone, seenErrors, setProperty, statusWhere } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 const POLL_PATH = '/api/v1/errors/check-for-pending-errors';

@@ -141,7 +141,3 @@ export function setProperty(id: string, property: string, value: unknown, wires:
   };
 }
 
-/** helper.settings(), which the helper's type declarations leave out. */
-export function runtimeSettings(settings: Record<string, unknown>): void {
-  (helper as unknown as { settings(s: Record<string, unknown>): void }).settings(settings);
-}

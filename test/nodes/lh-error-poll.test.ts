@@ -1,18 +1,7 @@
 import assert from 'node:assert/strict';
-import { collect, helper, loadFlow, nextMessage, USER } from '../support/runtime';
+import { collect, helper, loadFlow, nextMessage, runtimeSettings, USER } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
-import {
-  activeTimeouts,
-  bServerFlow,
-  loadContextStores,
-  messageWhere,
-  pollsDone,
-  recordDeliveries,
-  runtimeSettings,
-  seenErrors,
-  statusWhere,
-  stopRecording,
-} from './lh-error-poll.support';
+import { activeTimeouts, bServerFlow, loadContextStores, messageWhere, pollsDone, recordDeliveries, seenErrors, statusWhere, stopRecording } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { helper, loadFlow, nextMessage, serverFlow, USER } from '../support/runtime';
+import { LiquidHandlerClient } from '../../src/client';
+import { helper, loadFlow, nextMessage, runtimeSettings, serverFlow, USER } from '../support/runtime';
+import { until } from '../support/until';
 import { useInstrument } from '../support/node-suite';
 
 interface Report {
@@ -126,5 +128,42 @@ describe('lh-server dialog actions: setup-wizard and kba-password-reset', functi
     assert.match(reset.body.message, /password reset accepted/);
     assert.equal((await post('/lh-server/server/kba-password-reset', 'application/x-www-form-urlencoded')).status, 415);
     assert.equal(sim.requests.filter((r) => r.path === '/api/v1/authenticate/kba-password-reset').length, 1);
+  });
+});
+
+describe('lh-server session health check (settings.js liquidHandler.sessionCheckSeconds, issue 21.3)', function () {
+  const sim = useInstrument();
+  const checks = (): number => sim.requests.filter((r) => r.path === '/api/v1/authenticate/check-authentication').length;
+  const said = (): number =>
+    (helper as unknown as { log(): { args: { msg: unknown }[][] } })
+      .log()
+      .args.filter((a) => /session check \(check-authentication\) failed/.test(String(a[0]?.msg))).length;
+  before(function () {
+    runtimeSettings({ liquidHandler: { sessionCheckSeconds: 0.1 } });
+  });
+  after(function () {
+    runtimeSettings({});
+  });
+
+  it('checks while logged in and says a failing check once per failure streak', async function () {
+    const server = serverFlow(sim);
+    await loadFlow(server.nodes, server.credentials);
+    assert.equal(checks(), 0, 'no login only for the check');
+    const node = helper.getNode('server') as unknown as { client: LiquidHandlerClient };
+    await node.client.prep.getSoftwareSettings(); // what any operation node does first
+    await until(() => checks() >= 2, 'two checks of the session');
+    const before = said();
+    sim.setFaults({ statusRate: 1, statusCode: 503, methods: ['GET'] });
+    await until(() => said() > before, 'the failing check logged', 20000);
+    const failing = checks();
+    await until(() => checks() >= failing + 3, 'more failing checks', 20000);
+    assert.equal(said() - before, 1, 'a failure streak is logged once');
+    sim.clearFaults();
+    const held = checks();
+    await until(() => checks() >= held + 2, 'checks that hold again');
+    sim.setFaults({ statusRate: 1, statusCode: 503, methods: ['GET'] });
+    await until(() => said() > before + 1, 'a second failure streak', 20000);
+    assert.equal(said() - before, 2, 'a new streak after the check held is logged again');
+    sim.clearFaults();
   });
 });

@@ -91,11 +91,12 @@ describe('admin endpoints with adminAuth (real Node-RED, red.js)', function () {
     });
     child = proc;
     let output = '';
-    // Started once the log says the flows run (an event, not a sleep); fails if the process ends first.
+    // Started once the log says the flows run and the server listens (an event, not a sleep; red.js starts the flows
+    // before it listens, so "Started flows" alone raced the listen on a loaded CI machine); fails if the process ends first.
     await new Promise<void>((resolve, reject) => {
       const onData = (chunk: Buffer): void => {
         output += chunk.toString();
-        if (/Started flows/.test(output)) resolve();
+        if (/Started flows/.test(output) && /Server now running/.test(output)) resolve();
       };
       proc.stdout?.on('data', onData);
       proc.stderr?.on('data', onData);

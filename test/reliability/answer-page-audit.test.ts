@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { helper, nextMessage } from '../support/runtime';
-import { bServerFlow, runtimeSettings } from '../nodes/lh-error-poll.support';
+import { helper, nextMessage, runtimeSettings } from '../support/runtime';
+import { bServerFlow } from '../nodes/lh-error-poll.support';
 import { answerOnPage, fetchText, formOf, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
 
 type Msg = Record<string, unknown>;

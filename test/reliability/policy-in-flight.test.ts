@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { collect, helper, nextMessage } from '../support/runtime';
+import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
 import { until } from '../support/until';
-import { bServerFlow, runtimeSettings, seenErrors } from '../nodes/lh-error-poll.support';
+import { bServerFlow, seenErrors } from '../nodes/lh-error-poll.support';
 import { forgetAllAnswers, loadWithPage } from '../nodes/lh-answer-page.support';
 import path from 'path';
 

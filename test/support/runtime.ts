@@ -24,6 +24,11 @@ runtimeModule<{ log: { init(settings: unknown): void } }>('@node-red/util').log.
 
 export { helper };
 
+/** The test helper's runtime settings (settings.js), which its type declarations leave out. */
+export function runtimeSettings(settings: Record<string, unknown>): void {
+  (helper as unknown as { settings(s: Record<string, unknown>): void }).settings(settings);
+}
+
 type NodeModule = (RED: unknown) => void;
 
 const root = path.resolve(__dirname, '..', '..');

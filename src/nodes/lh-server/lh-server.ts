@@ -1,5 +1,5 @@
-import { asLhError, ClientOptions, LhError, LiquidHandlerClient, validate, trimBase } from '../../client';
-import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
+import { asLhError, ClientOptions, LhError, LiquidHandlerClient, SESSION_CHECK_MS, validate, trimBase } from '../../client';
+import { AdminRequest, AdminResponse, asNode, Node, NodeConfig, Red } from '../shared/node-red';
 import { logError, logWarn } from '../shared/node-log';
 import { onPasswordWarning } from '../shared/password-warning';
 import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/secrets';
@@ -38,6 +38,7 @@ export = function register(RED: Red): void {
     node.target = targetOf(config);
     rememberSecrets(node.id, [node.credentials?.password, node.credentials?.instrumentToken]);
     let audit: ReturnType<typeof serverAuditTrail>;
+    let stopSessionCheck = (): void => undefined;
     try {
       // every instrument-changing request of this node's client is audited (src/audit), secrets taken out
       const secrets = [node.credentials?.password, node.credentials?.instrumentToken].filter((s): s is string => Boolean(s));
@@ -46,6 +47,7 @@ export = function register(RED: Red): void {
       // said once per channel: an oversized frame closes the socket (the cap protects memory), polling goes on
       node.client.events.onNotice((notice) => logWarn(node, notice.message));
       onPasswordWarning(node.client, (warning) => logWarn(node, `${warning.text}: change it on the instrument, then in this lh-server node`));
+      stopSessionCheck = startSessionCheck(RED, node, node.client);
       joinCoordination(RED, node, config.coordination);
     } catch (err) {
       node.configError = asLhError(err, 'configure');
@@ -55,6 +57,7 @@ export = function register(RED: Red): void {
     }
 
     node.on('close', (_removed: boolean, done: () => void) => {
+      stopSessionCheck();
       forgetSecrets(node.id);
       if (node.coordinator) void node.coordinator.leave(node.instrumentKey);
       node.coordinator = undefined;
@@ -155,6 +158,27 @@ function sameOriginReads(RED: Red): (req: AdminRequest, res: AdminResponse, next
     res.removeHeader('Access-Control-Allow-Origin');
     res.status(403).json({ error: `cross-site read refused (${why}): this endpoint answers the Node-RED editor only` });
   };
+}
+
+/**
+ * The session health check (check-authentication while logged in), every settings.js
+ * `liquidHandler.sessionCheckSeconds` (default 300; 0 switches it off; at least 0.1). A failure is logged once until a
+ * check holds again: polls report an unreachable instrument, this says a session no longer holds.
+ */
+function startSessionCheck(RED: Red, node: Node, client: LiquidHandlerClient): () => void {
+  const own = (RED.settings as unknown as { liquidHandler?: { sessionCheckSeconds?: unknown } }).liquidHandler;
+  const seconds = own?.sessionCheckSeconds === undefined ? SESSION_CHECK_MS / 1000 : Number(own.sessionCheckSeconds);
+  if (!Number.isFinite(seconds) || seconds <= 0) return () => undefined;
+  let said = false;
+  return client.checkSessionEvery(Math.max(100, Math.round(seconds * 1000)), (err) => {
+    if (!err) {
+      said = false;
+      return;
+    }
+    if (said) return;
+    said = true;
+    logWarn(node, `session check (check-authentication) failed: ${err.message}`);
+  });
 }
 
 /** settings.js `liquidHandler.editorHosts`: the names (other than addresses and localhost) the editor is reached by. */

@@ -1,0 +1,75 @@
+/**
+ * Issue 21.3: check-authentication as the session health check. While logged in, the client asks the instrument
+ * periodically whether its token holds, so a token revoked on the instrument is renewed before a node needs it, also
+ * in a flow that polls nothing; it never logs in by itself (idle, refused or locked sessions are left alone).
+ */
+import assert from 'node:assert/strict';
+import axios from 'axios';
+import FakeTimers from '@sinonjs/fake-timers';
+import { LhError, sessionCheckDue, SessionState } from '../../src/client';
+import { Simulator } from '../../src/simulator';
+import { useClients } from '../support/client-suite';
+import { USER } from '../support/runtime';
+import { until } from '../support/until';
+
+const checks = (sim: Simulator): number =>
+  sim.requests.filter((r) => r.path === '/api/v1/authenticate/check-authentication').length;
+const logins = (sim: Simulator): number =>
+  sim.requests.filter((r) => r.path === '/api/v1/authenticate' && r.method === 'POST').length;
+
+describe('session health check (check-authentication)', function () {
+  const suite = useClients();
+  const sim = suite.sim;
+  let clock: ReturnType<typeof FakeTimers.install> | undefined;
+  afterEach(function () {
+    clock?.uninstall();
+    clock = undefined;
+  });
+
+  it('is due only for a session that is logged in, never one that would have to log in', function () {
+    const states: SessionState[] = [
+      'idle',
+      'logging-in',
+      'authenticated',
+      'login-failed',
+      'password-expired',
+      'locked',
+      'closed',
+    ];
+    for (const state of states) {
+      assert.equal(sessionCheckDue(state, true), state === 'authenticated', state);
+      assert.equal(sessionCheckDue(state, false), false, `${state} without a user`);
+    }
+  });
+
+  it('asks nothing before the first login, then checks; a token revoked on the instrument is renewed by the check', async function () {
+    clock = FakeTimers.install({ toFake: ['setInterval', 'clearInterval'] });
+    const c = suite.make({ credentials: { username: USER.username, password: USER.password } });
+    const reports: (LhError | undefined)[] = [];
+    const stop = c.checkSessionEvery(60_000, (err) => reports.push(err));
+    clock.tick(60_000);
+    assert.equal(checks(sim), 0, 'no check (and no login) while the session is idle');
+    assert.equal(logins(sim), 0);
+
+    await c.prep.getSoftwareSettings(); // a node's request logs in
+    clock.tick(60_000);
+    await until(() => reports.length === 1, 'the first check');
+    assert.equal(reports[0], undefined, 'the token holds');
+    assert.equal(checks(sim), 1);
+
+    // the session ends behind the client's back (logged out on the instrument's screen)
+    const token = (sim.requests.find((r) => r.path === '/api/v1/settings/software-settings')?.authorization ?? '').slice(7);
+    await axios.delete(`${sim.baseUrl}/api/v1/authenticate`, { headers: { Authorization: `Bearer ${token}` } });
+    clock.tick(60_000);
+    await until(() => reports.length === 2, 'the second check');
+    assert.equal(reports[1], undefined, 'the check logged in again once and holds');
+    assert.equal(logins(sim), 2);
+    const before = sim.requests.length;
+    await c.prep.getSoftwareSettings();
+    assert.equal(sim.requests.length, before + 1, "the node's next request needs no login");
+
+    stop();
+    clock.tick(600_000);
+    assert.equal(checks(sim), 3, 'stopped: no more checks');
+  });
+});
