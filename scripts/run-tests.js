@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// The test step of `npm test`: the whole suite on Node-RED 4 and the node tests on Node-RED 3.1 (test:nr3) run side by
+// side. Most of both is waiting on real sockets and child processes (about a third of two cores busy), so together
+// they take the time of the longer one instead of the sum. The 3.1 run's output is held and printed after the main
+// run's, so neither is interleaved. Exits non-zero when either run fails.
+'use strict';
+const { spawn } = require('child_process');
+const path = require('path');
+
+const root = path.resolve(__dirname, '..');
+const mocha = path.join(root, 'node_modules', 'mocha', 'bin', 'mocha.js');
+
+function run(args, env, capture) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [mocha, ...args], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+    });
+    const chunks = [];
+    if (capture) {
+      child.stdout.on('data', (c) => chunks.push(c));
+      child.stderr.on('data', (c) => chunks.push(c));
+    }
+    child.on('exit', (code, signal) => resolve({ code: code ?? 1, signal, output: Buffer.concat(chunks).toString() }));
+  });
+}
+
+async function main() {
+  const sequential = process.env.LH_TEST_SEQUENTIAL === '1';
+  const main = run([], {}, false);
+  if (sequential) await main;
+  const nr3 = run(['--config', '.mocharc.nr3.json'], { LH_NODE_RED: 'node-red-3' }, true);
+  const [a, b] = await Promise.all([main, nr3]);
+  process.stdout.write('\n--- node tests on Node-RED 3.1 (test:nr3) ---\n');
+  process.stdout.write(b.output);
+  const failed = [
+    a.code !== 0 && `Node-RED 4 suite (exit ${a.code}${a.signal ? `, ${a.signal}` : ''})`,
+    b.code !== 0 && `Node-RED 3.1 suite (exit ${b.code})`,
+  ].filter(Boolean);
+  if (failed.length > 0) {
+    process.stderr.write(`\nnpm test failed: ${failed.join(' and ')}\n`);
+    process.exit(1);
+  }
+}
+
+void main();
