@@ -14,7 +14,7 @@ import type { TLSSocket } from 'tls';
 import { WebSocketServer } from 'ws';
 import { InstrumentEvents } from '../../src/client';
 import { certPath, Simulator } from '../../src/simulator';
-import { tlsOptionsOf } from '../../src/nodes/lh-server/tls';
+import { tlsOptionsOf } from '../../src/nodes/shared/tls-config';
 import { helper, loadFlow, nextMessage, SIMULATOR_CA_FILE, USER } from '../support/runtime';
 
 type Msg = Record<string, unknown>;

@@ -1,32 +1,12 @@
-import type { ConnectionOptions } from 'tls';
 import { coordinationSettings } from '../../coordination/config';
 import { connectRedis, CoordinationRedis } from '../../coordination/connect';
 import { Coordinator } from '../../coordination/coordinator';
-import { LhError } from '../../client';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { logError, logInfo, logWarn } from '../shared/node-log';
 import { migrateConfig } from '../shared/migrations';
 import { forgetSecrets, rememberSecrets } from '../shared/secrets';
 import { LhCoordinationNode } from '../shared/coordination-node';
-
-interface TlsConfigNode {
-  addTLSOptions(options: Record<string, unknown>): void;
-}
-
-function tlsFrom(RED: Red, id: unknown): ConnectionOptions | undefined {
-  if (typeof id !== 'string' || id === '') return undefined;
-  const found = RED.nodes.getNode(id) as Partial<TlsConfigNode> | null;
-  if (!found || typeof found.addTLSOptions !== 'function') {
-    throw new LhError('the TLS configuration node selected on the lh-coordination node is missing or not deployed', {
-      kind: 'config',
-      operation: 'configure',
-      field: 'tls',
-    });
-  }
-  const options: Record<string, unknown> = {};
-  found.addTLSOptions(options);
-  return { ...options, rejectUnauthorized: options.rejectUnauthorized !== false } as ConnectionOptions;
-}
+import { tlsOptionsFrom } from '../shared/tls-config';
 
 /** Redis error texts said once each until the connection is back (a down Redis would otherwise log every 100 ms). */
 function connectionLog(node: LhCoordinationNode): { error(err: Error): void; ready(): void } {
@@ -57,7 +37,7 @@ export = function register(RED: Red): void {
     let redis: CoordinationRedis | undefined;
     try {
       const settings = coordinationSettings(config);
-      redis = connectRedis(settings, { username: credentials.username, password: credentials.password }, tlsFrom(RED, config.tls));
+      redis = connectRedis(settings, { username: credentials.username, password: credentials.password }, tlsOptionsFrom(RED, config.tls, 'lh-coordination'));
       const log = connectionLog(node);
       redis.on('error', (err: Error) => log.error(err));
       redis.on('ready', () => log.ready());

@@ -8,7 +8,7 @@ import { isServerNode, LhServerNode } from '../shared/server-node';
 import { isCoordinationNode } from '../shared/coordination-node';
 import { chooseCredentials, crossSiteReason, isJsonContentType, rebindingReason, ServerSecrets, targetOf } from './admin-guard';
 import { accountActionMessage, testConnection } from './connection-test';
-import { simulatorTlsOptions, tlsOptionsFrom } from './tls';
+import { simulatorTlsOptions, tlsOptionsFrom } from '../shared/tls-config';
 import { requestUser, serverAuditTrail } from '../shared/audit';
 import { withActor } from '../../audit';
 
@@ -20,7 +20,7 @@ function clientOptions(RED: Red, config: NodeConfig, credentials: ServerSecrets)
     baseUrl: String(config.baseUrl ?? '').trim(),
     instrumentUrl: String(config.instrumentUrl ?? '').trim() || undefined,
     timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : 10000,
-    tls: tlsOptionsFrom(RED, config.tls) ?? (config.simulatorCa === true ? simulatorTlsOptions() : undefined),
+    tls: tlsOptionsFrom(RED, config.tls, 'lh-server') ?? (config.simulatorCa === true ? simulatorTlsOptions() : undefined),
     credentials: { username: credentials.username || undefined, password: credentials.password },
     instrumentToken: credentials.instrumentToken || undefined,
     allowInsecureInstrument: config.allowInsecureInstrument === true,

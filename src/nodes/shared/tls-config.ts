@@ -1,7 +1,7 @@
 import fs from 'fs';
 import path from 'path';
 import { LhError, TlsOptions } from '../../client';
-import { Red } from '../shared/node-red';
+import { Red } from './node-red';
 
 interface TlsConfigNode {
   addTLSOptions(options: Record<string, unknown>): void;
@@ -11,12 +11,15 @@ function isTlsConfigNode(value: unknown): value is TlsConfigNode {
   return typeof value === 'object' && value !== null && typeof (value as TlsConfigNode).addTLSOptions === 'function';
 }
 
-/** TLS options from a core tls-config node (CA, client certificate, verification switch); default: verify with system CAs. */
-export function tlsOptionsFrom(RED: Red, tlsNodeId: unknown): TlsOptions | undefined {
+/**
+ * TLS options from a core tls-config node (CA, client certificate, verification switch); default: verify with system
+ * CAs. `owner` names the node type whose TLS field it is (lh-server, lh-coordination), for the error.
+ */
+export function tlsOptionsFrom(RED: Red, tlsNodeId: unknown, owner: string): TlsOptions | undefined {
   if (typeof tlsNodeId !== 'string' || tlsNodeId === '') return undefined;
   const tlsNode = RED.nodes.getNode(tlsNodeId);
   if (!isTlsConfigNode(tlsNode)) {
-    throw new LhError('the TLS configuration node selected on the lh-server node is missing or not deployed', {
+    throw new LhError(`the TLS configuration node selected on the ${owner} node is missing or not deployed`, {
       kind: 'config',
       operation: 'configure',
       field: 'tls',
