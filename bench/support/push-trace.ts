@@ -16,6 +16,7 @@
 import path from 'path';
 import { REPO_ROOT } from './node-red';
 import { percentile, preciseNow, round } from './report';
+import { busiestWindow } from '../../test/support/busiest-window';
 
 interface FrameRecord {
   baseUrl: string;
@@ -165,17 +166,10 @@ export class PushTrace {
 
   /** The most polls (check-for-pending-errors) that started in any 100 ms, over the whole fleet: a herd shows here. */
   busiestPollWindow(windowMs = 100): number {
-    const starts = this.requests
-      .filter((r) => r.operation === 'check-for-pending-errors')
-      .map((r) => r.start)
-      .sort((a, b) => a - b);
-    let most = 0;
-    let j = 0;
-    for (let i = 0; i < starts.length; i++) {
-      while (j < starts.length && starts[j] < starts[i] + windowMs) j++;
-      most = Math.max(most, j - i);
-    }
-    return most;
+    return busiestWindow(
+      this.requests.filter((r) => r.operation === 'check-for-pending-errors').map((r) => r.start),
+      windowMs,
+    );
   }
 
   /** The segments of every traced detection (injected A errors raised once, with their frame seen). */

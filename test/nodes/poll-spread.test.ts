@@ -2,22 +2,12 @@ import assert from 'node:assert/strict';
 import { loadFlow } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
 import { bServerFlow, seenErrors } from './lh-error-poll.support';
+import { busiestWindow } from '../support/busiest-window';
 
 const ERROR_POLL = '/api/v1/errors/check-for-pending-errors';
 const NODES = 20;
 
 /** The most of `times` in any window [t, t + windowMs). */
-function busiest(times: number[], windowMs: number): number {
-  const t = [...times].sort((a, b) => a - b);
-  let most = 0;
-  let j = 0;
-  for (let i = 0; i < t.length; i++) {
-    while (j < t.length && t[j] < t[i] + windowMs) j++;
-    most = Math.max(most, j - i);
-  }
-  return most;
-}
-
 describe('a fleet of poll nodes in one Node-RED, in Node-RED', function () {
   this.timeout(30000);
   const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
@@ -43,8 +33,8 @@ describe('a fleet of poll nodes in one Node-RED, in Node-RED', function () {
     // The first polls are paced 50 ms apart and the second ones go to the slots: at most twice that at the start.
     // (Before, the first polls went together and the steady ones within a tenth of the interval: 20 in 100 ms.)
     assert.ok(start.length >= NODES * 2, `${start.length} polls in the first 2 s`);
-    assert.ok(busiest(start, 100) <= 7, `first 2 s: ${busiest(start, 100)} polls in 100 ms`);
+    assert.ok(busiestWindow(start, 100) <= 7, `first 2 s: ${busiestWindow(start, 100)} polls in 100 ms`);
     assert.ok(settled.length >= NODES * 2, `${settled.length} polls after settling`);
-    assert.ok(busiest(settled, 100) <= 4, `settled polls: ${busiest(settled, 100)} in 100 ms`);
+    assert.ok(busiestWindow(settled, 100) <= 4, `settled polls: ${busiestWindow(settled, 100)} in 100 ms`);
   });
 });

@@ -3,6 +3,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 import fc from 'fast-check';
 import { PollLoop } from '../../src/nodes/shared/poll-loop';
 import { CATCH_UP_WINDOW_MS, PollSchedule, PollSlot, slotOffset, untilNext } from '../../src/nodes/shared/poll-schedule';
+import { busiestWindow } from '../support/busiest-window';
 
 type Clock = ReturnType<typeof FakeTimers.install>;
 
@@ -13,6 +14,14 @@ interface Loop {
   polls: number[];
   /** when the pacer let a catch-up go */
   catchUps: number[];
+}
+
+/** The most of `times` in any window [t, t + windowMs) between `from` and `to`. */
+function busiestBetween(times: number[], windowMs: number, from: number, to: number): number {
+  return busiestWindow(
+    times.filter((x) => x >= from && x < to),
+    windowMs,
+  );
 }
 
 function startLoop(schedule: PollSchedule, key: string, intervalMs: number, pollMs: number): Loop {
@@ -35,18 +44,6 @@ function catchUp(l: Loop): void {
     l.catchUps.push(Date.now());
     l.loop.catchUp(since);
   });
-}
-
-/** The most polls in any window [t, t + windowMs) between `from` and `to`. */
-function busiestWindow(times: number[], windowMs: number, from: number, to: number): number {
-  const t = times.filter((x) => x >= from && x < to).sort((a, b) => a - b);
-  let most = 0;
-  let j = 0;
-  for (let i = 0; i < t.length; i++) {
-    while (j < t.length && t[j] < t[i] + windowMs) j++;
-    most = Math.max(most, j - i);
-  }
-  return most;
 }
 
 const keys = (n: number, salt: string): string[] =>
@@ -96,10 +93,10 @@ describe('poll schedule (fleet spreading)', function () {
               'first polls within the catch-up window',
             );
             const firsts = loops.map((l) => l.catchUps[0]);
-            assert.ok(busiestWindow(firsts, window / k, t0, t0 + window) <= Math.ceil(n / k) + 1, 'first polls spread');
+            assert.ok(busiestBetween(firsts, window / k, t0, t0 + window) <= Math.ceil(n / k) + 1, 'first polls spread');
             // settled (from the third interval on): spread over the interval, and the interval exact
             const from = t0 + interval * 3;
-            const busiest = busiestWindow(all, interval / k, from, t0 + interval * 5);
+            const busiest = busiestBetween(all, interval / k, from, t0 + interval * 5);
             assert.ok(busiest <= Math.ceil(n / k) + 1, `${busiest} polls in ${interval / k} ms of ${n} loops`);
             for (const l of loops) {
               // a first poll close before its slot is followed by one just after it (timers of 0 ms fire 1 ms late, an
@@ -148,9 +145,9 @@ describe('poll schedule (fleet spreading)', function () {
             );
             const fired = loops.flatMap((l, i) => l.catchUps.slice(firedBefore[i]));
             assert.equal(fired.length, n, 'one catch-up each');
-            const busiest = busiestWindow(fired, window / k, wave, wave + window + 1);
+            const busiest = busiestBetween(fired, window / k, wave, wave + window + 1);
             assert.ok(busiest <= Math.ceil(n / k) + 1, `${busiest} catch-ups in ${window / k} ms of ${n}`);
-            const polled = busiestWindow(
+            const polled = busiestBetween(
               loops.flatMap((l, i) => l.polls.slice(before[i])),
               window / k,
               wave,
@@ -194,7 +191,7 @@ describe('poll schedule (fleet spreading)', function () {
             await clock.tickAsync(interval * 4);
             const size = loops.length;
             assert.equal(schedule.size(interval), size);
-            const busiest = busiestWindow(
+            const busiest = busiestBetween(
               loops.flatMap((l) => l.polls),
               interval / k,
               changed + interval * 2,
