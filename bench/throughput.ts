@@ -242,7 +242,7 @@ function flowRunner(red: EmbeddedNodeRed, z: string, entry: string, toMsg: (o: O
 async function main(): Promise<void> {
   const fleet = await SimFleet.start(1);
   const { baseUrl } = fleet.addresses[0];
-  const red = await startNodeRed();
+  const red = await startNodeRed(process.env.LH_BENCH_AUDIT === 'off' ? { lhAudit: { enabled: false } } : {});
   await red.deploy([
     serverNode('srv', baseUrl),
     ...lhFlow('lh'),

@@ -164,6 +164,7 @@ export class LiquidHandlerClient extends EventEmitter {
   /** Logs out and frees every socket and timer. */
   async close(): Promise<void> {
     if (this.lastWork.size > 0) await Promise.all([...this.lastWork]);
+    await this.transport.outcomesWritten();
     await this.events.close();
     await this.session.end();
     this.transport.close();

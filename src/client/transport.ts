@@ -72,8 +72,8 @@ export interface AuditOutcome {
 }
 
 /**
- * The audit trail as the transport sees it. `intent` is awaited before the request is sent (a failing trail stops
- * the request); `outcome` is awaited after the answer, linked by the id intent returned.
+ * The audit trail as the transport sees it. `intent` is awaited (durable) before the request is sent (a failing trail
+ * stops the request); `outcome` is called after the answer, linked by the id intent returned, and not waited on.
  */
 export interface AuditHook {
   intent(request: AuditedRequest): Promise<string>;
@@ -152,6 +152,8 @@ export class Transport {
   private readonly pendingDelays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   private readonly inFlight = new Set<AbortController>();
   private readonly audit?: AuditHook;
+  /** Outcome records appended and not yet durable. */
+  private readonly outcomes = new Set<Promise<void>>();
   private closed = false;
 
   constructor(options: TransportOptions) {
@@ -229,15 +231,29 @@ export class Transport {
         operation: spec.operation,
       });
     }
+    // The outcome is appended (sealed into the chain, in order) before the answer goes back, but not waited on to be
+    // durable: the flow gets the instrument's answer one fsync sooner. A crash before that fsync leaves the intent
+    // without its outcome, which verify and every reader take as "unknown", never as applied.
     let res: ApiResponse<T>;
     try {
       res = await this.attempts<T>(spec, url, payload);
     } catch (err) {
-      await audit.outcome(id, spec.operation, auditOutcomeOfError(err)).catch(() => undefined);
+      this.recordOutcome(audit.outcome(id, spec.operation, auditOutcomeOfError(err)));
       throw err;
     }
-    await audit.outcome(id, spec.operation, auditOutcomeOf(res)).catch(() => undefined);
+    this.recordOutcome(audit.outcome(id, spec.operation, auditOutcomeOf(res)));
     return res;
+  }
+
+  private recordOutcome(written: Promise<void>): void {
+    const settled = written.catch(() => undefined);
+    this.outcomes.add(settled);
+    void settled.then(() => this.outcomes.delete(settled));
+  }
+
+  /** Resolves once the outcome records of every request so far are written (close() of the client waits for it). */
+  async outcomesWritten(): Promise<void> {
+    while (this.outcomes.size > 0) await Promise.all([...this.outcomes]);
   }
 
   private async attempts<T>(spec: RequestSpec, url: string, payload: string | undefined): Promise<ApiResponse<T>> {
