@@ -4,7 +4,15 @@ import { LhError } from './errors';
 import { InstrumentApi } from './instrument';
 import { PrepApi } from './prep';
 import { RunsApi } from './runs';
-import { Credentials, Session, sessionCheckDue, SessionOptions, UnsignedSpec } from './session';
+import {
+  Credentials,
+  Session,
+  SESSION_CHECK_MAX_MS,
+  SESSION_CHECK_MIN_MS,
+  sessionCheckDue,
+  SessionOptions,
+  UnsignedSpec,
+} from './session';
 import { ApiResponse, AuditHook, TlsOptions, Transport } from './transport';
 import { checkUrls } from './url-checks';
 import { EventStreamOptions, InstrumentEvents } from './events';
@@ -16,7 +24,7 @@ export * from './types';
 export * as validate from './validate';
 export { Transport, TlsOptions, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR, trimBase } from './transport';
 export { AuditHook, AuditedRequest, AuditOutcome, AuditResult, isAudited, UNAUDITED_OPERATIONS } from './transport';
-export { Session, SessionState, Credentials, sessionCheckDue, SESSION_CHECK_MS } from './session';
+export { Session, SessionState, Credentials, sessionCheckDue, sessionCheckInterval, SESSION_CHECK_MS } from './session';
 export { PrepApi, softwareSettings, serviceRoutine } from './prep';
 export { InstrumentApi, RecoveryKind } from './instrument';
 export * from './events';
@@ -143,6 +151,7 @@ export class LiquidHandlerClient extends EventEmitter {
    */
   checkSessionEvery(ms: number, report: (err?: LhError) => void): () => void {
     let inFlight = false; // a check still retrying (or held by a slow instrument) is not joined by the next one
+    const every = Math.min(SESSION_CHECK_MAX_MS, Math.max(SESSION_CHECK_MIN_MS, Number.isFinite(ms) ? ms : SESSION_CHECK_MAX_MS));
     const timer = setInterval(() => {
       if (inFlight || !sessionCheckDue(this.session.state, this.session.usesLogin)) return;
       inFlight = true;
@@ -156,7 +165,7 @@ export class LiquidHandlerClient extends EventEmitter {
             ),
         )
         .finally(() => (inFlight = false));
-    }, ms);
+    }, every);
     timer.unref();
     return () => clearInterval(timer);
   }

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import axios from 'axios';
 import FakeTimers from '@sinonjs/fake-timers';
-import { LhError, sessionCheckDue, SessionState } from '../../src/client';
+import fc from 'fast-check';
+import { LhError, sessionCheckDue, sessionCheckInterval, SessionState } from '../../src/client';
 import { Simulator } from '../../src/simulator';
 import { useClients } from '../support/client-suite';
 import { USER } from '../support/runtime';
@@ -40,6 +41,25 @@ describe('session health check (check-authentication)', function () {
       assert.equal(sessionCheckDue(state, true), state === 'authenticated', state);
       assert.equal(sessionCheckDue(state, false), false, `${state} without a user`);
     }
+  });
+
+  it('property: the interval from settings.js is off at 0, within 0.1 s … 24 h, and anything else keeps 5 min and says so', function () {
+    assert.deepEqual(sessionCheckInterval(undefined), { ms: 300_000 });
+    assert.deepEqual(sessionCheckInterval(0), { ms: 0 });
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.double(), fc.string(), fc.boolean(), fc.constant(null), fc.integer({ min: 1, max: 2 ** 40 })),
+        (value) => {
+          const { ms, problem } = sessionCheckInterval(value);
+          if (value === 0) return assert.equal(ms, 0);
+          assert.ok(ms >= 100 && ms <= 86_400_000, `${String(value)} → ${ms} ms`);
+          const plain = typeof value === 'number' && value >= 0.1 && value <= 86_400 && Number.isFinite(value);
+          if (plain) assert.equal(ms, Math.round(value * 1000));
+          assert.equal(problem === undefined, plain || ms === Math.round(Number(value) * 1000), String(value));
+          if (problem) assert.match(problem, /liquidHandler\.sessionCheckSeconds/);
+        },
+      ),
+    );
   });
 
   it('asks nothing before the first login, then checks; a token revoked on the instrument is renewed by the check', async function () {

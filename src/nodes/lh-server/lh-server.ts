@@ -1,4 +1,4 @@
-import { asLhError, ClientOptions, LhError, LiquidHandlerClient, SESSION_CHECK_MS, validate, trimBase } from '../../client';
+import { asLhError, ClientOptions, LhError, LiquidHandlerClient, sessionCheckInterval, validate, trimBase } from '../../client';
 import { AdminRequest, AdminResponse, asNode, Node, NodeConfig, Red } from '../shared/node-red';
 import { logError, logWarn } from '../shared/node-log';
 import { onPasswordWarning } from '../shared/password-warning';
@@ -167,10 +167,11 @@ function sameOriginReads(RED: Red): (req: AdminRequest, res: AdminResponse, next
  */
 function startSessionCheck(RED: Red, node: Node, client: LiquidHandlerClient): () => void {
   const own = (RED.settings as unknown as { liquidHandler?: { sessionCheckSeconds?: unknown } }).liquidHandler;
-  const seconds = own?.sessionCheckSeconds === undefined ? SESSION_CHECK_MS / 1000 : Number(own.sessionCheckSeconds);
-  if (!Number.isFinite(seconds) || seconds <= 0) return () => undefined;
+  const { ms, problem } = sessionCheckInterval(own?.sessionCheckSeconds);
+  if (problem) logWarn(node, problem);
+  if (ms === 0) return () => undefined;
   let said = false;
-  return client.checkSessionEvery(Math.max(100, Math.round(seconds * 1000)), (err) => {
+  return client.checkSessionEvery(ms, (err) => {
     if (!err) {
       said = false;
       return;
