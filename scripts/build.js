@@ -204,6 +204,18 @@ for (const type of fs.readdirSync(nodesDir)) {
 }
 fs.rmSync(editorOut, { recursive: true, force: true });
 copyTree(path.join(src, 'simulator', 'certs'), path.join(out, 'simulator', 'certs'), (n) => n.endsWith('.pem'));
+// Compiled files whose source is gone (a module moved or renamed) would still be packed and loaded: remove them.
+function pruneStale(dir) {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) pruneStale(file);
+    const compiled = /^(.*)\.(js|js\.map|d\.ts)$/.exec(entry.name);
+    if (!entry.isFile() || !compiled) continue;
+    const source = path.join(src, path.relative(out, dir), compiled[1]);
+    if (!fs.existsSync(`${source}.ts`) && !fs.existsSync(`${source}.js`)) fs.rmSync(file);
+  }
+}
+pruneStale(out);
 for (const cli of [path.join(out, 'simulator', 'cli.js'), path.join(out, 'audit', 'cli.js')]) {
   if (fs.existsSync(cli)) fs.chmodSync(cli, 0o755);
 }

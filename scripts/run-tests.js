@@ -10,6 +10,8 @@ const path = require('path');
 const root = path.resolve(__dirname, '..');
 const mocha = path.join(root, 'node_modules', 'mocha', 'bin', 'mocha.js');
 
+const children = new Set();
+
 function run(args, env, capture) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [mocha, ...args], {
@@ -17,12 +19,29 @@ function run(args, env, capture) {
       env: { ...process.env, ...env },
       stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit',
     });
+    children.add(child);
     const chunks = [];
     if (capture) {
       child.stdout.on('data', (c) => chunks.push(c));
       child.stderr.on('data', (c) => chunks.push(c));
     }
-    child.on('exit', (code, signal) => resolve({ code: code ?? 1, signal, output: Buffer.concat(chunks).toString() }));
+    child.on('error', (err) => chunks.push(Buffer.from(`could not start mocha: ${err.message}\n`)));
+    // 'close', not 'exit': the piped output is complete only then
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      resolve({ code: code ?? 1, signal, output: Buffer.concat(chunks).toString() });
+    });
+  });
+}
+
+// A cancelled run (CI's timeout, kill) stops both suites instead of leaving them running.
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+]) {
+  process.on(signal, () => {
+    for (const child of children) child.kill(signal);
+    process.exitCode = code;
   });
 }
 
@@ -34,13 +53,12 @@ async function main() {
   const [a, b] = await Promise.all([main, nr3]);
   process.stdout.write('\n--- node tests on Node-RED 3.1 (test:nr3) ---\n');
   process.stdout.write(b.output);
-  const failed = [
-    a.code !== 0 && `Node-RED 4 suite (exit ${a.code}${a.signal ? `, ${a.signal}` : ''})`,
-    b.code !== 0 && `Node-RED 3.1 suite (exit ${b.code})`,
-  ].filter(Boolean);
-  if (failed.length > 0) {
-    process.stderr.write(`\nnpm test failed: ${failed.join(' and ')}\n`);
-    process.exit(1);
+  const what = (r) => `exit ${r.code}${r.signal ? `, ${r.signal}` : ''}`;
+  const failed = [a.code !== 0 && `Node-RED 4 suite (${what(a)})`, b.code !== 0 && `Node-RED 3.1 suite (${what(b)})`];
+  const named = failed.filter(Boolean);
+  if (named.length > 0) {
+    process.stderr.write(`\nnpm test failed: ${named.join(' and ')}\n`);
+    process.exitCode = process.exitCode || 1; // set, not exit(): the held output is written out first
   }
 }
 

@@ -2,7 +2,7 @@ import { EventEmitter } from 'events';
 import { answerLedgerFor, InstrumentAnswers } from './answer-ledger';
 import { LhError } from './errors';
 import { InstrumentApi } from './instrument';
-import { PrepApi } from './prep';
+import { CHECK_AUTHENTICATION, PrepApi } from './prep';
 import { RunsApi } from './runs';
 import {
   Credentials,
@@ -25,7 +25,7 @@ export * as validate from './validate';
 export { Transport, TlsOptions, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR, trimBase } from './transport';
 export { AuditHook, AuditedRequest, AuditOutcome, AuditResult, isAudited, UNAUDITED_OPERATIONS } from './transport';
 export { Session, SessionState, Credentials, sessionCheckDue, sessionCheckInterval, SESSION_CHECK_MS } from './session';
-export { PrepApi, softwareSettings, serviceRoutine } from './prep';
+export { PrepApi, softwareSettings, serviceRoutine, CHECK_AUTHENTICATION } from './prep';
 export { InstrumentApi, RecoveryKind } from './instrument';
 export * from './events';
 export * from './event-frames';
@@ -86,6 +86,8 @@ export class LiquidHandlerClient extends EventEmitter {
   /** What the workstation says about itself: system ready, controller, sensors, name, software versions (A). */
   readonly machine: MachineApi;
   private readonly lastWork = new Set<Promise<void>>();
+  /** Stops the session checks (checkSessionEvery) still running: close() stops them first. */
+  private readonly checkStops = new Set<() => void>();
 
   constructor(private readonly options: ClientOptions) {
     super();
@@ -144,40 +146,58 @@ export class LiquidHandlerClient extends EventEmitter {
   }
 
   /**
-   * The session health check: while logged in, asks the instrument every `ms` whether the token still holds
-   * (check-authentication). A token revoked on the instrument is then noticed and renewed (the session logs in again
-   * once on a 401) before a node needs it, also in flows that poll nothing. `report` gets each check's outcome
-   * (undefined when it held). Returns the function that stops the checks.
+   * The session health check: every `ms`, while the session holds a token that is not yet due for renewal, asks the
+   * instrument whether it still accepts it (check-authentication). A token revoked on the instrument is then noticed
+   * and replaced (one login, as for any request on a 401) before a node needs it, also in flows that poll nothing. It
+   * never logs in or renews by itself, nor keeps an idle session alive. `report` gets each check's outcome (undefined
+   * when it held); close() waits for a check in flight. Returns the function that stops the checks.
    */
   checkSessionEvery(ms: number, report: (err?: LhError) => void): () => void {
     let inFlight = false; // a check still retrying (or held by a slow instrument) is not joined by the next one
+    let stopped = false;
     const every = Math.min(SESSION_CHECK_MAX_MS, Math.max(SESSION_CHECK_MIN_MS, Number.isFinite(ms) ? ms : SESSION_CHECK_MAX_MS));
     const timer = setInterval(() => {
-      if (inFlight || !sessionCheckDue(this.session.state, this.session.usesLogin)) return;
+      if (inFlight || stopped || !sessionCheckDue(this.session.state, this.session.usesLogin)) return;
       inFlight = true;
-      this.prep
-        .checkAuthentication()
+      const check = this.session
+        .checkHeld(CHECK_AUTHENTICATION, () => !stopped)
         .then(
-          () => report(),
-          (err: unknown) =>
+          (sent) => {
+            if (sent && !stopped) report();
+          },
+          (err: unknown) => {
+            if (stopped) return;
             report(
               err instanceof LhError ? err : new LhError(String(err), { kind: 'network', operation: 'check-authentication' }),
-            ),
-        )
-        .finally(() => (inFlight = false));
+            );
+          },
+        );
+      this.finishBeforeClose(check.catch(() => undefined).finally(() => (inFlight = false)));
     }, every);
     timer.unref();
-    return () => clearInterval(timer);
+    const stop = (): void => {
+      stopped = true;
+      clearInterval(timer);
+      this.checkStops.delete(stop);
+    };
+    this.checkStops.add(stop);
+    return stop;
   }
 
   /** Logs out and frees every socket and timer. */
   async close(): Promise<void> {
+    for (const stop of [...this.checkStops]) stop();
     if (this.lastWork.size > 0) await Promise.all([...this.lastWork]);
-    await this.transport.outcomesWritten();
     await this.events.close();
     await this.session.end();
-    this.transport.close();
+    this.transport.close(); // aborts what is still in flight: its outcome (not sent / unknown) is written next
+    await this.transport.outcomesWritten();
     this.removeAllListeners();
+  }
+
+  /** Resolves once every audited request so far has its outcome record written: wait for it before closing the trail. */
+  auditSettled(): Promise<void> {
+    return this.transport.outcomesWritten();
   }
 
   /** Frees every socket at once, without logging out: for a close that ran out of time. */

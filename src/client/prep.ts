@@ -30,6 +30,15 @@ import {
 } from './types';
 
 export type Sender = <T>(spec: UnsignedSpec) => Promise<ApiResponse<T>>;
+
+/** check-authentication: does the instrument still accept the session's token (Test connection, the session check). */
+export const CHECK_AUTHENTICATION: UnsignedSpec = {
+  api: 'A',
+  method: 'GET',
+  path: '/authenticate/check-authentication',
+  operation: 'check-authentication',
+  idempotent: true,
+};
 type ASpec = Omit<UnsignedSpec, 'api'>;
 
 const SOFTWARE_SETTING_TYPES = SOFTWARE_SETTING_FIELDS;
@@ -65,12 +74,7 @@ export class PrepApi {
   // --- authentication helpers that are not part of the session lifecycle ---
 
   async checkAuthentication(): Promise<void> {
-    await this.send({
-      method: 'GET',
-      path: '/authenticate/check-authentication',
-      operation: 'check-authentication',
-      idempotent: true,
-    });
+    await this.sendA(CHECK_AUTHENTICATION);
   }
 
   async changeExpiredPassword(userName: string, oldPassword: string, newPassword: string): Promise<void> {

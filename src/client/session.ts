@@ -163,6 +163,27 @@ export class Session extends EventEmitter {
   }
 
   /**
+   * The session health check: sends `spec` with the token held, only while it is neither due for renewal nor
+   * expired, and never marks the session as in use — so the check never logs in or renews by itself and an idle
+   * Node-RED still lets its session lapse. A 401 (the token was revoked on the instrument) leads to one fresh login and
+   * one more try, as for any request, while `wanted()` still holds. Resolves false when nothing was sent.
+   */
+  async checkHeld(spec: UnsignedSpec, wanted: () => boolean = () => true): Promise<boolean> {
+    const held = this.current;
+    if (!this.usesLogin || this.closed || this.blocked || this.pending || !held || this.now() >= held.renewAt) return false;
+    try {
+      await this.transport.request({ ...spec, token: held.value });
+    } catch (err) {
+      // no login for a check that is no longer wanted (stopped, the client closing)
+      if (!(err instanceof LhError) || err.statusCode !== 401 || this.closed || !wanted()) throw err;
+      this.stats.reauthentications++;
+      const fresh = await this.reauthenticate(held.value);
+      await this.transport.request({ ...spec, token: fresh });
+    }
+    return true;
+  }
+
+  /**
    * Ends the session for good: no login starts after this, a login in flight is awaited, and the token is
    * given back with DELETE authenticate (errors ignored: the instrument may be gone; the token expires anyway).
    */
@@ -189,6 +210,7 @@ export class Session extends EventEmitter {
   }
 
   private async reauthenticate(stale: string): Promise<string> {
+    if (this.closed) throw new LhError('the lh-server node was closed', { kind: 'config', operation: 'authenticate' });
     if (this.pending) return this.pending;
     if (this.current && this.current.value !== stale) return this.current.value;
     this.current = undefined;
@@ -336,7 +358,7 @@ export class Session extends EventEmitter {
   }
 
   private setState(state: SessionState): void {
-    if (state === this.stateValue) return;
+    if (state === this.stateValue || this.stateValue === 'closed') return; // closed for good
     this.stateValue = state;
     this.emit('state', state);
   }

@@ -152,7 +152,7 @@ export class Transport {
   private readonly pendingDelays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   private readonly inFlight = new Set<AbortController>();
   private readonly audit?: AuditHook;
-  /** Outcome records appended and not yet durable. */
+  /** Audited requests from their intent until their outcome record is written. */
   private readonly outcomes = new Set<Promise<void>>();
   private closed = false;
 
@@ -234,15 +234,15 @@ export class Transport {
     // The outcome is appended (sealed into the chain, in order) before the answer goes back, but not waited on to be
     // durable: the flow gets the instrument's answer one fsync sooner. A crash before that fsync leaves the intent
     // without its outcome, which verify and every reader take as "unknown", never as applied.
-    let res: ApiResponse<T>;
-    try {
-      res = await this.attempts<T>(spec, url, payload);
-    } catch (err) {
-      this.recordOutcome(audit.outcome(id, spec.operation, auditOutcomeOfError(err)));
-      throw err;
-    }
-    this.recordOutcome(audit.outcome(id, spec.operation, auditOutcomeOf(res)));
-    return res;
+    // Tracked from the moment it is sent, so close() also waits for the outcome of a request it aborts.
+    const sent = this.attempts<T>(spec, url, payload);
+    this.recordOutcome(
+      sent.then(
+        (res) => audit.outcome(id, spec.operation, auditOutcomeOf(res)),
+        (err: unknown) => audit.outcome(id, spec.operation, auditOutcomeOfError(err)),
+      ),
+    );
+    return sent;
   }
 
   private recordOutcome(written: Promise<void>): void {
@@ -251,7 +251,7 @@ export class Transport {
     void settled.then(() => this.outcomes.delete(settled));
   }
 
-  /** Resolves once the outcome records of every request so far are written (close() of the client waits for it). */
+  /** Resolves once every audited request so far has its outcome record written (or given up on). */
   async outcomesWritten(): Promise<void> {
     while (this.outcomes.size > 0) await Promise.all([...this.outcomes]);
   }

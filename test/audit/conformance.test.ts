@@ -21,6 +21,7 @@ import type { Route } from '../../src/simulator/router';
 import type { LoggedRequest } from '../../src/simulator/types';
 import { useClients } from '../support/client-suite';
 import { tempDir } from './chain-support';
+import { until } from '../support/until';
 
 const UUID = '3f2b6c1e-0d4a-4c8e-9a51-2b7d9e0f1a22';
 const UUID2 = '4a2b6c1e-0d4a-4c8e-9a51-2b7d9e0f1a33';
@@ -277,6 +278,24 @@ describe('audit: every instrument-changing request has an intent and an outcome 
     it('a request that could not connect is not-sent', async function () {
       const out = await lastOutcome((c) => c.prep.clearErrors(), { baseUrl: 'http://127.0.0.1:1', credentials: {} });
       assert.strictEqual(out.phase === 'outcome' && out.outcome.result, 'not-sent');
+    });
+
+    it('a request still in flight when the client closes gets its outcome (unknown) before close resolves (review)', async function () {
+      suite.sim.setFaults({ timeoutRate: 1, methods: ['PUT'], timeoutHoldMs: 5000 });
+      const c = suite.unmanaged({ audit: trail, timeoutMs: 20000 });
+      await c.session.token();
+      const before = records.length;
+      const work = c.prep.clearErrors().catch((err: unknown) => err);
+      await until(() => records.slice(before).some((r) => r.phase === 'intent'), 'the intent on disk');
+      await c.close();
+      const mine = records.slice(before);
+      assert.deepStrictEqual(
+        mine.map((r) => r.phase),
+        ['intent', 'outcome'],
+      );
+      const out = mine[1];
+      assert.ok(out.phase === 'outcome' && out.outcome.result !== 'applied', JSON.stringify(out));
+      assert.ok((await work) instanceof Error);
     });
 
     it('a trail that cannot be written stops the request before it is sent', async function () {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import axios from 'axios';
 import FakeTimers from '@sinonjs/fake-timers';
 import fc from 'fast-check';
-import { LhError, sessionCheckDue, sessionCheckInterval, SessionState } from '../../src/client';
+import { CHECK_AUTHENTICATION, LhError, sessionCheckDue, sessionCheckInterval, SessionState } from '../../src/client';
 import { Simulator } from '../../src/simulator';
 import { useClients } from '../support/client-suite';
 import { USER } from '../support/runtime';
@@ -91,5 +91,41 @@ describe('session health check (check-authentication)', function () {
     stop();
     clock.tick(600_000);
     assert.equal(checks(sim), 3, 'stopped: no more checks');
+  });
+
+  it('never logs in or renews for a check: past the renewal time nothing is sent, and the idle session lapses (review)', async function () {
+    clock = FakeTimers.install({ toFake: ['Date'] });
+    const c = suite.make({ credentials: { username: USER.username, password: USER.password } });
+    await c.prep.getSoftwareSettings(); // one request, then the flow is idle
+    assert.equal(await c.session.checkHeld(CHECK_AUTHENTICATION), true, 'sent while the token holds');
+    clock.tick(4 * 60_000);
+    assert.equal(await c.session.checkHeld(CHECK_AUTHENTICATION), true, 'still before the renewal time (5 min token)');
+    for (const minutes of [0.9, 1, 5, 60]) {
+      clock.tick(minutes * 60_000);
+      assert.equal(await c.session.checkHeld(CHECK_AUTHENTICATION), false, `${minutes} min later: due for renewal or expired`);
+    }
+    const renewals = sim.requests.filter((r) => r.path === '/api/v1/authenticate/renew-token').length;
+    assert.equal(logins(sim), 1, 'the one login of the request');
+    assert.equal(renewals, 0, 'no renewal for a session nobody uses');
+    assert.equal(checks(sim), 2);
+  });
+
+  it('a check in flight when the client closes sends no login after close, and reports nothing (review)', async function () {
+    const c = suite.unmanaged({ credentials: { username: USER.username, password: USER.password } });
+    const reports: (LhError | undefined)[] = [];
+    await c.prep.getSoftwareSettings();
+    // the token is revoked on the instrument, and the instrument is slow
+    const token = (sim.requests.find((r) => r.path === '/api/v1/settings/software-settings')?.authorization ?? '').slice(7);
+    await axios.delete(`${sim.baseUrl}/api/v1/authenticate`, { headers: { Authorization: `Bearer ${token}` } });
+    sim.setFaults({ latencyMs: 300 });
+    const stop = c.checkSessionEvery(100, (err) => reports.push(err));
+    await until(() => checks(sim) === 1, 'a check in flight');
+    stop();
+    const loginsBefore = logins(sim);
+    await c.close();
+    sim.clearFaults();
+    assert.equal(logins(sim), loginsBefore, 'no login after close');
+    assert.equal(c.session.state, 'closed');
+    assert.deepEqual(reports, [], 'nothing reported after the checks were stopped');
   });
 });

@@ -13,6 +13,8 @@ import { requestUser, serverAuditTrail } from '../shared/audit';
 import { withActor } from '../../audit';
 
 const CLOSE_TIMEOUT_MS = 3000;
+/** How long a close waits for the audit outcomes of the requests it aborted before the trail closes. */
+const AUDIT_SETTLE_MS = 1000;
 
 function clientOptions(RED: Red, config: NodeConfig, credentials: ServerSecrets): ClientOptions {
   const timeout = Number(config.timeout);
@@ -64,7 +66,12 @@ export = function register(RED: Red): void {
       node.coordination = undefined;
       const client = node.client;
       node.client = undefined;
-      const closeAudit = (): void => void (audit?.release() ?? Promise.resolve()).then(() => done(), () => done());
+      let released = false;
+      const closeAudit = (): void => {
+        if (released) return;
+        released = true;
+        void (audit?.release() ?? Promise.resolve()).then(() => done(), () => done());
+      };
       if (!client) return closeAudit();
       const timer = setTimeout(finish, CLOSE_TIMEOUT_MS);
       let finished = false;
@@ -73,7 +80,12 @@ export = function register(RED: Red): void {
         finished = true;
         clearTimeout(timer);
         client?.destroy();
-        closeAudit();
+        // the outcome records of requests the close aborted are written before the trail closes (bounded)
+        const last = setTimeout(closeAudit, AUDIT_SETTLE_MS);
+        void client?.auditSettled().then(() => {
+          clearTimeout(last);
+          closeAudit();
+        });
       }
       client.close().then(finish, finish);
     });
