@@ -3,7 +3,7 @@ import { LhError } from '../../src/client';
 import {
   applyPoll,
   applyPush,
-  classify,
+  classifyPollResults,
   newPollMemory,
   nextConnection,
   nextDelay,
@@ -147,7 +147,14 @@ describe('poll decisions', function () {
       source: 'A',
       error: new LhError(kind, { kind, operation: 'x', statusCode }),
     });
-    const c = classify([err('http', 503), err('network'), err('timeout'), err('http', 404), err('auth', 401), listA('1')]);
+    const c = classifyPollResults([
+      err('http', 503),
+      err('network'),
+      err('timeout'),
+      err('http', 404),
+      err('auth', 401),
+      listA('1'),
+    ]);
     assert.equal(c.unreachable.length, 3);
     assert.deepEqual(
       c.refused.map((e) => e.statusCode),

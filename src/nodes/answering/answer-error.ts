@@ -61,7 +61,7 @@ function isRecord(value: unknown): value is AnswerRecord {
 }
 
 /** What a failed answer means for the person or the rule that gave it. */
-export function classify(err: unknown, operation: string): AnswerOutcome {
+export function answerOutcomeOf(err: unknown, operation: string): AnswerOutcome {
   const e = redactErr(asLhError(err, operation));
   if (e.kind === 'changed') {
     const current = e.body && typeof e.body === 'object' ? (e.body as Record<string, unknown>) : {};
@@ -125,7 +125,7 @@ async function settle(
     answerEvents.emit('answered', instrumentOf(client), key);
     outcome = { outcome: 'answered', answer, sent };
   } catch (err) {
-    outcome = classify(err, operation);
+    outcome = answerOutcomeOf(err, operation);
   }
   // the shared record follows this process's: answered, or free again for whoever answers next
   await (outcome.outcome === 'answered' ? held?.confirm() : held?.release())?.catch(() => undefined);
@@ -193,7 +193,7 @@ export function answerA(
   try {
     body = answerBody(error, response, perItem);
   } catch (err) {
-    return Promise.resolve(classify(err, 'answer-error'));
+    return Promise.resolve(answerOutcomeOf(err, 'answer-error'));
   }
   return sendAnswerA(client, body, by, expected, isFirmwareError(error));
 }
@@ -263,7 +263,7 @@ export function answerB(
       op,
     );
   } catch (err) {
-    return Promise.resolve(classify(err, op));
+    return Promise.resolve(answerOutcomeOf(err, op));
   }
   return sendRecovery(client, kind, body, by, expected);
 }

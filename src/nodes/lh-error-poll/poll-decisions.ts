@@ -79,7 +79,7 @@ export interface Classified<T> {
 }
 
 /** Splits a poll's results into answers, sources that did not answer, and refusals. */
-export function classify<T>(results: SourceResult<T>[]): Classified<T> {
+export function classifyPollResults<T>(results: SourceResult<T>[]): Classified<T> {
   const out: Classified<T> = { listed: [], unreachable: [], refused: [] };
   for (const r of results) {
     if ('records' in r) out.listed.push(r);
@@ -162,7 +162,7 @@ export function applyPoll<T>(
   rules: PollRules<T>,
   random: () => number = Math.random,
 ): PollOutcome<T> {
-  const c = classify(results);
+  const c = classifyPollResults(results);
   const raised: Sourced<T>[] = [];
   const resolved: Sourced<T>[] = [];
   for (const { source, records } of c.listed) {
