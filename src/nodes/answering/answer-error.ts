@@ -44,7 +44,8 @@ export type AnswerOutcome =
 export const answerEvents = new EventEmitter();
 answerEvents.setMaxListeners(0);
 
-export function instrumentOf(client: LiquidHandlerClient): string {
+/** The client's instrument key, `baseUrl|instrumentUrl`: the lh-server node's instrumentKey, under which the shared answer claims are kept. */
+export function instrumentKeyOf(client: LiquidHandlerClient): string {
   return `${client.baseUrl}|${client.instrumentUrl ?? ''}`;
 }
 
@@ -93,7 +94,7 @@ async function settle(
 ): Promise<AnswerOutcome> {
   // several Node-REDs on one instrument: the first claim in Redis answers, any other replica's answer is refused
   // before a request (a page on one replica and a policy on another never answer one error twice)
-  const shared = claimOf ? sharedAnswerClaims(instrumentOf(client)) : undefined;
+  const shared = claimOf ? sharedAnswerClaims(instrumentKeyOf(client)) : undefined;
   let claim: SharedAnswerClaim | undefined;
   if (shared && claimOf) {
     try {
@@ -122,7 +123,7 @@ async function settle(
     const sent = await send();
     const answer = lookupAnswer(client, key);
     if (!answer) throw new LhError(`${operation}: the answer ledger has no record of error ${key}`, { kind: 'response', operation });
-    answerEvents.emit('answered', instrumentOf(client), key);
+    answerEvents.emit('answered', instrumentKeyOf(client), key);
     outcome = { outcome: 'answered', answer, sent };
   } catch (err) {
     outcome = answerOutcomeOf(err, operation);
