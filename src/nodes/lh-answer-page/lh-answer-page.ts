@@ -4,7 +4,7 @@ import { ErrorIdentity, fingerprint, fromFingerprint, identityOf, InstrumentErro
 import { answerA, answerB, AnswerOutcome, lookupAnswer } from '../answering/answer-error';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { LhServerNode, requireClient } from '../shared/server-node';
-import { renderTemplate } from '../shared/settings';
+import { renderTemplate } from '../shared/typed-inputs';
 import { Status } from '../shared/status';
 import { zonedTime } from '../shared/zoned-time';
 import { FormTokens, SharedUsedSet } from './form-tokens';

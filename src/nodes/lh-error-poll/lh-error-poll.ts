@@ -5,7 +5,7 @@ import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { logError, logInfo, logWarn } from '../shared/node-log';
 import { migrateConfig } from '../shared/migrations';
 import { requireClient, LhServerNode } from '../shared/server-node';
-import { isChecked } from '../shared/settings';
+import { isChecked } from '../shared/typed-inputs';
 import { failureReason, Status } from '../shared/status';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
 import { applyPoll, newPollMemory, offlineAfterOf, pendingOnly, PollRules, SourceResult, sourcesOf, StatusDecision } from './poll-decisions';
