@@ -1,4 +1,4 @@
-import { redactErr } from '../shared/secrets';
+import { redactErr } from '../shared/redaction';
 /**
  * One answer to one error, the way the answer page and the error policy give it: through the client code of
  * lh-answer-error (answerBody) and lh-submit-recovery (recoveryBody), and the client's answer ledger (at most one

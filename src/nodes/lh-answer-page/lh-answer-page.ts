@@ -1,4 +1,4 @@
-import { redact } from '../shared/secrets';
+import { redact } from '../shared/redaction';
 import type { ServerResponse } from 'http';
 import { ErrorIdentity, fingerprint, fromFingerprint, identityOf, InstrumentError, LhError, LiquidHandlerClient, PendingError, sameError } from '../../client';
 import { answerA, answerB, AnswerOutcome, lookupAnswer } from '../answering/answer-error';

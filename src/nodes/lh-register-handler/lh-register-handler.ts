@@ -6,7 +6,7 @@ import { runOperationNode } from '../shared/operation-node';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { isChecked, resolveChoice, resolveSetting } from '../shared/typed-inputs';
 import { Status } from '../shared/status';
-import { redact } from '../shared/secrets';
+import { redact } from '../shared/redaction';
 
 const OPERATIONS = ['register', 'unregister', 'check'] as const;
 type Operation = (typeof OPERATIONS)[number];
