@@ -1,6 +1,6 @@
 import { randomUUID } from 'crypto';
 import type { AuditedRequest, AuditHook, AuditOutcome } from '../client';
-import { redactText, redactValue } from '../nodes/shared/redact';
+import { redactText, redactValue } from '../nodes/shared/redaction';
 import { currentActor } from './actor';
 import { canonicalJson, sha256Hex } from './canonical';
 import { AuditLog } from './log-file';

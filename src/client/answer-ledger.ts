@@ -222,7 +222,7 @@ const LOOPBACK_HOSTS = new Set(['localhost', 'localhost.', '127.0.0.1', '[::1]',
  * The URL as the ledger's (and the start claim's) key: scheme, host and port, path without trailing slashes, in
  * lower case; the loopback aliases (localhost, 127.0.0.1, ::1) are one host and a default port is no port.
  */
-export function instrumentKey(url: string): string {
+export function urlKey(url: string): string {
   try {
     const u = new URL(url.trim());
     const host = LOOPBACK_HOSTS.has(u.hostname.toLowerCase()) ? 'localhost' : u.hostname;
@@ -235,7 +235,7 @@ export function instrumentKey(url: string): string {
 
 /** The process-wide ledger of the instrument at `url`. */
 export function answerLedgerFor(url: string): AnswerLedger {
-  const key = instrumentKey(url);
+  const key = urlKey(url);
   let ledger = ledgers.get(key);
   if (!ledger) ledgers.set(key, (ledger = new AnswerLedger()));
   return ledger;

@@ -7,7 +7,7 @@ import {
   isAlreadyHandled,
   listedKeys,
 } from './answer-ledger';
-import { SOFTWARE_SETTING_FIELDS } from '../spec/contract';
+import { SOFTWARE_SETTING_FIELDS } from '../contract/instrument-contract';
 import { LhError, validationError } from './errors';
 import { UnsignedSpec } from './session';
 import { ApiResponse, MEDIA_JSON, MEDIA_JSON_PATCH } from './transport';

@@ -5,7 +5,7 @@
  * by every client (so by every lh-server node pointing at the same instrument).
  */
 import { LhError } from './errors';
-import { instrumentKey } from './answer-ledger';
+import { urlKey } from './answer-ledger';
 
 export interface RunStartClaim {
   /** what the start is doing (a protocol, "confirm loading"), for the refusal of a second start */
@@ -78,7 +78,7 @@ const books = new Map<string, RunStartClaims>();
 
 /** The process-wide start claims of the instrument whose interface A is at `baseUrl`. */
 export function runStartsFor(baseUrl: string): RunStartClaims {
-  const key = instrumentKey(baseUrl);
+  const key = urlKey(baseUrl);
   let book = books.get(key);
   if (!book) books.set(key, (book = new RunStartClaims()));
   return book;

@@ -4,7 +4,7 @@
  * Pure: no I/O, no timers.
  */
 
-import { RUN_STATE_NAMES, RunStateName } from '../spec/contract';
+import { RUN_STATE_NAMES, RunStateName } from '../contract/instrument-contract';
 
 export { RUN_STATE_NAMES, RunStateName };
 

@@ -1,6 +1,6 @@
 /** Resource shapes of interfaces.md as the client sees them (property names normalised to camelCase). */
 
-export type { ClearResult, PolicySettings, SoftwareSettings } from '../spec/contract';
+export type { ClearResult, PolicySettings, SoftwareSettings } from '../contract/instrument-contract';
 
 export interface AuthResult {
   userName?: string;

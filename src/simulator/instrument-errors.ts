@@ -15,7 +15,7 @@
  *   without a detailed recovery takes the main action.
  */
 import { randomUUID } from 'crypto';
-import { CLIENT_KEY_PATTERN } from '../spec/contract';
+import { CLIENT_KEY_PATTERN } from '../contract/instrument-contract';
 import { HttpProblem, badRequest, notFound } from './problem';
 import { FieldErrors, field, isInt32, isObject, requireObject } from './json-fields';
 import type { ErrorAction, ErrorData, InstrumentError, InstrumentErrorSeed, ResultWrapper } from './types';

@@ -9,7 +9,7 @@
  *                                                      ─answer Abort→ Aborting → Idle (result Failed)
  */
 import { HttpProblem } from './problem';
-import { RUN_STATE_NAMES, type RunStateName } from '../spec/contract';
+import { RUN_STATE_NAMES, type RunStateName } from '../contract/instrument-contract';
 import type { RunResult, StepLog } from './run-records';
 import type { Protocol, Step } from './types';
 

@@ -4,7 +4,7 @@
  * POST software-settings replaces all four fields: each is required and type-checked (400 naming the fields).
  * PUT service-routines updates one routine named by its id (404 when unknown); every field is validated.
  */
-import { SOFTWARE_SETTING_FIELDS } from '../spec/contract';
+import { SOFTWARE_SETTING_FIELDS } from '../contract/instrument-contract';
 import { notFound } from './problem';
 import { FieldErrors, field, isIsoDateTime, isInt32, requireBoolean, requireInt32, requireObject } from './json-fields';
 import type { PolicySettings, ServiceRoutine, SoftwareSettings } from './types';

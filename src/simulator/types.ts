@@ -3,10 +3,10 @@
  * option, fault and log types. Field names are camelCase, as the real ASP.NET service answers.
  */
 
-import type { PolicySettings, SoftwareSettings, StepType } from '../spec/contract';
+import type { PolicySettings, SoftwareSettings, StepType } from '../contract/instrument-contract';
 
-export { STEP_TYPES } from '../spec/contract';
-export type { ClearResult, PolicySettings, SoftwareSettings, StepType } from '../spec/contract';
+export { STEP_TYPES } from '../contract/instrument-contract';
+export type { ClearResult, PolicySettings, SoftwareSettings, StepType } from '../contract/instrument-contract';
 
 /** A stored step: the common fields of 2.1 plus any variant fields exactly as the client sent them. */
 export interface Step {

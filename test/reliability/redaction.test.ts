@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import http from 'http';
 import type { AddressInfo } from 'net';
 import { inspect } from 'util';
-import { redactError, redactText, redactValue } from '../../src/nodes/shared/redact';
+import { redactError, redactText, redactValue } from '../../src/nodes/shared/redaction';
 import { LhError } from '../../src/client';
 import { builtNode } from '../support/node-suite';
 import { helper, nextMessage, startServer, stopServer, tlsConfigNode, USER } from '../support/runtime';

@@ -3,8 +3,8 @@ import { LhError } from '../../src/client';
 import {
   applyPoll,
   applyPush,
-  classify,
-  newRunState,
+  classifyPollResults,
+  newPollMemory,
   nextConnection,
   nextDelay,
   offlineAfterOf,
@@ -38,56 +38,62 @@ const listA = (...ids: string[]): SourceResult<Rec> => ({ source: 'A', records: 
 describe('poll decisions', function () {
   it('raises each listed error once and resolves it once when it is gone', function () {
     const watch = newWatch();
-    const run = newRunState();
-    const first = applyPoll(watch, run, [listA('1', '2')], rules, noJitter);
+    const memory = newPollMemory();
+    const first = applyPoll(watch, memory, [listA('1', '2')], rules, noJitter);
     assert.deepEqual(
       first.raised.map((r) => r.record.id),
       ['1', '2'],
     );
     assert.equal(first.changed, true);
-    const again = applyPoll(watch, run, [listA('1', '2')], rules, noJitter);
+    const again = applyPoll(watch, memory, [listA('1', '2')], rules, noJitter);
     assert.equal(again.raised.length, 0);
     assert.equal(again.changed, false);
-    const gone = applyPoll(watch, run, [listA('2')], rules, noJitter);
+    const gone = applyPoll(watch, memory, [listA('2')], rules, noJitter);
     assert.deepEqual(
       gone.resolved.map((r) => (r.record as Rec).id),
       ['1'],
     );
     assert.deepEqual(gone.status, { kind: 'pending', count: 1 });
-    assert.equal(applyPoll(watch, run, [listA('2')], rules, noJitter).resolved.length, 0);
+    assert.equal(applyPoll(watch, memory, [listA('2')], rules, noJitter).resolved.length, 0);
   });
 
   it('does not raise an error the severity filter leaves out, nor an id it reported resolved', function () {
     const watch = newWatch();
-    const run = newRunState();
-    const out = applyPoll(watch, run, [{ source: 'A', records: [{ id: 'x', severity: 'Info' }, { id: 'y' }] }], rules, noJitter);
+    const memory = newPollMemory();
+    const out = applyPoll(
+      watch,
+      memory,
+      [{ source: 'A', records: [{ id: 'x', severity: 'Info' }, { id: 'y' }] }],
+      rules,
+      noJitter,
+    );
     assert.deepEqual(
       out.raised.map((r) => r.record.id),
       ['y'],
     );
-    applyPoll(watch, run, [listA()], rules, noJitter);
-    assert.equal(applyPoll(watch, run, [listA('y')], rules, noJitter).raised.length, 0);
+    applyPoll(watch, memory, [listA()], rules, noJitter);
+    assert.equal(applyPoll(watch, memory, [listA('y')], rules, noJitter).raised.length, 0);
   });
 
   it('reports offline once after offlineAfter unreachable polls, online once when every source answers again', function () {
     const watch = newWatch();
-    const run = newRunState();
-    applyPoll(watch, run, [listA()], rules, noJitter);
-    const one = applyPoll(watch, run, [down()], rules, noJitter);
+    const memory = newPollMemory();
+    applyPoll(watch, memory, [listA()], rules, noJitter);
+    const one = applyPoll(watch, memory, [down()], rules, noJitter);
     assert.equal(one.connection, undefined);
     assert.equal(one.status.kind, 'unreachable');
-    const two = applyPoll(watch, run, [down()], rules, noJitter);
+    const two = applyPoll(watch, memory, [down()], rules, noJitter);
     assert.deepEqual(two.connection, { state: 'offline', failedPolls: 2, reason: 'no answer', interfaces: ['A'] });
     assert.deepEqual(two.status, { kind: 'offline' });
-    assert.equal(applyPoll(watch, run, [down()], rules, noJitter).connection, undefined);
-    const back = applyPoll(watch, run, [listA()], rules, noJitter);
+    assert.equal(applyPoll(watch, memory, [down()], rules, noJitter).connection, undefined);
+    const back = applyPoll(watch, memory, [listA()], rules, noJitter);
     assert.deepEqual(back.connection, { state: 'online', failedPolls: 3 });
-    assert.equal(applyPoll(watch, run, [listA()], rules, noJitter).connection, undefined);
+    assert.equal(applyPoll(watch, memory, [listA()], rules, noJitter).connection, undefined);
   });
 
   it('a poll where one of two sources is unreachable counts towards offline and keeps the other source', function () {
     const watch = newWatch();
-    const out = applyPoll(watch, newRunState(), [listA('1'), down('B')], rules, noJitter);
+    const out = applyPoll(watch, newPollMemory(), [listA('1'), down('B')], rules, noJitter);
     assert.equal(out.raised.length, 1);
     assert.equal(watch.unreachablePolls, 1);
     assert.equal(out.status.kind, 'unreachable');
@@ -95,31 +101,31 @@ describe('poll decisions', function () {
 
   it('a refused login is neither offline nor online, is logged once and backs off from the first refusal', function () {
     const watch = newWatch();
-    const run = newRunState();
-    const first = applyPoll(watch, run, [refusedLogin()], rules, noJitter);
+    const memory = newPollMemory();
+    const first = applyPoll(watch, memory, [refusedLogin()], rules, noJitter);
     assert.equal(first.connection, undefined);
     assert.equal(first.status.kind, 'refused');
     assert.equal(first.warn, 'login refused');
     assert.equal(first.delayMs, 4000);
-    const second = applyPoll(watch, run, [refusedLogin()], rules, noJitter);
+    const second = applyPoll(watch, memory, [refusedLogin()], rules, noJitter);
     assert.equal(second.warn, undefined);
     assert.equal(second.delayMs, 8000);
     assert.equal(watch.connection, 'unknown');
-    const ok = applyPoll(watch, run, [listA()], rules, noJitter);
+    const ok = applyPoll(watch, memory, [listA()], rules, noJitter);
     assert.equal(ok.warn, undefined);
     assert.equal(ok.delayMs, 1000, 'the first steady delay takes the one-off phase shift (0 with this random)');
     assert.equal(
-      applyPoll(watch, run, [refusedLogin()], rules, noJitter).warn,
+      applyPoll(watch, memory, [refusedLogin()], rules, noJitter).warn,
       'login refused',
       'logged again after a good poll',
     );
   });
 
   it('shortens the first steady delay once, then keeps the interval exact', function () {
-    const run = newRunState();
+    const memory = newPollMemory();
     const watch = newWatch();
-    assert.equal(applyPoll(watch, run, [listA()], rules, () => 0.5).delayMs, 950);
-    assert.equal(applyPoll(watch, run, [listA()], rules, () => 0.5).delayMs, 1000);
+    assert.equal(applyPoll(watch, memory, [listA()], rules, () => 0.5).delayMs, 950);
+    assert.equal(applyPoll(watch, memory, [listA()], rules, () => 0.5).delayMs, 1000);
   });
 
   it('backs off while offline and returns to the interval when online', function () {
@@ -141,7 +147,14 @@ describe('poll decisions', function () {
       source: 'A',
       error: new LhError(kind, { kind, operation: 'x', statusCode }),
     });
-    const c = classify([err('http', 503), err('network'), err('timeout'), err('http', 404), err('auth', 401), listA('1')]);
+    const c = classifyPollResults([
+      err('http', 503),
+      err('network'),
+      err('timeout'),
+      err('http', 404),
+      err('auth', 401),
+      listA('1'),
+    ]);
     assert.equal(c.unreachable.length, 3);
     assert.deepEqual(
       c.refused.map((e) => e.statusCode),
@@ -165,15 +178,15 @@ describe('poll decisions', function () {
   describe('pushes', function () {
     it('an error pushed first is not raised again by the poll that lists it, and is resolved by the poll', function () {
       const watch = newWatch();
-      const run = newRunState();
+      const memory = newPollMemory();
       const pushed = applyPush(watch, { source: 'A', raised: [{ id: '7' }] }, rules);
       assert.deepEqual(
         pushed.raised.map((r) => r.record.id),
         ['7'],
       );
       assert.equal(applyPush(watch, { source: 'A', raised: [{ id: '7' }] }, rules).raised.length, 0);
-      assert.equal(applyPoll(watch, run, [listA('7')], rules, noJitter).raised.length, 0);
-      assert.equal(applyPoll(watch, run, [listA()], rules, noJitter).resolved.length, 1);
+      assert.equal(applyPoll(watch, memory, [listA('7')], rules, noJitter).raised.length, 0);
+      assert.equal(applyPoll(watch, memory, [listA()], rules, noJitter).resolved.length, 1);
       assert.equal(
         applyPush(watch, { source: 'A', raised: [{ id: '7' }] }, rules).raised.length,
         0,
@@ -183,18 +196,18 @@ describe('poll decisions', function () {
 
     it('a pushed resolution is reported once, and the poll does not report it again', function () {
       const watch = newWatch();
-      const run = newRunState();
-      applyPoll(watch, run, [listA('8')], rules, noJitter);
+      const memory = newPollMemory();
+      applyPoll(watch, memory, [listA('8')], rules, noJitter);
       assert.equal(applyPush(watch, { source: 'A', resolved: ['8'] }, rules).resolved.length, 1);
       assert.equal(applyPush(watch, { source: 'A', resolved: ['8'] }, rules).resolved.length, 0);
-      assert.equal(applyPoll(watch, run, [listA()], rules, noJitter).resolved.length, 0);
+      assert.equal(applyPoll(watch, memory, [listA()], rules, noJitter).resolved.length, 0);
     });
 
     it('errors on a push-only channel are never resolved by a poll', function () {
       const watch = newWatch();
-      const run = newRunState();
+      const memory = newPollMemory();
       assert.equal(applyPush(watch, { source: 'A', channel: 'dialogs', raised: [{ id: 'd1' }] }, rules).raised.length, 1);
-      assert.equal(applyPoll(watch, run, [listA()], rules, noJitter).resolved.length, 0);
+      assert.equal(applyPoll(watch, memory, [listA()], rules, noJitter).resolved.length, 0);
       assert.equal(applyPush(watch, { source: 'A', channel: 'dialogs', resolved: ['d1'] }, rules).resolved.length, 1);
     });
 

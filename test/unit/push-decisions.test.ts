@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ErrorFrame, PushedError } from '../../src/client';
-import { applyPoll, newRunState, PollRules, SourceResult } from '../../src/nodes/lh-error-poll/poll-decisions';
+import { applyPoll, newPollMemory, PollRules, SourceResult } from '../../src/nodes/lh-error-poll/poll-decisions';
 import {
   adoptListed,
   applyErrorFrame,
@@ -44,7 +44,7 @@ describe('lh-error-poll push decisions', function () {
     const watch = newWatch();
     assert.equal(applyErrorFrame(watch, raised(fw('s1', 'service')), rules).changed, false);
     assert.equal(applyErrorFrame(watch, { kind: 'unrecognised', reason: 'x' }, rules).changed, false);
-    applyPoll(watch, newRunState(), listA('a1'), rules);
+    applyPoll(watch, newPollMemory(), listA('a1'), rules);
     assert.equal(applyErrorFrame(watch, resolved('a1'), rules).changed, false, 'only the poll resolves a listed error');
     assert.equal(watch.sources.A.size, 1);
   });
@@ -59,36 +59,36 @@ describe('lh-error-poll push decisions', function () {
     const watch = newWatch();
     assert.equal(applyErrorFrame(watch, raised(fw('x')), rules).raised.length, 1);
     adoptListed(watch, listA('x'), rules);
-    const poll = applyPoll(watch, newRunState(), listA('x'), rules);
+    const poll = applyPoll(watch, newPollMemory(), listA('x'), rules);
     assert.deepEqual(poll.raised, []);
     assert.equal(openFirmwareErrors(watch), 0, 'it moved to the memory of A');
-    const gone = applyPoll(watch, newRunState(), listA(), rules);
+    const gone = applyPoll(watch, newPollMemory(), listA(), rules);
     assert.deepEqual(ids(gone.resolved), ['x'], 'and its resolution is the poll’s, once');
 
     // listed first, pushed afterwards
     const other = newWatch();
-    applyPoll(other, newRunState(), listA('y'), rules);
+    applyPoll(other, newPollMemory(), listA('y'), rules);
     assert.deepEqual(applyErrorFrame(other, raised(fw('y')), rules).raised, []);
   });
 
   it('raises a firmware error pushed under the id of a resolved listed error that was another error (a reused id)', function () {
     const watch = newWatch();
-    applyPoll(watch, newRunState(), [{ source: 'A', records: [{ ...fw('7', 'service'), title: 'Tip pickup failed' }] }], rules);
-    applyPoll(watch, newRunState(), listA(), rules); // resolved
+    applyPoll(watch, newPollMemory(), [{ source: 'A', records: [{ ...fw('7', 'service'), title: 'Tip pickup failed' }] }], rules);
+    applyPoll(watch, newPollMemory(), listA(), rules); // resolved
     const door = { ...fw('7'), title: 'Door open during run' };
     assert.deepEqual(ids(applyErrorFrame(watch, raised(door), rules).raised), ['7'], 'a new error: raised');
     assert.deepEqual(applyErrorFrame(watch, raised(door), rules).raised, [], 'once');
     // the listed error itself pushed again (same title): the poll's, not raised from the frame
     const same = newWatch();
-    applyPoll(same, newRunState(), [{ source: 'A', records: [{ ...fw('8', 'service'), title: 'Clot' }] }], rules);
-    applyPoll(same, newRunState(), listA(), rules);
+    applyPoll(same, newPollMemory(), [{ source: 'A', records: [{ ...fw('8', 'service'), title: 'Clot' }] }], rules);
+    applyPoll(same, newPollMemory(), listA(), rules);
     assert.deepEqual(applyErrorFrame(same, raised({ ...fw('8'), title: 'Clot' }), rules).raised, []);
   });
 
   it('a listed error pushed too, its severity in the frame’s own word, is still the one error (never raised twice)', function () {
     const watch = newWatch();
     const listed = { ...fw('5', 'service', 'Fatal'), title: 'Low volume' };
-    applyPoll(watch, newRunState(), [{ source: 'A', records: [listed] }], rules);
+    applyPoll(watch, newPollMemory(), [{ source: 'A', records: [listed] }], rules);
     assert.deepEqual(applyErrorFrame(watch, raised({ ...fw('5', 'firmware', 'Error'), title: 'Low volume' }), rules).raised, []);
     // pushed first, listed afterwards
     const other = newWatch();
@@ -100,7 +100,7 @@ describe('lh-error-poll push decisions', function () {
       { source: 'A', records: [{ ...fw('6', 'service', 'Fatal'), title: 'Low volume' }] },
     ];
     adoptListed(other, list, rules);
-    assert.deepEqual(applyPoll(other, newRunState(), list, rules).raised, []);
+    assert.deepEqual(applyPoll(other, newPollMemory(), list, rules).raised, []);
   });
 
   it('an open firmware error is not taken over by a listed error that reuses its id; the listed one is raised by the poll', function () {
@@ -109,7 +109,7 @@ describe('lh-error-poll push decisions', function () {
     const listed: SourceResult<PolledError>[] = [{ source: 'A', records: [{ ...fw('9', 'service'), title: 'Clot detected' }] }];
     adoptListed(watch, listed, rules);
     assert.equal(openFirmwareErrors(watch), 1, 'the firmware error stays open');
-    assert.deepEqual(ids(applyPoll(watch, newRunState(), listed, rules).raised), ['9'], 'the listed error is raised');
+    assert.deepEqual(ids(applyPoll(watch, newPollMemory(), listed, rules).raised), ['9'], 'the listed error is raised');
   });
 
   it(`holds at most ${MAX_OPEN_FIRMWARE} open firmware errors: the oldest are forgotten, said in the outcome, never raised again`, function () {
@@ -133,7 +133,7 @@ describe('lh-error-poll push decisions', function () {
     applyErrorFrame(watch, raised(fw('f1')), rules);
     for (let i = 0; i < 3; i++) {
       adoptListed(watch, listA(), rules);
-      assert.deepEqual(applyPoll(watch, newRunState(), listA(), rules).resolved, []);
+      assert.deepEqual(applyPoll(watch, newPollMemory(), listA(), rules).resolved, []);
     }
     assert.equal(openFirmwareErrors(watch), 1);
   });

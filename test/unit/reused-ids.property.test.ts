@@ -17,7 +17,7 @@ import { AnswerLedger, AnswerSlot, checkStillTheSame, listedKeys } from '../../s
 import { identityOf, type ErrorIdentity } from '../../src/client/error-identity';
 import type { ErrorFrame, PushedError } from '../../src/client';
 import { LhError } from '../../src/client/errors';
-import { applyPoll, newRunState, type PollRules } from '../../src/nodes/lh-error-poll/poll-decisions';
+import { applyPoll, newPollMemory, type PollRules } from '../../src/nodes/lh-error-poll/poll-decisions';
 import { adoptListed, applyErrorFrame } from '../../src/nodes/lh-error-poll/push-decisions';
 import { newWatch } from '../../src/nodes/lh-error-poll/seen-errors';
 import type { PolledError } from '../../src/nodes/shared/poll-messages';
@@ -83,7 +83,7 @@ async function run(ops: Op[]): Promise<void> {
   const listed = new Map<string, Rec>();
   const firmware = new Map<string, Rec>();
   const watch = newWatch();
-  const runState = newRunState();
+  const memory = newPollMemory();
   /** the list as the last read saw it: what a page view from the shared (cached) read shows */
   let lastRead: Rec[] = [];
   const intents: Intent[] = [];
@@ -117,7 +117,7 @@ async function run(ops: Op[]): Promise<void> {
     for (const r of list) mustRaise.add(r.title);
     const results = [{ source: 'A' as const, records: list as PolledError[] }];
     adoptListed(watch, results, rules);
-    const outcome = applyPoll(watch, runState, results, rules, () => 0.5);
+    const outcome = applyPoll(watch, memory, results, rules, () => 0.5);
     for (const r of outcome.raised) raised.push((r.record as Rec).title);
   };
   /** The answer reaches the instrument: applied to whatever it lists under the id now. */

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { LhError, runStartsFor } from '../../src/client';
-import { instrumentKey } from '../../src/client/answer-ledger';
+import { urlKey } from '../../src/client/answer-ledger';
 
 describe('the start claim across lh-server nodes of one instrument (review 2)', function () {
   it('a second start through another lh-server node of the same instrument (localhost vs 127.0.0.1) is refused busy', function () {
@@ -42,15 +42,11 @@ describe('the start claim across lh-server nodes of one instrument (review 2)', 
     fc.assert(
       fc.property(spelling, spelling, fc.constantFrom(8090, 18090), (a, b, port) => {
         const same = a.scheme.toLowerCase() === b.scheme.toLowerCase();
-        assert.equal(instrumentKey(text(a, port)) === instrumentKey(text(b, port)), same, `${text(a, port)} vs ${text(b, port)}`);
-        assert.equal(instrumentKey(text(a)) === instrumentKey(text(b)), same, `${text(a)} vs ${text(b)}`);
-        assert.notEqual(instrumentKey(text(a, port)), instrumentKey(text(a, port + 1)), 'another port is another instrument');
-        assert.notEqual(
-          instrumentKey(text(a, port)),
-          instrumentKey(text(a, port).replace(/nimbuslite/i, 'Other')),
-          'another path',
-        );
-        assert.notEqual(instrumentKey(text(a, port)), instrumentKey(text({ ...a, host: '10.0.0.7' }, port)), 'another host');
+        assert.equal(urlKey(text(a, port)) === urlKey(text(b, port)), same, `${text(a, port)} vs ${text(b, port)}`);
+        assert.equal(urlKey(text(a)) === urlKey(text(b)), same, `${text(a)} vs ${text(b)}`);
+        assert.notEqual(urlKey(text(a, port)), urlKey(text(a, port + 1)), 'another port is another instrument');
+        assert.notEqual(urlKey(text(a, port)), urlKey(text(a, port).replace(/nimbuslite/i, 'Other')), 'another path');
+        assert.notEqual(urlKey(text(a, port)), urlKey(text({ ...a, host: '10.0.0.7' }, port)), 'another host');
       }),
       { numRuns: 500 },
     );

@@ -1,4 +1,4 @@
-import { redactErr } from '../shared/secrets';
+import { redactErr } from '../shared/redaction';
 /**
  * One answer to one error, the way the answer page and the error policy give it: through the client code of
  * lh-answer-error (answerBody) and lh-submit-recovery (recoveryBody), and the client's answer ledger (at most one
@@ -44,7 +44,8 @@ export type AnswerOutcome =
 export const answerEvents = new EventEmitter();
 answerEvents.setMaxListeners(0);
 
-export function instrumentOf(client: LiquidHandlerClient): string {
+/** The client's instrument key, `baseUrl|instrumentUrl`: the lh-server node's instrumentKey, under which the shared answer claims are kept. */
+export function instrumentKeyOf(client: LiquidHandlerClient): string {
   return `${client.baseUrl}|${client.instrumentUrl ?? ''}`;
 }
 
@@ -61,7 +62,7 @@ function isRecord(value: unknown): value is AnswerRecord {
 }
 
 /** What a failed answer means for the person or the rule that gave it. */
-export function classify(err: unknown, operation: string): AnswerOutcome {
+export function answerOutcomeOf(err: unknown, operation: string): AnswerOutcome {
   const e = redactErr(asLhError(err, operation));
   if (e.kind === 'changed') {
     const current = e.body && typeof e.body === 'object' ? (e.body as Record<string, unknown>) : {};
@@ -93,7 +94,7 @@ async function settle(
 ): Promise<AnswerOutcome> {
   // several Node-REDs on one instrument: the first claim in Redis answers, any other replica's answer is refused
   // before a request (a page on one replica and a policy on another never answer one error twice)
-  const shared = claimOf ? sharedAnswerClaims(instrumentOf(client)) : undefined;
+  const shared = claimOf ? sharedAnswerClaims(instrumentKeyOf(client)) : undefined;
   let claim: SharedAnswerClaim | undefined;
   if (shared && claimOf) {
     try {
@@ -122,10 +123,10 @@ async function settle(
     const sent = await send();
     const answer = lookupAnswer(client, key);
     if (!answer) throw new LhError(`${operation}: the answer ledger has no record of error ${key}`, { kind: 'response', operation });
-    answerEvents.emit('answered', instrumentOf(client), key);
+    answerEvents.emit('answered', instrumentKeyOf(client), key);
     outcome = { outcome: 'answered', answer, sent };
   } catch (err) {
-    outcome = classify(err, operation);
+    outcome = answerOutcomeOf(err, operation);
   }
   // the shared record follows this process's: answered, or free again for whoever answers next
   await (outcome.outcome === 'answered' ? held?.confirm() : held?.release())?.catch(() => undefined);
@@ -193,7 +194,7 @@ export function answerA(
   try {
     body = answerBody(error, response, perItem);
   } catch (err) {
-    return Promise.resolve(classify(err, 'answer-error'));
+    return Promise.resolve(answerOutcomeOf(err, 'answer-error'));
   }
   return sendAnswerA(client, body, by, expected, isFirmwareError(error));
 }
@@ -263,7 +264,7 @@ export function answerB(
       op,
     );
   } catch (err) {
-    return Promise.resolve(classify(err, op));
+    return Promise.resolve(answerOutcomeOf(err, op));
   }
   return sendRecovery(client, kind, body, by, expected);
 }

@@ -2,7 +2,7 @@ import { identityOf, LhError, LiquidHandlerClient, PendingError, validate as v }
 import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
-import { resolveSetting } from '../shared/settings';
+import { resolveSetting } from '../shared/typed-inputs';
 import { answerBody, answeredBy, pendingErrorIn } from '../answering/answer-body';
 import { isFirmwareError, sendAnswerA, settledOrThrow } from '../answering/answer-error';
 

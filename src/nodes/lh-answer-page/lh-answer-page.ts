@@ -1,10 +1,10 @@
-import { redact } from '../shared/secrets';
+import { redact } from '../shared/redaction';
 import type { ServerResponse } from 'http';
 import { ErrorIdentity, fingerprint, fromFingerprint, identityOf, InstrumentError, LhError, LiquidHandlerClient, PendingError, sameError } from '../../client';
 import { answerA, answerB, AnswerOutcome, lookupAnswer } from '../answering/answer-error';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { LhServerNode, requireClient } from '../shared/server-node';
-import { renderTemplate } from '../shared/settings';
+import { renderTemplate } from '../shared/typed-inputs';
 import { Status } from '../shared/status';
 import { zonedTime } from '../shared/zoned-time';
 import { FormTokens, SharedUsedSet } from './form-tokens';

@@ -11,14 +11,14 @@ export = function register(RED: Red): void {
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     const serverId = typeof config.server === 'string' ? config.server : '';
-    const instrumentOf = (): string | undefined => {
+    const selectedInstrumentKey = (): string | undefined => {
       if (serverId === '') return undefined;
       const server = RED.nodes.getNode(serverId);
       return isServerNode(server) ? server.instrumentKey : '\u0000none';
     };
     let count = 0;
     const stop = onAuditRecord((record: AuditRecord) => {
-      const instrument = instrumentOf();
+      const instrument = selectedInstrumentKey();
       if (instrument !== undefined && record.instrument !== instrument) return;
       if (record.phase === 'file') return;
       count++;

@@ -4,7 +4,7 @@ import { Coordinator } from '../../coordination/coordinator';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { logError, logInfo, logWarn } from '../shared/node-log';
 import { migrateConfig } from '../shared/migrations';
-import { forgetSecrets, rememberSecrets } from '../shared/secrets';
+import { forgetSecrets, rememberSecrets } from '../shared/redaction';
 import { LhCoordinationNode } from '../shared/coordination-node';
 import { tlsOptionsFrom } from '../shared/tls-config';
 

@@ -1,7 +1,7 @@
 import { LhError } from '../../client';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
-import { resolveChoice } from '../shared/settings';
+import { resolveChoice } from '../shared/typed-inputs';
 import { viewIdOf } from './view-id';
 import { migrateConfig } from '../shared/migrations';
 

@@ -2,7 +2,7 @@ import { LhError, validate as v, validationError } from '../../client';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
-import { isChecked, resolveChoice, resolveSetting } from '../shared/settings';
+import { isChecked, resolveChoice, resolveSetting } from '../shared/typed-inputs';
 import { DEFAULT_MAX_ITEMS, DEFAULT_PAGE_SIZE, readAllPages } from './error-pages';
 
 const OPERATIONS = ['list', 'get'] as const;

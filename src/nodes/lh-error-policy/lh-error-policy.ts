@@ -1,5 +1,5 @@
 import { fingerprint, identityOf, InstrumentError, LhError, LiquidHandlerClient, PendingError, sameError } from '../../client';
-import { answerA, answerB, answerEvents, AnswerOutcome, instrumentOf, lookupAnswer } from '../answering/answer-error';
+import { answerA, answerB, answerEvents, AnswerOutcome, instrumentKeyOf, lookupAnswer } from '../answering/answer-error';
 import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
@@ -217,7 +217,7 @@ export = function register(RED: Red): void {
 
     function onAnswered(where: string, key: string): void {
       const pending = book.get(key);
-      if (client && pending && where === instrumentOf(client) && lookupAnswer(client, key, identityOf(pending.record))) {
+      if (client && pending && where === instrumentKeyOf(client) && lookupAnswer(client, key, identityOf(pending.record))) {
         cancel(key);
         showStatus();
       }

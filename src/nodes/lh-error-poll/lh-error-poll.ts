@@ -5,10 +5,10 @@ import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { logError, logInfo, logWarn } from '../shared/node-log';
 import { migrateConfig } from '../shared/migrations';
 import { requireClient, LhServerNode } from '../shared/server-node';
-import { isChecked } from '../shared/settings';
+import { isChecked } from '../shared/typed-inputs';
 import { failureReason, Status } from '../shared/status';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
-import { applyPoll, newRunState, offlineAfterOf, pendingOnly, PollRules, SourceResult, sourcesOf, StatusDecision } from './poll-decisions';
+import { applyPoll, newPollMemory, offlineAfterOf, pendingOnly, PollRules, SourceResult, sourcesOf, StatusDecision } from './poll-decisions';
 import { intervalMs, PollLoop } from '../shared/poll-loop';
 import { ConnectPolls, PushPolls } from '../shared/connect-polls';
 import { pollSchedule } from '../shared/poll-schedule';
@@ -120,7 +120,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   const template = typeof config.template === 'string' ? config.template : '';
   const persist = isChecked(config.persist);
   const store = typeof config.store === 'string' && config.store.trim() !== '' ? config.store.trim() : undefined;
-  const run = newRunState();
+  const memory = newPollMemory();
   const loop = new PollLoop(pollOnce);
   // this node's slot among every poll loop of this Node-RED with the same interval: a fleet polls spread, not together
   const slot = pollSchedule.join(watchKey(w.server.instrumentKey, node.id), rules.baseMs);
@@ -168,7 +168,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     const results = await Promise.all(sources.map((source) => fetchErrors(client, source)));
     if (loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
     if (listening) adoptListed(watch, results, rules);
-    const outcome = applyPoll(watch, run, results, rules);
+    const outcome = applyPoll(watch, memory, results, rules);
     const answered = listening ? resolveAnswered(watch, (key, record) => answeredHere(client, key, record), rules) : undefined;
     if (outcome.changed || answered?.changed) save();
     const connection = outcome.connection ? [connectionMessage(outcome.connection.state, instrument, outcome.connection)] : [];

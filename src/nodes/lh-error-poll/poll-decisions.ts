@@ -26,7 +26,7 @@ export interface PollRules<T> {
 }
 
 /** What one deployed node (not its instrument memory, which outlives a redeploy) remembers between polls. */
-export interface RunState {
+export interface PollMemory {
   /** polls in a row whose answer was a refusal (e.g. a rejected login) */
   refusedPolls: number;
   /** the last problem logged, so the same one is not logged at every poll */
@@ -35,7 +35,7 @@ export interface RunState {
   desynced: boolean;
 }
 
-export function newRunState(): RunState {
+export function newPollMemory(): PollMemory {
   return { refusedPolls: 0, lastProblem: '', desynced: false };
 }
 
@@ -79,7 +79,7 @@ export interface Classified<T> {
 }
 
 /** Splits a poll's results into answers, sources that did not answer, and refusals. */
-export function classify<T>(results: SourceResult<T>[]): Classified<T> {
+export function classifyPollResults<T>(results: SourceResult<T>[]): Classified<T> {
   const out: Classified<T> = { listed: [], unreachable: [], refused: [] };
   for (const r of results) {
     if ('records' in r) out.listed.push(r);
@@ -152,17 +152,17 @@ export function nextDelay(
 }
 
 /**
- * Applies one poll to the instrument memory `watch` and the node's `run` (both updated in place: they are the
+ * Applies one poll to the instrument memory `watch` and the node's `memory` (both updated in place: they are the
  * only state, and nothing else is touched) and returns everything the node must do.
  */
 export function applyPoll<T>(
   watch: WatchState,
-  run: RunState,
+  memory: PollMemory,
   results: SourceResult<T>[],
   rules: PollRules<T>,
   random: () => number = Math.random,
 ): PollOutcome<T> {
-  const c = classify(results);
+  const c = classifyPollResults(results);
   const raised: Sourced<T>[] = [];
   const resolved: Sourced<T>[] = [];
   for (const { source, records } of c.listed) {
@@ -179,16 +179,16 @@ export function applyPoll<T>(
   watch.connection = track.connection;
   watch.unreachablePolls = track.unreachablePolls;
 
-  run.refusedPolls = c.refused.length > 0 ? run.refusedPolls + 1 : 0;
+  memory.refusedPolls = c.refused.length > 0 ? memory.refusedPolls + 1 : 0;
   const pending = c.listed.reduce((n, l) => n + watch.sources[l.source].size, 0);
   const status = statusAfter(c, watch.connection, pending);
-  const problem = status.kind === 'refused' ? status.error.message : status.kind === 'pending' ? '' : run.lastProblem;
-  const warn = problem !== '' && problem !== run.lastProblem ? problem : undefined;
-  run.lastProblem = problem;
+  const problem = status.kind === 'refused' ? status.error.message : status.kind === 'pending' ? '' : memory.lastProblem;
+  const warn = problem !== '' && problem !== memory.lastProblem ? problem : undefined;
+  memory.lastProblem = problem;
 
-  const firstPoll = !run.desynced;
-  const delayMs = nextDelay(rules.baseMs, run.refusedPolls, watch.unreachablePolls, rules.offlineAfter, firstPoll, random);
-  if (run.refusedPolls === 0 && delayMs <= rules.baseMs) run.desynced = true;
+  const firstPoll = !memory.desynced;
+  const delayMs = nextDelay(rules.baseMs, memory.refusedPolls, watch.unreachablePolls, rules.offlineAfter, firstPoll, random);
+  if (memory.refusedPolls === 0 && delayMs <= rules.baseMs) memory.desynced = true;
 
   return { raised, resolved, connection: change, status, warn, changed: raised.length > 0 || resolved.length > 0, delayMs };
 }

@@ -4,9 +4,9 @@ import { logError } from '../shared/node-log';
 import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
 import { LhServerNode, requireClient } from '../shared/server-node';
-import { isChecked, resolveChoice, resolveSetting } from '../shared/settings';
+import { isChecked, resolveChoice, resolveSetting } from '../shared/typed-inputs';
 import { Status } from '../shared/status';
-import { redact } from '../shared/secrets';
+import { redact } from '../shared/redaction';
 
 const OPERATIONS = ['register', 'unregister', 'check'] as const;
 type Operation = (typeof OPERATIONS)[number];

@@ -1,7 +1,7 @@
 import { validationError } from '../../client';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
-import { resolveChoice, resolveSetting } from '../shared/settings';
+import { resolveChoice, resolveSetting } from '../shared/typed-inputs';
 import { migrateConfig } from '../shared/migrations';
 
 const DATA_OPERATIONS = ['list', 'get', 'report', 'pipetting-csv'] as const;

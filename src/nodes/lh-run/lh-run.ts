@@ -1,7 +1,7 @@
 import { LhError, RunStatus, runStartsFor, validationError, validate as v } from '../../client';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { OperationResult, runOperationNode } from '../shared/operation-node';
-import { resolveChoice, resolveSetting } from '../shared/settings';
+import { resolveChoice, resolveSetting } from '../shared/typed-inputs';
 import { protocolRef, ProtocolRef, resolveProtocolName } from './protocol-ref';
 import { loadOverrides, startRun } from './start-run';
 import { migrateConfig } from '../shared/migrations';

@@ -2,7 +2,7 @@ import { asLhError, ClientOptions, LhError, LiquidHandlerClient, sessionCheckInt
 import { AdminRequest, AdminResponse, asNode, Node, NodeConfig, Red } from '../shared/node-red';
 import { logError, logWarn } from '../shared/node-log';
 import { onPasswordWarning } from '../shared/password-warning';
-import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/secrets';
+import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/redaction';
 import { migrateConfig } from '../shared/migrations';
 import { isServerNode, LhServerNode } from '../shared/server-node';
 import { isCoordinationNode } from '../shared/coordination-node';

@@ -1,7 +1,7 @@
 import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
-import { resolveChoice, resolveFlag, resolveSetting } from '../shared/settings';
+import { resolveChoice, resolveFlag, resolveSetting } from '../shared/typed-inputs';
 import { listRoutines, routineOperation, updateRoutine } from './operations';
 
 /** A checkbox: ticked means true; unticked takes `msg[name]` (a boolean) when present, else false. */

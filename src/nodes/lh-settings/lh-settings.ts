@@ -1,7 +1,7 @@
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
-import { resolveChoice } from '../shared/settings';
+import { resolveChoice } from '../shared/typed-inputs';
 import { setMode, setSoftwareSettings, settingsOperation } from './operations';
 
 export = function register(RED: Red): void {

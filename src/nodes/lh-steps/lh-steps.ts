@@ -2,7 +2,7 @@ import { validate as v, validationError } from '../../client';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
-import { renderTemplate, resolveChoice, resolveFlag, resolveSetting } from '../shared/settings';
+import { renderTemplate, resolveChoice, resolveFlag, resolveSetting } from '../shared/typed-inputs';
 import { runStepOperation, StepOperation, stepOperation, StepRequest } from './operations';
 
 /** The operation names the client reports in msg.error.operation. */

@@ -2,7 +2,7 @@ import { identityOf, validate as v } from '../../client';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
 import { runOperationNode } from '../shared/operation-node';
-import { resolveChoice, resolveSetting } from '../shared/settings';
+import { resolveChoice, resolveSetting } from '../shared/typed-inputs';
 import { answeredBy } from '../answering/answer-body';
 import { sendRecovery, settledOrThrow } from '../answering/answer-error';
 import { kindOf, recoveryBody } from '../answering/recovery-body';

@@ -1,8 +1,8 @@
 import { InstrumentError, PendingError } from '../../client';
 import { describeActions, InstrumentInfo, offeredActions, responseNames } from './error-records';
 import { ConnectionMsg, DEFAULT_NOTIFICATION, ErrorSource as Source, InstrumentErrorFields, PendingErrorFields, PolledError, RaisedErrorMsg, ResolvedErrorMsg } from './poll-messages';
-import { redact } from './secrets';
-import { renderTemplate } from './settings';
+import { redact } from './redaction';
+import { renderTemplate } from './typed-inputs';
 
 export { DEFAULT_NOTIFICATION, errorKey } from './poll-messages';
 

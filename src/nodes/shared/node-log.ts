@@ -1,6 +1,6 @@
 /** The one way nodes write to the Node-RED log: every line passes the redaction step first. */
 import { Node } from './node-red';
-import { redact } from './secrets';
+import { redact } from './redaction';
 
 function text(message: unknown): string {
   return redact(message instanceof Error ? message.message : String(message));

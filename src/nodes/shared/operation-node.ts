@@ -1,7 +1,7 @@
 import { asLhError, LhError, LiquidHandlerClient } from '../../client';
 import { NodeConfig, NodeMessage, Node, Red } from './node-red';
 import { LhServerNode, requireClient } from './server-node';
-import { redactDeep, redactErr } from './secrets';
+import { redactDeep, redactErr } from './redaction';
 import { Status } from './status';
 import { asNodeActor } from './audit';
 

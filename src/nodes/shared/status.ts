@@ -1,6 +1,6 @@
 import { LhError } from '../../client';
 import { Node, Red } from './node-red';
-import { redact } from './secrets';
+import { redact } from './redaction';
 
 const MAX_STATUS_TEXT = 40;
 

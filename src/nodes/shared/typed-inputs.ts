@@ -1,3 +1,7 @@
+/**
+ * Reading a node's configured inputs against the msg: typed inputs (msg, flow, global, env, JSONata, ...),
+ * checkboxes, choices that may come from the msg, and mustache templates. Not the lh-settings node, not RED.settings.
+ */
 import Mustache from 'mustache';
 import { validate as v } from '../../client';
 import { Node, NodeMessage, Red } from './node-red';

@@ -1,6 +1,8 @@
 /**
  * The one redaction step every text leaving a node passes (msg.error, status, logs): the configured secrets, bearer
- * tokens, JWTs, secret-named JSON fields and URL userinfo become `***`. Pure: the secrets are passed in.
+ * tokens, JWTs, secret-named JSON fields and URL userinfo become `***`. redactText, redactValue and redactError are
+ * pure (the secrets are passed in); redact, redactDeep and redactErr take out the secrets configured in this
+ * Node-RED, which rememberSecrets and forgetSecrets keep.
  */
 
 export const REDACTED = '***';
@@ -108,4 +110,39 @@ export function redactError<E extends Error>(err: E, secrets: readonly string[] 
     }
   }
   return err;
+}
+
+/**
+ * The secrets configured in this Node-RED (lh-server passwords and instrument tokens), so that the redaction step
+ * can take them out of any text, whichever node produced it. Each lh-server node adds its own while it is deployed.
+ */
+const byOwner = new Map<string, string[]>();
+let all: string[] = [];
+
+export function rememberSecrets(owner: string, secrets: (string | undefined)[]): void {
+  byOwner.set(
+    owner,
+    secrets.filter((s): s is string => typeof s === 'string' && s !== ''),
+  );
+  all = [...new Set([...byOwner.values()].flat())].sort((a, b) => b.length - a.length);
+}
+
+export function forgetSecrets(owner: string): void {
+  if (!byOwner.delete(owner)) return;
+  all = [...new Set([...byOwner.values()].flat())].sort((a, b) => b.length - a.length);
+}
+
+/** The text without any configured secret, token, JWT or URL userinfo. */
+export function redact(text: string): string {
+  return redactText(text, all);
+}
+
+/** A copy of the value without any secret; `extra` adds secrets that are not configured (e.g. typed into a dialog). */
+export function redactDeep<T>(value: T, extra: (string | undefined)[] = []): T {
+  const more = extra.filter((s): s is string => typeof s === 'string' && s !== '');
+  return redactValue(value, more.length > 0 ? [...more, ...all].sort((a, b) => b.length - a.length) : all);
+}
+
+export function redactErr<E extends Error>(err: E): E {
+  return redactError(err, all);
 }
