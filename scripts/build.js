@@ -214,6 +214,7 @@ function pruneStale(dir) {
     const source = path.join(src, path.relative(out, dir), compiled[1]);
     if (!fs.existsSync(`${source}.ts`) && !fs.existsSync(`${source}.js`)) fs.rmSync(file);
   }
+  if (dir !== out && fs.readdirSync(dir).length === 0) fs.rmdirSync(dir);
 }
 pruneStale(out);
 for (const cli of [path.join(out, 'simulator', 'cli.js'), path.join(out, 'audit', 'cli.js')]) {
