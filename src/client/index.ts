@@ -1,18 +1,11 @@
 import { EventEmitter } from 'events';
 import { answerLedgerFor, InstrumentAnswers } from './answer-ledger';
 import { LhError } from './errors';
+import { PendingWork } from './pending-work';
 import { InstrumentApi } from './instrument';
 import { CHECK_AUTHENTICATION, PrepApi } from './prep';
 import { RunsApi } from './runs';
-import {
-  Credentials,
-  Session,
-  SESSION_CHECK_MAX_MS,
-  SESSION_CHECK_MIN_MS,
-  sessionCheckDue,
-  SessionOptions,
-  UnsignedSpec,
-} from './session';
+import { Credentials, Session, SESSION_CHECK_MAX_MS, SESSION_CHECK_MIN_MS, SessionOptions, UnsignedSpec } from './session';
 import { ApiResponse, AuditHook, TlsOptions, Transport } from './transport';
 import { checkUrls } from './url-checks';
 import { EventStreamOptions, InstrumentEvents } from './events';
@@ -85,7 +78,7 @@ export class LiquidHandlerClient extends EventEmitter {
   readonly runs: RunsApi;
   /** What the workstation says about itself: system ready, controller, sensors, name, software versions (A). */
   readonly machine: MachineApi;
-  private readonly lastWork = new Set<Promise<void>>();
+  private readonly lastWork = new PendingWork();
   /** Stops the session checks (checkSessionEvery) still running: close() stops them first. */
   private readonly checkStops = new Set<() => void>();
 
@@ -137,12 +130,7 @@ export class LiquidHandlerClient extends EventEmitter {
    * waits for it before logging out. The caller bounds it with its own timeout.
    */
   finishBeforeClose(work: Promise<unknown>): void {
-    const settled = work.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.lastWork.add(settled);
-    void settled.then(() => this.lastWork.delete(settled));
+    this.lastWork.add(work);
   }
 
   /**
@@ -157,7 +145,7 @@ export class LiquidHandlerClient extends EventEmitter {
     let stopped = false;
     const every = Math.min(SESSION_CHECK_MAX_MS, Math.max(SESSION_CHECK_MIN_MS, Number.isFinite(ms) ? ms : SESSION_CHECK_MAX_MS));
     const timer = setInterval(() => {
-      if (inFlight || stopped || !sessionCheckDue(this.session.state, this.session.usesLogin)) return;
+      if (inFlight || stopped) return;
       inFlight = true;
       const check = this.session
         .checkHeld(CHECK_AUTHENTICATION, () => !stopped)
@@ -172,7 +160,7 @@ export class LiquidHandlerClient extends EventEmitter {
             );
           },
         );
-      this.finishBeforeClose(check.catch(() => undefined).finally(() => (inFlight = false)));
+      this.finishBeforeClose(check.finally(() => (inFlight = false)));
     }, every);
     timer.unref();
     const stop = (): void => {
@@ -187,7 +175,7 @@ export class LiquidHandlerClient extends EventEmitter {
   /** Logs out and frees every socket and timer. */
   async close(): Promise<void> {
     for (const stop of [...this.checkStops]) stop();
-    if (this.lastWork.size > 0) await Promise.all([...this.lastWork]);
+    await this.lastWork.settled();
     await this.events.close();
     await this.session.end();
     this.transport.close(); // aborts what is still in flight: its outcome (not sent / unknown) is written next

@@ -170,7 +170,9 @@ export class Session extends EventEmitter {
    */
   async checkHeld(spec: UnsignedSpec, wanted: () => boolean = () => true): Promise<boolean> {
     const held = this.current;
-    if (!this.usesLogin || this.closed || this.blocked || this.pending || !held || this.now() >= held.renewAt) return false;
+    // logged in (not refused, locked or closed), no login or renewal under way, the token not yet due for renewal
+    if (this.closed || this.pending || !sessionCheckDue(this.stateValue, this.usesLogin)) return false;
+    if (!held || this.now() >= held.renewAt) return false;
     try {
       await this.transport.request({ ...spec, token: held.value });
     } catch (err) {

@@ -3,6 +3,7 @@ import https from 'https';
 import tls from 'tls';
 import axios, { AxiosError, AxiosInstance, AxiosResponse } from 'axios';
 import { isUnreachable, LhError } from './errors';
+import { PendingWork } from './pending-work';
 import { forbiddenKeyIn, normaliseKeys } from './field-names';
 
 export { normaliseKeys } from './field-names';
@@ -153,7 +154,7 @@ export class Transport {
   private readonly inFlight = new Set<AbortController>();
   private readonly audit?: AuditHook;
   /** Audited requests from their intent until their outcome record is written. */
-  private readonly outcomes = new Set<Promise<void>>();
+  private readonly outcomes = new PendingWork();
   private closed = false;
 
   constructor(options: TransportOptions) {
@@ -236,7 +237,7 @@ export class Transport {
     // without its outcome, which verify and every reader take as "unknown", never as applied.
     // Tracked from the moment it is sent, so close() also waits for the outcome of a request it aborts.
     const sent = this.attempts<T>(spec, url, payload);
-    this.recordOutcome(
+    this.outcomes.add(
       sent.then(
         (res) => audit.outcome(id, spec.operation, auditOutcomeOf(res)),
         (err: unknown) => audit.outcome(id, spec.operation, auditOutcomeOfError(err)),
@@ -245,15 +246,9 @@ export class Transport {
     return sent;
   }
 
-  private recordOutcome(written: Promise<void>): void {
-    const settled = written.catch(() => undefined);
-    this.outcomes.add(settled);
-    void settled.then(() => this.outcomes.delete(settled));
-  }
-
   /** Resolves once every audited request so far has its outcome record written (or given up on). */
-  async outcomesWritten(): Promise<void> {
-    while (this.outcomes.size > 0) await Promise.all([...this.outcomes]);
+  outcomesWritten(): Promise<void> {
+    return this.outcomes.settled();
   }
 
   private async attempts<T>(spec: RequestSpec, url: string, payload: string | undefined): Promise<ApiResponse<T>> {
