@@ -8,11 +8,9 @@
  */
 import fs from 'fs';
 import Redis from 'ioredis';
-import { trimBase } from '../src/client';
-import { CoordinationKeys } from '../src/coordination/keys';
 import { RedisHarness } from '../test/support/redis-server';
-import { Collector, Replica, watchFlows } from '../test/support/red-replicas';
-import { startSimulator, USER } from '../test/support/runtime';
+import { Collector, credentialsFor, leaseHolder, Replica, watchFlows } from '../test/support/red-replicas';
+import { startSimulator } from '../test/support/runtime';
 import { percentile, printTable, round, sleep, verdict, writeResult } from './support/report';
 
 const SECONDS = Number(process.env.LH_HA_SECONDS ?? 180);
@@ -59,14 +57,10 @@ async function main(): Promise<void> {
     collectorUrl: collector.url,
     interval: INTERVAL_S,
   });
-  const creds = { 'server-i1': { username: USER.username, password: USER.password } };
+  const creds = credentialsFor(instruments);
   const replicas = [new Replica('r1', flows, creds), new Replica('r2', flows, creds)];
   await Promise.all(replicas.map((r) => r.start()));
-  const leaseKey = new CoordinationKeys(prefix).instrument(`${trimBase(sim.baseUrl)}|${trimBase(sim.instrumentUrl)}`).lease;
-  const holder = async (): Promise<Replica | undefined> => {
-    const value = await redis.get(leaseKey);
-    return value ? replicas.find((r) => r.running && value.includes(`/${String(r.pid)}-`)) : undefined;
-  };
+  const holder = (): Promise<Replica | undefined> => leaseHolder(redis, prefix, sim, replicas);
   while (!(await holder())) await sleep(50);
 
   // CPU and RSS per replica slot (a killed replica's successor counts in the same slot)

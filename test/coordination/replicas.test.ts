@@ -4,21 +4,15 @@
  * multiplies the errors and kills of the failover case (the issue's full figure is LH_HA_SCALE=10 or `npm run bench:ha`).
  */
 import assert from 'assert';
-import { trimBase } from '../../src/client';
-import { CoordinationKeys } from '../../src/coordination/keys';
 import { Simulator } from '../../src/simulator';
 import { describeWithRedis, useRedis } from '../support/redis-server';
-import { Collector, Replica, watchFlows } from '../support/red-replicas';
-import { startSimulator, USER } from '../support/runtime';
+import { Collector, credentialsFor, leaseHolder, Replica, watchFlows } from '../support/red-replicas';
+import { startSimulator } from '../support/runtime';
 import { until } from '../support/until';
 
 const LEASE_S = 2;
 const INTERVAL_S = 0.5;
 const SCALE = Math.max(1, Number(process.env.LH_HA_SCALE) || 1);
-
-function credentialsFor(instruments: { id: string }[]): Record<string, Record<string, string>> {
-  return Object.fromEntries(instruments.map((i) => [`server-${i.id}`, { username: USER.username, password: USER.password }]));
-}
 
 describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19)', function () {
   this.timeout(300000);
@@ -44,9 +38,7 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
 
   /** Which replica holds the instrument's lease now (by its process id), if any. */
   async function holderOf(baseUrl: string): Promise<Replica | undefined> {
-    const value = await db.redis.get(new CoordinationKeys(prefix).instrument(`${trimBase(baseUrl)}|`).lease);
-    if (!value) return undefined;
-    return replicas.find((r) => r.running && value.includes(`/${String(r.pid)}-`));
+    return leaseHolder(db.redis, prefix, { baseUrl }, replicas);
   }
 
   async function startReplicas(

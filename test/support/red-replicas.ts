@@ -9,6 +9,29 @@ import http from 'http';
 import os from 'os';
 import path from 'path';
 import type { AddressInfo } from 'net';
+import type Redis from 'ioredis';
+import { trimBase } from '../../src/client';
+import { CoordinationKeys } from '../../src/coordination/keys';
+import { USER } from './runtime';
+
+/** The credentials of watchFlows' lh-server nodes (`server-<id>`), the simulator's user for each. */
+export function credentialsFor(instruments: { id: string }[]): Record<string, Record<string, string>> {
+  return Object.fromEntries(instruments.map((i) => [`server-${i.id}`, { username: USER.username, password: USER.password }]));
+}
+
+/** The running replica that holds the lease of an instrument (its A and B URLs), read from Redis; undefined if none. */
+export async function leaseHolder(
+  redis: Redis,
+  prefix: string,
+  urls: { baseUrl: string; instrumentUrl?: string },
+  replicas: readonly Replica[],
+): Promise<Replica | undefined> {
+  const key = new CoordinationKeys(prefix).instrument(
+    `${trimBase(urls.baseUrl)}|${urls.instrumentUrl ? trimBase(urls.instrumentUrl) : ''}`,
+  );
+  const value = await redis.get(key.lease);
+  return value ? replicas.find((r) => r.running && value.includes(`/${String(r.pid)}-`)) : undefined;
+}
 
 const root = path.resolve(__dirname, '..', '..');
 const redJs = path.join(path.dirname(require.resolve('node-red/package.json')), 'red.js');
