@@ -17,7 +17,7 @@ export * from './types';
 export * as validate from './validate';
 export { Transport, TlsOptions, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR, trimBase } from './transport';
 export { AuditHook, AuditedRequest, AuditOutcome, AuditResult, isAudited, UNAUDITED_OPERATIONS } from './transport';
-export { Session, SessionState, Credentials, sessionCheckDue, sessionCheckInterval, SESSION_CHECK_MS } from './session';
+export { Session, SessionState, Credentials, sessionCheckDue, SESSION_CHECK_MAX_MS, SESSION_CHECK_MIN_MS } from './session';
 export { PrepApi, softwareSettings, serviceRoutine, CHECK_AUTHENTICATION } from './prep';
 export { InstrumentApi, RecoveryKind } from './instrument';
 export * from './events';

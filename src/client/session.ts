@@ -19,34 +19,9 @@ export function sessionCheckDue(state: SessionState, usesLogin: boolean): boolea
   return usesLogin && state === 'authenticated';
 }
 
-/** How often lh-server checks its session with check-authentication. */
-export const SESSION_CHECK_MS = 5 * 60_000;
 /** The bounds of a session check interval: a check storm below, setInterval's 2^31 - 1 ms overflow (to 1 ms) above. */
 export const SESSION_CHECK_MIN_MS = 100;
 export const SESSION_CHECK_MAX_MS = 86_400_000;
-
-/**
- * The session check interval from settings.js `liquidHandler.sessionCheckSeconds`: undefined → every 5 minutes, 0 →
- * off (ms 0), else seconds within 0.1 s … 24 h (clamped, said). Anything but a number ≥ 0 keeps the default and says so.
- */
-export function sessionCheckInterval(seconds: unknown): { ms: number; problem?: string } {
-  if (seconds === undefined) return { ms: SESSION_CHECK_MS };
-  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) {
-    return {
-      ms: SESSION_CHECK_MS,
-      problem: `settings.js liquidHandler.sessionCheckSeconds must be a number of seconds >= 0 (0 switches the check off); checking every ${SESSION_CHECK_MS / 1000} s`,
-    };
-  }
-  if (seconds === 0) return { ms: 0 };
-  const ms = Math.round(seconds * 1000);
-  const bounded = Math.min(SESSION_CHECK_MAX_MS, Math.max(SESSION_CHECK_MIN_MS, ms));
-  return bounded === ms
-    ? { ms }
-    : {
-        ms: bounded,
-        problem: `settings.js liquidHandler.sessionCheckSeconds must be from 0.1 to 86400; checking every ${bounded / 1000} s`,
-      };
-}
 
 export interface SessionStats {
   logins: number;

@@ -1,5 +1,5 @@
-import { asLhError, ClientOptions, LhError, LiquidHandlerClient, sessionCheckInterval, validate, trimBase } from '../../client';
-import { AdminRequest, AdminResponse, asNode, Node, NodeConfig, Red } from '../shared/node-red';
+import { asLhError, ClientOptions, LhError, LiquidHandlerClient, validate, trimBase } from '../../client';
+import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
 import { logError, logWarn } from '../shared/node-log';
 import { onPasswordWarning } from '../shared/password-warning';
 import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/redaction';
@@ -9,6 +9,7 @@ import { isCoordinationNode } from '../shared/coordination-node';
 import { chooseCredentials, crossSiteReason, isJsonContentType, rebindingReason, ServerSecrets, targetOf } from './admin-guard';
 import { accountActionMessage, testConnection } from './connection-test';
 import { simulatorTlsOptions, tlsOptionsFrom } from '../shared/tls-config';
+import { startSessionCheck } from './session-check';
 import { requestUser, serverAuditTrail } from '../shared/audit';
 import { withActor } from '../../audit';
 
@@ -49,7 +50,7 @@ export = function register(RED: Red): void {
       // said once per channel: an oversized frame closes the socket (the cap protects memory), polling goes on
       node.client.events.onNotice((notice) => logWarn(node, notice.message));
       onPasswordWarning(node.client, (warning) => logWarn(node, `${warning.text}: change it on the instrument, then in this lh-server node`));
-      stopSessionCheck = startSessionCheck(RED, node, node.client);
+      stopSessionCheck = startSessionCheck(node, node.client, ownSettings(RED).sessionCheckSeconds);
       joinCoordination(RED, node, config.coordination);
     } catch (err) {
       node.configError = asLhError(err, 'configure');
@@ -172,32 +173,15 @@ function sameOriginReads(RED: Red): (req: AdminRequest, res: AdminResponse, next
   };
 }
 
-/**
- * The session health check (check-authentication while logged in), every settings.js
- * `liquidHandler.sessionCheckSeconds` (default 300; 0 switches it off; at least 0.1). A failure is logged once until a
- * check holds again: polls report an unreachable instrument, this says a session no longer holds.
- */
-function startSessionCheck(RED: Red, node: Node, client: LiquidHandlerClient): () => void {
-  const own = (RED.settings as unknown as { liquidHandler?: { sessionCheckSeconds?: unknown } }).liquidHandler;
-  const { ms, problem } = sessionCheckInterval(own?.sessionCheckSeconds);
-  if (problem) logWarn(node, problem);
-  if (ms === 0) return () => undefined;
-  let said = false;
-  return client.checkSessionEvery(ms, (err) => {
-    if (!err) {
-      said = false;
-      return;
-    }
-    if (said) return;
-    said = true;
-    logWarn(node, `session check (check-authentication) failed: ${err.message}`);
-  });
+/** settings.js `liquidHandler`: this package's own settings (editorHosts, sessionCheckSeconds). */
+function ownSettings(RED: Red): { editorHosts?: unknown; sessionCheckSeconds?: unknown } {
+  return (RED.settings as unknown as { liquidHandler?: { editorHosts?: unknown; sessionCheckSeconds?: unknown } }).liquidHandler ?? {};
 }
 
 /** settings.js `liquidHandler.editorHosts`: the names (other than addresses and localhost) the editor is reached by. */
 function editorHosts(RED: Red): string[] {
-  const own = (RED.settings as unknown as { liquidHandler?: { editorHosts?: unknown } }).liquidHandler;
-  return Array.isArray(own?.editorHosts) ? own.editorHosts.filter((h): h is string => typeof h === 'string') : [];
+  const hosts = ownSettings(RED).editorHosts;
+  return Array.isArray(hosts) ? hosts.filter((h): h is string => typeof h === 'string') : [];
 }
 
 function registerAdminEndpoints(RED: Red): void {
