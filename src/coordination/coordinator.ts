@@ -6,6 +6,7 @@ import { fairShare, planLeases } from './fair-share';
 import { ErrorGate, GateRules } from './error-gate';
 import { registrationUsers, SharedDefaults, SharedLedger, SharedOnce, sharedSecret, StoreRedis, SharedSeen } from './stores';
 import { CoordinatedDefaults } from './policy-defaults';
+import { CoordinatedMemory, SharedValue } from './shared-memory';
 import { answeredAnother, fingerprint, setSharedAnswerClaims, SharedAnswerClaims } from '../client';
 
 /**
@@ -136,6 +137,13 @@ export class Coordinator {
     const inst = this.instruments.get(instrumentKey);
     if (!inst) throw new Error(`instrument ${instrumentKey} has not joined the coordination`);
     return new ErrorGate(inst, new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch), rules);
+  }
+
+  /** The shared memory of one poll node (`name`: its id, the same on every replica) of an instrument (run watch). */
+  memory<T>(instrumentKey: string, name: string, parse: (json: string) => T | undefined): CoordinatedMemory<T> {
+    const inst = this.instruments.get(instrumentKey);
+    if (!inst) throw new Error(`instrument ${instrumentKey} has not joined the coordination`);
+    return new CoordinatedMemory<T>(inst, new SharedValue(this.redis, this.keys.instrument(instrumentKey), name), parse);
   }
 
   /** A secret every replica of the group shares for this instrument (the first replica's candidate wins). */

@@ -169,3 +169,9 @@ elseif cur and string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3] then
 end
 return 1
 `;
+
+/** KEYS: lease, value key. ARGV: lease value, value. Replaces a value only the holder may write (run-watch memory). */
+export const FENCED_SET = `${FENCE}
+redis.call('SET', KEYS[2], ARGV[2])
+return 1
+`;

@@ -11,6 +11,7 @@ import { durationOf, FinishedRun, matchRecord, observe, progressDue, progressOf,
 import { ConnectPolls, PushPolls } from '../shared/connect-polls';
 import { forgetMemory, memoryFor, memoryKey, WatchMemory } from './run-memory';
 import { migrateConfig } from '../shared/migrations';
+import { RunMemoryStore, runMemoryStore } from '../runs/run-memory-store';
 
 const DEFAULT_OFFLINE_AFTER = 3;
 const DEFAULT_PROGRESS_S = 5;
@@ -112,12 +113,17 @@ export = function register(RED: Red): void {
     let setupError: LhError | undefined;
     let stopListening: (() => void) | undefined;
     let slot: PollSlot | undefined;
+    let offRole: (() => void) | undefined;
     try {
       const { server, client } = requireClient(RED, config.server, node.type);
       key = memoryKey(server.instrumentKey, node.id);
       // this node's slot among every poll loop of this Node-RED with the same interval: a fleet polls spread
       slot = pollSchedule.join(key, intervalMs(config.interval));
-      loop = watch(RED, node, status, client, memoryFor(key), instrumentInfo(server, client), config, slot);
+      // alone: in-process memory; coordinated (lh-coordination): only the lease holder watches, its memory in Redis
+      const store = runMemoryStore(server, node.id);
+      loop = watch(RED, node, status, client, memoryFor(key), store, instrumentInfo(server, client), config, slot);
+      const started = loop;
+      offRole = store.onChange(() => started.trigger()); // a new holder polls at once
       if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop, slot);
     } catch (err) {
       setupError = asLhError(err, node.type);
@@ -133,6 +139,7 @@ export = function register(RED: Red): void {
 
     node.on('close', (removed: boolean, done: () => void) => {
       stopListening?.();
+      offRole?.();
       loop?.stop();
       slot?.leave();
       if (removed && key) forgetMemory(key);
@@ -148,6 +155,7 @@ function watch(
   status: Status,
   client: LiquidHandlerClient,
   memory: WatchMemory,
+  store: RunMemoryStore,
   instrument: InstrumentInfo,
   config: NodeConfig,
   slot: PollSlot,
@@ -166,6 +174,11 @@ function watch(
   }
 
   async function pollOnce(started: number): Promise<number> {
+    if (!store.active) {
+      const standby = store.status();
+      if (standby) node.status(standby);
+      return baseMs; // another replica watches; a role change triggers a poll at once
+    }
     let s: RunStatus;
     try {
       s = await client.runs.status();
@@ -194,6 +207,8 @@ function watch(
     memory.connection = 'online';
     memory.unreachablePolls = 0;
 
+    await store.load(memory); // coordinated: a new holder continues from the shared memory
+    if (loop.stopped) return baseMs;
     const now = Date.now();
     const seen = observe(memory, s, now);
     const change = seen.change
@@ -205,13 +220,21 @@ function watch(
         ? { topic: 'progress', progress: p.progress, eta: p.eta, remainingMs: p.remainingMs, state: s.protocolRunState, payload: s, instrument }
         : null;
     if (seen.change && p) memory.progressAt = now;
-    if (change || progress || connection) node.send([change, null, progress, connection]);
+    // recorded before it is sent: a paused old holder sends nothing; without Redis it goes out marked
+    const verdict = await store.save(memory);
+    if (verdict === 'fenced' || loop.stopped) return baseMs;
+    const mark = verdict === 'lost' ? { coordination: 'lost' } : {};
+    if (change || progress || connection)
+      node.send([change && { ...change, ...mark }, null, progress && { ...progress, ...mark }, connection]);
     if (seen.finished) {
       const finished = await finishedMessage(client, seen.finished, instrument);
-      if (!loop.stopped) node.send([null, finished, null, null]);
+      if (!loop.stopped) node.send([null, { ...finished, ...mark }, null, null]);
     }
     const run = memory.run;
-    if (run && run.priorRecordIds === undefined) run.priorRecordIds = await listedIds(client);
+    if (run && run.priorRecordIds === undefined) {
+      run.priorRecordIds = await listedIds(client);
+      await store.save(memory);
+    }
     show(s, now);
     return slot.delayAfter(started); // the next slot: never more than an interval after this poll
   }
