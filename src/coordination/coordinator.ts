@@ -4,7 +4,16 @@ import { CoordinationKeys } from './keys';
 import { FencedError, LeaseGrant, Leases } from './leases';
 import { fairShare, planLeases } from './fair-share';
 import { ErrorGate, GateRules } from './error-gate';
-import { registrationUsers, SharedDefaults, SharedLedger, SharedOnce, sharedSecret, StoreRedis, SharedSeen } from './stores';
+import {
+  registrationUsers,
+  SharedDefaults,
+  SharedLedger,
+  SharedOnce,
+  sharedSecret,
+  StoreRedis,
+  SharedSeen,
+  STALE_LEDGER_CLAIM_MS,
+} from './stores';
 import { CoordinatedDefaults } from './policy-defaults';
 import { CoordinatedMemory, SharedValue } from './shared-memory';
 import { answeredAnother, fingerprint, setSharedAnswerClaims, SharedAnswerClaims } from '../client';
@@ -81,7 +90,7 @@ export interface CoordinatorOptions {
 }
 
 /** An answer claimed and neither confirmed nor released for this long was lost with its replica (requests time out sooner). */
-export const STALE_CLAIM_MS = 10 * 60_000;
+export const STALE_CLAIM_MS = STALE_LEDGER_CLAIM_MS;
 
 /** The replica name: unique per process start, readable in a status ("lab-pc-2/4711-3fa9"). */
 export function replicaName(): string {

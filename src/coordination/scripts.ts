@@ -53,12 +53,23 @@ if redis.call('SET', KEYS[2], ARGV[2], 'NX', 'EX', ARGV[3]) then return 1 end
 return 0
 `;
 
+/** Redis's clock in ms (scripts are replicated by their effects: reading TIME is allowed before writes). */
+const NOW_MS = `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
 /**
- * KEYS: lease, ledger hash. ARGV: lease value, error key, record JSON. Claim-before-send: → nil claimed, or the
- * record already there (another replica answered, or is answering).
+ * KEYS: lease, ledger hash, ledger order zset. ARGV: lease value, error key, record JSON. Claim-before-send: → nil
+ * claimed, or the record already there (another replica answered, or is answering).
  */
-export const FENCED_LEDGER_CLAIM = `${FENCE}
-if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 1 then return false end
+export const FENCED_LEDGER_CLAIM = `${FENCE}${NOW_MS}
+if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 1 then
+  redis.call('ZADD', KEYS[3], now_ms(), ARGV[2])
+  return false
+end
 return redis.call('HGET', KEYS[2], ARGV[2])
 `;
 
@@ -136,16 +147,69 @@ end
 return 0
 `;
 
-/** KEYS: ledger hash. ARGV: error key, record JSON. Claim-before-send of a person's answer (any replica). */
-export const LEDGER_CLAIM = `
-if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then return false end
+/**
+ * KEYS: ledger hash, ledger order zset. ARGV: error key, record JSON. Claim-before-send of a person's answer (any
+ * replica). The order zset holds each entry's claim time (Redis's clock): what the ledger's bound drops first.
+ */
+export const LEDGER_CLAIM = `${NOW_MS}
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
+  redis.call('ZADD', KEYS[2], now_ms(), ARGV[1])
+  return false
+end
 return redis.call('HGET', KEYS[1], ARGV[1])
 `;
 
-/** KEYS: ledger hash. ARGV: error key, expected JSON, new JSON ('' deletes). */
-export const LEDGER_SETTLE = `
+/**
+ * KEYS: ledger hash, ledger order zset. ARGV: error key, expected JSON, new JSON ('' deletes), most entries kept,
+ * ms after which an answer still in flight was lost with its replica. Confirms (or replaces) an entry, then bounds
+ * the ledger: past the most kept, the oldest entries go first, answered ones and claims in flight for longer than a
+ * request can last; a claim that may still be in flight is never dropped (it would let a second answer through).
+ */
+export const LEDGER_SETTLE = `${NOW_MS}
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
-if ARGV[3] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) end
+if ARGV[3] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  return 1
+end
+local now = now_ms()
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[2], now, ARGV[1])
+local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
+if excess > 0 then
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, excess + 99, 'WITHSCORES')
+  for i = 1, #oldest, 2 do
+    if excess <= 0 then break end
+    local k = oldest[i]
+    local v = redis.call('HGET', KEYS[1], k)
+    local young = v and string.find(v, '"outcome":"in-flight"', 1, true) and now - tonumber(oldest[i + 1]) <= tonumber(ARGV[5])
+    if not young then
+      redis.call('HDEL', KEYS[1], k)
+      redis.call('ZREM', KEYS[2], k)
+      excess = excess - 1
+    end
+  end
+end
+return 1
+`;
+
+/**
+ * KEYS: the error's used-token zset, the page's used-token zset. ARGV: token MAC, its expiry (ms), most per error,
+ * most in all. A one-time form token used: → 1 the first time (on any replica), 0 when used before, or when the
+ * error's share or the page's whole set is full of live tokens (refused rather than forget one: a used token is
+ * never forgotten before its form expires, so no form can be replayed). Expired entries are dropped first.
+ */
+export const FORM_TOKEN_USE = `${NOW_MS}
+local now = now_ms()
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) or redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+local keep = math.max(1, math.ceil(tonumber(ARGV[2]) - now))
+if redis.call('PTTL', KEYS[1]) < keep then redis.call('PEXPIRE', KEYS[1], keep) end
+if redis.call('PTTL', KEYS[2]) < keep then redis.call('PEXPIRE', KEYS[2], keep) end
 return 1
 `;
 

@@ -3,8 +3,9 @@
  * behalf (raised / resolved, automatic answers, due defaults) are fenced by its lease; what a person does (an answer
  * page POSTed to any replica) is claimed without the lease, the claim itself deciding who was first.
  */
-import { randomBytes } from 'crypto';
+import { createHash, randomBytes } from 'crypto';
 import type { AnswerRecord } from '../client';
+import { MAX_ANSWERS_KEPT } from '../client/answer-ledger';
 import { fenced, RedisLike } from './leases';
 import { InstrumentKeys } from './keys';
 import {
@@ -16,6 +17,7 @@ import {
   FENCED_SEEN_RESOLVE,
   FENCED_TAKE_DUE,
   FENCED_TAKE_ONE,
+  FORM_TOKEN_USE,
   LEDGER_CLAIM,
   LEDGER_SETTLE,
   SEEN_CATCH_UP,
@@ -119,10 +121,26 @@ export class SharedLedger {
     private readonly source: string,
     private readonly replica: string,
     private readonly now: () => number = Date.now,
+    /** entries kept at most (as one Node-RED's ledger); past it the oldest answered go first, never a live claim */
+    private readonly bound: { maxKept: number; staleClaimMs: number } = {
+      maxKept: MAX_ANSWERS_KEPT,
+      staleClaimMs: STALE_LEDGER_CLAIM_MS,
+    },
   ) {}
 
   private get hash(): string {
     return this.keys.ledger(this.source);
+  }
+
+  /** The claim time of each entry (Redis's clock): the order in which the bound drops them. */
+  private get order(): string {
+    return `${this.keys.ledger(this.source)}:order`;
+  }
+
+  /** Replaces the entry `expected` by `next` ('' deletes it), then bounds the ledger (atomic). */
+  private settle(errorKey: string, expected: string, next: string): Promise<unknown> {
+    const { maxKept, staleClaimMs } = this.bound;
+    return this.redis.eval(LEDGER_SETTLE, 2, this.hash, this.order, errorKey, expected, next, maxKept, staleClaimMs);
   }
 
   async lookup(errorKey: string): Promise<ClaimedAnswer | undefined> {
@@ -143,21 +161,19 @@ export class SharedLedger {
     const lease = options.leaseValue;
     const existing =
       lease === undefined
-        ? await this.redis.eval(LEDGER_CLAIM, 1, this.hash, errorKey, json)
+        ? await this.redis.eval(LEDGER_CLAIM, 2, this.hash, this.order, errorKey, json)
         : await fenced('automatic answer', () =>
-            this.redis.eval(FENCED_LEDGER_CLAIM, 2, this.keys.lease, this.hash, lease, errorKey, json),
+            this.redis.eval(FENCED_LEDGER_CLAIM, 3, this.keys.lease, this.hash, this.order, lease, errorKey, json),
           );
     if (typeof existing === 'string') {
       const found = JSON.parse(existing) as ClaimedAnswer;
       // an answer to another error that had this id (an instrument reusing ids): that error is over, this claim wins
-      const replaced =
-        options.supersedes?.(found) === true &&
-        Number(await this.redis.eval(LEDGER_SETTLE, 1, this.hash, errorKey, existing, json)) === 1;
+      const replaced = options.supersedes?.(found) === true && Number(await this.settle(errorKey, existing, json)) === 1;
       if (!replaced) return { ok: false, existing: found };
     }
     // not fenced: confirming or releasing after the lease moved on is still right (the answer was sent or refused)
     const settle = async (next: string): Promise<void> => {
-      await this.redis.eval(LEDGER_SETTLE, 1, this.hash, errorKey, json, next);
+      await this.settle(errorKey, json, next);
     };
     return {
       ok: true,
@@ -166,6 +182,9 @@ export class SharedLedger {
     };
   }
 }
+
+/** A claim in flight for longer than this was lost with its replica (requests time out far sooner). */
+export const STALE_LEDGER_CLAIM_MS = 10 * 60_000;
 
 /** A pending policy default, due at `dueAt` (ms since the epoch). */
 export interface DueDefault {
@@ -253,6 +272,28 @@ export class SharedOnce {
   /** A person's once-only claim (a form token used), on any replica: true the first time, kept for `ttlMs`. */
   async claim(scope: string, key: string, ttlMs: number): Promise<boolean> {
     return (await this.redis.set(this.keys.claim(scope, key), '1', 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')) === 'OK';
+  }
+
+  /**
+   * A one-time form token of page `page` for error `errorKey` used (its MAC, valid until `expiresAt`, ms): true the
+   * first time on any replica. Bounded like one Node-RED's used-set: at most `maxPerError` live tokens per error and
+   * `maxAll` per page; when full, further forms are refused (never a used token forgotten early).
+   */
+  async useForm(
+    page: string,
+    errorKey: string,
+    mac: string,
+    expiresAt: number,
+    caps: { maxPerError: number; maxAll: number },
+  ): Promise<boolean> {
+    const error = createHash('sha256').update(errorKey).digest('hex').slice(0, 24);
+    const perError = this.keys.shared(`forms:${page}:${error}`);
+    const all = this.keys.shared(`forms:${page}`);
+    return (
+      Number(
+        await this.redis.eval(FORM_TOKEN_USE, 2, perError, all, mac, Math.floor(expiresAt), caps.maxPerError, caps.maxAll),
+      ) === 1
+    );
   }
 
   /** Issues a one-time token valid for `ttlSeconds` on every replica. */
