@@ -27,6 +27,7 @@ export class CoordinationKeys {
       dueBody: `${base}:defaults:body`,
       shared: (name: string) => `${base}:shared:${name}`,
       users: (name: string) => `${base}:users:${name}`,
+      registration: (name: string) => `${base}:registration:${name}`,
     };
   }
 }
@@ -41,6 +42,8 @@ export interface InstrumentKeys {
   dueBody: string;
   shared(name: string): string;
   users(name: string): string;
+  /** who uses a shared registration (zset: replica → since when), see USERS */
+  registration(name: string): string;
 }
 
 /** A key prefix as configured: letters, digits and `-_.:` only, 1..64 characters; undefined when not valid. */

@@ -111,19 +111,30 @@ if ARGV[2] ~= '0' then redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV
 return redis.call('ZRANGE', KEYS[1], 0, -1)
 `;
 
+/** KEYS: replicas zset. → {Redis time ms, live replica...}: who is alive, and when that was read. */
+export const LIVE = `${NOW_MS}
+local now = now_ms()
+local out = {now}
+for _, r in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')) do table.insert(out, r) end
+return out
+`;
+
 /**
- * KEYS: users set, replicas zset. ARGV: replica, 'add' | 'remove'. → how many live replicas still use it (a replica
- * that died without saying so stops counting once its heartbeat expired).
+ * KEYS: the registration's users zset (replica → when it said it uses it, Redis time). ARGV: replica, 'add' |
+ * 'remove', when the live replicas were read (ms), the live replicas. → how many replicas still use it: a user that
+ * is not live and said so before the live replicas were read died without saying it stopped (one just added counts).
+ * One key only, in the instrument's hash slot (Redis Cluster): the live replicas come in ARGV (read by LIVE).
  */
-export const USERS = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if ARGV[2] == 'add' then redis.call('SADD', KEYS[1], ARGV[1]) else redis.call('SREM', KEYS[1], ARGV[1]) end
-for _, r in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local until_ms = redis.call('ZSCORE', KEYS[2], r)
-  if (not until_ms or tonumber(until_ms) <= now) and r ~= ARGV[1] then redis.call('SREM', KEYS[1], r) end
+export const USERS = `${NOW_MS}
+if ARGV[2] == 'add' then redis.call('ZADD', KEYS[1], now_ms(), ARGV[1]) else redis.call('ZREM', KEYS[1], ARGV[1]) end
+local live = {}
+for i = 4, #ARGV do live[ARGV[i]] = true end
+local users = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+for i = 1, #users, 2 do
+  local r = users[i]
+  if r ~= ARGV[1] and not live[r] and tonumber(users[i + 1]) < tonumber(ARGV[3]) then redis.call('ZREM', KEYS[1], r) end
 end
-return redis.call('SCARD', KEYS[1])
+return redis.call('ZCARD', KEYS[1])
 `;
 
 /**

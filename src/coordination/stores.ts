@@ -21,6 +21,7 @@ import {
   LEDGER_CLAIM,
   LEDGER_SETTLE,
   SEEN_CATCH_UP,
+  LIVE,
   USERS,
 } from './scripts';
 
@@ -328,5 +329,7 @@ export async function registrationUsers(
   replica: string,
   op: 'add' | 'remove',
 ): Promise<number> {
-  return Number(await redis.eval(USERS, 2, keys.users(name), replicasKey, replica, op));
+  // two steps, each within one hash slot (Redis Cluster): who is alive (global), then the instrument's users
+  const [readAt, ...live] = (await redis.eval(LIVE, 1, replicasKey)) as (string | number)[];
+  return Number(await redis.eval(USERS, 1, keys.registration(name), replica, op, Number(readAt), ...live.map(String)));
 }
