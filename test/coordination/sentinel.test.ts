@@ -11,7 +11,7 @@ import { Coordinator } from '../../src/coordination/coordinator';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { SharedLedger, StoreRedis } from '../../src/coordination/stores';
 import { describeWithRedis } from '../support/redis-server';
-import { SENTINEL_MASTER, SentinelHarness } from '../support/redis-sentinel';
+import { SENTINEL_MASTER, SentinelHarness } from '../support/redis-topologies';
 import { until } from '../support/until';
 
 describeWithRedis('coordination: Redis Sentinel (lh-coordination mode "sentinel")', function () {

@@ -1,4 +1,6 @@
 /**
+ * Redis topologies beyond one server, for the coordination tests: Sentinel and Cluster.
+ *
  * A real Redis Sentinel setup for the coordination tests: a master, one replica of it and one `redis-server
  * --sentinel` watching the master (quorum 1, down after 1 s), each a child process on a free loopback port with its
  * own temp dir. `killMaster` SIGKILLs the master; the sentinel then promotes the replica.
@@ -88,6 +90,66 @@ export class SentinelHarness {
 
   async killMaster(): Promise<void> {
     await kill(this.master);
+  }
+
+  async destroy(): Promise<void> {
+    for (const child of this.children.splice(0)) await kill(child);
+    if (this.dir) fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** A real Redis Cluster of three masters (no replicas), each a child on a free loopback port, slots spread by redis-cli. */
+export class ClusterHarness {
+  private readonly children: ChildProcess[] = [];
+  private dir = '';
+  ports: number[] = [];
+
+  async start(): Promise<void> {
+    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-cluster-'));
+    for (let i = 0; i < 3; i++) {
+      const port = await freePort();
+      const dir = path.join(this.dir, String(port));
+      fs.mkdirSync(dir);
+      this.children.push(
+        await startServer(
+          [
+            '--port',
+            String(port),
+            '--bind',
+            '127.0.0.1',
+            '--save',
+            '',
+            '--appendonly',
+            'no',
+            '--protected-mode',
+            'no',
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            path.join(dir, 'nodes.conf'),
+          ],
+          /Ready to accept connections/,
+          dir,
+        ),
+      );
+      this.ports.push(port);
+    }
+    const cli = path.join(path.dirname(redisServerBinary() ?? '/usr/bin/redis-server'), 'redis-cli');
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn(
+        cli,
+        ['--cluster', 'create', ...this.ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let output = '';
+      child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+      child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+      child.once('exit', (code) =>
+        code === 0 ? resolve() : reject(new Error(`redis-cli --cluster create failed (${String(code)}):\n${output}`)),
+      );
+    });
   }
 
   async destroy(): Promise<void> {
