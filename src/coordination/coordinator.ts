@@ -184,13 +184,17 @@ export class Coordinator {
    * Every answer to the instrument, whoever gives it on this replica (a page, a policy, an answer node), is claimed
    * in the shared ledger first; an answer kept for another error under the same id (a reused id) gives way.
    */
-  private answerClaims(instrumentKey: string): SharedAnswerClaims {
+  answerClaims(instrumentKey: string): SharedAnswerClaims {
     return {
-      claim: (source, errorKey, response, options) => {
+      claim: async (source, errorKey, response, options) => {
         const identity = options.identity ? fingerprint(options.identity) : undefined;
+        // an automatic answer (a policy's) is made on the holder's behalf: fenced by its lease, like its defaults
+        const inst = this.instruments.get(instrumentKey);
+        const leaseValue = options.automatic ? (inst?.leaseValue('automatic answer') ?? '') : undefined;
         return this.ledger(instrumentKey, source).claim(errorKey, response, {
           ...(options.by ? { by: options.by } : {}),
           ...(identity ? { identity } : {}),
+          ...(leaseValue !== undefined ? { leaseValue } : {}),
           // a claim left in flight by a replica that died mid-request gives way once no request can still be open
           supersedes: (existing) =>
             existing.outcome === 'answered'

@@ -96,6 +96,16 @@ end
 return out
 `;
 
+/**
+ * KEYS: zset of deadlines, hash of bodies. ARGV: key, deadline ms, JSON. Gives back a default this replica took and
+ * could not send (its automatic answer was fenced: another replica holds the instrument now), so that the holder
+ * sends it. Not fenced: the replica that took a default is the only one that has it; nothing is replaced.
+ */
+export const GIVE_BACK = `
+if redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1]) == 1 then redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[3]) end
+return 1
+`;
+
 /** KEYS: zset of deadlines, hash of bodies. ARGV: key. Cancels (not fenced: cancelling is always safe). */
 export const CANCEL = `
 redis.call('ZREM', KEYS[1], ARGV[1])

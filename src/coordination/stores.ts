@@ -18,6 +18,7 @@ import {
   FENCED_TAKE_DUE,
   FENCED_TAKE_ONE,
   FORM_TOKEN_USE,
+  GIVE_BACK,
   LEDGER_CLAIM,
   LEDGER_SETTLE,
   SEEN_CATCH_UP,
@@ -244,6 +245,11 @@ export class SharedDefaults {
     const out: DueDefault[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) out.push({ key: flat[i], body: JSON.parse(flat[i + 1]) as unknown });
     return out;
+  }
+
+  /** A default taken and not sent (fenced) goes back to the schedule, due at `dueAt`: the holder sends it. */
+  async giveBack(key: string, dueAt: number, body: unknown): Promise<void> {
+    await this.redis.eval(GIVE_BACK, 2, this.dueAt, this.dueBody, key, dueAt, JSON.stringify(body));
   }
 
   /** The error was answered or resolved: its default is not sent (by any replica). */

@@ -89,6 +89,7 @@ describeWithRedis('coordination: Redis Cluster hash slots', function () {
     await defaults.take(grant.value, '3');
     await defaults.schedule(grant.value, '4', 1, { answer: 'Retry' });
     await defaults.takeDue(grant.value, 10);
+    await defaults.giveBack('4', 1, { answer: 'Retry' });
     await defaults.cancel('4');
     const once = new SharedOnce(redis, k);
     await once.claimAsHolder(grant.value, 'start', 'run-1');
