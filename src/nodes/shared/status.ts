@@ -43,10 +43,10 @@ export class Status {
     return text;
   }
 
-  /** The node's own status: shown unless the server's connection state is shown instead. */
+  /** The node's own status, kept; shown unless the server's connection state is (then that one is shown again). */
   private show(status: NodeStatus): void {
     this.own = status;
-    if (!this.shared) this.node.status(status);
+    this.node.status(this.shared ?? status);
   }
 
   busy(key = 'requesting', subs?: Record<string, unknown>): void {
