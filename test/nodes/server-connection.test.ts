@@ -44,8 +44,7 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     const f = flow(sim);
     await loadFlow(f.nodes, f.credentials);
     await until(() => sim.requests.some((r) => r.path === '/api/v1/errors/check-for-pending-errors'), 'the first poll');
-    const states = collect(helper.getNode('states'));
-    await until(() => states.length > 0 || sim.requests.some((r) => r.path.includes('protocol-runs')), 'the run watch polled');
+    await until(() => sim.requests.some((r) => r.path === '/api/v1/protocol-run'), 'the run watch polled');
     const poll = collect(helper.getNode('pollConnection'));
     const watch = collect(helper.getNode('watchConnection'));
     const settingsOffline = statusWhere('settings', offlineText);
