@@ -282,7 +282,14 @@ export class Transport {
     const seq = ++this.sentCount;
     const report = (status?: number, error?: LhError): void => {
       if (this.closed) return;
-      const observation: RequestObservation = { api: spec.api, operation: spec.operation, sent: seq, latest: this.sentCount, status, error };
+      const observation: RequestObservation = {
+        api: spec.api,
+        operation: spec.operation,
+        sent: seq,
+        latest: this.sentCount,
+        status,
+        error,
+      };
       for (const observer of this.observers) {
         try {
           observer(observation);

@@ -40,7 +40,10 @@ describe('client: request outcomes for observers (onRequestOutcome)', function (
     seen.length = 0;
     await Promise.all([c.prep.getSoftwareSettings(), c.instrument.unhandledErrors()]);
     assert.deepEqual(seen.map((o) => o.sent).sort(), [3, 4]);
-    assert.ok(seen.every((o) => o.latest === 4), JSON.stringify(seen.map((o) => [o.sent, o.latest])));
+    assert.ok(
+      seen.every((o) => o.latest === 4),
+      JSON.stringify(seen.map((o) => [o.sent, o.latest])),
+    );
   });
 
   it('a throwing observer changes nothing for the caller', async function () {

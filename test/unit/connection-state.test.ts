@@ -22,7 +22,10 @@ type Step = { kind: 'answered'; status: number } | { kind: 'failed'; how: 'netwo
 const steps = fc.array(
   fc.oneof(
     fc.record({ kind: fc.constant('answered' as const), status: fc.constantFrom(200, 204, 400, 401, 404, 409, 423) }),
-    fc.record({ kind: fc.constant('failed' as const), how: fc.constantFrom('network' as const, 'timeout' as const, 'http' as const) }),
+    fc.record({
+      kind: fc.constant('failed' as const),
+      how: fc.constantFrom('network' as const, 'timeout' as const, 'http' as const),
+    }),
   ),
   { maxLength: 40 },
 );
@@ -35,7 +38,12 @@ function sequential(list: Step[]): Observation[] {
     api: 'A',
     sent: i + 1,
     latest: i + 1,
-    error: step.kind === 'answered' ? (step.status >= 300 ? new LhError('refused', { kind: 'http', operation: 'x', statusCode: step.status }) : undefined) : unreachable(step.how),
+    error:
+      step.kind === 'answered'
+        ? step.status >= 300
+          ? new LhError('refused', { kind: 'http', operation: 'x', statusCode: step.status })
+          : undefined
+        : unreachable(step.how),
   }));
 }
 
@@ -72,7 +80,13 @@ describe('connection state (one per lh-server)', function () {
       fc.property(steps, thresholds, fc.constantFrom(200, 401, 404), (list, offlineAfter, status) => {
         const before = fold(sequential(list)).at(-1) ?? newReachability();
         const failures = list.length > 0 ? trailingFailures(list, list.length - 1) : 0;
-        const after = observe(before, { kind: 'request', api: 'A', sent: list.length + 1, latest: list.length + 1, ...(status === 200 ? {} : { error: new LhError('x', { kind: 'http', operation: 'x', statusCode: status }) }) });
+        const after = observe(before, {
+          kind: 'request',
+          api: 'A',
+          sent: list.length + 1,
+          latest: list.length + 1,
+          ...(status === 200 ? {} : { error: new LhError('x', { kind: 'http', operation: 'x', statusCode: status }) }),
+        });
         const view = viewOf(after, ['A'], offlineAfter);
         assert.equal(view.state, 'online');
         assert.equal(view.state === 'online' && view.failures, 0);
@@ -85,7 +99,11 @@ describe('connection state (one per lh-server)', function () {
     const refusals: SessionState[] = ['login-failed', 'password-expired', 'locked'];
     fc.assert(
       fc.property(steps, steps, thresholds, fc.constantFrom(...refusals), (first, then, offlineAfter, refusal) => {
-        const error = new LhError('login as "admin" was rejected (401)', { kind: 'auth', operation: 'authenticate', statusCode: 401 });
+        const error = new LhError('login as "admin" was rejected (401)', {
+          kind: 'auth',
+          operation: 'authenticate',
+          statusCode: 401,
+        });
         let state = fold(sequential(first)).at(-1) ?? newReachability();
         state = observe(state, { kind: 'session', state: refusal, error });
         const offset = first.length;
@@ -116,8 +134,13 @@ describe('connection state (one per lh-server)', function () {
         const expected: string[] = [];
         let offline = false;
         list.forEach((_, i) => {
-          if (!offline && trailingFailures(list, i) >= offlineAfter) (offline = true), expected.push('offline');
-          else if (offline && list[i].kind === 'answered') (offline = false), expected.push('online');
+          if (!offline && trailingFailures(list, i) >= offlineAfter) {
+            offline = true;
+            expected.push('offline');
+          } else if (offline && list[i].kind === 'answered') {
+            offline = false;
+            expected.push('online');
+          }
         });
         assert.deepEqual(changes, expected);
       }),
@@ -126,26 +149,32 @@ describe('connection state (one per lh-server)', function () {
 
   it('requests under way together count as one failure: the sources of one poll, or two nodes polling at once', function () {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 12 }), thresholds, (rounds, offlineAfter) => {
-        // each round: `n` requests sent together, all unanswered (their outcomes known after all were sent)
-        let state = newReachability();
-        let sent = 0;
-        for (const n of rounds) {
-          const first = sent + 1;
-          sent += n;
-          for (let k = 0; k < n; k++) state = observe(state, { kind: 'request', api: 'A', sent: first + k, latest: sent, error: unreachable() });
-        }
-        const view = viewOf(state, ['A'], offlineAfter);
-        const failures = view.state === 'offline' || view.state === 'online' ? view.failures : -1;
-        assert.equal(failures, rounds.length);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 12 }),
+        thresholds,
+        (rounds, offlineAfter) => {
+          // each round: `n` requests sent together, all unanswered (their outcomes known after all were sent)
+          let state = newReachability();
+          let sent = 0;
+          for (const n of rounds) {
+            const first = sent + 1;
+            sent += n;
+            for (let k = 0; k < n; k++)
+              state = observe(state, { kind: 'request', api: 'A', sent: first + k, latest: sent, error: unreachable() });
+          }
+          const view = viewOf(state, ['A'], offlineAfter);
+          const failures = view.state === 'offline' || view.state === 'online' ? view.failures : -1;
+          assert.equal(failures, rounds.length);
+        },
+      ),
     );
   });
 
   it('keeps the interfaces apart: B unanswered makes a view of A and B offline, not a view of A alone', function () {
     let state = newReachability();
     state = observe(state, { kind: 'request', api: 'A', sent: 1, latest: 1 });
-    for (let i = 2; i <= 4; i++) state = observe(state, { kind: 'request', api: 'B', sent: i, latest: i, error: unreachable('timeout') });
+    for (let i = 2; i <= 4; i++)
+      state = observe(state, { kind: 'request', api: 'B', sent: i, latest: i, error: unreachable('timeout') });
     const both = viewOf(state, ['A', 'B'], 3);
     assert.equal(both.state, 'offline');
     assert.deepEqual(both.state === 'offline' && both.interfaces, ['B']);

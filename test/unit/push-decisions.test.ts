@@ -153,7 +153,10 @@ describe('lh-error-poll push decisions', function () {
     const watch = newWatch();
     applyErrorFrame(watch, raised(fw('f1')), rules);
     assert.deepEqual(withFirmwareErrors({ kind: 'pending', count: 2 }, watch), { kind: 'pending', count: 3 });
-    const refused = { kind: 'refused' as const, error: new LhError('login refused', { kind: 'auth', operation: 'authenticate' }) };
+    const refused = {
+      kind: 'refused' as const,
+      error: new LhError('login refused', { kind: 'auth', operation: 'authenticate' }),
+    };
     assert.deepEqual(withFirmwareErrors(refused, watch), refused);
   });
 
