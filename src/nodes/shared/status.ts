@@ -1,5 +1,5 @@
 import { LhError } from '../../client';
-import { Api, APIS, ConnectionView } from './connection-state';
+import { Api, ConnectionView } from './connection-state';
 import { Node, NodeStatus, Red } from './node-red';
 import { redact } from './redaction';
 import type { ConnectionSubscription, ServerConnection } from './server-connection';
@@ -102,8 +102,8 @@ export class Status {
   }
 
   /**
-   * Follows `connection` (the node's lh-server's) until the node closes; `onChange` hears each new view after the
-   * status showed it. Does nothing without a connection (the server is not valid: the node says so itself).
+   * Follows `connection` (the node's lh-server's) for the interfaces `apis` (default A) until the node closes;
+   * `onChange` hears each new view after the status showed it. Does nothing without a connection (the server is not valid: the node says so itself).
    */
   follow(
     connection: ServerConnection | undefined,
@@ -111,7 +111,8 @@ export class Status {
   ): void {
     if (!connection) return;
     const subscription: ConnectionSubscription = {
-      apis: options.apis ?? APIS,
+      // interface A by default: every node needs it (its login, its operations); an error poll names its sources
+      apis: options.apis ?? ['A'],
       offlineAfter: options.offlineAfter,
       onChange: (view) => {
         this.connection(view);
