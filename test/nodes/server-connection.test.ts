@@ -12,7 +12,7 @@ interface ServerWithConnection {
   connection?: { subscriberCount: number };
 }
 
-/** One lh-server, two watchers of different pace (a fast error poll, a slow run watch) and an lh-settings node. */
+/** One lh-server, two watchers of different pace (a fast error poll, a slow run watch) and an lh-settings node (polls nothing). */
 function flow(sim: Parameters<typeof bServerFlow>[0], server = bServerFlow(sim), poll: Msg = {}): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
   return {
     nodes: [
@@ -20,7 +20,7 @@ function flow(sim: Parameters<typeof bServerFlow>[0], server = bServerFlow(sim),
       ...server.nodes,
       { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']], ...poll },
       { id: 'watch', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 20, offlineAfter: 2, listen: false, wires: [['states'], [], [], ['watchConnection']] },
-      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get', wires: [[]] },
+      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [[]] },
       { id: 'pollConnection', type: 'helper', z: 'tab' },
       { id: 'watchConnection', type: 'helper', z: 'tab' },
       { id: 'states', type: 'helper', z: 'tab' },
@@ -47,6 +47,10 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     await until(() => sim.requests.some((r) => r.path === '/api/v1/protocol-run'), 'the run watch polled');
     const poll = collect(helper.getNode('pollConnection'));
     const watch = collect(helper.getNode('watchConnection'));
+    const own = (s: Msg): boolean => s.fill === 'green'; // lh-settings' own status after it read the settings
+    const settingsDone = statusWhere('settings', own);
+    helper.getNode('settings').receive({});
+    await settingsDone;
     const settingsOffline = statusWhere('settings', offlineText);
 
     await sim.stop();
@@ -59,6 +63,7 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     assert.ok(Math.abs(Date.parse(String(p.since)) - Date.parse(String(w.since))) < 1000, `${String(p.since)} / ${String(w.since)}`);
     await settingsOffline; // a node that polls nothing shows it too
 
+    const settingsBack = statusWhere('settings', own);
     await sim.start();
     helper.getNode('poll').receive({}); // poll now rather than after the back-off
     await until(() => poll.length === 2 && watch.length === 2, 'both online', 10000);
@@ -69,6 +74,7 @@ describe('the connection state of an lh-server, shared by every node of it (issu
         ['offline', 'online'],
       ],
     );
+    await settingsBack; // its own status again, as it was before the outage
     // a few more polls: nothing more is said
     const polls = sim.requests.length;
     await until(() => sim.requests.length >= polls + 3, 'three more polls');
