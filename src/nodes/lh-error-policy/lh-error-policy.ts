@@ -47,6 +47,7 @@ export = function register(RED: Red): void {
     try {
       rules = compileRules(config.rules);
       ({ server, client } = requireClient(RED, config.server, node.type));
+      status.follow(server.connection);
     } catch (err) {
       setupError = err instanceof LhError ? err : new LhError(String(err), { kind: 'config', operation: OP });
       status.failed(setupError);

@@ -2,8 +2,9 @@ import { asLhError, isUnreachable, LhError, LiquidHandlerClient, RunStatus } fro
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { logInfo, logWarn } from '../shared/node-log';
-import { requireClient } from '../shared/server-node';
-import { failureReason, Status } from '../shared/status';
+import { LhServerNode, requireClient } from '../shared/server-node';
+import { Status } from '../shared/status';
+import { connectionChange, ConnectionView, offlineAfterOf } from '../shared/connection-state';
 import { connectionMessage } from '../shared/error-messages';
 import { backoffMs, intervalMs, PollLoop, withJitter } from '../shared/poll-loop';
 import { PollSlot, pollSchedule } from '../shared/poll-schedule';
@@ -13,13 +14,7 @@ import { forgetMemory, memoryFor, memoryKey, WatchMemory } from './run-memory';
 import { migrateConfig } from '../shared/migrations';
 import { RunMemoryStore, runMemoryStore } from '../runs/run-memory-store';
 
-const DEFAULT_OFFLINE_AFTER = 3;
 const DEFAULT_PROGRESS_S = 5;
-
-function offlineAfter(value: unknown): number {
-  const n = Number(value);
-  return Number.isInteger(n) && n >= 1 ? n : DEFAULT_OFFLINE_AFTER;
-}
 
 /** Seconds between progress messages; 0 = every poll. */
 function progressEveryMs(value: unknown): number {
@@ -121,7 +116,7 @@ export = function register(RED: Red): void {
       slot = pollSchedule.join(key, intervalMs(config.interval));
       // alone: in-process memory; coordinated (lh-coordination): only the lease holder watches, its memory in Redis
       const store = runMemoryStore(server, node.id);
-      loop = watch(RED, node, status, client, memoryFor(key), store, instrumentInfo(server, client), config, slot);
+      loop = watch(node, status, server, client, memoryFor(key), store, instrumentInfo(server, client), config, slot);
       const started = loop;
       offRole = store.onChange(() => started.trigger()); // a new holder polls at once
       if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop, slot);
@@ -150,9 +145,9 @@ export = function register(RED: Red): void {
 };
 
 function watch(
-  RED: Red,
   node: Node,
   status: Status,
+  server: LhServerNode,
   client: LiquidHandlerClient,
   memory: WatchMemory,
   store: RunMemoryStore,
@@ -161,7 +156,7 @@ function watch(
   slot: PollSlot,
 ): PollLoop {
   const baseMs = slot.intervalMs;
-  const grace = offlineAfter(config.offlineAfter);
+  const grace = offlineAfterOf(config.offlineAfter);
   const everyMs = progressEveryMs(config.progressInterval);
   let lastProblem = '';
 
@@ -191,21 +186,14 @@ function watch(
         status.failed(e);
         return withJitter(backoffMs(baseMs, 1, 0));
       }
-      memory.unreachablePolls++;
-      if (memory.unreachablePolls >= grace && memory.connection !== 'offline') {
-        memory.connection = 'offline';
-        node.send([null, null, null, connectionMessage('offline', instrument, { failedPolls: memory.unreachablePolls, reason: e.message })]);
-      }
-      if (memory.connection === 'offline') node.status({ fill: 'red', shape: 'ring', text: RED._('common.status.offline') });
-      else node.status({ fill: 'yellow', shape: 'ring', text: failureReason(e) });
-      return withJitter(backoffMs(baseMs, memory.unreachablePolls, grace));
+      // offline is the lh-server's state (every request of the instrument feeds it): it shows and emits it
+      status.unanswered(e);
+      const view = server.connection?.view(['A']);
+      const failures = view?.state === 'offline' || view?.state === 'online' ? view.failures : 1;
+      return withJitter(backoffMs(baseMs, failures, server.connection?.offlineAfter ?? grace));
     }
     if (loop.stopped) return baseMs; // closed meanwhile: the answer belongs to nobody
     lastProblem = '';
-    const connection =
-      memory.connection === 'offline' ? connectionMessage('online', instrument, { failedPolls: memory.unreachablePolls }) : null;
-    memory.connection = 'online';
-    memory.unreachablePolls = 0;
 
     await store.load(memory); // coordinated: a new holder continues from the shared memory
     if (loop.stopped) return baseMs;
@@ -224,8 +212,7 @@ function watch(
     const verdict = await store.save(memory);
     if (verdict === 'fenced' || loop.stopped) return baseMs;
     const mark = verdict === 'lost' ? { coordination: 'lost' } : {};
-    if (change || progress || connection)
-      node.send([change && { ...change, ...mark }, null, progress && { ...progress, ...mark }, connection]);
+    if (change || progress) node.send([change && { ...change, ...mark }, null, progress && { ...progress, ...mark }, null]);
     if (seen.finished) {
       const finished = await finishedMessage(client, seen.finished, instrument);
       if (!loop.stopped) node.send([null, { ...finished, ...mark }, null, null]);
@@ -239,8 +226,19 @@ function watch(
     return slot.delayAfter(started); // the next slot: never more than an interval after this poll
   }
 
+  /** The server's connection state changed: offline or online once per change on output 4 (the status shows it). */
+  function onConnection(view: ConnectionView): void {
+    if (loop.stopped) return;
+    const { reported, change } = connectionChange(memory.connection, view);
+    memory.connection = reported;
+    if (!change) return;
+    const details = { failedPolls: change.failedPolls, reason: change.state === 'offline' ? change.reason : undefined };
+    node.send([null, null, null, connectionMessage(change.state, instrument, details)]);
+  }
+
   const loop = new PollLoop(pollOnce);
   status.idle('polling');
+  status.follow(server.connection, { apis: ['A'], offlineAfter: grace, onChange: onConnection });
   slot.catchUp((since) => loop.catchUp(since)); // the first poll: a deploy of many nodes paces its first polls
   return loop;
 }
