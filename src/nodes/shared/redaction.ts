@@ -48,20 +48,37 @@ function spellings(secret: string): string[] {
   return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
 }
 
+/** spellings() of the secrets in use, kept: every redacted text asked for them again (profiled on the audit path). */
+const spelled = new Map<string, string[]>();
+const MAX_SPELLED = 256;
+
+function spellingsOf(secret: string): string[] {
+  let forms = spelled.get(secret);
+  if (forms === undefined) {
+    forms = spellings(secret);
+    if (spelled.size >= MAX_SPELLED) spelled.clear();
+    spelled.set(secret, forms);
+  }
+  return forms;
+}
+
 export function redactText(text: string, secrets: readonly string[] = []): string {
   let out = text;
   for (const secret of secrets) {
     if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) continue;
-    for (const form of spellings(secret)) {
+    for (const form of spellingsOf(secret)) {
       if (out.includes(form)) out = out.replace(new RegExp(escapeRegExp(form), 'g'), REDACTED);
     }
   }
-  return out
-    .replace(JWT, REDACTED)
-    .replace(BEARER, `$1 ${REDACTED}`)
-    .replace(USERINFO, `$1${REDACTED}@`)
-    .replace(JSON_SECRET_FIELD, `$1"${REDACTED}"`)
-    .replace(FORM_SECRET_FIELD, `$1${REDACTED}`);
+  // Each pattern runs only on a text holding what its every match must contain (a text without a secret is
+  // returned as it is, without five scans of it): a JWT starts `eyJ`, userinfo follows `://`, a JSON field has
+  // quotes, a form field `=`; `Bearer` in any letter case is left to its own pattern.
+  if (out.includes('eyJ')) out = out.replace(JWT, REDACTED);
+  out = out.replace(BEARER, `$1 ${REDACTED}`);
+  if (out.includes('://')) out = out.replace(USERINFO, `$1${REDACTED}@`);
+  if (out.includes('"')) out = out.replace(JSON_SECRET_FIELD, `$1"${REDACTED}"`);
+  if (out.includes('=')) out = out.replace(FORM_SECRET_FIELD, `$1${REDACTED}`);
+  return out;
 }
 
 /**
