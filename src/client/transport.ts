@@ -262,6 +262,7 @@ export class Transport {
     headers['Content-Type'] = payload === undefined ? false : spec.api === 'B' ? MEDIA_VECTOR : (spec.mediaType ?? MEDIA_JSON);
     if (spec.token) headers.Authorization = `Bearer ${spec.token}`;
 
+    const params = cleanQuery(spec.query);
     const maxAttempts = spec.idempotent ? this.retries + 1 : 1;
     // One deadline for the whole request, retries included: a caller (a poll) never waits longer than it.
     const deadlineMs = Math.max(this.timeoutMs, spec.minTimeoutMs ?? 0);
@@ -274,7 +275,7 @@ export class Transport {
           this.axios.request<string | Buffer>({
             url,
             method: spec.method,
-            params: cleanQuery(spec.query),
+            params,
             data: payload,
             headers,
             signal,
@@ -436,10 +437,14 @@ class DeadlineExceeded extends Error {
   }
 }
 
+/** The query's set values as texts; undefined when none is set (axios then skips building a query string). */
 function cleanQuery(query: RequestSpec['query']): Record<string, string> | undefined {
   if (!query) return undefined;
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(query)) if (v !== undefined) out[k] = String(v);
+  let out: Record<string, string> | undefined;
+  for (const k of Object.keys(query)) {
+    const v = query[k];
+    if (v !== undefined) (out ??= {})[k] = String(v);
+  }
   return out;
 }
 
