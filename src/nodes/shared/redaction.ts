@@ -48,26 +48,28 @@ function spellings(secret: string): string[] {
   return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
 }
 
-/** spellings() of the secrets in use, kept: every redacted text asked for them again (profiled on the audit path). */
-const spelled = new Map<string, string[]>();
-const MAX_SPELLED = 256;
+/**
+ * spellings() of each secret of a list, kept per list (the configured secrets, an lh-server's own): every redacted
+ * text asked for them again (profiled on the audit path). A list is compared with the one its spellings were made
+ * from, so a list changed in place is spelled again; no secret is kept beyond the list that holds it.
+ */
+const spelledLists = new WeakMap<readonly string[], { from: string[]; forms: string[][] }>();
 
-function spellingsOf(secret: string): string[] {
-  let forms = spelled.get(secret);
-  if (forms === undefined) {
-    forms = spellings(secret);
-    if (spelled.size >= MAX_SPELLED) spelled.clear();
-    spelled.set(secret, forms);
-  }
+function spellingsFor(secrets: readonly string[]): string[][] {
+  const kept = spelledLists.get(secrets);
+  if (kept && kept.from.length === secrets.length && kept.from.every((s, i) => s === secrets[i])) return kept.forms;
+  const forms = secrets.map((s) => (typeof s === 'string' && s.length >= MIN_SECRET_LENGTH ? spellings(s) : []));
+  spelledLists.set(secrets, { from: [...secrets], forms });
   return forms;
 }
 
 export function redactText(text: string, secrets: readonly string[] = []): string {
   let out = text;
-  for (const secret of secrets) {
-    if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) continue;
-    for (const form of spellingsOf(secret)) {
-      if (out.includes(form)) out = out.replace(new RegExp(escapeRegExp(form), 'g'), REDACTED);
+  if (secrets.length > 0) {
+    for (const forms of spellingsFor(secrets)) {
+      for (const form of forms) {
+        if (out.includes(form)) out = out.replace(new RegExp(escapeRegExp(form), 'g'), REDACTED);
+      }
     }
   }
   // Each pattern runs only on a text holding what its every match must contain (a text without a secret is
