@@ -88,9 +88,17 @@ const byLowerCase = new Map<string, string>(KNOWN_FIELDS.map((name) => [name.toL
 /** Keys that would reach an object's prototype when assigned: refused in requests, skipped in answers. */
 export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
+/**
+ * fieldName() of the names answers use, kept: an answer repeats the same few names, and lower-casing each one of
+ * every answer was most of the cost of mapping them (profiled). Bounded, as an instrument may send any names.
+ */
+const mapped = new Map<string, string>();
+const MAX_MAPPED = 4096;
+
 /** Makes more names known (the client modules of other instrument operations register theirs). */
 export function addKnownFields(names: readonly string[]): void {
   for (const name of names) byLowerCase.set(name.toLowerCase(), name);
+  mapped.clear();
 }
 
 /** The client's name for a property name as the instrument spelled it. */
@@ -98,14 +106,26 @@ export function fieldName(name: string): string {
   return byLowerCase.get(name.toLowerCase()) ?? (name.length > 0 ? name[0].toLowerCase() + name.slice(1) : name);
 }
 
+function mappedName(name: string): string {
+  let out = mapped.get(name);
+  if (out === undefined) {
+    out = fieldName(name);
+    if (mapped.size >= MAX_MAPPED) mapped.clear();
+    mapped.set(name, out);
+  }
+  return out;
+}
+
 /** A copy of an answer with every property name mapped by fieldName(); prototype keys are left out. */
 export function normaliseKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(normaliseKeys);
   if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map((item) => normaliseKeys(item));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+  const source = value as Record<string, unknown>;
+  // JSON.parse makes own, enumerable properties only (a "__proto__" key too): Object.keys sees each of them
+  for (const k of Object.keys(source)) {
     if (FORBIDDEN_KEYS.has(k)) continue;
-    out[fieldName(k)] = normaliseKeys(v);
+    out[mappedName(k)] = normaliseKeys(source[k]);
   }
   return out;
 }

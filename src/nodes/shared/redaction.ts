@@ -48,20 +48,39 @@ function spellings(secret: string): string[] {
   return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
 }
 
+/**
+ * spellings() of each secret of a list, kept per list (the configured secrets, an lh-server's own): every redacted
+ * text asked for them again (profiled on the audit path). A list is compared with the one its spellings were made
+ * from, so a list changed in place is spelled again; no secret is kept beyond the list that holds it.
+ */
+const spelledLists = new WeakMap<readonly string[], { from: string[]; forms: string[][] }>();
+
+function spellingsFor(secrets: readonly string[]): string[][] {
+  const kept = spelledLists.get(secrets);
+  if (kept && kept.from.length === secrets.length && kept.from.every((s, i) => s === secrets[i])) return kept.forms;
+  const forms = secrets.map((s) => (typeof s === 'string' && s.length >= MIN_SECRET_LENGTH ? spellings(s) : []));
+  spelledLists.set(secrets, { from: [...secrets], forms });
+  return forms;
+}
+
 export function redactText(text: string, secrets: readonly string[] = []): string {
   let out = text;
-  for (const secret of secrets) {
-    if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) continue;
-    for (const form of spellings(secret)) {
-      if (out.includes(form)) out = out.replace(new RegExp(escapeRegExp(form), 'g'), REDACTED);
+  if (secrets.length > 0) {
+    for (const forms of spellingsFor(secrets)) {
+      for (const form of forms) {
+        if (out.includes(form)) out = out.replace(new RegExp(escapeRegExp(form), 'g'), REDACTED);
+      }
     }
   }
-  return out
-    .replace(JWT, REDACTED)
-    .replace(BEARER, `$1 ${REDACTED}`)
-    .replace(USERINFO, `$1${REDACTED}@`)
-    .replace(JSON_SECRET_FIELD, `$1"${REDACTED}"`)
-    .replace(FORM_SECRET_FIELD, `$1${REDACTED}`);
+  // Each pattern runs only on a text holding what its every match must contain (a text without a secret is
+  // returned as it is, without five scans of it): a JWT starts `eyJ`, userinfo follows `://`, a JSON field has
+  // quotes, a form field `=`; `Bearer` in any letter case is left to its own pattern.
+  if (out.includes('eyJ')) out = out.replace(JWT, REDACTED);
+  out = out.replace(BEARER, `$1 ${REDACTED}`);
+  if (out.includes('://')) out = out.replace(USERINFO, `$1${REDACTED}@`);
+  if (out.includes('"')) out = out.replace(JSON_SECRET_FIELD, `$1"${REDACTED}"`);
+  if (out.includes('=')) out = out.replace(FORM_SECRET_FIELD, `$1${REDACTED}`);
+  return out;
 }
 
 /**
