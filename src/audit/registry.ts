@@ -6,7 +6,8 @@ import { chainName } from './files';
 import { AuditLog } from './log-file';
 import { auditBus } from './bus';
 import { Actor } from './record';
-import { AuditTrail } from './trail';
+import { AuditAppender, AuditTrail } from './trail';
+import { AuditRedis, AuditStreamKeys, RedisAuditLog } from './redis-log';
 
 /** `lhAudit` in Node-RED's settings.js. */
 export interface AuditSettings {
@@ -21,12 +22,19 @@ export interface AuditSettings {
   maxFileBytes?: number;
   /** false: no fsync before a request is sent (not for regulated use). Default true. */
   fsync?: boolean;
+  /**
+   * With an lh-coordination node (the chain in a Redis stream): also wait for this many Redis replicas to
+   * acknowledge each record (Redis WAIT) before the request is sent. Default 0 (Redis' own acknowledgement).
+   */
+  redisWaitReplicas?: number;
+  /** How long to wait for them (default 1000 ms); fewer acknowledgements fail the record: the request is not sent. */
+  redisWaitTimeoutMs?: number;
 }
 
 export const KEY_FILE_NAME = 'lh-audit.key';
 
 interface Shared {
-  log: AuditLog;
+  log: AuditAppender;
   users: number;
 }
 
@@ -106,6 +114,76 @@ export function useAuditTrail(
       await closed.finally(() => {
         if (closing.get(file) === closed) closing.delete(file);
       });
+    },
+  };
+}
+
+/** Redis chains of this process, per connection and stream: the lh-server nodes of one instrument share one writer. */
+const redisLogs = new WeakMap<AuditRedis, Map<string, Shared>>();
+
+/** The configured checkpoint key, if any (a Redis chain never makes one: every replica must be given the same). */
+export function configuredAuditKey(settings: AuditSettings): Buffer | undefined {
+  if (typeof settings.key === 'string' && settings.key !== '') return Buffer.from(settings.key, 'utf8');
+  if (settings.keyFile) return Buffer.from(fs.readFileSync(settings.keyFile, 'utf8').trim(), 'utf8');
+  return undefined;
+}
+
+/**
+ * The audit trail of one instrument in a Redis stream shared by every Node-RED of a coordination group (instead of
+ * a file per Node-RED), or undefined when auditing is off. The records are emitted (auditBus, lh-audit nodes) by
+ * the Node-RED that wrote them only: with an lh-audit node on every replica, each record reaches the flows once.
+ * `warn` is told once when the checkpoint cannot be signed (no key configured).
+ */
+export function useRedisAuditTrail(
+  settings: AuditSettings | undefined,
+  redis: AuditRedis,
+  keys: AuditStreamKeys,
+  instrument: string,
+  fallback: Actor,
+  secrets?: () => readonly string[],
+  warn?: (text: string) => void,
+): AuditUse | undefined {
+  const s = settings ?? {};
+  if (s.enabled === false) return undefined;
+  let byStream = redisLogs.get(redis);
+  if (!byStream) {
+    byStream = new Map();
+    redisLogs.set(redis, byStream);
+  }
+  const streams = byStream;
+  let shared = streams.get(keys.stream);
+  if (!shared) {
+    const key = configuredAuditKey(s);
+    if (!key) {
+      warn?.(
+        'the audit checkpoints in Redis are not signed: give every Node-RED the same lhAudit.key or lhAudit.keyFile in settings.js',
+      );
+    }
+    const log = new RedisAuditLog({
+      redis,
+      keys,
+      instrument,
+      key,
+      waitReplicas: s.redisWaitReplicas,
+      waitTimeoutMs: s.redisWaitTimeoutMs,
+    });
+    log.on('record', (record) => auditBus.emit('record', record));
+    shared = { log, users: 0 };
+    streams.set(keys.stream, shared);
+  }
+  shared.users++;
+  const held = shared;
+  let released = false;
+  return {
+    trail: new AuditTrail(held.log, { instrument, fallback, secrets }),
+    path: keys.stream,
+    async release() {
+      if (released) return;
+      released = true;
+      held.users--;
+      if (held.users > 0) return;
+      if (streams.get(keys.stream) === held) streams.delete(keys.stream);
+      await held.log.close();
     },
   };
 }

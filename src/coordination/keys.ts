@@ -14,7 +14,11 @@ export class CoordinationKeys {
 
   /** The keys of one instrument (its identity, hashed: URLs are long and may hold odd characters). */
   instrument(instrumentKey: string): InstrumentKeys {
-    const id = createHash('sha256').update(instrumentKey).digest('hex').slice(0, 24);
+    return this.instrumentById(createHash('sha256').update(instrumentKey).digest('hex').slice(0, 24));
+  }
+
+  /** The keys of one instrument by its id (the first 24 hex digits of the SHA-256 of its identity). */
+  instrumentById(id: string): InstrumentKeys {
     // the id in braces is a Redis Cluster hash tag: every key of one instrument lives in one slot (scripts need that)
     const base = `${this.prefix}:i:{${id}}`;
     return {
@@ -27,6 +31,9 @@ export class CoordinationKeys {
       dueBody: `${base}:defaults:body`,
       shared: (name: string) => `${base}:shared:${name}`,
       users: (name: string) => `${base}:users:${name}`,
+      audit: `${base}:audit`,
+      auditHead: `${base}:audit:head`,
+      auditCheckpoint: `${base}:audit:checkpoint`,
     };
   }
 }
@@ -41,6 +48,10 @@ export interface InstrumentKeys {
   dueBody: string;
   shared(name: string): string;
   users(name: string): string;
+  /** The audit chain (a stream, one entry per record), its head (`<seq> <hash>`) and its signed checkpoint. */
+  audit: string;
+  auditHead: string;
+  auditCheckpoint: string;
 }
 
 /** A key prefix as configured: letters, digits and `-_.:` only, 1..64 characters; undefined when not valid. */
