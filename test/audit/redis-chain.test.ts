@@ -9,22 +9,11 @@ import fs from 'fs';
 import path from 'path';
 import Redis from 'ioredis';
 import { AuditRecord, AuditStreamKeys, AuditTrail, readStreamChain, RedisAuditLog, verifyStreamChain } from '../../src/audit';
-import { CoordinationKeys } from '../../src/coordination/keys';
 import { describeWithRedis, RedisHarness, useRedis } from '../support/redis-server';
 import { useClients } from '../support/client-suite';
-import { actionFields, KEY, tempDir } from './chain-support';
+import { actionFields, freshStream, INSTRUMENT, KEY, tempDir } from './chain-support';
 
 const CLI = path.resolve(__dirname, '..', '..', 'nodes', 'audit', 'cli.js');
-const INSTRUMENT = 'https://lh.example|';
-let n = 0;
-
-/** Fresh keys under a prefix of their own. */
-export function freshStream(): { prefix: string; id: string; keys: AuditStreamKeys } {
-  const prefix = `lh-audit-${process.pid}-${++n}`;
-  const k = new CoordinationKeys(prefix).instrument(INSTRUMENT);
-  return { prefix, id: k.id, keys: { stream: k.audit, head: k.auditHead, checkpoint: k.auditCheckpoint } };
-}
-
 function lhAudit(...args: string[]): { code: number | null; out: string; err: string } {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env } });
   return { code: r.status, out: r.stdout, err: r.stderr };
