@@ -37,6 +37,8 @@ return {1, ARGV[2]}
 
 /** Appends chained on a head another replica moved meanwhile are resealed and retried this many times. */
 export const MAX_APPEND_ATTEMPTS = 50;
+/** The longest random pause before a retry (ms). */
+const MAX_BACKOFF_MS = 20;
 /** Records sent to Redis in one script call at most. */
 const MAX_BATCH = 256;
 
@@ -153,8 +155,10 @@ export class RedisAuditLog extends EventEmitter {
         await this.waitForReplicas();
         return records;
       }
-      // another replica appended first: chain on its head
+      // another replica appended first: chain on its head, after a random pause that grows with each loss (the
+      // writer that won knows the head already and would otherwise win every round: a loser would starve)
       this.head = parseHead(String(reply[1]));
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(MAX_BACKOFF_MS, 2 ** attempt)));
     }
     throw new Error(`${MAX_APPEND_ATTEMPTS} appends in a row lost to other writers of the chain`);
   }

@@ -25,14 +25,14 @@ describeWithRedis('audit: one chain per instrument in a Redis stream, shared by 
   it('writers on separate connections appending at once make one linear chain: verify ok, every record there once', async function () {
     this.timeout(120_000);
     const { keys } = freshStream();
-    const connections = [new Redis(db.harness.url), new Redis(db.harness.url), new Redis(db.harness.url)];
+    const connections = Array.from({ length: 4 }, () => new Redis(db.harness.url));
     try {
       const logs = connections.map((redis) => new RedisAuditLog({ redis, keys, instrument: INSTRUMENT, key: KEY }));
       const acked: AuditRecord[] = [];
       // each writer appends actions in bursts (its own batches), interleaved with the others
       await Promise.all(
         logs.map(async (log, w) => {
-          for (let burst = 0; burst < 20; burst++) {
+          for (let burst = 0; burst < 25; burst++) {
             const writes: Promise<AuditRecord>[] = [];
             for (let i = 0; i < 5; i++) {
               for (const f of actionFields(w * 10_000 + burst * 10 + i)) writes.push(log.append(f));
@@ -46,13 +46,13 @@ describeWithRedis('audit: one chain per instrument in a Redis stream, shared by 
       const report = verifyStreamChain(keys.stream, chain, KEY);
       assert.strictEqual(report.ok, true, report.firstBad?.reason);
       assert.strictEqual(report.checkpoint, 'verified');
-      // 3 writers × 100 actions × 2 records, plus the chain's opening record: nothing lost, nothing twice
-      assert.strictEqual(report.records, 601);
-      assert.strictEqual(acked.length, 600);
+      // 4 writers × 125 actions × 2 records, plus the chain's opening record: nothing lost, nothing twice
+      assert.strictEqual(report.records, 1001);
+      assert.strictEqual(acked.length, 1000);
       const seqs = acked.map((r) => r.seq).sort((a, b) => a - b);
       assert.deepStrictEqual(
         seqs,
-        Array.from({ length: 600 }, (_, i) => i + 1),
+        Array.from({ length: 1000 }, (_, i) => i + 1),
         'every acknowledged record has its own place',
       );
       const stored = chain.text.trim().split('\n');
