@@ -3,14 +3,20 @@
  * (each tick runs every variant once, in turn, so the other agents' load falls on all of them alike):
  *   async fs      write + fdatasync through the thread pool (FileHandle promises), as AuditLog does
  *   sync fs       writeSync + fdatasyncSync on the main thread (blocks the event loop for the fsync)
- *   AuditLog      a full append (seal, hash, queue, async write + fdatasync, checkpoint)
- *   AuditLog sync the same with LH_AUDIT_SYNC-style synchronous writes (AuditLog option `syncWrites`)
+ *   async fs O_DSYNC  one write through the thread pool to a file opened O_DSYNC (durable when it returns)
+ *   AuditLog      a full append (seal, hash, queue, write, checkpoint) in each writeMode: datasync (the default:
+ *                 write + fdatasync through the thread pool), dsync (O_DSYNC file, one round trip), sync (main thread)
+ *   Redis stream  a RedisAuditLog append (compare-and-append script on a private redis-server, no AOF): the path of
+ *                 several Node-REDs with lh-coordination (skipped without redis-server)
  * Prints p50 / p99 / max in ms of each. LH_BENCH_WHERE_SECONDS (default 10).
  */
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
-import { AuditLog, RecordFields } from '../src/audit';
+import Redis from 'ioredis';
+import { AuditLog, RecordFields, RedisAuditLog } from '../src/audit';
+import { CoordinationKeys } from '../src/coordination/keys';
+import { RedisHarness, redisAvailable } from '../test/support/redis-server';
 import { percentile, preciseNow, printTable, round, sleep } from './support/report';
 
 const RATE = 100;
@@ -33,7 +39,22 @@ async function main(): Promise<void> {
   const asyncFh = await fs.promises.open(path.join(dir, 'async.jsonl'), 'a');
   const syncFd = fs.openSync(path.join(dir, 'sync.jsonl'), 'a');
   const log = new AuditLog({ dir, name: 'log', instrument: 'i', key: Buffer.from('k') });
-  const logSync = new AuditLog({ dir, name: 'logsync', instrument: 'i', key: Buffer.from('k'), syncWrites: true });
+  const logSync = new AuditLog({ dir, name: 'logsync', instrument: 'i', key: Buffer.from('k'), writeMode: 'sync' });
+  const logDsync = new AuditLog({ dir, name: 'logdsync', instrument: 'i', key: Buffer.from('k'), writeMode: 'dsync' });
+  const { O_WRONLY, O_CREAT, O_APPEND, O_DSYNC } = fs.constants;
+  const dsyncFh = await fs.promises.open(path.join(dir, 'dsync.jsonl'), O_WRONLY | O_CREAT | O_APPEND | O_DSYNC);
+  const harness = redisAvailable() ? new RedisHarness() : undefined;
+  await harness?.start();
+  const redis = harness ? new Redis(harness.url) : undefined;
+  const k = new CoordinationKeys(`lh-bench-${process.pid}`).instrument('i');
+  const redisLog = redis
+    ? new RedisAuditLog({
+        redis,
+        keys: { stream: k.audit, head: k.auditHead, checkpoint: k.auditCheckpoint },
+        instrument: 'i',
+        key: Buffer.from('k'),
+      })
+    : undefined;
   const variants: Record<string, (i: number) => Promise<unknown>> = {
     'async fs (thread pool)': async () => {
       await asyncFh.write(line);
@@ -43,8 +64,11 @@ async function main(): Promise<void> {
       fs.writeSync(syncFd, line);
       fs.fdatasyncSync(syncFd);
     },
-    'AuditLog append (async)': (i) => log.append(fields(i)),
-    'AuditLog append (syncWrites)': (i) => logSync.append(fields(i)),
+    'async fs O_DSYNC (one round trip)': () => dsyncFh.write(line),
+    'AuditLog append (datasync, default)': (i) => log.append(fields(i)),
+    'AuditLog append (dsync)': (i) => logDsync.append(fields(i)),
+    'AuditLog append (sync)': (i) => logSync.append(fields(i)),
+    ...(redisLog ? { 'RedisAuditLog append': (i: number) => redisLog.append(fields(i)) } : {}),
   };
   const spent: Record<string, number[]> = Object.fromEntries(Object.keys(variants).map((k) => [k, []]));
   const names = Object.keys(variants);
@@ -60,9 +84,14 @@ async function main(): Promise<void> {
   }
   await log.close();
   await logSync.close();
+  await logDsync.close();
+  await dsyncFh.close();
   await asyncFh.close();
   fs.closeSync(syncFd);
   fs.rmSync(dir, { recursive: true, force: true });
+  await redisLog?.close();
+  redis?.disconnect();
+  await harness?.destroy();
   printTable(
     `${RATE} durable appends/s for ${SECONDS} s, the variants in turn (${RATE / names.length}/s each)`,
     names.map((name) => ({

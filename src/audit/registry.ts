@@ -23,6 +23,12 @@ export interface AuditSettings {
   /** false: no fsync before a request is sent (not for regulated use). Default true. */
   fsync?: boolean;
   /**
+   * How the intent is made durable: 'datasync' (default: write + fdatasync through the thread pool), 'dsync' (an
+   * O_DSYNC file: one thread-pool round trip), 'sync' (on the main thread: the lowest wait on a loaded machine, but
+   * every flow of this Node-RED waits for the disk meanwhile). See `bench/audit-where.ts`.
+   */
+  writeMode?: 'datasync' | 'dsync' | 'sync';
+  /**
    * With an lh-coordination node (the chain in a Redis stream): also wait for this many Redis replicas to
    * acknowledge each record (Redis WAIT) before the request is sent. Default 0 (Redis' own acknowledgement).
    */
@@ -91,6 +97,7 @@ export function useAuditTrail(
       key: auditKey(s, dir),
       maxFileBytes: s.maxFileBytes,
       fsync: s.fsync,
+      writeMode: s.writeMode === 'dsync' || s.writeMode === 'sync' ? s.writeMode : undefined,
       after: closing.get(file),
     });
     log.on('record', (record) => auditBus.emit('record', record));

@@ -12,7 +12,7 @@ import { AuditRecord, AuditStreamKeys, hashOf, readStreamChain, RedisAuditLog, v
 import { describeWithRedis, useRedis } from '../support/redis-server';
 import { actionFields, freshStream, KEY } from './chain-support';
 
-/** LH_AUDIT_TAMPER_RUNS=10000 for the full count (about 2.5 minutes: each run copies and reads a stream). */
+/** LH_AUDIT_TAMPER_RUNS=10000 for the full count (220 s on the shared 2-core machine: each run copies and reads a stream). */
 const RUNS = Number(process.env.LH_AUDIT_TAMPER_RUNS ?? 300);
 
 type Tamper =
