@@ -171,8 +171,8 @@ export function useRedisAuditTrail(
       keys,
       instrument,
       key,
-      waitReplicas: s.redisWaitReplicas,
-      waitTimeoutMs: s.redisWaitTimeoutMs,
+      waitReplicas: Number.isInteger(s.redisWaitReplicas) ? s.redisWaitReplicas : undefined,
+      waitTimeoutMs: Number.isFinite(s.redisWaitTimeoutMs) && Number(s.redisWaitTimeoutMs) > 0 ? s.redisWaitTimeoutMs : undefined,
     });
     log.on('record', (record) => auditBus.emit('record', record));
     shared = { log, users: 0 };

@@ -95,6 +95,27 @@ describeWithRedis('audit: one chain per instrument in a Redis stream, shared by 
     assert.match(report.firstBad?.reason ?? '', /does not follow record #8/);
   });
 
+  it('redisWaitReplicas: a record the Redis replicas asked for did not acknowledge in time fails (the request would not be sent)', async function () {
+    const { keys } = freshStream();
+    const log = new RedisAuditLog({
+      redis: db.redis,
+      keys,
+      instrument: INSTRUMENT,
+      key: KEY,
+      waitReplicas: 1,
+      waitTimeoutMs: 100,
+    });
+    await assert.rejects(
+      log.append(actionFields(1)[0]),
+      /only 0 of the 1 Redis replicas asked for \(lhAudit.redisWaitReplicas\) acknowledged within 100 ms/,
+    );
+    // the next append tries again: the chain stays one chain
+    const other = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY });
+    await other.append(actionFields(2)[0]);
+    const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
+    assert.strictEqual(report.ok, true, report.firstBad?.reason);
+  });
+
   describe('Redis unreachable', function () {
     const suite = useClients();
 
