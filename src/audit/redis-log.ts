@@ -37,6 +37,8 @@ return {1, ARGV[2]}
 
 /** Appends chained on a head another replica moved meanwhile are resealed and retried this many times. */
 export const MAX_APPEND_ATTEMPTS = 50;
+/** How long an append waits for a connection being made before it fails. */
+const READY_WAIT_MS = 2000;
 /** The longest random pause before a retry (ms). */
 const MAX_BACKOFF_MS = 20;
 /** Records sent to Redis in one script call at most. */
@@ -128,8 +130,27 @@ export class RedisAuditLog extends EventEmitter {
     }
   }
 
+  /**
+   * A connection still being made (just deployed, or reconnecting) is waited for, up to READY_WAIT_MS: the commands
+   * would fail at once otherwise (no offline queue), and the first request after a deploy with them.
+   */
+  private async connected(): Promise<void> {
+    const redis = this.options.redis as AuditRedis & Partial<Pick<EventEmitter, 'once' | 'off'>> & { status?: string };
+    if (!redis.status || !['wait', 'connecting', 'connect', 'reconnecting'].includes(redis.status) || !redis.once) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        redis.off?.('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, READY_WAIT_MS);
+      redis.once?.('ready', done);
+    });
+  }
+
   /** Seals the fields on the current head and appends them; returns the records appended (a new chain's first too). */
   private async write(fields: RecordFields[]): Promise<AuditRecord[]> {
+    await this.connected();
     const { redis, keys } = this.options;
     if (!this.headKnown) {
       this.head = parseHead((await redis.get(keys.head)) ?? '');

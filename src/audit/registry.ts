@@ -127,6 +127,29 @@ export function useAuditTrail(
 
 /** Redis chains of this process, per connection and stream: the lh-server nodes of one instrument share one writer. */
 const redisLogs = new WeakMap<AuditRedis, Map<string, Shared>>();
+/** Per connection: chains still closing, and who waits for none to be left. */
+const redisClosing = new WeakMap<AuditRedis, { closing: Set<Promise<void>>; waiters: (() => void)[] }>();
+
+function closingOf(redis: AuditRedis): { closing: Set<Promise<void>>; waiters: (() => void)[] } {
+  let found = redisClosing.get(redis);
+  if (!found) {
+    found = { closing: new Set(), waiters: [] };
+    redisClosing.set(redis, found);
+  }
+  return found;
+}
+
+/**
+ * Resolves once no audit chain of this process uses the connection any more (every lh-server node released its trail
+ * and its last records were written): the lh-coordination node waits for it before it closes the connection, so the
+ * outcome records of requests still in flight at a redeploy reach the stream.
+ */
+export async function redisAuditReleased(redis: AuditRedis): Promise<void> {
+  const state = closingOf(redis);
+  while ((redisLogs.get(redis)?.size ?? 0) > 0 || state.closing.size > 0) {
+    await new Promise<void>((resolve) => state.waiters.push(resolve));
+  }
+}
 
 /** The configured checkpoint key, if any (a Redis chain never makes one: every replica must be given the same). */
 export function configuredAuditKey(settings: AuditSettings): Buffer | undefined {
@@ -190,7 +213,15 @@ export function useRedisAuditTrail(
       held.users--;
       if (held.users > 0) return;
       if (streams.get(keys.stream) === held) streams.delete(keys.stream);
-      await held.log.close();
+      const state = closingOf(redis);
+      const closed = held.log.close();
+      state.closing.add(closed);
+      try {
+        await closed;
+      } finally {
+        state.closing.delete(closed);
+        for (const wake of state.waiters.splice(0)) wake();
+      }
     },
   };
 }

@@ -78,6 +78,24 @@ describeWithRedis('audit in Node-RED with lh-coordination: the chain in the shar
     assert.ok(!chain.text.includes(USER.password), 'no password in the chain');
   });
 
+  it('a request in flight at a redeploy gets its outcome record in the stream before the Redis connection closes', async function () {
+    await load(db.harness.url);
+    sim.setFaults({ timeoutRate: 1, methods: ['PUT'], timeoutHoldMs: 800 });
+    const keys = new CoordinationKeys(prefix).instrument(`${sim.baseUrl}|`);
+    const stream = { stream: keys.audit, head: keys.auditHead, checkpoint: keys.auditCheckpoint };
+    const phases = async (): Promise<string[]> =>
+      (await readStreamChain(db.redis, stream)).text
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => (JSON.parse(l) as AuditRecord).phase);
+    helper.getNode('clear').receive({ payload: 1 });
+    await until(async () => (await phases()).includes('intent'), 'the intent in the stream');
+    await helper.unload(); // closes lh-server (its client waits for the request) and lh-coordination (its connection)
+    assert.deepEqual(await phases(), ['file', 'intent', 'outcome']);
+    const report = verifyStreamChain(keys.audit, await readStreamChain(db.redis, stream), Buffer.from('shared-replica-key'));
+    assert.ok(report.ok && report.openIntents.length === 0, JSON.stringify(report));
+  });
+
   it('Redis unreachable: clear errors is not sent, the node fails saying the audit record could not be written to Redis', async function () {
     await load(`redis://127.0.0.1:${await freePort()}`);
     sim.clearRequests();
