@@ -269,7 +269,13 @@ export type SharedAnswerClaim =
 
 /** The ledger an instrument's answers are claimed in before they are sent, when several Node-REDs share it. */
 export interface SharedAnswerClaims {
-  claim(source: 'A' | 'B', errorKey: string, response: string, options: AnswerOptions): Promise<SharedAnswerClaim>;
+  /** `automatic`: a policy's answer, claimed under the lease (refused with a FencedError once another replica holds it) */
+  claim(
+    source: 'A' | 'B',
+    errorKey: string,
+    response: string,
+    options: AnswerOptions & { automatic?: boolean },
+  ): Promise<SharedAnswerClaim>;
 }
 
 const sharedClaims = new Map<string, SharedAnswerClaims>();

@@ -6,7 +6,7 @@ import { InstrumentApi } from './instrument';
 import { CHECK_AUTHENTICATION, PrepApi } from './prep';
 import { RunsApi } from './runs';
 import { Credentials, Session, SESSION_CHECK_MAX_MS, SESSION_CHECK_MIN_MS, SessionOptions, UnsignedSpec } from './session';
-import { ApiResponse, AuditHook, TlsOptions, Transport } from './transport';
+import { ApiResponse, AuditHook, RequestObserver, TlsOptions, Transport } from './transport';
 import { checkUrls } from './url-checks';
 import { EventStreamOptions, InstrumentEvents } from './events';
 import { DialogApi } from './dialogs';
@@ -17,6 +17,7 @@ export * from './types';
 export * as validate from './validate';
 export { Transport, TlsOptions, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR, trimBase } from './transport';
 export { AuditHook, AuditedRequest, AuditOutcome, AuditResult, isAudited, UNAUDITED_OPERATIONS } from './transport';
+export { RequestObservation, RequestObserver } from './transport';
 export { Session, SessionState, Credentials, sessionCheckDue, SESSION_CHECK_MAX_MS, SESSION_CHECK_MIN_MS } from './session';
 export { PrepApi, softwareSettings, serviceRoutine, CHECK_AUTHENTICATION } from './prep';
 export { InstrumentApi, RecoveryKind } from './instrument';
@@ -170,6 +171,14 @@ export class LiquidHandlerClient extends EventEmitter {
     };
     this.checkStops.add(stop);
     return stop;
+  }
+
+  /**
+   * Tells `observer` the outcome of every request this client sends from now on (answered or not, on A or B), before
+   * its caller gets it: what the lh-server's shared connection state is built from. Returns the function that stops it.
+   */
+  onRequestOutcome(observer: RequestObserver): () => void {
+    return this.transport.observe(observer);
   }
 
   /** Logs out and frees every socket and timer. */

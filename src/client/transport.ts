@@ -81,6 +81,23 @@ export interface AuditHook {
   outcome(id: string, operation: string, outcome: AuditOutcome): Promise<void>;
 }
 
+/**
+ * The outcome of one request as a reachability observer sees it (the lh-server's shared connection state): answered
+ * (`error` undefined, or an LhError with a status code) or not. `sent` numbers the requests in the order they were
+ * sent; `latest` is the highest number sent when this outcome was known, so requests that were already under way
+ * when a failure became known can be told apart from those sent after it.
+ */
+export interface RequestObservation {
+  api: Api;
+  operation: string;
+  sent: number;
+  latest: number;
+  status?: number;
+  error?: LhError;
+}
+
+export type RequestObserver = (observation: RequestObservation) => void;
+
 export interface RequestSpec {
   api: Api;
   method: HttpMethod;
@@ -155,6 +172,8 @@ export class Transport {
   private readonly audit?: AuditHook;
   /** Audited requests from their intent until their outcome record is written. */
   private readonly outcomes = new PendingWork();
+  private readonly observers = new Set<RequestObserver>();
+  private sentCount = 0;
   private closed = false;
 
   constructor(options: TransportOptions) {
@@ -211,7 +230,7 @@ export class Transport {
         { kind: 'validation', operation: spec.operation, field: 'payload' },
       );
     }
-    if (!this.audit || !isAudited(spec)) return this.attempts<T>(spec, url, payload);
+    if (!this.audit || !isAudited(spec)) return this.observed(spec, this.attempts<T>(spec, url, payload));
     this.assertOpen(spec.operation);
     const audit = this.audit;
     let id: string;
@@ -236,12 +255,54 @@ export class Transport {
     // durable: the flow gets the instrument's answer one fsync sooner. A crash before that fsync leaves the intent
     // without its outcome, which verify and every reader take as "unknown", never as applied.
     // Tracked from the moment it is sent, so close() also waits for the outcome of a request it aborts.
-    const sent = this.attempts<T>(spec, url, payload);
+    const sent = this.observed(spec, this.attempts<T>(spec, url, payload));
     this.outcomes.add(
       sent.then(
         (res) => audit.outcome(id, spec.operation, auditOutcomeOf(res)),
         (err: unknown) => audit.outcome(id, spec.operation, auditOutcomeOfError(err)),
       ),
+    );
+    return sent;
+  }
+
+  /**
+   * Calls `observer` with the outcome of every request sent from now on, before the caller gets it (a listener that
+   * throws is ignored). Nothing is reported after close(). Returns the function that stops the calls.
+   */
+  observe(observer: RequestObserver): () => void {
+    this.observers.add(observer);
+    return () => {
+      this.observers.delete(observer);
+    };
+  }
+
+  /** Without observers the request is returned as it is: no work is added to the path of a request. */
+  private observed<T>(spec: RequestSpec, sent: Promise<ApiResponse<T>>): Promise<ApiResponse<T>> {
+    if (this.observers.size === 0) return sent;
+    const seq = ++this.sentCount;
+    const report = (status?: number, error?: LhError): void => {
+      if (this.closed) return;
+      const observation: RequestObservation = {
+        api: spec.api,
+        operation: spec.operation,
+        sent: seq,
+        latest: this.sentCount,
+        status,
+        error,
+      };
+      for (const observer of this.observers) {
+        try {
+          observer(observation);
+        } catch {
+          // an observer's failure is its own: the request's outcome goes to its caller unchanged
+        }
+      }
+    };
+    sent.then(
+      (res) => report(res.status),
+      (err: unknown) => {
+        if (err instanceof LhError) report(err.statusCode, err);
+      },
     );
     return sent;
   }

@@ -4,8 +4,18 @@ import { CoordinationKeys } from './keys';
 import { FencedError, LeaseGrant, Leases } from './leases';
 import { fairShare, planLeases } from './fair-share';
 import { ErrorGate, GateRules } from './error-gate';
-import { registrationUsers, SharedDefaults, SharedLedger, SharedOnce, sharedSecret, StoreRedis, SharedSeen } from './stores';
+import {
+  registrationUsers,
+  SharedDefaults,
+  SharedLedger,
+  SharedOnce,
+  sharedSecret,
+  StoreRedis,
+  SharedSeen,
+  STALE_LEDGER_CLAIM_MS,
+} from './stores';
 import { CoordinatedDefaults } from './policy-defaults';
+import { CoordinatedMemory, SharedValue } from './shared-memory';
 import { answeredAnother, fingerprint, setSharedAnswerClaims, SharedAnswerClaims } from '../client';
 
 /**
@@ -80,7 +90,7 @@ export interface CoordinatorOptions {
 }
 
 /** An answer claimed and neither confirmed nor released for this long was lost with its replica (requests time out sooner). */
-export const STALE_CLAIM_MS = 10 * 60_000;
+export const STALE_CLAIM_MS = STALE_LEDGER_CLAIM_MS;
 
 /** The replica name: unique per process start, readable in a status ("lab-pc-2/4711-3fa9"). */
 export function replicaName(): string {
@@ -138,6 +148,13 @@ export class Coordinator {
     return new ErrorGate(inst, new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch), rules);
   }
 
+  /** The shared memory of one poll node (`name`: its id, the same on every replica) of an instrument (run watch). */
+  memory<T>(instrumentKey: string, name: string, parse: (json: string) => T | undefined): CoordinatedMemory<T> {
+    const inst = this.instruments.get(instrumentKey);
+    if (!inst) throw new Error(`instrument ${instrumentKey} has not joined the coordination`);
+    return new CoordinatedMemory<T>(inst, new SharedValue(this.redis, this.keys.instrument(instrumentKey), name), parse);
+  }
+
   /** A secret every replica of the group shares for this instrument (the first replica's candidate wins). */
   secret(instrumentKey: string, name: string, candidate: string): Promise<string> {
     return sharedSecret(this.redis, this.keys.instrument(instrumentKey), name, candidate);
@@ -167,13 +184,17 @@ export class Coordinator {
    * Every answer to the instrument, whoever gives it on this replica (a page, a policy, an answer node), is claimed
    * in the shared ledger first; an answer kept for another error under the same id (a reused id) gives way.
    */
-  private answerClaims(instrumentKey: string): SharedAnswerClaims {
+  answerClaims(instrumentKey: string): SharedAnswerClaims {
     return {
-      claim: (source, errorKey, response, options) => {
+      claim: async (source, errorKey, response, options) => {
         const identity = options.identity ? fingerprint(options.identity) : undefined;
+        // an automatic answer (a policy's) is made on the holder's behalf: fenced by its lease, like its defaults
+        const inst = this.instruments.get(instrumentKey);
+        const leaseValue = options.automatic ? (inst?.leaseValue('automatic answer') ?? '') : undefined;
         return this.ledger(instrumentKey, source).claim(errorKey, response, {
           ...(options.by ? { by: options.by } : {}),
           ...(identity ? { identity } : {}),
+          ...(leaseValue !== undefined ? { leaseValue } : {}),
           // a claim left in flight by a replica that died mid-request gives way once no request can still be open
           supersedes: (existing) =>
             existing.outcome === 'answered'

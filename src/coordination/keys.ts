@@ -31,6 +31,7 @@ export class CoordinationKeys {
       dueBody: `${base}:defaults:body`,
       shared: (name: string) => `${base}:shared:${name}`,
       users: (name: string) => `${base}:users:${name}`,
+      registration: (name: string) => `${base}:registration:${name}`,
       audit: `${base}:audit`,
       auditHead: `${base}:audit:head`,
       auditCheckpoint: `${base}:audit:checkpoint`,
@@ -48,6 +49,8 @@ export interface InstrumentKeys {
   dueBody: string;
   shared(name: string): string;
   users(name: string): string;
+  /** who uses a shared registration (zset: replica → since when), see USERS */
+  registration(name: string): string;
   /** The audit chain (a stream, one entry per record), its head (`<seq> <hash>`) and its signed checkpoint. */
   audit: string;
   auditHead: string;

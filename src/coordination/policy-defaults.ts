@@ -72,6 +72,21 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
     }
   }
 
+  /**
+   * This replica took the default but its answer was refused by the fence (another replica holds the instrument
+   * now): back to the shared schedule, due at once, for the holder's sweep. True when Redis took it.
+   */
+  async giveBack(p: P): Promise<boolean> {
+    this.taken.delete(p.key);
+    this.unshared.delete(p.key);
+    try {
+      await this.shared.giveBack(p.key, Math.min(p.deadline, Date.now()), p);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Forgets a default this replica sent (or gave up). */
   done(key: string): void {
     this.taken.delete(key);

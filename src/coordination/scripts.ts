@@ -53,12 +53,23 @@ if redis.call('SET', KEYS[2], ARGV[2], 'NX', 'EX', ARGV[3]) then return 1 end
 return 0
 `;
 
+/** Redis's clock in ms (scripts are replicated by their effects: reading TIME is allowed before writes). */
+const NOW_MS = `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
 /**
- * KEYS: lease, ledger hash. ARGV: lease value, error key, record JSON. Claim-before-send: → nil claimed, or the
- * record already there (another replica answered, or is answering).
+ * KEYS: lease, ledger hash, ledger order zset. ARGV: lease value, error key, record JSON. Claim-before-send: → nil
+ * claimed, or the record already there (another replica answered, or is answering).
  */
-export const FENCED_LEDGER_CLAIM = `${FENCE}
-if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 1 then return false end
+export const FENCED_LEDGER_CLAIM = `${FENCE}${NOW_MS}
+if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 1 then
+  redis.call('ZADD', KEYS[3], now_ms(), ARGV[2])
+  return false
+end
 return redis.call('HGET', KEYS[2], ARGV[2])
 `;
 
@@ -85,6 +96,16 @@ end
 return out
 `;
 
+/**
+ * KEYS: zset of deadlines, hash of bodies. ARGV: key, deadline ms, JSON. Gives back a default this replica took and
+ * could not send (its automatic answer was fenced: another replica holds the instrument now), so that the holder
+ * sends it. Not fenced: the replica that took a default is the only one that has it; nothing is replaced.
+ */
+export const GIVE_BACK = `
+if redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1]) == 1 then redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[3]) end
+return 1
+`;
+
 /** KEYS: zset of deadlines, hash of bodies. ARGV: key. Cancels (not fenced: cancelling is always safe). */
 export const CANCEL = `
 redis.call('ZREM', KEYS[1], ARGV[1])
@@ -100,19 +121,30 @@ if ARGV[2] ~= '0' then redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV
 return redis.call('ZRANGE', KEYS[1], 0, -1)
 `;
 
+/** KEYS: replicas zset. → {Redis time ms, live replica...}: who is alive, and when that was read. */
+export const LIVE = `${NOW_MS}
+local now = now_ms()
+local out = {now}
+for _, r in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')) do table.insert(out, r) end
+return out
+`;
+
 /**
- * KEYS: users set, replicas zset. ARGV: replica, 'add' | 'remove'. → how many live replicas still use it (a replica
- * that died without saying so stops counting once its heartbeat expired).
+ * KEYS: the registration's users zset (replica → when it said it uses it, Redis time). ARGV: replica, 'add' |
+ * 'remove', when the live replicas were read (ms), the live replicas. → how many replicas still use it: a user that
+ * is not live and said so before the live replicas were read died without saying it stopped (one just added counts).
+ * One key only, in the instrument's hash slot (Redis Cluster): the live replicas come in ARGV (read by LIVE).
  */
-export const USERS = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if ARGV[2] == 'add' then redis.call('SADD', KEYS[1], ARGV[1]) else redis.call('SREM', KEYS[1], ARGV[1]) end
-for _, r in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local until_ms = redis.call('ZSCORE', KEYS[2], r)
-  if (not until_ms or tonumber(until_ms) <= now) and r ~= ARGV[1] then redis.call('SREM', KEYS[1], r) end
+export const USERS = `${NOW_MS}
+if ARGV[2] == 'add' then redis.call('ZADD', KEYS[1], now_ms(), ARGV[1]) else redis.call('ZREM', KEYS[1], ARGV[1]) end
+local live = {}
+for i = 4, #ARGV do live[ARGV[i]] = true end
+local users = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+for i = 1, #users, 2 do
+  local r = users[i]
+  if r ~= ARGV[1] and not live[r] and tonumber(users[i + 1]) < tonumber(ARGV[3]) then redis.call('ZREM', KEYS[1], r) end
 end
-return redis.call('SCARD', KEYS[1])
+return redis.call('ZCARD', KEYS[1])
 `;
 
 /**
@@ -136,16 +168,69 @@ end
 return 0
 `;
 
-/** KEYS: ledger hash. ARGV: error key, record JSON. Claim-before-send of a person's answer (any replica). */
-export const LEDGER_CLAIM = `
-if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then return false end
+/**
+ * KEYS: ledger hash, ledger order zset. ARGV: error key, record JSON. Claim-before-send of a person's answer (any
+ * replica). The order zset holds each entry's claim time (Redis's clock): what the ledger's bound drops first.
+ */
+export const LEDGER_CLAIM = `${NOW_MS}
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
+  redis.call('ZADD', KEYS[2], now_ms(), ARGV[1])
+  return false
+end
 return redis.call('HGET', KEYS[1], ARGV[1])
 `;
 
-/** KEYS: ledger hash. ARGV: error key, expected JSON, new JSON ('' deletes). */
-export const LEDGER_SETTLE = `
+/**
+ * KEYS: ledger hash, ledger order zset. ARGV: error key, expected JSON, new JSON ('' deletes), most entries kept,
+ * ms after which an answer still in flight was lost with its replica. Confirms (or replaces) an entry, then bounds
+ * the ledger: past the most kept, the oldest entries go first, answered ones and claims in flight for longer than a
+ * request can last; a claim that may still be in flight is never dropped (it would let a second answer through).
+ */
+export const LEDGER_SETTLE = `${NOW_MS}
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
-if ARGV[3] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) end
+if ARGV[3] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  return 1
+end
+local now = now_ms()
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[2], now, ARGV[1])
+local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
+if excess > 0 then
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, excess + 99, 'WITHSCORES')
+  for i = 1, #oldest, 2 do
+    if excess <= 0 then break end
+    local k = oldest[i]
+    local v = redis.call('HGET', KEYS[1], k)
+    local young = v and string.find(v, '"outcome":"in-flight"', 1, true) and now - tonumber(oldest[i + 1]) <= tonumber(ARGV[5])
+    if not young then
+      redis.call('HDEL', KEYS[1], k)
+      redis.call('ZREM', KEYS[2], k)
+      excess = excess - 1
+    end
+  end
+end
+return 1
+`;
+
+/**
+ * KEYS: the error's used-token zset, the page's used-token zset. ARGV: token MAC, its expiry (ms), most per error,
+ * most in all. A one-time form token used: → 1 the first time (on any replica), 0 when used before, or when the
+ * error's share or the page's whole set is full of live tokens (refused rather than forget one: a used token is
+ * never forgotten before its form expires, so no form can be replayed). Expired entries are dropped first.
+ */
+export const FORM_TOKEN_USE = `${NOW_MS}
+local now = now_ms()
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) or redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+local keep = math.max(1, math.ceil(tonumber(ARGV[2]) - now))
+if redis.call('PTTL', KEYS[1]) < keep then redis.call('PEXPIRE', KEYS[1], keep) end
+if redis.call('PTTL', KEYS[2]) < keep then redis.call('PEXPIRE', KEYS[2], keep) end
 return 1
 `;
 
@@ -167,5 +252,11 @@ if ARGV[4] == 'raise' then
 elseif cur and string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3] then
   redis.call('HDEL', KEYS[1], ARGV[1])
 end
+return 1
+`;
+
+/** KEYS: lease, value key. ARGV: lease value, value. Replaces a value only the holder may write (run-watch memory). */
+export const FENCED_SET = `${FENCE}
+redis.call('SET', KEYS[2], ARGV[2])
 return 1
 `;

@@ -3,8 +3,9 @@
  * behalf (raised / resolved, automatic answers, due defaults) are fenced by its lease; what a person does (an answer
  * page POSTed to any replica) is claimed without the lease, the claim itself deciding who was first.
  */
-import { randomBytes } from 'crypto';
+import { createHash, randomBytes } from 'crypto';
 import type { AnswerRecord } from '../client';
+import { MAX_ANSWERS_KEPT } from '../client/answer-ledger';
 import { fenced, RedisLike } from './leases';
 import { InstrumentKeys } from './keys';
 import {
@@ -16,9 +17,12 @@ import {
   FENCED_SEEN_RESOLVE,
   FENCED_TAKE_DUE,
   FENCED_TAKE_ONE,
+  FORM_TOKEN_USE,
+  GIVE_BACK,
   LEDGER_CLAIM,
   LEDGER_SETTLE,
   SEEN_CATCH_UP,
+  LIVE,
   USERS,
 } from './scripts';
 
@@ -119,10 +123,26 @@ export class SharedLedger {
     private readonly source: string,
     private readonly replica: string,
     private readonly now: () => number = Date.now,
+    /** entries kept at most (as one Node-RED's ledger); past it the oldest answered go first, never a live claim */
+    private readonly bound: { maxKept: number; staleClaimMs: number } = {
+      maxKept: MAX_ANSWERS_KEPT,
+      staleClaimMs: STALE_LEDGER_CLAIM_MS,
+    },
   ) {}
 
   private get hash(): string {
     return this.keys.ledger(this.source);
+  }
+
+  /** The claim time of each entry (Redis's clock): the order in which the bound drops them. */
+  private get order(): string {
+    return `${this.keys.ledger(this.source)}:order`;
+  }
+
+  /** Replaces the entry `expected` by `next` ('' deletes it), then bounds the ledger (atomic). */
+  private settle(errorKey: string, expected: string, next: string): Promise<unknown> {
+    const { maxKept, staleClaimMs } = this.bound;
+    return this.redis.eval(LEDGER_SETTLE, 2, this.hash, this.order, errorKey, expected, next, maxKept, staleClaimMs);
   }
 
   async lookup(errorKey: string): Promise<ClaimedAnswer | undefined> {
@@ -143,21 +163,19 @@ export class SharedLedger {
     const lease = options.leaseValue;
     const existing =
       lease === undefined
-        ? await this.redis.eval(LEDGER_CLAIM, 1, this.hash, errorKey, json)
+        ? await this.redis.eval(LEDGER_CLAIM, 2, this.hash, this.order, errorKey, json)
         : await fenced('automatic answer', () =>
-            this.redis.eval(FENCED_LEDGER_CLAIM, 2, this.keys.lease, this.hash, lease, errorKey, json),
+            this.redis.eval(FENCED_LEDGER_CLAIM, 3, this.keys.lease, this.hash, this.order, lease, errorKey, json),
           );
     if (typeof existing === 'string') {
       const found = JSON.parse(existing) as ClaimedAnswer;
       // an answer to another error that had this id (an instrument reusing ids): that error is over, this claim wins
-      const replaced =
-        options.supersedes?.(found) === true &&
-        Number(await this.redis.eval(LEDGER_SETTLE, 1, this.hash, errorKey, existing, json)) === 1;
+      const replaced = options.supersedes?.(found) === true && Number(await this.settle(errorKey, existing, json)) === 1;
       if (!replaced) return { ok: false, existing: found };
     }
     // not fenced: confirming or releasing after the lease moved on is still right (the answer was sent or refused)
     const settle = async (next: string): Promise<void> => {
-      await this.redis.eval(LEDGER_SETTLE, 1, this.hash, errorKey, json, next);
+      await this.settle(errorKey, json, next);
     };
     return {
       ok: true,
@@ -166,6 +184,9 @@ export class SharedLedger {
     };
   }
 }
+
+/** A claim in flight for longer than this was lost with its replica (requests time out far sooner). */
+export const STALE_LEDGER_CLAIM_MS = 10 * 60_000;
 
 /** A pending policy default, due at `dueAt` (ms since the epoch). */
 export interface DueDefault {
@@ -226,6 +247,11 @@ export class SharedDefaults {
     return out;
   }
 
+  /** A default taken and not sent (fenced) goes back to the schedule, due at `dueAt`: the holder sends it. */
+  async giveBack(key: string, dueAt: number, body: unknown): Promise<void> {
+    await this.redis.eval(GIVE_BACK, 2, this.dueAt, this.dueBody, key, dueAt, JSON.stringify(body));
+  }
+
   /** The error was answered or resolved: its default is not sent (by any replica). */
   async cancel(key: string): Promise<boolean> {
     return Number(await this.redis.eval(CANCEL, 2, this.dueAt, this.dueBody, key)) === 1;
@@ -253,6 +279,28 @@ export class SharedOnce {
   /** A person's once-only claim (a form token used), on any replica: true the first time, kept for `ttlMs`. */
   async claim(scope: string, key: string, ttlMs: number): Promise<boolean> {
     return (await this.redis.set(this.keys.claim(scope, key), '1', 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')) === 'OK';
+  }
+
+  /**
+   * A one-time form token of page `page` for error `errorKey` used (its MAC, valid until `expiresAt`, ms): true the
+   * first time on any replica. Bounded like one Node-RED's used-set: at most `maxPerError` live tokens per error and
+   * `maxAll` per page; when full, further forms are refused (never a used token forgotten early).
+   */
+  async useForm(
+    page: string,
+    errorKey: string,
+    mac: string,
+    expiresAt: number,
+    caps: { maxPerError: number; maxAll: number },
+  ): Promise<boolean> {
+    const error = createHash('sha256').update(errorKey).digest('hex').slice(0, 24);
+    const perError = this.keys.shared(`forms:${page}:${error}`);
+    const all = this.keys.shared(`forms:${page}`);
+    return (
+      Number(
+        await this.redis.eval(FORM_TOKEN_USE, 2, perError, all, mac, Math.floor(expiresAt), caps.maxPerError, caps.maxAll),
+      ) === 1
+    );
   }
 
   /** Issues a one-time token valid for `ttlSeconds` on every replica. */
@@ -287,5 +335,7 @@ export async function registrationUsers(
   replica: string,
   op: 'add' | 'remove',
 ): Promise<number> {
-  return Number(await redis.eval(USERS, 2, keys.users(name), replicasKey, replica, op));
+  // two steps, each within one hash slot (Redis Cluster): who is alive (global), then the instrument's users
+  const [readAt, ...live] = (await redis.eval(LIVE, 1, replicasKey)) as (string | number)[];
+  return Number(await redis.eval(USERS, 1, keys.registration(name), replica, op, Number(readAt), ...live.map(String)));
 }

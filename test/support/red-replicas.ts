@@ -91,6 +91,8 @@ export function watchFlows(options: {
   interval?: number;
   /** a policy node behind each poll: semi-automatic "Retry" after `delay` s */
   policyDelay?: number;
+  /** an lh-run-watch node per instrument (`watch-<id>`): its state changes and finished runs go to the collector */
+  runWatch?: boolean;
 }): FlowNode[] {
   const flows: FlowNode[] = [
     { id: 'tab', type: 'tab', label: 'coordination test' },
@@ -115,7 +117,36 @@ export function watchFlows(options: {
       wires: [['post']],
     });
   }
+  if (options.runWatch) {
+    // a state change is collected as `<previousState>><state>`, a finished run as its protocol and start time
+    const ids = {
+      state: "String(msg.previousState) + '>' + msg.state",
+      finished: "msg.protocolName + '@' + msg.payload.startTime",
+    };
+    for (const [kind, id] of Object.entries(ids)) {
+      flows.push({
+        id: `to-${kind}`,
+        type: 'function',
+        z: 'tab',
+        func: `msg.payload = { kind: '${kind}', id: ${id}, replica: env.get('LH_REPLICA'), lost: msg.coordination }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
+        outputs: 1,
+        wires: [['post']],
+      });
+    }
+  }
   for (const inst of options.instruments) {
+    if (options.runWatch) {
+      flows.push({
+        id: `watch-${inst.id}`,
+        type: 'lh-run-watch',
+        z: 'tab',
+        server: `server-${inst.id}`,
+        interval: options.interval ?? 0.5,
+        offlineAfter: 3,
+        progressInterval: 0,
+        wires: [['to-state'], ['to-finished'], [], []],
+      });
+    }
     flows.push(
       {
         id: `server-${inst.id}`,

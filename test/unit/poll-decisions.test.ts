@@ -5,7 +5,6 @@ import {
   applyPush,
   classifyPollResults,
   newPollMemory,
-  nextConnection,
   nextDelay,
   offlineAfterOf,
   pendingOnly,
@@ -25,6 +24,8 @@ const rules: PollRules<Rec> = {
   wanted: (r) => r.severity !== 'Info',
 };
 const noJitter = (): number => 0;
+/** The server's connection state as a poll reads it: nothing unanswered. */
+const answering = { failures: 0, offlineAfter: 2 };
 const down = (source: Source = 'A'): SourceResult<Rec> => ({
   source,
   error: new LhError('no answer', { kind: 'network', operation: 'check-for-pending-errors' }),
@@ -39,22 +40,22 @@ describe('poll decisions', function () {
   it('raises each listed error once and resolves it once when it is gone', function () {
     const watch = newWatch();
     const memory = newPollMemory();
-    const first = applyPoll(watch, memory, [listA('1', '2')], rules, noJitter);
+    const first = applyPoll(watch, memory, [listA('1', '2')], rules, answering, noJitter);
     assert.deepEqual(
       first.raised.map((r) => r.record.id),
       ['1', '2'],
     );
     assert.equal(first.changed, true);
-    const again = applyPoll(watch, memory, [listA('1', '2')], rules, noJitter);
+    const again = applyPoll(watch, memory, [listA('1', '2')], rules, answering, noJitter);
     assert.equal(again.raised.length, 0);
     assert.equal(again.changed, false);
-    const gone = applyPoll(watch, memory, [listA('2')], rules, noJitter);
+    const gone = applyPoll(watch, memory, [listA('2')], rules, answering, noJitter);
     assert.deepEqual(
       gone.resolved.map((r) => (r.record as Rec).id),
       ['1'],
     );
     assert.deepEqual(gone.status, { kind: 'pending', count: 1 });
-    assert.equal(applyPoll(watch, memory, [listA('2')], rules, noJitter).resolved.length, 0);
+    assert.equal(applyPoll(watch, memory, [listA('2')], rules, answering, noJitter).resolved.length, 0);
   });
 
   it('does not raise an error the severity filter leaves out, nor an id it reported resolved', function () {
@@ -65,57 +66,46 @@ describe('poll decisions', function () {
       memory,
       [{ source: 'A', records: [{ id: 'x', severity: 'Info' }, { id: 'y' }] }],
       rules,
+      answering,
       noJitter,
     );
     assert.deepEqual(
       out.raised.map((r) => r.record.id),
       ['y'],
     );
-    applyPoll(watch, memory, [listA()], rules, noJitter);
-    assert.equal(applyPoll(watch, memory, [listA('y')], rules, noJitter).raised.length, 0);
+    applyPoll(watch, memory, [listA()], rules, answering, noJitter);
+    assert.equal(applyPoll(watch, memory, [listA('y')], rules, answering, noJitter).raised.length, 0);
   });
 
-  it('reports offline once after offlineAfter unreachable polls, online once when every source answers again', function () {
+  it('backs off from the server state once offline, and a failed source keeps the other source', function () {
     const watch = newWatch();
     const memory = newPollMemory();
-    applyPoll(watch, memory, [listA()], rules, noJitter);
-    const one = applyPoll(watch, memory, [down()], rules, noJitter);
-    assert.equal(one.connection, undefined);
+    applyPoll(watch, memory, [listA()], rules, answering, noJitter);
+    const one = applyPoll(watch, memory, [listA('1'), down('B')], rules, { failures: 1, offlineAfter: 2 }, noJitter);
+    assert.equal(one.raised.length, 1);
     assert.equal(one.status.kind, 'unreachable');
-    const two = applyPoll(watch, memory, [down()], rules, noJitter);
-    assert.deepEqual(two.connection, { state: 'offline', failedPolls: 2, reason: 'no answer', interfaces: ['A'] });
-    assert.deepEqual(two.status, { kind: 'offline' });
-    assert.equal(applyPoll(watch, memory, [down()], rules, noJitter).connection, undefined);
-    const back = applyPoll(watch, memory, [listA()], rules, noJitter);
-    assert.deepEqual(back.connection, { state: 'online', failedPolls: 3 });
-    assert.equal(applyPoll(watch, memory, [listA()], rules, noJitter).connection, undefined);
-  });
-
-  it('a poll where one of two sources is unreachable counts towards offline and keeps the other source', function () {
-    const watch = newWatch();
-    const out = applyPoll(watch, newPollMemory(), [listA('1'), down('B')], rules, noJitter);
-    assert.equal(out.raised.length, 1);
-    assert.equal(watch.unreachablePolls, 1);
-    assert.equal(out.status.kind, 'unreachable');
+    assert.equal(one.delayMs, 1000);
+    assert.equal(applyPoll(watch, memory, [down()], rules, { failures: 2, offlineAfter: 2 }, noJitter).delayMs, 2000);
+    assert.equal(applyPoll(watch, memory, [down()], rules, { failures: 3, offlineAfter: 2 }, noJitter).delayMs, 4000);
+    assert.equal(applyPoll(watch, memory, [listA('1')], rules, answering, noJitter).delayMs, 1000);
   });
 
   it('a refused login is neither offline nor online, is logged once and backs off from the first refusal', function () {
     const watch = newWatch();
     const memory = newPollMemory();
-    const first = applyPoll(watch, memory, [refusedLogin()], rules, noJitter);
-    assert.equal(first.connection, undefined);
+    const first = applyPoll(watch, memory, [refusedLogin()], rules, answering, noJitter);
     assert.equal(first.status.kind, 'refused');
     assert.equal(first.warn, 'login refused');
     assert.equal(first.delayMs, 4000);
-    const second = applyPoll(watch, memory, [refusedLogin()], rules, noJitter);
+    const second = applyPoll(watch, memory, [refusedLogin()], rules, answering, noJitter);
     assert.equal(second.warn, undefined);
     assert.equal(second.delayMs, 8000);
     assert.equal(watch.connection, 'unknown');
-    const ok = applyPoll(watch, memory, [listA()], rules, noJitter);
+    const ok = applyPoll(watch, memory, [listA()], rules, answering, noJitter);
     assert.equal(ok.warn, undefined);
     assert.equal(ok.delayMs, 1000, 'the first steady delay takes the one-off phase shift (0 with this random)');
     assert.equal(
-      applyPoll(watch, memory, [refusedLogin()], rules, noJitter).warn,
+      applyPoll(watch, memory, [refusedLogin()], rules, answering, noJitter).warn,
       'login refused',
       'logged again after a good poll',
     );
@@ -124,8 +114,8 @@ describe('poll decisions', function () {
   it('shortens the first steady delay once, then keeps the interval exact', function () {
     const memory = newPollMemory();
     const watch = newWatch();
-    assert.equal(applyPoll(watch, memory, [listA()], rules, () => 0.5).delayMs, 950);
-    assert.equal(applyPoll(watch, memory, [listA()], rules, () => 0.5).delayMs, 1000);
+    assert.equal(applyPoll(watch, memory, [listA()], rules, answering, () => 0.5).delayMs, 950);
+    assert.equal(applyPoll(watch, memory, [listA()], rules, answering, () => 0.5).delayMs, 1000);
   });
 
   it('backs off while offline and returns to the interval when online', function () {
@@ -163,16 +153,11 @@ describe('poll decisions', function () {
     assert.equal(c.listed.length, 1);
   });
 
-  it('nextConnection and statusAfter leave the input alone', function () {
-    const track = { connection: 'online' as const, unreachablePolls: 0 };
-    const next = nextConnection(
-      track,
-      { unreachable: [{ source: 'A', error: new LhError('x', { kind: 'network', operation: 'x' }) }], refused: [] },
-      1,
-    );
-    assert.equal(next.track.connection, 'offline');
-    assert.deepEqual(track, { connection: 'online', unreachablePolls: 0 });
-    assert.deepEqual(statusAfter({ unreachable: [], refused: [] }, 'online', 3), { kind: 'pending', count: 3 });
+  it('statusAfter shows a refusal first, then a failed source, else the pending count', function () {
+    const failed = { source: 'A' as const, error: new LhError('x', { kind: 'network', operation: 'x' }) };
+    assert.deepEqual(statusAfter({ unreachable: [], refused: [] }, 3), { kind: 'pending', count: 3 });
+    assert.equal(statusAfter({ unreachable: [failed], refused: [] }, 3).kind, 'unreachable');
+    assert.equal(statusAfter({ unreachable: [failed], refused: [failed.error] }, 3).kind, 'refused');
   });
 
   describe('pushes', function () {
@@ -185,8 +170,8 @@ describe('poll decisions', function () {
         ['7'],
       );
       assert.equal(applyPush(watch, { source: 'A', raised: [{ id: '7' }] }, rules).raised.length, 0);
-      assert.equal(applyPoll(watch, memory, [listA('7')], rules, noJitter).raised.length, 0);
-      assert.equal(applyPoll(watch, memory, [listA()], rules, noJitter).resolved.length, 1);
+      assert.equal(applyPoll(watch, memory, [listA('7')], rules, answering, noJitter).raised.length, 0);
+      assert.equal(applyPoll(watch, memory, [listA()], rules, answering, noJitter).resolved.length, 1);
       assert.equal(
         applyPush(watch, { source: 'A', raised: [{ id: '7' }] }, rules).raised.length,
         0,
@@ -197,17 +182,17 @@ describe('poll decisions', function () {
     it('a pushed resolution is reported once, and the poll does not report it again', function () {
       const watch = newWatch();
       const memory = newPollMemory();
-      applyPoll(watch, memory, [listA('8')], rules, noJitter);
+      applyPoll(watch, memory, [listA('8')], rules, answering, noJitter);
       assert.equal(applyPush(watch, { source: 'A', resolved: ['8'] }, rules).resolved.length, 1);
       assert.equal(applyPush(watch, { source: 'A', resolved: ['8'] }, rules).resolved.length, 0);
-      assert.equal(applyPoll(watch, memory, [listA()], rules, noJitter).resolved.length, 0);
+      assert.equal(applyPoll(watch, memory, [listA()], rules, answering, noJitter).resolved.length, 0);
     });
 
     it('errors on a push-only channel are never resolved by a poll', function () {
       const watch = newWatch();
       const memory = newPollMemory();
       assert.equal(applyPush(watch, { source: 'A', channel: 'dialogs', raised: [{ id: 'd1' }] }, rules).raised.length, 1);
-      assert.equal(applyPoll(watch, memory, [listA()], rules, noJitter).resolved.length, 0);
+      assert.equal(applyPoll(watch, memory, [listA()], rules, answering, noJitter).resolved.length, 0);
       assert.equal(applyPush(watch, { source: 'A', channel: 'dialogs', resolved: ['d1'] }, rules).resolved.length, 1);
     });
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ErrorFrame, PushedError } from '../../src/client';
+import { LhError } from '../../src/client';
 import { applyPoll, newPollMemory, PollRules, SourceResult } from '../../src/nodes/lh-error-poll/poll-decisions';
 import {
   adoptListed,
@@ -152,7 +153,11 @@ describe('lh-error-poll push decisions', function () {
     const watch = newWatch();
     applyErrorFrame(watch, raised(fw('f1')), rules);
     assert.deepEqual(withFirmwareErrors({ kind: 'pending', count: 2 }, watch), { kind: 'pending', count: 3 });
-    assert.deepEqual(withFirmwareErrors({ kind: 'offline' }, watch), { kind: 'offline' });
+    const refused = {
+      kind: 'refused' as const,
+      error: new LhError('login refused', { kind: 'auth', operation: 'authenticate' }),
+    };
+    assert.deepEqual(withFirmwareErrors(refused, watch), refused);
   });
 
   it('polls on every connect, tells of open firmware errors after an outage, says "unavailable" once', function () {

@@ -117,7 +117,7 @@ async function run(ops: Op[]): Promise<void> {
     for (const r of list) mustRaise.add(r.title);
     const results = [{ source: 'A' as const, records: list as PolledError[] }];
     adoptListed(watch, results, rules);
-    const outcome = applyPoll(watch, memory, results, rules, () => 0.5);
+    const outcome = applyPoll(watch, memory, results, rules, { failures: 0, offlineAfter: rules.offlineAfter }, () => 0.5);
     for (const r of outcome.raised) raised.push((r.record as Rec).title);
   };
   /** The answer reaches the instrument: applied to whatever it lists under the id now. */

@@ -26,6 +26,8 @@ import { answerBody } from './answer-body';
 import { recoveryBody } from './recovery-body';
 import { offeredActions } from '../shared/error-records';
 import { withActor } from '../../audit';
+import { FencedError } from '../../coordination/leases';
+import { isAutomatic } from './automatic';
 
 
 /** An answer this Node-RED gave (the ledger's record). */
@@ -38,7 +40,8 @@ export type AnswerOutcome =
   | { outcome: 'refused'; message: string; error: LhError }
   /** the instrument lists another error under the id now: nothing was sent */
   | { outcome: 'changed'; message: string; error: LhError; current: Record<string, unknown> }
-  | { outcome: 'failed'; message: string; error: LhError };
+  /** `fenced`: an automatic answer refused because another Node-RED holds the instrument now (nothing was sent) */
+  | { outcome: 'failed'; message: string; error: LhError; fenced?: boolean };
 
 /** Tells in-process listeners (an error policy's pending defaults) that an error was answered: `(instrument, errorKey)`. */
 export const answerEvents = new EventEmitter();
@@ -98,8 +101,12 @@ async function settle(
   let claim: SharedAnswerClaim | undefined;
   if (shared && claimOf) {
     try {
-      claim = await shared.claim(claimOf.source, key, claimOf.response, claimOf.options);
+      claim = await shared.claim(claimOf.source, key, claimOf.response, { ...claimOf.options, ...(isAutomatic() ? { automatic: true } : {}) });
     } catch (err) {
+      if (err instanceof FencedError) {
+        const message = `${operation}: ${err.message}; nothing was sent`;
+        return { outcome: 'failed', fenced: true, message, error: new LhError(message, { kind: 'busy', operation }) };
+      }
       const e = redactErr(asLhError(err, operation));
       const message = `${operation}: the answer ledger shared by the Node-REDs cannot be reached (${e.message}); nothing was sent`;
       return { outcome: 'failed', message, error: new LhError(message, { kind: 'network', operation }) };

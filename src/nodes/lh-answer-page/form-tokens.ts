@@ -20,9 +20,10 @@ const MAC_LENGTH = 32;
 
 /**
  * Where used tokens are recorded when several replicas serve the page (Redis): true the first time `mac` is
- * recorded (on whichever replica), false after; kept until `expiresAt` (ms since the epoch).
+ * recorded (on whichever replica), false after; kept until `expiresAt` (ms since the epoch). Bounded as here:
+ * MAX_USED_PER_ERROR per error (`errorKey`), MAX_USED_TOKENS in all, refusing when full.
  */
-export type SharedUsedSet = (mac: string, expiresAt: number) => Promise<boolean>;
+export type SharedUsedSet = (mac: string, expiresAt: number, errorKey: string) => Promise<boolean>;
 
 export class FormTokens {
   private secret: Buffer = randomBytes(32);
@@ -50,7 +51,7 @@ export class FormTokens {
   async useShared(token: unknown, errorKey: string, shared?: SharedUsedSet): Promise<boolean> {
     if (!shared) return this.use(token, errorKey);
     const valid = this.check(token, errorKey);
-    return valid ? shared(valid.mac, valid.expires) : false;
+    return valid ? shared(valid.mac, valid.expires, errorKey) : false;
   }
 
   /** The token's MAC and expiry when it is one this instance issued for this error and it has not expired. */

@@ -7,7 +7,7 @@ import { LhServerNode, requireClient } from '../shared/server-node';
 import { renderTemplate } from '../shared/typed-inputs';
 import { Status } from '../shared/status';
 import { zonedTime } from '../shared/zoned-time';
-import { FormTokens, SharedUsedSet } from './form-tokens';
+import { FormTokens, MAX_USED_PER_ERROR, MAX_USED_TOKENS, SharedUsedSet } from './form-tokens';
 import { basicAuthUser, MAX_FORM_BYTES, PageRequest, queryParam, routeClash, servePage } from './http-routes';
 import { RecentLists } from './recent-lists';
 import { instrumentDigest, LinkCheck, signedBy, signLink, unownedReason, verifyLink } from './link-signing';
@@ -143,7 +143,8 @@ export = function register(RED: Red): void {
       const server = RED.nodes.getNode(String(config.server ?? ''));
       if (!isServerNode(server) || !server.coordinator || !secrets.coordinated) return undefined;
       const once = server.coordinator.once(server.instrumentKey);
-      return (mac, expiresAt) => once.claim(`form:${node.id}`, mac, expiresAt - Date.now());
+      return (mac, expiresAt, errorKey) =>
+        once.useForm(node.id, errorKey, mac, expiresAt, { maxPerError: MAX_USED_PER_ERROR, maxAll: MAX_USED_TOKENS });
     };
     /** the check by the secret that signed the token, else why the first refused it */
     const verify = (token: unknown): LinkCheck => {

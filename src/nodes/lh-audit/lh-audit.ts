@@ -1,6 +1,7 @@
 import { AuditRecord, onAuditRecord } from '../../audit';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { isServerNode } from '../shared/server-node';
+import { Status } from '../shared/status';
 
 /**
  * lh-audit: sends every audit record of this Node-RED (or of one lh-server node's instrument) into the flow once it is
@@ -10,6 +11,7 @@ export = function register(RED: Red): void {
   function LhAudit(this: unknown, config: NodeConfig): void {
     RED.nodes.createNode(this, config);
     const node = asNode(this);
+    const status = new Status(node, RED);
     const serverId = typeof config.server === 'string' ? config.server : '';
     const selectedInstrumentKey = (): string | undefined => {
       if (serverId === '') return undefined;
@@ -24,7 +26,7 @@ export = function register(RED: Red): void {
       count++;
       const operation = record.phase === 'intent' ? record.what.operation : record.operation;
       node.send({ topic: `${record.phase}/${operation}`, payload: record });
-      node.status({ fill: 'green', shape: 'dot', text: `${count} records` });
+      status.ok('records', { count });
     });
     node.on('close', () => stop());
   }

@@ -11,6 +11,7 @@ import { policyApplies, runRuleEvents, RunRule, runRuleFor, runRulesOf, runSight
 import { migrateConfig } from '../shared/migrations';
 import { errorInMsg } from '../answering/error-in-msg';
 import { answerAuditMsg } from '../answering/answer-audit';
+import { asAutomatic } from '../answering/automatic';
 import { asNodeActor } from '../shared/audit';
 import type { ErrorSource } from '../shared/poll-messages';
 
@@ -46,6 +47,7 @@ export = function register(RED: Red): void {
     try {
       rules = compileRules(config.rules);
       ({ server, client } = requireClient(RED, config.server, node.type));
+      status.follow(server.connection);
     } catch (err) {
       setupError = err instanceof LhError ? err : new LhError(String(err), { kind: 'config', operation: OP });
       status.failed(setupError);
@@ -135,14 +137,17 @@ export = function register(RED: Red): void {
       if (!client || !server) return Promise.resolve({ outcome: 'failed', message: 'no instrument', error: new LhError('no instrument', { kind: 'config', operation: OP }) });
       const field = p.runRule ? 'inputs' : `rules[${p.rule}].steps[${(p.step ?? 1) - 1}].inputs`;
       // the audit trail records this policy node as the actor of the default it sends
+      // automatic: with coordination, claimed under the lease (a replica that lost the instrument sends nothing)
       return asNodeActor(node, undefined, () =>
-        p.source === 'A'
-        ? answerA(client, p.record as PendingError, p.answer, by, identityOf(p.record), p.items)
-        : answerB(client, p.record as InstrumentError, Number(p.answer), server.clientKey || null, by, identityOf(p.record), {
-            values: p.inputs ?? {},
-            useDefaults: true,
-            field,
-          }),
+        asAutomatic(() =>
+          p.source === 'A'
+            ? answerA(client, p.record as PendingError, p.answer, by, identityOf(p.record), p.items)
+            : answerB(client, p.record as InstrumentError, Number(p.answer), server.clientKey || null, by, identityOf(p.record), {
+                values: p.inputs ?? {},
+                useDefaults: true,
+                field,
+              }),
+        ),
       );
     }
 
@@ -206,6 +211,13 @@ export = function register(RED: Red): void {
       book.add({ ...p, inFlight: true });
       save();
       const outcome = await send(p);
+      if (outcome.outcome === 'failed' && outcome.fenced && coordinated) {
+        // another replica holds the instrument now: nothing was sent, the default goes back for it to send (once)
+        await coordinated.giveBack(p);
+        timers.delete(key);
+        if (book.take(key)) save();
+        return showStatus();
+      }
       const over = outcome.outcome === 'answered' || outcome.outcome === 'not-pending' || (outcome.outcome === 'already-answered' && !outcome.inFlight);
       if (over) cancel(key);
       else if (closed) return; // kept in the book, in flight: the next instance sends it again

@@ -6,7 +6,8 @@ import { logError, logInfo, logWarn } from '../shared/node-log';
 import { migrateConfig } from '../shared/migrations';
 import { requireClient, LhServerNode } from '../shared/server-node';
 import { isChecked } from '../shared/typed-inputs';
-import { failureReason, Status } from '../shared/status';
+import { Status } from '../shared/status';
+import { Api, connectionChange, ConnectionView } from '../shared/connection-state';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
 import { applyPoll, newPollMemory, offlineAfterOf, pendingOnly, PollRules, SourceResult, sourcesOf, StatusDecision } from './poll-decisions';
 import { intervalMs, PollLoop } from '../shared/poll-loop';
@@ -168,11 +169,10 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     const results = await Promise.all(sources.map((source) => fetchErrors(client, source)));
     if (loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
     if (listening) adoptListed(watch, results, rules);
-    const outcome = applyPoll(watch, memory, results, rules);
+    const outcome = applyPoll(watch, memory, results, rules, sharedConnection());
     const answered = listening ? resolveAnswered(watch, (key, record) => answeredHere(client, key, record), rules) : undefined;
     if (outcome.changed || answered?.changed) save();
-    const connection = outcome.connection ? [connectionMessage(outcome.connection.state, instrument, outcome.connection)] : [];
-    await emit({ raised: outcome.raised, resolved: [...outcome.resolved, ...(answered?.resolved ?? [])], changed: false }, connection, listedKeysOf(results, rules));
+    await emit({ raised: outcome.raised, resolved: [...outcome.resolved, ...(answered?.resolved ?? [])], changed: false }, [], listedKeysOf(results, rules));
     if (outcome.warn) logWarn(node, outcome.warn);
     lastStatus = outcome.status;
     showStatus(outcome.status);
@@ -252,17 +252,34 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     if (listening) listen();
   }
 
+  /** The server's view of this node's sources: how many requests in a row went unanswered (the back-off). */
+  function sharedConnection(): { failures: number; offlineAfter: number } {
+    const connection = w.server.connection;
+    const view = connection?.view(sources);
+    const failures = view?.state === 'offline' || view?.state === 'online' ? view.failures : 0;
+    return { failures, offlineAfter: connection?.offlineAfter ?? rules.offlineAfter };
+  }
+
+  /** The server's connection state changed: offline or online once per change on output 3 (the status shows it). */
+  function onConnection(view: ConnectionView): void {
+    if (loop.stopped || (gate && !gate.active)) return; // a standby's holder reports it
+    const { reported, change } = connectionChange(watch.connection, view);
+    watch.connection = reported;
+    if (!change) return;
+    const interfaces = change.interfaces?.filter((api): api is Source => sources.includes(api as Source));
+    const details = { failedPolls: change.failedPolls, reason: change.reason, interfaces: change.state === 'offline' ? interfaces : undefined };
+    node.send([null, null, connectionMessage(change.state, instrument, details)]);
+  }
+
   function showStatus(polled: StatusDecision): void {
     const coordinated = coordinationStatus(w.server.coordination);
-    if (coordinated) return node.status(coordinated);
+    if (coordinated) return status.other(coordinated);
     const decision = listening ? withFirmwareErrors(polled, watch) : polled;
     switch (decision.kind) {
       case 'refused': // a refused login is not "offline": the session holds further logins back, the poll only backs off
         return status.failed(decision.error);
-      case 'offline':
-        return node.status({ fill: 'red', shape: 'ring', text: RED._('common.status.offline') });
       case 'unreachable':
-        return node.status({ fill: 'yellow', shape: 'ring', text: failureReason(decision.error) });
+        return status.unanswered(decision.error);
       case 'pending': {
         const key = socket === 'connected' && listening ? 'lh-error-poll.status.pendingLive' : 'pending';
         return decision.count > 0 ? status.warn(key, { count: decision.count }) : status.ok(key, { count: decision.count });
@@ -275,6 +292,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   node.on('close', offPassword);
 
   status.idle('polling');
+  status.follow(w.server.connection, { apis: sources as Api[], offlineAfter: rules.offlineAfter, onChange: onConnection });
   if (persist && !watch.restored) {
     node.context().get(CONTEXT_KEY, store, (err, value) => {
       if (err) node.warn(RED._('lh-error-poll.errors.persist', { message: err.message }));

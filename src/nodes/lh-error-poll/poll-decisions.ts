@@ -1,14 +1,16 @@
 /**
  * What a poll's results mean, decided without timers, I/O or Node-RED: which errors are raised and resolved,
- * whether the instrument went offline or came back, what the status shows, what to log and when to poll next.
- * The node (lh-error-poll.ts) fetches, calls applyPoll() and carries out the outcome; pushed events (an error
- * raised or resolved on a socket) go through applyPush() under the same exactly-once memory.
+ * what the status shows, what to log and when to poll next. Whether the instrument went offline or came back is the
+ * lh-server's shared connection state (shared/connection-state.ts), which every request feeds; a poll reads from it
+ * only how many requests in a row went unanswered (its back-off). The node (lh-error-poll.ts) fetches, calls
+ * applyPoll() and carries out the outcome; pushed events (an error raised or resolved on a socket) go through
+ * applyPush() under the same exactly-once memory.
  */
 import { isUnreachable, LhError } from '../../client';
 import { backoffMs, desyncMs, withJitter } from '../shared/poll-loop';
-import { ConnectionState, SeenErrors, Source, WatchState } from './seen-errors';
+import { SeenErrors, Source, WatchState } from './seen-errors';
 
-export const DEFAULT_OFFLINE_AFTER = 3;
+export { DEFAULT_OFFLINE_AFTER, offlineAfterOf } from '../shared/connection-state';
 
 /** What one source answered in one poll: its listed errors, or why it did not answer. */
 export type SourceResult<T> = { source: Source; records: T[] } | { source: Source; error: LhError };
@@ -44,25 +46,15 @@ export interface Sourced<T> {
   record: T;
 }
 
-export interface ConnectionChange {
-  state: 'online' | 'offline';
-  failedPolls: number;
-  reason?: string;
-  interfaces?: Source[];
-}
-
-/** The status line: the node turns it into texts. */
+/** The status line: the node turns it into texts (offline is the server's, shown by shared/status.ts). */
 export type StatusDecision =
   | { kind: 'refused'; error: LhError }
-  | { kind: 'offline' }
   | { kind: 'unreachable'; error: LhError }
   | { kind: 'pending'; count: number };
 
 export interface PollOutcome<T> {
   raised: Sourced<T>[];
   resolved: Sourced<T>[];
-  /** The instrument went offline or came back (reported once per change). */
-  connection?: ConnectionChange;
   status: StatusDecision;
   /** A problem to log; set only when it differs from the last one logged. */
   warn?: string;
@@ -89,45 +81,9 @@ export function classifyPollResults<T>(results: SourceResult<T>[]): Classified<T
   return out;
 }
 
-export interface ConnectionTrack {
-  connection: ConnectionState;
-  unreachablePolls: number;
-}
-
-/**
- * The connection after a poll: unreachable polls count up and, at `offlineAfter`, report offline once; a poll
- * where every source answered reports online once after offline. A refusal is an answer but not "online" news.
- */
-export function nextConnection(
-  track: ConnectionTrack,
-  c: Pick<Classified<unknown>, 'unreachable' | 'refused'>,
-  offlineAfter: number,
-): { track: ConnectionTrack; change?: ConnectionChange } {
-  if (c.unreachable.length > 0) {
-    const unreachablePolls = track.unreachablePolls + 1;
-    if (unreachablePolls >= offlineAfter && track.connection !== 'offline') {
-      return {
-        track: { connection: 'offline', unreachablePolls },
-        change: {
-          state: 'offline',
-          failedPolls: unreachablePolls,
-          reason: c.unreachable[0].error.message,
-          interfaces: c.unreachable.map((u) => u.source),
-        },
-      };
-    }
-    return { track: { connection: track.connection, unreachablePolls } };
-  }
-  if (c.refused.length > 0) return { track };
-  const change: ConnectionChange | undefined =
-    track.connection === 'offline' ? { state: 'online', failedPolls: track.unreachablePolls } : undefined;
-  return { track: { connection: 'online', unreachablePolls: 0 }, change };
-}
-
-/** What the status shows: a refusal first, then offline, then a failed poll, else the pending count. */
-export function statusAfter(c: Pick<Classified<unknown>, 'unreachable' | 'refused'>, connection: ConnectionState, pending: number): StatusDecision {
+/** What the status shows: a refusal first, then a failed poll, else the pending count. */
+export function statusAfter(c: Pick<Classified<unknown>, 'unreachable' | 'refused'>, pending: number): StatusDecision {
   if (c.refused.length > 0) return { kind: 'refused', error: c.refused[0] };
-  if (connection === 'offline') return { kind: 'offline' };
   if (c.unreachable.length > 0) return { kind: 'unreachable', error: c.unreachable[0].error };
   return { kind: 'pending', count: pending };
 }
@@ -151,15 +107,24 @@ export function nextDelay(
   return firstPoll ? desyncMs(baseMs, random) : baseMs;
 }
 
+/** What the server's connection state says when a poll ends (shared/connection-state.ts, this node's view). */
+export interface SharedConnection {
+  /** requests in a row that went unanswered (this poll's included) */
+  failures: number;
+  /** the threshold in force on the server */
+  offlineAfter: number;
+}
+
 /**
  * Applies one poll to the instrument memory `watch` and the node's `memory` (both updated in place: they are the
- * only state, and nothing else is touched) and returns everything the node must do.
+ * only state, and nothing else is touched) and returns everything the node must do; `shared` sets the back-off.
  */
 export function applyPoll<T>(
   watch: WatchState,
   memory: PollMemory,
   results: SourceResult<T>[],
   rules: PollRules<T>,
+  shared: SharedConnection = { failures: 0, offlineAfter: rules.offlineAfter },
   random: () => number = Math.random,
 ): PollOutcome<T> {
   const c = classifyPollResults(results);
@@ -175,22 +140,18 @@ export function applyPoll<T>(
     for (const record of diff.resolved) resolved.push({ source, record });
   }
 
-  const { track, change } = nextConnection(watch, c, rules.offlineAfter);
-  watch.connection = track.connection;
-  watch.unreachablePolls = track.unreachablePolls;
-
   memory.refusedPolls = c.refused.length > 0 ? memory.refusedPolls + 1 : 0;
   const pending = c.listed.reduce((n, l) => n + watch.sources[l.source].size, 0);
-  const status = statusAfter(c, watch.connection, pending);
+  const status = statusAfter(c, pending);
   const problem = status.kind === 'refused' ? status.error.message : status.kind === 'pending' ? '' : memory.lastProblem;
   const warn = problem !== '' && problem !== memory.lastProblem ? problem : undefined;
   memory.lastProblem = problem;
 
   const firstPoll = !memory.desynced;
-  const delayMs = nextDelay(rules.baseMs, memory.refusedPolls, watch.unreachablePolls, rules.offlineAfter, firstPoll, random);
+  const delayMs = nextDelay(rules.baseMs, memory.refusedPolls, shared.failures, shared.offlineAfter, firstPoll, random);
   if (memory.refusedPolls === 0 && delayMs <= rules.baseMs) memory.desynced = true;
 
-  return { raised, resolved, connection: change, status, warn, changed: raised.length > 0 || resolved.length > 0, delayMs };
+  return { raised, resolved, status, warn, changed: raised.length > 0 || resolved.length > 0, delayMs };
 }
 
 /** A change pushed by the instrument (a websocket frame), for one source or for a push-only channel. */
@@ -237,12 +198,6 @@ export function sourcesOf(choice: unknown): Source[] {
   if (choice === 'B') return ['B'];
   if (choice === 'both') return ['A', 'B'];
   return ['A'];
-}
-
-/** The configured number of unreachable polls before offline: an integer >= 1, else the default 3. */
-export function offlineAfterOf(value: unknown): number {
-  const n = Number(value);
-  return Number.isInteger(n) && n >= 1 ? n : DEFAULT_OFFLINE_AFTER;
 }
 
 /** What a source lists that is still pending: records that are objects and not marked handled. */

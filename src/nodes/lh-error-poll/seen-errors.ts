@@ -214,9 +214,8 @@ export type ConnectionState = 'unknown' | 'online' | 'offline';
 export interface WatchState {
   sources: Record<Source, SeenErrors>;
   channels: Map<string, SeenErrors>;
+  /** what this node last reported on its connection output (the state itself is the lh-server's) */
   connection: ConnectionState;
-  /** consecutive polls that found the instrument unreachable */
-  unreachablePolls: number;
   /** true once the state was merged with the context store (persist option) */
   restored: boolean;
 }
@@ -254,7 +253,7 @@ export function watchKey(instrumentKey: string, nodeId: string): string {
 }
 
 export function newWatch(): WatchState {
-  return { sources: { A: new SeenErrors(), B: new SeenErrors() }, channels: new Map(), connection: 'unknown', unreachablePolls: 0, restored: false };
+  return { sources: { A: new SeenErrors(), B: new SeenErrors() }, channels: new Map(), connection: 'unknown', restored: false };
 }
 
 export function watchFor(key: string): WatchState {

@@ -25,6 +25,7 @@ export = function register(RED: Red): void {
         node.send([null, connectionMessage(change, instrument)]);
       };
       status.idle('lh-events.status.connecting');
+      status.follow(server.connection);
       unsubscribe.push(client.events.onState(onChange));
       unsubscribe.push(
         client.events.onEvents((event) => {

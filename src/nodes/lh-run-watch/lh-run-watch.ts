@@ -2,8 +2,9 @@ import { asLhError, isUnreachable, LhError, LiquidHandlerClient, RunStatus } fro
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { logInfo, logWarn } from '../shared/node-log';
-import { requireClient } from '../shared/server-node';
-import { failureReason, Status } from '../shared/status';
+import { LhServerNode, requireClient } from '../shared/server-node';
+import { Status } from '../shared/status';
+import { connectionChange, ConnectionView, offlineAfterOf } from '../shared/connection-state';
 import { connectionMessage } from '../shared/error-messages';
 import { backoffMs, intervalMs, PollLoop, withJitter } from '../shared/poll-loop';
 import { PollSlot, pollSchedule } from '../shared/poll-schedule';
@@ -11,14 +12,9 @@ import { durationOf, FinishedRun, matchRecord, observe, progressDue, progressOf,
 import { ConnectPolls, PushPolls } from '../shared/connect-polls';
 import { forgetMemory, memoryFor, memoryKey, WatchMemory } from './run-memory';
 import { migrateConfig } from '../shared/migrations';
+import { RunMemoryStore, runMemoryStore } from '../runs/run-memory-store';
 
-const DEFAULT_OFFLINE_AFTER = 3;
 const DEFAULT_PROGRESS_S = 5;
-
-function offlineAfter(value: unknown): number {
-  const n = Number(value);
-  return Number.isInteger(n) && n >= 1 ? n : DEFAULT_OFFLINE_AFTER;
-}
 
 /** Seconds between progress messages; 0 = every poll. */
 function progressEveryMs(value: unknown): number {
@@ -112,12 +108,17 @@ export = function register(RED: Red): void {
     let setupError: LhError | undefined;
     let stopListening: (() => void) | undefined;
     let slot: PollSlot | undefined;
+    let offRole: (() => void) | undefined;
     try {
       const { server, client } = requireClient(RED, config.server, node.type);
       key = memoryKey(server.instrumentKey, node.id);
       // this node's slot among every poll loop of this Node-RED with the same interval: a fleet polls spread
       slot = pollSchedule.join(key, intervalMs(config.interval));
-      loop = watch(RED, node, status, client, memoryFor(key), instrumentInfo(server, client), config, slot);
+      // alone: in-process memory; coordinated (lh-coordination): only the lease holder watches, its memory in Redis
+      const store = runMemoryStore(server, node.id);
+      loop = watch(node, status, server, client, memoryFor(key), store, instrumentInfo(server, client), config, slot);
+      const started = loop;
+      offRole = store.onChange(() => started.trigger()); // a new holder polls at once
       if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop, slot);
     } catch (err) {
       setupError = asLhError(err, node.type);
@@ -133,6 +134,7 @@ export = function register(RED: Red): void {
 
     node.on('close', (removed: boolean, done: () => void) => {
       stopListening?.();
+      offRole?.();
       loop?.stop();
       slot?.leave();
       if (removed && key) forgetMemory(key);
@@ -143,17 +145,18 @@ export = function register(RED: Red): void {
 };
 
 function watch(
-  RED: Red,
   node: Node,
   status: Status,
+  server: LhServerNode,
   client: LiquidHandlerClient,
   memory: WatchMemory,
+  store: RunMemoryStore,
   instrument: InstrumentInfo,
   config: NodeConfig,
   slot: PollSlot,
 ): PollLoop {
   const baseMs = slot.intervalMs;
-  const grace = offlineAfter(config.offlineAfter);
+  const grace = offlineAfterOf(config.offlineAfter);
   const everyMs = progressEveryMs(config.progressInterval);
   let lastProblem = '';
 
@@ -166,6 +169,11 @@ function watch(
   }
 
   async function pollOnce(started: number): Promise<number> {
+    if (!store.active) {
+      const standby = store.status();
+      if (standby) node.status(standby);
+      return baseMs; // another replica watches; a role change triggers a poll at once
+    }
     let s: RunStatus;
     try {
       s = await client.runs.status();
@@ -178,22 +186,17 @@ function watch(
         status.failed(e);
         return withJitter(backoffMs(baseMs, 1, 0));
       }
-      memory.unreachablePolls++;
-      if (memory.unreachablePolls >= grace && memory.connection !== 'offline') {
-        memory.connection = 'offline';
-        node.send([null, null, null, connectionMessage('offline', instrument, { failedPolls: memory.unreachablePolls, reason: e.message })]);
-      }
-      if (memory.connection === 'offline') node.status({ fill: 'red', shape: 'ring', text: RED._('common.status.offline') });
-      else node.status({ fill: 'yellow', shape: 'ring', text: failureReason(e) });
-      return withJitter(backoffMs(baseMs, memory.unreachablePolls, grace));
+      // offline is the lh-server's state (every request of the instrument feeds it): it shows and emits it
+      status.unanswered(e);
+      const view = server.connection?.view(['A']);
+      const failures = view?.state === 'offline' || view?.state === 'online' ? view.failures : 1;
+      return withJitter(backoffMs(baseMs, failures, server.connection?.offlineAfter ?? grace));
     }
     if (loop.stopped) return baseMs; // closed meanwhile: the answer belongs to nobody
     lastProblem = '';
-    const connection =
-      memory.connection === 'offline' ? connectionMessage('online', instrument, { failedPolls: memory.unreachablePolls }) : null;
-    memory.connection = 'online';
-    memory.unreachablePolls = 0;
 
+    await store.load(memory); // coordinated: a new holder continues from the shared memory
+    if (loop.stopped) return baseMs;
     const now = Date.now();
     const seen = observe(memory, s, now);
     const change = seen.change
@@ -205,19 +208,37 @@ function watch(
         ? { topic: 'progress', progress: p.progress, eta: p.eta, remainingMs: p.remainingMs, state: s.protocolRunState, payload: s, instrument }
         : null;
     if (seen.change && p) memory.progressAt = now;
-    if (change || progress || connection) node.send([change, null, progress, connection]);
+    // recorded before it is sent: a paused old holder sends nothing; without Redis it goes out marked
+    const verdict = await store.save(memory);
+    if (verdict === 'fenced' || loop.stopped) return baseMs;
+    const mark = verdict === 'lost' ? { coordination: 'lost' } : {};
+    if (change || progress) node.send([change && { ...change, ...mark }, null, progress && { ...progress, ...mark }, null]);
     if (seen.finished) {
       const finished = await finishedMessage(client, seen.finished, instrument);
-      if (!loop.stopped) node.send([null, finished, null, null]);
+      if (!loop.stopped) node.send([null, { ...finished, ...mark }, null, null]);
     }
     const run = memory.run;
-    if (run && run.priorRecordIds === undefined) run.priorRecordIds = await listedIds(client);
+    if (run && run.priorRecordIds === undefined) {
+      run.priorRecordIds = await listedIds(client);
+      await store.save(memory);
+    }
     show(s, now);
     return slot.delayAfter(started); // the next slot: never more than an interval after this poll
   }
 
+  /** The server's connection state changed: offline or online once per change on output 4 (the status shows it). */
+  function onConnection(view: ConnectionView): void {
+    if (loop.stopped) return;
+    const { reported, change } = connectionChange(memory.connection, view);
+    memory.connection = reported;
+    if (!change) return;
+    const details = { failedPolls: change.failedPolls, reason: change.state === 'offline' ? change.reason : undefined };
+    node.send([null, null, null, connectionMessage(change.state, instrument, details)]);
+  }
+
   const loop = new PollLoop(pollOnce);
   status.idle('polling');
+  status.follow(server.connection, { apis: ['A'], offlineAfter: grace, onChange: onConnection });
   slot.catchUp((since) => loop.catchUp(since)); // the first poll: a deploy of many nodes paces its first polls
   return loop;
 }

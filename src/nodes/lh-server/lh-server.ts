@@ -6,6 +6,7 @@ import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/re
 import { migrateConfig } from '../shared/migrations';
 import { isServerNode, LhServerNode } from '../shared/server-node';
 import { isCoordinationNode } from '../shared/coordination-node';
+import { ServerConnection } from '../shared/server-connection';
 import { chooseCredentials, crossSiteReason, isJsonContentType, rebindingReason, ServerSecrets, targetOf } from './admin-guard';
 import { accountActionMessage, testConnection } from './connection-test';
 import { simulatorTlsOptions, tlsOptionsFrom } from '../shared/tls-config';
@@ -49,6 +50,9 @@ export = function register(RED: Red): void {
       joinCoordination(RED, node, config.coordination);
       audit = serverAuditTrail(RED, node, node.instrumentKey, () => secrets, node.coordinator);
       node.client = new LiquidHandlerClient({ ...clientOptions(RED, config, node.credentials ?? {}), audit: audit?.trail });
+      // one reachability state for every node of this instrument: each request's outcome, the sockets, the session
+      node.connection = new ServerConnection();
+      node.connection.attach(node.client);
       // said once per channel: an oversized frame closes the socket (the cap protects memory), polling goes on
       node.client.events.onNotice((notice) => logWarn(node, notice.message));
       onPasswordWarning(node.client, (warning) => logWarn(node, `${warning.text}: change it on the instrument, then in this lh-server node`));
@@ -57,11 +61,15 @@ export = function register(RED: Red): void {
       node.configError = asLhError(err, 'configure');
       node.client?.destroy(); // a coordination that is asked for and broken must not run uncoordinated (duplicates)
       node.client = undefined;
+      node.connection?.close();
+      node.connection = undefined;
       logError(node, node.configError.message);
     }
 
     node.on('close', (_removed: boolean, done: () => void) => {
       stopSessionCheck();
+      node.connection?.close(); // its subscribers closed first (Node-RED closes flow nodes before config nodes)
+      node.connection = undefined;
       forgetSecrets(node.id);
       if (node.coordinator) void node.coordinator.leave(node.instrumentKey);
       node.coordinator = undefined;

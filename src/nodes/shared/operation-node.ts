@@ -1,6 +1,6 @@
 import { asLhError, LhError, LiquidHandlerClient } from '../../client';
 import { NodeConfig, NodeMessage, Node, Red } from './node-red';
-import { LhServerNode, requireClient } from './server-node';
+import { isServerNode, LhServerNode, requireClient } from './server-node';
 import { redactDeep, redactErr } from './redaction';
 import { Status } from './status';
 import { asNodeActor } from './audit';
@@ -31,7 +31,10 @@ export type OperationHandler = (ctx: OperationContext) => Promise<OperationResul
 export function runOperationNode(RED: Red, node: Node, config: NodeConfig, handler: OperationHandler): void {
   const status = new Status(node, RED);
   const serverId = config.server as string | undefined;
-  if (!serverId || !RED.nodes.getNode(serverId)) status.failed(new LhError('no instrument configured', { kind: 'config', operation: node.type }));
+  const server = serverId ? RED.nodes.getNode(serverId) : undefined;
+  if (!server) status.failed(new LhError('no instrument configured', { kind: 'config', operation: node.type }));
+  // offline and a refused login are the server's, shown by every node of it
+  else if (isServerNode(server)) status.follow(server.connection);
 
   node.on('input', (msg, send, done) => {
     let ctx: OperationContext;

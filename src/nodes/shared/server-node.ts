@@ -1,11 +1,14 @@
 import { LhError, LiquidHandlerClient } from '../../client';
 import { Node, Red } from './node-red';
 import type { Coordinator, InstrumentCoordination } from '../../coordination/coordinator';
+import type { ServerConnection } from './server-connection';
 
 /** What an operation node may use of its lh-server config node. */
 export interface LhServerNode extends Node {
   /** Undefined when the configuration is invalid; `configError` then says why. */
   client?: LiquidHandlerClient;
+  /** The instrument's reachability, one state for every node of this server (with the client; undefined without). */
+  connection?: ServerConnection;
   configError?: LhError;
   /** Identifies the instrument across redeploys (its two URLs), for state that must outlive a deploy. */
   instrumentKey: string;

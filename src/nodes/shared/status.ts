@@ -1,6 +1,8 @@
 import { LhError } from '../../client';
-import { Node, Red } from './node-red';
+import { Api, ConnectionView } from './connection-state';
+import { Node, NodeStatus, Red } from './node-red';
 import { redact } from './redaction';
+import type { ConnectionSubscription, ServerConnection } from './server-connection';
 
 const MAX_STATUS_TEXT = 40;
 
@@ -11,8 +13,15 @@ function shorten(text: string): string {
 const MAX_CACHED_TEXTS = 500;
 const statusTexts = new WeakMap<Red, Map<string, string>>();
 
-/** Status texts of every node, as keys of its message catalogue. */
+/**
+ * Status texts of every node, as keys of its message catalogue. A node that uses an lh-server follows the server's
+ * connection state (`follow`): while the instrument is offline or refuses the login, that shows; otherwise the node's
+ * own status (the last one it set, shown again when the server is back).
+ */
 export class Status {
+  private own?: NodeStatus;
+  private shared?: NodeStatus;
+
   constructor(
     private readonly node: Node,
     private readonly RED: Red,
@@ -34,28 +43,85 @@ export class Status {
     return text;
   }
 
+  /** The node's own status, kept; shown unless the server's connection state is (then that one is shown again). */
+  private show(status: NodeStatus): void {
+    this.own = status;
+    this.node.status(this.shared ?? status);
+  }
+
   busy(key = 'requesting', subs?: Record<string, unknown>): void {
-    this.node.status({ fill: 'blue', shape: 'dot', text: this.text(key, subs) });
+    this.show({ fill: 'blue', shape: 'dot', text: this.text(key, subs) });
   }
 
   ok(key: string, subs?: Record<string, unknown>): void {
-    this.node.status({ fill: 'green', shape: 'dot', text: this.text(key, subs) });
+    this.show({ fill: 'green', shape: 'dot', text: this.text(key, subs) });
   }
 
   warn(key: string, subs?: Record<string, unknown>): void {
-    this.node.status({ fill: 'yellow', shape: 'ring', text: this.text(key, subs) });
+    this.show({ fill: 'yellow', shape: 'ring', text: this.text(key, subs) });
   }
 
   idle(key: string, subs?: Record<string, unknown>): void {
-    this.node.status({ fill: 'grey', shape: 'ring', text: this.text(key, subs) });
+    this.show({ fill: 'grey', shape: 'ring', text: this.text(key, subs) });
   }
 
   failed(err: unknown): void {
-    this.node.status({ fill: 'red', shape: 'ring', text: shorten(failureReason(err)) });
+    this.show({ fill: 'red', shape: 'ring', text: shorten(failureReason(err)) });
+  }
+
+  /** A request that got no answer, below the offline threshold: yellow, with the short reason. */
+  unanswered(err: unknown): void {
+    this.show({ fill: 'yellow', shape: 'ring', text: shorten(failureReason(err)) });
+  }
+
+  /** A status decided elsewhere (the coordination's standby and lost lines). */
+  other(status: NodeStatus): void {
+    this.show(status);
   }
 
   clear(): void {
-    this.node.status({});
+    this.show({});
+  }
+
+  /**
+   * The server's connection state, as this node sees it: offline (red, "offline") and a refused login or untrusted
+   * certificate (red, its reason) show instead of the node's own status; online or unknown shows the node's own again.
+   */
+  connection(view: ConnectionView): void {
+    const shared: NodeStatus | undefined =
+      view.state === 'offline'
+        ? { fill: 'red', shape: 'ring', text: this.text('offline') }
+        : view.state === 'refused'
+          ? { fill: 'red', shape: 'ring', text: shorten(failureReason(view.error)) }
+          : undefined;
+    const before = this.shared;
+    this.shared = shared;
+    if (shared) {
+      if (before?.text !== shared.text || before?.fill !== shared.fill) this.node.status(shared);
+    } else if (before) this.node.status(this.own ?? {});
+  }
+
+  /**
+   * Follows `connection` (the node's lh-server's) for the interfaces `apis` (default A) until the node closes;
+   * `onChange` hears each new view after the status showed it. Does nothing without a connection (the server is not valid: the node says so itself).
+   */
+  follow(
+    connection: ServerConnection | undefined,
+    options: { apis?: readonly Api[]; offlineAfter?: number; onChange?: (view: ConnectionView) => void } = {},
+  ): void {
+    if (!connection) return;
+    const subscription: ConnectionSubscription = {
+      // interface A by default: every node needs it (its login, its operations); an error poll names its sources
+      apis: options.apis ?? ['A'],
+      offlineAfter: options.offlineAfter,
+      onChange: (view) => {
+        this.connection(view);
+        options.onChange?.(view);
+      },
+    };
+    const off = connection.subscribe(subscription);
+    this.node.on('close', off);
+    this.connection(connection.view(subscription.apis));
   }
 }
 

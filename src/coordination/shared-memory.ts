@@ -1,0 +1,122 @@
+/**
+ * A poll node's memory of what it reported (lh-run-watch: the last run state, the run being watched, the runs
+ * already reported finished), kept in Redis per instrument and node when coordinated: the holder reads it once per
+ * lease (a new holder continues where the old one stopped) and writes it, fenced by its lease, after each decision
+ * and before anything is sent; a paused old holder's write is refused, and it sends nothing.
+ */
+import { InstrumentCoordination } from './coordinator';
+import { fenced, FencedError } from './leases';
+import { InstrumentKeys } from './keys';
+import { FENCED_SET } from './scripts';
+import { StoreRedis } from './stores';
+
+/** One JSON value per instrument and name (a node id, the same on every replica), written only by the lease holder. */
+export class SharedValue {
+  constructor(
+    private readonly redis: StoreRedis,
+    private readonly keys: InstrumentKeys,
+    private readonly name: string,
+  ) {}
+
+  get key(): string {
+    return this.keys.shared(`memory:${this.name}`);
+  }
+
+  async read(): Promise<string | null> {
+    return this.redis.get(this.key);
+  }
+
+  /** Throws FencedError when `leaseValue` no longer holds the lease (nothing written). */
+  async write(leaseValue: string, json: string): Promise<void> {
+    await fenced('run-watch memory', () => this.redis.eval(FENCED_SET, 2, this.keys.lease, this.key, leaseValue, json));
+  }
+}
+
+/** What a save said: `ok` send; `fenced` another replica holds the instrument, send nothing; `lost` send marked. */
+export type SaveVerdict = 'ok' | 'fenced' | 'lost';
+
+/** The holder's side of a SharedValue: when to read it, how to write it, and whether to poll at all. */
+export class CoordinatedMemory<T> {
+  /** the lease token under which the local memory was last read or written: the local copy is current while it holds */
+  private currentToken?: number;
+  /** the local memory went further than the shared one while Redis failed (what this replica sent, marked) */
+  private ahead = false;
+  /** this poll decides on a memory that could not be read: what it sends is marked */
+  private unproved = false;
+  /** what was last written under `currentToken`: an unchanged memory is not written again */
+  private lastJson?: string;
+
+  constructor(
+    private readonly coordination: InstrumentCoordination,
+    private readonly shared: SharedValue,
+    private readonly parse: (json: string) => T | undefined,
+  ) {}
+
+  /** Whether this replica should poll now: it holds the lease, or coordination is lost (notifications go on). */
+  get active(): boolean {
+    return this.coordination.isHolder || this.coordination.state.role === 'lost';
+  }
+
+  /**
+   * Before a poll's decisions: the shared memory when this replica just took the lease (undefined when none was
+   * written yet, `fresh` is then the caller's start), or `'local'` when the local memory is current.
+   */
+  async load(): Promise<{ memory: T | undefined } | 'local'> {
+    this.unproved = false;
+    const state = this.coordination.state;
+    if (!this.coordination.isHolder) {
+      if (state.role === 'lost')
+        this.ahead = true; // it notifies on its own memory: that memory is what went out
+      else this.ahead = false; // standby: the holder writes the shared memory
+      this.currentToken = undefined;
+      return 'local';
+    }
+    if (state.token === this.currentToken || this.ahead) return 'local';
+    try {
+      const raw = await this.shared.read();
+      this.currentToken = state.token;
+      return { memory: raw === null ? undefined : this.parse(raw) };
+    } catch {
+      this.unproved = true; // Redis failed: decide on the local memory, send marked (a duplicate beats a miss)
+      return 'local';
+    }
+  }
+
+  /** After the decisions, before sending: writes the memory under the lease. */
+  async save(memory: T): Promise<SaveVerdict> {
+    let lease: string;
+    try {
+      lease = this.coordination.leaseValue('run-watch memory');
+    } catch {
+      if (this.coordination.state.role === 'lost') {
+        this.ahead = true;
+        return 'lost';
+      }
+      this.currentToken = undefined;
+      return 'fenced';
+    }
+    const token = this.coordination.state.token;
+    const json = JSON.stringify(memory);
+    if (json === this.lastJson && token === this.currentToken && !this.ahead && !this.unproved) return 'ok';
+    try {
+      await this.shared.write(lease, json);
+      this.lastJson = json;
+      this.currentToken = token;
+      this.ahead = false;
+      return this.unproved ? 'lost' : 'ok';
+    } catch (err) {
+      if (err instanceof FencedError) {
+        this.currentToken = undefined;
+        this.ahead = false;
+        return 'fenced';
+      }
+      this.ahead = true;
+      return 'lost';
+    }
+  }
+
+  /** Calls `listener` when this replica's role changes (a new holder polls at once). */
+  onChange(listener: () => void): () => void {
+    return this.coordination.onChange(listener);
+  }
+}

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { LhError, RequestObservation } from '../../src/client';
+import { useClients } from '../support/client-suite';
+
+describe('client: request outcomes for observers (onRequestOutcome)', function () {
+  const { sim, make } = useClients();
+
+  it('tells an observer every outcome, before the caller gets it: answered, refused, unanswered, with its interface', async function () {
+    const c = make({ retries: 0 });
+    const seen: RequestObservation[] = [];
+    let seenBeforeCaller = -1;
+    const off = c.onRequestOutcome((o) => seen.push(o));
+    await c.prep.getSoftwareSettings().then(() => (seenBeforeCaller = seen.length));
+    assert.equal(seenBeforeCaller, 2, 'the login and the request, both told before the caller continued');
+    assert.deepEqual(
+      seen.map((o) => [o.api, o.operation, o.status, o.error === undefined]),
+      [
+        ['A', 'authenticate', 200, true],
+        ['A', 'get-software-settings', 200, true],
+      ],
+    );
+    await c.instrument.unhandledErrors();
+    assert.equal(seen.at(-1)?.api, 'B');
+    sim.setFaults({ statusRate: 1, statusCode: 503 });
+    await assert.rejects(c.prep.getSoftwareSettings());
+    const failed = seen.at(-1);
+    assert.equal(failed?.status, 503);
+    assert.ok(failed?.error instanceof LhError);
+    sim.clearFaults();
+    off();
+    await c.prep.getSoftwareSettings();
+    assert.equal(seen.at(-1), failed, 'nothing after the observer stopped');
+  });
+
+  it('numbers requests as they are sent: requests under way together share what was sent when each outcome came', async function () {
+    const c = make();
+    const seen: RequestObservation[] = [];
+    c.onRequestOutcome((o) => seen.push(o));
+    await c.prep.getSoftwareSettings(); // logged in
+    seen.length = 0;
+    await Promise.all([c.prep.getSoftwareSettings(), c.instrument.unhandledErrors()]);
+    assert.deepEqual(seen.map((o) => o.sent).sort(), [3, 4]);
+    assert.ok(
+      seen.every((o) => o.latest === 4),
+      JSON.stringify(seen.map((o) => [o.sent, o.latest])),
+    );
+  });
+
+  it('a throwing observer changes nothing for the caller', async function () {
+    const c = make();
+    c.onRequestOutcome(() => {
+      throw new Error('observer bug');
+    });
+    const settings = await c.prep.getSoftwareSettings();
+    assert.ok(settings);
+  });
+});

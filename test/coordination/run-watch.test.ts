@@ -1,0 +1,118 @@
+/**
+ * Run watch across several real Node-RED processes (issue 19): only the lease holder watches, and what it reported
+ * (the last run state, the run, the runs reported finished) is shared in Redis, so a holder SIGKILLed mid-run hands
+ * over without a state change reported twice or missed, and the finished run is reported once.
+ */
+import assert from 'assert';
+import { Simulator } from '../../src/simulator';
+import { describeWithRedis, useRedis } from '../support/redis-server';
+import { Collected, Collector, credentialsFor, leaseHolder, Replica, watchFlows } from '../support/red-replicas';
+import { startSimulator } from '../support/runtime';
+import { until } from '../support/until';
+
+const LEASE_S = 2;
+
+/** The reported state changes in order, as [previous, state]. */
+function changes(events: Collected[]): [string, string][] {
+  return events.filter((e) => e.kind === 'state').map((e) => e.id.split('>') as [string, string]);
+}
+
+/** Every change continues from the one before (none reported twice, none missed), the first from nothing. */
+function assertChain(events: Collected[]): void {
+  const list = changes(events);
+  const text = JSON.stringify(events.filter((e) => e.kind === 'state').map((e) => [e.id, e.replica, e.lost ?? '']));
+  assert.ok(list.length > 0, 'some state reported');
+  assert.equal(list[0][0], 'null', `the first change starts from nothing: ${text}`);
+  for (let i = 1; i < list.length; i++) {
+    assert.equal(list[i][0], list[i - 1][1], `change ${i} continues from the one before: ${text}`);
+    assert.notEqual(list[i][0], list[i][1], `change ${i} is a change: ${text}`);
+  }
+}
+
+describeWithRedis('coordination: run watch on several Node-RED processes (issue 19)', function () {
+  this.timeout(180000);
+  const db = useRedis();
+  let collector: Collector;
+  let sim: Simulator;
+  const replicas: Replica[] = [];
+  const prefix = `lh-runs-${process.pid}`;
+
+  beforeEach(async function () {
+    collector = new Collector();
+    await collector.start();
+    sim = await startSimulator();
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') for (const r of replicas) console.log(`--- ${r.name} log:\n${r.log.slice(-3000)}`);
+    for (const r of replicas.splice(0)) await r.destroy();
+    await sim.stop();
+    await collector.stop();
+  });
+
+  const holder = (): Promise<Replica | undefined> => leaseHolder(db.redis, prefix, { baseUrl: sim.baseUrl }, replicas);
+  const last = (): string | undefined => changes(collector.events).at(-1)?.[1];
+  const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 1200)); // a few polls of the holder
+
+  it('the holder SIGKILLed mid-run, twice: every state change reported once, none missed, the finished run once', async function () {
+    const protocol = sim.addProtocol('Long');
+    const steps = sim.state.protocols.get(protocol)!.steps;
+    steps.push({ stepType: 'PauseStep', id: 900, name: 'Wait', stepOrder: 1, disabled: false, duration: 600 });
+    const instruments = [{ id: 'i1', baseUrl: sim.baseUrl }];
+    const flows = watchFlows({
+      redisUrl: db.harness.url,
+      prefix,
+      leaseSeconds: LEASE_S,
+      instruments,
+      collectorUrl: collector.url,
+      interval: 0.3,
+      runWatch: true,
+    });
+    for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentialsFor(instruments)));
+    await Promise.all(replicas.map((r) => r.start()));
+    await until(async () => (await holder()) !== undefined, 'a holder', 10000);
+    await until(() => last() === 'Idle', 'Idle reported', 10000);
+
+    sim.runs.create({ protocolId: protocol, simulate: true }, 'admin');
+    await until(() => last() === 'Loading', 'Loading reported', 15000);
+    sim.runs.loadComplete({ protocolId: protocol });
+    await until(() => last() === 'Running', 'Running reported', 15000);
+    await settle();
+
+    // 1: killed while the run goes on unchanged: the next holder must not report Running again
+    const first = await holder();
+    assert.ok(first);
+    await first.kill();
+    await until(async () => ((await holder()) ?? first) !== first, 'the other replica took over', 4 * LEASE_S * 1000);
+    await settle();
+    assert.equal(last(), 'Running');
+    sim.runs.pause();
+    await until(() => last() === 'Paused', 'Paused reported by the new holder', 15000);
+    await first.start();
+    await settle();
+
+    // 2: killed, and the run changes while nobody watches: the next holder reports it (from Paused, not from nothing)
+    const second = await holder();
+    assert.ok(second);
+    await second.kill();
+    sim.runs.resume();
+    await until(() => sim.runs.state === 'Running', 'running again', 10000);
+    await until(() => last() === 'Running', 'Running reported after the failover', 4 * LEASE_S * 1000 + 5000);
+    sim.runs.abort();
+    await until(() => collector.events.some((e) => e.kind === 'finished'), 'the finished run', 20000);
+    await until(() => last() === 'Idle', 'Idle again', 15000);
+    await second.start();
+    await settle();
+    await settle();
+
+    assertChain(collector.events);
+    assert.equal(collector.events.filter((e) => e.kind === 'finished').length, 1, 'the run reported finished once');
+    assert.equal(collector.events.filter((e) => e.lost).length, 0, 'nothing sent without coordination');
+    const seen = changes(collector.events).map((c) => c[1]);
+    console.log(
+      `      reported: ${seen.join(' → ')} (by ${collector.events
+        .filter((e) => e.kind === 'state')
+        .map((e) => e.replica)
+        .join(',')})`,
+    );
+  });
+});

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { collect, helper, loadFlow, USER } from '../support/runtime';
+import { useInstrument } from '../support/node-suite';
+import { until } from '../support/until';
+import { bServerFlow, seenErrors, statusWhere } from './lh-error-poll.support';
+import { runMemory } from '../support/run-watch-suite';
+
+type Msg = Record<string, unknown>;
+
+/** What the tests read of the deployed lh-server: its published connection state. */
+interface ServerWithConnection {
+  connection?: { subscriberCount: number };
+}
+
+/** One lh-server, two watchers of different pace (a fast error poll, a slow run watch) and an lh-settings node (polls nothing). */
+function flow(sim: Parameters<typeof bServerFlow>[0], server = bServerFlow(sim), poll: Msg = {}): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
+  return {
+    nodes: [
+      { id: 'tab', type: 'tab', label: 'connection' },
+      ...server.nodes,
+      { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']], ...poll },
+      { id: 'watch', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 20, offlineAfter: 2, listen: false, wires: [['states'], [], [], ['watchConnection']] },
+      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [[]] },
+      { id: 'pollConnection', type: 'helper', z: 'tab' },
+      { id: 'watchConnection', type: 'helper', z: 'tab' },
+      { id: 'states', type: 'helper', z: 'tab' },
+    ],
+    credentials: server.credentials,
+  };
+}
+
+const offlineText = (s: Msg): boolean => s.fill === 'red' && /offline$/.test(String(s.text));
+
+describe('the connection state of an lh-server, shared by every node of it (issue 22.3)', function () {
+  this.timeout(40000);
+  const sim = useInstrument({
+    afterEach() {
+      seenErrors.forgetAllWatches();
+      runMemory.forgetAllMemories();
+    },
+  });
+
+  it('two watchers of one server go offline and online together, each emitting one msg per change', async function () {
+    const f = flow(sim);
+    await loadFlow(f.nodes, f.credentials);
+    await until(() => sim.requests.some((r) => r.path === '/api/v1/errors/check-for-pending-errors'), 'the first poll');
+    await until(() => sim.requests.some((r) => r.path === '/api/v1/protocol-run'), 'the run watch polled');
+    const poll = collect(helper.getNode('pollConnection'));
+    const watch = collect(helper.getNode('watchConnection'));
+    const own = (s: Msg): boolean => s.fill === 'green'; // lh-settings' own status after it read the settings
+    const settingsDone = statusWhere('settings', own);
+    helper.getNode('settings').receive({});
+    await settingsDone;
+    const settingsOffline = statusWhere('settings', offlineText);
+
+    await sim.stop();
+    // the run watch polls every 20 s: its own polls alone would take 40 s to say offline
+    await until(() => poll.length === 1 && watch.length === 1, 'both offline', 10000);
+    const [p, w] = [poll[0].payload as Msg, watch[0].payload as Msg];
+    assert.deepEqual([p.state, w.state], ['offline', 'offline']);
+    assert.equal(p.failedPolls, 2);
+    assert.equal(w.failedPolls, 2);
+    assert.ok(Math.abs(Date.parse(String(p.since)) - Date.parse(String(w.since))) < 1000, `${String(p.since)} / ${String(w.since)}`);
+    await settingsOffline; // a node that polls nothing shows it too
+
+    const settingsBack = statusWhere('settings', own);
+    await sim.start();
+    helper.getNode('poll').receive({}); // poll now rather than after the back-off
+    await until(() => poll.length === 2 && watch.length === 2, 'both online', 10000);
+    assert.deepEqual(
+      [poll.map((m) => (m.payload as Msg).state), watch.map((m) => (m.payload as Msg).state)],
+      [
+        ['offline', 'online'],
+        ['offline', 'online'],
+      ],
+    );
+    await settingsBack; // its own status again, as it was before the outage
+    // a few more polls: nothing more is said
+    const polls = sim.requests.length;
+    await until(() => sim.requests.length >= polls + 3, 'three more polls');
+    assert.equal(poll.length + watch.length, 4);
+  });
+
+  it('a refused login shows on every node of the server, not as offline, and no connection msg is sent', async function () {
+    const f = flow(sim, bServerFlow(sim, { credentials: { username: USER.username, password: 'wrong' } }), { interval: 60 });
+    const refused = (s: Msg): boolean => s.fill === 'red' && s.text === 'login failed (rejected, 401)';
+    await loadFlow(f.nodes, f.credentials); // the first poll's login is an HTTP round trip away
+    const shown = Promise.all(['poll', 'watch', 'settings'].map((id) => statusWhere(id, refused)));
+    const connection = [...collect(helper.getNode('pollConnection')), ...collect(helper.getNode('watchConnection'))];
+    await shown;
+    assert.equal(connection.length, 0);
+    assert.equal(sim.requests.filter((r) => r.path === '/api/v1/authenticate' && r.method === 'POST').length, 1);
+  });
+
+  it('redeploys leave no subscriber behind: the server holds one per deployed node', async function () {
+    const f = flow(sim);
+    await loadFlow(f.nodes, f.credentials);
+    const server = helper.getNode('server') as unknown as ServerWithConnection;
+    assert.equal(server.connection?.subscriberCount, 3);
+    for (let i = 1; i <= 10; i++) {
+      const nodes = f.nodes.map((n) => (n.id === 'poll' || n.id === 'watch' || n.id === 'settings' ? { ...n, name: `deploy ${i}` } : n));
+      await helper.setFlows(nodes, 'nodes', f.credentials);
+      assert.equal(helper.getNode('server'), server, 'only the nodes using the server were redeployed');
+      assert.equal(server.connection?.subscriberCount, 3, `after redeploy ${i}`);
+    }
+    const changed = f.nodes.map((n) => (n.id === 'server' ? { ...n, name: 'sim 2' } : n));
+    await helper.setFlows(changed, 'full', f.credentials);
+    const next = helper.getNode('server') as unknown as ServerWithConnection;
+    assert.notEqual(next, server);
+    assert.equal(server.connection, undefined, 'the closed server let its state go');
+    assert.equal(next.connection?.subscriberCount, 3);
+  });
+});
