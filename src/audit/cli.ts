@@ -1,23 +1,78 @@
 #!/usr/bin/env node
 /**
  * lh-audit: checks and exports the audit chains the package writes.
- *   lh-audit verify FILE [--key TEXT | --key-file FILE] [--json]   exit 0 intact, 1 tampered, 2 usage or read error
- *   lh-audit export FILE [--out FILE.csv]                          the records as CSV (stdout by default)
+ *   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]   exit 0 intact, 1 tampered, 2 usage or read error
+ *   lh-audit export FILE|REDIS-URL [--out FILE.csv]                          the records as CSV (stdout by default)
  * FILE is any file of a chain (<name>.NNNNNN.jsonl): the whole chain beside it is read, with its checkpoint.
+ * REDIS-URL names the Redis of an lh-coordination group: redis://host:6379/0?prefix=labwire&instrument=ID (every
+ * instrument's chain under the prefix without instrument=). Its password is never printed.
  */
 import fs from 'fs';
 import { parseArgs } from 'util';
 import { describeReport, verifyChain } from './verify';
 import { expandChain } from './files';
 import { parseRecords, toCsv } from './export';
+import { AuditRecord } from './record';
+import { readStreamChain, streamRecords, verifyStreamChain } from './redis-chain';
+import { connectSource, isRedisUrl, parseRedisSource, RedisSource, safeRedisUrl, sourceStreams } from './redis-source';
 
 const USAGE = `usage:
-  lh-audit verify FILE [--key TEXT | --key-file FILE] [--json]
-  lh-audit export FILE [--out FILE.csv]
+  lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]
+  lh-audit export FILE|REDIS-URL [--out FILE.csv]
 FILE: a chain file (lh-audit-*.000001.jsonl in <userDir>/lh-audit); the key signs the checkpoint
-(settings.js lhAudit.key, or the file lh-audit.key beside the chains).`;
+(settings.js lhAudit.key, or the file lh-audit.key beside the chains).
+REDIS-URL: the chains shared by several Node-REDs (lh-coordination), in Redis:
+  redis[s]://[user:password@]host[:port][/db]?prefix=PREFIX[&instrument=ID]
+  PREFIX is the lh-coordination key prefix (default labwire); ID is the instrument's 24-hex id (the {...} part of
+  its keys) or its identity "<A URL>|<B URL>"; without instrument= every chain under the prefix is read.
+  The password may come from LH_AUDIT_REDIS_PASSWORD instead of the URL; it is never printed.
+  The key is lhAudit.key / lhAudit.keyFile of settings.js (the same on every Node-RED).`;
 
-function main(argv: string[]): number {
+function keyOf(values: { key?: string; 'key-file'?: string }): Buffer | undefined {
+  const keyText = values.key ?? (values['key-file'] ? fs.readFileSync(values['key-file'], 'utf8').trim() : undefined);
+  return keyText === undefined ? undefined : Buffer.from(keyText, 'utf8');
+}
+
+/** verify / export of the chains in a Redis (one instrument, or all under the prefix). */
+async function fromRedis(
+  command: 'verify' | 'export',
+  source: RedisSource,
+  values: { key?: string; 'key-file'?: string; out?: string; json?: boolean },
+): Promise<number> {
+  const redis = connectSource(source);
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    const streams = await sourceStreams(redis, source);
+    const chains = [];
+    for (const keys of streams) chains.push({ keys, chain: await readStreamChain(redis, keys) });
+    const present = chains.filter((c) => c.chain.ids.length > 0 || c.chain.checkpoint !== undefined);
+    if (present.length === 0) {
+      console.error(
+        `lh-audit: no audit chain under the prefix ${source.prefix}${source.instrument ? ` for ${source.instrument}` : ''}`,
+      );
+      return 2;
+    }
+    if (command === 'export') {
+      const records: AuditRecord[] = present.flatMap((c) => streamRecords(c.chain));
+      const csv = toCsv(records);
+      if (values.out) fs.writeFileSync(values.out, csv);
+      else process.stdout.write(csv);
+      return 0;
+    }
+    const key = keyOf(values);
+    let ok = true;
+    const reports = present.map((c) => ({ stream: c.keys.stream, ...verifyStreamChain(c.keys.stream, c.chain, key) }));
+    for (const r of reports) ok &&= r.ok;
+    if (values.json) console.log(JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2));
+    else for (const r of reports) console.log(`${r.stream}:\n${describeReport(r)}`);
+    return ok ? 0 : 1;
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -34,6 +89,18 @@ function main(argv: string[]): number {
     console.error(USAGE);
     return 2;
   }
+  if (isRedisUrl(file)) {
+    const source = parseRedisSource(file);
+    try {
+      return await fromRedis(command, source, values);
+    } catch (err) {
+      // a connection error names host and port, never the password; taken out anyway
+      const text = (err as Error).message;
+      const safe = source.password ? text.split(source.password).join('…') : text;
+      console.error(`lh-audit: ${safeRedisUrl(file.split('?')[0])}: ${safe}`);
+      return 2;
+    }
+  }
   const { files, checkpoint } = expandChain(file);
   if (files.length === 0 || !files.every((f) => fs.existsSync(f))) {
     console.error(`lh-audit: ${file}: no such chain file`);
@@ -46,19 +113,19 @@ function main(argv: string[]): number {
     else process.stdout.write(csv);
     return 0;
   }
-  const keyText = values.key ?? (values['key-file'] ? fs.readFileSync(values['key-file'], 'utf8').trim() : undefined);
   const report = verifyChain({
     files: texts,
     checkpoint: checkpoint ? fs.readFileSync(checkpoint, 'utf8') : undefined,
-    key: keyText === undefined ? undefined : Buffer.from(keyText, 'utf8'),
+    key: keyOf(values),
   });
   console.log(values.json ? JSON.stringify(report, null, 2) : describeReport(report));
   return report.ok ? 0 : 1;
 }
 
-try {
-  process.exitCode = main(process.argv.slice(2));
-} catch (err) {
-  console.error(`lh-audit: ${(err as Error).message}`);
-  process.exitCode = 2;
-}
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (err: unknown) => {
+    console.error(`lh-audit: ${safeRedisUrl((err as Error).message)}`);
+    process.exitCode = 2;
+  },
+);

@@ -5,6 +5,8 @@ export * from './export';
 export * from './files';
 export * from './log-file';
 export * from './record';
+export * from './redis-log';
+export * from './redis-chain';
 export * from './registry';
 export * from './trail';
 export * from './verify';

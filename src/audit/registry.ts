@@ -6,7 +6,8 @@ import { chainName } from './files';
 import { AuditLog } from './log-file';
 import { auditBus } from './bus';
 import { Actor } from './record';
-import { AuditTrail } from './trail';
+import { AuditAppender, AuditTrail } from './trail';
+import { AuditRedis, AuditStreamKeys, RedisAuditLog } from './redis-log';
 
 /** `lhAudit` in Node-RED's settings.js. */
 export interface AuditSettings {
@@ -21,12 +22,25 @@ export interface AuditSettings {
   maxFileBytes?: number;
   /** false: no fsync before a request is sent (not for regulated use). Default true. */
   fsync?: boolean;
+  /**
+   * How the intent is made durable: 'datasync' (default: write + fdatasync through the thread pool), 'dsync' (an
+   * O_DSYNC file: one thread-pool round trip), 'sync' (on the main thread: the lowest wait on a loaded machine, but
+   * every flow of this Node-RED waits for the disk meanwhile). See `bench/audit-where.ts`.
+   */
+  writeMode?: 'datasync' | 'dsync' | 'sync';
+  /**
+   * With an lh-coordination node (the chain in a Redis stream): also wait for this many Redis replicas to
+   * acknowledge each record (Redis WAIT) before the request is sent. Default 0 (Redis' own acknowledgement).
+   */
+  redisWaitReplicas?: number;
+  /** How long to wait for them (default 1000 ms); fewer acknowledgements fail the record: the request is not sent. */
+  redisWaitTimeoutMs?: number;
 }
 
 export const KEY_FILE_NAME = 'lh-audit.key';
 
 interface Shared {
-  log: AuditLog;
+  log: AuditAppender;
   users: number;
 }
 
@@ -83,6 +97,7 @@ export function useAuditTrail(
       key: auditKey(s, dir),
       maxFileBytes: s.maxFileBytes,
       fsync: s.fsync,
+      writeMode: s.writeMode === 'dsync' || s.writeMode === 'sync' ? s.writeMode : undefined,
       after: closing.get(file),
     });
     log.on('record', (record) => auditBus.emit('record', record));
@@ -106,6 +121,107 @@ export function useAuditTrail(
       await closed.finally(() => {
         if (closing.get(file) === closed) closing.delete(file);
       });
+    },
+  };
+}
+
+/** Redis chains of this process, per connection and stream: the lh-server nodes of one instrument share one writer. */
+const redisLogs = new WeakMap<AuditRedis, Map<string, Shared>>();
+/** Per connection: chains still closing, and who waits for none to be left. */
+const redisClosing = new WeakMap<AuditRedis, { closing: Set<Promise<void>>; waiters: (() => void)[] }>();
+
+function closingOf(redis: AuditRedis): { closing: Set<Promise<void>>; waiters: (() => void)[] } {
+  let found = redisClosing.get(redis);
+  if (!found) {
+    found = { closing: new Set(), waiters: [] };
+    redisClosing.set(redis, found);
+  }
+  return found;
+}
+
+/**
+ * Resolves once no audit chain of this process uses the connection any more (every lh-server node released its trail
+ * and its last records were written): the lh-coordination node waits for it before it closes the connection, so the
+ * outcome records of requests still in flight at a redeploy reach the stream.
+ */
+export async function redisAuditReleased(redis: AuditRedis): Promise<void> {
+  const state = closingOf(redis);
+  while ((redisLogs.get(redis)?.size ?? 0) > 0 || state.closing.size > 0) {
+    await new Promise<void>((resolve) => state.waiters.push(resolve));
+  }
+}
+
+/** The configured checkpoint key, if any (a Redis chain never makes one: every replica must be given the same). */
+export function configuredAuditKey(settings: AuditSettings): Buffer | undefined {
+  if (typeof settings.key === 'string' && settings.key !== '') return Buffer.from(settings.key, 'utf8');
+  if (settings.keyFile) return Buffer.from(fs.readFileSync(settings.keyFile, 'utf8').trim(), 'utf8');
+  return undefined;
+}
+
+/**
+ * The audit trail of one instrument in a Redis stream shared by every Node-RED of a coordination group (instead of
+ * a file per Node-RED), or undefined when auditing is off. The records are emitted (auditBus, lh-audit nodes) by
+ * the Node-RED that wrote them only: with an lh-audit node on every replica, each record reaches the flows once.
+ * `warn` is told once when the checkpoint cannot be signed (no key configured).
+ */
+export function useRedisAuditTrail(
+  settings: AuditSettings | undefined,
+  redis: AuditRedis,
+  keys: AuditStreamKeys,
+  instrument: string,
+  fallback: Actor,
+  secrets?: () => readonly string[],
+  warn?: (text: string) => void,
+): AuditUse | undefined {
+  const s = settings ?? {};
+  if (s.enabled === false) return undefined;
+  let byStream = redisLogs.get(redis);
+  if (!byStream) {
+    byStream = new Map();
+    redisLogs.set(redis, byStream);
+  }
+  const streams = byStream;
+  let shared = streams.get(keys.stream);
+  if (!shared) {
+    const key = configuredAuditKey(s);
+    if (!key) {
+      warn?.(
+        'the audit checkpoints in Redis are not signed: give every Node-RED the same lhAudit.key or lhAudit.keyFile in settings.js',
+      );
+    }
+    const log = new RedisAuditLog({
+      redis,
+      keys,
+      instrument,
+      key,
+      waitReplicas: Number.isInteger(s.redisWaitReplicas) ? s.redisWaitReplicas : undefined,
+      waitTimeoutMs: Number.isFinite(s.redisWaitTimeoutMs) && Number(s.redisWaitTimeoutMs) > 0 ? s.redisWaitTimeoutMs : undefined,
+    });
+    log.on('record', (record) => auditBus.emit('record', record));
+    shared = { log, users: 0 };
+    streams.set(keys.stream, shared);
+  }
+  shared.users++;
+  const held = shared;
+  let released = false;
+  return {
+    trail: new AuditTrail(held.log, { instrument, fallback, secrets }),
+    path: keys.stream,
+    async release() {
+      if (released) return;
+      released = true;
+      held.users--;
+      if (held.users > 0) return;
+      if (streams.get(keys.stream) === held) streams.delete(keys.stream);
+      const state = closingOf(redis);
+      const closed = held.log.close();
+      state.closing.add(closed);
+      try {
+        await closed;
+      } finally {
+        state.closing.delete(closed);
+        for (const wake of state.waiters.splice(0)) wake();
+      }
     },
   };
 }

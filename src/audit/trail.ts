@@ -3,11 +3,18 @@ import type { AuditedRequest, AuditHook, AuditOutcome } from '../client';
 import { redactText, redactValue } from '../nodes/shared/redaction';
 import { currentActor } from './actor';
 import { canonicalJson, sha256Hex } from './canonical';
-import { AuditLog } from './log-file';
-import { Actor, What } from './record';
+import { Actor, AuditRecord, RecordFields, What } from './record';
 
 /** Bodies larger than this are left out of a record; their SHA-256 stays. */
 export const MAX_RECORDED_BODY_BYTES = 64 * 1024;
+
+/** Where a chain is kept: a JSON Lines file per instrument (AuditLog) or a Redis stream shared by replicas (RedisAuditLog). */
+export interface AuditAppender {
+  /** Seals the record into the chain; resolves once it is durable (on disk, or acknowledged by Redis). */
+  append(fields: RecordFields): Promise<AuditRecord>;
+  close(): Promise<void>;
+  on(event: 'record', listener: (record: AuditRecord) => void): unknown;
+}
 
 export interface AuditTrailOptions {
   /** The instrument's identity as records name it (its URLs). */
@@ -24,7 +31,7 @@ export interface AuditTrailOptions {
  */
 export class AuditTrail implements AuditHook {
   constructor(
-    readonly log: AuditLog,
+    readonly log: AuditAppender,
     private readonly options: AuditTrailOptions,
   ) {}
 

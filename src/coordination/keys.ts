@@ -14,7 +14,11 @@ export class CoordinationKeys {
 
   /** The keys of one instrument (its identity, hashed: URLs are long and may hold odd characters). */
   instrument(instrumentKey: string): InstrumentKeys {
-    const id = createHash('sha256').update(instrumentKey).digest('hex').slice(0, 24);
+    return this.instrumentById(createHash('sha256').update(instrumentKey).digest('hex').slice(0, 24));
+  }
+
+  /** The keys of one instrument by its id (the first 24 hex digits of the SHA-256 of its identity). */
+  instrumentById(id: string): InstrumentKeys {
     // the id in braces is a Redis Cluster hash tag: every key of one instrument lives in one slot (scripts need that)
     const base = `${this.prefix}:i:{${id}}`;
     return {
@@ -28,6 +32,9 @@ export class CoordinationKeys {
       shared: (name: string) => `${base}:shared:${name}`,
       users: (name: string) => `${base}:users:${name}`,
       registration: (name: string) => `${base}:registration:${name}`,
+      audit: `${base}:audit`,
+      auditHead: `${base}:audit:head`,
+      auditCheckpoint: `${base}:audit:checkpoint`,
     };
   }
 }
@@ -44,6 +51,10 @@ export interface InstrumentKeys {
   users(name: string): string;
   /** who uses a shared registration (zset: replica → since when), see USERS */
   registration(name: string): string;
+  /** The audit chain (a stream, one entry per record), its head (`<seq> <hash>`) and its signed checkpoint. */
+  audit: string;
+  auditHead: string;
+  auditCheckpoint: string;
 }
 
 /** A key prefix as configured: letters, digits and `-_.:` only, 1..64 characters; undefined when not valid. */

@@ -10,7 +10,9 @@ import {
   RecordFields,
   verifyChain,
   VerifyReport,
+  AuditStreamKeys,
 } from '../../src/audit';
+import { CoordinationKeys } from '../../src/coordination/keys';
 
 export const KEY = Buffer.from('test-checkpoint-key', 'utf8');
 
@@ -76,4 +78,14 @@ export function readChain(dir: string, name: string): ChainText {
 
 export function verify(chain: ChainText, key: Buffer | undefined = KEY): VerifyReport {
   return verifyChain({ files: chain.files, checkpoint: chain.checkpoint, key });
+}
+
+export const INSTRUMENT = 'https://lh.example|';
+let streams = 0;
+
+/** The keys of a chain in a Redis stream, under a prefix of their own. */
+export function freshStream(): { prefix: string; id: string; keys: AuditStreamKeys } {
+  const prefix = `lh-audit-${process.pid}-${++streams}`;
+  const k = new CoordinationKeys(prefix).instrument(INSTRUMENT);
+  return { prefix, id: k.id, keys: { stream: k.audit, head: k.auditHead, checkpoint: k.auditCheckpoint } };
 }

@@ -207,6 +207,8 @@ export class Replica {
     readonly name: string,
     private readonly flows: FlowNode[],
     private readonly credentials: Record<string, Record<string, string>>,
+    /** more settings.js entries (e.g. lhAudit) */
+    private readonly extraSettings: Record<string, unknown> = {},
   ) {
     this.userDir = fs.mkdtempSync(path.join(os.tmpdir(), `lh-replica-${name}-`));
   }
@@ -245,6 +247,7 @@ export class Replica {
       httpAdminRoot: false,
       logging: { console: { level: process.env.LH_REPLICA_LOG || 'info', metrics: false, audit: false } },
       editorTheme: { tours: false },
+      ...this.extraSettings,
     };
     const settingsFile = path.join(this.userDir, 'settings.js');
     fs.writeFileSync(settingsFile, `module.exports = ${JSON.stringify(settings, null, 2)};\n`);

@@ -7,6 +7,10 @@ import { migrateConfig } from '../shared/migrations';
 import { forgetSecrets, rememberSecrets } from '../shared/redaction';
 import { LhCoordinationNode } from '../shared/coordination-node';
 import { tlsOptionsFrom } from '../shared/tls-config';
+import { AuditRedis, redisAuditReleased } from '../../audit';
+
+/** How long a close waits for the lh-server nodes' audit records on this connection before it closes it. */
+const AUDIT_CLOSE_MS = 8000;
 
 /** Redis error texts said once each until the connection is back (a down Redis would otherwise log every 100 ms). */
 function connectionLog(node: LhCoordinationNode): { error(err: Error): void; ready(): void } {
@@ -52,9 +56,18 @@ export = function register(RED: Red): void {
       const coordinator = node.coordinator;
       node.coordinator = undefined;
       const quit = (): void => {
-        redis?.disconnect();
-        done();
+        // the audit chains on this connection write their last records first (bounded: a stuck close never hangs a deploy)
+        const timer = setTimeout(disconnect, AUDIT_CLOSE_MS);
+        void (redis ? redisAuditReleased(redis as unknown as AuditRedis) : Promise.resolve()).then(disconnect);
+        function disconnect(): void {
+          clearTimeout(timer);
+          if (finished) return;
+          finished = true;
+          redis?.disconnect();
+          done();
+        }
       };
+      let finished = false;
       if (!coordinator) return quit();
       coordinator.close().then(quit, quit);
     });

@@ -46,7 +46,9 @@ export = function register(RED: Red): void {
     try {
       // every instrument-changing request of this node's client is audited (src/audit), secrets taken out
       const secrets = [node.credentials?.password, node.credentials?.instrumentToken].filter((s): s is string => Boolean(s));
-      audit = serverAuditTrail(RED, node, node.instrumentKey, () => secrets);
+      // with an lh-coordination node, the chain is the Redis stream the replicas share (joined first for that)
+      joinCoordination(RED, node, config.coordination);
+      audit = serverAuditTrail(RED, node, node.instrumentKey, () => secrets, node.coordinator);
       node.client = new LiquidHandlerClient({ ...clientOptions(RED, config, node.credentials ?? {}), audit: audit?.trail });
       // one reachability state for every node of this instrument: each request's outcome, the sockets, the session
       node.connection = new ServerConnection();
@@ -55,7 +57,6 @@ export = function register(RED: Red): void {
       node.client.events.onNotice((notice) => logWarn(node, notice.message));
       onPasswordWarning(node.client, (warning) => logWarn(node, `${warning.text}: change it on the instrument, then in this lh-server node`));
       stopSessionCheck = startSessionCheck(node, node.client, ownSettings(RED).sessionCheckSeconds);
-      joinCoordination(RED, node, config.coordination);
     } catch (err) {
       node.configError = asLhError(err, 'configure');
       node.client?.destroy(); // a coordination that is asked for and broken must not run uncoordinated (duplicates)

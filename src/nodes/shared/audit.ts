@@ -1,14 +1,29 @@
-import { Actor, AuditSettings, AuditUse, useAuditTrail, withActor } from '../../audit';
+import { Actor, AuditRedis, AuditSettings, AuditUse, useAuditTrail, useRedisAuditTrail, withActor } from '../../audit';
+import type { Coordinator } from '../../coordination/coordinator';
 import { NodeMessage, Node, Red } from './node-red';
+import { logWarn } from './node-log';
 
 /**
  * The audit trail of an lh-server node's instrument, per `lhAudit` in settings.js (on by default, in
  * `<userDir>/lh-audit`). Throws when auditing is on but cannot start (e.g. an unreadable key file): the node then
  * has no client and sends nothing.
  */
-export function serverAuditTrail(RED: Red, node: Node, instrument: string, secrets: () => readonly string[]): AuditUse | undefined {
+export function serverAuditTrail(
+  RED: Red,
+  node: Node,
+  instrument: string,
+  secrets: () => readonly string[],
+  coordinator?: Coordinator,
+): AuditUse | undefined {
   const settings = RED.settings as unknown as { lhAudit?: AuditSettings; userDir?: string };
-  return useAuditTrail(settings.lhAudit, settings.userDir, instrument, { node: node.id, nodeType: node.type }, secrets);
+  const fallback = { node: node.id, nodeType: node.type };
+  if (!coordinator) return useAuditTrail(settings.lhAudit, settings.userDir, instrument, fallback, secrets);
+  // several Node-REDs: one chain per instrument in a Redis stream, shared by them all (the coordination's connection)
+  const keys = coordinator.keys.instrument(instrument);
+  const stream = { stream: keys.audit, head: keys.auditHead, checkpoint: keys.auditCheckpoint };
+  return useRedisAuditTrail(settings.lhAudit, coordinator.redis as unknown as AuditRedis, stream, instrument, fallback, secrets, (text) =>
+    logWarn(node, text),
+  );
 }
 
 /**

@@ -1,0 +1,86 @@
+import { AuditStreamKeys } from './redis-log';
+import { parseRecords } from './export';
+import { AuditRecord } from './record';
+import { verifyChain, VerifyReport } from './verify';
+
+/** The reads verify and export make of a Redis audit chain. */
+export interface AuditStreamReader {
+  xrange(key: string, start: string, end: string, count: 'COUNT', n: number): Promise<[string, string[]][]>;
+  get(key: string): Promise<string | null>;
+}
+
+/** One stream entry as a line of the chain: its `r` field (anything else is not a record, and verify says so). */
+function lineOf(fields: string[]): string {
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === 'r') return fields[i + 1].replace(/\n/g, '\\n');
+  return 'not an audit record';
+}
+
+export interface StreamChain {
+  /** The stream's records as JSON Lines (one line per entry, in entry order). */
+  text: string;
+  /** The entry id of each line. */
+  ids: string[];
+  checkpoint?: string;
+}
+
+/** Reads a whole chain from Redis, in pages. */
+export async function readStreamChain(redis: AuditStreamReader, keys: AuditStreamKeys, page = 1000): Promise<StreamChain> {
+  const lines: string[] = [];
+  const ids: string[] = [];
+  let start = '-';
+  for (;;) {
+    const entries = await redis.xrange(keys.stream, start, '+', 'COUNT', page);
+    for (const [id, fields] of entries) {
+      ids.push(id);
+      lines.push(lineOf(fields));
+    }
+    if (entries.length < page) break;
+    start = `(${entries[entries.length - 1][0]}`;
+  }
+  const checkpoint = await redis.get(keys.checkpoint);
+  return { text: lines.map((l) => `${l}\n`).join(''), ids, checkpoint: checkpoint ?? undefined };
+}
+
+/**
+ * Verifies a chain read from a stream as verifyChain does a file (hashes, links, the signed checkpoint), and more:
+ * the checkpoint is written in the same atomic step as every append, so a chain without one has lost it. The bad
+ * record is named by its stream entry id.
+ */
+export function verifyStreamChain(name: string, chain: StreamChain, key?: Buffer): VerifyReport & { firstBadEntry?: string } {
+  const report: VerifyReport & { firstBadEntry?: string } = verifyChain({
+    files: [{ name, text: chain.text }],
+    checkpoint: chain.checkpoint,
+    key,
+  });
+  if (report.ok && chain.ids.length > 0 && chain.checkpoint === undefined) {
+    report.ok = false;
+    report.firstBad = {
+      file: 'checkpoint',
+      line: 1,
+      seq: report.lastSeq,
+      reason: 'the checkpoint is missing (it is written with every append: it was deleted)',
+    };
+  }
+  if (chain.ids.length === 0 && chain.checkpoint !== undefined && report.ok) {
+    report.ok = false;
+    report.firstBad = {
+      file: name,
+      line: 1,
+      seq: 0,
+      reason: 'the stream is empty but its checkpoint names records: they were removed',
+    };
+  }
+  if (report.firstBad && report.firstBad.file === name) {
+    const id = chain.ids[report.firstBad.line - 1];
+    if (id !== undefined) {
+      report.firstBadEntry = id;
+      report.firstBad = { ...report.firstBad, file: `${name} entry ${id}` };
+    } else report.firstBad = { ...report.firstBad, file: `${name} (after the last entry)` };
+  }
+  return report;
+}
+
+/** The records of a stream chain (for export). */
+export function streamRecords(chain: StreamChain): AuditRecord[] {
+  return parseRecords(chain.text);
+}

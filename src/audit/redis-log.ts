@@ -1,0 +1,224 @@
+import { EventEmitter } from 'events';
+import { AuditRecord, Checkpoint, checkpointMac, GENESIS, RecordFields, seal } from './record';
+
+/**
+ * The part of an ioredis client (single, Sentinel or Cluster) the Redis audit chain uses. Every key of one chain
+ * carries the instrument's hash tag, so its script runs on one Cluster slot.
+ */
+export interface AuditRedis {
+  eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>;
+  get(key: string): Promise<string | null>;
+}
+
+/** Where one instrument's chain lives in Redis (see CoordinationKeys: `<prefix>:i:{<id>}:audit...`). */
+export interface AuditStreamKeys {
+  /** The stream: one entry per record, field `r` = the record's JSON. */
+  stream: string;
+  /** `<seq> <hash>` of the last record: what an append must chain on. */
+  head: string;
+  /** The checkpoint of the last record (JSON, HMAC-signed when a key is configured). */
+  checkpoint: string;
+}
+
+/**
+ * KEYS: stream, head, checkpoint. ARGV: expected head ('' for a new chain), new head, checkpoint JSON, records...
+ * Compare-and-append: the records go in (with the head and the checkpoint, in one atomic step) only when the head is
+ * the one they were chained on; otherwise nothing is written and the current head comes back, to chain on and retry.
+ * (Redis Lua has no SHA-256: the records are sealed in Node.)
+ */
+export const COMPARE_AND_APPEND = `
+local head = redis.call('GET', KEYS[2]) or ''
+if head ~= ARGV[1] then return {0, head} end
+for i = 4, #ARGV do redis.call('XADD', KEYS[1], '*', 'r', ARGV[i]) end
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('SET', KEYS[3], ARGV[3])
+return {1, ARGV[2]}
+`;
+
+/** Appends chained on a head another replica moved meanwhile are resealed and retried this many times. */
+export const MAX_APPEND_ATTEMPTS = 50;
+/** How long an append waits for a connection being made before it fails. */
+const READY_WAIT_MS = 2000;
+/** The longest random pause before a retry (ms). */
+const MAX_BACKOFF_MS = 20;
+/** Records sent to Redis in one script call at most. */
+const MAX_BATCH = 256;
+
+export interface RedisAuditLogOptions {
+  redis: AuditRedis;
+  keys: AuditStreamKeys;
+  instrument: string;
+  /** Signs the checkpoint (HMAC-SHA256). Every replica must have the same key; it is never stored in Redis. */
+  key?: Buffer;
+  /**
+   * Also wait for this many Redis replicas to acknowledge each batch (Redis WAIT) before an append resolves; fewer
+   * within `waitTimeoutMs` fail the append (the request is not sent). 0: Redis' own acknowledgement (the default).
+   */
+  waitReplicas?: number;
+  waitTimeoutMs?: number;
+}
+
+interface Entry {
+  fields: RecordFields;
+  resolve: (record: AuditRecord) => void;
+  reject: (err: Error) => void;
+}
+
+interface Head {
+  seq: number;
+  hash: string;
+}
+
+function parseHead(text: string): Head | undefined {
+  const [seq, hash] = text.split(' ');
+  return text === '' ? undefined : { seq: Number(seq), hash };
+}
+
+function headText(head: Head | undefined): string {
+  return head ? `${head.seq} ${head.hash}` : '';
+}
+
+/**
+ * One instrument's hash chain in a Redis stream, shared by every Node-RED of a coordination group. Records are
+ * sealed here (seq, prev, SHA-256) on the head this process last saw and appended by a compare-and-append script:
+ * when another replica appended meanwhile, the script refuses, the records are resealed on the new head and sent
+ * again, so the chain never forks. In this process the appends are queued and sent in batches (one script call
+ * for every append waiting), in the order they were made. An append resolves once Redis acknowledged it (and the
+ * replicas asked for, with WAIT). A Redis error fails the appends of that batch only: the next append starts again
+ * from the head in Redis.
+ */
+export class RedisAuditLog extends EventEmitter {
+  private head?: Head;
+  private headKnown = false;
+  private queue: Entry[] = [];
+  private flushing?: Promise<void>;
+  private closed = false;
+
+  constructor(private readonly options: RedisAuditLogOptions) {
+    super();
+  }
+
+  /** Where the chain is, for a person to verify (no password: the key names only). */
+  get path(): string {
+    return this.options.keys.stream;
+  }
+
+  async append(fields: RecordFields): Promise<AuditRecord> {
+    if (this.closed) throw new Error('the audit trail is closed');
+    const done = new Promise<AuditRecord>((resolve, reject) => this.queue.push({ fields, resolve, reject }));
+    if (!this.flushing) this.flushing = this.flushAll().finally(() => (this.flushing = undefined));
+    return done;
+  }
+
+  private async flushAll(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      let records: AuditRecord[];
+      try {
+        records = await this.write(batch.map((e) => e.fields));
+      } catch (err) {
+        this.headKnown = false;
+        const failed = new Error(
+          `the audit trail cannot be written to Redis (${(err as Error).message}): nothing is sent to the instrument`,
+        );
+        for (const entry of batch) entry.reject(failed);
+        continue;
+      }
+      const own = records.slice(records.length - batch.length);
+      batch.forEach((entry, i) => entry.resolve(own[i]));
+      for (const record of records) this.emit('record', record);
+    }
+  }
+
+  /**
+   * A connection still being made (just deployed, or reconnecting) is waited for, up to READY_WAIT_MS: the commands
+   * would fail at once otherwise (no offline queue), and the first request after a deploy with them.
+   */
+  private async connected(): Promise<void> {
+    const redis = this.options.redis as AuditRedis & Partial<Pick<EventEmitter, 'once' | 'off'>> & { status?: string };
+    if (!redis.status || !['wait', 'connecting', 'connect', 'reconnecting'].includes(redis.status) || !redis.once) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        redis.off?.('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, READY_WAIT_MS);
+      redis.once?.('ready', done);
+    });
+  }
+
+  /** Seals the fields on the current head and appends them; returns the records appended (a new chain's first too). */
+  private async write(fields: RecordFields[]): Promise<AuditRecord[]> {
+    await this.connected();
+    const { redis, keys } = this.options;
+    if (!this.headKnown) {
+      this.head = parseHead((await redis.get(keys.head)) ?? '');
+      this.headKnown = true;
+    }
+    for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS; attempt++) {
+      const records = this.seal(fields);
+      const last = records[records.length - 1];
+      const next: Head = { seq: last.seq, hash: last.hash };
+      const reply = (await redis.eval(
+        COMPARE_AND_APPEND,
+        3,
+        keys.stream,
+        keys.head,
+        keys.checkpoint,
+        headText(this.head),
+        headText(next),
+        this.checkpointText(last),
+        ...records.map((r) => JSON.stringify(r)),
+      )) as [number, string];
+      if (Number(reply[0]) === 1) {
+        this.head = next;
+        await this.waitForReplicas();
+        return records;
+      }
+      // another replica appended first: chain on its head, after a random pause that grows with each loss (the
+      // writer that won knows the head already and would otherwise win every round: a loser would starve)
+      this.head = parseHead(String(reply[1]));
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(MAX_BACKOFF_MS, 2 ** attempt)));
+    }
+    throw new Error(`${MAX_APPEND_ATTEMPTS} appends in a row lost to other writers of the chain`);
+  }
+
+  private seal(fields: RecordFields[]): AuditRecord[] {
+    let seq = this.head ? this.head.seq : -1;
+    let prev = this.head ? this.head.hash : GENESIS;
+    const all: RecordFields[] = this.head
+      ? fields
+      : [{ phase: 'file', at: new Date().toISOString(), instrument: this.options.instrument, file: 1 }, ...fields];
+    return all.map((f) => {
+      const record = seal(f, ++seq, prev);
+      prev = record.hash;
+      return record;
+    });
+  }
+
+  private checkpointText(last: AuditRecord): string {
+    const cp: Checkpoint = { seq: last.seq, hash: last.hash, file: 1, at: last.at };
+    return JSON.stringify(this.options.key ? { ...cp, mac: checkpointMac(this.options.key, cp) } : cp);
+  }
+
+  private async waitForReplicas(): Promise<void> {
+    const wanted = this.options.waitReplicas ?? 0;
+    if (wanted <= 0) return;
+    const timeout = this.options.waitTimeoutMs ?? 1000;
+    const acked = Number(
+      await (this.options.redis as AuditRedis & { wait(n: number, ms: number): Promise<number> }).wait(wanted, timeout),
+    );
+    if (acked < wanted) {
+      throw new Error(
+        `only ${acked} of the ${wanted} Redis replicas asked for (lhAudit.redisWaitReplicas) acknowledged within ${timeout} ms`,
+      );
+    }
+  }
+
+  /** Waits for every append made so far (the connection belongs to the lh-coordination node and stays open). */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.flushing) await this.flushing;
+  }
+}
