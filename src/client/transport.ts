@@ -375,19 +375,30 @@ export class Transport {
    * maxRedirects 0), not by an AbortSignal: an AbortController per attempt and axios's listeners on it cost ~9 % of
    * the CPU of a request (profiled and measured side by side).
    */
-  private async withinDeadline<R>(deadlineMs: number, attempt: (transport: AttemptTransport) => Promise<R>): Promise<R> {
-    const current = new Attempt();
-    const timer = setTimeout(() => current.end(new DeadlineExceeded()), timerDelay(deadlineMs));
-    this.inFlight.add(current);
-    try {
-      return await attempt(current.transport);
-    } catch (err) {
-      if (current.ended instanceof DeadlineExceeded) throw current.ended;
-      throw err;
-    } finally {
-      clearTimeout(timer);
-      this.inFlight.delete(current);
-    }
+  private withinDeadline<R>(deadlineMs: number, attempt: (transport: AttemptTransport) => Promise<R>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      // end() rejects at once: a request still queued behind maxSockets has no socket, so destroying it emits
+      // nothing until a socket frees up (the request holding it may have a far longer deadline).
+      const current = new Attempt((reason) => {
+        clearTimeout(timer);
+        this.inFlight.delete(current);
+        reject(reason);
+      });
+      const timer = setTimeout(() => current.end(new DeadlineExceeded()), timerDelay(deadlineMs));
+      this.inFlight.add(current);
+      attempt(current.transport).then(
+        (value) => {
+          clearTimeout(timer);
+          this.inFlight.delete(current);
+          resolve(value);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          this.inFlight.delete(current);
+          reject(current.ended ?? err);
+        },
+      );
+    });
   }
 
   /** Destroys every socket and cancels retry waits; the transport cannot be used afterwards. */
@@ -503,6 +514,7 @@ interface AttemptTransport {
 class Attempt {
   ended?: Error;
   private req?: http.ClientRequest;
+  constructor(private readonly onEnd: (reason: Error) => void) {}
   readonly transport: AttemptTransport = {
     request: (options, callback) => {
       const req = (options.protocol === 'https:' ? https : http).request(options, callback);
@@ -516,6 +528,7 @@ class Attempt {
     if (this.ended) return;
     this.ended = reason;
     this.req?.destroy(reason);
+    this.onEnd(reason);
   }
 }
 
