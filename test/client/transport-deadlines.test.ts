@@ -3,11 +3,13 @@
  * a server that never answers, trickles its headers or its body, a TLS handshake that stalls, a refused connection.
  */
 import assert from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
 import http from 'http';
 import net from 'net';
 import { AddressInfo } from 'net';
 import { LhError } from '../../src/client';
 import { AuditHook, AuditOutcome, Transport } from '../../src/client/transport';
+import { until } from '../support/until';
 
 interface Seen {
   method: string;
@@ -15,13 +17,20 @@ interface Seen {
 }
 
 /** A server whose answer depends on the path: /hang never answers, /ok answers {} at once. */
-async function rawServer(): Promise<{ url: string; seen: Seen[]; connections: () => number; stop: () => Promise<void> }> {
+async function rawServer(): Promise<{
+  url: string;
+  seen: Seen[];
+  connections: () => number;
+  closeIdle: () => void;
+  stop: () => Promise<void>;
+}> {
   const seen: Seen[] = [];
   let connections = 0;
   const server = http.createServer((req, res) => {
     seen.push({ method: req.method ?? '', url: req.url ?? '' });
     req.resume();
     if (req.url?.includes('/hang')) return;
+    if (req.url?.includes('/reset')) return req.socket.destroy();
     if (req.url?.includes('/trickle-headers')) {
       // the status line, then a header byte every 50 ms, never the end of the headers
       res.socket?.write('HTTP/1.1 200 OK\r\nX-Slow: ');
@@ -45,8 +54,38 @@ async function rawServer(): Promise<{ url: string; seen: Seen[]; connections: ()
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
     connections: () => connections,
+    closeIdle: () => server.closeIdleConnections(),
     stop: async () => {
       server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** The handles that keep a process busy, by kind: sockets and timers left behind show here. */
+function resources(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of process.getActiveResourcesInfo()) out[r] = (out[r] ?? 0) + 1;
+  return out;
+}
+
+async function settled(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+}
+
+/** A TCP server that accepts and never says a word (a TLS handshake that stalls, a dead service behind a port). */
+async function silentServer(): Promise<{ port: number; stop: () => Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((s) => {
+    sockets.add(s);
+    s.resume(); // reads (and drops) what comes, so it sees the client's end
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    stop: async () => {
+      for (const s of sockets) s.destroy();
       await new Promise((r) => server.close(r));
     },
   };
@@ -88,5 +127,155 @@ describe('transport: deadlines and close()', function () {
     const ended = await blocker;
     assert.ok(ended instanceof LhError && /closed/.test(ended.message));
     assert.equal(srv.seen.filter((s) => s.url.endsWith('/ok')).length, 0, 'the queued request was never sent');
+  });
+  for (const [path, what] of [
+    ['/hang', 'never answers'],
+    ['/trickle-headers', 'trickles its headers'],
+    ['/trickle-body', 'sends its headers, then trickles the body'],
+  ] as const) {
+    it(`a server that ${what}: the request ends at its deadline as a timeout, once, leaving no timer or socket`, async function () {
+      await settled(); // mocha's own timer of the test is set once the test has begun
+      const before = resources();
+      const t = make({ timeoutMs: 300, retries: 2 });
+      const started = Date.now();
+      const err = await t.request(get(path)).then(
+        () => assert.fail('answered'),
+        (e: unknown) => e,
+      );
+      const took = Date.now() - started;
+      assert.ok(err instanceof LhError);
+      assert.equal(err.kind, 'timeout', err.message);
+      assert.ok(took >= 290 && took < 1500, `ended after ${took} ms`);
+      assert.equal(srv.seen.length, 1, 'the deadline covers the retries: no second attempt after it');
+      t.close();
+      await settled();
+      assert.deepEqual(resources(), before);
+    });
+  }
+
+  it('a TLS handshake that stalls ends at the deadline as a timeout, and nothing is left behind', async function () {
+    const silent = await silentServer();
+    try {
+      await settled(); // mocha's own timer of the test is set once the test has begun
+      const before = resources();
+      const t = make({ instrumentUrl: `https://127.0.0.1:${silent.port}`, timeoutMs: 300, tls: { rejectUnauthorized: true } });
+      const started = Date.now();
+      const err = await t
+        .request({ api: 'B', method: 'POST', path: '/x', operation: 'post x', idempotent: false, body: { a: 1 } })
+        .then(
+          () => assert.fail('answered'),
+          (e: unknown) => e,
+        );
+      const took = Date.now() - started;
+      assert.ok(err instanceof LhError);
+      assert.equal(err.kind, 'timeout', err.message);
+      assert.ok(took >= 290 && took < 1500, `ended after ${took} ms`);
+      t.close();
+      await until(() => isDeepStrictEqual(resources(), before), 'the socket closed');
+    } finally {
+      await silent.stop();
+    }
+  });
+
+  it('a refused connection fails at once as network, retried only when idempotent', async function () {
+    const silent = await silentServer();
+    const port = silent.port;
+    await silent.stop(); // nothing listens there any more
+    const t = make({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 5000, retries: 2 });
+    const started = Date.now();
+    const err = await t.request(get('/x')).then(
+      () => assert.fail('answered'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof LhError);
+    assert.equal(err.kind, 'network');
+    assert.equal(err.attempts, 3);
+    assert.ok(Date.now() - started < 2000);
+  });
+
+  it('a reset connection: a GET is sent again, a POST only once', async function () {
+    const t = make({ timeoutMs: 5000, retries: 2 });
+    await assert.rejects(t.request(get('/reset')), (e: LhError) => e.kind === 'network' && e.attempts === 3);
+    assert.equal(srv.seen.length, 3);
+    srv.seen.length = 0;
+    await assert.rejects(
+      t.request({ api: 'A', method: 'POST', path: '/reset', operation: 'post', idempotent: false, body: { a: 1 } }),
+      (e: LhError) => e.kind === 'network' && e.attempts === 1,
+    );
+    assert.equal(srv.seen.length, 1, 'the POST was sent once');
+  });
+
+  it('a timed-out request destroys its own socket only: the keep-alive socket of an answered request is used again', async function () {
+    const t = make({ timeoutMs: 300, maxSockets: 4 });
+    await t.request(get('/ok'));
+    assert.equal(srv.connections(), 1);
+    await Promise.all([t.request(get('/hang')).catch(() => undefined), t.request(get('/ok'))]);
+    assert.equal(srv.connections(), 2, 'the held request took a second connection');
+    await t.request(get('/ok'));
+    await t.request(get('/ok'));
+    assert.equal(srv.connections(), 2, 'the answered requests kept using the first one');
+  });
+
+  it('a keep-alive socket the server closed while idle is not used again: the next requests are answered', async function () {
+    const t = make({ timeoutMs: 2000 });
+    await t.request(get('/ok'));
+    srv.closeIdle();
+    await new Promise((r) => setTimeout(r, 50));
+    await t.request(get('/ok'));
+    await t.request({ api: 'A', method: 'POST', path: '/ok', operation: 'post', idempotent: false, body: { a: 1 } });
+    assert.equal(srv.seen.filter((s) => s.method === 'POST').length, 1);
+  });
+
+  it('close(): requests in flight and queued behind maxSockets end at once as closed, nothing is sent after it', async function () {
+    const outcomes: AuditOutcome[] = [];
+    const audit: AuditHook = {
+      intent: () => Promise.resolve(String(outcomes.length)),
+      outcome: (_id, _op, outcome) => {
+        outcomes.push(outcome);
+        return Promise.resolve();
+      },
+    };
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown): void => {
+      unhandled.push(e);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      await settled(); // mocha's own timer of the test is set once the test has begun
+      const before = resources();
+      const t = make({ maxSockets: 1, timeoutMs: 10_000, audit });
+      const post = (path: string) =>
+        t.request({ api: 'A', method: 'POST', path, operation: `post ${path}`, idempotent: false, body: { a: 1 } });
+      const held = post('/hang');
+      await until(() => srv.seen.length === 1, 'the held request at the server');
+      const queued = [post('/ok'), t.request(get('/ok'))];
+      await settled(); // both queued behind the held one (maxSockets 1)
+      const started = Date.now();
+      t.close();
+      const results = await Promise.allSettled([held, ...queued]);
+      assert.ok(Date.now() - started < 500, `ended ${Date.now() - started} ms after close()`);
+      for (const r of results) {
+        assert.equal(r.status, 'rejected', JSON.stringify(results));
+        assert.match((r.reason as Error).message, /the connection to the instrument was closed/);
+      }
+      await t.outcomesWritten();
+      assert.equal(outcomes.length, 2, 'both writes have their outcome');
+      assert.ok(
+        outcomes.every((o) => o.result === 'unknown'),
+        JSON.stringify(outcomes),
+      );
+      await assert.rejects(t.request(get('/ok')), /closed/);
+      await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual(
+        srv.seen.map((s) => s.url),
+        ['/api/v1/hang'],
+        'only the held request reached the server',
+      );
+      await settled();
+      assert.deepEqual(resources(), before);
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });
