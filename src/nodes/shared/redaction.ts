@@ -44,7 +44,12 @@ function escapeRegExp(text: string): string {
 
 /** The forms a secret takes in an echoed text: as is, JSON-escaped, URL-encoded. */
 function spellings(secret: string): string[] {
-  const forms = new Set([secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]);
+  const forms = new Set([secret, JSON.stringify(secret).slice(1, -1)]);
+  try {
+    forms.add(encodeURIComponent(secret));
+  } catch {
+    // a lone surrogate (a password read from JSON "\ud800") has no percent-encoding: its other forms still go
+  }
   return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
 }
 
