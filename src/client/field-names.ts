@@ -94,6 +94,8 @@ export const FORBIDDEN_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constr
  */
 const mapped = new Map<string, string>();
 const MAX_MAPPED = 4096;
+/** Longer names are mapped each time, not kept: 4096 names of any length could hold hundreds of MB. */
+const MAX_KEPT_NAME_LENGTH = 64;
 
 /** Makes more names known (the client modules of other instrument operations register theirs). */
 export function addKnownFields(names: readonly string[]): void {
@@ -110,6 +112,7 @@ function mappedName(name: string): string {
   let out = mapped.get(name);
   if (out === undefined) {
     out = fieldName(name);
+    if (name.length > MAX_KEPT_NAME_LENGTH) return out;
     if (mapped.size >= MAX_MAPPED) mapped.clear();
     mapped.set(name, out);
   }
@@ -143,4 +146,11 @@ export function forbiddenKeyIn(value: unknown, path = 'payload', depth = 0): str
     if (deeper) return deeper;
   }
   return undefined;
+}
+
+/** How many names the kept table holds, and their length together (keys and mapped names): for tests. */
+export function keptFieldNames(): { count: number; chars: number } {
+  let chars = 0;
+  for (const [k, v] of mapped) chars += k.length + v.length;
+  return { count: mapped.size, chars };
 }

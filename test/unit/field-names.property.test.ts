@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { addKnownFields, normaliseKeys } from '../../src/client/field-names';
+import { FORBIDDEN_KEYS, addKnownFields, fieldName, keptFieldNames, normaliseKeys } from '../../src/client/field-names';
 
 const KNOWN = ['stepType', 'id', 'name', 'stepOrder', 'disabled', 'totalItemCount', 'errorResponses', 'selectedResponse'];
 
@@ -42,5 +42,66 @@ describe('answer property names in any letter case (kept mapping)', () => {
 
   it('leaves prototype keys out of an answer', () => {
     assert.deepEqual(normaliseKeys(JSON.parse('{"__proto__": {"x": 1}, "Name": "a"}')), { name: 'a' });
+  });
+});
+
+/** normaliseKeys of e7dc281 (before the kept table), the reference the kept table must agree with. */
+function referenceNormalise(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(referenceNormalise);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (FORBIDDEN_KEYS.has(k)) continue;
+    out[fieldName(k)] = referenceNormalise(v);
+  }
+  return out;
+}
+
+const anyKey = fc.oneof(
+  fc.string({ unit: 'grapheme', maxLength: 10 }),
+  spelling.map((s) => s.as),
+  fc.constantFrom('__proto__', 'Constructor', 'PROTOTYPE', 'İd', 'ΣTEP', '', 'I', 'toString', 'hasOwnProperty'),
+);
+const answer = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.jsonValue({ maxDepth: 1 }),
+    fc.array(tie('value'), { maxLength: 4 }),
+    fc.dictionary(anyKey, tie('value'), { maxKeys: 6 }),
+  ),
+})).value;
+
+describe('answer property names: the kept table against the mapping without it (e7dc281)', () => {
+  it('maps any answer exactly as before, also as JSON text with prototype keys, with names made known between answers', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(answer, fc.option(fc.string({ minLength: 1, maxLength: 8 }))), { maxLength: 6 }),
+        (answers) => {
+          for (const [value, known] of answers) {
+            if (known !== null) addKnownFields([known]);
+            const parsed: unknown = JSON.parse(JSON.stringify(value) ?? 'null');
+            assert.deepStrictEqual(normaliseKeys(parsed), referenceNormalise(parsed));
+          }
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+
+  it('holds a bounded table: many distinct names, and long ones, keep it small', () => {
+    for (let i = 0; i < 50; i++) {
+      normaliseKeys(Object.fromEntries(Array.from({ length: 2000 }, (_, j) => [`Vendor${i}_${j}`, j])));
+    }
+    const many = keptFieldNames();
+    assert.ok(many.count <= 4096, `${many.count} names kept`);
+    // names as long as an answer may carry: 64 answers of 16 names of 64 KiB each
+    for (let i = 0; i < 64; i++) {
+      const body: Record<string, number> = {};
+      for (let j = 0; j < 16; j++) body[`K${i}_${j}_`.padEnd(64 * 1024, 'x')] = j;
+      const mapped = normaliseKeys(body) as Record<string, number>;
+      assert.equal(Object.keys(mapped).length, 16);
+    }
+    const long = keptFieldNames();
+    assert.ok(long.chars <= 1024 * 1024, `${long.chars} characters of names kept`);
   });
 });
