@@ -294,7 +294,9 @@ export class Transport {
       };
       for (const observer of this.observers) {
         try {
-          observer(observation);
+          // an async observer's failure would be an unhandled rejection (which ends the process): caught too
+          const returned = observer(observation) as unknown;
+          if (returned instanceof Promise) returned.catch(ignore);
         } catch {
           // an observer's failure is its own: the request's outcome goes to its caller unchanged
         }
@@ -530,6 +532,10 @@ class Attempt {
     this.req?.destroy(reason);
     this.onEnd(reason);
   }
+}
+
+function ignore(): void {
+  // nothing to do
 }
 
 class DeadlineExceeded extends Error {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { LhError, RequestObservation } from '../../src/client';
 import { useClients } from '../support/client-suite';
+import { until } from '../support/until';
 
 describe('client: request outcomes for observers (onRequestOutcome)', function () {
   const { sim, make } = useClients();
@@ -53,5 +54,36 @@ describe('client: request outcomes for observers (onRequestOutcome)', function (
     });
     const settings = await c.prep.getSoftwareSettings();
     assert.ok(settings);
+  });
+
+  it('one outcome per request, retries included; none for what close() ends; an async observer that fails is contained', async function () {
+    const c = make({ retries: 2, retryBaseDelayMs: 5 });
+    await c.prep.getSoftwareSettings(); // logged in
+    const seen: RequestObservation[] = [];
+    c.onRequestOutcome((o) => seen.push(o));
+    c.onRequestOutcome(async () => {
+      await Promise.resolve();
+      throw new Error('async observer bug');
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown): void => {
+      unhandled.push(e);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      sim.setFaults({ statusRate: 1, statusCode: 503 });
+      await assert.rejects(c.prep.getSoftwareSettings(), (e: LhError) => e.attempts === 3);
+      assert.equal(seen.length, 1, 'three attempts, one outcome');
+      sim.setFaults({ timeoutRate: 1, timeoutHoldMs: 5000 });
+      const held = c.prep.getSoftwareSettings();
+      await until(() => sim.requests.some((r) => r.status === 0), 'the held request at the simulator');
+      c.destroy();
+      await assert.rejects(held, /closed/);
+      await new Promise((r) => setImmediate(r));
+      assert.equal(seen.length, 1, 'nothing told after close');
+      assert.deepEqual(unhandled, []);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });
