@@ -193,6 +193,22 @@ describe('transport: deadlines and close()', function () {
     assert.ok(Date.now() - started < 2000);
   });
 
+  it('a host name that does not resolve ends by the deadline, as network or timeout, and leaves nothing behind', async function () {
+    await settled();
+    const before = resources();
+    const t = make({ baseUrl: 'http://lh-instrument.invalid', timeoutMs: 1000, retries: 2 });
+    const started = Date.now();
+    const err = await t.request(get('/x')).then(
+      () => assert.fail('answered'),
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof LhError);
+    assert.ok(err.kind === 'network' || err.kind === 'timeout', err.message);
+    assert.ok(Date.now() - started < 1500, `ended after ${Date.now() - started} ms`);
+    t.close();
+    await until(() => isDeepStrictEqual(resources(), before), 'nothing left');
+  });
+
   it('a reset connection: a GET is sent again, a POST only once', async function () {
     const t = make({ timeoutMs: 5000, retries: 2 });
     await assert.rejects(t.request(get('/reset')), (e: LhError) => e.kind === 'network' && e.attempts === 3);
