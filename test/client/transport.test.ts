@@ -39,6 +39,26 @@ describe('transport', function () {
     assert.equal(sim.requests.filter((r) => r.method === 'POST').length, 1);
   });
 
+  it('a reset or a held answer at the simulator: a GET is sent again within its deadline, a POST once', async function () {
+    const c = make({ timeoutMs: 400 });
+    await c.prep.getSoftwareSettings(); // logged in
+    sim.clearRequests();
+    sim.setFaults({ resetRate: 1 });
+    await assert.rejects(c.prep.getSoftwareSettings(), (err: LhError) => err.kind === 'network' && err.attempts === 3);
+    assert.equal(sim.requests.length, 3);
+    sim.clearRequests();
+    await assert.rejects(c.prep.createStep(2, { stepType: 'PauseStep', name: 'x' }), (err: LhError) => err.kind === 'network');
+    sim.setFaults({ timeoutRate: 1, timeoutHoldMs: 5000 });
+    const started = Date.now();
+    await assert.rejects(c.prep.createStep(2, { stepType: 'PauseStep', name: 'y' }), (err: LhError) => err.kind === 'timeout');
+    assert.ok(Date.now() - started < 1500, `the held POST ended after ${Date.now() - started} ms (deadline 400 ms)`);
+    assert.deepEqual(
+      sim.requests.filter((r) => r.method === 'POST').map((r) => (r.body as { name: string }).name),
+      ['x', 'y'],
+      'each POST reached the simulator once',
+    );
+  });
+
   it('reuses keep-alive connections', async function () {
     const c = make();
     await c.prep.getSoftwareSettings();
