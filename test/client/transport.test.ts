@@ -67,6 +67,14 @@ describe('transport', function () {
     assert.equal(sockets.size, 1);
   });
 
+  it('reuses keep-alive connections to interface B (HTTPS) through its own request function', async function () {
+    const c = make();
+    await c.instrument.isErrorHandlerRegistered();
+    for (let i = 0; i < 10; i++) await c.instrument.isErrorHandlerRegistered();
+    const sockets = new Set(sim.requests.filter((r) => r.api === 'B').map((r) => r.remotePort));
+    assert.equal(sockets.size, 1);
+  });
+
   it('rejects an untrusted certificate with a message that names the fix, and trusts the CA given', async function () {
     const untrusted = make({ tls: undefined });
     await assert.rejects(untrusted.instrument.isErrorHandlerRegistered(), (err: LhError) => {
