@@ -57,7 +57,17 @@ function referenceNormalise(value: unknown): unknown {
   return out;
 }
 
+/**
+ * Names made known during the test: vendor names no other test uses, in any letter case (the table of known names is
+ * the process's: a generated 'ID' made known here would change every later test's answers).
+ */
+const VENDOR = ['vendorPlateCode', 'vendorTipRack', 'vendorDeckSlot'];
+const vendorSpelling = fc
+  .tuple(fc.constantFrom(...VENDOR), fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }))
+  .map(([name, flips]) => spelled(name, flips));
+
 const anyKey = fc.oneof(
+  vendorSpelling,
   fc.string({ unit: 'grapheme', maxLength: 10 }),
   spelling.map((s) => s.as),
   fc.constantFrom('__proto__', 'Constructor', 'PROTOTYPE', 'İd', 'ΣTEP', '', 'I', 'toString', 'hasOwnProperty'),
@@ -74,16 +84,13 @@ const answer = fc.letrec((tie) => ({
 describe('answer property names: the kept table against the mapping without it (e7dc281)', () => {
   it('maps any answer exactly as before, also as JSON text with prototype keys, with names made known between answers', () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.tuple(answer, fc.option(fc.string({ minLength: 1, maxLength: 8 }))), { maxLength: 6 }),
-        (answers) => {
-          for (const [value, known] of answers) {
-            if (known !== null) addKnownFields([known]);
-            const parsed: unknown = JSON.parse(JSON.stringify(value) ?? 'null');
-            assert.deepStrictEqual(normaliseKeys(parsed), referenceNormalise(parsed));
-          }
-        },
-      ),
+      fc.property(fc.array(fc.tuple(answer, fc.option(vendorSpelling)), { maxLength: 6 }), (answers) => {
+        for (const [value, known] of answers) {
+          if (known !== null) addKnownFields([known]);
+          const parsed: unknown = JSON.parse(JSON.stringify(value) ?? 'null');
+          assert.deepStrictEqual(normaliseKeys(parsed), referenceNormalise(parsed));
+        }
+      }),
       { numRuns: 1500 },
     );
   });
