@@ -30,6 +30,7 @@ async function rawServer(): Promise<{
     req.resume();
     if (req.url?.includes('/hang')) return;
     if (req.url?.includes('/reset')) return req.socket.destroy();
+    if (req.url?.includes('/slow')) return void setTimeout(() => res.end('{}'), 600);
     if (req.url?.includes('/trickle-headers')) {
       // the status line, then a header byte every 50 ms, never the end of the headers
       res.socket?.write('HTTP/1.1 200 OK\r\nX-Slow: ');
@@ -133,6 +134,23 @@ describe('transport: deadlines and close()', function () {
     assert.ok(ended instanceof LhError && /closed/.test(ended.message));
     assert.equal(srv.seen.filter((s) => s.url.endsWith('/ok')).length, 0, 'the queued request was never sent');
   });
+  it('a write queued behind maxSockets that reached its deadline is never sent, also once the socket is free', async function () {
+    const t = make({ maxSockets: 1, timeoutMs: 200 });
+    const blocker = t.request(get('/slow', 5000));
+    await until(() => srv.seen.length === 1, 'the slow request at the server');
+    await assert.rejects(
+      t.request({ api: 'A', method: 'POST', path: '/ok', operation: 'post', idempotent: false, body: { a: 1 } }),
+      (e: LhError) => e.kind === 'timeout',
+    );
+    await blocker; // answered: the socket is free again
+    await t.request(get('/ok'));
+    assert.deepEqual(
+      srv.seen.map((s) => `${s.method} ${s.url}`),
+      ['GET /api/v1/slow', 'GET /api/v1/ok'],
+    );
+    assert.equal(srv.connections(), 1, 'the socket was used again');
+  });
+
   for (const [path, what] of [
     ['/hang', 'never answers'],
     ['/trickle-headers', 'trickles its headers'],
