@@ -102,26 +102,30 @@ export class Status {
   }
 
   /**
-   * Follows `connection` (the node's lh-server's) for the interfaces `apis` (default A) until the node closes;
-   * `onChange` hears each new view after the status showed it. Does nothing without a connection (the server is not valid: the node says so itself).
+   * Follows `connection` (the node's lh-server's) for the interfaces `apis` (default A) until the node closes.
+   * The status shows the shared view (offline at the smallest threshold of the server's watchers); `onChange` hears
+   * the node's own view (offline at its own `offlineAfter`) when it changes, and once at once: the current view, so a
+   * node deployed again catches up with what changed while it was not (its msgs decide from what it last reported).
+   * Does nothing without a connection (the server is not valid: the node says so itself).
    */
   follow(
     connection: ServerConnection | undefined,
-    options: { apis?: readonly Api[]; offlineAfter?: number; onChange?: (view: ConnectionView) => void } = {},
+    options: { apis?: readonly Api[]; offlineAfter?: number; onChange?: (own: ConnectionView) => void } = {},
   ): void {
     if (!connection) return;
     const subscription: ConnectionSubscription = {
       // interface A by default: every node needs it (its login, its operations); an error poll names its sources
       apis: options.apis ?? ['A'],
       offlineAfter: options.offlineAfter,
-      onChange: (view) => {
+      onChange: (view, own) => {
         this.connection(view);
-        options.onChange?.(view);
+        options.onChange?.(own);
       },
     };
     const off = connection.subscribe(subscription);
     this.node.on('close', off);
     this.connection(connection.view(subscription.apis));
+    options.onChange?.(connection.view(subscription.apis, subscription.offlineAfter));
   }
 }
 
