@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { collect, helper, loadFlow, USER } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
 import { until } from '../support/until';
-import { bServerFlow, seenErrors, statusWhere } from './lh-error-poll.support';
+import { bServerFlow, pollsDone, seenErrors, statusWhere } from './lh-error-poll.support';
 import { runMemory } from '../support/run-watch-suite';
 
 type Msg = Record<string, unknown>;
@@ -109,5 +109,91 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     assert.notEqual(next, server);
     assert.equal(server.connection, undefined, 'the closed server let its state go');
     assert.equal(next.connection?.subscriberCount, 3);
+  });
+
+  it("watchers with offline after 2 and 10 on one server: each sends its msgs by its own setting, both show the server's offline", async function () {
+    const server = bServerFlow(sim);
+    const nodes = [
+      { id: 'tab', type: 'tab', label: 'thresholds' },
+      ...server.nodes,
+      { id: 'quick', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['quickConnection']] },
+      { id: 'patient', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 10, wires: [[], [], ['patientConnection']] },
+      { id: 'quickConnection', type: 'helper', z: 'tab' },
+      { id: 'patientConnection', type: 'helper', z: 'tab' },
+    ];
+    await loadFlow(nodes, server.credentials);
+    await pollsDone(sim, 2);
+    const quick = collect(helper.getNode('quickConnection'));
+    const patient = collect(helper.getNode('patientConnection'));
+    const patientOffline = statusWhere('patient', offlineText);
+    await sim.stop();
+    await until(() => quick.length === 1, 'the node set to 2 says offline', 10000);
+    assert.equal((quick[0].payload as Msg).state, 'offline');
+    assert.equal((quick[0].payload as Msg).failedPolls, 2);
+    await patientOffline; // the status is the server's: offline on every node of it
+    await sim.start();
+    helper.getNode('quick').receive({});
+    helper.getNode('patient').receive({});
+    await until(() => quick.length === 2, 'the node set to 2 says online', 10000);
+    assert.equal((quick[1].payload as Msg).state, 'online');
+    await pollsDone(sim, 2);
+    // the node set to 10 saw fewer than 10 failed polls: it never said offline, so it has no online to say either
+    assert.deepEqual(patient, []);
+  });
+
+  it("one slow request of another node timing out is not an outage, even with offline after 1: the polls were answered meanwhile", async function () {
+    const server = bServerFlow(sim, { timeout: 1500 });
+    const nodes = [
+      { id: 'tab', type: 'tab', label: 'slow' },
+      ...server.nodes,
+      { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 1, wires: [[], [], ['pollConnection']] },
+      { id: 'clear', type: 'lh-clear-errors', z: 'tab', server: 'server', wires: [[]] },
+      { id: 'pollConnection', type: 'helper', z: 'tab' },
+    ];
+    await loadFlow(nodes, server.credentials);
+    await pollsDone(sim, 1);
+    const connection = collect(helper.getNode('pollConnection'));
+    let shownOffline = false;
+    (helper.getNode('poll') as unknown as { on(e: string, l: (c: { args: Msg[] }) => void): void }).on('call:status', (c) => {
+      if (offlineText(c.args[0])) shownOffline = true;
+    });
+    sim.setFaults({ timeoutRate: 1, methods: ['PUT'] }); // the instrument never answers this one request; reads are answered
+    const timedOut = statusWhere('clear', (s) => s.fill === 'red' && /timeout/.test(String(s.text)));
+    helper.getNode('clear').receive({});
+    await timedOut;
+    await pollsDone(sim, 2);
+    assert.deepEqual(connection, []);
+    assert.equal(shownOffline, false);
+  });
+
+  it('a watcher redeployed after the outage ended says online at once (it said offline before, the server heard the answer meanwhile)', async function () {
+    const server = bServerFlow(sim);
+    const poll = { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']] };
+    const base = [
+      { id: 'tab', type: 'tab', label: 'redeploy' },
+      ...server.nodes,
+      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [['settingsOut']] },
+      { id: 'pollConnection', type: 'helper', z: 'tab' },
+      { id: 'settingsOut', type: 'helper', z: 'tab' },
+    ];
+    await loadFlow([...base, poll], server.credentials);
+    await pollsDone(sim, 1);
+    const connection = collect(helper.getNode('pollConnection'));
+    await sim.stop();
+    await until(() => connection.length === 1, 'offline', 10000);
+    // the user edits the watcher: a moment without a server (its memory stays: the node is not removed)
+    await helper.setFlows([...base, { ...poll, server: '' }], 'nodes', server.credentials);
+    await sim.start();
+    const answered = collect(helper.getNode('settingsOut'));
+    helper.getNode('settings').receive({}); // another node of the server gets an answer: the server is online again
+    await until(() => answered.length === 1, 'the settings were read');
+    await helper.setFlows([...base, poll], 'nodes', server.credentials);
+    await until(() => connection.length === 2, 'online', 5000);
+    assert.deepEqual(
+      connection.map((m) => (m.payload as Msg).state),
+      ['offline', 'online'],
+    );
+    await pollsDone(sim, 2);
+    assert.equal(connection.length, 2);
   });
 });
