@@ -196,4 +196,38 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     await pollsDone(sim, 2);
     assert.equal(connection.length, 2);
   });
+
+  it('an outage with four watchers on one server: they back off together (no poll storm), each says offline once and online once', async function () {
+    const server = bServerFlow(sim);
+    const ids = ['poll1', 'poll2', 'watch1', 'watch2'];
+    const nodes: Msg[] = [
+      { id: 'tab', type: 'tab', label: 'storm' },
+      ...server.nodes,
+      { id: 'poll1', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, wires: [[], [], ['poll1Out']] },
+      { id: 'poll2', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 4, wires: [[], [], ['poll2Out']] },
+      { id: 'watch1', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 0.5, listen: false, wires: [[], [], [], ['watch1Out']] },
+      { id: 'watch2', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 0.5, listen: false, wires: [[], [], [], ['watch2Out']] },
+      ...ids.map((id) => ({ id: `${id}Out`, type: 'helper', z: 'tab' })),
+    ];
+    await loadFlow(nodes, server.credentials);
+    await pollsDone(sim, 2);
+    const out = Object.fromEntries(ids.map((id) => [id, collect(helper.getNode(`${id}Out`))]));
+    const outageMs = 8000;
+    sim.setFaults({ resetRate: 1 }); // every request's socket is cut: nothing answers
+    const before = sim.requests.length;
+    await new Promise((resolve) => setTimeout(resolve, outageMs / 2));
+    const firstHalf = sim.requests.length - before;
+    await new Promise((resolve) => setTimeout(resolve, outageMs / 2));
+    const during = sim.requests.length - before;
+    sim.setFaults({});
+    for (const id of ids) helper.getNode(id).receive({}); // poll now rather than after the back-off
+    await until(() => ids.every((id) => out[id].length === 2), 'every watcher online again', 10000);
+    for (const id of ids) assert.deepEqual(out[id].map((m) => (m.payload as Msg).state), ['offline', 'online'], id);
+    // at the interval, four nodes would send 4 x 8 polls of up to 3 attempts each in the second half of the outage:
+    // offline from the first seconds on, each backs off (the delay doubles with each further failure of the server)
+    const secondHalf = during - firstHalf;
+    assert.ok(secondHalf <= 24, `${firstHalf} then ${secondHalf} requests in the two halves of ${outageMs} ms of outage`);
+    await pollsDone(sim, 2);
+    for (const id of ids) assert.equal(out[id].length, 2, id);
+  });
 });
