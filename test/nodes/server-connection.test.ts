@@ -29,11 +29,14 @@ function flow(sim: Parameters<typeof bServerFlow>[0], server = bServerFlow(sim),
   };
 }
 
+const B_TOKEN = 'b-token-for-the-tests';
+
 const offlineText = (s: Msg): boolean => s.fill === 'red' && /offline$/.test(String(s.text));
 
 describe('the connection state of an lh-server, shared by every node of it (issue 22.3)', function () {
   this.timeout(40000);
   const sim = useInstrument({
+    simulator: { instrumentTokens: [B_TOKEN] },
     afterEach() {
       seenErrors.forgetAllWatches();
       runMemory.forgetAllMemories();
@@ -229,5 +232,29 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     assert.ok(secondHalf <= 24, `${firstHalf} then ${secondHalf} requests in the two halves of ${outageMs} ms of outage`);
     await pollsDone(sim, 2);
     for (const id of ids) assert.equal(out[id].length, 2, id);
+  });
+
+  it('a refused login on A leaves a B error poll with its own instrument token alone: its status is its own, it says offline when B stops answering', async function () {
+    const server = bServerFlow(sim, { credentials: { username: USER.username, password: 'wrong', instrumentToken: B_TOKEN } });
+    const nodes = [
+      { id: 'tab', type: 'tab', label: 'token' },
+      ...server.nodes,
+      { id: 'pollB', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'B', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']] },
+      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [[]] },
+      { id: 'pollConnection', type: 'helper', z: 'tab' },
+    ];
+    await loadFlow(nodes, server.credentials);
+    await pollsDone(sim, 1, 'B');
+    const connection = collect(helper.getNode('pollConnection'));
+    const refusedOnA = statusWhere('settings', (st) => st.fill === 'red' && /login failed/.test(String(st.text)));
+    helper.getNode('settings').receive({});
+    await refusedOnA;
+    const own = statusWhere('pollB', (st) => /pending/.test(String(st.text)));
+    await pollsDone(sim, 1, 'B');
+    await own; // its own status: B answers with the token, the refusal on A is not its
+    await sim.stop();
+    await until(() => connection.length === 1, 'the B poll says offline', 10000);
+    assert.equal((connection[0].payload as Msg).state, 'offline');
+    assert.deepEqual((connection[0].payload as Msg).interfaces, ['B']);
   });
 });

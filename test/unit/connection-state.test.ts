@@ -339,4 +339,24 @@ describe('connection state: what the review found (issue 22.3)', function () {
     assert.equal(warned.length, 1);
     assert.match(String(warned[0]), /a broken node/);
   });
+
+  it('a refused login leaves B alone when B has its own instrument token: its failures count, its view is not "refused"', function () {
+    fc.assert(
+      fc.property(steps, thresholds, (list, offlineAfter) => {
+        const onB = sequential(list).map((o) => ({ ...o, api: 'B' as const }));
+        const refusal: Observation = {
+          kind: 'session',
+          state: 'login-failed',
+          error: new LhError('rejected', { kind: 'auth', operation: 'authenticate', statusCode: 401 }),
+        };
+        const refused = fold([refusal, ...onB], newReachability(['A'])).at(-1) ?? newReachability();
+        const plain = fold(onB, newReachability(['A'])).at(-1) ?? newReachability();
+        assert.deepEqual(viewOf(refused, ['B'], offlineAfter), viewOf(plain, ['B'], offlineAfter));
+        assert.equal(viewOf(refused, ['A'], offlineAfter).state, 'refused');
+        assert.equal(viewOf(refused, ['A', 'B'], offlineAfter).state, 'refused');
+        // without a token B goes through the session: refused too
+        assert.equal(viewOf(fold([refusal, ...onB]).at(-1) ?? newReachability(), ['B'], offlineAfter).state, 'refused');
+      }),
+    );
+  });
 });

@@ -13,7 +13,8 @@
  *   in a row.
  * - An untrusted TLS certificate and a refused login (rejected, password expired, locked out) are answers that make
  *   the instrument unusable, not unreachable: they show as such, never as offline, and failures are not counted
- *   while a login is refused (no request of the session is sent then).
+ *   while a login is refused (no request of the session is sent then). A refused login concerns the interfaces whose
+ *   requests go through the session: A, and B unless B has its own instrument token (then B is watched as usual).
  * - A socket that closes is not counted: instruments close idle sockets; the polls and the reconnects are the probe.
  */
 import { isUnreachable, LhError, SessionState } from '../../client';
@@ -49,6 +50,8 @@ export interface Reachability {
   answeredUpTo: Record<Api, number>;
   /** the session's refusal (login rejected, password expired, locked out), until a login is allowed again */
   refused?: LhError;
+  /** the interfaces whose requests go through the session (a refusal stops them): A, and B without its own token */
+  sessionApis: readonly Api[];
 }
 
 /** One thing the lh-server saw. */
@@ -66,9 +69,9 @@ export type Observation =
   | { kind: 'socket'; state: 'connected' | 'disconnected' | 'unavailable' }
   | { kind: 'session'; state: SessionState; error?: LhError };
 
-export function newReachability(): Reachability {
+export function newReachability(sessionApis: readonly Api[] = APIS): Reachability {
   const track = (): InterfaceTrack => ({ failures: 0, streak: 0, countedUpTo: 0, heard: false });
-  return { tracks: { A: track(), B: track() }, answeredUpTo: { A: 0, B: 0 } };
+  return { tracks: { A: track(), B: track() }, answeredUpTo: { A: 0, B: 0 }, sessionApis };
 }
 
 const REFUSED_STATES: ReadonlySet<SessionState> = new Set(['login-failed', 'password-expired', 'locked']);
@@ -89,7 +92,7 @@ export function observe(state: Reachability, obs: Observation): Reachability {
       if (!isUnreachable(obs.error)) {
         return obs.error.kind === 'config' ? state : answeredAt(withTrack(state, obs.api, answered(track)), obs.api, obs.latest);
       }
-      if (state.refused || obs.sent <= track.countedUpTo || obs.sent <= state.answeredUpTo[obs.api]) return state;
+      if (refusedFor(state, [obs.api]) || obs.sent <= track.countedUpTo || obs.sent <= state.answeredUpTo[obs.api]) return state;
       return withTrack(state, obs.api, {
         ...track,
         heard: true,
@@ -104,6 +107,11 @@ export function observe(state: Reachability, obs: Observation): Reachability {
 function answered(track: InterfaceTrack): InterfaceTrack {
   if (track.heard && track.failures === 0 && !track.unusable) return track;
   return { failures: 0, streak: track.failures > 0 ? track.failures : track.streak, countedUpTo: track.countedUpTo, heard: true };
+}
+
+/** Whether the session's refusal concerns one of `apis`. */
+function refusedFor(state: Reachability, apis: readonly Api[]): boolean {
+  return state.refused !== undefined && apis.some((api) => state.sessionApis.includes(api));
 }
 
 /** Notes that `api` answered when requests up to `latest` had been sent. */
@@ -138,7 +146,7 @@ export type ConnectionView =
  */
 export function viewOf(state: Reachability, apis: readonly Api[], offlineAfter: number): ConnectionView {
   const tracks = apis.map((api) => ({ api, track: state.tracks[api] }));
-  if (state.refused) return { state: 'refused', error: state.refused };
+  if (state.refused && refusedFor(state, apis)) return { state: 'refused', error: state.refused };
   const unusable = tracks.find((t) => t.track.unusable);
   if (unusable?.track.unusable) return { state: 'refused', error: unusable.track.unusable };
   const down = tracks.filter((t) => t.track.failures >= offlineAfter);

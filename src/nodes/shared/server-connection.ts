@@ -37,6 +37,8 @@ export class ServerConnection {
 
   /** Hears `client` until close(). */
   attach(client: LiquidHandlerClient): void {
+    // B with its own instrument token is not stopped by a refused login: it is watched as usual then
+    this.state = newReachability(client.instrumentUsesSession ? APIS : ['A']);
     this.detach.push(
       client.onRequestOutcome((o) => this.observe({ kind: 'request', api: o.api, sent: o.sent, latest: o.latest, error: o.error })),
       client.events.onState((change) => {
