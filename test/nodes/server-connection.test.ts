@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { collect, helper, loadFlow, USER } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
 import { until } from '../support/until';
@@ -27,6 +28,15 @@ function flow(sim: Parameters<typeof bServerFlow>[0], server = bServerFlow(sim),
     ],
     credentials: server.credentials,
   };
+}
+
+/** A loopback port nothing listens on (connections to it are refused). */
+async function deadPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 const B_TOKEN = 'b-token-for-the-tests';
@@ -256,5 +266,35 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     await until(() => connection.length === 1, 'the B poll says offline', 10000);
     assert.equal((connection[0].payload as Msg).state, 'offline');
     assert.deepEqual((connection[0].payload as Msg).interfaces, ['B']);
+  });
+
+  it('a node of interface B alone never shows "offline" for an outage of A; it shows its own status and works', async function () {
+    const server = bServerFlow(sim, {
+      config: { baseUrl: `http://127.0.0.1:${await deadPort()}` },
+      credentials: { ...USER, instrumentToken: B_TOKEN },
+    });
+    const nodes = [
+      { id: 'tab', type: 'tab', label: 'B alone' },
+      ...server.nodes,
+      { id: 'handler', type: 'lh-register-handler', z: 'tab', server: 'server', operation: 'msg', wires: [['handlerOut']] },
+      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [[]] },
+      { id: 'handlerOut', type: 'helper', z: 'tab' },
+    ];
+    await loadFlow(nodes, server.credentials);
+    const shown: Msg[] = [];
+    (helper.getNode('handler') as unknown as { on(e: string, l: (c: { args: Msg[] }) => void): void }).on('call:status', (c) => shown.push(c.args[0]));
+    const settingsOffline = statusWhere('settings', offlineText);
+    for (let i = 0; i < 3; i++) {
+      const failed = statusWhere('settings', (st) => st.fill === 'red' || st.fill === 'yellow');
+      helper.getNode('settings').receive({});
+      await failed; // one request after the other: three failures in a row on A
+    }
+    await settingsOffline; // A is offline: the nodes of A say so
+    const out = collect(helper.getNode('handlerOut'));
+    helper.getNode('handler').receive({ operation: 'check' });
+    await until(() => out.length === 1, 'the handler check answered');
+    assert.equal(out[0].payload, false);
+    assert.deepEqual(shown.filter(offlineText), [], 'never "offline" on the node of B');
+    assert.equal(shown.at(-1)?.fill, 'green');
   });
 });
