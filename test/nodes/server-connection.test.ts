@@ -297,4 +297,25 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     assert.deepEqual(shown.filter(offlineText), [], 'never "offline" on the node of B');
     assert.equal(shown.at(-1)?.fill, 'green');
   });
+
+  it('an lh-server redeployed while requests are under way: no crash, the closed state hears nothing more, the new one starts fresh', async function () {
+    const f = flow(sim);
+    await loadFlow(f.nodes, f.credentials);
+    await pollsDone(sim, 1);
+    const server = helper.getNode('server') as unknown as { connection?: { view(): { state: string }; subscriberCount: number } };
+    const closed = server.connection;
+    assert.ok(closed);
+    const before = JSON.stringify(closed.view());
+    sim.setFaults({ timeoutRate: 1, methods: ['GET'] }); // the next polls are held, under way when the server closes
+    const held = sim.requests.length;
+    await until(() => sim.requests.length > held, 'a poll under way');
+    const changed = f.nodes.map((n) => (n.id === 'server' ? { ...n, name: 'sim 2' } : n));
+    await helper.setFlows(changed, 'full', f.credentials);
+    sim.clearFaults();
+    await pollsDone(sim, 2);
+    assert.equal(JSON.stringify(closed.view()), before, 'the cut requests were not counted by the closed state');
+    assert.equal(closed.subscriberCount, 0);
+    const next = helper.getNode('server') as unknown as { connection?: { view(): { state: string } } };
+    assert.equal(next.connection?.view().state, 'online');
+  });
 });
