@@ -318,4 +318,28 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     const next = helper.getNode('server') as unknown as { connection?: { view(): { state: string } } };
     assert.equal(next.connection?.view().state, 'online');
   });
+
+  it('redeploys during an outage (the watcher alone, then the server): no second offline, one online when it returns', async function () {
+    const server = bServerFlow(sim);
+    const poll = { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']] };
+    const base = [{ id: 'tab', type: 'tab', label: 'outage' }, ...server.nodes, { id: 'pollConnection', type: 'helper', z: 'tab' }];
+    await loadFlow([...base, poll], server.credentials);
+    await pollsDone(sim, 1);
+    const connection = collect(helper.getNode('pollConnection'));
+    await sim.stop();
+    await until(() => connection.length === 1, 'offline', 10000);
+    await helper.setFlows([...base, { ...poll, name: 'edited' }], 'nodes', server.credentials);
+    const serverNode = base.map((n) => (n.id === 'server' ? { ...n, name: 'sim edited' } : n));
+    await helper.setFlows([...serverNode, { ...poll, name: 'edited' }], 'nodes', server.credentials);
+    const offlineAgain = statusWhere('poll', offlineText); // the new server's state counted the failures again
+    await offlineAgain;
+    await sim.start();
+    helper.getNode('poll').receive({});
+    await until(() => connection.length === 2, 'online', 10000);
+    await pollsDone(sim, 2);
+    assert.deepEqual(
+      connection.map((m) => (m.payload as Msg).state),
+      ['offline', 'online'],
+    );
+  });
 });
