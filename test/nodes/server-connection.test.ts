@@ -342,4 +342,33 @@ describe('the connection state of an lh-server, shared by every node of it (issu
       ['offline', 'online'],
     );
   });
+
+  it('a watcher set to offline after 6 beside one set to 2 keeps polling at its interval until its own 6 failures, then says offline', async function () {
+    const server = bServerFlow(sim);
+    const nodes = [
+      { id: 'tab', type: 'tab', label: 'own back-off' },
+      ...server.nodes,
+      { id: 'quick', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['quickConnection']] },
+      { id: 'patient', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 0.5, offlineAfter: 6, listen: false, wires: [[], [], [], ['patientConnection']] },
+      { id: 'quickConnection', type: 'helper', z: 'tab' },
+      { id: 'patientConnection', type: 'helper', z: 'tab' },
+    ];
+    await loadFlow(nodes, server.credentials);
+    await pollsDone(sim, 2);
+    const quick = collect(helper.getNode('quickConnection'));
+    const patient = collect(helper.getNode('patientConnection'));
+    await sim.stop();
+    const stoppedAt = Date.now();
+    await until(() => quick.length === 1, 'the node set to 2 says offline', 10000);
+    // alone, six polls at 0.5 s (each with its two retries) take about 7 s; backing off from the server's 2nd failure
+    // on (1 + 2 + 4 + 8 s more) it would take over 15 s
+    await until(() => patient.length === 1, 'the node set to 6 says offline', 12000);
+    assert.equal((patient[0].payload as Msg).state, 'offline');
+    assert.equal((patient[0].payload as Msg).failedPolls, 6);
+    assert.ok(Date.now() - stoppedAt < 12000);
+    await sim.start();
+    helper.getNode('quick').receive({});
+    helper.getNode('patient').receive({});
+    await until(() => quick.length === 2 && patient.length === 2, 'both online', 10000);
+  });
 });

@@ -177,7 +177,7 @@ function watch(
       status.unanswered(e);
       const view = server.connection?.view(['A']);
       const failures = view?.state === 'offline' || view?.state === 'online' ? view.failures : 1;
-      return withJitter(backoffMs(baseMs, failures, server.connection?.offlineAfter ?? grace));
+      return withJitter(backoffMs(baseMs, failures, grace)); // from its own Offline after on, as alone
     }
     if (loop.stopped) return baseMs; // closed meanwhile: the answer belongs to nobody
     lastProblem = '';
