@@ -3,7 +3,7 @@ import net from 'node:net';
 import { collect, helper, loadFlow, USER } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
 import { until } from '../support/until';
-import { bServerFlow, pollsDone, seenErrors, statusWhere } from './lh-error-poll.support';
+import { bServerFlow, pollsDone, recordDeliveries, seenErrors, statusWhere, stopRecording } from './lh-error-poll.support';
 import { runMemory } from '../support/run-watch-suite';
 
 type Msg = Record<string, unknown>;
@@ -266,6 +266,7 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     await until(() => connection.length === 1, 'the B poll says offline', 10000);
     assert.equal((connection[0].payload as Msg).state, 'offline');
     assert.deepEqual((connection[0].payload as Msg).interfaces, ['B']);
+    await sim.start(); // for the next tests
   });
 
   it('a node of interface B alone never shows "offline" for an outage of A; it shows its own status and works', async function () {
@@ -370,5 +371,34 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     helper.getNode('quick').receive({});
     helper.getNode('patient').receive({});
     await until(() => quick.length === 2 && patient.length === 2, 'both online', 10000);
+  });
+
+  it('a watcher added during an outage says offline once, to nodes deployed with it (nothing is sent while the flow starts)', async function () {
+    const server = bServerFlow(sim);
+    const base = [
+      { id: 'tab', type: 'tab', label: 'added' },
+      ...server.nodes,
+      { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']] },
+      { id: 'pollConnection', type: 'helper', z: 'tab' },
+    ];
+    await loadFlow(base, server.credentials);
+    await pollsDone(sim, 1);
+    const first = collect(helper.getNode('pollConnection'));
+    await sim.stop();
+    await until(() => first.length === 1, 'offline', 10000);
+    const added = [
+      { id: 'added', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 0.5, offlineAfter: 2, listen: false, wires: [[], [], [], ['addedConnection']] },
+      { id: 'addedConnection', type: 'helper', z: 'tab' }, // started after the watcher
+    ];
+    const delivered = recordDeliveries('addedConnection');
+    await helper.setFlows([...base, ...added], 'nodes', server.credentials);
+    await until(() => delivered.length === 1, 'the added watcher says offline', 10000);
+    assert.equal((delivered[0].payload as Msg).state, 'offline');
+    await sim.start();
+    helper.getNode('added').receive({});
+    await until(() => delivered.length === 2, 'online', 10000);
+    await pollsDone(sim, 2);
+    assert.deepEqual(delivered.map((m) => (m.payload as Msg).state), ['offline', 'online']);
+    stopRecording();
   });
 });

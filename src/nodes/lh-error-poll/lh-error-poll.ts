@@ -176,6 +176,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     if (outcome.warn) logWarn(node, outcome.warn);
     lastStatus = outcome.status;
     showStatus(outcome.status);
+    catchUpConnection();
     return outcome.delayMs > rules.baseMs ? outcome.delayMs : slot.delayAfter(started); // back-off, else the next slot
   }
 
@@ -260,6 +261,12 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     const view = w.server.connection?.view(sources);
     const failures = view?.state === 'offline' || view?.state === 'online' ? view.failures : 0;
     return { failures, offlineAfter: rules.offlineAfter };
+  }
+
+  /** After a poll: what changed while this node was not deployed (or a standby) is said now, once. */
+  function catchUpConnection(): void {
+    const connection = w.server.connection;
+    if (connection) onConnection(connection.view(sources, rules.offlineAfter));
   }
 
   /** The server's connection state changed: offline or online once per change on output 3 (the status shows it). */

@@ -166,6 +166,7 @@ function watch(
       s = await client.runs.status();
     } catch (err) {
       if (loop.stopped) return baseMs;
+      catchUpConnection();
       const e = asLhError(err, 'run-status');
       if (!isUnreachable(e)) {
         if (e.message !== lastProblem) logWarn(node, e.message);
@@ -181,6 +182,7 @@ function watch(
     }
     if (loop.stopped) return baseMs; // closed meanwhile: the answer belongs to nobody
     lastProblem = '';
+    catchUpConnection();
 
     const now = Date.now();
     const seen = observe(memory, s, now);
@@ -202,6 +204,12 @@ function watch(
     if (run && run.priorRecordIds === undefined) run.priorRecordIds = await listedIds(client);
     show(s, now);
     return slot.delayAfter(started); // the next slot: never more than an interval after this poll
+  }
+
+  /** After a poll: what changed while this node was not deployed is said now, once. */
+  function catchUpConnection(): void {
+    const connection = server.connection;
+    if (connection) onConnection(connection.view(['A'], grace));
   }
 
   /** The server's connection state changed: offline or online once per change on output 4 (the status shows it). */

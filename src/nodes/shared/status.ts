@@ -104,8 +104,9 @@ export class Status {
   /**
    * Follows `connection` (the node's lh-server's) for the interfaces `apis` (default A) until the node closes.
    * The status shows the shared view (offline at the smallest threshold of the server's watchers); `onChange` hears
-   * the node's own view (offline at its own `offlineAfter`) when it changes, and once at once: the current view, so a
-   * node deployed again catches up with what changed while it was not (its msgs decide from what it last reported).
+   * the node's own view (offline at its own `offlineAfter`) when it changes. Not with the current one: a node must not
+   * send while the flow is being started (nodes wired to it may not exist yet), so a watcher reads its own view after
+   * each poll too, catching up with what changed while it was not deployed.
    * Does nothing without a connection (the server is not valid: the node says so itself).
    */
   follow(
@@ -125,7 +126,6 @@ export class Status {
     const off = connection.subscribe(subscription);
     this.node.on('close', off);
     this.connection(connection.view(subscription.apis));
-    options.onChange?.(connection.view(subscription.apis, subscription.offlineAfter));
   }
 }
 
