@@ -359,4 +359,36 @@ describe('connection state: what the review found (issue 22.3)', function () {
       }),
     );
   });
+
+  it('nothing heard of A (answers, failures, sockets opening) ever changes the view of B, nor the other way round', function () {
+    const event = fc.oneof(
+      fc.record({
+        api: fc.constantFrom('A' as const, 'B' as const),
+        step: fc.constantFrom<Step>(
+          { kind: 'answered', status: 200 },
+          { kind: 'answered', status: 404 },
+          { kind: 'failed', how: 'network' },
+          { kind: 'failed', how: 'timeout' },
+        ),
+      }),
+      fc.constant({ api: 'socket' as const }),
+    );
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 40 }), thresholds, (events, offlineAfter) => {
+        let both = newReachability();
+        const only: Record<'A' | 'B', Reachability> = { A: newReachability(), B: newReachability() };
+        events.forEach((e, i) => {
+          const o: Observation =
+            e.api === 'socket'
+              ? { kind: 'socket', state: 'connected' }
+              : ({ ...sequential([e.step])[0], api: e.api, sent: i + 1, latest: i + 1 } as Observation);
+          both = observe(both, o);
+          const api = e.api === 'socket' ? 'A' : e.api;
+          only[api] = observe(only[api], o);
+          for (const side of ['A', 'B'] as const)
+            assert.deepEqual(viewOf(both, [side], offlineAfter), viewOf(only[side], [side], offlineAfter));
+        });
+      }),
+    );
+  });
 });
