@@ -126,6 +126,11 @@ export class LiquidHandlerClient extends EventEmitter {
     return Boolean(this.options.instrumentUrl);
   }
 
+  /** Whether interface B's requests go through the session (no instrument token): a refused login stops them too. */
+  get instrumentUsesSession(): boolean {
+    return !this.options.instrumentToken;
+  }
+
   /**
    * Lets a node finish one last request while the flow stops (e.g. unregistering its error handler): close()
    * waits for it before logging out. The caller bounds it with its own timeout.

@@ -86,4 +86,32 @@ describe('client: request outcomes for observers (onRequestOutcome)', function (
       process.off('unhandledRejection', onUnhandled);
     }
   });
+
+  it('a client closed while requests are under way tells its observers nothing more (their outcomes come after close)', async function () {
+    const c = make({ retries: 0 });
+    const seen: RequestObservation[] = [];
+    c.onRequestOutcome((o) => seen.push(o));
+    await c.prep.getSoftwareSettings(); // logged in
+    const before = seen.length;
+    sim.setFaults({ timeoutRate: 1, methods: ['GET'] }); // held: under way until the close
+    const underWay = [c.prep.getSoftwareSettings(), c.instrument.unhandledErrors()].map((p) =>
+      p.then(
+        () => 'answered',
+        (e: unknown) => e,
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await c.close();
+    const outcomes = await Promise.all(underWay);
+    assert.ok(
+      outcomes.every((o) => o instanceof LhError),
+      'both failed by the close',
+    );
+    // close() logs out (a request of its own, answered before the transport closes); the ones it cut are not told
+    assert.deepEqual(
+      seen.slice(before).map((o) => o.operation),
+      ['logout'],
+    );
+    sim.clearFaults();
+  });
 });

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { collect, helper, loadFlow, USER } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
 import { until } from '../support/until';
-import { bServerFlow, seenErrors, statusWhere } from './lh-error-poll.support';
+import { bServerFlow, pollsDone, recordDeliveries, seenErrors, statusWhere, stopRecording } from './lh-error-poll.support';
 import { runMemory } from '../support/run-watch-suite';
 
 type Msg = Record<string, unknown>;
@@ -29,11 +30,23 @@ function flow(sim: Parameters<typeof bServerFlow>[0], server = bServerFlow(sim),
   };
 }
 
+/** A loopback port nothing listens on (connections to it are refused). */
+async function deadPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const B_TOKEN = 'b-token-for-the-tests';
+
 const offlineText = (s: Msg): boolean => s.fill === 'red' && /offline$/.test(String(s.text));
 
 describe('the connection state of an lh-server, shared by every node of it (issue 22.3)', function () {
   this.timeout(40000);
   const sim = useInstrument({
+    simulator: { instrumentTokens: [B_TOKEN] },
     afterEach() {
       seenErrors.forgetAllWatches();
       runMemory.forgetAllMemories();
@@ -109,5 +122,283 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     assert.notEqual(next, server);
     assert.equal(server.connection, undefined, 'the closed server let its state go');
     assert.equal(next.connection?.subscriberCount, 3);
+  });
+
+  it("watchers with offline after 2 and 10 on one server: each sends its msgs by its own setting, both show the server's offline", async function () {
+    const server = bServerFlow(sim);
+    const nodes = [
+      { id: 'tab', type: 'tab', label: 'thresholds' },
+      ...server.nodes,
+      { id: 'quick', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['quickConnection']] },
+      { id: 'patient', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 10, wires: [[], [], ['patientConnection']] },
+      { id: 'quickConnection', type: 'helper', z: 'tab' },
+      { id: 'patientConnection', type: 'helper', z: 'tab' },
+    ];
+    await loadFlow(nodes, server.credentials);
+    await pollsDone(sim, 2);
+    const quick = collect(helper.getNode('quickConnection'));
+    const patient = collect(helper.getNode('patientConnection'));
+    const patientOffline = statusWhere('patient', offlineText);
+    await sim.stop();
+    await until(() => quick.length === 1, 'the node set to 2 says offline', 10000);
+    assert.equal((quick[0].payload as Msg).state, 'offline');
+    assert.equal((quick[0].payload as Msg).failedPolls, 2);
+    await patientOffline; // the status is the server's: offline on every node of it
+    await sim.start();
+    helper.getNode('quick').receive({});
+    helper.getNode('patient').receive({});
+    await until(() => quick.length === 2, 'the node set to 2 says online', 10000);
+    assert.equal((quick[1].payload as Msg).state, 'online');
+    await pollsDone(sim, 2);
+    // the node set to 10 saw fewer than 10 failed polls: it never said offline, so it has no online to say either
+    assert.deepEqual(patient, []);
+  });
+
+  it("one slow request of another node timing out is not an outage, even with offline after 1: the polls were answered meanwhile", async function () {
+    const server = bServerFlow(sim, { timeout: 1500 });
+    const nodes = [
+      { id: 'tab', type: 'tab', label: 'slow' },
+      ...server.nodes,
+      { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 1, wires: [[], [], ['pollConnection']] },
+      { id: 'clear', type: 'lh-clear-errors', z: 'tab', server: 'server', wires: [[]] },
+      { id: 'pollConnection', type: 'helper', z: 'tab' },
+    ];
+    await loadFlow(nodes, server.credentials);
+    await pollsDone(sim, 1);
+    const connection = collect(helper.getNode('pollConnection'));
+    let shownOffline = false;
+    (helper.getNode('poll') as unknown as { on(e: string, l: (c: { args: Msg[] }) => void): void }).on('call:status', (c) => {
+      if (offlineText(c.args[0])) shownOffline = true;
+    });
+    sim.setFaults({ timeoutRate: 1, methods: ['PUT'] }); // the instrument never answers this one request; reads are answered
+    const timedOut = statusWhere('clear', (s) => s.fill === 'red' && /timeout/.test(String(s.text)));
+    helper.getNode('clear').receive({});
+    await timedOut;
+    await pollsDone(sim, 2);
+    assert.deepEqual(connection, []);
+    assert.equal(shownOffline, false);
+  });
+
+  it('a watcher redeployed after the outage ended says online at once (it said offline before, the server heard the answer meanwhile)', async function () {
+    const server = bServerFlow(sim);
+    const poll = { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']] };
+    const base = [
+      { id: 'tab', type: 'tab', label: 'redeploy' },
+      ...server.nodes,
+      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [['settingsOut']] },
+      { id: 'pollConnection', type: 'helper', z: 'tab' },
+      { id: 'settingsOut', type: 'helper', z: 'tab' },
+    ];
+    await loadFlow([...base, poll], server.credentials);
+    await pollsDone(sim, 1);
+    const connection = collect(helper.getNode('pollConnection'));
+    await sim.stop();
+    await until(() => connection.length === 1, 'offline', 10000);
+    // the user edits the watcher: a moment without a server (its memory stays: the node is not removed)
+    await helper.setFlows([...base, { ...poll, server: '' }], 'nodes', server.credentials);
+    await sim.start();
+    const answered = collect(helper.getNode('settingsOut'));
+    helper.getNode('settings').receive({}); // another node of the server gets an answer: the server is online again
+    await until(() => answered.length === 1, 'the settings were read');
+    await helper.setFlows([...base, poll], 'nodes', server.credentials);
+    await until(() => connection.length === 2, 'online', 5000);
+    assert.deepEqual(
+      connection.map((m) => (m.payload as Msg).state),
+      ['offline', 'online'],
+    );
+    await pollsDone(sim, 2);
+    assert.equal(connection.length, 2);
+  });
+
+  it('an outage with four watchers on one server: they back off together (no poll storm), each says offline once and online once', async function () {
+    const server = bServerFlow(sim);
+    const ids = ['poll1', 'poll2', 'watch1', 'watch2'];
+    const nodes: Msg[] = [
+      { id: 'tab', type: 'tab', label: 'storm' },
+      ...server.nodes,
+      { id: 'poll1', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, wires: [[], [], ['poll1Out']] },
+      { id: 'poll2', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 4, wires: [[], [], ['poll2Out']] },
+      { id: 'watch1', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 0.5, listen: false, wires: [[], [], [], ['watch1Out']] },
+      { id: 'watch2', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 0.5, listen: false, wires: [[], [], [], ['watch2Out']] },
+      ...ids.map((id) => ({ id: `${id}Out`, type: 'helper', z: 'tab' })),
+    ];
+    await loadFlow(nodes, server.credentials);
+    await pollsDone(sim, 2);
+    const out = Object.fromEntries(ids.map((id) => [id, collect(helper.getNode(`${id}Out`))]));
+    const outageMs = 8000;
+    sim.setFaults({ resetRate: 1 }); // every request's socket is cut: nothing answers
+    const before = sim.requests.length;
+    await new Promise((resolve) => setTimeout(resolve, outageMs / 2));
+    const firstHalf = sim.requests.length - before;
+    await new Promise((resolve) => setTimeout(resolve, outageMs / 2));
+    const during = sim.requests.length - before;
+    sim.setFaults({});
+    for (const id of ids) helper.getNode(id).receive({}); // poll now rather than after the back-off
+    await until(() => ids.every((id) => out[id].length === 2), 'every watcher online again', 10000);
+    for (const id of ids) assert.deepEqual(out[id].map((m) => (m.payload as Msg).state), ['offline', 'online'], id);
+    // at the interval, four nodes would send 4 x 8 polls of up to 3 attempts each in the second half of the outage:
+    // offline from the first seconds on, each backs off (the delay doubles with each further failure of the server)
+    const secondHalf = during - firstHalf;
+    assert.ok(secondHalf <= 24, `${firstHalf} then ${secondHalf} requests in the two halves of ${outageMs} ms of outage`);
+    await pollsDone(sim, 2);
+    for (const id of ids) assert.equal(out[id].length, 2, id);
+  });
+
+  it('a refused login on A leaves a B error poll with its own instrument token alone: its status is its own, it says offline when B stops answering', async function () {
+    const server = bServerFlow(sim, { credentials: { username: USER.username, password: 'wrong', instrumentToken: B_TOKEN } });
+    const nodes = [
+      { id: 'tab', type: 'tab', label: 'token' },
+      ...server.nodes,
+      { id: 'pollB', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'B', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']] },
+      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [[]] },
+      { id: 'pollConnection', type: 'helper', z: 'tab' },
+    ];
+    await loadFlow(nodes, server.credentials);
+    await pollsDone(sim, 1, 'B');
+    const connection = collect(helper.getNode('pollConnection'));
+    const refusedOnA = statusWhere('settings', (st) => st.fill === 'red' && /login failed/.test(String(st.text)));
+    helper.getNode('settings').receive({});
+    await refusedOnA;
+    const own = statusWhere('pollB', (st) => /pending/.test(String(st.text)));
+    await pollsDone(sim, 1, 'B');
+    await own; // its own status: B answers with the token, the refusal on A is not its
+    await sim.stop();
+    await until(() => connection.length === 1, 'the B poll says offline', 10000);
+    assert.equal((connection[0].payload as Msg).state, 'offline');
+    assert.deepEqual((connection[0].payload as Msg).interfaces, ['B']);
+    await sim.start(); // for the next tests
+  });
+
+  it('a node of interface B alone never shows "offline" for an outage of A; it shows its own status and works', async function () {
+    const server = bServerFlow(sim, {
+      config: { baseUrl: `http://127.0.0.1:${await deadPort()}` },
+      credentials: { ...USER, instrumentToken: B_TOKEN },
+    });
+    const nodes = [
+      { id: 'tab', type: 'tab', label: 'B alone' },
+      ...server.nodes,
+      { id: 'handler', type: 'lh-register-handler', z: 'tab', server: 'server', operation: 'msg', wires: [['handlerOut']] },
+      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [[]] },
+      { id: 'handlerOut', type: 'helper', z: 'tab' },
+    ];
+    await loadFlow(nodes, server.credentials);
+    const shown: Msg[] = [];
+    (helper.getNode('handler') as unknown as { on(e: string, l: (c: { args: Msg[] }) => void): void }).on('call:status', (c) => shown.push(c.args[0]));
+    const settingsOffline = statusWhere('settings', offlineText);
+    for (let i = 0; i < 3; i++) {
+      const failed = statusWhere('settings', (st) => st.fill === 'red' || st.fill === 'yellow');
+      helper.getNode('settings').receive({});
+      await failed; // one request after the other: three failures in a row on A
+    }
+    await settingsOffline; // A is offline: the nodes of A say so
+    const out = collect(helper.getNode('handlerOut'));
+    helper.getNode('handler').receive({ operation: 'check' });
+    await until(() => out.length === 1, 'the handler check answered');
+    assert.equal(out[0].payload, false);
+    assert.deepEqual(shown.filter(offlineText), [], 'never "offline" on the node of B');
+    assert.equal(shown.at(-1)?.fill, 'green');
+  });
+
+  it('an lh-server redeployed while requests are under way: no crash, the closed state hears nothing more, the new one starts fresh', async function () {
+    const f = flow(sim);
+    await loadFlow(f.nodes, f.credentials);
+    await pollsDone(sim, 1);
+    const server = helper.getNode('server') as unknown as { connection?: { view(): { state: string }; subscriberCount: number } };
+    const closed = server.connection;
+    assert.ok(closed);
+    const before = JSON.stringify(closed.view());
+    sim.setFaults({ timeoutRate: 1, methods: ['GET'] }); // the next polls are held, under way when the server closes
+    const held = sim.requests.length;
+    await until(() => sim.requests.length > held, 'a poll under way');
+    const changed = f.nodes.map((n) => (n.id === 'server' ? { ...n, name: 'sim 2' } : n));
+    await helper.setFlows(changed, 'full', f.credentials);
+    sim.clearFaults();
+    await pollsDone(sim, 2);
+    assert.equal(JSON.stringify(closed.view()), before, 'the cut requests were not counted by the closed state');
+    assert.equal(closed.subscriberCount, 0);
+    const next = helper.getNode('server') as unknown as { connection?: { view(): { state: string } } };
+    assert.equal(next.connection?.view().state, 'online');
+  });
+
+  it('redeploys during an outage (the watcher alone, then the server): no second offline, one online when it returns', async function () {
+    const server = bServerFlow(sim);
+    const poll = { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']] };
+    const base = [{ id: 'tab', type: 'tab', label: 'outage' }, ...server.nodes, { id: 'pollConnection', type: 'helper', z: 'tab' }];
+    await loadFlow([...base, poll], server.credentials);
+    await pollsDone(sim, 1);
+    const connection = collect(helper.getNode('pollConnection'));
+    await sim.stop();
+    await until(() => connection.length === 1, 'offline', 10000);
+    await helper.setFlows([...base, { ...poll, name: 'edited' }], 'nodes', server.credentials);
+    const serverNode = base.map((n) => (n.id === 'server' ? { ...n, name: 'sim edited' } : n));
+    await helper.setFlows([...serverNode, { ...poll, name: 'edited' }], 'nodes', server.credentials);
+    const offlineAgain = statusWhere('poll', offlineText); // the new server's state counted the failures again
+    await offlineAgain;
+    await sim.start();
+    helper.getNode('poll').receive({});
+    await until(() => connection.length === 2, 'online', 10000);
+    await pollsDone(sim, 2);
+    assert.deepEqual(
+      connection.map((m) => (m.payload as Msg).state),
+      ['offline', 'online'],
+    );
+  });
+
+  it('a watcher set to offline after 6 beside one set to 2 keeps polling at its interval until its own 6 failures, then says offline', async function () {
+    const server = bServerFlow(sim);
+    const nodes = [
+      { id: 'tab', type: 'tab', label: 'own back-off' },
+      ...server.nodes,
+      { id: 'quick', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['quickConnection']] },
+      { id: 'patient', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 0.5, offlineAfter: 6, listen: false, wires: [[], [], [], ['patientConnection']] },
+      { id: 'quickConnection', type: 'helper', z: 'tab' },
+      { id: 'patientConnection', type: 'helper', z: 'tab' },
+    ];
+    await loadFlow(nodes, server.credentials);
+    await pollsDone(sim, 2);
+    const quick = collect(helper.getNode('quickConnection'));
+    const patient = collect(helper.getNode('patientConnection'));
+    await sim.stop();
+    const stoppedAt = Date.now();
+    await until(() => quick.length === 1, 'the node set to 2 says offline', 10000);
+    // alone, six polls at 0.5 s (each with its two retries) take about 7 s; backing off from the server's 2nd failure
+    // on (1 + 2 + 4 + 8 s more) it would take over 15 s
+    await until(() => patient.length === 1, 'the node set to 6 says offline', 12000);
+    assert.equal((patient[0].payload as Msg).state, 'offline');
+    assert.equal((patient[0].payload as Msg).failedPolls, 6);
+    assert.ok(Date.now() - stoppedAt < 12000);
+    await sim.start();
+    helper.getNode('quick').receive({});
+    helper.getNode('patient').receive({});
+    await until(() => quick.length === 2 && patient.length === 2, 'both online', 10000);
+  });
+
+  it('a watcher added during an outage says offline once, to nodes deployed with it (nothing is sent while the flow starts)', async function () {
+    const server = bServerFlow(sim);
+    const base = [
+      { id: 'tab', type: 'tab', label: 'added' },
+      ...server.nodes,
+      { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']] },
+      { id: 'pollConnection', type: 'helper', z: 'tab' },
+    ];
+    await loadFlow(base, server.credentials);
+    await pollsDone(sim, 1);
+    const first = collect(helper.getNode('pollConnection'));
+    await sim.stop();
+    await until(() => first.length === 1, 'offline', 10000);
+    const added = [
+      { id: 'added', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 0.5, offlineAfter: 2, listen: false, wires: [[], [], [], ['addedConnection']] },
+      { id: 'addedConnection', type: 'helper', z: 'tab' }, // started after the watcher
+    ];
+    const delivered = recordDeliveries('addedConnection');
+    await helper.setFlows([...base, ...added], 'nodes', server.credentials);
+    await until(() => delivered.length === 1, 'the added watcher says offline', 10000);
+    assert.equal((delivered[0].payload as Msg).state, 'offline');
+    await sim.start();
+    helper.getNode('added').receive({});
+    await until(() => delivered.length === 2, 'online', 10000);
+    await pollsDone(sim, 2);
+    assert.deepEqual(delivered.map((m) => (m.payload as Msg).state), ['offline', 'online']);
+    stopRecording();
   });
 });

@@ -237,3 +237,158 @@ describe('server connection (what the lh-server publishes)', function () {
     assert.deepEqual(views, []);
   });
 });
+
+describe('connection state: what the review found (issue 22.3)', function () {
+  /** The msgs (offline/online) a watcher sends for a run of sequential outcomes, by the model: its own threshold. */
+  function modelMsgs(list: Step[], offlineAfter: number): string[] {
+    const out: string[] = [];
+    let offline = false;
+    list.forEach((step, i) => {
+      if (!offline && trailingFailures(list, i) >= offlineAfter) {
+        offline = true;
+        out.push(`offline ${offlineAfter}`);
+      } else if (offline && step.kind === 'answered') {
+        offline = false;
+        out.push('online');
+      }
+    });
+    return out;
+  }
+
+  it("each watcher's msgs follow its own offlineAfter, whatever the others configured; the status goes offline at the smallest", function () {
+    fc.assert(
+      fc.property(steps, fc.array(thresholds, { minLength: 1, maxLength: 4 }), (list, own) => {
+        const c = new ServerConnection();
+        const sent = own.map(() => [] as string[]);
+        const shown = own.map(() => [] as string[]);
+        const reported: Reported[] = own.map(() => 'unknown');
+        own.forEach((offlineAfter, k) =>
+          c.subscribe({
+            apis: ['A'],
+            offlineAfter,
+            onChange: (view, mine) => {
+              shown[k].push(view.state);
+              const next = connectionChange(reported[k], mine);
+              reported[k] = next.reported;
+              if (next.change) sent[k].push(next.change.state === 'offline' ? `offline ${next.change.failedPolls}` : 'online');
+            },
+          }),
+        );
+        const smallest = Math.min(...own);
+        sequential(list).forEach((o, i) => {
+          c.observe(o);
+          assert.equal(c.view(['A']).state === 'offline', trailingFailures(list, i) >= smallest, `status at step ${i}`);
+        });
+        own.forEach((offlineAfter, k) =>
+          assert.deepEqual(sent[k], modelMsgs(list, offlineAfter), `watcher ${k} (offline after ${offlineAfter})`),
+        );
+      }),
+    );
+  });
+
+  it('a request that fails after another one of its interface was answered while it was under way counts no failure', function () {
+    fc.assert(
+      fc.property(
+        steps,
+        fc.array(fc.constantFrom(200, 204, 404, 409), { minLength: 1, maxLength: 5 }),
+        thresholds,
+        (before, answers, offlineAfter) => {
+          // a slow request (seq n+1) is sent; the instrument answers the polls sent after it; then the slow one times out
+          let state = fold(sequential(before)).at(-1) ?? newReachability();
+          const slow = before.length + 1;
+          let seq = slow;
+          for (const status of answers) {
+            seq++;
+            const error =
+              status >= 300 ? new LhError('refused', { kind: 'http', operation: 'x', statusCode: status }) : undefined;
+            state = observe(state, { kind: 'request', api: 'A', sent: seq, latest: seq, error });
+          }
+          const after = observe(state, { kind: 'request', api: 'A', sent: slow, latest: seq, error: unreachable('timeout') });
+          assert.deepEqual(viewOf(after, ['A'], offlineAfter), viewOf(state, ['A'], offlineAfter));
+          // an answer on B says nothing of A: the slow A request still counts then
+          const onB = observe(fold(sequential(before)).at(-1) ?? newReachability(), {
+            kind: 'request',
+            api: 'B',
+            sent: slow + 1,
+            latest: slow + 1,
+          });
+          const failed = observe(onB, { kind: 'request', api: 'A', sent: slow, latest: slow + 1, error: unreachable('timeout') });
+          const view = viewOf(failed, ['A'], offlineAfter);
+          assert.equal(
+            view.state === 'offline' || view.state === 'online' ? view.failures : -1,
+            trailingFailures([...before, { kind: 'failed', how: 'timeout' }], before.length),
+          );
+        },
+      ),
+    );
+  });
+
+  it('a subscriber that throws: the others are told all the same, the observation goes through, the server hears why', function () {
+    const warned: unknown[] = [];
+    const c = new ServerConnection((err) => warned.push(err));
+    const seen: string[] = [];
+    c.subscribe({
+      apis: ['A'],
+      onChange: () => {
+        throw new Error('a broken node');
+      },
+    });
+    c.subscribe({ apis: ['A'], onChange: (v) => seen.push(v.state) });
+    assert.doesNotThrow(() => c.observe({ kind: 'session', state: 'login-failed' }));
+    assert.deepEqual(seen, ['refused']);
+    assert.equal(warned.length, 1);
+    assert.match(String(warned[0]), /a broken node/);
+  });
+
+  it('a refused login leaves B alone when B has its own instrument token: its failures count, its view is not "refused"', function () {
+    fc.assert(
+      fc.property(steps, thresholds, (list, offlineAfter) => {
+        const onB = sequential(list).map((o) => ({ ...o, api: 'B' as const }));
+        const refusal: Observation = {
+          kind: 'session',
+          state: 'login-failed',
+          error: new LhError('rejected', { kind: 'auth', operation: 'authenticate', statusCode: 401 }),
+        };
+        const refused = fold([refusal, ...onB], newReachability(['A'])).at(-1) ?? newReachability();
+        const plain = fold(onB, newReachability(['A'])).at(-1) ?? newReachability();
+        assert.deepEqual(viewOf(refused, ['B'], offlineAfter), viewOf(plain, ['B'], offlineAfter));
+        assert.equal(viewOf(refused, ['A'], offlineAfter).state, 'refused');
+        assert.equal(viewOf(refused, ['A', 'B'], offlineAfter).state, 'refused');
+        // without a token B goes through the session: refused too
+        assert.equal(viewOf(fold([refusal, ...onB]).at(-1) ?? newReachability(), ['B'], offlineAfter).state, 'refused');
+      }),
+    );
+  });
+
+  it('nothing heard of A (answers, failures, sockets opening) ever changes the view of B, nor the other way round', function () {
+    const event = fc.oneof(
+      fc.record({
+        api: fc.constantFrom('A' as const, 'B' as const),
+        step: fc.constantFrom<Step>(
+          { kind: 'answered', status: 200 },
+          { kind: 'answered', status: 404 },
+          { kind: 'failed', how: 'network' },
+          { kind: 'failed', how: 'timeout' },
+        ),
+      }),
+      fc.constant({ api: 'socket' as const }),
+    );
+    fc.assert(
+      fc.property(fc.array(event, { maxLength: 40 }), thresholds, (events, offlineAfter) => {
+        let both = newReachability();
+        const only: Record<'A' | 'B', Reachability> = { A: newReachability(), B: newReachability() };
+        events.forEach((e, i) => {
+          const o: Observation =
+            e.api === 'socket'
+              ? { kind: 'socket', state: 'connected' }
+              : ({ ...sequential([e.step])[0], api: e.api, sent: i + 1, latest: i + 1 } as Observation);
+          both = observe(both, o);
+          const api = e.api === 'socket' ? 'A' : e.api;
+          only[api] = observe(only[api], o);
+          for (const side of ['A', 'B'] as const)
+            assert.deepEqual(viewOf(both, [side], offlineAfter), viewOf(only[side], [side], offlineAfter));
+        });
+      }),
+    );
+  });
+});

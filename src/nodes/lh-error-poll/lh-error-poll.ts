@@ -176,6 +176,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     if (outcome.warn) logWarn(node, outcome.warn);
     lastStatus = outcome.status;
     showStatus(outcome.status);
+    catchUpConnection();
     return outcome.delayMs > rules.baseMs ? outcome.delayMs : slot.delayAfter(started); // back-off, else the next slot
   }
 
@@ -252,12 +253,20 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     if (listening) listen();
   }
 
-  /** The server's view of this node's sources: how many requests in a row went unanswered (the back-off). */
+  /**
+   * The server's view of this node's sources: how many requests in a row went unanswered. The node backs off from its
+   * own Offline after on (when it says offline), as it would alone: a lower value on another node does not slow it.
+   */
   function sharedConnection(): { failures: number; offlineAfter: number } {
-    const connection = w.server.connection;
-    const view = connection?.view(sources);
+    const view = w.server.connection?.view(sources);
     const failures = view?.state === 'offline' || view?.state === 'online' ? view.failures : 0;
-    return { failures, offlineAfter: connection?.offlineAfter ?? rules.offlineAfter };
+    return { failures, offlineAfter: rules.offlineAfter };
+  }
+
+  /** After a poll: what changed while this node was not deployed (or a standby) is said now, once. */
+  function catchUpConnection(): void {
+    const connection = w.server.connection;
+    if (connection) onConnection(connection.view(sources, rules.offlineAfter));
   }
 
   /** The server's connection state changed: offline or online once per change on output 3 (the status shows it). */

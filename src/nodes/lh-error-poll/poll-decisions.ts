@@ -111,7 +111,7 @@ export function nextDelay(
 export interface SharedConnection {
   /** requests in a row that went unanswered (this poll's included) */
   failures: number;
-  /** the threshold in force on the server */
+  /** the node's own threshold: it backs off from there on */
   offlineAfter: number;
 }
 

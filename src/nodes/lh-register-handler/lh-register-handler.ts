@@ -56,7 +56,8 @@ export = function register(RED: Red): void {
       const text =
         operation === 'register' ? await client.instrument.registerErrorHandler(key) : await client.instrument.unregisterErrorHandler(key);
       return { payload: text, status: { key: operation === 'register' ? 'registered' : 'unregistered' }, extra: { clientKey: key } };
-    });
+      // interface B alone: an outage of A is not this node's (its status follows B)
+    }, { apis: ['B'] });
 
     if (isChecked(config.autoRegister)) registerWhileDeployed(RED, node, config);
   }

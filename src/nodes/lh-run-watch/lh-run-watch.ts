@@ -179,6 +179,7 @@ function watch(
       s = await client.runs.status();
     } catch (err) {
       if (loop.stopped) return baseMs;
+      catchUpConnection();
       const e = asLhError(err, 'run-status');
       if (!isUnreachable(e)) {
         if (e.message !== lastProblem) logWarn(node, e.message);
@@ -190,10 +191,11 @@ function watch(
       status.unanswered(e);
       const view = server.connection?.view(['A']);
       const failures = view?.state === 'offline' || view?.state === 'online' ? view.failures : 1;
-      return withJitter(backoffMs(baseMs, failures, server.connection?.offlineAfter ?? grace));
+      return withJitter(backoffMs(baseMs, failures, grace)); // from its own Offline after on, as alone
     }
     if (loop.stopped) return baseMs; // closed meanwhile: the answer belongs to nobody
     lastProblem = '';
+    catchUpConnection();
 
     await store.load(memory); // coordinated: a new holder continues from the shared memory
     if (loop.stopped) return baseMs;
@@ -224,6 +226,12 @@ function watch(
     }
     show(s, now);
     return slot.delayAfter(started); // the next slot: never more than an interval after this poll
+  }
+
+  /** After a poll: what changed while this node was not deployed is said now, once. */
+  function catchUpConnection(): void {
+    const connection = server.connection;
+    if (connection) onConnection(connection.view(['A'], grace));
   }
 
   /** The server's connection state changed: offline or online once per change on output 4 (the status shows it). */

@@ -51,7 +51,7 @@ export = function register(RED: Red): void {
       audit = serverAuditTrail(RED, node, node.instrumentKey, () => secrets, node.coordinator);
       node.client = new LiquidHandlerClient({ ...clientOptions(RED, config, node.credentials ?? {}), audit: audit?.trail });
       // one reachability state for every node of this instrument: each request's outcome, the sockets, the session
-      node.connection = new ServerConnection();
+      node.connection = new ServerConnection((err) => logWarn(node, asLhError(err, 'connection-state').message));
       node.connection.attach(node.client);
       // said once per channel: an oversized frame closes the socket (the cap protects memory), polling goes on
       node.client.events.onNotice((notice) => logWarn(node, notice.message));

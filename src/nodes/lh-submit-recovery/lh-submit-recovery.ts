@@ -32,7 +32,8 @@ export = function register(RED: Red): void {
         status: { key: 'submitted' },
         extra: { uuid: body.uuid, selectedActionId: body.selectedActionId, outcome: 'answered' },
       };
-    });
+      // interface B alone: an outage of A is not this node's (its status follows B)
+    }, { apis: ['B'] });
   }
   RED.nodes.registerType('lh-submit-recovery', LhSubmitRecovery);
 };

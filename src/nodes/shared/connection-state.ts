@@ -7,10 +7,14 @@
  *   interface's failure count goes back to 0. An event socket that opens shows interface A reachable.
  * - A request that got none (network, timeout, 5xx after the retries: `isUnreachable`) counts one failure, unless it
  *   was sent before the last counted failure was known: the two sources of one poll, or two nodes polling at the same
- *   moment, are one piece of evidence, not two. An interface counts as offline from `offlineAfter` failures in a row.
+ *   moment, are one piece of evidence, not two. Nor does it count when another request of its interface was answered
+ *   while it was under way: the instrument answered meanwhile, so one slow operation timing out (a long lh-steps
+ *   request) is that operation's problem, not an outage. An interface counts as offline from `offlineAfter` failures
+ *   in a row.
  * - An untrusted TLS certificate and a refused login (rejected, password expired, locked out) are answers that make
  *   the instrument unusable, not unreachable: they show as such, never as offline, and failures are not counted
- *   while a login is refused (no request of the session is sent then).
+ *   while a login is refused (no request of the session is sent then). A refused login concerns the interfaces whose
+ *   requests go through the session: A, and B unless B has its own instrument token (then B is watched as usual).
  * - A socket that closes is not counted: instruments close idle sockets; the polls and the reconnects are the probe.
  */
 import { isUnreachable, LhError, SessionState } from '../../client';
@@ -39,8 +43,15 @@ export interface InterfaceTrack {
 
 export interface Reachability {
   tracks: Record<Api, InterfaceTrack>;
+  /**
+   * Per interface, the highest sequence number sent when one of its requests was last answered: a request sent up to
+   * it was under way while the instrument answered. Views never read it (a change of it alone changes no view).
+   */
+  answeredUpTo: Record<Api, number>;
   /** the session's refusal (login rejected, password expired, locked out), until a login is allowed again */
   refused?: LhError;
+  /** the interfaces whose requests go through the session (a refusal stops them): A, and B without its own token */
+  sessionApis: readonly Api[];
 }
 
 /** One thing the lh-server saw. */
@@ -58,9 +69,9 @@ export type Observation =
   | { kind: 'socket'; state: 'connected' | 'disconnected' | 'unavailable' }
   | { kind: 'session'; state: SessionState; error?: LhError };
 
-export function newReachability(): Reachability {
+export function newReachability(sessionApis: readonly Api[] = APIS): Reachability {
   const track = (): InterfaceTrack => ({ failures: 0, streak: 0, countedUpTo: 0, heard: false });
-  return { tracks: { A: track(), B: track() } };
+  return { tracks: { A: track(), B: track() }, answeredUpTo: { A: 0, B: 0 }, sessionApis };
 }
 
 const REFUSED_STATES: ReadonlySet<SessionState> = new Set(['login-failed', 'password-expired', 'locked']);
@@ -70,16 +81,18 @@ export function observe(state: Reachability, obs: Observation): Reachability {
   switch (obs.kind) {
     case 'session':
       if (REFUSED_STATES.has(obs.state)) return { ...state, refused: obs.error ?? refusalOf(obs.state) };
-      if (obs.state === 'authenticated' || obs.state === 'idle') return state.refused ? { tracks: state.tracks } : state;
+      if (obs.state === 'authenticated' || obs.state === 'idle') return state.refused ? { ...state, refused: undefined } : state;
       return state;
     case 'socket':
       return obs.state === 'connected' ? withTrack(state, 'A', answered(state.tracks.A)) : state;
     case 'request': {
       const track = state.tracks[obs.api];
-      if (obs.error === undefined) return withTrack(state, obs.api, answered(track));
+      if (obs.error === undefined) return answeredAt(withTrack(state, obs.api, answered(track)), obs.api, obs.latest);
       if (obs.error.kind === 'tls') return withTrack(state, obs.api, { ...track, heard: true, unusable: obs.error });
-      if (!isUnreachable(obs.error)) return obs.error.kind === 'config' ? state : withTrack(state, obs.api, answered(track));
-      if (state.refused || obs.sent <= track.countedUpTo) return state;
+      if (!isUnreachable(obs.error)) {
+        return obs.error.kind === 'config' ? state : answeredAt(withTrack(state, obs.api, answered(track)), obs.api, obs.latest);
+      }
+      if (refusedFor(state, [obs.api]) || obs.sent <= track.countedUpTo || obs.sent <= state.answeredUpTo[obs.api]) return state;
       return withTrack(state, obs.api, {
         ...track,
         heard: true,
@@ -94,6 +107,17 @@ export function observe(state: Reachability, obs: Observation): Reachability {
 function answered(track: InterfaceTrack): InterfaceTrack {
   if (track.heard && track.failures === 0 && !track.unusable) return track;
   return { failures: 0, streak: track.failures > 0 ? track.failures : track.streak, countedUpTo: track.countedUpTo, heard: true };
+}
+
+/** Whether the session's refusal concerns one of `apis`. */
+function refusedFor(state: Reachability, apis: readonly Api[]): boolean {
+  return state.refused !== undefined && apis.some((api) => state.sessionApis.includes(api));
+}
+
+/** Notes that `api` answered when requests up to `latest` had been sent. */
+function answeredAt(state: Reachability, api: Api, latest: number): Reachability {
+  if (latest <= state.answeredUpTo[api]) return state;
+  return { ...state, answeredUpTo: { ...state.answeredUpTo, [api]: latest } };
 }
 
 function withTrack(state: Reachability, api: Api, track: InterfaceTrack): Reachability {
@@ -122,7 +146,7 @@ export type ConnectionView =
  */
 export function viewOf(state: Reachability, apis: readonly Api[], offlineAfter: number): ConnectionView {
   const tracks = apis.map((api) => ({ api, track: state.tracks[api] }));
-  if (state.refused) return { state: 'refused', error: state.refused };
+  if (state.refused && refusedFor(state, apis)) return { state: 'refused', error: state.refused };
   const unusable = tracks.find((t) => t.track.unusable);
   if (unusable?.track.unusable) return { state: 'refused', error: unusable.track.unusable };
   const down = tracks.filter((t) => t.track.failures >= offlineAfter);

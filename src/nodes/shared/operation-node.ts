@@ -3,6 +3,7 @@ import { NodeConfig, NodeMessage, Node, Red } from './node-red';
 import { isServerNode, LhServerNode, requireClient } from './server-node';
 import { redactDeep, redactErr } from './redaction';
 import { Status } from './status';
+import { Api } from './connection-state';
 import { asNodeActor } from './audit';
 
 export interface OperationResult {
@@ -27,14 +28,22 @@ export type OperationHandler = (ctx: OperationContext) => Promise<OperationResul
 /**
  * Wires an operation node: finds the config node, shows progress, puts the answer in msg.payload and the status code
  * in msg.statusCode, and sends failures to Catch nodes with msg.error = {message, statusCode, operation, body}.
+ * `apis`: the interfaces the node uses, whose connection state its status follows (default A; a node of interface B
+ * alone says B, so an outage of A never shows as "offline" on it).
  */
-export function runOperationNode(RED: Red, node: Node, config: NodeConfig, handler: OperationHandler): void {
+export function runOperationNode(
+  RED: Red,
+  node: Node,
+  config: NodeConfig,
+  handler: OperationHandler,
+  options: { apis?: readonly Api[] } = {},
+): void {
   const status = new Status(node, RED);
   const serverId = config.server as string | undefined;
   const server = serverId ? RED.nodes.getNode(serverId) : undefined;
   if (!server) status.failed(new LhError('no instrument configured', { kind: 'config', operation: node.type }));
   // offline and a refused login are the server's, shown by every node of it
-  else if (isServerNode(server)) status.follow(server.connection);
+  else if (isServerNode(server)) status.follow(server.connection, { apis: options.apis });
 
   node.on('input', (msg, send, done) => {
     let ctx: OperationContext;

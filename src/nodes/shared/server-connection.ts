@@ -10,19 +10,35 @@ import { Api, APIS, ConnectionView, DEFAULT_OFFLINE_AFTER, newReachability, Obse
 export interface ConnectionSubscription {
   /** the interfaces the node uses (its view is offline when one of them is) */
   apis: readonly Api[];
-  /** the node's configured threshold (lh-error-poll, lh-run-watch); the smallest of all subscribers applies */
+  /**
+   * the node's configured threshold (lh-error-poll, lh-run-watch): its own view (its msgs) goes offline at it; the
+   * shared view (every node's status) at the smallest of all subscribers
+   */
   offlineAfter?: number;
-  /** called with the node's view whenever it changes (not with the current one: read `view()` for that) */
-  onChange(view: ConnectionView): void;
+  /**
+   * called whenever the node's shared view (`view`, for its status) or its own view (`own`, by its own threshold, for
+   * its msgs) changes; not with the current ones: read `view()` for those
+   */
+  onChange(view: ConnectionView, own: ConnectionView): void;
+}
+
+interface Seen {
+  view: ConnectionView;
+  own: ConnectionView;
 }
 
 export class ServerConnection {
   private state: Reachability = newReachability();
-  private readonly subscriptions = new Map<ConnectionSubscription, ConnectionView>();
+  private readonly subscriptions = new Map<ConnectionSubscription, Seen>();
   private detach: (() => void)[] = [];
+
+  /** `warn` hears a subscriber that threw (the others are told all the same). */
+  constructor(private readonly warn: (err: unknown) => void = () => undefined) {}
 
   /** Hears `client` until close(). */
   attach(client: LiquidHandlerClient): void {
+    // B with its own instrument token is not stopped by a refused login: it is watched as usual then
+    this.state = newReachability(client.instrumentUsesSession ? APIS : ['A']);
     this.detach.push(
       client.onRequestOutcome((o) => this.observe({ kind: 'request', api: o.api, sent: o.sent, latest: o.latest, error: o.error })),
       client.events.onState((change) => {
@@ -44,22 +60,23 @@ export class ServerConnection {
     return Number.isFinite(min) ? min : DEFAULT_OFFLINE_AFTER;
   }
 
-  /** The current view of `apis`. */
-  view(apis: readonly Api[] = APIS): ConnectionView {
-    return viewOf(this.state, apis, this.offlineAfter);
+  /** The current view of `apis`, by the threshold in force, or by `offlineAfter` when given (a node's own view). */
+  view(apis: readonly Api[] = APIS, offlineAfter?: number): ConnectionView {
+    return viewOf(this.state, apis, offlineAfter ?? this.offlineAfter);
   }
 
   /** Folds one observation in and tells every subscriber whose view changed. */
   observe(observation: Observation): void {
     const next = observe(this.state, observation);
     if (next === this.state) return;
+    const viewsMayChange = next.tracks !== this.state.tracks || next.refused !== this.state.refused;
     this.state = next;
-    this.publish();
+    if (viewsMayChange) this.publish(); // an answer that only moves answeredUpTo changes no view: no work per request
   }
 
   /** Subscribes a node; returns the unsubscribe (call it when the node closes). */
   subscribe(subscription: ConnectionSubscription): () => void {
-    this.subscriptions.set(subscription, viewOf(this.state, subscription.apis, this.offlineAfter));
+    this.subscriptions.set(subscription, this.seenBy(subscription, this.offlineAfter));
     this.publish(); // a lower threshold may change the others' views
     return () => {
       if (this.subscriptions.delete(subscription)) this.publish();
@@ -77,14 +94,24 @@ export class ServerConnection {
     this.subscriptions.clear();
   }
 
+  private seenBy(subscription: ConnectionSubscription, offlineAfter: number): Seen {
+    const view = viewOf(this.state, subscription.apis, offlineAfter);
+    const ownAfter = subscription.offlineAfter ?? offlineAfter;
+    return { view, own: ownAfter === offlineAfter ? view : viewOf(this.state, subscription.apis, ownAfter) };
+  }
+
   private publish(): void {
     const offlineAfter = this.offlineAfter;
     for (const [subscription, last] of [...this.subscriptions]) {
       if (!this.subscriptions.has(subscription)) continue; // unsubscribed by an earlier listener of this round
-      const view = viewOf(this.state, subscription.apis, offlineAfter);
-      if (sameView(view, last)) continue;
-      this.subscriptions.set(subscription, view);
-      subscription.onChange(view);
+      const seen = this.seenBy(subscription, offlineAfter);
+      if (sameView(seen.view, last.view) && sameView(seen.own, last.own)) continue;
+      this.subscriptions.set(subscription, seen);
+      try {
+        subscription.onChange(seen.view, seen.own);
+      } catch (err) {
+        this.warn(err); // one node's failure is its own: the others (and the request that fed the state) go on
+      }
     }
   }
 }

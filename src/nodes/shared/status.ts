@@ -102,21 +102,25 @@ export class Status {
   }
 
   /**
-   * Follows `connection` (the node's lh-server's) for the interfaces `apis` (default A) until the node closes;
-   * `onChange` hears each new view after the status showed it. Does nothing without a connection (the server is not valid: the node says so itself).
+   * Follows `connection` (the node's lh-server's) for the interfaces `apis` (default A) until the node closes.
+   * The status shows the shared view (offline at the smallest threshold of the server's watchers); `onChange` hears
+   * the node's own view (offline at its own `offlineAfter`) when it changes. Not with the current one: a node must not
+   * send while the flow is being started (nodes wired to it may not exist yet), so a watcher reads its own view after
+   * each poll too, catching up with what changed while it was not deployed.
+   * Does nothing without a connection (the server is not valid: the node says so itself).
    */
   follow(
     connection: ServerConnection | undefined,
-    options: { apis?: readonly Api[]; offlineAfter?: number; onChange?: (view: ConnectionView) => void } = {},
+    options: { apis?: readonly Api[]; offlineAfter?: number; onChange?: (own: ConnectionView) => void } = {},
   ): void {
     if (!connection) return;
     const subscription: ConnectionSubscription = {
       // interface A by default: every node needs it (its login, its operations); an error poll names its sources
       apis: options.apis ?? ['A'],
       offlineAfter: options.offlineAfter,
-      onChange: (view) => {
+      onChange: (view, own) => {
         this.connection(view);
-        options.onChange?.(view);
+        options.onChange?.(own);
       },
     };
     const off = connection.subscribe(subscription);
