@@ -171,7 +171,10 @@ export class RedisAuditLog extends EventEmitter {
         this.checkpointText(last),
         ...records.map((r) => JSON.stringify(r)),
       )) as [number, string];
-      if (Number(reply[0]) === 1) {
+      // the head is the one these very records set (their hash covers seq, prev and content): the call ran once
+      // already and its reply was lost, then the client resent it (ioredis resends a command in flight when the
+      // connection drops): appended, not lost; resealing would append the same records twice
+      if (Number(reply[0]) === 1 || String(reply[1]) === headText(next)) {
         this.head = next;
         await this.waitForReplicas();
         return records;
