@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * lh-audit: checks and exports the audit chains the package writes.
- *   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]   exit 0 intact, 1 tampered, 2 usage or read error
+ *   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]   exit 0 intact and signed, 1 tampered, 2 usage or read
+ *   error, 3 intact but not authenticated (checkpoint unsigned, absent, or no key given)
  *   lh-audit export FILE|REDIS-URL [--out FILE.csv]                          the records as CSV (stdout by default)
  * FILE is any file of a chain (<name>.NNNNNN.jsonl): the whole chain beside it is read, with its checkpoint.
  * REDIS-URL names the Redis of an lh-coordination group: redis://host:6379/0?prefix=labwire&instrument=ID (every
@@ -9,7 +10,7 @@
  */
 import fs from 'fs';
 import { parseArgs } from 'util';
-import { describeReport, verifyChain } from './verify';
+import { describeReport, verifyChain, verifyExitCode, VerifyReport } from './verify';
 import { expandChain } from './files';
 import { parseRecords, toCsv } from './export';
 import { AuditRecord } from './record';
@@ -19,6 +20,9 @@ import { connectSource, isRedisUrl, parseRedisSource, RedisSource, safeRedisUrl,
 const USAGE = `usage:
   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]
   lh-audit export FILE|REDIS-URL [--out FILE.csv]
+verify exits 0 when the chain is intact and its signed checkpoint checked with the key, 1 when it was tampered
+with, 2 on a usage or read error, 3 when it is intact but not authenticated (checkpoint unsigned or absent, or no
+key given: a chain rewritten whole by someone able to write it would pass the hash checks).
 FILE: a chain file (lh-audit-*.000001.jsonl in <userDir>/lh-audit); the key signs the checkpoint
 (settings.js lhAudit.key, or the file lh-audit.key beside the chains).
 REDIS-URL: the chains shared by several Node-REDs (lh-coordination), in Redis:
@@ -31,6 +35,12 @@ REDIS-URL: the chains shared by several Node-REDs (lh-coordination), in Redis:
 function keyOf(values: { key?: string; 'key-file'?: string }): Buffer | undefined {
   const keyText = values.key ?? (values['key-file'] ? fs.readFileSync(values['key-file'], 'utf8').trim() : undefined);
   return keyText === undefined ? undefined : Buffer.from(keyText, 'utf8');
+}
+
+/** The exit code of several chains: tampered (1) before not authenticated (3) before intact and signed (0). */
+function worstExitCode(reports: VerifyReport[]): number {
+  const codes = reports.map(verifyExitCode);
+  return codes.includes(1) ? 1 : codes.includes(3) ? 3 : 0;
 }
 
 /** verify / export of the chains in a Redis (one instrument, or all under the prefix). */
@@ -61,12 +71,10 @@ async function fromRedis(
       return 0;
     }
     const key = keyOf(values);
-    let ok = true;
     const reports = present.map((c) => ({ stream: c.keys.stream, ...verifyStreamChain(c.keys.stream, c.chain, key) }));
-    for (const r of reports) ok &&= r.ok;
     if (values.json) console.log(JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2));
     else for (const r of reports) console.log(`${r.stream}:\n${describeReport(r)}`);
-    return ok ? 0 : 1;
+    return worstExitCode(reports);
   } finally {
     redis.disconnect();
   }
@@ -119,7 +127,7 @@ async function main(argv: string[]): Promise<number> {
     key: keyOf(values),
   });
   console.log(values.json ? JSON.stringify(report, null, 2) : describeReport(report));
-  return report.ok ? 0 : 1;
+  return verifyExitCode(report);
 }
 
 main(process.argv.slice(2)).then(

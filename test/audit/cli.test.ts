@@ -48,10 +48,12 @@ describe('npx lh-audit', function () {
     assert.match(r.out, /TAMPERED: .*chain\.000001\.jsonl line 5 \(record #4\): record #4 was altered/);
   });
 
-  it('verify: with the wrong key the checkpoint fails; without a key it is reported unchecked', function () {
+  it('verify: with the wrong key the checkpoint fails; without a key it is reported unchecked, exit 3, never OK', function () {
     assert.strictEqual(lhAudit('verify', first, '--key', 'not-the-key').code, 1);
     const r = lhAudit('verify', first);
-    assert.strictEqual(r.code, 0);
+    assert.strictEqual(r.code, 3, 'intact but not authenticated');
+    assert.match(r.out, /^INTACT, NOT AUTHENTICATED: .*no --key or --key-file was given/);
+    assert.doesNotMatch(r.out, /OK|verified/);
     assert.match(r.out, /checkpoint unchecked/);
   });
 

@@ -1,0 +1,78 @@
+/**
+ * What verify may claim about a chain written by someone with write access to it (the file or Redis) but without the
+ * checkpoint key: it can recompute every hash, but it cannot sign. fast-check over chain lengths and rewrites.
+ */
+import assert from 'assert';
+import fc from 'fast-check';
+import {
+  AuditRecord,
+  Checkpoint,
+  checkpointMac,
+  describeReport,
+  GENESIS,
+  RecordFields,
+  seal,
+  verifyChain,
+  verifyExitCode,
+  verifyStreamChain,
+} from '../../src/audit';
+import { actionFields, INSTRUMENT, KEY } from './chain-support';
+
+/** A chain of `actions` intent/outcome pairs after its opening record, sealed as a writer (or an attacker) would. */
+function sealChain(actions: number, from = 0): AuditRecord[] {
+  const fields: RecordFields[] = [{ phase: 'file', at: new Date(0).toISOString(), instrument: INSTRUMENT, file: 1 }];
+  for (let i = 0; i < actions; i++) fields.push(...actionFields(from + i));
+  let prev = GENESIS;
+  return fields.map((f, seq) => {
+    const r = seal(f, seq, prev);
+    prev = r.hash;
+    return r;
+  });
+}
+
+function checkpointOf(last: AuditRecord, key?: Buffer): string {
+  const cp: Checkpoint = { seq: last.seq, hash: last.hash, file: 1, at: last.at };
+  return JSON.stringify(key ? { ...cp, mac: checkpointMac(key, cp) } : cp);
+}
+
+const text = (records: AuditRecord[]): string => records.map((r) => `${JSON.stringify(r)}\n`).join('');
+
+describe('audit verify: authenticity, not only consistency', function () {
+  it('a chain rewritten whole with an unsigned checkpoint fails when verify is given the key (no downgrade)', function () {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 1000 }), (actions, from) => {
+        // the attacker's own chain: consistent hashes, a checkpoint naming its last record, no signature
+        const forged = sealChain(actions, from);
+        const checkpoint = checkpointOf(forged[forged.length - 1]);
+        const file = verifyChain({ files: [{ name: 'chain.000001.jsonl', text: text(forged) }], checkpoint, key: KEY });
+        assert.strictEqual(file.ok, false, 'file chain');
+        assert.match(file.firstBad?.reason ?? '', /not signed/);
+        const ids = forged.map((_, i) => `1-${i}`);
+        const stream = verifyStreamChain('s', { text: text(forged), ids, checkpoint }, KEY);
+        assert.strictEqual(stream.ok, false, 'stream chain');
+        assert.match(stream.firstBad?.reason ?? '', /not signed/);
+      }),
+    );
+  });
+
+  it('an intact chain whose checkpoint is unsigned, absent or unchecked is never reported OK or verified (exit 3)', function () {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 20 }), fc.constantFrom('unsigned', 'absent', 'unchecked'), (actions, kind) => {
+        const records = sealChain(actions);
+        const last = records[records.length - 1];
+        const checkpoint = kind === 'absent' ? undefined : checkpointOf(last, kind === 'unchecked' ? KEY : undefined);
+        const report = verifyChain({ files: [{ name: 'f', text: text(records) }], checkpoint });
+        assert.strictEqual(report.ok, true);
+        assert.strictEqual(report.checkpoint, kind);
+        assert.strictEqual(verifyExitCode(report), 3);
+        const said = describeReport(report);
+        assert.match(said, /^INTACT, NOT AUTHENTICATED: /);
+        assert.doesNotMatch(said, /\bOK\b|verified/);
+      }),
+    );
+    const signed = sealChain(3);
+    const ok = verifyChain({ files: [{ name: 'f', text: text(signed) }], checkpoint: checkpointOf(signed[6], KEY), key: KEY });
+    assert.strictEqual(verifyExitCode(ok), 0);
+    assert.match(describeReport(ok), /^OK: 7 records/);
+  });
+});
