@@ -75,4 +75,25 @@ describe('audit verify: authenticity, not only consistency', function () {
     assert.strictEqual(verifyExitCode(ok), 0);
     assert.match(describeReport(ok), /^OK: 7 records/);
   });
+
+  it('records appended to a Redis stream past its signed checkpoint (sealed without the key) fail, named by entry', function () {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 20 }), fc.integer({ min: 1, max: 6 }), (actions, added) => {
+        const real = sealChain(actions);
+        const checkpoint = checkpointOf(real[real.length - 1], KEY);
+        // the attacker seals records of its own on the tail: every hash and link is right, only the key is missing
+        const all = [...real];
+        for (const f of Array.from({ length: added }, (_, i) => actionFields(5000 + i)[0])) {
+          const last = all[all.length - 1];
+          all.push(seal(f, last.seq + 1, last.hash));
+        }
+        const ids = all.map((_, i) => `1-${i}`);
+        const report = verifyStreamChain('s', { text: text(all), ids, checkpoint }, KEY);
+        assert.strictEqual(report.ok, false);
+        assert.strictEqual(report.firstBadEntry, ids[real.length]);
+        assert.match(report.firstBad?.reason ?? '', /after the checkpoint/);
+        assert.strictEqual(verifyExitCode(report), 1);
+      }),
+    );
+  });
 });
