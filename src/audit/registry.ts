@@ -198,6 +198,7 @@ export function useRedisAuditTrail(
       waitTimeoutMs: Number.isFinite(s.redisWaitTimeoutMs) && Number(s.redisWaitTimeoutMs) > 0 ? s.redisWaitTimeoutMs : undefined,
     });
     log.on('record', (record) => auditBus.emit('record', record));
+    log.on('warning', (text: string) => warn?.(text));
     shared = { log, users: 0 };
     streams.set(keys.stream, shared);
   }

@@ -4,7 +4,15 @@
  */
 import assert from 'assert';
 import Redis from 'ioredis';
-import { AuditRedis, readStreamChain, RedisAuditLog, verifyStreamChain } from '../../src/audit';
+import {
+  AuditRecord,
+  AuditRedis,
+  AuditStreamKeys,
+  readStreamChain,
+  RedisAuditLog,
+  seal,
+  verifyStreamChain,
+} from '../../src/audit';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 import { actionFields, freshStream, INSTRUMENT, KEY } from './chain-support';
 
@@ -34,5 +42,65 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
     const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
     assert.strictEqual(report.ok, true, report.firstBad?.reason);
     assert.strictEqual(report.records, 3, 'the opening record, the intent and the outcome, once each');
+  });
+
+  /** The attacker: Redis write access, no key. Seals records of its own on the tail and moves the head (and, unsigned, the checkpoint). */
+  async function forgeTail(keys: AuditStreamKeys, checkpoint: 'keep' | 'unsigned' | 'bad-mac'): Promise<string> {
+    const entries = await db.redis.xrange(keys.stream, '-', '+');
+    const last = JSON.parse(entries[entries.length - 1][1][1]) as AuditRecord;
+    const forged = seal(actionFields(666)[0], last.seq + 1, last.hash);
+    const id = await db.redis.xadd(keys.stream, '*', 'r', JSON.stringify(forged));
+    await db.redis.set(keys.head, `${forged.seq} ${forged.hash}`);
+    const cp = { seq: forged.seq, hash: forged.hash, file: 1, at: forged.at };
+    if (checkpoint === 'unsigned') await db.redis.set(keys.checkpoint, JSON.stringify(cp));
+    if (checkpoint === 'bad-mac') await db.redis.set(keys.checkpoint, JSON.stringify({ ...cp, mac: 'f'.repeat(64) }));
+    return id ?? '';
+  }
+
+  for (const checkpoint of ['keep', 'unsigned', 'bad-mac'] as const) {
+    it(`records sealed into the stream without the key (checkpoint ${checkpoint}) are not signed into the chain by the next append`, async function () {
+      const { keys } = freshStream();
+      const a = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY });
+      for (const f of actionFields(1)) await a.append(f);
+      const forgedId = await forgeTail(keys, checkpoint);
+      // a writer that knew the old head (its compare fails) and one that reads the head afresh
+      const fresh = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY });
+      for (const log of [a, fresh]) {
+        await assert.rejects(log.append(actionFields(2)[0]), /the audit chain in Redis was altered \(.*\); run lh-audit verify/);
+      }
+      const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
+      assert.strictEqual(report.ok, false);
+      if (checkpoint === 'keep') assert.strictEqual(report.firstBadEntry, forgedId);
+    });
+  }
+
+  it('a replica with another key does not chain on (nor sign over) the chain: it says the key differs', async function () {
+    const { keys } = freshStream();
+    await new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY }).append(actionFields(1)[0]);
+    const other = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: Buffer.from('another key') });
+    await assert.rejects(other.append(actionFields(2)[0]), /not signed with this Node-RED's lhAudit.key/);
+    const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
+    assert.strictEqual(report.ok, true, report.firstBad?.reason);
+  });
+
+  it('the tail cut and an older signed checkpoint put back (a replay): a running writer says the chain went back', async function () {
+    const { keys } = freshStream();
+    const log = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY });
+    const warnings: string[] = [];
+    log.on('warning', (text: string) => warnings.push(text));
+    for (const f of actionFields(1)) await log.append(f);
+    const oldHead = await db.redis.get(keys.head);
+    const oldCheckpoint = await db.redis.get(keys.checkpoint);
+    for (const f of actionFields(2)) await log.append(f);
+    // the attacker cuts records #3 and #4 and puts the signed checkpoint of #2 back: verify alone cannot see it
+    const entries = await db.redis.xrange(keys.stream, '-', '+');
+    await db.redis.xdel(keys.stream, entries[3][0], entries[4][0]);
+    await db.redis.set(keys.head, oldHead ?? '');
+    await db.redis.set(keys.checkpoint, oldCheckpoint ?? '');
+    const replayed = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
+    assert.strictEqual(replayed.ok, true, 'undetectable from Redis alone: documented in the README');
+    await log.append(actionFields(3)[0]);
+    assert.strictEqual(warnings.length, 1, warnings.join('\n'));
+    assert.match(warnings[0], /went back from record #4 to #2: records were removed/);
   });
 });
