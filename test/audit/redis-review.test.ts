@@ -3,7 +3,6 @@
  * connection, a writer with Redis write access but not the checkpoint key, verify's wording for unsigned chains.
  */
 import assert from 'assert';
-import Redis from 'ioredis';
 import {
   AuditRecord,
   AuditRedis,
