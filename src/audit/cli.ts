@@ -50,9 +50,13 @@ async function fromRedis(
   values: { key?: string; 'key-file'?: string; out?: string; json?: boolean },
 ): Promise<number> {
   const redis = connectSource(source);
-  redis.on('error', () => undefined);
+  let refused: Error | undefined;
+  redis.on('error', (err: Error) => (refused ??= err));
   try {
-    await redis.connect();
+    await redis.connect().catch((err: Error) => {
+      // ioredis rejects with "Connection is closed."; the reason is the connection's own error
+      throw new Error(`cannot connect to Redis at ${source.host}:${source.port} (${(refused ?? err).message})`);
+    });
     const streams = await sourceStreams(redis, source);
     const chains = [];
     for (const keys of streams) chains.push({ keys, chain: await readStreamChain(redis, keys) });

@@ -19,9 +19,12 @@ export function isRedisUrl(text: string): boolean {
   return /^rediss?:\/\//i.test(text);
 }
 
-/** The URL as it may be printed: never its password. */
+/**
+ * The URL as it may be printed: never its password. Everything up to the last @ goes: a password with an unescaped
+ * / # ? or @ does not end where a URL parser would say (and such a URL does not parse, so its error quotes it).
+ */
 export function safeRedisUrl(text: string): string {
-  return text.replace(/\/\/[^@/?#]*@/, '//…@');
+  return text.replace(/\/\/[^]*@/, '//…@');
 }
 
 /** `redis[s]://[user:password@]host[:port][/db]?prefix=labwire[&instrument=<identity or id>]` */
