@@ -68,7 +68,7 @@ async function fromRedis(
       return 2;
     }
     if (command === 'export') {
-      const records: AuditRecord[] = present.flatMap((c) => streamRecords(c.chain));
+      const records: AuditRecord[] = present.flatMap((c) => streamRecords(c.chain, c.keys.stream));
       const csv = toCsv(records);
       if (values.out) fs.writeFileSync(values.out, csv);
       else process.stdout.write(csv);
@@ -120,7 +120,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const texts = files.map((name) => ({ name, text: fs.readFileSync(name, 'utf8') }));
   if (command === 'export') {
-    const csv = toCsv(texts.flatMap((t) => parseRecords(t.text)));
+    const csv = toCsv(texts.flatMap((t) => parseRecords(t.text, t.name)));
     if (values.out) fs.writeFileSync(values.out, csv);
     else process.stdout.write(csv);
     return 0;

@@ -105,6 +105,6 @@ function checkpointSeq(text: string | undefined): number | undefined {
 }
 
 /** The records of a stream chain (for export). */
-export function streamRecords(chain: StreamChain): AuditRecord[] {
-  return parseRecords(chain.text);
+export function streamRecords(chain: StreamChain, name = 'the stream'): AuditRecord[] {
+  return parseRecords(chain.text, name);
 }

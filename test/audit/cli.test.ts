@@ -68,6 +68,17 @@ describe('npx lh-audit', function () {
     assert.match(rows[2], /^1,[^,]+,intent,action-0,/);
   });
 
+  it('export of a chain with a line that is not JSON: exit 2 naming the file and line, no CSV, no stack', function () {
+    const lines = fs.readFileSync(first, 'utf8').split('\n');
+    lines[2] = 'not json';
+    fs.writeFileSync(first, lines.join('\n'));
+    const r = lhAudit('export', first);
+    assert.strictEqual(r.code, 2);
+    assert.strictEqual(r.out, '');
+    assert.match(r.err, /chain\.000001\.jsonl line 3 is not a JSON record/);
+    assert.doesNotMatch(r.err, /\n\s+at /);
+  });
+
   it('usage errors exit 2', function () {
     assert.strictEqual(lhAudit().code, 2);
     assert.strictEqual(lhAudit('verify', path.join(dir, 'missing.000001.jsonl')).code, 2);
