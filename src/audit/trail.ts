@@ -5,7 +5,7 @@ import { currentActor } from './actor';
 import { canonicalJson, sha256Hex } from './canonical';
 import { Actor, AuditRecord, RecordFields, What } from './record';
 
-/** Bodies larger than this are left out of a record; their SHA-256 stays. */
+/** Bodies (and old values, whys) larger than this are left out of a record; their SHA-256 stays. */
 export const MAX_RECORDED_BODY_BYTES = 64 * 1024;
 
 /** Where a chain is kept: a JSON Lines file per instrument (AuditLog) or a Redis stream shared by replicas (RedisAuditLog). */
@@ -47,8 +47,8 @@ export class AuditTrail implements AuditHook {
       instrument: this.options.instrument,
       who,
       what,
-      ...(why === undefined ? {} : { why }),
-      ...(old === undefined ? {} : { old }),
+      ...(why === undefined ? {} : { why: bounded(why) }),
+      ...(old === undefined ? {} : { old: bounded(old) }),
     });
     return id;
   }
@@ -66,6 +66,16 @@ export class AuditTrail implements AuditHook {
       outcome: clean,
     });
   }
+}
+
+/**
+ * A value a record keeps beside the body (the old value, the why): as it is up to MAX_RECORDED_BODY_BYTES, else left
+ * out with its size and SHA-256 (a routine read from the instrument is as large as the body that replaces it).
+ */
+function bounded(value: unknown): unknown {
+  const text = canonicalJson(value);
+  const bytes = Buffer.byteLength(text);
+  return bytes <= MAX_RECORDED_BODY_BYTES ? value : { omitted: true, bytes, sha256: sha256Hex(text) };
 }
 
 /** The request as recorded: redacted first, so not even a digest of a secret enters a record. */
