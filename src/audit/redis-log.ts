@@ -52,6 +52,11 @@ export interface RedisAuditLogOptions {
   /** Signs the checkpoint (HMAC-SHA256). Every replica must have the same key; it is never stored in Redis. */
   key?: Buffer;
   /**
+   * Keys the chain was signed with before `key` (a key rotation): a head whose checkpoint one of them signed is
+   * chained on too (the next checkpoint is signed with `key`). Never used to sign.
+   */
+  previousKeys?: Buffer[];
+  /**
    * Also wait for this many Redis replicas to acknowledge each batch (Redis WAIT) before an append resolves; fewer
    * within `waitTimeoutMs` fail the append (the request is not sent). 0: Redis' own acknowledgement (the default).
    */
@@ -215,8 +220,9 @@ export class RedisAuditLog extends EventEmitter {
       }
       if (cp?.seq !== head.seq || cp.hash !== head.hash)
         throw altered(`its head #${head.seq} is not the record its checkpoint names`);
-      const { key } = this.options;
-      if (key && (typeof cp.mac !== 'string' || cp.mac !== checkpointMac(key, cp))) {
+      const { key, previousKeys = [] } = this.options;
+      const signedBy = (k: Buffer): boolean => typeof cp?.mac === 'string' && cp.mac === checkpointMac(k, cp);
+      if (key && !signedBy(key) && !previousKeys.some(signedBy)) {
         throw altered(
           `the checkpoint of its head #${head.seq} is not signed with this Node-RED's lhAudit.key (altered, or another key is configured on a replica)`,
         );

@@ -6,10 +6,12 @@ import assert from 'assert';
 import {
   AuditRecord,
   AuditRedis,
+  checkpointMac,
   AuditStreamKeys,
   readStreamChain,
   RedisAuditLog,
   seal,
+  useRedisAuditTrail,
   verifyStreamChain,
 } from '../../src/audit';
 import { describeWithRedis, useRedis } from '../support/redis-server';
@@ -101,5 +103,47 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
     await log.append(actionFields(3)[0]);
     assert.strictEqual(warnings.length, 1, warnings.join('\n'));
     assert.match(warnings[0], /went back from record #4 to #2: records were removed/);
+  });
+
+  it('a key rotation: a replica given the new key and lhAudit.previousKey chains on, the chain verifies with the new key', async function () {
+    const { keys } = freshStream();
+    await new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY }).append(actionFields(1)[0]);
+    const next = Buffer.from('the next key');
+    const rotated = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: next, previousKeys: [KEY] });
+    await rotated.append(actionFields(2)[0]);
+    const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), next);
+    assert.strictEqual(report.ok, true, report.firstBad?.reason);
+    assert.strictEqual(report.checkpoint, 'verified');
+  });
+
+  it('settings.js lhAudit.previousKey reaches the writer, and its warnings reach the lh-server log', async function () {
+    const { keys } = freshStream();
+    await new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY }).append(actionFields(1)[0]);
+    const warnings: string[] = [];
+    const use = useRedisAuditTrail(
+      { key: 'the next key', previousKey: KEY.toString('utf8') },
+      db.redis,
+      keys,
+      INSTRUMENT,
+      { node: 'n1' },
+      undefined,
+      (text) => warnings.push(text),
+    );
+    assert.ok(use);
+    try {
+      await use.trail.log.append(actionFields(2)[0]);
+      // the head put back to the first record (its old checkpoint with it): the writer saw #2, now #1
+      const entries = await db.redis.xrange(keys.stream, '-', '+');
+      await db.redis.xdel(keys.stream, entries[2][0]);
+      const first = JSON.parse(entries[1][1][1]) as AuditRecord;
+      const cp = { seq: first.seq, hash: first.hash, file: 1, at: first.at };
+      await db.redis.set(keys.head, `${first.seq} ${first.hash}`);
+      await db.redis.set(keys.checkpoint, JSON.stringify({ ...cp, mac: checkpointMac(KEY, cp) }));
+      await use.trail.log.append(actionFields(3)[0]);
+      assert.deepStrictEqual(warnings.length, 1, warnings.join('\n'));
+      assert.match(warnings[0], /went back from record #2 to #1/);
+    } finally {
+      await use.release();
+    }
   });
 });
