@@ -15,13 +15,20 @@ function parseCsv(text: string): string[][] {
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (quoted) {
-      if (c === '"' && text[i + 1] === '"') ((cell += '"'), i++);
-      else if (c === '"') quoted = false;
+      if (c === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (c === '"') quoted = false;
       else cell += c;
     } else if (c === '"') quoted = true;
-    else if (c === ',') (row.push(cell), (cell = ''));
-    else if (c === '\n') (row.push(cell), rows.push(row), (row = []), (cell = ''));
-    else cell += c;
+    else if (c === ',' || c === '\n') {
+      row.push(cell);
+      cell = '';
+      if (c === '\n') {
+        rows.push(row);
+        row = [];
+      }
+    } else cell += c;
   }
   return rows;
 }
