@@ -169,17 +169,25 @@ export class RedisAuditLog extends EventEmitter {
       const records = this.seal(fields);
       const last = records[records.length - 1];
       const next: Head = { seq: last.seq, hash: last.hash };
-      const reply = (await redis.eval(
-        COMPARE_AND_APPEND,
-        3,
-        keys.stream,
-        keys.head,
-        keys.checkpoint,
-        headText(this.head),
-        headText(next),
-        this.checkpointText(last),
-        ...records.map((r) => JSON.stringify(r)),
-      )) as [number, string, string?];
+      let reply: [number, string, string?];
+      try {
+        reply = (await redis.eval(
+          COMPARE_AND_APPEND,
+          3,
+          keys.stream,
+          keys.head,
+          keys.checkpoint,
+          headText(this.head),
+          headText(next),
+          this.checkpointText(last),
+          ...records.map((r) => JSON.stringify(r)),
+        )) as [number, string, string?];
+      } catch (err) {
+        // a call that timed out here (commandTimeout) may still have run in Redis: if the head is now the one these
+        // records set, they are in (the read follows the call on the same connection); otherwise it failed
+        if ((await redis.get(keys.head).catch(() => undefined)) !== headText(next)) throw err;
+        reply = [1, headText(next)];
+      }
       // the head is the one these very records set (their hash covers seq, prev and content): the call ran once
       // already and its reply was lost, then the client resent it (ioredis resends a command in flight when the
       // connection drops): appended, not lost; resealing would append the same records twice

@@ -45,6 +45,37 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
     assert.strictEqual(report.records, 3, 'the opening record, the intent and the outcome, once each');
   });
 
+  it('a script call that timed out here but ran in Redis counts as appended: no intent left without its request', async function () {
+    const { keys } = freshStream();
+    let timeouts = 1;
+    const redis: AuditRedis = {
+      get: (key) => db.redis.get(key),
+      async eval(script, numKeys, ...args) {
+        const reply = await db.redis.eval(script, numKeys, ...args);
+        if (timeouts-- > 0) throw new Error('Command timed out');
+        return reply;
+      },
+    };
+    const log = new RedisAuditLog({ redis, keys, instrument: INSTRUMENT, key: KEY });
+    const [intent, outcome] = actionFields(1);
+    const r1 = await log.append(intent);
+    const r2 = await log.append(outcome);
+    assert.deepStrictEqual([r1.seq, r2.seq], [1, 2]);
+    const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
+    assert.strictEqual(report.ok, true, report.firstBad?.reason);
+    assert.strictEqual(report.records, 3);
+  });
+
+  it('a script call that timed out and did not run still fails the append (the request is not sent)', async function () {
+    const { keys } = freshStream();
+    const redis: AuditRedis = {
+      get: (key) => db.redis.get(key),
+      eval: () => Promise.reject(new Error('Command timed out')),
+    };
+    const log = new RedisAuditLog({ redis, keys, instrument: INSTRUMENT, key: KEY });
+    await assert.rejects(log.append(actionFields(1)[0]), /cannot be written to Redis \(Command timed out\)/);
+  });
+
   /** The attacker: Redis write access, no key. Seals records of its own on the tail and moves the head (and, unsigned, the checkpoint). */
   async function forgeTail(keys: AuditStreamKeys, checkpoint: 'keep' | 'unsigned' | 'bad-mac'): Promise<string> {
     const entries = await db.redis.xrange(keys.stream, '-', '+');
