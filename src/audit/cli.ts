@@ -9,13 +9,23 @@
  * instrument's chain under the prefix without instrument=). Its password is never printed.
  */
 import fs from 'fs';
+import type Redis from 'ioredis';
+import type { Cluster } from 'ioredis';
 import { parseArgs } from 'util';
 import { describeReport, verifyChain, verifyExitCode, VerifyReport } from './verify';
 import { expandChain } from './files';
 import { parseRecords, toCsv } from './export';
 import { AuditRecord } from './record';
 import { readStreamChain, streamRecords, verifyStreamChain } from './redis-chain';
-import { connectSource, isRedisUrl, parseRedisSource, RedisSource, safeRedisUrl, sourceStreams } from './redis-source';
+import {
+  connectSource,
+  isRedisUrl,
+  openSource,
+  parseRedisSource,
+  RedisSource,
+  safeRedisUrl,
+  sourceStreams,
+} from './redis-source';
 
 const USAGE = `usage:
   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]
@@ -49,14 +59,16 @@ async function fromRedis(
   source: RedisSource,
   values: { key?: string; 'key-file'?: string; out?: string; json?: boolean },
 ): Promise<number> {
-  const redis = connectSource(source);
+  const first = connectSource(source);
   let refused: Error | undefined;
-  redis.on('error', (err: Error) => (refused ??= err));
+  first.on('error', (err: Error) => (refused ??= err));
+  let redis: Redis | Cluster = first;
   try {
-    await redis.connect().catch((err: Error) => {
+    await first.connect().catch((err: Error) => {
       // ioredis rejects with "Connection is closed."; the reason is the connection's own error
       throw new Error(`cannot connect to Redis at ${source.host}:${source.port} (${(refused ?? err).message})`);
     });
+    redis = await openSource(first, source);
     const streams = await sourceStreams(redis, source);
     const chains = [];
     for (const keys of streams) chains.push({ keys, chain: await readStreamChain(redis, keys) });
