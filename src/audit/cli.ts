@@ -12,7 +12,7 @@ import fs from 'fs';
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { parseArgs } from 'util';
-import { describeReport, verifyChain, verifyExitCode, VerifyReport } from './verify';
+import { authenticated, describeReport, verifyChain, verifyExitCode, VerifyReport } from './verify';
 import { expandChain } from './files';
 import { parseRecords, toCsv } from './export';
 import { AuditRecord } from './record';
@@ -32,7 +32,8 @@ const USAGE = `usage:
   lh-audit export FILE|REDIS-URL [--out FILE.csv]
 verify exits 0 when the chain is intact and its signed checkpoint checked with the key, 1 when it was tampered
 with, 2 on a usage or read error, 3 when it is intact but not authenticated (checkpoint unsigned or absent, or no
-key given: a chain rewritten whole by someone able to write it would pass the hash checks).
+key given: a chain rewritten whole by someone able to write it would pass the hash checks). --json
+prints the report; its "authenticated" is true only for exit 0.
 FILE: a chain file (lh-audit-*.000001.jsonl in <userDir>/lh-audit); the key signs the checkpoint
 (settings.js lhAudit.key, or the file lh-audit.key beside the chains).
 REDIS-URL: the chains shared by several Node-REDs (lh-coordination), in Redis:
@@ -87,7 +88,10 @@ async function fromRedis(
       return 0;
     }
     const key = keyOf(values);
-    const reports = present.map((c) => ({ stream: c.keys.stream, ...verifyStreamChain(c.keys.stream, c.chain, key) }));
+    const reports = present.map((c) => {
+      const report = verifyStreamChain(c.keys.stream, c.chain, key);
+      return { stream: c.keys.stream, ...report, authenticated: authenticated(report) };
+    });
     if (values.json) console.log(JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2));
     else for (const r of reports) console.log(`${r.stream}:\n${describeReport(r)}`);
     return worstExitCode(reports);
@@ -142,7 +146,9 @@ async function main(argv: string[]): Promise<number> {
     checkpoint: checkpoint ? fs.readFileSync(checkpoint, 'utf8') : undefined,
     key: keyOf(values),
   });
-  console.log(values.json ? JSON.stringify(report, null, 2) : describeReport(report));
+  console.log(
+    values.json ? JSON.stringify({ ...report, authenticated: authenticated(report) }, null, 2) : describeReport(report),
+  );
   return verifyExitCode(report);
 }
 

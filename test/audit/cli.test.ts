@@ -55,6 +55,14 @@ describe('npx lh-audit', function () {
     assert.match(r.out, /^INTACT, NOT AUTHENTICATED: .*no --key or --key-file was given/);
     assert.doesNotMatch(r.out, /OK|verified/);
     assert.match(r.out, /checkpoint unchecked/);
+    const json = lhAudit('verify', first, '--json');
+    assert.strictEqual(json.code, 3);
+    assert.deepStrictEqual(
+      [(JSON.parse(json.out) as { ok: boolean }).ok, (JSON.parse(json.out) as { authenticated: boolean }).authenticated],
+      [true, false],
+    );
+    const signed = JSON.parse(lhAudit('verify', first, '--json', '--key-file', keyFile).out) as { authenticated: boolean };
+    assert.strictEqual(signed.authenticated, true);
   });
 
   it('export: CSV with a header and one row per record', function () {
