@@ -213,10 +213,11 @@ export class RedisAuditLog extends EventEmitter {
    */
   private adopt(headText: string, checkpointText: string): void {
     const head = parseHead(headText);
-    const altered = (why: string): Error => {
+    const fail = (text: string): Error => {
       this.headKnown = false;
-      return new Error(`the audit chain in Redis was altered (${why}); run lh-audit verify`);
+      return new Error(text);
     };
+    const altered = (why: string): Error => fail(`the audit chain in Redis was altered (${why}); run lh-audit verify`);
     if (!head) {
       if (checkpointText !== '') throw altered('its head is gone but its checkpoint is there');
     } else {
@@ -230,6 +231,12 @@ export class RedisAuditLog extends EventEmitter {
         throw altered(`its head #${head.seq} is not the record its checkpoint names`);
       const { key, previousKeys = [] } = this.options;
       const signedBy = (k: Buffer): boolean => typeof cp?.mac === 'string' && cp.mac === checkpointMac(k, cp);
+      if (!key && typeof cp.mac === 'string') {
+        // unsigned checkpoints over a signed chain would make it fail verify with the key (as if rewritten)
+        throw fail(
+          'the audit chain in Redis is signed, but this Node-RED has no lhAudit.key: give it the key the other replicas have (unsigned checkpoints would make the chain fail verify)',
+        );
+      }
       if (key && !signedBy(key) && !previousKeys.some(signedBy)) {
         throw altered(
           `the checkpoint of its head #${head.seq} is not signed with this Node-RED's lhAudit.key (altered, or another key is configured on a replica)`,

@@ -115,6 +115,16 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
     assert.strictEqual(report.ok, true, report.firstBad?.reason);
   });
 
+  it('a replica without a key does not write unsigned checkpoints over a signed chain: it says the key is missing', async function () {
+    const { keys } = freshStream();
+    await new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY }).append(actionFields(1)[0]);
+    const keyless = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT });
+    await assert.rejects(keyless.append(actionFields(2)[0]), /is signed, but this Node-RED has no lhAudit.key/);
+    const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
+    assert.strictEqual(report.ok, true, report.firstBad?.reason);
+    assert.strictEqual(report.checkpoint, 'verified');
+  });
+
   it('the tail cut and an older signed checkpoint put back (a replay): a running writer says the chain went back', async function () {
     const { keys } = freshStream();
     const log = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY });
