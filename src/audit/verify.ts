@@ -56,6 +56,8 @@ export function verifyChain(input: VerifyInput): VerifyReport {
     openIntents: [],
   };
   const open = new Map<string, true>();
+  /** Every intent id and its seq: an id is used once (a random UUID per request). */
+  const ids = new Map<string, number>();
   let checkpoint: Checkpoint | undefined;
   let checkpointHashSeen: string | undefined;
   if (input.checkpoint !== undefined && input.checkpoint.trim() !== '') {
@@ -113,9 +115,29 @@ export function verifyChain(input: VerifyInput): VerifyReport {
           `this is file ${String(record.file)} of the chain, found in place ${f + 1} (files swapped or missing)`,
         );
       }
-      if (record.phase === 'intent') open.set(record.id, true);
+      if (record.phase === 'intent') {
+        const seen = ids.get(record.id);
+        if (seen !== undefined) {
+          return bad(
+            name,
+            lineNo,
+            `record #${record.seq} repeats the intent id ${record.id} of record #${seen} (appended twice)`,
+          );
+        }
+        ids.set(record.id, record.seq);
+        open.set(record.id, true);
+      }
       if (record.phase === 'outcome') {
-        if (!open.has(record.id)) return bad(name, lineNo, `record #${record.seq} is an outcome without an intent before it`);
+        if (!open.has(record.id)) {
+          const intent = ids.get(record.id);
+          return bad(
+            name,
+            lineNo,
+            intent === undefined
+              ? `record #${record.seq} is an outcome without an intent before it`
+              : `record #${record.seq} is a second outcome of the intent #${intent} (${record.id}): appended twice`,
+          );
+        }
         open.delete(record.id);
       }
       report.records++;

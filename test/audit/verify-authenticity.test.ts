@@ -96,4 +96,28 @@ describe('audit verify: authenticity, not only consistency', function () {
       }),
     );
   });
+
+  it('an action appended twice (resealed on the chain) is named as appended twice, with the first record', function () {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 10 }), fc.nat(), fc.boolean(), (actions, pick, whole) => {
+        const records = sealChain(actions);
+        // one action's intent and outcome (or its outcome only) sealed again on the tail, as a lost reply resent would
+        const i = pick % actions;
+        const again = whole ? actionFields(i) : [actionFields(i)[1]];
+        for (const f of again) {
+          const last = records[records.length - 1];
+          records.push(seal(f, last.seq + 1, last.hash));
+        }
+        const report = verifyChain({ files: [{ name: 'f', text: text(records) }] });
+        assert.strictEqual(report.ok, false);
+        const first = 1 + 2 * i;
+        assert.match(
+          report.firstBad?.reason ?? '',
+          whole
+            ? new RegExp(`repeats the intent id action-${i} of record #${first} \\(appended twice\\)`)
+            : new RegExp(`is a second outcome of the intent #${first} \\(action-${i}\\): appended twice`),
+        );
+      }),
+    );
+  });
 });
