@@ -24,12 +24,14 @@ export interface AuditStreamKeys {
  * KEYS: stream, head, checkpoint. ARGV: expected head ('' for a new chain), new head, checkpoint JSON, records...
  * Compare-and-append: the records go in (with the head and the checkpoint, in one atomic step) only when the head is
  * the one they were chained on; otherwise nothing is written and the current head and checkpoint come back, to chain
- * on (once the checkpoint is found to sign that head) and retry.
+ * on (once the checkpoint is found to sign that head) and retry. A new chain (no head) is refused (-1) where the
+ * stream has records: its head was deleted, and a chain begun there would follow the old one.
  * (Redis Lua has no SHA-256: the records are sealed in Node.)
  */
 export const COMPARE_AND_APPEND = `
 local head = redis.call('GET', KEYS[2]) or ''
 if head ~= ARGV[1] then return {0, head, redis.call('GET', KEYS[3]) or ''} end
+if head == '' and redis.call('XLEN', KEYS[1]) > 0 then return {-1, ''} end
 for i = 4, #ARGV do redis.call('XADD', KEYS[1], '*', 'r', ARGV[i]) end
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('SET', KEYS[3], ARGV[3])
@@ -191,6 +193,12 @@ export class RedisAuditLog extends EventEmitter {
       // the head is the one these very records set (their hash covers seq, prev and content): the call ran once
       // already and its reply was lost, then the client resent it (ioredis resends a command in flight when the
       // connection drops): appended, not lost; resealing would append the same records twice
+      if (Number(reply[0]) === -1) {
+        this.headKnown = false;
+        throw new Error(
+          'the audit chain in Redis was altered (its head is gone but its stream has records); run lh-audit verify',
+        );
+      }
       if (Number(reply[0]) === 1 || String(reply[1]) === headText(next)) {
         this.head = next;
         this.highest = Math.max(this.highest, next.seq);

@@ -106,6 +106,16 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
     });
   }
 
+  it('head and checkpoint deleted (the stream left): no new chain is begun in the old stream', async function () {
+    const { keys } = freshStream();
+    const log = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY });
+    for (const f of actionFields(1)) await log.append(f);
+    await db.redis.del(keys.head, keys.checkpoint);
+    const fresh = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY });
+    await assert.rejects(fresh.append(actionFields(2)[0]), /altered \(its head is gone but its stream has records\)/);
+    assert.strictEqual(await db.redis.xlen(keys.stream), 3, 'nothing appended');
+  });
+
   it('a replica with another key does not chain on (nor sign over) the chain: it says the key differs', async function () {
     const { keys } = freshStream();
     await new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY }).append(actionFields(1)[0]);
