@@ -38,6 +38,9 @@ redis.call('SET', KEYS[3], ARGV[3])
 return {1, ARGV[2]}
 `;
 
+/** KEYS: head, checkpoint. Both in one atomic step (another replica's append between two GETs would mismatch them). */
+export const READ_HEAD = `return {redis.call('GET', KEYS[1]) or '', redis.call('GET', KEYS[2]) or ''}`;
+
 /** Appends chained on a head another replica moved meanwhile are resealed and retried this many times. */
 export const MAX_APPEND_ATTEMPTS = 50;
 /** How long an append waits for a connection being made before it fails. */
@@ -163,8 +166,8 @@ export class RedisAuditLog extends EventEmitter {
     await this.connected();
     const { redis, keys } = this.options;
     if (!this.headKnown) {
-      const [head, checkpoint] = await Promise.all([redis.get(keys.head), redis.get(keys.checkpoint)]);
-      this.adopt(head ?? '', checkpoint ?? '');
+      const [head, checkpoint] = (await redis.eval(READ_HEAD, 2, keys.head, keys.checkpoint)) as [string, string];
+      this.adopt(String(head ?? ''), String(checkpoint ?? ''));
       this.headKnown = true;
     }
     for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS; attempt++) {

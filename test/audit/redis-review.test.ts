@@ -7,6 +7,8 @@ import {
   AuditRecord,
   AuditRedis,
   checkpointMac,
+  COMPARE_AND_APPEND,
+  READ_HEAD,
   AuditStreamKeys,
   readStreamChain,
   RedisAuditLog,
@@ -52,7 +54,7 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
       get: (key) => db.redis.get(key),
       async eval(script, numKeys, ...args) {
         const reply = await db.redis.eval(script, numKeys, ...args);
-        if (timeouts-- > 0) throw new Error('Command timed out');
+        if (script === COMPARE_AND_APPEND && timeouts-- > 0) throw new Error('Command timed out');
         return reply;
       },
     };
@@ -74,6 +76,35 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
     };
     const log = new RedisAuditLog({ redis, keys, instrument: INSTRUMENT, key: KEY });
     await assert.rejects(log.append(actionFields(1)[0]), /cannot be written to Redis \(Command timed out\)/);
+  });
+
+  it("a writer's first read of head and checkpoint is one atomic step: another replica appending between them is no alarm", async function () {
+    const { keys } = freshStream();
+    const other = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY });
+    await other.append(actionFields(1)[0]);
+    let between: (() => void) | undefined;
+    const headRead = new Promise<void>((resolve) => (between = resolve));
+    const redis: AuditRedis = {
+      async eval(script, numKeys, ...args) {
+        const reply = await db.redis.eval(script, numKeys, ...args);
+        if (script === READ_HEAD) await other.append(actionFields(2)[0]); // right after the read: the compare then fails
+        return reply;
+      },
+      async get(key) {
+        if (key === keys.checkpoint) await headRead; // the other replica appends between the two reads
+        const value = await db.redis.get(key);
+        if (key === keys.head) {
+          await other.append(actionFields(2)[0]);
+          between?.();
+        }
+        return value;
+      },
+    };
+    const log = new RedisAuditLog({ redis, keys, instrument: INSTRUMENT, key: KEY });
+    const record = await log.append(actionFields(3)[0]);
+    assert.strictEqual(record.seq, 3);
+    const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
+    assert.strictEqual(report.ok, true, report.firstBad?.reason);
   });
 
   /** The attacker: Redis write access, no key. Seals records of its own on the tail and moves the head (and, unsigned, the checkpoint). */
