@@ -193,15 +193,15 @@ export class RedisAuditLog extends EventEmitter {
         if ((await redis.get(keys.head).catch(() => undefined)) !== headText(next)) throw err;
         reply = [1, headText(next)];
       }
-      // the head is the one these very records set (their hash covers seq, prev and content): the call ran once
-      // already and its reply was lost, then the client resent it (ioredis resends a command in flight when the
-      // connection drops): appended, not lost; resealing would append the same records twice
       if (Number(reply[0]) === -1) {
         this.headKnown = false;
         throw new Error(
           'the audit chain in Redis was altered (its head is gone but its stream has records); run lh-audit verify',
         );
       }
+      // the head is the one these very records set (their hash covers seq, prev and content): the call ran once
+      // already and its reply was lost, then the client resent it (ioredis resends a command in flight when the
+      // connection drops): appended, not lost; resealing would append the same records twice
       if (Number(reply[0]) === 1 || String(reply[1]) === headText(next)) {
         this.head = next;
         this.highest = Math.max(this.highest, next.seq);
