@@ -9,6 +9,7 @@ import {
   AuditTrail,
   canonicalJson,
   MAX_RECORDED_BODY_BYTES,
+  MAX_WHO_CHARS,
   RecordFields,
   sha256Hex,
   withActor,
@@ -52,6 +53,26 @@ describe('audit record bounds', function () {
           assert.ok(Buffer.byteLength(JSON.stringify(record)) < 3 * MAX_RECORDED_BODY_BYTES);
         },
       ),
+      { numRuns: 30 },
+    );
+  });
+
+  it('who texts (a signer, a meaning from a flow) are cut to MAX_WHO_CHARS, saying how long they were', async function () {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 5 * MAX_WHO_CHARS }), async (length) => {
+        const signer = 's'.repeat(length);
+        const { trail, records } = recorder();
+        await withActor({ signer, meaning: 'abort', node: 'n1' }, () =>
+          trail.intent({ api: 'A', method: 'PUT', path: '/r', operation: 'answer' }),
+        );
+        const who = (records[0] as Extract<RecordFields, { phase: 'intent' }>).who;
+        assert.strictEqual(
+          who.signer,
+          length <= MAX_WHO_CHARS ? signer : `${signer.slice(0, MAX_WHO_CHARS)}… (${length} characters)`,
+        );
+        assert.strictEqual(who.meaning, 'abort');
+        assert.strictEqual(who.node, 'n1');
+      }),
       { numRuns: 30 },
     );
   });
