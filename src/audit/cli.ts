@@ -1,24 +1,39 @@
 #!/usr/bin/env node
 /**
  * lh-audit: checks and exports the audit chains the package writes.
- *   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]   exit 0 intact, 1 tampered, 2 usage or read error
+ *   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]   exit 0 intact and signed, 1 tampered, 2 usage or read
+ *   error, 3 intact but not authenticated (checkpoint unsigned, absent, or no key given)
  *   lh-audit export FILE|REDIS-URL [--out FILE.csv]                          the records as CSV (stdout by default)
  * FILE is any file of a chain (<name>.NNNNNN.jsonl): the whole chain beside it is read, with its checkpoint.
  * REDIS-URL names the Redis of an lh-coordination group: redis://host:6379/0?prefix=labwire&instrument=ID (every
  * instrument's chain under the prefix without instrument=). Its password is never printed.
  */
 import fs from 'fs';
+import type Redis from 'ioredis';
+import type { Cluster } from 'ioredis';
 import { parseArgs } from 'util';
-import { describeReport, verifyChain } from './verify';
+import { authenticated, describeReport, verifyChain, verifyExitCode, VerifyReport } from './verify';
 import { expandChain } from './files';
 import { parseRecords, toCsv } from './export';
 import { AuditRecord } from './record';
 import { readStreamChain, streamRecords, verifyStreamChain } from './redis-chain';
-import { connectSource, isRedisUrl, parseRedisSource, RedisSource, safeRedisUrl, sourceStreams } from './redis-source';
+import {
+  connectSource,
+  isRedisUrl,
+  openSource,
+  parseRedisSource,
+  RedisSource,
+  safeRedisUrl,
+  sourceStreams,
+} from './redis-source';
 
 const USAGE = `usage:
   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]
   lh-audit export FILE|REDIS-URL [--out FILE.csv]
+verify exits 0 when the chain is intact and its signed checkpoint checked with the key, 1 when it was tampered
+with, 2 on a usage or read error, 3 when it is intact but not authenticated (checkpoint unsigned or absent, or no
+key given: a chain rewritten whole by someone able to write it would pass the hash checks). --json
+prints the report; its "authenticated" is true only for exit 0.
 FILE: a chain file (lh-audit-*.000001.jsonl in <userDir>/lh-audit); the key signs the checkpoint
 (settings.js lhAudit.key, or the file lh-audit.key beside the chains).
 REDIS-URL: the chains shared by several Node-REDs (lh-coordination), in Redis:
@@ -33,16 +48,28 @@ function keyOf(values: { key?: string; 'key-file'?: string }): Buffer | undefine
   return keyText === undefined ? undefined : Buffer.from(keyText, 'utf8');
 }
 
+/** The exit code of several chains: tampered (1) before not authenticated (3) before intact and signed (0). */
+function worstExitCode(reports: VerifyReport[]): number {
+  const codes = reports.map(verifyExitCode);
+  return codes.includes(1) ? 1 : codes.includes(3) ? 3 : 0;
+}
+
 /** verify / export of the chains in a Redis (one instrument, or all under the prefix). */
 async function fromRedis(
   command: 'verify' | 'export',
   source: RedisSource,
   values: { key?: string; 'key-file'?: string; out?: string; json?: boolean },
 ): Promise<number> {
-  const redis = connectSource(source);
-  redis.on('error', () => undefined);
+  const first = connectSource(source);
+  let refused: Error | undefined;
+  first.on('error', (err: Error) => (refused ??= err));
+  let redis: Redis | Cluster = first;
   try {
-    await redis.connect();
+    await first.connect().catch((err: Error) => {
+      // ioredis rejects with "Connection is closed."; the reason is the connection's own error
+      throw new Error(`cannot connect to Redis at ${source.host}:${source.port} (${(refused ?? err).message})`);
+    });
+    redis = await openSource(first, source);
     const streams = await sourceStreams(redis, source);
     const chains = [];
     for (const keys of streams) chains.push({ keys, chain: await readStreamChain(redis, keys) });
@@ -54,19 +81,20 @@ async function fromRedis(
       return 2;
     }
     if (command === 'export') {
-      const records: AuditRecord[] = present.flatMap((c) => streamRecords(c.chain));
+      const records: AuditRecord[] = present.flatMap((c) => streamRecords(c.chain, c.keys.stream));
       const csv = toCsv(records);
       if (values.out) fs.writeFileSync(values.out, csv);
       else process.stdout.write(csv);
       return 0;
     }
     const key = keyOf(values);
-    let ok = true;
-    const reports = present.map((c) => ({ stream: c.keys.stream, ...verifyStreamChain(c.keys.stream, c.chain, key) }));
-    for (const r of reports) ok &&= r.ok;
+    const reports = present.map((c) => {
+      const report = verifyStreamChain(c.keys.stream, c.chain, key);
+      return { stream: c.keys.stream, ...report, authenticated: authenticated(report) };
+    });
     if (values.json) console.log(JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2));
     else for (const r of reports) console.log(`${r.stream}:\n${describeReport(r)}`);
-    return ok ? 0 : 1;
+    return worstExitCode(reports);
   } finally {
     redis.disconnect();
   }
@@ -108,7 +136,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const texts = files.map((name) => ({ name, text: fs.readFileSync(name, 'utf8') }));
   if (command === 'export') {
-    const csv = toCsv(texts.flatMap((t) => parseRecords(t.text)));
+    const csv = toCsv(texts.flatMap((t) => parseRecords(t.text, t.name)));
     if (values.out) fs.writeFileSync(values.out, csv);
     else process.stdout.write(csv);
     return 0;
@@ -118,8 +146,10 @@ async function main(argv: string[]): Promise<number> {
     checkpoint: checkpoint ? fs.readFileSync(checkpoint, 'utf8') : undefined,
     key: keyOf(values),
   });
-  console.log(values.json ? JSON.stringify(report, null, 2) : describeReport(report));
-  return report.ok ? 0 : 1;
+  console.log(
+    values.json ? JSON.stringify({ ...report, authenticated: authenticated(report) }, null, 2) : describeReport(report),
+  );
+  return verifyExitCode(report);
 }
 
 main(process.argv.slice(2)).then(

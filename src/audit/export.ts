@@ -56,9 +56,18 @@ export function toCsv(records: Iterable<AuditRecord>): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The complete records of a chain file's text (a torn last line is left out). */
-export function parseRecords(text: string): AuditRecord[] {
+/** The complete records of a chain file's text (a torn last line is left out); `name` names it in an error. */
+export function parseRecords(text: string, name = 'the chain'): AuditRecord[] {
   const lines = text.split('\n');
   lines.pop();
-  return lines.filter((l) => l !== '').map((l) => JSON.parse(l) as AuditRecord);
+  const records: AuditRecord[] = [];
+  lines.forEach((line, i) => {
+    if (line === '') return;
+    try {
+      records.push(JSON.parse(line) as AuditRecord);
+    } catch {
+      throw new Error(`${name} line ${i + 1} is not a JSON record: nothing exported (lh-audit verify names what was altered)`);
+    }
+  });
+  return records;
 }

@@ -61,6 +61,19 @@ export function verifyStreamChain(name: string, chain: StreamChain, key?: Buffer
       reason: 'the checkpoint is missing (it is written with every append: it was deleted)',
     };
   }
+  const named = checkpointSeq(chain.checkpoint);
+  if (report.ok && named !== undefined && named < report.lastSeq) {
+    // unlike a file's, a stream's checkpoint is set in the same atomic step as every append: records after it were
+    // put there by someone who can seal records (no key needed) but not sign the checkpoint
+    report.ok = false;
+    report.firstBad = {
+      file: name,
+      line: named + 2,
+      seq: named + 1,
+      reason: `records #${named + 1} to #${report.lastSeq} come after the checkpoint (#${named}), which is written with every append: they were added by someone who could not sign it`,
+    };
+    report.records = named + 1;
+  }
   if (chain.ids.length === 0 && chain.checkpoint !== undefined && report.ok) {
     report.ok = false;
     report.firstBad = {
@@ -80,7 +93,18 @@ export function verifyStreamChain(name: string, chain: StreamChain, key?: Buffer
   return report;
 }
 
+/** The seq a checkpoint names, if it parses. */
+function checkpointSeq(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const seq = (JSON.parse(text) as { seq?: unknown }).seq;
+    return typeof seq === 'number' && Number.isInteger(seq) ? seq : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The records of a stream chain (for export). */
-export function streamRecords(chain: StreamChain): AuditRecord[] {
-  return parseRecords(chain.text);
+export function streamRecords(chain: StreamChain, name = 'the stream'): AuditRecord[] {
+  return parseRecords(chain.text, name);
 }

@@ -23,17 +23,23 @@ export interface AuditStreamKeys {
 /**
  * KEYS: stream, head, checkpoint. ARGV: expected head ('' for a new chain), new head, checkpoint JSON, records...
  * Compare-and-append: the records go in (with the head and the checkpoint, in one atomic step) only when the head is
- * the one they were chained on; otherwise nothing is written and the current head comes back, to chain on and retry.
+ * the one they were chained on; otherwise nothing is written and the current head and checkpoint come back, to chain
+ * on (once the checkpoint is found to sign that head) and retry. A new chain (no head) is refused (-1) where the
+ * stream has records: its head was deleted, and a chain begun there would follow the old one.
  * (Redis Lua has no SHA-256: the records are sealed in Node.)
  */
 export const COMPARE_AND_APPEND = `
 local head = redis.call('GET', KEYS[2]) or ''
-if head ~= ARGV[1] then return {0, head} end
+if head ~= ARGV[1] then return {0, head, redis.call('GET', KEYS[3]) or ''} end
+if head == '' and redis.call('XLEN', KEYS[1]) > 0 then return {-1, ''} end
 for i = 4, #ARGV do redis.call('XADD', KEYS[1], '*', 'r', ARGV[i]) end
 redis.call('SET', KEYS[2], ARGV[2])
 redis.call('SET', KEYS[3], ARGV[3])
 return {1, ARGV[2]}
 `;
+
+/** KEYS: head, checkpoint. Both in one atomic step (another replica's append between two GETs would mismatch them). */
+export const READ_HEAD = `return {redis.call('GET', KEYS[1]) or '', redis.call('GET', KEYS[2]) or ''}`;
 
 /** Appends chained on a head another replica moved meanwhile are resealed and retried this many times. */
 export const MAX_APPEND_ATTEMPTS = 50;
@@ -50,6 +56,11 @@ export interface RedisAuditLogOptions {
   instrument: string;
   /** Signs the checkpoint (HMAC-SHA256). Every replica must have the same key; it is never stored in Redis. */
   key?: Buffer;
+  /**
+   * Keys the chain was signed with before `key` (a key rotation): a head whose checkpoint one of them signed is
+   * chained on too (the next checkpoint is signed with `key`). Never used to sign.
+   */
+  previousKeys?: Buffer[];
   /**
    * Also wait for this many Redis replicas to acknowledge each batch (Redis WAIT) before an append resolves; fewer
    * within `waitTimeoutMs` fail the append (the request is not sent). 0: Redis' own acknowledgement (the default).
@@ -90,6 +101,8 @@ function headText(head: Head | undefined): string {
 export class RedisAuditLog extends EventEmitter {
   private head?: Head;
   private headKnown = false;
+  /** The highest seq this writer saw in the chain: a head below it means records were removed (or lost by Redis). */
+  private highest = -1;
   private queue: Entry[] = [];
   private flushing?: Promise<void>;
   private closed = false;
@@ -153,35 +166,103 @@ export class RedisAuditLog extends EventEmitter {
     await this.connected();
     const { redis, keys } = this.options;
     if (!this.headKnown) {
-      this.head = parseHead((await redis.get(keys.head)) ?? '');
+      const [head, checkpoint] = (await redis.eval(READ_HEAD, 2, keys.head, keys.checkpoint)) as [string, string];
+      this.adopt(String(head ?? ''), String(checkpoint ?? ''));
       this.headKnown = true;
     }
     for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS; attempt++) {
       const records = this.seal(fields);
       const last = records[records.length - 1];
       const next: Head = { seq: last.seq, hash: last.hash };
-      const reply = (await redis.eval(
-        COMPARE_AND_APPEND,
-        3,
-        keys.stream,
-        keys.head,
-        keys.checkpoint,
-        headText(this.head),
-        headText(next),
-        this.checkpointText(last),
-        ...records.map((r) => JSON.stringify(r)),
-      )) as [number, string];
-      if (Number(reply[0]) === 1) {
+      let reply: [number, string, string?];
+      try {
+        reply = (await redis.eval(
+          COMPARE_AND_APPEND,
+          3,
+          keys.stream,
+          keys.head,
+          keys.checkpoint,
+          headText(this.head),
+          headText(next),
+          this.checkpointText(last),
+          ...records.map((r) => JSON.stringify(r)),
+        )) as [number, string, string?];
+      } catch (err) {
+        // a call that timed out here (commandTimeout) may still have run in Redis: if the head is now the one these
+        // records set, they are in (the read follows the call on the same connection); otherwise it failed
+        if ((await redis.get(keys.head).catch(() => undefined)) !== headText(next)) throw err;
+        reply = [1, headText(next)];
+      }
+      if (Number(reply[0]) === -1) {
+        this.headKnown = false;
+        throw new Error(
+          'the audit chain in Redis was altered (its head is gone but its stream has records); run lh-audit verify',
+        );
+      }
+      // the head is the one these very records set (their hash covers seq, prev and content): the call ran once
+      // already and its reply was lost, then the client resent it (ioredis resends a command in flight when the
+      // connection drops): appended, not lost; resealing would append the same records twice
+      if (Number(reply[0]) === 1 || String(reply[1]) === headText(next)) {
         this.head = next;
+        this.highest = Math.max(this.highest, next.seq);
         await this.waitForReplicas();
         return records;
       }
       // another replica appended first: chain on its head, after a random pause that grows with each loss (the
       // writer that won knows the head already and would otherwise win every round: a loser would starve)
-      this.head = parseHead(String(reply[1]));
+      this.adopt(String(reply[1]), String(reply[2] ?? ''));
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(MAX_BACKOFF_MS, 2 ** attempt)));
     }
     throw new Error(`${MAX_APPEND_ATTEMPTS} appends in a row lost to other writers of the chain`);
+  }
+
+  /**
+   * Takes a head this writer did not set (another replica's, or whoever else wrote to Redis) to chain on, once the
+   * checkpoint beside it names it and, with a key, is signed with it: records sealed into the stream by someone
+   * without the key (hashes need no key) would otherwise be signed into the chain by the next append. Throws when
+   * not (nothing is appended, the request is not sent). A head behind one seen before is told (`warning`).
+   */
+  private adopt(headText: string, checkpointText: string): void {
+    const head = parseHead(headText);
+    const fail = (text: string): Error => {
+      this.headKnown = false;
+      return new Error(text);
+    };
+    const altered = (why: string): Error => fail(`the audit chain in Redis was altered (${why}); run lh-audit verify`);
+    if (!head) {
+      if (checkpointText !== '') throw altered('its head is gone but its checkpoint is there');
+    } else {
+      let cp: Checkpoint | undefined;
+      try {
+        cp = JSON.parse(checkpointText) as Checkpoint;
+      } catch {
+        throw altered(`no checkpoint for its head #${head.seq}`);
+      }
+      if (cp?.seq !== head.seq || cp.hash !== head.hash)
+        throw altered(`its head #${head.seq} is not the record its checkpoint names`);
+      const { key, previousKeys = [] } = this.options;
+      const signedBy = (k: Buffer): boolean => typeof cp?.mac === 'string' && cp.mac === checkpointMac(k, cp);
+      if (!key && typeof cp.mac === 'string') {
+        // unsigned checkpoints over a signed chain would make it fail verify with the key (as if rewritten)
+        throw fail(
+          'the audit chain in Redis is signed, but this Node-RED has no lhAudit.key: give it the key the other replicas have (unsigned checkpoints would make the chain fail verify)',
+        );
+      }
+      if (key && !signedBy(key) && !previousKeys.some(signedBy)) {
+        throw altered(
+          `the checkpoint of its head #${head.seq} is not signed with this Node-RED's lhAudit.key (altered, or another key is configured on a replica)`,
+        );
+      }
+    }
+    const seq = head ? head.seq : -1;
+    if (seq < this.highest) {
+      this.emit(
+        'warning',
+        `the audit chain in Redis went back from record #${this.highest} to ${head ? `#${seq}` : 'nothing'}: records were removed from it (or lost by a Redis failover without lhAudit.redisWaitReplicas); run lh-audit verify and compare with the records lh-audit emitted`,
+      );
+    }
+    this.highest = Math.max(this.highest, seq);
+    this.head = head;
   }
 
   private seal(fields: RecordFields[]): AuditRecord[] {

@@ -1,4 +1,4 @@
-import Redis from 'ioredis';
+import Redis, { Cluster } from 'ioredis';
 import { CoordinationKeys } from '../coordination/keys';
 import { AuditStreamKeys } from './redis-log';
 
@@ -19,9 +19,12 @@ export function isRedisUrl(text: string): boolean {
   return /^rediss?:\/\//i.test(text);
 }
 
-/** The URL as it may be printed: never its password. */
+/**
+ * The URL as it may be printed: never its password. Everything up to the last @ goes: a password with an unescaped
+ * / # ? or @ does not end where a URL parser would say (and such a URL does not parse, so its error quotes it).
+ */
 export function safeRedisUrl(text: string): string {
-  return text.replace(/\/\/[^@/?#]*@/, '//…@');
+  return text.replace(/\/\/[^]*@/, '//…@');
 }
 
 /** `redis[s]://[user:password@]host[:port][/db]?prefix=labwire[&instrument=<identity or id>]` */
@@ -72,16 +75,41 @@ export function connectSource(source: RedisSource): Redis {
   });
 }
 
-/** The chains to read: the one instrument named, or every audit stream under the prefix. */
-export async function sourceStreams(redis: Redis, source: RedisSource): Promise<AuditStreamKeys[]> {
+/**
+ * The connection to read with: the one made, or, when that Redis is a Cluster node, a Cluster connection through it
+ * (a single connection would be refused the keys of other masters, and would SCAN its own master only: chains on the
+ * others would be left out without a word).
+ */
+export async function openSource(redis: Redis, source: RedisSource): Promise<Redis | Cluster> {
+  const info = await redis.info('cluster').catch(() => '');
+  if (!/^cluster_enabled:1/m.test(info)) return redis;
+  redis.disconnect();
+  const { host, port, ...options } = redis.options;
+  const cluster = new Cluster([{ host: host ?? source.host, port: port ?? source.port }], {
+    redisOptions: { ...options, lazyConnect: false },
+    clusterRetryStrategy: () => null,
+    enableOfflineQueue: true,
+  });
+  cluster.on('error', () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    cluster.once('ready', () => resolve());
+    cluster.once('end', () => reject(new Error(`cannot connect to the Redis Cluster at ${source.host}:${source.port}`)));
+  });
+  return cluster;
+}
+
+/** The chains to read: the one instrument named, or every audit stream under the prefix (on every master). */
+export async function sourceStreams(redis: Redis | Cluster, source: RedisSource): Promise<AuditStreamKeys[]> {
   if (source.instrument !== undefined) return [streamKeysOf(source.prefix, source.instrument)];
   const found = new Set<string>();
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${source.prefix}:i:{*}:audit`, 'COUNT', 1000);
-    cursor = next;
-    for (const k of keys) found.add(k);
-  } while (cursor !== '0');
+  for (const node of redis instanceof Cluster ? redis.nodes('master') : [redis]) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${source.prefix}:i:{*}:audit`, 'COUNT', 1000);
+      cursor = next;
+      for (const k of keys) found.add(k);
+    } while (cursor !== '0');
+  }
   return [...found].sort().map((stream) => {
     const id = /:i:\{([0-9a-f]{24})\}:audit$/.exec(stream)?.[1] ?? '';
     return streamKeysOf(source.prefix, id);

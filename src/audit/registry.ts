@@ -18,6 +18,11 @@ export interface AuditSettings {
   /** The checkpoint signing key (text, e.g. from an environment variable), or a file holding it. */
   key?: string;
   keyFile?: string;
+  /**
+   * With lh-coordination (the chain in Redis): the key used before `key`/`keyFile`, during a key rotation. A replica
+   * chains only on a head whose checkpoint its key signed; with this, also on one the previous key signed.
+   */
+  previousKey?: string;
   /** A chain file is continued in a new one at this size (default 64 MiB). */
   maxFileBytes?: number;
   /** false: no fsync before a request is sent (not for regulated use). Default true. */
@@ -194,10 +199,12 @@ export function useRedisAuditTrail(
       keys,
       instrument,
       key,
+      previousKeys: typeof s.previousKey === 'string' && s.previousKey !== '' ? [Buffer.from(s.previousKey, 'utf8')] : [],
       waitReplicas: Number.isInteger(s.redisWaitReplicas) ? s.redisWaitReplicas : undefined,
       waitTimeoutMs: Number.isFinite(s.redisWaitTimeoutMs) && Number(s.redisWaitTimeoutMs) > 0 ? s.redisWaitTimeoutMs : undefined,
     });
     log.on('record', (record) => auditBus.emit('record', record));
+    log.on('warning', (text: string) => warn?.(text));
     shared = { log, users: 0 };
     streams.set(keys.stream, shared);
   }

@@ -3,9 +3,9 @@ import type { AuditedRequest, AuditHook, AuditOutcome } from '../client';
 import { redactText, redactValue } from '../nodes/shared/redaction';
 import { currentActor } from './actor';
 import { canonicalJson, sha256Hex } from './canonical';
-import { Actor, AuditRecord, RecordFields, What } from './record';
+import { Actor, AuditRecord, RecordFields, What, Who } from './record';
 
-/** Bodies larger than this are left out of a record; their SHA-256 stays. */
+/** Bodies (and old values, whys) larger than this are left out of a record; their SHA-256 stays. */
 export const MAX_RECORDED_BODY_BYTES = 64 * 1024;
 
 /** Where a chain is kept: a JSON Lines file per instrument (AuditLog) or a Redis stream shared by replicas (RedisAuditLog). */
@@ -45,10 +45,10 @@ export class AuditTrail implements AuditHook {
       id,
       at: new Date().toISOString(),
       instrument: this.options.instrument,
-      who,
+      who: boundedWho(who),
       what,
-      ...(why === undefined ? {} : { why }),
-      ...(old === undefined ? {} : { old }),
+      ...(why === undefined ? {} : { why: bounded(why) }),
+      ...(old === undefined ? {} : { old: bounded(old) }),
     });
     return id;
   }
@@ -66,6 +66,31 @@ export class AuditTrail implements AuditHook {
       outcome: clean,
     });
   }
+}
+
+/**
+ * A value a record keeps beside the body (the old value, the why): as it is up to MAX_RECORDED_BODY_BYTES, else left
+ * out with its size and SHA-256 (a routine read from the instrument is as large as the body that replaces it).
+ */
+function bounded(value: unknown): unknown {
+  const text = canonicalJson(value);
+  const bytes = Buffer.byteLength(text);
+  return bytes <= MAX_RECORDED_BODY_BYTES ? value : { omitted: true, bytes, sha256: sha256Hex(text) };
+}
+
+/** Longest text of a who field (a name, a user, a meaning) a record keeps; longer ones are cut, saying how long. */
+export const MAX_WHO_CHARS = 1024;
+
+/** Who, with each text cut to MAX_WHO_CHARS (a flow can put anything in a signer's name or an answer's meaning). */
+function boundedWho(who: Who): Who {
+  const out: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(who)) {
+    out[field] =
+      typeof value === 'string' && value.length > MAX_WHO_CHARS
+        ? `${value.slice(0, MAX_WHO_CHARS)}… (${value.length} characters)`
+        : value;
+  }
+  return out as Who;
 }
 
 /** The request as recorded: redacted first, so not even a digest of a secret enters a record. */

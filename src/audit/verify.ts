@@ -56,6 +56,8 @@ export function verifyChain(input: VerifyInput): VerifyReport {
     openIntents: [],
   };
   const open = new Map<string, true>();
+  /** Every intent id and its seq: an id is used once (a random UUID per request). */
+  const ids = new Map<string, number>();
   let checkpoint: Checkpoint | undefined;
   let checkpointHashSeen: string | undefined;
   if (input.checkpoint !== undefined && input.checkpoint.trim() !== '') {
@@ -113,9 +115,29 @@ export function verifyChain(input: VerifyInput): VerifyReport {
           `this is file ${String(record.file)} of the chain, found in place ${f + 1} (files swapped or missing)`,
         );
       }
-      if (record.phase === 'intent') open.set(record.id, true);
+      if (record.phase === 'intent') {
+        const seen = ids.get(record.id);
+        if (seen !== undefined) {
+          return bad(
+            name,
+            lineNo,
+            `record #${record.seq} repeats the intent id ${record.id} of record #${seen} (appended twice)`,
+          );
+        }
+        ids.set(record.id, record.seq);
+        open.set(record.id, true);
+      }
       if (record.phase === 'outcome') {
-        if (!open.has(record.id)) return bad(name, lineNo, `record #${record.seq} is an outcome without an intent before it`);
+        if (!open.has(record.id)) {
+          const intent = ids.get(record.id);
+          return bad(
+            name,
+            lineNo,
+            intent === undefined
+              ? `record #${record.seq} is an outcome without an intent before it`
+              : `record #${record.seq} is a second outcome of the intent #${intent} (${record.id}): appended twice`,
+          );
+        }
         open.delete(record.id);
       }
       report.records++;
@@ -144,7 +166,21 @@ export function verifyChain(input: VerifyInput): VerifyReport {
         };
         return report;
       } else report.checkpoint = 'verified';
-    } else report.checkpoint = 'unsigned';
+    } else {
+      report.checkpoint = 'unsigned';
+      if (input.key) {
+        // a writer given the key signs every checkpoint: an unsigned one where a key is expected was put there by
+        // someone who could write the chain but not sign it (every hash of a rewritten chain can be recomputed)
+        report.ok = false;
+        report.firstBad = {
+          file: 'checkpoint',
+          line: 1,
+          seq: checkpoint.seq,
+          reason: 'the checkpoint is not signed, but a key was given: the chain was rewritten by someone without the key',
+        };
+        return report;
+      }
+    }
     if (checkpoint.seq > report.lastSeq) {
       report.ok = false;
       const last = input.files[input.files.length - 1];
@@ -174,11 +210,34 @@ function lineCount(text: string): number {
   return text.split('\n').length - 1;
 }
 
+/** Why an intact chain is still not shown to be authentic: the checkpoint could not be checked against a key. */
+const NOT_AUTHENTICATED: Record<Exclude<VerifyReport['checkpoint'], 'verified' | 'bad'>, string> = {
+  unsigned:
+    'the checkpoint is not signed (no lhAudit.key where it was written): anyone able to write the chain could have rewritten it whole with fresh hashes, and this check would not see it',
+  unchecked: 'the checkpoint is signed but no --key or --key-file was given: its signature was not checked',
+  absent: 'there is no checkpoint: a chain rewritten whole, or records removed from its end, would not be seen',
+};
+
+/** Whether an intact chain is also authenticated: its signed checkpoint checked with the key. */
+export function authenticated(report: VerifyReport): boolean {
+  return report.ok && report.checkpoint === 'verified';
+}
+
+/** The exit code of `lh-audit verify`: 0 intact and authenticated, 1 tampered, 3 intact but not authenticated. */
+export function verifyExitCode(report: VerifyReport): 0 | 1 | 3 {
+  if (!report.ok) return 1;
+  return authenticated(report) ? 0 : 3;
+}
+
 /** One line a person reads. */
 export function describeReport(report: VerifyReport): string {
   const parts: string[] = [];
-  if (report.ok) parts.push(`OK: ${report.records} records in ${report.files} file(s), last #${report.lastSeq}`);
-  else if (report.firstBad) {
+  const counted = `${report.records} records in ${report.files} file(s), last #${report.lastSeq}`;
+  if (authenticated(report)) parts.push(`OK: ${counted}`);
+  else if (report.ok) {
+    const why = NOT_AUTHENTICATED[report.checkpoint as keyof typeof NOT_AUTHENTICATED];
+    parts.push(`INTACT, NOT AUTHENTICATED: ${counted}; ${why}`);
+  } else if (report.firstBad) {
     const b = report.firstBad;
     parts.push(
       `TAMPERED: ${b.file} line ${b.line} (record #${b.seq}): ${b.reason}; the ${report.records} records before it verify`,

@@ -48,11 +48,21 @@ describe('npx lh-audit', function () {
     assert.match(r.out, /TAMPERED: .*chain\.000001\.jsonl line 5 \(record #4\): record #4 was altered/);
   });
 
-  it('verify: with the wrong key the checkpoint fails; without a key it is reported unchecked', function () {
+  it('verify: with the wrong key the checkpoint fails; without a key it is reported unchecked, exit 3, never OK', function () {
     assert.strictEqual(lhAudit('verify', first, '--key', 'not-the-key').code, 1);
     const r = lhAudit('verify', first);
-    assert.strictEqual(r.code, 0);
+    assert.strictEqual(r.code, 3, 'intact but not authenticated');
+    assert.match(r.out, /^INTACT, NOT AUTHENTICATED: .*no --key or --key-file was given/);
+    assert.doesNotMatch(r.out, /OK|verified/);
     assert.match(r.out, /checkpoint unchecked/);
+    const json = lhAudit('verify', first, '--json');
+    assert.strictEqual(json.code, 3);
+    assert.deepStrictEqual(
+      [(JSON.parse(json.out) as { ok: boolean }).ok, (JSON.parse(json.out) as { authenticated: boolean }).authenticated],
+      [true, false],
+    );
+    const signed = JSON.parse(lhAudit('verify', first, '--json', '--key-file', keyFile).out) as { authenticated: boolean };
+    assert.strictEqual(signed.authenticated, true);
   });
 
   it('export: CSV with a header and one row per record', function () {
@@ -64,6 +74,17 @@ describe('npx lh-audit', function () {
     // the whole chain: 200 action records and one file record per file
     assert.strictEqual(rows.length, 1 + 200 + fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).length);
     assert.match(rows[2], /^1,[^,]+,intent,action-0,/);
+  });
+
+  it('export of a chain with a line that is not JSON: exit 2 naming the file and line, no CSV, no stack', function () {
+    const lines = fs.readFileSync(first, 'utf8').split('\n');
+    lines[2] = 'not json';
+    fs.writeFileSync(first, lines.join('\n'));
+    const r = lhAudit('export', first);
+    assert.strictEqual(r.code, 2);
+    assert.strictEqual(r.out, '');
+    assert.match(r.err, /chain\.000001\.jsonl line 3 is not a JSON record/);
+    assert.doesNotMatch(r.err, /\n\s+at /);
   });
 
   it('usage errors exit 2', function () {

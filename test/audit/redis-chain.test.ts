@@ -69,10 +69,11 @@ describeWithRedis('audit: one chain per instrument in a Redis stream, shared by 
     const other = new Redis(db.harness.url);
     try {
       const b = new RedisAuditLog({ redis: other, keys, instrument: INSTRUMENT, key: KEY });
-      const [first] = actionFields(1);
-      const r1 = await a.append(first);
-      const r2 = await b.append(first);
-      const r3 = await a.append(first); // a still believes r1 is the head
+      // distinct records (each intent has its own random id): a byte-identical record sealed on the same head is the
+      // same record, which a resent script call finds already appended
+      const r1 = await a.append(actionFields(1)[0]);
+      const r2 = await b.append(actionFields(2)[0]);
+      const r3 = await a.append(actionFields(3)[0]); // a still believes r1 is the head
       assert.deepStrictEqual([r1.seq, r2.seq, r3.seq], [1, 2, 3]);
       assert.strictEqual(r2.prev, r1.hash);
       assert.strictEqual(r3.prev, r2.hash);

@@ -4,6 +4,9 @@
  * of instruments on different masters, two writers each, verify.
  */
 import assert from 'assert';
+import { spawnSync } from 'child_process';
+import fs from 'fs';
+import path from 'path';
 import Redis from 'ioredis';
 import { coordinationSettings } from '../../src/coordination/config';
 import { connectRedis, CoordinationRedis } from '../../src/coordination/connect';
@@ -12,7 +15,7 @@ import { AuditRecord, AuditRedis, AuditStreamReader, readStreamChain, RedisAudit
 import { describeWithRedis } from '../support/redis-server';
 import { ClusterHarness } from '../support/redis-topologies';
 import { until } from '../support/until';
-import { actionFields, KEY } from '../audit/chain-support';
+import { actionFields, KEY, tempDir } from '../audit/chain-support';
 
 describeWithRedis('audit: the chain in a Redis Cluster', function () {
   this.timeout(60000);
@@ -60,14 +63,51 @@ describeWithRedis('audit: the chain in a Redis Cluster', function () {
       assert.strictEqual(report.records, 41);
       assert.strictEqual(report.checkpoint, 'verified');
     }
+    const foundOn = new Map<number, string[]>();
     const holding = await Promise.all(
       harness.ports.map(async (port) => {
         const node = new Redis({ host: '127.0.0.1', port });
         const found = await node.keys(`${settings.prefix}:i:*:audit`);
+        foundOn.set(port, found);
         node.disconnect();
         return found.length;
       }),
     );
     assert.ok(holding.filter((n) => n > 0).length >= 2, `chains on several masters: ${holding.join('/')}`);
+
+    // lh-audit verify through any one node reads every chain on every master (not only the node's own)
+    const dir = tempDir();
+    const keyFile = path.join(dir, 'key.txt');
+    fs.writeFileSync(keyFile, KEY.toString('utf8'));
+    try {
+      const cli = path.resolve(__dirname, '..', '..', 'nodes', 'audit', 'cli.js');
+      const all = spawnSync(
+        process.execPath,
+        [cli, 'verify', `redis://127.0.0.1:${harness.ports[0]}?prefix=${settings.prefix}`, '--key-file', keyFile],
+        {
+          encoding: 'utf8',
+        },
+      );
+      assert.strictEqual(all.status, 0, all.stdout + all.stderr);
+      for (const s of streams) assert.ok(all.stdout.includes(`${s.stream}:\nOK: 41 records`), all.stdout);
+      // one instrument named, its chain on another master than the node connected to
+      const elsewhere = instruments.find((_, n) => !holdsOn(harness.ports[0], streams[n].stream));
+      const one = spawnSync(
+        process.execPath,
+        [
+          cli,
+          'export',
+          `redis://127.0.0.1:${harness.ports[0]}?prefix=${settings.prefix}&instrument=${encodeURIComponent(elsewhere ?? '')}`,
+        ],
+        { encoding: 'utf8' },
+      );
+      assert.strictEqual(one.status, 0, one.stderr);
+      assert.strictEqual(one.stdout.trim().split('\n').length, 42);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    function holdsOn(port: number, stream: string): boolean {
+      return foundOn.get(port)?.includes(stream) ?? false;
+    }
   });
 });

@@ -5,9 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'fs';
+import Redis from 'ioredis';
 import { collect, helper, loadFlow, nextMessage, runtimeSettings, serverFlow, USER } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
-import { describeWithRedis, freePort, useRedis } from '../support/redis-server';
+import { describeWithRedis, freePort, RedisHarness, useRedis } from '../support/redis-server';
 import { until } from '../support/until';
 import { AuditRecord, readStreamChain, verifyStreamChain } from '../../src/audit';
 import { CoordinationKeys } from '../../src/coordination/keys';
@@ -94,6 +95,28 @@ describeWithRedis('audit in Node-RED with lh-coordination: the chain in the shar
     assert.deepEqual(await phases(), ['file', 'intent', 'outcome']);
     const report = verifyStreamChain(keys.audit, await readStreamChain(db.redis, stream), Buffer.from('shared-replica-key'));
     assert.ok(report.ok && report.openIntents.length === 0, JSON.stringify(report));
+  });
+
+  it('a redeploy while Redis is down, with a request in flight: the stop finishes (bounded), nothing hangs', async function () {
+    const down = new RedisHarness();
+    await down.start();
+    try {
+      await load(down.url);
+      sim.setFaults({ timeoutRate: 1, methods: ['PUT'], timeoutHoldMs: 1500 });
+      const keys = new CoordinationKeys(prefix).instrument(`${sim.baseUrl}|`);
+      const stream = { stream: keys.audit, head: keys.auditHead, checkpoint: keys.auditCheckpoint };
+      const probe = new Redis(down.url);
+      helper.getNode('clear').receive({ payload: 1 });
+      await until(async () => (await readStreamChain(probe, stream)).text.includes('"intent"'), 'the intent in the stream');
+      probe.disconnect();
+      await down.destroy(); // Redis gone while the request waits for the instrument: its outcome cannot be written
+      const started = Date.now();
+      await helper.unload();
+      // lh-server: close 3 s + audit settle 1 s + a connection wait of 2 s; lh-coordination: its 8 s bound
+      assert.ok(Date.now() - started < 12_000, `the stop took ${Date.now() - started} ms`);
+    } finally {
+      await down.destroy().catch(() => undefined);
+    }
   });
 
   it('Redis unreachable: clear errors is not sent, the node fails saying the audit record could not be written to Redis', async function () {
