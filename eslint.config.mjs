@@ -3,6 +3,8 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 import globals from 'globals';
+import simpleImportSort from 'eslint-plugin-simple-import-sort';
+import { builtinModules } from 'module';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'nodes/', 'test-output/', 'bench/results/', '.run/'] },
@@ -11,7 +13,14 @@ export default tseslint.config(
   {
     files: ['**/*.ts'],
     languageOptions: { globals: { ...globals.node, ...globals.mocha } },
+    plugins: { 'simple-import-sort': simpleImportSort },
     rules: {
+      // one import order everywhere (packages, then the package's own modules by path), fixed by `npm run format`
+      'simple-import-sort/imports': [
+        'error',
+        { groups: [['^node:', `^(${builtinModules.join('|')})(/|$)`], ['^@?\\w'], ['^'], ['^\\.']] },
+      ],
+      'simple-import-sort/exports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       '@typescript-eslint/consistent-type-imports': 'off',
       eqeqeq: ['error', 'always'],

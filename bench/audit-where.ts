@@ -13,10 +13,12 @@
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
+
 import Redis from 'ioredis';
+
 import { AuditLog, RecordFields, RedisAuditLog } from '../src/audit';
 import { CoordinationKeys } from '../src/coordination/keys';
-import { RedisHarness, redisAvailable } from '../test/support/redis-server';
+import { redisAvailable, RedisHarness } from '../test/support/redis-server';
 import { percentile, preciseNow, printTable, round, sleep } from './support/report';
 
 const RATE = 100;

@@ -7,8 +7,9 @@
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
-import { AuditedRequest, AuditHook, AuditOutcome, LiquidHandlerClient } from '../src/client';
+
 import { AuditLog, AuditTrail, chainFile, chainIndexes, readTail, verifyChain } from '../src/audit';
+import { AuditedRequest, AuditHook, AuditOutcome, LiquidHandlerClient } from '../src/client';
 import { Simulator } from '../src/simulator';
 import { percentile, preciseNow, printTable, round, sleep, verdict, writeResult } from './support/report';
 

@@ -22,11 +22,12 @@
  */
 import fs from 'fs';
 import { monitorEventLoopDelay } from 'perf_hooks';
-import { EmbeddedNodeRed, FlowNode, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
+
 import { Detection, tallyDetections } from './support/detections';
-import { FleetUsage, SimFleet } from './support/sim-fleet';
+import { EmbeddedNodeRed, FlowNode, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
 import { PushTrace, summarise } from './support/push-trace';
 import { forceGc, percentile, preciseNow, printTable, round, Row, sleep, verdict, writeResult } from './support/report';
+import { FleetUsage, SimFleet } from './support/sim-fleet';
 
 const PARTS = (process.env.LH_BENCH_FLEET_PARTS ?? 'poll,push').split(',').map((p) => p.trim());
 const INSTRUMENTS = Number(process.env.LH_BENCH_INSTRUMENTS ?? 100);

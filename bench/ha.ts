@@ -7,9 +7,11 @@
  * round trips per poll. LH_HA_SECONDS shortens the run (the error counts scale with it).
  */
 import fs from 'fs';
+
 import Redis from 'ioredis';
-import { RedisHarness } from '../test/support/redis-server';
+
 import { Collector, credentialsFor, leaseHolder, Replica, watchFlows } from '../test/support/red-replicas';
+import { RedisHarness } from '../test/support/redis-server';
 import { startSimulator } from '../test/support/runtime';
 import { percentile, printTable, round, sleep, verdict, writeResult } from './support/report';
 

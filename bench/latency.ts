@@ -9,10 +9,10 @@
  * (`listen: false`), pushes, pushes while every socket is dropped every 10 s, pushes across a simulator restart
  * (250 ms down; no error is injected while it is down, as a stopped instrument raises none).
  */
-import { Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
 import { Detection, tallyDetections } from './support/detections';
-import { SimFleet } from './support/sim-fleet';
+import { Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
 import { percentile, preciseNow, printTable, round, Row, sleep, verdict, writeResult } from './support/report';
+import { SimFleet } from './support/sim-fleet';
 
 type Disturbance = 'none' | 'drops' | 'restart';
 

@@ -6,6 +6,7 @@
 import { spawnSync } from 'child_process';
 import fs from 'fs';
 import path from 'path';
+
 import { printTable, Row } from './support/report';
 
 const ALL = ['throughput', 'latency', 'session', 'fleet', 'soak', 'runs', 'policy', 'audit', 'ha'] as const;

@@ -9,10 +9,12 @@
  * Targets: no state change missed or duplicated; p99 ≤ 50 ms with pushes, ≤ interval + 25 ms polling only.
  */
 import http from 'http';
+
 import axios from 'axios';
+
 import { FlowNode, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
-import { SimFleet } from './support/sim-fleet';
 import { forceGc, percentile, printTable, round, sleep, verdict, writeResult } from './support/report';
+import { SimFleet } from './support/sim-fleet';
 
 const INSTRUMENTS = Number(process.env.LH_BENCH_INSTRUMENTS ?? 50);
 const INTERVAL_MS = 1000;

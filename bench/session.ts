@@ -10,10 +10,11 @@
  *    revoked while the client still holds it (every request gets 401): exactly one login each.
  */
 import axios from 'axios';
+
 import { EmbeddedNodeRed, FlowNode, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
+import { printTable, Row, sleep, verdict, writeResult } from './support/report';
 import { SimFleet } from './support/sim-fleet';
 import type { LogEntry } from './support/sim-protocol';
-import { printTable, Row, sleep, verdict, writeResult } from './support/report';
 
 const CLOCK_SPEED = 60;
 const CLOCKS = process.env.LH_BENCH_SESSION_FAITHFUL === '0' ? [CLOCK_SPEED] : [CLOCK_SPEED, 30];

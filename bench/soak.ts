@@ -8,9 +8,10 @@
  * sockets and heap (after a forced GC; run with --expose-gc) after vs before, with the same flow deployed and settled.
  */
 import fs from 'fs';
+
 import { FlowNode, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
-import { SimFleet } from './support/sim-fleet';
 import { forceGc, printTable, round, sleep, verdict, writeResult } from './support/report';
+import { SimFleet } from './support/sim-fleet';
 
 const DEPLOYS = Number(process.env.LH_BENCH_DEPLOYS ?? 500);
 const WARMUP_DEPLOYS = 10;

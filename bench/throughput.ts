@@ -10,11 +10,13 @@
  * the same requests.
  */
 import http from 'http';
-import axios from 'axios';
 import { performance } from 'perf_hooks';
+
+import axios from 'axios';
+
 import { EmbeddedNodeRed, FlowNode, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
-import { SimFleet } from './support/sim-fleet';
 import { percentile, printTable, round, Row, verdict, writeResult } from './support/report';
+import { SimFleet } from './support/sim-fleet';
 
 const OPS = Number(process.env.LH_BENCH_OPS ?? 2000);
 /** Each variant runs OPS operations once per round, variants interleaved (and rotated) so drift hits all alike; the median round counts. */

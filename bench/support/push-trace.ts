@@ -14,9 +14,10 @@
  * node's own work and Node-RED's delivery of the msg).
  */
 import path from 'path';
+
+import { busiestWindow } from '../../test/support/busiest-window';
 import { REPO_ROOT } from './node-red';
 import { percentile, preciseNow, round } from './report';
-import { busiestWindow } from '../../test/support/busiest-window';
 
 interface FrameRecord {
   baseUrl: string;

@@ -3,10 +3,11 @@
  * measurement. Driven over IPC by sim-fleet.ts: {id, cmd, args} -> {id, result} | {id, error}.
  */
 import { monitorEventLoopDelay } from 'perf_hooks';
-import { Simulator } from '../../src/simulator';
+
 import type { Faults, LoggedRequest } from '../../src/simulator';
-import type { ChildCommand, ChildReply, ChildUsage, InjectionRecord, LogEntry } from './sim-protocol';
+import { Simulator } from '../../src/simulator';
 import { preciseNow } from './report';
+import type { ChildCommand, ChildReply, ChildUsage, InjectionRecord, LogEntry } from './sim-protocol';
 
 const sims: Simulator[] = [];
 const injections: InjectionRecord[] = [];

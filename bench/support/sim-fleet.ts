@@ -6,6 +6,7 @@
  */
 import { ChildProcess, fork } from 'child_process';
 import path from 'path';
+
 import type { SimulatorOptions } from '../../src/simulator';
 import type { ChildCommand, ChildReply, ChildUsage, InjectionRecord, LogEntry, SimAddress } from './sim-protocol';
 

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'async_hooks';
+
 import { Actor } from './record';
 
 const storage = new AsyncLocalStorage<Actor>();

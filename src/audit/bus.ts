@@ -1,4 +1,5 @@
 import { EventEmitter } from 'events';
+
 import type { AuditRecord } from './record';
 
 /** Every record of every chain of this process, once it is on disk (the lh-audit node listens here). */

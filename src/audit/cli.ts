@@ -9,12 +9,13 @@
  * instrument's chain under the prefix without instrument=). Its password is never printed.
  */
 import fs from 'fs';
+import { parseArgs } from 'util';
+
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
-import { parseArgs } from 'util';
-import { authenticated, describeReport, verifyChain, verifyExitCode, VerifyReport } from './verify';
-import { expandChain } from './files';
+
 import { parseRecords, toCsv } from './export';
+import { expandChain } from './files';
 import { AuditRecord } from './record';
 import { readStreamChain, streamRecords, verifyStreamChain } from './redis-chain';
 import {
@@ -26,6 +27,7 @@ import {
   safeRedisUrl,
   sourceStreams,
 } from './redis-source';
+import { authenticated, describeReport, verifyChain, verifyExitCode, VerifyReport } from './verify';
 
 const USAGE = `usage:
   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]

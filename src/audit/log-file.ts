@@ -1,8 +1,9 @@
 import { EventEmitter } from 'events';
 import fs from 'fs';
 import os from 'os';
-import { checkpointMac, Checkpoint, GENESIS, RecordFields, AuditRecord, seal } from './record';
+
 import { chainFile, chainIndexes, checkpointFile } from './files';
+import { AuditRecord, Checkpoint, checkpointMac, GENESIS, RecordFields, seal } from './record';
 
 export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
 /** The checkpoint file is rewritten in place at this fixed size (space padded). */

@@ -1,6 +1,6 @@
-import { AuditStreamKeys } from './redis-log';
 import { parseRecords } from './export';
 import { AuditRecord } from './record';
+import { AuditStreamKeys } from './redis-log';
 import { verifyChain, VerifyReport } from './verify';
 
 /** The reads verify and export make of a Redis audit chain. */

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'events';
+
 import { AuditRecord, Checkpoint, checkpointMac, GENESIS, RecordFields, seal } from './record';
 
 /**

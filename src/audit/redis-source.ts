@@ -1,4 +1,5 @@
 import Redis, { Cluster } from 'ioredis';
+
 import { CoordinationKeys } from '../coordination/keys';
 import { AuditStreamKeys } from './redis-log';
 

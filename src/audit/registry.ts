@@ -1,13 +1,14 @@
 import { randomBytes } from 'crypto';
 import fs from 'fs';
 import path from 'path';
+
+import { auditBus } from './bus';
 import { sha256Hex } from './canonical';
 import { chainName } from './files';
 import { AuditLog } from './log-file';
-import { auditBus } from './bus';
 import { Actor } from './record';
-import { AuditAppender, AuditTrail } from './trail';
 import { AuditRedis, AuditStreamKeys, RedisAuditLog } from './redis-log';
+import { AuditAppender, AuditTrail } from './trail';
 
 /** `lhAudit` in Node-RED's settings.js. */
 export interface AuditSettings {

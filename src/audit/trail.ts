@@ -1,4 +1,5 @@
 import { randomUUID } from 'crypto';
+
 import type { AuditedRequest, AuditHook, AuditOutcome } from '../client';
 import { redactText, redactValue } from '../nodes/shared/redaction';
 import { currentActor } from './actor';

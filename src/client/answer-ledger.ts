@@ -1,4 +1,3 @@
-import { LhError } from './errors';
 import {
   changedError,
   changedMessage,
@@ -8,6 +7,7 @@ import {
   hasFields,
   sameError,
 } from './error-identity';
+import { LhError } from './errors';
 
 /** An answer this Node-RED gave, or is giving, to one instrument error. */
 export interface AnswerRecord {

@@ -3,6 +3,7 @@
  * several levels deep, with PascalCase or camelCase keys. Pure functions, no sockets.
  */
 import { createHash } from 'crypto';
+
 import type { ErrorResponseOption, PendingError } from './types';
 
 /** An instrument event as every consumer sees it; `code` is lower case so codes match case-insensitively. */

@@ -10,8 +10,10 @@
  * is said once (`onNotice`).
  */
 import { EventEmitter } from 'events';
+
 import type { IncomingMessage } from 'http';
-import { WebSocket, type ClientOptions } from 'ws';
+import { type ClientOptions, WebSocket } from 'ws';
+
 import { eventFromFrame, InstrumentEvent } from './event-frames';
 import { TlsOptions, trimBase } from './transport';
 

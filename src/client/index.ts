@@ -1,49 +1,50 @@
 import { EventEmitter } from 'events';
+
 import { answerLedgerFor, InstrumentAnswers } from './answer-ledger';
+import { DialogApi } from './dialogs';
 import { LhError } from './errors';
-import { PendingWork } from './pending-work';
+import { EventStreamOptions, InstrumentEvents } from './events';
 import { InstrumentApi } from './instrument';
+import { MachineApi } from './machine';
+import { PendingWork } from './pending-work';
 import { CHECK_AUTHENTICATION, PrepApi } from './prep';
 import { RunsApi } from './runs';
 import { Credentials, Session, SESSION_CHECK_MAX_MS, SESSION_CHECK_MIN_MS, SessionOptions, UnsignedSpec } from './session';
 import { ApiResponse, AuditHook, RequestObserver, TlsOptions, Transport } from './transport';
 import { checkUrls } from './url-checks';
-import { EventStreamOptions, InstrumentEvents } from './events';
-import { DialogApi } from './dialogs';
-import { MachineApi } from './machine';
 
-export * from './errors';
-export * from './types';
-export * as validate from './validate';
-export { Transport, TlsOptions, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR, trimBase } from './transport';
-export { AuditHook, AuditedRequest, AuditOutcome, AuditResult, isAudited, UNAUDITED_OPERATIONS } from './transport';
-export { RequestObservation, RequestObserver } from './transport';
-export { Session, SessionState, Credentials, sessionCheckDue, SESSION_CHECK_MAX_MS, SESSION_CHECK_MIN_MS } from './session';
-export { PrepApi, softwareSettings, serviceRoutine, CHECK_AUTHENTICATION } from './prep';
-export { InstrumentApi, RecoveryKind } from './instrument';
-export * from './events';
-export * from './event-frames';
-export { DialogApi, VIEW_RESULTS, ViewResult, CloseViewInput, CloseViewBody, closeViewBody } from './dialogs';
 export {
+  answeredAnother,
   AnswerLedger,
+  answerLedgerFor,
   AnswerOptions,
   AnswerRecord,
   InstrumentAnswers,
-  answerLedgerFor,
-  answeredAnother,
+  setSharedAnswerClaims,
   SharedAnswerClaim,
   SharedAnswerClaims,
-  setSharedAnswerClaims,
   sharedAnswerClaims,
 } from './answer-ledger';
-export { RunsApi, ProtocolName, ProtocolValidation, RunRecordSummary, CREATE_TIMEOUT_MS, LOAD_COMPLETE_TIMEOUT_MS } from './runs';
-export { FileDownload } from './runs';
+export { CloseViewBody, closeViewBody, CloseViewInput, DialogApi, VIEW_RESULTS, ViewResult } from './dialogs';
+export * from './error-identity';
+export * from './errors';
+export * from './event-frames';
+export * from './events';
+export { InstrumentApi, RecoveryKind } from './instrument';
+export * from './machine';
+export * from './password-expiry';
+export { CHECK_AUTHENTICATION, PrepApi, serviceRoutine, softwareSettings } from './prep';
 export * from './run-results';
 export * from './run-starts';
 export * from './run-state';
-export * from './machine';
-export * from './password-expiry';
-export * from './error-identity';
+export { CREATE_TIMEOUT_MS, LOAD_COMPLETE_TIMEOUT_MS, ProtocolName, ProtocolValidation, RunRecordSummary, RunsApi } from './runs';
+export { FileDownload } from './runs';
+export { Credentials, Session, SESSION_CHECK_MAX_MS, SESSION_CHECK_MIN_MS, sessionCheckDue, SessionState } from './session';
+export { MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR, TlsOptions, Transport, trimBase } from './transport';
+export { AuditedRequest, AuditHook, AuditOutcome, AuditResult, isAudited, UNAUDITED_OPERATIONS } from './transport';
+export { RequestObservation, RequestObserver } from './transport';
+export * from './types';
+export * as validate from './validate';
 
 export interface ClientOptions extends SessionOptions {
   baseUrl: string;

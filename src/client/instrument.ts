@@ -1,7 +1,7 @@
 import {
+  alreadyAnsweredThere,
   AnswerLedger,
   AnswerOptions,
-  alreadyAnsweredThere,
   checkStillTheSame,
   isAlreadyHandled,
   listedKeys,
@@ -10,8 +10,8 @@ import { LhError, validationError } from './errors';
 import { Sender } from './prep';
 import { UnsignedSpec } from './session';
 import { ApiResponse } from './transport';
-import * as v from './validate';
 import { DetailedErrorRecovery, ErrorRecovery, InputValue, InstrumentError, ResultWrapper } from './types';
+import * as v from './validate';
 
 type BSpec = Omit<UnsignedSpec, 'api'>;
 

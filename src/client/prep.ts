@@ -1,18 +1,18 @@
+import { SOFTWARE_SETTING_FIELDS } from '../contract/instrument-contract';
 import {
+  alreadyAnsweredThere,
   AnswerLedger,
   AnswerOptions,
   AnswerRecord,
-  alreadyAnsweredThere,
   checkStillTheSame,
   isAlreadyHandled,
   listedKeys,
 } from './answer-ledger';
-import { SOFTWARE_SETTING_FIELDS } from '../contract/instrument-contract';
 import { LhError, validationError } from './errors';
 import { UnsignedSpec } from './session';
 import { ApiResponse, MEDIA_JSON, MEDIA_JSON_PATCH } from './transport';
-import * as v from './validate';
 import {
+  AuthResult,
   ClearResult,
   ErrorList,
   ErrorRecord,
@@ -26,8 +26,8 @@ import {
   SoftwareSettings,
   Step,
   StepBody,
-  AuthResult,
 } from './types';
+import * as v from './validate';
 
 export type Sender = <T>(spec: UnsignedSpec) => Promise<ApiResponse<T>>;
 

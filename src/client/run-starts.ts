@@ -4,8 +4,8 @@
  * is refused here, before anything is sent, with an error of kind `busy`. One claim book per instrument URL, shared
  * by every client (so by every lh-server node pointing at the same instrument).
  */
-import { LhError } from './errors';
 import { urlKey } from './answer-ledger';
+import { LhError } from './errors';
 
 export interface RunStartClaim {
   /** what the start is doing (a protocol, "confirm loading"), for the refusal of a second start */

@@ -4,10 +4,10 @@
  * resent automatically and get long deadlines whatever the node timeout.
  */
 import { LhError, validationError } from './errors';
-import { parseRunStatus, runStateName, type RunStateName, type RunStatus } from './run-state';
-import { MEDIA_JSON, type ApiResponse } from './transport';
 import type { Sender } from './prep';
+import { parseRunStatus, type RunStateName, runStateName, type RunStatus } from './run-state';
 import type { UnsignedSpec } from './session';
+import { type ApiResponse, MEDIA_JSON } from './transport';
 import * as v from './validate';
 
 type ASpec = Omit<UnsignedSpec, 'api'>;

@@ -1,6 +1,7 @@
-import { describeExpiry, passwordExpiryOf, warnNow, type PasswordExpiry, type PasswordWarning } from './password-expiry';
 import { EventEmitter } from 'events';
+
 import { LhError } from './errors';
+import { describeExpiry, type PasswordExpiry, passwordExpiryOf, type PasswordWarning, warnNow } from './password-expiry';
 import { ApiResponse, checkRequestBody, MEDIA_JSON_PATCH, RequestSpec, timerDelay, Transport } from './transport';
 import { AuthResult } from './types';
 

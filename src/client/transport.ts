@@ -1,10 +1,12 @@
 import http from 'http';
 import https from 'https';
 import tls from 'tls';
+
 import axios, { AxiosError, AxiosInstance, AxiosResponse } from 'axios';
+
 import { isUnreachable, LhError } from './errors';
-import { PendingWork } from './pending-work';
 import { forbiddenKeyIn, normaliseKeys } from './field-names';
+import { PendingWork } from './pending-work';
 
 export { normaliseKeys } from './field-names';
 

@@ -4,8 +4,8 @@ import { validationError } from './errors';
 export const INT32_MAX = 2147483647;
 export const INT32_MIN = -2147483648;
 
-export { SOFTWARE_SETTING_FIELDS, STEP_TYPES } from '../contract/instrument-contract';
 export type { StepType } from '../contract/instrument-contract';
+export { SOFTWARE_SETTING_FIELDS, STEP_TYPES } from '../contract/instrument-contract';
 
 export const CLIENT_KEY_MAX_LENGTH = 128;
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;

@@ -1,5 +1,6 @@
 import Redis, { Cluster, RedisOptions } from 'ioredis';
 import type { ConnectionOptions } from 'tls';
+
 import { CoordinationSettings } from './config';
 
 export interface RedisCredentials {

@@ -1,22 +1,23 @@
 import { createHash, randomBytes } from 'crypto';
 import os from 'os';
+
+import { answeredAnother, fingerprint, setSharedAnswerClaims, SharedAnswerClaims } from '../client';
+import { ErrorGate, GateRules } from './error-gate';
+import { fairShare, planLeases } from './fair-share';
 import { CoordinationKeys } from './keys';
 import { FencedError, LeaseGrant, Leases } from './leases';
-import { fairShare, planLeases } from './fair-share';
-import { ErrorGate, GateRules } from './error-gate';
+import { CoordinatedDefaults } from './policy-defaults';
+import { CoordinatedMemory, SharedValue } from './shared-memory';
 import {
   registrationUsers,
   SharedDefaults,
   SharedLedger,
   SharedOnce,
   sharedSecret,
-  StoreRedis,
   SharedSeen,
   STALE_LEDGER_CLAIM_MS,
+  StoreRedis,
 } from './stores';
-import { CoordinatedDefaults } from './policy-defaults';
-import { CoordinatedMemory, SharedValue } from './shared-memory';
-import { answeredAnother, fingerprint, setSharedAnswerClaims, SharedAnswerClaims } from '../client';
 
 /**
  * What this Node-RED is for one instrument: the `holder` (polls, listens, emits, answers automatically), on

@@ -5,8 +5,8 @@
  * Without the lease nothing passes; with Redis lost everything passes, marked (a duplicate beats a miss).
  */
 import { fingerprint, identityOf } from '../client/error-identity';
-import { FencedError } from './leases';
 import { InstrumentCoordination } from './coordinator';
+import { FencedError } from './leases';
 import { SeenEntry, SharedSeen } from './stores';
 
 export interface GateItem<T> {

@@ -1,5 +1,5 @@
-import { ACQUIRE, HEARTBEAT, RELEASE, RENEW } from './scripts';
 import { CoordinationKeys } from './keys';
+import { ACQUIRE, HEARTBEAT, RELEASE, RENEW } from './scripts';
 
 /** The part of an ioredis client the coordination uses: scripts, and a few plain reads. */
 export interface RedisLike {

@@ -5,8 +5,8 @@
  * and before anything is sent; a paused old holder's write is refused, and it sends nothing.
  */
 import { InstrumentCoordination } from './coordinator';
-import { fenced, FencedError } from './leases';
 import { InstrumentKeys } from './keys';
+import { fenced, FencedError } from './leases';
 import { FENCED_SET } from './scripts';
 import { StoreRedis } from './stores';
 

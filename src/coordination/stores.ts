@@ -4,10 +4,11 @@
  * page POSTed to any replica) is claimed without the lease, the claim itself deciding who was first.
  */
 import { createHash, randomBytes } from 'crypto';
+
 import type { AnswerRecord } from '../client';
 import { MAX_ANSWERS_KEPT } from '../client/answer-ledger';
-import { fenced, RedisLike } from './leases';
 import { InstrumentKeys } from './keys';
+import { fenced, RedisLike } from './leases';
 import {
   CANCEL,
   FENCED_CLAIM,
@@ -21,8 +22,8 @@ import {
   GIVE_BACK,
   LEDGER_CLAIM,
   LEDGER_SETTLE,
-  SEEN_CATCH_UP,
   LIVE,
+  SEEN_CATCH_UP,
   USERS,
 } from './scripts';
 

@@ -17,10 +17,11 @@
  * - kba-password-reset needs no token: the knowledge-based answers are given on the instrument's screen, so
  *   the simulator treats them as verified and returns an auth result for the first configured user.
  */
-import { randomBytes, randomUUID, createHash } from 'crypto';
+import { createHash, randomBytes, randomUUID } from 'crypto';
+
+import { FieldErrors, isObject, requireObject, requireString } from './json-fields';
 import { signJwt, verifyJwt } from './jwt';
 import { HttpProblem, unauthorized, validationProblem } from './problem';
-import { isObject, requireObject, requireString, FieldErrors } from './json-fields';
 import type { AuthResult, PolicySettings, SimUser } from './types';
 
 export interface Principal {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /** lh-simulator: runs the instrument simulator from the command line until SIGINT/SIGTERM. */
 import { parseArgs } from 'util';
-import { Simulator, certPath } from './simulator';
+
+import { certPath, Simulator } from './simulator';
 import type { SimUser } from './types';
 
 const HELP = `Usage: lh-simulator [options]

@@ -28,14 +28,14 @@
  *   POST   /sim/run/error {title?, message?, responses?, atStep?} → 201 {armed, error?}: a runtime error during the
  *          run, now (ErrorHandling until answered) or when step atStep starts
  */
-import type { Reply } from './router';
-import type { MessageBox } from './message-boxes';
 import type { FirmwareError } from './error-pushes';
-import type { RunErrorSeed } from './run-machine';
-import type { MachineState } from './machine-status';
-import type { Faults, InstrumentError, InstrumentErrorSeed, LoggedRequest, PendingError, PendingErrorSeed } from './types';
-import { problem } from './problem';
 import { isObject } from './json-fields';
+import type { MachineState } from './machine-status';
+import type { MessageBox } from './message-boxes';
+import { problem } from './problem';
+import type { Reply } from './router';
+import type { RunErrorSeed } from './run-machine';
+import type { Faults, InstrumentError, InstrumentErrorSeed, LoggedRequest, PendingError, PendingErrorSeed } from './types';
 
 export interface ControlTarget {
   injectPendingError(seed?: Partial<PendingErrorSeed>): PendingError;

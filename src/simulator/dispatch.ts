@@ -3,12 +3,13 @@
  * then the route's handler; whatever it throws becomes a problem answer.
  */
 import type { IncomingHttpHeaders } from 'http';
-import { HttpProblem, problem, unauthorized } from './problem';
-import { checkMediaType } from './media-types';
+
 import type { AuthService } from './auth';
-import type { Router, RequestContext, Reply } from './router';
-import type { Api } from './servers';
 import type { BodyKind } from './media-types';
+import { checkMediaType } from './media-types';
+import { HttpProblem, problem, unauthorized } from './problem';
+import type { Reply, RequestContext, Router } from './router';
+import type { Api } from './servers';
 import type { LoggedRequest } from './types';
 
 export interface DispatchContext {

@@ -7,10 +7,11 @@
  * 'Service' or 'Firmware'), `RuntimeErrorResolved` with `{id}` as data (PascalCase names when strict).
  */
 import { randomUUID } from 'crypto';
-import { HttpProblem, badRequest, notFound } from './problem';
-import { field, isObject, requireObject, requireString } from './json-fields';
-import type { Reply, RequestContext } from './router';
+
 import { FrameCasing, nestedFrame } from './event-sockets';
+import { field, isObject, requireObject, requireString } from './json-fields';
+import { badRequest, HttpProblem, notFound } from './problem';
+import type { Reply, RequestContext } from './router';
 import type { PendingError, Severity } from './types';
 
 export interface FirmwareError {

@@ -8,9 +8,9 @@
  *   sim.injectPendingError({ title: 'Clot detected' });
  *   await sim.stop();
  */
-export { Simulator, certPath, MAX_LOGGED_REQUESTS } from './simulator';
-export { STEP_TYPES } from './types';
-export type * from './types';
-export type { EventChannel, UpgradeRecord } from './event-sockets';
-export type { MessageBox, ClosedView, ViewResult } from './message-boxes';
 export type { FirmwareError } from './error-pushes';
+export type { EventChannel, UpgradeRecord } from './event-sockets';
+export type { ClosedView, MessageBox, ViewResult } from './message-boxes';
+export { certPath, MAX_LOGGED_REQUESTS, Simulator } from './simulator';
+export type * from './types';
+export { STEP_TYPES } from './types';

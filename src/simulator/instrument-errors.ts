@@ -15,9 +15,10 @@
  *   without a detailed recovery takes the main action.
  */
 import { randomUUID } from 'crypto';
+
 import { CLIENT_KEY_PATTERN } from '../contract/instrument-contract';
-import { HttpProblem, badRequest, notFound } from './problem';
-import { FieldErrors, field, isInt32, isObject, requireObject } from './json-fields';
+import { field, FieldErrors, isInt32, isObject, requireObject } from './json-fields';
+import { badRequest, HttpProblem, notFound } from './problem';
 import type { ErrorAction, ErrorData, InstrumentError, InstrumentErrorSeed, ResultWrapper } from './types';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -3,9 +3,9 @@
  * are ready, who controls it, whether the door is closed, its name, serial number and software versions. A real
  * instrument of an older software may not serve some of these: `offered: false` answers 404 for all of them.
  */
-import type { Route, Reply } from './router';
-import { problem } from './problem';
 import { isObject } from './json-fields';
+import { problem } from './problem';
+import type { Reply, Route } from './router';
 
 const V1 = '/api/v1';
 

@@ -7,8 +7,9 @@
  * buttons, is 400.
  */
 import { randomBytes } from 'crypto';
-import { HttpProblem, badRequest, notFound } from './problem';
+
 import { field, isObject, requireObject, requireString } from './json-fields';
+import { badRequest, HttpProblem, notFound } from './problem';
 import type { Route } from './router';
 
 export const VIEW_RESULTS = ['Ok', 'Yes', 'No', 'Cancel', 'Abort'] as const;

@@ -1,6 +1,7 @@
 /** The request log (GET /sim/requests): what each A and B request looked like, bounded. */
 import type { IncomingMessage } from 'http';
 import type { TLSSocket } from 'tls';
+
 import { headerValue, parseLoose, queryOf } from './http-io';
 import type { Api } from './servers';
 import type { LoggedRequest } from './types';

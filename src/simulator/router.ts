@@ -1,6 +1,6 @@
 /** A small path router: literal segments and `{name}` parameters, first match wins. */
-import type { BodyKind } from './media-types';
 import type { Principal } from './auth';
+import type { BodyKind } from './media-types';
 
 export interface RequestContext {
   api: 'A' | 'B';

@@ -1,11 +1,11 @@
 /** Interface A (preparation service, plain HTTP, under /api/v1): the route table. */
-import { Router, type Route, type RequestContext, type Reply } from './router';
-import type { Services } from './services';
 import { parseIdParam } from './json-fields';
-import { parseSoftwareSettings } from './settings';
-import { runRoutes } from './run-routes';
-import { messageBoxRoutes, type MessageBoxBook } from './message-boxes';
 import { machineRoutes, type MachineState } from './machine-status';
+import { type MessageBoxBook, messageBoxRoutes } from './message-boxes';
+import { type Reply, type RequestContext, type Route, Router } from './router';
+import { runRoutes } from './run-routes';
+import type { Services } from './services';
+import { parseSoftwareSettings } from './settings';
 
 const V1 = '/api/v1';
 

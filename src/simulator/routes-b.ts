@@ -1,5 +1,5 @@
 /** Interface B (instrument control, HTTPS, under /api/vector/v3): the route table. */
-import { Router, type Route } from './router';
+import { type Route, Router } from './router';
 import type { Services } from './services';
 
 const V3 = '/api/vector/v3';

@@ -11,22 +11,22 @@
  * planned (a step starts, the run resumes, the speed changes: at most once per step segment), `Finished` when a
  * run ends (data: result, run record id, protocol, times).
  */
-import type { RuntimeErrorBook } from './runtime-errors';
-import type { PendingError } from './types';
 import { RunRecordBook, type RunResult } from './run-records';
 import {
+  type ActiveRun,
   armedErrorIndex,
   iso,
   phaseAfterEntering,
+  type PhaseEnd,
   rearmPlan,
   remainingAfterCheckpoint,
   resultAtEnd,
-  type ActiveRun,
-  type PhaseEnd,
   type RunErrorSeed,
   type RunStateName,
 } from './run-transitions';
-import { finishedEvent, runRecordOf, runStatus, timeRemainingEvent, type RunStatus, type RunView } from './run-views';
+import { finishedEvent, runRecordOf, type RunStatus, runStatus, type RunView, timeRemainingEvent } from './run-views';
+import type { RuntimeErrorBook } from './runtime-errors';
+import type { PendingError } from './types';
 
 export interface RunClock {
   now(): number;

@@ -13,31 +13,32 @@
  * record in the given words ("Not completed", "Incomplete", …) instead of Completed.
  */
 import { randomUUID } from 'crypto';
+
 import { HttpProblem } from './problem';
 import type { Reply } from './router';
-import type { StepStore } from './steps';
-import type { RuntimeErrorBook } from './runtime-errors';
-import type { PendingError } from './types';
+import { type RunClock, RunEngine, type RunEventSink } from './run-engine';
 import type { RunRecordBook } from './run-records';
 import { readCreate, readLoadComplete } from './run-requests';
 import { RunScript } from './run-script';
-import { RunEngine, type RunClock, type RunEventSink } from './run-engine';
 import {
   armsForLater,
   checkSpeed,
   loadCompleteOutcome,
   parseSpeed,
   requireState,
-  runStepsOf,
-  validationErrors,
   type RunEnding,
   type RunErrorSeed,
   type RunStateName,
+  runStepsOf,
+  validationErrors,
 } from './run-transitions';
-import { loadInstructionsOf, protocolView, stateOnWire, type RunStatus } from './run-views';
+import { loadInstructionsOf, protocolView, type RunStatus, stateOnWire } from './run-views';
+import type { RuntimeErrorBook } from './runtime-errors';
+import type { StepStore } from './steps';
+import type { PendingError } from './types';
 
 export type { RunClock, RunEventCode, RunEventSink } from './run-engine';
-export type { RunErrorSeed, RunEnding, RunStatus };
+export type { RunEnding, RunErrorSeed, RunStatus };
 
 export interface RunMachineOptions {
   clock: RunClock;

@@ -1,5 +1,5 @@
 /** Reading the run requests' bodies (create, load-complete): a 400 names each field and the rule it breaks. */
-import { FieldErrors, field, optionalBoolean, requireInt32, requireObject } from './json-fields';
+import { field, FieldErrors, optionalBoolean, requireInt32, requireObject } from './json-fields';
 
 /** POST protocol-run/create {protocolId, simulate?, recompile?}. */
 export function readCreate(body: unknown): { protocolId: number; simulate: boolean | undefined } {

@@ -1,8 +1,8 @@
 /** The run routes of interface A: protocols, protocol-run/*, run-data (the state machine is in run-machine.ts). */
 import { field, isObject, parseBoolQuery, parseIdParam } from './json-fields';
-import type { RequestContext, Reply, Route } from './router';
-import { pdfReport, pipettingCsv } from './run-records';
+import type { Reply, RequestContext, Route } from './router';
 import type { RunMachine } from './run-machine';
+import { pdfReport, pipettingCsv } from './run-records';
 
 const V1 = '/api/v1';
 

@@ -2,8 +2,8 @@
  * How the next runs are scripted to go wrong (PUT /sim/run {failCreate, endNext}): creates that fail without
  * creating anything, and runs that end as in the failures a review reproduced (see RunEnding).
  */
-import { problem } from './problem';
 import { isObject } from './json-fields';
+import { problem } from './problem';
 import type { Reply } from './router';
 import type { RunEnding } from './run-transitions';
 

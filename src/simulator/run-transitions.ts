@@ -8,8 +8,8 @@
  *   an injected runtime error: Running → ErrorHandling ─answer Retry (or any other response)→ Running
  *                                                      ─answer Abort→ Aborting → Idle (result Failed)
  */
-import { HttpProblem } from './problem';
 import { RUN_STATE_NAMES, type RunStateName } from '../contract/instrument-contract';
+import { HttpProblem } from './problem';
 import type { RunResult, StepLog } from './run-records';
 import type { Protocol, Step } from './types';
 

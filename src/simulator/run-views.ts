@@ -3,16 +3,16 @@
  * TimeRemaining, Finished), the run record a finished run leaves, the load instructions, and the protocol reads.
  */
 import { isObject } from './json-fields';
-import {
-  NOT_SET,
-  RUN_STATES,
-  iso,
-  remainingSeconds,
-  validationErrors,
-  type ActiveRun,
-  type RunStateName,
-} from './run-transitions';
 import type { RunRecord, RunResult } from './run-records';
+import {
+  type ActiveRun,
+  iso,
+  NOT_SET,
+  remainingSeconds,
+  RUN_STATES,
+  type RunStateName,
+  validationErrors,
+} from './run-transitions';
 import type { Protocol } from './types';
 
 export interface RunStatus {

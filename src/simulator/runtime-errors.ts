@@ -9,8 +9,9 @@
  * counted as not cleared and stay pending.
  */
 import { randomUUID } from 'crypto';
-import { HttpProblem, badRequest, notFound } from './problem';
-import { FieldErrors, field, isObject, optionalString, parseIntQuery, requireObject, requireString } from './json-fields';
+
+import { field, FieldErrors, isObject, optionalString, parseIntQuery, requireObject, requireString } from './json-fields';
+import { badRequest, HttpProblem, notFound } from './problem';
 import type { ClearResult, ErrorList, ErrorRecord, PendingError, PendingErrorSeed, Severity } from './types';
 
 /** the history is bounded so that a simulator left running for months stays small */

@@ -4,13 +4,14 @@
  * answered from the interface's route table with the interface's media types.
  */
 import type { IncomingMessage, ServerResponse } from 'http';
-import { DEFAULT_TIMEOUT_HOLD_MS, rollFault } from './faults';
-import { HttpProblem, htmlErrorPage, problem } from './problem';
-import { A_RESPONSE_TYPE, B_MEDIA_TYPE, B_PROBLEM_TYPE, PROBLEM_TYPE } from './media-types';
-import { BodyTooLarge, parseLoose, readBody, send } from './http-io';
-import { problemReply } from './dispatch';
-import { inPrefix, logEntry, type RequestLog } from './request-log';
+
 import type { ControlReply } from './control-api';
+import { problemReply } from './dispatch';
+import { DEFAULT_TIMEOUT_HOLD_MS, rollFault } from './faults';
+import { BodyTooLarge, parseLoose, readBody, send } from './http-io';
+import { A_RESPONSE_TYPE, B_MEDIA_TYPE, B_PROBLEM_TYPE, PROBLEM_TYPE } from './media-types';
+import { htmlErrorPage, HttpProblem, problem } from './problem';
+import { inPrefix, logEntry, type RequestLog } from './request-log';
 import type { Reply } from './router';
 import type { Api } from './servers';
 import type { TimerSet } from './timers';

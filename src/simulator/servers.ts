@@ -6,7 +6,8 @@ import * as fs from 'fs';
 import * as http from 'http';
 import * as https from 'https';
 import * as path from 'path';
-import type { Socket, AddressInfo } from 'net';
+
+import type { AddressInfo, Socket } from 'net';
 
 export type Api = 'A' | 'B';
 export type RequestHandler = (api: Api, req: http.IncomingMessage, res: http.ServerResponse) => void;

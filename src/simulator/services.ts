@@ -1,10 +1,10 @@
 /** The stateful parts of the simulator that the route tables work on. */
 import type { AuthService } from './auth';
-import type { StepStore } from './steps';
-import type { RuntimeErrorBook } from './runtime-errors';
-import type { ServiceRoutineBook } from './settings';
 import type { InstrumentErrorBook } from './instrument-errors';
 import type { RunMachine } from './run-machine';
+import type { RuntimeErrorBook } from './runtime-errors';
+import type { ServiceRoutineBook } from './settings';
+import type { StepStore } from './steps';
 import type { PolicySettings, SoftwareSettings } from './types';
 
 export interface Services {

@@ -5,8 +5,8 @@
  * PUT service-routines updates one routine named by its id (404 when unknown); every field is validated.
  */
 import { SOFTWARE_SETTING_FIELDS } from '../contract/instrument-contract';
+import { field, FieldErrors, isInt32, isIsoDateTime, requireBoolean, requireInt32, requireObject } from './json-fields';
 import { notFound } from './problem';
-import { FieldErrors, field, isIsoDateTime, isInt32, requireBoolean, requireInt32, requireObject } from './json-fields';
 import type { PolicySettings, ServiceRoutine, SoftwareSettings } from './types';
 
 export const DEFAULT_POLICY: PolicySettings = {

@@ -1,11 +1,11 @@
 /** Building the simulator's stateful parts (Services), seeding them, and reading them for /sim/state. */
 import { AuthService } from './auth';
-import { StepStore } from './steps';
-import { RuntimeErrorBook } from './runtime-errors';
 import { InstrumentErrorBook } from './instrument-errors';
-import { RunMachine, type RunClock, type RunEventSink } from './run-machine';
-import { ServiceRoutineBook, seedServiceRoutines, seedSoftwareSettings } from './settings';
+import { type RunClock, type RunEventSink, RunMachine } from './run-machine';
+import { RuntimeErrorBook } from './runtime-errors';
 import type { Services } from './services';
+import { seedServiceRoutines, seedSoftwareSettings, ServiceRoutineBook } from './settings';
+import { StepStore } from './steps';
 import type { PolicySettings, SimulatorOptions, SimulatorState, SimUser } from './types';
 
 const DEFAULT_USERS: SimUser[] = [{ username: 'admin', password: 'labwire' }];

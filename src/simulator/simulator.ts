@@ -7,25 +7,26 @@
  * the run state machine (run-machine.ts) and the other stateful parts (sim-services.ts).
  */
 import * as fs from 'fs';
+
+import { type ControlTarget, handleControl } from './control-api';
+import { dispatch, type DispatchContext } from './dispatch';
+import { ErrorPushes, type FirmwareError } from './error-pushes';
+import { type EventChannel, EventSockets, type FrameCasing, nestedFrame } from './event-sockets';
+import { normaliseFaults } from './faults';
+import { initialMachineState, type MachineState, updateMachineState } from './machine-status';
+import { type MessageBox, MessageBoxBook } from './message-boxes';
+import { RequestLog } from './request-log';
 import type { Route, Router } from './router';
 import { interfaceARouter } from './routes-a';
 import { interfaceBRouter } from './routes-b';
-import { handleControl, type ControlTarget } from './control-api';
-import { normaliseFaults } from './faults';
-import { EventSockets, nestedFrame, type EventChannel, type FrameCasing } from './event-sockets';
-import { MessageBoxBook, type MessageBox } from './message-boxes';
-import { initialMachineState, updateMachineState, type MachineState } from './machine-status';
-import { ErrorPushes, type FirmwareError } from './error-pushes';
-import { ServerPair, certPath, serverTls } from './servers';
-import { TimerSet } from './timers';
-import { RequestLog } from './request-log';
+import type { RunErrorSeed, RunMachine } from './run-machine';
 import { serve, type ServeContext } from './serve';
-import { dispatch, type DispatchContext } from './dispatch';
+import { certPath, ServerPair, serverTls } from './servers';
+import type { Services } from './services';
+import { DEFAULT_POLICY } from './settings';
 import { isStrict, normalisePrefix, urlHost } from './sim-options';
 import { createServices, seedServices, stateCounts, stateOf } from './sim-services';
-import { DEFAULT_POLICY } from './settings';
-import type { RunMachine, RunErrorSeed } from './run-machine';
-import type { Services } from './services';
+import { TimerSet } from './timers';
 import type {
   Faults,
   InstrumentError,
@@ -38,8 +39,8 @@ import type {
   SimulatorState,
 } from './types';
 
-export { certPath } from './servers';
 export { MAX_LOGGED_REQUESTS } from './request-log';
+export { certPath } from './servers';
 export { isStrict } from './sim-options';
 
 export class Simulator implements ControlTarget {

@@ -5,13 +5,12 @@
  * 1-based and kept dense (1..n) after every change; `makeNameUnique` is a request flag and never stored;
  * without it a duplicate name is allowed. Unknown variant fields are stored and returned exactly as sent.
  */
-import { badRequest, notFound, validationProblem } from './problem';
 import {
-  FieldErrors,
-  JsonObject,
   field,
+  FieldErrors,
   isInt32,
   isObject,
+  JsonObject,
   optionalBoolean,
   optionalInt32,
   parseBoolQuery,
@@ -21,7 +20,8 @@ import {
   requireObject,
   requireString,
 } from './json-fields';
-import { STEP_TYPES, type Protocol, type Step, type StepSummary, type StepType } from './types';
+import { badRequest, notFound, validationProblem } from './problem';
+import { type Protocol, type Step, STEP_TYPES, type StepSummary, type StepType } from './types';
 
 const COMMON_FIELDS = ['stepType', 'id', 'name', 'stepOrder', 'disabled', 'makeNameUnique'];
 

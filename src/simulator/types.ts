@@ -5,8 +5,8 @@
 
 import type { PolicySettings, SoftwareSettings, StepType } from '../contract/instrument-contract';
 
-export { STEP_TYPES } from '../contract/instrument-contract';
 export type { ClearResult, PolicySettings, SoftwareSettings, StepType } from '../contract/instrument-contract';
+export { STEP_TYPES } from '../contract/instrument-contract';
 
 /** A stored step: the common fields of 2.1 plus any variant fields exactly as the client sent them. */
 export interface Step {

@@ -1,4 +1,5 @@
 import assert from 'assert';
+
 import { currentActor, withActor } from '../../src/audit';
 import { nodeActor, requestUser } from '../../src/nodes/shared/audit';
 

@@ -1,16 +1,17 @@
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
+
 import {
   AuditLog,
   AuditRecord,
-  chainIndexes,
+  AuditStreamKeys,
   chainFile,
+  chainIndexes,
   checkpointFile,
   RecordFields,
   verifyChain,
   VerifyReport,
-  AuditStreamKeys,
 } from '../../src/audit';
 import { CoordinationKeys } from '../../src/coordination/keys';
 

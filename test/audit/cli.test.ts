@@ -3,6 +3,7 @@ import assert from 'assert';
 import { spawnSync } from 'child_process';
 import fs from 'fs';
 import path from 'path';
+
 import { KEY, writeChain } from './chain-support';
 
 const CLI = path.resolve(__dirname, '..', '..', 'nodes', 'audit', 'cli.js');

@@ -7,15 +7,7 @@
  */
 import assert from 'assert';
 import fs from 'fs';
-import {
-  LiquidHandlerClient,
-  PrepApi,
-  InstrumentApi,
-  DialogApi,
-  RunsApi,
-  MachineApi,
-  UNAUDITED_OPERATIONS,
-} from '../../src/client';
+
 import {
   AuditAppender,
   AuditLog,
@@ -27,12 +19,21 @@ import {
   verifyStreamChain,
   withActor,
 } from '../../src/audit';
+import {
+  DialogApi,
+  InstrumentApi,
+  LiquidHandlerClient,
+  MachineApi,
+  PrepApi,
+  RunsApi,
+  UNAUDITED_OPERATIONS,
+} from '../../src/client';
 import type { Route } from '../../src/simulator/router';
 import type { LoggedRequest } from '../../src/simulator/types';
 import { useClients } from '../support/client-suite';
-import { freshStream, tempDir } from './chain-support';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 import { until } from '../support/until';
+import { freshStream, tempDir } from './chain-support';
 
 const UUID = '3f2b6c1e-0d4a-4c8e-9a51-2b7d9e0f1a22';
 const UUID2 = '4a2b6c1e-0d4a-4c8e-9a51-2b7d9e0f1a33';

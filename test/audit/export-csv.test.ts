@@ -3,7 +3,9 @@
  * typed name) never reaches a spreadsheet as a formula, and every cell reads back as written (RFC 4180).
  */
 import assert from 'assert';
+
 import fc from 'fast-check';
+
 import { AuditRecord, GENESIS, seal, toCsv } from '../../src/audit';
 
 /** RFC 4180 rows (quoted cells with "" and line breaks inside). */

@@ -2,8 +2,8 @@
  * The child of kill.test.ts: a client with an audit trail sending instrument-changing requests to the simulator as
  * fast as it can (8 at a time) until it is killed; prints `durable <seq> <hash>` for every record once it is on disk.
  */
-import { LiquidHandlerClient } from '../../src/client';
 import { AuditLog, AuditRecord, AuditTrail } from '../../src/audit';
+import { LiquidHandlerClient } from '../../src/client';
 
 const [dir, baseUrl] = process.argv.slice(2);
 const log = new AuditLog({ dir, name: 'killed', instrument: baseUrl, key: Buffer.from('kill-key'), maxFileBytes: 256 * 1024 });

@@ -5,13 +5,14 @@
  */
 import assert from 'assert';
 import { ChildProcessByStdio, spawn } from 'child_process';
-import { Readable } from 'stream';
 import fs from 'fs';
 import path from 'path';
+import { Readable } from 'stream';
+
 import { AuditLog } from '../../src/audit';
 import { Simulator } from '../../src/simulator';
-import { KEY as KEY_SUPPORT, readChain, tempDir, verify, writeChain } from './chain-support';
 import { USER } from '../support/runtime';
+import { KEY as KEY_SUPPORT, readChain, tempDir, verify, writeChain } from './chain-support';
 
 const KEY = Buffer.from('kill-key');
 

@@ -5,10 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'fs';
+
+import { AuditRecord, expandChain, FILE_PATTERN, verifyChain } from '../../src/audit';
+import { loadNode, useInstrument } from '../support/node-suite';
 import { collect, helper, loadFlow, nextMessage, runtimeSettings, serverFlow } from '../support/runtime';
 import { until } from '../support/until';
-import { loadNode, useInstrument } from '../support/node-suite';
-import { AuditRecord, expandChain, FILE_PATTERN, verifyChain } from '../../src/audit';
 import { tempDir } from './chain-support';
 
 describe('audit in Node-RED: lh-server writes the chain of its instrument', function () {

@@ -3,7 +3,9 @@
  * settings merge) and the why (the error answered) above MAX_RECORDED_BODY_BYTES are left out, their SHA-256 kept.
  */
 import assert from 'assert';
+
 import fc from 'fast-check';
+
 import {
   AuditRecord,
   AuditTrail,

@@ -7,10 +7,12 @@ import assert from 'assert';
 import { spawnSync } from 'child_process';
 import fs from 'fs';
 import path from 'path';
+
 import Redis from 'ioredis';
+
 import { AuditRecord, AuditStreamKeys, AuditTrail, readStreamChain, RedisAuditLog, verifyStreamChain } from '../../src/audit';
-import { describeWithRedis, RedisHarness, useRedis } from '../support/redis-server';
 import { useClients } from '../support/client-suite';
+import { describeWithRedis, RedisHarness, useRedis } from '../support/redis-server';
 import { actionFields, freshStream, INSTRUMENT, KEY, tempDir } from './chain-support';
 
 const CLI = path.resolve(__dirname, '..', '..', 'nodes', 'audit', 'cli.js');

@@ -3,13 +3,14 @@
  * connection, a writer with Redis write access but not the checkpoint key, verify's wording for unsigned chains.
  */
 import assert from 'assert';
+
 import {
   AuditRecord,
   AuditRedis,
+  AuditStreamKeys,
   checkpointMac,
   COMPARE_AND_APPEND,
   READ_HEAD,
-  AuditStreamKeys,
   readStreamChain,
   RedisAuditLog,
   seal,

@@ -5,9 +5,11 @@
 import assert from 'assert';
 import { spawnSync } from 'child_process';
 import path from 'path';
+
 import fc from 'fast-check';
-import { freePort } from '../support/redis-server';
+
 import { parseRedisSource, safeRedisUrl } from '../../src/audit/redis-source';
+import { freePort } from '../support/redis-server';
 
 describe('lh-audit redis:// sources: the password is never printed', function () {
   it('safeRedisUrl hides any password, and parse errors never quote it', function () {

@@ -6,8 +6,10 @@
  * first record that is wrong, by its stream entry.
  */
 import assert from 'assert';
+
 import fc from 'fast-check';
 import Redis from 'ioredis';
+
 import { AuditRecord, AuditStreamKeys, hashOf, readStreamChain, RedisAuditLog, verifyStreamChain } from '../../src/audit';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 import { actionFields, freshStream, KEY } from './chain-support';

@@ -5,8 +5,10 @@
  */
 import assert from 'assert';
 import fs from 'fs';
+
 import fc from 'fast-check';
-import { hashOf, AuditRecord } from '../../src/audit';
+
+import { AuditRecord, hashOf } from '../../src/audit';
 import { ChainText, readChain, verify, writeChain } from './chain-support';
 
 /** LH_AUDIT_TAMPER_RUNS=10000 for the full count (about a minute on one core). */

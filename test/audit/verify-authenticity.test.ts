@@ -3,7 +3,9 @@
  * checkpoint key: it can recompute every hash, but it cannot sign. fast-check over chain lengths and rewrites.
  */
 import assert from 'assert';
+
 import fc from 'fast-check';
+
 import {
   AuditRecord,
   Checkpoint,

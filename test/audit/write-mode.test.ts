@@ -1,6 +1,7 @@
 /** Each writeMode of the file chain (datasync, dsync, sync): an append resolves only with its record in the file, and the chain verifies. */
 import assert from 'assert';
 import fs from 'fs';
+
 import { AuditLog, chainFile } from '../../src/audit';
 import { actionFields, KEY, readChain, tempDir, verify } from './chain-support';
 

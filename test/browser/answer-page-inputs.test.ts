@@ -2,11 +2,12 @@
 // checks of type and range, the buttons of actions without inputs never held back by them, the value reaching the
 // instrument.
 import assert from 'node:assert/strict';
+
+import { loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
+import { bServerFlow } from '../nodes/lh-error-poll.support';
 import { usePhonePage } from '../support/browser';
 import { helper, nextMessage } from '../support/runtime';
 import { until } from '../support/until';
-import { bServerFlow } from '../nodes/lh-error-poll.support';
-import { loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
 

@@ -1,11 +1,13 @@
 // The answer page in a real Chromium, as a person on a phone uses it: open the link, see the buttons, answer, see
 // the outcome; open it again; and what previews, forgers and script-carrying error texts get.
 import assert from 'node:assert/strict';
+
 import FakeTimers from '@sinonjs/fake-timers';
+
+import { fetchText, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
+import { bServerFlow } from '../nodes/lh-error-poll.support';
 import { usePhonePage } from '../support/browser';
 import { helper, nextMessage } from '../support/runtime';
-import { bServerFlow } from '../nodes/lh-error-poll.support';
-import { fetchText, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
 

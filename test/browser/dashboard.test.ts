@@ -2,11 +2,13 @@
 // deployed, any free port): a run goes from Loading to finished on the page, and an error raised during the run is
 // answered with the page's button. Chromium from test/support/browser.ts; needs a build (npm test builds first).
 import assert from 'assert';
+import { ChildProcess, spawn } from 'child_process';
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
-import { ChildProcess, spawn } from 'child_process';
+
 import { Browser, Page } from 'playwright-core';
+
 import { launchChromium } from '../support/browser';
 
 const root = path.resolve(__dirname, '..', '..');

@@ -2,11 +2,13 @@
 // scripts/start.js itself (fresh user directory, any free port), so this also proves that `npm start` works.
 // Chromium from test/support/browser.ts (LH_CHROMIUM, PATH, or @sparticuz/chromium); needs a build (npm test builds first).
 import assert from 'assert';
+import { ChildProcess, spawn } from 'child_process';
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
-import { ChildProcess, spawn } from 'child_process';
+
 import { Browser, Locator, Page } from 'playwright-core';
+
 import { dialogDefaults, migrate } from '../../src/nodes/shared/migrations';
 import { launchChromium } from '../support/browser';
 

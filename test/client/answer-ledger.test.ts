@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { AnswerLedger, answerLedgerFor, forgetAnswerLedgers, MAX_ANSWERS_KEPT } from '../../src/client/answer-ledger';
-import { useClients } from '../support/client-suite';
+
 import { LhError } from '../../src/client';
+import { AnswerLedger, answerLedgerFor, forgetAnswerLedgers, MAX_ANSWERS_KEPT } from '../../src/client/answer-ledger';
 import { identityOf } from '../../src/client/error-identity';
+import { useClients } from '../support/client-suite';
 
 describe('answer ledger', function () {
   it('gives an error one slot: a second caller is refused while the first is in flight and after it answered', function () {

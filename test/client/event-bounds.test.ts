@@ -4,12 +4,14 @@
  * that delivers frames is kept even when the instrument never answers pings.
  */
 import { strict as assert } from 'node:assert';
+
 import fc from 'fast-check';
 import type { WebSocket } from 'ws';
+
 import { EventNotice, EventStateChange, InstrumentEvent, LiquidHandlerClient, reconnectDelay } from '../../src/client';
 import { useClients } from '../support/client-suite';
-import { useWsServers } from '../support/ws-servers';
 import { until } from '../support/until';
+import { useWsServers } from '../support/ws-servers';
 
 const HALF = (): number => 0.5; // no jitter: delays are exact
 

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+
 import { codeMatches, eventFromFrame, firmwareErrorFromFrame, normaliseEvent, unwrapFrame } from '../../src/client/event-frames';
 
 describe('client: event frames', function () {

@@ -2,15 +2,17 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
+
 import { WebSocketServer } from 'ws';
+
 import {
   EventChannel,
-  EventStateChange,
-  InstrumentEvent,
-  LiquidHandlerClient,
   eventSocketUrl,
+  EventStateChange,
   firmwareErrorFromFrame,
+  InstrumentEvent,
   isUnavailableStatus,
+  LiquidHandlerClient,
   reconnectDelay,
 } from '../../src/client';
 import { certPath } from '../../src/simulator';

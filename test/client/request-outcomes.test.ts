@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+
 import { LhError, RequestObservation } from '../../src/client';
 import { useClients } from '../support/client-suite';
 import { until } from '../support/until';

@@ -3,7 +3,9 @@
  * instrument's text, never `completed` — whatever its letter case, blanks, or the known word it contains.
  */
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { mapRunResult, RUN_RESULT_WORDS } from '../../src/client';
 
 const KNOWN = Object.entries(RUN_RESULT_WORDS).flatMap(([outcome, words]) => words.map((word) => ({ outcome, word })));

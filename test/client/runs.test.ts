@@ -1,6 +1,8 @@
 import { strict as assert } from 'node:assert';
+
 import { PDFDocument } from 'pdf-lib';
-import { LhError, instrumentDate, isBusy, parseRunStatus, runStateName } from '../../src/client';
+
+import { instrumentDate, isBusy, LhError, parseRunStatus, runStateName } from '../../src/client';
 import { filenameOf, loadCompleteBody, runId } from '../../src/client/runs';
 import { pauseResumeAbort, useClients } from '../support/client-suite';
 import { until } from '../support/until';

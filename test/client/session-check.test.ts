@@ -4,9 +4,11 @@
  * in a flow that polls nothing; it never logs in by itself (idle, refused or locked sessions are left alone).
  */
 import assert from 'node:assert/strict';
-import axios from 'axios';
+
 import FakeTimers from '@sinonjs/fake-timers';
+import axios from 'axios';
 import fc from 'fast-check';
+
 import { CHECK_AUTHENTICATION, LhError, sessionCheckDue, SessionState } from '../../src/client';
 import { sessionCheckInterval } from '../../src/nodes/lh-server/session-check';
 import { Simulator } from '../../src/simulator';

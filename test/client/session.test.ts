@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
-import axios from 'axios';
+
 import FakeTimers from '@sinonjs/fake-timers';
+import axios from 'axios';
+
 import { LhError, LiquidHandlerClient } from '../../src/client';
 import { Simulator } from '../../src/simulator';
 import { useClients } from '../support/client-suite';

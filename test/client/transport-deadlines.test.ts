@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'http';
 import net from 'net';
 import { AddressInfo } from 'net';
+
 import { LhError } from '../../src/client';
 import { AuditHook, AuditOutcome, Transport } from '../../src/client/transport';
 import { until } from '../support/until';

@@ -4,8 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import http from 'http';
-import zlib from 'zlib';
 import { AddressInfo } from 'net';
+import zlib from 'zlib';
+
 import { LhError } from '../../src/client';
 import { MAX_RESPONSE_BYTES, Transport } from '../../src/client/transport';
 

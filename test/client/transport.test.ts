@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'http';
 import { AddressInfo } from 'net';
+
 import { ClientOptions, LhError, LiquidHandlerClient } from '../../src/client';
 import { useClients } from '../support/client-suite';
 

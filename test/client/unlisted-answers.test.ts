@@ -4,7 +4,9 @@
  * listed error is retired once a list read after it no longer shows the error (its id may come back as a new error).
  */
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { AnswerLedger, LhError } from '../../src/client';
 
 type Step = { kind: 'answer'; key: string; unlisted: boolean } | { kind: 'list'; shown: string[] } | { kind: 'tick' };

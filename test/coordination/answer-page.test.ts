@@ -4,11 +4,13 @@
  * form tokens are shared). Real Node-RED processes, a real simulator, a real redis-server.
  */
 import assert from 'assert';
+
 import Redis from 'ioredis';
+
 import { Simulator } from '../../src/simulator';
-import { describeWithRedis, RedisHarness } from '../support/redis-server';
-import { Collector, FlowNode, Replica, watchFlows } from '../support/red-replicas';
 import { requestText } from '../support/http-text';
+import { Collector, FlowNode, Replica, watchFlows } from '../support/red-replicas';
+import { describeWithRedis, RedisHarness } from '../support/redis-server';
 import { startSimulator, USER } from '../support/runtime';
 import { until } from '../support/until';
 

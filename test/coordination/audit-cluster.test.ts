@@ -7,15 +7,17 @@ import assert from 'assert';
 import { spawnSync } from 'child_process';
 import fs from 'fs';
 import path from 'path';
+
 import Redis from 'ioredis';
+
+import { AuditRecord, AuditRedis, AuditStreamReader, readStreamChain, RedisAuditLog, verifyStreamChain } from '../../src/audit';
 import { coordinationSettings } from '../../src/coordination/config';
 import { connectRedis, CoordinationRedis } from '../../src/coordination/connect';
 import { CoordinationKeys } from '../../src/coordination/keys';
-import { AuditRecord, AuditRedis, AuditStreamReader, readStreamChain, RedisAuditLog, verifyStreamChain } from '../../src/audit';
+import { actionFields, KEY, tempDir } from '../audit/chain-support';
 import { describeWithRedis } from '../support/redis-server';
 import { ClusterHarness } from '../support/redis-topologies';
 import { until } from '../support/until';
-import { actionFields, KEY, tempDir } from '../audit/chain-support';
 
 describeWithRedis('audit: the chain in a Redis Cluster', function () {
   this.timeout(60000);

@@ -7,11 +7,12 @@
 import assert from 'assert';
 import fs from 'fs';
 import path from 'path';
-import { Simulator } from '../../src/simulator';
+
 import { AuditRecord, readStreamChain, verifyStreamChain } from '../../src/audit';
 import { CoordinationKeys } from '../../src/coordination/keys';
-import { describeWithRedis, useRedis } from '../support/redis-server';
+import { Simulator } from '../../src/simulator';
 import { Collector, credentialsFor, FlowNode, Replica, watchFlows } from '../support/red-replicas';
+import { describeWithRedis, useRedis } from '../support/redis-server';
 import { startSimulator } from '../support/runtime';
 import { until } from '../support/until';
 

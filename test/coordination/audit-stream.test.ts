@@ -5,14 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'fs';
+
 import Redis from 'ioredis';
-import { collect, helper, loadFlow, nextMessage, runtimeSettings, serverFlow, USER } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
-import { describeWithRedis, freePort, RedisHarness, useRedis } from '../support/redis-server';
-import { until } from '../support/until';
+
 import { AuditRecord, readStreamChain, verifyStreamChain } from '../../src/audit';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { tempDir } from '../audit/chain-support';
+import { useInstrument } from '../support/node-suite';
+import { describeWithRedis, freePort, RedisHarness, useRedis } from '../support/redis-server';
+import { collect, helper, loadFlow, nextMessage, runtimeSettings, serverFlow, USER } from '../support/runtime';
+import { until } from '../support/until';
 
 describeWithRedis('audit in Node-RED with lh-coordination: the chain in the shared Redis stream', function () {
   const sim = useInstrument();

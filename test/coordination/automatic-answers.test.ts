@@ -4,6 +4,7 @@
  * instrument; it gives the default back, and the new holder sends it, once. A person's answer needs no lease.
  */
 import assert from 'assert';
+
 import { Coordinator } from '../../src/coordination/coordinator';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { FencedError } from '../../src/coordination/leases';

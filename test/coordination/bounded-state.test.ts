@@ -5,7 +5,9 @@
  * long sequences on a real Redis, checked against a model of what must still be refused.
  */
 import assert from 'assert';
+
 import fc from 'fast-check';
+
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { SharedLedger, SharedOnce } from '../../src/coordination/stores';
 import { describeWithRedis, useRedis } from '../support/redis-server';

@@ -4,6 +4,7 @@
  * keys must hash to one slot (the instrument's hash tag, or the one global key), and every script must be covered.
  */
 import assert from 'assert';
+
 import { Coordinator } from '../../src/coordination/coordinator';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { Leases } from '../../src/coordination/leases';
@@ -14,8 +15,8 @@ import {
   SharedDefaults,
   SharedLedger,
   SharedOnce,
-  SharedSeen,
   sharedSecret,
+  SharedSeen,
   StoreRedis,
 } from '../../src/coordination/stores';
 import { describeWithRedis, useRedis } from '../support/redis-server';

@@ -4,7 +4,9 @@
  * (a script naming keys of two hash slots would fail with CROSSSLOT).
  */
 import assert from 'assert';
+
 import Redis from 'ioredis';
+
 import { coordinationSettings } from '../../src/coordination/config';
 import { connectRedis, CoordinationRedis } from '../../src/coordination/connect';
 import { Coordinator } from '../../src/coordination/coordinator';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
+
 import { useInstrument } from '../support/node-suite';
+import { helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
 
 describe('coordination: lh-server pointed at a missing or broken lh-coordination', function () {
   const sim = useInstrument();

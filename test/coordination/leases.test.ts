@@ -1,10 +1,12 @@
 import assert from 'assert';
+
 import fc from 'fast-check';
 import Redis from 'ioredis';
+
+import { rendezvous } from '../../src/coordination/coordinator';
+import { fairShare, planLeases } from '../../src/coordination/fair-share';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { FencedError, Leases } from '../../src/coordination/leases';
-import { fairShare, planLeases } from '../../src/coordination/fair-share';
-import { rendezvous } from '../../src/coordination/coordinator';
 import { SharedOnce } from '../../src/coordination/stores';
 import { describeWithRedis, RedisHarness } from '../support/redis-server';
 

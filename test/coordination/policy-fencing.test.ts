@@ -4,12 +4,13 @@
  * resumed, it must not send the default: the new holder does, once.
  */
 import assert from 'assert';
+
 import { trimBase } from '../../src/client';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { SharedLedger } from '../../src/coordination/stores';
 import { Simulator } from '../../src/simulator';
-import { describeWithRedis, useRedis } from '../support/redis-server';
 import { Collector, credentialsFor, leaseHolder, Replica, watchFlows } from '../support/red-replicas';
+import { describeWithRedis, useRedis } from '../support/redis-server';
 import { startSimulator } from '../support/runtime';
 import { until } from '../support/until';
 

@@ -4,9 +4,10 @@
  * one replica never leaves the others' B errors unhandled. Real Node-RED processes, a real simulator, a real Redis.
  */
 import assert from 'assert';
+
 import { Simulator } from '../../src/simulator';
-import { describeWithRedis, RedisHarness } from '../support/redis-server';
 import { Collector, Replica, watchFlows } from '../support/red-replicas';
+import { describeWithRedis, RedisHarness } from '../support/redis-server';
 import { startSimulator, USER } from '../support/runtime';
 import { until } from '../support/until';
 

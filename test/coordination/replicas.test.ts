@@ -4,9 +4,10 @@
  * multiplies the errors and kills of the failover case (the issue's full figure is LH_HA_SCALE=10 or `npm run bench:ha`).
  */
 import assert from 'assert';
+
 import { Simulator } from '../../src/simulator';
-import { describeWithRedis, useRedis } from '../support/redis-server';
 import { Collector, credentialsFor, leaseHolder, Replica, watchFlows } from '../support/red-replicas';
+import { describeWithRedis, useRedis } from '../support/redis-server';
 import { startSimulator } from '../support/runtime';
 import { until } from '../support/until';
 

@@ -4,9 +4,10 @@
  * over without a state change reported twice or missed, and the finished run is reported once.
  */
 import assert from 'assert';
+
 import { Simulator } from '../../src/simulator';
-import { describeWithRedis, useRedis } from '../support/redis-server';
 import { Collected, Collector, credentialsFor, leaseHolder, Replica, watchFlows } from '../support/red-replicas';
+import { describeWithRedis, useRedis } from '../support/redis-server';
 import { startSimulator } from '../support/runtime';
 import { until } from '../support/until';
 

@@ -4,7 +4,9 @@
  * sentinel promotes the replica and the holder keeps its lease (same fencing token) on the new master.
  */
 import assert from 'assert';
+
 import Redis from 'ioredis';
+
 import { coordinationSettings } from '../../src/coordination/config';
 import { connectRedis, CoordinationRedis } from '../../src/coordination/connect';
 import { Coordinator } from '../../src/coordination/coordinator';

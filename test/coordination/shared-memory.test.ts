@@ -3,6 +3,7 @@
  * it, and an old holder that was paused past its lease (it still believes it holds it) can no longer write it.
  */
 import assert from 'assert';
+
 import { Coordinator } from '../../src/coordination/coordinator';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { describeWithRedis, useRedis } from '../support/redis-server';

@@ -1,9 +1,11 @@
 import assert from 'assert';
+
 import fc from 'fast-check';
+
+import { CoordinationConfigError, coordinationSettings } from '../../src/coordination/config';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { FencedError, Leases } from '../../src/coordination/leases';
-import { registrationUsers, sharedSecret, SharedDefaults, SharedLedger, SharedOnce } from '../../src/coordination/stores';
-import { coordinationSettings, CoordinationConfigError } from '../../src/coordination/config';
+import { registrationUsers, SharedDefaults, SharedLedger, SharedOnce, sharedSecret } from '../../src/coordination/stores';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 
 describe('coordination: lh-coordination settings', function () {

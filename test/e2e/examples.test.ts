@@ -3,15 +3,15 @@
 // SMTP server, a chat message at a webhook receiver, the simulator's state and request log.
 import { Simulator } from '../../src/simulator';
 import { startEmbeddedRed, stopEmbeddedRed } from '../support/embedded-red';
-import { type E2e, USER } from './suites/common';
 import { emailSuite } from './suites/01-email';
 import { chatSuite } from './suites/02-chat';
 import { stepsSuite } from './suites/03-steps';
 import { recoverySuite } from './suites/04-recovery';
 import { dailySuite } from './suites/05-daily';
-import { dialogsSuite } from './suites/08-dialogs';
 import { limsRunSuite } from './suites/06-lims-run';
 import { dashboardSuite } from './suites/07-dashboard';
+import { dialogsSuite } from './suites/08-dialogs';
+import { type E2e, USER } from './suites/common';
 import { crossSiteSuite } from './suites/cross-site';
 
 // Node-RED's runtime can start once per process, and the node tests' helper uses the same runtime after this file:

@@ -4,9 +4,11 @@
  * now costs a bounded handful of each. And the connect-poll cap as a property over generated connect times.
  */
 import assert from 'node:assert/strict';
-import fc from 'fast-check';
+
 import FakeTimers from '@sinonjs/fake-timers';
-import { ConnectPolls, PushPolls, PUSH_POLL_GAP_MS } from '../../src/nodes/shared/connect-polls';
+import fc from 'fast-check';
+
+import { ConnectPolls, PUSH_POLL_GAP_MS, PushPolls } from '../../src/nodes/shared/connect-polls';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, loadFlow } from '../support/runtime';
 import { until } from '../support/until';
@@ -56,7 +58,12 @@ describe('event sockets of a hostile instrument, in Node-RED', function () {
   it('a 40 MiB frame: nothing emitted, the log says so once although the instrument sends it again', async function () {
     const server = bServerFlow(sim, { withB: false });
     await loadFlow(
-      [...server.nodes, { id: 'ev', type: 'lh-events', server: 'server', codes: '', wires: [['events'], ['conn']] }, { id: 'events', type: 'helper' }, { id: 'conn', type: 'helper' }],
+      [
+        ...server.nodes,
+        { id: 'ev', type: 'lh-events', server: 'server', codes: '', wires: [['events'], ['conn']] },
+        { id: 'events', type: 'helper' },
+        { id: 'conn', type: 'helper' },
+      ],
       server.credentials,
     );
     const events = collect(helper.getNode('events'));
@@ -65,10 +72,19 @@ describe('event sockets of a hostile instrument, in Node-RED', function () {
     for (let round = 1; round <= 2; round++) {
       await until(() => sim.eventSocketInfo.counts.events === 1, 'a connection', 15000);
       sim.publishRawFrame('events', huge);
-      await until(() => connection.filter((m) => (m.payload as Msg).state === 'disconnected').length === round, 'the refusal', 15000);
+      await until(
+        () => connection.filter((m) => (m.payload as Msg).state === 'disconnected').length === round,
+        'the refusal',
+        15000,
+      );
     }
-    const reasons = connection.filter((m) => (m.payload as Msg).state === 'disconnected').map((m) => String((m.payload as Msg).reason));
-    assert.ok(reasons.every((r) => /a frame larger than 1 MiB was refused/.test(r)), reasons.join(' | '));
+    const reasons = connection
+      .filter((m) => (m.payload as Msg).state === 'disconnected')
+      .map((m) => String((m.payload as Msg).reason));
+    assert.ok(
+      reasons.every((r) => /a frame larger than 1 MiB was refused/.test(r)),
+      reasons.join(' | '),
+    );
     const logged = (helper as unknown as { log(): { args: { level: number; msg: unknown }[][] } })
       .log()
       .args.map((a) => a[0])
@@ -93,7 +109,10 @@ describe('a flood of pushed frames, in Node-RED', function () {
     const before = sim.requests.filter((r) => r.path === ERROR_POLL).length;
     const started = Date.now();
     for (let i = 0; i < 2000; i++) {
-      sim.publishRawFrame('errors', JSON.stringify({ code: 'RuntimeErrorResolved', description: '', data: JSON.stringify({ id: `gone-${i}` }) }));
+      sim.publishRawFrame(
+        'errors',
+        JSON.stringify({ code: 'RuntimeErrorResolved', description: '', data: JSON.stringify({ id: `gone-${i}` }) }),
+      );
       if (i % 100 === 99) await new Promise((r) => setImmediate(r));
     }
     const last = Date.now(); // the last frames were folded: a poll must still follow them
@@ -110,7 +129,11 @@ describe('push-poll cap (property)', function () {
       fc.property(fc.array(fc.integer({ min: 0, max: 600 }), { minLength: 1, maxLength: 100 }), (gaps) => {
         const clock = FakeTimers.createClock(0);
         const polls: number[] = [];
-        const gate = new PushPolls(() => polls.push(clock.now), PUSH_POLL_GAP_MS, () => clock.now);
+        const gate = new PushPolls(
+          () => polls.push(clock.now),
+          PUSH_POLL_GAP_MS,
+          () => clock.now,
+        );
         const frames: number[] = [];
         const original = { setTimeout: global.setTimeout, clearTimeout: global.clearTimeout };
         Object.assign(global, { setTimeout: clock.setTimeout, clearTimeout: clock.clearTimeout });
@@ -125,7 +148,11 @@ describe('push-poll cap (property)', function () {
           Object.assign(global, original);
         }
         for (let i = 1; i < polls.length; i++) assert.ok(polls[i] - polls[i - 1] >= PUSH_POLL_GAP_MS, `${polls}`);
-        for (const f of frames) assert.ok(polls.some((p) => p >= f && p - f <= PUSH_POLL_GAP_MS), `frame at ${f}: polls ${polls}`);
+        for (const f of frames)
+          assert.ok(
+            polls.some((p) => p >= f && p - f <= PUSH_POLL_GAP_MS),
+            `frame at ${f}: polls ${polls}`,
+          );
       }),
     );
   });

@@ -5,11 +5,12 @@
  * error is then reported resolved. Real Node-RED runtime, simulator, the page over loopback HTTP.
  */
 import assert from 'node:assert/strict';
+
 import { useInstrument } from '../support/node-suite';
 import { collect, helper } from '../support/runtime';
 import { until } from '../support/until';
-import { bServerFlow, seenErrors } from './lh-error-poll.support';
 import { answerOnPage, fetchText, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
+import { bServerFlow, seenErrors } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
@@ -30,7 +31,15 @@ describe('firmware errors on the answer page', function () {
       [
         ...server.nodes,
         { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, wires: [['page'], ['resolved'], []] },
-        { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['linked'], []] },
+        {
+          id: 'page',
+          type: 'lh-answer-page',
+          server: 'server',
+          publicUrl: web.url,
+          publicUrlType: 'str',
+          path: '/lh-answer',
+          wires: [['linked'], []],
+        },
         { id: 'linked', type: 'helper' },
         { id: 'resolved', type: 'helper' },
       ],

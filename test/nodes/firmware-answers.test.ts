@@ -4,6 +4,7 @@
  * resolution — and is not answered a second time by this Node-RED. Real Node-RED runtime, simulator.
  */
 import assert from 'node:assert/strict';
+
 import { useInstrument } from '../support/node-suite';
 import { collect, helper } from '../support/runtime';
 import { until } from '../support/until';
@@ -21,7 +22,14 @@ describe('firmware errors answered from a flow', function () {
     await loadFlowWithChange(
       [
         ...server.nodes,
-        { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, wires: [['raised', 'choose'], ['resolved'], []] },
+        {
+          id: 'poll',
+          type: 'lh-error-poll',
+          server: 'server',
+          source: 'A',
+          interval: 0.5,
+          wires: [['raised', 'choose'], ['resolved'], []],
+        },
         { id: 'raised', type: 'helper' },
         setProperty('choose', 'selectedResponse', 'Abort', ['answer']),
         { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },

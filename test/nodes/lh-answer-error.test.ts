@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { collect, helper, nextMessage } from '../support/runtime';
+
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
-import { bServerFlow, loadFlowWithChange, messageWhere, seenErrors, pollsDone, setProperty } from './lh-error-poll.support';
+import { collect, helper, nextMessage } from '../support/runtime';
+import { bServerFlow, loadFlowWithChange, messageWhere, pollsDone, seenErrors, setProperty } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
@@ -28,7 +29,14 @@ describe('lh-answer-error', function () {
     await loadFlowWithChange(
       [
         ...server.nodes,
-        { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, wires: [['choose'], ['resolved'], []] },
+        {
+          id: 'poll',
+          type: 'lh-error-poll',
+          server: 'server',
+          source: 'A',
+          interval: 0.5,
+          wires: [['choose'], ['resolved'], []],
+        },
         setProperty('choose', 'selectedResponse', 'Abort', ['answer']),
         { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['out']] },
         { id: 'out', type: 'helper' },
@@ -68,7 +76,10 @@ describe('lh-answer-error', function () {
   it('accepts errorResponses given as plain strings', async function () {
     const injected = sim.injectPendingError();
     await load();
-    const out = await answer.run({ payload: { ...injected, errorResponses: ['Retry', 'Abort', 'Ignore'] }, selectedResponse: 'Retry' });
+    const out = await answer.run({
+      payload: { ...injected, errorResponses: ['Retry', 'Abort', 'Ignore'] },
+      selectedResponse: 'Retry',
+    });
     assert.equal((out.payload as Msg).selectedResponse, 'Retry');
   });
 
@@ -88,7 +99,11 @@ describe('lh-answer-error', function () {
   it('fails clearly for an error id that is not pending, and for a malformed one', async function () {
     await load();
     await expectFailure({ errorId: 'no-such-error', selectedResponse: 'Retry' }, 'errorId', /error no-such-error is not pending/);
-    await expectFailure({ errorId: '../../clear-errors', selectedResponse: 'Retry' }, 'errorId', /errorId must be 1 to 200 letters/);
+    await expectFailure(
+      { errorId: '../../clear-errors', selectedResponse: 'Retry' },
+      'errorId',
+      /errorId must be 1 to 200 letters/,
+    );
     await expectFailure({ payload: 'x', selectedResponse: 'Retry' }, 'errorId', /errorId is required/);
   });
 
@@ -117,7 +132,11 @@ describe('lh-answer-error', function () {
       { id: 'ch2', selectedResponse: 'Skip' },
     ]);
     const second = sim.injectPendingError({ errorData: [{ id: 'a' }, { id: 'b' }] });
-    out = await answer.run({ payload: second, selectedResponse: 'Abort', errorDataResponses: [{ id: 'b', selectedResponse: 'Ignore' }] });
+    out = await answer.run({
+      payload: second,
+      selectedResponse: 'Abort',
+      errorDataResponses: [{ id: 'b', selectedResponse: 'Ignore' }],
+    });
     assert.deepEqual((out.payload as Msg).errorData, [
       { id: 'a', selectedResponse: 'Abort' },
       { id: 'b', selectedResponse: 'Ignore' },
@@ -128,13 +147,21 @@ describe('lh-answer-error', function () {
     const injected = sim.injectPendingError({ errorData: [{ id: 'ch1', responses: ['Skip'] }] });
     await load();
     sim.clearRequests();
-    await expectFailure({ payload: injected, selectedResponse: 'Retry' }, 'selectedResponse', /one of the responses item ch1 offers: Skip/);
+    await expectFailure(
+      { payload: injected, selectedResponse: 'Retry' },
+      'selectedResponse',
+      /one of the responses item ch1 offers: Skip/,
+    );
     await expectFailure(
       { payload: injected, selectedResponse: 'Retry', errorDataResponses: { ch9: 'Skip' } },
       'errorDataResponses.ch9',
       /is not an errorData item of error .* \(items: ch1\)/,
     );
-    await expectFailure({ payload: injected, selectedResponse: 'Retry', errorDataResponses: 'Skip' }, 'errorDataResponses', /must be an object/);
+    await expectFailure(
+      { payload: injected, selectedResponse: 'Retry', errorDataResponses: 'Skip' },
+      'errorDataResponses',
+      /must be an object/,
+    );
   });
 
   it('reports an error the instrument already handled (409) to Catch nodes', async function () {

@@ -1,26 +1,34 @@
 import assert from 'node:assert/strict';
 import path from 'path';
-import { helper, nextMessage } from '../support/runtime';
+
 import { useInstrument } from '../support/node-suite';
+import { helper, nextMessage } from '../support/runtime';
 import { until } from '../support/until';
-import { bServerFlow, seenErrors, statusWhere } from './lh-error-poll.support';
 import { fetchText, forgetAllAnswers, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
+import { bServerFlow, seenErrors, statusWhere } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
 const pending = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'lh-error-policy', 'pending-defaults.js')) as {
   forgetAllPending(): void;
 };
-const runScope = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'runs', 'run-scope.js')) as { forgetRunRules(): void };
+const runScope = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'runs', 'run-scope.js')) as {
+  forgetRunRules(): void;
+};
 
 /** Submits the page's form as a browser does: the hidden fields, the fields' values (as filled in or changed), the button. */
-async function submitPage(link: string, button: string, fields: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+async function submitPage(
+  link: string,
+  button: string,
+  fields: Record<string, string> = {},
+): Promise<{ status: number; text: string }> {
   const page = await fetchText(link);
   const form = formOf(page.text);
   const b = form.buttons.find((x) => x.value === button);
   if (!b) throw new Error(`no button ${button}: ${page.text.slice(0, 300)}`);
   const filled: Record<string, string> = {};
-  for (const m of page.text.matchAll(/<input type="(?:number|text)"[^>]*?(?:value="([^"]*)")? id="[^"]*" name="([^"]+)"/g)) filled[m[2]] = m[1] ?? '';
+  for (const m of page.text.matchAll(/<input type="(?:number|text)"[^>]*?(?:value="([^"]*)")? id="[^"]*" name="([^"]+)"/g))
+    filled[m[2]] = m[1] ?? '';
   return fetchText(link.split('?')[0], { form: { t: form.t, form: form.form, ...filled, ...fields, [b.name]: button } });
 }
 
@@ -43,20 +51,38 @@ describe('lh-answer-page: answers that carry what they need', function () {
   });
 
   const submissions = (): Msg[] =>
-    sim.requests.filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/')).map((r) => r.body as Msg);
-  const puts = (): Msg[] => sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+    sim.requests
+      .filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/'))
+      .map((r) => r.body as Msg);
+  const puts = (): Msg[] =>
+    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
 
   async function load(withPolicy = false, withB = true): Promise<void> {
     const server = withB ? bServerFlow(sim) : bServerFlow(sim, { withB: false });
     await loadWithPage(
       [
         ...server.nodes,
-        { id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['out'], ['audit']] },
+        {
+          id: 'page',
+          type: 'lh-answer-page',
+          server: 'server',
+          publicUrl: web.url,
+          publicUrlType: 'str',
+          path: '/lh-answer',
+          wires: [['out'], ['audit']],
+        },
         { id: 'out', type: 'helper' },
         { id: 'audit', type: 'helper' },
         ...(withPolicy
           ? [
-              { id: 'policy', type: 'lh-error-policy', version: 2, server: 'server', rules: [], wires: [['notify'], ['auto'], ['escalate']] },
+              {
+                id: 'policy',
+                type: 'lh-error-policy',
+                version: 2,
+                server: 'server',
+                rules: [],
+                wires: [['notify'], ['auto'], ['escalate']],
+              },
               { id: 'notify', type: 'helper' },
               { id: 'auto', type: 'helper' },
               { id: 'escalate', type: 'helper' },
@@ -82,7 +108,11 @@ describe('lh-answer-page: answers that carry what they need', function () {
       page.text,
       /<label for="input-2-1">Aspiration height above bottom \(mm\) \(number from 0\.5 to 10 mm, required\)<\/label>\n<input type="number" min="0\.5" max="10" step="any" value="2" id="input-2-1" name="input\.2\.1">\n<button type="submit" name="action" value="2">/,
     );
-    assert.match(page.text, /name="action" value="1" formnovalidate class="default">Retry \(default\)/, 'an action without inputs needs no field');
+    assert.match(
+      page.text,
+      /name="action" value="1" formnovalidate class="default">Retry \(default\)/,
+      'an action without inputs needs no field',
+    );
   });
 
   it('sends the value given in the field; a value out of range is explained and nothing is sent', async function () {
@@ -91,7 +121,10 @@ describe('lh-answer-page: answers that carry what they need', function () {
     const link = await linkFor(error, 'B');
     const bad = await submitPage(link, '2', { 'input.2.1': '42' });
     assert.equal(bad.status, 502);
-    assert.match(bad.text, /Nothing was sent: inputs\.1 \(Aspiration height above bottom \(mm\), a number from 0\.5 to 10 mm\) must be a number from 0\.5 to 10 mm/);
+    assert.match(
+      bad.text,
+      /Nothing was sent: inputs\.1 \(Aspiration height above bottom \(mm\), a number from 0\.5 to 10 mm\) must be a number from 0\.5 to 10 mm/,
+    );
     const empty = await submitPage(link, '2', { 'input.2.1': '' });
     assert.match(empty.text, /Nothing was sent: inputs\.1 .* is required by action 2/);
     assert.equal(submissions().length, 0);
@@ -116,11 +149,17 @@ describe('lh-answer-page: answers that carry what they need', function () {
     }) as unknown as Msg;
     const link = await linkFor(error, 'A');
     const page = await fetchText(link);
-    assert.match(page.text, /<label for="item-ch1">Item ch1 \(Channel 1\): offers Skip, Abort<\/label>\n<select id="item-ch1" name="item\.ch1">/);
+    assert.match(
+      page.text,
+      /<label for="item-ch1">Item ch1 \(Channel 1\): offers Skip, Abort<\/label>\n<select id="item-ch1" name="item\.ch1">/,
+    );
     assert.doesNotMatch(page.text, /item-ch2/, 'an item offering what the error offers takes the main answer');
 
     const refused = await submitPage(link, 'Retry');
-    assert.match(refused.text, /Nothing was sent: Item ch1 \(Channel 1\) does not offer &#34;Retry&#34;; it offers Skip, Abort\. Choose an answer for it and send again\./);
+    assert.match(
+      refused.text,
+      /Nothing was sent: Item ch1 \(Channel 1\) does not offer &#34;Retry&#34;; it offers Skip, Abort\. Choose an answer for it and send again\./,
+    );
     assert.equal(puts().length, 0);
 
     const ok = await submitPage(link, 'Retry', { 'item.ch1': 'Skip' });
@@ -134,7 +173,11 @@ describe('lh-answer-page: answers that carry what they need', function () {
   it('"the same for similar errors until this run ends": the policy answers the next similar error alike, until the run ends', async function () {
     await load(true);
     const policy = helper.getNode('policy') as unknown as { receive(m: Msg): void };
-    policy.receive({ topic: 'state', state: 'Running', payload: { protocolRunState: 'Running', protocolId: 5, startTime: '2026-11-24T10:00:00.000Z' } });
+    policy.receive({
+      topic: 'state',
+      state: 'Running',
+      payload: { protocolRunState: 'Running', protocolId: 5, startTime: '2026-11-24T10:00:00.000Z' },
+    });
     const first = sim.injectInstrumentError({ title: 'Clot' }) as unknown as Msg;
     const link = await linkFor(first, 'B');
     assert.match((await fetchText(link)).text, /name="scope" value="run"/);
@@ -188,7 +231,13 @@ describe('lh-answer-page: answers that carry what they need', function () {
     const d2 = '11111111-2222-4333-8444-666666666666';
     const actions = [
       { id: 1, description: 'Retry', isRecovery: true, isDefault: true },
-      { id: 2, description: 'Retry higher', isRecovery: true, isDefault: false, inputs: [{ id: 1, description: 'Height', type: 'number' as const, min: 1, max: 5 }] },
+      {
+        id: 2,
+        description: 'Retry higher',
+        isRecovery: true,
+        isDefault: false,
+        inputs: [{ id: 1, description: 'Height', type: 'number' as const, min: 1, max: 5 }],
+      },
     ];
     const error = sim.injectInstrumentError({
       title: 'Clots on two channels',
@@ -200,8 +249,15 @@ describe('lh-answer-page: answers that carry what they need', function () {
     assert.equal((error.details as unknown[]).length, 2);
 
     const caught = nextMessage(helper.getNode('caught'));
-    helper.getNode('submit').receive({ payload: error, selectedActionId: 1, detailedErrorRecoveries: [{ uuid: d2, selectedActionId: 2, inputs: [{ id: 1, value: '9' }] }] });
-    assert.match(String(((await caught).error as Msg).message), /detailedErrorRecoveries\[0\]\.inputs\.1 \(Height, a number from 1 to 5\) must be a number from 1 to 5/);
+    helper.getNode('submit').receive({
+      payload: error,
+      selectedActionId: 1,
+      detailedErrorRecoveries: [{ uuid: d2, selectedActionId: 2, inputs: [{ id: 1, value: '9' }] }],
+    });
+    assert.match(
+      String(((await caught).error as Msg).message),
+      /detailedErrorRecoveries\[0\]\.inputs\.1 \(Height, a number from 1 to 5\) must be a number from 1 to 5/,
+    );
     assert.equal(submissions().length, 0);
 
     const done = nextMessage(helper.getNode('done'));

@@ -5,24 +5,36 @@
  */
 import assert from 'node:assert/strict';
 import http from 'http';
-import type { AddressInfo } from 'net';
 import path from 'path';
+
 import express from 'express';
 import fc from 'fast-check';
-import { FormTokens, FORM_TOKEN_LIFETIME_MS, MAX_USED_PER_ERROR, MAX_USED_TOKENS } from '../../src/nodes/lh-answer-page/form-tokens';
+import type { AddressInfo } from 'net';
+
 import { identityOf } from '../../src/client/error-identity';
+import {
+  FORM_TOKEN_LIFETIME_MS,
+  FormTokens,
+  MAX_USED_PER_ERROR,
+  MAX_USED_TOKENS,
+} from '../../src/nodes/lh-answer-page/form-tokens';
 import { routeClash } from '../../src/nodes/lh-answer-page/http-routes';
 import { RecentLists } from '../../src/nodes/lh-answer-page/recent-lists';
 import type { Red } from '../../src/nodes/shared/node-red';
 import { helper, nextMessage, NODE_RED_PACKAGE } from '../support/runtime';
-import { bServerFlow, statusWhere } from './lh-error-poll.support';
 import { answerOnPage, fetchText, formOf, loadWithPage, usePageSuite } from './lh-answer-page.support';
+import { bServerFlow, statusWhere } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
 const nodeRedDir = path.dirname(require.resolve(`${NODE_RED_PACKAGE}/package.json`));
 const coreHttpIn = require(
-  path.join(path.dirname(require.resolve('@node-red/nodes/package.json', { paths: [nodeRedDir] })), 'core', 'network', '21-httpin.js'),
+  path.join(
+    path.dirname(require.resolve('@node-red/nodes/package.json', { paths: [nodeRedDir] })),
+    'core',
+    'network',
+    '21-httpin.js',
+  ),
 ) as (RED: unknown) => unknown;
 
 describe('lh-answer-page under load and next to other routes', function () {
@@ -63,7 +75,10 @@ describe('lh-answer-page under load and next to other routes', function () {
     }
     const elapsed = Date.now() - started;
     const reads = sim.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/errors').length;
-    assert.ok(reads <= Math.ceil(elapsed / 2000) + 1, `${reads} reads of the error list for 2,000 views in ${elapsed} ms (≈2,034 before)`);
+    assert.ok(
+      reads <= Math.ceil(elapsed / 2000) + 1,
+      `${reads} reads of the error list for 2,000 views in ${elapsed} ms (≈2,034 before)`,
+    );
 
     const answered = await fetchText(myLink.split('?')[0], { form: { t: open.t, form: open.form, response: 'Abort' } });
     assert.equal(answered.status, 200, answered.text.slice(0, 300));
@@ -85,7 +100,10 @@ describe('lh-answer-page under load and next to other routes', function () {
     // as the answering nodes give it: with the identity of the error answered (an answer by id alone, to an error
     // nobody saw, is never shown as the answer of the error a link was made for)
     const identity = identityOf(error);
-    await client.prep.answerRuntimeError({ id: error.id, groupId: error.groupId, selectedResponse: 'Abort' }, { by: 'Kim', identity });
+    await client.prep.answerRuntimeError(
+      { id: error.id, groupId: error.groupId, selectedResponse: 'Abort' },
+      { by: 'Kim', identity },
+    );
     await client.prep.pendingErrors(); // a poll no longer lists it: the answer is now a past one
     const again = await fetchText(link); // within the 2 s of the shared read
     assert.match(again.text, /Already answered with <b>Abort<\/b> by Kim/);
@@ -98,7 +116,9 @@ describe('lh-answer-page under load and next to other routes', function () {
     const link = await linkFor(error);
     const form = formOf((await fetchText(link)).text);
     sim.clearRequests();
-    const big = await fetchText(link.split('?')[0], { form: { t: form.t, form: form.form, by: 'x'.repeat(20 * 1024), response: 'Retry' } });
+    const big = await fetchText(link.split('?')[0], {
+      form: { t: form.t, form: form.form, by: 'x'.repeat(20 * 1024), response: 'Retry' },
+    });
     assert.equal(big.status, 413);
     assert.match(big.text, /larger than 16 KiB/);
     assert.equal(sim.requests.filter((r) => r.method === 'PUT').length, 0);
@@ -129,14 +149,21 @@ describe('lh-answer-page under load and next to other routes', function () {
     await loadWithPage(base, credentials, [coreHttpIn]);
     assert.equal((await fetchText(`${web.url}/lh-answer`, { form: { t: 'x' } })).status, 403, 'the page serves its path');
 
-    const clashStatus = statusWhere('page', (s) => s.fill === 'red' && /lh-answer-page\.errors\.clash|another route/.test(String(s.text)));
+    const clashStatus = statusWhere(
+      'page',
+      (s) => s.fill === 'red' && /lh-answer-page\.errors\.clash|another route/.test(String(s.text)),
+    );
     const user: Msg[] = [
       { id: 'in', type: 'http in', url: '/:anything', method: 'post', wires: [['res']] },
       { id: 'res', type: 'http response', statusCode: '204' },
     ];
     await helper.setFlows([...base, ...user] as never, 'nodes', credentials as never); // only the new nodes start
     await clashStatus;
-    assert.equal((await fetchText(`${web.url}/lh-answer`, { form: { t: 'x' } })).status, 204, "the user's route keeps its requests");
+    assert.equal(
+      (await fetchText(`${web.url}/lh-answer`, { form: { t: 'x' } })).status,
+      204,
+      "the user's route keeps its requests",
+    );
     const logged = (helper as unknown as { log(): { args: { level: number; msg: unknown }[][] } })
       .log()
       .args.map((a) => a[0])
@@ -160,17 +187,21 @@ describe('lh-answer-page under load and next to other routes', function () {
 describe('answer page pieces (properties)', function () {
   it('form tokens: any number of issued tokens for other errors never stops a token from being used once', function () {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 5000 }), fc.array(fc.string({ maxLength: 8 }), { maxLength: 20 }), (views, others) => {
-        let now = 1_700_000_000_000;
-        const forms = new FormTokens(() => now);
-        const mine = forms.issue('7');
-        for (let i = 0; i < views; i++) forms.issue(others[i % Math.max(1, others.length)] ?? 'other');
-        now += 60_000;
-        assert.equal(forms.size, 0, 'issuing stores nothing');
-        assert.equal(forms.use(mine, '8'), false, 'bound to its error');
-        assert.equal(forms.use(mine, '7'), true);
-        assert.equal(forms.use(mine, '7'), false, 'once');
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 5000 }),
+        fc.array(fc.string({ maxLength: 8 }), { maxLength: 20 }),
+        (views, others) => {
+          let now = 1_700_000_000_000;
+          const forms = new FormTokens(() => now);
+          const mine = forms.issue('7');
+          for (let i = 0; i < views; i++) forms.issue(others[i % Math.max(1, others.length)] ?? 'other');
+          now += 60_000;
+          assert.equal(forms.size, 0, 'issuing stores nothing');
+          assert.equal(forms.use(mine, '8'), false, 'bound to its error');
+          assert.equal(forms.use(mine, '7'), true);
+          assert.equal(forms.use(mine, '7'), false, 'once');
+        },
+      ),
       { numRuns: 30 },
     );
   });
@@ -209,11 +240,13 @@ describe('answer page pieces (properties)', function () {
         const lists = new RecentLists<string, number[]>(2000, () => now);
         for (const gap of gaps) {
           now += gap;
-          await lists.get('A', async () => {
-            reads++;
-            if (reads % 3 === 0) throw new Error('down');
-            return [reads];
-          }).catch(() => undefined);
+          await lists
+            .get('A', async () => {
+              reads++;
+              if (reads % 3 === 0) throw new Error('down');
+              return [reads];
+            })
+            .catch(() => undefined);
         }
         assert.ok(reads <= Math.floor(now / 2000) + 1, `${reads} reads over ${now} ms`);
       }),
@@ -233,24 +266,40 @@ describe('answer page pieces (properties)', function () {
   });
 
   it('route clash: reported exactly when Express would route the page path to the other route', async function () {
-    const segment = fc.constantFrom('lh-answer', 'LH-Answer', ':x', ':x?', 'lh-answer/', 'lh-*', 'other', 'lh-answer/:id', '*', 'lh-answe(r)?');
+    const segment = fc.constantFrom(
+      'lh-answer',
+      'LH-Answer',
+      ':x',
+      ':x?',
+      'lh-answer/',
+      'lh-*',
+      'other',
+      'lh-answer/:id',
+      '*',
+      'lh-answe(r)?',
+    );
     await fc.assert(
       fc.asyncProperty(segment, fc.constantFrom('get', 'post', 'put'), async (userPath, method) => {
         const app = express();
         let reached = false;
-        (app as unknown as Record<string, (p: string, h: express.RequestHandler) => void>)[method](`/${userPath}`, (_req, res) => {
-          reached = true;
-          res.end();
-        });
+        (app as unknown as Record<string, (p: string, h: express.RequestHandler) => void>)[method](
+          `/${userPath}`,
+          (_req, res) => {
+            reached = true;
+            res.end();
+          },
+        );
         const server = http.createServer(app);
         await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
         const port = (server.address() as AddressInfo).port;
         const status = async (m: string): Promise<void> =>
           new Promise((resolve) => {
-            http.request({ host: '127.0.0.1', port, path: '/lh-answer', method: m, agent: false }, (res) => {
-              res.resume();
-              res.on('end', () => resolve());
-            }).end();
+            http
+              .request({ host: '127.0.0.1', port, path: '/lh-answer', method: m, agent: false }, (res) => {
+                res.resume();
+                res.on('end', () => resolve());
+              })
+              .end();
           });
         await status('GET');
         await status('POST');
@@ -262,4 +311,3 @@ describe('answer page pieces (properties)', function () {
     );
   });
 });
-

@@ -4,8 +4,10 @@
  * HTTP helpers to use the page as a browser would (GET, form POST).
  */
 import http from 'http';
-import type { AddressInfo } from 'net';
 import path from 'path';
+
+import type { AddressInfo } from 'net';
+
 import type { Simulator } from '../../src/simulator';
 import { InstrumentOptions, useInstrument } from '../support/node-suite';
 import { helper, packageNodes, tlsConfigNode } from '../support/runtime';
@@ -102,7 +104,11 @@ export function usePageSuite(options: InstrumentOptions = {}): PageSuite {
 }
 
 /** Every node of the package, the core tls-config node and `extra` modules, with the HTTP node app captured. */
-export async function loadWithPage(flow: Msg[], credentials: Record<string, Record<string, string>>, extra: NodeModule[] = []): Promise<void> {
+export async function loadWithPage(
+  flow: Msg[],
+  credentials: Record<string, Record<string, string>>,
+  extra: NodeModule[] = [],
+): Promise<void> {
   const capture: NodeModule = (RED) => {
     httpNode = (RED as { httpNode: App }).httpNode;
   };
@@ -115,7 +121,10 @@ export interface Reply {
   text: string;
 }
 
-export function fetchText(url: string, options: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Reply> {
+export function fetchText(
+  url: string,
+  options: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const body = options.form ? Buffer.from(new URLSearchParams(options.form).toString()) : undefined;
     const req = http.request(

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import path from 'path';
+
 import FakeTimers from '@sinonjs/fake-timers';
+
 import { collect, helper, nextMessage } from '../support/runtime';
-import { bServerFlow } from './lh-error-poll.support';
 import { answerOnPage, fetchText, formOf, loadWithPage, usePageSuite } from './lh-answer-page.support';
+import { bServerFlow } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
@@ -11,7 +13,8 @@ describe('lh-answer-page', function () {
   this.timeout(20000);
   const { sim, web, pageNode } = usePageSuite();
 
-  const puts = (): unknown[] => sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body);
+  const puts = (): unknown[] =>
+    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body);
   const submissions = (): { path: string; body: unknown }[] =>
     sim.requests.filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/'));
 
@@ -117,7 +120,9 @@ describe('lh-answer-page', function () {
     const link = String((await linkFor(error as unknown as Msg, 'A')).answerUrl);
     const [base, query] = link.split('?t=');
     const [claims, sig] = query.split('.');
-    const altered = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(claims, 'base64url').toString()), e: 'other' })).toString('base64url');
+    const altered = Buffer.from(
+      JSON.stringify({ ...JSON.parse(Buffer.from(claims, 'base64url').toString()), e: 'other' }),
+    ).toString('base64url');
     for (const bad of [`${base}?t=${altered}.${sig}`, `${base}?t=${claims}.${sig.slice(0, -2)}AA`, `${base}?t=garbage`, base]) {
       const res = await fetchText(bad);
       assert.equal(res.status, 403, bad);
@@ -217,10 +222,14 @@ describe('lh-answer-page links and escaping (pure)', function () {
     const [, sig] = token.split('.');
     const altered = `${Buffer.from(JSON.stringify({ ...claims, x: 9e15 })).toString('base64url')}.${sig}`;
     assert.equal(signing.verifyLink(altered, 's1', 1_000).reason, 'signature');
-    for (const junk of [undefined, '', 'a.b.c', 'x'.repeat(3000), '€.€']) assert.equal(signing.verifyLink(junk, 's1', 1_000).ok, false);
+    for (const junk of [undefined, '', 'a.b.c', 'x'.repeat(3000), '€.€'])
+      assert.equal(signing.verifyLink(junk, 's1', 1_000).ok, false);
   });
 
   it('escapes every character that could start markup or leave an attribute', function () {
-    assert.equal(html.escapeHtml(`<a href="x" onclick='y'>&\`=`), '&#60;a href&#61;&#34;x&#34; onclick&#61;&#39;y&#39;&#62;&#38;&#96;&#61;');
+    assert.equal(
+      html.escapeHtml(`<a href="x" onclick='y'>&\`=`),
+      '&#60;a href&#61;&#34;x&#34; onclick&#61;&#39;y&#39;&#62;&#38;&#96;&#61;',
+    );
   });
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 
 describe('lh-clear-errors', function () {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 
 type Msg = Record<string, unknown>;
@@ -8,7 +9,11 @@ describe('lh-dialog', function () {
   let dialog: LoadedNode;
 
   async function load(config: Msg = {}): Promise<void> {
-    dialog = await loadNode(sim, { id: 'dialog', type: 'lh-dialog', viewResult: '', ...config }, { only: ['lh-server', 'lh-dialog'] });
+    dialog = await loadNode(
+      sim,
+      { id: 'dialog', type: 'lh-dialog', viewResult: '', ...config },
+      { only: ['lh-server', 'lh-dialog'] },
+    );
   }
 
   const closeViews = (): unknown[] => sim.requests.filter((r) => r.path === '/api/v1/maintenance/close-view').map((r) => r.body);
@@ -64,7 +69,11 @@ describe('lh-dialog', function () {
   it('validates viewResult and viewId before sending, naming the field; nothing is sent', async function () {
     await load();
     const { msg } = boxEvent();
-    await dialog.expectFailure({ ...msg, viewResult: 'Maybe' }, 'viewResult', /viewResult must be one of Ok, Yes, No, Cancel, Abort \(got "Maybe"\)/);
+    await dialog.expectFailure(
+      { ...msg, viewResult: 'Maybe' },
+      'viewResult',
+      /viewResult must be one of Ok, Yes, No, Cancel, Abort \(got "Maybe"\)/,
+    );
     await dialog.expectFailure({ ...msg }, 'viewResult', /viewResult is required/);
     await dialog.expectFailure({ payload: { code: 'finished', data: {} }, viewResult: 'Ok' }, 'viewId', /viewId is required/);
     await dialog.expectFailure({ viewId: 'has spaces in it', viewResult: 'Ok' }, 'viewId', /viewId must be the id of the dialog/);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { helper } from '../support/runtime';
+
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
+import { helper } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 
@@ -9,7 +10,8 @@ describe('lh-error-log', function () {
   const sim = useInstrument();
   let history: LoadedNode;
 
-  const listRequests = (): Record<string, string>[] => sim.requests.filter((r) => r.path === '/api/v1/errors').map((r) => r.query);
+  const listRequests = (): Record<string, string>[] =>
+    sim.requests.filter((r) => r.path === '/api/v1/errors').map((r) => r.query);
 
   async function load(node: Record<string, unknown> = {}): Promise<void> {
     // limit cleared in the dialog, so msg.limit counts (left out, it would take the dialog's default of 50)

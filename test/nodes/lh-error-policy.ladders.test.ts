@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import path from 'path';
+
 import FakeTimers from '@sinonjs/fake-timers';
-import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
+
 import { useInstrument } from '../support/node-suite';
+import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
 import { until } from '../support/until';
-import { bServerFlow, seenErrors } from './lh-error-poll.support';
 import { forgetAllAnswers, loadWithPage } from './lh-answer-page.support';
+import { bServerFlow, seenErrors } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 type Clock = ReturnType<typeof FakeTimers.install>;
@@ -13,7 +15,9 @@ type Clock = ReturnType<typeof FakeTimers.install>;
 const pending = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'lh-error-policy', 'pending-defaults.js')) as {
   forgetAllPending(): void;
 };
-const runScope = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'runs', 'run-scope.js')) as { forgetRunRules(): void };
+const runScope = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'runs', 'run-scope.js')) as {
+  forgetRunRules(): void;
+};
 
 function restartState(): void {
   pending.forgetAllPending();
@@ -42,8 +46,11 @@ describe('lh-error-policy: recovery ladders', function () {
   });
 
   const submissions = (): Msg[] =>
-    sim.requests.filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/')).map((r) => r.body as Msg);
-  const puts = (): Msg[] => sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+    sim.requests
+      .filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/'))
+      .map((r) => r.body as Msg);
+  const puts = (): Msg[] =>
+    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
 
   function flowOf(rules: Msg[], store = ''): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
     const server = bServerFlow(sim);
@@ -52,7 +59,15 @@ describe('lh-error-policy: recovery ladders', function () {
       nodes: [
         { id: 'tab', type: 'tab', label: 'ladders' },
         ...server.nodes,
-        onTab({ id: 'policy', type: 'lh-error-policy', version: 2, server: 'server', rules, store, wires: [['notify'], ['auto'], ['escalate']] }),
+        onTab({
+          id: 'policy',
+          type: 'lh-error-policy',
+          version: 2,
+          server: 'server',
+          rules,
+          store,
+          wires: [['notify'], ['auto'], ['escalate']],
+        }),
         onTab({ id: 'notify', type: 'helper' }),
         onTab({ id: 'auto', type: 'helper' }),
         onTab({ id: 'escalate', type: 'helper' }),
@@ -62,7 +77,11 @@ describe('lh-error-policy: recovery ladders', function () {
   }
 
   function collectOutputs(): void {
-    out = { auto: collect(helper.getNode('auto')), escalate: collect(helper.getNode('escalate')), notify: collect(helper.getNode('notify')) };
+    out = {
+      auto: collect(helper.getNode('auto')),
+      escalate: collect(helper.getNode('escalate')),
+      notify: collect(helper.getNode('notify')),
+    };
   }
 
   async function load(rules: Msg[]): Promise<void> {
@@ -105,7 +124,10 @@ describe('lh-error-policy: recovery ladders', function () {
     const third = await raiseB();
     assert.equal(third.outcome, 'escalated');
     assert.match(String(third.msg.reason), /rule 1, step 3 of 3 \(manual\): a person must answer/);
-    assert.deepEqual({ ...(third.msg.policy as Msg) }, { mode: 'manual', rule: 1, step: 3, steps: 3, scope: 'run', run: '7|2026-11-24T10:00:00.000Z' });
+    assert.deepEqual(
+      { ...(third.msg.policy as Msg) },
+      { mode: 'manual', rule: 1, step: 3, steps: 3, scope: 'run', run: '7|2026-11-24T10:00:00.000Z' },
+    );
     const fourth = await raiseB();
     assert.equal(fourth.outcome, 'escalated', 'the last step answers every later error');
     assert.deepEqual(
@@ -159,7 +181,15 @@ describe('lh-error-policy: recovery ladders', function () {
     const f = flowOf([{ source: 'B', minSeverity: '', pattern: '', code: '', steps: ladder }]);
     const states: Msg[] = [];
     f.nodes.push(
-      { id: 'watch', type: 'lh-run-watch', z: 'tab', server: 'server', interval: '0.2', progressInterval: '0', wires: [['policy', 'states'], ['policy', 'states'], [], []] },
+      {
+        id: 'watch',
+        type: 'lh-run-watch',
+        z: 'tab',
+        server: 'server',
+        interval: '0.2',
+        progressInterval: '0',
+        wires: [['policy', 'states'], ['policy', 'states'], [], []],
+      },
       { id: 'states', type: 'helper', z: 'tab' },
     );
     sim.runs.setSpeed(20);
@@ -187,7 +217,15 @@ describe('lh-error-policy: recovery ladders', function () {
   });
 
   it('an error raised again keeps its step; the run counts once its start time appears, without starting over', async function () {
-    await load([{ source: 'B', minSeverity: '', pattern: '', code: '', steps: [{ mode: 'manual' }, { mode: 'manual' }, { mode: 'manual' }] }]);
+    await load([
+      {
+        source: 'B',
+        minSeverity: '',
+        pattern: '',
+        code: '',
+        steps: [{ mode: 'manual' }, { mode: 'manual' }, { mode: 'manual' }],
+      },
+    ]);
     const raised = async (error: Msg): Promise<number> => {
       const before = out.notify.length;
       policy().receive({ payload: error, source: 'B', event: 'raised' });
@@ -206,7 +244,18 @@ describe('lh-error-policy: recovery ladders', function () {
 
   it('without a run, counts per clock hour (fake clock): the next hour starts at the first step', async function () {
     clock = FakeTimers.install({ toFake: ['Date'], now: Date.parse('2026-11-24T10:10:00.000Z') });
-    await load([{ source: 'A', minSeverity: '', pattern: '', code: '', steps: [{ mode: 'walk-away', answer: 'Retry' }, { mode: 'walk-away', answer: 'Abort' }] }]);
+    await load([
+      {
+        source: 'A',
+        minSeverity: '',
+        pattern: '',
+        code: '',
+        steps: [
+          { mode: 'walk-away', answer: 'Retry' },
+          { mode: 'walk-away', answer: 'Abort' },
+        ],
+      },
+    ]);
     const answerA = async (): Promise<Msg> => {
       const error = sim.injectPendingError() as unknown as Msg;
       const auto = nextMessage(helper.getNode('auto'));
@@ -224,7 +273,9 @@ describe('lh-error-policy: recovery ladders', function () {
   });
 
   it("a semi-automatic default never waits longer than the B error's own timeoutSeconds, and says which deadline applies", async function () {
-    await load([{ source: 'B', minSeverity: '', pattern: '', code: '', steps: [{ mode: 'semi-automatic', answer: '', delay: 120 }] }]);
+    await load([
+      { source: 'B', minSeverity: '', pattern: '', code: '', steps: [{ mode: 'semi-automatic', answer: '', delay: 120 }] },
+    ]);
     clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() });
     const error = sim.injectInstrumentError({ timeoutSeconds: 30 }) as unknown as Msg;
     const notified = nextMessage(helper.getNode('notify'));
@@ -250,7 +301,13 @@ describe('lh-error-policy: recovery ladders', function () {
   it('a step gives the inputs an action requires; a step without a valid value escalates and sends nothing', async function () {
     await load([
       { source: 'B', minSeverity: '', pattern: 'height', code: '', steps: [{ mode: 'walk-away', answer: '2', inputs: '1=3.5' }] },
-      { source: 'B', minSeverity: '', pattern: 'range', code: '', steps: [{ mode: 'walk-away', answer: '2', inputs: { 1: '42' } }] },
+      {
+        source: 'B',
+        minSeverity: '',
+        pattern: 'range',
+        code: '',
+        steps: [{ mode: 'walk-away', answer: '2', inputs: { 1: '42' } }],
+      },
     ]);
     const ok = await raiseB({ title: 'Clot: new height' });
     assert.equal(ok.outcome, 'answered');
@@ -259,7 +316,10 @@ describe('lh-error-policy: recovery ladders', function () {
 
     const bad = await raiseB({ title: 'Clot: out of range' });
     assert.equal(bad.outcome, 'escalated');
-    assert.match(String(bad.msg.reason), /rules\[1\]\.steps\[0\]\.inputs\.1 \(Aspiration height above bottom \(mm\), a number from 0\.5 to 10 mm\) must be/);
+    assert.match(
+      String(bad.msg.reason),
+      /rules\[1\]\.steps\[0\]\.inputs\.1 \(Aspiration height above bottom \(mm\), a number from 0\.5 to 10 mm\) must be/,
+    );
     assert.equal(submissions().length, 1, 'nothing was sent for the bad value');
   });
 

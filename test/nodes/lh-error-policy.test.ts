@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import path from 'path';
+
 import FakeTimers from '@sinonjs/fake-timers';
 
 type Clock = ReturnType<typeof FakeTimers.install>;
-import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
+import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
 import { until } from '../support/until';
-import { bServerFlow, seenErrors } from './lh-error-poll.support';
 import { answerOnPage, forgetAllAnswers, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
+import { bServerFlow, seenErrors } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
@@ -38,30 +39,67 @@ describe('lh-error-policy', function () {
     clock = undefined;
   });
 
-  const puts = (): Msg[] => sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+  const puts = (): Msg[] =>
+    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
   const submissions = (): { path: string; body: unknown }[] =>
     sim.requests.filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/'));
 
-  function flow(rules: Msg[], options: { withB?: boolean; store?: string; poll?: boolean } = {}): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
+  function flow(
+    rules: Msg[],
+    options: { withB?: boolean; store?: string; poll?: boolean } = {},
+  ): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
     const server = options.withB ? bServerFlow(sim) : bServerFlow(sim, { withB: false });
     const onTab = (n: Msg): Msg => ({ ...n, z: 'tab' });
     const nodes: Msg[] = [
       { id: 'tab', type: 'tab', label: 'policy' },
       ...server.nodes,
-      onTab({ id: 'policy', type: 'lh-error-policy', server: 'server', rules, store: options.store ?? '', wires: [['notify'], ['auto'], ['escalate']] }),
+      onTab({
+        id: 'policy',
+        type: 'lh-error-policy',
+        server: 'server',
+        rules,
+        store: options.store ?? '',
+        wires: [['notify'], ['auto'], ['escalate']],
+      }),
       onTab({ id: 'notify', type: 'helper' }),
       onTab({ id: 'auto', type: 'helper' }),
       onTab({ id: 'escalate', type: 'helper' }),
       onTab({ id: 'catcher', type: 'catch', scope: ['policy'], wires: [['caught']] }),
       onTab({ id: 'caught', type: 'helper' }),
-      onTab({ id: 'page', type: 'lh-answer-page', server: 'server', publicUrl: web.url, publicUrlType: 'str', path: '/lh-answer', wires: [['linked'], []] }),
+      onTab({
+        id: 'page',
+        type: 'lh-answer-page',
+        server: 'server',
+        publicUrl: web.url,
+        publicUrlType: 'str',
+        path: '/lh-answer',
+        wires: [['linked'], []],
+      }),
       onTab({ id: 'linked', type: 'helper' }),
     ];
-    if (options.poll) nodes.push(onTab({ id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, wires: [['policy'], ['policy'], []] }));
+    if (options.poll)
+      nodes.push(
+        onTab({
+          id: 'poll',
+          type: 'lh-error-poll',
+          server: 'server',
+          source: 'A',
+          interval: 0.5,
+          wires: [['policy'], ['policy'], []],
+        }),
+      );
     return { nodes, credentials: { ...server.credentials, page: { secret: 'policy-test-secret' } } };
   }
 
-  const semi = (answer: string, delay = 120, source = 'any'): Msg => ({ source, minSeverity: '', pattern: '', code: '', mode: 'semi-automatic', answer, delay });
+  const semi = (answer: string, delay = 120, source = 'any'): Msg => ({
+    source,
+    minSeverity: '',
+    pattern: '',
+    code: '',
+    mode: 'semi-automatic',
+    answer,
+    delay,
+  });
 
   async function raise(record: Msg, source: 'A' | 'B'): Promise<Msg> {
     const notified = nextMessage(helper.getNode('notify'));
@@ -75,7 +113,8 @@ describe('lh-error-policy', function () {
     return String((await out).answerUrl);
   }
 
-  const fakeClock = (): Clock => (clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() }));
+  const fakeClock = (): Clock =>
+    (clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: Date.now() }));
 
   it('semi-automatic: notifies with the deadline, and answers with the default after N seconds', async function () {
     const f = flow([semi('Retry', 120)]);
@@ -85,7 +124,10 @@ describe('lh-error-policy', function () {
     const notified = await raise(error as unknown as Msg, 'A');
     assert.equal((notified.policy as Msg).mode, 'semi-automatic');
     assert.equal(Date.parse(String(notified.deadline)) - Date.now(), 120_000);
-    assert.match(String(notified.notification), /^sim: Error\nUnless someone answers by \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC[+-]\d\d:\d\d.*, the policy answers: Retry$/);
+    assert.match(
+      String(notified.notification),
+      /^sim: Error\nUnless someone answers by \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC[+-]\d\d:\d\d.*, the policy answers: Retry$/,
+    );
 
     await clock?.tickAsync(119_000);
     assert.equal(puts().length, 0, 'the default went out early');
@@ -182,10 +224,13 @@ describe('lh-error-policy', function () {
   });
 
   it('walk-away answers within one poll, and escalates a refused automatic answer', async function () {
-    const f = flow([
-      { source: 'A', minSeverity: 'Fatal', pattern: '', code: '', mode: 'walk-away', answer: 'Nope', delay: 0 },
-      { source: 'A', minSeverity: '', pattern: 'door|lid', code: '', mode: 'walk-away', answer: 'Abort', delay: 0 },
-    ], { poll: true });
+    const f = flow(
+      [
+        { source: 'A', minSeverity: 'Fatal', pattern: '', code: '', mode: 'walk-away', answer: 'Nope', delay: 0 },
+        { source: 'A', minSeverity: '', pattern: 'door|lid', code: '', mode: 'walk-away', answer: 'Abort', delay: 0 },
+      ],
+      { poll: true },
+    );
     await loadWithPage(f.nodes, f.credentials);
     const auto = nextMessage(helper.getNode('auto'));
     const started = Date.now();
@@ -215,7 +260,10 @@ describe('lh-error-policy', function () {
   });
 
   it('refuses a backreference at deploy naming rule and reason; a catastrophic-backtracking pattern matches at once (issue 17.6)', async function () {
-    const refused = flow([{ ...semi('Retry'), pattern: 'ok' }, { ...semi('Retry'), pattern: '(tip)\\1' }]);
+    const refused = flow([
+      { ...semi('Retry'), pattern: 'ok' },
+      { ...semi('Retry'), pattern: '(tip)\\1' },
+    ]);
     await loadWithPage(refused.nodes, refused.credentials);
     const caught = nextMessage(helper.getNode('caught'));
     helper.getNode('policy').receive({ payload: sim.injectPendingError(), source: 'A', event: 'raised' });
@@ -253,7 +301,11 @@ describe('lh-error-policy rules (pure)', function () {
     assert.equal(matchRule(rules, 'B', { title: 'x' })?.index, 0);
     assert.equal(matchRule(rules, 'A', { title: 'CLOT detected', severity: 'Error' })?.index, 1);
     assert.equal(matchRule(rules, 'A', { title: 'Clot', severity: 'Warning' })?.index, 3, 'below the minimum severity');
-    assert.equal(matchRule(rules, 'A', { message: 'a clot', severity: 'Novel' })?.index, 1, 'an unknown severity is never filtered out');
+    assert.equal(
+      matchRule(rules, 'A', { message: 'a clot', severity: 'Novel' })?.index,
+      1,
+      'an unknown severity is never filtered out',
+    );
     assert.equal(matchRule(rules, 'A', { title: 'Door', code: 1042 })?.index, 2);
     assert.equal(matchRule(compileRules([]), 'A', { title: 'x' }), undefined);
   });

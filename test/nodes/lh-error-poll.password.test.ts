@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { helper, loadFlow, serverFlow } from '../support/runtime';
+
 import { useInstrument } from '../support/node-suite';
+import { helper, loadFlow, serverFlow } from '../support/runtime';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;

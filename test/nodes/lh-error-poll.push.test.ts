@@ -3,11 +3,21 @@
  * interval is 60 s wherever detection must come from the push: no poll but the first could find the error in time.
  */
 import assert from 'node:assert/strict';
+
 import { Simulator } from '../../src/simulator';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, loadFlow, runtimeModule, runtimeSettings } from '../support/runtime';
 import { until } from '../support/until';
-import { bServerFlow, loadContextStores, loadFlowWithChange, messageWhere, pollsDone, seenErrors, setProperty, statusWhere } from './lh-error-poll.support';
+import {
+  bServerFlow,
+  loadContextStores,
+  loadFlowWithChange,
+  messageWhere,
+  pollsDone,
+  seenErrors,
+  setProperty,
+  statusWhere,
+} from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 const POLL_PATH = '/api/v1/errors/check-for-pending-errors';
@@ -27,7 +37,15 @@ function pollFlow(sim: Simulator, poll: Msg = {}): { nodes: Msg[]; credentials: 
   return {
     nodes: [
       ...server.nodes,
-      { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 60, wires: [['raised'], ['resolved'], ['connection']], ...poll },
+      {
+        id: 'poll',
+        type: 'lh-error-poll',
+        server: 'server',
+        source: 'A',
+        interval: 60,
+        wires: [['raised'], ['resolved'], ['connection']],
+        ...poll,
+      },
       { id: 'raised', type: 'helper' },
       { id: 'resolved', type: 'helper' },
       { id: 'connection', type: 'helper' },
@@ -123,7 +141,11 @@ describe('lh-error-poll with pushes', function () {
     await messageWhere('raised', (m) => m.errorId === second.id, 2000);
 
     await sim.restart(200);
-    await until(() => sim.eventSocketInfo.counts.errors === 1 && events().state('errors') === 'connected', 'reconnected after the restart', 10000);
+    await until(
+      () => sim.eventSocketInfo.counts.errors === 1 && events().state('errors') === 'connected',
+      'reconnected after the restart',
+      10000,
+    );
     const third = sim.injectPendingError();
     await messageWhere('raised', (m) => m.errorId === third.id, 2000);
     for (let i = 0; i < 2; i++) {

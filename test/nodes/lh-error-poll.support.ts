@@ -1,4 +1,5 @@
 import path from 'path';
+
 import { Simulator } from '../../src/simulator';
 import { helper, packageNodes, runtimeModule, serverFlow, ServerFlowOptions, tlsConfigNode } from '../support/runtime';
 
@@ -43,7 +44,10 @@ export function pollsDone(sim: Simulator, n: number, source: 'A' | 'B' = 'A', ti
 
 /** Resolves with the next status the node `id` shows that matches `test`. */
 export function statusWhere(id: string, test: (status: Msg) => boolean, timeoutMs = 15000): Promise<Msg> {
-  const node = helper.getNode(id) as unknown as { on(e: string, l: (c: { args: Msg[] }) => void): unknown; removeListener(e: string, l: (c: { args: Msg[] }) => void): unknown };
+  const node = helper.getNode(id) as unknown as {
+    on(e: string, l: (c: { args: Msg[] }) => void): unknown;
+    removeListener(e: string, l: (c: { args: Msg[] }) => void): unknown;
+  };
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       node.removeListener('call:status', check);
@@ -122,12 +126,15 @@ export function stopRecording(): void {
   for (const label of labels.splice(0)) hooks.remove(`*.${label}`);
 }
 
-const changeNode = require(path.join(path.dirname(require.resolve('@node-red/nodes/package.json')), 'core', 'function', '15-change.js')) as (
-  RED: unknown,
-) => void;
+const changeNode = require(
+  path.join(path.dirname(require.resolve('@node-red/nodes/package.json')), 'core', 'function', '15-change.js'),
+) as (RED: unknown) => void;
 
 /** loadFlow() plus the core change node, for flows that add one property the way users do. */
-export async function loadFlowWithChange(flow: Record<string, unknown>[], credentials: Record<string, Record<string, string>>): Promise<void> {
+export async function loadFlowWithChange(
+  flow: Record<string, unknown>[],
+  credentials: Record<string, Record<string, string>>,
+): Promise<void> {
   await helper.load([tlsConfigNode, ...packageNodes(), changeNode], flow, credentials);
 }
 
@@ -140,4 +147,3 @@ export function setProperty(id: string, property: string, value: unknown, wires:
     wires: [wires],
   };
 }
-

@@ -1,7 +1,18 @@
 import assert from 'node:assert/strict';
-import { collect, helper, loadFlow, nextMessage, runtimeSettings, USER } from '../support/runtime';
+
 import { useInstrument } from '../support/node-suite';
-import { activeTimeouts, bServerFlow, loadContextStores, messageWhere, pollsDone, recordDeliveries, seenErrors, statusWhere, stopRecording } from './lh-error-poll.support';
+import { collect, helper, loadFlow, nextMessage, runtimeSettings, USER } from '../support/runtime';
+import {
+  activeTimeouts,
+  bServerFlow,
+  loadContextStores,
+  messageWhere,
+  pollsDone,
+  recordDeliveries,
+  seenErrors,
+  statusWhere,
+  stopRecording,
+} from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
@@ -15,7 +26,10 @@ describe('lh-error-poll', function () {
     },
   });
 
-  function flow(poll: Record<string, unknown> = {}, server = bServerFlow(sim)): {
+  function flow(
+    poll: Record<string, unknown> = {},
+    server = bServerFlow(sim),
+  ): {
     nodes: Record<string, unknown>[];
     credentials: Record<string, Record<string, string>>;
   } {
@@ -46,7 +60,11 @@ describe('lh-error-poll', function () {
   }
 
   it('emits an injected A error once with everything needed to answer it and a notification text', async function () {
-    const injected = sim.injectPendingError({ severity: 'Error', title: 'Tip not picked up', message: 'Channel 3 lost its tip.' });
+    const injected = sim.injectPendingError({
+      severity: 'Error',
+      title: 'Tip not picked up',
+      message: 'Channel 3 lost its tip.',
+    });
     await load();
     const msg = await nextMessage(helper.getNode('raised'));
     assert.equal(msg.source, 'A');
@@ -58,7 +76,10 @@ describe('lh-error-poll', function () {
     assert.equal(msg.topic, 'sim: Error Tip not picked up');
     assert.deepEqual(msg.instrument, { name: 'sim', baseUrl: sim.baseUrl, instrumentUrl: sim.instrumentUrl });
     const notification = String(msg.notification);
-    assert.match(notification, /^sim: Error Tip not picked up\nChannel 3 lost its tip\.\nResponses: Retry, Abort, Ignore\nTime: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    assert.match(
+      notification,
+      /^sim: Error Tip not picked up\nChannel 3 lost its tip\.\nResponses: Retry, Abort, Ignore\nTime: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/,
+    );
     assert.doesNotMatch(JSON.stringify(msg), new RegExp(USER.password));
   });
 
@@ -250,7 +271,10 @@ describe('lh-error-poll', function () {
     const calls = (helper as unknown as { log(): { args: { level: number; msg: unknown }[][] } }).log().args.map((a) => a[0]);
     const logged = calls.filter((c) => c.level === 20 && String(c.msg) === 'lh-error-poll.errors.noInstrumentUrl');
     assert.equal(logged.length, 1, JSON.stringify(calls));
-    const catalogue = require('../../nodes/nodes/lh-error-poll/locales/en-US/lh-error-poll.json') as Record<string, { errors: Record<string, string> }>;
+    const catalogue = require('../../nodes/nodes/lh-error-poll/locales/en-US/lh-error-poll.json') as Record<
+      string,
+      { errors: Record<string, string> }
+    >;
     assert.match(catalogue['lh-error-poll'].errors.noInstrumentUrl, /instrument URL/i);
     assert.equal(sim.requests.length, 0);
   });
@@ -293,7 +317,13 @@ describe('lh-error-poll timing', function () {
   });
 
   it('adds at most 10 % jitter', function () {
-    assert.equal(timing.withJitter(1000, () => 0), 1000);
-    assert.equal(timing.withJitter(1000, () => 0.999), 1100);
+    assert.equal(
+      timing.withJitter(1000, () => 0),
+      1000,
+    );
+    assert.equal(
+      timing.withJitter(1000, () => 0.999),
+      1100,
+    );
   });
 });

@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
+
 import { Simulator } from '../../src/simulator';
 import { builtNode, useInstrument } from '../support/node-suite';
 import { collect, helper, serverFlow, tlsConfigNode } from '../support/runtime';
 import { loadFlowWithChange, setProperty } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
-type Emitter = { on(event: string, l: (msg: Msg) => void): unknown; removeListener(event: string, l: (msg: Msg) => void): unknown };
+type Emitter = {
+  on(event: string, l: (msg: Msg) => void): unknown;
+  removeListener(event: string, l: (msg: Msg) => void): unknown;
+};
 
 /** The first message in `seen` (collected since the flow loaded) or arriving later that passes `test`. */
 function until(id: string, seen: Msg[], test: (msg: Msg) => boolean): Promise<Msg> {
@@ -142,7 +146,10 @@ describe('lh-events', function () {
       await new Promise((resolve) => setTimeout(resolve, 10));
       now = handles();
     }
-    assert.ok(now <= baseline, `${now} handles after 20 redeploys, ${baseline} before: ${JSON.stringify(process.getActiveResourcesInfo())}`);
+    assert.ok(
+      now <= baseline,
+      `${now} handles after 20 redeploys, ${baseline} before: ${JSON.stringify(process.getActiveResourcesInfo())}`,
+    );
     assert.equal(sim.eventSocketInfo.counts.events, 0);
   });
 });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+
+import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 import { helper } from '../support/runtime';
 import { until } from '../support/until';
-import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 
 type Msg = Record<string, unknown>;
 
@@ -10,7 +11,8 @@ describe('lh-register-handler', function () {
   const sim = useInstrument();
   let handler: LoadedNode;
 
-  const handlerRequests = (): { method: string; body: unknown }[] => sim.requests.filter((r) => r.path === '/api/vector/v3/error-handler');
+  const handlerRequests = (): { method: string; body: unknown }[] =>
+    sim.requests.filter((r) => r.path === '/api/vector/v3/error-handler');
 
   async function load(node: Record<string, unknown> = {}, clientKey = 'nodered1'): Promise<void> {
     handler = await loadNode(

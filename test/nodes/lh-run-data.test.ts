@@ -1,14 +1,20 @@
 import assert from 'node:assert/strict';
+
 import { PDFDocument } from 'pdf-lib';
-import { helper } from '../support/runtime';
+
 import { configuredNode, useInstrument } from '../support/node-suite';
+import { helper } from '../support/runtime';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
 
 describe('lh-run-data', function () {
   const sim = useInstrument({ simulator: { simulationSpeed: 1000 } });
-  const { load, run, runFailing } = configuredNode(sim, { id: 'data', type: 'lh-run-data' }, { only: ['lh-server', 'lh-run-data'] });
+  const { load, run, runFailing } = configuredNode(
+    sim,
+    { id: 'data', type: 'lh-run-data' },
+    { only: ['lh-server', 'lh-run-data'] },
+  );
 
   async function finishedRun(): Promise<string> {
     sim.runs.create({ protocolId: 1, simulate: true }, 'admin');
@@ -36,7 +42,11 @@ describe('lh-run-data', function () {
     const id = await finishedRun();
     const msg = await run({ operation: 'pipetting-csv', runId: id, runIdType: 'str' }, {});
     assert.ok(Buffer.isBuffer(msg.payload));
-    const rows = (msg.payload as Buffer).toString('utf8').trim().split('\r\n').map((r) => r.split(','));
+    const rows = (msg.payload as Buffer)
+      .toString('utf8')
+      .trim()
+      .split('\r\n')
+      .map((r) => r.split(','));
     assert.deepEqual(rows[0], ['Time', 'Step', 'StepType', 'Channel', 'Labware', 'Wells', 'VolumeUl', 'Status']);
     assert.ok(rows.slice(1).every((r) => r.length === rows[0].length));
     assert.equal(msg.filename, `pipetting-${id}.csv`);

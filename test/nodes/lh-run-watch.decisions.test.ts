@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { parseRunStatus, RUN_RESULT_WORDS, RUN_STATE_NAMES, RunStateName, RunStatus } from '../../src/client';
 import {
   durationOf,
@@ -74,7 +76,13 @@ describe('lh-run-watch decisions (pure)', function () {
   it('property: over every path of states and any record word, completed only from a record in a completed word', function () {
     const states = fc.array(fc.constantFrom(...RUN_STATE_NAMES), { maxLength: 12 });
     const record = fc.option(
-      fc.record({ runResult: fc.oneof(fc.string({ maxLength: 16 }), fc.constantFrom('Completed', ' success ', 'Not completed', 'Incomplete', 'Success?'), fc.integer()) }),
+      fc.record({
+        runResult: fc.oneof(
+          fc.string({ maxLength: 16 }),
+          fc.constantFrom('Completed', ' success ', 'Not completed', 'Incomplete', 'Success?'),
+          fc.integer(),
+        ),
+      }),
       { nil: undefined },
     );
     fc.assert(
@@ -91,7 +99,13 @@ describe('lh-run-watch decisions (pure)', function () {
   });
 
   it('matches the run record by protocol and start time', function () {
-    const run: TrackedRun = { protocolId: 1, protocolName: 'Demo', startTime: '2026-03-01T10:00:00.000Z', firstSeenAt: T0, states: [] };
+    const run: TrackedRun = {
+      protocolId: 1,
+      protocolName: 'Demo',
+      startTime: '2026-03-01T10:00:00.000Z',
+      firstSeenAt: T0,
+      states: [],
+    };
     const records = [
       { id: 'other', protocolName: 'Other', startTime: '2026-03-01T10:00:00Z' },
       { id: 'old', protocolName: 'Demo', startTime: '2026-03-01T09:00:00Z' },
@@ -106,7 +120,10 @@ describe('lh-run-watch decisions (pure)', function () {
     assert.deepEqual(progressOf(s, T0 + 150_000), { progress: 0.25, eta: '2026-03-01T10:10:00.000Z', remainingMs: 450_000 });
     assert.equal(progressOf(s, T0 + 3_600_000)?.progress, 1);
     assert.equal(progressOf(status(4), T0), undefined);
-    assert.equal(progressOf(status(0, { startTime: '2026-03-01T10:00:00Z', estimatedEndTime: '2026-03-01T10:10:00Z' }), T0), undefined);
+    assert.equal(
+      progressOf(status(0, { startTime: '2026-03-01T10:00:00Z', estimatedEndTime: '2026-03-01T10:10:00Z' }), T0),
+      undefined,
+    );
   });
 
   it('rate-limits progress', function () {
@@ -118,7 +135,9 @@ describe('lh-run-watch decisions (pure)', function () {
   });
 
   it('polls at once on a pushed run status or finished run (any letter case), not on other events', function () {
-    for (const code of ['RunStatus', 'runstatus', 'Finished', 'FINISHED', ' protocolRunStatus ']) assert.equal(triggersPoll(code), true, code);
-    for (const code of ['TimeRemaining', 'messagebox', 'maintenancedata', '', 'RuntimeError']) assert.equal(triggersPoll(code), false, code);
+    for (const code of ['RunStatus', 'runstatus', 'Finished', 'FINISHED', ' protocolRunStatus '])
+      assert.equal(triggersPoll(code), true, code);
+    for (const code of ['TimeRemaining', 'messagebox', 'maintenancedata', '', 'RuntimeError'])
+      assert.equal(triggersPoll(code), false, code);
   });
 });

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+
 import type { Simulator } from '../../src/simulator';
-import { helper } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
-import { runMemory, RUN_WATCH_OUTPUTS, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
+import { RUN_WATCH_OUTPUTS, runMemory, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
+import { helper } from '../support/runtime';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
@@ -16,7 +17,10 @@ const watchFlow = (sim: Simulator, config: Msg = {}) => runWatchFlow(sim, { inte
 async function load(sim: Simulator, config: Msg = {}): Promise<Record<(typeof RUN_WATCH_OUTPUTS)[number], Msg[]>> {
   const f = watchFlow(sim, config);
   await helper.load(runWatchModules(), f.nodes, f.credentials);
-  const received = { states: [], finished: [], progress: [], connection: [] } as Record<(typeof RUN_WATCH_OUTPUTS)[number], Msg[]>;
+  const received = { states: [], finished: [], progress: [], connection: [] } as Record<
+    (typeof RUN_WATCH_OUTPUTS)[number],
+    Msg[]
+  >;
   for (const id of RUN_WATCH_OUTPUTS) helper.getNode(id).on('input', (msg: Msg) => received[id].push(msg));
   return received;
 }
@@ -119,7 +123,10 @@ describe('lh-run-watch with pushes (instinctevents)', function () {
     assert.equal(server.client.events.state('events'), 'idle');
     await runToEnd(sim, id);
     await until(() => received.finished.length === 1, 'the finished run');
-    await until(() => received.states.length > 1 && received.states[received.states.length - 1].state === 'Idle', 'the final Idle');
+    await until(
+      () => received.states.length > 1 && received.states[received.states.length - 1].state === 'Idle',
+      'the final Idle',
+    );
     assertPolledRun(received.states.map((m) => m.state));
     assert.equal(sim.eventSocketInfo.upgrades.length, upgrades, 'no upgrade request');
   });
@@ -137,10 +144,7 @@ describe('lh-run-watch with pushes (instinctevents)', function () {
       await helper.setFlows(nodes, 'nodes', f.credentials);
       assert.equal(helper.getNode('server'), server, 'the lh-server stays: only the watch node is redeployed');
       // each redeploy closes the socket with its only listener and opens a new one: a leaked listener would keep it
-      await until(
-        () => eventUpgrades() === before + i + 1,
-        `the socket of redeploy ${i}`,
-      );
+      await until(() => eventUpgrades() === before + i + 1, `the socket of redeploy ${i}`);
       await until(() => sim.eventSocketInfo.counts.events === 1, `one socket after redeploy ${i}`);
     }
     // besides the node's own, one listener is the lh-server's connection state (it hears the sockets open)
@@ -166,7 +170,10 @@ describe('lh-run-watch on an instrument without event sockets', function () {
     await until(() => server.client.events.state('events') === 'unavailable', 'the socket found unavailable');
     await runToEnd(sim, id);
     await until(() => received.finished.length === 1, 'the finished run');
-    await until(() => received.states.length > 1 && received.states[received.states.length - 1].state === 'Idle', 'the final Idle');
+    await until(
+      () => received.states.length > 1 && received.states[received.states.length - 1].state === 'Idle',
+      'the final Idle',
+    );
     assertPolledRun(received.states.map((m) => m.state));
     assert.equal(received.finished[0].result, 'completed');
     assert.equal(received.connection.length, 0, 'no offline/online: the instrument answered every poll');

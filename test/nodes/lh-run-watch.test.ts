@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { helper, nextMessage } from '../support/runtime';
+
 import { useInstrument } from '../support/node-suite';
-import { runMemory, RUN_WATCH_OUTPUTS, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
+import { RUN_WATCH_OUTPUTS, runMemory, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
+import { helper, nextMessage } from '../support/runtime';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
@@ -46,7 +47,15 @@ describe('lh-run-watch', function () {
     // two steps of 4 simulated seconds: 200 ms each at speed 20
     const steps = sim.state.protocols.get(quick)!.steps;
     steps.push({ stepType: 'PauseStep', id: 900, name: 'Wait', stepOrder: 1, disabled: false, duration: 4 });
-    steps.push({ stepType: 'AddReagentStep', id: 901, name: 'Add', stepOrder: 2, disabled: false, duration: 4, destinations: [{ labware: 'P', wells: 'A1' }] });
+    steps.push({
+      stepType: 'AddReagentStep',
+      id: 901,
+      name: 'Add',
+      stepOrder: 2,
+      disabled: false,
+      duration: 4,
+      destinations: [{ labware: 'P', wells: 'A1' }],
+    });
     const f = flow();
     await helper.load(runWatchModules(), f.nodes, f.credentials);
     record();
@@ -123,7 +132,11 @@ describe('lh-run-watch', function () {
     sim.resolvePendingError(error!.id); // answered on the instrument with its first response: Abort
     await until(() => received.finished.length === 2, 'the second run');
     assert.equal(received.finished[1].result, 'failed');
-    assert.deepEqual(((received.finished[1].payload as Msg).states as string[]).slice(-3), ['Running', 'ErrorHandling', 'Aborting']);
+    assert.deepEqual(((received.finished[1].payload as Msg).states as string[]).slice(-3), [
+      'Running',
+      'ErrorHandling',
+      'Aborting',
+    ]);
   });
 
   it('reports offline after failed polls and online once when the instrument answers again', async function () {

@@ -5,8 +5,9 @@
  * hardware, for a flow that no longer exists.
  */
 import assert from 'node:assert/strict';
-import { helper } from '../support/runtime';
+
 import { configuredNode, useInstrument } from '../support/node-suite';
+import { helper } from '../support/runtime';
 import { until } from '../support/until';
 
 describe('lh-run: a node closed mid-start sends nothing more (issue 17 point 2, review 2)', function () {

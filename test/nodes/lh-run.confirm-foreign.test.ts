@@ -5,8 +5,9 @@
  * operator it outputs the load instructions; a later start with msg.confirmLoading = true continues" (that run).
  */
 import assert from 'node:assert/strict';
-import { useRunNode } from './lh-run.support';
+
 import { until } from '../support/until';
+import { useRunNode } from './lh-run.support';
 
 describe('lh-run: msg.confirmLoading for a run this Node-RED did not leave at Loading (issue 17 point 2, review 2)', function () {
   const { sim, run } = useRunNode();
@@ -14,7 +15,11 @@ describe('lh-run: msg.confirmLoading for a run this Node-RED did not leave at Lo
   it('does not send load-complete for a run created elsewhere', async function () {
     // an operator creates a run at the instrument (not through this Node-RED); it waits at Loading
     sim.runs.create({ protocolId: 1, simulate: true }, 'operator');
-    await until(() => sim.runs.status().protocolRunState === 3 || sim.runs.status().protocolRunState === 'Loading', 'Loading', 10000);
+    await until(
+      () => sim.runs.status().protocolRunState === 3 || sim.runs.status().protocolRunState === 'Loading',
+      'Loading',
+      10000,
+    );
     const msg = await Promise.race([
       run({ operation: 'start' }, { confirmLoading: true }),
       new Promise<Record<string, unknown>>((r) => setTimeout(() => r({ outcome: 'refused (no output)' }), 4000)),

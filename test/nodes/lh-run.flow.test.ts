@@ -2,8 +2,9 @@
 // (through a core change node, no function node), resumes the run, which then finishes; states served as names.
 import assert from 'node:assert/strict';
 import path from 'path';
-import { helper, runtimeModule, serverFlow, tlsConfigNode } from '../support/runtime';
+
 import { builtNode, useInstrument } from '../support/node-suite';
+import { helper, runtimeModule, serverFlow, tlsConfigNode } from '../support/runtime';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
@@ -11,8 +12,10 @@ type NodeModule = (RED: unknown) => void;
 
 const changeNode = runtimeModule<NodeModule>(path.join('@node-red/nodes', 'core', 'function', '15-change.js'));
 // the module instances the runtime loaded (built), to forget what earlier tests reported
- 
-const runMemory = require(path.resolve(__dirname, '../../nodes/nodes/lh-run-watch/run-memory.js')) as { forgetAllMemories(): void };
+
+const runMemory = require(path.resolve(__dirname, '../../nodes/nodes/lh-run-watch/run-memory.js')) as {
+  forgetAllMemories(): void;
+};
 
 describe('lh-run in flows', function () {
   const sim = useInstrument({ simulator: { simulationSpeed: 200, runStatesAsNames: true } });
@@ -25,7 +28,16 @@ describe('lh-run in flows', function () {
     const flow: Msg[] = [
       { id: 'tab', type: 'tab', label: 'run' },
       ...server.nodes,
-      { id: 'run', type: 'lh-run', z: 'tab', server: 'server', operation: 'start', protocolId: '1', pollInterval: '0.05', wires: [['started']] },
+      {
+        id: 'run',
+        type: 'lh-run',
+        z: 'tab',
+        server: 'server',
+        operation: 'start',
+        protocolId: '1',
+        pollInterval: '0.05',
+        wires: [['started']],
+      },
       { id: 'started', type: 'helper', z: 'tab' },
       { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: '0.5', wires: [['retry'], [], []] },
       {
@@ -37,7 +49,14 @@ describe('lh-run in flows', function () {
       },
       { id: 'answer', type: 'lh-answer-error', z: 'tab', server: 'server', wires: [['answered']] },
       { id: 'answered', type: 'helper', z: 'tab' },
-      { id: 'watch', type: 'lh-run-watch', z: 'tab', server: 'server', interval: '0.5', wires: [['states'], ['finished'], [], []] },
+      {
+        id: 'watch',
+        type: 'lh-run-watch',
+        z: 'tab',
+        server: 'server',
+        interval: '0.5',
+        wires: [['states'], ['finished'], [], []],
+      },
       { id: 'states', type: 'helper', z: 'tab' },
       { id: 'finished', type: 'helper', z: 'tab' },
     ];

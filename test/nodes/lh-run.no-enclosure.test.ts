@@ -4,6 +4,7 @@
  * "the door is open".
  */
 import assert from 'node:assert/strict';
+
 import { useRunNode } from './lh-run.support';
 
 describe('lh-run start on an instrument without an enclosure (issue 17 point 2, review 2)', function () {

@@ -4,11 +4,12 @@
  * busy, before anything is sent); lh-run-watch reports a run record's unknown words as `unknown` with the text.
  */
 import assert from 'node:assert/strict';
-import { collect, helper, nextMessage, serverFlow, tlsConfigNode } from '../support/runtime';
+
 import { builtNode } from '../support/node-suite';
-import { useRunNode } from './lh-run.support';
-import { runMemory, RUN_WATCH_OUTPUTS, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
+import { RUN_WATCH_OUTPUTS, runMemory, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
+import { collect, helper, nextMessage, serverFlow, tlsConfigNode } from '../support/runtime';
 import { until } from '../support/until';
+import { useRunNode } from './lh-run.support';
 
 type Msg = Record<string, unknown>;
 
@@ -26,7 +27,10 @@ describe('lh-run and lh-run-watch report only what the instrument did', function
     const failed = await node.runFailing({});
     const details = failed._error as Msg;
     assert.equal(details.kind, 'instrument');
-    assert.match(String(details.message), /the run did not start: the run was aborted before it reached Loading \(Scheduling → Aborting\)/);
+    assert.match(
+      String(details.message),
+      /the run did not start: the run was aborted before it reached Loading \(Scheduling → Aborting\)/,
+    );
     assert.equal(sent('load-complete'), 0);
   });
 
@@ -53,7 +57,10 @@ describe('lh-run and lh-run-watch report only what the instrument did', function
     const details = refused._error as Msg;
     assert.equal(refused.topic, 'second');
     assert.equal(details.kind, 'busy');
-    assert.match(String(details.message), /^start refused: another start on this instrument is in progress \(protocol 1, for \d+ s\); nothing was sent/);
+    assert.match(
+      String(details.message),
+      /^start refused: another start on this instrument is in progress \(protocol 1, for \d+ s\); nothing was sent/,
+    );
     await until(() => outputs.length === 1, 'the first start');
     assert.equal(outputs[0].outcome, 'started');
     assert.equal(sent('create'), 1, 'one create');
@@ -81,7 +88,10 @@ describe('lh-run and lh-run-watch report only what the instrument did', function
       { id: 'catcher', type: 'catch', scope: ['run1', 'run2'], wires: [['caught']] },
       { id: 'caught', type: 'helper' },
     ];
-    await helper.load([tlsConfigNode, builtNode('lh-server'), builtNode('lh-run')], flow, { ...one.credentials, ...two.credentials });
+    await helper.load([tlsConfigNode, builtNode('lh-server'), builtNode('lh-run')], flow, {
+      ...one.credentials,
+      ...two.credentials,
+    });
     const outputs = collect(helper.getNode('out'));
     const caught = collect(helper.getNode('caught'));
     helper.getNode('run1').receive({});

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+
 import { helper } from '../support/runtime';
 import { useRunNode } from './lh-run.support';
 

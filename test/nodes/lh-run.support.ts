@@ -3,7 +3,7 @@
  * polls, 5 s timeout) whose configuration each test sets, loaded with lh-server and lh-run alone.
  */
 import type { Simulator } from '../../src/simulator';
-import { configuredNode, ConfiguredNode, useInstrument } from '../support/node-suite';
+import { ConfiguredNode, configuredNode, useInstrument } from '../support/node-suite';
 
 export function useRunNode(): ConfiguredNode & { sim: Simulator } {
   const sim = useInstrument({ simulator: { simulationSpeed: 1000 } });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+
 import { helper } from '../support/runtime';
-import { useRunNode } from './lh-run.support';
 import { until } from '../support/until';
+import { useRunNode } from './lh-run.support';
 
 type Msg = Record<string, unknown>;
 
@@ -26,11 +27,16 @@ describe('lh-run', function () {
       assert.equal(msg.topic, 'keep');
       assert.equal(typeof msg.runId, 'string');
       const sent = paths();
-      const readiness = ['GET /api/v1/system-ready', 'GET /api/v1/instruments/connection-status', 'GET /api/v1/service-software-api/sensor-status'];
-      assert.deepEqual(
-        sent.filter((p) => !readiness.includes(p)).slice(0, 3),
-        ['GET /api/v1/protocol-run', 'GET /api/v1/protocols/validate/1', 'POST /api/v1/protocol-run/create'],
-      );
+      const readiness = [
+        'GET /api/v1/system-ready',
+        'GET /api/v1/instruments/connection-status',
+        'GET /api/v1/service-software-api/sensor-status',
+      ];
+      assert.deepEqual(sent.filter((p) => !readiness.includes(p)).slice(0, 3), [
+        'GET /api/v1/protocol-run',
+        'GET /api/v1/protocols/validate/1',
+        'POST /api/v1/protocol-run/create',
+      ]);
       for (const read of readiness) assert.ok(sent.indexOf(read) < sent.indexOf('POST /api/v1/protocol-run/create'), read);
       assert.ok(sent.indexOf('PUT /api/v1/protocol-run/load-complete') > 3);
       const create = sim.requests.find((r) => r.path === '/api/v1/protocol-run/create');
@@ -60,7 +66,10 @@ describe('lh-run', function () {
     it('fails clearly for an unknown or ambiguous protocol name and for an invalid protocol, sending no create', async function () {
       let error = await runFailing({ operation: 'start' }, { protocolName: 'ELISA' });
       assert.equal(error.field, 'protocolName');
-      assert.match(String(error.message), /"ELISA" is not a protocol of the instrument; it has "Demo protocol" \(1\), "Empty protocol" \(2\)/);
+      assert.match(
+        String(error.message),
+        /"ELISA" is not a protocol of the instrument; it has "Demo protocol" \(1\), "Empty protocol" \(2\)/,
+      );
       await helper.unload();
       sim.addProtocol('Demo protocol');
       error = await runFailing({ operation: 'start' }, { protocolName: 'Demo protocol' });
@@ -85,7 +94,10 @@ describe('lh-run', function () {
       sim.clearRequests();
       const refused = await node.runFailing({});
       const details = refused._error as Msg;
-      assert.match(String(details.message), /start refused: a run of protocol 'Demo protocol' \(1\) is in progress \(Scheduling\)/);
+      assert.match(
+        String(details.message),
+        /start refused: a run of protocol 'Demo protocol' \(1\) is in progress \(Scheduling\)/,
+      );
       assert.equal(details.statusCode, 409);
       assert.equal(details.kind, 'busy');
       // only the refusal's status read: no validate, no create

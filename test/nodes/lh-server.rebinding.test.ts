@@ -6,8 +6,9 @@
  * instrument, against "nothing a foreign web page sends or reads reaches the instrument through this package".
  */
 import assert from 'node:assert/strict';
-import { helper, loadFlow, serverFlow } from '../support/runtime';
+
 import { useInstrument } from '../support/node-suite';
+import { helper, loadFlow, serverFlow } from '../support/runtime';
 
 describe('lh-server admin endpoints under DNS rebinding (issue 17.3)', function () {
   const sim = useInstrument({ adminServer: true });

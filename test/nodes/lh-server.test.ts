@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+
 import { LiquidHandlerClient } from '../../src/client';
+import { useInstrument } from '../support/node-suite';
 import { helper, loadFlow, nextMessage, runtimeSettings, serverFlow, USER } from '../support/runtime';
 import { until } from '../support/until';
-import { useInstrument } from '../support/node-suite';
 
 interface Report {
   ok: boolean;
@@ -66,7 +67,11 @@ describe('lh-server', function () {
   it('logs out on redeploy', async function () {
     const server = serverFlow(sim);
     await loadFlow(
-      [...server.nodes, { id: 'clear', type: 'lh-clear-errors', server: 'server', wires: [['out']] }, { id: 'out', type: 'helper' }],
+      [
+        ...server.nodes,
+        { id: 'clear', type: 'lh-clear-errors', server: 'server', wires: [['out']] },
+        { id: 'out', type: 'helper' },
+      ],
       server.credentials,
     );
     const out = nextMessage(helper.getNode('out'));
@@ -94,7 +99,8 @@ describe('lh-server', function () {
 
 describe('lh-server Test connection: password expiry and an instrument that does not tell its name', function () {
   const sim = useInstrument({ simulator: { policy: { passwordExpires: 2 } }, adminServer: true });
-  const post = async (body: Record<string, unknown>): Promise<Report> => (await helper.request().post('/lh-server/test-connection').send(body)).body as Report;
+  const post = async (body: Record<string, unknown>): Promise<Report> =>
+    (await helper.request().post('/lh-server/test-connection').send(body)).body as Report;
 
   it('Test connection names the password expiry when it is near, and goes on when the instrument does not tell its name', async function () {
     sim.configureMachine({ offered: false });
@@ -103,12 +109,14 @@ describe('lh-server Test connection: password expiry and an instrument that does
     assert.match(report.checks[1].message, /the password of user "admin" expires in 2 days/);
     assert.match(report.checks[2].message, /does not tell its name or software versions/);
   });
-
 });
 
 describe('lh-server dialog actions: setup-wizard and kba-password-reset', function () {
   const sim = useInstrument({ adminServer: true });
-  const post = async (path: string, type = 'application/json'): Promise<{ status: number; body: { message: string; error: string } }> => {
+  const post = async (
+    path: string,
+    type = 'application/json',
+  ): Promise<{ status: number; body: { message: string; error: string } }> => {
     const res = await helper.request().post(path).set('Content-Type', type).send('{}');
     return { status: res.status, body: res.body as { message: string; error: string } };
   };

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+
 import { LoggedRequest } from '../../src/simulator';
-import { helper } from '../support/runtime';
 import { configuredNode, useAdminServer, useInstrument } from '../support/node-suite';
+import { helper } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 
@@ -19,7 +20,11 @@ describe('lh-service-routine', function () {
   }
 
   // only the modules this file needs (every type of package.json may not be built yet)
-  const { load, run, runFailing } = configuredNode(sim, { id: 'routine', type: 'lh-service-routine' }, { only: ['lh-server', 'lh-service-routine'] });
+  const { load, run, runFailing } = configuredNode(
+    sim,
+    { id: 'routine', type: 'lh-service-routine' },
+    { only: ['lh-server', 'lh-service-routine'] },
+  );
 
   describe('list', function () {
     it('lists every routine and keeps other msg properties', async function () {
@@ -108,18 +113,31 @@ describe('lh-service-routine', function () {
     });
 
     it('takes the id from payload.id and markRunNow from msg when the dialog leaves them empty', async function () {
-      const msg = await run({ operation: 'msg' }, { operation: 'update', markRunNow: true, payload: { id: 4, name: 'Camera check' } });
+      const msg = await run(
+        { operation: 'msg' },
+        { operation: 'update', markRunNow: true, payload: { id: 4, name: 'Camera check' } },
+      );
       assert.equal((msg.payload as Msg).name, 'Camera check');
       assert.notEqual((msg.payload as Msg).lastRun, null);
     });
 
     it('rejects bad fields, a missing id, a conflicting id or nothing to change, and sends nothing', async function () {
       const cases: [Record<string, unknown>, Msg, string, RegExp][] = [
-        [{ routineId: '1', routineIdType: 'num' }, { payload: { isRecommended: 'yes' } }, 'payload.isRecommended', /must be a boolean/],
+        [
+          { routineId: '1', routineIdType: 'num' },
+          { payload: { isRecommended: 'yes' } },
+          'payload.isRecommended',
+          /must be a boolean/,
+        ],
         [{ routineId: '1', routineIdType: 'num' }, { payload: { lastRun: 'yesterday' } }, 'payload.lastRun', /ISO 8601/],
         [{ routineId: '1', routineIdType: 'num' }, { payload: { name: 5 } }, 'payload.name', /text or null/],
         [{ routineId: '' }, { payload: { isRecommended: true } }, 'routineId', /is required/],
-        [{ routineId: '1', routineIdType: 'num' }, { payload: { id: 2, isRecommended: true } }, 'routineId', /differs from payload.id/],
+        [
+          { routineId: '1', routineIdType: 'num' },
+          { payload: { id: 2, isRecommended: true } },
+          'routineId',
+          /differs from payload.id/,
+        ],
         [{ routineId: '1', routineIdType: 'num' }, { payload: {} }, 'payload', /names no field to change/],
         [{ routineId: '1', routineIdType: 'num' }, { payload: 'run' }, 'payload', /must be an object/],
         [{ routineId: '1', routineIdType: 'num' }, { payload: {}, markRunNow: 'yes' }, 'markRunNow', /must be a boolean/],
@@ -134,12 +152,12 @@ describe('lh-service-routine', function () {
     });
 
     it('fails with 404 for an unknown routine before writing anything', async function () {
-      const error = await runFailing({ operation: 'update', routineId: '42', routineIdType: 'num' }, { payload: { isRecommended: true } });
-      assert.equal(error.statusCode, 404);
-      assert.equal(
-        sent().filter((r) => r.method === 'PUT').length,
-        0,
+      const error = await runFailing(
+        { operation: 'update', routineId: '42', routineIdType: 'num' },
+        { payload: { isRecommended: true } },
       );
+      assert.equal(error.statusCode, 404);
+      assert.equal(sent().filter((r) => r.method === 'PUT').length, 0);
     });
   });
 

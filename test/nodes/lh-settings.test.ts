@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+
 import { LoggedRequest } from '../../src/simulator';
-import { helper } from '../support/runtime';
 import { configuredNode, useInstrument } from '../support/node-suite';
+import { helper } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 
@@ -15,7 +16,11 @@ describe('lh-settings', function () {
   }
 
   // only the modules this file needs (every type of package.json may not be built yet)
-  const { load, run, runFailing } = configuredNode(sim, { id: 'settings', type: 'lh-settings' }, { only: ['lh-server', 'lh-settings'] });
+  const { load, run, runFailing } = configuredNode(
+    sim,
+    { id: 'settings', type: 'lh-settings' },
+    { only: ['lh-server', 'lh-settings'] },
+  );
 
   it('gets the software settings and keeps other msg properties', async function () {
     const msg = await run({ operation: 'get-software-settings' }, { payload: 'ignored', topic: 'settings', n: 1 });
@@ -39,7 +44,10 @@ describe('lh-settings', function () {
   });
 
   it('merges a partial payload into the current settings, writes them and outputs them read back', async function () {
-    const msg = await run({ operation: 'set-software-settings', mode: 'merge' }, { payload: { generateRunReport: false, defaultAmbientTemperature: 25 } });
+    const msg = await run(
+      { operation: 'set-software-settings', mode: 'merge' },
+      { payload: { generateRunReport: false, defaultAmbientTemperature: 25 } },
+    );
     const expected = { ...SEED, generateRunReport: false, defaultAmbientTemperature: 25 };
     assert.deepEqual(msg.payload, expected);
     assert.deepEqual(sim.state.softwareSettings, expected);
@@ -54,7 +62,12 @@ describe('lh-settings', function () {
   });
 
   it('replaces all settings without reading them first when asked (msg.mode)', async function () {
-    const payload = { hideKeyboard: true, generateRunReport: false, allowRedWarningOverride: true, defaultAmbientTemperature: 20 };
+    const payload = {
+      hideKeyboard: true,
+      generateRunReport: false,
+      allowRedWarningOverride: true,
+      defaultAmbientTemperature: 20,
+    };
     const msg = await run({ operation: 'set-software-settings', mode: 'msg' }, { payload, mode: 'replace' });
     assert.deepEqual(msg.payload, payload);
     assert.deepEqual(
@@ -96,7 +109,10 @@ describe('lh-settings', function () {
     assert.equal(error.field, 'operation');
     assert.match(String(error.message), /must be one of get-software-settings, set-software-settings, get-policy-settings/);
     await helper.unload();
-    error = await runFailing({ operation: 'set-software-settings', mode: 'msg' }, { mode: 'overwrite', payload: { hideKeyboard: true } });
+    error = await runFailing(
+      { operation: 'set-software-settings', mode: 'msg' },
+      { mode: 'overwrite', payload: { hideKeyboard: true } },
+    );
     assert.equal(error.field, 'mode');
     assert.equal(sim.requests.length, 0);
   });

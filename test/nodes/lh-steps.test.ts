@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
-import { PrepApi, validate } from '../../src/client';
-import { ApiResponse } from '../../src/client/transport';
-import { UnsignedSpec } from '../../src/client/session';
-import { listAllSteps } from '../../src/nodes/lh-steps/pages';
-import { runStepOperation } from '../../src/nodes/lh-steps/operations';
-import { LoggedRequest } from '../../src/simulator';
 import fs from 'fs';
 import path from 'path';
-import { helper } from '../support/runtime';
+
+import { PrepApi, validate } from '../../src/client';
+import { UnsignedSpec } from '../../src/client/session';
+import { ApiResponse } from '../../src/client/transport';
+import { runStepOperation } from '../../src/nodes/lh-steps/operations';
+import { listAllSteps } from '../../src/nodes/lh-steps/pages';
+import { LoggedRequest } from '../../src/simulator';
 import { editorDefinition } from '../support/editor-definition';
 import { configuredNode, useAdminServer, useInstrument } from '../support/node-suite';
+import { helper } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 
@@ -32,7 +33,10 @@ describe('lh-steps', function () {
 
   describe('list', function () {
     it('lists the steps of the protocol set in the dialog and keeps other msg properties', async function () {
-      const msg = await run({ operation: 'list', protocolId: '1', protocolIdType: 'str' }, { payload: 'go', topic: 't', keep: { a: 1 } });
+      const msg = await run(
+        { operation: 'list', protocolId: '1', protocolIdType: 'str' },
+        { payload: 'go', topic: 't', keep: { a: 1 } },
+      );
       const steps = msg.payload as Msg[];
       assert.deepEqual(
         steps.map((s) => s.name),
@@ -56,7 +60,15 @@ describe('lh-steps', function () {
 
     it('sends offset, limit and includeFullStepData as query parameters', async function () {
       const msg = await run(
-        { operation: 'list', protocolId: '1', offset: '1', offsetType: 'num', limit: '', limitType: 'num', includeFullStepData: 'false' },
+        {
+          operation: 'list',
+          protocolId: '1',
+          offset: '1',
+          offsetType: 'num',
+          limit: '',
+          limitType: 'num',
+          includeFullStepData: 'false',
+        },
         { limit: 1 },
       );
       assert.deepEqual(msg.payload, [{ stepType: 'AddReagentStep', id: 2, name: 'Add buffer', stepOrder: 2, disabled: false }]);
@@ -75,7 +87,10 @@ describe('lh-steps', function () {
       const withList = await run({ operation: 'list', protocolId: '1', includeCustomLiquidSettings: 'true' }, {});
       assert.deepEqual((withList.payload as Msg[])[1].customLiquidSettings, liquids);
       await helper.unload();
-      const got = await run({ operation: 'get', protocolId: '1', stepId: '2', includeCustomLiquidSettings: 'msg' }, { includeCustomLiquidSettings: true });
+      const got = await run(
+        { operation: 'get', protocolId: '1', stepId: '2', includeCustomLiquidSettings: 'msg' },
+        { includeCustomLiquidSettings: true },
+      );
       assert.deepEqual((got.payload as Msg).customLiquidSettings, liquids);
       assert.equal(sent().at(-1)?.query.includeCustomLiquidSettings, 'true');
       await helper.unload();
@@ -87,7 +102,8 @@ describe('lh-steps', function () {
       const id = sim.addProtocol('Long protocol');
       const protocol = sim.state.protocols.get(id);
       assert.ok(protocol);
-      for (let i = 1; i <= 7; i++) protocol.steps.push({ stepType: 'PauseStep', id: 1000 + i, name: `Pause ${i}`, stepOrder: i, disabled: false });
+      for (let i = 1; i <= 7; i++)
+        protocol.steps.push({ stepType: 'PauseStep', id: 1000 + i, name: `Pause ${i}`, stepOrder: i, disabled: false });
       const msg = await run({ operation: 'list', protocolId: String(id), limit: '3', limitType: 'num', allPages: true }, {});
       assert.deepEqual(
         (msg.payload as Msg[]).map((s) => s.id),
@@ -132,7 +148,10 @@ describe('lh-steps', function () {
     });
 
     it('reads the ids from msg, flow or other typed inputs', async function () {
-      const msg = await run({ operation: 'get', protocolId: 'job.protocol', protocolIdType: 'msg', stepId: '2', stepIdType: 'num' }, { job: { protocol: 1 } });
+      const msg = await run(
+        { operation: 'get', protocolId: 'job.protocol', protocolIdType: 'msg', stepId: '2', stepIdType: 'num' },
+        { job: { protocol: 1 } },
+      );
       assert.equal((msg.payload as Msg).name, 'Add buffer');
     });
 
@@ -209,7 +228,10 @@ describe('lh-steps', function () {
     });
 
     it('takes makeNameUnique from msg when the box is not ticked', async function () {
-      const msg = await run({ operation: 'create', protocolId: '1' }, { payload: { stepType: 'PauseStep', name: 'Incubate' }, makeNameUnique: true });
+      const msg = await run(
+        { operation: 'create', protocolId: '1' },
+        { payload: { stepType: 'PauseStep', name: 'Incubate' }, makeNameUnique: true },
+      );
       assert.equal((msg.payload as Msg).name, 'Incubate (2)');
       assert.equal((sent()[0].body as Msg).makeNameUnique, true);
     });
@@ -246,19 +268,28 @@ describe('lh-steps', function () {
     });
 
     it('puts the step id of msg.stepId into the body', async function () {
-      await run({ operation: 'update', protocolId: '1' }, { stepId: 1, payload: { stepType: 'PauseStep', name: 'Short pause', duration: 3 } });
+      await run(
+        { operation: 'update', protocolId: '1' },
+        { stepId: 1, payload: { stepType: 'PauseStep', name: 'Short pause', duration: 3 } },
+      );
       assert.deepEqual(sent()[0].body, { stepType: 'PauseStep', name: 'Short pause', duration: 3, id: 1 });
       assert.equal(stepsOf(1)[0].name, 'Short pause');
     });
 
     it('rejects a step id that differs from payload.id and sends nothing', async function () {
-      const error = await runFailing({ operation: 'update', protocolId: '1', stepId: '1', stepIdType: 'num' }, { payload: { id: 2, stepType: 'PauseStep' } });
+      const error = await runFailing(
+        { operation: 'update', protocolId: '1', stepId: '1', stepIdType: 'num' },
+        { payload: { id: 2, stepType: 'PauseStep' } },
+      );
       assert.equal(error.field, 'stepId');
       assert.equal(sim.requests.length, 0);
     });
 
     it('reports the 400 of the instrument for a step order it refuses', async function () {
-      const error = await runFailing({ operation: 'update', protocolId: '1' }, { payload: { id: 1, stepType: 'PauseStep', stepOrder: 0 } });
+      const error = await runFailing(
+        { operation: 'update', protocolId: '1' },
+        { payload: { id: 1, stepType: 'PauseStep', stepOrder: 0 } },
+      );
       assert.equal(error.statusCode, 400);
       assert.equal(error.operation, 'update-step');
       assert.match(String(error.message), /stepOrder/);
@@ -415,7 +446,9 @@ describe('editor strings of lh-steps, lh-settings, lh-service-routine', function
   const STATUS_KEYS = ['requesting', 'done', 'saved', 'count'];
 
   function lookup(catalogue: unknown, key: string): unknown {
-    return key.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), catalogue);
+    return key
+      .split('.')
+      .reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), catalogue);
   }
 
   for (const type of ['lh-steps', 'lh-settings', 'lh-service-routine']) {
@@ -423,7 +456,9 @@ describe('editor strings of lh-steps, lh-settings, lh-service-routine', function
       const dir = path.join(root, 'nodes', 'nodes', type);
       const catalogue: unknown = JSON.parse(fs.readFileSync(path.join(dir, 'locales', 'en-US', `${type}.json`), 'utf8'));
       const html = fs.readFileSync(path.join(dir, `${type}.html`), 'utf8');
-      const keys = [...html.matchAll(/(?:data-i18n="(?:\[[a-z]+\])?|_\(")([a-z-]+\.[A-Za-z0-9_.-]*[A-Za-z0-9_-])"/g)].map((m) => m[1]);
+      const keys = [...html.matchAll(/(?:data-i18n="(?:\[[a-z]+\])?|_\(")([a-z-]+\.[A-Za-z0-9_.-]*[A-Za-z0-9_-])"/g)].map(
+        (m) => m[1],
+      );
       assert.ok(keys.length > 3);
       for (const key of keys) assert.equal(typeof lookup(catalogue, key), 'string', `${type}: ${key}`);
       for (const key of STATUS_KEYS) assert.equal(typeof lookup(catalogue, `common.status.${key}`), 'string', key);
@@ -449,8 +484,14 @@ describe('lh-steps operations (no instrument)', function () {
   }
 
   it('reads the step back when the instrument answers an update with no body', async function () {
-    const { prep, specs } = fakePrep((spec) => (spec.method === 'GET' ? { id: 4, stepType: 'PauseStep', name: 'read back', stepOrder: 1 } : undefined));
-    const result = await runStepOperation(prep, { operation: 'update', protocolId: 1, payload: { id: 4, stepType: 'PauseStep', name: 'x' } });
+    const { prep, specs } = fakePrep((spec) =>
+      spec.method === 'GET' ? { id: 4, stepType: 'PauseStep', name: 'read back', stepOrder: 1 } : undefined,
+    );
+    const result = await runStepOperation(prep, {
+      operation: 'update',
+      protocolId: 1,
+      payload: { id: 4, stepType: 'PauseStep', name: 'x' },
+    });
     assert.deepEqual(result.payload, { id: 4, stepType: 'PauseStep', name: 'read back', stepOrder: 1 });
     assert.deepEqual(
       specs.map((s) => [s.method, s.path]),

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+
 import { identityOf } from '../../src/client/error-identity';
-import { collect, helper, nextMessage } from '../support/runtime';
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
+import { collect, helper, nextMessage } from '../support/runtime';
 import { bServerFlow, loadFlowWithChange, pollsDone, seenErrors, setProperty } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
@@ -15,10 +16,15 @@ describe('lh-submit-recovery', function () {
     sim.requests.filter((r) => r.api === 'B' && r.method === 'POST' && r.path.startsWith('/api/vector/v3/instrument-errors/'));
 
   async function load(recovery: Record<string, unknown> = {}): Promise<void> {
-    submit = await loadNode(sim, { id: 'submit', type: 'lh-submit-recovery', kind: 'recovery', ...recovery }, { server: { withB: true } });
+    submit = await loadNode(
+      sim,
+      { id: 'submit', type: 'lh-submit-recovery', kind: 'recovery', ...recovery },
+      { server: { withB: true } },
+    );
   }
 
-  const expectFailure = (msg: Msg, field: string | undefined, message: RegExp): Promise<Msg> => submit.expectFailure(msg, field, message);
+  const expectFailure = (msg: Msg, field: string | undefined, message: RegExp): Promise<Msg> =>
+    submit.expectFailure(msg, field, message);
 
   it('submits a recovery for an error wired from lh-error-poll with only msg.selectedActionId added', async function () {
     const injected = sim.injectInstrumentError();
@@ -27,7 +33,14 @@ describe('lh-submit-recovery', function () {
     await loadFlowWithChange(
       [
         ...server.nodes,
-        { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'B', interval: 0.5, wires: [['choose'], ['resolved'], []] },
+        {
+          id: 'poll',
+          type: 'lh-error-poll',
+          server: 'server',
+          source: 'B',
+          interval: 0.5,
+          wires: [['choose'], ['resolved'], []],
+        },
         setProperty('choose', 'selectedActionId', 3, ['submit']),
         { id: 'submit', type: 'lh-submit-recovery', server: 'server', kind: 'recovery', wires: [['out']] },
         { id: 'out', type: 'helper' },
@@ -56,7 +69,11 @@ describe('lh-submit-recovery', function () {
   it('fails clearly with the instrument message when the key is not registered, and does not retry', async function () {
     const injected = sim.injectInstrumentError();
     await load();
-    const details = await expectFailure({ payload: injected, selectedActionId: 1 }, undefined, /submit-recovery for error .* was refused: .*/);
+    const details = await expectFailure(
+      { payload: injected, selectedActionId: 1 },
+      undefined,
+      /submit-recovery for error .* was refused: .*/,
+    );
     assert.equal(details.operation, 'submit-recovery');
     assert.equal((details.body as Msg).success, false);
     assert.equal(submissions().length, 1);
@@ -96,10 +113,26 @@ describe('lh-submit-recovery', function () {
     await expectFailure({ selectedActionId: 1 }, 'uuid', /uuid is required/);
     await expectFailure({ payload: injected }, 'selectedActionId', /selectedActionId is required/);
     await expectFailure({ payload: injected, selectedActionId: 'one' }, 'selectedActionId', /whole number/);
-    await expectFailure({ payload: injected, selectedActionId: 9 }, 'selectedActionId', /one of the actions error .* offers: 1 Retry \(default\), 2 /);
-    await expectFailure({ payload: injected, selectedActionId: 1, selectedActionIsRecovery: 'yes' }, 'selectedActionIsRecovery', /boolean/);
-    await expectFailure({ payload: injected, selectedActionId: 1, inputs: [{ id: 'a', value: '2' }] }, 'inputs[0].id', /whole number/);
-    await expectFailure({ payload: injected, selectedActionId: 1, detailedErrorRecoveries: {} }, 'detailedErrorRecoveries', /array/);
+    await expectFailure(
+      { payload: injected, selectedActionId: 9 },
+      'selectedActionId',
+      /one of the actions error .* offers: 1 Retry \(default\), 2 /,
+    );
+    await expectFailure(
+      { payload: injected, selectedActionId: 1, selectedActionIsRecovery: 'yes' },
+      'selectedActionIsRecovery',
+      /boolean/,
+    );
+    await expectFailure(
+      { payload: injected, selectedActionId: 1, inputs: [{ id: 'a', value: '2' }] },
+      'inputs[0].id',
+      /whole number/,
+    );
+    await expectFailure(
+      { payload: injected, selectedActionId: 1, detailedErrorRecoveries: {} },
+      'detailedErrorRecoveries',
+      /array/,
+    );
     await expectFailure({ payload: injected, selectedActionId: 1, date: 'yesterday' }, 'date', /ISO 8601/);
     await expectFailure({ payload: injected, selectedActionId: 1, errorHandlingKey: 'has space' }, 'errorHandlingKey', /letters/);
     assert.equal(submissions().length, 0);
@@ -108,7 +141,11 @@ describe('lh-submit-recovery', function () {
   it('validates the kind from msg.kind', async function () {
     const injected = sim.injectInstrumentError();
     await load({ kind: 'msg' });
-    await expectFailure({ payload: injected, selectedActionId: 1, kind: 'retry' }, 'kind', /kind must be one of recovery, action/);
+    await expectFailure(
+      { payload: injected, selectedActionId: 1, kind: 'retry' },
+      'kind',
+      /kind must be one of recovery, action/,
+    );
     assert.equal(submissions().length, 0);
   });
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+
 import { loadNode, useInstrument } from '../support/node-suite';
 
 type Msg = Record<string, unknown>;
@@ -13,7 +14,9 @@ describe('config migrations in a running Node-RED', function () {
     const submit = await loadNode(sim, { id: 'submit', type: 'lh-submit-recovery' }, { server: { withB: true } });
     const out = await submit.run({ payload: injected, selectedActionId: 1 });
     assert.equal((out.payload as Msg).success, true);
-    const sent = sim.requests.filter((r) => r.method === 'POST' && r.path.endsWith(`/instrument-errors/${injected.uuid}/recovery`));
+    const sent = sim.requests.filter(
+      (r) => r.method === 'POST' && r.path.endsWith(`/instrument-errors/${injected.uuid}/recovery`),
+    );
     assert.equal(sent.length, 1);
   });
 

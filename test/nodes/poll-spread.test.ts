@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { loadFlow } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
-import { bServerFlow, seenErrors } from './lh-error-poll.support';
+
 import { busiestWindow } from '../support/busiest-window';
+import { useInstrument } from '../support/node-suite';
+import { loadFlow } from '../support/runtime';
+import { bServerFlow, seenErrors } from './lh-error-poll.support';
 
 const ERROR_POLL = '/api/v1/errors/check-for-pending-errors';
 const NODES = 20;

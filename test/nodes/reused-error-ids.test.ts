@@ -3,10 +3,11 @@
  * msg) is never sent to another error listed later under the same id, and a new error under a reused id is raised.
  */
 import assert from 'node:assert/strict';
+
 import { collect, helper, nextMessage } from '../support/runtime';
 import { until } from '../support/until';
-import { bServerFlow, pollsDone } from './lh-error-poll.support';
 import { fetchText, formOf, loadWithPage, usePageSuite } from './lh-answer-page.support';
+import { bServerFlow, pollsDone } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
@@ -14,9 +15,16 @@ describe('reused error ids: answer only the error that was seen, raise every err
   this.timeout(30000);
   const { sim, web, pageNode } = usePageSuite();
 
-  const puts = (): Msg[] => sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+  const puts = (): Msg[] =>
+    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
   const tip = { id: '7', title: 'Tip pickup failed', severity: 'Error' as const, responses: ['Retry', 'Abort'] };
-  const arm = { id: '7', title: 'Arm collision: gripper jammed, do NOT retry', severity: 'Fatal' as const, responses: ['Retry', 'Abort'], reuseId: true };
+  const arm = {
+    id: '7',
+    title: 'Arm collision: gripper jammed, do NOT retry',
+    severity: 'Fatal' as const,
+    responses: ['Retry', 'Abort'],
+    reuseId: true,
+  };
 
   async function load(nodes: Msg[]): Promise<void> {
     const server = bServerFlow(sim, { withB: false });
@@ -50,7 +58,10 @@ describe('reused error ids: answer only the error that was seen, raise every err
     const audit = nextMessage(helper.getNode('audit'));
     const posted = await fetchText(link.split('?')[0], { form: { t: form.t, form: form.form, response: 'Retry' } });
     assert.doesNotMatch(posted.text, /Answered/);
-    assert.match(posted.text, /different error under this number: &#34;Arm collision: gripper jammed, do NOT retry&#34; \(Fatal\)/);
+    assert.match(
+      posted.text,
+      /different error under this number: &#34;Arm collision: gripper jammed, do NOT retry&#34; \(Fatal\)/,
+    );
     assert.match(posted.text, /<h1>Tip pickup failed<\/h1>/, 'the page names the error the link was made for');
     assert.equal(puts().length, 0, 'nothing was sent to the instrument');
     assert.equal((await audit).outcome, 'changed');
@@ -95,10 +106,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
   });
 
   it('a form shown for "Tip pickup failed" cannot be posted with the link of the error that reused id 7', async function () {
-    await load([
-      pageNode({ path: '/lh-answer', wires: [['out'], []] }),
-      { id: 'out', type: 'helper' },
-    ]);
+    await load([pageNode({ path: '/lh-answer', wires: [['out'], []] }), { id: 'out', type: 'helper' }]);
     const first = sim.injectPendingError(tip);
     const tipLink = nextMessage(helper.getNode('out'));
     helper.getNode('page').receive({ payload: first, source: 'A', event: 'raised' });
@@ -119,7 +127,17 @@ describe('reused error ids: answer only the error that was seen, raise every err
         id: 'policy',
         type: 'lh-error-policy',
         server: 'server',
-        rules: [{ source: 'any', minSeverity: '', pattern: 'tip pickup', code: '', mode: 'semi-automatic', answer: 'Retry', delay: 0.3 }],
+        rules: [
+          {
+            source: 'any',
+            minSeverity: '',
+            pattern: 'tip pickup',
+            code: '',
+            mode: 'semi-automatic',
+            answer: 'Retry',
+            delay: 0.3,
+          },
+        ],
         wires: [['notify'], ['auto'], ['escalate']],
       },
       { id: 'notify', type: 'helper' },
@@ -133,7 +151,10 @@ describe('reused error ids: answer only the error that was seen, raise every err
     sim.injectPendingError(arm);
     const msg = await escalated;
     assert.equal(msg.outcome, 'changed');
-    assert.match(String((msg.payload as Msg).reason), /now lists "Arm collision: gripper jammed, do NOT retry", Fatal under that id/);
+    assert.match(
+      String((msg.payload as Msg).reason),
+      /now lists "Arm collision: gripper jammed, do NOT retry", Fatal under that id/,
+    );
     assert.equal(puts().length, 0);
     assert.equal(autos.length, 0);
   });
@@ -164,7 +185,15 @@ describe('reused error ids: answer only the error that was seen, raise every err
 
   it('"Door open during run", listed briefly under the id of a resolved error, is raised (notification, link, policy)', async function () {
     await load([
-      { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, listen: false, wires: [['raised'], ['resolved'], []] },
+      {
+        id: 'poll',
+        type: 'lh-error-poll',
+        server: 'server',
+        source: 'A',
+        interval: 0.5,
+        listen: false,
+        wires: [['raised'], ['resolved'], []],
+      },
       { id: 'raised', type: 'helper' },
       { id: 'resolved', type: 'helper' },
     ]);
@@ -184,7 +213,15 @@ describe('reused error ids: answer only the error that was seen, raise every err
   });
   it('through Node-RED, five errors in turn under id 7: each raised once, each link answers only its own error', async function () {
     await load([
-      { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.3, listen: false, wires: [['page'], [], []] },
+      {
+        id: 'poll',
+        type: 'lh-error-poll',
+        server: 'server',
+        source: 'A',
+        interval: 0.3,
+        listen: false,
+        wires: [['page'], [], []],
+      },
       pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
       { id: 'out', type: 'helper' },
       { id: 'audit', type: 'helper' },
@@ -193,7 +230,13 @@ describe('reused error ids: answer only the error that was seen, raise every err
     const links: { title: string; url: string; page: string }[] = [];
     for (let i = 0; i < 5; i++) {
       const title = `Error ${i} under a reused id`;
-      sim.injectPendingError({ id: '7', title, severity: i % 2 ? 'Fatal' : 'Error', responses: ['Retry', 'Abort'], reuseId: true });
+      sim.injectPendingError({
+        id: '7',
+        title,
+        severity: i % 2 ? 'Fatal' : 'Error',
+        responses: ['Retry', 'Abort'],
+        reuseId: true,
+      });
       await until(() => linked.some((m) => (m.payload as Msg).title === title), `${title} raised and linked`);
       const url = String(linked.find((m) => (m.payload as Msg).title === title)?.answerUrl);
       links.push({ title, url, page: (await fetchText(url)).text });
@@ -211,6 +254,10 @@ describe('reused error ids: answer only the error that was seen, raise every err
     assert.equal(sim.state.pendingErrors.length, 0);
     await pollsDone(sim, 2);
     const titles = linked.map((m) => (m.payload as Msg).title);
-    assert.deepEqual(titles, links.map((l) => l.title), 'each error raised (and linked) exactly once');
+    assert.deepEqual(
+      titles,
+      links.map((l) => l.title),
+      'each error raised (and linked) exactly once',
+    );
   });
 });

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { collect, helper, loadFlow, USER } from '../support/runtime';
+
 import { useInstrument } from '../support/node-suite';
+import { runMemory } from '../support/run-watch-suite';
+import { collect, helper, loadFlow, USER } from '../support/runtime';
 import { until } from '../support/until';
 import { bServerFlow, pollsDone, recordDeliveries, seenErrors, statusWhere, stopRecording } from './lh-error-poll.support';
-import { runMemory } from '../support/run-watch-suite';
 
 type Msg = Record<string, unknown>;
 
@@ -14,13 +15,36 @@ interface ServerWithConnection {
 }
 
 /** One lh-server, two watchers of different pace (a fast error poll, a slow run watch) and an lh-settings node (polls nothing). */
-function flow(sim: Parameters<typeof bServerFlow>[0], server = bServerFlow(sim), poll: Msg = {}): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
+function flow(
+  sim: Parameters<typeof bServerFlow>[0],
+  server = bServerFlow(sim),
+  poll: Msg = {},
+): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
   return {
     nodes: [
       { id: 'tab', type: 'tab', label: 'connection' },
       ...server.nodes,
-      { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']], ...poll },
-      { id: 'watch', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 20, offlineAfter: 2, listen: false, wires: [['states'], [], [], ['watchConnection']] },
+      {
+        id: 'poll',
+        type: 'lh-error-poll',
+        z: 'tab',
+        server: 'server',
+        source: 'A',
+        interval: 0.5,
+        offlineAfter: 2,
+        wires: [[], [], ['pollConnection']],
+        ...poll,
+      },
+      {
+        id: 'watch',
+        type: 'lh-run-watch',
+        z: 'tab',
+        server: 'server',
+        interval: 20,
+        offlineAfter: 2,
+        listen: false,
+        wires: [['states'], [], [], ['watchConnection']],
+      },
       { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [[]] },
       { id: 'pollConnection', type: 'helper', z: 'tab' },
       { id: 'watchConnection', type: 'helper', z: 'tab' },
@@ -73,7 +97,10 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     assert.deepEqual([p.state, w.state], ['offline', 'offline']);
     assert.equal(p.failedPolls, 2);
     assert.equal(w.failedPolls, 2);
-    assert.ok(Math.abs(Date.parse(String(p.since)) - Date.parse(String(w.since))) < 1000, `${String(p.since)} / ${String(w.since)}`);
+    assert.ok(
+      Math.abs(Date.parse(String(p.since)) - Date.parse(String(w.since))) < 1000,
+      `${String(p.since)} / ${String(w.since)}`,
+    );
     await settingsOffline; // a node that polls nothing shows it too
 
     const settingsBack = statusWhere('settings', own);
@@ -111,7 +138,9 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     const server = helper.getNode('server') as unknown as ServerWithConnection;
     assert.equal(server.connection?.subscriberCount, 3);
     for (let i = 1; i <= 10; i++) {
-      const nodes = f.nodes.map((n) => (n.id === 'poll' || n.id === 'watch' || n.id === 'settings' ? { ...n, name: `deploy ${i}` } : n));
+      const nodes = f.nodes.map((n) =>
+        n.id === 'poll' || n.id === 'watch' || n.id === 'settings' ? { ...n, name: `deploy ${i}` } : n,
+      );
       await helper.setFlows(nodes, 'nodes', f.credentials);
       assert.equal(helper.getNode('server'), server, 'only the nodes using the server were redeployed');
       assert.equal(server.connection?.subscriberCount, 3, `after redeploy ${i}`);
@@ -129,8 +158,26 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     const nodes = [
       { id: 'tab', type: 'tab', label: 'thresholds' },
       ...server.nodes,
-      { id: 'quick', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['quickConnection']] },
-      { id: 'patient', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 10, wires: [[], [], ['patientConnection']] },
+      {
+        id: 'quick',
+        type: 'lh-error-poll',
+        z: 'tab',
+        server: 'server',
+        source: 'A',
+        interval: 0.5,
+        offlineAfter: 2,
+        wires: [[], [], ['quickConnection']],
+      },
+      {
+        id: 'patient',
+        type: 'lh-error-poll',
+        z: 'tab',
+        server: 'server',
+        source: 'A',
+        interval: 0.5,
+        offlineAfter: 10,
+        wires: [[], [], ['patientConnection']],
+      },
       { id: 'quickConnection', type: 'helper', z: 'tab' },
       { id: 'patientConnection', type: 'helper', z: 'tab' },
     ];
@@ -154,12 +201,21 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     assert.deepEqual(patient, []);
   });
 
-  it("one slow request of another node timing out is not an outage, even with offline after 1: the polls were answered meanwhile", async function () {
+  it('one slow request of another node timing out is not an outage, even with offline after 1: the polls were answered meanwhile', async function () {
     const server = bServerFlow(sim, { timeout: 1500 });
     const nodes = [
       { id: 'tab', type: 'tab', label: 'slow' },
       ...server.nodes,
-      { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 1, wires: [[], [], ['pollConnection']] },
+      {
+        id: 'poll',
+        type: 'lh-error-poll',
+        z: 'tab',
+        server: 'server',
+        source: 'A',
+        interval: 0.5,
+        offlineAfter: 1,
+        wires: [[], [], ['pollConnection']],
+      },
       { id: 'clear', type: 'lh-clear-errors', z: 'tab', server: 'server', wires: [[]] },
       { id: 'pollConnection', type: 'helper', z: 'tab' },
     ];
@@ -181,11 +237,27 @@ describe('the connection state of an lh-server, shared by every node of it (issu
 
   it('a watcher redeployed after the outage ended says online at once (it said offline before, the server heard the answer meanwhile)', async function () {
     const server = bServerFlow(sim);
-    const poll = { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']] };
+    const poll = {
+      id: 'poll',
+      type: 'lh-error-poll',
+      z: 'tab',
+      server: 'server',
+      source: 'A',
+      interval: 0.5,
+      offlineAfter: 2,
+      wires: [[], [], ['pollConnection']],
+    };
     const base = [
       { id: 'tab', type: 'tab', label: 'redeploy' },
       ...server.nodes,
-      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [['settingsOut']] },
+      {
+        id: 'settings',
+        type: 'lh-settings',
+        z: 'tab',
+        server: 'server',
+        operation: 'get-software-settings',
+        wires: [['settingsOut']],
+      },
       { id: 'pollConnection', type: 'helper', z: 'tab' },
       { id: 'settingsOut', type: 'helper', z: 'tab' },
     ];
@@ -216,10 +288,43 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     const nodes: Msg[] = [
       { id: 'tab', type: 'tab', label: 'storm' },
       ...server.nodes,
-      { id: 'poll1', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, wires: [[], [], ['poll1Out']] },
-      { id: 'poll2', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 4, wires: [[], [], ['poll2Out']] },
-      { id: 'watch1', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 0.5, listen: false, wires: [[], [], [], ['watch1Out']] },
-      { id: 'watch2', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 0.5, listen: false, wires: [[], [], [], ['watch2Out']] },
+      {
+        id: 'poll1',
+        type: 'lh-error-poll',
+        z: 'tab',
+        server: 'server',
+        source: 'A',
+        interval: 0.5,
+        wires: [[], [], ['poll1Out']],
+      },
+      {
+        id: 'poll2',
+        type: 'lh-error-poll',
+        z: 'tab',
+        server: 'server',
+        source: 'A',
+        interval: 0.5,
+        offlineAfter: 4,
+        wires: [[], [], ['poll2Out']],
+      },
+      {
+        id: 'watch1',
+        type: 'lh-run-watch',
+        z: 'tab',
+        server: 'server',
+        interval: 0.5,
+        listen: false,
+        wires: [[], [], [], ['watch1Out']],
+      },
+      {
+        id: 'watch2',
+        type: 'lh-run-watch',
+        z: 'tab',
+        server: 'server',
+        interval: 0.5,
+        listen: false,
+        wires: [[], [], [], ['watch2Out']],
+      },
       ...ids.map((id) => ({ id: `${id}Out`, type: 'helper', z: 'tab' })),
     ];
     await loadFlow(nodes, server.credentials);
@@ -235,7 +340,12 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     sim.setFaults({});
     for (const id of ids) helper.getNode(id).receive({}); // poll now rather than after the back-off
     await until(() => ids.every((id) => out[id].length === 2), 'every watcher online again', 10000);
-    for (const id of ids) assert.deepEqual(out[id].map((m) => (m.payload as Msg).state), ['offline', 'online'], id);
+    for (const id of ids)
+      assert.deepEqual(
+        out[id].map((m) => (m.payload as Msg).state),
+        ['offline', 'online'],
+        id,
+      );
     // at the interval, four nodes would send 4 x 8 polls of up to 3 attempts each in the second half of the outage:
     // offline from the first seconds on, each backs off (the delay doubles with each further failure of the server)
     const secondHalf = during - firstHalf;
@@ -249,7 +359,16 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     const nodes = [
       { id: 'tab', type: 'tab', label: 'token' },
       ...server.nodes,
-      { id: 'pollB', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'B', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']] },
+      {
+        id: 'pollB',
+        type: 'lh-error-poll',
+        z: 'tab',
+        server: 'server',
+        source: 'B',
+        interval: 0.5,
+        offlineAfter: 2,
+        wires: [[], [], ['pollConnection']],
+      },
       { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [[]] },
       { id: 'pollConnection', type: 'helper', z: 'tab' },
     ];
@@ -283,7 +402,9 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     ];
     await loadFlow(nodes, server.credentials);
     const shown: Msg[] = [];
-    (helper.getNode('handler') as unknown as { on(e: string, l: (c: { args: Msg[] }) => void): void }).on('call:status', (c) => shown.push(c.args[0]));
+    (helper.getNode('handler') as unknown as { on(e: string, l: (c: { args: Msg[] }) => void): void }).on('call:status', (c) =>
+      shown.push(c.args[0]),
+    );
     const settingsOffline = statusWhere('settings', offlineText);
     for (let i = 0; i < 3; i++) {
       const failed = statusWhere('settings', (st) => st.fill === 'red' || st.fill === 'yellow');
@@ -322,8 +443,21 @@ describe('the connection state of an lh-server, shared by every node of it (issu
 
   it('redeploys during an outage (the watcher alone, then the server): no second offline, one online when it returns', async function () {
     const server = bServerFlow(sim);
-    const poll = { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']] };
-    const base = [{ id: 'tab', type: 'tab', label: 'outage' }, ...server.nodes, { id: 'pollConnection', type: 'helper', z: 'tab' }];
+    const poll = {
+      id: 'poll',
+      type: 'lh-error-poll',
+      z: 'tab',
+      server: 'server',
+      source: 'A',
+      interval: 0.5,
+      offlineAfter: 2,
+      wires: [[], [], ['pollConnection']],
+    };
+    const base = [
+      { id: 'tab', type: 'tab', label: 'outage' },
+      ...server.nodes,
+      { id: 'pollConnection', type: 'helper', z: 'tab' },
+    ];
     await loadFlow([...base, poll], server.credentials);
     await pollsDone(sim, 1);
     const connection = collect(helper.getNode('pollConnection'));
@@ -349,8 +483,26 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     const nodes = [
       { id: 'tab', type: 'tab', label: 'own back-off' },
       ...server.nodes,
-      { id: 'quick', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['quickConnection']] },
-      { id: 'patient', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 0.5, offlineAfter: 6, listen: false, wires: [[], [], [], ['patientConnection']] },
+      {
+        id: 'quick',
+        type: 'lh-error-poll',
+        z: 'tab',
+        server: 'server',
+        source: 'A',
+        interval: 0.5,
+        offlineAfter: 2,
+        wires: [[], [], ['quickConnection']],
+      },
+      {
+        id: 'patient',
+        type: 'lh-run-watch',
+        z: 'tab',
+        server: 'server',
+        interval: 0.5,
+        offlineAfter: 6,
+        listen: false,
+        wires: [[], [], [], ['patientConnection']],
+      },
       { id: 'quickConnection', type: 'helper', z: 'tab' },
       { id: 'patientConnection', type: 'helper', z: 'tab' },
     ];
@@ -378,7 +530,16 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     const base = [
       { id: 'tab', type: 'tab', label: 'added' },
       ...server.nodes,
-      { id: 'poll', type: 'lh-error-poll', z: 'tab', server: 'server', source: 'A', interval: 0.5, offlineAfter: 2, wires: [[], [], ['pollConnection']] },
+      {
+        id: 'poll',
+        type: 'lh-error-poll',
+        z: 'tab',
+        server: 'server',
+        source: 'A',
+        interval: 0.5,
+        offlineAfter: 2,
+        wires: [[], [], ['pollConnection']],
+      },
       { id: 'pollConnection', type: 'helper', z: 'tab' },
     ];
     await loadFlow(base, server.credentials);
@@ -387,7 +548,16 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     await sim.stop();
     await until(() => first.length === 1, 'offline', 10000);
     const added = [
-      { id: 'added', type: 'lh-run-watch', z: 'tab', server: 'server', interval: 0.5, offlineAfter: 2, listen: false, wires: [[], [], [], ['addedConnection']] },
+      {
+        id: 'added',
+        type: 'lh-run-watch',
+        z: 'tab',
+        server: 'server',
+        interval: 0.5,
+        offlineAfter: 2,
+        listen: false,
+        wires: [[], [], [], ['addedConnection']],
+      },
       { id: 'addedConnection', type: 'helper', z: 'tab' }, // started after the watcher
     ];
     const delivered = recordDeliveries('addedConnection');
@@ -398,7 +568,10 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     helper.getNode('added').receive({});
     await until(() => delivered.length === 2, 'online', 10000);
     await pollsDone(sim, 2);
-    assert.deepEqual(delivered.map((m) => (m.payload as Msg).state), ['offline', 'online']);
+    assert.deepEqual(
+      delivered.map((m) => (m.payload as Msg).state),
+      ['offline', 'online'],
+    );
     stopRecording();
   });
 });

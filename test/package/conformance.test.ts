@@ -1,11 +1,13 @@
 // The Flow Library's scorecard checks that need no online catalogue, and the contents of the published tarball.
 // Runs after the build (npm test builds first): it inspects nodes/ as Node-RED loads it.
 import assert from 'assert';
+import { execFile } from 'child_process';
 import fs from 'fs';
 import path from 'path';
-import { execFile } from 'child_process';
-import { editorDefinition } from '../support/editor-definition';
+
 import semver from 'semver';
+
+import { editorDefinition } from '../support/editor-definition';
 
 const root = path.resolve(__dirname, '..', '..');
 

@@ -3,7 +3,9 @@
 import assert from 'assert';
 import fs from 'fs';
 import path from 'path';
+
 import semver from 'semver';
+
 import { NODE_RED_PACKAGE } from '../support/runtime';
 
 const root = path.resolve(__dirname, '..', '..');

@@ -6,9 +6,10 @@ import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'child_process';
 import fs from 'fs';
 import http from 'http';
+import { AddressInfo } from 'net';
 import os from 'os';
 import path from 'path';
-import { AddressInfo } from 'net';
+
 import { Simulator } from '../../src/simulator';
 import { requestText, TextResponse } from '../support/http-text';
 import { startSimulator } from '../support/runtime';

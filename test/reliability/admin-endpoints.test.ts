@@ -4,10 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import http from 'http';
+
 import type { AddressInfo } from 'net';
-import { helper, packageNodes, serverFlow, tlsConfigNode, USER } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
+
 import { chooseCredentials, isJsonContentType } from '../../src/nodes/lh-server/admin-guard';
+import { useInstrument } from '../support/node-suite';
+import { helper, packageNodes, serverFlow, tlsConfigNode, USER } from '../support/runtime';
 
 type NodeModule = (RED: unknown) => void;
 const emailNode = require('node-red-node-email/61-email.js') as NodeModule;

@@ -4,9 +4,10 @@
  * attempts must never produce a second "answered" or one with a response the instrument did not apply.
  */
 import assert from 'node:assert/strict';
+
 import { LhError, LiquidHandlerClient } from '../../src/client';
-import { collect, helper, loadFlow, serverFlow, USER } from '../support/runtime';
 import { useInstrument } from '../support/node-suite';
+import { collect, helper, loadFlow, serverFlow, USER } from '../support/runtime';
 import { LossyProxy, ProxiedRequest, ProxyDecision } from './lossy-proxy';
 
 type Msg = Record<string, unknown>;

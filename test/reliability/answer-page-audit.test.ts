@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { helper, nextMessage, runtimeSettings } from '../support/runtime';
-import { bServerFlow } from '../nodes/lh-error-poll.support';
+
 import { answerOnPage, fetchText, formOf, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
+import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { helper, nextMessage, runtimeSettings } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 

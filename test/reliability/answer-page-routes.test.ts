@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import path from 'path';
-import { helper, NODE_RED_PACKAGE } from '../support/runtime';
-import { bServerFlow } from '../nodes/lh-error-poll.support';
+
 import { fetchText, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
+import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { helper, NODE_RED_PACKAGE } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 

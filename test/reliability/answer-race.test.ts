@@ -1,9 +1,10 @@
 // A person on the answer page and a policy's default answer the same error at nearly the same moment, 100 times
 // with random timing: the instrument receives exactly one answer each time, and exactly one success is reported.
 import assert from 'node:assert/strict';
-import { collect, helper } from '../support/runtime';
-import { bServerFlow } from '../nodes/lh-error-poll.support';
+
 import { fetchText, formOf, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
+import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { collect, helper } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 const ROUNDS = 100;

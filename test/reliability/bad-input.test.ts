@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import http from 'http';
 import { AddressInfo } from 'net';
+
 import { Simulator } from '../../src/simulator';
 import { collect, helper, loadFlow, nextMessage, serverFlow, startSimulator, USER } from '../support/runtime';
 

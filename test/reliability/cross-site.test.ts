@@ -4,7 +4,9 @@
  * test/e2e/examples.test.ts, which owns the process's one embedded runtime).
  */
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { crossSiteReason, rebindingReason } from '../../src/nodes/lh-server/admin-guard';
 
 describe('cross-site decision (property)', function () {

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+
 import FakeTimers from '@sinonjs/fake-timers';
-import { collect, helper, nextMessage } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
-import { bServerFlow } from '../nodes/lh-error-poll.support';
+
 import { forgetAllAnswers, loadWithPage } from '../nodes/lh-answer-page.support';
+import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { useInstrument } from '../support/node-suite';
+import { collect, helper, nextMessage } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 type Clock = ReturnType<typeof FakeTimers.install>;

@@ -3,6 +3,7 @@
  * sends (see spec/observed-instrument.md).
  */
 import assert from 'node:assert/strict';
+
 import { LhError } from '../../src/client';
 import { useClients } from '../support/client-suite';
 import { loadNode, useInstrument } from '../support/node-suite';

@@ -3,9 +3,10 @@
  * login attempt per deploy or per Test connection, however many nodes fire and however long a poll node polls.
  */
 import assert from 'node:assert/strict';
-import { collect, helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
+
 import { seenErrors, statusWhere } from '../nodes/lh-error-poll.support';
+import { useInstrument } from '../support/node-suite';
+import { collect, helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 

@@ -5,10 +5,12 @@
  * and every failure after it reads "login failed", never "offline".
  */
 import assert from 'node:assert/strict';
+
 import FakeTimers from '@sinonjs/fake-timers';
+
 import { LhError, LiquidHandlerClient } from '../../src/client';
-import { Simulator } from '../../src/simulator';
 import { failureReason } from '../../src/nodes/shared/status';
+import { Simulator } from '../../src/simulator';
 import { USER } from '../support/runtime';
 
 const realSetTimeout = setTimeout;

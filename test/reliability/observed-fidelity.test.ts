@@ -5,10 +5,12 @@
  * hardware, and its strict mode keeps the specification's rules. Properties over generated inputs and operations.
  */
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
 import { WebSocket } from 'ws';
-import { closeViewBody } from '../../src/client/dialogs';
+
 import { eventSocketUrl } from '../../src/client';
+import { closeViewBody } from '../../src/client/dialogs';
 import { bearer, Harness, JSON_PATCH, startHarness } from '../simulator/helpers';
 import { pauseResumeAbort, useClients } from '../support/client-suite';
 import { until } from '../support/until';

@@ -5,11 +5,13 @@
 import assert from 'node:assert/strict';
 import http from 'http';
 import { AddressInfo } from 'net';
+
 import FakeTimers from '@sinonjs/fake-timers';
+
 import { LhError, LiquidHandlerClient } from '../../src/client';
-import { Simulator } from '../../src/simulator';
-import { intervalMs } from '../../src/nodes/shared/poll-loop';
 import { routineChanges } from '../../src/nodes/lh-service-routine/operations';
+import { intervalMs } from '../../src/nodes/shared/poll-loop';
+import { Simulator } from '../../src/simulator';
 import { useClients } from '../support/client-suite';
 
 const isValidation =

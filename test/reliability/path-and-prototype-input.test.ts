@@ -4,7 +4,9 @@
  * is sent. Each with a property over generated ids and payloads.
  */
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { LhError } from '../../src/client';
 import { runId } from '../../src/client/runs';
 import { setSoftwareSettings } from '../../src/nodes/lh-settings/operations';

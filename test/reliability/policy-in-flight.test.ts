@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
-import { useInstrument } from '../support/node-suite';
-import { until } from '../support/until';
-import { bServerFlow, seenErrors } from '../nodes/lh-error-poll.support';
-import { forgetAllAnswers, loadWithPage } from '../nodes/lh-answer-page.support';
 import path from 'path';
+
+import { forgetAllAnswers, loadWithPage } from '../nodes/lh-answer-page.support';
+import { bServerFlow, seenErrors } from '../nodes/lh-error-poll.support';
+import { useInstrument } from '../support/node-suite';
+import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
+import { until } from '../support/until';
 
 const pending = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'lh-error-policy', 'pending-defaults.js')) as {
   forgetAllPending(): void;

@@ -4,6 +4,7 @@
  * accepts, the simulator accepts (issue 10, point 8). The client's own contract tests use the strict mode instead.
  */
 import assert from 'node:assert/strict';
+
 import { bearer, Harness, JSON_PATCH, JSON_TYPE, startHarness } from '../simulator/helpers';
 import { USER } from '../support/runtime';
 

@@ -5,10 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import http from 'http';
-import type { AddressInfo } from 'net';
 import { inspect } from 'util';
-import { redactError, redactText, redactValue } from '../../src/nodes/shared/redaction';
+
+import type { AddressInfo } from 'net';
+
 import { LhError } from '../../src/client';
+import { redactError, redactText, redactValue } from '../../src/nodes/shared/redaction';
 import { builtNode } from '../support/node-suite';
 import { helper, nextMessage, startServer, stopServer, tlsConfigNode, USER } from '../support/runtime';
 

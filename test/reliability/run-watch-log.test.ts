@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import http from 'http';
-import type { AddressInfo } from 'net';
 import { inspect } from 'util';
+
+import type { AddressInfo } from 'net';
+
 import { builtNode } from '../support/node-suite';
 import { helper, startServer, stopServer, tlsConfigNode, USER } from '../support/runtime';
 import { until } from '../support/until';

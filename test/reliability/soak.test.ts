@@ -8,9 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'fs';
+
 import { certPath, Simulator } from '../../src/simulator/simulator';
-import { collect, helper, loadFlow, SIMULATOR_CA_FILE, startSimulator } from '../support/runtime';
 import { seenErrors } from '../nodes/lh-error-poll.support';
+import { collect, helper, loadFlow, SIMULATOR_CA_FILE, startSimulator } from '../support/runtime';
 import { LossyProxy, ProxiedRequest } from './lossy-proxy';
 
 type Msg = Record<string, unknown>;

@@ -6,15 +6,17 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'child_process';
 import fs from 'fs';
+import https from 'https';
 import os from 'os';
 import path from 'path';
-import https from 'https';
+
 import type { AddressInfo } from 'net';
 import type { TLSSocket } from 'tls';
 import { WebSocketServer } from 'ws';
+
 import { InstrumentEvents } from '../../src/client';
-import { certPath, Simulator } from '../../src/simulator';
 import { tlsOptionsOf } from '../../src/nodes/shared/tls-config';
+import { certPath, Simulator } from '../../src/simulator';
 import { helper, loadFlow, nextMessage, SIMULATOR_CA_FILE, USER } from '../support/runtime';
 
 type Msg = Record<string, unknown>;

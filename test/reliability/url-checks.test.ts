@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { inspect } from 'util';
+
 import { LhError, LiquidHandlerClient } from '../../src/client';
 import { checkUrls } from '../../src/client/url-checks';
 import { builtNode, useInstrument } from '../support/node-suite';

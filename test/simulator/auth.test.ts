@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { Harness, JSON_PATCH, JSON_TYPE, bearer, describeStatus, problemOf, startHarness } from './helpers';
+
+import { bearer, describeStatus, Harness, JSON_PATCH, JSON_TYPE, problemOf, startHarness } from './helpers';
 
 function decodeJwt(token: string): { header: Record<string, unknown>; claims: Record<string, unknown> } {
   const [h, p] = token.split('.');

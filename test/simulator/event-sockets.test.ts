@@ -1,7 +1,9 @@
 import { strict as assert } from 'node:assert';
+
 import type { AxiosResponse } from 'axios';
 import { WebSocket } from 'ws';
-import { Harness, JSON_TYPE, bearer, startHarness } from './helpers';
+
+import { bearer, Harness, JSON_TYPE, startHarness } from './helpers';
 
 type Channel = 'instinctevents' | 'instincterrors';
 

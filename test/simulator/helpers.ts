@@ -1,7 +1,9 @@
 /** Shared test plumbing: a simulator on random ports and axios clients for A, B and /sim. */
 import * as http from 'http';
 import * as https from 'https';
+
 import axios, { AxiosInstance, AxiosRequestConfig, AxiosResponse } from 'axios';
+
 import { Simulator, SimulatorOptions } from '../../src/simulator';
 
 export const JSON_PATCH = 'application/json-patch+json';

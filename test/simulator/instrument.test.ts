@@ -1,7 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
+
 import { AxiosRequestConfig } from 'axios';
-import { JSON_TYPE, VECTOR, bearer, describeStatus, problemOf, useLoggedInHarness } from './helpers';
+
+import { bearer, describeStatus, JSON_TYPE, problemOf, useLoggedInHarness, VECTOR } from './helpers';
 
 interface Wrapper<T> {
   data: T | null;

@@ -1,7 +1,8 @@
 import { strict as assert } from 'node:assert';
 import * as http from 'node:http';
-import { Harness, JSON_PATCH, bearer, describeStatus, problemOf, startHarness } from './helpers';
+
 import { Simulator } from '../../src/simulator';
+import { bearer, describeStatus, Harness, JSON_PATCH, problemOf, startHarness } from './helpers';
 
 describe('simulator: prefix, request log and unknown paths', function () {
   let h: Harness;

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
-import { bearer, describeStatus, useLoggedInHarness } from './helpers';
+
 import { LiquidHandlerClient } from '../../src/client';
+import { bearer, describeStatus, useLoggedInHarness } from './helpers';
 
 describe('simulator: what the workstation says about itself (system ready, controller, sensors, identity, versions)', function () {
   const h = useLoggedInHarness();

@@ -1,7 +1,9 @@
 import { strict as assert } from 'node:assert';
 import { ChildProcess, spawn } from 'child_process';
 import path from 'path';
+
 import axios from 'axios';
+
 import { checkMediaType } from '../../src/simulator/media-types';
 import { HttpProblem } from '../../src/simulator/problem';
 import { isStrict } from '../../src/simulator/simulator';

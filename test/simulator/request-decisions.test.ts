@@ -1,9 +1,10 @@
 import { strict as assert } from 'node:assert';
+
 import { readJsonBody, tokenlessRead } from '../../src/simulator/dispatch';
-import { isCredentialRejection, replyType } from '../../src/simulator/serve';
-import { inPrefix } from '../../src/simulator/request-log';
 import { A_RESPONSE_TYPE, B_MEDIA_TYPE, B_PROBLEM_TYPE, PROBLEM_TYPE } from '../../src/simulator/media-types';
 import { HttpProblem } from '../../src/simulator/problem';
+import { inPrefix } from '../../src/simulator/request-log';
+import { isCredentialRejection, replyType } from '../../src/simulator/serve';
 
 describe('simulator: request decisions (pure parts of the HTTP pipeline)', function () {
   it('lenient A answers the status reads without a token only when no Authorization is sent', function () {

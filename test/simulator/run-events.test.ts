@@ -1,8 +1,10 @@
 import { strict as assert } from 'node:assert';
+
 import { WebSocket } from 'ws';
+
 import { eventFromFrame, InstrumentEvent } from '../../src/client/event-frames';
-import { Harness, startHarness } from './helpers';
 import { until } from '../support/until';
+import { Harness, startHarness } from './helpers';
 
 type Data = Record<string, unknown>;
 

@@ -1,22 +1,24 @@
 import { strict as assert } from 'node:assert';
+
 import fc from 'fast-check';
+
+import { HttpProblem } from '../../src/simulator/problem';
 import {
+  type ActiveRun,
   ALLOWED_STATES,
-  PHASE_SECONDS,
-  RUN_STATES,
   armsForLater,
   loadCompleteOutcome,
+  PHASE_SECONDS,
   phaseAfterEntering,
   rearmPlan,
   remainingAfterCheckpoint,
   remainingSeconds,
   requireState,
   resultAtEnd,
-  type ActiveRun,
+  RUN_STATES,
   type RunAction,
   type RunStateName,
 } from '../../src/simulator/run-transitions';
-import { HttpProblem } from '../../src/simulator/problem';
 
 function runIn(state: RunStateName, over: Partial<ActiveRun> = {}): ActiveRun {
   return {

@@ -1,10 +1,12 @@
 import { strict as assert } from 'node:assert';
+
 import { PDFDocument } from 'pdf-lib';
-import { until } from '../support/until';
-import { RunMachine, type RunClock } from '../../src/simulator/run-machine';
-import { StepStore } from '../../src/simulator/steps';
+
+import { type RunClock, RunMachine } from '../../src/simulator/run-machine';
 import { RuntimeErrorBook } from '../../src/simulator/runtime-errors';
-import { JSON_TYPE, bearer, describeStatus, problemOf, useLoggedInHarness } from './helpers';
+import { StepStore } from '../../src/simulator/steps';
+import { until } from '../support/until';
+import { bearer, describeStatus, JSON_TYPE, problemOf, useLoggedInHarness } from './helpers';
 
 type Obj = Record<string, unknown>;
 

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { JSON_PATCH, JSON_TYPE, bearer, describeStatus, problemOf, useLoggedInHarness } from './helpers';
+
+import { bearer, describeStatus, JSON_PATCH, JSON_TYPE, problemOf, useLoggedInHarness } from './helpers';
 
 interface Pending {
   id: string;

@@ -1,5 +1,6 @@
 import { strict as assert } from 'node:assert';
-import { JSON_PATCH, JSON_TYPE, bearer, describeStatus, problemOf, startHarness, useLoggedInHarness } from './helpers';
+
+import { bearer, describeStatus, JSON_PATCH, JSON_TYPE, problemOf, startHarness, useLoggedInHarness } from './helpers';
 
 describe('simulator: settings and service routines (4.4)', function () {
   const h = useLoggedInHarness({ policy: { maximumLoginAttempts: 4 } });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'crypto';
 import fs from 'fs';
 import path from 'path';
+
 import { Simulator } from '../../src/simulator';
 import { SmtpReceiver, startSmtpReceiver } from '../support/smtp-receiver';
 import { example, FlowNode, freshUserDir, namedPackages, StandardRed, startRed } from './standard-red';

@@ -4,6 +4,7 @@
 // And example 06's LIMS endpoint refuses what a foreign web page can send (a form post): only the LIMS starts runs.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'crypto';
+
 import { Simulator } from '../../src/simulator';
 import {
   example,

@@ -5,10 +5,11 @@
  * loopback port. Flows are deployed through the admin API, as the editor does. Nothing of the `npm start` sandbox
  * (no nodesDir, no LH_PUBLIC_URL) is used.
  */
-import { execFile, spawn, ChildProcess } from 'child_process';
+import { ChildProcess, execFile, spawn } from 'child_process';
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
+
 import { requestText, TextResponse } from '../support/http-text';
 
 const root = path.resolve(__dirname, '..', '..');

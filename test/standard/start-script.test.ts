@@ -7,6 +7,7 @@ import fs from 'fs';
 import net from 'net';
 import os from 'os';
 import path from 'path';
+
 import { requestText } from '../support/http-text';
 
 const root = path.resolve(__dirname, '..', '..');

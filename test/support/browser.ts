@@ -9,6 +9,7 @@
  */
 import fs from 'fs';
 import path from 'path';
+
 import { Browser, BrowserContext, chromium, LaunchOptions, Page } from 'playwright-core';
 
 export const CHROMIUM_ARGS = [

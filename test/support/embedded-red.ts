@@ -10,7 +10,9 @@ import fs from 'fs';
 import http from 'http';
 import os from 'os';
 import path from 'path';
+
 import type { AddressInfo } from 'net';
+
 import { requestText, TextResponse } from './http-text';
 
 const root = path.resolve(__dirname, '..', '..');

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import path from 'path';
+
 import { Simulator, SimulatorOptions } from '../../src/simulator';
 import {
   collect,

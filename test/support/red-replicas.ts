@@ -8,8 +8,10 @@ import fs from 'fs';
 import http from 'http';
 import os from 'os';
 import path from 'path';
-import type { AddressInfo } from 'net';
+
 import type Redis from 'ioredis';
+import type { AddressInfo } from 'net';
+
 import { trimBase } from '../../src/client';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { USER } from './runtime';

@@ -8,6 +8,7 @@ import fs from 'fs';
 import net from 'net';
 import os from 'os';
 import path from 'path';
+
 import Redis from 'ioredis';
 
 /** The redis-server binary on the PATH, or undefined. */

@@ -9,7 +9,9 @@ import { ChildProcess, spawn } from 'child_process';
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
+
 import Redis from 'ioredis';
+
 import { freePort, redisServerBinary } from './redis-server';
 
 export const SENTINEL_MASTER = 'lh-master';

@@ -1,7 +1,8 @@
 import path from 'path';
+
 import type { Simulator } from '../../src/simulator';
-import { serverFlow, tlsConfigNode } from './runtime';
 import { builtNode } from './node-suite';
+import { serverFlow, tlsConfigNode } from './runtime';
 
 type Msg = Record<string, unknown>;
 

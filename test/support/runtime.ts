@@ -1,5 +1,7 @@
 import path from 'path';
+
 import helper from 'node-red-node-test-helper';
+
 import { Simulator, SimulatorOptions } from '../../src/simulator';
 
 /** The Node-RED runtime under test: `node-red` (4.x) by default, `LH_NODE_RED=node-red-3` for the oldest supported 3.1. */

@@ -5,7 +5,9 @@
 import * as http from 'node:http';
 import type * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
+
 import { WebSocketServer } from 'ws';
+
 import type { LiquidHandlerClient } from '../../src/client';
 
 /** Closes a websocket server and the HTTP(S) server under it, ending its connections. */

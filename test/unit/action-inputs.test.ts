@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { LhError, LiquidHandlerClient } from '../../src/client';
 import { checkInputs, DeclaredInput, declaredInputs, givenInputs, inputProblem } from '../../src/nodes/answering/action-inputs';
 import { answerB } from '../../src/nodes/answering/answer-error';

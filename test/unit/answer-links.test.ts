@@ -4,11 +4,13 @@ import assert from 'node:assert/strict';
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
+
 import fc from 'fast-check';
+
 import { derivedSecret, KEY_FILE, loadLinkKey } from '../../src/nodes/lh-answer-page/link-key';
 import { signLink, unownedReason, verifyLink } from '../../src/nodes/lh-answer-page/link-signing';
-import { missingPublicUrl, noLinkLine, pageUrl } from '../../src/nodes/lh-answer-page/page-links';
 import { forbiddenPage } from '../../src/nodes/lh-answer-page/page-html';
+import { missingPublicUrl, noLinkLine, pageUrl } from '../../src/nodes/lh-answer-page/page-links';
 
 describe('answer link key in the user dir', function () {
   let dir: string;

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { LhError, SessionState } from '../../src/client';
 import {
   connectionChange,

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import fs from 'fs';
 import path from 'path';
+
 import { validate } from '../../src/client';
 import { dialogDefaults, latestVersion, MIGRATIONS } from '../../src/nodes/shared/migrations';
 import { DEFAULT_NOTIFICATION } from '../../src/nodes/shared/poll-messages';

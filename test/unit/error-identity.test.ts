@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { changedError, fingerprint, fromFingerprint, identityOf, sameError } from '../../src/client/error-identity';
 import { SeenErrors } from '../../src/nodes/lh-error-poll/seen-errors';
 

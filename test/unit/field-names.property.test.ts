@@ -5,8 +5,10 @@
  * did, and a name made known later (addKnownFields) is used from then on, also for a spelling already seen.
  */
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
-import { FORBIDDEN_KEYS, addKnownFields, fieldName, keptFieldNames, normaliseKeys } from '../../src/client/field-names';
+
+import { addKnownFields, fieldName, FORBIDDEN_KEYS, keptFieldNames, normaliseKeys } from '../../src/client/field-names';
 
 const KNOWN = ['stepType', 'id', 'name', 'stepOrder', 'disabled', 'totalItemCount', 'errorResponses', 'selectedResponse'];
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'fs';
 import path from 'path';
+
 import {
   applyStep,
   dialogDefaults,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+
 import { Page, readPages } from '../../src/nodes/shared/pager';
 
 /** An instrument holding `count` items (ids 0..count-1), serving at most `serves` per page, with or without a total. */

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
-import fc from 'fast-check';
 import { EventEmitter } from 'events';
-import { describeExpiry, PasswordWarning, passwordExpiryOf, warnNow, WARN_EVERY_MS } from '../../src/client/password-expiry';
+
+import fc from 'fast-check';
+
+import { describeExpiry, passwordExpiryOf, PasswordWarning, WARN_EVERY_MS, warnNow } from '../../src/client/password-expiry';
 import { forgetPasswordWarnings, onPasswordWarning } from '../../src/nodes/shared/password-warning';
 
 const DAY = 24 * 60 * 60 * 1000;

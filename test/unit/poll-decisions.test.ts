@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+
 import { LhError } from '../../src/client';
 import {
   applyPoll,

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { raisedMessage, resolvedMessage } from '../../src/nodes/shared/error-messages';
-import { errorKey, readInstrumentError, readPendingError } from '../../src/nodes/shared/poll-messages';
+
 import { errorInMsg } from '../../src/nodes/answering/error-in-msg';
+import { raisedMessage, resolvedMessage } from '../../src/nodes/shared/error-messages';
 import type { NodeMessage } from '../../src/nodes/shared/node-red';
+import { errorKey, readInstrumentError, readPendingError } from '../../src/nodes/shared/poll-messages';
 
 /** The one reader of a raised msg (lh-answer-page, lh-error-policy). */
 const read = (msg: object): ReturnType<typeof errorInMsg> => errorInMsg(msg as NodeMessage);

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+
 import FakeTimers from '@sinonjs/fake-timers';
 import fc from 'fast-check';
+
 import { PollLoop } from '../../src/nodes/shared/poll-loop';
 import { CATCH_UP_WINDOW_MS, PollSchedule, PollSlot, slotOffset, untilNext } from '../../src/nodes/shared/poll-schedule';
 import { busiestWindow } from '../support/busiest-window';

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+
 import type { ErrorFrame, PushedError } from '../../src/client';
 import { LhError } from '../../src/client';
 import { applyPoll, newPollMemory, PollRules, SourceResult } from '../../src/nodes/lh-error-poll/poll-decisions';

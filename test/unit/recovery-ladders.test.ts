@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { decide } from '../../src/nodes/lh-error-policy/decision';
 import { compileRules, ruleSignature } from '../../src/nodes/lh-error-policy/rules';
 import { RunScope, runSighting } from '../../src/nodes/runs/run-scope';

@@ -6,7 +6,9 @@
  * text holds no spelling of a secret.
  */
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { REDACTED, redactText, redactValue } from '../../src/nodes/shared/redaction';
 
 // ---- reference: redactText of e7dc281, as it was ----

@@ -12,16 +12,18 @@
  * per id (a new error under an id means the instrument forgot the old one, as after a restart).
  */
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
-import { AnswerLedger, AnswerSlot, checkStillTheSame, listedKeys } from '../../src/client/answer-ledger';
-import { identityOf, type ErrorIdentity } from '../../src/client/error-identity';
+
 import type { ErrorFrame, PushedError } from '../../src/client';
+import { AnswerLedger, AnswerSlot, checkStillTheSame, listedKeys } from '../../src/client/answer-ledger';
+import { type ErrorIdentity, identityOf } from '../../src/client/error-identity';
 import { LhError } from '../../src/client/errors';
+import { answerInTheWay } from '../../src/nodes/lh-answer-page/page-view';
 import { applyPoll, newPollMemory, type PollRules } from '../../src/nodes/lh-error-poll/poll-decisions';
 import { adoptListed, applyErrorFrame } from '../../src/nodes/lh-error-poll/push-decisions';
 import { newWatch } from '../../src/nodes/lh-error-poll/seen-errors';
 import type { PolledError } from '../../src/nodes/shared/poll-messages';
-import { answerInTheWay } from '../../src/nodes/lh-answer-page/page-view';
 
 interface Rec {
   id: string;

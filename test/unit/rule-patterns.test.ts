@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
 import { RE2JS } from 're2js';
+
 import {
   compileRules,
   matchedText,

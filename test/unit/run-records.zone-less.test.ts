@@ -6,7 +6,9 @@
  * to Idle after load-complete (no new record) is reported `started`, and an aborted run is reported `completed`.
  */
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { RunStateName } from '../../src/client';
 import { startRun } from '../../src/nodes/lh-run/start-run';
 import { matchRecord, resultOf, TrackedRun } from '../../src/nodes/runs/run-decisions';

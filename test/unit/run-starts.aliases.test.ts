@@ -5,7 +5,9 @@
  * book, so two starts arriving together send one create. Property over spellings.
  */
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { LhError, runStartsFor } from '../../src/client';
 import { urlKey } from '../../src/client/answer-ledger';
 

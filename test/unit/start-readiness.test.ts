@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { startBlockers, type StartReadiness } from '../../src/client/machine';
 
 describe('startBlockers (what stops lh-run start before anything is sent)', function () {

@@ -4,6 +4,7 @@
  * another protocol), so a flow that takes LH_BUSY as "nothing was sent, try again later" may create a second run.
  */
 import assert from 'node:assert/strict';
+
 import { LhError } from '../../src/client';
 import { startRun } from '../../src/nodes/lh-run/start-run';
 import { runControl, runStatus, startOptions } from './start-run.support';

@@ -4,9 +4,11 @@
  * there, what waits there now and the msg.runId given.
  */
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { LhError, RunStartClaims, RunStateName, RunStatus } from '../../src/client';
-import { RunControl, startRun, StartOptions } from '../../src/nodes/lh-run/start-run';
+import { RunControl, StartOptions, startRun } from '../../src/nodes/lh-run/start-run';
 import { notedWrites, runControl, runStatus, startOptions } from './start-run.support';
 
 /** A run status that names `protocolId` unless Idle. */

@@ -4,9 +4,11 @@
  * the review and a property over every run-state path.
  */
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { LhError, mapRunResult, RUN_STATE_NAMES, RunStartClaims, RunStateName } from '../../src/client';
-import { RunControl, startRun, StartOptions, StartResult } from '../../src/nodes/lh-run/start-run';
+import { RunControl, StartOptions, StartResult, startRun } from '../../src/nodes/lh-run/start-run';
 import { notedWrites, runControl, runStatus, startOptions } from './start-run.support';
 
 interface Served {

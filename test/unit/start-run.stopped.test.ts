@@ -4,7 +4,9 @@
  * path (create, confirm loading, stop at loading); no write (create, load-complete) follows the close.
  */
 import assert from 'node:assert/strict';
+
 import fc from 'fast-check';
+
 import { RunStateName } from '../../src/client';
 import { startRun } from '../../src/nodes/lh-run/start-run';
 import { notedWrites, runControl, runStatus, startOptions } from './start-run.support';

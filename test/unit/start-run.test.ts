@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+
 import { LhError, RunStatus } from '../../src/client';
-import { RunControl, startRun, StartOptions } from '../../src/nodes/lh-run/start-run';
+import { RunControl, StartOptions, startRun } from '../../src/nodes/lh-run/start-run';
 
 /**
  * A scripted instrument: the run states it serves one status call after another, and its run records (listed once

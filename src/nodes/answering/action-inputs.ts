@@ -44,7 +44,9 @@ export function declaredInputs(record: unknown, actionId: number): DeclaredInput
   if (!record || typeof record !== 'object') return [];
   const actions = (record as Record<string, unknown>).actions;
   if (!Array.isArray(actions)) return [];
-  const action = actions.find((a): a is Record<string, unknown> => !!a && typeof a === 'object' && (a as Record<string, unknown>).id === actionId);
+  const action = actions.find(
+    (a): a is Record<string, unknown> => !!a && typeof a === 'object' && (a as Record<string, unknown>).id === actionId,
+  );
   return inputsOfAction(action);
 }
 
@@ -60,7 +62,10 @@ export function inputsOfAction(action: Record<string, unknown> | undefined): Dec
     const declared = o.type ?? o.dataType;
     // no type given: a default value that is a number makes the input a number
     const def = typeof o.defaultValue === 'string' || typeof o.defaultValue === 'number' ? String(o.defaultValue) : undefined;
-    const type = declared === undefined && def !== undefined && def.trim() !== '' && Number.isFinite(Number(def)) ? 'number' : typeOf(declared);
+    const type =
+      declared === undefined && def !== undefined && def.trim() !== '' && Number.isFinite(Number(def))
+        ? 'number'
+        : typeOf(declared);
     const min = num(o.min ?? o.minimum);
     const max = num(o.max ?? o.maximum);
     const options = Array.isArray(o.options) ? o.options.filter((x): x is string => typeof x === 'string') : undefined;
@@ -103,13 +108,16 @@ export function givenInputs(value: unknown, field: string, op: string): Map<numb
   if (value === undefined || value === null || value === '') return out;
   const put = (id: unknown, v: unknown, f: string): void => {
     const n = typeof id === 'number' ? id : typeof id === 'string' && /^-?\d{1,10}$/.test(id.trim()) ? Number(id) : NaN;
-    if (!Number.isInteger(n) || n < -(2 ** 31) || n >= 2 ** 31) throw validationError(op, f, 'is not an input id (a whole number)', id);
-    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw validationError(op, `${field}.${n}`, 'must be a value (text or number)', v);
+    if (!Number.isInteger(n) || n < -(2 ** 31) || n >= 2 ** 31)
+      throw validationError(op, f, 'is not an input id (a whole number)', id);
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+      throw validationError(op, `${field}.${n}`, 'must be a value (text or number)', v);
     out.set(n, String(v));
   };
   if (Array.isArray(value)) {
     value.forEach((item: unknown, i) => {
-      if (!item || typeof item !== 'object' || Array.isArray(item)) throw validationError(op, `${field}[${i}]`, 'must be an object {id, value}', item);
+      if (!item || typeof item !== 'object' || Array.isArray(item))
+        throw validationError(op, `${field}[${i}]`, 'must be an object {id, value}', item);
       const o = item as Record<string, unknown>;
       put(o.id, o.value, `${field}[${i}].id`);
     });
@@ -130,7 +138,8 @@ export function inputProblem(input: DeclaredInput, value: string): string | unde
     const n = text === '' ? NaN : Number(text);
     if (!Number.isFinite(n)) return `must be a ${describeInput(input)}`;
     if (input.type === 'integer' && !Number.isInteger(n)) return `must be a ${describeInput(input)}`;
-    if ((input.min !== undefined && n < input.min) || (input.max !== undefined && n > input.max)) return `must be a ${describeInput(input)}`;
+    if ((input.min !== undefined && n < input.min) || (input.max !== undefined && n > input.max))
+      return `must be a ${describeInput(input)}`;
     return undefined;
   }
   if (input.type === 'boolean') return /^(true|false)$/i.test(text) ? undefined : 'must be true or false';
@@ -172,7 +181,8 @@ export function checkInputs(check: InputCheck, op: string): InputValue[] | null 
     if (value === undefined && check.useDefaults && input.defaultValue !== undefined) value = input.defaultValue;
     const what = `(${input.description}, a ${describeInput(input)})`;
     if (value === undefined || (value.trim() === '' && input.required)) {
-      if (input.required) throw validationError(op, `${field}.${input.id}`, `${what} is required by action ${check.actionId}: nothing was sent`);
+      if (input.required)
+        throw validationError(op, `${field}.${input.id}`, `${what} is required by action ${check.actionId}: nothing was sent`);
       continue;
     }
     const problem = inputProblem(input, value);

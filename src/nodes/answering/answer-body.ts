@@ -35,14 +35,24 @@ function itemResponses(value: unknown): Map<string, unknown> {
     for (const [id, response] of Object.entries(value)) out.set(id, response);
     return out;
   }
-  throw validationError(OP, 'errorDataResponses', 'must be an object {itemId: response} or an array of {id, selectedResponse}', value);
+  throw validationError(
+    OP,
+    'errorDataResponses',
+    'must be an object {itemId: response} or an array of {id, selectedResponse}',
+    value,
+  );
 }
 
 /**
  * The PUT errors/runtime body for `error`, checked against what the error offers: the main response, and one
  * response per errorData item (the item's own from errorDataResponses, else the main one).
  */
-export function answerBody(error: PendingError, selected: unknown, perItem: unknown, groupIdOverride?: unknown): RuntimeErrorAnswer {
+export function answerBody(
+  error: PendingError,
+  selected: unknown,
+  perItem: unknown,
+  groupIdOverride?: unknown,
+): RuntimeErrorAnswer {
   const response = v.nonEmptyString(selected, 'selectedResponse', OP, 200);
   const offered = responseNames(error.errorResponses);
   checkOffered(response, offered, 'selectedResponse', `error ${error.id}`);
@@ -61,7 +71,12 @@ export function answerBody(error: PendingError, selected: unknown, perItem: unkn
     const field = `errorDataResponses.${id}`;
     const chosen = given.has(id) ? v.nonEmptyString(given.get(id), field, OP, 200) : response;
     const itemOffered = responseNames(item.errorResponses);
-    checkOffered(chosen, itemOffered.length > 0 ? itemOffered : offered, given.has(id) ? field : 'selectedResponse', `item ${id}`);
+    checkOffered(
+      chosen,
+      itemOffered.length > 0 ? itemOffered : offered,
+      given.has(id) ? field : 'selectedResponse',
+      `item ${id}`,
+    );
     return { id, selectedResponse: chosen };
   });
 

@@ -1,4 +1,3 @@
-import { redactErr } from '../shared/redaction';
 /**
  * One answer to one error, the way the answer page and the error policy give it: through the client code of
  * lh-answer-error (answerBody) and lh-submit-recovery (recoveryBody), and the client's answer ledger (at most one
@@ -6,6 +5,8 @@ import { redactErr } from '../shared/redaction';
  * success for an answer not made.
  */
 import { EventEmitter } from 'events';
+
+import { withActor } from '../../audit';
 import {
   AnswerOptions,
   AnswerRecord,
@@ -22,13 +23,12 @@ import {
   SharedAnswerClaim,
   sharedAnswerClaims,
 } from '../../client';
-import { answerBody } from './answer-body';
-import { recoveryBody } from './recovery-body';
-import { offeredActions } from '../shared/error-records';
-import { withActor } from '../../audit';
 import { FencedError } from '../../coordination/leases';
+import { offeredActions } from '../shared/error-records';
+import { redactErr } from '../shared/redaction';
+import { answerBody } from './answer-body';
 import { isAutomatic } from './automatic';
-
+import { recoveryBody } from './recovery-body';
 
 /** An answer this Node-RED gave (the ledger's record). */
 export type GivenAnswer = AnswerRecord;
@@ -61,7 +61,12 @@ export function lookupAnswer(client: LiquidHandlerClient, errorKey: string, iden
 }
 
 function isRecord(value: unknown): value is AnswerRecord {
-  return !!value && typeof value === 'object' && typeof (value as AnswerRecord).errorKey === 'string' && typeof (value as AnswerRecord).at === 'number';
+  return (
+    !!value &&
+    typeof value === 'object' &&
+    typeof (value as AnswerRecord).errorKey === 'string' &&
+    typeof (value as AnswerRecord).at === 'number'
+  );
 }
 
 /** What a failed answer means for the person or the rule that gave it. */
@@ -101,7 +106,10 @@ async function settle(
   let claim: SharedAnswerClaim | undefined;
   if (shared && claimOf) {
     try {
-      claim = await shared.claim(claimOf.source, key, claimOf.response, { ...claimOf.options, ...(isAutomatic() ? { automatic: true } : {}) });
+      claim = await shared.claim(claimOf.source, key, claimOf.response, {
+        ...claimOf.options,
+        ...(isAutomatic() ? { automatic: true } : {}),
+      });
     } catch (err) {
       if (err instanceof FencedError) {
         const message = `${operation}: ${err.message}; nothing was sent`;
@@ -129,7 +137,8 @@ async function settle(
   try {
     const sent = await send();
     const answer = lookupAnswer(client, key);
-    if (!answer) throw new LhError(`${operation}: the answer ledger has no record of error ${key}`, { kind: 'response', operation });
+    if (!answer)
+      throw new LhError(`${operation}: the answer ledger has no record of error ${key}`, { kind: 'response', operation });
     answerEvents.emit('answered', instrumentKeyOf(client), key);
     outcome = { outcome: 'answered', answer, sent };
   } catch (err) {
@@ -141,7 +150,11 @@ async function settle(
 }
 
 /** Who answers (the page's signer or the policy's name), the meaning of the answer and the error answered. */
-function answerActor(by: string | undefined, meaning: unknown, error: unknown): { signer?: string; meaning: string; why: { error: string } } {
+function answerActor(
+  by: string | undefined,
+  meaning: unknown,
+  error: unknown,
+): { signer?: string; meaning: string; why: { error: string } } {
   return { ...(by ? { signer: by } : {}), meaning: String(meaning), why: { error: String(error) } };
 }
 
@@ -215,12 +228,18 @@ export function sendRecovery(
   expected?: ErrorIdentity,
 ): Promise<AnswerOutcome> {
   const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
-  return settle(client, body.uuid, op, async () => {
-    const identity = expected ?? (await listedIdentity(client, body.uuid));
-    return withActor(answerActor(by, `${kind} ${body.selectedActionId}`, body.uuid), () =>
-      client.instrument.submit(kind, body, answerOptions(by, identity)),
-    );
-  }, { source: 'B', response: String(body.selectedActionId), options: answerOptions(by, expected) });
+  return settle(
+    client,
+    body.uuid,
+    op,
+    async () => {
+      const identity = expected ?? (await listedIdentity(client, body.uuid));
+      return withActor(answerActor(by, `${kind} ${body.selectedActionId}`, body.uuid), () =>
+        client.instrument.submit(kind, body, answerOptions(by, identity)),
+      );
+    },
+    { source: 'B', response: String(body.selectedActionId), options: answerOptions(by, expected) },
+  );
 }
 
 /**
@@ -230,7 +249,9 @@ export function sendRecovery(
  */
 async function listedIdentity(client: LiquidHandlerClient, uuid: string): Promise<ErrorIdentity | undefined> {
   try {
-    const found = (await client.instrument.unhandledErrors()).find((e) => e && typeof e === 'object' && e.uuid === uuid && e.handled !== true);
+    const found = (await client.instrument.unhandledErrors()).find(
+      (e) => e && typeof e === 'object' && e.uuid === uuid && e.handled !== true,
+    );
     return found ? identityOf(found) : undefined;
   } catch {
     return undefined;
@@ -267,7 +288,15 @@ export function answerB(
   try {
     body = recoveryBody(
       { payload: error },
-      { kind, uuid: error.uuid, selectedActionId: actionId, errorHandlingKey, inputs: inputs.values ?? null, useDefaults: inputs.useDefaults, inputsField: inputs.field },
+      {
+        kind,
+        uuid: error.uuid,
+        selectedActionId: actionId,
+        errorHandlingKey,
+        inputs: inputs.values ?? null,
+        useDefaults: inputs.useDefaults,
+        inputsField: inputs.field,
+      },
       op,
     );
   } catch (err) {
@@ -281,7 +310,10 @@ export function settledOrThrow(outcome: AnswerOutcome, msg: Record<string, unkno
   if (outcome.outcome === 'answered') return outcome.sent;
   if (outcome.outcome === 'already-answered') msg.outcome = 'already-answered';
   if (outcome.outcome === 'changed') msg.outcome = 'changed';
-  throw outcome.error ?? new LhError(outcome.message, { kind: outcome.outcome === 'already-answered' ? 'already-answered' : 'instrument', operation });
+  throw (
+    outcome.error ??
+    new LhError(outcome.message, { kind: outcome.outcome === 'already-answered' ? 'already-answered' : 'instrument', operation })
+  );
 }
 
 /** The B error's default action: `defaultActionId`, else the action marked `isDefault`. */

@@ -46,12 +46,17 @@ export function recoveryBody(msg: NodeMessage, input: RecoveryInput, op: string)
   const actions = error && error.uuid === uuid ? offeredActions(error) : undefined;
   const action = actions?.find((a) => a.id === actionId);
   if (actions && actions.length > 0 && !action) {
-    throw validationError(op, 'selectedActionId', `must be one of the actions error ${String(uuid)} offers: ${describeActions(actions)}`, actionId);
+    throw validationError(
+      op,
+      'selectedActionId',
+      `must be one of the actions error ${String(uuid)} offers: ${describeActions(actions)}`,
+      actionId,
+    );
   }
   const isRecovery =
     msg.selectedActionIsRecovery !== undefined
       ? v.strictBoolean(msg.selectedActionIsRecovery, 'selectedActionIsRecovery', op)
-      : action?.isRecovery ?? input.kind === 'recovery';
+      : (action?.isRecovery ?? input.kind === 'recovery');
   const inputsGiven = input.inputs !== undefined ? input.inputs : msg.inputs;
   const inputsField = input.inputsField ?? 'inputs';
   const inputs = checkInputs(
@@ -85,7 +90,9 @@ function checkDetails(error: InstrumentError | undefined, value: unknown, op: st
   if (value === undefined || value === null) return null;
   const details = error ? (error as unknown as Record<string, unknown>).details : undefined;
   if (!Array.isArray(details) || !Array.isArray(value)) return value as ErrorRecovery['detailedErrorRecoveries'];
-  const known = details.filter((d): d is Record<string, unknown> => !!d && typeof d === 'object' && typeof (d as Record<string, unknown>).uuid === 'string');
+  const known = details.filter(
+    (d): d is Record<string, unknown> => !!d && typeof d === 'object' && typeof (d as Record<string, unknown>).uuid === 'string',
+  );
   return value.map((raw: unknown, i) => {
     const f = `detailedErrorRecoveries[${i}]`;
     const o = v.plainObject(raw, f, op);
@@ -98,13 +105,25 @@ function checkDetails(error: InstrumentError | undefined, value: unknown, op: st
     const actions = offeredActions(detail) ?? [];
     const action = actions.find((a) => a.id === actionId);
     if (actions.length > 0 && !action) {
-      throw validationError(op, `${f}.selectedActionId`, `must be one of the actions detail ${String(detail.uuid)} offers: ${describeActions(actions)}`, actionId);
+      throw validationError(
+        op,
+        `${f}.selectedActionId`,
+        `must be one of the actions detail ${String(detail.uuid)} offers: ${describeActions(actions)}`,
+        actionId,
+      );
     }
     const rawAction = Array.isArray(detail.actions)
-      ? (detail.actions as unknown[]).find((a): a is Record<string, unknown> => !!a && typeof a === 'object' && (a as Record<string, unknown>).id === actionId)
+      ? (detail.actions as unknown[]).find(
+          (a): a is Record<string, unknown> => !!a && typeof a === 'object' && (a as Record<string, unknown>).id === actionId,
+        )
       : undefined;
     const inputs = checkInputs(
-      { declared: actions.length > 0 ? inputsOfAction(rawAction) : undefined, given: givenInputs(o.inputs, `${f}.inputs`, op), actionId, field: `${f}.inputs` },
+      {
+        declared: actions.length > 0 ? inputsOfAction(rawAction) : undefined,
+        given: givenInputs(o.inputs, `${f}.inputs`, op),
+        actionId,
+        field: `${f}.inputs`,
+      },
       op,
     );
     return {
@@ -113,7 +132,9 @@ function checkDetails(error: InstrumentError | undefined, value: unknown, op: st
       inputs: inputs ?? [],
       selectedActionId: actionId,
       selectedActionIsRecovery:
-        o.selectedActionIsRecovery === undefined ? (action?.isRecovery ?? true) : v.strictBoolean(o.selectedActionIsRecovery, `${f}.selectedActionIsRecovery`, op),
+        o.selectedActionIsRecovery === undefined
+          ? (action?.isRecovery ?? true)
+          : v.strictBoolean(o.selectedActionIsRecovery, `${f}.selectedActionIsRecovery`, op),
     };
   });
 }

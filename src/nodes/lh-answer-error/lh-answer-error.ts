@@ -1,10 +1,10 @@
 import { identityOf, LhError, LiquidHandlerClient, PendingError, validate as v } from '../../client';
-import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
-import { migrateConfig } from '../shared/migrations';
-import { runOperationNode } from '../shared/operation-node';
-import { resolveSetting } from '../shared/typed-inputs';
 import { answerBody, answeredBy, pendingErrorIn } from '../answering/answer-body';
 import { isFirmwareError, sendAnswerA, settledOrThrow } from '../answering/answer-error';
+import { migrateConfig } from '../shared/migrations';
+import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { runOperationNode } from '../shared/operation-node';
+import { resolveSetting } from '../shared/typed-inputs';
 
 const OP = 'answer-error';
 
@@ -22,13 +22,18 @@ async function findError(client: LiquidHandlerClient, msg: NodeMessage, configur
   const id = v.errorId(rawId, 'errorId', OP);
   const pending = await client.prep.pendingErrors();
   const groupId = typeof msg.groupId === 'string' && msg.groupId !== '' ? msg.groupId : undefined;
-  const found = pending.find((e) => String(e.id) === id && (groupId === undefined || e.groupId === undefined || e.groupId === groupId));
+  const found = pending.find(
+    (e) => String(e.id) === id && (groupId === undefined || e.groupId === undefined || e.groupId === groupId),
+  );
   if (!found) {
-    throw new LhError(`error ${id}${groupId ? ` (group ${groupId})` : ''} is not pending: it may have been answered or cleared already`, {
-      kind: 'validation',
-      operation: OP,
-      field: 'errorId',
-    });
+    throw new LhError(
+      `error ${id}${groupId ? ` (group ${groupId})` : ''} is not pending: it may have been answered or cleared already`,
+      {
+        kind: 'validation',
+        operation: OP,
+        field: 'errorId',
+      },
+    );
   }
   return found;
 }
@@ -40,7 +45,14 @@ export = function register(RED: Red): void {
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }) => {
       // Everything is checked before anything is sent; looking the error up is a read.
-      const selected = await resolveSetting(RED, node, msg, 'selectedResponse', config.selectedResponse, config.selectedResponseType);
+      const selected = await resolveSetting(
+        RED,
+        node,
+        msg,
+        'selectedResponse',
+        config.selectedResponse,
+        config.selectedResponseType,
+      );
       if (selected === undefined || selected === null || selected === '') {
         throw new LhError('selectedResponse is required: set it in the dialog or in msg.selectedResponse', {
           kind: 'validation',

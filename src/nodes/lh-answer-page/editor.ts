@@ -15,7 +15,10 @@ registerNode('lh-answer-page', {
   credentials: { secret: { type: 'password' } },
   rules: {
     path: { required: true, validate: check((v) => /^\/?[A-Za-z0-9_\-/]{1,100}$/.test(String(v)), 'lh-answer-page.errors.path') },
-    expiryHours: { required: true, validate: check((v) => v !== '' && Number(v) > 0 && Number(v) <= 2160, 'lh-answer-page.errors.expiryHours') },
+    expiryHours: {
+      required: true,
+      validate: check((v) => v !== '' && Number(v) > 0 && Number(v) <= 2160, 'lh-answer-page.errors.expiryHours'),
+    },
   },
   typed: { publicUrl: { type: 'env', types: ['env', 'str', 'global', 'flow'] } },
   label() {

@@ -94,10 +94,7 @@ export class FormTokens {
   }
 
   private mac(errorKey: string, issued: string, nonce: string): string {
-    return createHmac('sha256', this.secret)
-      .update(`${errorKey}\n${issued}\n${nonce}`)
-      .digest('base64url')
-      .slice(0, MAC_LENGTH);
+    return createHmac('sha256', this.secret).update(`${errorKey}\n${issued}\n${nonce}`).digest('base64url').slice(0, MAC_LENGTH);
   }
 
   private prune(now: number): void {

@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
 // The boundary with Node-RED's HTTP node app (an Express app): register a page's routes and remove them on close.
 import type { IncomingMessage, ServerResponse } from 'http';
+
 import { Red } from '../shared/node-red';
 
 export type PageRequest = IncomingMessage & { body?: unknown };

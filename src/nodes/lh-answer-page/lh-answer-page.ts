@@ -1,29 +1,40 @@
-import { redact } from '../shared/redaction';
 import type { ServerResponse } from 'http';
-import { ErrorIdentity, fingerprint, fromFingerprint, identityOf, InstrumentError, LhError, LiquidHandlerClient, PendingError, sameError } from '../../client';
+
+import {
+  ErrorIdentity,
+  fingerprint,
+  fromFingerprint,
+  identityOf,
+  InstrumentError,
+  LhError,
+  LiquidHandlerClient,
+  PendingError,
+  sameError,
+} from '../../client';
+import { answerAuditMsg } from '../answering/answer-audit';
 import { answerA, answerB, AnswerOutcome, lookupAnswer } from '../answering/answer-error';
+import { errorInMsg } from '../answering/error-in-msg';
+import { openFirmwareError } from '../answering/open-firmware-errors';
+import { addRunRule, hasPolicy, similarity } from '../runs/run-scope';
+import { asNodeActor } from '../shared/audit';
+import { migrateConfig } from '../shared/migrations';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { redact } from '../shared/redaction';
 import { LhServerNode, requireClient } from '../shared/server-node';
-import { renderTemplate } from '../shared/typed-inputs';
+import { isServerNode } from '../shared/server-node';
 import { Status } from '../shared/status';
+import { renderTemplate } from '../shared/typed-inputs';
 import { zonedTime } from '../shared/zoned-time';
 import { FormTokens, MAX_USED_PER_ERROR, MAX_USED_TOKENS, SharedUsedSet } from './form-tokens';
 import { basicAuthUser, MAX_FORM_BYTES, PageRequest, queryParam, routeClash, servePage } from './http-routes';
-import { RecentLists } from './recent-lists';
-import { instrumentDigest, LinkCheck, signedBy, signLink, unownedReason, verifyLink } from './link-signing';
-import { answerInTheWay, answerLabel, errorView, itemProblem } from './page-view';
-import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath } from './page-links';
 import { derivedSecret, linkKey, sharedLinkKey } from './link-key';
-import { formSecret, PageSecrets } from './page-secrets';
-import { isServerNode } from '../shared/server-node';
-import { errorInMsg } from '../answering/error-in-msg';
-import { answerAuditMsg } from '../answering/answer-audit';
-import { asNodeActor } from '../shared/audit';
-import { openFirmwareError } from '../answering/open-firmware-errors';
-import { forbiddenPage, OutcomeView, outcomePage, PAGE_HEADERS, questionPage } from './page-html';
-import { migrateConfig } from '../shared/migrations';
-import { addRunRule, hasPolicy, similarity } from '../runs/run-scope';
+import { instrumentDigest, LinkCheck, signedBy, signLink, unownedReason, verifyLink } from './link-signing';
 import { answerFields } from './page-fields';
+import { forbiddenPage, outcomePage, OutcomeView, PAGE_HEADERS, questionPage } from './page-html';
+import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath } from './page-links';
+import { formSecret, PageSecrets } from './page-secrets';
+import { answerInTheWay, answerLabel, errorView, itemProblem } from './page-view';
+import { RecentLists } from './recent-lists';
 
 const OP = 'answer-page';
 const DEFAULT_LINK_TEXT = 'Answer: {{answerUrl}}';
@@ -62,7 +73,9 @@ function localSecrets(RED: Red, node: Node): string[] {
   const source = linkKey(RED.settings.userDir);
   if (!source.persisted && !warnedKeys.has(source.reason)) {
     warnedKeys.add(source.reason);
-    node.warn(`answer links are signed with a key for this run of Node-RED only (links sent now stop working at a restart): ${source.reason}`);
+    node.warn(
+      `answer links are signed with a key for this run of Node-RED only (links sent now stop working at a restart): ${source.reason}`,
+    );
   }
   const derived = derivedSecret(source.key, node.id);
   const stored = node.credentials?.secret;
@@ -205,7 +218,10 @@ export = function register(RED: Red): void {
       if (unroute === false || clash) {
         // a link to a path this page does not serve (no HTTP nodes, or another route holds it) would lead the person
         // to someone else's route: the msg goes on without one, and the reason reaches Catch nodes
-        const why = unroute === false ? RED._('lh-answer-page.errors.noHttp') : RED._('lh-answer-page.errors.clash', { path, route: clash ?? '' });
+        const why =
+          unroute === false
+            ? RED._('lh-answer-page.errors.noHttp')
+            : RED._('lh-answer-page.errors.clash', { path, route: clash ?? '' });
         send([msg, null]);
         return done(new LhError(`no answer link: ${why}`, { kind: 'config', operation: OP, field: 'path' }));
       }
@@ -218,7 +234,10 @@ export = function register(RED: Red): void {
         const base = pageUrl(given, RED.settings.httpNodeRoot, path);
         const expires = Date.now() + lifetime;
         const seen = identityOf(found.record);
-        const token = signLink({ i: digest, s: found.source, e: found.key, x: expires, ...(seen ? { f: fingerprint(seen) } : {}) }, secret);
+        const token = signLink(
+          { i: digest, s: found.source, e: found.key, x: expires, ...(seen ? { f: fingerprint(seen) } : {}) },
+          secret,
+        );
         remember({ key: found.key, seen }, found.record);
         linked(found.key);
         msg.answerUrl = `${base}?t=${token}`;
@@ -235,7 +254,8 @@ export = function register(RED: Red): void {
         (err: unknown) => {
           // the notification goes out without the link: a missing decoration never costs the message
           const reason = redact(err instanceof Error ? err.message : String(err));
-          if (linkText !== '' && typeof msg.notification === 'string') msg.notification = `${msg.notification}\n${noLinkLine(reason)}`;
+          if (linkText !== '' && typeof msg.notification === 'string')
+            msg.notification = `${msg.notification}\n${noLinkLine(reason)}`;
           status.warn('lh-answer-page.status.noLink');
           if (!warnedNoLink.has(reason)) {
             warnedNoLink.add(reason);
@@ -253,7 +273,11 @@ export = function register(RED: Red): void {
       try {
         digest = instrument().digest;
       } catch {
-        reply(res, 503, outcomePage({ kind: 'failed', instrument: '', errorKey: '', reason: 'the instrument is not configured in Node-RED' }));
+        reply(
+          res,
+          503,
+          outcomePage({ kind: 'failed', instrument: '', errorKey: '', reason: 'the instrument is not configured in Node-RED' }),
+        );
         return undefined;
       }
       const check = verify(token);
@@ -277,7 +301,11 @@ export = function register(RED: Red): void {
      * The answer this Node-RED gave to the error the link was made for (never to another error under its id);
      * `past`: also an answer to an error the instrument no longer lists (asked once the error is known not pending).
      */
-    function alreadyView(client: LiquidHandlerClient, link: LinkedError & { source: Source }, past = false): OutcomeView | undefined {
+    function alreadyView(
+      client: LiquidHandlerClient,
+      link: LinkedError & { source: Source },
+      past = false,
+    ): OutcomeView | undefined {
       const { key, seen, source } = link;
       const given = lookupAnswer(client, key, seen) ?? (past ? client.answers.lookupPast(key, seen) : undefined);
       if (!given || given.outcome !== 'answered') return undefined;
@@ -368,28 +396,60 @@ export = function register(RED: Red): void {
         if (!record) outcome = { outcome: 'not-pending', message: `error ${link.key} is not pending` };
         else if (changed) {
           const message = `the instrument now lists another error under ${link.key}: ${changed.reason ?? ''}; nothing was sent`;
-          outcome = { outcome: 'changed', message, error: new LhError(message, { kind: 'changed', operation: OP }), current: record };
-        }
-        else if (chosen === undefined || chosen === null || chosen === '') {
-          outcome = { outcome: 'refused', message: 'no answer was chosen', error: new LhError('no answer was chosen', { kind: 'validation', operation: OP }) };
+          outcome = {
+            outcome: 'changed',
+            message,
+            error: new LhError(message, { kind: 'changed', operation: OP }),
+            current: record,
+          };
+        } else if (chosen === undefined || chosen === null || chosen === '') {
+          outcome = {
+            outcome: 'refused',
+            message: 'no answer was chosen',
+            error: new LhError('no answer was chosen', { kind: 'validation', operation: OP }),
+          };
         } else if (link.source === 'A' && itemProblem(record, chosen, fields.items)) {
           const message = itemProblem(record, chosen, fields.items) ?? '';
-          outcome = { outcome: 'refused', message, error: new LhError(message, { kind: 'validation', operation: OP, field: 'errorDataResponses' }) };
-        } else if (link.source === 'A') outcome = await asNodeActor(node, actorMsg, () => answerA(client, record as PendingError, chosen, by, link.seen ?? identityOf(record), fields.items));
+          outcome = {
+            outcome: 'refused',
+            message,
+            error: new LhError(message, { kind: 'validation', operation: OP, field: 'errorDataResponses' }),
+          };
+        } else if (link.source === 'A')
+          outcome = await asNodeActor(node, actorMsg, () =>
+            answerA(client, record as PendingError, chosen, by, link.seen ?? identityOf(record), fields.items),
+          );
         else {
           const id = Number(chosen);
           outcome = Number.isInteger(id)
-            ? await asNodeActor(node, actorMsg, () => answerB(client, record as InstrumentError, id, server.clientKey || null, by, link.seen ?? identityOf(record), { values: fields.inputs }))
-            : { outcome: 'refused', message: 'the action is not a number', error: new LhError('the action is not a number', { kind: 'validation', operation: OP }) };
+            ? await asNodeActor(node, actorMsg, () =>
+                answerB(client, record as InstrumentError, id, server.clientKey || null, by, link.seen ?? identityOf(record), {
+                  values: fields.inputs,
+                }),
+              )
+            : {
+                outcome: 'refused',
+                message: 'the action is not a number',
+                error: new LhError('the action is not a number', { kind: 'validation', operation: OP }),
+              };
         }
       }
       // a changed error keeps the title the link was made for: the new error under the id is not what was answered
       if (record && outcome.outcome !== 'changed') remember(link, record);
       const shownRecord = outcome.outcome === 'changed' ? records.get(recordKey(link)) : (record ?? records.get(recordKey(link)));
-      const view: OutcomeView = { ...base, title: typeof shownRecord?.title === 'string' ? shownRecord.title : title, kind: outcome.outcome };
-      const runScoped = outcome.outcome === 'answered' && form.get('scope') === 'run' && !!shownRecord && hasPolicy(server.instrumentKey);
+      const view: OutcomeView = {
+        ...base,
+        title: typeof shownRecord?.title === 'string' ? shownRecord.title : title,
+        kind: outcome.outcome,
+      };
+      const runScoped =
+        outcome.outcome === 'answered' && form.get('scope') === 'run' && !!shownRecord && hasPolicy(server.instrumentKey);
       if (outcome.outcome === 'answered') {
-        Object.assign(view, { answer: answerLabel(link.source, shownRecord, outcome.answer.response), by: outcome.answer.by, at: zonedTime(outcome.answer.at) });
+        Object.assign(view, {
+          answer: answerLabel(link.source, shownRecord, outcome.answer.response),
+          by: outcome.answer.by,
+          at: zonedTime(outcome.answer.at),
+        });
         if (runScoped && shownRecord && chosen) {
           // "the same for similar errors until this run ends": the error policy of this instrument applies it
           addRunRule(server.instrumentKey, {
@@ -407,7 +467,9 @@ export = function register(RED: Red): void {
         status.ok('lh-answer-page.status.answered', { id: link.key });
       } else if (outcome.outcome === 'already-answered') {
         const previous = answerInTheWay(outcome.previous, link.seen);
-        const prior = previous ? { answer: answerLabel(link.source, shownRecord, previous.response), by: previous.by, at: zonedTime(previous.at) } : {};
+        const prior = previous
+          ? { answer: answerLabel(link.source, shownRecord, previous.response), by: previous.by, at: zonedTime(previous.at) }
+          : {};
         Object.assign(view, prior, alreadyView(client, link) ?? {});
       } else if (outcome.outcome === 'failed' && mayHaveApplied(outcome.error)) {
         outcome = { ...outcome, message: `${NO_CONFIRMATION} (${outcome.message})` };
@@ -416,7 +478,11 @@ export = function register(RED: Red): void {
       } else if (outcome.outcome === 'changed') {
         view.reason = errorLabel(outcome.current);
         status.warn('lh-answer-page.status.notAnswered', { id: link.key });
-      } else if (outcome.outcome === 'refused' && outcome.error.kind === 'validation' && /^(inputs|errorDataResponses)\b/.test(outcome.error.field ?? '')) {
+      } else if (
+        outcome.outcome === 'refused' &&
+        outcome.error.kind === 'validation' &&
+        /^(inputs|errorDataResponses)\b/.test(outcome.error.field ?? '')
+      ) {
         // an input or an item's answer the page refused before sending: said plainly, nothing went out
         Object.assign(view, { kind: 'invalid', reason: outcome.message });
         status.warn('lh-answer-page.status.notAnswered', { id: link.key });
@@ -441,7 +507,11 @@ export = function register(RED: Red): void {
           },
         }),
       ]);
-      reply(res, outcome.outcome === 'answered' || outcome.outcome === 'already-answered' || outcome.outcome === 'not-pending' ? 200 : 502, outcomePage(view));
+      reply(
+        res,
+        outcome.outcome === 'answered' || outcome.outcome === 'already-answered' || outcome.outcome === 'not-pending' ? 200 : 502,
+        outcomePage(view),
+      );
     }
 
     const failed = (res: ServerResponse) => (err: unknown) => {
@@ -460,7 +530,16 @@ export = function register(RED: Red): void {
         },
         (res, why, token) =>
           why === 'too-large'
-            ? reply(res, 413, outcomePage({ kind: 'failed', instrument: '', errorKey: '', reason: `the form is larger than ${MAX_FORM_BYTES / 1024} KiB` }))
+            ? reply(
+                res,
+                413,
+                outcomePage({
+                  kind: 'failed',
+                  instrument: '',
+                  errorKey: '',
+                  reason: `the form is larger than ${MAX_FORM_BYTES / 1024} KiB`,
+                }),
+              )
             : reply(res, 403, forbiddenPage(unownedReason(token), lifetime)),
       );
     let unroute: (() => void) | false | undefined = mount();
@@ -478,7 +557,11 @@ export = function register(RED: Red): void {
         clash = other;
         if (unroute) unroute();
         unroute = undefined;
-        const error = new LhError(RED._('lh-answer-page.errors.clash', { path, route: other }), { kind: 'config', operation: OP, field: 'path' });
+        const error = new LhError(RED._('lh-answer-page.errors.clash', { path, route: other }), {
+          kind: 'config',
+          operation: OP,
+          field: 'path',
+        });
         status.failed(error);
         node.warn(error.message);
       } else if (!other && clash) {

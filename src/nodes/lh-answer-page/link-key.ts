@@ -36,7 +36,11 @@ export function loadLinkKey(userDir: unknown): KeySource {
     try {
       const existing = parseKey(fs.readFileSync(file, 'utf8'));
       if (existing) return { key: existing, persisted: true, file };
-      return { key: randomBytes(KEY_BYTES), persisted: false, reason: `${file} does not hold a key (delete it to have a new one made)` };
+      return {
+        key: randomBytes(KEY_BYTES),
+        persisted: false,
+        reason: `${file} does not hold a key (delete it to have a new one made)`,
+      };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }

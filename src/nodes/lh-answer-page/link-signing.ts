@@ -39,7 +39,14 @@ export function signLink(claims: LinkClaims, secret: string): string {
 function isClaims(value: unknown): value is LinkClaims {
   if (!value || typeof value !== 'object') return false;
   const c = value as Record<string, unknown>;
-  return typeof c.i === 'string' && (c.s === 'A' || c.s === 'B') && typeof c.e === 'string' && c.e !== '' && typeof c.x === 'number' && (c.f === undefined || typeof c.f === 'string');
+  return (
+    typeof c.i === 'string' &&
+    (c.s === 'A' || c.s === 'B') &&
+    typeof c.e === 'string' &&
+    c.e !== '' &&
+    typeof c.x === 'number' &&
+    (c.f === undefined || typeof c.f === 'string')
+  );
 }
 
 /** True when the token carries a valid signature by `secret` (expired or not). */

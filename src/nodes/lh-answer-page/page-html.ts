@@ -161,7 +161,8 @@ ${buttons || '<p>The error offers no answer here.</p>'}
   );
 }
 
-export type OutcomeKind = 'answered' | 'already-answered' | 'not-pending' | 'refused' | 'failed' | 'form-used' | 'changed' | 'invalid';
+export type OutcomeKind =
+  'answered' | 'already-answered' | 'not-pending' | 'refused' | 'failed' | 'form-used' | 'changed' | 'invalid';
 
 export interface OutcomeView {
   kind: OutcomeKind;
@@ -182,7 +183,11 @@ export interface OutcomeView {
 }
 
 function who(v: OutcomeView): string {
-  const parts = [v.answer ? `with <b>${escapeHtml(v.answer)}</b>` : '', v.by ? `by ${escapeHtml(v.by)}` : '', v.at ? `at ${escapeHtml(v.at)}` : ''];
+  const parts = [
+    v.answer ? `with <b>${escapeHtml(v.answer)}</b>` : '',
+    v.by ? `by ${escapeHtml(v.by)}` : '',
+    v.at ? `at ${escapeHtml(v.at)}` : '',
+  ];
   return parts.filter((p) => p !== '').join(' ');
 }
 
@@ -230,7 +235,8 @@ export type RefusedLink = 'expired' | 'malformed' | 'signature' | 'instrument';
 
 const REFUSED_TEXT: Record<RefusedLink, (hours: string) => string> = {
   expired: (hours) => `It has expired: answer links are valid for ${hours} after the notification.`,
-  malformed: () => 'It is incomplete: the address may have been cut or changed when it was copied. Open it again straight from the notification.',
+  malformed: () =>
+    'It is incomplete: the address may have been cut or changed when it was copied. Open it again straight from the notification.',
   signature: () =>
     'It was not made by an answer page of this Node-RED as it is now: the answer page may have been deleted or replaced, ' +
     'its link secret changed, or the link comes from another Node-RED.',

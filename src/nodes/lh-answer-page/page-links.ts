@@ -13,7 +13,10 @@ export function routePath(value: unknown): string {
 
 export function expiryMs(hours: unknown): number {
   const h = Number(hours);
-  return (hours === '' || hours === undefined || !Number.isFinite(h) || h <= 0 ? DEFAULT_EXPIRY_HOURS : Math.min(h, 24 * 90)) * 3_600_000;
+  return (
+    (hours === '' || hours === undefined || !Number.isFinite(h) || h <= 0 ? DEFAULT_EXPIRY_HOURS : Math.min(h, 24 * 90)) *
+    3_600_000
+  );
 }
 
 /** The link base: public URL of this Node-RED + httpNodeRoot + the page's path. */
@@ -30,7 +33,6 @@ export function pageUrl(base: unknown, httpNodeRoot: unknown, path: string): str
   const root = typeof httpNodeRoot === 'string' ? httpNodeRoot.replace(/^\/+|\/+$/g, '') : '';
   return `${cleaned}${root ? `/${root}` : ''}${path}`;
 }
-
 
 /**
  * Why there is no public address to build links with, when there is none: the environment variable the node reads

@@ -5,6 +5,7 @@
  * links sent before. The shared key is read once (again after a failure, at the next link or page).
  */
 import { createHmac } from 'crypto';
+
 import { derivedSecret } from './link-key';
 
 export class PageSecrets {

@@ -1,10 +1,10 @@
 /** What the page shows of an error: built from the record the instrument lists, without Node-RED. */
-import { AnswerRecord, answeredAnother, ErrorIdentity } from '../../client';
+import { answeredAnother, AnswerRecord, ErrorIdentity } from '../../client';
+import { DeclaredInput, describeInput, inputsOfAction } from '../answering/action-inputs';
 import { defaultActionOf } from '../answering/answer-error';
 import { offeredActions, responseNames } from '../shared/error-records';
 import { zonedTime } from '../shared/zoned-time';
 import { AnswerOption, ErrorView, InputField, ItemChoice } from './page-html';
-import { DeclaredInput, describeInput, inputsOfAction } from '../answering/action-inputs';
 
 type ErrorRecord = Record<string, unknown>;
 
@@ -32,7 +32,9 @@ export function answerOptions(source: 'A' | 'B', record: ErrorRecord): AnswerOpt
   const defaultId = defaultActionOf(record);
   const raw = Array.isArray(record.actions) ? (record.actions as unknown[]) : [];
   return (offeredActions(record) ?? []).map((a) => {
-    const action = raw.find((x): x is Record<string, unknown> => !!x && typeof x === 'object' && (x as Record<string, unknown>).id === a.id);
+    const action = raw.find(
+      (x): x is Record<string, unknown> => !!x && typeof x === 'object' && (x as Record<string, unknown>).id === a.id,
+    );
     const inputs = inputsOfAction(action).map(inputField);
     return {
       value: String(a.id),
@@ -60,8 +62,14 @@ export function itemChoices(source: 'A' | 'B', record: ErrorRecord): ItemChoice[
   return out;
 }
 
-export function errorView(source: 'A' | 'B', errorKey: string, record: ErrorRecord, instrument: string, expires: number): ErrorView {
-  const raw = source === 'A' ? record.timeStamp ?? record.date : record.date ?? record.timeStamp;
+export function errorView(
+  source: 'A' | 'B',
+  errorKey: string,
+  record: ErrorRecord,
+  instrument: string,
+  expires: number,
+): ErrorView {
+  const raw = source === 'A' ? (record.timeStamp ?? record.date) : (record.date ?? record.timeStamp);
   return {
     instrument,
     source,
@@ -87,13 +95,18 @@ export function answerLabel(source: 'A' | 'B', record: ErrorRecord | undefined, 
  * Why the main answer cannot go to every item: an item (with responses of its own) left "as the answer below" that
  * does not offer it. Said on the page in words, before anything is sent.
  */
-export function itemProblem(record: ErrorRecord, chosen: string, perItem: Record<string, string> | undefined): string | undefined {
+export function itemProblem(
+  record: ErrorRecord,
+  chosen: string,
+  perItem: Record<string, string> | undefined,
+): string | undefined {
   for (const item of itemChoices('A', record)) {
     const own = perItem?.[item.id];
     if (own === undefined && !item.options.includes(chosen)) {
       return `${item.label} does not offer "${chosen}"; it offers ${item.options.join(', ')}. Choose an answer for it and send again.`;
     }
-    if (own !== undefined && !item.options.includes(own)) return `${item.label} does not offer "${own}"; it offers ${item.options.join(', ')}.`;
+    if (own !== undefined && !item.options.includes(own))
+      return `${item.label} does not offer "${own}"; it offers ${item.options.join(', ')}.`;
   }
   return undefined;
 }

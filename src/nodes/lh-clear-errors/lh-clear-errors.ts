@@ -1,5 +1,5 @@
-import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
+import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 
 export = function register(RED: Red): void {

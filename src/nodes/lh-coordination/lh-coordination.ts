@@ -1,13 +1,13 @@
+import { AuditRedis, redisAuditReleased } from '../../audit';
 import { coordinationSettings } from '../../coordination/config';
 import { connectRedis, CoordinationRedis } from '../../coordination/connect';
 import { Coordinator } from '../../coordination/coordinator';
-import { asNode, NodeConfig, Red } from '../shared/node-red';
-import { logError, logInfo, logWarn } from '../shared/node-log';
-import { migrateConfig } from '../shared/migrations';
-import { forgetSecrets, rememberSecrets } from '../shared/redaction';
 import { LhCoordinationNode } from '../shared/coordination-node';
+import { migrateConfig } from '../shared/migrations';
+import { logError, logInfo, logWarn } from '../shared/node-log';
+import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { forgetSecrets, rememberSecrets } from '../shared/redaction';
 import { tlsOptionsFrom } from '../shared/tls-config';
-import { AuditRedis, redisAuditReleased } from '../../audit';
 
 /** How long a close waits for the lh-server nodes' audit records on this connection before it closes it. */
 const AUDIT_CLOSE_MS = 8000;
@@ -41,7 +41,11 @@ export = function register(RED: Red): void {
     let redis: CoordinationRedis | undefined;
     try {
       const settings = coordinationSettings(config);
-      redis = connectRedis(settings, { username: credentials.username, password: credentials.password }, tlsOptionsFrom(RED, config.tls, 'lh-coordination'));
+      redis = connectRedis(
+        settings,
+        { username: credentials.username, password: credentials.password },
+        tlsOptionsFrom(RED, config.tls, 'lh-coordination'),
+      );
       const log = connectionLog(node);
       redis.on('error', (err: Error) => log.error(err));
       redis.on('ready', () => log.ready());

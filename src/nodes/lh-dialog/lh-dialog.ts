@@ -1,9 +1,9 @@
 import { LhError } from '../../client';
+import { migrateConfig } from '../shared/migrations';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice } from '../shared/typed-inputs';
 import { viewIdOf } from './view-id';
-import { migrateConfig } from '../shared/migrations';
 
 export = function register(RED: Red): void {
   function LhDialog(this: unknown, config: NodeConfig): void {
@@ -13,19 +13,25 @@ export = function register(RED: Red): void {
     runOperationNode(RED, node, config, async ({ client, msg }) => {
       const viewId = viewIdOf(msg);
       if (viewId === undefined) {
-        throw new LhError('viewId is required: wire a messagebox event from lh-events (msg.payload.data.viewId) or set msg.viewId', {
-          kind: 'validation',
-          operation: 'close-view',
-          field: 'viewId',
-        });
+        throw new LhError(
+          'viewId is required: wire a messagebox event from lh-events (msg.payload.data.viewId) or set msg.viewId',
+          {
+            kind: 'validation',
+            operation: 'close-view',
+            field: 'viewId',
+          },
+        );
       }
       const viewResult = resolveChoice(msg, 'viewResult', config.viewResult);
       if (viewResult === undefined || viewResult === null || viewResult === '') {
-        throw new LhError('viewResult is required: choose it in the dialog or set msg.viewResult (Ok, Yes, No, Cancel or Abort)', {
-          kind: 'validation',
-          operation: 'close-view',
-          field: 'viewResult',
-        });
+        throw new LhError(
+          'viewResult is required: choose it in the dialog or set msg.viewResult (Ok, Yes, No, Cancel or Abort)',
+          {
+            kind: 'validation',
+            operation: 'close-view',
+            field: 'viewResult',
+          },
+        );
       }
       // validated before anything is sent; a failed request is never resent: the instrument may have acted on it
       const body = await client.dialogs.closeView({ viewId, viewResult, viewInput: msg.viewInput });

@@ -8,7 +8,10 @@ registerNode('lh-error-log', {
     offset: { validate: typedCount('offset', 0, 'lh-error-log.errors.offset') },
     limit: { validate: typedCount('limit', 1, 'lh-error-log.errors.limit') },
     maxItems: {
-      validate: check((v) => v === '' || (/^\d+$/.test(String(v)) && Number(v) >= 1 && Number(v) <= 100000), 'lh-error-log.errors.maxItems'),
+      validate: check(
+        (v) => v === '' || (/^\d+$/.test(String(v)) && Number(v) >= 1 && Number(v) <= 100000),
+        'lh-error-log.errors.maxItems',
+      ),
     },
     errorId: { validate: typedText('errorId', /^[A-Za-z0-9._~:-]{1,200}$/, 'lh-error-log.errors.errorId') },
   },

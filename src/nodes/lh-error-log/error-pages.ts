@@ -11,7 +11,12 @@ export interface AllPages extends ErrorList {
 }
 
 /** Reads the history page by page from `offset` until the last page or `maxItems` records. */
-export async function readAllPages(client: LiquidHandlerClient, offset: number, pageSize: number, maxItems: number): Promise<AllPages> {
+export async function readAllPages(
+  client: LiquidHandlerClient,
+  offset: number,
+  pageSize: number,
+  maxItems: number,
+): Promise<AllPages> {
   const read = await readPages<ErrorRecord>(
     async (from, limit) => {
       const page = await client.prep.listErrors({ offset: from, limit });

@@ -1,6 +1,6 @@
 import { LhError, validate as v, validationError } from '../../client';
-import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
+import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { isChecked, resolveChoice, resolveSetting } from '../shared/typed-inputs';
 import { DEFAULT_MAX_ITEMS, DEFAULT_PAGE_SIZE, readAllPages } from './error-pages';
@@ -33,8 +33,14 @@ export = function register(RED: Red): void {
         return { payload: record, status: { key: 'done' } };
       }
       const op = 'list-errors';
-      const offset = v.optionalInt32(await resolveSetting(RED, node, msg, 'offset', config.offset, config.offsetType), 'offset', op) ?? 0;
-      const limit = v.optionalInt32(await resolveSetting(RED, node, msg, 'limit', config.limit, config.limitType), 'limit', op, 1);
+      const offset =
+        v.optionalInt32(await resolveSetting(RED, node, msg, 'offset', config.offset, config.offsetType), 'offset', op) ?? 0;
+      const limit = v.optionalInt32(
+        await resolveSetting(RED, node, msg, 'limit', config.limit, config.limitType),
+        'limit',
+        op,
+        1,
+      );
       const allPages = isChecked(config.allPages);
       if (!allPages) {
         const page = await client.prep.listErrors({ offset, limit });

@@ -3,8 +3,8 @@ import { LhError } from '../../client';
 import { checkInputs, declaredInputs, givenInputs } from '../answering/action-inputs';
 import { defaultActionOf } from '../answering/answer-error';
 import { describeActions, offeredActions } from '../shared/error-records';
-import { CompiledRule, Step, stepAt } from './rules';
 import type { ErrorSource } from '../shared/poll-messages';
+import { CompiledRule, Step, stepAt } from './rules';
 
 /** The step of a rule's ladder an error gets. */
 export interface Rung {
@@ -52,7 +52,9 @@ export function instrumentDeadline(record: Record<string, unknown>, now: number)
 }
 
 function rungLabel(r: Rung): string {
-  return r.of > 1 ? `rule ${r.rule.index + 1}, step ${r.number} of ${r.of} (${r.step.mode})` : `rule ${r.rule.index + 1} (${r.step.mode})`;
+  return r.of > 1
+    ? `rule ${r.rule.index + 1}, step ${r.number} of ${r.of} (${r.step.mode})`
+    : `rule ${r.rule.index + 1} (${r.step.mode})`;
 }
 
 /** Why a B answer cannot go out with the step's inputs (a required input without a value, a value out of range). */
@@ -80,7 +82,13 @@ function inputProblem(rung: Rung, record: Record<string, unknown>, answer: strin
  * The decision for an error that matched `rule` as its `occurrence`-th (0-based) in the current run. A ladder's manual
  * step after the first escalates to a person (output 3); a rule with only a manual step notifies (output 1).
  */
-export function decide(rule: CompiledRule | undefined, source: ErrorSource, record: Record<string, unknown>, now: number, occurrence = 0): Decision {
+export function decide(
+  rule: CompiledRule | undefined,
+  source: ErrorSource,
+  record: Record<string, unknown>,
+  now: number,
+  occurrence = 0,
+): Decision {
   if (!rule) return { kind: 'notify' };
   const { step, number } = stepAt(rule, occurrence);
   const rung: Rung = { rule, step, number, of: rule.steps.length };

@@ -1,19 +1,19 @@
 import { fingerprint, identityOf, InstrumentError, LhError, LiquidHandlerClient, PendingError, sameError } from '../../client';
+import { answerAuditMsg } from '../answering/answer-audit';
 import { answerA, answerB, answerEvents, AnswerOutcome, instrumentKeyOf, lookupAnswer } from '../answering/answer-error';
+import { asAutomatic } from '../answering/automatic';
+import { errorInMsg } from '../answering/error-in-msg';
+import { policyApplies, RunRule, runRuleEvents, runRuleFor, runRulesOf, RunScope, runSighting } from '../runs/run-scope';
+import { asNodeActor } from '../shared/audit';
+import { migrateConfig } from '../shared/migrations';
 import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import type { ErrorSource } from '../shared/poll-messages';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { zonedTime } from '../shared/zoned-time';
 import { answerLabel, decide, Decision } from './decision';
 import { books, newBook, PendingDefault } from './pending-defaults';
-import { compileRules, CompiledRule, matchRule, ruleSignature } from './rules';
-import { policyApplies, runRuleEvents, RunRule, runRuleFor, runRulesOf, runSighting, RunScope } from '../runs/run-scope';
-import { migrateConfig } from '../shared/migrations';
-import { errorInMsg } from '../answering/error-in-msg';
-import { answerAuditMsg } from '../answering/answer-audit';
-import { asAutomatic } from '../answering/automatic';
-import { asNodeActor } from '../shared/audit';
-import type { ErrorSource } from '../shared/poll-messages';
+import { CompiledRule, compileRules, matchRule, ruleSignature } from './rules';
 
 const CONTEXT_KEY = 'lhErrorPolicy';
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -98,7 +98,8 @@ export = function register(RED: Red): void {
         p.key,
         setTimeout(() => {
           timers.delete(p.key);
-          if (p.deadline > Date.now()) schedule(p); // a deadline beyond the longest timer
+          if (p.deadline > Date.now())
+            schedule(p); // a deadline beyond the longest timer
           else void fire(p.key);
         }, wait),
       );
@@ -128,13 +129,20 @@ export = function register(RED: Red): void {
           step: p.step ?? 1,
           ...(p.inputs && Object.keys(p.inputs).length > 0 ? { inputs: p.inputs } : {}),
           ...(p.items ? { items: p.items } : {}),
-          ...(p.runRule ? { runRule: { by: p.runRule.by, at: new Date(p.runRule.at).toISOString(), chosenOn: p.runRule.errorKey } } : {}),
+          ...(p.runRule
+            ? { runRule: { by: p.runRule.by, at: new Date(p.runRule.at).toISOString(), chosenOn: p.runRule.errorKey } }
+            : {}),
         },
       });
     }
 
     function send(p: PendingDefault): Promise<AnswerOutcome> {
-      if (!client || !server) return Promise.resolve({ outcome: 'failed', message: 'no instrument', error: new LhError('no instrument', { kind: 'config', operation: OP }) });
+      if (!client || !server)
+        return Promise.resolve({
+          outcome: 'failed',
+          message: 'no instrument',
+          error: new LhError('no instrument', { kind: 'config', operation: OP }),
+        });
       const field = p.runRule ? 'inputs' : `rules[${p.rule}].steps[${(p.step ?? 1) - 1}].inputs`;
       // the audit trail records this policy node as the actor of the default it sends
       // automatic: with coordination, claimed under the lease (a replica that lost the instrument sends nothing)
@@ -218,9 +226,13 @@ export = function register(RED: Red): void {
         if (book.take(key)) save();
         return showStatus();
       }
-      const over = outcome.outcome === 'answered' || outcome.outcome === 'not-pending' || (outcome.outcome === 'already-answered' && !outcome.inFlight);
+      const over =
+        outcome.outcome === 'answered' ||
+        outcome.outcome === 'not-pending' ||
+        (outcome.outcome === 'already-answered' && !outcome.inFlight);
       if (over) cancel(key);
-      else if (closed) return; // kept in the book, in flight: the next instance sends it again
+      else if (closed)
+        return; // kept in the book, in flight: the next instance sends it again
       else if (outcome.outcome === 'already-answered') return waitForOther(p);
       else cancel(key); // refused or failed: escalated, a person must act
       if (closed && outcome.outcome !== 'answered') return;
@@ -277,7 +289,10 @@ export = function register(RED: Red): void {
     }
 
     /** The decision of a run-scoped rule a person chose on the answer page: answer at once, the same way. */
-    function runRuleDecision(r: RunRule): { p: Omit<PendingDefault, 'key' | 'record' | 'source' | 'instrument'>; policy: Record<string, unknown> } {
+    function runRuleDecision(r: RunRule): {
+      p: Omit<PendingDefault, 'key' | 'record' | 'source' | 'instrument'>;
+      policy: Record<string, unknown>;
+    } {
       return {
         p: {
           answer: r.answer,
@@ -287,7 +302,12 @@ export = function register(RED: Red): void {
           ...(r.items ? { items: r.items } : {}),
           runRule: { by: r.by, at: r.at, errorKey: r.errorKey },
         },
-        policy: { mode: 'walk-away', rule: null, runRule: { by: r.by, at: new Date(r.at).toISOString(), chosenOn: r.errorKey }, answer: r.answer },
+        policy: {
+          mode: 'walk-away',
+          rule: null,
+          runRule: { by: r.by, at: new Date(r.at).toISOString(), chosenOn: r.errorKey },
+          answer: r.answer,
+        },
       };
     }
 
@@ -309,7 +329,14 @@ export = function register(RED: Red): void {
         // a run-scoped rule's answer, or a default kept from a rule a redeploy removed: it goes out as decided
         const steps = [{ mode: 'semi-automatic' as const, answer: p.answer, delay: 0, inputs: p.inputs ?? {} }];
         const kept = { index: p.rule, source: p.source, minSeverity: '', pattern: '', code: '', steps };
-        return { kind: 'schedule', rule: kept, rung: { rule: kept, step: steps[0], number: 1, of: 1 }, answer: p.answer, deadline: p.deadline, deadlineBy: p.deadlineBy ?? 'rule' };
+        return {
+          kind: 'schedule',
+          rule: kept,
+          rung: { rule: kept, step: steps[0], number: 1, of: 1 },
+          answer: p.answer,
+          deadline: p.deadline,
+          deadlineBy: p.deadlineBy ?? 'rule',
+        };
       }
       const number = Math.min(p.step ?? 1, rule.steps.length);
       const rung = { rule, step: rule.steps[number - 1], number, of: rule.steps.length };
@@ -359,7 +386,9 @@ export = function register(RED: Red): void {
       const policy: Record<string, unknown> = {
         mode: rung?.step.mode ?? 'manual',
         rule: decision.rule && decision.rule.index >= 0 ? decision.rule.index + 1 : null,
-        ...(rung ? { step: rung.number, steps: rung.of, scope: where.kind, ...(where.kind === 'run' ? { run: where.key } : {}) } : {}),
+        ...(rung
+          ? { step: rung.number, steps: rung.of, scope: where.kind, ...(where.kind === 'run' ? { run: where.key } : {}) }
+          : {}),
       };
       switch (decision.kind) {
         case 'notify':

@@ -1,5 +1,6 @@
 /** The policy's ordered rules: checked once when the node starts, matched per error (first match wins). */
 import { RE2JS } from 're2js';
+
 import { LhError } from '../../client';
 import { severityRank } from '../answering/severity';
 import type { ErrorSource } from '../shared/poll-messages';
@@ -97,9 +98,11 @@ function compileStep(raw: unknown, f: string, source: string): Step {
   if (!(MODES as readonly string[]).includes(mode)) throw invalid(`${f}.mode`, `must be one of ${MODES.join(', ')}`);
   const answer = text(r.answer);
   if (answer.length > 200) throw invalid(`${f}.answer`, 'must be at most 200 characters');
-  if (source === 'B' && answer !== '' && !/^-?\d+$/.test(answer)) throw invalid(`${f}.answer`, 'must be an action id (a whole number) for B errors');
+  if (source === 'B' && answer !== '' && !/^-?\d+$/.test(answer))
+    throw invalid(`${f}.answer`, 'must be an action id (a whole number) for B errors');
   const delay = r.delay === undefined || r.delay === '' || r.delay === null ? DEFAULT_DELAY_S : Number(r.delay);
-  if (!Number.isFinite(delay) || delay < 0 || delay > MAX_DELAY_S) throw invalid(`${f}.delay`, `must be 0 to ${MAX_DELAY_S} seconds`);
+  if (!Number.isFinite(delay) || delay < 0 || delay > MAX_DELAY_S)
+    throw invalid(`${f}.delay`, `must be 0 to ${MAX_DELAY_S} seconds`);
   return { mode: mode as Mode, answer, delay, inputs: stepInputs(r.inputs, `${f}.inputs`) };
 }
 
@@ -132,7 +135,8 @@ export function stepInputs(value: unknown, f: string): Record<string, string> {
   if (pairs.length > MAX_STEP_INPUTS) throw invalid(f, `must give at most ${MAX_STEP_INPUTS} inputs`);
   for (const [id, v] of pairs) {
     const key = typeof id === 'number' ? String(id) : typeof id === 'string' ? id.trim() : '';
-    if (!/^-?\d{1,10}$/.test(key) || !Number.isSafeInteger(Number(key))) throw invalid(`${f}.${String(id)}`, 'is not an input id (a whole number)');
+    if (!/^-?\d{1,10}$/.test(key) || !Number.isSafeInteger(Number(key)))
+      throw invalid(`${f}.${String(id)}`, 'is not an input id (a whole number)');
     if (typeof v !== 'string' && typeof v !== 'number') throw invalid(`${f}.${key}`, 'must be a value (text or number)');
     const text = String(v);
     if (text.length > MAX_INPUT_VALUE) throw invalid(`${f}.${key}`, `must be at most ${MAX_INPUT_VALUE} characters`);

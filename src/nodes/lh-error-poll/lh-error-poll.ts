@@ -1,36 +1,53 @@
-import { asLhError, EventStateChange, firmwareErrorFromFrame, identityOf, InstrumentEvent, LhError, LiquidHandlerClient } from '../../client';
-import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
-import { PolledError } from '../shared/poll-messages';
-import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
-import { logError, logInfo, logWarn } from '../shared/node-log';
-import { migrateConfig } from '../shared/migrations';
-import { requireClient, LhServerNode } from '../shared/server-node';
-import { isChecked } from '../shared/typed-inputs';
-import { Status } from '../shared/status';
-import { Api, connectionChange, ConnectionView } from '../shared/connection-state';
-import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
-import { applyPoll, newPollMemory, offlineAfterOf, pendingOnly, PollRules, SourceResult, sourcesOf, StatusDecision } from './poll-decisions';
-import { intervalMs, PollLoop } from '../shared/poll-loop';
+import {
+  asLhError,
+  EventStateChange,
+  firmwareErrorFromFrame,
+  identityOf,
+  InstrumentEvent,
+  LhError,
+  LiquidHandlerClient,
+} from '../../client';
+import { offerFirmwareErrors } from '../answering/open-firmware-errors';
+import { severityFilter } from '../answering/severity';
 import { ConnectPolls, PushPolls } from '../shared/connect-polls';
+import { Api, connectionChange, ConnectionView } from '../shared/connection-state';
+import { coordinationStatus, gateFor, listedKeysOf, markLost } from '../shared/coordinated-poll';
+import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
+import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
+import { migrateConfig } from '../shared/migrations';
+import { logError, logInfo, logWarn } from '../shared/node-log';
+import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { onPasswordWarning, passwordExpiryMessage } from '../shared/password-warning';
+import { intervalMs, PollLoop } from '../shared/poll-loop';
+import { PolledError } from '../shared/poll-messages';
 import { pollSchedule } from '../shared/poll-schedule';
+import { LhServerNode, requireClient } from '../shared/server-node';
+import { Status } from '../shared/status';
+import { isChecked } from '../shared/typed-inputs';
+import {
+  applyPoll,
+  newPollMemory,
+  offlineAfterOf,
+  pendingOnly,
+  PollRules,
+  SourceResult,
+  sourcesOf,
+  StatusDecision,
+} from './poll-decisions';
 import {
   adoptListed,
   applyErrorFrame,
   listenOf,
+  MAX_OPEN_FIRMWARE,
   openFirmwareErrors,
   openFirmwareRecord,
   PushOutcome,
   reactToSocket,
   resolveAnswered,
-  MAX_OPEN_FIRMWARE,
   SocketState,
   withFirmwareErrors,
 } from './push-decisions';
 import { forgetWatch, readSavedWatch, savedWatch, Source, watchFor, watchKey, WatchState } from './seen-errors';
-import { severityFilter } from '../answering/severity';
-import { offerFirmwareErrors } from '../answering/open-firmware-errors';
-import { onPasswordWarning, passwordExpiryMessage } from '../shared/password-warning';
-import { coordinationStatus, gateFor, listedKeysOf, markLost } from '../shared/coordinated-poll';
 
 const CONTEXT_KEY = 'lhErrorPoll';
 /** Watches (instrument and node, across redeploys) whose log already said the instrument has no errors socket. */
@@ -81,7 +98,11 @@ export = function register(RED: Red): void {
     try {
       const { server, client } = requireClient(RED, config.server, node.type);
       if (sources.includes('B') && !client.hasInstrumentInterface) {
-        throw new LhError(RED._('lh-error-poll.errors.noInstrumentUrl'), { kind: 'config', operation: node.type, field: 'source' });
+        throw new LhError(RED._('lh-error-poll.errors.noInstrumentUrl'), {
+          kind: 'config',
+          operation: node.type,
+          field: 'source',
+        });
       }
       const watch = watchFor(watchKey(server.instrumentKey, node.id));
       watcher = { node, status, client, server, instrument: instrumentInfo(server, client), watch, sources, config };
@@ -172,7 +193,11 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     const outcome = applyPoll(watch, memory, results, rules, sharedConnection());
     const answered = listening ? resolveAnswered(watch, (key, record) => answeredHere(client, key, record), rules) : undefined;
     if (outcome.changed || answered?.changed) save();
-    await emit({ raised: outcome.raised, resolved: [...outcome.resolved, ...(answered?.resolved ?? [])], changed: false }, [], listedKeysOf(results, rules));
+    await emit(
+      { raised: outcome.raised, resolved: [...outcome.resolved, ...(answered?.resolved ?? [])], changed: false },
+      [],
+      listedKeysOf(results, rules),
+    );
     if (outcome.warn) logWarn(node, outcome.warn);
     lastStatus = outcome.status;
     showStatus(outcome.status);
@@ -189,7 +214,8 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
       // coordinated: each msg goes out the moment the shared memory took it (see src/coordination/error-gate.ts)
       await gate.filter(proposed.raised, proposed.resolved, listed, (list, r) => {
         if (loop.stopped) return;
-        if (list === 'raised') node.send([markLost(raisedMessage(r.source as Source, r.record, instrument, template), r), null, null]);
+        if (list === 'raised')
+          node.send([markLost(raisedMessage(r.source as Source, r.record, instrument, template), r), null, null]);
         else node.send([null, markLost(resolvedMessage(r.source as Source, r.record, instrument), r), null]);
       });
       if (connection.length > 0 && !loop.stopped) node.send([null, null, connection]);
@@ -224,7 +250,8 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
       saidUnavailable.add(watch);
       logInfo(node, RED._('lh-error-poll.log.unavailable', { reason: change.reason ?? '' }));
     }
-    if (reaction.openAfterOutage > 0) logWarn(node, RED._('lh-error-poll.log.openAfterOutage', { count: reaction.openAfterOutage }));
+    if (reaction.openAfterOutage > 0)
+      logWarn(node, RED._('lh-error-poll.log.openAfterOutage', { count: reaction.openAfterOutage }));
     // at most one connect-poll per interval, paced with the others: a reconnect wave of the fleet spreads
     if (reaction.pollNow && connectPolls.allow()) slot.catchUp((since) => loop.catchUp(since));
     if (lastStatus) showStatus(lastStatus);
@@ -276,7 +303,11 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     watch.connection = reported;
     if (!change) return;
     const interfaces = change.interfaces?.filter((api): api is Source => sources.includes(api as Source));
-    const details = { failedPolls: change.failedPolls, reason: change.reason, interfaces: change.state === 'offline' ? interfaces : undefined };
+    const details = {
+      failedPolls: change.failedPolls,
+      reason: change.reason,
+      interfaces: change.state === 'offline' ? interfaces : undefined,
+    };
     node.send([null, null, connectionMessage(change.state, instrument, details)]);
   }
 
@@ -297,7 +328,11 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   }
 
   // once a day while the password is about to expire, on the connection output
-  const offPassword = onPasswordWarning(client, (warning) => node.send([null, null, passwordExpiryMessage(warning, instrument)]), `poll ${node.id}`);
+  const offPassword = onPasswordWarning(
+    client,
+    (warning) => node.send([null, null, passwordExpiryMessage(warning, instrument)]),
+    `poll ${node.id}`,
+  );
   node.on('close', offPassword);
 
   status.idle('polling');

@@ -48,9 +48,7 @@ export interface Sourced<T> {
 
 /** The status line: the node turns it into texts (offline is the server's, shown by shared/status.ts). */
 export type StatusDecision =
-  | { kind: 'refused'; error: LhError }
-  | { kind: 'unreachable'; error: LhError }
-  | { kind: 'pending'; count: number };
+  { kind: 'refused'; error: LhError } | { kind: 'unreachable'; error: LhError } | { kind: 'pending'; count: number };
 
 export interface PollOutcome<T> {
   raised: Sourced<T>[];
@@ -170,7 +168,11 @@ export interface Push<T> {
 }
 
 /** Applies one push to `watch` under the exactly-once rules of the polls; returns what to emit. */
-export function applyPush<T>(watch: WatchState, push: Push<T>, rules: Pick<PollRules<T>, 'keyOf' | 'wanted'>): Pick<PollOutcome<T>, 'raised' | 'resolved' | 'changed'> {
+export function applyPush<T>(
+  watch: WatchState,
+  push: Push<T>,
+  rules: Pick<PollRules<T>, 'keyOf' | 'wanted'>,
+): Pick<PollOutcome<T>, 'raised' | 'resolved' | 'changed'> {
   const memory = memoryFor(watch, push.source, push.channel);
   const raised: Sourced<T>[] = [];
   const resolved: Sourced<T>[] = [];

@@ -113,7 +113,11 @@ function sameErrorRecords(a: unknown, b: unknown): boolean {
  * Firmware errors this Node-RED answered (per `answered`, the answer ledger, asked with the error's record so that
  * an answer to another error under the same id does not count): resolved once.
  */
-export function resolveAnswered(watch: WatchState, answered: (key: string, record: unknown) => boolean, rules: Rules): PushOutcome {
+export function resolveAnswered(
+  watch: WatchState,
+  answered: (key: string, record: unknown) => boolean,
+  rules: Rules,
+): PushOutcome {
   const firmware = firmwareMemory(watch);
   if (!firmware || firmware.size === 0) return NOTHING;
   const keys = firmware.activeIds().filter((key) => answered(key, firmware.activeRecord(key)));
@@ -148,7 +152,12 @@ export interface SocketReaction {
  * The reaction to a socket state change. `saidUnavailable`: whether the log already said this node's instrument
  * has no socket (said once per node and instrument, across redeploys).
  */
-export function reactToSocket(previous: SocketState, next: SocketState, openFirmware: number, saidUnavailable: boolean): SocketReaction {
+export function reactToSocket(
+  previous: SocketState,
+  next: SocketState,
+  openFirmware: number,
+  saidUnavailable: boolean,
+): SocketReaction {
   return {
     state: next,
     pollNow: next === 'connected',

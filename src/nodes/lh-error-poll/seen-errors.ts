@@ -9,8 +9,8 @@
  */
 
 export type { ErrorSource as Source } from '../shared/poll-messages';
-import type { ErrorSource as Source } from '../shared/poll-messages';
 import { fingerprint, fromFingerprint, hasFields, identityOf, sameError } from '../../client';
+import type { ErrorSource as Source } from '../shared/poll-messages';
 
 /** How many resolved ids are remembered, so an id that shows up again is not reported as new. */
 const RESOLVED_MEMORY = 1000;

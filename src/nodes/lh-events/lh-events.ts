@@ -1,10 +1,10 @@
 import { asLhError, codeMatches, EventStateChange } from '../../client';
 import { instrumentInfo } from '../shared/error-records';
+import { migrateConfig } from '../shared/migrations';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { connectionMessage, eventMessage, parseCodes } from './event-messages';
-import { migrateConfig } from '../shared/migrations';
 
 export = function register(RED: Red): void {
   function LhEvents(this: unknown, config: NodeConfig): void {

@@ -1,12 +1,12 @@
 import { LhError, LiquidHandlerClient, validate as v } from '../../client';
-import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
-import { logError } from '../shared/node-log';
 import { migrateConfig } from '../shared/migrations';
+import { logError } from '../shared/node-log';
+import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
-import { LhServerNode, requireClient } from '../shared/server-node';
-import { isChecked, resolveChoice, resolveSetting } from '../shared/typed-inputs';
-import { Status } from '../shared/status';
 import { redact } from '../shared/redaction';
+import { LhServerNode, requireClient } from '../shared/server-node';
+import { Status } from '../shared/status';
+import { isChecked, resolveChoice, resolveSetting } from '../shared/typed-inputs';
 
 const OPERATIONS = ['register', 'unregister', 'check'] as const;
 type Operation = (typeof OPERATIONS)[number];
@@ -18,7 +18,14 @@ function operationOf(value: unknown): Operation {
 }
 
 /** The key: the dialog's (or what it points at), else msg.clientKey, else the lh-server node's; letters and digits only. */
-async function clientKeyFor(RED: Red, node: Node, config: NodeConfig, msg: NodeMessage, server: LhServerNode, op: string): Promise<string> {
+async function clientKeyFor(
+  RED: Red,
+  node: Node,
+  config: NodeConfig,
+  msg: NodeMessage,
+  server: LhServerNode,
+  op: string,
+): Promise<string> {
   const given = await resolveSetting(RED, node, msg, 'clientKey', config.clientKey, config.clientKeyType);
   const key = given === undefined || given === null || given === '' ? server.clientKey : given;
   if (key === undefined || key === null || key === '') {
@@ -45,19 +52,31 @@ export = function register(RED: Red): void {
     RED.nodes.createNode(this, config);
     const node = asNode(this);
 
-    runOperationNode(RED, node, config, async ({ client, server, msg }) => {
-      const operation = operationOf(resolveChoice(msg, 'operation', config.operation));
-      if (operation === 'check') {
-        const registered = await client.instrument.isErrorHandlerRegistered();
-        return { payload: registered, status: { key: registered ? 'registered' : 'notRegistered' } };
-      }
-      const op = operation === 'register' ? 'register-error-handler' : 'unregister-error-handler';
-      const key = await clientKeyFor(RED, node, config, msg, server, op);
-      const text =
-        operation === 'register' ? await client.instrument.registerErrorHandler(key) : await client.instrument.unregisterErrorHandler(key);
-      return { payload: text, status: { key: operation === 'register' ? 'registered' : 'unregistered' }, extra: { clientKey: key } };
-      // interface B alone: an outage of A is not this node's (its status follows B)
-    }, { apis: ['B'] });
+    runOperationNode(
+      RED,
+      node,
+      config,
+      async ({ client, server, msg }) => {
+        const operation = operationOf(resolveChoice(msg, 'operation', config.operation));
+        if (operation === 'check') {
+          const registered = await client.instrument.isErrorHandlerRegistered();
+          return { payload: registered, status: { key: registered ? 'registered' : 'notRegistered' } };
+        }
+        const op = operation === 'register' ? 'register-error-handler' : 'unregister-error-handler';
+        const key = await clientKeyFor(RED, node, config, msg, server, op);
+        const text =
+          operation === 'register'
+            ? await client.instrument.registerErrorHandler(key)
+            : await client.instrument.unregisterErrorHandler(key);
+        return {
+          payload: text,
+          status: { key: operation === 'register' ? 'registered' : 'unregistered' },
+          extra: { clientKey: key },
+        };
+        // interface B alone: an outage of A is not this node's (its status follows B)
+      },
+      { apis: ['B'] },
+    );
 
     if (isChecked(config.autoRegister)) registerWhileDeployed(RED, node, config);
   }
@@ -91,7 +110,9 @@ async function lastUser(shared: SharedRegistration, warn: (text: string) => void
   try {
     return (await shared('remove')) === 0;
   } catch (err) {
-    warn(`the error handler stays registered: Redis cannot say whether other Node-REDs still use it (${err instanceof Error ? err.message : String(err)})`);
+    warn(
+      `the error handler stays registered: Redis cannot say whether other Node-REDs still use it (${err instanceof Error ? err.message : String(err)})`,
+    );
     return false;
   }
 }
@@ -140,7 +161,9 @@ function registerWhileDeployed(RED: Red, node: Node, config: NodeConfig): void {
     );
     active.finishBeforeClose(unregister);
     withTimeout(unregister, UNREGISTER_ON_CLOSE_MS)
-      .catch((err: unknown) => node.warn(RED._('lh-register-handler.errors.unregister', { message: err instanceof Error ? err.message : String(err) })))
+      .catch((err: unknown) =>
+        node.warn(RED._('lh-register-handler.errors.unregister', { message: err instanceof Error ? err.message : String(err) })),
+      )
       .finally(() => done());
   });
 }

@@ -1,8 +1,8 @@
 import { validationError } from '../../client';
+import { migrateConfig } from '../shared/migrations';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/typed-inputs';
-import { migrateConfig } from '../shared/migrations';
 
 const DATA_OPERATIONS = ['list', 'get', 'report', 'pipetting-csv'] as const;
 type DataOperation = (typeof DATA_OPERATIONS)[number];
@@ -22,7 +22,11 @@ export = function register(RED: Red): void {
       const runId = async (): Promise<unknown> => {
         const id = await resolveSetting(RED, node, msg, 'runId', config.runId, config.runIdType);
         if (id === undefined || id === null || id === '') {
-          throw validationError(`lh-run-data ${operation}`, 'runId', 'is required: set it in the dialog or in msg.runId (lh-run-watch gives it)');
+          throw validationError(
+            `lh-run-data ${operation}`,
+            'runId',
+            'is required: set it in the dialog or in msg.runId (lh-run-watch gives it)',
+          );
         }
         return id;
       };

@@ -8,6 +8,8 @@ registerNode('lh-run-watch', {
   rules: {
     interval: { validate: seconds(0.5, 'lh-run-watch.errors.seconds') },
     progressInterval: { validate: seconds(0, 'lh-run-watch.errors.seconds') },
-    offlineAfter: { validate: check((v) => v === '' || (/^\d+$/.test(String(v)) && Number(v) >= 1), 'lh-run-watch.errors.offlineAfter') },
+    offlineAfter: {
+      validate: check((v) => v === '' || (/^\d+$/.test(String(v)) && Number(v) >= 1), 'lh-run-watch.errors.offlineAfter'),
+    },
   },
 });

@@ -1,25 +1,36 @@
 import { asLhError, isUnreachable, LhError, LiquidHandlerClient, RunStatus } from '../../client';
-import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
-import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
-import { logInfo, logWarn } from '../shared/node-log';
-import { LhServerNode, requireClient } from '../shared/server-node';
-import { Status } from '../shared/status';
+import {
+  durationOf,
+  FinishedRun,
+  matchRecord,
+  observe,
+  progressDue,
+  progressOf,
+  resultOf,
+  triggersPoll,
+} from '../runs/run-decisions';
+import { RunMemoryStore, runMemoryStore } from '../runs/run-memory-store';
+import { ConnectPolls, PushPolls } from '../shared/connect-polls';
 import { connectionChange, ConnectionView, offlineAfterOf } from '../shared/connection-state';
 import { connectionMessage } from '../shared/error-messages';
-import { backoffMs, intervalMs, PollLoop, withJitter } from '../shared/poll-loop';
-import { PollSlot, pollSchedule } from '../shared/poll-schedule';
-import { durationOf, FinishedRun, matchRecord, observe, progressDue, progressOf, resultOf, triggersPoll } from '../runs/run-decisions';
-import { ConnectPolls, PushPolls } from '../shared/connect-polls';
-import { forgetMemory, memoryFor, memoryKey, WatchMemory } from './run-memory';
+import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { migrateConfig } from '../shared/migrations';
-import { RunMemoryStore, runMemoryStore } from '../runs/run-memory-store';
+import { logInfo, logWarn } from '../shared/node-log';
+import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { backoffMs, intervalMs, PollLoop, withJitter } from '../shared/poll-loop';
+import { pollSchedule, PollSlot } from '../shared/poll-schedule';
+import { LhServerNode, requireClient } from '../shared/server-node';
+import { Status } from '../shared/status';
+import { forgetMemory, memoryFor, memoryKey, WatchMemory } from './run-memory';
 
 const DEFAULT_PROGRESS_S = 5;
 
 /** Seconds between progress messages; 0 = every poll. */
 function progressEveryMs(value: unknown): number {
   const n = Number(value);
-  return value === '' || value === undefined || value === null || !Number.isFinite(n) || n < 0 ? DEFAULT_PROGRESS_S * 1000 : n * 1000;
+  return value === '' || value === undefined || value === null || !Number.isFinite(n) || n < 0
+    ? DEFAULT_PROGRESS_S * 1000
+    : n * 1000;
 }
 
 /** "Listen for pushes": on unless switched off (configs saved before the option existed listen too). */
@@ -164,7 +175,8 @@ function watch(
     const p = progressOf(s, now);
     const subs = { state: s.protocolRunState, percent: p ? Math.round(p.progress * 100) : 0 };
     if (s.protocolRunState === 'Idle') status.idle('lh-run-watch.status.state', subs);
-    else if (s.protocolRunState === 'ErrorHandling') status.warn(p ? 'lh-run-watch.status.progress' : 'lh-run-watch.status.state', subs);
+    else if (s.protocolRunState === 'ErrorHandling')
+      status.warn(p ? 'lh-run-watch.status.progress' : 'lh-run-watch.status.state', subs);
     else status.ok(p ? 'lh-run-watch.status.progress' : 'lh-run-watch.status.state', subs);
   }
 
@@ -207,7 +219,15 @@ function watch(
     const p = progressOf(s, now);
     const progress =
       p && (seen.change || progressDue(memory, now, everyMs))
-        ? { topic: 'progress', progress: p.progress, eta: p.eta, remainingMs: p.remainingMs, state: s.protocolRunState, payload: s, instrument }
+        ? {
+            topic: 'progress',
+            progress: p.progress,
+            eta: p.eta,
+            remainingMs: p.remainingMs,
+            state: s.protocolRunState,
+            payload: s,
+            instrument,
+          }
         : null;
     if (seen.change && p) memory.progressAt = now;
     // recorded before it is sent: a paused old holder sends nothing; without Redis it goes out marked

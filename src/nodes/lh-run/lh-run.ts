@@ -1,10 +1,10 @@
-import { LhError, RunStatus, runStartsFor, validationError, validate as v } from '../../client';
+import { LhError, runStartsFor, RunStatus, validate as v, validationError } from '../../client';
+import { migrateConfig } from '../shared/migrations';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { OperationResult, runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/typed-inputs';
-import { protocolRef, ProtocolRef, resolveProtocolName } from './protocol-ref';
+import { ProtocolRef, protocolRef, resolveProtocolName } from './protocol-ref';
 import { loadOverrides, startRun } from './start-run';
-import { migrateConfig } from '../shared/migrations';
 
 const RUN_OPERATIONS = ['start', 'pause', 'resume', 'abort', 'cleanup', 'status', 'protocols', 'validate'] as const;
 type RunOperation = (typeof RUN_OPERATIONS)[number];
@@ -87,7 +87,11 @@ export = function register(RED: Red): void {
     async function protocolOf(msg: NodeMessage, required: boolean): Promise<ProtocolRef | undefined> {
       const filled = (x: unknown): boolean => x !== undefined && x !== null && x !== '';
       if (filled(config.protocolId)) {
-        return protocolRef(await resolveSetting(RED, node, msg, 'protocolId', config.protocolId, config.protocolIdType), undefined, 'lh-run');
+        return protocolRef(
+          await resolveSetting(RED, node, msg, 'protocolId', config.protocolId, config.protocolIdType),
+          undefined,
+          'lh-run',
+        );
       }
       if (filled(config.protocolName)) {
         return protocolRef(undefined, await resolveSetting(RED, node, msg, 'protocolName', config.protocolName, 'str'), 'lh-run');
@@ -101,7 +105,8 @@ export = function register(RED: Red): void {
       const runs = client.runs;
       switch (operation) {
         case 'start': {
-          const confirmLoading = msg.confirmLoading === undefined ? false : v.strictBoolean(msg.confirmLoading, 'confirmLoading', 'start-run');
+          const confirmLoading =
+            msg.confirmLoading === undefined ? false : v.strictBoolean(msg.confirmLoading, 'confirmLoading', 'start-run');
           const protocol = await protocolOf(msg, !confirmLoading);
           const result = await startRun(runs, {
             protocol,
@@ -159,7 +164,8 @@ export = function register(RED: Red): void {
         }
         case 'validate': {
           const ref = (await protocolOf(msg, true)) as ProtocolRef;
-          const id = 'id' in ref ? ref.id : resolveProtocolName(ref.name, await runs.protocolNames(), 'validate-protocol').protocolId;
+          const id =
+            'id' in ref ? ref.id : resolveProtocolName(ref.name, await runs.protocolNames(), 'validate-protocol').protocolId;
           const validation = await runs.validateProtocol(id);
           return {
             payload: validation,

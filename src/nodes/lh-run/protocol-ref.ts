@@ -34,9 +34,12 @@ export function resolveProtocolName(name: string, names: ProtocolName[], operati
     .slice(0, 10)
     .map((p) => `"${p.name}" (${p.protocolId})`)
     .join(', ');
-  throw new LhError(`protocolName "${name}" is not a protocol of the instrument${known ? `; it has ${known}${names.length > 10 ? ', …' : ''}` : ''}`, {
-    kind: 'validation',
-    operation,
-    field: 'protocolName',
-  });
+  throw new LhError(
+    `protocolName "${name}" is not a protocol of the instrument${known ? `; it has ${known}${names.length > 10 ? ', …' : ''}` : ''}`,
+    {
+      kind: 'validation',
+      operation,
+      field: 'protocolName',
+    },
+  );
 }

@@ -42,7 +42,12 @@ export function see(seen: RunStateName[], state: RunStateName): void {
  * Judges one status. `seen` is the path seen since create (including this status's state); `protocolId` the
  * protocol this start created a run of.
  */
-export function judgeStart(stage: StartStage, status: RunStatus, seen: readonly RunStateName[], protocolId: number): StartVerdict {
+export function judgeStart(
+  stage: StartStage,
+  status: RunStatus,
+  seen: readonly RunStateName[],
+  protocolId: number,
+): StartVerdict {
   const state = status.protocolRunState;
   if (state !== 'Idle' && status.protocolId !== null && status.protocolId !== protocolId) {
     return {

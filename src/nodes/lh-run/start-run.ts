@@ -4,21 +4,21 @@
  */
 import {
   HeldClaim,
+  isBusy,
   LhError,
   mapRunResult,
   newRecords,
   ProtocolName,
-  StartReadiness,
-  startBlockers,
   ProtocolValidation,
   RunRecordSummary,
   RunsApi,
   RunStateName,
   RunStatus,
-  isBusy,
+  startBlockers,
+  StartReadiness,
 } from '../../client';
-import { judgeStart, pathOf, see, StartStage } from './start-decisions';
 import { ProtocolRef, resolveProtocolName } from './protocol-ref';
+import { judgeStart, pathOf, see, StartStage } from './start-decisions';
 
 const OP = 'start-run';
 
@@ -80,7 +80,12 @@ async function refuseUnready(o: StartOptions): Promise<void> {
   const readiness = await o.readiness();
   const reasons = startBlockers(readiness);
   if (reasons.length > 0) {
-    throw new LhError(`start refused: ${reasons.join('; ')}`, { kind: 'instrument', operation: OP, statusCode: 409, body: readiness });
+    throw new LhError(`start refused: ${reasons.join('; ')}`, {
+      kind: 'instrument',
+      operation: OP,
+      statusCode: 409,
+      body: readiness,
+    });
   }
 }
 
@@ -103,7 +108,8 @@ export const LOAD_FIELDS = ['residualTips', 'barcodes', 'liquidVolumes'] as cons
 export function loadOverrides(payload: unknown): Record<string, unknown> | undefined {
   if (!payload || typeof payload !== 'object' || Array.isArray(payload)) return undefined;
   const out: Record<string, unknown> = {};
-  for (const key of LOAD_FIELDS) if ((payload as Record<string, unknown>)[key] !== undefined) out[key] = (payload as Record<string, unknown>)[key];
+  for (const key of LOAD_FIELDS)
+    if ((payload as Record<string, unknown>)[key] !== undefined) out[key] = (payload as Record<string, unknown>)[key];
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
@@ -199,7 +205,8 @@ export async function startRun(api: RunControl, o: StartOptions): Promise<StartR
 }
 
 async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
-  if (!o.protocol) throw new LhError('a protocol is required to start a run', { kind: 'validation', operation: OP, field: 'protocolId' });
+  if (!o.protocol)
+    throw new LhError('a protocol is required to start a run', { kind: 'validation', operation: OP, field: 'protocolId' });
   o.onPhase?.('validating');
   // everything that can refuse the start is asked before create is sent
   const current = await api.status();
@@ -264,7 +271,9 @@ async function confirm(api: RunControl, o: StartOptions): Promise<StartResult> {
   refuseForeignLoading(o, status);
   await refuseUnready(o);
   o.loadingMemory?.forget(); // load-complete is sent for it below: it no longer waits for a confirm
-  return loadAndRun(api, { ...o, simulate: status.isSimulation }, status.protocolId, status.protocolName ?? '', undefined, ['Loading']);
+  return loadAndRun(api, { ...o, simulate: status.isSimulation }, status.protocolId, status.protocolName ?? '', undefined, [
+    'Loading',
+  ]);
 }
 
 /**

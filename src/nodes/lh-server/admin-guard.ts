@@ -8,7 +8,6 @@ import type { ServerTarget } from '../shared/server-node';
 /** What Node-RED's editor shows in a password field whose value is stored and was not retyped. */
 export const PASSWORD_PLACEHOLDER = '__PWRD__';
 
-
 export interface ServerSecrets {
   username?: string;
   password?: string;

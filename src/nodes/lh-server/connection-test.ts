@@ -1,4 +1,12 @@
-import { asLhError, AuthResult, ClientOptions, describeExpiry, LhError, LiquidHandlerClient, passwordExpiryOf } from '../../client';
+import {
+  asLhError,
+  AuthResult,
+  ClientOptions,
+  describeExpiry,
+  LhError,
+  LiquidHandlerClient,
+  passwordExpiryOf,
+} from '../../client';
 
 export interface CheckResult {
   name: 'A' | 'login' | 'instrument' | 'B';
@@ -34,7 +42,11 @@ export async function testConnection(options: ClientOptions): Promise<Connection
         const expiry = client.session.passwordExpiry;
         const user = options.credentials?.username ?? '';
         const expires = expiry?.warn ? `; ${describeExpiry(expiry, user)}` : '';
-        checks.push({ name: 'login', ok: true, message: `logged in as "${user}" (check-authentication accepted the session)${expires}` });
+        checks.push({
+          name: 'login',
+          ok: true,
+          message: `logged in as "${user}" (check-authentication accepted the session)${expires}`,
+        });
       } catch (err) {
         checks.push({ name: 'login', ok: false, message: asLhError(err, 'authenticate').message });
         return { ok: false, checks };
@@ -69,7 +81,8 @@ async function reach(client: LiquidHandlerClient): Promise<CheckResult> {
     const e = asLhError(err, 'check-authentication');
     const answered = e instanceof LhError && e.statusCode !== undefined && e.statusCode !== 404 && e.kind !== 'response';
     if (!answered) {
-      const hint = e.statusCode === 404 ? ': the API was not found there; check the path prefix of the base URL (e.g. /NimbusLite)' : '';
+      const hint =
+        e.statusCode === 404 ? ': the API was not found there; check the path prefix of the base URL (e.g. /NimbusLite)' : '';
       return { name: 'A', ok: false, message: `${e.message}${hint}` };
     }
   }
@@ -80,12 +93,17 @@ async function reach(client: LiquidHandlerClient): Promise<CheckResult> {
 async function identify(client: LiquidHandlerClient): Promise<CheckResult> {
   try {
     const [info, versions] = await Promise.all([client.machine.info(), client.machine.softwareVersions()]);
-    if (!info && !versions) return { name: 'instrument', ok: true, message: 'the instrument does not tell its name or software versions' };
+    if (!info && !versions)
+      return { name: 'instrument', ok: true, message: 'the instrument does not tell its name or software versions' };
     const name = [info?.instrumentName, info?.serialNumber && `serial ${info.serialNumber}`].filter(Boolean).join(', ');
     const soft = (versions ?? []).map((v) => `${v.name} ${v.version}`.trim()).join(', ');
     return { name: 'instrument', ok: true, message: [name, soft && `software: ${soft}`].filter(Boolean).join('; ') };
   } catch (err) {
-    return { name: 'instrument', ok: true, message: `name and software versions not read: ${asLhError(err, 'instruments').message}` };
+    return {
+      name: 'instrument',
+      ok: true,
+      message: `name and software versions not read: ${asLhError(err, 'instruments').message}`,
+    };
   }
 }
 

@@ -1,18 +1,18 @@
-import { asLhError, ClientOptions, LhError, LiquidHandlerClient, validate, trimBase } from '../../client';
-import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
+import { withActor } from '../../audit';
+import { asLhError, ClientOptions, LhError, LiquidHandlerClient, trimBase, validate } from '../../client';
+import { requestUser, serverAuditTrail } from '../shared/audit';
+import { isCoordinationNode } from '../shared/coordination-node';
+import { migrateConfig } from '../shared/migrations';
 import { logError, logWarn } from '../shared/node-log';
+import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
 import { onPasswordWarning } from '../shared/password-warning';
 import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/redaction';
-import { migrateConfig } from '../shared/migrations';
-import { isServerNode, LhServerNode } from '../shared/server-node';
-import { isCoordinationNode } from '../shared/coordination-node';
 import { ServerConnection } from '../shared/server-connection';
+import { isServerNode, LhServerNode } from '../shared/server-node';
+import { simulatorTlsOptions, tlsOptionsFrom } from '../shared/tls-config';
 import { chooseCredentials, crossSiteReason, isJsonContentType, rebindingReason, ServerSecrets, targetOf } from './admin-guard';
 import { accountActionMessage, testConnection } from './connection-test';
-import { simulatorTlsOptions, tlsOptionsFrom } from '../shared/tls-config';
 import { startSessionCheck } from './session-check';
-import { requestUser, serverAuditTrail } from '../shared/audit';
-import { withActor } from '../../audit';
 
 const CLOSE_TIMEOUT_MS = 3000;
 /** How long a close waits for the audit outcomes of the requests it aborted before the trail closes. */
@@ -55,7 +55,9 @@ export = function register(RED: Red): void {
       node.connection.attach(node.client);
       // said once per channel: an oversized frame closes the socket (the cap protects memory), polling goes on
       node.client.events.onNotice((notice) => logWarn(node, notice.message));
-      onPasswordWarning(node.client, (warning) => logWarn(node, `${warning.text}: change it on the instrument, then in this lh-server node`));
+      onPasswordWarning(node.client, (warning) =>
+        logWarn(node, `${warning.text}: change it on the instrument, then in this lh-server node`),
+      );
       stopSessionCheck = startSessionCheck(node, node.client, ownSettings(RED).sessionCheckSeconds);
     } catch (err) {
       node.configError = asLhError(err, 'configure');
@@ -80,7 +82,10 @@ export = function register(RED: Red): void {
       const closeAudit = (): void => {
         if (released) return;
         released = true;
-        void (audit?.release() ?? Promise.resolve()).then(() => done(), () => done());
+        void (audit?.release() ?? Promise.resolve()).then(
+          () => done(),
+          () => done(),
+        );
       };
       if (!client) return closeAudit();
       const timer = setTimeout(finish, CLOSE_TIMEOUT_MS);
@@ -184,7 +189,9 @@ function sameOriginReads(RED: Red): (req: AdminRequest, res: AdminResponse, next
 
 /** settings.js `liquidHandler`: this package's own settings (editorHosts, sessionCheckSeconds). */
 function ownSettings(RED: Red): { editorHosts?: unknown; sessionCheckSeconds?: unknown } {
-  return (RED.settings as unknown as { liquidHandler?: { editorHosts?: unknown; sessionCheckSeconds?: unknown } }).liquidHandler ?? {};
+  return (
+    (RED.settings as unknown as { liquidHandler?: { editorHosts?: unknown; sessionCheckSeconds?: unknown } }).liquidHandler ?? {}
+  );
 }
 
 /** settings.js `liquidHandler.editorHosts`: the names (other than addresses and localhost) the editor is reached by. */
@@ -223,20 +230,27 @@ function registerAdminEndpoints(RED: Red): void {
     });
   });
 
-  RED.httpAdmin.post('/lh-server/:id/change-expired-password', jsonOnly, sameOrigin, write, (req: AdminRequest, res: AdminResponse) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    reply(res, async () => {
-      const server = deployedServer(RED, req.params.id);
-      if (!server?.client) throw new LhError('deploy the lh-server node first', { kind: 'config', operation: 'change-expired-password' });
-      const creds = server.credentials ?? {};
-      const oldPassword = typeof body.oldPassword === 'string' && body.oldPassword !== '' ? body.oldPassword : creds.password;
-      const client = server.client;
-      await withActor({ route: 'change-expired-password', user: requestUser(req) }, () =>
-        client.prep.changeExpiredPassword(creds.username ?? '', oldPassword ?? '', body.newPassword as string),
-      );
-      return { ok: true, message: 'password changed: enter the new password in the lh-server node and deploy' };
-    });
-  });
+  RED.httpAdmin.post(
+    '/lh-server/:id/change-expired-password',
+    jsonOnly,
+    sameOrigin,
+    write,
+    (req: AdminRequest, res: AdminResponse) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      reply(res, async () => {
+        const server = deployedServer(RED, req.params.id);
+        if (!server?.client)
+          throw new LhError('deploy the lh-server node first', { kind: 'config', operation: 'change-expired-password' });
+        const creds = server.credentials ?? {};
+        const oldPassword = typeof body.oldPassword === 'string' && body.oldPassword !== '' ? body.oldPassword : creds.password;
+        const client = server.client;
+        await withActor({ route: 'change-expired-password', user: requestUser(req) }, () =>
+          client.prep.changeExpiredPassword(creds.username ?? '', oldPassword ?? '', body.newPassword as string),
+        );
+        return { ok: true, message: 'password changed: enter the new password in the lh-server node and deploy' };
+      });
+    },
+  );
 
   // setup-wizard and kba-password-reset answer with a login (a token): the editor gets only what it means.
   for (const action of ['setup-wizard', 'kba-password-reset'] as const) {

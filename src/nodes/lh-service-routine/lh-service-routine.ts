@@ -1,5 +1,5 @@
-import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
+import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveFlag, resolveSetting } from '../shared/typed-inputs';
 import { listRoutines, routineOperation, updateRoutine } from './operations';
@@ -16,10 +16,14 @@ export = function register(RED: Red): void {
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }) => {
       const operation = routineOperation(resolveChoice(msg, 'operation', config.operation));
-      const routineId = (): Promise<unknown> => resolveSetting(RED, node, msg, 'routineId', config.routineId, config.routineIdType);
+      const routineId = (): Promise<unknown> =>
+        resolveSetting(RED, node, msg, 'routineId', config.routineId, config.routineIdType);
       switch (operation) {
         case 'list': {
-          const routines = await listRoutines(client.prep, flag(config.recommendedOnly, msg, 'recommendedOnly', 'list-service-routines'));
+          const routines = await listRoutines(
+            client.prep,
+            flag(config.recommendedOnly, msg, 'recommendedOnly', 'list-service-routines'),
+          );
           return { payload: routines, status: { key: 'count', subs: { count: routines.length } } };
         }
         case 'get':

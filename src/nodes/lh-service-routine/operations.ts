@@ -1,5 +1,5 @@
 import { withActor } from '../../audit';
-import { PrepApi, ServiceRoutine, validate as v, validationError, serviceRoutine } from '../../client';
+import { PrepApi, ServiceRoutine, serviceRoutine, validate as v, validationError } from '../../client';
 
 export const ROUTINE_OPERATIONS = ['list', 'get', 'update'] as const;
 export type RoutineOperation = (typeof ROUTINE_OPERATIONS)[number];
@@ -32,20 +32,38 @@ export function routineChanges(u: RoutineUpdate): Record<string, unknown> & { id
   let changes: Record<string, unknown>;
   if (v.isPlainObject(u.payload)) changes = { ...u.payload };
   else if (u.markRunNow) changes = {};
-  else throw validationError(OP_UPDATE, 'payload', 'must be an object with the fields to change, e.g. {"isRecommended": true}', u.payload);
+  else
+    throw validationError(
+      OP_UPDATE,
+      'payload',
+      'must be an object with the fields to change, e.g. {"isRecommended": true}',
+      u.payload,
+    );
 
   for (const field of Object.keys(changes)) {
     if (!ROUTINE_FIELDS.includes(field)) {
-      throw validationError(OP_UPDATE, `payload.${field}`, `is not a service routine field (known: ${ROUTINE_FIELDS.join(', ')})`);
+      throw validationError(
+        OP_UPDATE,
+        `payload.${field}`,
+        `is not a service routine field (known: ${ROUTINE_FIELDS.join(', ')})`,
+      );
     }
   }
-  const given = u.routineId === undefined || u.routineId === null || u.routineId === '' ? undefined : v.databaseId(u.routineId, 'routineId', OP_UPDATE);
+  const given =
+    u.routineId === undefined || u.routineId === null || u.routineId === ''
+      ? undefined
+      : v.databaseId(u.routineId, 'routineId', OP_UPDATE);
   const inBody = changes.id === undefined ? undefined : v.databaseId(changes.id, 'payload.id', OP_UPDATE);
   if (given !== undefined && inBody !== undefined && given !== inBody) {
-    throw validationError(OP_UPDATE, 'routineId', `(${given}) differs from payload.id (${inBody}); give the routine id in one place`);
+    throw validationError(
+      OP_UPDATE,
+      'routineId',
+      `(${given}) differs from payload.id (${inBody}); give the routine id in one place`,
+    );
   }
   const id = given ?? inBody;
-  if (id === undefined) throw validationError(OP_UPDATE, 'routineId', 'is required: set it in the dialog, in msg.routineId or in payload.id');
+  if (id === undefined)
+    throw validationError(OP_UPDATE, 'routineId', 'is required: set it in the dialog, in msg.routineId or in payload.id');
   if (u.markRunNow) changes.lastRun = (u.now ?? (() => new Date()))().toISOString();
   if (Object.keys(changes).filter((k) => k !== 'id').length === 0) {
     throw validationError(OP_UPDATE, 'payload', 'names no field to change (name, isRecommended, lastRun)');

@@ -5,7 +5,10 @@ registerNode('lh-settings', {
   icon: 'lh-settings.svg',
   rules: {
     operation: {
-      validate: oneOf(['msg', 'get-software-settings', 'set-software-settings', 'get-policy-settings'], 'lh-settings.errors.choice'),
+      validate: oneOf(
+        ['msg', 'get-software-settings', 'set-software-settings', 'get-policy-settings'],
+        'lh-settings.errors.choice',
+      ),
     },
     mode: { validate: oneOf(['merge', 'replace', 'msg'], 'lh-settings.errors.choice') },
   },

@@ -1,5 +1,5 @@
-import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
+import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice } from '../shared/typed-inputs';
 import { setMode, setSoftwareSettings, settingsOperation } from './operations';

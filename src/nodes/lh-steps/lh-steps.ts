@@ -1,6 +1,6 @@
 import { validate as v, validationError } from '../../client';
-import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { migrateConfig } from '../shared/migrations';
+import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { renderTemplate, resolveChoice, resolveFlag, resolveSetting } from '../shared/typed-inputs';
 import { runStepOperation, StepOperation, stepOperation, StepRequest } from './operations';
@@ -56,7 +56,8 @@ async function stepRequest(RED: Red, node: Node, config: NodeConfig, msg: NodeMe
   const request: StepRequest = { operation, protocolId: await setting('protocolId') };
   if (WITH_STEP_ID.has(operation)) request.stepId = await setting('stepId');
   const choice = (name: string): boolean | undefined => v.optionalBoolean(resolveChoice(msg, name, config[name]), name, op);
-  if (operation !== 'delete' && operation !== 'create') request.includeCustomLiquidSettings = choice('includeCustomLiquidSettings');
+  if (operation !== 'delete' && operation !== 'create')
+    request.includeCustomLiquidSettings = choice('includeCustomLiquidSettings');
   if (operation === 'list' || operation === 'reorder') request.includeFullStepData = choice('includeFullStepData');
   switch (operation) {
     case 'create':

@@ -74,7 +74,11 @@ export async function runStepOperation(prep: PrepApi, r: StepRequest): Promise<S
     case 'delete':
       await prep.deleteStep(r.protocolId, r.stepId);
       return {
-        payload: { protocolId: v.databaseId(r.protocolId, 'protocolId', 'delete-step'), stepId: v.databaseId(r.stepId, 'stepId', 'delete-step'), deleted: true },
+        payload: {
+          protocolId: v.databaseId(r.protocolId, 'protocolId', 'delete-step'),
+          stepId: v.databaseId(r.stepId, 'stepId', 'delete-step'),
+          deleted: true,
+        },
         status: { key: 'done' },
       };
   }

@@ -17,7 +17,11 @@ export async function listAllSteps(prep: PrepApi, protocolId: unknown, query: Li
     async (offset, limit) => {
       const page = await prep.listSteps(protocolId, { ...query, offset, limit });
       if (!Array.isArray(page)) {
-        throw new LhError(`${OP}: expected an array of steps from the instrument`, { kind: 'response', operation: OP, body: page });
+        throw new LhError(`${OP}: expected an array of steps from the instrument`, {
+          kind: 'response',
+          operation: OP,
+          body: page,
+        });
       }
       return { items: page };
     },
@@ -34,10 +38,13 @@ export async function listAllSteps(prep: PrepApi, protocolId: unknown, query: Li
     },
   );
   if (read.items.length > cap) {
-    throw new LhError(`${OP}: the protocol has more than ${cap} steps, the limit of "fetch all pages"; read it page by page with offset and limit`, {
-      kind: 'response',
-      operation: OP,
-    });
+    throw new LhError(
+      `${OP}: the protocol has more than ${cap} steps, the limit of "fetch all pages"; read it page by page with offset and limit`,
+      {
+        kind: 'response',
+        operation: OP,
+      },
+    );
   }
   return read.items;
 }

@@ -3,7 +3,16 @@
  * its ETA. Pure: no timers, no I/O, no Node-RED. The memory it updates lives at module level in run-memory.ts,
  * so a redeploy does not report a state or a finished run twice.
  */
-import { instrumentDate, mapRunResult, MappedRunResult, newRecords, recordStartMs, RunOutcome, RunStateName, RunStatus } from '../../client';
+import {
+  instrumentDate,
+  MappedRunResult,
+  mapRunResult,
+  newRecords,
+  recordStartMs,
+  RunOutcome,
+  RunStateName,
+  RunStatus,
+} from '../../client';
 
 /** A finished run's result as lh-run-watch reports it (`unknown`: the instrument's words are not known ones). */
 export type RunResult = RunOutcome;
@@ -79,7 +88,13 @@ export function observe(memory: RunMemory, status: RunStatus, now: number): Obse
   }
   if (active) {
     if (!memory.run) {
-      memory.run = { protocolId: status.protocolId, protocolName: status.protocolName, startTime: status.startTime, firstSeenAt: now, states: [] };
+      memory.run = {
+        protocolId: status.protocolId,
+        protocolName: status.protocolName,
+        startTime: status.startTime,
+        firstSeenAt: now,
+        states: [],
+      };
     }
     const run = memory.run;
     run.startTime ??= status.startTime;
@@ -108,7 +123,10 @@ function finish(memory: RunMemory, run: TrackedRun, now: number): FinishedRun | 
  * alone an abort; a run seen ending without an abort is `unknown` (the watch cannot tell a completed run from one
  * aborted between two polls).
  */
-export function resultOf(record: { runResult?: unknown; [field: string]: unknown } | undefined, states: RunStateName[]): MappedRunResult {
+export function resultOf(
+  record: { runResult?: unknown; [field: string]: unknown } | undefined,
+  states: RunStateName[],
+): MappedRunResult {
   if (record) return mapRunResult(record.runResult);
   const aborting = states.indexOf('Aborting');
   if (aborting < 0) return { result: 'unknown', resultText: null };

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'events';
+
 import type { ErrorSource } from '../shared/poll-messages';
 
 /**
@@ -119,14 +120,17 @@ export class RunScope {
   restore(saved: unknown): void {
     if (!saved || typeof saved !== 'object') return;
     const s = saved as Partial<RunScopeSnapshot>;
-    if (s.run && typeof s.run.key === 'string' && typeof s.run.since === 'number') this.run = { key: s.run.key, since: s.run.since };
+    if (s.run && typeof s.run.key === 'string' && typeof s.run.since === 'number')
+      this.run = { key: s.run.key, since: s.run.since };
     if (typeof s.lastRunEnd === 'number') this.lastRunEnd = s.lastRunEnd;
     if (typeof s.scope === 'string') this.scopeKey = s.scope;
     if (!Array.isArray(s.ladders)) return;
     this.ladders.clear();
     for (const entry of s.ladders.slice(0, MAX_LADDERS)) {
       if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !entry[1] || typeof entry[1].next !== 'number') continue;
-      const seen = Array.isArray(entry[1].seen) ? entry[1].seen.filter((p) => Array.isArray(p) && typeof p[0] === 'string' && typeof p[1] === 'number') : [];
+      const seen = Array.isArray(entry[1].seen)
+        ? entry[1].seen.filter((p) => Array.isArray(p) && typeof p[0] === 'string' && typeof p[1] === 'number')
+        : [];
       this.ladders.set(entry[0], { next: entry[1].next, seen: new Map(seen.slice(-MAX_ERRORS_PER_RULE)) });
     }
   }
@@ -225,7 +229,12 @@ export function runRulesOf(instrument: string, since: number): RunRule[] {
 }
 
 /** The run-scoped rule for an error, if any (the newest similar one). */
-export function runRuleFor(instrument: string, since: number, source: ErrorSource, record: Record<string, unknown>): RunRule | undefined {
+export function runRuleFor(
+  instrument: string,
+  since: number,
+  source: ErrorSource,
+  record: Record<string, unknown>,
+): RunRule | undefined {
   const list = runRulesOf(instrument, since);
   for (let i = list.length - 1; i >= 0; i--) if (isSimilar(list[i], source, record)) return list[i];
   return undefined;

@@ -1,7 +1,7 @@
 import { Actor, AuditRedis, AuditSettings, AuditUse, useAuditTrail, useRedisAuditTrail, withActor } from '../../audit';
 import type { Coordinator } from '../../coordination/coordinator';
-import { NodeMessage, Node, Red } from './node-red';
 import { logWarn } from './node-log';
+import { Node, NodeMessage, Red } from './node-red';
 
 /**
  * The audit trail of an lh-server node's instrument, per `lhAudit` in settings.js (on by default, in
@@ -21,8 +21,14 @@ export function serverAuditTrail(
   // several Node-REDs: one chain per instrument in a Redis stream, shared by them all (the coordination's connection)
   const keys = coordinator.keys.instrument(instrument);
   const stream = { stream: keys.audit, head: keys.auditHead, checkpoint: keys.auditCheckpoint };
-  return useRedisAuditTrail(settings.lhAudit, coordinator.redis as unknown as AuditRedis, stream, instrument, fallback, secrets, (text) =>
-    logWarn(node, text),
+  return useRedisAuditTrail(
+    settings.lhAudit,
+    coordinator.redis as unknown as AuditRedis,
+    stream,
+    instrument,
+    fallback,
+    secrets,
+    (text) => logWarn(node, text),
   );
 }
 

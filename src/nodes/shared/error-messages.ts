@@ -1,11 +1,19 @@
 import { InstrumentError, PendingError } from '../../client';
 import { describeActions, InstrumentInfo, offeredActions, responseNames } from './error-records';
-import { ConnectionMsg, DEFAULT_NOTIFICATION, ErrorSource as Source, InstrumentErrorFields, PendingErrorFields, PolledError, RaisedErrorMsg, ResolvedErrorMsg } from './poll-messages';
+import {
+  ConnectionMsg,
+  DEFAULT_NOTIFICATION,
+  ErrorSource as Source,
+  InstrumentErrorFields,
+  PendingErrorFields,
+  PolledError,
+  RaisedErrorMsg,
+  ResolvedErrorMsg,
+} from './poll-messages';
 import { redact } from './redaction';
 import { renderTemplate } from './typed-inputs';
 
 export { DEFAULT_NOTIFICATION, errorKey } from './poll-messages';
-
 
 function text(value: unknown): string {
   return typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);
@@ -26,9 +34,9 @@ export function formatTime(value: unknown): string {
 
 /** Fields handy in the notification template, besides the whole record as `error` and the msg itself. */
 export function templateView(source: Source, record: PolledError, instrument: InstrumentInfo): Record<string, unknown> {
-  const actions = source === 'B' ? offeredActions(record) ?? [] : [];
+  const actions = source === 'B' ? (offeredActions(record) ?? []) : [];
   const responses = source === 'A' ? responseNames(record.errorResponses).join(', ') : describeActions(actions);
-  const rawTime = source === 'A' ? record.timeStamp ?? record.date : record.date ?? record.timeStamp;
+  const rawTime = source === 'A' ? (record.timeStamp ?? record.date) : (record.date ?? record.timeStamp);
   return {
     ...record,
     error: record,

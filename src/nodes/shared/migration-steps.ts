@@ -3,7 +3,7 @@
  * dialogs (src/editor, bundled into each node's html at build) run this same code over the same tables, so a dialog
  * shows a saved configuration exactly as the runtime will read it.
  */
-import { TRANSFORMS, TransformName } from './migration-transforms';
+import { TransformName, TRANSFORMS } from './migration-transforms';
 
 export interface MigrationStep {
   /** The version a configuration has after this step. */
@@ -60,10 +60,7 @@ export function applyStep<T extends Record<string, unknown>>(config: T, step: Mi
  * `config` brought to the latest version of its type: every step newer than its saved version, in order. A
  * configuration of a newer version than this package knows (a downgrade) is left as it is.
  */
-export function migrate<T extends Record<string, unknown> & { type: string }>(
-  config: T,
-  table: MigrationTable,
-): T & Migrated {
+export function migrate<T extends Record<string, unknown> & { type: string }>(config: T, table: MigrationTable): T & Migrated {
   const from = savedVersion(config);
   let out = config as T & Migrated;
   for (const step of table[config.type] ?? []) if (step.version > from) out = applyStep(out, step);

@@ -14,7 +14,12 @@ export function rulesToLadders(config: Record<string, unknown>): void {
     if (!rule || typeof rule !== 'object' || Array.isArray(rule)) return rule;
     const { mode, answer, delay, inputs, ...rest } = rule as Record<string, unknown>;
     if (Array.isArray(rest.steps)) return rest;
-    const step: Record<string, unknown> = { mode: mode ?? 'manual', answer: answer ?? '', delay: delay ?? 120, inputs: inputs ?? '' };
+    const step: Record<string, unknown> = {
+      mode: mode ?? 'manual',
+      answer: answer ?? '',
+      delay: delay ?? 120,
+      inputs: inputs ?? '',
+    };
     return { ...rest, steps: [step] };
   });
 }

@@ -9,10 +9,10 @@ import {
   applyStep,
   dialogDefaults as stepsDialogDefaults,
   latestVersion as stepsLatestVersion,
+  migrate as stepsMigrate,
   Migrated,
   MigrationStep,
   MigrationTable,
-  migrate as stepsMigrate,
   savedVersion,
 } from './migration-steps';
 import { NodeConfig } from './node-red';
@@ -31,12 +31,24 @@ export const MIGRATIONS: MigrationTable = {
   'lh-server': [
     {
       version: 1,
-      defaults: { name: '', instrumentUrl: '', allowInsecureInstrument: false, clientKey: '', simulatorCa: false, timeout: 10000 },
+      defaults: {
+        name: '',
+        instrumentUrl: '',
+        allowInsecureInstrument: false,
+        clientKey: '',
+        simulatorCa: false,
+        timeout: 10000,
+      },
     },
     // 0.3: several Node-REDs through Redis (issue 19); empty is "this Node-RED only", as before
     { version: 2, defaults: { coordination: '' } },
   ],
-  'lh-coordination': [{ version: 1, defaults: { name: '', url: 'redis://127.0.0.1:6379', mode: 'single', sentinelName: '', prefix: 'labwire', leaseSeconds: 5 } }],
+  'lh-coordination': [
+    {
+      version: 1,
+      defaults: { name: '', url: 'redis://127.0.0.1:6379', mode: 'single', sentinelName: '', prefix: 'labwire', leaseSeconds: 5 },
+    },
+  ],
   'lh-steps': [
     {
       version: 1,
@@ -100,7 +112,10 @@ export const MIGRATIONS: MigrationTable = {
   ],
   'lh-settings': [{ version: 1, defaults: { name: '', operation: 'get-software-settings', mode: 'merge' } }],
   'lh-service-routine': [
-    { version: 1, defaults: { name: '', operation: 'list', routineId: '', routineIdType: 'num', recommendedOnly: false, markRunNow: false } },
+    {
+      version: 1,
+      defaults: { name: '', operation: 'list', routineId: '', routineIdType: 'num', recommendedOnly: false, markRunNow: false },
+    },
   ],
   'lh-register-handler': [
     { version: 1, defaults: { name: '', operation: 'register', clientKey: '', clientKeyType: 'str', autoRegister: false } },
@@ -111,18 +126,63 @@ export const MIGRATIONS: MigrationTable = {
       defaults: { name: '', kind: 'recovery', selectedActionId: '', selectedActionIdType: 'num', uuid: '', uuidType: 'str' },
     },
   ],
-  'lh-answer-page': [{ version: 1, defaults: { name: '', publicUrl: 'LH_PUBLIC_URL', publicUrlType: 'env', path: '/lh-answer', expiryHours: 24, linkText: 'Answer: {{answerUrl}}' } }],
+  'lh-answer-page': [
+    {
+      version: 1,
+      defaults: {
+        name: '',
+        publicUrl: 'LH_PUBLIC_URL',
+        publicUrlType: 'env',
+        path: '/lh-answer',
+        expiryHours: 24,
+        linkText: 'Answer: {{answerUrl}}',
+      },
+    },
+  ],
   'lh-error-policy': [
-    { version: 1, defaults: { name: '', rules: [{ source: 'any', minSeverity: '', pattern: '', code: '', mode: 'manual', answer: '', delay: 120 }], by: 'policy', store: '' } },
+    {
+      version: 1,
+      defaults: {
+        name: '',
+        rules: [{ source: 'any', minSeverity: '', pattern: '', code: '', mode: 'manual', answer: '', delay: 120 }],
+        by: 'policy',
+        store: '',
+      },
+    },
     {
       version: 2,
       transform: 'rulesToLadders',
-      defaults: { rules: [{ source: 'any', minSeverity: '', pattern: '', code: '', steps: [{ mode: 'manual', answer: '', delay: 120, inputs: '' }] }] },
+      defaults: {
+        rules: [
+          {
+            source: 'any',
+            minSeverity: '',
+            pattern: '',
+            code: '',
+            steps: [{ mode: 'manual', answer: '', delay: 120, inputs: '' }],
+          },
+        ],
+      },
     },
   ],
   'lh-events': [{ version: 1, defaults: { name: '', codes: '' } }],
   'lh-dialog': [{ version: 1, defaults: { name: '', viewResult: '' } }],
-  'lh-run': [{ version: 1, defaults: { name: '', operation: 'start', protocolId: '', protocolIdType: 'num', protocolName: '', simulate: 'msg', stopAtLoading: false, timeout: '300', pollInterval: '1' } }],
+  'lh-run': [
+    {
+      version: 1,
+      defaults: {
+        name: '',
+        operation: 'start',
+        protocolId: '',
+        protocolIdType: 'num',
+        protocolName: '',
+        simulate: 'msg',
+        stopAtLoading: false,
+        timeout: '300',
+        pollInterval: '1',
+      },
+    },
+  ],
   'lh-run-watch': [{ version: 1, defaults: { name: '', interval: '5', progressInterval: '5', offlineAfter: '3', listen: true } }],
   'lh-run-data': [{ version: 1, defaults: { name: '', operation: 'report', runId: '', runIdType: 'str' } }],
 };
@@ -141,7 +201,10 @@ export function dialogDefaults(type: string, table: MigrationTable = MIGRATIONS)
  * `config` brought to the latest version of its type: every step newer than its saved version, in order. A
  * configuration of a newer version than this package knows (a downgrade) is left as it is.
  */
-export function migrate<T extends Record<string, unknown> & { type: string }>(config: T, table: MigrationTable = MIGRATIONS): T & Migrated {
+export function migrate<T extends Record<string, unknown> & { type: string }>(
+  config: T,
+  table: MigrationTable = MIGRATIONS,
+): T & Migrated {
   return stepsMigrate(config, table);
 }
 

@@ -1,6 +1,14 @@
 // The boundary with the Node-RED runtime, typed by @types/node-red; these names are the ones the nodes import.
 import type { Request, Response } from 'express';
-import type { NodeAPI, NodeContext, NodeContextData, NodeDef, Node as RedNode, NodeMessage as RedMessage, NodeStatus as RedStatus } from 'node-red';
+import type {
+  Node as RedNode,
+  NodeAPI,
+  NodeContext,
+  NodeContextData,
+  NodeDef,
+  NodeMessage as RedMessage,
+  NodeStatus as RedStatus,
+} from 'node-red';
 
 export type NodeMessage = RedMessage;
 export type NodeStatus = RedStatus;

@@ -1,10 +1,10 @@
 import { asLhError, LhError, LiquidHandlerClient } from '../../client';
-import { NodeConfig, NodeMessage, Node, Red } from './node-red';
-import { isServerNode, LhServerNode, requireClient } from './server-node';
-import { redactDeep, redactErr } from './redaction';
-import { Status } from './status';
-import { Api } from './connection-state';
 import { asNodeActor } from './audit';
+import { Api } from './connection-state';
+import { Node, NodeConfig, NodeMessage, Red } from './node-red';
+import { redactDeep, redactErr } from './redaction';
+import { isServerNode, LhServerNode, requireClient } from './server-node';
+import { Status } from './status';
 
 export interface OperationResult {
   payload: unknown;

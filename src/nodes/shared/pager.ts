@@ -28,7 +28,10 @@ export interface Pages<T> {
   pages: number;
 }
 
-export async function readPages<T>(fetchPage: (offset: number, limit: number) => Promise<Page<T>>, options: PagerOptions<T>): Promise<Pages<T>> {
+export async function readPages<T>(
+  fetchPage: (offset: number, limit: number) => Promise<Page<T>>,
+  options: PagerOptions<T>,
+): Promise<Pages<T>> {
   const { offset, pageSize, maxItems, idOf } = options;
   const items: T[] = [];
   const seen = new Set<unknown>();

@@ -2,7 +2,7 @@
  * The session's password-expiry warning (at most once a day, from the login result) as lh-server logs it and as
  * lh-error-poll sends it on its connection output.
  */
-import { warnNow, type PasswordWarning } from '../../client';
+import { type PasswordWarning, warnNow } from '../../client';
 import type { InstrumentInfo } from './error-records';
 
 export type PasswordExpiryMsg = {

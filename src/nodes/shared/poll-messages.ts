@@ -23,7 +23,7 @@ type ErrorMsgBase = {
   topic: string;
   instrument: InstrumentInfo;
   _msgid?: string;
-}
+};
 
 /** A: identified by `errorId` (and `groupId` when the error has one). */
 export type PendingErrorFields = {
@@ -31,14 +31,14 @@ export type PendingErrorFields = {
   payload: PendingError;
   errorId: string;
   groupId?: string;
-}
+};
 
 /** B: identified by `uuid`. */
 export type InstrumentErrorFields = {
   source: 'B';
   payload: InstrumentError;
   uuid: string;
-}
+};
 
 /** Output 1 of lh-error-poll: an error that appeared, once per error. */
 export type RaisedErrorMsg = ErrorMsgBase &
@@ -69,7 +69,7 @@ export type ConnectionMsg = {
     reason?: string;
     interfaces?: ErrorSource[];
   };
-}
+};
 
 /** What an answering node needs of a raised error. */
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -112,7 +112,10 @@ function walk(value: unknown, secrets: readonly string[], depth: number, seen: W
   const out: Record<string, unknown> = {};
   seen.set(value, out);
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    out[k] = SECRET_KEYS.has(k.toLowerCase()) && v !== null && v !== undefined && v !== '' ? REDACTED : walk(v, secrets, depth + 1, seen);
+    out[k] =
+      SECRET_KEYS.has(k.toLowerCase()) && v !== null && v !== undefined && v !== ''
+        ? REDACTED
+        : walk(v, secrets, depth + 1, seen);
   }
   return out;
 }

@@ -5,7 +5,17 @@
  * deploy and closes it with itself; a node unsubscribes when it closes, so redeploys leave no listener behind.
  */
 import { LiquidHandlerClient, SessionState } from '../../client';
-import { Api, APIS, ConnectionView, DEFAULT_OFFLINE_AFTER, newReachability, Observation, observe, Reachability, viewOf } from './connection-state';
+import {
+  Api,
+  APIS,
+  ConnectionView,
+  DEFAULT_OFFLINE_AFTER,
+  newReachability,
+  Observation,
+  observe,
+  Reachability,
+  viewOf,
+} from './connection-state';
 
 export interface ConnectionSubscription {
   /** the interfaces the node uses (its view is offline when one of them is) */
@@ -40,7 +50,9 @@ export class ServerConnection {
     // B with its own instrument token is not stopped by a refused login: it is watched as usual then
     this.state = newReachability(client.instrumentUsesSession ? APIS : ['A']);
     this.detach.push(
-      client.onRequestOutcome((o) => this.observe({ kind: 'request', api: o.api, sent: o.sent, latest: o.latest, error: o.error })),
+      client.onRequestOutcome((o) =>
+        this.observe({ kind: 'request', api: o.api, sent: o.sent, latest: o.latest, error: o.error }),
+      ),
       client.events.onState((change) => {
         if (change.channel === 'events' || change.channel === 'errors') this.observe({ kind: 'socket', state: change.state });
       }),

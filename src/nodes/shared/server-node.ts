@@ -1,6 +1,6 @@
 import { LhError, LiquidHandlerClient } from '../../client';
-import { Node, Red } from './node-red';
 import type { Coordinator, InstrumentCoordination } from '../../coordination/coordinator';
+import { Node, Red } from './node-red';
 import type { ServerConnection } from './server-connection';
 
 /** What an operation node may use of its lh-server config node. */
@@ -34,7 +34,11 @@ export function isServerNode(value: unknown): value is LhServerNode {
 }
 
 /** The config node an operation node points at, or a clear error when it is missing or invalid. */
-export function requireClient(RED: Red, serverId: unknown, operation: string): { server: LhServerNode; client: LiquidHandlerClient } {
+export function requireClient(
+  RED: Red,
+  serverId: unknown,
+  operation: string,
+): { server: LhServerNode; client: LiquidHandlerClient } {
   const found = typeof serverId === 'string' && serverId !== '' ? RED.nodes.getNode(serverId) : undefined;
   if (!isServerNode(found)) {
     throw new LhError('no instrument configured: select an lh-server configuration node and deploy it', {

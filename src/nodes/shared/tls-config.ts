@@ -1,5 +1,6 @@
 import fs from 'fs';
 import path from 'path';
+
 import { LhError, TlsOptions } from '../../client';
 import { Red } from './node-red';
 

@@ -3,6 +3,7 @@
  * checkboxes, choices that may come from the msg, and mustache templates. Not the lh-settings node, not RED.settings.
  */
 import Mustache from 'mustache';
+
 import { validate as v } from '../../client';
 import { Node, NodeMessage, Red } from './node-red';
 
@@ -17,7 +18,9 @@ export function renderTemplate(template: string, view: unknown): string {
 function evaluate(RED: Red, node: Node, msg: NodeMessage, value: unknown, type: string): Promise<unknown> {
   return new Promise((resolve, reject) => {
     // Declared for strings; the runtime also takes the numbers and booleans a hand-written flow may hold.
-    RED.util.evaluateNodeProperty(value as string, type, node, msg, (err, result: unknown) => (err ? reject(err) : resolve(result)));
+    RED.util.evaluateNodeProperty(value as string, type, node, msg, (err, result: unknown) =>
+      err ? reject(err) : resolve(result),
+    );
   });
 }
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
+
 import { request } from '../../support/embedded-red';
 import { SmtpReceiver, startSmtpReceiver } from '../../support/smtp-receiver';
-import { E2e, USER, exampleFlow, formPost, pageForm, useEnv } from './common';
+import { E2e, exampleFlow, formPost, pageForm, useEnv, USER } from './common';
 
 interface Mail {
   from: string;

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import http from 'http';
+
 import type { AddressInfo } from 'net';
+
 import { request } from '../../support/embedded-red';
-import { E2e, debugValue, exampleFlow, formPost, pageForm, useEnv } from './common';
+import { debugValue, E2e, exampleFlow, formPost, pageForm, useEnv } from './common';
 
 interface Posted {
   method: string;

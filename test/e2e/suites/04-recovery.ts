@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+
 import { until } from '../../support/embedded-red';
-import { E2e, debugValue, delay, exampleFlow, formPost, pageForm, useEnv } from './common';
+import { debugValue, delay, E2e, exampleFlow, formPost, pageForm, useEnv } from './common';
 
 /** The example's wait, shortened from 2 minutes. */
 const WAIT_MS = 800;

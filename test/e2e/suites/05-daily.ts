@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { E2e, debugValue, exampleFlow } from './common';
+
+import { debugValue, E2e, exampleFlow } from './common';
 
 export function dailySuite(ctx: E2e): void {
   describe('05 Daily check of settings and service routines', function () {

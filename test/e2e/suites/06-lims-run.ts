@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { PDFDocument } from 'pdf-lib';
-import { until } from '../../support/embedded-red';
-import { SmtpReceiver, startSmtpReceiver } from '../../support/smtp-receiver';
 import { randomBytes } from 'crypto';
+
+import { PDFDocument } from 'pdf-lib';
+
+import { until } from '../../support/embedded-red';
 import { requestText } from '../../support/http-text';
+import { SmtpReceiver, startSmtpReceiver } from '../../support/smtp-receiver';
 import { E2e, exampleFlow, useEnv } from './common';
 
 const LIMS_TOKEN = `lims-${randomBytes(8).toString('hex')}`;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+
 import { until } from '../../support/embedded-red';
 import { E2e, exampleFlow } from './common';
 

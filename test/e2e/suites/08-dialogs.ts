@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+
 import { until } from '../../support/embedded-red';
-import { E2e, debugValue, exampleFlow } from './common';
+import { debugValue, E2e, exampleFlow } from './common';
 
 export function dialogsSuite(ctx: E2e): void {
   describe('08 Answer instrument dialogs', function () {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'crypto';
+
 import { Simulator } from '../../../src/simulator';
 import { Credentials, DebugMessage, EmbeddedRed, FlowNode, loadExample } from '../../support/embedded-red';
 import { requestText, TextResponse } from '../../support/http-text';

@@ -7,6 +7,7 @@
  * test/reliability/cross-site.test.ts.
  */
 import assert from 'node:assert/strict';
+
 import { Simulator } from '../../../src/simulator';
 import { EmbeddedRed, FlowNode } from '../../support/embedded-red';
 import { requestText, TextResponse } from '../../support/http-text';
