@@ -93,6 +93,9 @@ export function watchFlows(options: {
   policyDelay?: number;
   /** an lh-run-watch node per instrument (`watch-<id>`): its state changes and finished runs go to the collector */
   runWatch?: boolean;
+  /** with runWatch: its connection msgs (output 4, kind `connection`, id offline/online) and its status changes
+   * (a status node, kind `status`, id the status text) go to the collector too */
+  runWatchConnection?: boolean;
 }): FlowNode[] {
   const flows: FlowNode[] = [
     { id: 'tab', type: 'tab', label: 'coordination test' },
@@ -119,10 +122,14 @@ export function watchFlows(options: {
   }
   if (options.runWatch) {
     // a state change is collected as `<previousState>><state>`, a finished run as its protocol and start time
-    const ids = {
+    const ids: Record<string, string> = {
       state: "String(msg.previousState) + '>' + msg.state",
       finished: "msg.protocolName + '@' + msg.payload.startTime",
     };
+    if (options.runWatchConnection) {
+      ids.connection = 'msg.event';
+      ids.status = 'String(msg.status.text)';
+    }
     for (const [kind, id] of Object.entries(ids)) {
       flows.push({
         id: `to-${kind}`,
@@ -144,8 +151,11 @@ export function watchFlows(options: {
         interval: options.interval ?? 0.5,
         offlineAfter: 3,
         progressInterval: 0,
-        wires: [['to-state'], ['to-finished'], [], []],
+        wires: [['to-state'], ['to-finished'], [], options.runWatchConnection ? ['to-connection'] : []],
       });
+      if (options.runWatchConnection) {
+        flows.push({ id: `status-${inst.id}`, type: 'status', z: 'tab', scope: [`watch-${inst.id}`], wires: [['to-status']] });
+      }
     }
     flows.push(
       {
@@ -207,6 +217,8 @@ export class Replica {
     readonly name: string,
     private readonly flows: FlowNode[],
     private readonly credentials: Record<string, Record<string, string>>,
+    /** more settings.js entries (e.g. `liquidHandler`) */
+    private readonly settings: Record<string, unknown> = {},
   ) {
     this.userDir = fs.mkdtempSync(path.join(os.tmpdir(), `lh-replica-${name}-`));
   }
@@ -245,6 +257,7 @@ export class Replica {
       httpAdminRoot: false,
       logging: { console: { level: process.env.LH_REPLICA_LOG || 'info', metrics: false, audit: false } },
       editorTheme: { tours: false },
+      ...this.settings,
     };
     const settingsFile = path.join(this.userDir, 'settings.js');
     fs.writeFileSync(settingsFile, `module.exports = ${JSON.stringify(settings, null, 2)};\n`);

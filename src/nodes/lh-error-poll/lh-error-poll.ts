@@ -273,6 +273,8 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
 
   function showStatus(polled: StatusDecision): void {
     const coordinated = coordinationStatus(w.server.coordination);
+    // a standby names who watches, above the connection state (the holder shows and reports that)
+    status.standby(gate && !gate.active ? coordinated : undefined);
     if (coordinated) return status.other(coordinated);
     const decision = listening ? withFirmwareErrors(polled, watch) : polled;
     switch (decision.kind) {

@@ -161,6 +161,8 @@ function watch(
   let lastProblem = '';
 
   function show(s: RunStatus, now: number): void {
+    const lost = store.status(); // watching without Redis: the status says so (what it sends is marked)
+    if (lost) return status.other(lost);
     const p = progressOf(s, now);
     const subs = { state: s.protocolRunState, percent: p ? Math.round(p.progress * 100) : 0 };
     if (s.protocolRunState === 'Idle') status.idle('lh-run-watch.status.state', subs);
@@ -170,10 +172,10 @@ function watch(
 
   async function pollOnce(started: number): Promise<number> {
     if (!store.active) {
-      const standby = store.status();
-      if (standby) node.status(standby);
+      status.standby(store.status()); // above the connection state: the holder shows and reports that
       return baseMs; // another replica watches; a role change triggers a poll at once
     }
+    status.standby(undefined);
     let s: RunStatus;
     try {
       s = await client.runs.status();
@@ -228,7 +230,7 @@ function watch(
 
   /** The server's connection state changed: offline or online once per change on output 4 (the status shows it). */
   function onConnection(view: ConnectionView): void {
-    if (loop.stopped) return;
+    if (loop.stopped || !store.active) return; // a standby's holder reports it
     const { reported, change } = connectionChange(memory.connection, view);
     memory.connection = reported;
     if (!change) return;
