@@ -44,6 +44,8 @@ export class InstrumentCoordination {
   /** the lease value while held, and until when (this process's clock) it is certainly still ours */
   grant?: LeaseGrant;
   validUntil = 0;
+  /** how many times this replica went to standby: another replica's writes are the shared state since then */
+  standbys = 0;
 
   constructor(
     readonly instrumentKey: string,
@@ -75,6 +77,7 @@ export class InstrumentCoordination {
   set(next: RoleState): void {
     const before = this.current;
     this.current = next;
+    if (next.role === 'standby' && before.role !== 'standby') this.standbys++;
     if (before.role === next.role && before.holder === next.holder && before.token === next.token) return;
     for (const l of [...this.listeners]) l({ ...next });
   }

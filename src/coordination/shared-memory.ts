@@ -39,8 +39,11 @@ export type SaveVerdict = 'ok' | 'fenced' | 'lost';
 export class CoordinatedMemory<T> {
   /** the lease token under which the local memory was last read or written: the local copy is current while it holds */
   private currentToken?: number;
-  /** the local memory went further than the shared one while Redis failed (what this replica sent, marked) */
-  private ahead = false;
+  /**
+   * the local memory went further than the shared one while Redis failed (what this replica sent, marked), as of
+   * the coordination's standby count then: once this replica stood by, the holder's shared memory is the newer one
+   */
+  private aheadSince?: number;
   /** this poll decides on a memory that could not be read: what it sends is marked */
   private unproved = false;
   /** what was last written under `currentToken`: an unchanged memory is not written again */
@@ -51,6 +54,14 @@ export class CoordinatedMemory<T> {
     private readonly shared: SharedValue,
     private readonly parse: (json: string) => T | undefined,
   ) {}
+
+  private get ahead(): boolean {
+    return this.aheadSince !== undefined && this.aheadSince === this.coordination.standbys;
+  }
+
+  private set ahead(value: boolean) {
+    this.aheadSince = value ? this.coordination.standbys : undefined;
+  }
 
   /** Whether this replica should poll now: it holds the lease, or coordination is lost (notifications go on). */
   get active(): boolean {

@@ -6,6 +6,7 @@ import assert from 'assert';
 import { Coordinator } from '../../src/coordination/coordinator';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { describeWithRedis, useRedis } from '../support/redis-server';
+import { until } from '../support/until';
 
 interface Memo {
   state: string;
@@ -56,5 +57,49 @@ describeWithRedis('coordination: run-watch memory in Redis', function () {
     assert.deepEqual(await memB.load(), 'local');
     const stored = await db.redis.get(new CoordinationKeys(prefix).instrument('inst').shared('memory:run:watch'));
     assert.deepEqual(JSON.parse(String(stored)), { state: 'Paused' }, 'the new holder’s memory stands');
+  });
+
+  it('after a Redis outage, a replica that stood by continues from the holder’s memory, not from what it sent while lost', async function () {
+    const prefix = `lh-memory-${process.pid}-${++n}`;
+    const a = coordinator('z', prefix);
+    const b = coordinator('b', prefix);
+    const instA = a.join('inst');
+    await a.round();
+    const instB = b.join('inst');
+    // the rounds run by themselves on join (then every 20 s): let b's first one finish before stepping by hand
+    await until(() => instB.state.role === 'standby', 'b stands by', 5000);
+    const memA = a.memory<Memo>('inst', 'run:watch', parse);
+    const memB = b.memory<Memo>('inst', 'run:watch', parse);
+    assert.deepEqual(await memA.load(), { memory: undefined });
+    assert.equal(await memA.save({ state: 'Running' }), 'ok');
+
+    // Redis unreachable past the lease: both replicas are lost and notify on their own memory (marked)
+    for (const inst of [instA, instB]) {
+      inst.set({ role: 'lost', reason: 'test' });
+      inst.validUntil = 0;
+    }
+    for (const mem of [memA, memB]) {
+      assert.equal(await mem.load(), 'local');
+      assert.equal(await mem.save({ state: 'Paused' }), 'lost');
+    }
+
+    // Redis is back: a renewed its lease (as its next round does) and writes back what it sent; b stands by (a run
+    // watch on standby reads nothing)
+    assert.ok(await a.leases.renew('inst', instA.grant!.value, 60000));
+    instA.validUntil = Date.now() + 30000;
+    instA.set({ role: 'holder', holder: 'z', token: instA.grant!.token });
+    instB.set({ role: 'standby', holder: 'z' });
+    assert.equal(await memA.load(), 'local', 'the holder’s own memory went out: it is written back');
+    assert.equal(await memA.save({ state: 'Paused' }), 'ok');
+    assert.equal(await memA.save({ state: 'Idle' }), 'ok', 'the run goes on under a');
+
+    // much later b takes over: it continues from a's memory (Idle), not from its own of the outage (Paused)
+    await db.redis.del(new CoordinationKeys(prefix).instrument('inst').lease);
+    await b.round();
+    assert.ok(memB.active);
+    assert.deepEqual(await memB.load(), { memory: { state: 'Idle' } }, 'the shared memory, not the stale local one');
+    assert.equal(await memB.save({ state: 'Idle' }), 'ok');
+    const stored = await db.redis.get(new CoordinationKeys(prefix).instrument('inst').shared('memory:run:watch'));
+    assert.deepEqual(JSON.parse(String(stored)), { state: 'Idle' }, 'a’s memory was not overwritten by b’s stale one');
   });
 });
