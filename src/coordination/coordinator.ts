@@ -199,10 +199,11 @@ export class Coordinator {
           ...(identity ? { identity } : {}),
           ...(leaseValue !== undefined ? { leaseValue } : {}),
           // a claim left in flight by a replica that died mid-request gives way once no request can still be open
-          supersedes: (existing) =>
+          // (its age by Redis's clock: a replica whose clock runs ahead must not take a live claim for a dead one)
+          supersedes: (existing, ageMs) =>
             existing.outcome === 'answered'
               ? answeredAnother({ ...existing }, options.identity)
-              : this.now() - existing.at > STALE_CLAIM_MS,
+              : (ageMs ?? this.now() - existing.at) > STALE_CLAIM_MS,
         });
       },
     };

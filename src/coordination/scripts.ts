@@ -63,14 +63,17 @@ end
 
 /**
  * KEYS: lease, ledger hash, ledger order zset. ARGV: lease value, error key, record JSON. Claim-before-send: → nil
- * claimed, or the record already there (another replica answered, or is answering).
+ * claimed, or {the record already there (another replica answered, or is answering), its age in ms by Redis's
+ * clock ('' when unknown)}: whether a claim in flight was left by a dead replica is decided on one clock, not on
+ * the replicas' (a host whose clock runs ahead would take a live claim for a dead one).
  */
 export const FENCED_LEDGER_CLAIM = `${FENCE}${NOW_MS}
 if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 1 then
   redis.call('ZADD', KEYS[3], now_ms(), ARGV[2])
   return false
 end
-return redis.call('HGET', KEYS[2], ARGV[2])
+local at = redis.call('ZSCORE', KEYS[3], ARGV[2])
+return {redis.call('HGET', KEYS[2], ARGV[2]), at and tostring(now_ms() - tonumber(at)) or ''}
 `;
 
 /** KEYS: lease, zset of deadlines, hash of bodies. ARGV: lease value, key, deadline ms, JSON. Adds or replaces. */
@@ -171,13 +174,15 @@ return 0
 /**
  * KEYS: ledger hash, ledger order zset. ARGV: error key, record JSON. Claim-before-send of a person's answer (any
  * replica). The order zset holds each entry's claim time (Redis's clock): what the ledger's bound drops first.
+ * → nil claimed, or {the record there, its age in ms by Redis's clock ('' when unknown)} as FENCED_LEDGER_CLAIM.
  */
 export const LEDGER_CLAIM = `${NOW_MS}
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
   redis.call('ZADD', KEYS[2], now_ms(), ARGV[1])
   return false
 end
-return redis.call('HGET', KEYS[1], ARGV[1])
+local at = redis.call('ZSCORE', KEYS[2], ARGV[1])
+return {redis.call('HGET', KEYS[1], ARGV[1]), at and tostring(now_ms() - tonumber(at)) or ''}
 `;
 
 /**

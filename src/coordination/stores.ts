@@ -154,7 +154,13 @@ export class SharedLedger {
   async claim(
     errorKey: string,
     response: string,
-    options: { by?: string; identity?: string; leaseValue?: string; supersedes?: (existing: ClaimedAnswer) => boolean } = {},
+    options: {
+      by?: string;
+      identity?: string;
+      leaseValue?: string;
+      /** whether `existing` is over (`ageMs`: since it was claimed, by Redis's clock; undefined when not known) */
+      supersedes?: (existing: ClaimedAnswer, ageMs: number | undefined) => boolean;
+    } = {},
   ): Promise<LedgerClaim> {
     const record: ClaimedAnswer = { errorKey, response, at: this.now(), outcome: 'in-flight', replica: this.replica };
     if (options.by) record.by = options.by;
@@ -167,10 +173,12 @@ export class SharedLedger {
         : await fenced('automatic answer', () =>
             this.redis.eval(FENCED_LEDGER_CLAIM, 3, this.keys.lease, this.hash, this.order, lease, errorKey, json),
           );
-    if (typeof existing === 'string') {
-      const found = JSON.parse(existing) as ClaimedAnswer;
+    if (Array.isArray(existing)) {
+      const [raw, age] = existing as [string, string];
+      const found = JSON.parse(raw) as ClaimedAnswer;
+      const ageMs = age === '' ? undefined : Number(age);
       // an answer to another error that had this id (an instrument reusing ids): that error is over, this claim wins
-      const replaced = options.supersedes?.(found) === true && Number(await this.settle(errorKey, existing, json)) === 1;
+      const replaced = options.supersedes?.(found, ageMs) === true && Number(await this.settle(errorKey, raw, json)) === 1;
       if (!replaced) return { ok: false, existing: found };
     }
     // not fenced: confirming or releasing after the lease moved on is still right (the answer was sent or refused)
