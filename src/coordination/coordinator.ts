@@ -13,10 +13,12 @@ import {
   StoreRedis,
   SharedSeen,
   STALE_LEDGER_CLAIM_MS,
+  staleClaimMsFor,
 } from './stores';
 import { CoordinatedDefaults } from './policy-defaults';
 import { CoordinatedMemory, SharedValue } from './shared-memory';
 import { answeredAnother, fingerprint, setSharedAnswerClaims, SharedAnswerClaims } from '../client';
+import { MAX_ANSWERS_KEPT } from '../client/answer-ledger';
 
 /**
  * What this Node-RED is for one instrument: the `holder` (polls, listens, emits, answers automatically), on
@@ -44,6 +46,8 @@ export class InstrumentCoordination {
   /** the lease value while held, and until when (this process's clock) it is certainly still ours */
   grant?: LeaseGrant;
   validUntil = 0;
+  /** a claim in flight in the shared ledger older than this was lost with its replica (see staleClaimMsFor) */
+  staleClaimMs = STALE_LEDGER_CLAIM_MS;
   /** how many times this replica went to standby: another replica's writes are the shared state since then */
   standbys = 0;
 
@@ -170,7 +174,11 @@ export class Coordinator {
 
   /** The answer ledger of this instrument's source ('A' or 'B'), shared: the first claim wins across replicas. */
   ledger(instrumentKey: string, source: string): SharedLedger {
-    return new SharedLedger(this.redis, this.keys.instrument(instrumentKey), source, this.replica, this.now);
+    const staleClaimMs = this.instruments.get(instrumentKey)?.staleClaimMs ?? STALE_CLAIM_MS;
+    return new SharedLedger(this.redis, this.keys.instrument(instrumentKey), source, this.replica, this.now, {
+      maxKept: MAX_ANSWERS_KEPT,
+      staleClaimMs,
+    });
   }
 
   /**
@@ -203,20 +211,24 @@ export class Coordinator {
           supersedes: (existing, ageMs) =>
             existing.outcome === 'answered'
               ? answeredAnother({ ...existing }, options.identity)
-              : (ageMs ?? this.now() - existing.at) > STALE_CLAIM_MS,
+              : (ageMs ?? this.now() - existing.at) > (inst?.staleClaimMs ?? STALE_CLAIM_MS),
         });
       },
     };
   }
 
-  /** The instrument's coordination (one per instrument key, shared by every lh-server node of it). */
-  join(instrumentKey: string): InstrumentCoordination {
+  /**
+   * The instrument's coordination (one per instrument key, shared by every lh-server node of it). `requestTimeoutMs`:
+   * the lh-server's request timeout (how long an answer may be in flight: the longest of its lh-server nodes counts).
+   */
+  join(instrumentKey: string, options: { requestTimeoutMs?: number } = {}): InstrumentCoordination {
     let found = this.instruments.get(instrumentKey);
     if (!found) {
       found = new InstrumentCoordination(instrumentKey, this.replica, this.now);
       this.instruments.set(instrumentKey, found);
       setSharedAnswerClaims(instrumentKey, this.answerClaims(instrumentKey));
     }
+    found.staleClaimMs = Math.max(found.staleClaimMs, staleClaimMsFor(options.requestTimeoutMs ?? 0));
     this.users.set(instrumentKey, (this.users.get(instrumentKey) ?? 0) + 1);
     this.schedule(0);
     return found;

@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'crypto';
 import type { AnswerRecord } from '../client';
 import { MAX_ANSWERS_KEPT } from '../client/answer-ledger';
+import { LOGIN_TIMEOUT_MS } from '../client/session';
 import { fenced, RedisLike } from './leases';
 import { InstrumentKeys } from './keys';
 import {
@@ -195,6 +196,17 @@ export class SharedLedger {
 
 /** A claim in flight for longer than this was lost with its replica (requests time out far sooner). */
 export const STALE_LEDGER_CLAIM_MS = 10 * 60_000;
+
+/**
+ * How long an answer claimed in the shared ledger may still be in flight when its lh-server's requests time out
+ * after `requestTimeoutMs`: a login first (LOGIN_TIMEOUT_MS at most), then the answer, twice over for safety, and
+ * never less than STALE_LEDGER_CLAIM_MS. Past it the claim was lost with its replica and gives way; before, a second
+ * answer could reach the instrument while the first is still on its way (a slow instrument, a long timeout).
+ */
+export function staleClaimMsFor(requestTimeoutMs: number): number {
+  const timeout = Number.isFinite(requestTimeoutMs) && requestTimeoutMs > 0 ? requestTimeoutMs : 0;
+  return Math.max(STALE_LEDGER_CLAIM_MS, 2 * (LOGIN_TIMEOUT_MS + timeout));
+}
 
 /** A pending policy default, due at `dueAt` (ms since the epoch). */
 export interface DueDefault {

@@ -2,7 +2,15 @@ import assert from 'assert';
 import fc from 'fast-check';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { FencedError, Leases } from '../../src/coordination/leases';
-import { registrationUsers, sharedSecret, SharedDefaults, SharedLedger, SharedOnce } from '../../src/coordination/stores';
+import {
+  registrationUsers,
+  sharedSecret,
+  SharedDefaults,
+  SharedLedger,
+  SharedOnce,
+  STALE_LEDGER_CLAIM_MS,
+  staleClaimMsFor,
+} from '../../src/coordination/stores';
 import { coordinationSettings, CoordinationConfigError } from '../../src/coordination/config';
 import { Coordinator } from '../../src/coordination/coordinator';
 import { describeWithRedis, useRedis } from '../support/redis-server';
@@ -180,6 +188,33 @@ describeWithRedis('coordination: shared stores on a real Redis', function () {
     await db.redis.zadd(order, String(now - 11 * 60_000), '10');
     const taken = await right.answerClaims('inst').claim('A', '10', 'Abort', {});
     assert.ok(taken.ok, 'a claim in flight for longer than any request gives way (its replica died mid-request)');
+  });
+
+  it('answer ledger: a claim stays in flight as long as an answer request may take (an lh-server timeout of 15 min)', async function () {
+    const prefix = `lh-slow-${process.pid}`;
+    const order = `${new CoordinationKeys(prefix).instrument('slow').ledger('A')}:order`;
+    const coordinators = ['a', 'b'].map((replica) => new Coordinator({ redis: db.redis, prefix, leaseMs: 60000, replica }));
+    try {
+      for (const c of coordinators) c.join('slow', { requestTimeoutMs: 15 * 60_000 });
+      const [a, b] = coordinators.map((c) => c.answerClaims('slow'));
+      const first = await a.claim('A', '3', 'Retry', {});
+      assert.ok(first.ok);
+      await db.redis.zadd(order, String(Date.now() - 11 * 60_000), '3'); // its request still waits on a slow instrument
+      assert.ok(!(await b.claim('A', '3', 'Abort', {})).ok, 'not taken for a dead replica’s while a request may still be open');
+      await db.redis.zadd(order, String(Date.now() - 32 * 60_000), '3');
+      assert.ok(
+        (await b.claim('A', '3', 'Abort', {})).ok,
+        'past the longest request (login and answer, twice over) it gives way',
+      );
+    } finally {
+      for (const c of coordinators) await c.close();
+    }
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 24 * 3600_000 }), (timeout) => {
+        const stale = staleClaimMsFor(timeout);
+        return stale >= STALE_LEDGER_CLAIM_MS && stale > 2 * timeout;
+      }),
+    );
   });
 
   it('B handler registration: only the last live replica that uses it unregisters', async function () {
