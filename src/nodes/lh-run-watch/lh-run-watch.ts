@@ -210,15 +210,16 @@ function watch(
         ? { topic: 'progress', progress: p.progress, eta: p.eta, remainingMs: p.remainingMs, state: s.protocolRunState, payload: s, instrument }
         : null;
     if (seen.change && p) memory.progressAt = now;
+    // the finished msg (its run record read from the instrument) is ready before the memory is recorded: a holder
+    // that dies while it reads has recorded nothing and the next one reports the run; recorded, it is sent at once
+    const finished = seen.finished ? await finishedMessage(client, seen.finished, instrument) : undefined;
+    if (loop.stopped) return baseMs;
     // recorded before it is sent: a paused old holder sends nothing; without Redis it goes out marked
     const verdict = await store.save(memory);
     if (verdict === 'fenced' || loop.stopped) return baseMs;
     const mark = verdict === 'lost' ? { coordination: 'lost' } : {};
     if (change || progress) node.send([change && { ...change, ...mark }, null, progress && { ...progress, ...mark }, null]);
-    if (seen.finished) {
-      const finished = await finishedMessage(client, seen.finished, instrument);
-      if (!loop.stopped) node.send([null, { ...finished, ...mark }, null, null]);
-    }
+    if (finished) node.send([null, { ...finished, ...mark }, null, null]);
     const run = memory.run;
     if (run && run.priorRecordIds === undefined) {
       run.priorRecordIds = await listedIds(client);
