@@ -54,7 +54,8 @@ export class InstrumentCoordination {
   constructor(
     readonly instrumentKey: string,
     readonly replica: string,
-    private readonly now: () => number,
+    /** this replica's clock (tests set it) */
+    readonly now: () => number,
   ) {}
 
   get state(): RoleState {

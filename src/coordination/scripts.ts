@@ -260,8 +260,11 @@ end
 return 1
 `;
 
-/** KEYS: lease, value key. ARGV: lease value, value. Replaces a value only the holder may write (run-watch memory). */
+/**
+ * KEYS: lease, value key. ARGV: lease value, value, ttl ms. Replaces a value only the holder may write (run-watch
+ * memory), kept for the ttl: the memory of a node that was removed (or got a new id) goes by itself.
+ */
 export const FENCED_SET = `${FENCE}
-redis.call('SET', KEYS[2], ARGV[2])
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 return 1
 `;

@@ -10,6 +10,14 @@ import { InstrumentKeys } from './keys';
 import { FENCED_SET } from './scripts';
 import { StoreRedis } from './stores';
 
+/**
+ * A shared memory is kept this long after its last write: the memory of a node removed from the flows (or copied
+ * under a new id) does not stay in Redis for ever. The holder writes it again at least every SHARED_MEMORY_REFRESH_MS,
+ * changed or not, so a watched instrument's memory never expires while it is idle.
+ */
+export const SHARED_MEMORY_TTL_MS = 30 * 24 * 3600_000;
+export const SHARED_MEMORY_REFRESH_MS = 24 * 3600_000;
+
 /** One JSON value per instrument and name (a node id, the same on every replica), written only by the lease holder. */
 export class SharedValue {
   constructor(
@@ -26,9 +34,9 @@ export class SharedValue {
     return this.redis.get(this.key);
   }
 
-  /** Throws FencedError when `leaseValue` no longer holds the lease (nothing written). */
-  async write(leaseValue: string, json: string): Promise<void> {
-    await fenced('run-watch memory', () => this.redis.eval(FENCED_SET, 2, this.keys.lease, this.key, leaseValue, json));
+  /** Kept for `ttlMs`. Throws FencedError when `leaseValue` no longer holds the lease (nothing written). */
+  async write(leaseValue: string, json: string, ttlMs = SHARED_MEMORY_TTL_MS): Promise<void> {
+    await fenced('run-watch memory', () => this.redis.eval(FENCED_SET, 2, this.keys.lease, this.key, leaseValue, json, ttlMs));
   }
 }
 
@@ -46,8 +54,10 @@ export class CoordinatedMemory<T> {
   private aheadSince?: number;
   /** this poll decides on a memory that could not be read: what it sends is marked */
   private unproved = false;
-  /** what was last written under `currentToken`: an unchanged memory is not written again */
+  /** what was last written under `currentToken`: an unchanged memory is not written again (until its refresh) */
   private lastJson?: string;
+  /** when it was last written (the coordination's clock) */
+  private lastWriteAt = 0;
 
   constructor(
     private readonly coordination: InstrumentCoordination,
@@ -108,9 +118,12 @@ export class CoordinatedMemory<T> {
     }
     const token = this.coordination.state.token;
     const json = JSON.stringify(memory);
-    if (json === this.lastJson && token === this.currentToken && !this.ahead && !this.unproved) return 'ok';
+    const now = this.coordination.now();
+    const fresh = now - this.lastWriteAt < SHARED_MEMORY_REFRESH_MS;
+    if (json === this.lastJson && token === this.currentToken && !this.ahead && !this.unproved && fresh) return 'ok';
     try {
       await this.shared.write(lease, json);
+      this.lastWriteAt = now;
       this.lastJson = json;
       this.currentToken = token;
       this.ahead = false;

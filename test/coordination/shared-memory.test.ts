@@ -5,6 +5,7 @@
 import assert from 'assert';
 import { Coordinator } from '../../src/coordination/coordinator';
 import { CoordinationKeys } from '../../src/coordination/keys';
+import { SHARED_MEMORY_REFRESH_MS, SHARED_MEMORY_TTL_MS } from '../../src/coordination/shared-memory';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 import { until } from '../support/until';
 
@@ -101,5 +102,30 @@ describeWithRedis('coordination: run-watch memory in Redis', function () {
     assert.equal(await memB.save({ state: 'Idle' }), 'ok');
     const stored = await db.redis.get(new CoordinationKeys(prefix).instrument('inst').shared('memory:run:watch'));
     assert.deepEqual(JSON.parse(String(stored)), { state: 'Idle' }, 'a’s memory was not overwritten by b’s stale one');
+  });
+
+  it('the memory expires 30 days after its last write (a removed node leaves nothing for ever); an idle holder refreshes it daily', async function () {
+    const prefix = `lh-memory-${process.pid}-${++n}`;
+    let now = Date.now();
+    const a = new Coordinator({ redis: db.redis, prefix, leaseMs: 60000, replica: 'a', now: () => now });
+    coordinators.push(a);
+    a.join('inst');
+    await a.round();
+    const mem = a.memory<Memo>('inst', 'run:watch', parse);
+    const key = new CoordinationKeys(prefix).instrument('inst').shared('memory:run:watch');
+    assert.deepEqual(await mem.load(), { memory: undefined });
+    assert.equal(await mem.save({ state: 'Idle' }), 'ok');
+    const ttl = await db.redis.pttl(key);
+    assert.ok(ttl > SHARED_MEMORY_TTL_MS - 60_000 && ttl <= SHARED_MEMORY_TTL_MS, `kept 30 days (pttl ${ttl})`);
+
+    await db.redis.pexpire(key, 1000 * 3600); // as if written long ago
+    now += 3600_000; // an hour later, unchanged: not written again
+    await a.round();
+    assert.equal(await mem.save({ state: 'Idle' }), 'ok');
+    assert.ok((await db.redis.pttl(key)) <= 1000 * 3600, 'an unchanged memory is not rewritten within a day');
+    now += SHARED_MEMORY_REFRESH_MS; // a day later, still unchanged (an idle instrument): written again, kept 30 days more
+    await a.round();
+    assert.equal(await mem.save({ state: 'Idle' }), 'ok');
+    assert.ok((await db.redis.pttl(key)) > SHARED_MEMORY_TTL_MS - 60_000, 'refreshed');
   });
 });
