@@ -62,14 +62,28 @@ end
 `;
 
 /**
+ * The ledger order's next score (needs NOW_MS): Redis's time in ms, or just above the newest entry when that is not
+ * older (several entries in one ms): the order is the order of the writes, so the bound drops the oldest first, and
+ * never a newer answer that shared a millisecond with an older one. `zset` is the order key.
+ */
+const NEXT_SCORE = `
+local function next_score(zset)
+  local now = now_ms()
+  local top = redis.call('ZREVRANGE', zset, 0, 0, 'WITHSCORES')
+  if top[2] and tonumber(top[2]) >= now then return tonumber(top[2]) + 0.001 end
+  return now
+end
+`;
+
+/**
  * KEYS: lease, ledger hash, ledger order zset. ARGV: lease value, error key, record JSON. Claim-before-send: → nil
  * claimed, or {the record already there (another replica answered, or is answering), its age in ms by Redis's
  * clock ('' when unknown)}: whether a claim in flight was left by a dead replica is decided on one clock, not on
  * the replicas' (a host whose clock runs ahead would take a live claim for a dead one).
  */
-export const FENCED_LEDGER_CLAIM = `${FENCE}${NOW_MS}
+export const FENCED_LEDGER_CLAIM = `${FENCE}${NOW_MS}${NEXT_SCORE}
 if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 1 then
-  redis.call('ZADD', KEYS[3], now_ms(), ARGV[2])
+  redis.call('ZADD', KEYS[3], next_score(KEYS[3]), ARGV[2])
   return false
 end
 local at = redis.call('ZSCORE', KEYS[3], ARGV[2])
@@ -176,9 +190,9 @@ return 0
  * replica). The order zset holds each entry's claim time (Redis's clock): what the ledger's bound drops first.
  * → nil claimed, or {the record there, its age in ms by Redis's clock ('' when unknown)} as FENCED_LEDGER_CLAIM.
  */
-export const LEDGER_CLAIM = `${NOW_MS}
+export const LEDGER_CLAIM = `${NOW_MS}${NEXT_SCORE}
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
-  redis.call('ZADD', KEYS[2], now_ms(), ARGV[1])
+  redis.call('ZADD', KEYS[2], next_score(KEYS[2]), ARGV[1])
   return false
 end
 local at = redis.call('ZSCORE', KEYS[2], ARGV[1])
@@ -191,7 +205,7 @@ return {redis.call('HGET', KEYS[1], ARGV[1]), at and tostring(now_ms() - tonumbe
  * the ledger: past the most kept, the oldest entries go first, answered ones and claims in flight for longer than a
  * request can last; a claim that may still be in flight is never dropped (it would let a second answer through).
  */
-export const LEDGER_SETTLE = `${NOW_MS}
+export const LEDGER_SETTLE = `${NOW_MS}${NEXT_SCORE}
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 if ARGV[3] == '' then
   redis.call('HDEL', KEYS[1], ARGV[1])
@@ -200,7 +214,7 @@ if ARGV[3] == '' then
 end
 local now = now_ms()
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-redis.call('ZADD', KEYS[2], now, ARGV[1])
+redis.call('ZADD', KEYS[2], next_score(KEYS[2]), ARGV[1])
 local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
 if excess > 0 then
   local oldest = redis.call('ZRANGE', KEYS[2], 0, excess + 99, 'WITHSCORES')
