@@ -35,6 +35,7 @@ export interface StoreRedis extends RedisLike {
   set(key: string, value: string, ex: 'EX', seconds: number): Promise<string | null>;
   set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<string | null>;
   del(key: string): Promise<number>;
+  zcount(key: string, min: string, max: string): Promise<number>;
 }
 
 /** An open error as the replicas remember it: what was raised, so a new holder can say it resolved. */
@@ -321,6 +322,17 @@ export class SharedOnce {
         await this.redis.eval(FORM_TOKEN_USE, 2, perError, all, mac, Math.floor(expiresAt), caps.maxPerError, caps.maxAll),
       ) === 1
     );
+  }
+
+  /** Whether forms of page `page` for `errorKey` are refused because the used-set is full of live tokens (useForm). */
+  async formsFull(page: string, errorKey: string, caps: { maxPerError: number; maxAll: number }): Promise<boolean> {
+    const error = createHash('sha256').update(errorKey).digest('hex').slice(0, 24);
+    const now = `(${Date.now()}`;
+    const [mine, all] = await Promise.all([
+      this.redis.zcount(this.keys.shared(`forms:${page}:${error}`), now, '+inf'),
+      this.redis.zcount(this.keys.shared(`forms:${page}`), now, '+inf'),
+    ]);
+    return mine >= caps.maxPerError || all >= caps.maxAll;
   }
 
   /** Issues a one-time token valid for `ttlSeconds` on every replica. */

@@ -125,6 +125,8 @@ describeWithRedis('coordination: Redis state stays bounded', function () {
     assert.equal(await once.useForm('page', 'e1', 'new-3', live, caps), false, 'full of live tokens: refused');
     assert.equal(await once.useForm('page', 'e1', 'new-1', live, caps), false, 'used once');
     assert.ok(await once.useForm('page', 'e2', 'other-1', live, caps), 'another error keeps its share');
+    assert.equal(await once.formsFull('page', 'e1', caps), true, 'the page can say why e1 is refused: full');
+    assert.equal(await once.formsFull('page', 'e2', caps), false);
     const ttl = await db.redis.pttl(k.shared('forms:page'));
     assert.ok(ttl > 0 && ttl <= 60_000, `the page's set expires with its last form (pttl ${ttl})`);
   });
