@@ -48,8 +48,8 @@ export class InstrumentCoordination {
   validUntil = 0;
   /** a claim in flight in the shared ledger older than this was lost with its replica (see staleClaimMsFor) */
   staleClaimMs = STALE_LEDGER_CLAIM_MS;
-  /** how many times this replica went to standby: another replica's writes are the shared state since then */
-  standbys = 0;
+  /** the newest fencing token this replica has seen (its own, or the holder's while it stands by) */
+  knownToken = 0;
 
   constructor(
     readonly instrumentKey: string,
@@ -73,6 +73,11 @@ export class InstrumentCoordination {
     return this.grant.value;
   }
 
+  /** A fencing token seen in Redis (the tokens only grow: the newest one counts). */
+  know(token: number): void {
+    if (token > this.knownToken) this.knownToken = token;
+  }
+
   onChange(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -82,7 +87,7 @@ export class InstrumentCoordination {
   set(next: RoleState): void {
     const before = this.current;
     this.current = next;
-    if (next.role === 'standby' && before.role !== 'standby') this.standbys++;
+    if (next.token !== undefined) this.know(next.token);
     if (before.role === next.role && before.holder === next.holder && before.token === next.token) return;
     for (const l of [...this.listeners]) l({ ...next });
   }
@@ -281,7 +286,9 @@ export class Coordinator {
           inst.set({ role: 'holder', holder: this.replica, token: inst.grant.token });
         } else {
           inst.grant = undefined;
-          inst.set({ role: 'standby', holder: await this.leases.holder(inst.instrumentKey) });
+          const lease = await this.leases.current(inst.instrumentKey);
+          inst.know(lease.token);
+          inst.set({ role: 'standby', holder: lease.holder });
         }
       }
       const held = all.filter((i) => i.grant).map((i) => i.instrumentKey);
@@ -309,9 +316,12 @@ export class Coordinator {
             inst.set({ role: 'holder', holder: this.replica, token: grant.token });
             continue;
           }
+          if (grant.heldToken !== undefined) inst.know(grant.heldToken);
           inst.set({ role: 'standby', holder: grant.holder });
         } else {
-          inst.set({ role: 'standby', holder: await this.leases.holder(key) });
+          const lease = await this.leases.current(key);
+          inst.know(lease.token);
+          inst.set({ role: 'standby', holder: lease.holder });
         }
       }
       this.lastOk = started;

@@ -5,7 +5,7 @@
  * gone or held by another value: a replica paused past its lease cannot act after another took over.
  */
 
-/** KEYS: lease, fence counter. ARGV: replica, ttl ms. → {token or 0, holder, ttl ms}. */
+/** KEYS: lease, fence counter. ARGV: replica, ttl ms. → {token or 0, holder, ttl ms, the holder's token}. */
 export const ACQUIRE = `
 local cur = redis.call('GET', KEYS[1])
 if cur then
@@ -15,7 +15,7 @@ if cur then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
     return {tonumber(string.sub(cur, 1, sep - 1)), holder, tonumber(ARGV[2])}
   end
-  return {0, holder, redis.call('PTTL', KEYS[1])}
+  return {0, holder, redis.call('PTTL', KEYS[1]), tonumber(string.sub(cur, 1, sep - 1))}
 end
 local t = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], t .. ':' .. ARGV[1], 'PX', ARGV[2])

@@ -30,13 +30,22 @@ export class SharedValue {
     return this.keys.shared(`memory:${this.name}`);
   }
 
-  async read(): Promise<string | null> {
-    return this.redis.get(this.key);
+  /** The value and the fencing token it was written under (0: written by a version that did not say). */
+  async read(): Promise<{ token: number; json: string } | null> {
+    const raw = await this.redis.get(this.key);
+    if (raw === null) return null;
+    const nl = raw.indexOf('\n');
+    const token = nl > 0 ? Number(raw.slice(0, nl)) : NaN;
+    return Number.isSafeInteger(token) ? { token, json: raw.slice(nl + 1) } : { token: 0, json: raw };
   }
 
-  /** Kept for `ttlMs`. Throws FencedError when `leaseValue` no longer holds the lease (nothing written). */
+  /**
+   * Written under the lease `<token>:<replica>` (the token is kept with the value), kept for `ttlMs`. Throws
+   * FencedError when `leaseValue` no longer holds the lease (nothing written).
+   */
   async write(leaseValue: string, json: string, ttlMs = SHARED_MEMORY_TTL_MS): Promise<void> {
-    await fenced('run-watch memory', () => this.redis.eval(FENCED_SET, 2, this.keys.lease, this.key, leaseValue, json, ttlMs));
+    const value = `${leaseValue.slice(0, Math.max(0, leaseValue.indexOf(':')))}\n${json}`;
+    await fenced('run-watch memory', () => this.redis.eval(FENCED_SET, 2, this.keys.lease, this.key, leaseValue, value, ttlMs));
   }
 }
 
@@ -48,10 +57,11 @@ export class CoordinatedMemory<T> {
   /** the lease token under which the local memory was last read or written: the local copy is current while it holds */
   private currentToken?: number;
   /**
-   * the local memory went further than the shared one while Redis failed (what this replica sent, marked), as of
-   * the coordination's standby count then: once this replica stood by, the holder's shared memory is the newer one
+   * the local memory went further than the shared one while Redis failed (what this replica sent, marked): set to
+   * the newest fencing token this replica knew then. A shared memory written under a newer token was written after
+   * (by a holder that continued, its memory the newer one); else this replica's own is what went out last.
    */
-  private aheadSince?: number;
+  private aheadAfter?: number;
   /** this poll decides on a memory that could not be read: what it sends is marked */
   private unproved = false;
   /** what was last written under `currentToken`: an unchanged memory is not written again (until its refresh) */
@@ -66,11 +76,12 @@ export class CoordinatedMemory<T> {
   ) {}
 
   private get ahead(): boolean {
-    return this.aheadSince !== undefined && this.aheadSince === this.coordination.standbys;
+    return this.aheadAfter !== undefined;
   }
 
   private set ahead(value: boolean) {
-    this.aheadSince = value ? this.coordination.standbys : undefined;
+    if (!value) this.aheadAfter = undefined;
+    else this.aheadAfter ??= this.coordination.knownToken;
   }
 
   /** Whether this replica should poll now: it holds the lease, or coordination is lost (notifications go on). */
@@ -86,17 +97,18 @@ export class CoordinatedMemory<T> {
     this.unproved = false;
     const state = this.coordination.state;
     if (!this.coordination.isHolder) {
-      if (state.role === 'lost')
-        this.ahead = true; // it notifies on its own memory: that memory is what went out
-      else this.ahead = false; // standby: the holder writes the shared memory
+      if (state.role === 'lost') this.ahead = true; // it notifies on its own memory: that memory is what went out
       this.currentToken = undefined;
       return 'local';
     }
-    if (state.token === this.currentToken || this.ahead) return 'local';
+    if (state.token === this.currentToken) return 'local';
     try {
-      const raw = await this.shared.read();
+      const stored = await this.shared.read();
       this.currentToken = state.token;
-      return { memory: raw === null ? undefined : this.parse(raw) };
+      // what this replica sent while Redis failed is newer than a memory written before: written back by the save
+      if (this.ahead && (stored?.token ?? 0) <= (this.aheadAfter ?? 0)) return 'local';
+      this.ahead = false;
+      return { memory: stored === null ? undefined : this.parse(stored.json) };
     } catch {
       this.unproved = true; // Redis failed: decide on the local memory, send marked (a duplicate beats a miss)
       return 'local';

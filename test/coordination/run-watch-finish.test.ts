@@ -70,7 +70,7 @@ describeWithRedis('coordination: a run finishing while the run watch holder dies
     const memoryKey = new CoordinationKeys(prefix).instrument(`${trimBase(sim.baseUrl)}|`).shared('memory:run:watch-i1');
     const finishedIn = async (): Promise<number> => {
       const raw = await db.redis.get(memoryKey);
-      return raw ? (JSON.parse(raw) as { finished: string[] }).finished.length : 0;
+      return raw ? (JSON.parse(raw.slice(raw.indexOf('\n') + 1)) as { finished: string[] }).finished.length : 0; // `<token>\n<json>`
     };
     const before = await finishedIn();
     sim.setFaults({ latencyMs: LATENCY_MS });
