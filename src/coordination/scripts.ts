@@ -62,11 +62,16 @@ end
 `;
 
 /**
- * The ledger order's next score (needs NOW_MS): Redis's time in ms, or just above the newest entry when that is not
+ * `keep(hash, order)`: a ledger is kept 30 days after its last claim or answer (an instrument taken out of the lab
+ * leaves nothing for ever; no answer is refused because of one that old). The ledger order's next score (needs NOW_MS): Redis's time in ms, or just above the newest entry when that is not
  * older (several entries in one ms): the order is the order of the writes, so the bound drops the oldest first, and
  * never a newer answer that shared a millisecond with an older one. `zset` is the order key.
  */
 const NEXT_SCORE = `
+local function keep(a, b)
+  redis.call('PEXPIRE', a, ${30 * 24 * 3600_000})
+  redis.call('PEXPIRE', b, ${30 * 24 * 3600_000})
+end
 local function next_score(zset)
   local now = now_ms()
   local top = redis.call('ZREVRANGE', zset, 0, 0, 'WITHSCORES')
@@ -84,6 +89,7 @@ end
 export const FENCED_LEDGER_CLAIM = `${FENCE}${NOW_MS}${NEXT_SCORE}
 if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 1 then
   redis.call('ZADD', KEYS[3], next_score(KEYS[3]), ARGV[2])
+  keep(KEYS[2], KEYS[3])
   return false
 end
 local at = redis.call('ZSCORE', KEYS[3], ARGV[2])
@@ -193,6 +199,7 @@ return 0
 export const LEDGER_CLAIM = `${NOW_MS}${NEXT_SCORE}
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
   redis.call('ZADD', KEYS[2], next_score(KEYS[2]), ARGV[1])
+  keep(KEYS[1], KEYS[2])
   return false
 end
 local at = redis.call('ZSCORE', KEYS[2], ARGV[1])
@@ -215,6 +222,7 @@ end
 local now = now_ms()
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[2], next_score(KEYS[2]), ARGV[1])
+keep(KEYS[1], KEYS[2])
 local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
 if excess > 0 then
   local oldest = redis.call('ZRANGE', KEYS[2], 0, excess + 99, 'WITHSCORES')
