@@ -147,6 +147,27 @@ describeWithRedis('coordination: run-watch memory in Redis', function () {
     assert.deepEqual(storedMemo(stored), { state: 'Running' }, 'Loading>Running is not reported again');
   });
 
+  it('a holder that lost the instrument and got it back continues from what the other holder wrote meanwhile', async function () {
+    const prefix = `lh-memory-${process.pid}-${++n}`;
+    const a = coordinator('z', prefix);
+    const b = coordinator('b', prefix);
+    const instA = a.join('inst');
+    await a.round();
+    const instB = b.join('inst');
+    await until(() => instB.state.role === 'standby', 'b stands by', 5000);
+    const memA = a.memory<Memo>('inst', 'run:watch', parse);
+    const memB = b.memory<Memo>('inst', 'run:watch', parse);
+    assert.deepEqual(await memA.load(), { memory: undefined });
+    assert.equal(await memA.save({ state: 'Running' }), 'ok');
+    instA.set({ role: 'standby', holder: 'b' });
+    await takeOver(b, instB, 'b');
+    assert.deepEqual(await memB.load(), { memory: { state: 'Running' } });
+    assert.equal(await memB.save({ state: 'Paused' }), 'ok');
+    instB.set({ role: 'standby', holder: 'z' });
+    await takeOver(a, instA, 'z');
+    assert.deepEqual(await memA.load(), { memory: { state: 'Paused' } }, 'read again under the new lease, not its own Running');
+  });
+
   it('the memory expires 30 days after its last write (a removed node leaves nothing for ever); an idle holder refreshes it daily', async function () {
     const prefix = `lh-memory-${process.pid}-${++n}`;
     let now = Date.now();
