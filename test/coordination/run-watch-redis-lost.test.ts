@@ -83,6 +83,16 @@ describeWithRedis('coordination: run watch while Redis is unreachable (issue 19)
     // a status line of a poll while lost does not replace the lost line
     await new Promise((r) => setTimeout(r, 1000));
     for (const r of replicas) assert.match(String(statusOf(r)), /^coordination lost/, `${r.name} still says it`);
+    // the instrument goes away meanwhile: each replica says so, marked (it may come twice)
+    sim.setFaults({ statusRate: 1, statusCode: 503 });
+    await until(() => collector.count('connection', 'offline') === 2, 'offline reported by both', 15000);
+    sim.clearFaults();
+    await until(() => collector.count('connection', 'online') === 2, 'online reported by both', 15000);
+    const connection = collector.events.filter((e) => e.kind === 'connection');
+    assert.ok(
+      connection.every((e) => e.lost === 'lost'),
+      `connection msgs sent without coordination are marked: ${JSON.stringify(connection)}`,
+    );
     db.harness.resume();
 
     await until(async () => (await holder()) !== undefined, 'a holder again', 15000);

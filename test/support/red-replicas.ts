@@ -96,6 +96,8 @@ export function watchFlows(options: {
   /** with runWatch: its connection msgs (output 4, kind `connection`, id offline/online) and its status changes
    * (a status node, kind `status`, id the status text) go to the collector too */
   runWatchConnection?: boolean;
+  /** the error polls' connection msgs (output 3) go to the collector (kind `connection`, id offline/online) */
+  pollConnection?: boolean;
 }): FlowNode[] {
   const flows: FlowNode[] = [
     { id: 'tab', type: 'tab', label: 'coordination test' },
@@ -120,16 +122,23 @@ export function watchFlows(options: {
       wires: [['post']],
     });
   }
+  if (options.runWatchConnection || options.pollConnection) {
+    flows.push({
+      id: 'to-connection',
+      type: 'function',
+      z: 'tab',
+      func: `msg.payload = { kind: 'connection', id: msg.event, replica: env.get('LH_REPLICA'), lost: msg.coordination }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
+      outputs: 1,
+      wires: [['post']],
+    });
+  }
   if (options.runWatch) {
     // a state change is collected as `<previousState>><state>`, a finished run as its protocol and start time
     const ids: Record<string, string> = {
       state: "String(msg.previousState) + '>' + msg.state",
       finished: "msg.protocolName + '@' + msg.payload.startTime",
     };
-    if (options.runWatchConnection) {
-      ids.connection = 'msg.event';
-      ids.status = 'String(msg.status.text)';
-    }
+    if (options.runWatchConnection) ids.status = 'String(msg.status.text)';
     for (const [kind, id] of Object.entries(ids)) {
       flows.push({
         id: `to-${kind}`,
@@ -178,8 +187,12 @@ export function watchFlows(options: {
         offlineAfter: 3,
         wires:
           options.policyDelay === undefined
-            ? [['to-raised'], ['to-resolved'], []]
-            : [['to-raised', `policy-${inst.id}`], ['to-resolved', `policy-${inst.id}`], []],
+            ? [['to-raised'], ['to-resolved'], options.pollConnection ? ['to-connection'] : []]
+            : [
+                ['to-raised', `policy-${inst.id}`],
+                ['to-resolved', `policy-${inst.id}`],
+                options.pollConnection ? ['to-connection'] : [],
+              ],
       },
     );
     if (options.policyDelay !== undefined) {

@@ -268,7 +268,9 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     if (!change) return;
     const interfaces = change.interfaces?.filter((api): api is Source => sources.includes(api as Source));
     const details = { failedPolls: change.failedPolls, reason: change.reason, interfaces: change.state === 'offline' ? interfaces : undefined };
-    node.send([null, null, connectionMessage(change.state, instrument, details)]);
+    // watching without Redis (coordination lost): every replica says it, marked
+    const mark = gate && coordinationStatus(w.server.coordination) ? { coordination: 'lost' } : {};
+    node.send([null, null, { ...connectionMessage(change.state, instrument, details), ...mark }]);
   }
 
   function showStatus(polled: StatusDecision): void {

@@ -236,7 +236,8 @@ function watch(
     memory.connection = reported;
     if (!change) return;
     const details = { failedPolls: change.failedPolls, reason: change.state === 'offline' ? change.reason : undefined };
-    node.send([null, null, null, connectionMessage(change.state, instrument, details)]);
+    const mark = store.status() ? { coordination: 'lost' } : {}; // watching without Redis: every replica says it
+    node.send([null, null, null, { ...connectionMessage(change.state, instrument, details), ...mark }]);
   }
 
   const loop = new PollLoop(pollOnce);
