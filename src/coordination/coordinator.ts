@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'crypto';
 import os from 'os';
 
 import { answeredAnother, fingerprint, setSharedAnswerClaims, SharedAnswerClaims } from '../client';
+import { MAX_ANSWERS_KEPT } from '../client/answer-ledger';
 import { ErrorGate, GateRules } from './error-gate';
 import { fairShare, planLeases } from './fair-share';
 import { CoordinationKeys } from './keys';
@@ -16,6 +17,7 @@ import {
   sharedSecret,
   SharedSeen,
   STALE_LEDGER_CLAIM_MS,
+  staleClaimMsFor,
   StoreRedis,
 } from './stores';
 
@@ -45,11 +47,16 @@ export class InstrumentCoordination {
   /** the lease value while held, and until when (this process's clock) it is certainly still ours */
   grant?: LeaseGrant;
   validUntil = 0;
+  /** a claim in flight in the shared ledger older than this was lost with its replica (see staleClaimMsFor) */
+  staleClaimMs = STALE_LEDGER_CLAIM_MS;
+  /** the newest fencing token this replica has seen (its own, or the holder's while it stands by) */
+  knownToken = 0;
 
   constructor(
     readonly instrumentKey: string,
     readonly replica: string,
-    private readonly now: () => number,
+    /** this replica's clock (tests set it) */
+    readonly now: () => number,
   ) {}
 
   get state(): RoleState {
@@ -67,6 +74,11 @@ export class InstrumentCoordination {
     return this.grant.value;
   }
 
+  /** A fencing token seen in Redis (the tokens only grow: the newest one counts). */
+  know(token: number): void {
+    if (token > this.knownToken) this.knownToken = token;
+  }
+
   onChange(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -76,6 +88,7 @@ export class InstrumentCoordination {
   set(next: RoleState): void {
     const before = this.current;
     this.current = next;
+    if (next.token !== undefined) this.know(next.token);
     if (before.role === next.role && before.holder === next.holder && before.token === next.token) return;
     for (const l of [...this.listeners]) l({ ...next });
   }
@@ -168,7 +181,11 @@ export class Coordinator {
 
   /** The answer ledger of this instrument's source ('A' or 'B'), shared: the first claim wins across replicas. */
   ledger(instrumentKey: string, source: string): SharedLedger {
-    return new SharedLedger(this.redis, this.keys.instrument(instrumentKey), source, this.replica, this.now);
+    const staleClaimMs = this.instruments.get(instrumentKey)?.staleClaimMs ?? STALE_CLAIM_MS;
+    return new SharedLedger(this.redis, this.keys.instrument(instrumentKey), source, this.replica, this.now, {
+      maxKept: MAX_ANSWERS_KEPT,
+      staleClaimMs,
+    });
   }
 
   /**
@@ -197,23 +214,28 @@ export class Coordinator {
           ...(identity ? { identity } : {}),
           ...(leaseValue !== undefined ? { leaseValue } : {}),
           // a claim left in flight by a replica that died mid-request gives way once no request can still be open
-          supersedes: (existing) =>
+          // (its age by Redis's clock: a replica whose clock runs ahead must not take a live claim for a dead one)
+          supersedes: (existing, ageMs) =>
             existing.outcome === 'answered'
               ? answeredAnother({ ...existing }, options.identity)
-              : this.now() - existing.at > STALE_CLAIM_MS,
+              : (ageMs ?? this.now() - existing.at) > (inst?.staleClaimMs ?? STALE_CLAIM_MS),
         });
       },
     };
   }
 
-  /** The instrument's coordination (one per instrument key, shared by every lh-server node of it). */
-  join(instrumentKey: string): InstrumentCoordination {
+  /**
+   * The instrument's coordination (one per instrument key, shared by every lh-server node of it). `requestTimeoutMs`:
+   * the lh-server's request timeout (how long an answer may be in flight: the longest of its lh-server nodes counts).
+   */
+  join(instrumentKey: string, options: { requestTimeoutMs?: number } = {}): InstrumentCoordination {
     let found = this.instruments.get(instrumentKey);
     if (!found) {
       found = new InstrumentCoordination(instrumentKey, this.replica, this.now);
       this.instruments.set(instrumentKey, found);
       setSharedAnswerClaims(instrumentKey, this.answerClaims(instrumentKey));
     }
+    found.staleClaimMs = Math.max(found.staleClaimMs, staleClaimMsFor(options.requestTimeoutMs ?? 0));
     this.users.set(instrumentKey, (this.users.get(instrumentKey) ?? 0) + 1);
     this.schedule(0);
     return found;
@@ -265,7 +287,9 @@ export class Coordinator {
           inst.set({ role: 'holder', holder: this.replica, token: inst.grant.token });
         } else {
           inst.grant = undefined;
-          inst.set({ role: 'standby', holder: await this.leases.holder(inst.instrumentKey) });
+          const lease = await this.leases.current(inst.instrumentKey);
+          inst.know(lease.token);
+          inst.set({ role: 'standby', holder: lease.holder });
         }
       }
       const held = all.filter((i) => i.grant).map((i) => i.instrumentKey);
@@ -293,9 +317,12 @@ export class Coordinator {
             inst.set({ role: 'holder', holder: this.replica, token: grant.token });
             continue;
           }
+          if (grant.heldToken !== undefined) inst.know(grant.heldToken);
           inst.set({ role: 'standby', holder: grant.holder });
         } else {
-          inst.set({ role: 'standby', holder: await this.leases.holder(key) });
+          const lease = await this.leases.current(key);
+          inst.know(lease.token);
+          inst.set({ role: 'standby', holder: lease.holder });
         }
       }
       this.lastOk = started;

@@ -14,6 +14,8 @@ export interface LeaseGrant {
   ttlMs: number;
   /** `<token>:<replica>`: what every fenced write names */
   value: string;
+  /** someone else's: the fencing token it holds the lease under */
+  heldToken?: number;
 }
 
 /** A refusal from a fenced script: the lease named is not (or no longer) held. Nothing was written. */
@@ -55,9 +57,16 @@ export class Leases {
 
   async acquire(instrumentKey: string, replica: string, ttlMs: number): Promise<LeaseGrant> {
     const k = this.keys.instrument(instrumentKey);
-    const reply = (await this.redis.eval(ACQUIRE, 2, k.lease, k.fence, replica, ttlMs)) as [number, string, number];
+    const reply = (await this.redis.eval(ACQUIRE, 2, k.lease, k.fence, replica, ttlMs)) as [number, string, number, number?];
     const token = Number(reply[0]);
-    return { token, holder: String(reply[1]), ttlMs: Number(reply[2]), value: token > 0 ? `${token}:${replica}` : '' };
+    const grant: LeaseGrant = {
+      token,
+      holder: String(reply[1]),
+      ttlMs: Number(reply[2]),
+      value: token > 0 ? `${token}:${replica}` : '',
+    };
+    if (token === 0 && reply[3] !== undefined) grant.heldToken = Number(reply[3]);
+    return grant;
   }
 
   /** True while the lease is still `value` (extended by `ttlMs`); false once it expired or another holds it. */
@@ -71,7 +80,14 @@ export class Leases {
 
   /** Who holds the instrument's lease now (a replica name), if anyone. */
   async holder(instrumentKey: string): Promise<string | undefined> {
-    return holderOf(await this.redis.get(this.keys.instrument(instrumentKey).lease));
+    return (await this.current(instrumentKey)).holder;
+  }
+
+  /** Who holds the instrument's lease now and under which fencing token (0 when nobody does). */
+  async current(instrumentKey: string): Promise<{ holder?: string; token: number }> {
+    const value = await this.redis.get(this.keys.instrument(instrumentKey).lease);
+    const token = value === null ? 0 : Number(value.slice(0, Math.max(0, value.indexOf(':'))));
+    return { holder: holderOf(value), token: Number.isSafeInteger(token) ? token : 0 };
   }
 
   /** Says this replica is alive for `ttlMs` (0: leaving); returns the live replicas. */

@@ -87,6 +87,21 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
     }
   }
 
+  /**
+   * A default this replica took waits (another answer is in flight, its deadline moved to the next check): back in the
+   * shared schedule, so that if this replica dies meanwhile the next holder sends it; this replica takes it again
+   * when it falls due (its own timer or its sweep). Kept here when Redis cannot take it.
+   */
+  async requeue(p: P): Promise<void> {
+    if (!this.taken.has(p.key)) return; // still in the shared schedule, or known here only (unshared)
+    this.taken.delete(p.key); // before the write: a sweep that takes it back once it is there marks it again
+    try {
+      await this.shared.giveBack(p.key, p.deadline, p);
+    } catch {
+      this.taken.add(p.key); // Redis unreachable: this replica keeps it and sends it itself
+    }
+  }
+
   /** Forgets a default this replica sent (or gave up). */
   done(key: string): void {
     this.taken.delete(key);

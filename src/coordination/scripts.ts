@@ -5,7 +5,7 @@
  * gone or held by another value: a replica paused past its lease cannot act after another took over.
  */
 
-/** KEYS: lease, fence counter. ARGV: replica, ttl ms. → {token or 0, holder, ttl ms}. */
+/** KEYS: lease, fence counter. ARGV: replica, ttl ms. → {token or 0, holder, ttl ms, the holder's token}. */
 export const ACQUIRE = `
 local cur = redis.call('GET', KEYS[1])
 if cur then
@@ -15,7 +15,7 @@ if cur then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
     return {tonumber(string.sub(cur, 1, sep - 1)), holder, tonumber(ARGV[2])}
   end
-  return {0, holder, redis.call('PTTL', KEYS[1])}
+  return {0, holder, redis.call('PTTL', KEYS[1]), tonumber(string.sub(cur, 1, sep - 1))}
 end
 local t = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], t .. ':' .. ARGV[1], 'PX', ARGV[2])
@@ -62,15 +62,38 @@ end
 `;
 
 /**
- * KEYS: lease, ledger hash, ledger order zset. ARGV: lease value, error key, record JSON. Claim-before-send: → nil
- * claimed, or the record already there (another replica answered, or is answering).
+ * `keep(hash, order)`: a ledger is kept 30 days after its last claim or answer (an instrument taken out of the lab
+ * leaves nothing for ever; no answer is refused because of one that old). The ledger order's next score (needs NOW_MS): Redis's time in ms, or just above the newest entry when that is not
+ * older (several entries in one ms): the order is the order of the writes, so the bound drops the oldest first, and
+ * never a newer answer that shared a millisecond with an older one. `zset` is the order key.
  */
-export const FENCED_LEDGER_CLAIM = `${FENCE}${NOW_MS}
+const NEXT_SCORE = `
+local function keep(a, b)
+  redis.call('PEXPIRE', a, ${30 * 24 * 3600_000})
+  redis.call('PEXPIRE', b, ${30 * 24 * 3600_000})
+end
+local function next_score(zset)
+  local now = now_ms()
+  local top = redis.call('ZREVRANGE', zset, 0, 0, 'WITHSCORES')
+  if top[2] and tonumber(top[2]) >= now then return tonumber(top[2]) + 0.001 end
+  return now
+end
+`;
+
+/**
+ * KEYS: lease, ledger hash, ledger order zset. ARGV: lease value, error key, record JSON. Claim-before-send: → nil
+ * claimed, or {the record already there (another replica answered, or is answering), its age in ms by Redis's
+ * clock ('' when unknown)}: whether a claim in flight was left by a dead replica is decided on one clock, not on
+ * the replicas' (a host whose clock runs ahead would take a live claim for a dead one).
+ */
+export const FENCED_LEDGER_CLAIM = `${FENCE}${NOW_MS}${NEXT_SCORE}
 if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 1 then
-  redis.call('ZADD', KEYS[3], now_ms(), ARGV[2])
+  redis.call('ZADD', KEYS[3], next_score(KEYS[3]), ARGV[2])
+  keep(KEYS[2], KEYS[3])
   return false
 end
-return redis.call('HGET', KEYS[2], ARGV[2])
+local at = redis.call('ZSCORE', KEYS[3], ARGV[2])
+return {redis.call('HGET', KEYS[2], ARGV[2]), at and tostring(now_ms() - tonumber(at)) or ''}
 `;
 
 /** KEYS: lease, zset of deadlines, hash of bodies. ARGV: lease value, key, deadline ms, JSON. Adds or replaces. */
@@ -171,13 +194,16 @@ return 0
 /**
  * KEYS: ledger hash, ledger order zset. ARGV: error key, record JSON. Claim-before-send of a person's answer (any
  * replica). The order zset holds each entry's claim time (Redis's clock): what the ledger's bound drops first.
+ * → nil claimed, or {the record there, its age in ms by Redis's clock ('' when unknown)} as FENCED_LEDGER_CLAIM.
  */
-export const LEDGER_CLAIM = `${NOW_MS}
+export const LEDGER_CLAIM = `${NOW_MS}${NEXT_SCORE}
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then
-  redis.call('ZADD', KEYS[2], now_ms(), ARGV[1])
+  redis.call('ZADD', KEYS[2], next_score(KEYS[2]), ARGV[1])
+  keep(KEYS[1], KEYS[2])
   return false
 end
-return redis.call('HGET', KEYS[1], ARGV[1])
+local at = redis.call('ZSCORE', KEYS[2], ARGV[1])
+return {redis.call('HGET', KEYS[1], ARGV[1]), at and tostring(now_ms() - tonumber(at)) or ''}
 `;
 
 /**
@@ -186,7 +212,7 @@ return redis.call('HGET', KEYS[1], ARGV[1])
  * the ledger: past the most kept, the oldest entries go first, answered ones and claims in flight for longer than a
  * request can last; a claim that may still be in flight is never dropped (it would let a second answer through).
  */
-export const LEDGER_SETTLE = `${NOW_MS}
+export const LEDGER_SETTLE = `${NOW_MS}${NEXT_SCORE}
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 if ARGV[3] == '' then
   redis.call('HDEL', KEYS[1], ARGV[1])
@@ -195,7 +221,8 @@ if ARGV[3] == '' then
 end
 local now = now_ms()
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-redis.call('ZADD', KEYS[2], now, ARGV[1])
+redis.call('ZADD', KEYS[2], next_score(KEYS[2]), ARGV[1])
+keep(KEYS[1], KEYS[2])
 local excess = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
 if excess > 0 then
   local oldest = redis.call('ZRANGE', KEYS[2], 0, excess + 99, 'WITHSCORES')
@@ -255,8 +282,11 @@ end
 return 1
 `;
 
-/** KEYS: lease, value key. ARGV: lease value, value. Replaces a value only the holder may write (run-watch memory). */
+/**
+ * KEYS: lease, value key. ARGV: lease value, value, ttl ms. Replaces a value only the holder may write (run-watch
+ * memory), kept for the ttl: the memory of a node that was removed (or got a new id) goes by itself.
+ */
 export const FENCED_SET = `${FENCE}
-redis.call('SET', KEYS[2], ARGV[2])
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 return 1
 `;

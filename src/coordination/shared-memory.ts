@@ -10,6 +10,14 @@ import { fenced, FencedError } from './leases';
 import { FENCED_SET } from './scripts';
 import { StoreRedis } from './stores';
 
+/**
+ * A shared memory is kept this long after its last write: the memory of a node removed from the flows (or copied
+ * under a new id) does not stay in Redis for ever. The holder writes it again at least every SHARED_MEMORY_REFRESH_MS,
+ * changed or not, so a watched instrument's memory never expires while it is idle.
+ */
+export const SHARED_MEMORY_TTL_MS = 30 * 24 * 3600_000;
+export const SHARED_MEMORY_REFRESH_MS = 24 * 3600_000;
+
 /** One JSON value per instrument and name (a node id, the same on every replica), written only by the lease holder. */
 export class SharedValue {
   constructor(
@@ -22,13 +30,22 @@ export class SharedValue {
     return this.keys.shared(`memory:${this.name}`);
   }
 
-  async read(): Promise<string | null> {
-    return this.redis.get(this.key);
+  /** The value and the fencing token it was written under (0: written by a version that did not say). */
+  async read(): Promise<{ token: number; json: string } | null> {
+    const raw = await this.redis.get(this.key);
+    if (raw === null) return null;
+    const nl = raw.indexOf('\n');
+    const token = nl > 0 ? Number(raw.slice(0, nl)) : NaN;
+    return Number.isSafeInteger(token) ? { token, json: raw.slice(nl + 1) } : { token: 0, json: raw };
   }
 
-  /** Throws FencedError when `leaseValue` no longer holds the lease (nothing written). */
-  async write(leaseValue: string, json: string): Promise<void> {
-    await fenced('run-watch memory', () => this.redis.eval(FENCED_SET, 2, this.keys.lease, this.key, leaseValue, json));
+  /**
+   * Written under the lease `<token>:<replica>` (the token is kept with the value), kept for `ttlMs`. Throws
+   * FencedError when `leaseValue` no longer holds the lease (nothing written).
+   */
+  async write(leaseValue: string, json: string, ttlMs = SHARED_MEMORY_TTL_MS): Promise<void> {
+    const value = `${leaseValue.slice(0, Math.max(0, leaseValue.indexOf(':')))}\n${json}`;
+    await fenced('run-watch memory', () => this.redis.eval(FENCED_SET, 2, this.keys.lease, this.key, leaseValue, value, ttlMs));
   }
 }
 
@@ -39,18 +56,33 @@ export type SaveVerdict = 'ok' | 'fenced' | 'lost';
 export class CoordinatedMemory<T> {
   /** the lease token under which the local memory was last read or written: the local copy is current while it holds */
   private currentToken?: number;
-  /** the local memory went further than the shared one while Redis failed (what this replica sent, marked) */
-  private ahead = false;
+  /**
+   * the local memory went further than the shared one while Redis failed (what this replica sent, marked): set to
+   * the newest fencing token this replica knew then. A shared memory written under a newer token was written after
+   * (by a holder that continued, its memory the newer one); else this replica's own is what went out last.
+   */
+  private aheadAfter?: number;
   /** this poll decides on a memory that could not be read: what it sends is marked */
   private unproved = false;
-  /** what was last written under `currentToken`: an unchanged memory is not written again */
+  /** what was last written under `currentToken`: an unchanged memory is not written again (until its refresh) */
   private lastJson?: string;
+  /** when it was last written (the coordination's clock) */
+  private lastWriteAt = 0;
 
   constructor(
     private readonly coordination: InstrumentCoordination,
     private readonly shared: SharedValue,
     private readonly parse: (json: string) => T | undefined,
   ) {}
+
+  private get ahead(): boolean {
+    return this.aheadAfter !== undefined;
+  }
+
+  private set ahead(value: boolean) {
+    if (!value) this.aheadAfter = undefined;
+    else this.aheadAfter ??= this.coordination.knownToken;
+  }
 
   /** Whether this replica should poll now: it holds the lease, or coordination is lost (notifications go on). */
   get active(): boolean {
@@ -65,17 +97,18 @@ export class CoordinatedMemory<T> {
     this.unproved = false;
     const state = this.coordination.state;
     if (!this.coordination.isHolder) {
-      if (state.role === 'lost')
-        this.ahead = true; // it notifies on its own memory: that memory is what went out
-      else this.ahead = false; // standby: the holder writes the shared memory
+      if (state.role === 'lost') this.ahead = true; // it notifies on its own memory: that memory is what went out
       this.currentToken = undefined;
       return 'local';
     }
-    if (state.token === this.currentToken || this.ahead) return 'local';
+    if (state.token === this.currentToken) return 'local';
     try {
-      const raw = await this.shared.read();
+      const stored = await this.shared.read();
       this.currentToken = state.token;
-      return { memory: raw === null ? undefined : this.parse(raw) };
+      // what this replica sent while Redis failed is newer than a memory written before: written back by the save
+      if (this.ahead && (stored?.token ?? 0) <= (this.aheadAfter ?? 0)) return 'local';
+      this.ahead = false;
+      return { memory: stored === null ? undefined : this.parse(stored.json) };
     } catch {
       this.unproved = true; // Redis failed: decide on the local memory, send marked (a duplicate beats a miss)
       return 'local';
@@ -97,9 +130,12 @@ export class CoordinatedMemory<T> {
     }
     const token = this.coordination.state.token;
     const json = JSON.stringify(memory);
-    if (json === this.lastJson && token === this.currentToken && !this.ahead && !this.unproved) return 'ok';
+    const now = this.coordination.now();
+    const fresh = now - this.lastWriteAt < SHARED_MEMORY_REFRESH_MS;
+    if (json === this.lastJson && token === this.currentToken && !this.ahead && !this.unproved && fresh) return 'ok';
     try {
       await this.shared.write(lease, json);
+      this.lastWriteAt = now;
       this.lastJson = json;
       this.currentToken = token;
       this.ahead = false;

@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'crypto';
 
 import type { AnswerRecord } from '../client';
 import { MAX_ANSWERS_KEPT } from '../client/answer-ledger';
+import { LOGIN_TIMEOUT_MS } from '../client/session';
 import { InstrumentKeys } from './keys';
 import { fenced, RedisLike } from './leases';
 import {
@@ -35,6 +36,7 @@ export interface StoreRedis extends RedisLike {
   set(key: string, value: string, ex: 'EX', seconds: number): Promise<string | null>;
   set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<string | null>;
   del(key: string): Promise<number>;
+  zcount(key: string, min: string, max: string): Promise<number>;
 }
 
 /** An open error as the replicas remember it: what was raised, so a new holder can say it resolved. */
@@ -155,7 +157,13 @@ export class SharedLedger {
   async claim(
     errorKey: string,
     response: string,
-    options: { by?: string; identity?: string; leaseValue?: string; supersedes?: (existing: ClaimedAnswer) => boolean } = {},
+    options: {
+      by?: string;
+      identity?: string;
+      leaseValue?: string;
+      /** whether `existing` is over (`ageMs`: since it was claimed, by Redis's clock; undefined when not known) */
+      supersedes?: (existing: ClaimedAnswer, ageMs: number | undefined) => boolean;
+    } = {},
   ): Promise<LedgerClaim> {
     const record: ClaimedAnswer = { errorKey, response, at: this.now(), outcome: 'in-flight', replica: this.replica };
     if (options.by) record.by = options.by;
@@ -168,10 +176,12 @@ export class SharedLedger {
         : await fenced('automatic answer', () =>
             this.redis.eval(FENCED_LEDGER_CLAIM, 3, this.keys.lease, this.hash, this.order, lease, errorKey, json),
           );
-    if (typeof existing === 'string') {
-      const found = JSON.parse(existing) as ClaimedAnswer;
+    if (Array.isArray(existing)) {
+      const [raw, age] = existing as [string, string];
+      const found = JSON.parse(raw) as ClaimedAnswer;
+      const ageMs = age === '' ? undefined : Number(age);
       // an answer to another error that had this id (an instrument reusing ids): that error is over, this claim wins
-      const replaced = options.supersedes?.(found) === true && Number(await this.settle(errorKey, existing, json)) === 1;
+      const replaced = options.supersedes?.(found, ageMs) === true && Number(await this.settle(errorKey, raw, json)) === 1;
       if (!replaced) return { ok: false, existing: found };
     }
     // not fenced: confirming or releasing after the lease moved on is still right (the answer was sent or refused)
@@ -188,6 +198,17 @@ export class SharedLedger {
 
 /** A claim in flight for longer than this was lost with its replica (requests time out far sooner). */
 export const STALE_LEDGER_CLAIM_MS = 10 * 60_000;
+
+/**
+ * How long an answer claimed in the shared ledger may still be in flight when its lh-server's requests time out
+ * after `requestTimeoutMs`: a login first (LOGIN_TIMEOUT_MS at most), then the answer, twice over for safety, and
+ * never less than STALE_LEDGER_CLAIM_MS. Past it the claim was lost with its replica and gives way; before, a second
+ * answer could reach the instrument while the first is still on its way (a slow instrument, a long timeout).
+ */
+export function staleClaimMsFor(requestTimeoutMs: number): number {
+  const timeout = Number.isFinite(requestTimeoutMs) && requestTimeoutMs > 0 ? requestTimeoutMs : 0;
+  return Math.max(STALE_LEDGER_CLAIM_MS, 2 * (LOGIN_TIMEOUT_MS + timeout));
+}
 
 /** A pending policy default, due at `dueAt` (ms since the epoch). */
 export interface DueDefault {
@@ -302,6 +323,17 @@ export class SharedOnce {
         await this.redis.eval(FORM_TOKEN_USE, 2, perError, all, mac, Math.floor(expiresAt), caps.maxPerError, caps.maxAll),
       ) === 1
     );
+  }
+
+  /** Whether forms of page `page` for `errorKey` are refused because the used-set is full of live tokens (useForm). */
+  async formsFull(page: string, errorKey: string, caps: { maxPerError: number; maxAll: number }): Promise<boolean> {
+    const error = createHash('sha256').update(errorKey).digest('hex').slice(0, 24);
+    const now = `(${Date.now()}`;
+    const [mine, all] = await Promise.all([
+      this.redis.zcount(this.keys.shared(`forms:${page}:${error}`), now, '+inf'),
+      this.redis.zcount(this.keys.shared(`forms:${page}`), now, '+inf'),
+    ]);
+    return mine >= caps.maxPerError || all >= caps.maxAll;
   }
 
   /** Issues a one-time token valid for `ttlSeconds` on every replica. */

@@ -66,6 +66,21 @@ describeWithRedis('coordination: Redis state stays bounded', function () {
     );
   });
 
+  it('answer ledger: kept 30 days after its last claim or answer (an instrument taken out leaves nothing for ever)', async function () {
+    const k = fresh().instrument('gone');
+    const ledger = new SharedLedger(db.redis, k, 'A', 'r1');
+    const claim = await ledger.claim('1', 'Retry');
+    assert.ok(claim.ok);
+    const month = 30 * 24 * 3600_000;
+    for (const key of [k.ledger('A'), `${k.ledger('A')}:order`]) {
+      const ttl = await db.redis.pttl(key);
+      assert.ok(ttl > month - 60_000 && ttl <= month, `${key} expires (pttl ${ttl})`);
+    }
+    await db.redis.pexpire(k.ledger('A'), 1000);
+    await claim.confirm();
+    assert.ok((await db.redis.pttl(k.ledger('A'))) > month - 60_000, 'an answer keeps it another 30 days');
+  });
+
   it('answer ledger: claims left in flight by dead replicas are dropped once no request can still be open', async function () {
     const k = fresh().instrument('inst');
     const dead = new SharedLedger(db.redis, k, 'A', 'dead', Date.now, { maxKept: MAX_KEPT, staleClaimMs: 0 });
@@ -127,6 +142,8 @@ describeWithRedis('coordination: Redis state stays bounded', function () {
     assert.equal(await once.useForm('page', 'e1', 'new-3', live, caps), false, 'full of live tokens: refused');
     assert.equal(await once.useForm('page', 'e1', 'new-1', live, caps), false, 'used once');
     assert.ok(await once.useForm('page', 'e2', 'other-1', live, caps), 'another error keeps its share');
+    assert.equal(await once.formsFull('page', 'e1', caps), true, 'the page can say why e1 is refused: full');
+    assert.equal(await once.formsFull('page', 'e2', caps), false);
     const ttl = await db.redis.pttl(k.shared('forms:page'));
     assert.ok(ttl > 0 && ttl <= 60_000, `the page's set expires with its last form (pttl ${ttl})`);
   });

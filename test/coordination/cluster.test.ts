@@ -12,7 +12,7 @@ import { connectRedis, CoordinationRedis } from '../../src/coordination/connect'
 import { Coordinator } from '../../src/coordination/coordinator';
 import { StoreRedis } from '../../src/coordination/stores';
 import { describeWithRedis } from '../support/redis-server';
-import { ClusterHarness } from '../support/redis-topologies';
+import { ClusterHarness, skipTopologyUnlessAvailable } from '../support/redis-topologies';
 import { until } from '../support/until';
 
 describeWithRedis('coordination: Redis Cluster (lh-coordination mode "cluster")', function () {
@@ -22,7 +22,7 @@ describeWithRedis('coordination: Redis Cluster (lh-coordination mode "cluster")'
   const coordinators: Coordinator[] = [];
 
   before(async function () {
-    if (process.env.LH_REDIS_URL) this.skip(); // needs local redis-server processes
+    skipTopologyUnlessAvailable(this, 'cluster');
     await harness.start();
   });
   after(async function () {

@@ -98,4 +98,51 @@ describeWithRedis('coordination: policy answers fenced by the lease (issue 19)',
     assert.equal(collector.count('raised', id), 1, `raised once: ${events}`);
     assert.ok(collector.count('resolved', id) <= 1, `resolved at most once: ${events}`);
   });
+
+  it('a holder killed while its taken default waits for an answer in flight: the new holder sends the default, once', async function () {
+    const instruments = [{ id: 'i1', baseUrl: sim.baseUrl }];
+    const flows = watchFlows({
+      redisUrl: db.harness.url,
+      prefix: `${prefix}-kill`,
+      leaseSeconds: LEASE_S,
+      instruments,
+      collectorUrl: collector.url,
+      policyDelay: 1,
+    });
+    for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentialsFor(instruments)));
+    await Promise.all(replicas.map((r) => r.start()));
+    const holder = (): Promise<Replica | undefined> =>
+      leaseHolder(db.redis, `${prefix}-kill`, { baseUrl: sim.baseUrl }, replicas);
+    await until(async () => (await holder())?.name === 'r1', 'r1 holds', 10000);
+    await new Promise((r) => setTimeout(r, 2 * LEASE_S * 1000));
+    assert.equal((await holder())?.name, 'r1', 'r1 keeps it');
+    const puts = (id: string): number =>
+      sim.requests.filter(
+        (r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime' && String((r.body as { id?: unknown }).id) === id,
+      ).length;
+
+    const id = String(sim.injectPendingError({ title: 'waits for a person' }).id);
+    const keys = new CoordinationKeys(`${prefix}-kill`).instrument(`${trimBase(sim.baseUrl)}|`);
+    const person = await new SharedLedger(db.redis, keys, 'A', 'elsewhere').claim(id, 'Abort', { by: 'alice' });
+    assert.ok(person.ok);
+    await until(() => collector.count('raised', id) === 1, 'raised', 10000);
+    const killed = await holder();
+    assert.ok(killed);
+    // the default falls due; the holder takes it, finds the person's answer in flight and waits for it (rechecks)
+    await until(async () => (await db.redis.zcard(`${keys.dueAt}:policy-i1`)) === 1, 'the default scheduled', 10000);
+    await new Promise((r) => setTimeout(r, 2500)); // due after 1 s, then rechecked every second while in flight
+    await killed.kill();
+    await until(async () => (await holder()) !== undefined, 'the other replica took over', 4 * LEASE_S * 1000);
+    await person.release(); // the person's answer was refused: the default is to be sent after all
+
+    await until(() => puts(id) >= 1, 'the default sent by the new holder', 15000);
+    await new Promise((r) => setTimeout(r, 3000)); // more sweeps: still once
+    assert.equal(puts(id), 1, 'the default sent once');
+    const answered = collector.events.filter((e) => e.kind === 'answered' && e.id === id);
+    assert.deepEqual(
+      answered.map((e) => e.replica),
+      [(await holder())?.name],
+      'one auto-answered msg, from the new holder',
+    );
+  });
 });

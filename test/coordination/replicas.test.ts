@@ -49,6 +49,7 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     policyDelay?: number,
   ): Promise<void> {
     const flows = watchFlows({
+      pollConnection: true,
       redisUrl: redisServer.url,
       prefix,
       leaseSeconds: LEASE_S,
@@ -198,6 +199,16 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     );
     sim.resolvePendingError(before);
     await until(() => collector.count('resolved', before) >= 1, 'resolved during the outage', 10000);
+    // the instrument goes away meanwhile: each replica says so, marked (it may come twice)
+    sim.setFaults({ statusRate: 1, statusCode: 503 });
+    await until(() => collector.count('connection', 'offline') === 2, 'offline reported by both', 15000);
+    sim.clearFaults();
+    await until(() => collector.count('connection', 'online') === 2, 'online reported by both', 15000);
+    const connection = collector.events.filter((e) => e.kind === 'connection');
+    assert.ok(
+      connection.every((e) => e.lost === 'lost'),
+      `connection msgs sent without coordination are marked: ${JSON.stringify(connection)}`,
+    );
     await new Promise((r) => setTimeout(r, LEASE_S * 1000));
     redisServer.resume();
 

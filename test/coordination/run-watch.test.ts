@@ -116,4 +116,51 @@ describeWithRedis('coordination: run watch on several Node-RED processes (issue 
         .join(',')})`,
     );
   });
+
+  it('connection msgs once, from the holder: a standby that hears the outage too shows standby and sends nothing', async function () {
+    const instruments = [{ id: 'i1', baseUrl: sim.baseUrl }];
+    const flows = watchFlows({
+      redisUrl: db.harness.url,
+      prefix,
+      leaseSeconds: LEASE_S,
+      instruments,
+      collectorUrl: collector.url,
+      interval: 0.3,
+      runWatch: true,
+      runWatchConnection: true,
+    });
+    // each replica checks its session often (the standby holds one: its run watch listens for pushes), so the
+    // standby's own lh-server sees the instrument go offline and come back, as a standby does in a lab within minutes
+    const settings = { liquidHandler: { sessionCheckSeconds: 0.2 } };
+    for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentialsFor(instruments), settings));
+    await Promise.all(replicas.map((r) => r.start()));
+    await until(async () => (await holder()) !== undefined, 'a holder', 10000);
+    await until(() => last() === 'Idle', 'Idle reported', 10000);
+    const statuses = (r: Replica): string[] =>
+      collector.events.filter((e) => e.kind === 'status' && e.replica === r.name).map((e) => e.id);
+    // the leases settle once both replicas are live (the first one up may hand the instrument to the other)
+    await until(() => replicas.some((r) => statuses(r).at(-1)?.startsWith('standby') === true), 'a standby', 10000);
+    await settle();
+    const watching = await holder();
+    assert.ok(watching);
+    const standby = replicas.find((r) => r !== watching)!;
+    await until(() => statuses(standby).at(-1)?.startsWith('standby') === true, 'the standby says so', 10000);
+    const before = statuses(standby).length;
+
+    sim.setFaults({ statusRate: 1, statusCode: 503 });
+    await until(() => collector.count('connection', 'offline') >= 1, 'offline reported', 15000);
+    await new Promise((r) => setTimeout(r, 4000)); // the standby's session checks: more than 3 failed in a row
+    sim.clearFaults();
+    await until(() => collector.count('connection', 'online') >= 1, 'online reported', 15000);
+    await new Promise((r) => setTimeout(r, 2000)); // the standby's next session checks answered
+
+    const connection = collector.events.filter((e) => e.kind === 'connection').map((e) => `${e.id}@${e.replica}`);
+    assert.equal((await holder())?.name, watching.name, 'the holder did not change (else the test proves nothing)');
+    assert.deepEqual(connection, [`offline@${watching.name}`, `online@${watching.name}`], 'each change once, from the holder');
+    const shown = statuses(standby).slice(before);
+    assert.ok(
+      shown.every((text) => text.startsWith('standby')),
+      `the standby showed only its standby line: ${JSON.stringify(shown)}`,
+    );
+  });
 });

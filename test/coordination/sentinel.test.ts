@@ -13,7 +13,7 @@ import { Coordinator } from '../../src/coordination/coordinator';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { SharedLedger, StoreRedis } from '../../src/coordination/stores';
 import { describeWithRedis } from '../support/redis-server';
-import { SENTINEL_MASTER, SentinelHarness } from '../support/redis-topologies';
+import { SENTINEL_MASTER, SentinelHarness, skipTopologyUnlessAvailable } from '../support/redis-topologies';
 import { until } from '../support/until';
 
 describeWithRedis('coordination: Redis Sentinel (lh-coordination mode "sentinel")', function () {
@@ -23,7 +23,7 @@ describeWithRedis('coordination: Redis Sentinel (lh-coordination mode "sentinel"
   let coordinator: Coordinator | undefined;
 
   before(async function () {
-    if (process.env.LH_REDIS_URL) this.skip(); // needs local redis-server processes it can kill
+    skipTopologyUnlessAvailable(this, 'sentinel');
     await harness.start();
   });
   after(async function () {

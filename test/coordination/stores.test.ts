@@ -3,9 +3,18 @@ import assert from 'assert';
 import fc from 'fast-check';
 
 import { CoordinationConfigError, coordinationSettings } from '../../src/coordination/config';
+import { Coordinator } from '../../src/coordination/coordinator';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { FencedError, Leases } from '../../src/coordination/leases';
-import { registrationUsers, SharedDefaults, SharedLedger, SharedOnce, sharedSecret } from '../../src/coordination/stores';
+import {
+  registrationUsers,
+  SharedDefaults,
+  SharedLedger,
+  SharedOnce,
+  sharedSecret,
+  STALE_LEDGER_CLAIM_MS,
+  staleClaimMsFor,
+} from '../../src/coordination/stores';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 
 describe('coordination: lh-coordination settings', function () {
@@ -150,6 +159,64 @@ describeWithRedis('coordination: shared stores on a real Redis', function () {
     assert.ok(reused.ok, 'an answer kept for the error that had the id before gives way');
     const again = await a.claim('7', 'Retry', { identity: 'new-error', supersedes: (e) => e.identity !== 'new-error' });
     assert.ok(!again.ok && again.existing.replica === 'b', 'the new error is answered once');
+  });
+
+  it("answer ledger: a claim in flight is stale by Redis's clock, not by the replicas' (a host whose clock runs 15 min ahead)", async function () {
+    const prefix = `lh-skew-${process.pid}`;
+    const now = Date.now();
+    const right = new Coordinator({ redis: db.redis, prefix, leaseMs: 60000, replica: 'right', now: () => Date.now() });
+    const ahead = new Coordinator({
+      redis: db.redis,
+      prefix,
+      leaseMs: 60000,
+      replica: 'ahead',
+      now: () => Date.now() + 15 * 60_000,
+    });
+    const behind = new Coordinator({
+      redis: db.redis,
+      prefix,
+      leaseMs: 60000,
+      replica: 'behind',
+      now: () => Date.now() - 15 * 60_000,
+    });
+    const inFlight = await right.answerClaims('inst').claim('A', '9', 'Retry', {});
+    assert.ok(inFlight.ok, 'a person answers on one replica (its request in flight)');
+    const second = await ahead.answerClaims('inst').claim('A', '9', 'Abort', {});
+    assert.ok(!second.ok, 'another replica, its clock 15 min ahead, does not take the claim in flight for a dead one');
+    // a claim really left by a dead replica (claimed 11 min ago by Redis's clock) gives way, whatever the clock says
+    const order = `${new CoordinationKeys(prefix).instrument('inst').ledger('A')}:order`;
+    const dead = await behind.answerClaims('inst').claim('A', '10', 'Retry', {});
+    assert.ok(dead.ok);
+    await db.redis.zadd(order, String(now - 11 * 60_000), '10');
+    const taken = await right.answerClaims('inst').claim('A', '10', 'Abort', {});
+    assert.ok(taken.ok, 'a claim in flight for longer than any request gives way (its replica died mid-request)');
+  });
+
+  it('answer ledger: a claim stays in flight as long as an answer request may take (an lh-server timeout of 15 min)', async function () {
+    const prefix = `lh-slow-${process.pid}`;
+    const order = `${new CoordinationKeys(prefix).instrument('slow').ledger('A')}:order`;
+    const coordinators = ['a', 'b'].map((replica) => new Coordinator({ redis: db.redis, prefix, leaseMs: 60000, replica }));
+    try {
+      for (const c of coordinators) c.join('slow', { requestTimeoutMs: 15 * 60_000 });
+      const [a, b] = coordinators.map((c) => c.answerClaims('slow'));
+      const first = await a.claim('A', '3', 'Retry', {});
+      assert.ok(first.ok);
+      await db.redis.zadd(order, String(Date.now() - 11 * 60_000), '3'); // its request still waits on a slow instrument
+      assert.ok(!(await b.claim('A', '3', 'Abort', {})).ok, 'not taken for a dead replica’s while a request may still be open');
+      await db.redis.zadd(order, String(Date.now() - 32 * 60_000), '3');
+      assert.ok(
+        (await b.claim('A', '3', 'Abort', {})).ok,
+        'past the longest request (login and answer, twice over) it gives way',
+      );
+    } finally {
+      for (const c of coordinators) await c.close();
+    }
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 24 * 3600_000 }), (timeout) => {
+        const stale = staleClaimMsFor(timeout);
+        return stale >= STALE_LEDGER_CLAIM_MS && stale > 2 * timeout;
+      }),
+    );
   });
 
   it('B handler registration: only the last live replica that uses it unregisters', async function () {

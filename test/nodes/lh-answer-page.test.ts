@@ -3,6 +3,7 @@ import path from 'path';
 
 import FakeTimers from '@sinonjs/fake-timers';
 
+import { MAX_USED_PER_ERROR } from '../../src/nodes/lh-answer-page/form-tokens';
 import { collect, helper, nextMessage } from '../support/runtime';
 import { answerOnPage, fetchText, formOf, loadWithPage, usePageSuite } from './lh-answer-page.support';
 import { bServerFlow } from './lh-error-poll.support';
@@ -112,6 +113,25 @@ describe('lh-answer-page', function () {
     const reused = await fetchText(link.split('?')[0], { form: { t, form: form.form, response: 'Retry' } });
     assert.equal(reused.status, 403, 'a form token worked twice');
     assert.equal(puts().length, 0);
+  });
+
+  it('an error whose forms were all used up (200 posted in 30 min) says so and where to answer, not "open the link again"', async function () {
+    await load();
+    const error = sim.injectPendingError({ responses: ['Retry', 'Abort'] });
+    const link = String((await linkFor(error as unknown as Msg, 'A')).answerUrl);
+    const t = new URL(link).searchParams.get('t') ?? '';
+    // someone with the link posts forms with an answer the instrument refuses, one error's whole share
+    for (let i = 0; i < MAX_USED_PER_ERROR; i++) {
+      const form = formOf((await fetchText(link)).text);
+      assert.equal((await fetchText(link.split('?')[0], { form: { t, form: form.form, response: 'Nope' } })).status, 502);
+    }
+    const form = formOf((await fetchText(link)).text); // the operator opens the link: the page still shows the form
+    const refused = await fetchText(link.split('?')[0], { form: { t, form: form.form, response: 'Retry' } });
+    assert.equal(refused.status, 429);
+    assert.match(refused.text, /Too many answer forms were posted for this error/);
+    assert.match(refused.text, /Answer on the instrument/);
+    assert.doesNotMatch(refused.text, /Open the link again to answer/, 'opening it again would be refused again');
+    assert.equal(puts().filter((b) => (b as Msg).selectedResponse === 'Retry').length, 0);
   });
 
   it('refuses forged, altered and expired links with a plain 403 page', async function () {

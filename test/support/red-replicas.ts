@@ -95,6 +95,11 @@ export function watchFlows(options: {
   policyDelay?: number;
   /** an lh-run-watch node per instrument (`watch-<id>`): its state changes and finished runs go to the collector */
   runWatch?: boolean;
+  /** with runWatch: its connection msgs (output 4, kind `connection`, id offline/online) and its status changes
+   * (a status node, kind `status`, id the status text) go to the collector too */
+  runWatchConnection?: boolean;
+  /** the error polls' connection msgs (output 3) go to the collector (kind `connection`, id offline/online) */
+  pollConnection?: boolean;
 }): FlowNode[] {
   const flows: FlowNode[] = [
     { id: 'tab', type: 'tab', label: 'coordination test' },
@@ -119,12 +124,23 @@ export function watchFlows(options: {
       wires: [['post']],
     });
   }
+  if (options.runWatchConnection || options.pollConnection) {
+    flows.push({
+      id: 'to-connection',
+      type: 'function',
+      z: 'tab',
+      func: `msg.payload = { kind: 'connection', id: msg.event, replica: env.get('LH_REPLICA'), lost: msg.coordination }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
+      outputs: 1,
+      wires: [['post']],
+    });
+  }
   if (options.runWatch) {
     // a state change is collected as `<previousState>><state>`, a finished run as its protocol and start time
-    const ids = {
+    const ids: Record<string, string> = {
       state: "String(msg.previousState) + '>' + msg.state",
       finished: "msg.protocolName + '@' + msg.payload.startTime",
     };
+    if (options.runWatchConnection) ids.status = 'String(msg.status.text)';
     for (const [kind, id] of Object.entries(ids)) {
       flows.push({
         id: `to-${kind}`,
@@ -146,8 +162,11 @@ export function watchFlows(options: {
         interval: options.interval ?? 0.5,
         offlineAfter: 3,
         progressInterval: 0,
-        wires: [['to-state'], ['to-finished'], [], []],
+        wires: [['to-state'], ['to-finished'], [], options.runWatchConnection ? ['to-connection'] : []],
       });
+      if (options.runWatchConnection) {
+        flows.push({ id: `status-${inst.id}`, type: 'status', z: 'tab', scope: [`watch-${inst.id}`], wires: [['to-status']] });
+      }
     }
     flows.push(
       {
@@ -170,8 +189,12 @@ export function watchFlows(options: {
         offlineAfter: 3,
         wires:
           options.policyDelay === undefined
-            ? [['to-raised'], ['to-resolved'], []]
-            : [['to-raised', `policy-${inst.id}`], ['to-resolved', `policy-${inst.id}`], []],
+            ? [['to-raised'], ['to-resolved'], options.pollConnection ? ['to-connection'] : []]
+            : [
+                ['to-raised', `policy-${inst.id}`],
+                ['to-resolved', `policy-${inst.id}`],
+                options.pollConnection ? ['to-connection'] : [],
+              ],
       },
     );
     if (options.policyDelay !== undefined) {

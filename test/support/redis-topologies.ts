@@ -5,7 +5,7 @@
  * --sentinel` watching the master (quorum 1, down after 1 s), each a child process on a free loopback port with its
  * own temp dir. `killMaster` SIGKILLs the master; the sentinel then promotes the replica.
  */
-import { ChildProcess, spawn } from 'child_process';
+import { ChildProcess, execFileSync, spawn } from 'child_process';
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
@@ -15,6 +15,39 @@ import Redis from 'ioredis';
 import { freePort, redisServerBinary } from './redis-server';
 
 export const SENTINEL_MASTER = 'lh-master';
+
+/** redis-cli (it creates the cluster): beside redis-server, else on the PATH; undefined when neither has it. */
+export function redisCliBinary(): string | undefined {
+  const server = redisServerBinary();
+  const beside = server ? path.join(path.dirname(server), 'redis-cli') : undefined;
+  if (beside && fs.existsSync(beside)) return beside;
+  try {
+    return execFileSync('sh', ['-c', 'command -v redis-cli'], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why a topology suite cannot run here (undefined: it can): it starts and kills its own redis-server processes, so
+ * an external LH_REDIS_URL does not do, and a cluster needs redis-cli. The caller skips and prints it loudly.
+ */
+export function topologySkipReason(topology: 'sentinel' | 'cluster'): string | undefined {
+  const what = topology === 'cluster' ? 'Redis Cluster' : 'Redis Sentinel';
+  if (process.env.LH_REDIS_URL)
+    return `the ${what} suite starts its own redis-server processes; unset LH_REDIS_URL and install redis-server to run it`;
+  if (topology === 'cluster' && !redisCliBinary())
+    return `the ${what} suite needs redis-cli (sudo apt-get install redis-tools, which comes with redis-server)`;
+  return undefined;
+}
+
+/** Skips the calling suite when its topology cannot run here, with one loud line saying why and how to enable it. */
+export function skipTopologyUnlessAvailable(context: Mocha.Context, topology: 'sentinel' | 'cluster'): void {
+  const why = topologySkipReason(topology);
+  if (!why) return;
+  console.warn(`\n!!! SKIPPED ${why}.\n`);
+  context.skip();
+}
 
 async function startServer(args: string[], ready: RegExp, dir: string): Promise<ChildProcess> {
   const binary = redisServerBinary();
@@ -136,7 +169,8 @@ export class ClusterHarness {
       );
       this.ports.push(port);
     }
-    const cli = path.join(path.dirname(redisServerBinary() ?? '/usr/bin/redis-server'), 'redis-cli');
+    const cli = redisCliBinary();
+    if (!cli) throw new Error('redis-cli is not installed (apt-get install redis-tools)');
     await new Promise<void>((resolve, reject) => {
       const child = spawn(
         cli,
@@ -148,6 +182,7 @@ export class ClusterHarness {
       let output = '';
       child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
       child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+      child.once('error', reject);
       child.once('exit', (code) =>
         code === 0 ? resolve() : reject(new Error(`redis-cli --cluster create failed (${String(code)}):\n${output}`)),
       );

@@ -88,6 +88,15 @@ export class FormTokens {
     return true;
   }
 
+  /**
+   * Whether a form of `errorKey` is refused because the used-set is full of live tokens (its error's share or the
+   * whole set): the page then says so, since opening the link again would not help until some expire.
+   */
+  full(errorKey: string): boolean {
+    this.prune(this.now());
+    return this.usedCount >= MAX_USED_TOKENS || (this.used.get(errorKey)?.size ?? 0) >= MAX_USED_PER_ERROR;
+  }
+
   /** Used tokens remembered now (the only memory the tokens take). */
   get size(): number {
     return this.usedCount;

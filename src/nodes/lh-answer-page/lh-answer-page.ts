@@ -159,6 +159,14 @@ export = function register(RED: Red): void {
       return (mac, expiresAt, errorKey) =>
         once.useForm(node.id, errorKey, mac, expiresAt, { maxPerError: MAX_USED_PER_ERROR, maxAll: MAX_USED_TOKENS });
     };
+    /** whether forms of the error are refused because the used-set (the replicas' one, with coordination) is full */
+    const formsFull = async (errorKey: string): Promise<boolean> => {
+      const server = RED.nodes.getNode(String(config.server ?? ''));
+      if (!isServerNode(server) || !server.coordinator || !secrets.coordinated) return forms.full(errorKey);
+      return server.coordinator
+        .once(server.instrumentKey)
+        .formsFull(node.id, errorKey, { maxPerError: MAX_USED_PER_ERROR, maxAll: MAX_USED_TOKENS });
+    };
     /** the check by the secret that signed the token, else why the first refused it */
     const verify = (token: unknown): LinkCheck => {
       const checks = secrets.all.map((s) => verifyLink(token, s, Date.now()));
@@ -374,7 +382,12 @@ export = function register(RED: Red): void {
       const title = titleOf(link);
       const base: OutcomeView = { kind: 'form-used', instrument: displayName(), errorKey: link.key, title };
       // a form token is bound to the error it was shown for (id and identity): never usable with another error's link
-      if (!(await forms.useShared(form.get('form'), recordKey(link), usedForms()))) return reply(res, 403, outcomePage(base));
+      if (!(await forms.useShared(form.get('form'), recordKey(link), usedForms()))) {
+        // full of forms posted earlier (someone with the link, or a script): opening it again would not help
+        if (await formsFull(recordKey(link)).catch(() => false))
+          return reply(res, 429, outcomePage({ ...base, kind: 'forms-full' }));
+        return reply(res, 403, outcomePage(base));
+      }
       const typed = (form.get('by') ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_NAME);
       // the user httpNodeAuth checked is who answered; a typed name never replaces it (it goes into `name`)
       const user = RED.settings.httpNodeAuth ? basicAuthUser(req) : undefined;

@@ -4,6 +4,8 @@
  */
 import { createHash } from 'crypto';
 
+import { FORM_TOKEN_LIFETIME_MS } from './form-tokens';
+
 export function escapeHtml(value: unknown): string {
   return String(value ?? '').replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
@@ -162,7 +164,7 @@ ${buttons || '<p>The error offers no answer here.</p>'}
 }
 
 export type OutcomeKind =
-  'answered' | 'already-answered' | 'not-pending' | 'refused' | 'failed' | 'form-used' | 'changed' | 'invalid';
+  'answered' | 'already-answered' | 'not-pending' | 'refused' | 'failed' | 'form-used' | 'forms-full' | 'changed' | 'invalid';
 
 export interface OutcomeView {
   kind: OutcomeKind;
@@ -192,6 +194,9 @@ function who(v: OutcomeView): string {
 }
 
 /** What happened after the button, or what a second visit finds. */
+/** A form's lifetime in minutes, as the page says it. */
+const FORM_MINUTES = Math.round(FORM_TOKEN_LIFETIME_MS / 60_000);
+
 export function outcomePage(v: OutcomeView): string {
   const head = `<h1>${escapeHtml(v.title ?? 'Instrument error')}</h1><p class="meta">Instrument: ${escapeHtml(v.instrument)}</p><p class="meta">Error: ${escapeHtml(v.errorKey)}</p>`;
   let text: string;
@@ -220,6 +225,11 @@ export function outcomePage(v: OutcomeView): string {
       break;
     case 'form-used':
       text = `<div class="outcome warn">This form was already used or has expired. Nothing was sent.</div><p>Open the link again to answer.</p>`;
+      break;
+    case 'forms-full':
+      text =
+        `<div class="outcome bad">Too many answer forms were posted for this error (or this page) in the last ${FORM_MINUTES} minutes. Nothing was sent.</div>` +
+        `<p>Answer on the instrument. The page takes answers for this error again once the forms posted earlier expire (within ${FORM_MINUTES} minutes).</p>`;
       break;
     case 'changed':
       text =

@@ -186,6 +186,8 @@ export = function register(RED: Red): void {
       const again: PendingDefault = { ...waiting, deadline: Date.now() + IN_FLIGHT_RECHECK_MS };
       book.add(again);
       save();
+      // coordinated: a default taken from the shared schedule goes back there while it waits (a new holder sends it)
+      if (coordinated) void coordinated.requeue(again);
       schedule(again);
     }
 

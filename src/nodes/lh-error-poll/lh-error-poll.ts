@@ -308,11 +308,15 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
       reason: change.reason,
       interfaces: change.state === 'offline' ? interfaces : undefined,
     };
-    node.send([null, null, connectionMessage(change.state, instrument, details)]);
+    // watching without Redis (coordination lost): every replica says it, marked
+    const mark = gate && coordinationStatus(w.server.coordination) ? { coordination: 'lost' } : {};
+    node.send([null, null, { ...connectionMessage(change.state, instrument, details), ...mark }]);
   }
 
   function showStatus(polled: StatusDecision): void {
     const coordinated = coordinationStatus(w.server.coordination);
+    // a standby names who watches, above the connection state (the holder shows and reports that)
+    status.standby(gate && !gate.active ? coordinated : undefined);
     if (coordinated) return status.other(coordinated);
     const decision = listening ? withFirmwareErrors(polled, watch) : polled;
     switch (decision.kind) {

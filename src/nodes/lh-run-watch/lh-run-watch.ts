@@ -172,6 +172,8 @@ function watch(
   let lastProblem = '';
 
   function show(s: RunStatus, now: number): void {
+    const lost = store.status(); // watching without Redis: the status says so (what it sends is marked)
+    if (lost) return status.other(lost);
     const p = progressOf(s, now);
     const subs = { state: s.protocolRunState, percent: p ? Math.round(p.progress * 100) : 0 };
     if (s.protocolRunState === 'Idle') status.idle('lh-run-watch.status.state', subs);
@@ -182,10 +184,10 @@ function watch(
 
   async function pollOnce(started: number): Promise<number> {
     if (!store.active) {
-      const standby = store.status();
-      if (standby) node.status(standby);
+      status.standby(store.status()); // above the connection state: the holder shows and reports that
       return baseMs; // another replica watches; a role change triggers a poll at once
     }
+    status.standby(undefined);
     let s: RunStatus;
     try {
       s = await client.runs.status();
@@ -230,15 +232,16 @@ function watch(
           }
         : null;
     if (seen.change && p) memory.progressAt = now;
+    // the finished msg (its run record read from the instrument) is ready before the memory is recorded: a holder
+    // that dies while it reads has recorded nothing and the next one reports the run; recorded, it is sent at once
+    const finished = seen.finished ? await finishedMessage(client, seen.finished, instrument) : undefined;
+    if (loop.stopped) return baseMs;
     // recorded before it is sent: a paused old holder sends nothing; without Redis it goes out marked
     const verdict = await store.save(memory);
     if (verdict === 'fenced' || loop.stopped) return baseMs;
     const mark = verdict === 'lost' ? { coordination: 'lost' } : {};
     if (change || progress) node.send([change && { ...change, ...mark }, null, progress && { ...progress, ...mark }, null]);
-    if (seen.finished) {
-      const finished = await finishedMessage(client, seen.finished, instrument);
-      if (!loop.stopped) node.send([null, { ...finished, ...mark }, null, null]);
-    }
+    if (finished) node.send([null, { ...finished, ...mark }, null, null]);
     const run = memory.run;
     if (run && run.priorRecordIds === undefined) {
       run.priorRecordIds = await listedIds(client);
@@ -256,12 +259,13 @@ function watch(
 
   /** The server's connection state changed: offline or online once per change on output 4 (the status shows it). */
   function onConnection(view: ConnectionView): void {
-    if (loop.stopped) return;
+    if (loop.stopped || !store.active) return; // a standby's holder reports it
     const { reported, change } = connectionChange(memory.connection, view);
     memory.connection = reported;
     if (!change) return;
     const details = { failedPolls: change.failedPolls, reason: change.state === 'offline' ? change.reason : undefined };
-    node.send([null, null, null, connectionMessage(change.state, instrument, details)]);
+    const mark = store.status() ? { coordination: 'lost' } : {}; // watching without Redis: every replica says it
+    node.send([null, null, null, { ...connectionMessage(change.state, instrument, details), ...mark }]);
   }
 
   const loop = new PollLoop(pollOnce);

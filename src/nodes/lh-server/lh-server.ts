@@ -18,12 +18,17 @@ const CLOSE_TIMEOUT_MS = 3000;
 /** How long a close waits for the audit outcomes of the requests it aborted before the trail closes. */
 const AUDIT_SETTLE_MS = 1000;
 
-function clientOptions(RED: Red, config: NodeConfig, credentials: ServerSecrets): ClientOptions {
+/** The configured request timeout (ms), 10 s when not a number > 0. */
+function requestTimeoutOf(config: NodeConfig): number {
   const timeout = Number(config.timeout);
+  return Number.isFinite(timeout) && timeout > 0 ? timeout : 10000;
+}
+
+function clientOptions(RED: Red, config: NodeConfig, credentials: ServerSecrets): ClientOptions {
   return {
     baseUrl: String(config.baseUrl ?? '').trim(),
     instrumentUrl: String(config.instrumentUrl ?? '').trim() || undefined,
-    timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : 10000,
+    timeoutMs: requestTimeoutOf(config),
     tls: tlsOptionsFrom(RED, config.tls, 'lh-server') ?? (config.simulatorCa === true ? simulatorTlsOptions() : undefined),
     credentials: { username: credentials.username || undefined, password: credentials.password },
     instrumentToken: credentials.instrumentToken || undefined,
@@ -47,7 +52,7 @@ export = function register(RED: Red): void {
       // every instrument-changing request of this node's client is audited (src/audit), secrets taken out
       const secrets = [node.credentials?.password, node.credentials?.instrumentToken].filter((s): s is string => Boolean(s));
       // with an lh-coordination node, the chain is the Redis stream the replicas share (joined first for that)
-      joinCoordination(RED, node, config.coordination);
+      joinCoordination(RED, node, config.coordination, requestTimeoutOf(config));
       audit = serverAuditTrail(RED, node, node.instrumentKey, () => secrets, node.coordinator);
       node.client = new LiquidHandlerClient({ ...clientOptions(RED, config, node.credentials ?? {}), audit: audit?.trail });
       // one reachability state for every node of this instrument: each request's outcome, the sockets, the session
@@ -118,7 +123,7 @@ export = function register(RED: Red): void {
 };
 
 /** With an lh-coordination node selected: joins its group for this instrument; throws when it is missing or invalid. */
-function joinCoordination(RED: Red, node: LhServerNode, id: unknown): void {
+function joinCoordination(RED: Red, node: LhServerNode, id: unknown, requestTimeoutMs: number): void {
   if (typeof id !== 'string' || id === '') return;
   const found = RED.nodes.getNode(id);
   if (!isCoordinationNode(found)) {
@@ -136,7 +141,8 @@ function joinCoordination(RED: Red, node: LhServerNode, id: unknown): void {
     });
   }
   node.coordinator = found.coordinator;
-  node.coordination = found.coordinator.join(node.instrumentKey);
+  // an answer claimed in the shared ledger may be in flight as long as a request may take: its claim holds that long
+  node.coordination = found.coordinator.join(node.instrumentKey, { requestTimeoutMs });
 }
 
 /** The deployed lh-server node of that id; undefined when nothing is deployed under it; a config error when it is another type. */

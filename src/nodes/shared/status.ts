@@ -21,6 +21,8 @@ const statusTexts = new WeakMap<Red, Map<string, string>>();
 export class Status {
   private own?: NodeStatus;
   private shared?: NodeStatus;
+  /** while another replica watches the instrument (coordination): its line, shown above the connection state */
+  private standbyLine?: NodeStatus;
 
   constructor(
     private readonly node: Node,
@@ -46,7 +48,23 @@ export class Status {
   /** The node's own status, kept; shown unless the server's connection state is (then that one is shown again). */
   private show(status: NodeStatus): void {
     this.own = status;
-    this.node.status(this.shared ?? status);
+    this.node.status(this.standbyLine ?? this.shared ?? status);
+  }
+
+  /**
+   * Another replica watches the instrument (coordination standby or joining): `line` names it and shows instead of
+   * the node's own status and of the server's connection state (the holder reports that); undefined when this
+   * replica watches again (its own status, or the connection state, shows again). The same line twice shows once.
+   */
+  standby(line: NodeStatus | undefined): void {
+    const before = this.standbyLine;
+    if (
+      before === line ||
+      (before && line && before.text === line.text && before.fill === line.fill && before.shape === line.shape)
+    )
+      return;
+    this.standbyLine = line;
+    this.node.status(line ?? this.shared ?? this.own ?? {});
   }
 
   busy(key = 'requesting', subs?: Record<string, unknown>): void {
@@ -96,6 +114,7 @@ export class Status {
           : undefined;
     const before = this.shared;
     this.shared = shared;
+    if (this.standbyLine) return; // a standby shows who watches; the holder shows (and reports) the connection
     if (shared) {
       if (before?.text !== shared.text || before?.fill !== shared.fill) this.node.status(shared);
     } else if (before) this.node.status(this.own ?? {});
