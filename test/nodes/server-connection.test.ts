@@ -14,41 +14,59 @@ interface ServerWithConnection {
   connection?: { subscriberCount: number };
 }
 
+type Flow = ReturnType<typeof bServerFlow>;
+
+/** The tab of `label` with the nodes of `server` (an lh-server and its tls-config): every flow of these tests starts so. */
+const tabWith = (label: string, server: Flow): Msg[] => [{ id: 'tab', type: 'tab', label }, ...server.nodes];
+
+/** A helper node on the tab, to collect what is wired to it. */
+const helperNode = (id: string): Msg => ({ id, type: 'helper', z: 'tab' });
+
+/** An lh-error-poll of interface A every 0.5 s on the server, its connection output (the 3rd) wired to `connection`. */
+const errorPoll = (id: string, connection: string, config: Msg = {}): Msg => ({
+  id,
+  type: 'lh-error-poll',
+  z: 'tab',
+  server: 'server',
+  source: 'A',
+  interval: 0.5,
+  wires: [[], [], [connection]],
+  ...config,
+});
+
+/** An lh-run-watch every 0.5 s on the server, no listener, its connection output (the 4th) wired to `connection`. */
+const runWatch = (id: string, connection: string, config: Msg = {}): Msg => ({
+  id,
+  type: 'lh-run-watch',
+  z: 'tab',
+  server: 'server',
+  interval: 0.5,
+  listen: false,
+  wires: [[], [], [], [connection]],
+  ...config,
+});
+
+/** An lh-settings node reading the software settings (it polls nothing), its output wired to `wires`. */
+const settingsNode = (wires: string[][] = [[]]): Msg => ({
+  id: 'settings',
+  type: 'lh-settings',
+  z: 'tab',
+  server: 'server',
+  operation: 'get-software-settings',
+  wires,
+});
+
 /** One lh-server, two watchers of different pace (a fast error poll, a slow run watch) and an lh-settings node (polls nothing). */
-function flow(
-  sim: Parameters<typeof bServerFlow>[0],
-  server = bServerFlow(sim),
-  poll: Msg = {},
-): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
+function flow(sim: Parameters<typeof bServerFlow>[0], server = bServerFlow(sim), poll: Msg = {}): Flow {
   return {
     nodes: [
-      { id: 'tab', type: 'tab', label: 'connection' },
-      ...server.nodes,
-      {
-        id: 'poll',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        offlineAfter: 2,
-        wires: [[], [], ['pollConnection']],
-        ...poll,
-      },
-      {
-        id: 'watch',
-        type: 'lh-run-watch',
-        z: 'tab',
-        server: 'server',
-        interval: 20,
-        offlineAfter: 2,
-        listen: false,
-        wires: [['states'], [], [], ['watchConnection']],
-      },
-      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [[]] },
-      { id: 'pollConnection', type: 'helper', z: 'tab' },
-      { id: 'watchConnection', type: 'helper', z: 'tab' },
-      { id: 'states', type: 'helper', z: 'tab' },
+      ...tabWith('connection', server),
+      errorPoll('poll', 'pollConnection', { offlineAfter: 2, ...poll }),
+      runWatch('watch', 'watchConnection', { interval: 20, offlineAfter: 2, wires: [['states'], [], [], ['watchConnection']] }),
+      settingsNode(),
+      helperNode('pollConnection'),
+      helperNode('watchConnection'),
+      helperNode('states'),
     ],
     credentials: server.credentials,
   };
@@ -156,30 +174,11 @@ describe('the connection state of an lh-server, shared by every node of it (issu
   it("watchers with offline after 2 and 10 on one server: each sends its msgs by its own setting, both show the server's offline", async function () {
     const server = bServerFlow(sim);
     const nodes = [
-      { id: 'tab', type: 'tab', label: 'thresholds' },
-      ...server.nodes,
-      {
-        id: 'quick',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        offlineAfter: 2,
-        wires: [[], [], ['quickConnection']],
-      },
-      {
-        id: 'patient',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        offlineAfter: 10,
-        wires: [[], [], ['patientConnection']],
-      },
-      { id: 'quickConnection', type: 'helper', z: 'tab' },
-      { id: 'patientConnection', type: 'helper', z: 'tab' },
+      ...tabWith('thresholds', server),
+      errorPoll('quick', 'quickConnection', { offlineAfter: 2 }),
+      errorPoll('patient', 'patientConnection', { offlineAfter: 10 }),
+      helperNode('quickConnection'),
+      helperNode('patientConnection'),
     ];
     await loadFlow(nodes, server.credentials);
     await pollsDone(sim, 2);
@@ -204,20 +203,10 @@ describe('the connection state of an lh-server, shared by every node of it (issu
   it('one slow request of another node timing out is not an outage, even with offline after 1: the polls were answered meanwhile', async function () {
     const server = bServerFlow(sim, { timeout: 1500 });
     const nodes = [
-      { id: 'tab', type: 'tab', label: 'slow' },
-      ...server.nodes,
-      {
-        id: 'poll',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        offlineAfter: 1,
-        wires: [[], [], ['pollConnection']],
-      },
+      ...tabWith('slow', server),
+      errorPoll('poll', 'pollConnection', { offlineAfter: 1 }),
       { id: 'clear', type: 'lh-clear-errors', z: 'tab', server: 'server', wires: [[]] },
-      { id: 'pollConnection', type: 'helper', z: 'tab' },
+      helperNode('pollConnection'),
     ];
     await loadFlow(nodes, server.credentials);
     await pollsDone(sim, 1);
@@ -237,29 +226,12 @@ describe('the connection state of an lh-server, shared by every node of it (issu
 
   it('a watcher redeployed after the outage ended says online at once (it said offline before, the server heard the answer meanwhile)', async function () {
     const server = bServerFlow(sim);
-    const poll = {
-      id: 'poll',
-      type: 'lh-error-poll',
-      z: 'tab',
-      server: 'server',
-      source: 'A',
-      interval: 0.5,
-      offlineAfter: 2,
-      wires: [[], [], ['pollConnection']],
-    };
+    const poll = errorPoll('poll', 'pollConnection', { offlineAfter: 2 });
     const base = [
-      { id: 'tab', type: 'tab', label: 'redeploy' },
-      ...server.nodes,
-      {
-        id: 'settings',
-        type: 'lh-settings',
-        z: 'tab',
-        server: 'server',
-        operation: 'get-software-settings',
-        wires: [['settingsOut']],
-      },
-      { id: 'pollConnection', type: 'helper', z: 'tab' },
-      { id: 'settingsOut', type: 'helper', z: 'tab' },
+      ...tabWith('redeploy', server),
+      settingsNode([['settingsOut']]),
+      helperNode('pollConnection'),
+      helperNode('settingsOut'),
     ];
     await loadFlow([...base, poll], server.credentials);
     await pollsDone(sim, 1);
@@ -286,46 +258,12 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     const server = bServerFlow(sim);
     const ids = ['poll1', 'poll2', 'watch1', 'watch2'];
     const nodes: Msg[] = [
-      { id: 'tab', type: 'tab', label: 'storm' },
-      ...server.nodes,
-      {
-        id: 'poll1',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        wires: [[], [], ['poll1Out']],
-      },
-      {
-        id: 'poll2',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        offlineAfter: 4,
-        wires: [[], [], ['poll2Out']],
-      },
-      {
-        id: 'watch1',
-        type: 'lh-run-watch',
-        z: 'tab',
-        server: 'server',
-        interval: 0.5,
-        listen: false,
-        wires: [[], [], [], ['watch1Out']],
-      },
-      {
-        id: 'watch2',
-        type: 'lh-run-watch',
-        z: 'tab',
-        server: 'server',
-        interval: 0.5,
-        listen: false,
-        wires: [[], [], [], ['watch2Out']],
-      },
-      ...ids.map((id) => ({ id: `${id}Out`, type: 'helper', z: 'tab' })),
+      ...tabWith('storm', server),
+      errorPoll('poll1', 'poll1Out'),
+      errorPoll('poll2', 'poll2Out', { offlineAfter: 4 }),
+      runWatch('watch1', 'watch1Out'),
+      runWatch('watch2', 'watch2Out'),
+      ...ids.map((id) => helperNode(`${id}Out`)),
     ];
     await loadFlow(nodes, server.credentials);
     await pollsDone(sim, 2);
@@ -357,20 +295,10 @@ describe('the connection state of an lh-server, shared by every node of it (issu
   it('a refused login on A leaves a B error poll with its own instrument token alone: its status is its own, it says offline when B stops answering', async function () {
     const server = bServerFlow(sim, { credentials: { username: USER.username, password: 'wrong', instrumentToken: B_TOKEN } });
     const nodes = [
-      { id: 'tab', type: 'tab', label: 'token' },
-      ...server.nodes,
-      {
-        id: 'pollB',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'B',
-        interval: 0.5,
-        offlineAfter: 2,
-        wires: [[], [], ['pollConnection']],
-      },
-      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [[]] },
-      { id: 'pollConnection', type: 'helper', z: 'tab' },
+      ...tabWith('token', server),
+      errorPoll('pollB', 'pollConnection', { source: 'B', offlineAfter: 2 }),
+      settingsNode(),
+      helperNode('pollConnection'),
     ];
     await loadFlow(nodes, server.credentials);
     await pollsDone(sim, 1, 'B');
@@ -394,11 +322,10 @@ describe('the connection state of an lh-server, shared by every node of it (issu
       credentials: { ...USER, instrumentToken: B_TOKEN },
     });
     const nodes = [
-      { id: 'tab', type: 'tab', label: 'B alone' },
-      ...server.nodes,
+      ...tabWith('B alone', server),
       { id: 'handler', type: 'lh-register-handler', z: 'tab', server: 'server', operation: 'msg', wires: [['handlerOut']] },
-      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [[]] },
-      { id: 'handlerOut', type: 'helper', z: 'tab' },
+      settingsNode(),
+      helperNode('handlerOut'),
     ];
     await loadFlow(nodes, server.credentials);
     const shown: Msg[] = [];
@@ -443,21 +370,8 @@ describe('the connection state of an lh-server, shared by every node of it (issu
 
   it('redeploys during an outage (the watcher alone, then the server): no second offline, one online when it returns', async function () {
     const server = bServerFlow(sim);
-    const poll = {
-      id: 'poll',
-      type: 'lh-error-poll',
-      z: 'tab',
-      server: 'server',
-      source: 'A',
-      interval: 0.5,
-      offlineAfter: 2,
-      wires: [[], [], ['pollConnection']],
-    };
-    const base = [
-      { id: 'tab', type: 'tab', label: 'outage' },
-      ...server.nodes,
-      { id: 'pollConnection', type: 'helper', z: 'tab' },
-    ];
+    const poll = errorPoll('poll', 'pollConnection', { offlineAfter: 2 });
+    const base = [...tabWith('outage', server), helperNode('pollConnection')];
     await loadFlow([...base, poll], server.credentials);
     await pollsDone(sim, 1);
     const connection = collect(helper.getNode('pollConnection'));
@@ -481,30 +395,11 @@ describe('the connection state of an lh-server, shared by every node of it (issu
   it('a watcher set to offline after 6 beside one set to 2 keeps polling at its interval until its own 6 failures, then says offline', async function () {
     const server = bServerFlow(sim);
     const nodes = [
-      { id: 'tab', type: 'tab', label: 'own back-off' },
-      ...server.nodes,
-      {
-        id: 'quick',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        offlineAfter: 2,
-        wires: [[], [], ['quickConnection']],
-      },
-      {
-        id: 'patient',
-        type: 'lh-run-watch',
-        z: 'tab',
-        server: 'server',
-        interval: 0.5,
-        offlineAfter: 6,
-        listen: false,
-        wires: [[], [], [], ['patientConnection']],
-      },
-      { id: 'quickConnection', type: 'helper', z: 'tab' },
-      { id: 'patientConnection', type: 'helper', z: 'tab' },
+      ...tabWith('own back-off', server),
+      errorPoll('quick', 'quickConnection', { offlineAfter: 2 }),
+      runWatch('patient', 'patientConnection', { offlineAfter: 6 }),
+      helperNode('quickConnection'),
+      helperNode('patientConnection'),
     ];
     await loadFlow(nodes, server.credentials);
     await pollsDone(sim, 2);
@@ -528,19 +423,9 @@ describe('the connection state of an lh-server, shared by every node of it (issu
   it('a watcher added during an outage says offline once, to nodes deployed with it (nothing is sent while the flow starts)', async function () {
     const server = bServerFlow(sim);
     const base = [
-      { id: 'tab', type: 'tab', label: 'added' },
-      ...server.nodes,
-      {
-        id: 'poll',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        offlineAfter: 2,
-        wires: [[], [], ['pollConnection']],
-      },
-      { id: 'pollConnection', type: 'helper', z: 'tab' },
+      ...tabWith('added', server),
+      errorPoll('poll', 'pollConnection', { offlineAfter: 2 }),
+      helperNode('pollConnection'),
     ];
     await loadFlow(base, server.credentials);
     await pollsDone(sim, 1);
@@ -548,17 +433,8 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     await sim.stop();
     await until(() => first.length === 1, 'offline', 10000);
     const added = [
-      {
-        id: 'added',
-        type: 'lh-run-watch',
-        z: 'tab',
-        server: 'server',
-        interval: 0.5,
-        offlineAfter: 2,
-        listen: false,
-        wires: [[], [], [], ['addedConnection']],
-      },
-      { id: 'addedConnection', type: 'helper', z: 'tab' }, // started after the watcher
+      runWatch('added', 'addedConnection', { offlineAfter: 2 }),
+      helperNode('addedConnection'), // started after the watcher
     ];
     const delivered = recordDeliveries('addedConnection');
     await helper.setFlows([...base, ...added], 'nodes', server.credentials);
