@@ -95,6 +95,24 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     },
   });
 
+  /**
+   * Deploys `quick`, an error poll set to offline after 2, and `patient` beside it on one server (its connection
+   * output wired to patientConnection), waits for two polls; returns the connection msgs of each from then on.
+   */
+  async function deployQuickAndPatient(label: string, patientNode: Msg): Promise<{ quick: Msg[]; patient: Msg[] }> {
+    const server = bServerFlow(sim);
+    const nodes = [
+      ...tabWith(label, server),
+      errorPoll('quick', 'quickConnection', { offlineAfter: 2 }),
+      patientNode,
+      helperNode('quickConnection'),
+      helperNode('patientConnection'),
+    ];
+    await loadFlow(nodes, server.credentials);
+    await pollsDone(sim, 2);
+    return { quick: collect(helper.getNode('quickConnection')), patient: collect(helper.getNode('patientConnection')) };
+  }
+
   it('two watchers of one server go offline and online together, each emitting one msg per change', async function () {
     const f = flow(sim);
     await loadFlow(f.nodes, f.credentials);
@@ -172,18 +190,10 @@ describe('the connection state of an lh-server, shared by every node of it (issu
   });
 
   it("watchers with offline after 2 and 10 on one server: each sends its msgs by its own setting, both show the server's offline", async function () {
-    const server = bServerFlow(sim);
-    const nodes = [
-      ...tabWith('thresholds', server),
-      errorPoll('quick', 'quickConnection', { offlineAfter: 2 }),
+    const { quick, patient } = await deployQuickAndPatient(
+      'thresholds',
       errorPoll('patient', 'patientConnection', { offlineAfter: 10 }),
-      helperNode('quickConnection'),
-      helperNode('patientConnection'),
-    ];
-    await loadFlow(nodes, server.credentials);
-    await pollsDone(sim, 2);
-    const quick = collect(helper.getNode('quickConnection'));
-    const patient = collect(helper.getNode('patientConnection'));
+    );
     const patientOffline = statusWhere('patient', offlineText);
     await sim.stop();
     await until(() => quick.length === 1, 'the node set to 2 says offline', 10000);
@@ -393,18 +403,10 @@ describe('the connection state of an lh-server, shared by every node of it (issu
   });
 
   it('a watcher set to offline after 6 beside one set to 2 keeps polling at its interval until its own 6 failures, then says offline', async function () {
-    const server = bServerFlow(sim);
-    const nodes = [
-      ...tabWith('own back-off', server),
-      errorPoll('quick', 'quickConnection', { offlineAfter: 2 }),
+    const { quick, patient } = await deployQuickAndPatient(
+      'own back-off',
       runWatch('patient', 'patientConnection', { offlineAfter: 6 }),
-      helperNode('quickConnection'),
-      helperNode('patientConnection'),
-    ];
-    await loadFlow(nodes, server.credentials);
-    await pollsDone(sim, 2);
-    const quick = collect(helper.getNode('quickConnection'));
-    const patient = collect(helper.getNode('patientConnection'));
+    );
     await sim.stop();
     const stoppedAt = Date.now();
     await until(() => quick.length === 1, 'the node set to 2 says offline', 10000);
