@@ -96,6 +96,18 @@ describe('the connection state of an lh-server, shared by every node of it (issu
   });
 
   /**
+   * After the first poll of the deployed flow, the simulator stopped until the error poll's connection output
+   * (wired to pollConnection) says offline; returns its msgs, from the offline one on.
+   */
+  async function pollGoneOffline(): Promise<Msg[]> {
+    await pollsDone(sim, 1);
+    const connection = collect(helper.getNode('pollConnection'));
+    await sim.stop();
+    await until(() => connection.length === 1, 'offline', 10000);
+    return connection;
+  }
+
+  /**
    * Deploys `quick`, an error poll set to offline after 2, and `patient` beside it on one server (its connection
    * output wired to patientConnection), waits for two polls; returns the connection msgs of each from then on.
    */
@@ -244,10 +256,7 @@ describe('the connection state of an lh-server, shared by every node of it (issu
       helperNode('settingsOut'),
     ];
     await loadFlow([...base, poll], server.credentials);
-    await pollsDone(sim, 1);
-    const connection = collect(helper.getNode('pollConnection'));
-    await sim.stop();
-    await until(() => connection.length === 1, 'offline', 10000);
+    const connection = await pollGoneOffline();
     // the user edits the watcher: a moment without a server (its memory stays: the node is not removed)
     await helper.setFlows([...base, { ...poll, server: '' }], 'nodes', server.credentials);
     await sim.start();
@@ -383,10 +392,7 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     const poll = errorPoll('poll', 'pollConnection', { offlineAfter: 2 });
     const base = [...tabWith('outage', server), helperNode('pollConnection')];
     await loadFlow([...base, poll], server.credentials);
-    await pollsDone(sim, 1);
-    const connection = collect(helper.getNode('pollConnection'));
-    await sim.stop();
-    await until(() => connection.length === 1, 'offline', 10000);
+    const connection = await pollGoneOffline();
     await helper.setFlows([...base, { ...poll, name: 'edited' }], 'nodes', server.credentials);
     const serverNode = base.map((n) => (n.id === 'server' ? { ...n, name: 'sim edited' } : n));
     await helper.setFlows([...serverNode, { ...poll, name: 'edited' }], 'nodes', server.credentials);
@@ -430,10 +436,7 @@ describe('the connection state of an lh-server, shared by every node of it (issu
       helperNode('pollConnection'),
     ];
     await loadFlow(base, server.credentials);
-    await pollsDone(sim, 1);
-    const first = collect(helper.getNode('pollConnection'));
-    await sim.stop();
-    await until(() => first.length === 1, 'offline', 10000);
+    await pollGoneOffline(); // the outage under way, said by the first watcher
     const added = [
       runWatch('added', 'addedConnection', { offlineAfter: 2 }),
       helperNode('addedConnection'), // started after the watcher
