@@ -1,7 +1,7 @@
 import { parseRecords } from './export';
 import { AuditRecord } from './record';
 import { AuditStreamKeys } from './redis-log';
-import { verifyChain, VerifyReport } from './verify';
+import { failAtCheckpoint, verifyChain, VerifyReport } from './verify';
 
 /** The reads verify and export make of a Redis audit chain. */
 export interface AuditStreamReader {
@@ -53,13 +53,7 @@ export function verifyStreamChain(name: string, chain: StreamChain, key?: Buffer
     key,
   });
   if (report.ok && chain.ids.length > 0 && chain.checkpoint === undefined) {
-    report.ok = false;
-    report.firstBad = {
-      file: 'checkpoint',
-      line: 1,
-      seq: report.lastSeq,
-      reason: 'the checkpoint is missing (it is written with every append: it was deleted)',
-    };
+    failAtCheckpoint(report, report.lastSeq, 'the checkpoint is missing (it is written with every append: it was deleted)');
   }
   const named = checkpointSeq(chain.checkpoint);
   if (report.ok && named !== undefined && named < report.lastSeq) {

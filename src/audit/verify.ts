@@ -157,28 +157,18 @@ export function verifyChain(input: VerifyInput): VerifyReport {
       if (!input.key) report.checkpoint = 'unchecked';
       else if (checkpointMac(input.key, checkpoint) !== checkpoint.mac) {
         report.checkpoint = 'bad';
-        report.ok = false;
-        report.firstBad = {
-          file: 'checkpoint',
-          line: 1,
-          seq: checkpoint.seq,
-          reason: 'the checkpoint signature does not match (altered, or another key)',
-        };
-        return report;
+        return failAtCheckpoint(report, checkpoint.seq, 'the checkpoint signature does not match (altered, or another key)');
       } else report.checkpoint = 'verified';
     } else {
       report.checkpoint = 'unsigned';
       if (input.key) {
         // a writer given the key signs every checkpoint: an unsigned one where a key is expected was put there by
         // someone who could write the chain but not sign it (every hash of a rewritten chain can be recomputed)
-        report.ok = false;
-        report.firstBad = {
-          file: 'checkpoint',
-          line: 1,
-          seq: checkpoint.seq,
-          reason: 'the checkpoint is not signed, but a key was given: the chain was rewritten by someone without the key',
-        };
-        return report;
+        return failAtCheckpoint(
+          report,
+          checkpoint.seq,
+          'the checkpoint is not signed, but a key was given: the chain was rewritten by someone without the key',
+        );
       }
     }
     if (checkpoint.seq > report.lastSeq) {
@@ -191,18 +181,25 @@ export function verifyChain(input: VerifyInput): VerifyReport {
         reason: `records #${report.lastSeq + 1} to #${checkpoint.seq} were removed from the end: the checkpoint names record #${checkpoint.seq}`,
       };
     } else if (checkpointHashSeen !== checkpoint.hash) {
-      report.ok = false;
-      report.firstBad = {
-        file: 'checkpoint',
-        line: 1,
-        seq: checkpoint.seq,
-        reason: `record #${checkpoint.seq} is not the one the checkpoint names: the chain was rewritten`,
-      };
+      failAtCheckpoint(
+        report,
+        checkpoint.seq,
+        `record #${checkpoint.seq} is not the one the checkpoint names: the chain was rewritten`,
+      );
     }
   } else if (report.checkpoint === 'bad') {
-    report.ok = false;
-    report.firstBad = { file: 'checkpoint', line: 1, seq: 0, reason: 'the checkpoint file is not JSON' };
+    failAtCheckpoint(report, 0, 'the checkpoint file is not JSON');
   }
+  return report;
+}
+
+/**
+ * Marks `report` failed at the checkpoint (its line 1) with the record `seq` it concerns: the chain is not what the
+ * checkpoint says. Returns the report.
+ */
+export function failAtCheckpoint(report: VerifyReport, seq: number, reason: string): VerifyReport {
+  report.ok = false;
+  report.firstBad = { file: 'checkpoint', line: 1, seq, reason };
   return report;
 }
 

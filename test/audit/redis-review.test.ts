@@ -23,6 +23,24 @@ import { actionFields, freshStream, INSTRUMENT, KEY } from './chain-support';
 describeWithRedis('audit: the Redis chain under attack and failure', function () {
   const db = useRedis();
 
+  type StreamReport = ReturnType<typeof verifyStreamChain>;
+
+  /** The chain `keys` as verify reads it from Redis, checked with `key`. */
+  const verified = async (keys: AuditStreamKeys, key = KEY): Promise<StreamReport> =>
+    verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), key);
+
+  /** One action (intent, outcome) appended through `redis` to the fresh chain `keys`: seqs 1 and 2, the chain verifies. */
+  async function appendOneActionThrough(redis: AuditRedis, keys: AuditStreamKeys): Promise<StreamReport> {
+    const log = new RedisAuditLog({ redis, keys, instrument: INSTRUMENT, key: KEY });
+    const [intent, outcome] = actionFields(1);
+    const r1 = await log.append(intent);
+    const r2 = await log.append(outcome);
+    assert.deepStrictEqual([r1.seq, r2.seq], [1, 2]);
+    const report = await verified(keys);
+    assert.strictEqual(report.ok, true, report.firstBad?.reason);
+    return report;
+  }
+
   it('a script call that ran but whose reply was lost, resent by the client (reconnect), is not appended twice', async function () {
     const { keys } = freshStream();
     let resend = true;
@@ -38,13 +56,7 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
         return db.redis.eval(script, numKeys, ...args);
       },
     };
-    const log = new RedisAuditLog({ redis, keys, instrument: INSTRUMENT, key: KEY });
-    const [intent, outcome] = actionFields(1);
-    const r1 = await log.append(intent);
-    const r2 = await log.append(outcome);
-    assert.deepStrictEqual([r1.seq, r2.seq], [1, 2]);
-    const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
-    assert.strictEqual(report.ok, true, report.firstBad?.reason);
+    const report = await appendOneActionThrough(redis, keys);
     assert.strictEqual(report.records, 3, 'the opening record, the intent and the outcome, once each');
   });
 
@@ -59,13 +71,7 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
         return reply;
       },
     };
-    const log = new RedisAuditLog({ redis, keys, instrument: INSTRUMENT, key: KEY });
-    const [intent, outcome] = actionFields(1);
-    const r1 = await log.append(intent);
-    const r2 = await log.append(outcome);
-    assert.deepStrictEqual([r1.seq, r2.seq], [1, 2]);
-    const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
-    assert.strictEqual(report.ok, true, report.firstBad?.reason);
+    const report = await appendOneActionThrough(redis, keys);
     assert.strictEqual(report.records, 3);
   });
 
@@ -104,7 +110,7 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
     const log = new RedisAuditLog({ redis, keys, instrument: INSTRUMENT, key: KEY });
     const record = await log.append(actionFields(3)[0]);
     assert.strictEqual(record.seq, 3);
-    const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
+    const report = await verified(keys);
     assert.strictEqual(report.ok, true, report.firstBad?.reason);
   });
 
@@ -132,7 +138,7 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
       for (const log of [a, fresh]) {
         await assert.rejects(log.append(actionFields(2)[0]), /the audit chain in Redis was altered \(.*\); run lh-audit verify/);
       }
-      const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
+      const report = await verified(keys);
       assert.strictEqual(report.ok, false);
       if (checkpoint === 'keep') assert.strictEqual(report.firstBadEntry, forgedId);
     });
@@ -153,7 +159,7 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
     await new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY }).append(actionFields(1)[0]);
     const other = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: Buffer.from('another key') });
     await assert.rejects(other.append(actionFields(2)[0]), /not signed with this Node-RED's lhAudit.key/);
-    const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
+    const report = await verified(keys);
     assert.strictEqual(report.ok, true, report.firstBad?.reason);
   });
 
@@ -162,7 +168,7 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
     await new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY }).append(actionFields(1)[0]);
     const keyless = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT });
     await assert.rejects(keyless.append(actionFields(2)[0]), /is signed, but this Node-RED has no lhAudit.key/);
-    const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
+    const report = await verified(keys);
     assert.strictEqual(report.ok, true, report.firstBad?.reason);
     assert.strictEqual(report.checkpoint, 'verified');
   });
@@ -181,7 +187,7 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
     await db.redis.xdel(keys.stream, entries[3][0], entries[4][0]);
     await db.redis.set(keys.head, oldHead ?? '');
     await db.redis.set(keys.checkpoint, oldCheckpoint ?? '');
-    const replayed = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), KEY);
+    const replayed = await verified(keys);
     assert.strictEqual(replayed.ok, true, 'undetectable from Redis alone: documented in the README');
     await log.append(actionFields(3)[0]);
     assert.strictEqual(warnings.length, 1, warnings.join('\n'));
@@ -194,7 +200,7 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
     const next = Buffer.from('the next key');
     const rotated = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: next, previousKeys: [KEY] });
     await rotated.append(actionFields(2)[0]);
-    const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), next);
+    const report = await verified(keys, next);
     assert.strictEqual(report.ok, true, report.firstBad?.reason);
     assert.strictEqual(report.checkpoint, 'verified');
   });

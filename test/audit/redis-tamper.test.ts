@@ -10,15 +10,16 @@ import assert from 'assert';
 import fc from 'fast-check';
 import Redis from 'ioredis';
 
-import { AuditRecord, AuditStreamKeys, hashOf, readStreamChain, RedisAuditLog, verifyStreamChain } from '../../src/audit';
+import { AuditRecord, AuditStreamKeys, readStreamChain, RedisAuditLog, verifyStreamChain } from '../../src/audit';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 import { actionFields, freshStream, KEY } from './chain-support';
+import { edited, EditedField, editedField, editedRehashed, rewritten } from './tamper-support';
 
 /** LH_AUDIT_TAMPER_RUNS=10000 for the full count (220 s on the shared 2-core machine: each run copies and reads a stream). */
 const RUNS = Number(process.env.LH_AUDIT_TAMPER_RUNS ?? 300);
 
 type Tamper =
-  | { kind: 'edit'; at: number; field: 'at' | 'path' | 'result' | 'seq' | 'who' | 'extra' }
+  | { kind: 'edit'; at: number; field: EditedField }
   | { kind: 'edit-rehash'; at: number }
   | { kind: 'xdel'; at: number }
   | { kind: 'xdel-tail'; count: number }
@@ -29,11 +30,7 @@ type Tamper =
   | { kind: 'checkpoint'; how: 'delete' | 'edit' };
 
 const tamper: fc.Arbitrary<Tamper> = fc.oneof(
-  fc.record({
-    kind: fc.constant('edit' as const),
-    at: fc.nat(),
-    field: fc.constantFrom('at', 'path', 'result', 'seq', 'who', 'extra'),
-  }),
+  fc.record({ kind: fc.constant('edit' as const), at: fc.nat(), field: editedField }),
   fc.record({ kind: fc.constant('edit-rehash' as const), at: fc.nat() }),
   fc.record({ kind: fc.constant('xdel' as const), at: fc.nat() }),
   fc.record({ kind: fc.constant('xdel-tail' as const), count: fc.integer({ min: 1, max: 50 }) }),
@@ -43,18 +40,6 @@ const tamper: fc.Arbitrary<Tamper> = fc.oneof(
   fc.record({ kind: fc.constant('rewrite-chain' as const), at: fc.nat() }),
   fc.record({ kind: fc.constant('checkpoint' as const), how: fc.constantFrom('delete' as const, 'edit' as const) }),
 );
-
-function edited(record: AuditRecord, field: Extract<Tamper, { kind: 'edit' }>['field']): AuditRecord {
-  const r = JSON.parse(JSON.stringify(record)) as AuditRecord & Record<string, unknown>;
-  if (field === 'at') r.at = new Date(Date.parse(r.at) + 1000).toISOString();
-  else if (field === 'seq') r.seq = r.seq + 1;
-  else if (field === 'extra') r.note = 'added later';
-  else if (r.phase === 'intent' && field === 'path') r.what.path = '/settings/policy-settings';
-  else if (r.phase === 'intent' && field === 'who') r.who = { user: 'someone-else' };
-  else if (r.phase === 'outcome') r.outcome = { ...r.outcome, result: r.outcome.result === 'applied' ? 'refused' : 'applied' };
-  else r.at = 'altered';
-  return r;
-}
 
 describeWithRedis('audit chain in a Redis stream: tamper evidence', function () {
   const db = useRedis();
@@ -103,9 +88,7 @@ describeWithRedis('audit chain in a Redis stream: tamper evidence', function () 
       }
       case 'edit-rehash': {
         const at = pick(t.at);
-        const r = edited(JSON.parse(lines[at]) as AuditRecord, 'at');
-        r.hash = hashOf(r);
-        lines[at] = JSON.stringify(r);
+        lines[at] = editedRehashed(lines[at]);
         const ids = await rebuild(keys, lines);
         return ids[at + 1]; // the next no longer follows (none after the last: the checkpoint)
       }
@@ -141,14 +124,7 @@ describeWithRedis('audit chain in a Redis stream: tamper evidence', function () 
       case 'rewrite-chain': {
         // every hash after the edit recomputed: only the signed checkpoint can tell
         const at = pick(t.at);
-        let prev: string | undefined;
-        for (let i = at; i < lines.length; i++) {
-          const r = JSON.parse(lines[i]) as AuditRecord;
-          const changed = prev === undefined ? edited(r, 'at') : { ...r, prev };
-          changed.hash = hashOf(changed);
-          prev = changed.hash;
-          lines[i] = JSON.stringify(changed);
-        }
+        lines.splice(at, lines.length - at, ...rewritten(lines.slice(at)));
         await rebuild(keys, lines);
         return undefined;
       }

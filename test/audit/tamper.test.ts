@@ -8,8 +8,9 @@ import fs from 'fs';
 
 import fc from 'fast-check';
 
-import { AuditRecord, hashOf } from '../../src/audit';
+import { AuditRecord } from '../../src/audit';
 import { ChainText, readChain, verify, writeChain } from './chain-support';
+import { edited, EditedField, editedField, editedRehashed, rewritten } from './tamper-support';
 
 /** LH_AUDIT_TAMPER_RUNS=10000 for the full count (about a minute on one core). */
 const RUNS = Number(process.env.LH_AUDIT_TAMPER_RUNS ?? 1500);
@@ -40,7 +41,7 @@ function positions(lines: string[][]): Line[] {
 }
 
 type Tamper =
-  | { kind: 'edit'; at: number; field: 'at' | 'path' | 'result' | 'seq' | 'who' | 'extra' }
+  | { kind: 'edit'; at: number; field: EditedField }
   | { kind: 'edit-rehash'; at: number }
   | { kind: 'delete'; at: number }
   | { kind: 'insert'; at: number; copyOf: number }
@@ -51,11 +52,7 @@ type Tamper =
   | { kind: 'rewrite-chain'; at: number };
 
 const tamper: fc.Arbitrary<Tamper> = fc.oneof(
-  fc.record({
-    kind: fc.constant('edit' as const),
-    at: fc.nat(),
-    field: fc.constantFrom('at', 'path', 'result', 'seq', 'who', 'extra'),
-  }),
+  fc.record({ kind: fc.constant('edit' as const), at: fc.nat(), field: editedField }),
   fc.record({ kind: fc.constant('edit-rehash' as const), at: fc.nat() }),
   fc.record({ kind: fc.constant('delete' as const), at: fc.nat() }),
   fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), copyOf: fc.nat() }),
@@ -65,18 +62,6 @@ const tamper: fc.Arbitrary<Tamper> = fc.oneof(
   fc.record({ kind: fc.constant('drop-file' as const), file: fc.nat() }),
   fc.record({ kind: fc.constant('rewrite-chain' as const), at: fc.nat() }),
 );
-
-function edited(record: AuditRecord, field: Extract<Tamper, { kind: 'edit' }>['field']): AuditRecord {
-  const r = JSON.parse(JSON.stringify(record)) as AuditRecord & Record<string, unknown>;
-  if (field === 'at') r.at = new Date(Date.parse(r.at) + 1000).toISOString();
-  else if (field === 'seq') r.seq = r.seq + 1;
-  else if (field === 'extra') r.note = 'added later';
-  else if (r.phase === 'intent' && field === 'path') r.what.path = '/settings/policy-settings';
-  else if (r.phase === 'intent' && field === 'who') r.who = { user: 'someone-else' };
-  else if (r.phase === 'outcome') r.outcome = { ...r.outcome, result: r.outcome.result === 'applied' ? 'refused' : 'applied' };
-  else r.at = 'altered';
-  return r;
-}
 
 /** Applies one tampering; returns the altered chain and the line verify must name (undefined: any report of tampering). */
 function apply(chain: ChainText, t: Tamper): { chain: ChainText; first?: Line } {
@@ -92,9 +77,7 @@ function apply(chain: ChainText, t: Tamper): { chain: ChainText; first?: Line } 
     case 'edit-rehash': {
       // the record's own hash recomputed: the next record no longer follows it (or the checkpoint, for the last)
       const p = pick(t.at);
-      const r = edited(JSON.parse(lines[p.file][p.line]) as AuditRecord, 'at');
-      r.hash = hashOf(r);
-      lines[p.file][p.line] = JSON.stringify(r);
+      lines[p.file][p.line] = editedRehashed(lines[p.file][p.line]);
       const next = all[all.findIndex((q) => q.file === p.file && q.line === p.line) + 1];
       return { chain: rebuild(chain, lines), first: next };
     }
@@ -151,14 +134,9 @@ function apply(chain: ChainText, t: Tamper): { chain: ChainText; first?: Line } 
       // checkpoint can tell
       const p = pick(t.at);
       const flat = positions(lines);
-      let prev: string | undefined;
-      for (const q of flat.slice(flat.findIndex((x) => x.file === p.file && x.line === p.line))) {
-        const r = JSON.parse(lines[q.file][q.line]) as AuditRecord;
-        const changed = prev === undefined ? edited(r, 'at') : { ...r, prev };
-        changed.hash = hashOf(changed);
-        prev = changed.hash;
-        lines[q.file][q.line] = JSON.stringify(changed);
-      }
+      const from = flat.slice(flat.findIndex((x) => x.file === p.file && x.line === p.line));
+      const again = rewritten(from.map((q) => lines[q.file][q.line]));
+      from.forEach((q, i) => (lines[q.file][q.line] = again[i]));
       return { chain: rebuild(chain, lines) };
     }
   }

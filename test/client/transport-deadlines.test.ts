@@ -101,6 +101,28 @@ async function silentServer(): Promise<{ port: number; stop: () => Promise<void>
 const get = (path: string, minTimeoutMs?: number) =>
   ({ api: 'A', method: 'GET', path, operation: `get ${path}`, idempotent: true, minTimeoutMs }) as const;
 
+/** How a request that must not be answered ended: its error, and how long after it was sent. */
+interface Failure {
+  err: unknown;
+  took: number;
+}
+
+async function failureOf(t: Transport, request: Parameters<Transport['request']>[0]): Promise<Failure> {
+  const started = Date.now();
+  const err = await t.request(request).then(
+    () => assert.fail('answered'),
+    (e: unknown) => e,
+  );
+  return { err, took: Date.now() - started };
+}
+
+/** The request ended as a timeout at its deadline of 300 ms: not before it, and well before a retry's. */
+function assertTimeoutAtDeadline({ err, took }: Failure): void {
+  assert.ok(err instanceof LhError);
+  assert.equal(err.kind, 'timeout', err.message);
+  assert.ok(took >= 290 && took < 2500, `ended after ${took} ms`);
+}
+
 describe('transport: deadlines and close()', function () {
   let srv: Awaited<ReturnType<typeof rawServer>>;
   const open: Transport[] = [];
@@ -161,15 +183,7 @@ describe('transport: deadlines and close()', function () {
       await settled(); // mocha's own timer of the test is set once the test has begun
       const before = resources();
       const t = make({ timeoutMs: 300, retries: 2 });
-      const started = Date.now();
-      const err = await t.request(get(path)).then(
-        () => assert.fail('answered'),
-        (e: unknown) => e,
-      );
-      const took = Date.now() - started;
-      assert.ok(err instanceof LhError);
-      assert.equal(err.kind, 'timeout', err.message);
-      assert.ok(took >= 290 && took < 2500, `ended after ${took} ms`);
+      assertTimeoutAtDeadline(await failureOf(t, get(path)));
       assert.equal(srv.seen.length, 1, 'the deadline covers the retries: no second attempt after it');
       t.close();
       await settled();
@@ -183,17 +197,9 @@ describe('transport: deadlines and close()', function () {
       await settled(); // mocha's own timer of the test is set once the test has begun
       const before = resources();
       const t = make({ instrumentUrl: `https://127.0.0.1:${silent.port}`, timeoutMs: 300, tls: { rejectUnauthorized: true } });
-      const started = Date.now();
-      const err = await t
-        .request({ api: 'B', method: 'POST', path: '/x', operation: 'post x', idempotent: false, body: { a: 1 } })
-        .then(
-          () => assert.fail('answered'),
-          (e: unknown) => e,
-        );
-      const took = Date.now() - started;
-      assert.ok(err instanceof LhError);
-      assert.equal(err.kind, 'timeout', err.message);
-      assert.ok(took >= 290 && took < 2500, `ended after ${took} ms`);
+      assertTimeoutAtDeadline(
+        await failureOf(t, { api: 'B', method: 'POST', path: '/x', operation: 'post x', idempotent: false, body: { a: 1 } }),
+      );
       t.close();
       await until(() => noneLeft(before), 'the socket closed');
     } finally {

@@ -14,41 +14,59 @@ interface ServerWithConnection {
   connection?: { subscriberCount: number };
 }
 
+type Flow = ReturnType<typeof bServerFlow>;
+
+/** The tab of `label` with the nodes of `server` (an lh-server and its tls-config): every flow of these tests starts so. */
+const tabWith = (label: string, server: Flow): Msg[] => [{ id: 'tab', type: 'tab', label }, ...server.nodes];
+
+/** A helper node on the tab, to collect what is wired to it. */
+const helperNode = (id: string): Msg => ({ id, type: 'helper', z: 'tab' });
+
+/** An lh-error-poll of interface A every 0.5 s on the server, its connection output (the 3rd) wired to `connection`. */
+const errorPoll = (id: string, connection: string, config: Msg = {}): Msg => ({
+  id,
+  type: 'lh-error-poll',
+  z: 'tab',
+  server: 'server',
+  source: 'A',
+  interval: 0.5,
+  wires: [[], [], [connection]],
+  ...config,
+});
+
+/** An lh-run-watch every 0.5 s on the server, no listener, its connection output (the 4th) wired to `connection`. */
+const runWatch = (id: string, connection: string, config: Msg = {}): Msg => ({
+  id,
+  type: 'lh-run-watch',
+  z: 'tab',
+  server: 'server',
+  interval: 0.5,
+  listen: false,
+  wires: [[], [], [], [connection]],
+  ...config,
+});
+
+/** An lh-settings node reading the software settings (it polls nothing), its output wired to `wires`. */
+const settingsNode = (wires: string[][] = [[]]): Msg => ({
+  id: 'settings',
+  type: 'lh-settings',
+  z: 'tab',
+  server: 'server',
+  operation: 'get-software-settings',
+  wires,
+});
+
 /** One lh-server, two watchers of different pace (a fast error poll, a slow run watch) and an lh-settings node (polls nothing). */
-function flow(
-  sim: Parameters<typeof bServerFlow>[0],
-  server = bServerFlow(sim),
-  poll: Msg = {},
-): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
+function flow(sim: Parameters<typeof bServerFlow>[0], server = bServerFlow(sim), poll: Msg = {}): Flow {
   return {
     nodes: [
-      { id: 'tab', type: 'tab', label: 'connection' },
-      ...server.nodes,
-      {
-        id: 'poll',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        offlineAfter: 2,
-        wires: [[], [], ['pollConnection']],
-        ...poll,
-      },
-      {
-        id: 'watch',
-        type: 'lh-run-watch',
-        z: 'tab',
-        server: 'server',
-        interval: 20,
-        offlineAfter: 2,
-        listen: false,
-        wires: [['states'], [], [], ['watchConnection']],
-      },
-      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [[]] },
-      { id: 'pollConnection', type: 'helper', z: 'tab' },
-      { id: 'watchConnection', type: 'helper', z: 'tab' },
-      { id: 'states', type: 'helper', z: 'tab' },
+      ...tabWith('connection', server),
+      errorPoll('poll', 'pollConnection', { offlineAfter: 2, ...poll }),
+      runWatch('watch', 'watchConnection', { interval: 20, offlineAfter: 2, wires: [['states'], [], [], ['watchConnection']] }),
+      settingsNode(),
+      helperNode('pollConnection'),
+      helperNode('watchConnection'),
+      helperNode('states'),
     ],
     credentials: server.credentials,
   };
@@ -76,6 +94,36 @@ describe('the connection state of an lh-server, shared by every node of it (issu
       runMemory.forgetAllMemories();
     },
   });
+
+  /**
+   * After the first poll of the deployed flow, the simulator stopped until the error poll's connection output
+   * (wired to pollConnection) says offline; returns its msgs, from the offline one on.
+   */
+  async function pollGoneOffline(): Promise<Msg[]> {
+    await pollsDone(sim, 1);
+    const connection = collect(helper.getNode('pollConnection'));
+    await sim.stop();
+    await until(() => connection.length === 1, 'offline', 10000);
+    return connection;
+  }
+
+  /**
+   * Deploys `quick`, an error poll set to offline after 2, and `patient` beside it on one server (its connection
+   * output wired to patientConnection), waits for two polls; returns the connection msgs of each from then on.
+   */
+  async function deployQuickAndPatient(label: string, patientNode: Msg): Promise<{ quick: Msg[]; patient: Msg[] }> {
+    const server = bServerFlow(sim);
+    const nodes = [
+      ...tabWith(label, server),
+      errorPoll('quick', 'quickConnection', { offlineAfter: 2 }),
+      patientNode,
+      helperNode('quickConnection'),
+      helperNode('patientConnection'),
+    ];
+    await loadFlow(nodes, server.credentials);
+    await pollsDone(sim, 2);
+    return { quick: collect(helper.getNode('quickConnection')), patient: collect(helper.getNode('patientConnection')) };
+  }
 
   it('two watchers of one server go offline and online together, each emitting one msg per change', async function () {
     const f = flow(sim);
@@ -154,37 +202,10 @@ describe('the connection state of an lh-server, shared by every node of it (issu
   });
 
   it("watchers with offline after 2 and 10 on one server: each sends its msgs by its own setting, both show the server's offline", async function () {
-    const server = bServerFlow(sim);
-    const nodes = [
-      { id: 'tab', type: 'tab', label: 'thresholds' },
-      ...server.nodes,
-      {
-        id: 'quick',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        offlineAfter: 2,
-        wires: [[], [], ['quickConnection']],
-      },
-      {
-        id: 'patient',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        offlineAfter: 10,
-        wires: [[], [], ['patientConnection']],
-      },
-      { id: 'quickConnection', type: 'helper', z: 'tab' },
-      { id: 'patientConnection', type: 'helper', z: 'tab' },
-    ];
-    await loadFlow(nodes, server.credentials);
-    await pollsDone(sim, 2);
-    const quick = collect(helper.getNode('quickConnection'));
-    const patient = collect(helper.getNode('patientConnection'));
+    const { quick, patient } = await deployQuickAndPatient(
+      'thresholds',
+      errorPoll('patient', 'patientConnection', { offlineAfter: 10 }),
+    );
     const patientOffline = statusWhere('patient', offlineText);
     await sim.stop();
     await until(() => quick.length === 1, 'the node set to 2 says offline', 10000);
@@ -204,20 +225,10 @@ describe('the connection state of an lh-server, shared by every node of it (issu
   it('one slow request of another node timing out is not an outage, even with offline after 1: the polls were answered meanwhile', async function () {
     const server = bServerFlow(sim, { timeout: 1500 });
     const nodes = [
-      { id: 'tab', type: 'tab', label: 'slow' },
-      ...server.nodes,
-      {
-        id: 'poll',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        offlineAfter: 1,
-        wires: [[], [], ['pollConnection']],
-      },
+      ...tabWith('slow', server),
+      errorPoll('poll', 'pollConnection', { offlineAfter: 1 }),
       { id: 'clear', type: 'lh-clear-errors', z: 'tab', server: 'server', wires: [[]] },
-      { id: 'pollConnection', type: 'helper', z: 'tab' },
+      helperNode('pollConnection'),
     ];
     await loadFlow(nodes, server.credentials);
     await pollsDone(sim, 1);
@@ -237,35 +248,15 @@ describe('the connection state of an lh-server, shared by every node of it (issu
 
   it('a watcher redeployed after the outage ended says online at once (it said offline before, the server heard the answer meanwhile)', async function () {
     const server = bServerFlow(sim);
-    const poll = {
-      id: 'poll',
-      type: 'lh-error-poll',
-      z: 'tab',
-      server: 'server',
-      source: 'A',
-      interval: 0.5,
-      offlineAfter: 2,
-      wires: [[], [], ['pollConnection']],
-    };
+    const poll = errorPoll('poll', 'pollConnection', { offlineAfter: 2 });
     const base = [
-      { id: 'tab', type: 'tab', label: 'redeploy' },
-      ...server.nodes,
-      {
-        id: 'settings',
-        type: 'lh-settings',
-        z: 'tab',
-        server: 'server',
-        operation: 'get-software-settings',
-        wires: [['settingsOut']],
-      },
-      { id: 'pollConnection', type: 'helper', z: 'tab' },
-      { id: 'settingsOut', type: 'helper', z: 'tab' },
+      ...tabWith('redeploy', server),
+      settingsNode([['settingsOut']]),
+      helperNode('pollConnection'),
+      helperNode('settingsOut'),
     ];
     await loadFlow([...base, poll], server.credentials);
-    await pollsDone(sim, 1);
-    const connection = collect(helper.getNode('pollConnection'));
-    await sim.stop();
-    await until(() => connection.length === 1, 'offline', 10000);
+    const connection = await pollGoneOffline();
     // the user edits the watcher: a moment without a server (its memory stays: the node is not removed)
     await helper.setFlows([...base, { ...poll, server: '' }], 'nodes', server.credentials);
     await sim.start();
@@ -286,46 +277,12 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     const server = bServerFlow(sim);
     const ids = ['poll1', 'poll2', 'watch1', 'watch2'];
     const nodes: Msg[] = [
-      { id: 'tab', type: 'tab', label: 'storm' },
-      ...server.nodes,
-      {
-        id: 'poll1',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        wires: [[], [], ['poll1Out']],
-      },
-      {
-        id: 'poll2',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        offlineAfter: 4,
-        wires: [[], [], ['poll2Out']],
-      },
-      {
-        id: 'watch1',
-        type: 'lh-run-watch',
-        z: 'tab',
-        server: 'server',
-        interval: 0.5,
-        listen: false,
-        wires: [[], [], [], ['watch1Out']],
-      },
-      {
-        id: 'watch2',
-        type: 'lh-run-watch',
-        z: 'tab',
-        server: 'server',
-        interval: 0.5,
-        listen: false,
-        wires: [[], [], [], ['watch2Out']],
-      },
-      ...ids.map((id) => ({ id: `${id}Out`, type: 'helper', z: 'tab' })),
+      ...tabWith('storm', server),
+      errorPoll('poll1', 'poll1Out'),
+      errorPoll('poll2', 'poll2Out', { offlineAfter: 4 }),
+      runWatch('watch1', 'watch1Out'),
+      runWatch('watch2', 'watch2Out'),
+      ...ids.map((id) => helperNode(`${id}Out`)),
     ];
     await loadFlow(nodes, server.credentials);
     await pollsDone(sim, 2);
@@ -357,20 +314,10 @@ describe('the connection state of an lh-server, shared by every node of it (issu
   it('a refused login on A leaves a B error poll with its own instrument token alone: its status is its own, it says offline when B stops answering', async function () {
     const server = bServerFlow(sim, { credentials: { username: USER.username, password: 'wrong', instrumentToken: B_TOKEN } });
     const nodes = [
-      { id: 'tab', type: 'tab', label: 'token' },
-      ...server.nodes,
-      {
-        id: 'pollB',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'B',
-        interval: 0.5,
-        offlineAfter: 2,
-        wires: [[], [], ['pollConnection']],
-      },
-      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [[]] },
-      { id: 'pollConnection', type: 'helper', z: 'tab' },
+      ...tabWith('token', server),
+      errorPoll('pollB', 'pollConnection', { source: 'B', offlineAfter: 2 }),
+      settingsNode(),
+      helperNode('pollConnection'),
     ];
     await loadFlow(nodes, server.credentials);
     await pollsDone(sim, 1, 'B');
@@ -394,11 +341,10 @@ describe('the connection state of an lh-server, shared by every node of it (issu
       credentials: { ...USER, instrumentToken: B_TOKEN },
     });
     const nodes = [
-      { id: 'tab', type: 'tab', label: 'B alone' },
-      ...server.nodes,
+      ...tabWith('B alone', server),
       { id: 'handler', type: 'lh-register-handler', z: 'tab', server: 'server', operation: 'msg', wires: [['handlerOut']] },
-      { id: 'settings', type: 'lh-settings', z: 'tab', server: 'server', operation: 'get-software-settings', wires: [[]] },
-      { id: 'handlerOut', type: 'helper', z: 'tab' },
+      settingsNode(),
+      helperNode('handlerOut'),
     ];
     await loadFlow(nodes, server.credentials);
     const shown: Msg[] = [];
@@ -443,26 +389,10 @@ describe('the connection state of an lh-server, shared by every node of it (issu
 
   it('redeploys during an outage (the watcher alone, then the server): no second offline, one online when it returns', async function () {
     const server = bServerFlow(sim);
-    const poll = {
-      id: 'poll',
-      type: 'lh-error-poll',
-      z: 'tab',
-      server: 'server',
-      source: 'A',
-      interval: 0.5,
-      offlineAfter: 2,
-      wires: [[], [], ['pollConnection']],
-    };
-    const base = [
-      { id: 'tab', type: 'tab', label: 'outage' },
-      ...server.nodes,
-      { id: 'pollConnection', type: 'helper', z: 'tab' },
-    ];
+    const poll = errorPoll('poll', 'pollConnection', { offlineAfter: 2 });
+    const base = [...tabWith('outage', server), helperNode('pollConnection')];
     await loadFlow([...base, poll], server.credentials);
-    await pollsDone(sim, 1);
-    const connection = collect(helper.getNode('pollConnection'));
-    await sim.stop();
-    await until(() => connection.length === 1, 'offline', 10000);
+    const connection = await pollGoneOffline();
     await helper.setFlows([...base, { ...poll, name: 'edited' }], 'nodes', server.credentials);
     const serverNode = base.map((n) => (n.id === 'server' ? { ...n, name: 'sim edited' } : n));
     await helper.setFlows([...serverNode, { ...poll, name: 'edited' }], 'nodes', server.credentials);
@@ -479,37 +409,10 @@ describe('the connection state of an lh-server, shared by every node of it (issu
   });
 
   it('a watcher set to offline after 6 beside one set to 2 keeps polling at its interval until its own 6 failures, then says offline', async function () {
-    const server = bServerFlow(sim);
-    const nodes = [
-      { id: 'tab', type: 'tab', label: 'own back-off' },
-      ...server.nodes,
-      {
-        id: 'quick',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        offlineAfter: 2,
-        wires: [[], [], ['quickConnection']],
-      },
-      {
-        id: 'patient',
-        type: 'lh-run-watch',
-        z: 'tab',
-        server: 'server',
-        interval: 0.5,
-        offlineAfter: 6,
-        listen: false,
-        wires: [[], [], [], ['patientConnection']],
-      },
-      { id: 'quickConnection', type: 'helper', z: 'tab' },
-      { id: 'patientConnection', type: 'helper', z: 'tab' },
-    ];
-    await loadFlow(nodes, server.credentials);
-    await pollsDone(sim, 2);
-    const quick = collect(helper.getNode('quickConnection'));
-    const patient = collect(helper.getNode('patientConnection'));
+    const { quick, patient } = await deployQuickAndPatient(
+      'own back-off',
+      runWatch('patient', 'patientConnection', { offlineAfter: 6 }),
+    );
     await sim.stop();
     const stoppedAt = Date.now();
     await until(() => quick.length === 1, 'the node set to 2 says offline', 10000);
@@ -528,37 +431,15 @@ describe('the connection state of an lh-server, shared by every node of it (issu
   it('a watcher added during an outage says offline once, to nodes deployed with it (nothing is sent while the flow starts)', async function () {
     const server = bServerFlow(sim);
     const base = [
-      { id: 'tab', type: 'tab', label: 'added' },
-      ...server.nodes,
-      {
-        id: 'poll',
-        type: 'lh-error-poll',
-        z: 'tab',
-        server: 'server',
-        source: 'A',
-        interval: 0.5,
-        offlineAfter: 2,
-        wires: [[], [], ['pollConnection']],
-      },
-      { id: 'pollConnection', type: 'helper', z: 'tab' },
+      ...tabWith('added', server),
+      errorPoll('poll', 'pollConnection', { offlineAfter: 2 }),
+      helperNode('pollConnection'),
     ];
     await loadFlow(base, server.credentials);
-    await pollsDone(sim, 1);
-    const first = collect(helper.getNode('pollConnection'));
-    await sim.stop();
-    await until(() => first.length === 1, 'offline', 10000);
+    await pollGoneOffline(); // the outage under way, said by the first watcher
     const added = [
-      {
-        id: 'added',
-        type: 'lh-run-watch',
-        z: 'tab',
-        server: 'server',
-        interval: 0.5,
-        offlineAfter: 2,
-        listen: false,
-        wires: [[], [], [], ['addedConnection']],
-      },
-      { id: 'addedConnection', type: 'helper', z: 'tab' }, // started after the watcher
+      runWatch('added', 'addedConnection', { offlineAfter: 2 }),
+      helperNode('addedConnection'), // started after the watcher
     ];
     const delivered = recordDeliveries('addedConnection');
     await helper.setFlows([...base, ...added], 'nodes', server.credentials);
