@@ -235,6 +235,44 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     assert.equal(since.filter((e) => e.kind === 'resolved' && e.id === during).length, 1, 'during: resolved once');
   });
 
+  it('Redis unreachable: no automatic answer from anyone while it is away; once it is back, defaults are sent again, once', async function () {
+    if (redisServer.external) this.skip(); // an external Redis (LH_REDIS_URL) cannot be paused from here
+    const sim = await startSimulator();
+    sims.push(sim);
+    const DELAY_S = 1;
+    await startReplicas(2, [{ id: 'i1', baseUrl: sim.baseUrl }], INTERVAL_S, DELAY_S);
+    await until(async () => (await holderOf(sim.baseUrl)) !== undefined, 'a holder', 10000);
+    const puts = (id: string): number =>
+      sim.requests.filter(
+        (r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime' && String((r.body as { id?: unknown }).id) === id,
+      ).length;
+
+    redisServer.pause();
+    // past the lease: nobody can prove it holds the instrument
+    await new Promise((r) => setTimeout(r, (LEASE_S + 1) * 1000));
+    const during = String(sim.injectPendingError({ title: 'raised while Redis is away' }).id);
+    await until(() => collector.count('raised', during) >= 1, 'raised while Redis is away (notifications go on)', 15000);
+    // every replica's default falls due (1 s) several times over while Redis stays away
+    await new Promise((r) => setTimeout(r, (DELAY_S + 3 * LEASE_S) * 1000));
+    assert.equal(puts(during), 0, 'no automatic answer while no replica can prove it holds the lease');
+    assert.ok(
+      collector.events.filter((e) => e.id === during).every((e) => e.lost === 'lost'),
+      'its notifications say coordination is lost',
+    );
+    redisServer.resume();
+
+    await until(async () => (await holderOf(sim.baseUrl)) !== undefined, 'a holder again', 15000);
+    const after = String(sim.injectPendingError({ title: 'raised after Redis came back' }).id);
+    await until(
+      () => puts(after) >= 1,
+      'the default of an error raised after the outage',
+      (DELAY_S + 2 * LEASE_S) * 1000 + 10000,
+    );
+    await new Promise((r) => setTimeout(r, 2 * LEASE_S * 1000));
+    assert.equal(puts(after), 1, 'sent once after the recovery');
+    assert.ok(puts(during) <= 1, `the outage error answered at most once after the recovery (${puts(during)})`);
+  });
+
   it('3 replicas, 60 instruments: 20 ± 1 leases each; one stopped, the other two hold 30 ± 1 within 2 leases', async function () {
     const instruments: { id: string; baseUrl: string }[] = [];
     for (let i = 0; i < 60; i++) {
