@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// The test step of `npm test`: the whole suite on Node-RED 4 and the node tests on Node-RED 3.1 (test:nr3) run side by
-// side. Most of both is waiting on real sockets and child processes (about a third of two cores busy), so together
-// they take the time of the longer one instead of the sum. The 3.1 run's output is held and printed after the main
-// run's, so neither is interleaved. Exits non-zero when either run fails.
+// The test step of `npm test`: the suite on Node-RED 4, the coordination suite (several Node-RED processes and a real
+// Redis: test/coordination) and the node tests on Node-RED 3.1 (test:nr3) run side by side. Most of each is waiting on
+// real sockets and child processes (about a third of two cores busy), so together they take the time of the longest
+// instead of the sum. The other runs' output is held and printed after the main run's, so none is interleaved.
+// Exits non-zero when any run fails. LH_TEST_SEQUENTIAL=1 runs them one after the other.
 'use strict';
 const { spawn } = require('child_process');
 const path = require('path');
@@ -47,14 +48,22 @@ for (const [signal, code] of [
 
 async function main() {
   const sequential = process.env.LH_TEST_SEQUENTIAL === '1';
-  const main = run([], {}, false);
+  const main = run(['--ignore', 'test/coordination/**'], {}, false);
   if (sequential) await main;
+  const coordination = run(['--config', '.mocharc.coordination.json'], {}, true);
+  if (sequential) await coordination;
   const nr3 = run(['--config', '.mocharc.nr3.json'], { LH_NODE_RED: 'node-red-3' }, true);
-  const [a, b] = await Promise.all([main, nr3]);
+  const [a, c, b] = await Promise.all([main, coordination, nr3]);
+  process.stdout.write('\n--- coordination suite (test/coordination) ---\n');
+  process.stdout.write(c.output);
   process.stdout.write('\n--- node tests on Node-RED 3.1 (test:nr3) ---\n');
   process.stdout.write(b.output);
   const what = (r) => `exit ${r.code}${r.signal ? `, ${r.signal}` : ''}`;
-  const failed = [a.code !== 0 && `Node-RED 4 suite (${what(a)})`, b.code !== 0 && `Node-RED 3.1 suite (${what(b)})`];
+  const failed = [
+    a.code !== 0 && `Node-RED 4 suite (${what(a)})`,
+    c.code !== 0 && `coordination suite (${what(c)})`,
+    b.code !== 0 && `Node-RED 3.1 suite (${what(b)})`,
+  ];
   const named = failed.filter(Boolean);
   if (named.length > 0) {
     process.stderr.write(`\nnpm test failed: ${named.join(' and ')}\n`);
