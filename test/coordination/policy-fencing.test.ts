@@ -8,10 +8,8 @@ import assert from 'assert';
 import { trimBase } from '../../src/client';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { SharedLedger } from '../../src/coordination/stores';
-import { Simulator } from '../../src/simulator';
-import { Collector, credentialsFor, leaseHolder, Replica, watchFlows } from '../support/red-replicas';
+import { Replica, useReplicaPair } from '../support/red-replicas';
 import { describeWithRedis, useRedis } from '../support/redis-server';
-import { startSimulator } from '../support/runtime';
 import { until } from '../support/until';
 
 const LEASE_S = 2;
@@ -19,36 +17,13 @@ const LEASE_S = 2;
 describeWithRedis('coordination: policy answers fenced by the lease (issue 19)', function () {
   this.timeout(120000);
   const db = useRedis();
-  let collector: Collector;
-  let sim: Simulator;
-  const replicas: Replica[] = [];
   const prefix = `lh-policy-fence-${process.pid}`;
-
-  beforeEach(async function () {
-    collector = new Collector();
-    await collector.start();
-    sim = await startSimulator();
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') for (const r of replicas) console.log(`--- ${r.name} log:\n${r.log.slice(-3000)}`);
-    for (const r of replicas.splice(0)) await r.destroy();
-    await sim.stop();
-    await collector.stop();
-  });
+  const pair = useReplicaPair(db, prefix, LEASE_S);
 
   it('a holder paused while its default waits for an answer in flight sends nothing after it resumes; the new holder sends it once', async function () {
-    const instruments = [{ id: 'i1', baseUrl: sim.baseUrl }];
-    const flows = watchFlows({
-      redisUrl: db.harness.url,
-      prefix,
-      leaseSeconds: LEASE_S,
-      instruments,
-      collectorUrl: collector.url,
-      policyDelay: 1,
-    });
-    for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentialsFor(instruments)));
-    await Promise.all(replicas.map((r) => r.start()));
-    const holder = (): Promise<Replica | undefined> => leaseHolder(db.redis, prefix, { baseUrl: sim.baseUrl }, replicas);
+    const { sim, collector } = pair;
+    await pair.start({ policyDelay: 1 });
+    const holder = (): Promise<Replica | undefined> => pair.holder();
     // the steady holder: r1 (the first name holds the one instrument once both are live); paused, it is the one
     // that takes its lease back soon after it resumes, so it must wait for that before it answers anything
     await until(async () => (await holder())?.name === 'r1', 'r1 holds', 10000);
@@ -100,19 +75,9 @@ describeWithRedis('coordination: policy answers fenced by the lease (issue 19)',
   });
 
   it('a holder killed while its taken default waits for an answer in flight: the new holder sends the default, once', async function () {
-    const instruments = [{ id: 'i1', baseUrl: sim.baseUrl }];
-    const flows = watchFlows({
-      redisUrl: db.harness.url,
-      prefix: `${prefix}-kill`,
-      leaseSeconds: LEASE_S,
-      instruments,
-      collectorUrl: collector.url,
-      policyDelay: 1,
-    });
-    for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentialsFor(instruments)));
-    await Promise.all(replicas.map((r) => r.start()));
-    const holder = (): Promise<Replica | undefined> =>
-      leaseHolder(db.redis, `${prefix}-kill`, { baseUrl: sim.baseUrl }, replicas);
+    const { sim, collector } = pair;
+    await pair.start({ policyDelay: 1 }, undefined, `${prefix}-kill`);
+    const holder = (): Promise<Replica | undefined> => pair.holder();
     await until(async () => (await holder())?.name === 'r1', 'r1 holds', 10000);
     await new Promise((r) => setTimeout(r, 2 * LEASE_S * 1000));
     assert.equal((await holder())?.name, 'r1', 'r1 keeps it');

@@ -8,10 +8,8 @@ import assert from 'assert';
 
 import { trimBase } from '../../src/client';
 import { CoordinationKeys } from '../../src/coordination/keys';
-import { Simulator } from '../../src/simulator';
-import { Collector, credentialsFor, leaseHolder, Replica, watchFlows } from '../support/red-replicas';
+import { Replica, useReplicaPair } from '../support/red-replicas';
 import { describeWithRedis, useRedis } from '../support/redis-server';
-import { startSimulator } from '../support/runtime';
 import { until } from '../support/until';
 
 const LEASE_S = 2;
@@ -21,37 +19,13 @@ const LATENCY_MS = 2000;
 describeWithRedis('coordination: a run finishing while the run watch holder dies (issue 19)', function () {
   this.timeout(120000);
   const db = useRedis();
-  let collector: Collector;
-  let sim: Simulator;
-  const replicas: Replica[] = [];
   const prefix = `lh-finish-${process.pid}`;
-
-  beforeEach(async function () {
-    collector = new Collector();
-    await collector.start();
-    sim = await startSimulator();
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') for (const r of replicas) console.log(`--- ${r.name} log:\n${r.log.slice(-3000)}`);
-    for (const r of replicas.splice(0)) await r.destroy();
-    await sim.stop();
-    await collector.stop();
-  });
+  const pair = useReplicaPair(db, prefix, LEASE_S);
 
   it('the holder killed just after it recorded the finished run (its run record still being read before): reported once', async function () {
-    const instruments = [{ id: 'i1', baseUrl: sim.baseUrl }];
-    const flows = watchFlows({
-      redisUrl: db.harness.url,
-      prefix,
-      leaseSeconds: LEASE_S,
-      instruments,
-      collectorUrl: collector.url,
-      interval: 0.3,
-      runWatch: true,
-    });
-    for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentialsFor(instruments)));
-    await Promise.all(replicas.map((r) => r.start()));
-    const holder = (): Promise<Replica | undefined> => leaseHolder(db.redis, prefix, { baseUrl: sim.baseUrl }, replicas);
+    const { sim, collector } = pair;
+    await pair.start({ interval: 0.3, runWatch: true });
+    const holder = (): Promise<Replica | undefined> => pair.holder();
     const last = (): string | undefined => collector.events.filter((e) => e.kind === 'state').at(-1)?.id;
     await until(async () => (await holder())?.name === 'r1', 'r1 holds (the first name, once both are live)', 10000);
     await new Promise((r) => setTimeout(r, 2 * LEASE_S * 1000));

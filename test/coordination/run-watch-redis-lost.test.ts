@@ -5,10 +5,8 @@
  */
 import assert from 'assert';
 
-import { Simulator } from '../../src/simulator';
-import { Collected, Collector, credentialsFor, leaseHolder, Replica, watchFlows } from '../support/red-replicas';
+import { Collected, Replica, useReplicaPair } from '../support/red-replicas';
 import { describeWithRedis, useRedis } from '../support/redis-server';
-import { startSimulator } from '../support/runtime';
 import { until } from '../support/until';
 
 const LEASE_S = 2;
@@ -16,40 +14,15 @@ const LEASE_S = 2;
 describeWithRedis('coordination: run watch while Redis is unreachable (issue 19)', function () {
   this.timeout(120000);
   const db = useRedis();
-  let collector: Collector;
-  let sim: Simulator;
-  const replicas: Replica[] = [];
   const prefix = `lh-runs-lost-${process.pid}`;
-
-  beforeEach(async function () {
-    collector = new Collector();
-    await collector.start();
-    sim = await startSimulator();
-  });
-  afterEach(async function () {
-    db.harness.resume();
-    if (this.currentTest?.state === 'failed') for (const r of replicas) console.log(`--- ${r.name} log:\n${r.log.slice(-3000)}`);
-    for (const r of replicas.splice(0)) await r.destroy();
-    await sim.stop();
-    await collector.stop();
-  });
+  afterEach(() => db.harness.resume()); // before the pair's clean-up: replicas stop with Redis back
+  const pair = useReplicaPair(db, prefix, LEASE_S);
 
   it('each replica watches and says coordination is lost; back, one watches, the other stands by, each change once', async function () {
+    const { sim, collector, replicas } = pair;
     if (db.harness.external) this.skip(); // an external Redis (LH_REDIS_URL) cannot be paused from here
-    const instruments = [{ id: 'i1', baseUrl: sim.baseUrl }];
-    const flows = watchFlows({
-      redisUrl: db.harness.url,
-      prefix,
-      leaseSeconds: LEASE_S,
-      instruments,
-      collectorUrl: collector.url,
-      interval: 0.3,
-      runWatch: true,
-      runWatchConnection: true,
-    });
-    for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentialsFor(instruments)));
-    await Promise.all(replicas.map((r) => r.start()));
-    const holder = (): Promise<Replica | undefined> => leaseHolder(db.redis, prefix, { baseUrl: sim.baseUrl }, replicas);
+    await pair.start({ interval: 0.3, runWatch: true, runWatchConnection: true });
+    const holder = (): Promise<Replica | undefined> => pair.holder();
     const states = (): Collected[] => collector.events.filter((e) => e.kind === 'state');
     const statusOf = (r: Replica): string | undefined =>
       collector.events.filter((e) => e.kind === 'status' && e.replica === r.name).at(-1)?.id;

@@ -5,10 +5,8 @@
  */
 import assert from 'assert';
 
-import { Simulator } from '../../src/simulator';
-import { Collected, Collector, credentialsFor, leaseHolder, Replica, watchFlows } from '../support/red-replicas';
+import { Collected, Replica, useReplicaPair } from '../support/red-replicas';
 import { describeWithRedis, useRedis } from '../support/redis-server';
-import { startSimulator } from '../support/runtime';
 import { until } from '../support/until';
 
 const LEASE_S = 2;
@@ -33,43 +31,19 @@ function assertChain(events: Collected[]): void {
 describeWithRedis('coordination: run watch on several Node-RED processes (issue 19)', function () {
   this.timeout(180000);
   const db = useRedis();
-  let collector: Collector;
-  let sim: Simulator;
-  const replicas: Replica[] = [];
   const prefix = `lh-runs-${process.pid}`;
+  const pair = useReplicaPair(db, prefix, LEASE_S);
 
-  beforeEach(async function () {
-    collector = new Collector();
-    await collector.start();
-    sim = await startSimulator();
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') for (const r of replicas) console.log(`--- ${r.name} log:\n${r.log.slice(-3000)}`);
-    for (const r of replicas.splice(0)) await r.destroy();
-    await sim.stop();
-    await collector.stop();
-  });
-
-  const holder = (): Promise<Replica | undefined> => leaseHolder(db.redis, prefix, { baseUrl: sim.baseUrl }, replicas);
-  const last = (): string | undefined => changes(collector.events).at(-1)?.[1];
+  const holder = (): Promise<Replica | undefined> => pair.holder();
+  const last = (): string | undefined => changes(pair.collector.events).at(-1)?.[1];
   const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 1200)); // a few polls of the holder
 
   it('the holder SIGKILLed mid-run, twice: every state change reported once, none missed, the finished run once', async function () {
+    const { sim, collector } = pair;
     const protocol = sim.addProtocol('Long');
     const steps = sim.state.protocols.get(protocol)!.steps;
     steps.push({ stepType: 'PauseStep', id: 900, name: 'Wait', stepOrder: 1, disabled: false, duration: 600 });
-    const instruments = [{ id: 'i1', baseUrl: sim.baseUrl }];
-    const flows = watchFlows({
-      redisUrl: db.harness.url,
-      prefix,
-      leaseSeconds: LEASE_S,
-      instruments,
-      collectorUrl: collector.url,
-      interval: 0.3,
-      runWatch: true,
-    });
-    for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentialsFor(instruments)));
-    await Promise.all(replicas.map((r) => r.start()));
+    await pair.start({ interval: 0.3, runWatch: true });
     await until(async () => (await holder()) !== undefined, 'a holder', 10000);
     await until(() => last() === 'Idle', 'Idle reported', 10000);
 
@@ -118,22 +92,11 @@ describeWithRedis('coordination: run watch on several Node-RED processes (issue 
   });
 
   it('connection msgs once, from the holder: a standby that hears the outage too shows standby and sends nothing', async function () {
-    const instruments = [{ id: 'i1', baseUrl: sim.baseUrl }];
-    const flows = watchFlows({
-      redisUrl: db.harness.url,
-      prefix,
-      leaseSeconds: LEASE_S,
-      instruments,
-      collectorUrl: collector.url,
-      interval: 0.3,
-      runWatch: true,
-      runWatchConnection: true,
-    });
+    const { sim, collector, replicas } = pair;
     // each replica checks its session often (the standby holds one: its run watch listens for pushes), so the
     // standby's own lh-server sees the instrument go offline and come back, as a standby does in a lab within minutes
     const settings = { liquidHandler: { sessionCheckSeconds: 0.2 } };
-    for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentialsFor(instruments), settings));
-    await Promise.all(replicas.map((r) => r.start()));
+    await pair.start({ interval: 0.3, runWatch: true, runWatchConnection: true }, settings);
     await until(async () => (await holder()) !== undefined, 'a holder', 10000);
     await until(() => last() === 'Idle', 'Idle reported', 10000);
     const statuses = (r: Replica): string[] =>

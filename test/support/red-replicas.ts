@@ -14,7 +14,8 @@ import type { AddressInfo } from 'net';
 
 import { trimBase } from '../../src/client';
 import { CoordinationKeys } from '../../src/coordination/keys';
-import { USER } from './runtime';
+import type { Simulator } from '../../src/simulator';
+import { startSimulator, USER } from './runtime';
 
 /** The credentials of watchFlows' lh-server nodes (`server-<id>`), the simulator's user for each. */
 export function credentialsFor(instruments: { id: string }[]): Record<string, Record<string, string>> {
@@ -326,4 +327,68 @@ export class Replica {
     await this.signal('SIGKILL', true);
     fs.rmSync(this.userDir, { recursive: true, force: true });
   }
+}
+
+/** What a pair's watch flows add to the Redis, prefix, lease, instrument and collector the pair gives them. */
+export type PairFlowOptions = Omit<
+  Parameters<typeof watchFlows>[0],
+  'redisUrl' | 'prefix' | 'leaseSeconds' | 'instruments' | 'collectorUrl'
+>;
+
+/** Two replicas of the watch flows for one simulated instrument, as a suite's fixture (see useReplicaPair). */
+export interface ReplicaPair {
+  collector: Collector;
+  sim: Simulator;
+  /** r1 and r2 once started (empty before) */
+  replicas: Replica[];
+  /** Starts r1 and r2 on the simulator with the pair's Redis, lease and prefix (`prefix` for a test that wants its own). */
+  start(options?: PairFlowOptions, settings?: Record<string, unknown>, prefix?: string): Promise<void>;
+  /** The replica holding the instrument's lease now, if any. */
+  holder(): Promise<Replica | undefined>;
+}
+
+/**
+ * Registers the hooks of a describe block whose tests run two real replicas against one simulator: a fresh collector
+ * and simulator before each test; after it the replicas' logs when it failed, then replicas, simulator and collector
+ * stopped.
+ */
+export function useReplicaPair(
+  db: { harness: { url: string }; redis: Redis },
+  prefix: string,
+  leaseSeconds: number,
+): ReplicaPair {
+  let started = prefix;
+  const pair: ReplicaPair = {
+    collector: undefined as unknown as Collector,
+    sim: undefined as unknown as Simulator,
+    replicas: [],
+    async start(options = {}, settings, ownPrefix = prefix) {
+      started = ownPrefix;
+      const instruments = [{ id: 'i1', baseUrl: pair.sim.baseUrl }];
+      const flows = watchFlows({
+        redisUrl: db.harness.url,
+        prefix: ownPrefix,
+        leaseSeconds,
+        instruments,
+        collectorUrl: pair.collector.url,
+        ...options,
+      });
+      for (const name of ['r1', 'r2']) pair.replicas.push(new Replica(name, flows, credentialsFor(instruments), settings));
+      await Promise.all(pair.replicas.map((r) => r.start()));
+    },
+    holder: () => leaseHolder(db.redis, started, { baseUrl: pair.sim.baseUrl }, pair.replicas),
+  };
+  beforeEach(async function () {
+    pair.collector = new Collector();
+    await pair.collector.start();
+    pair.sim = await startSimulator();
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed')
+      for (const r of pair.replicas) console.log(`--- ${r.name} log:\n${r.log.slice(-3000)}`);
+    for (const r of pair.replicas.splice(0)) await r.destroy();
+    await pair.sim.stop();
+    await pair.collector.stop();
+  });
+  return pair;
 }
