@@ -13,19 +13,25 @@ const mocha = path.join(root, 'node_modules', 'mocha', 'bin', 'mocha.js');
 
 const children = new Set();
 
-function run(args, env, capture) {
+// live: the run's output is also written as it comes (the main run); it is kept in every case, so the failures of
+// each run can be repeated at the very end, where a CI log that shows only its tail still has them.
+function run(args, env, live) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [mocha, ...args], {
       cwd: root,
       env: { ...process.env, ...env },
-      stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.add(child);
     const chunks = [];
-    if (capture) {
-      child.stdout.on('data', (c) => chunks.push(c));
-      child.stderr.on('data', (c) => chunks.push(c));
-    }
+    child.stdout.on('data', (c) => {
+      chunks.push(c);
+      if (live) process.stdout.write(c);
+    });
+    child.stderr.on('data', (c) => {
+      chunks.push(c);
+      if (live) process.stderr.write(c);
+    });
     child.on('error', (err) => chunks.push(Buffer.from(`could not start mocha: ${err.message}\n`)));
     // 'close', not 'exit': the piped output is complete only then
     child.on('close', (code, signal) => {
@@ -46,13 +52,21 @@ for (const [signal, code] of [
   });
 }
 
+// The part of a mocha run's output from its summary ("N passing", "N failing" and each failure) on, at most 30,000
+// characters (the last ones); the whole output when there is no summary (a crash before it).
+function failures(output) {
+  const at = output.search(/^\s*\d+ passing/m);
+  const part = at >= 0 ? output.slice(at) : output;
+  return part.length > 30000 ? `…${part.slice(-30000)}` : part;
+}
+
 async function main() {
   const sequential = process.env.LH_TEST_SEQUENTIAL === '1';
-  const main = run(['--ignore', 'test/coordination/**'], {}, false);
+  const main = run(['--ignore', 'test/coordination/**'], {}, true);
   if (sequential) await main;
-  const coordination = run(['--config', '.mocharc.coordination.json'], {}, true);
+  const coordination = run(['--config', '.mocharc.coordination.json'], {}, false);
   if (sequential) await coordination;
-  const nr3 = run(['--config', '.mocharc.nr3.json'], { LH_NODE_RED: 'node-red-3' }, true);
+  const nr3 = run(['--config', '.mocharc.nr3.json'], { LH_NODE_RED: 'node-red-3' }, false);
   const [a, c, b] = await Promise.all([main, coordination, nr3]);
   process.stdout.write('\n--- coordination suite (test/coordination) ---\n');
   process.stdout.write(c.output);
@@ -65,6 +79,13 @@ async function main() {
     b.code !== 0 && `Node-RED 3.1 suite (${what(b)})`,
   ];
   const named = failed.filter(Boolean);
+  for (const [name, r] of [
+    ['Node-RED 4 suite', a],
+    ['coordination suite', c],
+    ['Node-RED 3.1 suite', b],
+  ]) {
+    if (r.code !== 0) process.stdout.write(`\n--- failures of the ${name}, repeated ---\n${failures(r.output)}\n`);
+  }
   if (named.length > 0) {
     process.stderr.write(`\nnpm test failed: ${named.join(' and ')}\n`);
     process.exitCode = process.exitCode || 1; // set, not exit(): the held output is written out first
