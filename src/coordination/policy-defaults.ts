@@ -22,16 +22,24 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
     private readonly shared: SharedDefaults,
   ) {}
 
-  /** A default scheduled by this replica's policy node. */
-  async add(p: P): Promise<void> {
-    try {
-      await this.shared.schedule(this.coordination.leaseValue('default'), p.key, p.deadline, p);
-      this.unshared.delete(p.key);
-    } catch (err) {
-      if (!(err instanceof FencedError)) this.unshared.add(p.key);
-      // fenced: this replica does not hold the instrument, its node got the error from another path; the holder's
-      // own policy node schedules it
+  /**
+   * A default scheduled by this replica's policy node. `lost`: its error reached the node in a msg this replica sent
+   * while coordination was lost (every replica notified it, and the shared memory learns of it only later, so the
+   * holder may never raise it): unless this replica holds the instrument and can schedule it, it keeps it and, once
+   * Redis is back, sends it itself as the holder or hands it to the holder's schedule (see take).
+   */
+  async add(p: P, options: { lost?: boolean } = {}): Promise<void> {
+    if (this.coordination.isHolder) {
+      try {
+        await this.shared.schedule(this.coordination.leaseValue('default'), p.key, p.deadline, p);
+        this.unshared.delete(p.key);
+      } catch (err) {
+        if (options.lost || !(err instanceof FencedError)) this.unshared.add(p.key);
+      }
+      return;
     }
+    if (options.lost || this.coordination.state.role === 'lost') this.unshared.add(p.key);
+    // otherwise a standby: its node got the error from another path; the holder's own policy node schedules it
   }
 
   /** The error was answered or resolved: no replica sends its default. */
@@ -41,16 +49,23 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
     await this.shared.cancel(key).catch(() => false);
   }
 
-  /** Asked when a default's timer fires. */
-  async take(key: string): Promise<TakeVerdict> {
+  /** Asked when a default's timer fires (`p`: the default, handed to the holder when only this replica knows it). */
+  async take(key: string, p?: P): Promise<TakeVerdict> {
     if (this.taken.has(key)) return 'send';
     if (this.coordination.state.role === 'lost') return 'later';
     try {
+      if (this.unshared.has(key) && !this.coordination.isHolder) {
+        // only this replica may know it (it was not written to Redis): the holder's schedule gets it, due now (a
+        // default the holder scheduled itself keeps its own time); the holder's sweep sends it, once
+        if (p) await this.shared.giveBack(key, Math.min(p.deadline, this.coordination.now()), p);
+        this.unshared.delete(key);
+        return 'drop';
+      }
       if (await this.shared.take(this.coordination.leaseValue('default'), key)) {
         this.taken.add(key);
         return 'send';
       }
-      if (this.unshared.has(key) && this.coordination.isHolder) {
+      if (this.unshared.has(key)) {
         this.taken.add(key);
         return 'send';
       }

@@ -64,4 +64,40 @@ describeWithRedis('coordination: automatic answers fenced by the lease', functio
     const claim = await next.answerClaims('inst').claim('A', 'e1', 'Retry', { by: 'policy', automatic: true });
     assert.ok(claim.ok, 'the holder answers it');
   });
+
+  it('a default of an error notified while Redis was lost: a standby hands it to the holder (sent once), a holder sends it', async function () {
+    // Redis came back; one replica took the lease, the other still said "lost" when its poll raised an error and its
+    // policy scheduled the default. Its catch-up then told the shared memory the error was raised, so the holder
+    // never raises it: without the hand-over nobody would send the default.
+    const prefix = `lh-auto-lost-${process.pid}`;
+    const holder = new Coordinator({ redis: db.redis, prefix, leaseMs: 60000, replica: 'b' });
+    const standby = new Coordinator({ redis: db.redis, prefix, leaseMs: 60000, replica: 'z' });
+    coordinators.push(holder, standby);
+    holder.join('inst');
+    await holder.round();
+    const standbyInst = standby.join('inst');
+    await standby.round();
+    assert.ok(holder.held().includes('inst'));
+    assert.equal(standbyInst.state.role, 'standby');
+
+    const p: Pending = { key: 'e1', deadline: Date.now(), answer: 'Retry' };
+    const standbyDefaults = standby.defaults<Pending>('inst', 'policy');
+    await standbyDefaults.add(p, { lost: true });
+    assert.equal(await standbyDefaults.take('e1', p), 'drop', 'a standby sends no automatic answer');
+    const holderDefaults = holder.defaults<Pending>('inst', 'policy');
+    assert.deepEqual(
+      (await holderDefaults.due(Date.now())).map((d) => d.key),
+      ['e1'],
+      "the holder's sweep finds it",
+    );
+    assert.deepEqual(await holderDefaults.due(Date.now()), [], 'once');
+
+    // the holder's own msg was marked lost too: it sends the default itself, and a standby's hand-over of the same
+    // default does not overwrite one already scheduled
+    const q: Pending = { key: 'e2', deadline: Date.now(), answer: 'Retry' };
+    await holderDefaults.add(q, { lost: true });
+    assert.equal(await holderDefaults.take('e2', q), 'send');
+    await standbyDefaults.add({ ...q, deadline: Date.now() + 60000 });
+    assert.equal(await standbyDefaults.take('e2', q), 'drop');
+  });
 });

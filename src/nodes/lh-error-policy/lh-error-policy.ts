@@ -208,7 +208,7 @@ export = function register(RED: Red): void {
       }
       if (given) return waitForOther(p);
       if (coordinated) {
-        const verdict = await coordinated.take(key);
+        const verdict = await coordinated.take(key, p);
         if (closed) return;
         if (verdict === 'later') return waitForOther(p); // Redis unreachable: no automatic answer until it is back
         if (verdict === 'drop') {
@@ -355,6 +355,8 @@ export = function register(RED: Red): void {
         return done();
       }
       const found = errorInMsg(msg);
+      /** sent by this replica without coordination (Redis unreachable): its default is this replica's to hand on */
+      const lost = msg.coordination === 'lost';
       if (!found || (msg.event !== 'raised' && msg.event !== 'resolved')) {
         send([msg, null, null]);
         return done();
@@ -429,7 +431,7 @@ export = function register(RED: Red): void {
             book.add(p);
             save();
             schedule(p);
-            if (coordinated) void coordinated.add(p);
+            if (coordinated) void coordinated.add(p, { lost });
           }
           send([msg, null, null]);
           break;
@@ -450,7 +452,7 @@ export = function register(RED: Red): void {
           };
           book.add(p);
           save();
-          if (coordinated) void coordinated.add(p);
+          if (coordinated) void coordinated.add(p, { lost });
           void fire(p.key);
           break;
         }
