@@ -10,6 +10,11 @@ export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
 const CHECKPOINT_BYTES = 512;
 /** Under sustained load the checkpoint is rewritten at least every this many batches. */
 const CHECKPOINT_EVERY_BATCHES = 8;
+/**
+ * A lazy record (an outcome: nothing waits on it before acting) needs no fsync of its own: it becomes durable with the
+ * next fsync an intent needs, or this long after it was written at the latest.
+ */
+export const LAZY_SYNC_MS = 50;
 
 export interface AuditLogOptions {
   dir: string;
@@ -26,7 +31,7 @@ export interface AuditLogOptions {
    * How a batch is made durable (with fsync on): 'datasync' (default) writes, then fdatasyncs, through libuv's thread
    * pool (two round trips); 'dsync' opens the file O_DSYNC, so one write through the thread pool returns only once
    * the data is on disk (one round trip); 'sync' writes and fdatasyncs on the main thread (no round trip, but the
-   * event loop waits for the disk).
+   * event loop waits for the disk). In every mode a lazy record (an outcome) waits for the next sync (see append).
    */
   writeMode?: 'datasync' | 'dsync' | 'sync';
   /** The chain is read only once this settles (the previous writer of the same chain closing). */
@@ -37,6 +42,8 @@ interface Entry {
   file: number;
   record: AuditRecord;
   line: string;
+  /** made durable by the next fsync another record needs (or LAZY_SYNC_MS later), not by one of its own */
+  lazy: boolean;
   resolve: (record: AuditRecord) => void;
   reject: (err: Error) => void;
 }
@@ -86,6 +93,11 @@ export class AuditLog extends EventEmitter {
   /** Bytes of the current file, pending records included. */
   private size = 0;
   private queue: Entry[] = [];
+  /** written to the file, not yet durable: they resolve with the next fsync */
+  private written: Entry[] = [];
+  /** a sync of the lazy records written is due (their LAZY_SYNC_MS ran out, or the log closes) */
+  private syncWanted = false;
+  private lazyTimer?: NodeJS.Timeout;
   private flushing?: Promise<void>;
   private handle?: { file: number; fh: fs.promises.FileHandle };
   private checkpointFh?: fs.promises.FileHandle;
@@ -138,38 +150,67 @@ export class AuditLog extends EventEmitter {
     );
   }
 
-  private enqueue(fields: RecordFields, resolve: Entry['resolve'], reject: Entry['reject']): void {
+  private enqueue(fields: RecordFields, resolve: Entry['resolve'], reject: Entry['reject'], lazy = false): void {
     const record = seal(fields, this.seq + 1, this.prev);
     const line = `${JSON.stringify(record)}\n`;
     this.seq = record.seq;
     this.prev = record.hash;
     this.size += Buffer.byteLength(line);
-    this.queue.push({ file: this.file, record, line, resolve, reject });
+    this.queue.push({ file: this.file, record, line, lazy, resolve, reject });
   }
 
-  /** Appends one record; resolves with it once it is durable. */
-  async append(fields: RecordFields): Promise<AuditRecord> {
+  /**
+   * Appends one record; resolves with it once it is durable. `lazy` (an outcome record): it is written at once, in
+   * its place in the chain, but made durable by the next fsync another record needs, or LAZY_SYNC_MS later at the
+   * latest (nobody waits on it before acting: one fsync per action instead of two).
+   */
+  async append(fields: RecordFields, options: { lazy?: boolean } = {}): Promise<AuditRecord> {
     await this.ready;
     if (this.broken) throw this.broken;
     if (this.closed) throw new Error('the audit trail is closed');
     if (this.size >= this.maxFileBytes) this.startFile(this.file + 1);
-    const done = new Promise<AuditRecord>((resolve, reject) => this.enqueue(fields, resolve, reject));
-    if (!this.flushing) this.flushing = this.flushAll().finally(() => (this.flushing = undefined));
+    const done = new Promise<AuditRecord>((resolve, reject) => this.enqueue(fields, resolve, reject, options.lazy));
+    this.kick();
     return done;
   }
 
+  /**
+   * Starts the writer unless it runs. An append made after the writer's last look at the queue but before it counted
+   * as stopped (its promise settles a few microtasks later) is picked up by the restart here, not left waiting.
+   */
+  private kick(): void {
+    if (this.flushing) return;
+    this.flushing = this.flushAll().finally(() => {
+      this.flushing = undefined;
+      if (!this.broken && (this.queue.length > 0 || (this.syncWanted && this.written.length > 0))) this.kick();
+    });
+  }
+
   private async flushAll(): Promise<void> {
-    while (this.queue.length > 0) {
+    while (this.queue.length > 0 || (this.syncWanted && this.written.length > 0)) {
       const batch = this.queue;
       this.queue = [];
+      let durable: Entry[];
       try {
         await this.write(batch);
+        // an O_DSYNC file's write returned once the data was on disk; without fsync, written is all there is; lazy
+        // records wait for a sync unless one is due or the log closes (then every batch is synced)
+        const onDisk = !this.fsync || this.options.writeMode === 'dsync';
+        if (!onDisk && !this.syncWanted && !this.closed && batch.every((entry) => entry.lazy)) {
+          this.syncLater();
+          continue;
+        }
+        this.syncWanted = false;
+        if (!onDisk) await this.sync();
+        durable = this.written.splice(0);
       } catch (err) {
-        this.fail(err, batch);
+        this.fail(err);
         return;
       }
+      if (this.lazyTimer) clearTimeout(this.lazyTimer);
+      this.lazyTimer = undefined;
       // durable: the appends resolve now; the checkpoint follows (it may lag the records, never lead them)
-      for (const entry of batch) {
+      for (const entry of durable) {
         entry.resolve(entry.record);
         this.emit('record', entry.record);
       }
@@ -177,43 +218,61 @@ export class AuditLog extends EventEmitter {
       this.batchesSinceCheckpoint++;
       if (this.queue.length > 0 && this.batchesSinceCheckpoint < CHECKPOINT_EVERY_BATCHES) continue;
       this.batchesSinceCheckpoint = 0;
-      const last = batch[batch.length - 1];
+      const last = durable[durable.length - 1];
+      if (!last) continue;
       try {
         await this.writeCheckpoint({ seq: last.record.seq, hash: last.record.hash, file: last.file, at: last.record.at });
       } catch (err) {
-        this.fail(err, []);
+        this.fail(err);
         return;
       }
     }
   }
 
-  private fail(err: unknown, batch: Entry[]): void {
+  /** Lazy records were written and nothing else needs an fsync: one follows LAZY_SYNC_MS later, unless one comes first. */
+  private syncLater(): void {
+    if (this.lazyTimer) return;
+    this.lazyTimer = setTimeout(() => {
+      this.lazyTimer = undefined;
+      this.syncWanted = true;
+      this.kick();
+    }, LAZY_SYNC_MS);
+    this.lazyTimer.unref();
+  }
+
+  private fail(err: unknown): void {
     this.broken = new Error(
       `the audit trail cannot be written (${(err as Error).message}): nothing more is sent to the instrument`,
     );
-    for (const entry of [...batch, ...this.queue.splice(0)]) entry.reject(this.broken);
+    for (const entry of [...this.written.splice(0), ...this.queue.splice(0)]) entry.reject(this.broken);
   }
 
+  /** Writes the batch, each record in the file it was sealed for; they count as written (not yet durable). */
   private async write(batch: Entry[]): Promise<void> {
+    this.written.push(...batch);
     let i = 0;
     while (i < batch.length) {
       const file = batch[i].file;
       let text = '';
       for (; i < batch.length && batch[i].file === file; i++) text += batch[i].line;
       const fh = await this.handleFor(file);
-      if (this.options.writeMode === 'sync') {
-        fs.writeSync(fh.fd, text);
-        if (this.fsync) fs.fdatasyncSync(fh.fd);
-        continue;
-      }
-      await fh.write(text);
-      // an O_DSYNC file's write returned once the data was on disk
-      if (this.fsync && this.options.writeMode !== 'dsync') await fh.datasync();
+      // 'sync' on the main thread; otherwise through the thread pool (into an O_DSYNC file it returns once on disk)
+      if (this.options.writeMode === 'sync') fs.writeSync(fh.fd, text);
+      else await fh.write(text);
     }
+  }
+
+  /** Makes every record written so far durable. */
+  private async sync(): Promise<void> {
+    if (!this.handle) return;
+    if (this.options.writeMode === 'sync') fs.fdatasyncSync(this.handle.fh.fd);
+    else await this.handle.fh.datasync();
   }
 
   private async handleFor(file: number): Promise<fs.promises.FileHandle> {
     if (this.handle?.file === file) return this.handle.fh;
+    // records written to the file being left and not yet durable are synced first (its handle closes now)
+    if (this.handle && this.written.length > 0 && this.fsync && this.options.writeMode !== 'dsync') await this.sync();
     if (this.handle) await this.handle.fh.close();
     const { O_WRONLY, O_CREAT, O_APPEND, O_DSYNC } = fs.constants;
     const flags = this.fsync && this.options.writeMode === 'dsync' ? O_WRONLY | O_CREAT | O_APPEND | O_DSYNC : 'a';
@@ -230,6 +289,7 @@ export class AuditLog extends EventEmitter {
     const buf = Buffer.alloc(CHECKPOINT_BYTES, ' ');
     buf.write(text);
     buf.write('\n', CHECKPOINT_BYTES - 1);
+    // not synced: a checkpoint lost in a crash only lags the records
     if (this.options.writeMode === 'sync') fs.writeSync(this.checkpointFh.fd, buf, 0, buf.length, 0);
     else await this.checkpointFh.write(buf, 0, buf.length, 0);
   }
@@ -238,7 +298,12 @@ export class AuditLog extends EventEmitter {
   async close(): Promise<void> {
     await this.ready.catch(() => undefined);
     this.closed = true;
+    // lazy records written and not yet synced: now
+    this.syncWanted = true;
+    this.kick();
     while (this.flushing) await this.flushing;
+    if (this.lazyTimer) clearTimeout(this.lazyTimer);
+    this.lazyTimer = undefined;
     await this.handle?.fh.close();
     this.handle = undefined;
     await this.checkpointFh?.close();

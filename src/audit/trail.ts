@@ -11,8 +11,11 @@ export const MAX_RECORDED_BODY_BYTES = 64 * 1024;
 
 /** Where a chain is kept: a JSON Lines file per instrument (AuditLog) or a Redis stream shared by replicas (RedisAuditLog). */
 export interface AuditAppender {
-  /** Seals the record into the chain; resolves once it is durable (on disk, or acknowledged by Redis). */
-  append(fields: RecordFields): Promise<AuditRecord>;
+  /**
+   * Seals the record into the chain; resolves once it is durable (on disk, or acknowledged by Redis). `lazy`: the
+   * record may wait for the next fsync another record needs (a file chain; an outcome, which nobody waits on).
+   */
+  append(fields: RecordFields, options?: { lazy?: boolean }): Promise<AuditRecord>;
   close(): Promise<void>;
   on(event: 'record', listener: (record: AuditRecord) => void): unknown;
 }
@@ -58,14 +61,18 @@ export class AuditTrail implements AuditHook {
     const secrets = this.options.secrets?.() ?? [];
     const clean =
       outcome.reason === undefined ? outcome : { ...outcome, reason: redactText(outcome.reason, secrets).slice(0, 2000) };
-    await this.log.append({
-      phase: 'outcome',
-      id,
-      at: new Date().toISOString(),
-      instrument: this.options.instrument,
-      operation,
-      outcome: clean,
-    });
+    // lazy: durable with the next intent's fsync (or shortly after): an action waits for one fsync, its intent's
+    await this.log.append(
+      {
+        phase: 'outcome',
+        id,
+        at: new Date().toISOString(),
+        instrument: this.options.instrument,
+        operation,
+        outcome: clean,
+      },
+      { lazy: true },
+    );
   }
 }
 

@@ -1,0 +1,172 @@
+/**
+ * Outcome records are lazy (issue 22.6): nobody waits on them before acting, so they need no fsync of their own. They
+ * are written at once, in their place in the chain, and become durable with the next fsync an intent needs, or
+ * LAZY_SYNC_MS later at the latest. Whatever the interleaving: an append resolves (and lh-audit hears of it) only once
+ * its record is durable, the checkpoint never names a record that is not, and close() leaves nothing unsynced.
+ */
+import assert from 'assert';
+import fs from 'fs';
+
+import FakeTimers from '@sinonjs/fake-timers';
+import fc from 'fast-check';
+
+import { AuditLog, AuditRecord, checkpointFile, LAZY_SYNC_MS } from '../../src/audit';
+import { actionFields, KEY, readChain, tempDir, verify } from './chain-support';
+
+/** Counts the fdatasync calls of every FileHandle (the way the default write mode syncs). */
+async function countDatasyncs(dir: string): Promise<{ count: () => number; restore: () => void }> {
+  const probe = await fs.promises.open(`${dir}/probe`, 'w');
+  const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+  await probe.close();
+  const original = proto.datasync;
+  let count = 0;
+  proto.datasync = function (this: unknown) {
+    count++;
+    return original.call(this);
+  };
+  return { count: () => count, restore: () => (proto.datasync = original) };
+}
+
+function checkpointSeq(dir: string): number {
+  const file = checkpointFile(dir, 'chain');
+  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
+  return text === '' ? -1 : (JSON.parse(text) as { seq: number }).seq;
+}
+
+function fileText(dir: string): string {
+  return readChain(dir, 'chain')
+    .files.map((f) => f.text)
+    .join('');
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('audit file chain: lazy outcome records', function () {
+  it('an action costs one fdatasync: its outcome is made durable by the next intent’s', async function () {
+    const dir = tempDir();
+    const syncs = await countDatasyncs(dir);
+    try {
+      const log = new AuditLog({ dir, name: 'chain', instrument: 'i', key: KEY });
+      const outcomes: Promise<AuditRecord>[] = [];
+      for (let i = 0; i < 20; i++) {
+        const [intent, outcome] = actionFields(i);
+        await log.append(intent);
+        outcomes.push(log.append(outcome, { lazy: true }));
+      }
+      // 20 intents, the file record shares the first intent's sync; the last outcome is synced by close()
+      assert.ok(syncs.count() <= 20, `${syncs.count()} fdatasyncs for 20 actions (two each before)`);
+      await log.close();
+      assert.equal(syncs.count(), 21, 'one more for the last outcome, at close');
+      await Promise.all(outcomes);
+      const report = verify(readChain(dir, 'chain'));
+      assert.strictEqual(report.ok, true, report.firstBad?.reason);
+      assert.strictEqual(report.checkpoint, 'verified');
+      assert.equal(
+        fileText(dir)
+          .split('\n')
+          .filter((l) => l.includes('"phase":"outcome"')).length,
+        20,
+      );
+    } finally {
+      syncs.restore();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an outcome alone is durable LAZY_SYNC_MS after it was written; until then neither its append, lh-audit nor the checkpoint count it', async function () {
+    const dir = tempDir();
+    const clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const log = new AuditLog({ dir, name: 'chain', instrument: 'i', key: KEY });
+      const heard: number[] = [];
+      log.on('record', (r: AuditRecord) => heard.push(r.seq));
+      const [intent, outcome] = actionFields(0);
+      const first = await log.append(intent);
+      let resolved = false;
+      const lazy = log.append(outcome, { lazy: true }).then((r) => {
+        resolved = true;
+        return r;
+      });
+      for (let i = 0; i < 5; i++) await turn();
+      assert.ok(fileText(dir).includes('"phase":"outcome"'), 'written at once, in its place in the chain');
+      assert.equal(resolved, false, 'not acknowledged before a sync');
+      assert.deepEqual(heard, [0, first.seq], 'lh-audit hears only of durable records');
+      assert.equal(checkpointSeq(dir), first.seq, 'the checkpoint names the last durable record');
+      clock.tick(LAZY_SYNC_MS - 1);
+      for (let i = 0; i < 5; i++) await turn();
+      assert.equal(resolved, false);
+      clock.tick(1);
+      const record = await lazy;
+      assert.deepEqual(heard, [0, first.seq, record.seq]);
+      assert.equal(checkpointSeq(dir), record.seq);
+      await log.close();
+    } finally {
+      clock.uninstall();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('property: whatever the interleaving of intents, outcomes, waits and a close, only durable records are acknowledged or checkpointed, and close leaves none behind', async function () {
+    type Step = 'intent' | 'intent-nowait' | 'outcome' | 'tick' | 'turn';
+    const steps = fc.array(fc.constantFrom<Step>('intent', 'intent-nowait', 'outcome', 'outcome', 'tick', 'turn'), {
+      minLength: 1,
+      maxLength: 40,
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        steps,
+        fc.constantFrom<'datasync' | 'sync' | 'dsync'>('datasync', 'sync', 'dsync'),
+        async (plan, writeMode) => {
+          const dir = tempDir();
+          const clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout'] });
+          try {
+            const log = new AuditLog({ dir, name: 'chain', instrument: 'i', key: KEY, writeMode, maxFileBytes: 4 * 1024 });
+            const acknowledged = new Set<number>();
+            const heard = new Set<number>();
+            log.on('record', (r: AuditRecord) => heard.add(r.seq));
+            const all: Promise<unknown>[] = [];
+            const check = (): void => {
+              const text = fileText(dir);
+              for (const seq of heard) assert.ok(acknowledged.has(seq) || seq === 0 || text.includes(`"seq":${seq},`));
+              // every acknowledged record is in a file; the checkpoint never goes past the durable ones
+              const durable = Math.max(-1, ...heard);
+              assert.ok(checkpointSeq(dir) <= durable, `checkpoint ${checkpointSeq(dir)} beyond the durable ${durable}`);
+            };
+            let next = 0;
+            const open: number[] = []; // actions whose intent is in the chain and whose outcome is not yet
+            for (const step of plan) {
+              const [intent] = actionFields(next);
+              const track = (p: Promise<AuditRecord>): Promise<AuditRecord> =>
+                p.then((r) => {
+                  assert.ok(fileText(dir).includes(`${JSON.stringify(r)}\n`), `#${r.seq} in the file when acknowledged`);
+                  assert.ok(heard.has(r.seq), `#${r.seq} heard when acknowledged`);
+                  acknowledged.add(r.seq);
+                  return r;
+                });
+              if (step === 'intent' || step === 'intent-nowait') {
+                open.push(next++);
+                const appended = track(log.append(intent));
+                if (step === 'intent') await appended;
+                else all.push(appended);
+              } else if (step === 'outcome' && open.length > 0)
+                all.push(track(log.append(actionFields(open.shift() as number)[1], { lazy: true })));
+              else if (step === 'tick') clock.tick(Math.floor(LAZY_SYNC_MS / 2));
+              else await turn();
+              check();
+            }
+            await log.close();
+            await Promise.all(all);
+            check();
+            const report = verify(readChain(dir, 'chain'));
+            assert.strictEqual(report.ok, true, report.firstBad?.reason);
+            assert.strictEqual(report.checkpoint, 'verified', 'the checkpoint names the last record after close');
+          } finally {
+            clock.uninstall();
+            fs.rmSync(dir, { recursive: true, force: true });
+          }
+        },
+      ),
+      { numRuns: Number(process.env.LH_AUDIT_LAZY_RUNS ?? 100) },
+    );
+  });
+});
