@@ -238,7 +238,24 @@ export = function register(RED: Red): void {
       else if (outcome.outcome === 'already-answered') return waitForOther(p);
       else cancel(key); // refused or failed: escalated, a person must act
       if (closed && outcome.outcome !== 'answered') return;
+      if (coordinated && answeredByThisPolicy(p, outcome)) {
+        // a copy of this default handed over by another replica (or swept after a failover) found the error answered
+        // already by this very default on some replica: nothing was sent, and nothing is wrong
+        node.debug(outcome.message);
+        return showStatus();
+      }
       report(p, outcome);
+    }
+
+    /** Whether an answer refused as given already is this policy's own default (the same answer, by the same name), settled. */
+    function answeredByThisPolicy(
+      p: PendingDefault,
+      outcome: AnswerOutcome,
+    ): outcome is Extract<AnswerOutcome, { outcome: 'already-answered' }> {
+      if (outcome.outcome !== 'already-answered' || outcome.inFlight || !outcome.previous) return false;
+      const previous = outcome.previous;
+      if (previous.outcome !== 'answered' || previous.by !== by) return false;
+      return p.source === 'B' ? Number(previous.response) === Number(p.answer) : previous.response === p.answer;
     }
 
     function onAnswered(where: string, key: string): void {
