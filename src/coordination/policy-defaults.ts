@@ -54,13 +54,7 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
     if (this.taken.has(key)) return 'send';
     if (this.coordination.state.role === 'lost') return 'later';
     try {
-      if (this.unshared.has(key) && !this.coordination.isHolder) {
-        // only this replica may know it (it was not written to Redis): the holder's schedule gets it, due now (a
-        // default the holder scheduled itself keeps its own time); the holder's sweep sends it, once
-        if (p) await this.shared.giveBack(key, Math.min(p.deadline, this.coordination.now()), p);
-        this.unshared.delete(key);
-        return 'drop';
-      }
+      if (this.unshared.has(key) && !this.coordination.isHolder) return await this.handOver(key, p);
       if (await this.shared.take(this.coordination.leaseValue('default'), key)) {
         this.taken.add(key);
         return 'send';
@@ -71,8 +65,23 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
       }
       return 'drop';
     } catch (err) {
-      return err instanceof FencedError ? 'drop' : 'later';
+      if (!(err instanceof FencedError)) return 'later';
+      // another replica holds the instrument (this one has not noticed yet): a default only this replica knows is
+      // handed to it rather than dropped
+      return this.unshared.has(key) ? this.handOver(key, p).catch((): TakeVerdict => 'later') : 'drop';
     }
+  }
+
+  /**
+   * Only this replica may know the default (it was not written to Redis): the holder's schedule gets it, due now (a
+   * default the holder scheduled itself keeps its own time); the holder's sweep sends it, once. Throws (kept here,
+   * looked at again later) when Redis does not take it.
+   */
+  private async handOver(key: string, p: P | undefined): Promise<TakeVerdict> {
+    if (!p) return 'later'; // nothing to hand over with: kept until the caller gives it
+    await this.shared.giveBack(key, Math.min(p.deadline, this.coordination.now()), p);
+    this.unshared.delete(key);
+    return 'drop';
   }
 
   /** The holder's sweep: defaults due by `now` that no replica sent (their holder died): this replica sends them. */
@@ -89,15 +98,18 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
 
   /**
    * This replica took the default but its answer was refused by the fence (another replica holds the instrument
-   * now): back to the shared schedule, due at once, for the holder's sweep. True when Redis took it.
+   * now): back to the shared schedule, due at once, for the holder's sweep. True when Redis took it; false: kept
+   * here, and handed over when the caller asks again (take).
    */
   async giveBack(p: P): Promise<boolean> {
     this.taken.delete(p.key);
     this.unshared.delete(p.key);
     try {
-      await this.shared.giveBack(p.key, Math.min(p.deadline, Date.now()), p);
+      await this.shared.giveBack(p.key, Math.min(p.deadline, this.coordination.now()), p);
       return true;
     } catch {
+      // Redis did not take it: only this replica has it now; it hands it over when the caller asks again (take)
+      this.unshared.add(p.key);
       return false;
     }
   }

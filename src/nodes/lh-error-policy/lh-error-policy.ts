@@ -222,8 +222,9 @@ export = function register(RED: Red): void {
       save();
       const outcome = await send(p);
       if (outcome.outcome === 'failed' && outcome.fenced && coordinated) {
-        // another replica holds the instrument now: nothing was sent, the default goes back for it to send (once)
-        await coordinated.giveBack(p);
+        // another replica holds the instrument now: nothing was sent, the default goes back for it to send (once);
+        // when Redis does not take it, this replica keeps it and hands it over at its next look
+        if (!(await coordinated.giveBack(p))) return closed ? undefined : waitForOther(p);
         timers.delete(key);
         if (book.take(key)) save();
         return showStatus();
