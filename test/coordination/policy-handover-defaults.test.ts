@@ -157,4 +157,24 @@ describeWithRedis('coordination: a default handed over by a standby after it was
     );
     assert.equal(puts(id), 0, 'the instrument gets no second answer');
   });
+
+  it('the holder escalated its default (the instrument refused it); a hand-over landing afterwards sends nothing', async function () {
+    await load(0.2);
+    const server = helper.getNode('server') as unknown as ServerNode;
+    const auto = collect(helper.getNode('auto'));
+    const escalated = collect(helper.getNode('escalate'));
+    const record = sim.injectPendingError({ title: 'Clot detected' }) as unknown as Msg;
+    const id = String(record.id);
+    sim.setFaults({ statusRate: 1, statusCode: 400, methods: ['PUT'] });
+    helper.getNode('policy').receive({ payload: record, source: 'A', event: 'raised', coordination: 'lost' });
+    await until(() => escalated.length === 1, 'the refused default escalated (a person must act)');
+    sim.clearFaults();
+    assert.equal(puts(id), 1);
+
+    const c = await standby(server.instrumentKey);
+    await handOver(c, server.instrumentKey, record);
+    await new Promise((r) => setTimeout(r, 2500));
+    assert.equal(puts(id), 1, 'no second answer after the escalation');
+    assert.equal(auto.length, 0);
+  });
 });

@@ -105,6 +105,13 @@ export = function register(RED: Red): void {
       );
     }
 
+    /**
+     * Coordinated: the errors whose default this node finished (sent, escalated, cancelled), by key. A copy of such a
+     * default that another replica hands over later (it notified the error while Redis was lost) is not sent again.
+     */
+    const finished = new Map<string, Record<string, unknown>>();
+    const FINISHED_KEPT = 1000;
+
     function cancel(key: string): PendingDefault | undefined {
       if (coordinated) void coordinated.cancel(key);
       const t = timers.get(key);
@@ -112,7 +119,18 @@ export = function register(RED: Red): void {
       timers.delete(key);
       const p = book.take(key);
       if (p) save();
+      if (p && coordinated) {
+        finished.delete(key);
+        finished.set(key, p.record);
+        if (finished.size > FINISHED_KEPT) finished.delete(finished.keys().next().value as string);
+      }
       return p;
+    }
+
+    /** Whether a default handed over to this replica's sweep is one this node finished already (the same error). */
+    function finishedHere(p: PendingDefault): boolean {
+      const record = finished.get(p.key);
+      return record !== undefined && sameRecord(record, p.record);
     }
 
     function auditMsg(p: PendingDefault, outcome: AnswerOutcome): NodeMessage {
@@ -285,6 +303,13 @@ export = function register(RED: Red): void {
           void coordinated.due(Date.now()).then((due) => {
             for (const p of due) {
               if (closed || p.instrument !== instrument) continue;
+              if (finishedHere(p) && !book.get(p.key)) {
+                coordinated.done(p.key);
+                node.debug(
+                  `error-policy: the default of error ${p.key} was handed over after this node finished it: not sent again`,
+                );
+                continue;
+              }
               book.add(p);
               save();
               void fire(p.key);
