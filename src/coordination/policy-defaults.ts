@@ -33,8 +33,11 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
       try {
         await this.shared.schedule(this.coordination.leaseValue('default'), p.key, p.deadline, p);
         this.unshared.delete(p.key);
-      } catch (err) {
-        if (options.lost || !(err instanceof FencedError)) this.unshared.add(p.key);
+      } catch {
+        // not written: Redis unreachable, or the lease moved on since this replica raised the error as its holder
+        // (the shared memory has it raised, so the new holder will not raise it): this replica keeps it, and sends it
+        // or hands it to the holder's schedule when it falls due (see take)
+        this.unshared.add(p.key);
       }
       return;
     }

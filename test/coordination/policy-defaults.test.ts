@@ -17,7 +17,7 @@ interface Pending {
 }
 
 /** Redis as one replica reaches it: `down` makes every call fail (a blip or a partition of that replica alone). */
-export function reachable(redis: StoreRedis): { redis: StoreRedis; down: boolean } {
+function reachable(redis: StoreRedis): { redis: StoreRedis; down: boolean } {
   const link = { down: false, redis };
   link.redis = new Proxy(redis, {
     get(target, prop, receiver) {
@@ -95,6 +95,27 @@ describeWithRedis('coordination: a policy default known to one replica only reac
       (await next.defaults<Pending>('inst', 'policy').due(Date.now())).map((d) => d.key),
       ['e1'],
       "the holder's sweep finds it",
+    );
+  });
+
+  it('a holder whose lease vanished between raising an error and scheduling its default keeps it and hands it over', async function () {
+    const old = replica('z'); // sorts last: the new replica's share
+    await old.round();
+    // its gate raised the error as the holder (the shared memory has it raised: no other replica will raise it);
+    // before its policy schedules the default, the lease is gone (a Redis restart or failover) and another takes it
+    await db.redis.del(new CoordinationKeys(prefix).instrument('inst').lease);
+    const next = replica('b');
+    await next.round();
+    assert.ok(next.held().includes('inst'));
+    const oldDefaults = old.defaults<Pending>('inst', 'policy');
+    const p: Pending = { key: 'e1', deadline: Date.now(), answer: 'Retry' };
+    await oldDefaults.add(p); // fenced: not written
+    await old.round(); // it learns it stands by
+    assert.equal(await oldDefaults.take('e1', p), 'drop');
+    assert.deepEqual(
+      (await next.defaults<Pending>('inst', 'policy').due(Date.now())).map((d) => d.key),
+      ['e1'],
+      "the holder's sweep finds it (it was not dropped)",
     );
   });
 });
