@@ -34,6 +34,8 @@ type Op =
   | { kind: 'crash'; r: number } // cut, and its heartbeat and lease gone as their expiry would: another takes over
   | { kind: 'expire' } // the lease expires (deleted, as the expiry would)
   | { kind: 'tick'; ms: number }
+  | { kind: 'forget'; r: number } // its poll no longer lists answered errors (the answer ledger forgets them), and its
+  // node's memory of finished defaults is gone (a restart of the node's memory; its book and CoordinatedDefaults stay)
   | { kind: 'raise'; e: number; who: number; lost: number; delay: number }
   | { kind: 'resolve'; e: number; who: number }
   | { kind: 'timers'; r: number }
@@ -47,6 +49,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('heal' as const), r: replicaArb }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), r: replicaArb }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('expire' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('forget' as const), r: replicaArb }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 90_000 }) }) },
   {
     weight: 3,
@@ -113,6 +116,9 @@ interface World {
   escalated: string[];
   log: string[];
 }
+
+/** What the runs exercised (printed): copies kept by lost replicas, defaults found by sweeps, claims refused as answered. */
+const seenCases = { lostCopies: 0, swept: 0, refusedAnswered: 0, handedOverAfterFinish: 0 };
 
 describeWithRedis('coordination: policy defaults across replicas (property)', function () {
   this.timeout(60_000);
@@ -191,7 +197,10 @@ describeWithRedis('coordination: policy defaults across replicas (property)', fu
       return;
     }
     if (w.resolvedForAll.has(key)) w.attemptsAfterResolved.push(`${key} by ${r.name} at ${w.t}`);
-    if (w.claims.has(key)) return cancel(r, key); // already answered (by this same default): quiet
+    if (w.claims.has(key)) {
+      seenCases.refusedAnswered++;
+      return cancel(r, key); // already answered (by this same default): quiet
+    }
     if (w.resolved.has(key)) return cancel(r, key); // the instrument: not pending (read before any PUT)
     w.claims.set(key, { replica: r.name, at: w.t });
     w.sends.push({ key, replica: r.name, at: w.t });
@@ -224,6 +233,10 @@ describeWithRedis('coordination: policy defaults across replicas (property)', fu
       case 'tick':
         w.t += op.ms;
         break;
+      case 'forget':
+        r?.answered.clear();
+        r?.finished.clear();
+        break;
       case 'raise': {
         const key = `e${op.e}`;
         if (w.resolved.has(key)) break;
@@ -236,6 +249,7 @@ describeWithRedis('coordination: policy defaults across replicas (property)', fu
           const p: P = { key, deadline: w.t + op.delay, answer: 'Retry' };
           w.deadlines.set(key, Math.min(w.deadlines.get(key) ?? Infinity, p.deadline));
           x.book.set(key, p);
+          if (lost && !x.inst.isHolder) seenCases.lostCopies++;
           await x.d.add(p, { lost });
           if (p.deadline <= w.t) await fire(w, x, key); // answer-now
         }
@@ -260,7 +274,9 @@ describeWithRedis('coordination: policy defaults across replicas (property)', fu
       case 'sweep':
         if (!r) break;
         for (const p of await r.d.due(w.t)) {
+          seenCases.swept++;
           if (r.finished.has(p.key) && !r.book.has(p.key)) {
+            seenCases.handedOverAfterFinish++;
             r.d.done(p.key); // handed over after this node finished it
             continue;
           }
@@ -307,7 +323,7 @@ describeWithRedis('coordination: policy defaults across replicas (property)', fu
 
   it('every default of an unresolved error sent exactly once, never before its deadline nor after the resolution', async function () {
     const seed = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() ^ (Math.random() * 0x7fffffff);
-    const runs = process.env.LH_RUNS ? Number(process.env.LH_RUNS) : 250;
+    const runs = process.env.LH_RUNS ? Number(process.env.LH_RUNS) : 200;
     const started = Date.now();
     try {
       await fc.assert(
@@ -328,12 +344,58 @@ describeWithRedis('coordination: policy defaults across replicas (property)', fu
             }
           }
         }),
-        { numRuns: runs, seed },
+        {
+          numRuns: runs,
+          seed,
+          examples: [
+            // r1 lost notifies e0 as r0 (the holder) does; r0 sends it and forgets its answer; r1, back on standby,
+            // hands its copy over; r0's sweep finds it: the shared claim refuses it (answered by this default)
+            [
+              [
+                { kind: 'round', r: 0 },
+                { kind: 'round', r: 1 },
+                { kind: 'round', r: 2 },
+                { kind: 'cut', r: 1 },
+                { kind: 'tick', ms: 70_000 },
+                { kind: 'round', r: 0 },
+                { kind: 'round', r: 1 },
+                { kind: 'raise', e: 0, who: 3, lost: 0, delay: 1000 },
+                { kind: 'tick', ms: 2000 },
+                { kind: 'timers', r: 0 },
+                { kind: 'forget', r: 0 },
+                { kind: 'heal', r: 1 },
+                { kind: 'round', r: 1 },
+                { kind: 'timers', r: 1 },
+                { kind: 'sweep', r: 0 },
+              ],
+            ],
+            // the same with a failover: r0 crashes after sending, r1 takes over, r2's lost copy is handed to r1
+            [
+              [
+                { kind: 'round', r: 0 },
+                { kind: 'cut', r: 2 },
+                { kind: 'tick', ms: 70_000 },
+                { kind: 'round', r: 0 },
+                { kind: 'round', r: 1 },
+                { kind: 'round', r: 2 },
+                { kind: 'raise', e: 1, who: 5, lost: 0, delay: 500 },
+                { kind: 'tick', ms: 1000 },
+                { kind: 'timers', r: 0 },
+                { kind: 'crash', r: 0 },
+                { kind: 'round', r: 1 },
+                { kind: 'heal', r: 2 },
+                { kind: 'round', r: 2 },
+                { kind: 'timers', r: 2 },
+                { kind: 'sweep', r: 1 },
+              ],
+            ],
+          ],
+        },
       );
     } catch (err) {
       console.log(`      seed ${seed} (replay: LH_SEED=${seed})`);
       throw err;
     }
-    console.log(`      ${runs} runs in ${Date.now() - started} ms (seed ${seed})`);
+    console.log(`      ${runs} runs in ${Date.now() - started} ms (seed ${seed}); cases: ${JSON.stringify(seenCases)}`);
   });
 });
