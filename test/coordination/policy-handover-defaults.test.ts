@@ -177,4 +177,26 @@ describeWithRedis('coordination: a default handed over by a standby after it was
     assert.equal(puts(id), 1, 'no second answer after the escalation');
     assert.equal(auto.length, 0);
   });
+
+  it('an error the holder never raised (a lost replica did) is resolved; that replica hands its default over later: nothing is asked of the instrument', async function () {
+    const server = await load(60);
+    const caught = collect(helper.getNode('caught'));
+    const escalated = collect(helper.getNode('escalate'));
+    const record = sim.injectPendingError({ title: 'Clot detected' }) as unknown as Msg;
+    const id = String(record.id);
+    // the lost replica's catch-up wrote the error as raised: the holder's poll resolves it once it is gone
+    sim.resolvePendingError(id);
+    helper.getNode('policy').receive({ payload: record, source: 'A', event: 'resolved' });
+    sim.clearRequests();
+
+    const c = await standby(server.instrumentKey);
+    await handOver(c, server.instrumentKey, record);
+    await new Promise((r) => setTimeout(r, 2500));
+    assert.deepEqual(
+      sim.requests.map((r) => `${r.method} ${r.path}`),
+      [],
+      'no answer attempted for a resolved error',
+    );
+    assert.equal(caught.length + escalated.length, 0);
+  });
 });

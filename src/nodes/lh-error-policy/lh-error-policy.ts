@@ -119,12 +119,15 @@ export = function register(RED: Red): void {
       timers.delete(key);
       const p = book.take(key);
       if (p) save();
-      if (p && coordinated) {
-        finished.delete(key);
-        finished.set(key, p.record);
-        if (finished.size > FINISHED_KEPT) finished.delete(finished.keys().next().value as string);
-      }
+      if (p) finish(key, p.record);
       return p;
+    }
+
+    function finish(key: string, record: Record<string, unknown>): void {
+      if (!coordinated) return;
+      finished.delete(key);
+      finished.set(key, record);
+      if (finished.size > FINISHED_KEPT) finished.delete(finished.keys().next().value as string);
     }
 
     /** Whether a default handed over to this replica's sweep is one this node finished already (the same error). */
@@ -409,6 +412,9 @@ export = function register(RED: Red): void {
       if (msg.event === 'resolved') {
         const p = heldSame ? cancel(found.key) : undefined; // a resolution of an earlier error under the id leaves this default
         if (p) msg.policy = { cancelled: true, rule: p.rule >= 0 ? p.rule + 1 : null };
+        // coordinated, an error this node held no default for (raised by a replica while Redis was lost): a copy of
+        // its default that replica hands over later is not sent
+        else if (!held) finish(found.key, found.record);
         showStatus();
         send([msg, null, null]);
         return done();
