@@ -44,21 +44,23 @@ describeWithRedis('coordination: a policy default known to one replica only reac
     for (const c of coordinators.splice(0)) await c.close();
   });
 
-  function replica(name: string, redis: StoreRedis = db.redis): Coordinator {
+  /** A replica that joined; the round join() schedules at once has run (the next is 20 s away): rounds are stepped here. */
+  async function replica(name: string, redis: StoreRedis = db.redis): Promise<Coordinator> {
     const c = new Coordinator({ redis, prefix, leaseMs: 60000, replica: name });
     coordinators.push(c);
     c.join('inst');
+    await new Promise((r) => setTimeout(r, 50));
     return c;
   }
 
   it('a holder whose lease was taken meanwhile (it does not know yet) hands its unshared default over instead of dropping it', async function () {
-    const old = replica('z'); // sorts last: the new replica's share
+    const old = await replica('z'); // sorts last: the new replica's share
     await old.round();
     assert.ok(old.held().includes('inst'));
     // its lease expired (deleted, as the expiry would) and another replica took the instrument; the old one's next
     // round has not run: it still believes it holds it
     await db.redis.del(new CoordinationKeys(prefix).instrument('inst').lease);
-    const next = replica('b');
+    const next = await replica('b');
     await next.round();
     assert.ok(next.held().includes('inst'));
     assert.ok(old.held().includes('inst'), 'the old holder has not noticed yet');
@@ -76,7 +78,7 @@ describeWithRedis('coordination: a policy default known to one replica only reac
 
   it('a default whose answer was fenced goes back to the schedule; when Redis does not take it, it is kept and handed over later', async function () {
     const link = reachable(db.redis);
-    const old = replica('z', link.redis);
+    const old = await replica('z', link.redis);
     await old.round();
     const oldDefaults = old.defaults<Pending>('inst', 'policy');
     const p: Pending = { key: 'e1', deadline: Date.now(), answer: 'Retry' };
@@ -84,7 +86,7 @@ describeWithRedis('coordination: a policy default known to one replica only reac
     assert.equal(await oldDefaults.take('e1', p), 'send');
     // its answer was fenced (another replica holds the instrument now), and Redis blips as it gives the default back
     await db.redis.del(new CoordinationKeys(prefix).instrument('inst').lease);
-    const next = replica('b');
+    const next = await replica('b');
     await next.round();
     link.down = true;
     assert.equal(await oldDefaults.giveBack(p), false, 'Redis did not take it');
@@ -99,12 +101,12 @@ describeWithRedis('coordination: a policy default known to one replica only reac
   });
 
   it('a holder whose lease vanished between raising an error and scheduling its default keeps it and hands it over', async function () {
-    const old = replica('z'); // sorts last: the new replica's share
+    const old = await replica('z'); // sorts last: the new replica's share
     await old.round();
     // its gate raised the error as the holder (the shared memory has it raised: no other replica will raise it);
     // before its policy schedules the default, the lease is gone (a Redis restart or failover) and another takes it
     await db.redis.del(new CoordinationKeys(prefix).instrument('inst').lease);
-    const next = replica('b');
+    const next = await replica('b');
     await next.round();
     assert.ok(next.held().includes('inst'));
     const oldDefaults = old.defaults<Pending>('inst', 'policy');
