@@ -132,6 +132,22 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
     }
   }
 
+  /**
+   * The defaults only this replica has now (not in the shared schedule: kept here, or taken to be sent): what its
+   * node keeps over a redeploy or a restart (see keep), so that none is dropped by the next instance.
+   */
+  mine(): string[] {
+    return [...new Set([...this.unshared, ...this.taken])];
+  }
+
+  /**
+   * A default this replica had (mine()) before its node was redeployed or restarted: it sends it as the holder (the
+   * shared answer ledger refuses an answer given already) or hands it to the holder's schedule (see take).
+   */
+  keep(key: string): void {
+    this.unshared.add(key);
+  }
+
   /** Forgets a default this replica sent (or gave up). */
   done(key: string): void {
     this.taken.delete(key);

@@ -54,15 +54,16 @@ describeWithRedis('coordination: a default handed over by a standby after it was
       .length;
 
   /** The runtime replica (holder of the one instrument) with a semi-automatic policy answering Retry after `delay` s. */
-  async function load(delay: number): Promise<ServerNode> {
+  function flow(delay: number, name = ''): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
     const server = serverFlow(sim, { withB: false, config: { coordination: 'coord' } });
-    await loadFlow(
-      [
+    return {
+      nodes: [
         { id: 'coord', type: 'lh-coordination', url: db.harness.url, prefix, leaseSeconds: 3 },
         ...server.nodes,
         {
           id: 'policy',
           type: 'lh-error-policy',
+          name,
           server: 'server',
           rules: [{ source: 'any', minSeverity: '', pattern: '', code: '', mode: 'semi-automatic', answer: 'Retry', delay }],
           wires: [['notify'], ['auto'], ['escalate']],
@@ -73,10 +74,16 @@ describeWithRedis('coordination: a default handed over by a standby after it was
         { id: 'catcher', type: 'catch', scope: ['policy'], wires: [['caught']] },
         { id: 'caught', type: 'helper' },
       ],
-      server.credentials,
-    );
+      credentials: serverFlow(sim, { withB: false }).credentials,
+    };
+  }
+
+  async function load(delay: number, role: 'holder' | 'standby' = 'holder'): Promise<ServerNode> {
+    const f = flow(delay);
+    await loadFlow(f.nodes, f.credentials);
     const node = helper.getNode('server') as unknown as ServerNode;
-    await until(() => node.coordinator?.held().includes(node.instrumentKey) === true, 'the runtime holds the instrument');
+    if (role === 'holder')
+      await until(() => node.coordinator?.held().includes(node.instrumentKey) === true, 'the runtime holds the instrument');
     return node;
   }
 
@@ -198,5 +205,36 @@ describeWithRedis('coordination: a default handed over by a standby after it was
       'no answer attempted for a resolved error',
     );
     assert.equal(caught.length + escalated.length, 0);
+  });
+
+  it('a standby whose policy node is redeployed before the default of an error it notified while lost falls due: the default still reaches the holder', async function () {
+    const server = await load(1, 'standby');
+    // the holder: a replica whose name sorts first (the runtime gives the lease up to it)
+    const holder = new Coordinator({ redis: db.redis, prefix, leaseMs: 3000, replica: '0-holder' });
+    standbys.push(holder);
+    holder.join(server.instrumentKey);
+    await until(
+      async () => {
+        await holder.round();
+        return holder.held().includes(server.instrumentKey) && server.coordinator?.held().length === 0;
+      },
+      'the other replica holds the instrument',
+      10000,
+    );
+    const record = sim.injectPendingError({ title: 'Clot detected' }) as unknown as Msg;
+    const id = String(record.id);
+    helper.getNode('policy').receive({ payload: record, source: 'A', event: 'raised', coordination: 'lost' });
+    await new Promise((r) => setTimeout(r, 100));
+    // only the policy node is redeployed (a property changed), before the default falls due
+    const f = flow(1, 'renamed');
+    await helper.setFlows(f.nodes as never, 'nodes', f.credentials as never);
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.deepEqual(
+      (await holder.defaults<{ key: string; deadline: number }>(server.instrumentKey, 'policy').due(Date.now())).map(
+        (d) => d.key,
+      ),
+      [id],
+      "handed over to the holder's schedule (not dropped with the node's instance)",
+    );
   });
 });

@@ -29,7 +29,16 @@ function sameRecord(a: unknown, b: unknown): boolean {
   return !x || !y || sameError(x, y);
 }
 
+/** Keys of a value saved in the context store: the coordinated defaults only this replica had (see CoordinatedDefaults.mine). */
+function keysIn(value: unknown): string[] {
+  const mine = value && typeof value === 'object' ? (value as { mine?: unknown }).mine : undefined;
+  return Array.isArray(mine) ? mine.filter((k): k is string => typeof k === 'string') : [];
+}
+
 export = function register(RED: Red): void {
+  /** per policy node id: the coordinated defaults only this replica had when its node closed (a redeploy) */
+  const keptOverRedeploy = new Map<string, string[]>();
+
   function LhErrorPolicy(this: unknown, config: NodeConfig): void {
     config = migrateConfig(config);
     RED.nodes.createNode(this, config);
@@ -67,7 +76,8 @@ export = function register(RED: Red): void {
     let saveQueued = false;
     function writeNow(): void {
       saveQueued = false;
-      node.context().set(CONTEXT_KEY, { ...book.snapshot(), scope: scope.snapshot() }, store, (err) => {
+      const mine = coordinated ? { mine: coordinated.mine() } : {};
+      node.context().set(CONTEXT_KEY, { ...book.snapshot(), scope: scope.snapshot(), ...mine }, store, (err) => {
         if (err) node.warn(RED._('lh-error-policy.errors.persist', { message: err.message }));
       });
     }
@@ -295,7 +305,9 @@ export = function register(RED: Red): void {
     };
     runRuleEvents.on('added', onRunRule);
 
-    function startPending(): void {
+    function startPending(kept: string[] = []): void {
+      // coordinated: a default only this replica had before the redeploy or restart is still its own to send or hand over
+      for (const key of kept) if (coordinated && book.get(key)) coordinated.keep(key);
       for (const p of book.all()) if (p.instrument === instrument) schedule(p);
       showStatus();
     }
@@ -322,7 +334,7 @@ export = function register(RED: Red): void {
       : undefined;
 
     if (!setupError) {
-      if (entry.restored) startPending();
+      if (entry.restored) startPending(keptOverRedeploy.get(node.id));
       else {
         entry.restored = true;
         node.context().get(CONTEXT_KEY, store, (err, value) => {
@@ -331,7 +343,7 @@ export = function register(RED: Red): void {
             if (value && typeof value === 'object') scope.restore((value as { scope?: unknown }).scope);
             if (book.restore(value, instrument) > 0) save();
           }
-          if (!closed) startPending();
+          if (!closed) startPending(err ? [] : keysIn(value));
         });
       }
     }
@@ -480,7 +492,7 @@ export = function register(RED: Red): void {
             book.add(p);
             save();
             schedule(p);
-            if (coordinated) void coordinated.add(p, { lost });
+            if (coordinated) void coordinated.add(p, { lost }).then(save);
           }
           send([msg, null, null]);
           break;
@@ -501,7 +513,7 @@ export = function register(RED: Red): void {
           };
           book.add(p);
           save();
-          if (coordinated) void coordinated.add(p, { lost });
+          if (coordinated) void coordinated.add(p, { lost }).then(save);
           void fire(p.key);
           break;
         }
@@ -518,6 +530,8 @@ export = function register(RED: Red): void {
 
     node.on('close', (removed: boolean, done: () => void) => {
       closed = true;
+      if (coordinated && !removed) keptOverRedeploy.set(node.id, coordinated.mine());
+      else keptOverRedeploy.delete(node.id);
       withdraw?.();
       runRuleEvents.off('added', onRunRule);
       if (sweep) clearInterval(sweep);
