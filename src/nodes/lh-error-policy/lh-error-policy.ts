@@ -143,7 +143,10 @@ export = function register(RED: Red): void {
     /** Whether a default handed over to this replica's sweep is one this node finished already (the same error). */
     function finishedHere(p: PendingDefault): boolean {
       const record = finished.get(p.key);
-      return record !== undefined && sameRecord(record, p.record);
+      if (record === undefined) return false;
+      // the same error, surely (unsure: sent, and the answer ledger or the instrument has the last word)
+      const [x, y] = [identityOf(record), identityOf(p.record)];
+      return x && y ? sameError(x, y) : JSON.stringify(record) === JSON.stringify(p.record);
     }
 
     function auditMsg(p: PendingDefault, outcome: AnswerOutcome): NodeMessage {
@@ -492,7 +495,10 @@ export = function register(RED: Red): void {
             book.add(p);
             save();
             schedule(p);
-            if (coordinated) void coordinated.add(p, { lost }).then(save);
+            if (coordinated)
+              void coordinated.add(p, { lost }).then(() => {
+                if (!closed) save(); // what a restart keeps (mine)
+              });
           }
           send([msg, null, null]);
           break;
@@ -513,7 +519,10 @@ export = function register(RED: Red): void {
           };
           book.add(p);
           save();
-          if (coordinated) void coordinated.add(p, { lost }).then(save);
+          if (coordinated)
+            void coordinated.add(p, { lost }).then(() => {
+              if (!closed) save(); // what a restart keeps (mine)
+            });
           void fire(p.key);
           break;
         }
