@@ -34,6 +34,7 @@ type Op =
   | { kind: 'crash'; r: number } // cut, and its heartbeat and lease gone as their expiry would: another takes over
   | { kind: 'expire' } // the lease expires (deleted, as the expiry would)
   | { kind: 'tick'; ms: number }
+  | { kind: 'redeploy'; r: number } // its policy node redeployed: a new instance, its book and mine() kept
   | { kind: 'forget'; r: number } // its poll no longer lists answered errors (the answer ledger forgets them), and its
   // node's memory of finished defaults is gone (a restart of the node's memory; its book and CoordinatedDefaults stay)
   | { kind: 'raise'; e: number; who: number; lost: number; delay: number }
@@ -50,6 +51,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), r: replicaArb }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('expire' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('forget' as const), r: replicaArb }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('redeploy' as const), r: replicaArb }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('tick' as const), ms: fc.integer({ min: 0, max: 90_000 }) }) },
   {
     weight: 3,
@@ -233,6 +235,15 @@ describeWithRedis('coordination: policy defaults across replicas (property)', fu
       case 'tick':
         w.t += op.ms;
         break;
+      case 'redeploy': {
+        if (!r) break;
+        const mine = r.d.mine();
+        r.d = r.c.defaults<P>('inst', 'policy');
+        for (const key of mine) if (r.book.has(key)) r.d.keep(key);
+        r.finished.clear();
+        r.heard.clear();
+        break;
+      }
       case 'forget':
         r?.answered.clear();
         r?.finished.clear();
