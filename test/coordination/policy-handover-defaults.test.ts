@@ -15,7 +15,7 @@ import { SharedLedger } from '../../src/coordination/stores';
 import { forgetAllAnswers } from '../nodes/lh-answer-page.support';
 import { useInstrument } from '../support/node-suite';
 import { describeWithRedis, useRedis } from '../support/redis-server';
-import { collect, helper, loadFlow, serverFlow } from '../support/runtime';
+import { collect, helper, loadFlow, runtimeSettings, serverFlow } from '../support/runtime';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
@@ -54,7 +54,7 @@ describeWithRedis('coordination: a default handed over by a standby after it was
       .length;
 
   /** The runtime replica (holder of the one instrument) with a semi-automatic policy answering Retry after `delay` s. */
-  function flow(delay: number, name = ''): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
+  function flow(delay: number, name = '', store = ''): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
     const server = serverFlow(sim, { withB: false, config: { coordination: 'coord' } });
     return {
       nodes: [
@@ -64,6 +64,7 @@ describeWithRedis('coordination: a default handed over by a standby after it was
           id: 'policy',
           type: 'lh-error-policy',
           name,
+          store,
           server: 'server',
           rules: [{ source: 'any', minSeverity: '', pattern: '', code: '', mode: 'semi-automatic', answer: 'Retry', delay }],
           wires: [['notify'], ['auto'], ['escalate']],
@@ -236,5 +237,45 @@ describeWithRedis('coordination: a default handed over by a standby after it was
       [id],
       "handed over to the holder's schedule (not dropped with the node's instance)",
     );
+  });
+
+  it('a standby restarted (its context store kept) before the default of an error it notified while lost falls due: the default still reaches the holder', async function () {
+    runtimeSettings({ contextStorage: { default: { module: 'memory' }, keep: { module: 'memory' } } });
+    try {
+      const f = flow(1, '', 'keep');
+      await loadFlow(f.nodes, f.credentials);
+      await (helper as unknown as { _redNodes: { loadContextsPlugin(): Promise<void> } })._redNodes.loadContextsPlugin();
+      await helper.setFlows(f.nodes as never, 'full', f.credentials as never);
+      const server = helper.getNode('server') as unknown as ServerNode;
+      const holder = new Coordinator({ redis: db.redis, prefix, leaseMs: 3000, replica: '0-holder' });
+      standbys.push(holder);
+      holder.join(server.instrumentKey);
+      await until(
+        async () => {
+          await holder.round();
+          return holder.held().includes(server.instrumentKey) && server.coordinator?.held().length === 0;
+        },
+        'the other replica holds the instrument',
+        10000,
+      );
+      const record = sim.injectPendingError({ title: 'Clot detected' }) as unknown as Msg;
+      const id = String(record.id);
+      helper.getNode('policy').receive({ payload: record, source: 'A', event: 'raised', coordination: 'lost' });
+      await new Promise((r) => setTimeout(r, 100)); // written to the context store
+
+      // a crash and a restart: the module state (pending books) is gone, the context store keeps what was written
+      pending.forgetAllPending();
+      await helper.setFlows(f.nodes as never, 'full', f.credentials as never);
+      await new Promise((r) => setTimeout(r, 2000));
+      assert.deepEqual(
+        (await holder.defaults<{ key: string; deadline: number }>(server.instrumentKey, 'policy').due(Date.now())).map(
+          (d) => d.key,
+        ),
+        [id],
+        "handed over to the holder's schedule (not dropped with the process)",
+      );
+    } finally {
+      runtimeSettings({ contextStorage: undefined });
+    }
   });
 });
