@@ -33,8 +33,11 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
       try {
         await this.shared.schedule(this.coordination.leaseValue('default'), p.key, p.deadline, p);
         this.unshared.delete(p.key);
-      } catch (err) {
-        if (options.lost || !(err instanceof FencedError)) this.unshared.add(p.key);
+      } catch {
+        // not written: Redis unreachable, or the lease moved on since this replica raised the error as its holder
+        // (the shared memory has it raised, so the new holder will not raise it): this replica keeps it, and sends it
+        // or hands it to the holder's schedule when it falls due (see take)
+        this.unshared.add(p.key);
       }
       return;
     }
@@ -54,13 +57,7 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
     if (this.taken.has(key)) return 'send';
     if (this.coordination.state.role === 'lost') return 'later';
     try {
-      if (this.unshared.has(key) && !this.coordination.isHolder) {
-        // only this replica may know it (it was not written to Redis): the holder's schedule gets it, due now (a
-        // default the holder scheduled itself keeps its own time); the holder's sweep sends it, once
-        if (p) await this.shared.giveBack(key, Math.min(p.deadline, this.coordination.now()), p);
-        this.unshared.delete(key);
-        return 'drop';
-      }
+      if (this.unshared.has(key) && !this.coordination.isHolder) return await this.handOver(key, p);
       if (await this.shared.take(this.coordination.leaseValue('default'), key)) {
         this.taken.add(key);
         return 'send';
@@ -71,8 +68,23 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
       }
       return 'drop';
     } catch (err) {
-      return err instanceof FencedError ? 'drop' : 'later';
+      if (!(err instanceof FencedError)) return 'later';
+      // another replica holds the instrument (this one has not noticed yet): a default only this replica knows is
+      // handed to it rather than dropped
+      return this.unshared.has(key) ? this.handOver(key, p).catch((): TakeVerdict => 'later') : 'drop';
     }
+  }
+
+  /**
+   * Only this replica may know the default (it was not written to Redis): the holder's schedule gets it, due now (a
+   * default the holder scheduled itself keeps its own time); the holder's sweep sends it, once. Throws (kept here,
+   * looked at again later) when Redis does not take it.
+   */
+  private async handOver(key: string, p: P | undefined): Promise<TakeVerdict> {
+    if (!p) return 'later'; // nothing to hand over with: kept until the caller gives it
+    await this.shared.giveBack(key, Math.min(p.deadline, this.coordination.now()), p);
+    this.unshared.delete(key);
+    return 'drop';
   }
 
   /** The holder's sweep: defaults due by `now` that no replica sent (their holder died): this replica sends them. */
@@ -89,15 +101,18 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
 
   /**
    * This replica took the default but its answer was refused by the fence (another replica holds the instrument
-   * now): back to the shared schedule, due at once, for the holder's sweep. True when Redis took it.
+   * now): back to the shared schedule, due at once, for the holder's sweep. True when Redis took it; false: kept
+   * here, and handed over when the caller asks again (take).
    */
   async giveBack(p: P): Promise<boolean> {
     this.taken.delete(p.key);
     this.unshared.delete(p.key);
     try {
-      await this.shared.giveBack(p.key, Math.min(p.deadline, Date.now()), p);
+      await this.shared.giveBack(p.key, Math.min(p.deadline, this.coordination.now()), p);
       return true;
     } catch {
+      // Redis did not take it: only this replica has it now; it hands it over when the caller asks again (take)
+      this.unshared.add(p.key);
       return false;
     }
   }
@@ -115,6 +130,22 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
     } catch {
       this.taken.add(p.key); // Redis unreachable: this replica keeps it and sends it itself
     }
+  }
+
+  /**
+   * The defaults only this replica has now (not in the shared schedule: kept here, or taken to be sent): what its
+   * node keeps over a redeploy or a restart (see keep), so that none is dropped by the next instance.
+   */
+  mine(): string[] {
+    return [...new Set([...this.unshared, ...this.taken])];
+  }
+
+  /**
+   * A default this replica had (mine()) before its node was redeployed or restarted: it sends it as the holder (the
+   * shared answer ledger refuses an answer given already) or hands it to the holder's schedule (see take).
+   */
+  keep(key: string): void {
+    this.unshared.add(key);
   }
 
   /** Forgets a default this replica sent (or gave up). */

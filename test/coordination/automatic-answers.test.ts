@@ -22,12 +22,15 @@ describeWithRedis('coordination: automatic answers fenced by the lease', functio
   afterEach(async function () {
     for (const c of coordinators.splice(0)) await c.close();
   });
+  /** The round join() schedules at once has run (the next is 20 s away): the tests step the rounds by hand. */
+  const joined = (): Promise<void> => new Promise((r) => setTimeout(r, 50));
 
   it('an old holder paused between taking a default and answering is refused; the default goes to the new holder, once', async function () {
     const prefix = `lh-auto-${process.pid}`;
     const old = new Coordinator({ redis: db.redis, prefix, leaseMs: 60000, replica: 'z' }); // sorts last
     coordinators.push(old);
     const inst = old.join('inst');
+    await joined();
     await old.round();
     assert.ok(inst.isHolder);
     const oldDefaults = old.defaults<Pending>('inst', 'policy');
@@ -40,6 +43,7 @@ describeWithRedis('coordination: automatic answers fenced by the lease', functio
     const next = new Coordinator({ redis: db.redis, prefix, leaseMs: 60000, replica: 'b' });
     coordinators.push(next);
     next.join('inst');
+    await joined();
     await next.round();
     assert.ok(next.held().includes('inst'));
 
@@ -74,8 +78,10 @@ describeWithRedis('coordination: automatic answers fenced by the lease', functio
     const standby = new Coordinator({ redis: db.redis, prefix, leaseMs: 60000, replica: 'z' });
     coordinators.push(holder, standby);
     holder.join('inst');
+    await joined();
     await holder.round();
     const standbyInst = standby.join('inst');
+    await joined();
     await standby.round();
     assert.ok(holder.held().includes('inst'));
     assert.equal(standbyInst.state.role, 'standby');

@@ -29,7 +29,16 @@ function sameRecord(a: unknown, b: unknown): boolean {
   return !x || !y || sameError(x, y);
 }
 
+/** Keys of a value saved in the context store: the coordinated defaults only this replica had (see CoordinatedDefaults.mine). */
+function keysIn(value: unknown): string[] {
+  const mine = value && typeof value === 'object' ? (value as { mine?: unknown }).mine : undefined;
+  return Array.isArray(mine) ? mine.filter((k): k is string => typeof k === 'string') : [];
+}
+
 export = function register(RED: Red): void {
+  /** per policy node id: the coordinated defaults only this replica had when its node closed (a redeploy) */
+  const keptOverRedeploy = new Map<string, string[]>();
+
   function LhErrorPolicy(this: unknown, config: NodeConfig): void {
     config = migrateConfig(config);
     RED.nodes.createNode(this, config);
@@ -67,7 +76,8 @@ export = function register(RED: Red): void {
     let saveQueued = false;
     function writeNow(): void {
       saveQueued = false;
-      node.context().set(CONTEXT_KEY, { ...book.snapshot(), scope: scope.snapshot() }, store, (err) => {
+      const mine = coordinated ? { mine: coordinated.mine() } : {};
+      node.context().set(CONTEXT_KEY, { ...book.snapshot(), scope: scope.snapshot(), ...mine }, store, (err) => {
         if (err) node.warn(RED._('lh-error-policy.errors.persist', { message: err.message }));
       });
     }
@@ -105,6 +115,13 @@ export = function register(RED: Red): void {
       );
     }
 
+    /**
+     * Coordinated: the errors whose default this node finished (sent, escalated, cancelled), by key. A copy of such a
+     * default that another replica hands over later (it notified the error while Redis was lost) is not sent again.
+     */
+    const finished = new Map<string, Record<string, unknown>>();
+    const FINISHED_KEPT = 1000;
+
     function cancel(key: string): PendingDefault | undefined {
       if (coordinated) void coordinated.cancel(key);
       const t = timers.get(key);
@@ -112,7 +129,24 @@ export = function register(RED: Red): void {
       timers.delete(key);
       const p = book.take(key);
       if (p) save();
+      if (p) finish(key, p.record);
       return p;
+    }
+
+    function finish(key: string, record: Record<string, unknown>): void {
+      if (!coordinated) return;
+      finished.delete(key);
+      finished.set(key, record);
+      if (finished.size > FINISHED_KEPT) finished.delete(finished.keys().next().value as string);
+    }
+
+    /** Whether a default handed over to this replica's sweep is one this node finished already (the same error). */
+    function finishedHere(p: PendingDefault): boolean {
+      const record = finished.get(p.key);
+      if (record === undefined) return false;
+      // the same error, surely (unsure: sent, and the answer ledger or the instrument has the last word)
+      const [x, y] = [identityOf(record), identityOf(p.record)];
+      return x && y ? sameError(x, y) : JSON.stringify(record) === JSON.stringify(p.record);
     }
 
     function auditMsg(p: PendingDefault, outcome: AnswerOutcome): NodeMessage {
@@ -222,8 +256,9 @@ export = function register(RED: Red): void {
       save();
       const outcome = await send(p);
       if (outcome.outcome === 'failed' && outcome.fenced && coordinated) {
-        // another replica holds the instrument now: nothing was sent, the default goes back for it to send (once)
-        await coordinated.giveBack(p);
+        // another replica holds the instrument now: nothing was sent, the default goes back for it to send (once);
+        // when Redis does not take it, this replica keeps it and hands it over at its next look
+        if (!(await coordinated.giveBack(p))) return closed ? undefined : waitForOther(p);
         timers.delete(key);
         if (book.take(key)) save();
         return showStatus();
@@ -238,7 +273,24 @@ export = function register(RED: Red): void {
       else if (outcome.outcome === 'already-answered') return waitForOther(p);
       else cancel(key); // refused or failed: escalated, a person must act
       if (closed && outcome.outcome !== 'answered') return;
+      if (coordinated && answeredByThisPolicy(p, outcome)) {
+        // a copy of this default handed over by another replica (or swept after a failover) found the error answered
+        // already by this very default on some replica: nothing was sent, and nothing is wrong
+        node.debug(outcome.message);
+        return showStatus();
+      }
       report(p, outcome);
+    }
+
+    /** Whether an answer refused as given already is this policy's own default (the same answer, by the same name), settled. */
+    function answeredByThisPolicy(
+      p: PendingDefault,
+      outcome: AnswerOutcome,
+    ): outcome is Extract<AnswerOutcome, { outcome: 'already-answered' }> {
+      if (outcome.outcome !== 'already-answered' || outcome.inFlight || !outcome.previous) return false;
+      const previous = outcome.previous;
+      if (previous.outcome !== 'answered' || previous.by !== by) return false;
+      return p.source === 'B' ? Number(previous.response) === Number(p.answer) : previous.response === p.answer;
     }
 
     function onAnswered(where: string, key: string): void {
@@ -256,7 +308,9 @@ export = function register(RED: Red): void {
     };
     runRuleEvents.on('added', onRunRule);
 
-    function startPending(): void {
+    function startPending(kept: string[] = []): void {
+      // coordinated: a default only this replica had before the redeploy or restart is still its own to send or hand over
+      for (const key of kept) if (coordinated && book.get(key)) coordinated.keep(key);
       for (const p of book.all()) if (p.instrument === instrument) schedule(p);
       showStatus();
     }
@@ -267,6 +321,13 @@ export = function register(RED: Red): void {
           void coordinated.due(Date.now()).then((due) => {
             for (const p of due) {
               if (closed || p.instrument !== instrument) continue;
+              if (finishedHere(p) && !book.get(p.key)) {
+                coordinated.done(p.key);
+                node.debug(
+                  `error-policy: the default of error ${p.key} was handed over after this node finished it: not sent again`,
+                );
+                continue;
+              }
               book.add(p);
               save();
               void fire(p.key);
@@ -276,7 +337,7 @@ export = function register(RED: Red): void {
       : undefined;
 
     if (!setupError) {
-      if (entry.restored) startPending();
+      if (entry.restored) startPending(keptOverRedeploy.get(node.id));
       else {
         entry.restored = true;
         node.context().get(CONTEXT_KEY, store, (err, value) => {
@@ -285,7 +346,7 @@ export = function register(RED: Red): void {
             if (value && typeof value === 'object') scope.restore((value as { scope?: unknown }).scope);
             if (book.restore(value, instrument) > 0) save();
           }
-          if (!closed) startPending();
+          if (!closed) startPending(err ? [] : keysIn(value));
         });
       }
     }
@@ -366,6 +427,9 @@ export = function register(RED: Red): void {
       if (msg.event === 'resolved') {
         const p = heldSame ? cancel(found.key) : undefined; // a resolution of an earlier error under the id leaves this default
         if (p) msg.policy = { cancelled: true, rule: p.rule >= 0 ? p.rule + 1 : null };
+        // coordinated, an error this node held no default for (raised by a replica while Redis was lost): a copy of
+        // its default that replica hands over later is not sent
+        else if (!held) finish(found.key, found.record);
         showStatus();
         send([msg, null, null]);
         return done();
@@ -431,7 +495,10 @@ export = function register(RED: Red): void {
             book.add(p);
             save();
             schedule(p);
-            if (coordinated) void coordinated.add(p, { lost });
+            if (coordinated)
+              void coordinated.add(p, { lost }).then(() => {
+                if (!closed) save(); // what a restart keeps (mine)
+              });
           }
           send([msg, null, null]);
           break;
@@ -452,7 +519,10 @@ export = function register(RED: Red): void {
           };
           book.add(p);
           save();
-          if (coordinated) void coordinated.add(p, { lost });
+          if (coordinated)
+            void coordinated.add(p, { lost }).then(() => {
+              if (!closed) save(); // what a restart keeps (mine)
+            });
           void fire(p.key);
           break;
         }
@@ -469,6 +539,8 @@ export = function register(RED: Red): void {
 
     node.on('close', (removed: boolean, done: () => void) => {
       closed = true;
+      if (coordinated && !removed) keptOverRedeploy.set(node.id, coordinated.mine());
+      else keptOverRedeploy.delete(node.id);
       withdraw?.();
       runRuleEvents.off('added', onRunRule);
       if (sweep) clearInterval(sweep);
