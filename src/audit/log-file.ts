@@ -98,6 +98,9 @@ export class AuditLog extends EventEmitter {
   /** a sync of the lazy records written is due (their LAZY_SYNC_MS ran out, or the log closes) */
   private syncWanted = false;
   private lazyTimer?: NodeJS.Timeout;
+  /** the last record made durable, and who waits for a record to be (flush) */
+  private durableSeq = -1;
+  private durableWaiters: { seq: number; resolve: () => void }[] = [];
   private flushing?: Promise<void>;
   private handle?: { file: number; fh: fs.promises.FileHandle };
   private checkpointFh?: fs.promises.FileHandle;
@@ -161,8 +164,9 @@ export class AuditLog extends EventEmitter {
 
   /**
    * Appends one record; resolves with it once it is durable. `lazy` (an outcome record): it is written at once, in
-   * its place in the chain, but made durable by the next fsync another record needs, or LAZY_SYNC_MS later at the
-   * latest (nobody waits on it before acting: one fsync per action instead of two).
+   * its place in the chain, and made durable by the next fsync another record needs, or LAZY_SYNC_MS later at the
+   * latest, or by close() (nobody waits on it before acting: one fsync per action instead of two); its append
+   * resolves once it is in the file; the 'record' event and the checkpoint follow only once it is durable.
    */
   async append(fields: RecordFields, options: { lazy?: boolean } = {}): Promise<AuditRecord> {
     await this.ready;
@@ -197,6 +201,9 @@ export class AuditLog extends EventEmitter {
         // records wait for a sync unless one is due or the log closes (then every batch is synced)
         const onDisk = !this.fsync || this.options.writeMode === 'dsync';
         if (!onDisk && !this.syncWanted && !this.closed && batch.every((entry) => entry.lazy)) {
+          // in the file: their appends resolve now (nobody waits on them to act; close() syncs them at the latest, so
+          // a close never waits on the timer, which a test's fake clock may hold)
+          for (const entry of batch) entry.resolve(entry.record);
           this.syncLater();
           continue;
         }
@@ -209,6 +216,7 @@ export class AuditLog extends EventEmitter {
       }
       if (this.lazyTimer) clearTimeout(this.lazyTimer);
       this.lazyTimer = undefined;
+      if (durable.length > 0) this.durable(durable[durable.length - 1].record.seq);
       // durable: the appends resolve now; the checkpoint follows (it may lag the records, never lead them)
       for (const entry of durable) {
         entry.resolve(entry.record);
@@ -229,6 +237,24 @@ export class AuditLog extends EventEmitter {
     }
   }
 
+  /** Makes every record appended so far durable now (lazy ones too); resolves at once when they are (or writing failed). */
+  async flush(): Promise<void> {
+    await this.ready.catch(() => undefined);
+    const target = this.seq;
+    if (target <= this.durableSeq || this.broken) return;
+    const done = new Promise<void>((resolve) => this.durableWaiters.push({ seq: target, resolve }));
+    this.syncWanted = true;
+    this.kick();
+    await done;
+  }
+
+  private durable(seq: number): void {
+    this.durableSeq = Math.max(this.durableSeq, seq);
+    const waiting = this.durableWaiters;
+    this.durableWaiters = waiting.filter((w) => w.seq > this.durableSeq);
+    for (const w of waiting) if (w.seq <= this.durableSeq) w.resolve();
+  }
+
   /** Lazy records were written and nothing else needs an fsync: one follows LAZY_SYNC_MS later, unless one comes first. */
   private syncLater(): void {
     if (this.lazyTimer) return;
@@ -245,6 +271,7 @@ export class AuditLog extends EventEmitter {
       `the audit trail cannot be written (${(err as Error).message}): nothing more is sent to the instrument`,
     );
     for (const entry of [...this.written.splice(0), ...this.queue.splice(0)]) entry.reject(this.broken);
+    for (const w of this.durableWaiters.splice(0)) w.resolve(); // nothing more becomes durable: the appends say why
   }
 
   /** Writes the batch, each record in the file it was sealed for; they count as written (not yet durable). */

@@ -16,6 +16,8 @@ export interface AuditAppender {
    * record may wait for the next fsync another record needs (a file chain; an outcome, which nobody waits on).
    */
   append(fields: RecordFields, options?: { lazy?: boolean }): Promise<AuditRecord>;
+  /** Makes every record appended so far durable (a file chain's lazy records); none when appends are durable. */
+  flush?(): Promise<void>;
   close(): Promise<void>;
   on(event: 'record', listener: (record: AuditRecord) => void): unknown;
 }
@@ -55,6 +57,11 @@ export class AuditTrail implements AuditHook {
       ...(old === undefined ? {} : { old: bounded(old) }),
     });
     return id;
+  }
+
+  /** Every record written so far made durable (the outcomes written lazily too). */
+  async flush(): Promise<void> {
+    await this.log.flush?.();
   }
 
   async outcome(id: string, operation: string, outcome: AuditOutcome): Promise<void> {

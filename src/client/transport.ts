@@ -81,6 +81,8 @@ export interface AuditOutcome {
 export interface AuditHook {
   intent(request: AuditedRequest): Promise<string>;
   outcome(id: string, operation: string, outcome: AuditOutcome): Promise<void>;
+  /** Makes every record written so far durable (outcome records may wait for a later fsync otherwise). */
+  flush?(): Promise<void>;
 }
 
 /**
@@ -313,9 +315,10 @@ export class Transport {
     return sent;
   }
 
-  /** Resolves once every audited request so far has its outcome record written (or given up on). */
-  outcomesWritten(): Promise<void> {
-    return this.outcomes.settled();
+  /** Resolves once every audited request so far has its outcome record written and durable (or given up on). */
+  async outcomesWritten(): Promise<void> {
+    await this.outcomes.settled();
+    await this.audit?.flush?.().catch(ignore);
   }
 
   private async attempts<T>(spec: RequestSpec, url: string, payload: string | undefined): Promise<ApiResponse<T>> {

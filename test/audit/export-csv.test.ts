@@ -74,11 +74,13 @@ describe('audit export CSV', function () {
           for (const cell of row) assert.doesNotMatch(cell, /^[=+\-@\t\r]/, JSON.stringify(cell));
         }
         const col = (name: string): number => rows[0].indexOf(name);
-        const unguard = (cell: string): string => (/^'[=+\-@\t\r]/.test(cell) ? cell.slice(1) : cell);
-        assert.strictEqual(unguard(rows[2][col('reason')]), reason);
-        assert.strictEqual(unguard(rows[1][col('path')]), path);
-        assert.strictEqual(unguard(rows[1][col('operation')]), operation);
-        assert.deepStrictEqual(JSON.parse(unguard(rows[1][col('who')])), { signer });
+        // the cell is the text, with a quote before it when it starts like a formula (a text that starts with a quote
+        // and a formula sign is written as it is: a reader cannot tell it from a guarded one, so compare the other way)
+        const guard = (text: string): string => (/^[=+\-@\t\r]/.test(text) ? `'${text}` : text);
+        assert.strictEqual(rows[2][col('reason')], guard(reason));
+        assert.strictEqual(rows[1][col('path')], guard(path));
+        assert.strictEqual(rows[1][col('operation')], guard(operation));
+        assert.strictEqual(rows[1][col('who')], guard(JSON.stringify({ signer })));
       }),
       { numRuns: 300 },
     );

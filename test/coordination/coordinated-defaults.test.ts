@@ -15,6 +15,7 @@ import { Coordinator, InstrumentCoordination } from '../../src/coordination/coor
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { CoordinatedDefaults } from '../../src/coordination/policy-defaults';
 import { StoreRedis } from '../../src/coordination/stores';
+import { reachable } from '../support/redis-link';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 
 interface P {
@@ -67,22 +68,6 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('timers' as const), r: replicaArb }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('sweep' as const), r: replicaArb }) },
 );
-
-/** Redis as one replica reaches it: while `down`, every call fails. */
-function reachable(redis: StoreRedis): { redis: StoreRedis; down: boolean } {
-  const link = { down: false, redis };
-  link.redis = new Proxy(redis, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]): unknown => {
-        if (link.down) return Promise.reject(new Error('connect ECONNREFUSED (test: Redis unreachable)'));
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  return link;
-}
 
 /** One replica: its coordination and the model of its policy node (book, answer ledger, finished defaults). */
 interface Replica {

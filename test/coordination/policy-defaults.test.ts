@@ -8,28 +8,13 @@ import assert from 'assert';
 import { Coordinator } from '../../src/coordination/coordinator';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { StoreRedis } from '../../src/coordination/stores';
+import { reachable } from '../support/redis-link';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 
 interface Pending {
   key: string;
   deadline: number;
   answer: string;
-}
-
-/** Redis as one replica reaches it: `down` makes every call fail (a blip or a partition of that replica alone). */
-function reachable(redis: StoreRedis): { redis: StoreRedis; down: boolean } {
-  const link = { down: false, redis };
-  link.redis = new Proxy(redis, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]): unknown => {
-        if (link.down) return Promise.reject(new Error('connect ECONNREFUSED (test: Redis unreachable)'));
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  return link;
 }
 
 describeWithRedis('coordination: a policy default known to one replica only reaches the holder', function () {

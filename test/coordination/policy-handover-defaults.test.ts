@@ -98,6 +98,22 @@ describeWithRedis('coordination: a default handed over by a standby after it was
     return c;
   }
 
+  /** Another replica whose name sorts first takes the instrument over (the runtime gives the lease up to it). */
+  async function otherHolds(server: ServerNode): Promise<Coordinator> {
+    const holder = new Coordinator({ redis: db.redis, prefix, leaseMs: 3000, replica: '0-holder' });
+    standbys.push(holder);
+    holder.join(server.instrumentKey);
+    await until(
+      async () => {
+        await holder.round();
+        return holder.held().includes(server.instrumentKey) && server.coordinator?.held().length === 0;
+      },
+      'the other replica holds the instrument',
+      10000,
+    );
+    return holder;
+  }
+
   /** The standby's policy (the same node id) notified `record` while lost; its timer fires: it hands the default over. */
   async function handOver(c: Coordinator, instrumentKey: string, record: Msg): Promise<void> {
     const p = {
@@ -210,18 +226,7 @@ describeWithRedis('coordination: a default handed over by a standby after it was
 
   it('a standby whose policy node is redeployed before the default of an error it notified while lost falls due: the default still reaches the holder', async function () {
     const server = await load(1, 'standby');
-    // the holder: a replica whose name sorts first (the runtime gives the lease up to it)
-    const holder = new Coordinator({ redis: db.redis, prefix, leaseMs: 3000, replica: '0-holder' });
-    standbys.push(holder);
-    holder.join(server.instrumentKey);
-    await until(
-      async () => {
-        await holder.round();
-        return holder.held().includes(server.instrumentKey) && server.coordinator?.held().length === 0;
-      },
-      'the other replica holds the instrument',
-      10000,
-    );
+    const holder = await otherHolds(server);
     const record = sim.injectPendingError({ title: 'Clot detected' }) as unknown as Msg;
     const id = String(record.id);
     helper.getNode('policy').receive({ payload: record, source: 'A', event: 'raised', coordination: 'lost' });
@@ -247,17 +252,7 @@ describeWithRedis('coordination: a default handed over by a standby after it was
       await (helper as unknown as { _redNodes: { loadContextsPlugin(): Promise<void> } })._redNodes.loadContextsPlugin();
       await helper.setFlows(f.nodes as never, 'full', f.credentials as never);
       const server = helper.getNode('server') as unknown as ServerNode;
-      const holder = new Coordinator({ redis: db.redis, prefix, leaseMs: 3000, replica: '0-holder' });
-      standbys.push(holder);
-      holder.join(server.instrumentKey);
-      await until(
-        async () => {
-          await holder.round();
-          return holder.held().includes(server.instrumentKey) && server.coordinator?.held().length === 0;
-        },
-        'the other replica holds the instrument',
-        10000,
-      );
+      const holder = await otherHolds(server);
       const record = sim.injectPendingError({ title: 'Clot detected' }) as unknown as Msg;
       const id = String(record.id);
       helper.getNode('policy').receive({ payload: record, source: 'A', event: 'raised', coordination: 'lost' });
