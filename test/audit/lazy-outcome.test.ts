@@ -42,6 +42,30 @@ function fileText(dir: string): string {
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
+// The real timer, taken before any test installs a fake clock: a wait that never ends fails this test within
+// seconds (with the fake clock uninstalled), instead of running past mocha's timeout with the fake clock still
+// installed for every test after it.
+const realSetTimeout = setTimeout;
+const realClearTimeout = clearTimeout;
+const BOUND_MS = 10000;
+
+function bounded<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = realSetTimeout(() => reject(new Error(`${what}: not within ${BOUND_MS} ms`)), BOUND_MS);
+  });
+  return Promise.race([p, late]).finally(() => realClearTimeout(timer));
+}
+
+/** Turns of the event loop (I/O included) until `done`, at most BOUND_MS of real time. */
+async function settle(done: () => boolean, what: string): Promise<void> {
+  const start = Date.now();
+  while (!done()) {
+    if (Date.now() - start > BOUND_MS) throw new Error(`${what}: not within ${BOUND_MS} ms`);
+    await turn();
+  }
+}
+
 describe('audit file chain: lazy outcome records', function () {
   it('an action costs one fdatasync: its outcome is made durable by the next intent’s', async function () {
     const dir = tempDir();
@@ -77,19 +101,19 @@ describe('audit file chain: lazy outcome records', function () {
   it('an outcome alone: its append resolves once it is in the file; it is durable LAZY_SYNC_MS later, and only then do lh-audit and the checkpoint count it', async function () {
     const dir = tempDir();
     const clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout'] });
+    const log = new AuditLog({ dir, name: 'chain', instrument: 'i', key: KEY });
     try {
-      const log = new AuditLog({ dir, name: 'chain', instrument: 'i', key: KEY });
       const heard: number[] = [];
       log.on('record', (r: AuditRecord) => heard.push(r.seq));
       const [intent, outcome] = actionFields(0);
-      const first = await log.append(intent);
+      const first = await bounded(log.append(intent), 'the intent');
       let resolved = false;
       const lazy = log.append(outcome, { lazy: true }).then((r) => {
         resolved = true;
         return r;
       });
       // its append resolves once it is in the file (a close never waits for the lazy sync's timer)
-      for (let i = 0; i < 100000 && !resolved; i++) await turn();
+      await settle(() => resolved, 'the outcome written');
       const record = await lazy;
       assert.ok(fileText(dir).includes(`${JSON.stringify(record)}\n`), 'written at once, in its place in the chain');
       assert.deepEqual(heard, [0, first.seq], 'lh-audit hears only of durable records');
@@ -98,12 +122,12 @@ describe('audit file chain: lazy outcome records', function () {
       for (let i = 0; i < 50; i++) await turn();
       assert.deepEqual(heard, [0, first.seq], 'not synced before LAZY_SYNC_MS');
       clock.tick(1);
-      for (let i = 0; i < 100000 && heard.length < 3; i++) await turn();
+      await settle(() => heard.length >= 3, 'the outcome synced');
       assert.deepEqual(heard, [0, first.seq, record.seq], 'synced LAZY_SYNC_MS after it was written');
       assert.equal(checkpointSeq(dir), record.seq);
-      await log.close();
     } finally {
       clock.uninstall();
+      await bounded(log.close(), 'close');
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -147,7 +171,7 @@ describe('audit file chain: lazy outcome records', function () {
               if (step === 'intent' || step === 'intent-nowait') {
                 open.push(next++);
                 const appended = track(log.append(intent));
-                if (step === 'intent') await appended;
+                if (step === 'intent') await bounded(appended, 'an intent');
                 else all.push(appended);
               } else if (step === 'outcome' && open.length > 0)
                 all.push(track(log.append(actionFields(open.shift() as number)[1], { lazy: true }), true));
@@ -155,8 +179,8 @@ describe('audit file chain: lazy outcome records', function () {
               else await turn();
               check();
             }
-            await log.close();
-            await Promise.all(all);
+            await bounded(log.close(), 'close');
+            await bounded(Promise.all(all), 'every append after close');
             check();
             const report = verify(readChain(dir, 'chain'));
             assert.strictEqual(report.ok, true, report.firstBad?.reason);
