@@ -124,7 +124,8 @@ describe('audit file chain: lazy outcome records', function () {
       clock.tick(1);
       await settle(() => heard.length >= 3, 'the outcome synced');
       assert.deepEqual(heard, [0, first.seq, record.seq], 'synced LAZY_SYNC_MS after it was written');
-      assert.equal(checkpointSeq(dir), record.seq);
+      // the checkpoint follows the records it names (written after they are durable)
+      await settle(() => checkpointSeq(dir) === record.seq, 'the checkpoint naming the outcome');
     } finally {
       clock.uninstall();
       await bounded(log.close(), 'close');
