@@ -135,6 +135,7 @@ export class AuditLog extends EventEmitter {
       return;
     }
     this.seq = tail.seq;
+    this.durableSeq = tail.seq; // what a previous writer left is on disk: nothing of it for flush() to wait for
     this.prev = tail.hash;
     this.file = tail.file;
     this.size = tail.size;
@@ -241,7 +242,7 @@ export class AuditLog extends EventEmitter {
   async flush(): Promise<void> {
     await this.ready.catch(() => undefined);
     const target = this.seq;
-    if (target <= this.durableSeq || this.broken) return;
+    if (target <= this.durableSeq || this.broken || (this.queue.length === 0 && this.written.length === 0)) return;
     const done = new Promise<void>((resolve) => this.durableWaiters.push({ seq: target, resolve }));
     this.syncWanted = true;
     this.kick();

@@ -133,6 +133,33 @@ describe('audit file chain: lazy outcome records', function () {
     }
   });
 
+  it('flush(): nothing to wait for on a chain reopened from disk; a lazy outcome written since is made durable at once', async function () {
+    const dir = tempDir();
+    try {
+      const first = new AuditLog({ dir, name: 'chain', instrument: 'i', key: KEY });
+      const [intent, outcome] = actionFields(0);
+      await first.append(intent);
+      await first.append(outcome, { lazy: true });
+      await bounded(first.close(), 'close');
+      // a restart: the next writer continues the chain; a client closing before any new record must not wait
+      const log = new AuditLog({ dir, name: 'chain', instrument: 'i', key: KEY });
+      try {
+        await bounded(log.flush(), 'flush of a reopened chain');
+        const heard: number[] = [];
+        log.on('record', (r: AuditRecord) => heard.push(r.seq));
+        const [intent2, outcome2] = actionFields(1);
+        await log.append(intent2);
+        const lazy = await log.append(outcome2, { lazy: true });
+        await bounded(log.flush(), 'flush of a lazy outcome');
+        assert.ok(heard.includes(lazy.seq), 'durable (heard) once flush resolves');
+      } finally {
+        await bounded(log.close(), 'close');
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('property: whatever the interleaving of intents, outcomes, waits and a close: an intent is acknowledged only once durable, only durable records are heard or checkpointed, and close leaves none behind', async function () {
     type Step = 'intent' | 'intent-nowait' | 'outcome' | 'tick' | 'turn';
     const steps = fc.array(fc.constantFrom<Step>('intent', 'intent-nowait', 'outcome', 'outcome', 'tick', 'turn'), {
