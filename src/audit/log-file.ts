@@ -135,7 +135,6 @@ export class AuditLog extends EventEmitter {
       return;
     }
     this.seq = tail.seq;
-    this.durableSeq = tail.seq; // what a previous writer left is on disk: nothing of it for flush() to wait for
     this.prev = tail.hash;
     this.file = tail.file;
     this.size = tail.size;
@@ -242,7 +241,8 @@ export class AuditLog extends EventEmitter {
   async flush(): Promise<void> {
     await this.ready.catch(() => undefined);
     const target = this.seq;
-    if (target <= this.durableSeq || this.broken || (this.queue.length === 0 && this.written.length === 0)) return;
+    // nothing queued or written-not-synced (a chain reopened from disk included): every record is durable already
+    if (this.broken || (this.queue.length === 0 && this.written.length === 0)) return;
     const done = new Promise<void>((resolve) => this.durableWaiters.push({ seq: target, resolve }));
     this.syncWanted = true;
     this.kick();
