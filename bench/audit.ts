@@ -9,7 +9,7 @@ import os from 'os';
 import path from 'path';
 
 import { AuditLog, AuditTrail, chainFile, chainIndexes, readTail, verifyChain } from '../src/audit';
-import { AuditedRequest, AuditHook, AuditOutcome, LiquidHandlerClient } from '../src/client';
+import { AuditedRequest, AuditHook, AuditIntent, AuditOutcome, LiquidHandlerClient } from '../src/client';
 import { Simulator } from '../src/simulator';
 import { percentile, preciseNow, printTable, round, sleep, verdict, writeResult } from './support/report';
 
@@ -27,11 +27,14 @@ type Variant = 'no audit' | 'audit, fsync' | 'audit, fsync, writeMode sync' | 'a
 class TimedTrail implements AuditHook {
   readonly spent: number[] = [];
   constructor(private readonly inner: AuditTrail) {}
-  async intent(request: AuditedRequest): Promise<string> {
+  intent(request: AuditedRequest): AuditIntent {
     const t = preciseNow();
-    const id = await this.inner.intent(request);
-    this.spent.push(preciseNow() - t);
-    return id;
+    const intent = this.inner.intent(request);
+    intent.durable.then(
+      () => this.spent.push(preciseNow() - t),
+      () => undefined,
+    );
+    return intent;
   }
   outcome(id: string, operation: string, outcome: AuditOutcome): Promise<void> {
     return this.inner.outcome(id, operation, outcome);
@@ -134,16 +137,15 @@ async function main(): Promise<void> {
     });
     const writes: Promise<unknown>[] = [];
     for (let i = 0; i < 5000; i++) {
+      const { id, durable } = trail.intent({
+        api: 'A',
+        method: 'POST',
+        path: '/settings/software-settings',
+        operation: 'set-software-settings',
+        body: { hideKeyboard: true, generateRunReport: false, allowRedWarningOverride: false, defaultAmbientTemperature: 21 },
+      });
       writes.push(
-        trail
-          .intent({
-            api: 'A',
-            method: 'POST',
-            path: '/settings/software-settings',
-            operation: 'set-software-settings',
-            body: { hideKeyboard: true, generateRunReport: false, allowRedWarningOverride: false, defaultAmbientTemperature: 21 },
-          })
-          .then((id) => trail.outcome(id, 'set-software-settings', { result: 'applied', status: 200, attempts: 1 })),
+        durable.then(() => trail.outcome(id, 'set-software-settings', { result: 'applied', status: 200, attempts: 1 })),
       );
     }
     await Promise.all(writes);

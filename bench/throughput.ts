@@ -244,7 +244,11 @@ function flowRunner(red: EmbeddedNodeRed, z: string, entry: string, toMsg: (o: O
 async function main(): Promise<void> {
   const fleet = await SimFleet.start(1);
   const { baseUrl } = fleet.addresses[0];
-  const red = await startNodeRed(process.env.LH_BENCH_AUDIT === 'off' ? { lhAudit: { enabled: false } } : {});
+  // LH_BENCH_AUDIT: off, or a write mode of settings.js lhAudit (datasync, dsync, sync); default: the package's default
+  const audit = process.env.LH_BENCH_AUDIT;
+  const red = await startNodeRed(
+    audit === 'off' ? { lhAudit: { enabled: false } } : audit ? { lhAudit: { writeMode: audit } } : {},
+  );
   await red.deploy([
     serverNode('srv', baseUrl),
     ...lhFlow('lh'),

@@ -28,10 +28,12 @@ export interface AuditLogOptions {
   /** false: no fsync (tests and the benchmark's comparison only). Default true. */
   fsync?: boolean;
   /**
-   * How a batch is made durable (with fsync on): 'datasync' (default) writes, then fdatasyncs, through libuv's thread
-   * pool (two round trips); 'dsync' opens the file O_DSYNC, so one write through the thread pool returns only once
-   * the data is on disk (one round trip); 'sync' writes and fdatasyncs on the main thread (no round trip, but the
-   * event loop waits for the disk). In every mode a lazy record (an outcome) waits for the next sync (see append).
+   * How a batch is made durable (with fsync on): 'datasync' (default) writes on the main thread (into the page cache:
+   * microseconds, where a hand-over to libuv's thread pool costs tens on a small VM), then fdatasyncs through the
+   * thread pool (one round trip, the event loop goes on meanwhile); 'dsync' opens the file O_DSYNC, so one write
+   * through the thread pool returns only once the data is on disk (one round trip); 'sync' writes and fdatasyncs on
+   * the main thread (no round trip, but the event loop waits for the disk). In every mode a lazy record (an outcome)
+   * waits for the next sync (see append). The checkpoint is written on the main thread except in 'dsync'.
    */
   writeMode?: 'datasync' | 'dsync' | 'sync';
   /** The chain is read only once this settles (the previous writer of the same chain closing). */
@@ -108,11 +110,14 @@ export class AuditLog extends EventEmitter {
   private closed = false;
   private lockPath?: string;
   private batchesSinceCheckpoint = 0;
+  /** Writes go through libuv's thread pool (an O_DSYNC file: each write waits for the disk), else on the main thread. */
+  private readonly onThreadPool: boolean;
 
   constructor(private readonly options: AuditLogOptions) {
     super();
     this.maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
     this.fsync = options.fsync !== false;
+    this.onThreadPool = this.fsync && options.writeMode === 'dsync';
     this.ready = this.open();
     this.ready.catch(() => undefined);
   }
@@ -228,6 +233,9 @@ export class AuditLog extends EventEmitter {
       this.batchesSinceCheckpoint = 0;
       const last = durable[durable.length - 1];
       if (!last) continue;
+      // the appends just resolved go first: a request waiting for its intent is sent before the checkpoint's HMAC and
+      // write (a tick's wait, not a timer's: a test's fake clock cannot hold it)
+      await new Promise<void>((resolve) => process.nextTick(resolve));
       try {
         await this.writeCheckpoint({ seq: last.record.seq, hash: last.record.hash, file: last.file, at: last.record.at });
       } catch (err) {
@@ -284,9 +292,9 @@ export class AuditLog extends EventEmitter {
       let text = '';
       for (; i < batch.length && batch[i].file === file; i++) text += batch[i].line;
       const fh = await this.handleFor(file);
-      // 'sync' on the main thread; otherwise through the thread pool (into an O_DSYNC file it returns once on disk)
-      if (this.options.writeMode === 'sync') fs.writeSync(fh.fd, text);
-      else await fh.write(text);
+      // into an O_DSYNC file through the thread pool (it returns once on disk); otherwise into the page cache, here
+      if (this.onThreadPool) await fh.write(text);
+      else writeWhole(fh.fd, Buffer.from(text));
     }
   }
 
@@ -318,8 +326,8 @@ export class AuditLog extends EventEmitter {
     buf.write(text);
     buf.write('\n', CHECKPOINT_BYTES - 1);
     // not synced: a checkpoint lost in a crash only lags the records
-    if (this.options.writeMode === 'sync') fs.writeSync(this.checkpointFh.fd, buf, 0, buf.length, 0);
-    else await this.checkpointFh.write(buf, 0, buf.length, 0);
+    if (this.onThreadPool) await this.checkpointFh.write(buf, 0, buf.length, 0);
+    else writeWhole(this.checkpointFh.fd, buf, 0);
   }
 
   /** Waits for every append made so far, then closes the files. */
@@ -338,6 +346,14 @@ export class AuditLog extends EventEmitter {
     this.checkpointFh = undefined;
     if (this.lockPath) fs.rmSync(this.lockPath, { force: true });
     this.lockPath = undefined;
+  }
+}
+
+/** Writes all of `buf` (at `position`, else at the end of an append-mode file): writeSync may write less than asked. */
+function writeWhole(fd: number, buf: Buffer, position?: number): void {
+  let done = 0;
+  while (done < buf.length) {
+    done += fs.writeSync(fd, buf, done, buf.length - done, position === undefined ? null : position + done);
   }
 }
 

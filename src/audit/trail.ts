@@ -1,6 +1,6 @@
 import { randomUUID } from 'crypto';
 
-import type { AuditedRequest, AuditHook, AuditOutcome } from '../client';
+import type { AuditedRequest, AuditHook, AuditIntent, AuditOutcome } from '../client';
 import { redactText, redactValue } from '../nodes/shared/redaction';
 import { currentActor } from './actor';
 import { canonicalJson, sha256Hex } from './canonical';
@@ -41,12 +41,13 @@ export class AuditTrail implements AuditHook {
     private readonly options: AuditTrailOptions,
   ) {}
 
-  async intent(request: AuditedRequest): Promise<string> {
+  /** Seals the intent record; the request waits for `durable` before anything of it is sent. */
+  intent(request: AuditedRequest): AuditIntent {
     const id = randomUUID();
     const secrets = this.options.secrets?.() ?? [];
     const { why, old, ...who } = redactValue({ ...this.options.fallback, ...currentActor() }, secrets);
     const what = whatOf(request, secrets);
-    await this.log.append({
+    const durable = this.log.append({
       phase: 'intent',
       id,
       at: new Date().toISOString(),
@@ -56,7 +57,7 @@ export class AuditTrail implements AuditHook {
       ...(why === undefined ? {} : { why: bounded(why) }),
       ...(old === undefined ? {} : { old: bounded(old) }),
     });
-    return id;
+    return { id, durable };
   }
 
   /** Every record written so far made durable (the outcomes written lazily too). */

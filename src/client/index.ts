@@ -41,7 +41,7 @@ export { CREATE_TIMEOUT_MS, LOAD_COMPLETE_TIMEOUT_MS, ProtocolName, ProtocolVali
 export { FileDownload } from './runs';
 export { Credentials, Session, SESSION_CHECK_MAX_MS, SESSION_CHECK_MIN_MS, sessionCheckDue, SessionState } from './session';
 export { MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR, TlsOptions, Transport, trimBase } from './transport';
-export { AuditedRequest, AuditHook, AuditOutcome, AuditResult, isAudited, UNAUDITED_OPERATIONS } from './transport';
+export { AuditedRequest, AuditHook, AuditIntent, AuditOutcome, AuditResult, isAudited, UNAUDITED_OPERATIONS } from './transport';
 export { RequestObservation, RequestObserver } from './transport';
 export * from './types';
 export * as validate from './validate';

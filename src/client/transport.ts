@@ -2,10 +2,9 @@ import http from 'http';
 import https from 'https';
 import tls from 'tls';
 
-import axios, { AxiosError, AxiosInstance, AxiosResponse } from 'axios';
-
 import { isUnreachable, LhError } from './errors';
 import { forbiddenKeyIn, normaliseKeys } from './field-names';
+import { BodyTooLarge, exchange, ExchangeAnswer } from './http-exchange';
 import { PendingWork } from './pending-work';
 
 export { normaliseKeys } from './field-names';
@@ -74,12 +73,20 @@ export interface AuditOutcome {
   attempts?: number;
 }
 
+/** An intent record as the transport holds it: its id now, and `durable` settling once it is on disk (or in Redis). */
+export interface AuditIntent {
+  id: string;
+  durable: Promise<unknown>;
+}
+
 /**
- * The audit trail as the transport sees it. `intent` is awaited (durable) before the request is sent (a failing trail
- * stops the request); `outcome` is called after the answer, linked by the id intent returned, and not waited on.
+ * The audit trail as the transport sees it. `intent` seals the intent record and returns at once; nothing of the
+ * request goes out before its `durable` resolves (the request is prepared meanwhile, its socket assigned only after),
+ * and a failing trail stops the request. `outcome` is called after the answer, linked by the intent's id, and not
+ * waited on.
  */
 export interface AuditHook {
-  intent(request: AuditedRequest): Promise<string>;
+  intent(request: AuditedRequest): AuditIntent;
   outcome(id: string, operation: string, outcome: AuditOutcome): Promise<void>;
   /** Makes every record written so far durable (outcome records may wait for a later fsync otherwise). */
   flush?(): Promise<void>;
@@ -170,7 +177,6 @@ export class Transport {
   private readonly retryBaseDelayMs: number;
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
-  private readonly axios: AxiosInstance;
   private readonly pendingDelays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   private readonly inFlight = new Set<Attempt>();
   private readonly audit?: AuditHook;
@@ -199,20 +205,9 @@ export class Transport {
       scheduling: 'lifo',
       rejectUnauthorized: tlsOptions.rejectUnauthorized !== false,
     });
-    this.axios = axios.create({
-      httpAgent: this.httpAgent,
-      httpsAgent: this.httpsAgent,
-      // No socket timeout per request: the deadline of withinDeadline (one timer per attempt) ends every attempt no
-      // later than an idle timeout of the same length would (profiled: a socket timer and its listeners per request).
-      timeout: 0,
-      // Redirects are never followed: the Authorization header must not travel to another host.
-      maxRedirects: 0,
-      proxy: false,
-      responseType: 'text',
-      transformResponse: [(data: unknown) => data],
-      validateStatus: () => true,
-      maxContentLength: this.maxResponseBytes,
-    });
+    // No socket timeout per request: the deadline of withinDeadline (one timer per attempt) ends every attempt no later
+    // than an idle timeout of the same length would (profiled: a socket timer and its listeners per request).
+    // Redirects are never followed (exchange does not): the Authorization header must not travel to another host.
   }
 
   urlFor(api: Api, path: string): string {
@@ -239,33 +234,41 @@ export class Transport {
     if (!this.audit || !isAudited(spec)) return this.observed(spec, this.attempts<T>(spec, url, payload));
     this.assertOpen(spec.operation);
     const audit = this.audit;
-    let id: string;
+    const notWritten = (err: unknown): LhError =>
+      new LhError(`${spec.operation} was not sent: its audit record could not be written (${(err as Error).message})`, {
+        kind: 'config',
+        operation: spec.operation,
+      });
+    let intent: AuditIntent;
     try {
-      const query = cleanQuery(spec.query);
-      id = await audit.intent({
+      intent = audit.intent({
         api: spec.api,
         method: spec.method,
         path: spec.path,
         operation: spec.operation,
-        query,
+        query: cleanQuery(spec.query),
         body: spec.body,
         payload,
       });
     } catch (err) {
-      throw new LhError(`${spec.operation} was not sent: its audit record could not be written (${(err as Error).message})`, {
-        kind: 'config',
-        operation: spec.operation,
-      });
+      throw notWritten(err);
     }
+    // The request is prepared while the intent is made durable; its first byte waits for it (see Attempt).
+    let written = true;
+    const gate = intent.durable.then(ignore, (err: unknown) => {
+      written = false;
+      throw notWritten(err);
+    });
     // The outcome is appended (sealed into the chain, in order) before the answer goes back, but not waited on to be
     // durable: the flow gets the instrument's answer one fsync sooner. A crash before that fsync leaves the intent
-    // without its outcome, which verify and every reader take as "unknown", never as applied.
+    // without its outcome, which verify and every reader take as "unknown", never as applied. An intent that could
+    // not be written gets no outcome (nothing was sent; the trail refuses every later record anyway).
     // Tracked from the moment it is sent, so close() also waits for the outcome of a request it aborts.
-    const sent = this.observed(spec, this.attempts<T>(spec, url, payload));
+    const sent = this.observed(spec, this.attempts<T>(spec, url, payload, gate));
     this.outcomes.add(
       sent.then(
-        (res) => audit.outcome(id, spec.operation, auditOutcomeOf(res)),
-        (err: unknown) => audit.outcome(id, spec.operation, auditOutcomeOfError(err)),
+        (res) => audit.outcome(intent.id, spec.operation, auditOutcomeOf(res)),
+        (err: unknown) => (written ? audit.outcome(intent.id, spec.operation, auditOutcomeOfError(err)) : undefined),
       ),
     );
     return sent;
@@ -321,16 +324,22 @@ export class Transport {
     await this.audit?.flush?.().catch(ignore);
   }
 
-  private async attempts<T>(spec: RequestSpec, url: string, payload: string | undefined): Promise<ApiResponse<T>> {
-    const headers: Record<string, string | false> = {
+  /** `gate`: nothing is sent before it resolves (an audited request's intent record durable); it rejecting ends the request. */
+  private async attempts<T>(
+    spec: RequestSpec,
+    url: string,
+    payload: string | undefined,
+    gate?: Promise<void>,
+  ): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = {
       Accept: spec.accept ?? (spec.api === 'B' ? MEDIA_VECTOR : MEDIA_JSON),
     };
     const binary = spec.responseType === 'buffer';
-    // no body, no Content-Type (as the tested client sends pause, resume, abort, cleanup): false stops axios adding a form type
-    headers['Content-Type'] = payload === undefined ? false : spec.api === 'B' ? MEDIA_VECTOR : (spec.mediaType ?? MEDIA_JSON);
+    // no body, no Content-Type (as the tested client sends pause, resume, abort, cleanup)
+    if (payload !== undefined) headers['Content-Type'] = spec.api === 'B' ? MEDIA_VECTOR : (spec.mediaType ?? MEDIA_JSON);
     if (spec.token) headers.Authorization = `Bearer ${spec.token}`;
-
-    const params = cleanQuery(spec.query);
+    const agent = url.startsWith('https:') ? this.httpsAgent : this.httpAgent;
+    const query = cleanQuery(spec.query);
     const maxAttempts = spec.idempotent ? this.retries + 1 : 1;
     // One deadline for the whole request, retries included: a caller (a poll) never waits longer than it.
     const deadlineMs = Math.max(this.timeoutMs, spec.minTimeoutMs ?? 0);
@@ -339,21 +348,19 @@ export class Transport {
       this.assertOpen(spec.operation);
       let failure: LhError;
       try {
-        const raw = await this.withinDeadline(Math.max(1, endAt - Date.now()), (transport) =>
-          this.axios.request<string | Buffer>({
-            url,
-            method: spec.method,
-            params,
-            data: payload,
-            headers,
-            transport,
-            ...(binary ? { responseType: 'arraybuffer' as const } : {}),
-          }),
-        );
+        const raw = await this.withinDeadline(Math.max(1, endAt - Date.now()), async (current) => {
+          // an audited request: nothing of it goes out before its intent record is durable
+          if (gate) await gate;
+          if (current.ended) throw current.ended;
+          return exchange(
+            { url, query, method: spec.method, headers, body: payload, agent, maxBytes: this.maxResponseBytes },
+            (req) => current.hold(req),
+          );
+        });
         if (binary && raw.status >= 200 && raw.status < 300) {
-          return { status: raw.status, data: bytesOf(raw.data) as T, attempts: attempt, headers: headersOf(raw) };
+          return { status: raw.status, data: raw.body as T, attempts: attempt, headers: headersOf(raw) };
         }
-        const res = binary ? { ...raw, data: bytesOf(raw.data).toString('utf8') } : (raw as AxiosResponse<string>);
+        const res = textOf(raw);
         if (res.status >= 200 && res.status < 300) {
           return { status: res.status, data: parseBody<T>(res, spec, url), attempts: attempt };
         }
@@ -364,7 +371,7 @@ export class Transport {
       } catch (err) {
         if (this.closed)
           failure = new LhError('the connection to the instrument was closed', { kind: 'network', operation: spec.operation });
-        else if (isOverCap(err)) failure = tooLarge(spec, url, this.maxResponseBytes);
+        else if (err instanceof BodyTooLarge) failure = tooLarge(spec, url, this.maxResponseBytes);
         else failure = err instanceof LhError ? err : networkError(err, spec, url, deadlineMs);
       }
       failure.attempts = attempt;
@@ -376,13 +383,12 @@ export class Transport {
   }
 
   /**
-   * Runs one attempt under a total deadline: axios's own `timeout` only bounds the wait between two bytes on Node,
-   * so a body trickled byte by byte would never end. close() ends it too. The attempt's request is ended by
-   * destroying it, reached through axios's `transport` option (Node's http/https request, as axios itself uses with
-   * maxRedirects 0), not by an AbortSignal: an AbortController per attempt and axios's listeners on it cost ~9 % of
-   * the CPU of a request (profiled and measured side by side).
+   * Runs one attempt under a total deadline: a socket timeout only bounds the wait between two bytes, so a body
+   * trickled byte by byte would never end. close() ends it too. The attempt's request is ended by destroying it, not by
+   * an AbortSignal: an AbortController per attempt and the listeners on it cost ~9 % of the CPU of a request
+   * (profiled and measured side by side).
    */
-  private withinDeadline<R>(deadlineMs: number, attempt: (transport: AttemptTransport) => Promise<R>): Promise<R> {
+  private withinDeadline<R>(deadlineMs: number, attempt: (current: Attempt) => Promise<R>): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       // end() rejects at once: a request still queued behind maxSockets has no socket, so destroying it emits
       // nothing until a socket frees up (the request holding it may have a far longer deadline).
@@ -393,7 +399,7 @@ export class Transport {
       });
       const timer = setTimeout(() => current.end(new DeadlineExceeded()), timerDelay(deadlineMs));
       this.inFlight.add(current);
-      attempt(current.transport).then(
+      attempt(current).then(
         (value) => {
           clearTimeout(timer);
           this.inFlight.delete(current);
@@ -486,23 +492,31 @@ export function checkRequestBody(spec: Pick<RequestSpec, 'body' | 'operation'>):
   });
 }
 
-function bytesOf(data: string | Buffer | ArrayBuffer | undefined): Buffer {
-  if (Buffer.isBuffer(data)) return data;
-  if (data instanceof ArrayBuffer) return Buffer.from(data);
-  return Buffer.from(data ?? '', 'utf8');
+/** An answer with its body as text (UTF-8, a byte order mark left out, as a .NET service may send one). */
+interface TextAnswer {
+  status: number;
+  statusText: string;
+  headers: http.IncomingHttpHeaders;
+  data: string;
 }
 
-function headersOf(res: AxiosResponse): Record<string, string> {
+function textOf(answer: ExchangeAnswer): TextAnswer {
+  const text = answer.body.toString('utf8');
+  return {
+    status: answer.status,
+    statusText: answer.statusText,
+    headers: answer.headers,
+    data: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text,
+  };
+}
+
+function headersOf(res: ExchangeAnswer): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(res.headers as Record<string, unknown>)) {
+  for (const [name, value] of Object.entries(res.headers)) {
     if (typeof value === 'string') out[name.toLowerCase()] = value;
     else if (Array.isArray(value)) out[name.toLowerCase()] = value.join(', ');
   }
   return out;
-}
-
-function isOverCap(err: unknown): boolean {
-  return /maxContentLength/.test(err instanceof Error ? err.message : '');
 }
 
 function tooLarge(spec: RequestSpec, url: string, limit: number): LhError {
@@ -512,24 +526,17 @@ function tooLarge(spec: RequestSpec, url: string, limit: number): LhError {
   );
 }
 
-/** What axios's `transport` option takes: a `request` like http.request's. */
-interface AttemptTransport {
-  request(options: http.RequestOptions, callback: (res: http.IncomingMessage) => void): http.ClientRequest;
-}
-
-/** One attempt's request, as axios made it (through `transport`), so that the deadline or close() can end it. */
+/** One attempt's request, so that the deadline or close() can end it. */
 class Attempt {
   ended?: Error;
   private req?: http.ClientRequest;
   constructor(private readonly onEnd: (reason: Error) => void) {}
-  readonly transport: AttemptTransport = {
-    request: (options, callback) => {
-      const req = (options.protocol === 'https:' ? https : http).request(options, callback);
-      this.req = req;
-      if (this.ended) req.destroy(this.ended);
-      return req;
-    },
-  };
+
+  /** The attempt's request: end() destroys it; one made after the attempt ended is destroyed at once. */
+  hold(req: http.ClientRequest): void {
+    this.req = req;
+    if (this.ended) req.destroy(this.ended);
+  }
 
   end(reason: Error): void {
     if (this.ended) return;
@@ -550,7 +557,7 @@ class DeadlineExceeded extends Error {
   }
 }
 
-/** The query's set values as texts; undefined when none is set (axios then skips building a query string). */
+/** The query's set values as texts; undefined when none is set. */
 function cleanQuery(query: RequestSpec['query']): Record<string, string> | undefined {
   if (!query) return undefined;
   let out: Record<string, string> | undefined;
@@ -569,12 +576,12 @@ function describeTarget(spec: RequestSpec): string {
   return spec.api === 'A' ? 'the preparation service (A)' : 'the instrument control interface (B)';
 }
 
-function contentTypeOf(res: AxiosResponse<string>): string {
+function contentTypeOf(res: TextAnswer): string {
   const raw = res.headers['content-type'];
   return typeof raw === 'string' ? raw.toLowerCase() : '';
 }
 
-function parseBody<T>(res: AxiosResponse<string>, spec: RequestSpec, url: string): T {
+function parseBody<T>(res: TextAnswer, spec: RequestSpec, url: string): T {
   const text = typeof res.data === 'string' ? res.data : '';
   if (res.status === 204 || text.trim() === '') return undefined as T;
   if (contentTypeOf(res).includes('text/html') || /^\s*</.test(text)) {
@@ -595,7 +602,7 @@ function parseBody<T>(res: AxiosResponse<string>, spec: RequestSpec, url: string
   }
 }
 
-function httpError(res: AxiosResponse<string>, spec: RequestSpec, url: string): LhError {
+function httpError(res: TextAnswer, spec: RequestSpec, url: string): LhError {
   const text = typeof res.data === 'string' ? res.data : '';
   let body: unknown = text.slice(0, 2000);
   let detail = '';
@@ -642,7 +649,7 @@ function problemDetail(body: unknown): string {
 }
 
 function networkError(err: unknown, spec: RequestSpec, url: string, timeoutMs: number): LhError {
-  const e = err as AxiosError & { code?: string };
+  const e = err as Error & { code?: string; cause?: unknown };
   const code = e.code ?? (e.cause as { code?: string } | undefined)?.code;
   const where = `${describeTarget(spec)} at ${url}`;
   if (code === 'ECONNABORTED' || code === 'ETIMEDOUT' || err instanceof DeadlineExceeded || /timeout/i.test(e.message ?? '')) {

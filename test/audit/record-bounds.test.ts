@@ -40,8 +40,10 @@ describe('audit record bounds', function () {
           const old = { script: 'x'.repeat(oldBytes) };
           const why = { title: 'y'.repeat(whyBytes) };
           const { trail, records } = recorder();
-          await withActor({ old, why }, () =>
-            trail.intent({ api: 'A', method: 'PUT', path: '/r', operation: 'update-service-routine', body: { a: 1 } }),
+          await withActor(
+            { old, why },
+            () =>
+              trail.intent({ api: 'A', method: 'PUT', path: '/r', operation: 'update-service-routine', body: { a: 1 } }).durable,
           );
           const record = records[0] as Extract<RecordFields, { phase: 'intent' }>;
           for (const [name, value, kept] of [
@@ -64,8 +66,9 @@ describe('audit record bounds', function () {
       fc.asyncProperty(fc.integer({ min: 0, max: 5 * MAX_WHO_CHARS }), async (length) => {
         const signer = 's'.repeat(length);
         const { trail, records } = recorder();
-        await withActor({ signer, meaning: 'abort', node: 'n1' }, () =>
-          trail.intent({ api: 'A', method: 'PUT', path: '/r', operation: 'answer' }),
+        await withActor(
+          { signer, meaning: 'abort', node: 'n1' },
+          () => trail.intent({ api: 'A', method: 'PUT', path: '/r', operation: 'answer' }).durable,
         );
         const who = (records[0] as Extract<RecordFields, { phase: 'intent' }>).who;
         assert.strictEqual(

@@ -275,7 +275,7 @@ describe('transport: deadlines and close()', function () {
   it('close(): requests in flight and queued behind maxSockets end at once as closed, nothing is sent after it', async function () {
     const outcomes: AuditOutcome[] = [];
     const audit: AuditHook = {
-      intent: () => Promise.resolve(String(outcomes.length)),
+      intent: () => ({ id: String(outcomes.length), durable: Promise.resolve() }),
       outcome: (_id, _op, outcome) => {
         outcomes.push(outcome);
         return Promise.resolve();
