@@ -88,7 +88,7 @@ function npm(args, cwd) {
 }
 
 // `npm install /path/to/checkout` links the checkout and installs none of its dependencies: the nodes would fail
-// to load (no axios). When npm runs this as `prepare` there, install the runtime dependencies into the checkout.
+// to load (no ws, no ioredis). When npm runs this as `prepare` there, install the runtime dependencies into the checkout.
 const runtimeDeps = Object.keys(pkg.dependencies || {});
 // Looked up on disk, not with require.resolve: a package whose "exports" hides package.json (re2js) would look missing,
 // and `npm ci --omit=dev` would then remove the devDependencies npm had just installed.
