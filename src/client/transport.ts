@@ -375,7 +375,8 @@ export class Transport {
         else failure = err instanceof LhError ? err : networkError(err, spec, url, deadlineMs);
       }
       failure.attempts = attempt;
-      if (attempt >= maxAttempts || !isRetryable(failure)) throw failure;
+      // closed: no retry (its wait would hold the caller for a back-off after close(), and then fail anyway)
+      if (attempt >= maxAttempts || this.closed || !isRetryable(failure)) throw failure;
       const wait = this.retryBaseDelayMs * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5);
       if (Date.now() + wait >= endAt) throw failure;
       await this.delay(wait);

@@ -324,4 +324,20 @@ describe('transport: deadlines and close()', function () {
       process.off('unhandledRejection', onUnhandled);
     }
   });
+  it('close(): an idempotent request with retries left ends at once too, not after a back-off', async function () {
+    const t = make({ retries: 2, retryBaseDelayMs: 1000, timeoutMs: 60_000 });
+    let ended = false;
+    const held = t.request(get('/hang')).then(
+      () => assert.fail('answered'),
+      (e: unknown) => {
+        ended = true;
+        return e;
+      },
+    );
+    await until(() => srv.seen.length === 1, 'the held request at the server');
+    t.close();
+    await settled();
+    assert.ok(ended, 'ended at close(), not after a retry wait');
+    assert.match(((await held) as Error).message, /the connection to the instrument was closed/);
+  });
 });
