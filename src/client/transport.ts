@@ -488,7 +488,10 @@ export function auditOutcomeOfError(err: unknown, passed = true): AuditOutcome {
   return { result: 'unknown', ...(e?.statusCode !== undefined ? { status: e.statusCode } : {}), reason, attempts };
 }
 
-const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** Node's codes for a header value it will not send (thrown by http.request, before any connection). */
+const UNSENDABLE_HEADER = new Set(['ERR_INVALID_CHAR', 'ERR_HTTP_INVALID_HEADER_VALUE']);
+
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', ...UNSENDABLE_HEADER]);
 
 /** Refuses a body with a prototype key anywhere (`__proto__`, `constructor`, `prototype`) before anything is sent. */
 export function checkRequestBody(spec: Pick<RequestSpec, 'body' | 'operation'>): void {
@@ -667,6 +670,15 @@ function networkError(err: unknown, spec: RequestSpec, url: string, timeoutMs: n
   const e = err as Error & { code?: string; cause?: unknown };
   const code = e.code ?? (e.cause as { code?: string } | undefined)?.code;
   const where = `${describeTarget(spec)} at ${url}`;
+  if (code !== undefined && UNSENDABLE_HEADER.has(code)) {
+    // Node refused a header value before anything was sent (its message names the header, never the value): a token
+    // holding a line break or a character outside Latin-1. Not the network: no retry, the instrument is not offline.
+    return new LhError(
+      `${spec.operation}: not sent to ${where}: ${e.message}; a token with a line break or a character outside Latin-1 ` +
+        'cannot be sent (check the instrument token in the lh-server node)',
+      { kind: 'config', operation: spec.operation, code },
+    );
+  }
   if (code === 'ECONNABORTED' || code === 'ETIMEDOUT' || err instanceof DeadlineExceeded || /timeout/i.test(e.message ?? '')) {
     return new LhError(`${spec.operation}: no complete answer from ${where} within ${timeoutMs} ms`, {
       kind: 'timeout',
