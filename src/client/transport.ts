@@ -167,6 +167,10 @@ export function trimBase(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
+function lowerScheme(url: string): string {
+  return url.replace(/^[a-z][a-z0-9+.-]*:/i, (scheme) => scheme.toLowerCase());
+}
+
 /** One keep-alive HTTP client per instrument; knows the two API roots, their media types and what may be retried. */
 export class Transport {
   readonly baseUrl: string;
@@ -187,8 +191,9 @@ export class Transport {
   private closed = false;
 
   constructor(options: TransportOptions) {
-    this.baseUrl = trimBase(options.baseUrl);
-    this.instrumentUrl = options.instrumentUrl ? trimBase(options.instrumentUrl) : undefined;
+    // the scheme in lower case: the agent is chosen by it (an HTTPS:// URL given the http agent fails every request)
+    this.baseUrl = lowerScheme(trimBase(options.baseUrl));
+    this.instrumentUrl = options.instrumentUrl ? lowerScheme(trimBase(options.instrumentUrl)) : undefined;
     this.timeoutMs = options.timeoutMs ?? 10000;
     this.retries = options.retries ?? 2;
     this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
