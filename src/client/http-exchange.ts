@@ -131,7 +131,13 @@ function collect(res: http.IncomingMessage, maxBytes: number, req: http.ClientRe
       }
       chunks.push(chunk);
     });
-    if (decoder) decoder.on('error', reject);
+    // a body that does not decode: its socket is let go of too (piping stops on the error, and an answer left unread
+    // would hold its keep-alive socket, and with it a place under maxSockets, for as long as the server keeps it open)
+    if (decoder)
+      decoder.on('error', (err) => {
+        req.destroy();
+        reject(err);
+      });
     res.on('error', reject);
     body.on('end', () =>
       resolve({

@@ -167,6 +167,10 @@ export function trimBase(url: string): string {
   return url.replace(/\/+$/, '');
 }
 
+function lowerScheme(url: string): string {
+  return url.replace(/^[a-z][a-z0-9+.-]*:/i, (scheme) => scheme.toLowerCase());
+}
+
 /** One keep-alive HTTP client per instrument; knows the two API roots, their media types and what may be retried. */
 export class Transport {
   readonly baseUrl: string;
@@ -187,8 +191,9 @@ export class Transport {
   private closed = false;
 
   constructor(options: TransportOptions) {
-    this.baseUrl = trimBase(options.baseUrl);
-    this.instrumentUrl = options.instrumentUrl ? trimBase(options.instrumentUrl) : undefined;
+    // the scheme in lower case: the agent is chosen by it (an HTTPS:// URL given the http agent fails every request)
+    this.baseUrl = lowerScheme(trimBase(options.baseUrl));
+    this.instrumentUrl = options.instrumentUrl ? lowerScheme(trimBase(options.instrumentUrl)) : undefined;
     this.timeoutMs = options.timeoutMs ?? 10000;
     this.retries = options.retries ?? 2;
     this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
@@ -255,20 +260,23 @@ export class Transport {
     }
     // The request is prepared while the intent is made durable; its first byte waits for it (see Attempt).
     let written = true;
-    const gate = intent.durable.then(ignore, (err: unknown) => {
-      written = false;
-      throw notWritten(err);
-    });
+    const gate = new AuditGate(
+      intent.durable.then(ignore, (err: unknown) => {
+        written = false;
+        throw notWritten(err);
+      }),
+    );
     // The outcome is appended (sealed into the chain, in order) before the answer goes back, but not waited on to be
     // durable: the flow gets the instrument's answer one fsync sooner. A crash before that fsync leaves the intent
     // without its outcome, which verify and every reader take as "unknown", never as applied. An intent that could
     // not be written gets no outcome (nothing was sent; the trail refuses every later record anyway).
-    // Tracked from the moment it is sent, so close() also waits for the outcome of a request it aborts.
+    // Tracked from the moment it is sent, so close() also waits for the outcome of a request it aborts. One that the
+    // deadline or close() ended while its intent was being made durable never left: not-sent.
     const sent = this.observed(spec, this.attempts<T>(spec, url, payload, gate));
     this.outcomes.add(
       sent.then(
         (res) => audit.outcome(intent.id, spec.operation, auditOutcomeOf(res)),
-        (err: unknown) => (written ? audit.outcome(intent.id, spec.operation, auditOutcomeOfError(err)) : undefined),
+        (err: unknown) => (written ? audit.outcome(intent.id, spec.operation, auditOutcomeOfError(err, gate.passed)) : undefined),
       ),
     );
     return sent;
@@ -324,12 +332,12 @@ export class Transport {
     await this.audit?.flush?.().catch(ignore);
   }
 
-  /** `gate`: nothing is sent before it resolves (an audited request's intent record durable); it rejecting ends the request. */
+  /** `gate`: nothing is sent before it opens (an audited request's intent record durable); it failing ends the request. */
   private async attempts<T>(
     spec: RequestSpec,
     url: string,
     payload: string | undefined,
-    gate?: Promise<void>,
+    gate?: AuditGate,
   ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = {
       Accept: spec.accept ?? (spec.api === 'B' ? MEDIA_VECTOR : MEDIA_JSON),
@@ -350,8 +358,11 @@ export class Transport {
       try {
         const raw = await this.withinDeadline(Math.max(1, endAt - Date.now()), async (current) => {
           // an audited request: nothing of it goes out before its intent record is durable
-          if (gate) await gate;
-          if (current.ended) throw current.ended;
+          if (gate) {
+            await gate.durable;
+            if (current.ended) throw current.ended;
+            gate.passed = true;
+          }
           return exchange(
             { url, query, method: spec.method, headers, body: payload, agent, maxBytes: this.maxResponseBytes },
             (req) => current.hold(req),
@@ -375,7 +386,8 @@ export class Transport {
         else failure = err instanceof LhError ? err : networkError(err, spec, url, deadlineMs);
       }
       failure.attempts = attempt;
-      if (attempt >= maxAttempts || !isRetryable(failure)) throw failure;
+      // closed: no retry (its wait would hold the caller for a back-off after close(), and then fail anyway)
+      if (attempt >= maxAttempts || this.closed || !isRetryable(failure)) throw failure;
       const wait = this.retryBaseDelayMs * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5);
       if (Date.now() + wait >= endAt) throw failure;
       await this.delay(wait);
@@ -465,13 +477,15 @@ export function auditOutcomeOf(res: ApiResponse<unknown>): AuditOutcome {
 }
 
 /**
- * A failure: refused when the instrument answered 4xx; not-sent when no connection was made; unknown otherwise
- * (a timeout, a reset, a 5xx: the instrument may have done it), never applied.
+ * A failure: refused when the instrument answered 4xx; not-sent when no connection was made, or when the request never
+ * got past its audit gate (`passed` false: ended while its intent was being made durable); unknown otherwise (a
+ * timeout, a reset, a 5xx: the instrument may have done it), never applied.
  */
-export function auditOutcomeOfError(err: unknown): AuditOutcome {
+export function auditOutcomeOfError(err: unknown, passed = true): AuditOutcome {
   const e = err instanceof LhError ? err : undefined;
   const reason = err instanceof Error ? err.message : String(err);
   const attempts = e?.attempts;
+  if (!passed) return { result: 'not-sent', reason, attempts };
   if (e?.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500)
     return { result: 'refused', status: e.statusCode, reason, attempts };
   if (e && (attempts ?? 1) <= 1 && (e.kind === 'tls' || NOT_CONNECTED.has(String(e.code))))
@@ -479,7 +493,10 @@ export function auditOutcomeOfError(err: unknown): AuditOutcome {
   return { result: 'unknown', ...(e?.statusCode !== undefined ? { status: e.statusCode } : {}), reason, attempts };
 }
 
-const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** Node's codes for a header value it will not send (thrown by http.request, before any connection). */
+const UNSENDABLE_HEADER = new Set(['ERR_INVALID_CHAR', 'ERR_HTTP_INVALID_HEADER_VALUE']);
+
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', ...UNSENDABLE_HEADER]);
 
 /** Refuses a body with a prototype key anywhere (`__proto__`, `constructor`, `prototype`) before anything is sent. */
 export function checkRequestBody(spec: Pick<RequestSpec, 'body' | 'operation'>): void {
@@ -524,6 +541,12 @@ function tooLarge(spec: RequestSpec, url: string, limit: number): LhError {
     `${spec.operation}: ${describeTarget(spec)} at ${url} answered with a body larger than ${limit} bytes, the limit of an answer; nothing of it was used`,
     { kind: 'response', operation: spec.operation },
   );
+}
+
+/** An audited request's gate: `durable` settles once its intent record is; `passed` once an attempt went past it. */
+class AuditGate {
+  passed = false;
+  constructor(readonly durable: Promise<void>) {}
 }
 
 /** One attempt's request, so that the deadline or close() can end it. */
@@ -652,6 +675,15 @@ function networkError(err: unknown, spec: RequestSpec, url: string, timeoutMs: n
   const e = err as Error & { code?: string; cause?: unknown };
   const code = e.code ?? (e.cause as { code?: string } | undefined)?.code;
   const where = `${describeTarget(spec)} at ${url}`;
+  if (code !== undefined && UNSENDABLE_HEADER.has(code)) {
+    // Node refused a header value before anything was sent (its message names the header, never the value): a token
+    // holding a line break or a character outside Latin-1. Not the network: no retry, the instrument is not offline.
+    return new LhError(
+      `${spec.operation}: not sent to ${where}: ${e.message}; a token with a line break or a character outside Latin-1 ` +
+        'cannot be sent (check the instrument token in the lh-server node)',
+      { kind: 'config', operation: spec.operation, code },
+    );
+  }
   if (code === 'ECONNABORTED' || code === 'ETIMEDOUT' || err instanceof DeadlineExceeded || /timeout/i.test(e.message ?? '')) {
     return new LhError(`${spec.operation}: no complete answer from ${where} within ${timeoutMs} ms`, {
       kind: 'timeout',

@@ -7,6 +7,8 @@ import http from 'http';
 import net from 'net';
 import { AddressInfo } from 'net';
 
+import FakeTimers from '@sinonjs/fake-timers';
+
 import { LhError } from '../../src/client';
 import { AuditHook, AuditOutcome, Transport } from '../../src/client/transport';
 import { until } from '../support/until';
@@ -322,6 +324,94 @@ describe('transport: deadlines and close()', function () {
       assert.deepEqual(unhandled, []);
     } finally {
       process.off('unhandledRejection', onUnhandled);
+    }
+  });
+  it('close(): an idempotent request with retries left ends at once too, not after a back-off', async function () {
+    const t = make({ retries: 2, retryBaseDelayMs: 1000, timeoutMs: 60_000 });
+    let ended = false;
+    const held = t.request(get('/hang')).then(
+      () => assert.fail('answered'),
+      (e: unknown) => {
+        ended = true;
+        return e;
+      },
+    );
+    await until(() => srv.seen.length === 1, 'the held request at the server');
+    t.close();
+    await settled();
+    assert.ok(ended, 'ended at close(), not after a retry wait');
+    assert.match(((await held) as Error).message, /the connection to the instrument was closed/);
+  });
+
+  describe('an audited request whose intent is not durable yet', function () {
+    let clock: ReturnType<typeof FakeTimers.install> | undefined;
+    afterEach(function () {
+      clock?.uninstall();
+      clock = undefined;
+    });
+
+    /** An audit hook whose intents become durable (or fail) when the test says. */
+    function heldAudit(): { audit: AuditHook; outcomes: AuditOutcome[]; settle: (err?: Error) => void } {
+      const outcomes: AuditOutcome[] = [];
+      const waiting: { resolve: () => void; reject: (err: Error) => void }[] = [];
+      const audit: AuditHook = {
+        intent: () => ({
+          id: 'i',
+          durable: new Promise<void>((resolve, reject) => waiting.push({ resolve, reject })),
+        }),
+        outcome: (_id, _op, outcome) => {
+          outcomes.push(outcome);
+          return Promise.resolve();
+        },
+      };
+      const settle = (err?: Error): void => {
+        for (const w of waiting.splice(0))
+          if (err) w.reject(err);
+          else w.resolve();
+      };
+      return { audit, outcomes, settle };
+    }
+
+    for (const [ending, later] of [
+      ['its deadline', 'becomes durable'],
+      ['its deadline', 'fails'],
+      ['close()', 'becomes durable'],
+      ['close()', 'fails'],
+    ] as const) {
+      it(`ended by ${ending} before it is durable, then the intent ${later}: never sent, recorded as not-sent, nothing unhandled`, async function () {
+        const unhandled: unknown[] = [];
+        const onUnhandled = (e: unknown): void => {
+          unhandled.push(e);
+        };
+        process.on('unhandledRejection', onUnhandled);
+        try {
+          const { audit, outcomes, settle } = heldAudit();
+          clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+          const t = make({ timeoutMs: 1000, retries: 2, audit });
+          const put = t.request({ api: 'A', method: 'PUT', path: '/ok', operation: 'set', idempotent: true, body: { a: 1 } });
+          const ended = put.then(
+            () => assert.fail('answered'),
+            (e: unknown) => e,
+          );
+          await settled();
+          if (ending === 'close()') t.close();
+          else clock.tick(1000);
+          const err = await ended;
+          assert.ok(err instanceof LhError, String(err));
+          settle(later === 'fails' ? new Error('disk full') : undefined);
+          await settled();
+          await t.outcomesWritten();
+          assert.deepEqual(srv.seen, [], 'nothing reached the server');
+          assert.deepEqual(
+            outcomes.map((o) => o.result),
+            ['not-sent'],
+          );
+          await settled();
+          assert.deepEqual(unhandled, []);
+        } finally {
+          process.off('unhandledRejection', onUnhandled);
+        }
+      });
     }
   });
 });

@@ -9,6 +9,7 @@ import zlib from 'zlib';
 
 import { LhError } from '../../src/client';
 import { MAX_RESPONSE_BYTES, Transport } from '../../src/client/transport';
+import { until } from '../support/until';
 
 const BIG = MAX_RESPONSE_BYTES + 8 * 1024 * 1024;
 
@@ -18,6 +19,8 @@ describe('transport: answer caps and redirects', function () {
   let url = '';
   let otherUrl = '';
   const seenByOther: string[] = [];
+  /** Sockets of /garbled answers the client has let go of. */
+  let garbledClosed = 0;
   const bomb = new Map<string, Buffer>();
   const open: Transport[] = [];
 
@@ -52,6 +55,11 @@ describe('transport: answer caps and redirects', function () {
         const body = bomb.get(arg) ?? Buffer.alloc(0);
         res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': arg, 'Content-Length': body.length });
         res.end(body);
+      } else if (name === 'garbled') {
+        // headers saying the body is compressed, bytes that are not, and the answer held open (a keep-alive socket)
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': arg });
+        res.write('this is not compressed at all');
+        res.on('close', () => garbledClosed++);
       } else if (name === 'redirect') {
         res.writeHead(Number(arg), { Location: `${otherUrl}/api/v1/steal` });
         res.end();
@@ -96,6 +104,21 @@ describe('transport: answer caps and redirects', function () {
         t.request({ api: 'A', method: 'GET', path: `/bomb/${encoding}`, operation: 'bomb', idempotent: true }),
         tooLarge,
       );
+    });
+  }
+
+  for (const encoding of ['gzip', 'deflate', 'br']) {
+    it(`a ${encoding} answer that cannot be decoded lets its socket go: the next request on the only socket is answered`, async function () {
+      const t = new Transport({ baseUrl: url, retries: 0, timeoutMs: 20_000, maxSockets: 1 });
+      open.push(t);
+      const closedBefore = garbledClosed;
+      await assert.rejects(
+        t.request({ api: 'A', method: 'GET', path: `/garbled/${encoding}`, operation: 'garbled', idempotent: true }),
+        LhError,
+      );
+      await until(() => garbledClosed > closedBefore, 'the garbled answer its socket closed by the client');
+      const res = await t.request({ api: 'A', method: 'GET', path: '/ok', operation: 'ok', idempotent: true });
+      assert.equal(res.status, 200);
     });
   }
 

@@ -76,6 +76,13 @@ describe('transport', function () {
     assert.equal(sockets.size, 1);
   });
 
+  it('a URL whose scheme is spelled in capitals (HTTP://, HTTPS://, accepted by the URL check) is served, A and B', async function () {
+    const upper = (u: string): string => u.replace(/^https?:/, (scheme) => scheme.toUpperCase());
+    const c = make({ baseUrl: upper(sim.baseUrl), instrumentUrl: upper(sim.instrumentUrl) });
+    assert.ok(await c.prep.getSoftwareSettings());
+    assert.equal(typeof (await c.instrument.isErrorHandlerRegistered()), 'boolean');
+  });
+
   it('rejects an untrusted certificate with a message that names the fix, and trusts the CA given', async function () {
     const untrusted = make({ tls: undefined });
     await assert.rejects(untrusted.instrument.isErrorHandlerRegistered(), (err: LhError) => {
