@@ -383,6 +383,7 @@ export class Transport {
         if (this.closed)
           failure = new LhError('the connection to the instrument was closed', { kind: 'network', operation: spec.operation });
         else if (err instanceof BodyTooLarge) failure = tooLarge(spec, url, this.maxResponseBytes);
+        else if (gate && !gate.passed && err instanceof DeadlineExceeded) failure = notDurableInTime(spec, deadlineMs);
         else failure = err instanceof LhError ? err : networkError(err, spec, url, deadlineMs);
       }
       failure.attempts = attempt;
@@ -540,6 +541,14 @@ function tooLarge(spec: RequestSpec, url: string, limit: number): LhError {
   return new LhError(
     `${spec.operation}: ${describeTarget(spec)} at ${url} answered with a body larger than ${limit} bytes, the limit of an answer; nothing of it was used`,
     { kind: 'response', operation: spec.operation },
+  );
+}
+
+/** The deadline passed while the request waited for its intent record: the instrument was never asked. */
+function notDurableInTime(spec: RequestSpec, deadlineMs: number): LhError {
+  return new LhError(
+    `${spec.operation} was not sent: its audit record was not on disk within ${deadlineMs} ms (a slow or stalled disk)`,
+    { kind: 'timeout', operation: spec.operation },
   );
 }
 

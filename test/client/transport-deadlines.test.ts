@@ -398,6 +398,13 @@ describe('transport: deadlines and close()', function () {
           else clock.tick(1000);
           const err = await ended;
           assert.ok(err instanceof LhError, String(err));
+          // the instrument was never asked: the error says so, not "no answer from the instrument"
+          assert.match(
+            err.message,
+            ending === 'close()'
+              ? /the connection to the instrument was closed/
+              : /was not sent: its audit record was not on disk within 1000 ms/,
+          );
           settle(later === 'fails' ? new Error('disk full') : undefined);
           await settled();
           await t.outcomesWritten();
