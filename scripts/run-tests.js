@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // The test step of `npm test`: the suite on Node-RED 4, the coordination suite (several Node-RED processes and a real
-// Redis: test/coordination) and the node tests on Node-RED 3.1 (test:nr3) run side by side. Most of each is waiting on
-// real sockets and child processes (about a third of two cores busy), so together they take the time of the longest
-// instead of the sum. The other runs' output is held and printed after the main run's, so none is interleaved.
-// Exits non-zero when any run fails. LH_TEST_SEQUENTIAL=1 runs them one after the other.
+// Redis: test/coordination), the node tests on Node-RED 3.1 (test:nr3) and, after those, the browser, examples and
+// standard-Node-RED tests (Chromium, npm start, a fresh user dir) run side by side, at most three at once. Most of each
+// is waiting on real sockets and child processes (about a third of two cores busy), so together they take the time of
+// the longest lane instead of the sum. The other runs' output is held and printed after the main run's, so none is
+// interleaved. Exits non-zero when any run fails. LH_TEST_SEQUENTIAL=1 runs them one after the other.
 'use strict';
 const { spawn } = require('child_process');
 const path = require('path');
@@ -60,32 +61,65 @@ function failures(output) {
   return part.length > 30000 ? `…${part.slice(-30000)}` : part;
 }
 
+/** The runs of `npm test`; `after`: started once that run ended (it shares its lane, so at most three run at once). */
+const RUNS = [
+  // the suite on Node-RED 4 but for what the other runs take (its output is written as it comes)
+  {
+    name: 'Node-RED 4 suite',
+    args: [
+      '--ignore',
+      'test/coordination/**',
+      '--ignore',
+      'test/browser/**',
+      '--ignore',
+      'test/e2e/**',
+      '--ignore',
+      'test/standard/**',
+    ],
+    live: true,
+  },
+  {
+    name: 'coordination suite',
+    title: 'coordination suite (test/coordination)',
+    args: ['--config', '.mocharc.coordination.json'],
+  },
+  {
+    name: 'Node-RED 3.1 suite',
+    title: 'node tests on Node-RED 3.1 (test:nr3)',
+    args: ['--config', '.mocharc.nr3.json'],
+    env: { LH_NODE_RED: 'node-red-3' },
+  },
+  // Chromium, npm start, the examples and a standard Node-RED user dir: mostly waiting on child processes
+  {
+    name: 'browser, examples and standard Node-RED suite',
+    title: 'browser, examples and standard Node-RED (test/browser, test/e2e, test/standard)',
+    args: ['--config', '.mocharc.processes.json'],
+    after: 'Node-RED 3.1 suite',
+  },
+];
+
 async function main() {
   const sequential = process.env.LH_TEST_SEQUENTIAL === '1';
-  const main = run(['--ignore', 'test/coordination/**'], {}, true);
-  if (sequential) await main;
-  const coordination = run(['--config', '.mocharc.coordination.json'], {}, false);
-  if (sequential) await coordination;
-  const nr3 = run(['--config', '.mocharc.nr3.json'], { LH_NODE_RED: 'node-red-3' }, false);
-  const [a, c, b] = await Promise.all([main, coordination, nr3]);
-  process.stdout.write('\n--- coordination suite (test/coordination) ---\n');
-  process.stdout.write(c.output);
-  process.stdout.write('\n--- node tests on Node-RED 3.1 (test:nr3) ---\n');
-  process.stdout.write(b.output);
-  const what = (r) => `exit ${r.code}${r.signal ? `, ${r.signal}` : ''}`;
-  const failed = [
-    a.code !== 0 && `Node-RED 4 suite (${what(a)})`,
-    c.code !== 0 && `coordination suite (${what(c)})`,
-    b.code !== 0 && `Node-RED 3.1 suite (${what(b)})`,
-  ];
-  const named = failed.filter(Boolean);
-  for (const [name, r] of [
-    ['Node-RED 4 suite', a],
-    ['coordination suite', c],
-    ['Node-RED 3.1 suite', b],
-  ]) {
-    if (r.code !== 0) process.stdout.write(`\n--- failures of the ${name}, repeated ---\n${failures(r.output)}\n`);
+  const started = new Map();
+  let previous = Promise.resolve();
+  for (const r of RUNS) {
+    const wait = sequential ? previous : r.after ? started.get(r.after) : Promise.resolve();
+    const result = wait.then(() => run(r.args, r.env ?? {}, r.live === true));
+    started.set(r.name, result);
+    previous = result;
   }
+  const results = await Promise.all(RUNS.map((r) => started.get(r.name)));
+  RUNS.forEach((r, i) => {
+    if (r.live) return;
+    process.stdout.write(`\n--- ${r.title} ---\n`);
+    process.stdout.write(results[i].output);
+  });
+  const what = (r) => `exit ${r.code}${r.signal ? `, ${r.signal}` : ''}`;
+  const named = RUNS.map((r, i) => results[i].code !== 0 && `${r.name} (${what(results[i])})`).filter(Boolean);
+  RUNS.forEach((r, i) => {
+    if (results[i].code !== 0)
+      process.stdout.write(`\n--- failures of the ${r.name}, repeated ---\n${failures(results[i].output)}\n`);
+  });
   if (named.length > 0) {
     process.stderr.write(`\nnpm test failed: ${named.join(' and ')}\n`);
     process.exitCode = process.exitCode || 1; // set, not exit(): the held output is written out first
