@@ -259,13 +259,7 @@ export class Transport {
       throw notWritten(err);
     }
     // The request is prepared while the intent is made durable; its first byte waits for it (see Attempt).
-    let written = true;
-    const gate = new AuditGate(
-      intent.durable.then(ignore, (err: unknown) => {
-        written = false;
-        throw notWritten(err);
-      }),
-    );
+    const gate = new AuditGate(intent.durable, notWritten);
     // The outcome is appended (sealed into the chain, in order) before the answer goes back, but not waited on to be
     // durable: the flow gets the instrument's answer one fsync sooner. A crash before that fsync leaves the intent
     // without its outcome, which verify and every reader take as "unknown", never as applied. An intent that could
@@ -276,7 +270,8 @@ export class Transport {
     this.outcomes.add(
       sent.then(
         (res) => audit.outcome(intent.id, spec.operation, auditOutcomeOf(res)),
-        (err: unknown) => (written ? audit.outcome(intent.id, spec.operation, auditOutcomeOfError(err, gate.passed)) : undefined),
+        (err: unknown) =>
+          gate.written ? audit.outcome(intent.id, spec.operation, auditOutcomeOfError(err, gate.passed)) : undefined,
       ),
     );
     return sent;
@@ -554,8 +549,16 @@ function notDurableInTime(spec: RequestSpec, deadlineMs: number): LhError {
 
 /** An audited request's gate: `durable` settles once its intent record is; `passed` once an attempt went past it. */
 class AuditGate {
+  /** false once the intent record could not be written (then the request gets no outcome record either) */
+  written = true;
   passed = false;
-  constructor(readonly durable: Promise<void>) {}
+  readonly durable: Promise<void>;
+  constructor(intentDurable: Promise<unknown>, notWritten: (err: unknown) => LhError) {
+    this.durable = intentDurable.then(ignore, (err: unknown) => {
+      this.written = false;
+      throw notWritten(err);
+    });
+  }
 }
 
 /** One attempt's request, so that the deadline or close() can end it. */
