@@ -72,9 +72,13 @@ async function drive(variant: string, run: Runner, count: number, concurrency: n
         errors++;
       }
       latencies.push(performance.now() - t0);
+      (kindLat[o.kind] ??= []).push(performance.now() - t0);
     }
   }
+  const kindLat: Record<string, number[]> = {};
   await Promise.all(Array.from({ length: concurrency }, () => worker()));
+  // LH_BENCH_KINDS=1: each kind's latency (a rename's is where the audit's fsync shows)
+  if (process.env.LH_BENCH_KINDS) console.log(`  ${variant} c=${concurrency}: ${kindLatencies(kindLat)}`);
   const seconds = (performance.now() - started) / 1000;
   const cpu = process.cpuUsage(cpu0);
   return {
@@ -88,6 +92,15 @@ async function drive(variant: string, run: Runner, count: number, concurrency: n
     p99ms: round(percentile(latencies, 99), 2),
     cpuUsPerOp: round((cpu.user + cpu.system) / Math.max(1, latencies.length), 0),
   };
+}
+
+function kindLatencies(byKind: Record<string, number[]>): string {
+  return Object.entries(byKind)
+    .map(
+      ([kind, ms]) =>
+        `${kind} p50 ${round(percentile(ms, 50), 3)} ms, mean ${round(ms.reduce((a, b) => a + b, 0) / ms.length, 3)} ms`,
+    )
+    .join(' | ');
 }
 
 // ---- (b) bare axios ---------------------------------------------------------------------------------
@@ -244,10 +257,17 @@ function flowRunner(red: EmbeddedNodeRed, z: string, entry: string, toMsg: (o: O
 async function main(): Promise<void> {
   const fleet = await SimFleet.start(1);
   const { baseUrl } = fleet.addresses[0];
-  // LH_BENCH_AUDIT: off, or a write mode of settings.js lhAudit (datasync, dsync, sync); default: the package's default
+  // LH_BENCH_AUDIT: off, nofsync (records written, never fsynced), or a write mode of settings.js lhAudit (datasync,
+  // dsync, sync); default: the package's default
   const audit = process.env.LH_BENCH_AUDIT;
   const red = await startNodeRed(
-    audit === 'off' ? { lhAudit: { enabled: false } } : audit ? { lhAudit: { writeMode: audit } } : {},
+    audit === 'off'
+      ? { lhAudit: { enabled: false } }
+      : audit === 'nofsync'
+        ? { lhAudit: { fsync: false } }
+        : audit
+          ? { lhAudit: { writeMode: audit } }
+          : {},
   );
   await red.deploy([
     serverNode('srv', baseUrl),

@@ -89,6 +89,8 @@ export class AuditLog extends EventEmitter {
   private readonly maxFileBytes: number;
   private readonly fsync: boolean;
   private readonly ready: Promise<void>;
+  /** `ready` settled without error: an append is sealed and its write started at once, not a microtask later. */
+  private opened = false;
   private seq = -1;
   private prev = GENESIS;
   private file = 0;
@@ -119,7 +121,13 @@ export class AuditLog extends EventEmitter {
     this.fsync = options.fsync !== false;
     this.onThreadPool = this.fsync && options.writeMode === 'dsync';
     this.ready = this.open();
-    this.ready.catch(() => undefined);
+    // before any append's wait on it: appends made while opening are sealed in the order they were made
+    this.ready.then(
+      () => {
+        this.opened = true;
+      },
+      () => undefined,
+    );
   }
 
   get path(): string {
@@ -173,12 +181,20 @@ export class AuditLog extends EventEmitter {
    * latest, or by close() (nobody waits on it before acting: one fsync per action instead of two); its append
    * resolves once it is in the file; the 'record' event and the checkpoint follow only once it is durable.
    */
-  async append(fields: RecordFields, options: { lazy?: boolean } = {}): Promise<AuditRecord> {
-    await this.ready;
-    if (this.broken) throw this.broken;
-    if (this.closed) throw new Error('the audit trail is closed');
+  append(fields: RecordFields, options: { lazy?: boolean } = {}): Promise<AuditRecord> {
+    if (!this.opened) return this.ready.then(() => this.appendOpen(fields, options.lazy));
+    return this.appendOpen(fields, options.lazy);
+  }
+
+  /**
+   * With the log open: seals the record and, when the writer is idle, writes it and starts its fsync before returning
+   * (an intent's fsync starts within the request's own call, not after a round of queued work).
+   */
+  private appendOpen(fields: RecordFields, lazy = false): Promise<AuditRecord> {
+    if (this.broken) return Promise.reject(this.broken);
+    if (this.closed) return Promise.reject(new Error('the audit trail is closed'));
     if (this.size >= this.maxFileBytes) this.startFile(this.file + 1);
-    const done = new Promise<AuditRecord>((resolve, reject) => this.enqueue(fields, resolve, reject, options.lazy));
+    const done = new Promise<AuditRecord>((resolve, reject) => this.enqueue(fields, resolve, reject, lazy));
     this.kick();
     return done;
   }
@@ -201,7 +217,9 @@ export class AuditLog extends EventEmitter {
       this.queue = [];
       let durable: Entry[];
       try {
-        await this.write(batch);
+        // written on the main thread (the usual case) without a wait: the fsync below starts in the same call
+        const writing = this.write(batch);
+        if (writing) await writing;
         // an O_DSYNC file's write returned once the data was on disk; without fsync, written is all there is; lazy
         // records wait for a sync unless one is due or the log closes (then every batch is synced)
         const onDisk = !this.fsync || this.options.writeMode === 'dsync';
@@ -283,9 +301,22 @@ export class AuditLog extends EventEmitter {
     for (const w of this.durableWaiters.splice(0)) w.resolve(); // nothing more becomes durable: the appends say why
   }
 
-  /** Writes the batch, each record in the file it was sealed for; they count as written (not yet durable). */
-  private async write(batch: Entry[]): Promise<void> {
+  /**
+   * Writes the batch, each record in the file it was sealed for; they count as written (not yet durable). Returns
+   * nothing when it wrote all of it here, on the main thread, into the open file (no wait); a promise otherwise (a
+   * file to open or change to, an O_DSYNC write through the thread pool).
+   */
+  private write(batch: Entry[]): Promise<void> | undefined {
     this.written.push(...batch);
+    const fh = this.handle?.fh;
+    if (fh && !this.onThreadPool && batch.every((entry) => entry.file === this.handle?.file)) {
+      writeWhole(fh.fd, Buffer.from(batch.map((entry) => entry.line).join('')));
+      return undefined;
+    }
+    return this.writeSlow(batch);
+  }
+
+  private async writeSlow(batch: Entry[]): Promise<void> {
     let i = 0;
     while (i < batch.length) {
       const file = batch[i].file;

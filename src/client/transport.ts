@@ -184,6 +184,8 @@ export class Transport {
   private readonly pendingDelays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   private readonly inFlight = new Set<Attempt>();
   private readonly audit?: AuditHook;
+  /** Outcome records waiting for their caller to have the answer (see deferOutcome). */
+  private readonly deferredOutcomes: (() => void)[] = [];
   /** Audited requests from their intent until their outcome record is written. */
   private readonly outcomes = new PendingWork();
   private readonly observers = new Set<RequestObserver>();
@@ -238,6 +240,8 @@ export class Transport {
     }
     if (!this.audit || !isAudited(spec)) return this.observed(spec, this.attempts<T>(spec, url, payload));
     this.assertOpen(spec.operation);
+    // the outcomes of earlier requests go first: a flow's next action never shows before the answer it acted on
+    this.appendDeferredOutcomes();
     const audit = this.audit;
     const notWritten = (err: unknown): LhError =>
       new LhError(`${spec.operation} was not sent: its audit record could not be written (${(err as Error).message})`, {
@@ -260,21 +264,46 @@ export class Transport {
     }
     // The request is prepared while the intent is made durable; its first byte waits for it (see Attempt).
     const gate = new AuditGate(intent.durable, notWritten);
-    // The outcome is appended (sealed into the chain, in order) before the answer goes back, but not waited on to be
-    // durable: the flow gets the instrument's answer one fsync sooner. A crash before that fsync leaves the intent
-    // without its outcome, which verify and every reader take as "unknown", never as applied. An intent that could
-    // not be written gets no outcome (nothing was sent; the trail refuses every later record anyway).
+    // The outcome is appended once the caller has the answer (sealed and written while the flow goes on), before any
+    // later intent (see deferOutcome), and not waited on to be durable: the flow gets the answer one fsync sooner.
+    // A crash before that fsync leaves the intent without its outcome, which verify and every reader take as
+    // "unknown", never as applied. An intent that could not be written gets no outcome (nothing was sent; the trail
+    // refuses every later record anyway).
     // Tracked from the moment it is sent, so close() also waits for the outcome of a request it aborts. One that the
     // deadline or close() ended while its intent was being made durable never left: not-sent.
     const sent = this.observed(spec, this.attempts<T>(spec, url, payload, gate));
+    const record = (outcome: AuditOutcome | undefined): Promise<void> =>
+      outcome ? this.deferOutcome(() => audit.outcome(intent.id, spec.operation, outcome)) : Promise.resolve();
     this.outcomes.add(
       sent.then(
-        (res) => audit.outcome(intent.id, spec.operation, auditOutcomeOf(res)),
-        (err: unknown) =>
-          gate.written ? audit.outcome(intent.id, spec.operation, auditOutcomeOfError(err, gate.passed)) : undefined,
+        (res) => record(auditOutcomeOf(res)),
+        (err: unknown) => record(gate.written ? auditOutcomeOfError(err, gate.passed) : undefined),
       ),
     );
     return sent;
+  }
+
+  /**
+   * Appends an outcome record once the caller has the answer: a setImmediate later (after its microtasks and the
+   * next request it sends), or before the next audited request's intent, whichever comes first. So the answer goes
+   * back without the record's sealing and write ahead of it, and the chain keeps a flow's order (the outcome of an
+   * action before the intent of the action that follows it).
+   */
+  private deferOutcome(append: () => Promise<void>): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.deferredOutcomes.push(() => {
+        try {
+          append().then(resolve, reject);
+        } catch (err) {
+          reject(err);
+        }
+      });
+      if (this.deferredOutcomes.length === 1) nodeSetImmediate(() => this.appendDeferredOutcomes());
+    });
+  }
+
+  private appendDeferredOutcomes(): void {
+    for (const append of this.deferredOutcomes.splice(0)) append();
   }
 
   /**
@@ -580,6 +609,9 @@ class Attempt {
     this.onEnd(reason);
   }
 }
+
+/** Node's own setImmediate, taken when this module loads: a test's fake clock installed later cannot hold it. */
+const nodeSetImmediate = setImmediate;
 
 function ignore(): void {
   // nothing to do

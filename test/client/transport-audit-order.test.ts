@@ -1,0 +1,66 @@
+/**
+ * An audited request's outcome record is appended after the caller has the answer (0.3.3): the flow goes on (its
+ * next request sent) while the outcome is sealed and written, and close() still waits for it. Whatever the answer
+ * (applied, refused, unknown), the record says it, once.
+ */
+import assert from 'node:assert/strict';
+import http from 'http';
+import { AddressInfo } from 'net';
+
+import fc from 'fast-check';
+
+import { AuditHook, Transport } from '../../src/client/transport';
+
+describe('transport: the outcome record comes after the caller has the answer', function () {
+  const statuses = [200, 204, 400, 409, 500, 503];
+  let server: http.Server | undefined;
+  let url = '';
+
+  before(async function () {
+    const s = http.createServer((req, res) => {
+      const status = Number(/\/status\/(\d+)/.exec(req.url ?? '')?.[1] ?? 200);
+      req.resume();
+      res.writeHead(status, { 'Content-Type': 'application/json' }).end(status === 204 ? undefined : '{}');
+    });
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    [server, url] = [s, `http://127.0.0.1:${(s.address() as AddressInfo).port}`];
+  });
+  after(async function () {
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+  });
+
+  it('property: the caller’s next step comes before the outcome; close() waits for it; one outcome per request, with the answer’s result', async function () {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.constantFrom(...statuses), { minLength: 1, maxLength: 6 }), async (answers) => {
+        const events: string[] = [];
+        const audit: AuditHook = {
+          intent: (req) => {
+            events.push(`intent ${req.path}`);
+            return { id: req.path, durable: Promise.resolve() };
+          },
+          outcome: (id, _operation, outcome) => {
+            events.push(`outcome ${id} ${outcome.result}`);
+            return Promise.resolve();
+          },
+        };
+        const t = new Transport({ baseUrl: url, retries: 0, timeoutMs: 5000, audit });
+        const expected: string[] = [];
+        for (const [i, status] of answers.entries()) {
+          const path = `/status/${status}/${i}`;
+          await t
+            .request({ api: 'A', method: 'PUT', path, operation: 'put-x', idempotent: false, body: { i } })
+            .catch(() => undefined);
+          events.push(`caller ${path}`);
+          const result = status < 300 ? 'applied' : status < 500 ? 'refused' : 'unknown';
+          expected.push(`intent ${path}`, `caller ${path}`, `outcome ${path} ${result}`);
+        }
+        t.close();
+        await t.outcomesWritten();
+        // the last outcome comes after the caller's step too, and close() waited for it
+        assert.deepEqual(events, expected);
+      }),
+      { numRuns: 25 },
+    );
+  });
+});
