@@ -232,6 +232,40 @@ describe('answer page pieces (properties)', function () {
     assert.ok(forms.size <= MAX_USED_TOKENS);
   });
 
+  it('form tokens, property: under any clock steps, uses and replays, the used-set answers as a set pruned on every use would (it walks only once an entry expired)', function () {
+    const step = fc.oneof(
+      fc.record({ advance: fc.integer({ min: 0, max: FORM_TOKEN_LIFETIME_MS / 2 }) }),
+      fc.record({ use: fc.constantFrom('a', 'b', 'c'), replay: fc.boolean() }),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 120 }), (steps) => {
+        let now = 1_700_000_000_000;
+        const forms = new FormTokens(() => now);
+        // the model: every used token with its expiry, pruned at each use of a fresh token
+        const model = new Map<string, { error: string; expires: number }>();
+        const issued: { token: string; error: string }[] = [];
+        for (const s of steps) {
+          if ('advance' in s) {
+            now += s.advance;
+            continue;
+          }
+          const pick = s.replay && issued.length > 0 ? issued[issued.length - 1] : undefined;
+          const { token, error } = pick ?? { token: forms.issue(s.use), error: s.use };
+          issued.push({ token, error });
+          const at = parseInt(token.split('.')[0], 36);
+          const live = at + FORM_TOKEN_LIFETIME_MS > now;
+          // an expired or already used token is refused before the set is pruned: only a fresh one's use prunes it
+          const fresh = live && !model.has(token);
+          if (fresh) for (const [mac, e] of model) if (e.expires <= now) model.delete(mac);
+          assert.equal(forms.use(token, error), fresh, `use of ${pick ? 'a replayed' : 'a new'} token at +${now - at} ms`);
+          if (fresh) model.set(token, { error, expires: at + FORM_TOKEN_LIFETIME_MS });
+          assert.equal(forms.size, model.size);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('recent lists: any burst of views within the interval is one read; failures are shared too', async function () {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 5000 }), { minLength: 1, maxLength: 300 }), async (gaps) => {

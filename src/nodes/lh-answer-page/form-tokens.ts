@@ -30,6 +30,8 @@ export class FormTokens {
   /** error → (mac → when the token expires) */
   private readonly used = new Map<string, Map<string, number>>();
   private usedCount = 0;
+  /** The earliest expiry in `used`: until then a prune has nothing to remove, and skips its walk over the set. */
+  private nextExpiry = Infinity;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -85,6 +87,7 @@ export class FormTokens {
     mine.set(mac, expires);
     this.used.set(errorKey, mine);
     this.usedCount++;
+    this.nextExpiry = Math.min(this.nextExpiry, expires);
     return true;
   }
 
@@ -106,14 +109,21 @@ export class FormTokens {
     return createHmac('sha256', this.secret).update(`${errorKey}\n${issued}\n${nonce}`).digest('base64url').slice(0, MAC_LENGTH);
   }
 
+  /** Forgets the used tokens that have expired; walks the set only once one has (a use was O(set size) before). */
   private prune(now: number): void {
+    if (now < this.nextExpiry) return;
+    let next = Infinity;
     for (const [errorKey, macs] of this.used) {
       for (const [mac, expires] of macs) {
-        if (expires > now) continue;
+        if (expires > now) {
+          next = Math.min(next, expires);
+          continue;
+        }
         macs.delete(mac);
         this.usedCount--;
       }
       if (macs.size === 0) this.used.delete(errorKey);
     }
+    this.nextExpiry = next;
   }
 }
