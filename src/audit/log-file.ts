@@ -91,6 +91,11 @@ export class AuditLog extends EventEmitter {
   private readonly ready: Promise<void>;
   /** `ready` settled without error: an append is sealed and its write started at once, not a microtask later. */
   private opened = false;
+  /**
+   * Appends made before the log opened, still waiting on `ready`. While any is, a new append waits behind them too:
+   * code running between `ready` settling and their turn (a microtask) would otherwise be sealed ahead of them.
+   */
+  private waitingOnOpen = 0;
   private seq = -1;
   private prev = GENESIS;
   private file = 0;
@@ -182,8 +187,18 @@ export class AuditLog extends EventEmitter {
    * resolves once it is in the file; the 'record' event and the checkpoint follow only once it is durable.
    */
   append(fields: RecordFields, options: { lazy?: boolean } = {}): Promise<AuditRecord> {
-    if (!this.opened) return this.ready.then(() => this.appendOpen(fields, options.lazy));
-    return this.appendOpen(fields, options.lazy);
+    if (this.opened && this.waitingOnOpen === 0) return this.appendOpen(fields, options.lazy);
+    this.waitingOnOpen++;
+    return this.ready.then(
+      () => {
+        this.waitingOnOpen--;
+        return this.appendOpen(fields, options.lazy);
+      },
+      (err: unknown) => {
+        this.waitingOnOpen--;
+        throw err;
+      },
+    );
   }
 
   /**

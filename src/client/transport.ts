@@ -184,8 +184,6 @@ export class Transport {
   private readonly pendingDelays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   private readonly inFlight = new Set<Attempt>();
   private readonly audit?: AuditHook;
-  /** Outcome records waiting for their caller to have the answer (see deferOutcome). */
-  private readonly deferredOutcomes: (() => void)[] = [];
   /** Audited requests from their intent until their outcome record is written. */
   private readonly outcomes = new PendingWork();
   private readonly observers = new Set<RequestObserver>();
@@ -241,7 +239,7 @@ export class Transport {
     if (!this.audit || !isAudited(spec)) return this.observed(spec, this.attempts<T>(spec, url, payload));
     this.assertOpen(spec.operation);
     // the outcomes of earlier requests go first: a flow's next action never shows before the answer it acted on
-    this.appendDeferredOutcomes();
+    appendDeferredOutcomes();
     const audit = this.audit;
     const notWritten = (err: unknown): LhError =>
       new LhError(`${spec.operation} was not sent: its audit record could not be written (${(err as Error).message})`, {
@@ -291,19 +289,15 @@ export class Transport {
    */
   private deferOutcome(append: () => Promise<void>): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.deferredOutcomes.push(() => {
+      deferredOutcomes.push(() => {
         try {
           append().then(resolve, reject);
         } catch (err) {
           reject(err);
         }
       });
-      if (this.deferredOutcomes.length === 1) nodeSetImmediate(() => this.appendDeferredOutcomes());
+      if (deferredOutcomes.length === 1) nodeSetImmediate(appendDeferredOutcomes);
     });
-  }
-
-  private appendDeferredOutcomes(): void {
-    for (const append of this.deferredOutcomes.splice(0)) append();
   }
 
   /**
@@ -612,6 +606,18 @@ class Attempt {
 
 /** Node's own setImmediate, taken when this module loads: a test's fake clock installed later cannot hold it. */
 const nodeSetImmediate = setImmediate;
+
+/**
+ * Outcome records waiting for their caller to have the answer, of every transport of this process, not one: the
+ * lh-server nodes of one instrument (each with its own client) share one chain, and a flow may act through one of
+ * them on the answer it got through another. Appending them all before any audited request's intent keeps that
+ * order in the chain too (an outcome of another chain appended a little early changes nothing).
+ */
+const deferredOutcomes: (() => void)[] = [];
+
+function appendDeferredOutcomes(): void {
+  for (const append of deferredOutcomes.splice(0)) append();
+}
 
 function ignore(): void {
   // nothing to do

@@ -117,6 +117,56 @@ describe('audit file chain: the append path', function () {
     );
   });
 
+  it('appends made in the microtasks around the moment the log opens are sealed in the order they were made', async function () {
+    const dir = tempDir();
+    // the log's last step of opening (the checkpoint file's r+ open) is held, so that the test resumes it and makes
+    // appends in every microtask just after: some before the log counts as open, some after
+    const original = fs.promises.open;
+    let reached!: () => void;
+    const atLastStep = new Promise<void>((resolve) => (reached = resolve));
+    let resume!: () => void;
+    const held = new Promise<void>((resolve) => (resume = resolve));
+    (fs.promises as { open: unknown }).open = async (...args: Parameters<typeof original>) => {
+      const fh = await original(...args);
+      if (args[1] === 'r+') {
+        reached();
+        await held;
+      }
+      return fh;
+    };
+    try {
+      const log = new AuditLog({ dir, name: 'chain', instrument: 'i', key: KEY });
+      await atLastStep;
+      const made: string[] = [];
+      const appends: Promise<AuditRecord>[] = [];
+      const append = (i: number): void => {
+        const [intent] = actionFields(i);
+        made.push(`action-${i}`);
+        appends.push(log.append(intent));
+      };
+      resume();
+      // at microtask depth d: one append, then another one a microtask later
+      for (let depth = 0; depth < 10; depth++) {
+        let p = Promise.resolve();
+        for (let k = 0; k < depth; k++) p = p.then(() => undefined);
+        void p.then(() => {
+          queueMicrotask(() => append(100 + depth));
+          append(depth);
+        });
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+      const records = await Promise.all(appends);
+      await log.close();
+      const bySeq = [...records].sort((a, b) => a.seq - b.seq).map((r) => (r as { id?: string }).id);
+      assert.deepEqual(bySeq, made);
+      const report = verify(readChain(dir, 'chain'));
+      assert.strictEqual(report.ok, true, report.firstBad?.reason);
+    } finally {
+      (fs.promises as { open: unknown }).open = original;
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('property: canonical JSON is the text 0.3.2 hashed, reads back as the value, whatever order its keys were made in', function () {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {

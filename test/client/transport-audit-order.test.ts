@@ -4,12 +4,15 @@
  * (applied, refused, unknown), the record says it, once.
  */
 import assert from 'node:assert/strict';
+import fs from 'fs';
 import http from 'http';
 import { AddressInfo } from 'net';
 
 import fc from 'fast-check';
 
+import { AuditLog, AuditTrail } from '../../src/audit';
 import { AuditHook, Transport } from '../../src/client/transport';
+import { KEY, readChain, tempDir, verify } from '../audit/chain-support';
 
 describe('transport: the outcome record comes after the caller has the answer', function () {
   const statuses = [200, 204, 400, 409, 500, 503];
@@ -62,5 +65,53 @@ describe('transport: the outcome record comes after the caller has the answer', 
       }),
       { numRuns: 25 },
     );
+  });
+
+  it('two lh-server nodes of one instrument (one chain): an answer’s outcome is in the chain before the intent of the action that followed it through the other node', async function () {
+    // the registry gives every lh-server node of an instrument its own client and trail, on one shared log
+    const dir = tempDir();
+    const log = new AuditLog({ dir, name: 'chain', instrument: 'i', key: KEY });
+    const [a, b] = ['server-a', 'server-b'].map(
+      (node) =>
+        new Transport({
+          baseUrl: url,
+          retries: 0,
+          timeoutMs: 5000,
+          audit: new AuditTrail(log, { instrument: 'i', fallback: { node } }),
+        }),
+    );
+    try {
+      // a flow: an action through node a, then, on its answer, one through node b (and back)
+      const steps: [Transport, string][] = [
+        [a, '/status/200/1'],
+        [b, '/status/409/2'],
+        [a, '/status/200/3'],
+      ];
+      for (const [t, path] of steps) {
+        await t
+          .request({ api: 'A', method: 'PUT', path, operation: 'put-x', idempotent: false, body: {} })
+          .catch(() => undefined);
+      }
+      for (const t of [a, b]) t.close();
+      await Promise.all([a.outcomesWritten(), b.outcomesWritten()]);
+      await log.close();
+      const chain = readChain(dir, 'chain');
+      const report = verify(chain);
+      assert.strictEqual(report.ok, true, report.firstBad?.reason);
+      const records = chain.files
+        .flatMap((f) => f.text.split('\n'))
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as { phase: string; what?: { path: string }; id?: string });
+      const pathOf = new Map(records.filter((r) => r.phase === 'intent').map((r) => [r.id, r.what?.path]));
+      const order = records.filter((r) => r.phase !== 'file').map((r) => `${r.phase} ${pathOf.get(r.id) ?? '?'}`);
+      assert.deepEqual(
+        order,
+        steps.flatMap(([, path]) => [`intent ${path}`, `outcome ${path}`]),
+      );
+    } finally {
+      for (const t of [a, b]) t.close();
+      await log.close().catch(() => undefined);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
