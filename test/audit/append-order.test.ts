@@ -13,20 +13,35 @@ import fc from 'fast-check';
 
 import { AuditLog, AuditRecord } from '../../src/audit';
 import { canonicalJson, sha256Hex } from '../../src/audit/canonical';
-import { actionFields, KEY, readChain, tempDir, verify } from './chain-support';
+import { actionFields, countDatasyncs, KEY, readChain, tempDir, verify } from './chain-support';
 
-/** Spies on every FileHandle's datasync (the default write mode's fsync). */
-async function spyDatasync(dir: string): Promise<{ calls: () => number; restore: () => void }> {
-  const probe = await fs.promises.open(`${dir}/probe`, 'w');
-  const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
-  await probe.close();
-  const original = proto.datasync;
-  let calls = 0;
-  proto.datasync = function (this: unknown) {
-    calls++;
-    return original.call(this);
+/** A promise that settles `depth` microtasks from now. */
+function afterMicrotasks(depth: number): Promise<void> {
+  let p = Promise.resolve();
+  for (let k = 0; k < depth; k++) p = p.then(() => undefined);
+  return p;
+}
+
+/** Appends action i's intent, noting the order the appends were made in. */
+function appender(log: AuditLog): { append: (i: number) => void; made: string[]; appends: Promise<AuditRecord>[] } {
+  const made: string[] = [];
+  const appends: Promise<AuditRecord>[] = [];
+  const append = (i: number): void => {
+    const [intent] = actionFields(i);
+    made.push(`action-${i}`);
+    appends.push(log.append(intent));
   };
-  return { calls: () => calls, restore: () => (proto.datasync = original) };
+  return { append, made, appends };
+}
+
+/** The appends' records, in chain order, name the actions in the order they were made; the closed chain verifies. */
+async function assertSealedInOrder(log: AuditLog, dir: string, appends: Promise<AuditRecord>[], made: string[]): Promise<void> {
+  const records = await Promise.all(appends);
+  await log.close();
+  const bySeq = [...records].sort((a, b) => a.seq - b.seq).map((r) => (r as { id?: string }).id);
+  assert.deepEqual(bySeq, made);
+  const report = verify(readChain(dir, 'chain'));
+  assert.strictEqual(report.ok, true, report.firstBad?.reason);
 }
 
 /**
@@ -50,7 +65,7 @@ function canonicalJson032(value: unknown): string {
 describe('audit file chain: the append path', function () {
   it('with the log open and the writer idle, an intent’s fdatasync has started when append() returns', async function () {
     const dir = tempDir();
-    const spy = await spyDatasync(dir);
+    const spy = await countDatasyncs(dir);
     try {
       const log = new AuditLog({ dir, name: 'chain', instrument: 'i', key: KEY });
       const [first] = actionFields(0);
@@ -58,10 +73,10 @@ describe('audit file chain: the append path', function () {
       for (let i = 1; i <= 5; i++) {
         // the writer idle: the last batch's checkpoint (a tick after its appends resolved) is written
         await new Promise((resolve) => setImmediate(resolve));
-        const before = spy.calls();
+        const before = spy.count();
         const [intent] = actionFields(i);
         const durable = log.append(intent);
-        assert.equal(spy.calls(), before + 1, `append ${i}: its fsync started within the call`);
+        assert.equal(spy.count(), before + 1, `append ${i}: its fsync started within the call`);
         const record = await durable;
         assert.equal(record.seq, i + 1, 'the file record is seq 0, the first intent seq 1');
       }
@@ -83,31 +98,16 @@ describe('audit file chain: the append path', function () {
           const dir = tempDir();
           try {
             const log = new AuditLog({ dir, name: 'chain', instrument: 'i', key: KEY });
-            const made: string[] = [];
-            const appends: Promise<AuditRecord>[] = [];
-            const append = (i: number): void => {
-              const [intent] = actionFields(i);
-              made.push(`action-${i}`);
-              appends.push(log.append(intent));
-            };
+            const { append, made, appends } = appender(log);
             const later: Promise<void>[] = [];
             const opened = log.flush();
             when.forEach((w, i) => {
               if (w === 0) append(i);
               else if (w === 4) later.push(opened.then(() => append(i)));
-              else {
-                let p = Promise.resolve();
-                for (let k = 0; k < w; k++) p = p.then(() => undefined);
-                later.push(p.then(() => append(i)));
-              }
+              else later.push(afterMicrotasks(w).then(() => append(i)));
             });
             await Promise.all(later);
-            const records = await Promise.all(appends);
-            await log.close();
-            const bySeq = [...records].sort((a, b) => a.seq - b.seq).map((r) => (r as { id?: string }).id);
-            assert.deepEqual(bySeq, made);
-            const report = verify(readChain(dir, 'chain'));
-            assert.strictEqual(report.ok, true, report.firstBad?.reason);
+            await assertSealedInOrder(log, dir, appends, made);
           } finally {
             fs.rmSync(dir, { recursive: true, force: true });
           }
@@ -137,30 +137,17 @@ describe('audit file chain: the append path', function () {
     try {
       const log = new AuditLog({ dir, name: 'chain', instrument: 'i', key: KEY });
       await atLastStep;
-      const made: string[] = [];
-      const appends: Promise<AuditRecord>[] = [];
-      const append = (i: number): void => {
-        const [intent] = actionFields(i);
-        made.push(`action-${i}`);
-        appends.push(log.append(intent));
-      };
+      const { append, made, appends } = appender(log);
       resume();
       // at microtask depth d: one append, then another one a microtask later
       for (let depth = 0; depth < 10; depth++) {
-        let p = Promise.resolve();
-        for (let k = 0; k < depth; k++) p = p.then(() => undefined);
-        void p.then(() => {
+        void afterMicrotasks(depth).then(() => {
           queueMicrotask(() => append(100 + depth));
           append(depth);
         });
       }
       await new Promise((resolve) => setImmediate(resolve));
-      const records = await Promise.all(appends);
-      await log.close();
-      const bySeq = [...records].sort((a, b) => a.seq - b.seq).map((r) => (r as { id?: string }).id);
-      assert.deepEqual(bySeq, made);
-      const report = verify(readChain(dir, 'chain'));
-      assert.strictEqual(report.ok, true, report.firstBad?.reason);
+      await assertSealedInOrder(log, dir, appends, made);
     } finally {
       (fs.promises as { open: unknown }).open = original;
       fs.rmSync(dir, { recursive: true, force: true });

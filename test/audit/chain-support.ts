@@ -90,3 +90,17 @@ export function freshStream(): { prefix: string; id: string; keys: AuditStreamKe
   const k = new CoordinationKeys(prefix).instrument(INSTRUMENT);
   return { prefix, id: k.id, keys: { stream: k.audit, head: k.auditHead, checkpoint: k.auditCheckpoint } };
 }
+
+/** Counts the fdatasync calls of every FileHandle (the way the default write mode syncs). */
+export async function countDatasyncs(dir: string): Promise<{ count: () => number; restore: () => void }> {
+  const probe = await fs.promises.open(`${dir}/probe`, 'w');
+  const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
+  await probe.close();
+  const original = proto.datasync;
+  let count = 0;
+  proto.datasync = function (this: unknown) {
+    count++;
+    return original.call(this);
+  };
+  return { count: () => count, restore: () => (proto.datasync = original) };
+}

@@ -12,21 +12,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 import fc from 'fast-check';
 
 import { AuditLog, AuditRecord, checkpointFile, LAZY_SYNC_MS } from '../../src/audit';
-import { actionFields, KEY, readChain, tempDir, verify } from './chain-support';
-
-/** Counts the fdatasync calls of every FileHandle (the way the default write mode syncs). */
-async function countDatasyncs(dir: string): Promise<{ count: () => number; restore: () => void }> {
-  const probe = await fs.promises.open(`${dir}/probe`, 'w');
-  const proto = Object.getPrototypeOf(probe) as { datasync: () => Promise<void> };
-  await probe.close();
-  const original = proto.datasync;
-  let count = 0;
-  proto.datasync = function (this: unknown) {
-    count++;
-    return original.call(this);
-  };
-  return { count: () => count, restore: () => (proto.datasync = original) };
-}
+import { actionFields, countDatasyncs, KEY, readChain, tempDir, verify } from './chain-support';
 
 function checkpointSeq(dir: string): number {
   const file = checkpointFile(dir, 'chain');
