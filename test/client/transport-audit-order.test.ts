@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict';
 import fs from 'fs';
 import http from 'http';
-import { AddressInfo } from 'net';
 
 import fc from 'fast-check';
 
 import { AuditLog, AuditTrail } from '../../src/audit';
 import { AuditHook, Transport } from '../../src/client/transport';
 import { KEY, readChain, tempDir, verify } from '../audit/chain-support';
+import { closeLocal, listenLocal } from '../support/local-server';
 
 describe('transport: the outcome record comes after the caller has the answer', function () {
   const statuses = [200, 204, 400, 409, 500, 503];
@@ -25,12 +25,10 @@ describe('transport: the outcome record comes after the caller has the answer', 
       req.resume();
       res.writeHead(status, { 'Content-Type': 'application/json' }).end(status === 204 ? undefined : '{}');
     });
-    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-    [server, url] = [s, `http://127.0.0.1:${(s.address() as AddressInfo).port}`];
+    [server, url] = [s, await listenLocal(s)];
   });
   after(async function () {
-    server?.closeAllConnections();
-    await new Promise((r) => server?.close(r));
+    if (server) await closeLocal(server);
   });
 
   it('property: the caller’s next step comes before the outcome; close() waits for it; one outcome per request, with the answer’s result', async function () {

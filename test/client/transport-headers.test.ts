@@ -5,12 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import http from 'http';
-import { AddressInfo } from 'net';
 
 import fc from 'fast-check';
 
 import { LhError } from '../../src/client';
 import { AuditHook, AuditOutcome, Transport } from '../../src/client/transport';
+import { closeLocal, listenLocal } from '../support/local-server';
 
 describe('transport: header values Node refuses', function () {
   let server: http.Server;
@@ -24,15 +24,13 @@ describe('transport: header values Node refuses', function () {
       req.resume();
       res.end('{}');
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    url = await listenLocal(server);
   });
   afterEach(function () {
     for (const t of open.splice(0)) t.close();
   });
   after(async function () {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await closeLocal(server);
   });
 
   /** A token with at least one character an HTTP header cannot carry. */

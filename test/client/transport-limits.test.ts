@@ -4,11 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import http from 'http';
-import { AddressInfo } from 'net';
 import zlib from 'zlib';
 
 import { LhError } from '../../src/client';
 import { MAX_RESPONSE_BYTES, Transport } from '../../src/client/transport';
+import { closeLocal, listenLocal } from '../support/local-server';
 import { until } from '../support/until';
 
 const BIG = MAX_RESPONSE_BYTES + 8 * 1024 * 1024;
@@ -33,8 +33,7 @@ describe('transport: answer caps and redirects', function () {
       seenByOther.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
       res.end('{}');
     });
-    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
-    otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    otherUrl = await listenLocal(other);
     server = http.createServer((req, res) => {
       req.resume();
       const [, , , name, arg] = (req.url ?? '').split(/[/?]/);
@@ -65,17 +64,14 @@ describe('transport: answer caps and redirects', function () {
         res.end();
       } else res.end('{}');
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    url = await listenLocal(server);
   });
   afterEach(function () {
     for (const t of open.splice(0)) t.close();
   });
   after(async function () {
-    server.closeAllConnections();
-    other.closeAllConnections();
-    await new Promise((r) => server.close(r));
-    await new Promise((r) => other.close(r));
+    await closeLocal(server);
+    await closeLocal(other);
   });
   const make = (): Transport => {
     const t = new Transport({ baseUrl: url, retries: 0, timeoutMs: 20_000 });
