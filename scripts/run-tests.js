@@ -67,6 +67,7 @@ const RUNS = [
   {
     name: 'Node-RED 4 suite',
     args: [
+      'test/**/*.test.ts',
       '--ignore',
       'test/coordination/**',
       '--ignore',
