@@ -1,8 +1,8 @@
 import http from 'http';
 import https from 'https';
-import tls from 'tls';
 
-import axios, { AxiosInstance, AxiosResponseHeaders, RawAxiosResponseHeaders } from 'axios';
+import axios, { type AxiosInstance, type AxiosResponseHeaders, type RawAxiosResponseHeaders } from 'axios';
+import type tls from 'tls';
 
 /**
  * TLS options for interface B, passed whole to the https agent: whatever a tls-config node provides (CA, client

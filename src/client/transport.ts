@@ -1,6 +1,6 @@
 import { isUnreachable, LhError } from './errors';
 import { forbiddenKeyIn, normaliseKeys } from './field-names';
-import { HttpAnswer, InstrumentHttp, isAnswerTooLarge, TlsOptions } from './http-client';
+import { type HttpAnswer, InstrumentHttp, isAnswerTooLarge, type TlsOptions } from './http-client';
 import { PendingWork } from './pending-work';
 
 export { normaliseKeys } from './field-names';
