@@ -67,7 +67,6 @@ const RUNS = [
   {
     name: 'Node-RED 4 suite',
     args: [
-      'test/**/*.test.ts',
       '--ignore',
       'test/coordination/**',
       '--ignore',
