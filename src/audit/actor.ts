@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'async_hooks';
 
-import { Actor } from './record';
+import { type Actor } from './record';
 
 const storage = new AsyncLocalStorage<Actor>();
 

@@ -16,18 +16,18 @@ import type { Cluster } from 'ioredis';
 
 import { parseRecords, toCsv } from './export';
 import { expandChain } from './files';
-import { AuditRecord } from './record';
+import { type AuditRecord } from './record';
 import { readStreamChain, streamRecords, verifyStreamChain } from './redis-chain';
 import {
   connectSource,
   isRedisUrl,
   openSource,
   parseRedisSource,
-  RedisSource,
+  type RedisSource,
   safeRedisUrl,
   sourceStreams,
 } from './redis-source';
-import { authenticated, describeReport, verifyChain, verifyExitCode, VerifyReport } from './verify';
+import { authenticated, describeReport, verifyChain, verifyExitCode, type VerifyReport } from './verify';
 
 const USAGE = `usage:
   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]

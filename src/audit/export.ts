@@ -1,4 +1,4 @@
-import { AuditRecord } from './record';
+import { type AuditRecord } from './record';
 
 export const CSV_COLUMNS = [
   'seq',

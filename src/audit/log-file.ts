@@ -3,7 +3,7 @@ import fs from 'fs';
 import os from 'os';
 
 import { chainFile, chainIndexes, checkpointFile } from './files';
-import { AuditRecord, Checkpoint, checkpointMac, GENESIS, RecordFields, seal } from './record';
+import { type AuditRecord, type Checkpoint, checkpointMac, GENESIS, type RecordFields, seal } from './record';
 
 export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
 /** The checkpoint file is rewritten in place at this fixed size (space padded). */

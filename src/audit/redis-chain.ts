@@ -1,7 +1,7 @@
 import { parseRecords } from './export';
-import { AuditRecord } from './record';
-import { AuditStreamKeys } from './redis-log';
-import { failAtCheckpoint, verifyChain, VerifyReport } from './verify';
+import { type AuditRecord } from './record';
+import { type AuditStreamKeys } from './redis-log';
+import { failAtCheckpoint, verifyChain, type VerifyReport } from './verify';
 
 /** The reads verify and export make of a Redis audit chain. */
 export interface AuditStreamReader {

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'events';
 
-import { AuditRecord, Checkpoint, checkpointMac, GENESIS, RecordFields, seal } from './record';
+import { type AuditRecord, type Checkpoint, checkpointMac, GENESIS, type RecordFields, seal } from './record';
 
 /**
  * The part of an ioredis client (single, Sentinel or Cluster) the Redis audit chain uses. Every key of one chain

@@ -1,7 +1,7 @@
 import Redis, { Cluster } from 'ioredis';
 
 import { CoordinationKeys } from '../coordination/keys';
-import { AuditStreamKeys } from './redis-log';
+import { type AuditStreamKeys } from './redis-log';
 
 /** What `lh-audit verify|export redis://...` reads: which Redis, which prefix, one instrument or all of them. */
 export interface RedisSource {

@@ -6,9 +6,9 @@ import { auditBus } from './bus';
 import { sha256Hex } from './canonical';
 import { chainName } from './files';
 import { AuditLog } from './log-file';
-import { Actor } from './record';
-import { AuditRedis, AuditStreamKeys, RedisAuditLog } from './redis-log';
-import { AuditAppender, AuditTrail } from './trail';
+import { type Actor } from './record';
+import { type AuditRedis, type AuditStreamKeys, RedisAuditLog } from './redis-log';
+import { type AuditAppender, AuditTrail } from './trail';
 
 /** `lhAudit` in Node-RED's settings.js. */
 export interface AuditSettings {

@@ -4,7 +4,7 @@ import type { AuditedRequest, AuditHook, AuditIntent, AuditOutcome } from '../cl
 import { redactText, redactValue } from '../nodes/shared/redaction';
 import { currentActor } from './actor';
 import { canonicalJson, sha256Hex } from './canonical';
-import { Actor, AuditRecord, RecordFields, What, Who } from './record';
+import { type Actor, type AuditRecord, type RecordFields, type What, type Who } from './record';
 
 /** Bodies (and old values, whys) larger than this are left out of a record; their SHA-256 stays. */
 export const MAX_RECORDED_BODY_BYTES = 64 * 1024;

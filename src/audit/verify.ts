@@ -1,4 +1,4 @@
-import { AuditRecord, Checkpoint, checkpointMac, GENESIS, hashOf } from './record';
+import { type AuditRecord, type Checkpoint, checkpointMac, GENESIS, hashOf } from './record';
 
 export interface ChainFileText {
   /** A name to report (the file's path). */

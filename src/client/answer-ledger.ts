@@ -1,7 +1,7 @@
 import {
   changedError,
   changedMessage,
-  ErrorIdentity,
+  type ErrorIdentity,
   fingerprint,
   fromFingerprint,
   hasFields,

@@ -1,6 +1,6 @@
 /** Instrument dialogs (message boxes pushed as `messagebox` events): answered with `POST maintenance/close-view`. */
 import { LhError, validationError } from './errors';
-import { Sender } from './prep';
+import { type Sender } from './prep';
 import { MEDIA_JSON } from './transport';
 
 export const VIEW_RESULTS = ['Ok', 'Yes', 'No', 'Cancel', 'Abort'] as const;

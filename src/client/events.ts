@@ -14,8 +14,8 @@ import { EventEmitter } from 'events';
 import type { IncomingMessage } from 'http';
 import { type ClientOptions, WebSocket } from 'ws';
 
-import { eventFromFrame, InstrumentEvent } from './event-frames';
-import { TlsOptions, trimBase } from './transport';
+import { eventFromFrame, type InstrumentEvent } from './event-frames';
+import { type TlsOptions, trimBase } from './transport';
 
 export type EventChannel = 'events' | 'errors';
 export const EVENT_CHANNELS: readonly EventChannel[] = ['events', 'errors'];

@@ -3,14 +3,21 @@ import { EventEmitter } from 'events';
 import { answerLedgerFor, InstrumentAnswers } from './answer-ledger';
 import { DialogApi } from './dialogs';
 import { LhError } from './errors';
-import { EventStreamOptions, InstrumentEvents } from './events';
+import { type EventStreamOptions, InstrumentEvents } from './events';
 import { InstrumentApi } from './instrument';
 import { MachineApi } from './machine';
 import { PendingWork } from './pending-work';
 import { CHECK_AUTHENTICATION, PrepApi } from './prep';
 import { RunsApi } from './runs';
-import { Credentials, Session, SESSION_CHECK_MAX_MS, SESSION_CHECK_MIN_MS, SessionOptions, UnsignedSpec } from './session';
-import { ApiResponse, AuditHook, RequestObserver, TlsOptions, Transport } from './transport';
+import {
+  type Credentials,
+  Session,
+  SESSION_CHECK_MAX_MS,
+  SESSION_CHECK_MIN_MS,
+  type SessionOptions,
+  type UnsignedSpec,
+} from './session';
+import { type ApiResponse, type AuditHook, type RequestObserver, type TlsOptions, Transport } from './transport';
 import { checkUrls } from './url-checks';
 
 export {

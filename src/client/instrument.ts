@@ -1,16 +1,22 @@
 import {
   alreadyAnsweredThere,
   AnswerLedger,
-  AnswerOptions,
+  type AnswerOptions,
   checkStillTheSame,
   isAlreadyHandled,
   listedKeys,
 } from './answer-ledger';
 import { LhError, validationError } from './errors';
-import { Sender } from './prep';
-import { UnsignedSpec } from './session';
-import { ApiResponse } from './transport';
-import { DetailedErrorRecovery, ErrorRecovery, InputValue, InstrumentError, ResultWrapper } from './types';
+import { type Sender } from './prep';
+import { type UnsignedSpec } from './session';
+import { type ApiResponse } from './transport';
+import {
+  type DetailedErrorRecovery,
+  type ErrorRecovery,
+  type InputValue,
+  type InstrumentError,
+  type ResultWrapper,
+} from './types';
 import * as v from './validate';
 
 type BSpec = Omit<UnsignedSpec, 'api'>;

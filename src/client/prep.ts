@@ -2,30 +2,30 @@ import { SOFTWARE_SETTING_FIELDS } from '../contract/instrument-contract';
 import {
   alreadyAnsweredThere,
   AnswerLedger,
-  AnswerOptions,
-  AnswerRecord,
+  type AnswerOptions,
+  type AnswerRecord,
   checkStillTheSame,
   isAlreadyHandled,
   listedKeys,
 } from './answer-ledger';
 import { LhError, validationError } from './errors';
-import { UnsignedSpec } from './session';
-import { ApiResponse, MEDIA_JSON, MEDIA_JSON_PATCH } from './transport';
+import { type UnsignedSpec } from './session';
+import { type ApiResponse, MEDIA_JSON, MEDIA_JSON_PATCH } from './transport';
 import {
-  AuthResult,
-  ClearResult,
-  ErrorList,
-  ErrorRecord,
-  ListStepsQuery,
-  PagingQuery,
-  PendingError,
-  PolicySettings,
-  ReorderItem,
-  RuntimeErrorAnswer,
-  ServiceRoutine,
-  SoftwareSettings,
-  Step,
-  StepBody,
+  type AuthResult,
+  type ClearResult,
+  type ErrorList,
+  type ErrorRecord,
+  type ListStepsQuery,
+  type PagingQuery,
+  type PendingError,
+  type PolicySettings,
+  type ReorderItem,
+  type RuntimeErrorAnswer,
+  type ServiceRoutine,
+  type SoftwareSettings,
+  type Step,
+  type StepBody,
 } from './types';
 import * as v from './validate';
 

@@ -2,8 +2,8 @@ import { EventEmitter } from 'events';
 
 import { LhError } from './errors';
 import { describeExpiry, type PasswordExpiry, passwordExpiryOf, type PasswordWarning, warnNow } from './password-expiry';
-import { ApiResponse, checkRequestBody, MEDIA_JSON_PATCH, RequestSpec, timerDelay, Transport } from './transport';
-import { AuthResult } from './types';
+import { type ApiResponse, checkRequestBody, MEDIA_JSON_PATCH, type RequestSpec, timerDelay, type Transport } from './transport';
+import { type AuthResult } from './types';
 
 export interface Credentials {
   username?: string;

@@ -1,13 +1,10 @@
-import http from 'http';
-import https from 'https';
-import tls from 'tls';
-
 import { isUnreachable, LhError } from './errors';
 import { forbiddenKeyIn, normaliseKeys } from './field-names';
-import { BodyTooLarge, exchange, ExchangeAnswer } from './http-exchange';
+import { type HttpAnswer, InstrumentHttp, isAnswerTooLarge, type TlsOptions } from './http-client';
 import { PendingWork } from './pending-work';
 
 export { normaliseKeys } from './field-names';
+export type { TlsOptions } from './http-client';
 
 export type Api = 'A' | 'B';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -19,16 +16,6 @@ export const MEDIA_JSON_PATCH = 'application/json-patch+json';
 export const MEDIA_VECTOR = 'application/json; x-api-version=3.0';
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
-
-/**
- * TLS options for interface B, passed whole to the https agent: whatever a tls-config node provides (CA, client
- * certificate as PEM or as a PKCS#12 `pfx`, passphrase, servername, ALPNProtocols, ciphers, ...).
- */
-export type TlsOptions = tls.SecureContextOptions &
-  Pick<tls.ConnectionOptions, 'servername' | 'ALPNProtocols'> & {
-    /** Certificates are verified unless this is explicitly false. */
-    rejectUnauthorized?: boolean;
-  };
 
 export interface TransportOptions {
   baseUrl: string;
@@ -179,8 +166,7 @@ export class Transport {
   readonly maxResponseBytes: number;
   private readonly retries: number;
   private readonly retryBaseDelayMs: number;
-  private readonly httpAgent: http.Agent;
-  private readonly httpsAgent: https.Agent;
+  private readonly http: InstrumentHttp;
   private readonly pendingDelays = new Set<{ timer: NodeJS.Timeout; resolve: () => void }>();
   private readonly inFlight = new Set<Attempt>();
   private readonly audit?: AuditHook;
@@ -199,20 +185,12 @@ export class Transport {
     this.maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
     this.retryBaseDelayMs = options.retryBaseDelayMs ?? 200;
     this.audit = options.audit;
-    const maxSockets = options.maxSockets ?? 16;
-    this.httpAgent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' });
-    const tlsOptions: TlsOptions = options.tls ?? {};
-    this.httpsAgent = new https.Agent({
-      ...tlsOptions,
-      keepAlive: true,
-      maxSockets,
-      maxFreeSockets: maxSockets,
-      scheduling: 'lifo',
-      rejectUnauthorized: tlsOptions.rejectUnauthorized !== false,
+    this.http = new InstrumentHttp({
+      maxSockets: options.maxSockets ?? 16,
+      tls: options.tls,
+      maxResponseBytes: this.maxResponseBytes,
+      maxRequestBytes: MAX_BODY_BYTES,
     });
-    // No socket timeout per request: the deadline of withinDeadline (one timer per attempt) ends every attempt no later
-    // than an idle timeout of the same length would (profiled: a socket timer and its listeners per request).
-    // Redirects are never followed (exchange does not): the Authorization header must not travel to another host.
   }
 
   urlFor(api: Api, path: string): string {
@@ -364,7 +342,8 @@ export class Transport {
     // no body, no Content-Type (as the tested client sends pause, resume, abort, cleanup)
     if (payload !== undefined) headers['Content-Type'] = spec.api === 'B' ? MEDIA_VECTOR : (spec.mediaType ?? MEDIA_JSON);
     if (spec.token) headers.Authorization = `Bearer ${spec.token}`;
-    const agent = url.startsWith('https:') ? this.httpsAgent : this.httpAgent;
+    // a value axios would strip silently (and Node refuse): a config error before anything is sent, never retried
+    const unsendable = unsendableHeader(headers);
     const query = cleanQuery(spec.query);
     const maxAttempts = spec.idempotent ? this.retries + 1 : 1;
     // One deadline for the whole request, retries included: a caller (a poll) never waits longer than it.
@@ -374,20 +353,27 @@ export class Transport {
       this.assertOpen(spec.operation);
       let failure: LhError;
       try {
-        const raw = await this.withinDeadline(Math.max(1, endAt - Date.now()), async (current) => {
+        const left = Math.max(1, endAt - Date.now());
+        const raw = await this.withinDeadline(left, async (current) => {
           // an audited request: nothing of it goes out before its intent record is durable
           if (gate) {
             await gate.durable;
             if (current.ended) throw current.ended;
             gate.passed = true;
           }
-          return exchange(
-            { url, query, method: spec.method, headers, body: payload, agent, maxBytes: this.maxResponseBytes },
-            (req) => current.hold(req),
-          );
+          if (unsendable) throw unsendable;
+          return this.http.send({
+            url,
+            query,
+            method: spec.method,
+            headers,
+            body: payload,
+            signal: current.signal,
+            timeoutMs: timerDelay(left),
+          });
         });
         if (binary && raw.status >= 200 && raw.status < 300) {
-          return { status: raw.status, data: raw.body as T, attempts: attempt, headers: headersOf(raw) };
+          return { status: raw.status, data: raw.body as T, attempts: attempt, headers: raw.headers };
         }
         const res = textOf(raw);
         if (res.status >= 200 && res.status < 300) {
@@ -400,7 +386,7 @@ export class Transport {
       } catch (err) {
         if (this.closed)
           failure = new LhError('the connection to the instrument was closed', { kind: 'network', operation: spec.operation });
-        else if (err instanceof BodyTooLarge) failure = tooLarge(spec, url, this.maxResponseBytes);
+        else if (isAnswerTooLarge(err)) failure = tooLarge(spec, url, this.maxResponseBytes);
         else if (gate && !gate.passed && err instanceof DeadlineExceeded) failure = notDurableInTime(spec, deadlineMs);
         else failure = err instanceof LhError ? err : networkError(err, spec, url, deadlineMs);
       }
@@ -414,10 +400,9 @@ export class Transport {
   }
 
   /**
-   * Runs one attempt under a total deadline: a socket timeout only bounds the wait between two bytes, so a body
-   * trickled byte by byte would never end. close() ends it too. The attempt's request is ended by destroying it, not by
-   * an AbortSignal: an AbortController per attempt and the listeners on it cost ~9 % of the CPU of a request
-   * (profiled and measured side by side).
+   * Runs one attempt under the request's total deadline: axios's own timeout bounds the wait for the answer to start
+   * and between two bytes, so a body trickled byte by byte would not end by it alone. The deadline and close() end the
+   * attempt through its AbortSignal (axios destroys the request and rejects at once).
    */
   private withinDeadline<R>(deadlineMs: number, attempt: (current: Attempt) => Promise<R>): Promise<R> {
     return new Promise<R>((resolve, reject) => {
@@ -455,8 +440,7 @@ export class Transport {
       pending.resolve();
     }
     this.pendingDelays.clear();
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+    this.http.close();
   }
 
   get isClosed(): boolean {
@@ -512,7 +496,7 @@ export function auditOutcomeOfError(err: unknown, passed = true): AuditOutcome {
   return { result: 'unknown', ...(e?.statusCode !== undefined ? { status: e.statusCode } : {}), reason, attempts };
 }
 
-/** Node's codes for a header value it will not send (thrown by http.request, before any connection). */
+/** Node's codes for a header value it will not send (found before any connection, see unsendableHeader). */
 const UNSENDABLE_HEADER = new Set(['ERR_INVALID_CHAR', 'ERR_HTTP_INVALID_HEADER_VALUE']);
 
 const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', ...UNSENDABLE_HEADER]);
@@ -532,11 +516,11 @@ export function checkRequestBody(spec: Pick<RequestSpec, 'body' | 'operation'>):
 interface TextAnswer {
   status: number;
   statusText: string;
-  headers: http.IncomingHttpHeaders;
+  headers: Record<string, string>;
   data: string;
 }
 
-function textOf(answer: ExchangeAnswer): TextAnswer {
+function textOf(answer: HttpAnswer): TextAnswer {
   const text = answer.body.toString('utf8');
   return {
     status: answer.status,
@@ -544,15 +528,6 @@ function textOf(answer: ExchangeAnswer): TextAnswer {
     headers: answer.headers,
     data: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text,
   };
-}
-
-function headersOf(res: ExchangeAnswer): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(res.headers)) {
-    if (typeof value === 'string') out[name.toLowerCase()] = value;
-    else if (Array.isArray(value)) out[name.toLowerCase()] = value.join(', ');
-  }
-  return out;
 }
 
 function tooLarge(spec: RequestSpec, url: string, limit: number): LhError {
@@ -584,24 +559,35 @@ class AuditGate {
   }
 }
 
-/** One attempt's request, so that the deadline or close() can end it. */
+/** One attempt, so that the deadline or close() can end it: its signal aborts the exchange (axios destroys it). */
 class Attempt {
   ended?: Error;
-  private req?: http.ClientRequest;
+  private readonly controller = new AbortController();
   constructor(private readonly onEnd: (reason: Error) => void) {}
 
-  /** The attempt's request: end() destroys it; one made after the attempt ended is destroyed at once. */
-  hold(req: http.ClientRequest): void {
-    this.req = req;
-    if (this.ended) req.destroy(this.ended);
+  get signal(): AbortSignal {
+    return this.controller.signal;
   }
 
   end(reason: Error): void {
     if (this.ended) return;
     this.ended = reason;
-    this.req?.destroy(reason);
+    this.controller.abort(reason);
     this.onEnd(reason);
   }
+}
+
+/** Node's rule for a header value (what axios would strip silently): tab, visible ASCII, Latin-1. */
+const UNSENDABLE_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
+/** An error like Node's for the first header whose value cannot be sent (it names the header, never the value). */
+function unsendableHeader(headers: Record<string, string>): (Error & { code: string }) | undefined {
+  for (const name of Object.keys(headers)) {
+    if (UNSENDABLE_HEADER_VALUE.test(headers[name])) {
+      return Object.assign(new Error(`Invalid character in header content ["${name}"]`), { code: 'ERR_INVALID_CHAR' });
+    }
+  }
+  return undefined;
 }
 
 /** Node's own setImmediate, taken when this module loads: a test's fake clock installed later cannot hold it. */

@@ -1,0 +1,138 @@
+import http from 'http';
+import https from 'https';
+
+import axios, { type AxiosInstance, type AxiosResponseHeaders, type RawAxiosResponseHeaders } from 'axios';
+import type tls from 'tls';
+
+/**
+ * TLS options for interface B, passed whole to the https agent: whatever a tls-config node provides (CA, client
+ * certificate as PEM or as a PKCS#12 `pfx`, passphrase, servername, ALPNProtocols, ciphers, ...).
+ */
+export type TlsOptions = tls.SecureContextOptions &
+  Pick<tls.ConnectionOptions, 'servername' | 'ALPNProtocols'> & {
+    /** Certificates are verified unless this is explicitly false. */
+    rejectUnauthorized?: boolean;
+  };
+
+export interface HttpClientOptions {
+  maxSockets: number;
+  tls?: TlsOptions;
+  /** An answer whose body is larger than this fails (axios's maxContentLength). */
+  maxResponseBytes: number;
+  /** A request body larger than this is not sent (axios's maxBodyLength). */
+  maxRequestBytes: number;
+}
+
+/** One exchange as the transport asks for it. */
+export interface HttpRequest {
+  /** Absolute http: or https: URL (path already encoded); `query` is appended by axios. */
+  url: string;
+  query?: Record<string, string>;
+  method: string;
+  headers: Record<string, string>;
+  /** Sent as UTF-8 (axios adds its Content-Length). */
+  body?: string;
+  /** Ends the exchange: a deadline or close(). */
+  signal: AbortSignal;
+  /** axios's own timeout for this attempt (the time left of the request's deadline). */
+  timeoutMs: number;
+}
+
+export interface HttpAnswer {
+  status: number;
+  statusText: string;
+  /** Names in lower case. */
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/**
+ * The HTTP client of one instrument: one axios instance with its own keep-alive agents (http for A, https with the
+ * tls-config options for B). axios does the exchange itself: its timeout, body limits both ways, abort through an
+ * AbortSignal, decoding of a compressed answer. What it is told never to do: follow a redirect (the Authorization
+ * header must not travel to another host), use a proxy from the environment (instrument URLs are on the lab network),
+ * parse or transform a body (the transport reads the answer's bytes itself), or add headers of its own (the wire is
+ * what the transport writes: no User-Agent, no Accept-Encoding, as the hand-written exchange of 0.3.2-0.3.3 sent it).
+ */
+export class InstrumentHttp {
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
+  private readonly axios: AxiosInstance;
+
+  constructor(options: HttpClientOptions) {
+    const { maxSockets } = options;
+    this.httpAgent = new http.Agent({ keepAlive: true, maxSockets, maxFreeSockets: maxSockets, scheduling: 'lifo' });
+    const tlsOptions: TlsOptions = options.tls ?? {};
+    this.httpsAgent = new https.Agent({
+      ...tlsOptions,
+      keepAlive: true,
+      maxSockets,
+      maxFreeSockets: maxSockets,
+      scheduling: 'lifo',
+      rejectUnauthorized: tlsOptions.rejectUnauthorized !== false,
+    });
+    this.axios = axios.create({
+      httpAgent: this.httpAgent,
+      httpsAgent: this.httpsAgent,
+      maxRedirects: 0,
+      proxy: false,
+      responseType: 'arraybuffer',
+      transformRequest: [],
+      transformResponse: [],
+      validateStatus: () => true,
+      maxContentLength: options.maxResponseBytes,
+      maxBodyLength: options.maxRequestBytes,
+      // false: axios leaves the header out (it would add its User-Agent and ask for compression); Accept and
+      // Content-Type are set per request by the transport
+      headers: { common: { 'User-Agent': false, 'Accept-Encoding': false } },
+    });
+  }
+
+  /** Resolves with the whole answer, whatever its status; rejects with axios's error (the socket's code kept). */
+  async send(request: HttpRequest): Promise<HttpAnswer> {
+    // no body, no Content-Type (as the tested client sends pause, resume, abort, cleanup): false stops axios adding
+    // its form type to a POST or PUT without one
+    const headers: Record<string, string | false> =
+      request.body === undefined && BODY_METHODS.has(request.method)
+        ? { ...request.headers, 'Content-Type': false }
+        : request.headers;
+    const res = await this.axios.request<Buffer>({
+      url: request.url,
+      method: request.method,
+      params: request.query,
+      data: request.body,
+      headers,
+      signal: request.signal,
+      timeout: request.timeoutMs,
+    });
+    return {
+      status: res.status,
+      statusText: res.statusText,
+      headers: headersOf(res.headers),
+      body: Buffer.isBuffer(res.data) ? res.data : Buffer.from(res.data ?? ''),
+    };
+  }
+
+  /** Destroys every socket, in use or free. */
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+}
+
+/** The methods axios gives a form Content-Type when they carry none. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/** axios's error for an answer over maxContentLength. */
+export function isAnswerTooLarge(err: unknown): boolean {
+  return axios.isAxiosError(err) && /maxContentLength/.test(err.message);
+}
+
+function headersOf(headers: RawAxiosResponseHeaders | AxiosResponseHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers as Record<string, unknown>)) {
+    if (typeof value === 'string') out[name.toLowerCase()] = value;
+    else if (Array.isArray(value)) out[name.toLowerCase()] = value.join(', ');
+  }
+  return out;
+}
