@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict';
 
-import FakeTimers, { type InstalledClock } from '@sinonjs/fake-timers';
+import FakeTimers from '@sinonjs/fake-timers';
+
+type InstalledClock = ReturnType<typeof FakeTimers.install>;
 
 import { LhError, type Snapshot } from '../../src/client';
 import {

@@ -185,6 +185,27 @@ export const MIGRATIONS: MigrationTable = {
   ],
   'lh-run-watch': [{ version: 1, defaults: { name: '', interval: '5', progressInterval: '5', offlineAfter: '3', listen: true } }],
   'lh-run-data': [{ version: 1, defaults: { name: '', operation: 'report', runId: '', runIdType: 'str' } }],
+  'lh-instrument': [
+    {
+      version: 1,
+      defaults: {
+        name: '',
+        operation: 'heater-status',
+        temperature: '',
+        temperatureType: 'num',
+        colour: '',
+        colourType: 'str',
+        position: '',
+        positionType: 'num',
+        rectified: true,
+        offset: '',
+        offsetType: 'num',
+        limit: '',
+        limitType: 'num',
+        sources: '',
+      },
+    },
+  ],
 };
 
 /** The version a configuration of `type` has once migrated (0 for a type without steps). */
