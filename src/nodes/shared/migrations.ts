@@ -87,6 +87,7 @@ export const MIGRATIONS: MigrationTable = {
       },
     },
     { version: 2, defaults: { listen: true } },
+    { version: 3, defaults: { snapshot: true } },
   ],
   'lh-answer-error': [
     { version: 1, defaults: { name: '', selectedResponse: '', selectedResponseType: 'str', errorId: '', errorIdType: 'str' } },
@@ -138,6 +139,7 @@ export const MIGRATIONS: MigrationTable = {
         linkText: 'Answer: {{answerUrl}}',
       },
     },
+    { version: 2, defaults: { snapshot: true } },
   ],
   'lh-error-policy': [
     {
