@@ -24,6 +24,7 @@ button.default{background:#2d5f8a;color:#fff}
 .ok{background:#e3f4e6}.warn{background:#fff4d6}.bad{background:#fde2e0}
 figure{margin:.8rem 0}figure img{display:block;width:100%;height:auto;border-radius:6px;border:1px solid #b8c0ca}
 figcaption{color:#55606e;font-size:.85rem;margin-top:.2rem}
+a.button{display:block;box-sizing:border-box;width:100%;margin:.5rem 0;padding:.8rem;font-size:1.05rem;text-align:center;text-decoration:none;border-radius:6px;border:1px solid #55606e;background:#f4f5f7;color:#1d2733}
 `;
 
 /** The Content-Security-Policy of every page: nothing but this style sheet and forms posting back here. */
@@ -119,12 +120,9 @@ function photoSection(p: PhotoView | undefined, linkToken: string): string {
   const fresh = p.fresh
     ? `<figure><img src="?t=${escapeHtml(t)}&amp;photo=fresh&amp;n=${p.nonce}" alt="The deck now"><figcaption>The deck now</figcaption></figure>`
     : '';
+  // a link styled as a button (a GET that changes nothing): the page's form keeps only the answer buttons
   return `${raised}
-${fresh}<form method="get">
-<input type="hidden" name="t" value="${escapeHtml(linkToken)}">
-<input type="hidden" name="view" value="fresh">
-<button type="submit" class="photo">Take a fresh photo of the deck</button>
-</form>`;
+${fresh}<a class="button" href="?t=${escapeHtml(t)}&amp;view=fresh">Take a fresh photo of the deck</a>`;
 }
 
 function errorHeader(e: Pick<ErrorView, 'instrument' | 'title' | 'severity' | 'time' | 'message' | 'errorKey'>): string {
