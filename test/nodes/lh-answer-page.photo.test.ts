@@ -78,6 +78,17 @@ describe('lh-answer-page: deck photos through the signed link', function () {
     assert.equal((msg.snapshot as Msg).contentType, 'image/png');
   });
 
+  it('lh-error-poll already tried (msg.snapshotError): the page does not ask the camera again (2 s at most in all)', async function () {
+    await load();
+    const msg = await linked({ snapshotError: 'the camera did not answer within 2 s' });
+    assert.equal(cameraRequests(), 0);
+    assert.equal(msg.snapshotUrl, undefined);
+    assert.equal(msg.snapshotError, 'the camera did not answer within 2 s');
+    const page = await fetchText(String(msg.answerUrl));
+    assert.match(page.text, /No photo of the deck from when the error was raised is kept here/);
+    assert.match(page.text, /Take a fresh photo of the deck/);
+  });
+
   it('fresh photo: the button’s page shows a fresh image, taken through the same link', async function () {
     await load();
     const msg = await linked();

@@ -6,6 +6,7 @@
  * or `msg.snapshotError` saying why there is none.
  */
 import { LhError, type LiquidHandlerClient, MAX_IMAGE_BYTES, type Snapshot } from '../../client';
+import { redact } from '../shared/redaction';
 
 /** The longest a notification waits for its photo. */
 export const SNAPSHOT_WAIT_MS = 2000;
@@ -44,6 +45,10 @@ export function snapshotMsgFields(
 }
 
 function reasonOf(err: unknown): string {
+  return redact(rawReason(err));
+}
+
+function rawReason(err: unknown): string {
   if (err instanceof LhError) {
     if (err.statusCode === 404 || err.statusCode === 501)
       return 'the instrument has no camera (it answered ' + err.statusCode + ')';

@@ -289,7 +289,8 @@ export = function register(RED: Red): void {
      */
     async function keepPhoto(msg: NodeMessage, link: LinkedError, expires: number, url: string): Promise<void> {
       try {
-        if (!snapshotIn(msg)) {
+        // lh-error-poll already tried (msg.snapshotError): not asked again, so the notification waits 2 s at most in all
+        if (!snapshotIn(msg) && msg.snapshotError === undefined) {
           photoHook ??= snapshotHook(snapshotTaker(instrument().client), (text) => node.warn(text));
           await photoHook.attach([msg]);
         }
@@ -312,7 +313,7 @@ export = function register(RED: Red): void {
       if (!photosOn) return none(404, 'this answer page shows no deck photos');
       if (photoAsked(queryParam(req, 'photo')) === 'raised') {
         const shot = photos.get(recordKey(link));
-        return shot ? sendPhoto(res, shot) : none(404, 'no photo of the deck was taken when the error was raised');
+        return shot ? sendPhoto(res, shot) : none(404, 'no photo of the deck from when the error was raised is kept here');
       }
       const result = await snapshotTaker(instrument().client).take(CAMERA_TIMEOUT_MS);
       if ('snapshot' in result) return sendPhoto(res, result.snapshot);

@@ -116,7 +116,7 @@ function photoSection(p: PhotoView | undefined, linkToken: string): string {
   const t = encodeURIComponent(linkToken);
   const raised = p.raised
     ? `<figure><img src="?t=${escapeHtml(t)}&amp;photo=raised" alt="The deck when the error was raised"><figcaption>The deck when the error was raised${p.takenAt ? ` (${escapeHtml(p.takenAt)})` : ''}</figcaption></figure>`
-    : '<p class="meta">No photo of the deck was taken when the error was raised.</p>';
+    : '<p class="meta">No photo of the deck from when the error was raised is kept here.</p>';
   const fresh = p.fresh
     ? `<figure><img src="?t=${escapeHtml(t)}&amp;photo=fresh&amp;n=${p.nonce}" alt="The deck now"><figcaption>The deck now</figcaption></figure>`
     : '';
