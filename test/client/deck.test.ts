@@ -4,6 +4,8 @@
  */
 import assert from 'node:assert/strict';
 
+import fc from 'fast-check';
+
 import { imageType, LhError } from '../../src/client';
 import { AMBIENT_CELSIUS, CELSIUS_PER_SECOND, DeckSim, INITIALIZE_MS } from '../../src/simulator/routes-deck';
 import { TimerSet } from '../../src/simulator/timers';
@@ -89,6 +91,39 @@ describe('deck controls (client ↔ simulator)', function () {
         idempotent: false,
       }),
       (err: unknown) => err instanceof LhError && err.statusCode === 409,
+    );
+  });
+
+  it('any °C (seeded): out of 0..105 refused before sending; sent ones are applied or refused by the instrument (4xx)', async function () {
+    const c = suite.make();
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: -40, max: 160 }), async (t) => {
+        suite.sim.clearRequests();
+        const outcome = await c.deck.startTemperatureControl(t).then(
+          () => 'applied',
+          (err: LhError) => (err.kind === 'validation' ? 'refused here' : `refused ${err.statusCode}`),
+        );
+        const sent = suite.sim.requests.filter((r) => r.path.endsWith('start-temperature-control'));
+        if (t < 0 || t > 105) assert.deepEqual([outcome, sent.length], ['refused here', 0], `${t}`);
+        else if (t < 4) assert.deepEqual([outcome, sent.length], ['refused 400', 1], `${t}`);
+        else {
+          assert.deepEqual([outcome, sent.map((r) => r.body)], ['applied', [t]], `${t}`);
+          assert.equal((await c.deck.temperatureStatus()).targetTemperature, t);
+        }
+      }),
+      { numRuns: 40, seed: 33 },
+    );
+  });
+
+  it('any colour (seeded): what is set is what the instrument then reports', async function () {
+    const c = suite.make();
+    const ch = fc.integer({ min: 0, max: 255 });
+    await fc.assert(
+      fc.asyncProperty(ch, ch, ch, ch, async (red, green, blue, white) => {
+        await c.deck.setCustomLighting({ red, green, blue, white });
+        assert.deepEqual(await c.deck.lighting(), { mode: 'Custom', red, green, blue, white });
+      }),
+      { numRuns: 25, seed: 33 },
     );
   });
 
