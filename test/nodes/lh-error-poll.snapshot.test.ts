@@ -4,8 +4,10 @@
  * says why; the option off asks the camera nothing.
  */
 import assert from 'node:assert/strict';
+import http from 'http';
 
 import { imageType } from '../../src/client';
+import { closeLocal, listenLocal } from '../support/local-server';
 import { useInstrument } from '../support/node-suite';
 import { helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
 import { seenErrors, stopRecording } from './lh-error-poll.support';
@@ -66,6 +68,41 @@ describe('lh-error-poll: deck photo with each raised error', function () {
     const msg = await raised();
     assert.equal(msg.snapshot, undefined);
     assert.match(String(msg.snapshotError), /not an image/);
+  });
+
+  it('a camera that never answers: the msg goes out with snapshotError (the 2 s bound), the camera still held', async function () {
+    // a proxy in front of the simulator that holds every camera request and passes everything else
+    const held: http.ServerResponse[] = [];
+    const proxy = http.createServer((req, res) => {
+      if (req.url?.includes('/api/v1/camera/')) return void held.push(res);
+      const upstream = http.request(`${sim.baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
+      req.pipe(upstream);
+    });
+    const url = await listenLocal(proxy);
+    try {
+      const server = serverFlow(sim, { withB: false, config: { baseUrl: url } });
+      await loadFlow(
+        [
+          ...server.nodes,
+          { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, wires: [['raised'], [], []] },
+          { id: 'raised', type: 'helper' },
+        ],
+        server.credentials,
+      );
+      const got = nextMessage(helper.getNode('raised'));
+      sim.injectPendingError({ title: 'Arm collision' });
+      const msg = await got;
+      assert.equal(held.length, 1, 'the camera was asked and has not answered');
+      assert.equal(msg.snapshot, undefined);
+      assert.match(String(msg.snapshotError), /did not answer within 2 s/);
+      assert.equal((msg.payload as Msg).title, 'Arm collision');
+    } finally {
+      await helper.unload();
+      await closeLocal(proxy);
+    }
   });
 
   it('option off: no photo, the camera is never asked', async function () {
