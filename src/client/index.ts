@@ -1,6 +1,7 @@
 import { EventEmitter } from 'events';
 
 import { answerLedgerFor, InstrumentAnswers } from './answer-ledger';
+import { DeckApi } from './deck';
 import { DialogApi } from './dialogs';
 import { LhError } from './errors';
 import { type EventStreamOptions, InstrumentEvents } from './events';
@@ -32,6 +33,7 @@ export {
   SharedAnswerClaims,
   sharedAnswerClaims,
 } from './answer-ledger';
+export * from './deck';
 export { CloseViewBody, closeViewBody, CloseViewInput, DialogApi, VIEW_RESULTS, ViewResult } from './dialogs';
 export * from './error-identity';
 export * from './errors';
@@ -87,6 +89,8 @@ export class LiquidHandlerClient extends EventEmitter {
   readonly runs: RunsApi;
   /** What the workstation says about itself: system ready, controller, sensors, name, software versions (A). */
   readonly machine: MachineApi;
+  /** The instrument's own controls: camera, deck scan, initialise, heater-cooler, lights, sensors, traces (A). */
+  readonly deck: DeckApi;
   private readonly lastWork = new PendingWork();
   /** Stops the session checks (checkSessionEvery) still running: close() stops them first. */
   private readonly checkStops = new Set<() => void>();
@@ -112,6 +116,7 @@ export class LiquidHandlerClient extends EventEmitter {
     this.dialogs = new DialogApi((spec) => this.session.send(spec));
     this.runs = new RunsApi((spec) => this.session.send(spec));
     this.machine = new MachineApi((spec) => this.session.send(spec));
+    this.deck = new DeckApi((spec) => this.session.send(spec));
   }
 
   /** The answers this Node-RED gave to this instrument's errors: one ledger per instrument URL, process-wide. */

@@ -25,6 +25,8 @@
  *   GET    /sim/machine;  PUT /sim/machine {isDoorClosed?, isControlled?, controllerMachineName?, controllerUserName?,
  *          isServerReady?, stoppedServices?, instrumentName?, serialNumber?, isEnclosurePresent?, offered?} → 200 the state:
  *          what system-ready, instruments, connection-status, sensor-status and software-versions answer
+ *   GET    /sim/deck;  PUT /sim/deck {camera?, cameraNotImage?, initialized?} → 200: the camera offered (false: 404),
+ *          answering text instead of an image, the instrument initialised
  *   POST   /sim/run/error {title?, message?, responses?, atStep?} → 201 {armed, error?}: a runtime error during the
  *          run, now (ErrorHandling until answered) or when step atStep starts
  */
@@ -59,6 +61,7 @@ export interface ControlTarget {
   dropEventSockets(): number;
   injectRunError(seed?: RunErrorSeed): { armed: boolean; error?: PendingError };
   configureMachine(body: unknown): MachineState;
+  configureDeck(body: unknown): Record<string, unknown>;
   configureRuns(options: {
     simulationSpeed?: unknown;
     statesAsNames?: unknown;
@@ -152,6 +155,10 @@ export function handleControl(target: ControlTarget, method: string, path: strin
         return { status: 200, body: target.configureMachine(undefined) };
       case 'PUT /machine':
         return { status: 200, body: target.configureMachine(body) };
+      case 'GET /deck':
+        return { status: 200, body: target.configureDeck(undefined) };
+      case 'PUT /deck':
+        return { status: 200, body: target.configureDeck(body) };
       case 'POST /run/error':
         return { status: 201, body: target.injectRunError(obj as RunErrorSeed) };
       default:

@@ -19,6 +19,7 @@ import { RequestLog } from './request-log';
 import type { Route, Router } from './router';
 import { interfaceARouter } from './routes-a';
 import { interfaceBRouter } from './routes-b';
+import { deckRoutes, DeckSim } from './routes-deck';
 import type { RunErrorSeed, RunMachine } from './run-machine';
 import { serve, type ServeContext } from './serve';
 import { certPath, ServerPair, serverTls } from './servers';
@@ -65,6 +66,8 @@ export class Simulator implements ControlTarget {
   private readonly messageBoxes = new MessageBoxBook();
   private machine: MachineState = initialMachineState();
   private readonly errorPushes: ErrorPushes;
+  /** camera, deck scan, initialise, heater-cooler, lights, sensors, traces (routes-deck.ts) */
+  readonly deck: DeckSim;
 
   constructor(options: SimulatorOptions = {}) {
     this.host = options.host ?? '127.0.0.1';
@@ -85,8 +88,14 @@ export class Simulator implements ControlTarget {
       runEvents: (code, description, data) => this.publishEvent(code, description, data),
       clockSpeed: () => this.currentFaults.clockSpeed ?? 1,
     });
+    this.deck = new DeckSim({
+      timers: this.timers,
+      now: () => Date.now(),
+      runs: this.services.runs,
+      pendingErrors: () => this.services.runtimeErrors.pending,
+    });
     const routers = (this.routers = {
-      A: interfaceARouter(this.services, this.messageBoxes, () => this.machine),
+      A: interfaceARouter(this.services, this.messageBoxes, () => this.machine).addAll(deckRoutes(this.deck)),
       B: interfaceBRouter(this.services),
     });
     const dispatching: DispatchContext = {
@@ -234,6 +243,11 @@ export class Simulator implements ControlTarget {
     return { ...this.machine };
   }
 
+  /** PUT /sim/deck {camera?, cameraNotImage?, initialized?}: an instrument without a camera, a broken one. */
+  configureDeck(body: unknown): Record<string, unknown> {
+    return { ...this.deck.configure(body) };
+  }
+
   addProtocol(name?: string): number {
     return this.services.steps.addProtocol(name);
   }
@@ -250,6 +264,7 @@ export class Simulator implements ControlTarget {
   /** Back to the seed state: faults, log, handlers and lockouts cleared. Issued tokens stay valid. */
   reset(): void {
     this.machine = initialMachineState();
+    this.deck.reset();
     seedServices(this.services, this.seedEnabled, this.initialPolicy);
     this.clearFaults();
     this.clearRequests();

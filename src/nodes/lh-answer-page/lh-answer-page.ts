@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'http';
 
 import {
+  CAMERA_TIMEOUT_MS,
   ErrorIdentity,
   fingerprint,
   fromFingerprint,
@@ -15,6 +16,8 @@ import { answerAuditMsg } from '../answering/answer-audit';
 import { answerA, answerB, AnswerOutcome, lookupAnswer } from '../answering/answer-error';
 import { errorInMsg } from '../answering/error-in-msg';
 import { openFirmwareError } from '../answering/open-firmware-errors';
+import { PagePhotos, photoAsked, sendPhoto } from '../deck/page-photos';
+import { SnapshotHook, snapshotHook, snapshotIn, snapshotTaker } from '../deck/snapshot';
 import { addRunRule, hasPolicy, similarity } from '../runs/run-scope';
 import { asNodeActor } from '../shared/audit';
 import { migrateConfig } from '../shared/migrations';
@@ -23,7 +26,7 @@ import { redact } from '../shared/redaction';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { isServerNode } from '../shared/server-node';
 import { Status } from '../shared/status';
-import { renderTemplate } from '../shared/typed-inputs';
+import { isChecked, renderTemplate } from '../shared/typed-inputs';
 import { zonedTime } from '../shared/zoned-time';
 import { FormTokens, MAX_USED_PER_ERROR, MAX_USED_TOKENS, SharedUsedSet } from './form-tokens';
 import { basicAuthUser, MAX_FORM_BYTES, PageRequest, queryParam, routeClash, servePage } from './http-routes';
@@ -150,6 +153,10 @@ export = function register(RED: Red): void {
     const lifetime = expiryMs(config.expiryHours);
     const linkText = typeof config.linkText === 'string' ? config.linkText : DEFAULT_LINK_TEXT;
     const forms = new FormTokens();
+    /** deck photos (issue 33): the one of each linked error until its link expires (src/nodes/deck) */
+    const photosOn = isChecked(config.snapshot);
+    const photos = new PagePhotos();
+    let photoHook: SnapshotHook | undefined;
     const secrets = pageSecrets(RED, node, config.server, (shared) => forms.rekey(formSecret(shared)));
     /** with coordination: the replicas' used-set of form tokens (a form posted to two replicas answers once) */
     const usedForms = (): SharedUsedSet | undefined => {
@@ -250,6 +257,7 @@ export = function register(RED: Red): void {
         linked(found.key);
         msg.answerUrl = `${base}?t=${token}`;
         msg.answerExpires = new Date(expires).toISOString();
+        if (photosOn) await keepPhoto(msg, { key: found.key, seen }, expires, `${base}?t=${token}`);
         if (linkText !== '' && typeof msg.notification === 'string') {
           msg.notification = `${msg.notification}\n${renderTemplate(linkText, { ...msg, answerExpires: zonedTime(expires) })}`;
         }
@@ -274,6 +282,43 @@ export = function register(RED: Red): void {
         },
       );
     });
+
+    /**
+     * The photo of the error for its page: the msg's (lh-error-poll took it), else one taken now (at most 2 s). Kept
+     * until the link expires; `msg.snapshotUrl` is the signed link to it (chat takes URLs, not bytes).
+     */
+    async function keepPhoto(msg: NodeMessage, link: LinkedError, expires: number, url: string): Promise<void> {
+      try {
+        // lh-error-poll already tried (msg.snapshotError): not asked again, so the notification waits 2 s at most in all
+        if (!snapshotIn(msg) && msg.snapshotError === undefined) {
+          photoHook ??= snapshotHook(snapshotTaker(instrument().client), (text) => node.warn(text));
+          await photoHook.attach([msg]);
+        }
+        const shot = snapshotIn(msg);
+        if (!shot) return;
+        photos.keep(recordKey(link), shot, expires);
+        msg.snapshotUrl = `${url}&photo=raised`;
+      } catch (err) {
+        msg.snapshotError = redact(err instanceof Error ? err.message : String(err)); // the link goes out all the same
+      }
+    }
+
+    /** GET ?t=…&photo=raised|fresh: a photo, through the signed link only (a refused link gets the 403 page). */
+    async function servePhoto(req: PageRequest, res: ServerResponse): Promise<void> {
+      await secrets.ready();
+      const link = checkedLink(queryParam(req, 't'), res);
+      if (!link) return;
+      const none = (status: number, reason: string): void =>
+        reply(res, status, outcomePage({ kind: 'failed', instrument: displayName(), errorKey: link.key, reason }));
+      if (!photosOn) return none(404, 'this answer page shows no deck photos');
+      if (photoAsked(queryParam(req, 'photo')) === 'raised') {
+        const shot = photos.get(recordKey(link));
+        return shot ? sendPhoto(res, shot) : none(404, 'no photo of the deck from when the error was raised is kept here');
+      }
+      const result = await snapshotTaker(instrument().client).take(CAMERA_TIMEOUT_MS);
+      if ('snapshot' in result) return sendPhoto(res, result.snapshot);
+      none(503, `no fresh photo of the deck: ${redact(result.error)}`);
+    }
 
     /** The checked link, or undefined after a 403 was sent. */
     function checkedLink(token: unknown, res: ServerResponse): (LinkedError & { source: Source; expires: number }) | undefined {
@@ -350,6 +395,11 @@ export = function register(RED: Red): void {
       remember(link, record);
       const view = errorView(link.source, link.key, record, displayName(), link.expires);
       view.runScope = hasPolicy(instrument().server.instrumentKey);
+      if (photosOn) {
+        const kept = photos.get(recordKey(link));
+        const fresh = queryParam(req, 'view') === 'fresh';
+        view.photo = { raised: !!kept, takenAt: kept?.takenAt, fresh, nonce: Date.now() };
+      }
       reply(res, 200, questionPage(view, String(token), forms.issue(recordKey(link))));
     }
 
@@ -538,7 +588,8 @@ export = function register(RED: Red): void {
         path,
         {
           owns: (token) => secrets.pending || secrets.all.some((s) => signedBy(token, s)),
-          get: (req, res) => void showQuestion(req, res).catch(failed(res)),
+          get: (req, res) =>
+            void (photoAsked(queryParam(req, 'photo')) ? servePhoto(req, res) : showQuestion(req, res)).catch(failed(res)),
           post: (req, res, form) => void takeAnswer(req, res, form).catch(failed(res)),
         },
         (res, why, token) =>
@@ -593,6 +644,7 @@ export = function register(RED: Red): void {
     node.on('close', (_removed: boolean, done: () => void) => {
       RED.events?.removeListener('flows:started', onFlowsStarted);
       secrets.close();
+      photos.clear();
       if (unroute) unroute();
       done();
     });

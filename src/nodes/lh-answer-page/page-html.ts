@@ -22,10 +22,13 @@ button{display:block;width:100%;margin:.5rem 0;padding:.8rem;font-size:1.05rem;b
 button.default{background:#2d5f8a;color:#fff}
 .outcome{font-size:1.1rem;padding:.8rem;border-radius:6px;margin:.8rem 0}
 .ok{background:#e3f4e6}.warn{background:#fff4d6}.bad{background:#fde2e0}
+figure{margin:.8rem 0}figure img{display:block;width:100%;height:auto;border-radius:6px;border:1px solid #b8c0ca}
+figcaption{color:#55606e;font-size:.85rem;margin-top:.2rem}
+a.button{display:block;box-sizing:border-box;width:100%;margin:.5rem 0;padding:.8rem;font-size:1.05rem;text-align:center;text-decoration:none;border-radius:6px;border:1px solid #55606e;background:#f4f5f7;color:#1d2733}
 `;
 
 /** The Content-Security-Policy of every page: nothing but this style sheet and forms posting back here. */
-export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
 
 /** Headers every reply of the page carries. */
 export const PAGE_HEADERS: Record<string, string> = {
@@ -92,6 +95,34 @@ export interface ErrorView {
   runScope?: boolean;
   /** when the link stops working, with its time zone */
   expires: string;
+  /** the deck photos the page offers (issue 33): kept from when the error was raised, and a fresh one asked for */
+  photo?: PhotoView;
+}
+
+export interface PhotoView {
+  /** a photo taken when the error was raised is kept for this link */
+  raised: boolean;
+  /** when it was taken, with its time zone */
+  takenAt?: string;
+  /** the person asked for a fresh photo: shown too (taken as the page loads it) */
+  fresh: boolean;
+  /** distinguishes fresh photos of one page (ms) */
+  nonce: number;
+}
+
+/** The deck photos of the page, served through the same signed link (relative URLs: the page's own path). */
+function photoSection(p: PhotoView | undefined, linkToken: string): string {
+  if (!p) return '';
+  const t = encodeURIComponent(linkToken);
+  const raised = p.raised
+    ? `<figure><img src="?t=${escapeHtml(t)}&amp;photo=raised" alt="The deck when the error was raised"><figcaption>The deck when the error was raised${p.takenAt ? ` (${escapeHtml(p.takenAt)})` : ''}</figcaption></figure>`
+    : '<p class="meta">No photo of the deck from when the error was raised is kept here.</p>';
+  const fresh = p.fresh
+    ? `<figure><img src="?t=${escapeHtml(t)}&amp;photo=fresh&amp;n=${p.nonce}" alt="The deck now"><figcaption>The deck now</figcaption></figure>`
+    : '';
+  // a link styled as a button (a GET that changes nothing): the page's form keeps only the answer buttons
+  return `${raised}
+${fresh}<a class="button" href="?t=${escapeHtml(t)}&amp;view=fresh">Take a fresh photo of the deck</a>`;
 }
 
 function errorHeader(e: Pick<ErrorView, 'instrument' | 'title' | 'severity' | 'time' | 'message' | 'errorKey'>): string {
@@ -149,6 +180,7 @@ export function questionPage(e: ErrorView, linkToken: string, formToken: string)
   return page(
     `${e.severity}: ${e.title}`,
     `${errorHeader(e)}
+${photoSection(e.photo, linkToken)}
 <form method="post">
 <input type="hidden" name="t" value="${escapeHtml(linkToken)}">
 <input type="hidden" name="form" value="${escapeHtml(formToken)}">

@@ -9,6 +9,7 @@ import {
 } from '../../client';
 import { offerFirmwareErrors } from '../answering/open-firmware-errors';
 import { severityFilter } from '../answering/severity';
+import { snapshotHook, snapshotTaker } from '../deck/snapshot';
 import { ConnectPolls, PushPolls } from '../shared/connect-polls';
 import { Api, connectionChange, ConnectionView } from '../shared/connection-state';
 import { coordinationStatus, gateFor, listedKeysOf, markLost } from '../shared/coordinated-poll';
@@ -143,6 +144,8 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   const persist = isChecked(config.persist);
   const store = typeof config.store === 'string' && config.store.trim() !== '' ? config.store.trim() : undefined;
   const memory = newPollMemory();
+  // a deck photo with each raised error (issue 33): waits at most 2 s, never stops the msg (src/nodes/deck/snapshot.ts)
+  const snapshots = snapshotHook(isChecked(config.snapshot) ? snapshotTaker(client) : undefined, (t) => logWarn(node, t));
   const loop = new PollLoop(pollOnce);
   // this node's slot among every poll loop of this Node-RED with the same interval: a fleet polls spread, not together
   const slot = pollSchedule.join(watchKey(w.server.instrumentKey, node.id), rules.baseMs);
@@ -214,14 +217,15 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
       // coordinated: each msg goes out the moment the shared memory took it (see src/coordination/error-gate.ts)
       await gate.filter(proposed.raised, proposed.resolved, listed, (list, r) => {
         if (loop.stopped) return;
-        if (list === 'raised')
-          node.send([markLost(raisedMessage(r.source as Source, r.record, instrument, template), r), null, null]);
-        else node.send([null, markLost(resolvedMessage(r.source as Source, r.record, instrument), r), null]);
+        if (list === 'raised') {
+          const msg = markLost(raisedMessage(r.source as Source, r.record, instrument, template), r);
+          void snapshots.attach([msg]).then(([m]) => node.send([m, null, null]));
+        } else node.send([null, markLost(resolvedMessage(r.source as Source, r.record, instrument), r), null]);
       });
       if (connection.length > 0 && !loop.stopped) node.send([null, null, connection]);
       return;
     }
-    const raised = proposed.raised.map((r) => raisedMessage(r.source, r.record, instrument, template));
+    const raised = await snapshots.attach(proposed.raised.map((r) => raisedMessage(r.source, r.record, instrument, template)));
     const resolved = proposed.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
     if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
   }

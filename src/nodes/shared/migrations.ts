@@ -87,6 +87,7 @@ export const MIGRATIONS: MigrationTable = {
       },
     },
     { version: 2, defaults: { listen: true } },
+    { version: 3, defaults: { snapshot: true } },
   ],
   'lh-answer-error': [
     { version: 1, defaults: { name: '', selectedResponse: '', selectedResponseType: 'str', errorId: '', errorIdType: 'str' } },
@@ -138,6 +139,7 @@ export const MIGRATIONS: MigrationTable = {
         linkText: 'Answer: {{answerUrl}}',
       },
     },
+    { version: 2, defaults: { snapshot: true } },
   ],
   'lh-error-policy': [
     {
@@ -185,6 +187,27 @@ export const MIGRATIONS: MigrationTable = {
   ],
   'lh-run-watch': [{ version: 1, defaults: { name: '', interval: '5', progressInterval: '5', offlineAfter: '3', listen: true } }],
   'lh-run-data': [{ version: 1, defaults: { name: '', operation: 'report', runId: '', runIdType: 'str' } }],
+  'lh-instrument': [
+    {
+      version: 1,
+      defaults: {
+        name: '',
+        operation: 'heater-status',
+        temperature: '',
+        temperatureType: 'num',
+        colour: '',
+        colourType: 'str',
+        position: '',
+        positionType: 'num',
+        rectified: true,
+        offset: '',
+        offsetType: 'num',
+        limit: '',
+        limitType: 'num',
+        sources: '',
+      },
+    },
+  ],
 };
 
 /** The version a configuration of `type` has once migrated (0 for a type without steps). */

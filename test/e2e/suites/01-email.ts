@@ -17,17 +17,22 @@ function decodeQuotedPrintable(raw: string): string {
   return raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
-/** The MIME parts of a mail (one level of multipart), each with its content type and decoded body. */
+/**
+ * The MIME parts of a mail, each with its content type and decoded body; a nested multipart (text and HTML beside an
+ * attached photo: multipart/mixed holding multipart/alternative) is opened too.
+ */
 function mimeParts(raw: string): { type: string; body: string }[] {
   const boundary = /boundary="?([^";\r\n]+)"?/i.exec(raw)?.[1];
   const chunks = boundary ? raw.split(`--${boundary}`).slice(1, -1) : [raw];
-  return chunks.map((chunk) => {
+  return chunks.flatMap((chunk) => {
     const split = chunk.search(/\r?\n\r?\n/);
     const head = chunk.slice(0, split);
+    const type = /content-type:\s*([^;\r\n]+)/i.exec(head)?.[1].toLowerCase() ?? '';
+    if (type.startsWith('multipart/')) return mimeParts(chunk);
     let body = chunk.slice(split).trim();
     if (/content-transfer-encoding:\s*base64/i.test(head))
       body = Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8');
-    return { type: /content-type:\s*([^;\r\n]+)/i.exec(head)?.[1].toLowerCase() ?? '', body };
+    return [{ type, body }];
   });
 }
 
@@ -93,6 +98,23 @@ export function emailSuite(ctx: E2e): void {
       assert.equal((puts[0].body as { id: string }).id, error.id);
       const resolved = await nextMail(smtp);
       assert.match(resolved.text, /The error is resolved: Tip pick-up failed/);
+    });
+
+    it('attaches the deck photo (PNG) taken when the error was raised, with no extra node (issue 33)', async function () {
+      await deployExample();
+      ctx.sim.injectPendingError({ title: 'Liquid level not detected', message: 'channel 3, plate P2 well B4' });
+      const mail = await nextMail(smtp);
+      const boundary = /boundary="?([^";\r\n]+)"?/i.exec(mail.raw)?.[1] ?? '';
+      const image = mail.raw
+        .split(`--${boundary}`)
+        .find((part) => /content-type:\s*image\/png/i.test(part.slice(0, part.search(/\r?\n\r?\n/))));
+      assert.ok(image, `no image/png part: ${mail.raw.slice(0, 600)}`);
+      const head = image.slice(0, image.search(/\r?\n\r?\n/));
+      assert.match(head, /content-disposition:\s*attachment;\s*filename="?deck-[^"]*\.png/i);
+      assert.match(head, /content-transfer-encoding:\s*base64/i);
+      const bytes = Buffer.from(image.slice(head.length).replace(/\s+/g, ''), 'base64');
+      assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'the attachment is a PNG');
+      assert.ok(bytes.length > 100, `${bytes.length} bytes`);
     });
 
     it('keeps markup from the error text inert: plain text, and an HTML part with every tag escaped', async function () {

@@ -89,6 +89,12 @@ export function chatSuite(ctx: E2e): void {
       const link = /^Answer: (http\S+)$/m.exec(text)?.[1] ?? '';
       assert.ok(link.startsWith(`${ctx.red.url}/lh-answer?t=`), text);
 
+      // the deck photo as a signed, expiring link (chat takes URLs, not bytes), served never cached (issue 33)
+      const photoLink = /^Deck photo: (http\S+)$/m.exec(text)?.[1] ?? '';
+      assert.equal(photoLink, `${link}&photo=raised`, text);
+      const photo = await request('GET', photoLink);
+      assert.equal(photo.status, 200);
+
       // the chat service unfurls the link: a plain GET with a bot user agent changes nothing
       const preview = await request('GET', link);
       assert.equal(preview.status, 200);

@@ -1,0 +1,89 @@
+/**
+ * The photos an answer page keeps for its links (issue 33): the one taken when the error was raised, kept until the
+ * link expires and not a moment longer, bounded in count and bytes; and how a photo is served (never cached).
+ */
+import type { ServerResponse } from 'http';
+
+import type { Snapshot } from '../../client';
+
+/** At most this many photos per page node (the oldest link's goes first). */
+export const MAX_PAGE_PHOTOS = 200;
+/** At most this many bytes of photos per page node. */
+export const MAX_PAGE_PHOTO_BYTES = 64 * 1024 * 1024;
+
+/** Headers of a served photo: only for whoever holds the link, never stored by a browser or a proxy. */
+export const PHOTO_HEADERS: Readonly<Record<string, string>> = {
+  'Cache-Control': 'no-store, private',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+  'Content-Disposition': 'inline',
+};
+
+export class PagePhotos {
+  private readonly kept = new Map<string, { snapshot: Snapshot; expires: number }>();
+  private bytes = 0;
+  /** one timer per kept photo, firing when its link expires: the photo goes then, whether or not anyone asks */
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+
+  constructor(
+    private readonly maxEntries = MAX_PAGE_PHOTOS,
+    private readonly maxBytes = MAX_PAGE_PHOTO_BYTES,
+  ) {}
+
+  /** Keeps `snapshot` for `key` until `expires` (ms since the epoch); a later link for the same error replaces it. */
+  keep(key: string, snapshot: Snapshot, expires: number, now = Date.now()): void {
+    this.prune(now);
+    if (expires <= now || snapshot.content.length > this.maxBytes) return;
+    this.drop(key);
+    this.kept.set(key, { snapshot, expires });
+    this.bytes += snapshot.content.length;
+    const timer = setTimeout(() => this.prune(), Math.min(expires - now + 1, 2 ** 31 - 1));
+    timer.unref();
+    this.timers.set(key, timer);
+    while (this.kept.size > this.maxEntries || this.bytes > this.maxBytes) this.drop(this.kept.keys().next().value as string);
+  }
+
+  /** The photo kept for `key`, unless its link has expired (then it is gone). */
+  get(key: string, now = Date.now()): Snapshot | undefined {
+    this.prune(now);
+    return this.kept.get(key)?.snapshot;
+  }
+
+  get size(): number {
+    return this.kept.size;
+  }
+
+  /** Forgets every photo whose link has expired. */
+  prune(now = Date.now()): void {
+    for (const [key, entry] of this.kept) if (entry.expires <= now) this.drop(key);
+  }
+
+  clear(): void {
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    this.kept.clear();
+    this.bytes = 0;
+  }
+
+  private drop(key: string): void {
+    const entry = this.kept.get(key);
+    if (!entry) return;
+    this.bytes -= entry.snapshot.content.length;
+    this.kept.delete(key);
+    clearTimeout(this.timers.get(key));
+    this.timers.delete(key);
+  }
+}
+
+/** Sends the photo's bytes with PHOTO_HEADERS. */
+export function sendPhoto(res: ServerResponse, snapshot: Snapshot): void {
+  if (res.headersSent) return;
+  res.writeHead(200, { ...PHOTO_HEADERS, 'Content-Type': snapshot.contentType, 'Content-Length': snapshot.content.length });
+  res.end(snapshot.content);
+}
+
+/** Which photo a page request asks for (`photo=raised|fresh`), if any. */
+export function photoAsked(value: string | undefined): 'raised' | 'fresh' | undefined {
+  return value === 'raised' || value === 'fresh' ? value : undefined;
+}

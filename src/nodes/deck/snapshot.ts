@@ -1,0 +1,159 @@
+/**
+ * Deck camera snapshots for raised errors (issue 33): one taker per instrument client that never lets a photo hold up
+ * a notification for more than SNAPSHOT_WAIT_MS, takes at most one photo per SNAPSHOT_MIN_INTERVAL_MS (errors raised
+ * together share it), joins a photo already being taken, and backs off from an instrument without a camera. What the
+ * msg gets: `msg.snapshot = {contentType, content, takenAt}` and `msg.attachments` as node-red-node-email sends them,
+ * or `msg.snapshotError` saying why there is none.
+ */
+import { LhError, type LiquidHandlerClient, MAX_IMAGE_BYTES, type Snapshot } from '../../client';
+import { redact } from '../shared/redaction';
+
+/** The longest a notification waits for its photo. */
+export const SNAPSHOT_WAIT_MS = 2000;
+/** At most one photo per instrument in this time; errors raised meanwhile get the same photo (or the same reason). */
+export const SNAPSHOT_MIN_INTERVAL_MS = 10_000;
+/** After a 404 (no camera) or 501 the camera is not asked again for this long. */
+export const NO_CAMERA_RETRY_MS = 10 * 60_000;
+
+export type SnapshotResult = { snapshot: Snapshot } | { error: string };
+
+/** What node-red-node-email attaches: one entry of `msg.attachments` (nodemailer's shape). */
+export interface EmailAttachment {
+  filename: string;
+  content: Buffer;
+  contentType: string;
+}
+
+/** The msg properties of a photo: `snapshot`, and `attachments` (what `existing` held, then the photo). */
+export function snapshotMsgFields(
+  shot: Snapshot,
+  name: string,
+  existing?: unknown,
+): { snapshot: Snapshot; attachments: unknown[] } {
+  const stamp = shot.takenAt.replace(/[:.]/g, '-');
+  const ext = shot.contentType === 'image/jpeg' ? 'jpg' : 'png';
+  const safe = name.replace(/[^\w.-]/g, '_').slice(0, 60) || 'deck';
+  const attachment: EmailAttachment = {
+    filename: `${safe}-${stamp}.${ext}`,
+    content: shot.content,
+    contentType: shot.contentType,
+  };
+  return {
+    snapshot: { contentType: shot.contentType, content: shot.content, takenAt: shot.takenAt },
+    attachments: [...(Array.isArray(existing) ? existing : []), attachment],
+  };
+}
+
+function reasonOf(err: unknown): string {
+  return redact(rawReason(err));
+}
+
+function rawReason(err: unknown): string {
+  if (err instanceof LhError) {
+    if (err.statusCode === 404 || err.statusCode === 501)
+      return 'the instrument has no camera (it answered ' + err.statusCode + ')';
+    if (err.kind === 'timeout') return 'the camera did not answer in time';
+    return err.message;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** One instrument's camera as notifications use it: bounded waits, a rate limit, one photo in flight. */
+export class SnapshotTaker {
+  private last?: { at: number; result: SnapshotResult };
+  private inFlight?: Promise<SnapshotResult>;
+  private noCameraUntil = 0;
+
+  constructor(
+    private readonly capture: () => Promise<Snapshot>,
+    private readonly minIntervalMs = SNAPSHOT_MIN_INTERVAL_MS,
+  ) {}
+
+  /** A photo within `waitMs`, or why there is none; never rejects. */
+  async take(waitMs = SNAPSHOT_WAIT_MS): Promise<SnapshotResult> {
+    const now = Date.now();
+    if (now < this.noCameraUntil && this.last) return this.last.result;
+    if (this.last && now - this.last.at < this.minIntervalMs) return this.last.result;
+    const photo = this.inFlight ?? (this.inFlight = this.shoot());
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<SnapshotResult>((resolve) => {
+      timer = setTimeout(
+        () => resolve({ error: `the camera did not answer within ${waitMs / 1000} s: the notification went on without a photo` }),
+        waitMs,
+      );
+    });
+    try {
+      return await Promise.race([photo, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async shoot(): Promise<SnapshotResult> {
+    let result: SnapshotResult;
+    try {
+      result = { snapshot: await this.capture() };
+    } catch (err) {
+      result = { error: reasonOf(err) };
+      if (err instanceof LhError && (err.statusCode === 404 || err.statusCode === 501)) {
+        this.noCameraUntil = Date.now() + NO_CAMERA_RETRY_MS;
+      }
+    }
+    this.last = { at: Date.now(), result };
+    this.inFlight = undefined;
+    return result;
+  }
+}
+
+/** The taker of each instrument client (a client is one instrument's; it goes when the client goes). */
+const takers = new WeakMap<LiquidHandlerClient, SnapshotTaker>();
+
+export function snapshotTaker(client: LiquidHandlerClient): SnapshotTaker {
+  let taker = takers.get(client);
+  if (!taker) takers.set(client, (taker = new SnapshotTaker(() => client.deck.snapshot(true))));
+  return taker;
+}
+
+/** What a node hooks in: gives raised-error msgs their photo (or the reason there is none). */
+export interface SnapshotHook {
+  /** Resolves within SNAPSHOT_WAIT_MS (plus a tick) with the same msgs, decorated; never rejects. */
+  attach<T extends Record<string, unknown>>(msgs: T[]): Promise<T[]>;
+}
+
+/** `warn` is told each new reason once (a camera refusing every photo is said once, not per error). */
+export function snapshotHook(taker: SnapshotTaker | undefined, warn: (text: string) => void): SnapshotHook {
+  let lastReason = '';
+  return {
+    async attach(msgs) {
+      if (!taker || msgs.length === 0) return msgs;
+      let result: SnapshotResult;
+      try {
+        result = await taker.take();
+      } catch (err) {
+        result = { error: reasonOf(err) };
+      }
+      for (const msg of msgs) {
+        if ('snapshot' in result) {
+          const name =
+            typeof msg.errorId === 'string' || typeof msg.errorId === 'number' ? `deck-${String(msg.errorId)}` : 'deck';
+          Object.assign(msg, snapshotMsgFields(result.snapshot, name, msg.attachments));
+          delete msg.snapshotError;
+        } else (msg as Record<string, unknown>).snapshotError = result.error;
+      }
+      if ('error' in result && result.error !== lastReason) {
+        lastReason = result.error;
+        warn(`no deck photo with the error: ${result.error}`);
+      } else if ('snapshot' in result) lastReason = '';
+      return msgs;
+    },
+  };
+}
+
+/** A msg's `snapshot` when it is one (an image under the cap), else undefined. */
+export function snapshotIn(msg: Record<string, unknown>): Snapshot | undefined {
+  const s = msg.snapshot as Partial<Snapshot> | undefined;
+  if (!s || typeof s !== 'object' || !Buffer.isBuffer(s.content)) return undefined;
+  if (s.contentType !== 'image/png' && s.contentType !== 'image/jpeg') return undefined;
+  if (s.content.length > MAX_IMAGE_BYTES) return undefined;
+  return { contentType: s.contentType, content: s.content, takenAt: typeof s.takenAt === 'string' ? s.takenAt : '' };
+}

@@ -1,0 +1,84 @@
+import { LhError } from '../../client';
+import { snapshotMsgFields } from '../deck/snapshot';
+import { migrateConfig } from '../shared/migrations';
+import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { OperationResult, runOperationNode } from '../shared/operation-node';
+import { isChecked, resolveChoice, resolveSetting } from '../shared/typed-inputs';
+import { initializeRefusal, instrumentOperation } from './operations';
+
+export = function register(RED: Red): void {
+  function LhInstrument(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
+    RED.nodes.createNode(this, config);
+    const node = asNode(this);
+    runOperationNode(RED, node, config, async ({ client, msg }): Promise<OperationResult> => {
+      const operation = instrumentOperation(resolveChoice(msg, 'operation', config.operation));
+      const setting = (name: string): Promise<unknown> =>
+        resolveSetting(RED, node, msg, name, config[name], config[`${name}Type`]);
+      switch (operation) {
+        case 'initialize': {
+          const refusal = initializeRefusal(await client.runs.status());
+          if (refusal) throw new LhError(refusal, { kind: 'validation', operation, field: 'operation' });
+          await client.deck.initialize();
+          return { payload: null, status: { key: 'lh-instrument.status.initialize' } };
+        }
+        case 'heater-start': {
+          const target = await client.deck.startTemperatureControl(await setting('temperature'));
+          return { payload: { targetTemperature: target }, status: { key: 'lh-instrument.status.heater', subs: { target } } };
+        }
+        case 'heater-stop':
+          await client.deck.stopTemperatureControl();
+          return { payload: null, status: { key: 'done' } };
+        case 'heater-status': {
+          const t = await client.deck.temperatureStatus();
+          return {
+            payload: t,
+            status: {
+              key: 'lh-instrument.status.temperature',
+              subs: { current: t.currentTemperature ?? '?', target: t.targetTemperature ?? 'off' },
+            },
+          };
+        }
+        case 'lights-custom': {
+          const colour = await setting('colour');
+          return { payload: await client.deck.setCustomLighting(colour ?? msg.payload), status: { key: 'done' } };
+        }
+        case 'lights-automatic':
+          await client.deck.setAutomaticLighting();
+          return { payload: null, status: { key: 'done' } };
+        case 'lights-get':
+          return { payload: await client.deck.lighting(), status: { key: 'done' } };
+        case 'snapshot': {
+          const rectified = config.rectified === undefined ? true : isChecked(config.rectified);
+          const shot = await client.deck.snapshot(rectified);
+          return {
+            payload: shot.content,
+            status: { key: 'lh-instrument.status.snapshot', subs: { size: shot.content.length } },
+            extra: { ...snapshotMsgFields(shot, 'deck'), contentType: shot.contentType },
+          };
+        }
+        case 'deck-scan':
+          return { payload: await client.deck.deckScan(await setting('position')), status: { key: 'done' } };
+        case 'is-initialized':
+          return { payload: await client.deck.isInitialized() };
+        case 'is-parked':
+          return { payload: await client.deck.isParked() };
+        case 'has-tips':
+          return { payload: await client.deck.hasTips() };
+        case 'traces': {
+          const page = await client.deck.traces({
+            offset: await setting('offset'),
+            limit: await setting('limit'),
+            sources: await setting('sources'),
+          });
+          return {
+            payload: page.items,
+            extra: { offset: page.offset, limit: page.limit },
+            status: { key: 'count', subs: { count: page.items.length } },
+          };
+        }
+      }
+    });
+  }
+  RED.nodes.registerType('lh-instrument', LhInstrument);
+};

@@ -1,0 +1,34 @@
+/** The lh-instrument node's decisions, without Node-RED: which operation, whether initialise may be sent. */
+import { type RunStatus, validate as v } from '../../client';
+
+export const INSTRUMENT_OPERATIONS = [
+  'initialize',
+  'heater-start',
+  'heater-stop',
+  'heater-status',
+  'lights-custom',
+  'lights-automatic',
+  'lights-get',
+  'snapshot',
+  'deck-scan',
+  'is-initialized',
+  'is-parked',
+  'has-tips',
+  'traces',
+] as const;
+export type InstrumentOperation = (typeof INSTRUMENT_OPERATIONS)[number];
+
+export function instrumentOperation(value: unknown): InstrumentOperation {
+  return v.oneOf(value, INSTRUMENT_OPERATIONS, 'operation', 'lh-instrument');
+}
+
+/**
+ * Why initialise must not be sent now, or undefined: homing moves every axis, so it is refused while a run is in
+ * progress (any state but Idle, or the instrument saying a run is in progress).
+ */
+export function initializeRefusal(status: Pick<RunStatus, 'protocolRunState' | 'isRunInProgress'>): string | undefined {
+  if (status.isRunInProgress || status.protocolRunState !== 'Idle') {
+    return `initialize refused: a run is in progress (run state ${status.protocolRunState}); initialise once it has ended`;
+  }
+  return undefined;
+}

@@ -1,0 +1,115 @@
+/**
+ * Issue 33 in a real Node-RED runtime: a raised error carries a deck photo by default (msg.snapshot, msg.attachments);
+ * an instrument without a camera, or a camera answering something that is not an image, never stops the msg, which
+ * says why; the option off asks the camera nothing.
+ */
+import assert from 'node:assert/strict';
+import http from 'http';
+
+import { imageType } from '../../src/client';
+import { closeLocal, listenLocal } from '../support/local-server';
+import { useInstrument } from '../support/node-suite';
+import { helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
+import { seenErrors, stopRecording } from './lh-error-poll.support';
+
+type Msg = Record<string, unknown>;
+
+describe('lh-error-poll: deck photo with each raised error', function () {
+  this.timeout(30000);
+  const sim = useInstrument({
+    afterEach() {
+      stopRecording();
+      seenErrors.forgetAllWatches();
+    },
+  });
+
+  async function raised(poll: Msg = {}): Promise<Msg> {
+    const server = serverFlow(sim, { withB: false });
+    await loadFlow(
+      [
+        ...server.nodes,
+        { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, wires: [['raised'], [], []], ...poll },
+        { id: 'raised', type: 'helper' },
+      ],
+      server.credentials,
+    );
+    return nextMessage(helper.getNode('raised'));
+  }
+
+  const cameraRequests = (): number => sim.requests.filter((r) => r.path.startsWith('/api/v1/camera/')).length;
+
+  it('by default (a flow saved without the option): msg.snapshot is the deck PNG and msg.attachments carries it', async function () {
+    sim.injectPendingError({ title: 'Liquid level not detected', message: 'channel 3, plate P2 well B4' });
+    const msg = await raised();
+    const snap = msg.snapshot as Msg;
+    assert.equal(snap.contentType, 'image/png');
+    assert.equal(imageType(snap.content as Buffer), 'image/png');
+    assert.ok(!Number.isNaN(Date.parse(String(snap.takenAt))));
+    const [attachment] = msg.attachments as Msg[];
+    assert.equal(attachment.contentType, 'image/png');
+    assert.match(String(attachment.filename), /^deck-.+\.png$/);
+    assert.equal(attachment.content, snap.content);
+    assert.equal(msg.snapshotError, undefined);
+    assert.equal(msg.event, 'raised');
+  });
+
+  it('an instrument without a camera: the msg goes on with snapshotError, no photo', async function () {
+    sim.configureDeck({ camera: false });
+    sim.injectPendingError({ title: 'Arm collision' });
+    const msg = await raised();
+    assert.equal(msg.snapshot, undefined);
+    assert.equal(msg.attachments, undefined);
+    assert.match(String(msg.snapshotError), /no camera/);
+  });
+
+  it('a camera answering something that is not an image: refused, the msg says so', async function () {
+    sim.configureDeck({ cameraNotImage: true });
+    sim.injectPendingError({ title: 'Arm collision' });
+    const msg = await raised();
+    assert.equal(msg.snapshot, undefined);
+    assert.match(String(msg.snapshotError), /not an image/);
+  });
+
+  it('a camera that never answers: the msg goes out with snapshotError (the 2 s bound), the camera still held', async function () {
+    // a proxy in front of the simulator that holds every camera request and passes everything else
+    const held: http.ServerResponse[] = [];
+    const proxy = http.createServer((req, res) => {
+      if (req.url?.includes('/api/v1/camera/')) return void held.push(res);
+      const upstream = http.request(`${sim.baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
+      req.pipe(upstream);
+    });
+    const url = await listenLocal(proxy);
+    try {
+      const server = serverFlow(sim, { withB: false, config: { baseUrl: url } });
+      await loadFlow(
+        [
+          ...server.nodes,
+          { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, wires: [['raised'], [], []] },
+          { id: 'raised', type: 'helper' },
+        ],
+        server.credentials,
+      );
+      const got = nextMessage(helper.getNode('raised'));
+      sim.injectPendingError({ title: 'Arm collision' });
+      const msg = await got;
+      assert.equal(held.length, 1, 'the camera was asked and has not answered');
+      assert.equal(msg.snapshot, undefined);
+      assert.match(String(msg.snapshotError), /did not answer within 2 s/);
+      assert.equal((msg.payload as Msg).title, 'Arm collision');
+    } finally {
+      await helper.unload();
+      await closeLocal(proxy);
+    }
+  });
+
+  it('option off: no photo, the camera is never asked', async function () {
+    sim.injectPendingError({ title: 'Arm collision' });
+    const msg = await raised({ snapshot: false });
+    assert.equal(msg.snapshot, undefined);
+    assert.equal(msg.snapshotError, undefined);
+    assert.equal(cameraRequests(), 0);
+  });
+});

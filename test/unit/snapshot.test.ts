@@ -1,0 +1,154 @@
+/**
+ * Issue 33: a slow or missing camera never delays a notification by more than 2 s nor stops it. Fake clock: a camera
+ * that hangs for 30 s, one that refuses, one without a camera; the rate limit per instrument.
+ */
+import assert from 'node:assert/strict';
+
+import FakeTimers from '@sinonjs/fake-timers';
+
+type InstalledClock = ReturnType<typeof FakeTimers.install>;
+
+import { LhError, type Snapshot } from '../../src/client';
+import {
+  NO_CAMERA_RETRY_MS,
+  SNAPSHOT_MIN_INTERVAL_MS,
+  SNAPSHOT_WAIT_MS,
+  snapshotHook,
+  snapshotMsgFields,
+  SnapshotTaker,
+} from '../../src/nodes/deck/snapshot';
+
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
+
+function photo(): Snapshot {
+  return { contentType: 'image/png', content: PNG, takenAt: new Date().toISOString() };
+}
+
+/** A camera answering after `ms` (fake time), counting its calls. */
+function camera(ms: number, answer: () => Snapshot = photo): { calls: number; capture: () => Promise<Snapshot> } {
+  const c = {
+    calls: 0,
+    capture: () => {
+      c.calls++;
+      return new Promise<Snapshot>((resolve) => setTimeout(() => resolve(answer()), ms));
+    },
+  };
+  return c;
+}
+
+describe('snapshots with raised errors: bounded, rate-limited, never stopping a notification', function () {
+  let clock: InstalledClock;
+  beforeEach(function () {
+    clock = FakeTimers.install({ now: Date.parse('2026-11-28T01:00:00Z') });
+  });
+  afterEach(function () {
+    clock.uninstall();
+  });
+
+  it('a camera that hangs for 30 s: the msg goes on at 2 s with snapshotError, no photo', async function () {
+    const cam = camera(30_000);
+    const warnings: string[] = [];
+    const hook = snapshotHook(new SnapshotTaker(cam.capture), (w) => warnings.push(w));
+    const msg: Record<string, unknown> = { topic: 'Liquid level not detected', errorId: 'e1' };
+    let sentAt: number | undefined;
+    const started = Date.now();
+    void hook.attach([msg]).then(() => (sentAt = Date.now()));
+    await clock.tickAsync(SNAPSHOT_WAIT_MS - 1);
+    assert.equal(sentAt, undefined, 'not before the wait is over');
+    await clock.tickAsync(1);
+    assert.equal(sentAt, started + SNAPSHOT_WAIT_MS);
+    assert.equal(msg.snapshot, undefined);
+    assert.equal(msg.attachments, undefined);
+    assert.match(String(msg.snapshotError), /did not answer within 2 s/);
+    assert.equal(warnings.length, 1);
+    await clock.tickAsync(30_000); // the late photo arrives: nothing breaks, the msg is not touched afterwards
+    assert.equal(msg.snapshot, undefined);
+  });
+
+  it('a camera within 2 s: msg.snapshot and msg.attachments in node-red-node-email’s shape', async function () {
+    const hook = snapshotHook(new SnapshotTaker(camera(500).capture), () => undefined);
+    const msg: Record<string, unknown> = { errorId: 'e 1/2', attachments: [{ filename: 'log.txt', content: 'x' }] };
+    const done = hook.attach([msg]);
+    await clock.tickAsync(500);
+    await done;
+    const snap = msg.snapshot as Snapshot;
+    assert.equal(snap.contentType, 'image/png');
+    assert.ok(Buffer.isBuffer(snap.content));
+    assert.equal(snap.takenAt, '2026-11-28T01:00:00.500Z');
+    const attachments = msg.attachments as { filename: string; content: unknown; contentType?: string }[];
+    assert.equal(attachments.length, 2, 'the attachments already there are kept');
+    assert.deepEqual(attachments[1], {
+      filename: 'deck-e_1_2-2026-11-28T01-00-00-500Z.png',
+      content: PNG,
+      contentType: 'image/png',
+    });
+    assert.equal(msg.snapshotError, undefined);
+  });
+
+  it('rate limit: errors raised within the interval share one photo; the camera is asked again after it', async function () {
+    const cam = camera(100);
+    const hook = snapshotHook(new SnapshotTaker(cam.capture), () => undefined);
+    const a: Record<string, unknown> = {};
+    const b: Record<string, unknown> = {};
+    const both = Promise.all([hook.attach([a]), hook.attach([b])]); // together: one photo in flight, joined
+    await clock.tickAsync(100);
+    await both;
+    assert.equal(cam.calls, 1);
+    const c: Record<string, unknown> = {};
+    await hook.attach([c]);
+    assert.equal(cam.calls, 1, 'within the interval: the same photo');
+    assert.equal(c.snapshot && (c.snapshot as Snapshot).takenAt, (a.snapshot as Snapshot).takenAt);
+    await clock.tickAsync(SNAPSHOT_MIN_INTERVAL_MS);
+    const d = hook.attach([{}]);
+    await clock.tickAsync(100);
+    await d;
+    assert.equal(cam.calls, 2);
+  });
+
+  it('an instrument without a camera (404): said once, not asked again for a while, msgs go on at once', async function () {
+    let calls = 0;
+    const taker = new SnapshotTaker(() => {
+      calls++;
+      return Promise.reject(new LhError('not found', { kind: 'http', operation: 'snapshot', statusCode: 404 }));
+    });
+    const warnings: string[] = [];
+    const hook = snapshotHook(taker, (w) => warnings.push(w));
+    for (let i = 0; i < 5; i++) {
+      const msg: Record<string, unknown> = {};
+      await hook.attach([msg]);
+      assert.match(String(msg.snapshotError), /has no camera/);
+      await clock.tickAsync(SNAPSHOT_MIN_INTERVAL_MS);
+    }
+    assert.equal(calls, 1);
+    assert.equal(warnings.length, 1);
+    await clock.tickAsync(NO_CAMERA_RETRY_MS);
+    await hook.attach([{}]);
+    assert.equal(calls, 2);
+  });
+
+  it('an answer that is not an image is refused and said once; the msg says why', async function () {
+    const taker = new SnapshotTaker(() =>
+      Promise.reject(new LhError("snapshot: the camera's answer is not an image", { kind: 'response', operation: 'snapshot' })),
+    );
+    const warnings: string[] = [];
+    const hook = snapshotHook(taker, (w) => warnings.push(w));
+    for (let i = 0; i < 3; i++) {
+      const msg: Record<string, unknown> = {};
+      await hook.attach([msg]);
+      assert.match(String(msg.snapshotError), /not an image/);
+      await clock.tickAsync(SNAPSHOT_MIN_INTERVAL_MS);
+    }
+    assert.equal(warnings.length, 1);
+  });
+
+  it('no taker (snapshots off): msgs unchanged, at once', async function () {
+    const msg = { topic: 't' };
+    assert.deepEqual(await snapshotHook(undefined, () => undefined).attach([msg]), [{ topic: 't' }]);
+  });
+
+  it('the file name never carries a path or odd characters from the error id', function () {
+    const f = snapshotMsgFields(photo(), '../../etc/passwd\u0000');
+    const name = (f.attachments[0] as { filename: string }).filename;
+    assert.ok(!/[/\\]/.test(name) && !name.includes('\u0000'), name);
+  });
+});
