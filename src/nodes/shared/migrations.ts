@@ -185,6 +185,18 @@ export const MIGRATIONS: MigrationTable = {
   ],
   'lh-run-watch': [{ version: 1, defaults: { name: '', interval: '5', progressInterval: '5', offlineAfter: '3', listen: true } }],
   'lh-run-data': [{ version: 1, defaults: { name: '', operation: 'report', runId: '', runIdType: 'str' } }],
+  'lh-state': [
+    {
+      version: 1,
+      defaults: {
+        name: '',
+        topic: 'lab/{{instrument}}/state',
+        eventTopic: 'lab/{{instrument}}',
+        rate: '2',
+        machineInterval: '30',
+      },
+    },
+  ],
 };
 
 /** The version a configuration of `type` has once migrated (0 for a type without steps). */
