@@ -48,8 +48,22 @@ function clip(value: string): string {
   return value.length > MAX_TEXT ? `${value.slice(0, MAX_TEXT - 1)}…` : value;
 }
 
-function errorKey(e: { source: string; id: string }): string {
+/** Where an answer link is kept: by source and id (every error listed under that id shares it). */
+function linkKey(e: { source: string; id: string }): string {
   return `${e.source}:${e.id}`;
+}
+
+/**
+ * One pending error: its id together with its title (the 0.3 identity rule: an instrument may list two errors under
+ * one id; they count as two while their titles differ, as one when the same record is listed twice).
+ */
+function errorKey(e: { source: string; id: string; title: string }): string {
+  return `${e.source}:${e.id}:${e.title}`;
+}
+
+function unique(list: PendingErrorView[]): PendingErrorView[] {
+  const seen = new Set<string>();
+  return list.filter((e) => !seen.has(errorKey(e)) && Boolean(seen.add(errorKey(e))));
 }
 
 function cleanError(e: PendingErrorView): PendingErrorView {
@@ -61,7 +75,7 @@ function cleanError(e: PendingErrorView): PendingErrorView {
 /** The errors part from a full pending list: the most severe first (then oldest first, as listed), links kept. */
 function errorsOf(pending: PendingErrorView[], links: Map<string, string>): StateDocument['errors'] {
   const list = pending
-    .map((e, index) => ({ e: cleanError({ ...e, answerUrl: e.answerUrl ?? links.get(errorKey(e)) }), index }))
+    .map((e, index) => ({ e: cleanError({ ...e, answerUrl: e.answerUrl ?? links.get(linkKey(e)) }), index }))
     .sort((a, b) => severityRank(b.e.severity) - severityRank(a.e.severity) || a.index - b.index)
     .map((x) => x.e);
   return { pending: list.length, mostSevere: list[0] ?? null, list: list.slice(0, MAX_LISTED_ERRORS) };
@@ -89,21 +103,22 @@ export function fold(memory: StateMemory, event: LabEvent, now: number): StateMe
   const links = memory.links;
   switch (event.kind) {
     case 'errors':
-      pending = event.pending.map(cleanError);
+      pending = unique(event.pending.map(cleanError));
       next = { ...doc, errors: errorsOf(pending, links) };
       break;
     case 'raised':
-      if (!pending.some((e) => errorKey(e) === errorKey(event.error))) pending = [...pending, cleanError(event.error)];
+      if (!pending.some((e) => errorKey(e) === errorKey(cleanError(event.error))))
+        pending = [...pending, cleanError(event.error)];
       next = { ...doc, errors: errorsOf(pending, links) };
       break;
     case 'resolved':
-      pending = pending.filter((e) => errorKey(e) !== errorKey(event.error));
-      links.delete(errorKey(event.error));
+      pending = pending.filter((e) => errorKey(e) !== errorKey(cleanError(event.error)));
+      if (!pending.some((e) => linkKey(e) === linkKey(event.error))) links.delete(linkKey(event.error));
       next = { ...doc, errors: errorsOf(pending, links) };
       break;
     case 'link':
-      links.delete(errorKey(event));
-      links.set(errorKey(event), event.answerUrl);
+      links.delete(linkKey(event));
+      links.set(linkKey(event), event.answerUrl);
       while (links.size > MAX_LINKS) links.delete(links.keys().next().value as string);
       next = { ...doc, errors: errorsOf(pending, links) };
       break;
