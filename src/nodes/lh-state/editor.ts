@@ -18,7 +18,7 @@ function numberIn(min: number, max: number): (v: unknown) => boolean {
 
 registerNode('lh-state', {
   icon: 'lh-state.svg',
-  inputs: 0,
+  inputs: 1,
   outputs: 2,
   outputLabels: ['state (retained)', 'error and run events'],
   rules: {

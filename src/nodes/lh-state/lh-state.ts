@@ -10,6 +10,9 @@ import { StateNode } from './state-node';
 /** Bounds of the dialog's numbers (a hand-written flow may say anything). */
 const MAX_PER_SECOND = 50;
 const MIN_MACHINE_SECONDS = 5;
+/** The document again this long after a deploy: the mqtt out node has connected to its broker by then. */
+const AFTER_DEPLOY_MS = 2000;
+const MIN_REPEAT_MS = 1000;
 
 function clampNumber(value: unknown, fallback: number, min: number, max: number): number {
   const n = Number(value);
@@ -85,7 +88,20 @@ export = function register(RED: Red): void {
           clearTimeout(timer);
         });
       }
-      state.emitNow(); // a deploy: subscribers see the node's view from the start (retained)
+      // a deploy: the document now, and again once the mqtt out node beside it has connected (it drops what comes
+      // before) and every `repeat` seconds, so a broker that restarted without its retained msgs gets it back
+      state.emitNow();
+      const repeatMs = clampNumber(config.repeat, 60, 0, 86400) * 1000;
+      const settle = setTimeout(() => state.emitNow(), AFTER_DEPLOY_MS);
+      const every = repeatMs > 0 ? setInterval(() => state.emitNow(), Math.max(MIN_REPEAT_MS, repeatMs)) : undefined;
+      stops.push(() => {
+        clearTimeout(settle);
+        clearInterval(every);
+      });
+      node.on('input', (_msg: unknown, _send: unknown, done: () => void) => {
+        state.emitNow(); // any msg in: the current document out (e.g. when a broker says it restarted)
+        done();
+      });
     } catch (err) {
       const error = asLhError(err, node.type);
       status.failed(error);
