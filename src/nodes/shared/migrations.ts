@@ -194,6 +194,7 @@ export const MIGRATIONS: MigrationTable = {
         eventTopic: 'lab/{{instrument}}',
         rate: '2',
         machineInterval: '30',
+        repeat: '60',
       },
     },
   ],
