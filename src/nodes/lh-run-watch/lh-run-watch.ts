@@ -14,7 +14,7 @@ import { ConnectPolls, PushPolls } from '../shared/connect-polls';
 import { connectionChange, ConnectionView, offlineAfterOf } from '../shared/connection-state';
 import { connectionMessage } from '../shared/error-messages';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
-import { LabPublisher } from '../shared/lab-publish';
+import { LabPublisher, stepName } from '../shared/lab-publish';
 import { migrateConfig } from '../shared/migrations';
 import { logInfo, logWarn } from '../shared/node-log';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
@@ -248,7 +248,13 @@ function watch(
     if (finished) node.send([null, { ...finished, ...mark }, null, null]);
     if (change || progress) {
       const at = p ? { progress: p.progress, eta: p.eta ?? null } : { progress: null, eta: null };
-      lab.run({ state: s.protocolRunState, started: runBegan, protocol: s.protocolName ?? null, ...at });
+      lab.run({
+        state: s.protocolRunState,
+        started: runBegan,
+        protocol: s.protocolName ?? null,
+        step: stepName(s.currentStep),
+        ...at,
+      });
     }
     if (finished) lab.runFinished(String(finished.result ?? 'unknown'));
     const run = memory.run;

@@ -22,6 +22,18 @@ export function errorView(source: ErrorSource, record: PolledError): PendingErro
   };
 }
 
+/** The current step as the document shows it: its name, or its number/text, or null (bounded to 200 characters there). */
+export function stepName(step: unknown): string | null {
+  if (step === null || step === undefined) return null;
+  if (typeof step === 'string' || typeof step === 'number') return String(step);
+  if (typeof step === 'object') {
+    const s = step as Record<string, unknown>;
+    const name = s.name ?? s.stepName ?? s.title ?? s.id;
+    return typeof name === 'string' || typeof name === 'number' ? String(name) : null;
+  }
+  return null;
+}
+
 /** The instrument's time stamp of an error in ms (a date without a zone is UTC, as the instrument writes it). */
 export function stampOf(source: ErrorSource, record: PolledError): number {
   const r = record as unknown as Record<string, unknown>;
@@ -74,6 +86,7 @@ export class LabPublisher {
     state: string | null;
     started?: boolean;
     protocol?: string | null;
+    step?: string | null;
     progress?: number | null;
     eta?: string | null;
   }): void {
