@@ -2,6 +2,7 @@ import { EventEmitter } from 'events';
 import fs from 'fs';
 import os from 'os';
 
+import { publishAuditSync } from '../observe/lab-events';
 import { chainFile, chainIndexes, checkpointFile } from './files';
 import { type AuditRecord, type Checkpoint, checkpointMac, GENESIS, type RecordFields, seal } from './record';
 
@@ -347,8 +348,10 @@ export class AuditLog extends EventEmitter {
   /** Makes every record written so far durable. */
   private async sync(): Promise<void> {
     if (!this.handle) return;
+    const started = performance.now();
     if (this.options.writeMode === 'sync') fs.fdatasyncSync(this.handle.fh.fd);
     else await this.handle.fh.datasync();
+    publishAuditSync((performance.now() - started) / 1000); // the metrics' audit sync time
   }
 
   private async handleFor(file: number): Promise<fs.promises.FileHandle> {

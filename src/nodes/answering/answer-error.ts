@@ -6,7 +6,7 @@
  */
 import { EventEmitter } from 'events';
 
-import { withActor } from '../../audit';
+import { currentActor, withActor } from '../../audit';
 import {
   AnswerOptions,
   AnswerRecord,
@@ -24,6 +24,7 @@ import {
   sharedAnswerClaims,
 } from '../../client';
 import { FencedError } from '../../coordination/leases';
+import { answeredBy, labListened, publishLab } from '../../observe/lab-events';
 import { offeredActions } from '../shared/error-records';
 import { redactErr } from '../shared/redaction';
 import { answerBody } from './answer-body';
@@ -140,6 +141,13 @@ async function settle(
     if (!answer)
       throw new LhError(`${operation}: the answer ledger has no record of error ${key}`, { kind: 'response', operation });
     answerEvents.emit('answered', instrumentKeyOf(client), key);
+    if (claimOf && labListened()) {
+      const nodeType = currentActor()?.nodeType;
+      const channel =
+        isAutomatic() || nodeType === 'lh-error-policy' ? 'policy' : nodeType === 'lh-answer-page' ? 'page' : 'flow';
+      const about = { instrumentKey: instrumentKeyOf(client), instrument: '' };
+      publishLab({ ...about, kind: 'answered', source: claimOf.source, id: key, by: answeredBy(undefined, channel) });
+    }
     outcome = { outcome: 'answered', answer, sent };
   } catch (err) {
     outcome = answerOutcomeOf(err, operation);

@@ -12,6 +12,7 @@ import {
   PendingError,
   sameError,
 } from '../../client';
+import { labListened, publishLab } from '../../observe/lab-events';
 import { answerAuditMsg } from '../answering/answer-audit';
 import { answerA, answerB, AnswerOutcome, lookupAnswer } from '../answering/answer-error';
 import { errorInMsg } from '../answering/error-in-msg';
@@ -241,7 +242,7 @@ export = function register(RED: Red): void {
         return done(new LhError(`no answer link: ${why}`, { kind: 'config', operation: OP, field: 'path' }));
       }
       (async () => {
-        const { digest } = instrument();
+        const { digest, server } = instrument();
         const secret = await secrets.signing();
         const given = await publicBase(msg);
         const missing = missingPublicUrl(given, config.publicUrlType, config.publicUrl);
@@ -255,9 +256,14 @@ export = function register(RED: Red): void {
         );
         remember({ key: found.key, seen }, found.record);
         linked(found.key);
-        msg.answerUrl = `${base}?t=${token}`;
+        const answerUrl = `${base}?t=${token}`;
+        msg.answerUrl = answerUrl;
         msg.answerExpires = new Date(expires).toISOString();
-        if (photosOn) await keepPhoto(msg, { key: found.key, seen }, expires, `${base}?t=${token}`);
+        if (photosOn) await keepPhoto(msg, { key: found.key, seen }, expires, answerUrl);
+        if (labListened()) {
+          const about = { instrumentKey: server.instrumentKey, instrument: server.displayName };
+          publishLab({ ...about, kind: 'link', source: found.source, id: found.key, answerUrl });
+        }
         if (linkText !== '' && typeof msg.notification === 'string') {
           msg.notification = `${msg.notification}\n${renderTemplate(linkText, { ...msg, answerExpires: zonedTime(expires) })}`;
         }

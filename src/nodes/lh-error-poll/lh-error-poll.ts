@@ -15,6 +15,7 @@ import { Api, connectionChange, ConnectionView } from '../shared/connection-stat
 import { coordinationStatus, gateFor, listedKeysOf, markLost } from '../shared/coordinated-poll';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
+import { LabPublisher } from '../shared/lab-publish';
 import { migrateConfig } from '../shared/migrations';
 import { logError, logInfo, logWarn } from '../shared/node-log';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
@@ -146,6 +147,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   const memory = newPollMemory();
   // a deck photo with each raised error (issue 33): waits at most 2 s, never stops the msg (src/nodes/deck/snapshot.ts)
   const snapshots = snapshotHook(isChecked(config.snapshot) ? snapshotTaker(client) : undefined, (t) => logWarn(node, t));
+  const lab = new LabPublisher(w.server, instrument); // lh-state and the metrics read what this watch sees
   const loop = new PollLoop(pollOnce);
   // this node's slot among every poll loop of this Node-RED with the same interval: a fleet polls spread, not together
   const slot = pollSchedule.join(watchKey(w.server.instrumentKey, node.id), rules.baseMs);
@@ -202,6 +204,9 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
       listedKeysOf(results, rules),
     );
     if (outcome.warn) logWarn(node, outcome.warn);
+    lab.pending(
+      results.map((r) => ('records' in r ? { source: r.source, records: r.records.filter(rules.wanted) } : { source: r.source })),
+    );
     lastStatus = outcome.status;
     showStatus(outcome.status);
     catchUpConnection();
@@ -220,7 +225,11 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
         if (list === 'raised') {
           const msg = markLost(raisedMessage(r.source as Source, r.record, instrument, template), r);
           void snapshots.attach([msg]).then(([m]) => node.send([m, null, null]));
-        } else node.send([null, markLost(resolvedMessage(r.source as Source, r.record, instrument), r), null]);
+          lab.raised(r.source as Source, r.record as PolledError);
+        } else {
+          node.send([null, markLost(resolvedMessage(r.source as Source, r.record, instrument), r), null]);
+          lab.resolved(r.source as Source, r.record as PolledError);
+        }
       });
       if (connection.length > 0 && !loop.stopped) node.send([null, null, connection]);
       return;
@@ -228,6 +237,8 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     const raised = await snapshots.attach(proposed.raised.map((r) => raisedMessage(r.source, r.record, instrument, template)));
     const resolved = proposed.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
     if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
+    for (const r of proposed.raised) lab.raised(r.source, r.record);
+    for (const r of proposed.resolved) lab.resolved(r.source, r.record);
   }
 
   /** A frame on instincterrors: firmware errors raised or resolved from it at once, and a poll at once for the rest. */
@@ -315,6 +326,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     // watching without Redis (coordination lost): every replica says it, marked
     const mark = gate && coordinationStatus(w.server.coordination) ? { coordination: 'lost' } : {};
     node.send([null, null, { ...connectionMessage(change.state, instrument, details), ...mark }]);
+    if (change.state === 'online' || change.state === 'offline') lab.connection(change.state, change.reason);
   }
 
   function showStatus(polled: StatusDecision): void {
@@ -338,7 +350,10 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   // once a day while the password is about to expire, on the connection output
   const offPassword = onPasswordWarning(
     client,
-    (warning) => node.send([null, null, passwordExpiryMessage(warning, instrument)]),
+    (warning) => {
+      node.send([null, null, passwordExpiryMessage(warning, instrument)]);
+      lab.password(warning.daysLeft);
+    },
     `poll ${node.id}`,
   );
   node.on('close', offPassword);

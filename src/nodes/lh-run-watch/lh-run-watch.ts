@@ -14,6 +14,7 @@ import { ConnectPolls, PushPolls } from '../shared/connect-polls';
 import { connectionChange, ConnectionView, offlineAfterOf } from '../shared/connection-state';
 import { connectionMessage } from '../shared/error-messages';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
+import { LabPublisher, stepName } from '../shared/lab-publish';
 import { migrateConfig } from '../shared/migrations';
 import { logInfo, logWarn } from '../shared/node-log';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
@@ -169,6 +170,7 @@ function watch(
   const baseMs = slot.intervalMs;
   const grace = offlineAfterOf(config.offlineAfter);
   const everyMs = progressEveryMs(config.progressInterval);
+  const lab = new LabPublisher(server, instrument); // lh-state and the metrics read what this watch sees
   let lastProblem = '';
 
   function show(s: RunStatus, now: number): void {
@@ -214,7 +216,9 @@ function watch(
     await store.load(memory); // coordinated: a new holder continues from the shared memory
     if (loop.stopped) return baseMs;
     const now = Date.now();
+    const before = memory.run;
     const seen = observe(memory, s, now);
+    const runBegan = memory.run !== undefined && memory.run !== before;
     const change = seen.change
       ? { topic: 'state', state: seen.change.state, previousState: seen.change.previousState, payload: s, instrument }
       : null;
@@ -242,6 +246,17 @@ function watch(
     const mark = verdict === 'lost' ? { coordination: 'lost' } : {};
     if (change || progress) node.send([change && { ...change, ...mark }, null, progress && { ...progress, ...mark }, null]);
     if (finished) node.send([null, { ...finished, ...mark }, null, null]);
+    if (change || progress) {
+      const at = p ? { progress: p.progress, eta: p.eta ?? null } : { progress: null, eta: null };
+      lab.run({
+        state: s.protocolRunState,
+        started: runBegan,
+        protocol: s.protocolName ?? null,
+        step: stepName(s.currentStep),
+        ...at,
+      });
+    }
+    if (finished) lab.runFinished(String(finished.result ?? 'unknown'));
     const run = memory.run;
     if (run && run.priorRecordIds === undefined) {
       run.priorRecordIds = await listedIds(client);

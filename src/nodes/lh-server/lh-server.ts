@@ -1,7 +1,9 @@
 import { withActor } from '../../audit';
 import { asLhError, ClientOptions, LhError, LiquidHandlerClient, trimBase, validate } from '../../client';
+import { publishLab } from '../../observe/lab-events';
 import { requestUser, serverAuditTrail } from '../shared/audit';
 import { isCoordinationNode } from '../shared/coordination-node';
+import { registerMetricsRoute } from '../shared/metrics-route';
 import { migrateConfig } from '../shared/migrations';
 import { logError, logWarn } from '../shared/node-log';
 import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
@@ -120,6 +122,7 @@ export = function register(RED: Red): void {
   });
 
   registerAdminEndpoints(RED);
+  registerMetricsRoute(RED);
 };
 
 /** With an lh-coordination node selected: joins its group for this instrument; throws when it is missing or invalid. */
@@ -143,6 +146,18 @@ function joinCoordination(RED: Red, node: LhServerNode, id: unknown, requestTime
   node.coordinator = found.coordinator;
   // an answer claimed in the shared ledger may be in flight as long as a request may take: its claim holds that long
   node.coordination = found.coordinator.join(node.instrumentKey, { requestTimeoutMs });
+  // the metrics' lease holder and failovers (a role change from standby to holder is a lease taken over)
+  const coordination = node.coordination;
+  let role = coordination.state.role;
+  const about = { instrumentKey: node.instrumentKey, instrument: node.displayName };
+  const off = coordination.onChange((state) => {
+    if (state.role === role) return;
+    const failover = state.role === 'holder' && role === 'standby';
+    role = state.role;
+    if (state.role === 'holder' || state.role === 'standby')
+      publishLab({ ...about, kind: 'lease', holder: state.role === 'holder', failover });
+  });
+  node.on('close', off);
 }
 
 /** The deployed lh-server node of that id; undefined when nothing is deployed under it; a config error when it is another type. */

@@ -208,6 +208,19 @@ export const MIGRATIONS: MigrationTable = {
       },
     },
   ],
+  'lh-state': [
+    {
+      version: 1,
+      defaults: {
+        name: '',
+        topic: 'lab/{{instrument}}/state',
+        eventTopic: 'lab/{{instrument}}',
+        rate: '2',
+        machineInterval: '30',
+        repeat: '60',
+      },
+    },
+  ],
 };
 
 /** The version a configuration of `type` has once migrated (0 for a type without steps). */

@@ -1,0 +1,35 @@
+import { check } from '../../editor/fields';
+import { registerNode, text } from '../../editor/register';
+
+/** A topic template: no MQTT wildcards (the name is put in as one level, its own + # / replaced). */
+function topicOk(v: unknown): boolean {
+  const s = String(v ?? '');
+  return s === '' || (s.length <= 200 && !/[+#]/.test(s.split('{{instrument}}').join('')));
+}
+
+function numberIn(min: number, max: number): (v: unknown) => boolean {
+  return (v) => {
+    const s = String(v ?? '').trim();
+    if (s === '') return true;
+    const n = Number(s);
+    return Number.isFinite(n) && n >= min && n <= max;
+  };
+}
+
+registerNode('lh-state', {
+  icon: 'lh-state.svg',
+  inputs: 1,
+  outputs: 2,
+  outputLabels: ['state (retained)', 'error and run events'],
+  rules: {
+    topic: { validate: check(topicOk, 'lh-state.errors.topic') },
+    eventTopic: { validate: check(topicOk, 'lh-state.errors.topic') },
+    rate: { validate: check(numberIn(0.1, 50), 'lh-state.errors.rate') },
+    machineInterval: {
+      validate: check((v) => String(v ?? '').trim() === '0' || numberIn(5, 3600)(v), 'lh-state.errors.machineInterval'),
+    },
+  },
+  label() {
+    return this.name || text(this, 'paletteLabel');
+  },
+});

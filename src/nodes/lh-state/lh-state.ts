@@ -1,0 +1,122 @@
+import { asLhError } from '../../client';
+import { publishLab } from '../../observe/lab-events';
+import { instrumentInfo } from '../shared/error-records';
+import { migrateConfig } from '../shared/migrations';
+import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { requireClient } from '../shared/server-node';
+import { Status } from '../shared/status';
+import { StateNode } from './state-node';
+
+/** Bounds of the dialog's numbers (a hand-written flow may say anything). */
+const MAX_PER_SECOND = 50;
+const MIN_MACHINE_SECONDS = 5;
+/** The document again this long after a deploy: the mqtt out node has connected to its broker by then. */
+const AFTER_DEPLOY_MS = 2000;
+const MIN_REPEAT_MS = 1000;
+
+function clampNumber(value: unknown, fallback: number, min: number, max: number): number {
+  const n = Number(value);
+  if (value === '' || value === undefined || !Number.isFinite(n)) return fallback;
+  return Math.min(max, Math.max(min, n));
+}
+
+export = function register(RED: Red): void {
+  function LhState(this: unknown, config: NodeConfig): void {
+    config = migrateConfig(config);
+    RED.nodes.createNode(this, config);
+    const node = asNode(this);
+    const status = new Status(node, RED);
+    const stops: (() => void)[] = [];
+    try {
+      const { server, client } = requireClient(RED, config.server, node.type);
+      const instrument = instrumentInfo(server, client);
+      const coordination = server.coordination;
+      const emitting = (): boolean => !coordination || coordination.isHolder || coordination.state.role === 'lost';
+      const state = new StateNode({
+        instrumentKey: server.instrumentKey,
+        instrument: instrument.name,
+        stateTopic: String(config.topic || 'lab/{{instrument}}/state'),
+        eventTopic: String(config.eventTopic || 'lab/{{instrument}}'),
+        perSecond: clampNumber(config.rate, 2, 0.1, MAX_PER_SECOND),
+        emitting,
+        send: (doc, event) => {
+          node.send([doc, event]);
+          if (doc) status.ok('lh-state.status.state', { state: summary(state.document) });
+        },
+      });
+      stops.push(() => state.close());
+      status.follow(server.connection);
+      if (coordination) {
+        let held = coordination.isHolder;
+        stops.push(
+          coordination.onChange(() => {
+            const now = coordination.isHolder;
+            if (now && !held) state.emitNow(); // a new holder says the current state at once
+            if (!now) status.idle('lh-state.status.standby');
+            held = now;
+          }),
+        );
+      }
+      // door and system ready: read by the one emitting, every machineInterval seconds (0: never)
+      const machineMs = clampNumber(config.machineInterval, 30, 0, 3600) * 1000;
+      if (machineMs > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        let stopped = false;
+        const read = async (): Promise<void> => {
+          if (emitting()) {
+            try {
+              const r = await client.machine.startReadiness();
+              if (stopped) return;
+              publishLab({
+                instrumentKey: server.instrumentKey,
+                instrument: instrument.name,
+                kind: 'machine',
+                doorClosed: r.sensors?.isDoorClosed,
+                systemReady: r.systemReady
+                  ? r.systemReady.isServerReady && r.systemReady.stoppedServices.length === 0
+                  : undefined,
+              });
+            } catch {
+              // the instrument's reachability is lh-server's to show; the document keeps what it knew
+            }
+          }
+          if (!stopped) timer = setTimeout(() => void read(), Math.max(MIN_MACHINE_SECONDS * 1000, machineMs));
+        };
+        timer = setTimeout(() => void read(), 0);
+        stops.push(() => {
+          stopped = true;
+          clearTimeout(timer);
+        });
+      }
+      // a deploy: the document now, and again once the mqtt out node beside it has connected (it drops what comes
+      // before) and every `repeat` seconds, so a broker that restarted without its retained msgs gets it back
+      state.emitNow();
+      const repeatMs = clampNumber(config.repeat, 60, 0, 86400) * 1000;
+      const settle = setTimeout(() => state.emitNow(), AFTER_DEPLOY_MS);
+      const every = repeatMs > 0 ? setInterval(() => state.emitNow(), Math.max(MIN_REPEAT_MS, repeatMs)) : undefined;
+      stops.push(() => {
+        clearTimeout(settle);
+        clearInterval(every);
+      });
+      node.on('input', (_msg: unknown, _send: unknown, done: () => void) => {
+        state.emitNow(); // any msg in: the current document out (e.g. when a broker says it restarted)
+        done();
+      });
+    } catch (err) {
+      const error = asLhError(err, node.type);
+      status.failed(error);
+      node.error(error.message);
+    }
+    node.on('close', (_removed: boolean, done: () => void) => {
+      for (const stop of stops.splice(0)) stop();
+      done();
+    });
+  }
+
+  RED.nodes.registerType('lh-state', LhState);
+};
+
+function summary(doc: { connection: { state: string }; errors: { pending: number }; run: { state: string | null } }): string {
+  const run = doc.run.state ? `, run ${doc.run.state}` : '';
+  return `${doc.connection.state}, ${doc.errors.pending} pending${run}`;
+}

@@ -1,0 +1,138 @@
+/**
+ * lh-state's behaviour, apart from its Node-RED wiring: it folds the lab events of one instrument into its state
+ * document, emits the document when it changed (at most `perSecond` a second, the latest always last) and one msg
+ * per error and run event; with coordination, only while this Node-RED holds the instrument's lease, and the current
+ * document at once when it becomes the holder.
+ */
+import { LabEvent, onLabEvent } from '../../observe/lab-events';
+import { admit, RateGate } from '../../observe/rate-gate';
+import { fold, newMemory, StateDocument, StateMemory, topicLevel } from '../../observe/state-document';
+
+export type StateMsg = {
+  topic: string;
+  payload: unknown;
+  retain: boolean;
+  qos: 0 | 1 | 2;
+  instrument: string;
+};
+
+export interface StateNodeOptions {
+  instrumentKey: string;
+  instrument: string;
+  /** MQTT topic of the document; `{{instrument}}` is the instrument's name as one topic level */
+  stateTopic: string;
+  /** prefix of the event topics: `<prefix>/errors/<source>-<id>`, `<prefix>/runs` */
+  eventTopic: string;
+  perSecond: number;
+  /** whether this Node-RED may emit now (the lease holder, or no coordination) */
+  emitting: () => boolean;
+  send: (state: StateMsg | null, event: StateMsg | null) => void;
+  now?: () => number;
+  setTimer?: (fn: () => void, ms: number) => unknown;
+  clearTimer?: (handle: unknown) => void;
+}
+
+function topicOf(template: string, instrument: string): string {
+  return template.split('{{instrument}}').join(topicLevel(instrument));
+}
+
+export class StateNode {
+  private memory: StateMemory;
+  private readonly gate: RateGate = { held: false };
+  private timer: unknown;
+  private lastSent?: StateDocument;
+  private readonly stop: () => void;
+  private readonly now: () => number;
+
+  constructor(private readonly o: StateNodeOptions) {
+    this.now = o.now ?? Date.now;
+    this.memory = newMemory(o.instrument, this.now());
+    this.stop = onLabEvent((event) => {
+      if (event.instrumentKey === o.instrumentKey) this.take(event);
+    });
+  }
+
+  get document(): StateDocument {
+    return this.memory.doc;
+  }
+
+  take(event: LabEvent): void {
+    this.memory = fold(this.memory, event, this.now());
+    if (this.o.emitting()) this.sendEvent(event);
+    this.offer();
+  }
+
+  /** The lease came to this Node-RED (or a deploy): the current document at once, whatever the rate. */
+  emitNow(): void {
+    if (!this.o.emitting()) return;
+    this.clear();
+    this.gate.lastAt = this.now();
+    this.lastSent = this.memory.doc;
+    this.o.send(this.stateMsg(this.memory.doc), null);
+  }
+
+  private offer(): void {
+    if (this.memory.doc === this.lastSent || !this.o.emitting()) return;
+    const verdict = admit(this.gate, this.now(), this.o.perSecond);
+    if (verdict === 'now') return this.emitNow();
+    if (this.gate.held) return; // the timer sends the latest document when the gap ends
+    this.gate.held = true;
+    const set = this.o.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
+    this.timer = set(() => {
+      this.timer = undefined;
+      this.gate.held = false;
+      this.offer();
+    }, verdict);
+  }
+
+  private clear(): void {
+    if (this.timer !== undefined) (this.o.clearTimer ?? ((h) => clearTimeout(h as NodeJS.Timeout)))(this.timer);
+    this.timer = undefined;
+    this.gate.held = false;
+  }
+
+  private stateMsg(doc: StateDocument): StateMsg {
+    return {
+      topic: topicOf(this.o.stateTopic, this.o.instrument),
+      payload: doc,
+      retain: true,
+      qos: 1,
+      instrument: this.o.instrument,
+    };
+  }
+
+  private sendEvent(event: LabEvent): void {
+    const prefix = topicOf(this.o.eventTopic, this.o.instrument);
+    const at = new Date(this.now()).toISOString();
+    const msg = (topic: string, payload: Record<string, unknown>): StateMsg => ({
+      topic,
+      payload: { ...payload, at },
+      retain: false,
+      qos: 1,
+      instrument: this.o.instrument,
+    });
+    switch (event.kind) {
+      case 'raised':
+      case 'resolved': {
+        const e = event.error;
+        const id = topicLevel(`${e.source}-${e.id}`);
+        const extra = event.kind === 'raised' && event.redelivered ? { redelivered: true } : {};
+        this.o.send(null, msg(`${prefix}/errors/${id}`, { event: event.kind, ...e, ...extra }));
+        return;
+      }
+      case 'run':
+        if (event.started) this.o.send(null, msg(`${prefix}/runs`, { event: 'started', protocol: event.protocol ?? null }));
+        return;
+      case 'run-finished':
+        this.o.send(null, msg(`${prefix}/runs`, { event: 'finished', result: event.result }));
+        return;
+      default:
+        return;
+    }
+  }
+
+  close(): void {
+    this.clear();
+    this.stop();
+  }
+}

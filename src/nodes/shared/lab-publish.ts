@@ -1,0 +1,99 @@
+/**
+ * The one place the watch nodes turn what they saw into lab events (src/observe/lab-events.ts) for lh-state and the
+ * metrics: each hook in a node is one call here, and costs nothing while nobody listens.
+ */
+import { labListened, PendingErrorView, publishLab } from '../../observe/lab-events';
+import type { InstrumentInfo } from './error-records';
+import type { ErrorSource, PolledError } from './poll-messages';
+import type { LhServerNode } from './server-node';
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);
+}
+
+/** What the state document shows of one error. */
+export function errorView(source: ErrorSource, record: PolledError): PendingErrorView {
+  const r = record as unknown as Record<string, unknown>;
+  return {
+    source,
+    id: text(source === 'A' ? r.id : r.uuid),
+    title: text(r.title) || text(r.type) || 'Runtime error',
+    severity: text(r.severity) || 'Error',
+  };
+}
+
+/** The current step as the document shows it: its name, or its number/text, or null (bounded to 200 characters there). */
+export function stepName(step: unknown): string | null {
+  if (step === null || step === undefined) return null;
+  if (typeof step === 'string' || typeof step === 'number') return String(step);
+  if (typeof step === 'object') {
+    const s = step as Record<string, unknown>;
+    const name = s.name ?? s.stepName ?? s.title ?? s.id;
+    return typeof name === 'string' || typeof name === 'number' ? String(name) : null;
+  }
+  return null;
+}
+
+/** The instrument's time stamp of an error in ms (a date without a zone is UTC, as the instrument writes it). */
+export function stampOf(source: ErrorSource, record: PolledError): number {
+  const r = record as unknown as Record<string, unknown>;
+  const raw = text(source === 'A' ? (r.timeStamp ?? r.date) : (r.date ?? r.timeStamp));
+  if (raw === '') return NaN;
+  const zoned = /(?:[zZ]|[+-]\d\d:?\d\d)$/.test(raw) || !/\d{2}:\d{2}/.test(raw) ? raw : `${raw}Z`;
+  return Date.parse(zoned);
+}
+
+export class LabPublisher {
+  constructor(
+    private readonly server: Pick<LhServerNode, 'instrumentKey'>,
+    private readonly instrument: InstrumentInfo,
+  ) {}
+
+  private get about(): { instrumentKey: string; instrument: string } {
+    return { instrumentKey: this.server.instrumentKey, instrument: this.instrument.name };
+  }
+
+  /** The errors the instrument lists now (every polled source that answered; a source that failed is left out). */
+  pending(lists: readonly { source: ErrorSource; records?: readonly PolledError[] }[]): void {
+    if (!labListened() || lists.some((l) => l.records === undefined)) return;
+    const pending = lists.flatMap((l) => (l.records ?? []).map((r) => errorView(l.source, r)));
+    publishLab({ ...this.about, kind: 'errors', pending });
+  }
+
+  raised(source: ErrorSource, record: PolledError, redelivered?: boolean): void {
+    if (!labListened()) return;
+    const raisedAt = stampOf(source, record);
+    publishLab({ ...this.about, kind: 'raised', error: errorView(source, record), raisedAt, redelivered });
+  }
+
+  resolved(source: ErrorSource, record: PolledError): void {
+    if (labListened()) publishLab({ ...this.about, kind: 'resolved', error: errorView(source, record) });
+  }
+
+  connection(state: 'online' | 'offline', reason?: string): void {
+    if (labListened()) publishLab({ ...this.about, kind: 'connection', state, reason });
+  }
+
+  password(expiresInDays: number | null): void {
+    if (labListened()) publishLab({ ...this.about, kind: 'password', expiresInDays });
+  }
+
+  link(source: ErrorSource, id: string, answerUrl: string): void {
+    if (labListened()) publishLab({ ...this.about, kind: 'link', source, id, answerUrl });
+  }
+
+  run(change: {
+    state: string | null;
+    started?: boolean;
+    protocol?: string | null;
+    step?: string | null;
+    progress?: number | null;
+    eta?: string | null;
+  }): void {
+    if (labListened()) publishLab({ ...this.about, kind: 'run', ...change });
+  }
+
+  runFinished(result: string): void {
+    if (labListened()) publishLab({ ...this.about, kind: 'run-finished', result });
+  }
+}

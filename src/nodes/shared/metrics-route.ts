@@ -1,0 +1,26 @@
+/**
+ * The package's Prometheus metrics page, `GET {httpAdminRoot}/lh/metrics`, behind Node-RED's admin auth
+ * (`lh-server.read`: with `adminAuth` set, a scraper sends a bearer token of a user allowed to read). One registry per
+ * process (src/observe/metrics.ts), made with the first lh-server type registered.
+ */
+import { LabMetrics } from '../../observe/metrics';
+import type { AdminRequest, AdminResponse, Red } from './node-red';
+
+let metrics: LabMetrics | undefined;
+
+export const METRICS_PATH = '/lh/metrics';
+
+export function registerMetricsRoute(RED: Red): void {
+  metrics ??= new LabMetrics();
+  const page = metrics;
+  RED.httpAdmin.get(METRICS_PATH, RED.auth.needsPermission('lh-server.read'), (_req: AdminRequest, res: AdminResponse) => {
+    page.render().then(
+      ({ contentType, body }) => {
+        res.set('Content-Type', contentType);
+        res.set('Cache-Control', 'no-store');
+        res.send(body);
+      },
+      () => res.status(500).send('metrics could not be rendered'),
+    );
+  });
+}

@@ -1,0 +1,99 @@
+/**
+ * What the package's watch nodes saw, for the whole process: the lh-state node and the metrics read it here instead
+ * of each watching the instrument again. Publishers are the nodes that already watch (lh-error-poll for errors and
+ * reachability, lh-run-watch for runs, the answering code for answers, lh-answer-page for links, the coordinator for
+ * leases). A listener that throws is logged by nobody and stops nothing: publishing never fails a poll.
+ *
+ * Nothing here is keyed by instrument: an event names its instrument (`instrumentKey`, the lh-server's identity) and
+ * each listener keeps what it needs.
+ */
+export type ErrorSource = 'A' | 'B';
+
+/** One pending error as the state document shows it (no free text beyond the title the instrument gave). */
+export interface PendingErrorView {
+  source: ErrorSource;
+  id: string;
+  title: string;
+  severity: string;
+  answerUrl?: string;
+}
+
+interface About {
+  instrumentKey: string;
+  /** the lh-server's display name (never a URL with credentials); '' where the publisher does not know it */
+  instrument: string;
+}
+
+export type LabEvent =
+  | (About & { kind: 'errors'; pending: PendingErrorView[] })
+  | (About & { kind: 'raised'; error: PendingErrorView; raisedAt: number; redelivered?: boolean })
+  | (About & { kind: 'resolved'; error: PendingErrorView; raisedAt?: number })
+  | (About & { kind: 'answered'; source: ErrorSource; id: string; by: AnsweredBy })
+  | (About & { kind: 'link'; source: ErrorSource; id: string; answerUrl: string })
+  | (About & { kind: 'connection'; state: 'online' | 'offline'; reason?: string })
+  | (About & {
+      kind: 'run';
+      state: string | null;
+      /** a new run began with this change */
+      started?: boolean;
+      protocol?: string | null;
+      step?: string | null;
+      progress?: number | null;
+      eta?: string | null;
+    })
+  | (About & { kind: 'run-finished'; result: string })
+  | (About & { kind: 'machine'; doorClosed?: boolean; systemReady?: boolean })
+  | (About & { kind: 'password'; expiresInDays: number | null })
+  | (About & { kind: 'lease'; holder: boolean; failover?: boolean });
+
+/** Who gave an answer, in the bounded set the metrics label with. */
+export type AnsweredBy = 'flow' | 'page' | 'policy' | 'other';
+
+export type LabListener = (event: LabEvent) => void;
+
+const listeners = new Set<LabListener>();
+
+/** Listen to every lab event of this process; returns the call that stops listening. */
+export function onLabEvent(listener: LabListener): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/** Whether anybody listens (publishers skip building an event nobody reads). */
+export function labListened(): boolean {
+  return listeners.size > 0;
+}
+
+export function publishLab(event: LabEvent): void {
+  for (const listener of [...listeners]) {
+    try {
+      listener(event);
+    } catch {
+      // a listener's fault stays the listener's: the watch that published goes on
+    }
+  }
+}
+
+/** The audit writer's durable-sync times are published separately (no instrument name at that layer). */
+const syncListeners = new Set<(seconds: number) => void>();
+export function onAuditSync(listener: (seconds: number) => void): () => void {
+  syncListeners.add(listener);
+  return () => syncListeners.delete(listener);
+}
+export function publishAuditSync(seconds: number): void {
+  for (const listener of [...syncListeners]) {
+    try {
+      listener(seconds);
+    } catch {
+      // as above
+    }
+  }
+}
+
+/** `flow`, `page`, `policy` from the answering code's "by" (a user name on the page counts as `page`). */
+export function answeredBy(by: string | undefined, channel?: string): AnsweredBy {
+  if (channel === 'page') return 'page';
+  if (by === 'policy' || channel === 'policy') return 'policy';
+  if (by === undefined || by === '' || by === 'flow' || channel === 'flow') return 'flow';
+  return 'other';
+}

@@ -1,0 +1,188 @@
+/**
+ * The package's metrics in the Prometheus text format (prom-client), read from the lab events. A registry of its
+ * own (never prom-client's global one, which a user's flow may use). Label values are bounded: instrument names (at
+ * most MAX_INSTRUMENTS, later ones count as "other"), sources A/B, a fixed set of severities, who answered and run
+ * results; never an error id, a free text or a URL.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+import { LabEvent, onAuditSync, onLabEvent } from './lab-events';
+
+export const MAX_INSTRUMENTS = 1000;
+const MAX_RAISE_TIMES = 20000;
+const SEVERITIES = new Set(['fatal', 'error', 'warning', 'info']);
+const RESULTS = new Set(['completed', 'aborted', 'failed', 'unknown']);
+
+export function severityLabel(severity: string): string {
+  const s = severity.trim().toLowerCase();
+  if (s === 'information') return 'info';
+  return SEVERITIES.has(s) ? s : 'other';
+}
+
+export function resultLabel(result: string): string {
+  const r = result.trim().toLowerCase();
+  return RESULTS.has(r) ? r : 'unknown';
+}
+
+export class LabMetrics {
+  readonly registry = new Registry();
+  private readonly names = new Set<string>();
+  /** the instrument name of each instrument key seen (answers are published by key alone) */
+  private readonly nameOf = new Map<string, string>();
+  /** when this process saw each pending error raised and its severity (for time to answer), oldest dropped first */
+  private readonly raisedAt = new Map<string, { at: number; severity: string }>();
+  private readonly raised: Counter<'instrument' | 'source' | 'severity'>;
+  private readonly answered: Counter<'instrument' | 'source' | 'severity' | 'by'>;
+  private readonly toAnswer: Histogram<'source'>;
+  private readonly runsStarted: Counter<'instrument'>;
+  private readonly runsFinished: Counter<'instrument' | 'result'>;
+  private readonly up: Gauge<'instrument'>;
+  private readonly detection: Histogram<'source'>;
+  private readonly auditSync: Histogram;
+  private readonly holder: Gauge<'instrument'>;
+  private readonly failovers: Counter<'instrument'>;
+  private readonly pending: Gauge<'instrument'>;
+  private readonly stops: (() => void)[] = [];
+
+  constructor(private readonly now: () => number = Date.now) {
+    const registers = [this.registry];
+    this.raised = new Counter({
+      name: 'lh_errors_raised_total',
+      help: 'Runtime errors raised (emitted once each by lh-error-poll)',
+      labelNames: ['instrument', 'source', 'severity'],
+      registers,
+    });
+    this.answered = new Counter({
+      name: 'lh_errors_answered_total',
+      help: 'Runtime errors answered by this package, by who answered (flow, page, policy)',
+      labelNames: ['instrument', 'source', 'severity', 'by'],
+      registers,
+    });
+    this.toAnswer = new Histogram({
+      name: 'lh_error_time_to_answer_seconds',
+      help: 'Time from an error being raised to its answer, as this Node-RED saw both',
+      labelNames: ['source'],
+      buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600],
+      registers,
+    });
+    this.runsStarted = new Counter({
+      name: 'lh_runs_started_total',
+      help: 'Protocol runs seen starting (lh-run-watch)',
+      labelNames: ['instrument'],
+      registers,
+    });
+    this.runsFinished = new Counter({
+      name: 'lh_runs_finished_total',
+      help: 'Protocol runs seen finishing, by result',
+      labelNames: ['instrument', 'result'],
+      registers,
+    });
+    this.up = new Gauge({
+      name: 'lh_instrument_up',
+      help: '1 while the instrument answers, 0 while it is offline',
+      labelNames: ['instrument'],
+      registers,
+    });
+    this.detection = new Histogram({
+      name: 'lh_error_detection_seconds',
+      help: "Time from the instrument's time stamp of an error to its raised msg (includes the clocks' difference)",
+      labelNames: ['source'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.auditSync = new Histogram({
+      name: 'lh_audit_sync_seconds',
+      help: 'Time to make an audit record durable (fdatasync of the chain file, or the Redis write)',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    });
+    this.holder = new Gauge({
+      name: 'lh_coordination_lease_holder',
+      help: "1 while this Node-RED holds the instrument's lease (lh-coordination), 0 while it stands by",
+      labelNames: ['instrument'],
+      registers,
+    });
+    this.failovers = new Counter({
+      name: 'lh_coordination_failovers_total',
+      help: 'Leases this Node-RED took over from another holder',
+      labelNames: ['instrument'],
+      registers,
+    });
+    this.pending = new Gauge({
+      name: 'lh_errors_pending',
+      help: 'Runtime errors pending on the instrument, as the last poll listed them',
+      labelNames: ['instrument'],
+      registers,
+    });
+    this.stops.push(onLabEvent((event) => this.observe(event)));
+    this.stops.push(onAuditSync((seconds) => this.auditSync.observe(seconds)));
+  }
+
+  /** A bounded instrument label: its name, or "other" past MAX_INSTRUMENTS names. */
+  private instrument(event: LabEvent): string {
+    if (event.instrument !== '' && !this.nameOf.has(event.instrumentKey) && this.nameOf.size < MAX_INSTRUMENTS)
+      this.nameOf.set(event.instrumentKey, event.instrument);
+    const name = event.instrument || this.nameOf.get(event.instrumentKey) || 'unknown';
+    const label = name.slice(0, 64) || '_';
+    if (this.names.has(label)) return label;
+    if (this.names.size >= MAX_INSTRUMENTS) return 'other';
+    this.names.add(label);
+    return label;
+  }
+
+  observe(event: LabEvent): void {
+    const instrument = this.instrument(event);
+    switch (event.kind) {
+      case 'raised': {
+        const key = `${event.instrumentKey}|${event.error.source}|${event.error.id}`;
+        // two watch nodes of one instrument publish the same raise: counted once while it is pending
+        if (this.raisedAt.has(key) && !event.redelivered) break;
+        const severity = severityLabel(event.error.severity);
+        if (!this.raisedAt.has(key)) this.raised.inc({ instrument, source: event.error.source, severity });
+        this.raisedAt.delete(key);
+        this.raisedAt.set(key, { at: this.now(), severity });
+        while (this.raisedAt.size > MAX_RAISE_TIMES) this.raisedAt.delete(this.raisedAt.keys().next().value as string);
+        const latency = (this.now() - event.raisedAt) / 1000;
+        if (Number.isFinite(latency) && latency >= 0) this.detection.observe({ source: event.error.source }, latency);
+        break;
+      }
+      case 'resolved':
+        this.raisedAt.delete(`${event.instrumentKey}|${event.error.source}|${event.error.id}`);
+        break;
+      case 'answered': {
+        const key = `${event.instrumentKey}|${event.source}|${event.id}`;
+        const raised = this.raisedAt.get(key);
+        this.answered.inc({ instrument, source: event.source, severity: raised?.severity ?? 'other', by: event.by });
+        if (raised) this.toAnswer.observe({ source: event.source }, Math.max(0, this.now() - raised.at) / 1000);
+        break;
+      }
+      case 'errors':
+        this.pending.set({ instrument }, event.pending.length);
+        break;
+      case 'connection':
+        this.up.set({ instrument }, event.state === 'online' ? 1 : 0);
+        break;
+      case 'run':
+        if (event.started) this.runsStarted.inc({ instrument });
+        break;
+      case 'run-finished':
+        this.runsFinished.inc({ instrument, result: resultLabel(event.result) });
+        break;
+      case 'lease':
+        this.holder.set({ instrument }, event.holder ? 1 : 0);
+        if (event.failover) this.failovers.inc({ instrument });
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** The page a Prometheus server scrapes. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  close(): void {
+    for (const stop of this.stops.splice(0)) stop();
+  }
+}

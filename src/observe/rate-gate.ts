@@ -1,0 +1,22 @@
+/**
+ * At most `perSecond` emissions per instrument, the latest state always emitted in the end: a change inside the
+ * gap is held and sent when the gap ends (trailing), so a storm of changes costs `perSecond` msgs a second and the
+ * last word is never lost. Pure: the node keeps `RateGate` and a timer.
+ */
+export interface RateGate {
+  /** when the last emission went out (ms), undefined before the first */
+  lastAt?: number;
+  /** a change is held until `lastAt + gap` */
+  held: boolean;
+}
+
+export function gapMs(perSecond: number): number {
+  return perSecond > 0 ? Math.ceil(1000 / perSecond) : 0;
+}
+
+/** 'now', or the ms to wait before the held change may go out. */
+export function admit(gate: RateGate, now: number, perSecond: number): 'now' | number {
+  const gap = gapMs(perSecond);
+  if (gate.lastAt === undefined || now - gate.lastAt >= gap) return 'now';
+  return gate.lastAt + gap - now;
+}

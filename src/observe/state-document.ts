@@ -1,0 +1,177 @@
+/**
+ * One instrument's state as a lab watches it (MQTT, a wall screen): folded from lab events without timers, I/O or
+ * Node-RED. `sameState` says whether two documents differ in anything but their time stamp, so a node emits only
+ * on a change.
+ */
+import type { LabEvent, PendingErrorView } from './lab-events';
+
+export type ConnectionState = 'online' | 'offline' | 'standby' | 'unknown';
+
+export interface StateDocument {
+  instrument: string;
+  connection: { state: ConnectionState; reason: string | null };
+  run: { state: string | null; protocol: string | null; step: string | null; progress: number | null; eta: string | null };
+  errors: { pending: number; mostSevere: PendingErrorView | null; list: PendingErrorView[] };
+  door: 'open' | 'closed' | 'unknown';
+  systemReady: boolean | null;
+  passwordExpiresInDays: number | null;
+  /** ISO time of the last change */
+  updatedAt: string;
+}
+
+/** Pending errors listed in a document; the count says how many there are in all. */
+export const MAX_LISTED_ERRORS = 20;
+const MAX_TEXT = 200;
+
+const SEVERITY_RANK: Record<string, number> = { fatal: 4, error: 3, warning: 2, info: 1, information: 1 };
+
+/** Higher for more severe; an unknown severity ranks as an error (never hidden below a warning). */
+export function severityRank(severity: string): number {
+  return SEVERITY_RANK[severity.trim().toLowerCase()] ?? 3;
+}
+
+/** A document for an instrument nothing is known of yet. */
+export function emptyDocument(instrument: string, now: number): StateDocument {
+  return {
+    instrument,
+    connection: { state: 'unknown', reason: null },
+    run: { state: null, protocol: null, step: null, progress: null, eta: null },
+    errors: { pending: 0, mostSevere: null, list: [] },
+    door: 'unknown',
+    systemReady: null,
+    passwordExpiresInDays: null,
+    updatedAt: new Date(now).toISOString(),
+  };
+}
+
+function clip(value: string): string {
+  return value.length > MAX_TEXT ? `${value.slice(0, MAX_TEXT - 1)}…` : value;
+}
+
+/** Where an answer link is kept: by source and id (every error listed under that id shares it). */
+function linkKey(e: { source: string; id: string }): string {
+  return `${e.source}:${e.id}`;
+}
+
+/**
+ * One pending error: its id together with its title (the 0.3 identity rule: an instrument may list two errors under
+ * one id; they count as two while their titles differ, as one when the same record is listed twice).
+ */
+function errorKey(e: { source: string; id: string; title: string }): string {
+  return `${e.source}:${e.id}:${e.title}`;
+}
+
+function unique(list: PendingErrorView[]): PendingErrorView[] {
+  const seen = new Set<string>();
+  return list.filter((e) => !seen.has(errorKey(e)) && Boolean(seen.add(errorKey(e))));
+}
+
+function cleanError(e: PendingErrorView): PendingErrorView {
+  const out: PendingErrorView = { source: e.source, id: clip(e.id), title: clip(e.title), severity: clip(e.severity) };
+  if (e.answerUrl) out.answerUrl = e.answerUrl;
+  return out;
+}
+
+/** The errors part from a full pending list: the most severe first (then oldest first, as listed), links kept. */
+function errorsOf(pending: PendingErrorView[], links: Map<string, string>): StateDocument['errors'] {
+  const list = pending
+    .map((e, index) => ({ e: cleanError({ ...e, answerUrl: e.answerUrl ?? links.get(linkKey(e)) }), index }))
+    .sort((a, b) => severityRank(b.e.severity) - severityRank(a.e.severity) || a.index - b.index)
+    .map((x) => x.e);
+  return { pending: list.length, mostSevere: list[0] ?? null, list: list.slice(0, MAX_LISTED_ERRORS) };
+}
+
+/** What a state node keeps beside the document: every pending error (the document lists at most 20) and links. */
+export interface StateMemory {
+  doc: StateDocument;
+  pending: PendingErrorView[];
+  links: Map<string, string>;
+}
+
+export function newMemory(instrument: string, now: number): StateMemory {
+  return { doc: emptyDocument(instrument, now), pending: [], links: new Map() };
+}
+
+/** Links kept for errors that are not (yet) listed: a link may arrive before the poll lists its error. */
+const MAX_LINKS = 1000;
+
+/** `memory` after `event` (a new document object when anything changed; the same one otherwise). */
+export function fold(memory: StateMemory, event: LabEvent, now: number): StateMemory {
+  const doc = memory.doc;
+  let next: StateDocument = doc;
+  let pending = memory.pending;
+  const links = memory.links;
+  switch (event.kind) {
+    case 'errors':
+      pending = unique(event.pending.map(cleanError));
+      next = { ...doc, errors: errorsOf(pending, links) };
+      break;
+    case 'raised':
+      if (!pending.some((e) => errorKey(e) === errorKey(cleanError(event.error))))
+        pending = [...pending, cleanError(event.error)];
+      next = { ...doc, errors: errorsOf(pending, links) };
+      break;
+    case 'resolved':
+      pending = pending.filter((e) => errorKey(e) !== errorKey(cleanError(event.error)));
+      if (!pending.some((e) => linkKey(e) === linkKey(event.error))) links.delete(linkKey(event.error));
+      next = { ...doc, errors: errorsOf(pending, links) };
+      break;
+    case 'link':
+      links.delete(linkKey(event));
+      links.set(linkKey(event), event.answerUrl);
+      while (links.size > MAX_LINKS) links.delete(links.keys().next().value as string);
+      next = { ...doc, errors: errorsOf(pending, links) };
+      break;
+    case 'connection':
+      next = { ...doc, connection: { state: event.state, reason: event.reason ? clip(event.reason) : null } };
+      break;
+    case 'lease':
+      if (!event.holder) next = { ...doc, connection: { state: 'standby', reason: 'another Node-RED holds the lease' } };
+      else if (doc.connection.state === 'standby') next = { ...doc, connection: { state: 'unknown', reason: null } };
+      break;
+    case 'run':
+      next = {
+        ...doc,
+        run: {
+          state: event.state,
+          protocol: event.protocol === undefined ? doc.run.protocol : event.protocol === null ? null : clip(event.protocol),
+          step: event.step === undefined ? doc.run.step : event.step === null ? null : clip(event.step),
+          progress: event.progress === undefined ? doc.run.progress : event.progress,
+          eta: event.eta === undefined ? doc.run.eta : event.eta,
+        },
+      };
+      break;
+    case 'machine':
+      next = {
+        ...doc,
+        door: event.doorClosed === undefined ? doc.door : event.doorClosed ? 'closed' : 'open',
+        systemReady: event.systemReady === undefined ? doc.systemReady : event.systemReady,
+      };
+      break;
+    case 'password':
+      next = { ...doc, passwordExpiresInDays: event.expiresInDays };
+      break;
+    default:
+      return memory;
+  }
+  if (sameState(next, doc)) return pending === memory.pending ? memory : { doc, pending, links };
+  return { doc: { ...next, updatedAt: new Date(now).toISOString() }, pending, links };
+}
+
+/** Whether two documents say the same (their time stamps aside). */
+export function sameState(a: StateDocument, b: StateDocument): boolean {
+  return JSON.stringify({ ...a, updatedAt: '' }) === JSON.stringify({ ...b, updatedAt: '' });
+}
+
+/**
+ * An MQTT topic level from an instrument name: the wildcards `+` and `#`, the level separator `/`, NUL and control
+ * characters become `_`; at most 64 characters; never empty.
+ */
+export function topicLevel(name: string): string {
+  const level = [...name]
+    .map((c) => (c === '+' || c === '#' || c === '/' || c.charCodeAt(0) < 0x20 || c === '\u007f' ? '_' : c))
+    .join('')
+    .trim()
+    .slice(0, 64);
+  return level === '' ? '_' : level;
+}

@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'child_process';
+import fs from 'fs';
+import path from 'path';
+
+import mqtt from 'mqtt';
+
+import { startBroker, TestBroker } from '../support/mqtt-broker';
+import { useInstrument } from '../support/node-suite';
+import { helper, nextMessage, packageNodes, serverFlow, tlsConfigNode } from '../support/runtime';
+
+type Msg = Record<string, unknown>;
+type Doc = {
+  instrument: string;
+  connection: { state: string };
+  errors: { pending: number; mostSevere: Msg | null; list: Msg[] };
+};
+
+const parsePrometheus = require('parse-prometheus-text-format') as (text: string) => {
+  name: string;
+  type: string;
+  metrics: { labels?: Record<string, string>; value?: string; buckets?: Record<string, string>; count?: string }[];
+}[];
+
+/** The core mqtt nodes of the runtime under test. */
+const coreMqtt = require(
+  path.join(path.dirname(require.resolve('@node-red/nodes/package.json')), 'core', 'network', '10-mqtt.js'),
+) as (RED: unknown) => void;
+
+/** The first retained msg on `topic` a new subscriber gets, as the broker holds it. */
+async function retained(url: string, topic: string): Promise<{ payload: Doc; retain: boolean }> {
+  const client = await mqtt.connectAsync(url, { reconnectPeriod: 0 });
+  try {
+    const got = new Promise<{ payload: Doc; retain: boolean }>((resolve) =>
+      client.on('message', (_t, payload, packet) =>
+        resolve({ payload: JSON.parse(payload.toString()) as Doc, retain: packet.retain }),
+      ),
+    );
+    await client.subscribeAsync(topic, { qos: 1 });
+    return await got;
+  } finally {
+    await client.endAsync();
+  }
+}
+
+describe('lh-state: the state stream through the core mqtt out node to a real broker, and the metrics page', function () {
+  this.timeout(30000);
+  const sim = useInstrument({ adminServer: true });
+  let broker: TestBroker;
+  before(async function () {
+    broker = await startBroker();
+  });
+  after(async function () {
+    await broker?.stop();
+  });
+
+  async function load(): Promise<void> {
+    const server = serverFlow(sim, { withB: false });
+    const flow: Msg[] = [
+      ...server.nodes,
+      { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.3, wires: [[], [], []] },
+      { id: 'state', type: 'lh-state', server: 'server', rate: '20', machineInterval: '0', wires: [['out', 'doc'], ['events']] },
+      {
+        id: 'broker',
+        type: 'mqtt-broker',
+        broker: '127.0.0.1',
+        port: String(broker.port),
+        protocolVersion: '4',
+        autoConnect: true,
+      },
+      { id: 'out', type: 'mqtt out', broker: 'broker', topic: '', qos: '', retain: '' },
+      { id: 'doc', type: 'helper' },
+      { id: 'events', type: 'helper' },
+    ];
+    await helper.load([...packageNodes(), tlsConfigNode, coreMqtt], flow, server.credentials);
+  }
+
+  function docWhere(check: (d: Doc) => boolean): Promise<Msg> {
+    return new Promise((resolve) => {
+      const node = helper.getNode('doc');
+      const on = (msg: Msg): void => {
+        if (!check(msg.payload as Doc)) return;
+        node.removeListener('input', on);
+        resolve(msg);
+      };
+      node.on('input', on);
+    });
+  }
+
+  it(`a subscriber that comes later sees the current state at once (retained), after a restart of Node-RED and the broker too [${process.env.LH_MQTT_BROKER ?? 'mosquitto if installed, else aedes'}]`, async function () {
+    await load();
+    const raisedEvent = nextMessage(helper.getNode('events'));
+    const withError = docWhere((d) => d.errors.pending === 1);
+    const error = sim.injectPendingError({ severity: 'Fatal', title: 'Clot detected' });
+    const msg = await withError;
+    assert.equal(msg.topic, 'lab/sim/state');
+    assert.equal(msg.retain, true);
+    const doc = msg.payload as Doc;
+    assert.equal(doc.errors.mostSevere?.severity, 'Fatal');
+    assert.equal(doc.errors.mostSevere?.id, error.id);
+    const event = await raisedEvent;
+    assert.equal(event.topic, `lab/sim/errors/A-${error.id}`);
+    assert.equal((event.payload as Msg).event, 'raised');
+
+    // the broker holds the document; a subscriber that connects now gets it at once
+    await new Promise((r) => setImmediate(r));
+    const later = await retained(broker.url, 'lab/+/state');
+    assert.equal(later.retain, true);
+    assert.equal(later.payload.errors.pending, 1);
+
+    // resolved: the retained document says so; a redeploy sends the current state again
+    const cleared = docWhere((d) => d.errors.pending === 0);
+    sim.resolvePendingError(error.id);
+    await cleared;
+    // everything restarts, the broker without persistence (its retained msgs gone): the node says the state again
+    await helper.unload();
+    await broker.stop();
+    broker = await startBroker();
+    await load();
+    await nextMessage(helper.getNode('doc')); // sent again once the mqtt out node has connected
+    let again = await retained(broker.url, 'lab/sim/state');
+    // the publish may still be on its way to the broker: a live copy is not a retained one, ask once more
+    if (!again.retain) again = await retained(broker.url, 'lab/sim/state');
+    assert.equal(again.retain, true);
+    assert.equal(again.payload.instrument, 'sim');
+    assert.equal(again.payload.errors.pending, 0);
+  });
+
+  it('serves the metrics in the Prometheus text format behind the admin auth: errors raised by severity, pending, bounded labels, no error id', async function () {
+    await load();
+    const withError = docWhere((d) => d.errors.pending === 1);
+    const error = sim.injectPendingError({ severity: 'Warning', title: 'Door open' });
+    await withError;
+    const res = (await helper.request().get('/lh/metrics').expect(200)) as unknown as {
+      text: string;
+      headers: Record<string, string>;
+    };
+    assert.match(res.headers['content-type'], /^text\/plain/);
+    const families = parsePrometheus(res.text);
+    const byName = new Map(families.map((f) => [f.name, f]));
+    const raised = byName.get('lh_errors_raised_total');
+    assert.ok(raised, 'lh_errors_raised_total is on the page');
+    const warning = raised.metrics.find((m) => m.labels?.instrument === 'sim' && m.labels.severity === 'warning');
+    assert.ok(warning && Number(warning.value) >= 1);
+    const pending = byName.get('lh_errors_pending')?.metrics.find((m) => m.labels?.instrument === 'sim');
+    assert.equal(Number(pending?.value), 1);
+    for (const name of [
+      'lh_errors_answered_total',
+      'lh_error_time_to_answer_seconds',
+      'lh_instrument_up',
+      'lh_audit_sync_seconds',
+    ])
+      assert.ok(byName.has(name), `${name} is on the page`);
+    assert.ok(!res.text.includes(error.id), 'no error id in a label');
+    // Prometheus's own checker where Debian's prometheus package is installed (CI installs it)
+    const promtool = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find((p) => fs.existsSync(p));
+    if (promtool) {
+      const checked = spawnSync(promtool, ['check', 'metrics'], { input: res.text, encoding: 'utf8' });
+      assert.equal(checked.status, 0, `promtool check metrics: ${checked.stdout}${checked.stderr}`);
+    } else console.log('      (promtool not installed: the page was checked by parse-prometheus-text-format only)');
+  });
+});

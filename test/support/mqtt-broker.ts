@@ -1,0 +1,106 @@
+/**
+ * A real MQTT broker on loopback for the state-stream tests: Debian's mosquitto when it is installed (CI installs
+ * it), else aedes in this process (an npm package). LH_MQTT_BROKER=aedes picks aedes where both are present.
+ */
+import { ChildProcess, execFileSync, spawn } from 'child_process';
+import fs from 'fs';
+import net from 'net';
+import os from 'os';
+import path from 'path';
+
+import { until } from './until';
+
+export interface TestBroker {
+  kind: 'mosquitto' | 'aedes';
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+function hasMosquitto(): string | undefined {
+  for (const candidate of ['/usr/sbin/mosquitto', '/usr/bin/mosquitto']) if (fs.existsSync(candidate)) return candidate;
+  try {
+    return execFileSync('sh', ['-c', 'command -v mosquitto'], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function startMosquitto(bin: string): Promise<TestBroker> {
+  const port = await freePort();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-mosquitto-'));
+  const conf = path.join(dir, 'mosquitto.conf');
+  fs.writeFileSync(conf, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
+  const child: ChildProcess = spawn(bin, ['-c', conf], { stdio: 'ignore' });
+  await until(() => accepts(port), `mosquitto on port ${port}`, 10_000);
+  return {
+    kind: 'mosquitto',
+    port,
+    url: `mqtt://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => {
+          fs.rmSync(dir, { recursive: true, force: true });
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+interface AedesBroker {
+  handle: (socket: net.Socket) => void;
+  close(cb: () => void): void;
+}
+
+async function startAedes(): Promise<TestBroker> {
+  // aedes is an ES module; Node 20.19+ loads it with require
+  const { Aedes } = require('aedes') as { Aedes: { createBroker(): Promise<AedesBroker> } };
+  const broker = await Aedes.createBroker();
+  const server = net.createServer((socket) => broker.handle(socket));
+  const sockets = new Set<net.Socket>();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    kind: 'aedes',
+    port,
+    url: `mqtt://127.0.0.1:${port}`,
+    stop: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => broker.close(resolve));
+    },
+  };
+}
+
+export async function startBroker(): Promise<TestBroker> {
+  const mosquitto = process.env.LH_MQTT_BROKER === 'aedes' ? undefined : hasMosquitto();
+  return mosquitto ? startMosquitto(mosquitto) : startAedes();
+}

@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict';
+
+import fc from 'fast-check';
+
+import { StateMsg, StateNode } from '../../src/nodes/lh-state/state-node';
+import type { LabEvent, PendingErrorView } from '../../src/observe/lab-events';
+import {
+  fold,
+  MAX_LISTED_ERRORS,
+  newMemory,
+  sameState,
+  severityRank,
+  StateMemory,
+  topicLevel,
+} from '../../src/observe/state-document';
+
+const about = { instrumentKey: 'http://x|', instrument: 'X' };
+const SEVERITIES = ['Fatal', 'Error', 'Warning', 'Info', 'odd'];
+
+const errorArb: fc.Arbitrary<PendingErrorView> = fc.record({
+  source: fc.constantFrom<'A' | 'B'>('A', 'B'),
+  id: fc.integer({ min: 1, max: 30 }).map(String),
+  title: fc.constantFrom('', 'Clot', 'Liquid level not detected'),
+  severity: fc.constantFrom(...SEVERITIES),
+});
+
+const eventArb: fc.Arbitrary<LabEvent> = fc.oneof(
+  fc.array(errorArb, { maxLength: 40 }).map((pending): LabEvent => ({ ...about, kind: 'errors', pending })),
+  errorArb.map((error): LabEvent => ({ ...about, kind: 'raised', error, raisedAt: 0 })),
+  errorArb.map((error): LabEvent => ({ ...about, kind: 'resolved', error })),
+  errorArb.map((e): LabEvent => ({ ...about, kind: 'link', source: e.source, id: e.id, answerUrl: `https://p/${e.id}` })),
+  fc.constantFrom<'online' | 'offline'>('online', 'offline').map((state): LabEvent => ({ ...about, kind: 'connection', state })),
+  fc.constantFrom('Idle', 'Running', 'Paused', null).map((state): LabEvent => ({ ...about, kind: 'run', state, progress: 0.5 })),
+  fc.record({ doorClosed: fc.boolean(), systemReady: fc.boolean() }).map((m): LabEvent => ({ ...about, kind: 'machine', ...m })),
+  fc.boolean().map((holder): LabEvent => ({ ...about, kind: 'lease', holder })),
+);
+
+/** The reference: what the README promises of the document's error part. */
+function modelPending(events: LabEvent[]): Map<string, PendingErrorView> {
+  // one error: its id and its title (two records under one id with different titles are two errors)
+  const key = (p: PendingErrorView): string => JSON.stringify([p.source, p.id, p.title]);
+  let pending = new Map<string, PendingErrorView>();
+  for (const e of events) {
+    if (e.kind === 'errors') pending = new Map(e.pending.map((p) => [key(p), p]));
+    if (e.kind === 'raised' && !pending.has(key(e.error))) pending.set(key(e.error), e.error);
+    if (e.kind === 'resolved') pending.delete(key(e.error));
+  }
+  return pending;
+}
+
+describe('lh-state document (pure)', function () {
+  it('counts every pending error, lists at most 20 with the most severe first, over any sequence of events', function () {
+    fc.assert(
+      fc.property(fc.array(eventArb, { maxLength: 60 }), (events) => {
+        let memory: StateMemory = newMemory('X', 0);
+        events.forEach((e, i) => (memory = fold(memory, e, i)));
+        const model = modelPending(events);
+        const doc = memory.doc;
+        assert.equal(doc.errors.pending, model.size);
+        assert.ok(doc.errors.list.length <= MAX_LISTED_ERRORS);
+        assert.equal(doc.errors.list.length, Math.min(MAX_LISTED_ERRORS, model.size));
+        for (let i = 1; i < doc.errors.list.length; i++)
+          assert.ok(severityRank(doc.errors.list[i - 1].severity) >= severityRank(doc.errors.list[i].severity));
+        const top = Math.max(0, ...[...model.values()].map((e) => severityRank(e.severity)));
+        assert.equal(doc.errors.mostSevere ? severityRank(doc.errors.mostSevere.severity) : 0, top);
+      }),
+    );
+  });
+
+  it('keeps an answer link that came before the poll listed its error, and drops it once resolved', function () {
+    const e: PendingErrorView = { source: 'A', id: '7', title: 't', severity: 'Error' };
+    let m = newMemory('X', 0);
+    m = fold(m, { ...about, kind: 'link', source: 'A', id: '7', answerUrl: 'https://page/7' }, 1);
+    m = fold(m, { ...about, kind: 'errors', pending: [e] }, 2);
+    assert.equal(m.doc.errors.list[0].answerUrl, 'https://page/7');
+    m = fold(m, { ...about, kind: 'resolved', error: e }, 3);
+    m = fold(m, { ...about, kind: 'errors', pending: [e] }, 4); // the id listed again later: a new error, no old link
+    assert.equal(m.doc.errors.list[0].answerUrl, undefined);
+  });
+
+  it('changes the document (and its time stamp) only when what it says changed', function () {
+    fc.assert(
+      fc.property(fc.array(eventArb, { maxLength: 30 }), eventArb, (events, again) => {
+        let memory = newMemory('X', 0);
+        events.forEach((e, i) => (memory = fold(memory, e, i)));
+        const once = fold(memory, again, 1000);
+        const twice = fold(once, again, 2000);
+        assert.equal(twice.doc, once.doc); // the same event twice: nothing new to say
+        if (sameState(once.doc, memory.doc)) assert.equal(once.doc, memory.doc);
+      }),
+    );
+  });
+
+  it('makes one MQTT topic level of any instrument name (no wildcard, no separator, no control character)', function () {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 100 }), (name) => {
+        const level = topicLevel(name);
+        assert.ok(level.length >= 1 && level.length <= 64);
+        assert.ok([...level].every((c) => !'+#/'.includes(c) && c.charCodeAt(0) >= 0x20 && c !== '\u007f'));
+      }),
+    );
+  });
+});
+
+describe('lh-state rate (StateNode on a model clock)', function () {
+  it('sends at most `perSecond` documents a second and always the latest one last, under any storm', function () {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 400 }), eventArb), { minLength: 1, maxLength: 80 }),
+        fc.constantFrom(1, 2, 5),
+        (steps, perSecond) => {
+          let now = 0;
+          const timers: { at: number; fn: () => void; id: number }[] = [];
+          let nextId = 0;
+          const sent: { at: number; msg: StateMsg }[] = [];
+          const node = new StateNode({
+            ...about,
+            stateTopic: 'lab/{{instrument}}/state',
+            eventTopic: 'lab/{{instrument}}',
+            perSecond,
+            emitting: () => true,
+            send: (state) => {
+              if (state) sent.push({ at: now, msg: state });
+            },
+            now: () => now,
+            setTimer: (fn, ms) => {
+              const t = { at: now + ms, fn, id: nextId++ };
+              timers.push(t);
+              return t.id;
+            },
+            clearTimer: (id) => {
+              const i = timers.findIndex((t) => t.id === id);
+              if (i >= 0) timers.splice(i, 1);
+            },
+          });
+          const runTimersUntil = (to: number): void => {
+            for (;;) {
+              timers.sort((a, b) => a.at - b.at);
+              const t = timers[0];
+              if (!t || t.at > to) break;
+              timers.shift();
+              now = t.at;
+              t.fn();
+            }
+            now = to;
+          };
+          try {
+            node.emitNow();
+            for (const [wait, event] of steps) {
+              runTimersUntil(now + wait);
+              node.take(event);
+            }
+            runTimersUntil(now + 10_000);
+            const gap = Math.ceil(1000 / perSecond);
+            for (let i = 1; i < sent.length; i++) assert.ok(sent[i].at - sent[i - 1].at >= gap, 'two documents inside one gap');
+            assert.deepEqual(sent[sent.length - 1].msg.payload, node.document);
+            assert.ok(sent.every((s) => s.msg.retain === true && s.msg.topic === 'lab/X/state'));
+          } finally {
+            node.close();
+          }
+        },
+      ),
+    );
+  });
+
+  it('sends nothing while another Node-RED holds the lease, and the current document at once when it comes here', function () {
+    let holder = false;
+    const sent: StateMsg[] = [];
+    const node = new StateNode({
+      ...about,
+      stateTopic: 's/{{instrument}}',
+      eventTopic: 'e/{{instrument}}',
+      perSecond: 1,
+      emitting: () => holder,
+      send: (state, event) => sent.push(...[state, event].filter((m): m is StateMsg => m !== null)),
+    });
+    try {
+      node.emitNow();
+      node.take({ ...about, kind: 'raised', error: { source: 'A', id: '1', title: 't', severity: 'Fatal' }, raisedAt: 0 });
+      assert.equal(sent.length, 0);
+      holder = true;
+      node.emitNow();
+      assert.equal(sent.length, 1);
+      assert.equal((sent[0].payload as { errors: { pending: number } }).errors.pending, 1);
+    } finally {
+      node.close();
+    }
+  });
+});
