@@ -1,6 +1,7 @@
 /** Building the simulator's stateful parts (Services), seeding them, and reading them for /sim/state. */
 import { AuthService } from './auth';
 import { InstrumentErrorBook } from './instrument-errors';
+import { HttpProblem } from './problem';
 import { type RunClock, type RunEventSink, RunMachine } from './run-machine';
 import { RuntimeErrorBook } from './runtime-errors';
 import type { Services } from './services';
@@ -33,6 +34,7 @@ export function createServices(options: SimulatorOptions, w: ServiceWiring): Ser
     events: w.runEvents,
   });
   runs.speedAsText = w.lenient;
+  steps.editGuard = (protocolId) => refuseEditsWhileRunning(runs, protocolId);
   runtimeErrors.onHandled = (error) => runs.errorHandled(error);
   return {
     auth: new AuthService({
@@ -50,6 +52,16 @@ export function createServices(options: SimulatorOptions, w: ServiceWiring): Ser
     instrument: new InstrumentErrorBook(),
     settings,
   };
+}
+
+/** A protocol's steps are not changed while a run of it is in progress (409 naming the run). */
+function refuseEditsWhileRunning(runs: RunMachine, protocolId: number): void {
+  const status = runs.status();
+  if (!status.isRunInProgress || status.protocolId !== protocolId) return;
+  throw new HttpProblem(
+    409,
+    `Protocol ${protocolId} cannot be changed while a run of it is in progress (state ${String(status.protocolRunState)}).`,
+  );
 }
 
 /** Back to the seed state (the demo protocols and service routines when `seed`), no errors, no run, no lockouts. */

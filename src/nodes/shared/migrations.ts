@@ -185,6 +185,7 @@ export const MIGRATIONS: MigrationTable = {
   ],
   'lh-run-watch': [{ version: 1, defaults: { name: '', interval: '5', progressInterval: '5', offlineAfter: '3', listen: true } }],
   'lh-run-data': [{ version: 1, defaults: { name: '', operation: 'report', runId: '', runIdType: 'str' } }],
+  'lh-protocol': [{ version: 1, defaults: { name: '', operation: 'export', protocolId: '', protocolIdType: 'num' } }],
 };
 
 /** The version a configuration of `type` has once migrated (0 for a type without steps). */
