@@ -244,7 +244,7 @@ function readDesiredStep(raw: unknown, i: number, operation: string): DesiredSte
       );
     }
     checkJson(value, `${label}.${key}`, operation);
-    const type = types[key];
+    const type = Object.prototype.hasOwnProperty.call(types, key) ? types[key] : undefined;
     const problem = type === undefined ? undefined : stepFieldProblem(value, type);
     if (problem) throw validationError(operation, `${label}.${key}`, `${problem} for a ${stepType}`, value);
     put(own, key, value);
