@@ -66,6 +66,7 @@ function refuseEditsWhileRunning(runs: RunMachine, protocolId: number): void {
 
 /** Back to the seed state (the demo protocols and service routines when `seed`), no errors, no run, no lockouts. */
 export function seedServices(s: Services, seed: boolean, policy: PolicySettings): void {
+  s.runs.reset(); // first: no run, so the seed protocols can be written
   s.steps.clear();
   s.routines.routines = [];
   if (seed) {
@@ -75,7 +76,6 @@ export function seedServices(s: Services, seed: boolean, policy: PolicySettings)
   s.settings.software = seedSoftwareSettings();
   s.settings.policy = { ...policy };
   s.runtimeErrors.clear();
-  s.runs.reset();
   s.instrument.clear();
   s.auth.reset();
 }
