@@ -114,3 +114,33 @@ export function currentAndDesired(min: number, max: number): fc.Arbitrary<{ curr
       .filter(({ desired }) => desired.length >= min && new Set(desired.map((d) => d.name)).size === desired.length),
   );
 }
+
+/** Length of a longest strictly increasing subsequence, by the quadratic count (independent of the planner's). */
+export function lisLength(values: number[]): number {
+  const best = values.map(() => 1);
+  for (let i = 0; i < values.length; i++)
+    for (let j = 0; j < i; j++) if (values[j] < values[i]) best[i] = Math.max(best[i], best[j] + 1);
+  return Math.max(0, ...best);
+}
+
+/** For each current step (in its order) that a desired step keeps, that step's desired place. */
+export function keptDesiredPlaces(current: string[], desired: { name: string; renamedFrom?: string }[]): number[] {
+  const claimedBy = new Map<string, number>();
+  desired.forEach((d, i) => {
+    if (d.renamedFrom !== undefined && current.includes(d.renamedFrom)) claimedBy.set(d.renamedFrom, i);
+  });
+  desired.forEach((d, i) => {
+    const byRename = d.renamedFrom !== undefined && current.includes(d.renamedFrom);
+    if (!byRename && current.includes(d.name) && !claimedBy.has(d.name)) claimedBy.set(d.name, i);
+  });
+  return current.filter((n) => claimedBy.has(n)).map((n) => claimedBy.get(n) as number);
+}
+
+/** The desired places of the kept steps, in the current order, from a plan's `match` (desired → current index). */
+export function keptInCurrentOrder(match: number[]): number[] {
+  return match
+    .map((currentIndex, desiredIndex) => ({ currentIndex, desiredIndex }))
+    .filter((m) => m.currentIndex >= 0)
+    .sort((a, b) => a.currentIndex - b.currentIndex)
+    .map((m) => m.desiredIndex);
+}

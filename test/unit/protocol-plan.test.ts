@@ -12,30 +12,9 @@ import fc from 'fast-check';
 import { exportText, type ProtocolExport, readDesired } from '../../src/nodes/lh-protocol/export-format';
 import { type Change, longestIncreasingRun, planChanges, writeCount } from '../../src/nodes/lh-protocol/plan-make';
 import { replayChanges } from '../../src/nodes/lh-protocol/plan-replay';
-import { currentAndDesired, stepOf } from './protocol-arbitraries';
+import { currentAndDesired, keptInCurrentOrder, lisLength, stepOf } from './protocol-arbitraries';
 
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
-
-/** Length of a longest strictly increasing subsequence, by the quadratic count (independent of the planner's). */
-function lisLength(values: number[]): number {
-  const best = values.map(() => 1);
-  for (let i = 0; i < values.length; i++)
-    for (let j = 0; j < i; j++) if (values[j] < values[i]) best[i] = Math.max(best[i], best[j] + 1);
-  return Math.max(0, ...best);
-}
-
-/** For each current step (in its order) that a desired step keeps, that step's desired place. */
-function keptDesiredPlaces(current: string[], desired: { name: string; renamedFrom?: string }[]): number[] {
-  const claimedBy = new Map<string, number>();
-  desired.forEach((d, i) => {
-    if (d.renamedFrom !== undefined && current.includes(d.renamedFrom)) claimedBy.set(d.renamedFrom, i);
-  });
-  desired.forEach((d, i) => {
-    const byRename = d.renamedFrom !== undefined && current.includes(d.renamedFrom);
-    if (!byRename && current.includes(d.name) && !claimedBy.has(d.name)) claimedBy.set(d.name, i);
-  });
-  return current.filter((n) => claimedBy.has(n)).map((n) => claimedBy.get(n) as number);
-}
 
 function count(changes: Change[], ...actions: Change['action'][]): number {
   return changes.filter((c) => actions.includes(c.action)).length;
@@ -49,20 +28,17 @@ describe('lh-protocol planner (plan-make)', () => {
       fc.property(currentAndDesired(0, 14), ({ current, desired: given }) => {
         const protocol: ProtocolExport = { name: 'P', steps: current.map(stepOf) };
         const desired = readDesired({ steps: given }, 'test');
-        const { changes, target } = planChanges(protocol, desired);
+        const { changes, target, match } = planChanges(protocol, desired);
         const after = replayChanges(protocol, changes);
         assert.equal(exportText(after), exportText(target));
         assert.deepEqual(
           after.steps.map((s) => s.name),
           given.map((d) => d.name),
         );
-        assert.deepEqual(planChanges(after, readDesired({ steps: target.steps }, 'test')).changes, []);
+        assert.deepEqual(planChanges(after, desired).changes, []);
 
         // kept steps: current steps that a desired step keeps (by renamedFrom or name), by their desired places
-        const keptPlaces = keptDesiredPlaces(
-          protocol.steps.map((x) => x.name),
-          given,
-        );
+        const keptPlaces = keptInCurrentOrder(match);
         const minimalMoves = keptPlaces.length - lisLength(keptPlaces);
         assert.equal(count(changes, 'move'), minimalMoves, 'moves: kept steps outside the longest run in order');
         const bound =

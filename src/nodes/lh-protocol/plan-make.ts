@@ -33,33 +33,31 @@ export const CHANGE_ACTIONS: readonly ChangeAction[] = ['delete', 'rename', 'upd
 
 export interface PlannedChanges {
   changes: Change[];
+  /** for each desired step, the index of the current step it keeps, or -1 (created) */
+  match: number[];
   /** the protocol as it will be once every change is applied */
   target: ProtocolExport;
 }
 
 /**
- * For each desired step, the index of the current step it keeps (or -1: created). `renamedFrom` claims first; then
- * a name match among the current steps not yet claimed.
+ * For each desired step, the index of the current step it keeps (or -1: created). With `renamesFirst`, a step's
+ * `renamedFrom` claims first (the rename is still to be made), then names match among the steps not yet claimed;
+ * otherwise names match first (the renames were made already: the plan after an apply, or after one that stopped
+ * midway), then `renamedFrom` among the steps not yet claimed.
  */
-export function matchSteps(current: readonly ExportStep[], desired: readonly DesiredStep[]): number[] {
+export function matchSteps(current: readonly ExportStep[], desired: readonly DesiredStep[], renamesFirst = true): number[] {
   const byName = new Map(current.map((s, i) => [s.name, i]));
   const claimed = new Set<number>();
   const match = desired.map(() => -1);
-  desired.forEach((d, i) => {
-    const from = d.renamedFrom === undefined ? undefined : byName.get(d.renamedFrom);
-    if (from !== undefined && !claimed.has(from)) {
-      match[i] = from;
-      claimed.add(from);
+  const claim = (i: number, name: string | undefined): void => {
+    const found = name === undefined ? undefined : byName.get(name);
+    if (match[i] < 0 && found !== undefined && !claimed.has(found)) {
+      match[i] = found;
+      claimed.add(found);
     }
-  });
-  desired.forEach((d, i) => {
-    if (match[i] >= 0) return;
-    const same = byName.get(d.name);
-    if (same !== undefined && !claimed.has(same)) {
-      match[i] = same;
-      claimed.add(same);
-    }
-  });
+  };
+  const passes = renamesFirst ? ['from', 'name'] : ['name', 'from'];
+  for (const pass of passes) desired.forEach((d, i) => claim(i, pass === 'from' ? d.renamedFrom : d.name));
   return match;
 }
 
@@ -108,9 +106,19 @@ export function changedFields(from: ExportStep, to: ExportStep): string[] {
   return fields;
 }
 
-/** The changes from `current` (the instrument's export, unique names) to `desired` (checked by readDesired). */
+/**
+ * The changes from `current` (the instrument's export, unique names) to `desired` (checked by readDesired). Both
+ * readings of `renamedFrom` (still to be made, or made already) lead to the desired protocol; the one with fewer
+ * writes is taken, the renames still to be made on a tie. So a plan made after an apply is empty, also when a
+ * step took the old name of another one (renames in a chain).
+ */
 export function planChanges(current: ProtocolExport, desired: readonly DesiredStep[]): PlannedChanges {
-  const match = matchSteps(current.steps, desired);
+  const renames = planFor(current, desired, matchSteps(current.steps, desired, true));
+  const done = planFor(current, desired, matchSteps(current.steps, desired, false));
+  return writeCount(done.changes) < writeCount(renames.changes) ? done : renames;
+}
+
+function planFor(current: ProtocolExport, desired: readonly DesiredStep[], match: number[]): PlannedChanges {
   const kept = new Set(match.filter((m) => m >= 0));
   const changes: Change[] = [];
 
@@ -165,7 +173,7 @@ export function planChanges(current: ProtocolExport, desired: readonly DesiredSt
     if (match[i] >= 0 && !run.has(i)) changes.push({ action: 'move', name: d.name, stepOrder: i + 1 });
   });
 
-  return { changes, target: { name: current.name, steps: desired.map(asExportStep) } };
+  return { changes, match, target: { name: current.name, steps: desired.map(asExportStep) } };
 }
 
 /** How many writes apply makes for these changes: one each, and one reorder-step call for all the moves. */
