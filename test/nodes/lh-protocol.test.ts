@@ -236,6 +236,20 @@ describe('lh-protocol', function () {
     assert.deepEqual(((await node.run({ operation: 'plan', protocolId: 1, payload: desired })).plan as Plan).changes, []);
   });
 
+  it('two applies of one plan at once: the first applies, the second is refused (LH_CHANGED), each write made once', async function () {
+    const node = await load(fromMsg);
+    const exported = (await node.run({ operation: 'export', protocolId: 1 })).payload as { steps: Msg[] };
+    const plan = (await node.run({ operation: 'plan', protocolId: 1, payload: edited(exported) })).plan as Plan;
+    const applied = new Promise<Msg>((resolve) => node.out.once('input', resolve));
+    const refused = new Promise<Msg>((resolve) => node.caught.once('input', resolve));
+    node.node.receive({ operation: 'apply', plan });
+    node.node.receive({ operation: 'apply', plan });
+    assert.equal((await applied).outcome, 'applied');
+    assert.equal(((await refused)._error as Msg).kind, 'changed');
+    assert.equal(writes().filter((r) => r.method === 'POST').length, 1);
+    assert.equal(writes().length, 5);
+  });
+
   it('validates a protocol', async function () {
     const node = await load(fromMsg);
     const valid = await node.run({ operation: 'validate', protocolId: 1 });

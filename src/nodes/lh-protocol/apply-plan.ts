@@ -76,9 +76,34 @@ function list(changes: readonly Change[]): string {
   return changes.length > 10 ? `${shown}; … (${changes.length} in all)` : shown;
 }
 
+/** The applies under way, per client (its PrepApi) and protocol: the tail of each one's queue. */
+const applying = new WeakMap<object, Map<number, Promise<unknown>>>();
+
+/**
+ * Runs `work` after every apply to the same protocol through the same client has ended: two msgs applying at once
+ * never interleave their writes; the second reads the protocol after the first and is refused (LH_CHANGED).
+ */
+async function oneAtATime<R>(owner: object, protocolId: number, work: () => Promise<R>): Promise<R> {
+  const queues = applying.get(owner) ?? new Map<number, Promise<unknown>>();
+  applying.set(owner, queues);
+  const before = queues.get(protocolId) ?? Promise.resolve();
+  const mine = before.then(work, work);
+  const tail = mine.catch(() => undefined);
+  queues.set(protocolId, tail);
+  try {
+    return await mine;
+  } finally {
+    if (queues.get(protocolId) === tail) queues.delete(protocolId);
+  }
+}
+
 /** Applies `plan` (checked by readPlan, made for this instrument and protocol). */
 export async function applyPlan(deps: ApplyDeps, plan: Plan, operation: string): Promise<ApplyResult> {
   if (plan.changes.length === 0) return { outcome: 'unchanged', applied: [] };
+  return oneAtATime(deps.prep, plan.protocolId, () => applyNow(deps, plan, operation));
+}
+
+async function applyNow(deps: ApplyDeps, plan: Plan, operation: string): Promise<ApplyResult> {
   await refuseWhileRunning(deps.runs, plan, operation);
   const before = await readProtocol(deps.runs, plan.protocolId, operation);
   if (before.digest !== plan.base) {
