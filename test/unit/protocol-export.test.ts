@@ -70,6 +70,18 @@ describe('lh-protocol export format', () => {
     );
   });
 
+  it('exports a step type the instrument spells without its suffix in the specification spelling, so a plan converges', () => {
+    const read = readInstrumentProtocol(
+      { name: 'P', steps: [{ id: 1, stepType: 'transferSamples', name: 'T', disabled: false }] },
+      't',
+    );
+    assert.equal(read.export.steps[0].stepType, 'TransferSamplesStep');
+    const desired = readDesired({ steps: [{ name: 'T', stepType: 'TransferSamples' }] }, 't');
+    assert.deepEqual(planChanges(read.export, desired).changes, []);
+    const unknown = readInstrumentProtocol({ name: 'P', steps: [{ id: 1, stepType: 'FutureStep', name: 'F' }] }, 't');
+    assert.equal(unknown.export.steps[0].stepType, 'FutureStep');
+  });
+
   it('gives another digest for any change of the protocol', () => {
     const p = { name: 'P', steps: [stepOf({ name: 'A', stepType: 'PauseStep', disabled: false, k: 0 })] };
     const base = exportDigest(p);

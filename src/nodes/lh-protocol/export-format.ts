@@ -70,6 +70,17 @@ export function canonicalStepType(value: unknown, field: string, operation: stri
   return match as StepType;
 }
 
+/**
+ * A step type as the instrument answered it, in the specification's spelling when it is a known one (an instrument
+ * answering `TransferSamples` exports as `TransferSamplesStep`, as a desired step is read, so a plan converges); an
+ * unknown one as given.
+ */
+function knownStepType(value: unknown): string {
+  const text = typeof value === 'string' ? value : String(value ?? '');
+  const lower = text.toLowerCase();
+  return STEP_TYPES.find((t) => t.toLowerCase() === lower || t.toLowerCase() === `${lower}step`) ?? text;
+}
+
 /** One step in the export's key order: name, stepType, disabled, then its own fields sorted. */
 export function canonicalStep(name: string, stepType: string, disabled: boolean, own: Record<string, unknown>): ExportStep {
   const step: ExportStep = { name, stepType, disabled };
@@ -115,7 +126,7 @@ export function readInstrumentProtocol(raw: unknown, operation: string): { expor
       index: i,
       step: canonicalStep(
         typeof stepName === 'string' ? stepName : String(stepName ?? ''),
-        typeof stepType === 'string' ? stepType : String(stepType ?? ''),
+        knownStepType(stepType),
         commonField(s, 'disabled') === true,
         ownFields(s),
       ),
