@@ -251,6 +251,16 @@ describe('lh-protocol', function () {
     assert.equal(writes().length, 5);
   });
 
+  it('refuses to plan a protocol whose steps share a name on the instrument, naming it, before any write', async function () {
+    const node = await load(fromMsg);
+    const step = sim.state.protocols.get(1)?.steps[2];
+    assert.ok(step);
+    step.name = 'Add buffer'; // as lh-steps may create it (duplicates are allowed without makeNameUnique)
+    const err = (await node.runFailing({ operation: 'plan', protocolId: 1, payload: { steps: [] } }))._error as Msg;
+    assert.match(err.message as string, /protocol 1 has more than one step named "Add buffer": steps are known by name/);
+    assert.equal(writes().length, 0);
+  });
+
   it('validates a protocol', async function () {
     const node = await load(fromMsg);
     const valid = await node.run({ operation: 'validate', protocolId: 1 });
