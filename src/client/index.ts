@@ -43,6 +43,7 @@ export { InstrumentApi, RecoveryKind } from './instrument';
 export * from './machine';
 export * from './password-expiry';
 export { CHECK_AUTHENTICATION, PrepApi, serviceRoutine, softwareSettings } from './prep';
+export { ProtocolRef, protocolRef, resolveProtocol, resolveProtocolName } from './protocols';
 export * from './run-results';
 export * from './run-starts';
 export * from './run-state';

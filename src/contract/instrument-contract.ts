@@ -76,3 +76,56 @@ export const RUN_STATE_NAMES = [
   'ErrorHandling',
 ] as const;
 export type RunStateName = (typeof RUN_STATE_NAMES)[number];
+
+/** The JSON type of a step variant's own field, as public clients show it. */
+export type StepFieldType = 'boolean' | 'number' | 'string' | 'array' | 'object' | readonly string[];
+
+/**
+ * Own fields of step variants that public client code shows (observed-instrument.md, spec-derived): the client refuses
+ * a value of another type before sending, the simulator answers 400 naming the field. null is accepted for each (an
+ * unset value on the wire). Every other field, and every field of the other variants, is kept exactly as given.
+ */
+export const STEP_VARIANT_FIELDS: Readonly<Partial<Record<StepType, Readonly<Record<string, StepFieldType>>>>> = {
+  PauseStep: { duration: 'number', message: 'string', pauseForSetDuration: 'boolean' },
+  HeatShakeStep: {
+    platePosition: 'string',
+    heat: 'boolean',
+    shake: 'boolean',
+    rpm: 'number',
+    temperature: 'number',
+    duration: 'number',
+    heatStartOptions: 'string',
+  },
+  AddReagentStep: {
+    destinations: 'array',
+    multiDispense: 'boolean',
+    multiDispenseSettings: 'object',
+    liquidLabwareGroupId: 'number',
+  },
+  TransferSamplesStep: {
+    sources: 'array',
+    destinations: 'array',
+    aspirateSettings: 'object',
+    dispenseSettings: 'object',
+    channelSelection: ['OneChannel', 'TwoChannel', 'EightChannel'],
+    tipReuseOption: 'string',
+  },
+};
+
+/** Why `value` does not fit `type` (a field of STEP_VARIANT_FIELDS), or undefined when it does. null always fits. */
+export function stepFieldProblem(value: unknown, type: StepFieldType): string | undefined {
+  if (value === null) return undefined;
+  if (typeof type !== 'string') {
+    return typeof value === 'string' && type.includes(value) ? undefined : `must be one of ${type.join(', ')}`;
+  }
+  switch (type) {
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value) ? undefined : 'must be a number';
+    case 'array':
+      return Array.isArray(value) ? undefined : 'must be an array';
+    case 'object':
+      return typeof value === 'object' && !Array.isArray(value) ? undefined : 'must be an object';
+    default:
+      return typeof value === type ? undefined : `must be a ${type}`;
+  }
+}

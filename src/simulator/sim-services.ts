@@ -1,6 +1,7 @@
 /** Building the simulator's stateful parts (Services), seeding them, and reading them for /sim/state. */
 import { AuthService } from './auth';
 import { InstrumentErrorBook } from './instrument-errors';
+import { HttpProblem } from './problem';
 import { type RunClock, type RunEventSink, RunMachine } from './run-machine';
 import { RuntimeErrorBook } from './runtime-errors';
 import type { Services } from './services';
@@ -33,6 +34,7 @@ export function createServices(options: SimulatorOptions, w: ServiceWiring): Ser
     events: w.runEvents,
   });
   runs.speedAsText = w.lenient;
+  steps.editGuard = (protocolId) => refuseEditsWhileRunning(runs, protocolId);
   runtimeErrors.onHandled = (error) => runs.errorHandled(error);
   return {
     auth: new AuthService({
@@ -52,8 +54,19 @@ export function createServices(options: SimulatorOptions, w: ServiceWiring): Ser
   };
 }
 
+/** A protocol's steps are not changed while a run of it is in progress (409 naming the run). */
+function refuseEditsWhileRunning(runs: RunMachine, protocolId: number): void {
+  const status = runs.status();
+  if (!status.isRunInProgress || status.protocolId !== protocolId) return;
+  throw new HttpProblem(
+    409,
+    `Protocol ${protocolId} cannot be changed while a run of it is in progress (state ${String(status.protocolRunState)}).`,
+  );
+}
+
 /** Back to the seed state (the demo protocols and service routines when `seed`), no errors, no run, no lockouts. */
 export function seedServices(s: Services, seed: boolean, policy: PolicySettings): void {
+  s.runs.reset(); // first: no run, so the seed protocols can be written
   s.steps.clear();
   s.routines.routines = [];
   if (seed) {
@@ -63,7 +76,6 @@ export function seedServices(s: Services, seed: boolean, policy: PolicySettings)
   s.settings.software = seedSoftwareSettings();
   s.settings.policy = { ...policy };
   s.runtimeErrors.clear();
-  s.runs.reset();
   s.instrument.clear();
   s.auth.reset();
 }

@@ -3,8 +3,12 @@
  *
  * Choices where interfaces.md is silent: step ids are unique across protocols (database ids); stepOrder is
  * 1-based and kept dense (1..n) after every change; `makeNameUnique` is a request flag and never stored;
- * without it a duplicate name is allowed. Unknown variant fields are stored and returned exactly as sent.
+ * without it a duplicate name is allowed. Unknown variant fields are stored and returned exactly as sent; the variant
+ * fields public clients show (STEP_VARIANT_FIELDS) are checked for their type (400 naming the field). While a run of a
+ * protocol is in progress its steps cannot be changed: every write to them is refused with 409 naming the run
+ * (`editGuard`, wired to the run machine), as the instrument compiles a protocol when its run is created.
  */
+import { STEP_VARIANT_FIELDS, stepFieldProblem } from '../contract/instrument-contract';
 import {
   field,
   FieldErrors,
@@ -29,6 +33,8 @@ export class StepStore {
   readonly protocols = new Map<number, Protocol>();
   /** lenient (the default): step types are also accepted without the `Step` suffix (`TransferSamples`) */
   lenient = false;
+  /** Throws (409) when the protocol's steps may not be changed now: a run of it is in progress. */
+  editGuard: (protocolId: number) => void = () => undefined;
   private nextProtocolId = 1;
   private nextStepId = 1;
 
@@ -81,6 +87,13 @@ export class StepStore {
     return p;
   }
 
+  /** The protocol, when its steps may be changed now (editGuard). */
+  private writable(protocolId: number): Protocol {
+    const p = this.protocol(protocolId);
+    this.editGuard(protocolId);
+    return p;
+  }
+
   step(protocolId: number, stepId: number): Step {
     const s = this.protocol(protocolId).steps.find((x) => x.id === stepId);
     if (!s) throw notFound(`Step ${stepId} was not found in protocol ${protocolId}.`);
@@ -103,7 +116,7 @@ export class StepStore {
   }
 
   create(protocolId: number, body: unknown): Step {
-    const p = this.protocol(protocolId);
+    const p = this.writable(protocolId);
     const obj = requireObject(body);
     const errors = new FieldErrors();
     const stepType = errors.check(() => readStepType(obj, this.lenient));
@@ -113,6 +126,7 @@ export class StepStore {
     const unique = errors.check(() => optionalBoolean(obj, 'makeNameUnique'));
     errors.check(() => optionalInt32(obj, 'id'));
     if (stepOrder !== undefined && stepOrder < 1) errors.add('stepOrder', 'stepOrder must be 1 or greater.');
+    if (stepType !== undefined) checkVariantFields(obj, stepType, errors);
     errors.throwIfAny();
     const finalName = unique ? uniqueName(p, name as string) : (name as string);
     const step: Step = {
@@ -130,7 +144,7 @@ export class StepStore {
 
   /** PUT step: the body's id names the step; the body replaces its fields (stepOrder kept unless given). */
   update(protocolId: number, body: unknown): Step {
-    const p = this.protocol(protocolId);
+    const p = this.writable(protocolId);
     const obj = requireObject(body);
     const errors = new FieldErrors();
     const id = errors.check(() => requireInt32(obj, 'id'));
@@ -141,6 +155,9 @@ export class StepStore {
     const stepOrder = errors.check(() => optionalInt32(obj, 'stepOrder'));
     errors.check(() => optionalBoolean(obj, 'makeNameUnique'));
     if (stepOrder !== undefined && stepOrder < 1) errors.add('stepOrder', 'stepOrder must be 1 or greater.');
+    const known = id === undefined ? undefined : p.steps.find((x) => x.id === id);
+    const typeAfter = stepType ?? known?.stepType;
+    if (typeAfter !== undefined) checkVariantFields(obj, typeAfter, errors);
     errors.throwIfAny();
     const old = this.step(protocolId, id as number);
     const unique = optionalBoolean(obj, 'makeNameUnique');
@@ -162,7 +179,7 @@ export class StepStore {
 
   /** PUT reorder-step: [{stepId, stepOrder}], applied in order, then renumbered 1..n. */
   reorder(protocolId: number, body: unknown): void {
-    const p = this.protocol(protocolId);
+    const p = this.writable(protocolId);
     if (!Array.isArray(body)) throw badRequest('$', 'The body must be a JSON array of {stepId, stepOrder}.');
     const errors = new FieldErrors();
     const items: { stepId: number; stepOrder: number }[] = [];
@@ -199,18 +216,23 @@ export class StepStore {
   rename(protocolId: number, stepId: number, body: unknown): void {
     const obj = requireObject(body);
     const newName = requireString(obj, 'newName', { nonEmpty: true });
-    this.step(protocolId, stepId).name = newName;
+    const step = this.step(protocolId, stepId);
+    this.writable(protocolId);
+    step.name = newName;
   }
 
   setDisabled(protocolId: number, stepId: number, body: unknown): void {
     const obj = requireObject(body);
     const disabled = requireBoolean(obj, 'disabled');
-    this.step(protocolId, stepId).disabled = disabled;
+    const step = this.step(protocolId, stepId);
+    this.writable(protocolId);
+    step.disabled = disabled;
   }
 
   remove(protocolId: number, stepId: number): void {
     const p = this.protocol(protocolId);
     const step = this.step(protocolId, stepId);
+    this.writable(protocolId);
     p.steps = p.steps.filter((s) => s !== step);
     renumber(p);
   }
@@ -226,6 +248,17 @@ function readStepType(obj: JsonObject, lenient: boolean): StepType {
   const match = STEP_TYPES.find((t) => t.toLowerCase() === wanted || (lenient && t.toLowerCase() === `${wanted}step`));
   if (!match) throw badRequest('stepType', `Unknown stepType '${v}'. ${allowed}`);
   return match;
+}
+
+/** The variant's own fields that public clients show must have their type (matched in any letter case). */
+function checkVariantFields(obj: JsonObject, stepType: StepType, errors: FieldErrors): void {
+  const types = STEP_VARIANT_FIELDS[stepType];
+  if (!types) return;
+  for (const [name, type] of Object.entries(types)) {
+    const value = field(obj, name);
+    const problem = value === undefined ? undefined : stepFieldProblem(value, type);
+    if (problem) errors.add(name, `The ${name} field of a ${stepType} ${problem}.`);
+  }
 }
 
 function variantFields(obj: JsonObject): Record<string, unknown> {

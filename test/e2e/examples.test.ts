@@ -11,6 +11,7 @@ import { dailySuite } from './suites/05-daily';
 import { limsRunSuite } from './suites/06-lims-run';
 import { dashboardSuite } from './suites/07-dashboard';
 import { dialogsSuite } from './suites/08-dialogs';
+import { protocolsSuite } from './suites/10-protocols';
 import { labStateSuite } from './suites/11-lab-state';
 import { type E2e, USER } from './suites/common';
 import { crossSiteSuite } from './suites/cross-site';
@@ -50,6 +51,7 @@ describe('one embedded Node-RED', function () {
     limsRunSuite(ctx);
     dashboardSuite(ctx);
     labStateSuite(ctx);
+    protocolsSuite(ctx);
   });
 
   crossSiteSuite(ctx);

@@ -1,9 +1,9 @@
 import { LhError, runStartsFor, RunStatus, validate as v, validationError } from '../../client';
+import { ProtocolRef, protocolRef, resolveProtocolName } from '../../client';
 import { migrateConfig } from '../shared/migrations';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { OperationResult, runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/typed-inputs';
-import { ProtocolRef, protocolRef, resolveProtocolName } from './protocol-ref';
 import { loadOverrides, startRun } from './start-run';
 
 const RUN_OPERATIONS = ['start', 'pause', 'resume', 'abort', 'cleanup', 'status', 'protocols', 'validate'] as const;

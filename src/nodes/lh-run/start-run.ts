@@ -17,7 +17,7 @@ import {
   startBlockers,
   StartReadiness,
 } from '../../client';
-import { ProtocolRef, resolveProtocolName } from './protocol-ref';
+import { ProtocolRef, resolveProtocolName } from '../../client';
 import { judgeStart, pathOf, see, StartStage } from './start-decisions';
 
 const OP = 'start-run';

@@ -221,6 +221,7 @@ export const MIGRATIONS: MigrationTable = {
       },
     },
   ],
+  'lh-protocol': [{ version: 1, defaults: { name: '', operation: 'export', protocolId: '', protocolIdType: 'num' } }],
 };
 
 /** The version a configuration of `type` has once migrated (0 for a type without steps). */

@@ -1,4 +1,9 @@
-import { LhError, ProtocolName, validate as v } from '../../client';
+/**
+ * Which protocol a node means: by id, or by name through the instrument's list (lh-run, lh-protocol). Pure.
+ */
+import { LhError } from './errors';
+import type { ProtocolName, RunsApi } from './runs';
+import * as v from './validate';
 
 /** Which protocol a msg or dialog names: by id, or by name (resolved through the instrument's list). */
 export type ProtocolRef = { id: number } | { name: string };
@@ -42,4 +47,15 @@ export function resolveProtocolName(name: string, names: ProtocolName[], operati
       field: 'protocolName',
     },
   );
+}
+
+/** The protocol a ref names, as id and name (a name looked up in the instrument's list; an id taken as given). */
+export async function resolveProtocol(
+  runs: RunsApi,
+  ref: ProtocolRef,
+  operation: string,
+): Promise<{ protocolId: number; name?: string }> {
+  if ('id' in ref) return { protocolId: ref.id };
+  const found = resolveProtocolName(ref.name, await runs.protocolNames(), operation);
+  return { protocolId: found.protocolId, name: found.name };
 }

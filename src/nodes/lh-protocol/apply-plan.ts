@@ -1,0 +1,198 @@
+/**
+ * Reading a protocol and applying a plan through the client: the checks before the first write (a run of the
+ * protocol in progress, the protocol changed since the plan, a plan that does not lead to its target), the writes in
+ * the plan's order (the moves in one reorder-step call), each under the plan's id and base in the audit trail, and
+ * the protocol read back after them.
+ */
+import { isBusy, LhError, type LhErrorKind, type PrepApi, type RunsApi } from '../../client';
+import { duplicateNames, exportDigest, type InstrumentStep, type ProtocolExport, readInstrumentProtocol } from './export-format';
+import { type Plan } from './plan';
+import { type Change, describeChange } from './plan-make';
+import { originalNames, replayChanges } from './plan-replay';
+
+export interface ProtocolRead {
+  protocolId: number;
+  export: ProtocolExport;
+  steps: InstrumentStep[];
+  digest: string;
+}
+
+export interface ApplyDeps {
+  prep: PrepApi;
+  runs: RunsApi;
+  /** Runs one write with `why` recorded as its reason in the audit trail. */
+  audited: <R>(why: Record<string, unknown>, work: () => Promise<R>) => Promise<R>;
+}
+
+export type ApplyResult =
+  { outcome: 'unchanged'; applied: Change[] } | { outcome: 'applied'; applied: Change[]; protocol: ProtocolExport };
+
+/** A write refused (or failed) midway: what was applied and what was not. A new plan from there completes it. */
+export class ApplyStopped extends LhError {
+  constructor(
+    message: string,
+    kind: LhErrorKind,
+    init: { operation: string; statusCode?: number; body?: unknown },
+    readonly applied: Change[],
+    readonly notApplied: Change[],
+  ) {
+    super(message, { kind, ...init });
+  }
+}
+
+export async function readProtocol(runs: RunsApi, protocolId: number, operation: string): Promise<ProtocolRead> {
+  const read = readInstrumentProtocol(await runs.getProtocol(protocolId, true), operation);
+  return { protocolId, export: read.export, steps: read.steps, digest: exportDigest(read.export) };
+}
+
+/** The protocol's steps must be known by name: two steps of one name are an error naming them. */
+export function requireUniqueNames(read: ProtocolRead, operation: string): void {
+  const dup = duplicateNames(read.export.steps);
+  if (dup.length > 0) {
+    throw new LhError(
+      `protocol ${read.protocolId} has more than one step named ${dup
+        .slice(0, 5)
+        .map((n) => JSON.stringify(n))
+        .join(', ')}: steps are known by name, so rename one of them (lh-steps rename) before planning`,
+      { kind: 'validation', operation, field: 'steps' },
+    );
+  }
+}
+
+/** Refuses, before any write, while a run of the protocol is in progress (or one the instrument does not name). */
+async function refuseWhileRunning(runs: RunsApi, plan: Plan, operation: string): Promise<void> {
+  const status = await runs.status();
+  if (!isBusy(status)) return;
+  if (status.protocolId !== null && status.protocolId !== plan.protocolId) return;
+  throw new LhError(
+    `protocol ${plan.protocolId} is not changed while a run of it is in progress (state ${status.protocolRunState}); apply the plan once the run has ended`,
+    { kind: 'busy', operation },
+  );
+}
+
+function list(changes: readonly Change[]): string {
+  if (changes.length === 0) return 'none';
+  const shown = changes.slice(0, 10).map(describeChange).join('; ');
+  return changes.length > 10 ? `${shown}; … (${changes.length} in all)` : shown;
+}
+
+/** The applies under way, per client (its PrepApi) and protocol: the tail of each one's queue. */
+const applying = new WeakMap<object, Map<number, Promise<unknown>>>();
+
+/**
+ * Runs `work` after every apply to the same protocol through the same client has ended: two msgs applying at once
+ * never interleave their writes; the second reads the protocol after the first and is refused (LH_CHANGED).
+ */
+async function oneAtATime<R>(owner: object, protocolId: number, work: () => Promise<R>): Promise<R> {
+  const queues = applying.get(owner) ?? new Map<number, Promise<unknown>>();
+  applying.set(owner, queues);
+  const before = queues.get(protocolId) ?? Promise.resolve();
+  const mine = before.then(work, work);
+  const tail = mine.catch(() => undefined);
+  queues.set(protocolId, tail);
+  try {
+    return await mine;
+  } finally {
+    if (queues.get(protocolId) === tail) queues.delete(protocolId);
+  }
+}
+
+/** Applies `plan` (checked by readPlan, made for this instrument and protocol). */
+export async function applyPlan(deps: ApplyDeps, plan: Plan, operation: string): Promise<ApplyResult> {
+  if (plan.changes.length === 0) return { outcome: 'unchanged', applied: [] };
+  return oneAtATime(deps.prep, plan.protocolId, () => applyNow(deps, plan, operation));
+}
+
+async function applyNow(deps: ApplyDeps, plan: Plan, operation: string): Promise<ApplyResult> {
+  await refuseWhileRunning(deps.runs, plan, operation);
+  const before = await readProtocol(deps.runs, plan.protocolId, operation);
+  if (before.digest !== plan.base) {
+    throw new LhError(
+      `protocol ${plan.protocolId} changed on the instrument since plan ${plan.id} was made (base ${plan.base.slice(0, 19)}…, now ${before.digest.slice(0, 19)}…): nothing was written; make a new plan`,
+      { kind: 'changed', operation },
+    );
+  }
+  requireUniqueNames(before, operation);
+  const replayed = exportDigest(replayChanges(before.export, plan.changes, operation));
+  if (replayed !== plan.target) {
+    throw new LhError(
+      `plan ${plan.id}: its changes do not lead to its target (the plan was altered after it was made): nothing was written; make a new plan`,
+      { kind: 'validation', operation, field: 'plan.changes' },
+    );
+  }
+  const originals = originalNames(before.export.steps, plan.changes, operation);
+  const idOf = new Map(before.steps.map((s) => [s.step.name, s.id]));
+  const id = (i: number): number => idOf.get(originals[i] as string) as number;
+  const why = (detail: string): Record<string, unknown> => ({
+    plan: plan.id,
+    base: plan.base,
+    protocolId: plan.protocolId,
+    change: detail,
+  });
+  const pid = plan.protocolId;
+  const prep = deps.prep;
+
+  const applied: Change[] = [];
+  const moves = plan.changes.map((c, i) => ({ c, i })).filter((x) => x.c.action === 'move');
+  const writes: { changes: Change[]; write: () => Promise<unknown> }[] = [];
+  plan.changes.forEach((c, i) => {
+    const one = (write: () => Promise<unknown>): void => {
+      writes.push({ changes: [c], write: () => deps.audited(why(describeChange(c)), write) });
+    };
+    switch (c.action) {
+      case 'delete':
+        return one(() => prep.deleteStep(pid, id(i)));
+      case 'rename':
+        return one(() => prep.renameStep(pid, id(i), c.name));
+      case 'update': {
+        const { disabled: _d, ...body } = c.step;
+        return one(() => prep.updateStep(pid, { ...body, id: id(i) }));
+      }
+      case 'enable':
+      case 'disable':
+        return one(() => prep.setStepDisabled(pid, id(i), c.action === 'disable'));
+      case 'create':
+        return one(() => prep.createStep(pid, { ...c.step, stepOrder: c.stepOrder }));
+      case 'move':
+        return undefined;
+    }
+  });
+  if (moves.length > 0) {
+    const items = moves.map(({ c, i }) => ({ stepId: id(i), stepOrder: (c as { stepOrder: number }).stepOrder }));
+    const detail = `move ${moves.map(({ c }) => describeChange(c).slice(5)).join('; ')}`;
+    writes.push({ changes: moves.map((m) => m.c), write: () => deps.audited(why(detail), () => prep.reorderSteps(pid, items)) });
+  }
+
+  for (const w of writes) {
+    try {
+      await w.write();
+    } catch (err) {
+      const cause = err instanceof LhError ? err : new LhError(String(err), { kind: 'response', operation });
+      const notApplied = plan.changes.filter((c) => !applied.includes(c));
+      const unsure =
+        cause.kind === 'network' || cause.kind === 'timeout'
+          ? ' The instrument did not answer that write: whether it was done shows in a new plan.'
+          : '';
+      throw new ApplyStopped(
+        `apply of plan ${plan.id} stopped at ${list(w.changes)}: ${cause.message}.${unsure} Applied (${applied.length}): ${list(applied)}. Not applied (${notApplied.length}): ${list(notApplied)}. A new plan from the protocol as it is now completes it.`,
+        cause.kind,
+        { operation, statusCode: cause.statusCode, body: cause.body },
+        [...applied],
+        notApplied,
+      );
+    }
+    applied.push(...w.changes);
+  }
+
+  const after = await readProtocol(deps.runs, pid, operation);
+  if (after.digest !== plan.target) {
+    throw new ApplyStopped(
+      `plan ${plan.id}: every change was written, but protocol ${pid} read back differs from the plan's target (someone else changed it meanwhile, or the instrument placed a step otherwise); a new plan from here shows the difference`,
+      'instrument',
+      { operation },
+      applied,
+      [],
+    );
+  }
+  return { outcome: 'applied', applied, protocol: after.export };
+}
