@@ -121,8 +121,8 @@ export function resumeAt(
       from: tailSeq + 1,
       to: checkpoint.seq,
       reason:
-        `records #${tailSeq + 1} to #${checkpoint.seq} are in no file of the chain ${chainPath} any more (the checkpoint ` +
-        'named them): a chain file was deleted, moved or cut short',
+        `records #${tailSeq + 1} to #${checkpoint.seq} are in none of the chain's files ${chainPath} any more (the ` +
+        'checkpoint named them): a chain file was deleted, moved or cut short',
     },
   };
 }
@@ -199,7 +199,8 @@ export class AuditLog extends EventEmitter {
     this.lock = takeLock(chainFile(this.options.dir, this.options.name, 0).replace(/\.000000\.jsonl$/, '.lock'));
     const tail = readTail(this.options.dir, this.options.name);
     const cpPath = checkpointFile(this.options.dir, this.options.name);
-    const resume = resumeAt(tail, readCheckpointHead(cpPath), chainFile(this.options.dir, this.options.name, 1));
+    const chain = chainFile(this.options.dir, this.options.name, 1).replace(/\.000001\.jsonl$/, '.NNNNNN.jsonl');
+    const resume = resumeAt(tail, readCheckpointHead(cpPath), chain);
     await (await fs.promises.open(cpPath, 'a', 0o600)).close();
     // r+, not a: positional writes of an append-mode file go to its end on Linux
     this.checkpointFh = await fs.promises.open(cpPath, 'r+');
