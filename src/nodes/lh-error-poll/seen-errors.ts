@@ -9,7 +9,7 @@
  */
 
 export type { ErrorSource as Source } from '../shared/poll-messages';
-import { fingerprint, fromFingerprint, hasFields, identityOf, sameError } from '../../client';
+import { type ErrorIdentity, fingerprint, fromFingerprint, hasFields, identityOf, sameError } from '../../client';
 import type { ErrorSource as Source } from '../shared/poll-messages';
 
 /** How many resolved ids are remembered, so an id that shows up again is not reported as new. */
@@ -29,18 +29,31 @@ export interface ErrorSnapshot {
   resolvedMore?: Record<string, string[]>;
 }
 
+/**
+ * The identity of a record as it was first read: a record is compared at every poll while it is in memory, and its
+ * identity (four hashes) is worked out once. Keyed by the record object, so nothing outlives the record.
+ */
+const identities = new WeakMap<object, ErrorIdentity | null>();
+
+function identityOfRecord(record: unknown): ErrorIdentity | undefined {
+  if (!record || typeof record !== 'object') return identityOf(record);
+  let identity = identities.get(record);
+  if (identity === undefined) identities.set(record, (identity = identityOf(record) ?? null));
+  return identity ?? undefined;
+}
+
 /** Whether `record` is another error than `known` (a record, or a fingerprint) though both carry the same id. */
 function another(id: string, known: unknown, record: unknown): boolean {
-  const now = identityOf(record);
+  const now = identityOfRecord(record);
   if (!now || !hasFields(now)) return false;
-  const before = typeof known === 'string' ? fromFingerprint(id, known) : identityOf(known);
+  const before = typeof known === 'string' ? fromFingerprint(id, known) : identityOfRecord(known);
   return before !== undefined && hasFields(before) && !sameError({ ...before, id: now.id }, now);
 }
 
 /** Whether two records under one id name one error with the very same identity (not only compatible ones). */
 function identical(id: string, a: unknown, b: unknown): boolean {
-  const x = identityOf(a);
-  const y = identityOf(b);
+  const x = identityOfRecord(a);
+  const y = identityOfRecord(b);
   return !another(id, a, b) && (x ? fingerprint(x) : '') === (y ? fingerprint(y) : '');
 }
 
@@ -64,6 +77,8 @@ function distinctUnder<T>(id: string, records: T[]): T[] {
  * active entry or -1 (new).
  */
 function pairUp(id: string, listed: unknown[], active: unknown[]): number[] {
+  // the usual case, one error under the id in the list and in memory: one comparison
+  if (listed.length === 1 && active.length <= 1) return [active.length === 1 && !another(id, active[0], listed[0]) ? 0 : -1];
   const taken = new Set<number>();
   const pairs = listed.map(() => -1);
   for (const exact of [true, false]) {
@@ -149,7 +164,8 @@ export class SeenErrors {
       });
       this.setActive(id, kept);
     }
-    for (const [id, records] of [...this.active]) {
+    // (a Map may lose its current entry while iterated)
+    for (const [id, records] of this.active) {
       if (byId.has(id)) continue;
       this.setActive(id, []);
       for (const record of records) {
@@ -295,7 +311,7 @@ export class SeenErrors {
 
   /** Remembers a resolved error by id and identity (`record` is its last record, or already a fingerprint). */
   private remember(id: string, record: unknown): void {
-    const identity = typeof record === 'string' ? fromFingerprint(id, record) : identityOf(record);
+    const identity = typeof record === 'string' ? fromFingerprint(id, record) : identityOfRecord(record);
     const fp = identity ? fingerprint(identity) : '';
     const fps = this.resolvedSet.get(id);
     if (fps) {
