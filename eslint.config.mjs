@@ -89,7 +89,7 @@ export default tseslint.config(
     'src/simulator': { may: ['contract'] },
     'src/client': { may: ['contract'] },
     'src/coordination': { may: ['client', 'contract'] },
-    'src/audit': { may: ['client', 'coordination', 'contract'], indexOnly: ['client'], allow: ['../nodes/shared/redaction'] },
+    'src/audit': { may: ['client', 'coordination', 'contract', 'observe'], indexOnly: ['client'] },
     'src/editor': { may: ['contract'], allow: ['../nodes/shared/migration-steps'] },
   }),
   {

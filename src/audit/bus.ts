@@ -10,3 +10,16 @@ export function onAuditRecord(listener: (record: AuditRecord) => void): () => vo
   auditBus.on('record', listener);
   return () => auditBus.off('record', listener);
 }
+
+/** Why a chain refuses to record (so nothing is sent), or what it found missing when it opened: for statuses and logs. */
+export interface AuditProblem {
+  instrument: string;
+  /** 'refusing': nothing more is recorded (or sent) until the chain is reopened; 'gap': it went on after records missing */
+  kind: 'refusing' | 'gap';
+  message: string;
+}
+
+export function onAuditProblem(listener: (problem: AuditProblem) => void): () => void {
+  auditBus.on('problem', listener);
+  return () => auditBus.off('problem', listener);
+}

@@ -4,7 +4,7 @@ import os from 'os';
 
 import { publishAuditSync } from '../observe/lab-events';
 import { chainFile, chainIndexes, checkpointFile } from './files';
-import { type AuditRecord, type Checkpoint, checkpointMac, GENESIS, type RecordFields, seal } from './record';
+import { type AuditRecord, type ChainGap, type Checkpoint, checkpointMac, GENESIS, type RecordFields, seal } from './record';
 
 export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
 /** The checkpoint file is rewritten in place at this fixed size (space padded). */
@@ -71,6 +71,8 @@ export function readTail(dir: string, name: string): Tail | undefined {
   const complete = end < 0 ? '' : text.slice(0, end);
   const last = complete.slice(complete.lastIndexOf('\n') + 1);
   if (last === '') {
+    // a first file holding only a line cut short: it stays (evidence), the chain starts in the next file
+    if (file === 1 && torn) return { file, seq: -1, hash: GENESIS, size: Buffer.byteLength(text), torn };
     if (file === 1) return undefined;
     throw new Error(
       `audit chain ${name}: file ${file} has no complete record; verify it (npx lh-audit verify) before writing more`,
@@ -79,6 +81,55 @@ export function readTail(dir: string, name: string): Tail | undefined {
   const record = JSON.parse(last) as AuditRecord;
   return { file, seq: record.seq, hash: record.hash, size: Buffer.byteLength(text), torn };
 }
+
+/** The checkpoint's seq, hash and file when it is one (its signature is the verifier's business, not the writer's). */
+function readCheckpointHead(file: string): Pick<Checkpoint, 'seq' | 'hash' | 'file'> | undefined {
+  let cp: Partial<Checkpoint>;
+  try {
+    cp = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Checkpoint>;
+  } catch {
+    return undefined;
+  }
+  const ok =
+    !!cp &&
+    Number.isSafeInteger(cp.seq) &&
+    (cp.seq as number) >= 0 &&
+    typeof cp.hash === 'string' &&
+    /^[0-9a-f]{64}$/.test(cp.hash) &&
+    Number.isSafeInteger(cp.file) &&
+    (cp.file as number) >= 1;
+  return ok ? { seq: cp.seq as number, hash: cp.hash as string, file: cp.file as number } : undefined;
+}
+
+/**
+ * Where a chain reopened goes on, decided from what is on disk: after its last complete record, or, when its
+ * checkpoint names a later record that no file holds any more (a file deleted, moved or cut short), after that record
+ * in a new file whose file record declares the records missing.
+ */
+export function resumeAt(
+  tail: Tail | undefined,
+  checkpoint: Pick<Checkpoint, 'seq' | 'hash' | 'file'> | undefined,
+  chainPath: string,
+): { gap?: ChainGap; seq: number; hash: string; file: number } | undefined {
+  const tailSeq = tail?.seq ?? -1;
+  if (!checkpoint || checkpoint.seq <= tailSeq) return undefined;
+  return {
+    seq: checkpoint.seq,
+    hash: checkpoint.hash,
+    file: Math.max(tail?.file ?? 0, checkpoint.file) + 1,
+    gap: {
+      after: tail && tail.seq >= 0 ? { seq: tail.seq, hash: tail.hash } : null,
+      from: tailSeq + 1,
+      to: checkpoint.seq,
+      reason:
+        `records #${tailSeq + 1} to #${checkpoint.seq} are in none of the chain's files ${chainPath} any more (the ` +
+        'checkpoint named them): a chain file was deleted, moved or cut short',
+    },
+  };
+}
+
+/** Thrown when the file the chain writes is no longer the one its path names: nothing more is acknowledged. */
+class ChainFileGone extends Error {}
 
 /**
  * An append-only JSON Lines hash chain. Appends are sealed (seq, prev, hash) in the order they are made and written
@@ -112,11 +163,14 @@ export class AuditLog extends EventEmitter {
   private durableSeq = -1;
   private durableWaiters: { seq: number; resolve: () => void }[] = [];
   private flushing?: Promise<void>;
-  private handle?: { file: number; fh: fs.promises.FileHandle };
+  /** The open chain file; `bytes`: its size as this writer made it (what it found, and what it wrote since). */
+  private handle?: { file: number; fh: fs.promises.FileHandle; bytes: number };
+  /** The last record made durable (and acknowledged): what the checkpoint names when the chain file is lost. */
+  private lastDurable?: Pick<Checkpoint, 'seq' | 'hash' | 'file'>;
   private checkpointFh?: fs.promises.FileHandle;
   private broken?: Error;
   private closed = false;
-  private lockPath?: string;
+  private lock?: { path: string; ino: number; owner: string };
   private batchesSinceCheckpoint = 0;
   /** Writes go through libuv's thread pool (an O_DSYNC file: each write waits for the disk), else on the main thread. */
   private readonly onThreadPool: boolean;
@@ -143,12 +197,22 @@ export class AuditLog extends EventEmitter {
   private async open(): Promise<void> {
     await this.options.after?.catch(() => undefined);
     await fs.promises.mkdir(this.options.dir, { recursive: true, mode: 0o700 });
-    this.lockPath = takeLock(chainFile(this.options.dir, this.options.name, 0).replace(/\.000000\.jsonl$/, '.lock'));
+    this.lock = takeLock(chainFile(this.options.dir, this.options.name, 0).replace(/\.000000\.jsonl$/, '.lock'));
     const tail = readTail(this.options.dir, this.options.name);
     const cpPath = checkpointFile(this.options.dir, this.options.name);
+    const chain = chainFile(this.options.dir, this.options.name, 1).replace(/\.000001\.jsonl$/, '.NNNNNN.jsonl');
+    const resume = resumeAt(tail, readCheckpointHead(cpPath), chain);
     await (await fs.promises.open(cpPath, 'a', 0o600)).close();
     // r+, not a: positional writes of an append-mode file go to its end on Linux
     this.checkpointFh = await fs.promises.open(cpPath, 'r+');
+    if (resume) {
+      // the checkpoint names records no file holds: the chain goes on after them, in a new file that says so
+      this.seq = resume.seq;
+      this.prev = resume.hash;
+      this.emit('gap', resume.gap);
+      this.startFile(resume.file, resume.gap);
+      return;
+    }
     if (!tail) {
       this.startFile(1);
       return;
@@ -162,11 +226,11 @@ export class AuditLog extends EventEmitter {
   }
 
   /** Seals the file record that opens file `index` (its prev links to the previous file's last record). */
-  private startFile(index: number): void {
+  private startFile(index: number, gap?: ChainGap): void {
     this.file = index;
     this.size = 0;
     this.enqueue(
-      { phase: 'file', at: new Date().toISOString(), instrument: this.options.instrument, file: index },
+      { phase: 'file', at: new Date().toISOString(), instrument: this.options.instrument, file: index, ...(gap ? { gap } : {}) },
       () => undefined,
       () => undefined,
     );
@@ -248,6 +312,8 @@ export class AuditLog extends EventEmitter {
         }
         this.syncWanted = false;
         if (!onDisk) await this.sync();
+        // acknowledged only when in the file the chain's path names (not deleted, moved, cut short or written by another)
+        this.checkNamed();
         durable = this.written.splice(0);
       } catch (err) {
         this.fail(err);
@@ -255,7 +321,11 @@ export class AuditLog extends EventEmitter {
       }
       if (this.lazyTimer) clearTimeout(this.lazyTimer);
       this.lazyTimer = undefined;
-      if (durable.length > 0) this.durable(durable[durable.length - 1].record.seq);
+      if (durable.length > 0) {
+        const last = durable[durable.length - 1];
+        this.lastDurable = { seq: last.record.seq, hash: last.record.hash, file: last.file };
+        this.durable(last.record.seq);
+      }
       // durable: the appends resolve now; the checkpoint follows (it may lag the records, never lead them)
       for (const entry of durable) {
         entry.resolve(entry.record);
@@ -310,11 +380,62 @@ export class AuditLog extends EventEmitter {
   }
 
   private fail(err: unknown): void {
+    const message = (err as Error).message;
+    const where = err instanceof ChainFileGone ? '' : ` ${this.path}`;
     this.broken = new Error(
-      `the audit trail cannot be written (${(err as Error).message}): nothing more is sent to the instrument`,
+      `the audit chain${where} cannot be written (${message}): nothing more is sent to the instrument until the chain ` +
+        'is reopened (a redeploy or a restart of Node-RED)',
     );
     for (const entry of [...this.written.splice(0), ...this.queue.splice(0)]) entry.reject(this.broken);
     for (const w of this.durableWaiters.splice(0)) w.resolve(); // nothing more becomes durable: the appends say why
+    if (err instanceof ChainFileGone) this.keepLastDurable();
+    this.emit('broken', this.broken);
+  }
+
+  /**
+   * The file written is no longer the one the chain's path names: deleted (its descriptor holds an inode no name
+   * leads to), moved away or replaced, cut short, or written by someone else. Cheap (two stat calls per batch).
+   */
+  private checkNamed(): void {
+    const handle = this.handle;
+    if (!handle) return;
+    const file = chainFile(this.options.dir, this.options.name, handle.file);
+    const held = fs.fstatSync(handle.fh.fd);
+    let named: fs.Stats | undefined;
+    try {
+      named = fs.statSync(file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    if (held.nlink === 0 || !named || named.ino !== held.ino || named.dev !== held.dev) {
+      throw new ChainFileGone(
+        `the chain file ${file} was deleted, moved or replaced while Node-RED ran: the records written since are in no file`,
+      );
+    }
+    if (held.size !== handle.bytes) {
+      throw new ChainFileGone(
+        `the chain file ${file} was ${held.size < handle.bytes ? 'cut short' : 'written by someone else'} while Node-RED ran ` +
+          `(${held.size} bytes, ${handle.bytes} expected)`,
+      );
+    }
+  }
+
+  /**
+   * The chain file is lost: the checkpoint (at its path, made again if it went too) names the last record acknowledged,
+   * so that the writer that reopens the chain declares what is missing instead of starting over unnoticed.
+   */
+  private keepLastDurable(): void {
+    const last = this.lastDurable;
+    if (!last) return;
+    try {
+      fs.mkdirSync(this.options.dir, { recursive: true, mode: 0o700 });
+      const cp: Checkpoint = { ...last, at: new Date().toISOString() };
+      fs.writeFileSync(checkpointFile(this.options.dir, this.options.name), checkpointText(cp, this.options.key), {
+        mode: 0o600,
+      });
+    } catch {
+      // nothing more can be done here: the refusal says why
+    }
   }
 
   /**
@@ -325,8 +446,11 @@ export class AuditLog extends EventEmitter {
   private write(batch: Entry[]): Promise<void> | undefined {
     this.written.push(...batch);
     const fh = this.handle?.fh;
-    if (fh && !this.onThreadPool && batch.every((entry) => entry.file === this.handle?.file)) {
-      writeWhole(fh.fd, Buffer.from(batch.map((entry) => entry.line).join('')));
+    const handle = this.handle;
+    if (fh && handle && !this.onThreadPool && batch.every((entry) => entry.file === handle.file)) {
+      const buf = Buffer.from(batch.map((entry) => entry.line).join(''));
+      writeWhole(fh.fd, buf);
+      handle.bytes += buf.length;
       return undefined;
     }
     return this.writeSlow(batch);
@@ -339,9 +463,11 @@ export class AuditLog extends EventEmitter {
       let text = '';
       for (; i < batch.length && batch[i].file === file; i++) text += batch[i].line;
       const fh = await this.handleFor(file);
+      const buf = Buffer.from(text);
       // into an O_DSYNC file through the thread pool (it returns once on disk); otherwise into the page cache, here
-      if (this.onThreadPool) await fh.write(text);
-      else writeWhole(fh.fd, Buffer.from(text));
+      if (this.onThreadPool) await fh.write(buf);
+      else writeWhole(fh.fd, buf);
+      if (this.handle) this.handle.bytes += buf.length;
     }
   }
 
@@ -356,24 +482,25 @@ export class AuditLog extends EventEmitter {
 
   private async handleFor(file: number): Promise<fs.promises.FileHandle> {
     if (this.handle?.file === file) return this.handle.fh;
-    // records written to the file being left and not yet durable are synced first (its handle closes now)
+    // records written to the file being left and not yet durable are synced first (its handle closes now), and are
+    // acknowledged with this batch: the file must still be the one its path names
     if (this.handle && this.written.length > 0 && this.fsync && this.options.writeMode !== 'dsync') await this.sync();
-    if (this.handle) await this.handle.fh.close();
+    if (this.handle) {
+      this.checkNamed();
+      await this.handle.fh.close();
+      this.handle = undefined;
+    }
     const { O_WRONLY, O_CREAT, O_APPEND, O_DSYNC } = fs.constants;
     const flags = this.fsync && this.options.writeMode === 'dsync' ? O_WRONLY | O_CREAT | O_APPEND | O_DSYNC : 'a';
     const fh = await fs.promises.open(chainFile(this.options.dir, this.options.name, file), flags, 0o600);
-    this.handle = { file, fh };
+    this.handle = { file, fh, bytes: (await fh.stat()).size };
     return fh;
   }
 
   /** Rewritten in place after the records it names are on disk, so it never names a record that is not. */
   private async writeCheckpoint(cp: Checkpoint): Promise<void> {
     if (!this.checkpointFh) return;
-    const signed: Checkpoint = this.options.key ? { ...cp, mac: checkpointMac(this.options.key, cp) } : cp;
-    const text = JSON.stringify(signed);
-    const buf = Buffer.alloc(CHECKPOINT_BYTES, ' ');
-    buf.write(text);
-    buf.write('\n', CHECKPOINT_BYTES - 1);
+    const buf = Buffer.from(checkpointText(cp, this.options.key));
     // not synced: a checkpoint lost in a crash only lags the records
     if (this.onThreadPool) await this.checkpointFh.write(buf, 0, buf.length, 0);
     else writeWhole(this.checkpointFh.fd, buf, 0);
@@ -393,9 +520,16 @@ export class AuditLog extends EventEmitter {
     this.handle = undefined;
     await this.checkpointFh?.close();
     this.checkpointFh = undefined;
-    if (this.lockPath) fs.rmSync(this.lockPath, { force: true });
-    this.lockPath = undefined;
+    if (this.lock) releaseLock(this.lock);
+    this.lock = undefined;
   }
+}
+
+/** The checkpoint as written: signed when there is a key, space padded to its fixed size. */
+function checkpointText(cp: Checkpoint, key: Buffer | undefined): string {
+  const signed: Checkpoint = key ? { ...cp, mac: checkpointMac(key, cp) } : cp;
+  const text = JSON.stringify(signed);
+  return `${text.padEnd(CHECKPOINT_BYTES - 1, ' ')}\n`;
 }
 
 /** Writes all of `buf` (at `position`, else at the end of an append-mode file): writeSync may write less than asked. */
@@ -410,12 +544,12 @@ function writeWhole(fd: number, buf: Buffer, position?: number): void {
  * One writer per chain: two processes appending to the same files would interleave two chains. The lock names its
  * process; a lock left by a process of this host that is gone (killed) is taken over.
  */
-function takeLock(file: string): string {
+function takeLock(file: string): { path: string; ino: number; owner: string } {
   const me = `${process.pid}@${os.hostname()}`;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       fs.writeFileSync(file, me, { flag: 'wx', mode: 0o600 });
-      return file;
+      return { path: file, ino: fs.statSync(file).ino, owner: me };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
@@ -429,6 +563,16 @@ function takeLock(file: string): string {
     fs.rmSync(file, { force: true });
   }
   throw new Error(`cannot lock the audit chain ${file}`);
+}
+
+/** Removes the lock only while it is still this writer's (the same file, naming this process): never another's. */
+function releaseLock(lock: { path: string; ino: number; owner: string }): void {
+  try {
+    if (fs.statSync(lock.path).ino !== lock.ino || fs.readFileSync(lock.path, 'utf8').trim() !== lock.owner) return;
+    fs.rmSync(lock.path, { force: true });
+  } catch {
+    // gone already: nothing to release
+  }
 }
 
 function isAlive(pid: number): boolean {

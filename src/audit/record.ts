@@ -62,7 +62,22 @@ export type RecordFields =
       old?: unknown;
     }
   | { phase: 'outcome'; id: string; at: string; instrument: string; operation: string; outcome: Outcome }
-  | { phase: 'file'; at: string; instrument: string; file: number };
+  | { phase: 'file'; at: string; instrument: string; file: number; gap?: ChainGap };
+
+/**
+ * Said by the record that opens a file when the chain's records before it are missing: the writer found its checkpoint
+ * naming a record that no file holds any more (a chain file deleted, moved or cut short). The chain goes on from the
+ * record the checkpoint named (its prev is that record's hash), so what the signed checkpoint vouched for still links;
+ * `lh-audit verify` reports the gap, never a complete chain.
+ */
+export interface ChainGap {
+  /** The last record the chain's files still hold before the gap; null when no record before it is left. */
+  after: { seq: number; hash: string } | null;
+  /** The first and the last seq of the records missing. */
+  from: number;
+  to: number;
+  reason: string;
+}
 
 export type AuditRecord = RecordFields & { v: number; seq: number; prev: string; hash: string };
 

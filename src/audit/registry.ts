@@ -2,11 +2,11 @@ import { randomBytes } from 'crypto';
 import fs from 'fs';
 import path from 'path';
 
-import { auditBus } from './bus';
+import { auditBus, type AuditProblem } from './bus';
 import { sha256Hex } from './canonical';
 import { chainName } from './files';
 import { AuditLog } from './log-file';
-import { type Actor } from './record';
+import { type Actor, type ChainGap } from './record';
 import { type AuditRedis, type AuditStreamKeys, RedisAuditLog } from './redis-log';
 import { type AuditAppender, AuditTrail } from './trail';
 
@@ -62,6 +62,10 @@ export interface AuditUse {
   release(): Promise<void>;
 }
 
+function problem(instrument: string, kind: AuditProblem['kind'], message: string): AuditProblem {
+  return { instrument, kind, message };
+}
+
 /** The checkpoint key: configured, or made once (random, mode 0600) beside the chains. */
 export function auditKey(settings: AuditSettings, dir: string): Buffer {
   if (typeof settings.key === 'string' && settings.key !== '') return Buffer.from(settings.key, 'utf8');
@@ -107,6 +111,8 @@ export function useAuditTrail(
       after: closing.get(file),
     });
     log.on('record', (record) => auditBus.emit('record', record));
+    log.on('broken', (err: Error) => auditBus.emit('problem', problem(instrument, 'refusing', err.message)));
+    log.on('gap', (gap: ChainGap) => auditBus.emit('problem', problem(instrument, 'gap', gap.reason)));
     shared = { log, users: 0 };
     logs.set(file, shared);
   }

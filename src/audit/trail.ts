@@ -1,7 +1,7 @@
 import { randomUUID } from 'crypto';
 
 import type { AuditedRequest, AuditHook, AuditIntent, AuditOutcome } from '../client';
-import { redactText, redactValue } from '../nodes/shared/redaction';
+import { redactText, redactValue } from '../contract/redaction';
 import { currentActor } from './actor';
 import { canonicalJson, sha256Hex } from './canonical';
 import { type Actor, type AuditRecord, type RecordFields, type What, type Who } from './record';

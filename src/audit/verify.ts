@@ -30,6 +30,11 @@ export interface VerifyReport {
   checkpoint: 'verified' | 'unsigned' | 'unchecked' | 'absent' | 'bad';
   /** Intents with no outcome record (a crash or a close before the answer): their outcome is unknown. */
   openIntents: string[];
+  /**
+   * Records missing where the writer declared it (a file record saying the chain lost them: a chain file deleted,
+   * moved or cut short): the records around a gap verify, but the chain is not complete, so `ok` is false.
+   */
+  gaps: { file: string; line: number; from: number; to: number; reason: string }[];
 }
 
 export interface VerifyInput {
@@ -54,7 +59,10 @@ export function verifyChain(input: VerifyInput): VerifyReport {
     torn: [],
     checkpoint: 'absent',
     openIntents: [],
+    gaps: [],
   };
+  /** The index of the file read before (a file record names the next one, or a later one after a declared gap). */
+  let fileBefore = 0;
   const open = new Map<string, true>();
   /** Every intent id and its seq: an id is used once (a random UUID per request). */
   const ids = new Map<string, number>();
@@ -93,7 +101,29 @@ export function verifyChain(input: VerifyInput): VerifyReport {
       }
       if (hashOf(record) !== record.hash)
         return bad(name, lineNo, `record #${String(record.seq)} was altered: its hash does not match its content`);
-      if (record.prev !== report.lastHash || record.seq !== expectedSeq) {
+      const gap = i === 0 && record.phase === 'file' ? record.gap : undefined;
+      if (gap !== undefined) {
+        // a declared gap must start right after the records before it and end right before this record
+        const after = gap && typeof gap === 'object' ? gap.after : undefined;
+        const fits =
+          !!gap &&
+          typeof gap === 'object' &&
+          (after === null ? report.lastSeq === -1 : !!after && after.seq === report.lastSeq && after.hash === report.lastHash) &&
+          gap.from === report.lastSeq + 1 &&
+          Number.isSafeInteger(gap.to) &&
+          gap.to >= gap.from &&
+          record.seq === gap.to + 1 &&
+          record.phase === 'file' &&
+          record.file > fileBefore;
+        if (!fits) {
+          return bad(
+            name,
+            lineNo,
+            `record #${String(record.seq)} declares records missing that do not fit the records before it (#${report.lastSeq} is the last one)`,
+          );
+        }
+        report.gaps.push({ file: name, line: lineNo, from: gap.from, to: gap.to, reason: String(gap.reason ?? '') });
+      } else if (record.prev !== report.lastHash || record.seq !== expectedSeq) {
         return bad(
           name,
           lineNo,
@@ -108,13 +138,14 @@ export function verifyChain(input: VerifyInput): VerifyReport {
           opensFile ? `file ${f + 1} does not open with its file record` : `a file record in the middle of a file`,
         );
       }
-      if (record.phase === 'file' && record.file !== f + 1) {
+      if (record.phase === 'file' && gap === undefined && record.file !== fileBefore + 1) {
         return bad(
           name,
           lineNo,
           `this is file ${String(record.file)} of the chain, found in place ${f + 1} (files swapped or missing)`,
         );
       }
+      if (record.phase === 'file') fileBefore = record.file;
       if (record.phase === 'intent') {
         const seen = ids.get(record.id);
         if (seen !== undefined) {
@@ -151,6 +182,7 @@ export function verifyChain(input: VerifyInput): VerifyReport {
     }
   }
   report.openIntents = [...open.keys()];
+  if (report.gaps.length > 0) report.ok = false;
 
   if (checkpoint) {
     if (typeof checkpoint.mac === 'string') {
@@ -238,6 +270,11 @@ export function describeReport(report: VerifyReport): string {
     const b = report.firstBad;
     parts.push(
       `TAMPERED: ${b.file} line ${b.line} (record #${b.seq}): ${b.reason}; the ${report.records} records before it verify`,
+    );
+  }
+  for (const g of report.gaps) {
+    parts.push(
+      `INCOMPLETE: records #${g.from} to #${g.to} are missing, declared by ${g.file} line ${g.line} (${g.reason}); the records around the gap verify`,
     );
   }
   parts.push(`checkpoint ${report.checkpoint}`);

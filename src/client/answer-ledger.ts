@@ -1,10 +1,11 @@
 import {
-  changedError,
+  ambiguousMessage,
   changedMessage,
   type ErrorIdentity,
   fingerprint,
   fromFingerprint,
   hasFields,
+  listedUnder,
   sameError,
 } from './error-identity';
 import { LhError } from './errors';
@@ -170,7 +171,8 @@ function alreadyAnsweredHere(existing: AnswerRecord, operation: string): LhError
 /**
  * With the error's slot held (so concurrent answers are refused without a request): the error the caller saw
  * (`options.identity`) against what the instrument lists under its id now (`list()`); another error there throws
- * `changed` and nothing is sent. A failed read throws too (nothing is sent unchecked).
+ * `changed`, several different errors there throw `ambiguous` (LH_AMBIGUOUS: the instrument cannot tell which one an
+ * answer by id is for), and nothing is sent. A failed read throws too (nothing is sent unchecked).
  */
 export async function checkStillTheSame(
   list: () => Promise<readonly unknown[]>,
@@ -179,9 +181,13 @@ export async function checkStillTheSame(
 ): Promise<void> {
   const expected = options.identity;
   if (!expected || !Object.values(expected.fields).some((f) => f !== undefined)) return;
-  const current = changedError(await list(), expected);
-  if (current !== undefined) {
-    throw new LhError(changedMessage(expected.id, current), { kind: 'changed', operation, body: current });
+  const listed = listedUnder(await list(), expected);
+  if (listed.kind === 'ambiguous') {
+    const body = listed.records.slice(0, 10);
+    throw new LhError(ambiguousMessage(expected.id, listed.records), { kind: 'ambiguous', operation, body });
+  }
+  if (listed.kind === 'changed') {
+    throw new LhError(changedMessage(expected.id, listed.record), { kind: 'changed', operation, body: listed.record });
   }
 }
 

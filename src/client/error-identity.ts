@@ -102,23 +102,61 @@ export function fromFingerprint(id: string, value: unknown): ErrorIdentity | und
 }
 
 /**
+ * What a list shows under `expected`'s id: the same error ('same'), another error only ('changed': the instrument
+ * reused the id), several different errors ('ambiguous': an answer by id cannot say which one it is for), or nothing
+ * ('absent'). Records under the id that are the same error (listed twice) count once; two records are different
+ * errors when their identities differ (per sameError: a field one of them lacks is no difference).
+ */
+export type Listed<T> =
+  { kind: 'same'; record: T } | { kind: 'changed'; record: T } | { kind: 'ambiguous'; records: T[] } | { kind: 'absent' };
+
+export function listedUnder<T>(list: readonly T[], expected: ErrorIdentity): Listed<T> {
+  const under: { record: T; identity: ErrorIdentity }[] = [];
+  for (const record of list) {
+    const identity = identityOf(record);
+    if (identity?.id === expected.id) under.push({ record, identity });
+  }
+  if (under.length === 0) return { kind: 'absent' };
+  const distinct = under.some((a, i) => under.some((b, j) => j > i && !sameError(a.identity, b.identity)));
+  if (distinct) return { kind: 'ambiguous', records: under.map((u) => u.record) };
+  const same = under.find((u) => sameError(expected, u.identity));
+  return same ? { kind: 'same', record: same.record } : { kind: 'changed', record: under[0].record };
+}
+
+/**
  * The record listed under `expected`'s id when it is another error than `expected` (the instrument reused the id),
  * else undefined (the same error, not listed, or nothing to compare).
  */
 export function changedError<T>(list: readonly T[], expected: ErrorIdentity | undefined): T | undefined {
   if (!expected || !hasFields(expected)) return undefined;
-  const current = list.find((e) => identityOf(e)?.id === expected.id);
-  const now = current === undefined ? undefined : identityOf(current);
-  return current !== undefined && now !== undefined && !sameError(expected, now) ? current : undefined;
+  const listed = listedUnder(list, expected);
+  return listed.kind === 'changed' ? listed.record : undefined;
+}
+
+function titleOf(current: unknown): string {
+  const r = current && typeof current === 'object' ? (current as Record<string, unknown>) : {};
+  const title = typeof r.title === 'string' && r.title.trim() !== '' ? r.title.trim().slice(0, 120) : 'no title';
+  const severity = typeof r.severity === 'string' && r.severity !== '' ? `, ${r.severity.slice(0, 20)}` : '';
+  return `"${title}"${severity}`;
 }
 
 /** The refusal when the error behind the id changed: nothing was sent. */
 export function changedMessage(id: string, current: unknown): string {
-  const r = current && typeof current === 'object' ? (current as Record<string, unknown>) : {};
-  const title = typeof r.title === 'string' && r.title.trim() !== '' ? r.title.trim().slice(0, 120) : 'no title';
-  const severity = typeof r.severity === 'string' && r.severity !== '' ? `, ${r.severity}` : '';
   return (
-    `error ${id} is no longer the error that was seen: the instrument now lists "${title}"${severity} under that id. ` +
+    `error ${id} is no longer the error that was seen: the instrument now lists ${titleOf(current)} under that id. ` +
     'Nothing was sent; answer the new error from its own notification'
+  );
+}
+
+/** Errors named in an ambiguity refusal at most (the rest are counted). */
+const MAX_NAMED = 5;
+
+/** The refusal when the list shows several different errors under the id: nothing was sent. */
+export function ambiguousMessage(id: string, records: readonly unknown[]): string {
+  const named = records.slice(0, MAX_NAMED).map(titleOf).join('; ');
+  const more = records.length > MAX_NAMED ? ` and ${records.length - MAX_NAMED} more` : '';
+  return (
+    `error ${id} is ambiguous: the instrument lists ${records.length} different errors under this id (${named}${more}), ` +
+    'so it cannot tell which one an answer is for. Nothing was sent; answer on the instrument'
   );
 }

@@ -13,7 +13,9 @@ export type LhErrorKind =
   /** the instrument now lists another error under the id that was answered: nothing was sent */
   | 'changed'
   /** refused before anything was sent: a run is in progress, or another start on this instrument is under way */
-  | 'busy';
+  | 'busy'
+  /** the instrument lists several different errors under the id answered: it cannot tell which; nothing was sent */
+  | 'ambiguous';
 
 export interface LhErrorInit {
   kind: LhErrorKind;

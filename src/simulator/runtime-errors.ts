@@ -40,7 +40,9 @@ export class RuntimeErrorBook {
 
   inject(seed: Partial<PendingErrorSeed> = {}): PendingError {
     const id = seed.id ?? randomUUID();
-    if (seed.reuseId === true) {
+    if (seed.shareId === true) {
+      // listed beside the error pending under the same id: both stay in the list
+    } else if (seed.reuseId === true) {
       // as real instruments do after a restart, or once the old error left the list: the id names a new error;
       // an error still pending under it is gone (the instrument forgot it)
       this.all = this.all.filter((e) => e.id !== id || e.handled);

@@ -89,6 +89,8 @@ export interface PendingErrorSeed {
   errorData: { id: string; description?: string; responses?: string[] }[];
   /** the id may name an earlier error (answered, gone, or still pending: that one is dropped), as after a restart */
   reuseId: boolean;
+  /** listed beside the error still pending under the same id (some instruments list two errors under one id) */
+  shareId: boolean;
 }
 
 /** 2.3: an entry of the error history (GET errors, GET errors/{errorId}). */

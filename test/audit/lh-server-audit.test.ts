@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'fs';
 
 import { AuditRecord, expandChain, FILE_PATTERN, verifyChain } from '../../src/audit';
+import { statusWhere } from '../nodes/lh-error-poll.support';
 import { loadNode, useInstrument } from '../support/node-suite';
 import { collect, helper, loadFlow, nextMessage, runtimeSettings, serverFlow } from '../support/runtime';
 import { until } from '../support/until';
@@ -144,5 +145,40 @@ describe('audit in Node-RED: lh-server writes the chain of its instrument', func
       { node: intent.who.node, nodeType: intent.who.nodeType, flow: intent.who.flow },
       { node: 'policy', nodeType: 'lh-error-policy', flow: 'tab' },
     );
+  });
+
+  it('the chain file deleted while Node-RED runs: the request is refused (to Catch, naming the file), nothing is sent, lh-audit says why', async function () {
+    const server = serverFlow(sim, { withB: false });
+    await loadFlow(
+      [
+        ...server.nodes,
+        { id: 'clear', type: 'lh-clear-errors', server: 'server', wires: [['out']] },
+        { id: 'out', type: 'helper' },
+        { id: 'catcher', type: 'catch', scope: ['clear'], wires: [['caught']] },
+        { id: 'caught', type: 'helper' },
+        { id: 'audit', type: 'lh-audit', server: 'server', wires: [[]] },
+      ],
+      server.credentials,
+    );
+    const out = nextMessage(helper.getNode('out'));
+    helper.getNode('clear').receive({ payload: 1 });
+    await out;
+    const file = fs.readdirSync(dir).find((f) => FILE_PATTERN.test(f));
+    assert.ok(file);
+    fs.unlinkSync(`${dir}/${file}`);
+    const sent = sim.requests.filter((r) => r.path === '/api/v1/errors/clear-errors').length;
+    const refusedStatus = statusWhere('audit', (s) => /audit refusing: chain file deleted/.test(String(s.text)));
+    const caught = nextMessage(helper.getNode('caught'));
+    helper.getNode('clear').receive({ payload: 2 });
+    const msg = await caught;
+    const error = msg.error as { message: string };
+    assert.match(error.message, /was not sent/);
+    assert.ok(error.message.includes(`${dir}/${file}`), error.message);
+    assert.equal((await refusedStatus).fill, 'red');
+    // and every later request too, until a redeploy reopens the chain
+    const again = nextMessage(helper.getNode('caught'));
+    helper.getNode('clear').receive({ payload: 3 });
+    assert.match(String(((await again).error as { message: string }).message), /was not sent/);
+    assert.equal(sim.requests.filter((r) => r.path === '/api/v1/errors/clear-errors').length, sent, 'nothing sent');
   });
 });

@@ -83,6 +83,22 @@ describe('lh-answer-error', function () {
     assert.equal((out.payload as Msg).selectedResponse, 'Retry');
   });
 
+  it('refuses an id the instrument lists for two different errors: LH_AMBIGUOUS to Catch, nothing sent (issue 29.5)', async function () {
+    sim.injectPendingError({ id: '7', title: 'Clot detected', severity: 'Error' });
+    const door = sim.injectPendingError({ id: '7', title: 'Door open', severity: 'Warning', shareId: true });
+    await load();
+    for (const msg of [
+      { errorId: '7', selectedResponse: 'Retry' },
+      { payload: door, source: 'A', selectedResponse: 'Retry' },
+    ]) {
+      const failed = await answer.runFailing(msg);
+      assert.equal((failed.error as Msg).code, 'LH_AMBIGUOUS');
+      assert.equal(failed.outcome, 'ambiguous');
+      assert.match(String((failed.error as Msg).message), /error 7 is ambiguous.*"Clot detected".*"Door open"/);
+    }
+    assert.deepEqual(answers(), []);
+  });
+
   it('finds the error by msg.errorId among the pending errors', async function () {
     const injected = sim.injectPendingError();
     await load();

@@ -8,7 +8,7 @@ import { useInstrument } from '../support/node-suite';
 import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
 import { until } from '../support/until';
 import { answerOnPage, forgetAllAnswers, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
-import { bServerFlow, seenErrors } from './lh-error-poll.support';
+import { bServerFlow, pollsDone, seenErrors } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
@@ -247,6 +247,30 @@ describe('lh-error-policy', function () {
     assert.equal(e.outcome, 'refused');
     assert.match(String((e.payload as Msg).reason), /selectedResponse must be one of the responses/);
     assert.equal(puts().length, 1);
+  });
+
+  it('two errors under one id: each raised once over many polls, never answered automatically, escalated once each (issue 29.5)', async function () {
+    const f = flow([{ ...semi('Retry', 0), mode: 'walk-away' }], { poll: true });
+    await loadWithPage(f.nodes, f.credentials);
+    const escalated = collect(helper.getNode('escalate'));
+    sim.injectPendingError({ id: '7', title: 'Clot detected', severity: 'Error' });
+    sim.injectPendingError({ id: '7', title: 'Door open', severity: 'Warning', shareId: true });
+    await until(() => escalated.length >= 2, 'both escalated').catch((err: Error) => {
+      const seen = escalated.map((m) => [m.outcome, (m.payload as Msg).reason]);
+      throw new Error(`${err.message}: ${JSON.stringify({ seen, puts: puts().length })}`);
+    });
+    await pollsDone(sim, 6);
+    assert.equal(puts().length, 0, 'nothing sent to the ambiguous id');
+    // raised again on a later poll, each would be tried and escalated again
+    assert.equal(escalated.length, 2, 'each raised and escalated once');
+    assert.deepEqual(
+      escalated.map((e) => (e.payload as Msg).errorKey),
+      ['7', '7'],
+    );
+    for (const e of escalated) {
+      assert.equal(e.outcome, 'ambiguous');
+      assert.match(String((e.payload as Msg).reason), /error 7 is ambiguous/);
+    }
   });
 
   it('refuses an invalid rule at deploy, naming it', async function () {

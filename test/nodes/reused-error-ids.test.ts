@@ -70,6 +70,26 @@ describe('reused error ids: answer only the error that was seen, raise every err
     assert.equal(formOf(again.text).buttons.length, 0);
   });
 
+  it('a page form for an id the instrument lists for two different errors sends nothing and says why (issue 29.5)', async function () {
+    await load([
+      pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
+      { id: 'out', type: 'helper' },
+      { id: 'audit', type: 'helper' },
+    ]);
+    const first = sim.injectPendingError(tip);
+    sim.injectPendingError({ ...arm, reuseId: false, shareId: true });
+    const linked = nextMessage(helper.getNode('out'));
+    helper.getNode('page').receive({ payload: first, source: 'A', event: 'raised' });
+    const link = String((await linked).answerUrl);
+    const form = formOf((await fetchText(link)).text);
+    const audit = nextMessage(helper.getNode('audit'));
+    const posted = await fetchText(link.split('?')[0], { form: { t: form.t, form: form.form, response: 'Retry' } });
+    assert.match(posted.text, /Nothing was sent: the instrument lists several different errors under this number/);
+    assert.match(posted.text, /Tip pickup failed/);
+    assert.equal(puts().length, 0, 'nothing was sent to the instrument');
+    assert.equal((await audit).outcome, 'ambiguous');
+  });
+
   it('an answer a flow gave by msg.errorId alone does not show as the answer of a new error under that id: its page offers the form', async function () {
     await loadAnswerAndPage();
     sim.injectPendingError(tip);

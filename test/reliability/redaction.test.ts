@@ -10,7 +10,7 @@ import { inspect } from 'util';
 import type { AddressInfo } from 'net';
 
 import { LhError } from '../../src/client';
-import { redactError, redactText, redactValue } from '../../src/nodes/shared/redaction';
+import { redactError, redactText, redactValue } from '../../src/contract/redaction';
 import { builtNode } from '../support/node-suite';
 import { helper, nextMessage, startServer, stopServer, tlsConfigNode, USER } from '../support/runtime';
 

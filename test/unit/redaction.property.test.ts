@@ -9,15 +9,34 @@ import assert from 'node:assert/strict';
 
 import fc from 'fast-check';
 
-import { REDACTED, redactText, redactValue } from '../../src/nodes/shared/redaction';
+import { isSecretName, REDACTED, redactText, redactValue } from '../../src/contract/redaction';
 
-// ---- reference: redactText of e7dc281, as it was ----
+// ---- reference: redactText of e7dc281, as it was, its secret-named fields decided by name (issue 29.4) ----
 const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]+/gi;
 const JWT = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?/g;
 const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
-const JSON_SECRET_FIELD =
-  /("(?:password|oldPassword|newPassword|token|instrumentToken|access_?token|refresh_?token|authorization|apiKey|secret)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi;
-const FORM_SECRET_FIELD = /\b((?:password|oldPassword|newPassword|token|access_token|refresh_token)=)[^&\s"']+/gi;
+const JSON_SECRET_FIELD = /("((?:[^"\\\n]|\\.){1,128})"\s*:\s*)("(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)/g;
+/** Every `name=value` with a secret name, the value redacted, each name looked at (also one inside a value). */
+function formFields(text: string): string {
+  const cut: [number, number][] = [];
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== '=') continue;
+    let j = i;
+    while (j > 0 && /[A-Za-z0-9_.-]/.test(text[j - 1]) && i - j < 128) j--;
+    if (j === i || (j > 0 && /[A-Za-z0-9_.-]/.test(text[j - 1]))) continue;
+    if (!isSecretName(text.slice(j, i))) continue;
+    let k = i + 1;
+    while (k < text.length && !/[&\s"']/.test(text[k])) k++;
+    if (k > i + 1 && (cut.length === 0 || i + 1 > cut[cut.length - 1][1])) cut.push([i + 1, k]);
+  }
+  let out = '';
+  let from = 0;
+  for (const [a, b] of cut) {
+    out += text.slice(from, a) + REDACTED;
+    from = b;
+  }
+  return out + text.slice(from);
+}
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 function oldSpellings(secret: string): string[] {
   const forms = new Set([secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]);
@@ -31,12 +50,15 @@ function oldRedactText(text: string, secrets: readonly string[] = []): string {
       if (out.includes(form)) out = out.replace(new RegExp(escapeRegExp(form), 'g'), REDACTED);
     }
   }
-  return out
-    .replace(JWT, REDACTED)
-    .replace(BEARER, `$1 ${REDACTED}`)
-    .replace(USERINFO, `$1${REDACTED}@`)
-    .replace(JSON_SECRET_FIELD, `$1"${REDACTED}"`)
-    .replace(FORM_SECRET_FIELD, `$1${REDACTED}`);
+  return formFields(
+    out
+      .replace(JWT, REDACTED)
+      .replace(BEARER, `$1 ${REDACTED}`)
+      .replace(USERINFO, `$1${REDACTED}@`)
+      .replace(JSON_SECRET_FIELD, (m: string, prefix: string, name: string) =>
+        isSecretName(name) ? `${prefix}"${REDACTED}"` : m,
+      ),
+  );
 }
 // ---- end of the reference ----
 

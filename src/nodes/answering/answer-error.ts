@@ -41,6 +41,11 @@ export type AnswerOutcome =
   | { outcome: 'refused'; message: string; error: LhError }
   /** the instrument lists another error under the id now: nothing was sent */
   | { outcome: 'changed'; message: string; error: LhError; current: Record<string, unknown> }
+  /**
+   * the instrument lists several different errors under the id: an answer cannot say which one it is for, so none is
+   * sent (a policy escalates it to a person; the page and lh-answer-error refuse with LH_AMBIGUOUS)
+   */
+  | { outcome: 'ambiguous'; message: string; error: LhError; listed: Record<string, unknown>[] }
   /** `fenced`: an automatic answer refused because another Node-RED holds the instrument now (nothing was sent) */
   | { outcome: 'failed'; message: string; error: LhError; fenced?: boolean };
 
@@ -73,6 +78,12 @@ function isRecord(value: unknown): value is AnswerRecord {
 /** What a failed answer means for the person or the rule that gave it. */
 export function answerOutcomeOf(err: unknown, operation: string): AnswerOutcome {
   const e = redactErr(asLhError(err, operation));
+  if (e.kind === 'ambiguous') {
+    const listed = Array.isArray(e.body)
+      ? e.body.filter((r): r is Record<string, unknown> => !!r && typeof r === 'object' && !Array.isArray(r))
+      : [];
+    return { outcome: 'ambiguous', message: e.message, error: e, listed };
+  }
   if (e.kind === 'changed') {
     const current = e.body && typeof e.body === 'object' ? (e.body as Record<string, unknown>) : {};
     return { outcome: 'changed', message: e.message, error: e, current };
@@ -318,6 +329,7 @@ export function settledOrThrow(outcome: AnswerOutcome, msg: Record<string, unkno
   if (outcome.outcome === 'answered') return outcome.sent;
   if (outcome.outcome === 'already-answered') msg.outcome = 'already-answered';
   if (outcome.outcome === 'changed') msg.outcome = 'changed';
+  if (outcome.outcome === 'ambiguous') msg.outcome = 'ambiguous';
   throw (
     outcome.error ??
     new LhError(outcome.message, { kind: outcome.outcome === 'already-answered' ? 'already-answered' : 'instrument', operation })

@@ -547,6 +547,9 @@ export = function register(RED: Red): void {
       } else if (outcome.outcome === 'changed') {
         view.reason = errorLabel(outcome.current);
         status.warn('lh-answer-page.status.notAnswered', { id: link.key });
+      } else if (outcome.outcome === 'ambiguous') {
+        view.reason = outcome.listed.map(errorLabel).join('; ');
+        status.warn('lh-answer-page.status.notAnswered', { id: link.key });
       } else if (
         outcome.outcome === 'refused' &&
         outcome.error.kind === 'validation' &&

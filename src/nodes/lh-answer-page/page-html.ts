@@ -196,7 +196,16 @@ ${buttons || '<p>The error offers no answer here.</p>'}
 }
 
 export type OutcomeKind =
-  'answered' | 'already-answered' | 'not-pending' | 'refused' | 'failed' | 'form-used' | 'forms-full' | 'changed' | 'invalid';
+  | 'answered'
+  | 'already-answered'
+  | 'not-pending'
+  | 'refused'
+  | 'failed'
+  | 'form-used'
+  | 'forms-full'
+  | 'changed'
+  | 'ambiguous'
+  | 'invalid';
 
 export interface OutcomeView {
   kind: OutcomeKind;
@@ -262,6 +271,11 @@ export function outcomePage(v: OutcomeView): string {
       text =
         `<div class="outcome bad">Too many answer forms were posted for this error (or this page) in the last ${FORM_MINUTES} minutes. Nothing was sent.</div>` +
         `<p>Answer on the instrument. The page takes answers for this error again once the forms posted earlier expire (within ${FORM_MINUTES} minutes).</p>`;
+      break;
+    case 'ambiguous':
+      text =
+        `<div class="outcome bad">Nothing was sent: the instrument lists several different errors under this number${v.reason ? ` (${escapeHtml(v.reason)})` : ''}, ` +
+        'so it could not tell which one the answer is for.</div><p>Answer this error on the instrument.</p>';
       break;
     case 'changed':
       text =

@@ -1,7 +1,17 @@
-import { AuditRecord, onAuditRecord } from '../../audit';
+import { AuditProblem, AuditRecord, onAuditProblem, onAuditRecord } from '../../audit';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { isServerNode } from '../shared/server-node';
 import { Status } from '../shared/status';
+
+/** The status line's reason: the cause the problem names, short (the full text is in the log and on Catch). */
+function shortReason(problem: AuditProblem): string {
+  if (/ENOSPC|no space/i.test(problem.message)) return 'disk full';
+  if (/deleted, moved or replaced/.test(problem.message)) return 'chain file deleted';
+  if (/cut short/.test(problem.message)) return 'chain file cut short';
+  if (/written by someone else/.test(problem.message)) return 'chain file written by another';
+  if (problem.kind === 'gap') return 'records missing';
+  return 'cannot write';
+}
 
 /**
  * lh-audit: sends every audit record of this Node-RED (or of one lh-server node's instrument) into the flow once it is
@@ -28,7 +38,18 @@ export = function register(RED: Red): void {
       node.send({ topic: `${record.phase}/${operation}`, payload: record });
       status.ok('records', { count });
     });
-    node.on('close', () => stop());
+    // a chain that refuses to record (file deleted, disk full): nothing is sent to that instrument, the status says why
+    const stopProblems = onAuditProblem((problem: AuditProblem) => {
+      const instrument = selectedInstrumentKey();
+      if (instrument !== undefined && problem.instrument !== instrument) return;
+      if (problem.kind === 'refusing')
+        status.other({ fill: 'red', shape: 'ring', text: `audit refusing: ${shortReason(problem)}` });
+      else status.other({ fill: 'yellow', shape: 'ring', text: `audit gap: ${shortReason(problem)}` });
+    });
+    node.on('close', () => {
+      stop();
+      stopProblems();
+    });
   }
   RED.nodes.registerType('lh-audit', LhAudit);
 };

@@ -267,11 +267,15 @@ export = function register(RED: Red): void {
         outcome.outcome === 'answered' ||
         outcome.outcome === 'not-pending' ||
         (outcome.outcome === 'already-answered' && !outcome.inFlight);
-      if (over) cancel(key);
-      else if (closed)
+      // another error raised under the id meanwhile (a reused id, or two errors listed under one) keeps its own default
+      const held = book.get(key);
+      const mine = !held || sameRecord(held.record, p.record);
+      if (over) {
+        if (mine) cancel(key);
+      } else if (closed)
         return; // kept in the book, in flight: the next instance sends it again
       else if (outcome.outcome === 'already-answered') return waitForOther(p);
-      else cancel(key); // refused or failed: escalated, a person must act
+      else if (mine) cancel(key); // refused or failed (or ambiguous): escalated, a person must act
       if (closed && outcome.outcome !== 'answered') return;
       if (coordinated && answeredByThisPolicy(p, outcome)) {
         // a copy of this default handed over by another replica (or swept after a failover) found the error answered

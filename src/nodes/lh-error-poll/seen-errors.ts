@@ -9,25 +9,91 @@
  */
 
 export type { ErrorSource as Source } from '../shared/poll-messages';
-import { fingerprint, fromFingerprint, hasFields, identityOf, sameError } from '../../client';
+import { type ErrorIdentity, fingerprint, fromFingerprint, hasFields, identityOf, sameError } from '../../client';
 import type { ErrorSource as Source } from '../shared/poll-messages';
 
 /** How many resolved ids are remembered, so an id that shows up again is not reported as new. */
 const RESOLVED_MEMORY = 1000;
+/** Errors remembered as resolved per id (an instrument that reuses ids, or lists several errors under one). */
+const RESOLVED_PER_ID = 4;
 
 export interface ErrorSnapshot {
+  /** id → the last record of the (first) active error under it */
   active: Record<string, unknown>;
+  /** id → the other active errors under the same id (one poll listed several errors under one id) */
+  activeMore?: Record<string, unknown[]>;
   resolved: string[];
   /** id → fingerprint of the resolved error (title, time stamp, group, severity), so a reused id is told apart */
   resolvedIdentities?: Record<string, string>;
+  /** id → fingerprints of the errors resolved under it before that one */
+  resolvedMore?: Record<string, string[]>;
+}
+
+/**
+ * The identity of a record as it was first read: a record is compared at every poll while it is in memory, and its
+ * identity (four hashes) is worked out once. Keyed by the record object, so nothing outlives the record.
+ */
+const identities = new WeakMap<object, ErrorIdentity | null>();
+
+function identityOfRecord(record: unknown): ErrorIdentity | undefined {
+  if (!record || typeof record !== 'object') return identityOf(record);
+  let identity = identities.get(record);
+  if (identity === undefined) identities.set(record, (identity = identityOf(record) ?? null));
+  return identity ?? undefined;
 }
 
 /** Whether `record` is another error than `known` (a record, or a fingerprint) though both carry the same id. */
 function another(id: string, known: unknown, record: unknown): boolean {
-  const now = identityOf(record);
+  const now = identityOfRecord(record);
   if (!now || !hasFields(now)) return false;
-  const before = typeof known === 'string' ? fromFingerprint(id, known) : identityOf(known);
+  const before = typeof known === 'string' ? fromFingerprint(id, known) : identityOfRecord(known);
   return before !== undefined && hasFields(before) && !sameError({ ...before, id: now.id }, now);
+}
+
+/** Whether two records under one id name one error with the very same identity (not only compatible ones). */
+function identical(id: string, a: unknown, b: unknown): boolean {
+  const x = identityOfRecord(a);
+  const y = identityOfRecord(b);
+  return !another(id, a, b) && (x ? fingerprint(x) : '') === (y ? fingerprint(y) : '');
+}
+
+/**
+ * The distinct errors of one id in one list, in list order: a record that is the same error as one before it (the
+ * instrument listed it twice) counts once, its last record kept.
+ */
+function distinctUnder<T>(id: string, records: T[]): T[] {
+  const out: T[] = [];
+  for (const record of records) {
+    const at = out.findIndex((kept) => !another(id, kept, record));
+    if (at < 0) out.push(record);
+    else out[at] = record;
+  }
+  return out;
+}
+
+/**
+ * Pairs the errors listed under one id with those active under it: exact identities first, then compatible ones (a
+ * record lacking a field is not another error because of it alone). Returns, per listed error, the index of its
+ * active entry or -1 (new).
+ */
+function pairUp(id: string, listed: unknown[], active: unknown[]): number[] {
+  // the usual case, one error under the id in the list and in memory: one comparison
+  if (listed.length === 1 && active.length <= 1) return [active.length === 1 && !another(id, active[0], listed[0]) ? 0 : -1];
+  const taken = new Set<number>();
+  const pairs = listed.map(() => -1);
+  for (const exact of [true, false]) {
+    listed.forEach((record, i) => {
+      if (pairs[i] >= 0) return;
+      const at = active.findIndex(
+        (known, j) => !taken.has(j) && (exact ? identical(id, known, record) : !another(id, known, record)),
+      );
+      if (at >= 0) {
+        pairs[i] = at;
+        taken.add(at);
+      }
+    });
+  }
+  return pairs;
 }
 
 export interface Diff<T> {
@@ -36,17 +102,30 @@ export interface Diff<T> {
   resolved: T[];
 }
 
-/** The errors of one source that were reported as raised and not yet as resolved. */
+/**
+ * The errors of one source that were reported as raised and not yet as resolved. An error is its id together with
+ * what the instrument says of it (0.3): an instrument that lists several errors under one id in one answer has each
+ * of them raised once while listed and resolved once when gone (an answer to such an id is refused as ambiguous, see
+ * client/error-identity.ts).
+ */
 export class SeenErrors {
-  private readonly active = new Map<string, unknown>();
+  /** id → the active errors under it (one, or several when a list shows several errors under the id) */
+  private readonly active = new Map<string, unknown[]>();
+  private count = 0;
   private readonly resolvedIds: string[] = [];
-  /** resolved id → the fingerprint of the error that had it ('' when unknown) */
-  private readonly resolvedSet = new Map<string, string>();
+  /** resolved id → the fingerprints of the errors that had it, newest last ('' when unknown) */
+  private readonly resolvedSet = new Map<string, string[]>();
   /** active errors whose id now names another error (raise() replaced them): their resolution is still to report */
   private displaced: unknown[] = [];
 
   get size(): number {
-    return this.active.size;
+    return this.count;
+  }
+
+  private setActive(id: string, records: unknown[]): void {
+    this.count += records.length - (this.active.get(id)?.length ?? 0);
+    if (records.length === 0) this.active.delete(id);
+    else this.active.set(id, records);
   }
 
   /**
@@ -55,44 +134,52 @@ export class SeenErrors {
    */
   update<T>(listed: T[], idOf: (record: T) => string | undefined, wanted: (record: T) => boolean): Diff<T> {
     const raised: T[] = [];
-    const present = new Set<string>();
     const resolved: T[] = [];
+    const byId = new Map<string, T[]>();
     for (const record of listed) {
       const id = idOf(record);
       if (id === undefined) continue;
-      present.add(id);
-      if (this.active.has(id)) {
-        const before = this.active.get(id);
-        if (!another(id, before, record)) {
-          this.active.set(id, record);
-          continue;
-        }
-        // the instrument reused the id while its error was listed: the old one is over, this one is new
-        this.active.delete(id);
-        this.remember(id, before);
-        resolved.push(before as T);
-      }
-      if (this.isRemembered(id, record) || !wanted(record)) continue;
-      this.active.set(id, record);
-      raised.push(record);
+      const group = byId.get(id);
+      if (group) group.push(record);
+      else byId.set(id, [record]);
     }
-    for (const [id, record] of this.active) {
-      if (present.has(id)) continue;
-      this.active.delete(id);
-      this.remember(id, record);
-      resolved.push(record as T);
+    for (const [id, group] of byId) {
+      const errors = distinctUnder(id, group);
+      const before = this.active.get(id) ?? [];
+      const pairs = pairUp(id, errors, before);
+      const kept: unknown[] = [];
+      errors.forEach((record, i) => {
+        if (pairs[i] >= 0) kept.push(record);
+      });
+      // active errors under the id that the list no longer shows: over (a reused id, or one of several gone)
+      before.forEach((record, j) => {
+        if (pairs.includes(j)) return;
+        this.remember(id, record);
+        resolved.push(record as T);
+      });
+      errors.forEach((record, i) => {
+        if (pairs[i] >= 0 || this.isRemembered(id, record) || !wanted(record)) return;
+        kept.push(record);
+        raised.push(record);
+      });
+      this.setActive(id, kept);
+    }
+    // (a Map may lose its current entry while iterated)
+    for (const [id, records] of this.active) {
+      if (byId.has(id)) continue;
+      this.setActive(id, []);
+      for (const record of records) {
+        this.remember(id, record);
+        resolved.push(record as T);
+      }
     }
     return { raised, resolved };
   }
 
   /** Resolved before under this id, and not another error (a reused id with a different title, time, …, is new). */
   private isRemembered(id: string, record: unknown): boolean {
-    if (!this.resolvedSet.has(id)) return false;
-    if (!another(id, this.resolvedSet.get(id), record)) return true;
-    this.resolvedSet.delete(id);
-    const at = this.resolvedIds.indexOf(id);
-    if (at >= 0) this.resolvedIds.splice(at, 1);
-    return false;
+    const fps = this.resolvedSet.get(id);
+    return !!fps && fps.some((fp) => !another(id, fp, record));
   }
 
   /** The errors raise() replaced (their id now names another error), once: report them resolved. */
@@ -104,31 +191,39 @@ export class SeenErrors {
 
   /**
    * One error raised from outside a poll (a pushed event): reported when it is neither active nor remembered as
-   * resolved and `wanted`; returns whether it is new. A later poll that lists it does not raise it again.
+   * resolved and `wanted`; returns whether it is new. A later poll that lists it does not raise it again. A pushed
+   * error under an active id that is another error means the instrument reused the id: the errors under it are over.
    */
   raise<T>(id: string, record: T, wanted: boolean): boolean {
-    if (this.active.has(id)) {
-      const before = this.active.get(id);
-      if (!another(id, before, record)) {
-        this.active.set(id, record);
-        return false;
+    const before = this.active.get(id) ?? [];
+    const at = before.findIndex((known) => !another(id, known, record));
+    if (at >= 0) {
+      before[at] = record;
+      return false;
+    }
+    if (before.length > 0) {
+      this.setActive(id, []);
+      for (const known of before) {
+        this.remember(id, known);
+        this.displaced.push(known);
       }
-      this.active.delete(id);
-      this.remember(id, before);
-      this.displaced.push(before);
     }
     if (this.isRemembered(id, record) || !wanted) return false;
-    this.active.set(id, record);
+    this.setActive(id, [record]);
     return true;
   }
 
-  /** One error resolved from outside a poll: its last record when it was active (report it), else undefined. */
+  /**
+   * One error resolved from outside a poll: its last record when it was active (report it), else undefined. Several
+   * errors under the id: all are over; the others are reported through takeDisplaced().
+   */
   resolve(id: string): unknown {
-    if (!this.active.has(id)) return undefined;
-    const record = this.active.get(id);
-    this.active.delete(id);
-    this.remember(id, record);
-    return record;
+    const records = this.active.get(id);
+    if (!records) return undefined;
+    this.setActive(id, []);
+    for (const record of records) this.remember(id, record);
+    this.displaced.push(...records.slice(1));
+    return records[0];
   }
 
   /**
@@ -136,13 +231,14 @@ export class SeenErrors {
    * (an id the instrument reused names a new error, which this memory does not know).
    */
   knowsSame(id: string, record: unknown): boolean {
-    if (this.active.has(id)) return !another(id, this.active.get(id), record);
-    return this.resolvedSet.has(id) && !another(id, this.resolvedSet.get(id), record);
+    if ((this.active.get(id) ?? []).some((known) => !another(id, known, record))) return true;
+    if (this.active.has(id)) return false;
+    return this.isRemembered(id, record);
   }
 
-  /** The last record of an active error, else undefined. */
+  /** The last record of an active error (the first one under the id), else undefined. */
   activeRecord(id: string): unknown {
-    return this.active.get(id);
+    return this.active.get(id)?.[0];
   }
 
   /**
@@ -151,11 +247,11 @@ export class SeenErrors {
    */
   dropOldest(max: number): number {
     let dropped = 0;
-    for (const [id, record] of this.active) {
-      if (this.active.size <= max) break;
-      this.active.delete(id);
-      this.remember(id, record);
-      dropped++;
+    for (const [id, records] of [...this.active]) {
+      if (this.count <= max) break;
+      this.setActive(id, []);
+      for (const record of records) this.remember(id, record);
+      dropped += records.length;
     }
     return dropped;
   }
@@ -166,24 +262,47 @@ export class SeenErrors {
   }
 
   snapshot(): ErrorSnapshot {
-    const resolvedIdentities: Record<string, string> = {};
-    for (const id of this.resolvedIds) {
-      const fp = this.resolvedSet.get(id);
-      if (fp) resolvedIdentities[id] = fp;
+    const active: Record<string, unknown> = {};
+    const activeMore: Record<string, unknown[]> = {};
+    for (const [id, records] of this.active) {
+      active[id] = records[0];
+      if (records.length > 1) activeMore[id] = records.slice(1);
     }
-    return { active: Object.fromEntries(this.active), resolved: [...this.resolvedIds], resolvedIdentities };
+    const resolvedIdentities: Record<string, string> = {};
+    const resolvedMore: Record<string, string[]> = {};
+    for (const id of this.resolvedIds) {
+      const fps = this.resolvedSet.get(id) ?? [];
+      const last = fps[fps.length - 1];
+      if (last) resolvedIdentities[id] = last;
+      if (fps.length > 1) resolvedMore[id] = fps.slice(0, -1);
+    }
+    return {
+      active,
+      ...(Object.keys(activeMore).length > 0 ? { activeMore } : {}),
+      resolved: [...this.resolvedIds],
+      resolvedIdentities,
+      ...(Object.keys(resolvedMore).length > 0 ? { resolvedMore } : {}),
+    };
   }
 
   restore(snapshot: unknown): void {
     if (!snapshot || typeof snapshot !== 'object') return;
     const s = snapshot as Partial<ErrorSnapshot>;
+    const more = s.activeMore && typeof s.activeMore === 'object' ? (s.activeMore as Record<string, unknown>) : {};
     if (s.active && typeof s.active === 'object') {
-      for (const [id, record] of Object.entries(s.active)) if (!this.active.has(id)) this.active.set(id, record);
+      for (const [id, record] of Object.entries(s.active)) {
+        if (this.active.has(id)) continue;
+        const others = Array.isArray(more[id]) ? (more[id] as unknown[]) : [];
+        this.setActive(id, [record, ...others]);
+      }
     }
     const fps = s.resolvedIdentities && typeof s.resolvedIdentities === 'object' ? s.resolvedIdentities : {};
+    const older = s.resolvedMore && typeof s.resolvedMore === 'object' ? (s.resolvedMore as Record<string, unknown>) : {};
     if (Array.isArray(s.resolved)) {
       for (const id of s.resolved) {
         if (typeof id !== 'string') continue;
+        const before = Array.isArray(older[id]) ? (older[id] as unknown[]) : [];
+        for (const fp of before) if (typeof fp === 'string' && fromFingerprint(id, fp)) this.remember(id, fp);
         const fp = (fps as Record<string, unknown>)[id];
         this.remember(id, typeof fp === 'string' && fromFingerprint(id, fp) ? fp : undefined);
       }
@@ -192,14 +311,18 @@ export class SeenErrors {
 
   /** Remembers a resolved error by id and identity (`record` is its last record, or already a fingerprint). */
   private remember(id: string, record: unknown): void {
-    const identity = typeof record === 'string' ? fromFingerprint(id, record) : identityOf(record);
+    const identity = typeof record === 'string' ? fromFingerprint(id, record) : identityOfRecord(record);
     const fp = identity ? fingerprint(identity) : '';
-    if (this.resolvedSet.has(id)) {
-      this.resolvedSet.set(id, fp || (this.resolvedSet.get(id) ?? ''));
+    const fps = this.resolvedSet.get(id);
+    if (fps) {
+      // an unknown identity ('') adds nothing to what is known of the id
+      if (fp === '' && fps.length > 0) return;
+      const kept = fps.filter((f) => f !== fp && f !== '');
+      this.resolvedSet.set(id, [...kept, fp].slice(-RESOLVED_PER_ID));
       return;
     }
     this.resolvedIds.push(id);
-    this.resolvedSet.set(id, fp);
+    this.resolvedSet.set(id, [fp]);
     while (this.resolvedIds.length > RESOLVED_MEMORY) this.resolvedSet.delete(this.resolvedIds.shift() as string);
   }
 }

@@ -1,6 +1,15 @@
-import { Actor, AuditRedis, AuditSettings, AuditUse, useAuditTrail, useRedisAuditTrail, withActor } from '../../audit';
+import {
+  Actor,
+  AuditRedis,
+  AuditSettings,
+  AuditUse,
+  onAuditProblem,
+  useAuditTrail,
+  useRedisAuditTrail,
+  withActor,
+} from '../../audit';
 import type { Coordinator } from '../../coordination/coordinator';
-import { logWarn } from './node-log';
+import { logError, logWarn } from './node-log';
 import { Node, NodeMessage, Red } from './node-red';
 
 /**
@@ -17,7 +26,17 @@ export function serverAuditTrail(
 ): AuditUse | undefined {
   const settings = RED.settings as unknown as { lhAudit?: AuditSettings; userDir?: string };
   const fallback = { node: node.id, nodeType: node.type };
-  if (!coordinator) return useAuditTrail(settings.lhAudit, settings.userDir, instrument, fallback, secrets);
+  if (!coordinator) {
+    const use = useAuditTrail(settings.lhAudit, settings.userDir, instrument, fallback, secrets);
+    if (!use) return undefined;
+    // the chain refuses to record (its file deleted, the disk full): every request is refused; the log says why, once
+    const stop = onAuditProblem((problem) => {
+      if (problem.instrument !== instrument) return;
+      if (problem.kind === 'refusing') logError(node, problem.message);
+      else logWarn(node, problem.message);
+    });
+    return { ...use, release: () => (stop(), use.release()) };
+  }
   // several Node-REDs: one chain per instrument in a Redis stream, shared by them all (the coordination's connection)
   const keys = coordinator.keys.instrument(instrument);
   const stream = { stream: keys.audit, head: keys.auditHead, checkpoint: keys.auditCheckpoint };

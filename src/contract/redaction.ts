@@ -1,0 +1,358 @@
+/**
+ * The one redaction step every text leaving the package passes (audit records, msg.error, status, logs): the secrets
+ * given, bearer tokens, JWTs, URL userinfo and the values of secret-named fields become `***`. Pure (the secrets are
+ * passed in), and a room of its own below the audit trail and the nodes, which both use it (the nodes' list of the
+ * secrets configured in this Node-RED is src/nodes/shared/redaction.ts).
+ *
+ * What names a secret (isSecretName) is decided on the words of a name, whatever its case and separators
+ * (`smtpPassword`, `SMTP_PASSWORD`, `smtp-password`, `X-Api-Key`, `apikey`): a name is secret when its last word is a
+ * secret word (password, passwd, pwd, pass, passphrase, passcode, secret, token, credential(s), creds, pin, auth,
+ * authorization, cookie, session, private, bearer, jwt, otp, mfa, apikey, privatekey, and key), after words that only
+ * carry the secret (value, hash, code, data, header, string, confirm…) are set aside. So `passwordHash`, `pinCode`,
+ * `authHeader` are secret; `passwordExpires`, `minimumPasswordLength`, `tokenType`, `pinDepth` (a pin tool) are not:
+ * they talk about a secret. Words are whole words, so `monkey`, `keyword`, `hideKeyboard`, `spinner`, `author` are
+ * not. A name written as one word with no case change is secret when it ends in a long secret word (`smtppassword`,
+ * `accesstoken`; not the short ones: `adminpin` is not recognised, `adminPin` and `admin_pin` are).
+ *
+ * `key` is secret (`apiKey`, `privateKey`, `key`) unless the word before it makes it an identifier: `clientKey` and
+ * `errorHandlingKey` (the B error-handler key, a config property kept in flows.json by design and needed in a
+ * record), `errorKey`, `instrumentKey`, `sortKey`… A field whose value is a boolean, null or '' is kept (it holds no
+ * secret: `useAuth: false`); any other value under a secret name (text, number: a PIN, object, array) is `***`.
+ */
+
+export const REDACTED = '***';
+
+/** Secrets shorter than this are not searched for in free text (they would blank out ordinary words). */
+const MIN_SECRET_LENGTH = 3;
+const MAX_DEPTH = 12;
+
+/** The last word of a name that makes it a secret. */
+const SECRET_HEADS = new Set([
+  'password',
+  'passwd',
+  'pwd',
+  'pass',
+  'passphrase',
+  'passcode',
+  'secret',
+  'token',
+  'credential',
+  'credentials',
+  'creds',
+  'cred',
+  'pin',
+  'auth',
+  'authorization',
+  'cookie',
+  'session',
+  'private',
+  'bearer',
+  'jwt',
+  'otp',
+  'totp',
+  'mfa',
+  'apikey',
+  'privatekey',
+  'sessionid',
+  'accesstoken',
+  'refreshtoken',
+  'clientsecret',
+]);
+/** Plurals of secret heads. */
+const PLURAL_HEADS: Record<string, string> = {
+  passwords: 'password',
+  tokens: 'token',
+  secrets: 'secret',
+  cookies: 'cookie',
+  keys: 'key',
+  apikeys: 'apikey',
+  passphrases: 'passphrase',
+  passcodes: 'passcode',
+};
+/** A name written as one word without case change: secret when it ends in one of these (long enough to be safe). */
+const SECRET_SUFFIXES = [
+  'password',
+  'passwd',
+  'passphrase',
+  'passcode',
+  'secret',
+  'token',
+  'credential',
+  'credentials',
+  'apikey',
+  'privatekey',
+  'cookie',
+  'sessionid',
+  'authorization',
+];
+/** Words after a secret word that still name the secret itself (its value, its hash, a copy typed again…). */
+const CARRIERS = new Set([
+  'value',
+  'values',
+  'val',
+  'header',
+  'headers',
+  'hdr',
+  'string',
+  'str',
+  'text',
+  'data',
+  'hash',
+  'hashed',
+  'digest',
+  'salt',
+  'code',
+  'b64',
+  'base64',
+  'hex',
+  'bytes',
+  'raw',
+  'plain',
+  'plaintext',
+  'cleartext',
+  'encrypted',
+  'enc',
+  'cipher',
+  'ciphertext',
+  'content',
+  'contents',
+  'input',
+  'field',
+  'confirm',
+  'confirmation',
+  'repeat',
+  'again',
+  'retype',
+  'verify',
+  'new',
+  'old',
+  'current',
+]);
+/** Two words that name a secret together though neither does alone. */
+const SECRET_PAIRS = new Set(['session id', 'access code', 'security answer', 'recovery code']);
+/** The word before `key` that makes it an identifier, not a secret (`clientKey` is the B error-handler key). */
+const IDENTIFIER_KEYS = new Set([
+  'client',
+  'handler',
+  'handling',
+  'error',
+  'instrument',
+  'record',
+  'sort',
+  'primary',
+  'foreign',
+  'partition',
+  'range',
+  'row',
+  'lookup',
+  'cache',
+  'map',
+  'group',
+  'step',
+  'protocol',
+  'setting',
+  'settings',
+  'object',
+  'property',
+  'column',
+  'index',
+  'message',
+  'translation',
+  'label',
+  'hot',
+  'short',
+  'idempotency',
+  'dedupe',
+  'dedup',
+  'unique',
+  'composite',
+  'routing',
+  'shard',
+  'page',
+  'cursor',
+  'event',
+  'topic',
+  'store',
+  'context',
+  'storage',
+  'answer',
+  'link',
+  'form',
+  'watch',
+  'ledger',
+  'stream',
+  'locale',
+  'i18n',
+  'field',
+]);
+
+/** The words of a name: split at separators and case changes, lower case, trailing digits dropped (`auth2`). */
+function wordsOf(name: string): string[] {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .split(/[^A-Za-z0-9]+/)
+    .filter((w) => w !== '')
+    .map((w) => w.toLowerCase().replace(/(?<=[a-z])\d+$/, ''));
+}
+
+function decideSecretName(name: string): boolean {
+  const words = wordsOf(name.length > 256 ? name.slice(-256) : name);
+  while (words.length > 1 && CARRIERS.has(words[words.length - 1])) words.pop();
+  const last = words[words.length - 1];
+  if (last === undefined) return false;
+  const head = PLURAL_HEADS[last] ?? last;
+  const before = words.length > 1 ? words[words.length - 2] : undefined;
+  if (head === 'key') return before === undefined || !IDENTIFIER_KEYS.has(before);
+  if (SECRET_HEADS.has(head)) return true;
+  if (before !== undefined && SECRET_PAIRS.has(`${before} ${head}`)) return true;
+  return words.length === 1 && SECRET_SUFFIXES.some((suffix) => head.endsWith(suffix));
+}
+
+const decided = new Map<string, boolean>();
+const MAX_DECIDED = 5000;
+
+/** Whether a field of this name holds a secret (see the rules above); names repeat, so the answers are kept. */
+export function isSecretName(name: string): boolean {
+  let secret = decided.get(name);
+  if (secret === undefined) {
+    secret = decideSecretName(name);
+    if (decided.size >= MAX_DECIDED) decided.clear();
+    decided.set(name, secret);
+  }
+  return secret;
+}
+
+/** Whether a value under a secret name is taken out: anything that can hold a secret (not a boolean, null or ''). */
+function holdsSecret(value: unknown): boolean {
+  return value !== null && value !== undefined && value !== '' && typeof value !== 'boolean';
+}
+
+const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]+/gi;
+/** A JWT: two or three base64url parts, the first one a JSON object (`{"` encodes to `eyJ`). */
+const JWT = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?/g;
+/** `scheme://user:password@host` (and `scheme://user@host`). */
+const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
+/** `"name": "..."` (or a number) in JSON text, whatever else the text is; redacted when the name is a secret's. */
+const JSON_FIELD = /("((?:[^"\\\n]|\\.){1,128})"\s*:\s*)("(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)/g;
+/** `name=` in a query string or form body (the value after it is redacted when the name is a secret's). */
+const FORM_NAME = /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,128})=/g;
+const FORM_VALUE = /[^&\s"']+/y;
+
+function redactJsonField(match: string, prefix: string, name: string): string {
+  return isSecretName(name) ? `${prefix}"${REDACTED}"` : match;
+}
+
+/** Each `name=value` whose name is a secret's, its value `***` (a value may hold further `x=y`: they are looked at too). */
+function redactFormFields(text: string): string {
+  let out = '';
+  let from = 0;
+  for (const m of text.matchAll(FORM_NAME)) {
+    const start = (m.index ?? 0) + m[0].length;
+    if (start <= from || !isSecretName(m[1])) continue;
+    FORM_VALUE.lastIndex = start;
+    const value = FORM_VALUE.exec(text);
+    if (!value) continue;
+    out += `${text.slice(from, start)}${REDACTED}`;
+    from = start + value[0].length;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The forms a secret takes in an echoed text: as is, JSON-escaped, URL-encoded. */
+function spellings(secret: string): string[] {
+  const forms = new Set([secret, JSON.stringify(secret).slice(1, -1)]);
+  try {
+    forms.add(encodeURIComponent(secret));
+  } catch {
+    // a lone surrogate (a password read from JSON "\ud800") has no percent-encoding: its other forms still go
+  }
+  return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
+}
+
+/**
+ * spellings() of each secret of a list, kept per list (the configured secrets, an lh-server's own): every redacted
+ * text asked for them again (profiled on the audit path). A list is compared with the one its spellings were made
+ * from, so a list changed in place is spelled again; no secret is kept beyond the list that holds it.
+ */
+const spelledLists = new WeakMap<readonly string[], { from: string[]; forms: string[][] }>();
+
+function spellingsFor(secrets: readonly string[]): string[][] {
+  const kept = spelledLists.get(secrets);
+  if (kept && kept.from.length === secrets.length && kept.from.every((s, i) => s === secrets[i])) return kept.forms;
+  const forms = secrets.map((s) => (typeof s === 'string' && s.length >= MIN_SECRET_LENGTH ? spellings(s) : []));
+  spelledLists.set(secrets, { from: [...secrets], forms });
+  return forms;
+}
+
+export function redactText(text: string, secrets: readonly string[] = []): string {
+  let out = text;
+  if (secrets.length > 0) {
+    for (const forms of spellingsFor(secrets)) {
+      for (const form of forms) {
+        if (out.includes(form)) out = out.replace(new RegExp(escapeRegExp(form), 'g'), REDACTED);
+      }
+    }
+  }
+  // Each pattern runs only on a text holding what its every match must contain (a text without a secret is
+  // returned as it is, without five scans of it): a JWT starts `eyJ`, userinfo follows `://`, a JSON field has
+  // quotes, a form field `=`; `Bearer` in any letter case is left to its own pattern.
+  if (out.includes('eyJ')) out = out.replace(JWT, REDACTED);
+  out = out.replace(BEARER, `$1 ${REDACTED}`);
+  if (out.includes('://')) out = out.replace(USERINFO, `$1${REDACTED}@`);
+  if (out.includes('"')) out = out.replace(JSON_FIELD, redactJsonField);
+  if (out.includes('=')) out = redactFormFields(out);
+  return out;
+}
+
+/**
+ * A copy of `value` with every string redacted and every secret-named property replaced; cycles and depth are
+ * bounded. Buffers and other non-plain objects are kept as they are.
+ */
+export function redactValue<T>(value: T, secrets: readonly string[] = []): T {
+  return walk(value, secrets, 0, new WeakMap()) as T;
+}
+
+function walk(value: unknown, secrets: readonly string[], depth: number, seen: WeakMap<object, unknown>): unknown {
+  if (typeof value === 'string') return redactText(value, secrets);
+  if (typeof value !== 'object' || value === null) return value;
+  if (seen.has(value)) return seen.get(value);
+  if (depth >= MAX_DEPTH) return REDACTED;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    seen.set(value, out);
+    for (const item of value) out.push(walk(item, secrets, depth + 1, seen));
+    return out;
+  }
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return value;
+  const out: Record<string, unknown> = {};
+  seen.set(value, out);
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    out[k] = holdsSecret(v) && isSecretName(k) ? REDACTED : walk(v, secrets, depth + 1, seen);
+  }
+  return out;
+}
+
+/**
+ * The same error, its message, stack and body redacted in place (so its class and every other property stay as
+ * they are, including Node-RED's view of it via `cause`).
+ */
+export function redactError<E extends Error>(err: E, secrets: readonly string[] = []): E {
+  const e = err as E & { body?: unknown };
+  const message = redactText(e.message, secrets);
+  if (message !== e.message) e.message = message;
+  if (typeof e.stack === 'string') e.stack = redactText(e.stack, secrets);
+  if (Object.prototype.hasOwnProperty.call(e, 'body') && e.body !== undefined) {
+    try {
+      (e as { body?: unknown }).body = redactValue(e.body, secrets);
+    } catch {
+      // a frozen or getter-only body: leave it; it is redacted again where it is shown
+    }
+  }
+  return err;
+}
