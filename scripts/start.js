@@ -137,7 +137,7 @@ async function main() {
   const { Simulator } = require(path.join(root, 'nodes', 'simulator'));
   const sim = new Simulator({ host, port: await freePort(8090), httpsPort: await freePort(8443) });
   await sim.start();
-  console.log(`Simulator: A ${sim.baseUrl}  B ${sim.instrumentUrl}  control ${sim.controlUrl}/sim  (user admin / labwire)`);
+  console.log(`Simulator: A ${sim.baseUrl}  B ${sim.instrumentUrl}  control ${sim.controlUrl}/sim/state  (user admin / labwire)`);
 
   fs.mkdirSync(userDir, { recursive: true });
   // PORT: the editor's port (default 1880, the next free one when taken; 0 for any free port).
