@@ -3,7 +3,7 @@ import { asLhError, ClientOptions, LhError, LiquidHandlerClient, trimBase, valid
 import { requestUser, serverAuditTrail } from '../shared/audit';
 import { isCoordinationNode } from '../shared/coordination-node';
 import { migrateConfig } from '../shared/migrations';
-import { logError, logWarn } from '../shared/node-log';
+import { logError, logInfo, logWarn } from '../shared/node-log';
 import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
 import { onPasswordWarning } from '../shared/password-warning';
 import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/redaction';
@@ -88,7 +88,17 @@ export = function register(RED: Red): void {
         audit: audit?.trail,
       });
       // one reachability state for every node of this instrument: each request's outcome, the sockets, the session
-      node.connection = new ServerConnection((err) => logWarn(node, asLhError(err, 'connection-state').message));
+      node.connection = new ServerConnection(
+        (err) => logWarn(node, asLhError(err, 'connection-state').message),
+        // once per instrument, not per node and poll: each node shows it in its status
+        (change) =>
+          change.state === 'offline'
+            ? logWarn(
+                node,
+                `instrument unreachable (${change.interfaces.join(' and ')}${change.reason ? `: ${change.reason}` : ''}): its nodes show it in their status and keep trying`,
+              )
+            : logInfo(node, 'instrument reachable again'),
+      );
       node.connection.attach(node.client);
       // said once per channel: an oversized frame closes the socket (the cap protects memory), polling goes on
       node.client.events.onNotice((notice) => logWarn(node, notice.message));
