@@ -87,6 +87,8 @@ export const MIGRATIONS: MigrationTable = {
       },
     },
     { version: 2, defaults: { listen: true } },
+    // Remember on by default (issue 32): its memory in a file of the user directory unless a context store is chosen
+    { version: 3, transform: 'rememberSeenErrors', defaults: { persist: true } },
   ],
   'lh-answer-error': [
     { version: 1, defaults: { name: '', selectedResponse: '', selectedResponseType: 'str', errorId: '', errorIdType: 'str' } },
