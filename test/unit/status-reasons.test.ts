@@ -12,3 +12,11 @@ describe('status reasons: a 401 says where the login goes (issue 32 item 4)', fu
     assert.equal(failureReason(e(401, 'authenticate')), 'login failed (rejected, 401)');
   });
 });
+
+describe('answer page status: a long error key is shortened (issue 32 item 7)', function () {
+  it('keys up to 12 characters as they are, a uuid as its first 8 and an ellipsis', async function () {
+    const { statusKey } = await import('../../src/nodes/lh-answer-page/page-links');
+    assert.equal(statusKey('E-1042'), 'E-1042');
+    assert.equal(statusKey('3f2a9c1e-0b7d-4e11-9a55-2c8f0e6d7b31'), '3f2a9c1e…');
+  });
+});
