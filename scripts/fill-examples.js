@@ -26,13 +26,15 @@ function filled(node) {
   return Object.prototype.hasOwnProperty.call(MIGRATIONS, node.type) ? { ...migrate(node) } : node;
 }
 
-const dir = path.join(root, 'examples');
 let changed = 0;
-for (const file of fs
-  .readdirSync(dir)
-  .filter((f) => f.endsWith('.json'))
-  .sort()) {
-  const full = path.join(dir, file);
+// examples/: Import > Examples (core nodes and this package only); examples-extra/: those needing another package
+for (const { file, full } of ['examples', 'examples-extra'].flatMap((dir) =>
+  fs
+    .readdirSync(path.join(root, dir))
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => ({ file: `${dir}/${f}`, full: path.join(root, dir, f) })),
+)) {
   const before = fs.readFileSync(full, 'utf8');
   const after = layout(JSON.parse(before).map(filled));
   if (after !== before) {

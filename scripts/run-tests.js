@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The test step of `npm test`: the suite on Node-RED 4, the coordination suite (several Node-RED processes and a real
-// Redis: test/coordination), the node tests on Node-RED 3.1 (test:nr3) and, after those, the browser, examples and
+// Redis: test/coordination) followed by Node-RED 5 on Node.js 22 (test:nr5), the node tests on Node-RED 3.1 (test:nr3) and, after those, the browser, examples and
 // standard-Node-RED tests (Chromium, npm start, a fresh user dir) run side by side, at most three at once. Most of each
 // is waiting on real sockets and child processes (about a third of two cores busy), so together they take the time of
 // the longest lane instead of the sum. The other runs' output is held and printed after the main run's, so none is
@@ -16,9 +16,10 @@ const children = new Set();
 
 // live: the run's output is also written as it comes (the main run); it is kept in every case, so the failures of
 // each run can be repeated at the very end, where a CI log that shows only its tail still has them.
-function run(args, env, live) {
+// script: a node script of its own instead of mocha (test:nr5 picks its Node.js 22 itself).
+function run(args, env, live, script) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [mocha, ...args], {
+    const child = spawn(process.execPath, script ? [path.join(root, script), ...args] : [mocha, ...args], {
       cwd: root,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -89,6 +90,14 @@ const RUNS = [
     args: ['--config', '.mocharc.nr3.json'],
     env: { LH_NODE_RED: 'node-red-3' },
   },
+  // Node-RED 5 on Node.js 22 (scripts/nr5.js): the node tests and the standard-install test, after the coordination suite
+  {
+    name: 'Node-RED 5 suite',
+    title: 'node tests and the standard install on Node-RED 5 under Node.js 22 (test:nr5)',
+    script: 'scripts/nr5.js',
+    args: [],
+    after: 'coordination suite',
+  },
   // Chromium, npm start, the examples and a standard Node-RED user dir: mostly waiting on child processes
   {
     name: 'browser, examples and standard Node-RED suite',
@@ -104,7 +113,7 @@ async function main() {
   let previous = Promise.resolve();
   for (const r of RUNS) {
     const wait = sequential ? previous : r.after ? started.get(r.after) : Promise.resolve();
-    const result = wait.then(() => run(r.args, r.env ?? {}, r.live === true));
+    const result = wait.then(() => run(r.args, r.env ?? {}, r.live === true, r.script));
     started.set(r.name, result);
     previous = result;
   }

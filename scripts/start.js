@@ -67,9 +67,14 @@ async function waitForEditor(url, child) {
 }
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+/** `${NAME:-default}` as its default: the examples' URLs (`http://${LH_SIM_HOST:-127.0.0.1}:${LH_SIM_PORT:-8090}`). */
+function withDefaults(text) {
+  return String(text ?? '').replace(/\$\{[A-Za-z_][A-Za-z0-9_]*:-([^}]*)\}/g, '$1');
+}
+
 function onThisMachine(url) {
   try {
-    return LOOPBACK.has(new URL(url).hostname);
+    return LOOPBACK.has(new URL(withDefaults(url)).hostname);
   } catch {
     return false;
   }
@@ -93,7 +98,11 @@ function aimAtSimulator(nodes, sim) {
       set(n, 'instrumentUrl', sim.instrumentUrl);
     }
     if (n.type === 'tab' && Array.isArray(n.env)) {
-      for (const v of n.env) if (v && v.name === 'SIM_URL') set(v, 'value', sim.controlUrl);
+      for (const v of n.env) {
+        if (!v || v.name !== 'SIM_URL') continue;
+        set(v, 'value', sim.controlUrl);
+        set(v, 'type', 'str'); // the examples compute it (jsonata) from LH_SIM_HOST and LH_SIM_PORT
+      }
     }
   }
   return changed;
@@ -113,16 +122,23 @@ function updateSavedFlows(file, sim) {
   console.log(`Flows pointed at the simulator of this start (${sim.baseUrl}, ${sim.instrumentUrl})`);
 }
 
-/** All example flows as one deployable flow: one shared lh-server aimed at the simulator, credentials attached. */
+/**
+ * All example flows as one deployable flow: one shared lh-server aimed at the simulator, credentials attached. Those of
+ * examples-extra/ too (e-mail, dashboard): this checkout's Node-RED has their packages (devDependencies).
+ */
 function demoFlow(sim) {
   const seen = new Set();
   const flow = [];
-  const dir = path.join(root, 'examples');
-  for (const file of fs
-    .readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .sort()) {
-    for (const n of JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'))) {
+  const files = ['examples', 'examples-extra']
+    .flatMap((dir) =>
+      fs
+        .readdirSync(path.join(root, dir))
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => ({ f, full: path.join(root, dir, f) })),
+    )
+    .sort((a, b) => (a.f < b.f ? -1 : a.f > b.f ? 1 : 0));
+  for (const { full } of files) {
+    for (const n of JSON.parse(fs.readFileSync(full, 'utf8'))) {
       if (seen.has(n.id)) continue;
       seen.add(n.id);
       if (n.type === 'lh-server') n.credentials = { username: 'admin', password: 'labwire' };
@@ -137,7 +153,7 @@ async function main() {
   const { Simulator } = require(path.join(root, 'nodes', 'simulator'));
   const sim = new Simulator({ host, port: await freePort(8090), httpsPort: await freePort(8443) });
   await sim.start();
-  console.log(`Simulator: A ${sim.baseUrl}  B ${sim.instrumentUrl}  control ${sim.controlUrl}/sim  (user admin / labwire)`);
+  console.log(`Simulator: A ${sim.baseUrl}  B ${sim.instrumentUrl}  control ${sim.controlUrl}/sim/state  (user admin / labwire)`);
 
   fs.mkdirSync(userDir, { recursive: true });
   // PORT: the editor's port (default 1880, the next free one when taken; 0 for any free port).
@@ -169,7 +185,15 @@ async function main() {
   const red = spawn(process.execPath, [require.resolve('node-red/red.js'), '--settings', path.join(userDir, 'settings.js')], {
     stdio: ['ignore', 'inherit', 'inherit'],
     // the address in answer links (lh-answer-page): this Node-RED, unless the user says otherwise
-    env: { ...process.env, LH_PUBLIC_URL: process.env.LH_PUBLIC_URL || `http://${host}:${uiPort}`, LIMS_TOKEN: limsToken },
+    env: {
+      ...process.env,
+      LH_PUBLIC_URL: process.env.LH_PUBLIC_URL || `http://${host}:${uiPort}`,
+      LIMS_TOKEN: limsToken,
+      // what the examples' lh-server URLs and example 08's SIM_URL read (${LH_SIM_PORT:-8090}): this simulator
+      LH_SIM_HOST: host,
+      LH_SIM_PORT: String(new URL(sim.baseUrl).port),
+      LH_SIM_HTTPS_PORT: String(new URL(sim.instrumentUrl).port),
+    },
   });
   const editor = `http://${host}:${uiPort}/`;
   let stopping = false;

@@ -23,21 +23,15 @@ export interface DispatchContext {
   firmwareAnswer(ctx: RequestContext): Reply | undefined;
 }
 
-/** Status reads a real instrument answers without a token (the tested tools log in only after a 401). */
-const TOKENLESS_READS = new Set([
-  '/api/v1/system-ready',
-  '/api/v1/errors/check-for-pending-errors',
-  '/api/v1/protocol-run',
-  '/api/v1/instruments/global-run-state',
-  '/api/v1/instruments/connection-status',
-]);
-
 /**
- * Lenient: the status reads the tested tools make before logging in answer without a token, as on hardware (only
- * without an Authorization header: an expired or bad token is still a 401, so renewals stay tested).
+ * Lenient (the default): a GET of A without an Authorization header answers, as reads do on hardware (the tested tools
+ * log in only after a 401; observed-instrument.md: "Reads work without a token on real instruments"). Not
+ * `authenticate/*` (check-authentication reports the caller's session), and only without the header: an expired or
+ * bad token is still a 401, so renewals stay tested. Writes and interface B always want a token. Strict: every
+ * operation wants one, as interfaces.md says.
  */
 export function tokenlessRead(lenient: boolean, api: Api, method: string, path: string, authorization?: string): boolean {
-  return lenient && api === 'A' && method === 'GET' && !authorization && TOKENLESS_READS.has(path.toLowerCase());
+  return lenient && api === 'A' && method === 'GET' && !authorization && !path.toLowerCase().startsWith('/api/v1/authenticate');
 }
 
 /** The request body a route takes: undefined for none, else JSON (a 400 for an empty or broken one). */

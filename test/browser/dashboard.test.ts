@@ -10,6 +10,7 @@ import path from 'path';
 import { Browser, Page } from 'playwright-core';
 
 import { launchChromium } from '../support/browser';
+import { until } from '../support/until';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -158,5 +159,50 @@ describe('operator dashboard in Chromium (npm start, example 07)', function () {
       detail.errors.map((e) => [e.title, e.selectedResponse]),
       [['Clot detected', 'Retry']],
     );
+  });
+
+  // Issue 32 item 1: the list lived in each browser: opened after errors were raised it said "No pending errors" while
+  // 2 were pending, and after a reload it showed the last error while 4 were pending.
+  it('lists errors raised before the page was opened, and all 4 after a reload (the list is server-side)', async function () {
+    const { editorUrl, simA } = started!;
+    const sim = (p: string): string => `${new URL(simA).origin}${p}`;
+    const raise = async (title: string): Promise<void> => {
+      assert.equal((await json('POST', sim('/sim/errors'), { title, responses: ['Retry', 'Abort'] })).status, 201);
+    };
+    const pending = async (): Promise<number> =>
+      ((await json('GET', sim('/sim/state'))).body as { pendingErrors: number }).pendingErrors;
+    const listed = page.locator('.lh-error');
+    const shown = async (n: number): Promise<void> => {
+      await page.waitForFunction((count) => document.querySelectorAll('.lh-error').length === count, n, { timeout: 30_000 });
+    };
+
+    await page.goto('about:blank'); // no dashboard open while the first errors are raised
+    await raise('Tip pickup failed');
+    await raise('Door open');
+    assert.equal(await pending(), 2);
+    // the watch has seen both (the poll runs every 2 s) before the page opens: wait for the flow, not a fixed time
+    const polled = async (): Promise<number> =>
+      ((await json('GET', sim('/sim/requests'))).body as { path: string }[]).filter(
+        (r) => r.path === '/api/v1/errors/check-for-pending-errors',
+      ).length;
+    const before = await polled();
+    await until(async () => (await polled()) >= before + 2, 'two polls of the watch after the errors', 30_000);
+    await page.goto(`${editorUrl}dashboard/operator`);
+    await shown(2);
+    assert.deepEqual((await listed.locator('.lh-error-title').allTextContents()).sort(), ['Door open', 'Tip pickup failed']);
+
+    await raise('Clot detected');
+    await raise('Liquid level low');
+    await shown(4);
+    await page.reload();
+    await shown(4);
+    assert.equal(await pending(), 4);
+    fs.mkdirSync(path.join(root, 'test-output', 'screenshots'), { recursive: true });
+    await page.screenshot({ path: path.join(root, 'test-output', 'screenshots', 'dashboard-4-pending-after-reload.png') });
+
+    // answered from the page: the list follows the instrument (one answer, the others stay)
+    await listed.filter({ hasText: 'Door open' }).locator('.lh-answer', { hasText: 'Abort' }).click();
+    await shown(3);
+    assert.equal(await pending(), 3);
   });
 });

@@ -11,6 +11,7 @@ import { Browser, Locator, Page } from 'playwright-core';
 
 import { dialogDefaults, migrate } from '../../src/nodes/shared/migrations';
 import { launchChromium } from '../support/browser';
+import { exampleFilesIn } from '../support/example-files';
 import { helveticaWidth } from '../support/palette-metrics';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -125,18 +126,14 @@ function behaviour(node: FlowNode): Record<string, unknown> {
   return out;
 }
 
-/** The example flows of examples/, by the name the Import > Examples menu shows. */
-function examples(): ExampleFlow[] {
-  const dir = path.join(root, 'examples');
-  const files = fs.existsSync(dir)
-    ? fs
-        .readdirSync(dir)
-        .filter((f) => f.endsWith('.json'))
-        .sort()
-    : [];
-  return files.map((f) => ({
-    name: f.replace(/\.json$/, ''),
-    nodes: JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as ExampleFlow['nodes'],
+/**
+ * The example flows, by the name the Import > Examples menu shows: of examples/ (what that menu lists) by default, or
+ * of examples-extra/ too (those needing another package, imported from a file).
+ */
+function examples(dirs: readonly ('examples' | 'examples-extra')[] = ['examples']): ExampleFlow[] {
+  return exampleFilesIn(dirs).map(({ file, full }) => ({
+    name: file.replace(/\.json$/, ''),
+    nodes: JSON.parse(fs.readFileSync(full, 'utf8')) as ExampleFlow['nodes'],
   }));
 }
 
@@ -520,7 +517,7 @@ describe('editor in Chromium (npm start)', function () {
   it('every example: opening each dialog of this package and pressing Done deploys the config the runtime reads', async function () {
     this.timeout(300_000);
     const seen = new Set<string>();
-    const all = examples()
+    const all = examples(['examples', 'examples-extra'])
       .flatMap((f) => f.nodes)
       .filter((n) => !seen.has(n.id) && seen.add(n.id)); // the examples share their lh-server
     // An earlier test imported one example: these copies get ids of their own (every reference follows).

@@ -3,12 +3,21 @@ import assert from 'node:assert/strict';
 import { busiestWindow } from '../support/busiest-window';
 import { useInstrument } from '../support/node-suite';
 import { loadFlow } from '../support/runtime';
+import { until } from '../support/until';
 import { bServerFlow, seenErrors } from './lh-error-poll.support';
 
 const ERROR_POLL = '/api/v1/errors/check-for-pending-errors';
 const NODES = 20;
+const INTERVAL_MS = 1000;
 
-/** The most of `times` in any window [t, t + windowMs). */
+/** The longest time between two consecutive polls. */
+function largestGap(times: readonly number[]): number {
+  const t = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 1; i < t.length; i++) most = Math.max(most, t[i] - t[i - 1]);
+  return most;
+}
+
 describe('a fleet of poll nodes in one Node-RED, in Node-RED', function () {
   this.timeout(30000);
   const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
@@ -20,22 +29,33 @@ describe('a fleet of poll nodes in one Node-RED, in Node-RED', function () {
       type: 'lh-error-poll',
       server: 'server',
       source: 'A',
-      interval: 1,
+      interval: INTERVAL_MS / 1000,
       listen: false,
       wires: [[], [], []],
     }));
-    const deployed = Date.now();
     await loadFlow([...server.nodes, ...polls], server.credentials);
-    await new Promise((resolve) => setTimeout(resolve, 4500));
-    const times = sim.requests.filter((r) => r.path === ERROR_POLL).map((r) => r.time);
-    const start = times.filter((t) => t < deployed + 2000);
-    const settled = times.filter((t) => t >= deployed + 2000);
-    // 20 slots 50 ms apart: 2 or 3 polls in any 100 ms when on time; one more is left for timers firing late.
-    // The first polls are paced 50 ms apart and the second ones go to the slots: at most twice that at the start.
-    // (Before, the first polls went together and the steady ones within a tenth of the interval: 20 in 100 ms.)
-    assert.ok(start.length >= NODES * 2, `${start.length} polls in the first 2 s`);
-    assert.ok(busiestWindow(start, 100) <= 7, `first 2 s: ${busiestWindow(start, 100)} polls in 100 ms`);
-    assert.ok(settled.length >= NODES * 2, `${settled.length} polls after settling`);
-    assert.ok(busiestWindow(settled, 100) <= 4, `settled polls: ${busiestWindow(settled, 100)} in 100 ms`);
+    const pollTimes = (): number[] =>
+      sim.requests
+        .filter((r) => r.path === ERROR_POLL)
+        .map((r) => r.time)
+        .sort((x, y) => x - y);
+    // waits on the polls themselves (four rounds), not on a fixed time; rounds are counted, not timed
+    await until(() => pollTimes().length >= NODES * 4, 'four rounds of polls', 25000);
+    const times = pollTimes();
+    const start = times.slice(0, NODES); // the first poll of each node (its catch-up, paced)
+    const settled = times.slice(NODES * 2); // from the third round on (every node on its slot)
+    // Ratios of the interval L and the fleet N, not absolute timings, so a busy machine (timers firing late, the
+    // event loop stalling now and then) does not fail it. The unit test (poll-schedule.test.ts) checks the exact
+    // slots on a fake clock. A herd (all N polls within a tenth of L, as before the spread) puts all N in one window of
+    // L/10 and leaves a gap of at least 0.9·L; the spread puts about N/10 + 1 in any L/10 and no gap near L/2.
+    assert.ok(
+      busiestWindow(start, INTERVAL_MS / 10) <= NODES / 2,
+      `first round: ${busiestWindow(start, INTERVAL_MS / 10)} of ${NODES} polls in ${INTERVAL_MS / 10} ms`,
+    );
+    assert.ok(
+      busiestWindow(settled, INTERVAL_MS / 10) <= NODES / 2,
+      `settled: ${busiestWindow(settled, INTERVAL_MS / 10)} of ${NODES} polls in ${INTERVAL_MS / 10} ms`,
+    );
+    assert.ok(largestGap(settled) < INTERVAL_MS / 2, `settled: a gap of ${largestGap(settled)} ms without a poll`);
   });
 });

@@ -8,6 +8,7 @@ import path from 'path';
 import semver from 'semver';
 
 import { editorDefinition } from '../support/editor-definition';
+import { exampleFilesIn } from '../support/example-files';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -152,10 +153,10 @@ describe('package conformance (Flow Library scorecard, offline checks)', functio
   });
 
   describe('examples', function () {
-    const dir = path.join(root, 'examples');
-    const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
+    // examples/ (Import > Examples) and examples-extra/ (those needing another package)
+    const files = exampleFilesIn();
     const flows = (): { file: string; nodes: Record<string, unknown>[] }[] =>
-      files.map((file) => ({ file, nodes: readJson<Record<string, unknown>[]>(path.join(dir, file)) }));
+      files.map(({ file, full }) => ({ file, nodes: readJson<Record<string, unknown>[]>(full) }));
 
     it('are importable flows (arrays of nodes with id and type) without credentials', function () {
       assert.ok(files.length > 0, 'examples/ holds no .json flow');
@@ -206,8 +207,7 @@ describe('package conformance (Flow Library scorecard, offline checks)', functio
           `${type}: no icon packed`,
         );
       }
-      for (const example of fs.readdirSync(path.join(root, 'examples')).filter((f) => f.endsWith('.json')))
-        needed.push(`examples/${example}`);
+      for (const example of exampleFilesIn()) needed.push(`${example.dir}/${example.file}`);
       const missing = needed
         .filter((p): p is string => typeof p === 'string')
         .map((p) => p.replace(/^\.\//, ''))
@@ -217,7 +217,7 @@ describe('package conformance (Flow Library scorecard, offline checks)', functio
 
     it('holds nothing else: no sources, tests, CI, benchmarks, source maps, flows credentials or keys', function () {
       const allowed =
-        /^(package\.json|README\.md|LICENSE|examples\/[^/]+\.json|icons\/[^/]+\.(svg|png)|nodes\/.+\.(js|d\.ts|html|json|svg|png|pem))$/;
+        /^(package\.json|README\.md|LICENSE|examples(-extra)?\/[^/]+\.json|icons\/[^/]+\.(svg|png)|nodes\/.+\.(js|d\.ts|html|json|svg|png|pem))$/;
       const unexpected = paths().filter((p) => !allowed.test(p));
       assert.deepStrictEqual(unexpected, []);
       const forbidden = paths().filter((p) =>

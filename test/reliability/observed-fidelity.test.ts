@@ -139,12 +139,16 @@ describe('fidelity: the simulator, lenient (default) and strict (issue 17.8)', f
     }
   });
 
-  it('status reads without a token: lenient answers those the tested tools make, strict wants a token', async function () {
+  it('reads without a token: lenient answers every read of A as hardware does, strict wants a token', async function () {
     const reads = [
       '/api/v1/system-ready',
       '/api/v1/errors/check-for-pending-errors',
       '/api/v1/protocol-run',
       '/api/v1/instruments/global-run-state',
+      '/api/v1/settings/software-settings',
+      '/api/v1/verification/service-routines',
+      '/api/v1/protocols/names',
+      '/api/v1/errors?offset=0&limit=50',
     ];
     for (const path of reads) {
       assert.equal((await harnesses.lenient.a.get(path)).status, 200, `lenient ${path}`);
@@ -153,10 +157,12 @@ describe('fidelity: the simulator, lenient (default) and strict (issue 17.8)', f
       assert.equal(bad.status, 401, `a bad token is still refused: ${path}`);
     }
     assert.equal(
-      (await harnesses.lenient.a.get('/api/v1/settings/software-settings')).status,
+      (await harnesses.lenient.a.get('/api/v1/authenticate/check-authentication')).status,
       401,
-      'other reads still want a token',
+      'check-authentication reports the caller session: none without a token',
     );
+    const write = await harnesses.lenient.a.put('/api/v1/errors/clear-errors');
+    assert.equal(write.status, 401, 'writes still want a token');
   });
 
   it('step types without Step: lenient accepts them, strict refuses them', async function () {

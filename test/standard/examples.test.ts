@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'crypto';
 
 import { Simulator } from '../../src/simulator';
+import { until } from '../support/until';
 import {
   example,
   exampleFiles,
@@ -61,7 +62,15 @@ describe('standard Node-RED: the examples (issue 18 point 1)', function () {
       await red?.stop();
     });
 
-    const core = exampleFiles().filter((f) => neededPackages(f).length === 0);
+    const core = exampleFiles('examples');
+    it('Import > Examples (examples/) holds only examples that need no other package (issue 32 item 3)', function () {
+      assert.deepEqual(
+        core.filter((f) => neededPackages(f).length > 0),
+        [],
+      );
+      for (const file of exampleFiles('examples-extra')) assert.ok(neededPackages(file).length > 0, `${file} names no package`);
+    });
+
     it('has a core version of every example that needs no other package (01 and 06 among them)', function () {
       assert.ok(core.some((f) => f.startsWith('01 ')) && core.some((f) => f.startsWith('06 ')), core.join(', '));
     });
@@ -78,6 +87,50 @@ describe('standard Node-RED: the examples (issue 18 point 1)', function () {
       const seen = new Set<string>();
       const all = core.flatMap((f) => aimed(example(f), sim)).filter((n) => !seen.has(n.id) && seen.add(n.id));
       assertStarted(await red.deploy([...USERS_FLOW, ...all]), 'all core examples');
+    });
+
+    it('all core examples as imported: one lh-server, the simulator found from LH_SIM_* with the defaults, no error logged', async function () {
+      const seen = new Set<string>();
+      const all = core.flatMap((f) => example(f)).filter((n) => !seen.has(n.id) && seen.add(n.id));
+      const servers = all.filter((n) => n.type === 'lh-server');
+      assert.deepEqual(
+        servers.map((n) => [n.id, n.baseUrl, n.instrumentUrl]),
+        [
+          [
+            'lh-server-sim',
+            'http://${LH_SIM_HOST:-127.0.0.1}:${LH_SIM_PORT:-8090}',
+            'https://${LH_SIM_HOST:-127.0.0.1}:${LH_SIM_HTTPS_PORT:-8443}',
+          ],
+        ],
+        'one lh-server for all, its host and port from the environment',
+      );
+      const asImported = all.map((n) =>
+        n.type === 'lh-server' ? { ...n, credentials: { username: 'admin', password: PASSWORD } } : n,
+      );
+      const own = await startRed(await freshUserDir(), {
+        env: { LH_SIM_PORT: String(new URL(sim.baseUrl).port), LH_SIM_HTTPS_PORT: String(new URL(sim.instrumentUrl).port) },
+      });
+      try {
+        const from = own.log().length;
+        sim.clearRequests();
+        assertStarted(await own.deploy([...USERS_FLOW, ...asImported]), 'all core examples as imported');
+        const polled = (): number => sim.requests.filter((r) => r.path === '/api/v1/errors/check-for-pending-errors').length;
+        await until(() => polled() >= 2, 'the examples polling the simulator at 127.0.0.1 and the LH_SIM_PORT', 30_000);
+        // an error raised: example 02 without CHAT_WEBHOOK_URL and LH_PUBLIC_URL posts nowhere (no getaddrinfo ENOTFOUND lh)
+        sim.injectPendingError({ title: 'Clot detected' });
+        const after = polled();
+        await until(() => polled() >= after + 2, 'two more polls after the error', 30_000);
+        const log = own.log().slice(from);
+        assert.doesNotMatch(log, /getaddrinfo|ENOTFOUND/, log);
+        assert.deepEqual(
+          log.split('\n').filter((l) => /\[error\]/.test(l) && !/LH_PUBLIC_URL is not set/.test(l)),
+          [],
+          'no error in the log',
+        );
+        assert.equal((await own.request('GET', '/users-own')).status, 200, "the user's own flow runs");
+      } finally {
+        await own.stop();
+      }
     });
 
     describe('06: the LIMS endpoint starts runs for the LIMS only', function () {
@@ -125,7 +178,7 @@ describe('standard Node-RED: the examples (issue 18 point 1)', function () {
   });
 
   describe('with the packages an example names installed', function () {
-    const needing = exampleFiles().filter((f) => neededPackages(f).length > 0);
+    const needing = exampleFiles('examples-extra');
     const packages = [...new Set(needing.flatMap(neededPackages))];
     let red: StandardRed;
     before(async function () {

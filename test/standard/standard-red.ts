@@ -10,6 +10,7 @@ import fs from 'fs';
 import os from 'os';
 import path from 'path';
 
+import { exampleFile, exampleFilesIn } from '../support/example-files';
 import { requestText, TextResponse } from '../support/http-text';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -216,19 +217,14 @@ export async function startRed(userDir: string, options: StartOptions = {}): Pro
   };
 }
 
-/** The example file of examples/ whose name starts with `prefix`, as the user imports it. */
+/** The example file (examples/ or examples-extra/) whose name starts with `prefix`, as the user imports it. */
 export function example(prefix: string): FlowNode[] {
-  const dir = path.join(root, 'examples');
-  const files = fs.readdirSync(dir).filter((f) => f.startsWith(prefix) && f.endsWith('.json'));
-  if (files.length !== 1) throw new Error(`examples/ has ${files.length} files named ${prefix}*`);
-  return JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8')) as FlowNode[];
+  return JSON.parse(fs.readFileSync(exampleFile(prefix).full, 'utf8')) as FlowNode[];
 }
 
-export function exampleFiles(): string[] {
-  return fs
-    .readdirSync(path.join(root, 'examples'))
-    .filter((f) => f.endsWith('.json'))
-    .sort();
+/** The example files' names: of Import > Examples (`examples/`), of `examples-extra/`, or of both (the default). */
+export function exampleFiles(dir?: 'examples' | 'examples-extra'): string[] {
+  return exampleFilesIn(dir ? [dir] : undefined).map((f) => f.file);
 }
 
 /** The packages an example file says it needs in its title: `(needs node-red-node-email)`. */

@@ -18,6 +18,8 @@ interface Started {
   simA: string;
   simB: string;
   control: string;
+  /** the control URL as printed: it must answer (issue 32 item 6: /sim alone was a 404) */
+  printedControl: string;
 }
 
 /** `node scripts/start.js` with its own user dir and any free editor port; resolves once it prints the editor URL. */
@@ -35,11 +37,11 @@ function start(userDir: string): Promise<Started> {
     const onData = (c: Buffer): void => {
       text += c.toString('utf8');
       const editor = /Node-RED editor: (http:\/\/\S+?)\/?\s/.exec(text);
-      const sim = /Simulator: A (\S+)\s+B (\S+)\s+control (\S+)\/sim/.exec(text);
+      const sim = /Simulator: A (\S+)\s+B (\S+)\s+control ((\S+?)\/sim\S*)/.exec(text);
       if (!editor || !sim) return;
       clearTimeout(timer);
       child.off('exit', onExit);
-      resolve({ child, editor: editor[1], simA: sim[1], simB: sim[2], control: sim[3] });
+      resolve({ child, editor: editor[1], simA: sim[1], simB: sim[2], control: sim[4], printedControl: sim[3] });
     };
     const onExit = (code: number | null): void => {
       clearTimeout(timer);
@@ -108,6 +110,12 @@ describe('npm start across restarts and ports (issue 18 point 5)', function () {
     running = await start(userDir);
     assert.notEqual(running.simA, first.simA);
     assertAimedAt(await deployedFlows(running), running, 'restart');
+  });
+
+  it('prints a simulator control URL that answers (200, not 404)', async function () {
+    running ??= await start(userDir);
+    const res = await requestText(running.printedControl, { agent: false });
+    assert.equal(res.status, 200, `${running.printedControl}: ${res.status}`);
   });
 
   it('does not ask about update notifications (telemetry off), as it shows no tours', async function () {

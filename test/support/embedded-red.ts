@@ -13,6 +13,7 @@ import path from 'path';
 
 import type { AddressInfo } from 'net';
 
+import { exampleFile } from './example-files';
 import { requestText, TextResponse } from './http-text';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -224,10 +225,7 @@ export async function stopEmbeddedRed(): Promise<void> {
 
 /** The example flows of the package, as users import them. */
 export function loadExample(prefix: string): FlowNode[] {
-  const dir = path.join(root, 'examples');
-  const file = fs.readdirSync(dir).find((f) => f.startsWith(prefix) && f.endsWith('.json'));
-  if (!file) throw new Error(`no example ${prefix}* in examples/`);
-  return JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as FlowNode[];
+  return JSON.parse(fs.readFileSync(exampleFile(prefix).full, 'utf8')) as FlowNode[];
 }
 
 /** Polls `check` until it returns a value other than undefined/false; for states that raise no event. */

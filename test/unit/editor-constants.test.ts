@@ -9,6 +9,7 @@ import { validate } from '../../src/client';
 import { dialogDefaults, latestVersion, MIGRATIONS } from '../../src/nodes/shared/migrations';
 import { DEFAULT_NOTIFICATION } from '../../src/nodes/shared/poll-messages';
 import { builtHtml, editorDefinition } from '../support/editor-definition';
+import { exampleFilesIn } from '../support/example-files';
 
 const root = path.resolve(__dirname, '..', '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
@@ -80,9 +81,8 @@ describe('editor constants agree with the runtime', function () {
   });
 
   it('every example node of this package carries its version and all its properties (node scripts/fill-examples.js)', function () {
-    const dir = path.join(root, 'examples');
-    for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json'))) {
-      const nodes = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as {
+    for (const { file, full } of exampleFilesIn()) {
+      const nodes = JSON.parse(fs.readFileSync(full, 'utf8')) as {
         id: string;
         type: string;
         [k: string]: unknown;

@@ -35,7 +35,7 @@ import { derivedSecret, linkKey, sharedLinkKey } from './link-key';
 import { instrumentDigest, LinkCheck, signedBy, signLink, unownedReason, verifyLink } from './link-signing';
 import { answerFields } from './page-fields';
 import { forbiddenPage, outcomePage, OutcomeView, PAGE_HEADERS, questionPage } from './page-html';
-import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath } from './page-links';
+import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath, statusKey } from './page-links';
 import { formSecret, PageSecrets } from './page-secrets';
 import { answerInTheWay, answerLabel, errorView, itemProblem } from './page-view';
 import { RecentLists } from './recent-lists';
@@ -269,7 +269,7 @@ export = function register(RED: Red): void {
         }
       })().then(
         () => {
-          status.ok('lh-answer-page.status.linked', { id: found.key });
+          status.ok('lh-answer-page.status.linked', { id: statusKey(found.key) });
           send([msg, null]);
           done();
         },
@@ -533,7 +533,7 @@ export = function register(RED: Red): void {
           });
           view.runScope = true;
         }
-        status.ok('lh-answer-page.status.answered', { id: link.key });
+        status.ok('lh-answer-page.status.answered', { id: statusKey(link.key) });
       } else if (outcome.outcome === 'already-answered') {
         const previous = answerInTheWay(outcome.previous, link.seen);
         const prior = previous
@@ -543,13 +543,13 @@ export = function register(RED: Red): void {
       } else if (outcome.outcome === 'failed' && mayHaveApplied(outcome.error)) {
         outcome = { ...outcome, message: `${NO_CONFIRMATION} (${outcome.message})` };
         Object.assign(view, { reason: outcome.message, unconfirmed: true });
-        status.warn('lh-answer-page.status.notAnswered', { id: link.key });
+        status.warn('lh-answer-page.status.notAnswered', { id: statusKey(link.key) });
       } else if (outcome.outcome === 'changed') {
         view.reason = errorLabel(outcome.current);
-        status.warn('lh-answer-page.status.notAnswered', { id: link.key });
+        status.warn('lh-answer-page.status.notAnswered', { id: statusKey(link.key) });
       } else if (outcome.outcome === 'ambiguous') {
         view.reason = outcome.listed.map(errorLabel).join('; ');
-        status.warn('lh-answer-page.status.notAnswered', { id: link.key });
+        status.warn('lh-answer-page.status.notAnswered', { id: statusKey(link.key) });
       } else if (
         outcome.outcome === 'refused' &&
         outcome.error.kind === 'validation' &&
@@ -557,10 +557,10 @@ export = function register(RED: Red): void {
       ) {
         // an input or an item's answer the page refused before sending: said plainly, nothing went out
         Object.assign(view, { kind: 'invalid', reason: outcome.message });
-        status.warn('lh-answer-page.status.notAnswered', { id: link.key });
+        status.warn('lh-answer-page.status.notAnswered', { id: statusKey(link.key) });
       } else if (outcome.outcome === 'refused' || outcome.outcome === 'failed') {
         view.reason = outcome.message;
-        status.warn('lh-answer-page.status.notAnswered', { id: link.key });
+        status.warn('lh-answer-page.status.notAnswered', { id: statusKey(link.key) });
       }
       node.send([
         null,

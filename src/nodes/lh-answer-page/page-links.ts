@@ -51,3 +51,11 @@ export function missingPublicUrl(given: unknown, type: unknown, configured: unkn
 export function noLinkLine(reason: string): string {
   return `(No answer link: ${reason}. Answer in the Node-RED editor or on the instrument.)`;
 }
+
+/**
+ * An error's key as the node's status shows it: up to 12 characters as it is, a longer one (a B uuid, 36) as its first 8
+ * and an ellipsis, so the status does not run over the neighbouring nodes of the canvas. The full key is in the msgs.
+ */
+export function statusKey(key: string): string {
+  return key.length <= 12 ? key : `${key.slice(0, 8)}…`;
+}

@@ -1,3 +1,5 @@
+import fs from 'fs';
+
 import {
   asLhError,
   EventStateChange,
@@ -50,6 +52,7 @@ import {
   withFirmwareErrors,
 } from './push-decisions';
 import { forgetWatch, readSavedWatch, savedWatch, Source, watchFor, watchKey, WatchState } from './seen-errors';
+import { seenFileStore } from './seen-file';
 
 const CONTEXT_KEY = 'lhErrorPoll';
 /** Watches (instrument and node, across redeploys) whose log already said the instrument has no errors socket. */
@@ -144,6 +147,21 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   const template = typeof config.template === 'string' ? config.template : '';
   const persist = isChecked(config.persist);
   const store = typeof config.store === 'string' && config.store.trim() !== '' ? config.store.trim() : undefined;
+  // Remember without a chosen context store: a file in the user directory (the default context store is memory, emptied
+  // on every stop); without a user directory (an embedded runtime), the default context store as before
+  const userDir = typeof RED.settings.userDir === 'string' ? RED.settings.userDir : '';
+  const memoryFile = persist && !store && userDir !== '' ? seenFileStore(userDir, node.id) : undefined;
+  if (memoryFile) {
+    node.on('close', (removed: boolean, done: () => void) => {
+      // a node deleted from the flows forgets; a redeploy or a stop keeps the file
+      if (removed) fs.promises.rm(memoryFile.file, { force: true }).then(done, done);
+      else done();
+    });
+  }
+  const writeMemory = (value: unknown, callback: (err: Error | undefined) => void): void =>
+    memoryFile ? memoryFile.set(value, callback) : node.context().set(CONTEXT_KEY, value, store, callback);
+  const readMemory = (callback: (err: Error | undefined, value: unknown) => void): void =>
+    memoryFile ? memoryFile.get(callback) : node.context().get(CONTEXT_KEY, store, callback);
   const memory = newPollMemory();
   // a deck photo with each raised error (issue 33): waits at most 2 s, never stops the msg (src/nodes/deck/snapshot.ts)
   const snapshots = snapshotHook(isChecked(config.snapshot) ? snapshotTaker(client) : undefined, (t) => logWarn(node, t));
@@ -181,7 +199,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     clearTimeout(saveTimer);
     saveTimer = undefined;
     if (!persist) return;
-    node.context().set(CONTEXT_KEY, savedWatch(watch, w.server.instrumentKey), store, (err) => {
+    writeMemory(savedWatch(watch, w.server.instrumentKey), (err) => {
       if (err) node.warn(RED._('lh-error-poll.errors.persist', { message: err.message }));
     });
   }
@@ -361,7 +379,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   status.idle('polling');
   status.follow(w.server.connection, { apis: sources as Api[], offlineAfter: rules.offlineAfter, onChange: onConnection });
   if (persist && !watch.restored) {
-    node.context().get(CONTEXT_KEY, store, (err, value) => {
+    readMemory((err, value) => {
       if (err) node.warn(RED._('lh-error-poll.errors.persist', { message: err.message }));
       else restore(value);
       begin();

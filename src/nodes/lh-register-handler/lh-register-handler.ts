@@ -1,6 +1,6 @@
 import { LhError, LiquidHandlerClient, validate as v } from '../../client';
 import { migrateConfig } from '../shared/migrations';
-import { logError } from '../shared/node-log';
+import { logError, logNodeFailure } from '../shared/node-log';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { redact } from '../shared/redaction';
@@ -141,7 +141,7 @@ function registerWhileDeployed(RED: Red, node: Node, config: NodeConfig): void {
     })();
     registration.catch((err: unknown) => {
       status.failed(err);
-      logError(node, err);
+      logNodeFailure(node, err); // unreachable: the status, and the lh-server's one warning for the instrument
     });
   } catch (err) {
     status.failed(err);

@@ -5,7 +5,7 @@ import { requestUser, serverAuditTrail } from '../shared/audit';
 import { isCoordinationNode } from '../shared/coordination-node';
 import { registerMetricsRoute } from '../shared/metrics-route';
 import { migrateConfig } from '../shared/migrations';
-import { logError, logWarn } from '../shared/node-log';
+import { logError, logInfo, logWarn } from '../shared/node-log';
 import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
 import { onPasswordWarning } from '../shared/password-warning';
 import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/redaction';
@@ -14,6 +14,7 @@ import { isServerNode, LhServerNode } from '../shared/server-node';
 import { simulatorTlsOptions, tlsOptionsFrom } from '../shared/tls-config';
 import { chooseCredentials, crossSiteReason, isJsonContentType, rebindingReason, ServerSecrets, targetOf } from './admin-guard';
 import { accountActionMessage, testConnection } from './connection-test';
+import { expandEnvUrl } from './env-url';
 import { startSessionCheck } from './session-check';
 
 const CLOSE_TIMEOUT_MS = 3000;
@@ -26,10 +27,36 @@ function requestTimeoutOf(config: NodeConfig): number {
   return Number.isFinite(timeout) && timeout > 0 ? timeout : 10000;
 }
 
-function clientOptions(RED: Red, config: NodeConfig, credentials: ServerSecrets): ClientOptions {
+/**
+ * The URLs as used: `${NAME}` and `${NAME:-default}` expanded from Node-RED's environment (the global environment of
+ * the runtime, then the process's; env-url.ts). `node`: the deployed lh-server (its flow's environment), if any.
+ */
+function urlsOf(RED: Red, config: NodeConfig, node?: unknown): { baseUrl: string; instrumentUrl: string } {
+  const util = RED.util as unknown as { getSetting?: (n: unknown, name: string) => unknown };
+  const lookup = (name: string): string | undefined => {
+    const value = typeof util.getSetting === 'function' ? util.getSetting(node ?? null, name) : process.env[name];
+    return typeof value === 'string' ? value : value === undefined || value === null ? undefined : String(value);
+  };
   return {
-    baseUrl: String(config.baseUrl ?? '').trim(),
-    instrumentUrl: String(config.instrumentUrl ?? '').trim() || undefined,
+    baseUrl: expandEnvUrl('baseUrl', String(config.baseUrl ?? '').trim(), lookup),
+    instrumentUrl: expandEnvUrl('instrumentUrl', String(config.instrumentUrl ?? '').trim(), lookup),
+  };
+}
+
+/** urlsOf(), or the URLs as written when a reference is broken (the client's construction reports that). */
+function safeUrlsOf(RED: Red, config: NodeConfig, node: unknown): { baseUrl: string; instrumentUrl: string } {
+  try {
+    return urlsOf(RED, config, node);
+  } catch {
+    return { baseUrl: String(config.baseUrl ?? ''), instrumentUrl: String(config.instrumentUrl ?? '') };
+  }
+}
+
+function clientOptions(RED: Red, config: NodeConfig, credentials: ServerSecrets, node?: unknown): ClientOptions {
+  const urls = urlsOf(RED, config, node);
+  return {
+    baseUrl: urls.baseUrl,
+    instrumentUrl: urls.instrumentUrl || undefined,
     timeoutMs: requestTimeoutOf(config),
     tls: tlsOptionsFrom(RED, config.tls, 'lh-server') ?? (config.simulatorCa === true ? simulatorTlsOptions() : undefined),
     credentials: { username: credentials.username || undefined, password: credentials.password },
@@ -45,7 +72,9 @@ export = function register(RED: Red): void {
     const node = asNode(this) as LhServerNode;
     node.displayName = config.name || String(config.baseUrl ?? '');
     node.clientKey = String(config.clientKey ?? '');
-    node.instrumentKey = `${trimBase(String(config.baseUrl ?? ''))}|${trimBase(String(config.instrumentUrl ?? ''))}`;
+    // the instrument's identity is where the URLs point once expanded (a broken reference fails below, as a config error)
+    const urls = safeUrlsOf(RED, config, node);
+    node.instrumentKey = `${trimBase(urls.baseUrl)}|${trimBase(urls.instrumentUrl)}`;
     node.target = targetOf(config);
     rememberSecrets(node.id, [node.credentials?.password, node.credentials?.instrumentToken]);
     let audit: ReturnType<typeof serverAuditTrail>;
@@ -56,9 +85,22 @@ export = function register(RED: Red): void {
       // with an lh-coordination node, the chain is the Redis stream the replicas share (joined first for that)
       joinCoordination(RED, node, config.coordination, requestTimeoutOf(config));
       audit = serverAuditTrail(RED, node, node.instrumentKey, () => secrets, node.coordinator);
-      node.client = new LiquidHandlerClient({ ...clientOptions(RED, config, node.credentials ?? {}), audit: audit?.trail });
+      node.client = new LiquidHandlerClient({
+        ...clientOptions(RED, config, node.credentials ?? {}, node),
+        audit: audit?.trail,
+      });
       // one reachability state for every node of this instrument: each request's outcome, the sockets, the session
-      node.connection = new ServerConnection((err) => logWarn(node, asLhError(err, 'connection-state').message));
+      node.connection = new ServerConnection(
+        (err) => logWarn(node, asLhError(err, 'connection-state').message),
+        // once per instrument, not per node and poll: each node shows it in its status
+        (change) =>
+          change.state === 'offline'
+            ? logWarn(
+                node,
+                `instrument unreachable (${change.interfaces.join(' and ')}${change.reason ? `: ${change.reason}` : ''}): its nodes show it in their status and keep trying`,
+              )
+            : logInfo(node, 'instrument reachable again'),
+      );
       node.connection.attach(node.client);
       // said once per channel: an oversized frame closes the socket (the cap protects memory), polling goes on
       node.client.events.onNotice((notice) => logWarn(node, notice.message));
@@ -244,7 +286,7 @@ function registerAdminEndpoints(RED: Red): void {
         simulatorCa: body.simulatorCa === true,
         allowInsecureInstrument: body.allowInsecureInstrument === true,
       };
-      const report = await testConnection(clientOptions(RED, config, choice.credentials));
+      const report = await testConnection(clientOptions(RED, config, choice.credentials, server));
       if (report.ok && choice.usesStored && server?.client) server.client.session.allowLoginAgain();
       // An instrument may echo the login: the editor gets no password back, not even the one typed.
       return redactDeep(report, [choice.credentials.password, choice.credentials.instrumentToken]);

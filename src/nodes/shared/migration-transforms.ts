@@ -24,7 +24,17 @@ export function rulesToLadders(config: Record<string, unknown>): void {
   });
 }
 
-export const TRANSFORMS = { rulesToLadders } as const;
+/**
+ * lh-error-poll 2 → 3: *Remember* (`persist`) is on by default, so a restart of Node-RED notifies no error twice.
+ * Nodes saved before had `false` as the dialog's default, which hardly anyone changed: they get it on too (the memory
+ * goes to a file in the user directory unless they chose a context store). Untick it to forget on restart.
+ */
+export function rememberSeenErrors(config: Record<string, unknown>): void {
+  if (config.persist === true || config.persist === 'true') return; // on already: kept as written
+  config.persist = true;
+}
+
+export const TRANSFORMS = { rulesToLadders, rememberSeenErrors } as const;
 
 /** The name a migration step gives its transform. */
 export type TransformName = keyof typeof TRANSFORMS;

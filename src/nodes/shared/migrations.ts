@@ -87,7 +87,9 @@ export const MIGRATIONS: MigrationTable = {
       },
     },
     { version: 2, defaults: { listen: true } },
-    { version: 3, defaults: { snapshot: true } },
+    // Remember on by default (issue 32): its memory in a file of the user directory unless a context store is chosen;
+    // a deck photo with each raised error where the instrument has a camera (issue 33)
+    { version: 3, transform: 'rememberSeenErrors', defaults: { persist: true, snapshot: true } },
   ],
   'lh-answer-error': [
     { version: 1, defaults: { name: '', selectedResponse: '', selectedResponseType: 'str', errorId: '', errorIdType: 'str' } },

@@ -1,4 +1,5 @@
 /** The one way nodes write to the Node-RED log: every line passes the redaction step first. */
+import { LhError } from '../../client';
 import { Node } from './node-red';
 import { redact } from './redaction';
 
@@ -12,6 +13,21 @@ export function logInfo(node: Node, message: unknown): void {
 
 export function logWarn(node: Node, message: unknown): void {
   node.warn(text(message));
+}
+
+/**
+ * A node's failure outside a msg (e.g. registering when the flow starts): an error line, except when the instrument
+ * could not be reached (no answer, timeout): the node's status shows that, and its lh-server says it once for the
+ * instrument, so a Node-RED started without its instrument logs one warning, not an error per node and per attempt.
+ */
+export function logNodeFailure(node: Node, err: unknown): void {
+  if (isUnreachable(err)) return;
+  node.error(text(err));
+}
+
+/** The instrument did not answer (network error or timeout): a state of the instrument, not a fault of the node. */
+export function isUnreachable(err: unknown): boolean {
+  return err instanceof LhError && (err.kind === 'network' || err.kind === 'timeout');
 }
 
 /** Logs an error line (without a msg: it does not trigger Catch nodes; use fail() for that). */

@@ -37,13 +37,24 @@ interface Seen {
   own: ConnectionView;
 }
 
+/** What the instrument as a whole went through: the lh-server says it once in the log (not every node, every poll). */
+export type Reachable = { state: 'offline'; reason?: string; interfaces: Api[] } | { state: 'online' };
+
 export class ServerConnection {
   private state: Reachability = newReachability();
   private readonly subscriptions = new Map<ConnectionSubscription, Seen>();
   private detach: (() => void)[] = [];
+  /** the last overall state told to `reachability` (offline is told once until online again, and back) */
+  private told: 'online' | 'offline' = 'online';
 
-  /** `warn` hears a subscriber that threw (the others are told all the same). */
-  constructor(private readonly warn: (err: unknown) => void = () => undefined) {}
+  /**
+   * `warn` hears a subscriber that threw (the others are told all the same); `reachability` hears the instrument going
+   * offline (every interface it uses, by the threshold in force) once, and online again once after that.
+   */
+  constructor(
+    private readonly warn: (err: unknown) => void = () => undefined,
+    private readonly reachability: (change: Reachable) => void = () => undefined,
+  ) {}
 
   /** Hears `client` until close(). */
   attach(client: LiquidHandlerClient): void {
@@ -83,13 +94,30 @@ export class ServerConnection {
     if (next === this.state) return;
     const viewsMayChange = next.tracks !== this.state.tracks || next.refused !== this.state.refused;
     this.state = next;
-    if (viewsMayChange) this.publish(); // an answer that only moves answeredUpTo changes no view: no work per request
+    if (!viewsMayChange) return; // an answer that only moves answeredUpTo changes no view: no work per request
+    this.publish();
+    this.tellReachability();
+  }
+
+  private tellReachability(): void {
+    const view = this.view();
+    const now = view.state === 'offline' ? 'offline' : view.state === 'online' ? 'online' : undefined;
+    if (now === undefined || now === this.told) return;
+    this.told = now;
+    try {
+      this.reachability(
+        view.state === 'offline' ? { state: 'offline', reason: view.reason, interfaces: view.interfaces } : { state: 'online' },
+      );
+    } catch (err) {
+      this.warn(err);
+    }
   }
 
   /** Subscribes a node; returns the unsubscribe (call it when the node closes). */
   subscribe(subscription: ConnectionSubscription): () => void {
     this.subscriptions.set(subscription, this.seenBy(subscription, this.offlineAfter));
     this.publish(); // a lower threshold may change the others' views
+    this.tellReachability();
     return () => {
       if (this.subscriptions.delete(subscription)) this.publish();
     };

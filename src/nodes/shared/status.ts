@@ -172,6 +172,10 @@ function reasonOf(err: unknown): string {
     case 'tls':
       return 'TLS certificate not trusted';
     case 'auth':
+      // a 401 outside a login: no user set in the lh-server (reads answer without one, changes and B do not), or one
+      // the instrument no longer accepts: say where to type it (the README names the simulator's admin / labwire)
+      if (err.operation !== 'authenticate' && err.statusCode === 401)
+        return 'not authorised (401): set user/password in lh-server';
       if (err.operation !== 'authenticate') return `not authorised (${err.statusCode ?? ''})`;
       // The session's message tells which: an expired password needs the change-password path, not a retry.
       if (/password .* has expired/.test(err.message)) return 'password expired: change in lh-server';

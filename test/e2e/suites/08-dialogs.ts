@@ -7,8 +7,8 @@ export function dialogsSuite(ctx: E2e): void {
   describe('08 Answer instrument dialogs', function () {
     it('a dialog raised on the simulator arrives on the event socket and the rule answers it Ok with close-view', async function () {
       const { flow, credentials } = exampleFlow('08 ', ctx.sim);
-      const tab = flow.find((n) => n.type === 'tab') as unknown as { env: { name: string; value: string }[] };
-      tab.env = tab.env.map((e) => (e.name === 'SIM_URL' ? { ...e, value: ctx.sim.controlUrl } : e));
+      const tab = flow.find((n) => n.type === 'tab') as unknown as { env: { name: string; type: string; value: string }[] };
+      tab.env = tab.env.map((e) => (e.name === 'SIM_URL' ? { ...e, type: 'str', value: ctx.sim.controlUrl } : e));
       const connected = ctx.red.nextDebug('lh-ex08-conn', (m) => (debugValue(m) as { state?: string }).state === 'connected');
       await ctx.red.deploy(flow, credentials);
       await connected;

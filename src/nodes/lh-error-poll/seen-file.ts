@@ -1,0 +1,63 @@
+/**
+ * Where *Remember* keeps a poll node's memory of reported errors when no context store is chosen: one file per node
+ * in the user directory (`<userDir>/lh-seen-errors/<hash of the node id>.json`, mode 0600), as the answer page keeps
+ * its link key there. So it survives a restart of Node-RED with the default settings.js, whose context store is memory
+ * and is emptied on every stop. A write goes to a temporary file that is then renamed over the old one: a crash
+ * leaves the old memory or the new one, never half of one. The file holds error ids and what the instrument said of
+ * them (title, time, severity), never a secret. Bounded: a file larger than MAX_FILE_BYTES is not read.
+ */
+import { createHash, randomBytes } from 'crypto';
+import fs from 'fs';
+import path from 'path';
+
+export const SEEN_DIR = 'lh-seen-errors';
+export const MAX_FILE_BYTES = 8 * 1024 * 1024;
+
+export interface SeenStore {
+  get(callback: (err: Error | undefined, value: unknown) => void): void;
+  set(value: unknown, callback: (err: Error | undefined) => void): void;
+  /** the file, for messages */
+  readonly file: string;
+}
+
+/** The file of node `nodeId` under `userDir`. */
+export function seenFile(userDir: string, nodeId: string): string {
+  const name = createHash('sha256').update(`lh-error-poll:${nodeId}`).digest('hex').slice(0, 32);
+  return path.join(userDir, SEEN_DIR, `${name}.json`);
+}
+
+export function seenFileStore(userDir: string, nodeId: string): SeenStore {
+  const file = seenFile(userDir, nodeId);
+  /** writes in order: a later save never lands before an earlier one */
+  let queue: Promise<void> = Promise.resolve();
+  return {
+    file,
+    get(callback) {
+      void (async () => {
+        try {
+          const stat = await fs.promises.stat(file);
+          if (stat.size > MAX_FILE_BYTES) throw new Error(`${file} is larger than ${MAX_FILE_BYTES} bytes: not read`);
+          callback(undefined, JSON.parse(await fs.promises.readFile(file, 'utf8')) as unknown);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') callback(undefined, undefined);
+          else callback(err as Error, undefined);
+        }
+      })();
+    },
+    set(value, callback) {
+      const text = `${JSON.stringify(value)}\n`;
+      queue = queue.then(async () => {
+        const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+        try {
+          await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+          await fs.promises.writeFile(tmp, text, { mode: 0o600 });
+          await fs.promises.rename(tmp, file);
+          callback(undefined);
+        } catch (err) {
+          await fs.promises.rm(tmp, { force: true }).catch(() => undefined);
+          callback(err as Error);
+        }
+      });
+    },
+  };
+}
