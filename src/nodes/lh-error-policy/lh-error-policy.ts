@@ -173,6 +173,7 @@ export = function register(RED: Red): void {
           label: answerLabel(p.source, p.record, p.answer),
           by,
           rule: p.rule >= 0 ? p.rule : null,
+          ...(p.ruleId ? { ruleId: p.ruleId } : {}),
           step: p.step ?? 1,
           ...(p.inputs && Object.keys(p.inputs).length > 0 ? { inputs: p.inputs } : {}),
           ...(p.items ? { items: p.items } : {}),
