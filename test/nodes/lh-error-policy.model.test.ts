@@ -15,7 +15,7 @@
  * - a person's run rule answers similar errors (same source, severity and title) at once until the scope ends, never
  *   a Fatal error and never one the lab's first matching rule gives a manual step; it counts no ladder step.
  *
- * The default run is bounded (LH_MODEL_RUNS sequences of LH_MODEL_STEPS operations; 3 × 40); the seed is printed, and
+ * The default run is bounded (LH_MODEL_RUNS sequences of LH_MODEL_STEPS operations; 4 × 50); the seed is printed, and
  * LH_MODEL_SEED replays one.
  */
 import assert from 'node:assert/strict';
@@ -25,7 +25,6 @@ import FakeTimers from '@sinonjs/fake-timers';
 
 import { useInstrument } from '../support/node-suite';
 import { collect, helper } from '../support/runtime';
-import { until } from '../support/until';
 import { forgetAllAnswers, loadWithPage } from './lh-answer-page.support';
 import { bServerFlow, seenErrors } from './lh-error-poll.support';
 
@@ -39,10 +38,19 @@ const runScope = require(built('runs', 'run-scope.js')) as {
   similarity(record: Msg): Msg;
 };
 
-const RUNS = Math.max(1, Number(process.env.LH_MODEL_RUNS) || 3);
-const STEPS = Math.max(1, Number(process.env.LH_MODEL_STEPS) || 40);
+const RUNS = Math.max(1, Number(process.env.LH_MODEL_RUNS) || 4);
+const STEPS = Math.max(1, Number(process.env.LH_MODEL_STEPS) || 50);
 const SEED = process.env.LH_MODEL_SEED ? Number(process.env.LH_MODEL_SEED) >>> 0 : (Date.now() ^ (process.pid << 16)) >>> 0;
 const HOUR = 3600_000;
+
+/** Resolves once `check` holds, or fails naming what was awaited: timed by performance.now() (Date is faked here). */
+async function until(check: () => boolean, what: string, timeoutMs: number): Promise<void> {
+  const end = performance.now() + timeoutMs;
+  while (!check()) {
+    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
 
 /** mulberry32: a small seeded generator (the same seed, the same sequence). */
 class Rand {
@@ -350,32 +358,39 @@ describe('lh-error-policy: model-based test over seeded random sequences (issue 
       };
       trace.push(`raise ${seed.title} (${seed.severity}) ${seed.uuid.slice(0, 8)} → expect ${JSON.stringify(expected)}`);
       receive({ payload: structuredClone(seed.record), source: 'B', event: 'raised' });
-      await until(
-        () => out.notify.length > before.notify || out.auto.length > before.auto || out.escalate.length > before.escalate,
-        'what the policy did',
-        10_000,
-      );
+      try {
+        await until(
+          () => out.notify.length > before.notify || out.auto.length > before.auto || out.escalate.length > before.escalate,
+          'what the policy did',
+          10_000,
+        );
+      } catch (err) {
+        throw disagreement(err);
+      }
       for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r)); // a second output of the same decision
       const fresh = {
         notify: out.notify.slice(before.notify),
         auto: out.auto.slice(before.auto),
         escalate: out.escalate.slice(before.escalate),
       };
-      const observed = observe(fresh);
-      if (observed.kind === 'answered' || observed.kind === 'run rule') {
-        assert.deepEqual(submissions().slice(before.sent), [observed.answer], 'the instrument received that one answer');
-      } else assert.equal(submissions().length, before.sent, 'nothing was sent to the instrument');
       try {
+        const observed = observe(fresh);
+        if (observed.kind === 'answered' || observed.kind === 'run rule') {
+          assert.deepEqual(submissions().slice(before.sent), [observed.answer], 'the instrument received that one answer');
+        } else assert.equal(submissions().length, before.sent, 'nothing was sent to the instrument');
         assert.deepEqual(observed, expected);
       } catch (err) {
-        throw new Error(
-          `LH_MODEL_SEED=${SEED}, sequence ${run}: the node and the model disagree\n${trace.slice(-25).join('\n')}\n` +
-            `${(err as Error).message}`,
-        );
+        throw disagreement(err);
       }
       raised.push({ seed, outcome: expected });
     }
 
+    function disagreement(err: unknown): Error {
+      return new Error(
+        `LH_MODEL_SEED=${SEED}, sequence ${run}: the node and the model disagree\n${trace.slice(-25).join('\n')}\n` +
+          `${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
     /** What the node did, read from what left it: one decision, nothing else. */
     function observe(fresh: { notify: Msg[]; auto: Msg[]; escalate: Msg[] }): Outcome {
       const counts = `notify ${fresh.notify.length}, auto ${fresh.auto.length}, escalate ${fresh.escalate.length}`;
