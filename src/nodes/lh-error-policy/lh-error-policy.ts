@@ -365,6 +365,14 @@ export = function register(RED: Red): void {
       }
     }
 
+    /** Instruments whose run-watch msgs this policy ignored (logged once each, bounded): a spelling that differs shows. */
+    const ignoredRuns = new Set<string>();
+    function ignoredRunOf(baseUrl: string): void {
+      if (ignoredRuns.has(baseUrl) || ignoredRuns.size >= 20) return;
+      ignoredRuns.add(baseUrl);
+      node.log(RED._('lh-error-policy.log.otherRun', { instrument: baseUrl, own: own?.baseUrl ?? '' }));
+    }
+
     /** The decision of a run-scoped rule a person chose on the answer page: answer at once, the same way. */
     function runRuleDecision(r: RunRule): {
       p: Omit<PendingDefault, 'key' | 'record' | 'source' | 'instrument'>;
@@ -449,7 +457,8 @@ export = function register(RED: Red): void {
       const run = runSighting(msg);
       if (run) {
         // a message of lh-run-watch: the run the ladders count in (not passed on); another instrument's run is not ours
-        if (own && isOwnRun(run, own) && scope.sighting(run, Date.now())) save();
+        if (own && !isOwnRun(run, own)) ignoredRunOf(run.instrument?.baseUrl ?? '');
+        else if (scope.sighting(run, Date.now())) save();
         showStatus();
         return done();
       }
