@@ -9,6 +9,7 @@ import path from 'path';
 
 import { Browser, Locator, Page } from 'playwright-core';
 
+import { derivedRuleId } from '../../src/nodes/shared/migration-transforms';
 import { dialogDefaults, migrate } from '../../src/nodes/shared/migrations';
 import { launchChromium } from '../support/browser';
 import { exampleFilesIn } from '../support/example-files';
@@ -568,6 +569,7 @@ describe('editor in Chromium (npm start)', function () {
     assert.equal(byId.get('bare-lh-run-watch')?.listen, true);
     assert.deepEqual(byId.get('old-policy')?.rules, [
       {
+        id: derivedRuleId(oldRule, new Set()), // version 3: the id derived from what it matches, kept by the dialog
         source: 'B',
         minSeverity: 'Error',
         pattern: 'clot',

@@ -126,8 +126,17 @@ describe('lh-error-policy: recovery ladders', function () {
     assert.match(String(third.msg.reason), /rule 1, step 3 of 3 \(manual\): a person must answer/);
     assert.deepEqual(
       { ...(third.msg.policy as Msg) },
-      { mode: 'manual', rule: 1, step: 3, steps: 3, scope: 'run', run: '7|2026-11-24T10:00:00.000Z' },
+      {
+        mode: 'manual',
+        rule: 1,
+        ruleId: (third.msg.policy as Msg).ruleId,
+        step: 3,
+        steps: 3,
+        scope: 'run',
+        run: '7|2026-11-24T10:00:00.000Z',
+      },
     );
+    assert.match(String((third.msg.policy as Msg).ruleId), /^r[0-9a-f]{16}$/, "the rule's id, derived from what it matches");
     const fourth = await raiseB();
     assert.equal(fourth.outcome, 'escalated', 'the last step answers every later error');
     assert.deepEqual(

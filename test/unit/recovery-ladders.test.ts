@@ -157,10 +157,13 @@ describe('recovery ladders (property)', function () {
         (mode, answer, delay) => {
           const old = { source: 'A', minSeverity: '', pattern: '', code: '', mode, answer, delay };
           const migrated = migrate({ id: 'p', type: 'lh-error-policy', version: 1, rules: [old] });
-          assert.equal(migrated.version, 2);
-          assert.deepEqual(migrated.rules, [
-            { source: 'A', minSeverity: '', pattern: '', code: '', steps: [{ mode, answer, delay, inputs: '' }] },
-          ]);
+          assert.equal(migrated.version, 3);
+          const [{ id, ...ladder }] = migrated.rules as unknown as { id: string }[];
+          assert.match(id, /^r[0-9a-f]{16}$/, 'and 2 → 3 gives it an id (derived from what it matches)');
+          assert.deepEqual(
+            [ladder],
+            [{ source: 'A', minSeverity: '', pattern: '', code: '', steps: [{ mode, answer, delay, inputs: '' }] }],
+          );
           const record = { id: 'e', title: 't', errorResponses: ['Retry', 'Abort'] };
           const [before] = compileRules([old]);
           const [after] = compileRules(migrated.rules);

@@ -130,12 +130,34 @@ export function givenInputs(value: unknown, field: string, op: string): Map<numb
   throw validationError(op, field, 'must be an array of {id, value} (or an object {inputId: value})', value);
 }
 
+/** A number input's value as sent: plain decimal digits, an optional sign and fraction (no exponent, prefix or `_`). */
+const DECIMAL_TEXT = /^[+-]?(\d+(\.\d*)?|\.\d+)$/;
+const INTEGER_TEXT = /^[+-]?\d+$/;
+/**
+ * Most significant digits a number value may have: up to 15, the decimal text and the number checked are the same
+ * value (a longer one such as 0.49999999999999999 would be checked as 0.5).
+ */
+const MAX_SIGNIFICANT_DIGITS = 15;
+
+/** Digits from the first non-zero one to the last one that counts (zeros ending a fraction do not). */
+function significantDigits(text: string): number {
+  const exact = text.includes('.') ? text.replace(/0+$/, '') : text;
+  return exact.replace(/[^0-9]/g, '').replace(/^0+/, '').length;
+}
+
 /** Why `value` is not acceptable for `input`, or undefined when it is. */
 export function inputProblem(input: DeclaredInput, value: string): string | undefined {
   const text = value.trim();
   if (value.length > MAX_INPUT_VALUE) return `must be at most ${MAX_INPUT_VALUE} characters`;
   if (input.type === 'number' || input.type === 'integer') {
-    const n = text === '' ? NaN : Number(text);
+    // only plain decimals: the text is sent as written, so the instrument must read the number that was checked
+    // (0x5, 0b101, 0o5, 5e0, Infinity or 1_000 read as numbers here, and the instrument may read them otherwise)
+    const form = input.type === 'integer' ? INTEGER_TEXT : DECIMAL_TEXT;
+    if (!form.test(text))
+      return `must be a ${describeInput(input)}, written in decimal digits${input.type === 'integer' ? '' : ' (e.g. 2.5)'}`;
+    if (significantDigits(text) > MAX_SIGNIFICANT_DIGITS)
+      return `must be a ${describeInput(input)} of at most ${MAX_SIGNIFICANT_DIGITS} significant digits`;
+    const n = Number(text);
     if (!Number.isFinite(n)) return `must be a ${describeInput(input)}`;
     if (input.type === 'integer' && !Number.isInteger(n)) return `must be a ${describeInput(input)}`;
     if ((input.min !== undefined && n < input.min) || (input.max !== undefined && n > input.max))

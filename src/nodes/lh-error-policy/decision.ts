@@ -1,5 +1,5 @@
 /** What the policy does with a raised error: pure, from the matched rule, the step of its ladder and the record. */
-import { LhError } from '../../client';
+import { instrumentDate, LhError } from '../../client';
 import { checkInputs, declaredInputs, givenInputs } from '../answering/action-inputs';
 import { defaultActionOf } from '../answering/answer-error';
 import { describeActions, offeredActions } from '../shared/error-records';
@@ -39,14 +39,17 @@ export function stepAnswer(step: Step, source: ErrorSource, record: Record<strin
 }
 
 /**
- * When the instrument acts on its own: a B error's `timeoutSeconds` after it was raised (its `date`, when that is not in
+ * When the instrument acts on its own: a B error's `timeoutSeconds` after it was raised (its `date`, UTC when it names
+ * no zone, when that is not in
  * the future and not older than the timeout; else when the policy saw it), less a margin. Undefined without one.
  */
 export function instrumentDeadline(record: Record<string, unknown>, now: number): number | undefined {
   const t = record.timeoutSeconds;
   if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0) return undefined;
   const ms = t * 1000;
-  const raised = typeof record.date === 'string' ? Date.parse(record.date) : NaN;
+  // a date without a zone is the instrument's UTC (as everywhere in the package), whatever this Node-RED's zone
+  const iso = instrumentDate(record.date);
+  const raised = iso === null ? NaN : Date.parse(iso);
   const base = Number.isFinite(raised) && raised <= now && now - raised < ms ? raised : now;
   return Math.max(now, base + ms - Math.min(INSTRUMENT_MARGIN_MS, ms / 10));
 }

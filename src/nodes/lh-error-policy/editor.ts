@@ -19,6 +19,8 @@ interface Step {
 }
 
 interface Rule {
+  /** stable: the ladder counts are kept under it (a rule added above keeps its counts) */
+  id: string;
   source: string;
   minSeverity: string;
   pattern: string;
@@ -126,8 +128,15 @@ function addLadder(node: EditorNode, row: JQuery, steps: Partial<Step>[]): void 
     .appendTo(row);
 }
 
-function addRule(node: EditorNode, row: JQuery, rule: Partial<Rule>): void {
+/** A new rule's id: unique among the rules of any flow in practice (time and randomness). */
+function newRuleId(): string {
+  return 'r' + Date.now().toString(36) + Math.random().toString(36).slice(2, 8);
+}
+
+function addRule(node: EditorNode, row: JQuery, rule: Partial<Rule> | undefined): void {
   const r = { source: 'any', minSeverity: '', pattern: '', code: '', ...rule };
+  // a rule keeps the id it was saved with (the dialog's migration gave rules saved without one their derived id)
+  row.data('rule-id', typeof r.id === 'string' && r.id !== '' ? r.id : newRuleId());
   const line1 = $('<div>').appendTo(row);
   select('rule-source', ['any', 'A', 'B'], [text(node, 'rule.anySource'), 'A', 'B'], r.source).appendTo(line1);
   const severities = [text(node, 'rule.anySeverity'), '≥ Warning', '≥ Error', 'Fatal'];
@@ -151,6 +160,7 @@ function readRule(row: JQuery): Rule {
     });
   });
   return {
+    id: String(row.data('rule-id')),
     source: field(row, 'rule-source'),
     minSeverity: field(row, 'rule-minSeverity'),
     pattern: field(row, 'rule-pattern'),

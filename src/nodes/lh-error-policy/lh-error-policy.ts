@@ -3,8 +3,18 @@ import { answerAuditMsg } from '../answering/answer-audit';
 import { answerA, answerB, answerEvents, AnswerOutcome, instrumentKeyOf, lookupAnswer } from '../answering/answer-error';
 import { asAutomatic } from '../answering/automatic';
 import { errorInMsg } from '../answering/error-in-msg';
-import { policyApplies, RunRule, runRuleEvents, runRuleFor, runRulesOf, RunScope, runSighting } from '../runs/run-scope';
+import {
+  isOwnRun,
+  policyApplies,
+  RunRule,
+  runRuleEvents,
+  runRuleFor,
+  runRulesOf,
+  RunScope,
+  runSighting,
+} from '../runs/run-scope';
 import { asNodeActor } from '../shared/audit';
+import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { migrateConfig } from '../shared/migrations';
 import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import type { ErrorSource } from '../shared/poll-messages';
@@ -13,7 +23,7 @@ import { Status } from '../shared/status';
 import { zonedTime } from '../shared/zoned-time';
 import { answerLabel, decide, Decision } from './decision';
 import { books, newBook, PendingDefault } from './pending-defaults';
-import { CompiledRule, compileRules, matchRule, ruleSignature } from './rules';
+import { CompiledRule, compileRules, legacyRuleSignature, matchRule, ruleSignature, stepAt } from './rules';
 
 const CONTEXT_KEY = 'lhErrorPolicy';
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -53,9 +63,12 @@ export = function register(RED: Red): void {
     let rules: CompiledRule[] = [];
     let server: LhServerNode | undefined;
     let client: LiquidHandlerClient | undefined;
+    /** this policy's instrument as run-watch msgs name it: run-watch msgs of other instruments count nothing here */
+    let own: InstrumentInfo | undefined;
     try {
       rules = compileRules(config.rules);
       ({ server, client } = requireClient(RED, config.server, node.type));
+      own = instrumentInfo(server, client);
       status.follow(server.connection);
     } catch (err) {
       setupError = err instanceof LhError ? err : new LhError(String(err), { kind: 'config', operation: OP });
@@ -160,6 +173,7 @@ export = function register(RED: Red): void {
           label: answerLabel(p.source, p.record, p.answer),
           by,
           rule: p.rule >= 0 ? p.rule : null,
+          ...(p.ruleId ? { ruleId: p.ruleId } : {}),
           step: p.step ?? 1,
           ...(p.inputs && Object.keys(p.inputs).length > 0 ? { inputs: p.inputs } : {}),
           ...(p.items ? { items: p.items } : {}),
@@ -355,6 +369,14 @@ export = function register(RED: Red): void {
       }
     }
 
+    /** Instruments whose run-watch msgs this policy ignored (logged once each, bounded): a spelling that differs shows. */
+    const ignoredRuns = new Set<string>();
+    function ignoredRunOf(baseUrl: string): void {
+      if (ignoredRuns.has(baseUrl) || ignoredRuns.size >= 20) return;
+      ignoredRuns.add(baseUrl);
+      node.log(RED._('lh-error-policy.log.otherRun', { instrument: baseUrl, own: own?.baseUrl ?? '' }));
+    }
+
     /** The decision of a run-scoped rule a person chose on the answer page: answer at once, the same way. */
     function runRuleDecision(r: RunRule): {
       p: Omit<PendingDefault, 'key' | 'record' | 'source' | 'instrument'>;
@@ -378,24 +400,48 @@ export = function register(RED: Red): void {
       };
     }
 
+    /** The key of an error among a ladder's counts: its id and what the instrument says of it. */
+    function ladderErrorId(found: { key: string; record: Record<string, unknown> }): string {
+      const seen = identityOf(found.record);
+      return seen ? `${found.key}|${fingerprint(seen)}` : found.key;
+    }
+
+    /** The ladder key of a rule, taking over counts 0.3 kept under the rule's position (once, at the first match). */
+    function ladderKey(rule: CompiledRule): string {
+      const key = ruleSignature(rule);
+      scope.adopt(legacyRuleSignature(rule), key);
+      return key;
+    }
+
+    /**
+     * Whether the lab's own rules send this error to a person: the first matching rule gives it a manual step (it
+     * notifies or escalates). A person's "the same for similar errors" never overrides that. Records nothing.
+     */
+    function labSendsToPerson(found: { source: ErrorSource; key: string; record: Record<string, unknown> }): boolean {
+      const rule = matchRule(rules, found.source, found.record);
+      if (!rule) return false;
+      const occurrence = scope.peek(ladderKey(rule), ladderErrorId(found), Date.now());
+      return stepAt(rule, occurrence).step.mode === 'manual';
+    }
+
     /** The step of the matched rule's ladder for this error: its occurrence among the rule's matches in this run. */
     function ladderDecision(found: { source: ErrorSource; key: string; record: Record<string, unknown> }): Decision {
       const now = Date.now();
       const rule = matchRule(rules, found.source, found.record);
       if (!rule) return decide(undefined, found.source, found.record, now);
-      const seen = identityOf(found.record);
-      const occurrence = scope.occurrence(ruleSignature(rule), seen ? `${found.key}|${fingerprint(seen)}` : found.key, now);
+      const occurrence = scope.occurrence(ladderKey(rule), ladderErrorId(found), now);
       save();
       return decide(rule, found.source, found.record, now, occurrence);
     }
 
     /** The decision already taken for an error raised again while its default is pending (the same step, deadline and answer). */
     function heldDecision(p: PendingDefault): Decision {
-      const rule = rules[p.rule];
+      // the rule it was decided by, known by its id (a rule added above since has moved it); saved before ids: by position
+      const rule = p.ruleId !== undefined ? rules.find((r) => r.id === p.ruleId) : rules[p.rule];
       if (!rule) {
         // a run-scoped rule's answer, or a default kept from a rule a redeploy removed: it goes out as decided
         const steps = [{ mode: 'semi-automatic' as const, answer: p.answer, delay: 0, inputs: p.inputs ?? {} }];
-        const kept = { index: p.rule, source: p.source, minSeverity: '', pattern: '', code: '', steps };
+        const kept = { id: p.ruleId ?? '', index: p.rule, source: p.source, minSeverity: '', pattern: '', code: '', steps };
         return {
           kind: 'schedule',
           rule: kept,
@@ -414,8 +460,9 @@ export = function register(RED: Red): void {
       if (setupError) return done(setupError);
       const run = runSighting(msg);
       if (run) {
-        // a message of lh-run-watch: the run the ladders count in (not passed on)
-        if (scope.sighting(run, Date.now())) save();
+        // a message of lh-run-watch: the run the ladders count in (not passed on); another instrument's run is not ours
+        if (own && !isOwnRun(run, own)) ignoredRunOf(run.instrument?.baseUrl ?? '');
+        else if (scope.sighting(run, Date.now())) save();
         showStatus();
         return done();
       }
@@ -441,7 +488,11 @@ export = function register(RED: Red): void {
       // the instrument reused the id: a default held for the error that had it before is over
       if (held && !heldSame) cancel(found.key);
       const existing = book.get(found.key);
-      const runRule = existing ? undefined : runRuleFor(instrument, scope.current(Date.now()).since, found.source, found.record);
+      // a person's "the same for similar errors" answers only where the lab's own rules do not send the error to a person
+      const runRule =
+        existing || labSendsToPerson(found)
+          ? undefined
+          : runRuleFor(instrument, scope.current(Date.now()).since, found.source, found.record);
       if (runRule) {
         // a person chose on the answer page: "the same for similar errors until this run ends"
         const { p, policy } = runRuleDecision(runRule);
@@ -458,6 +509,7 @@ export = function register(RED: Red): void {
       const policy: Record<string, unknown> = {
         mode: rung?.step.mode ?? 'manual',
         rule: decision.rule && decision.rule.index >= 0 ? decision.rule.index + 1 : null,
+        ...(decision.rule && decision.rule.id !== '' ? { ruleId: decision.rule.id } : {}),
         ...(rung
           ? { step: rung.number, steps: rung.of, scope: where.kind, ...(where.kind === 'run' ? { run: where.key } : {}) }
           : {}),
@@ -491,6 +543,7 @@ export = function register(RED: Red): void {
               deadline: decision.deadline,
               deadlineBy: decision.deadlineBy,
               rule: decision.rule.index,
+              ruleId: decision.rule.id,
               step: decision.rung.number,
               ...(Object.keys(inputs).length > 0 ? { inputs } : {}),
               instrument,
@@ -516,6 +569,7 @@ export = function register(RED: Red): void {
             answer: decision.answer,
             deadline: Date.now(),
             rule: decision.rule.index,
+            ruleId: decision.rule.id,
             step: decision.rung.number,
             ...(Object.keys(inputs).length > 0 ? { inputs } : {}),
             instrument,

@@ -15,7 +15,10 @@ export interface PendingDefault {
   deadline: number;
   /** which deadline applies: the rule's delay, or the B error's own timeoutSeconds */
   deadlineBy?: 'rule' | 'instrument';
+  /** the rule's position when decided (-1: a run-scoped rule) */
   rule: number;
+  /** the rule's id (absent: saved before rule ids, or a run-scoped rule) */
+  ruleId?: string;
   /** the instrument (lh-server instrumentKey) it belongs to */
   instrument: string;
   /** the error as lh-error-poll emitted it (its responses or actions) */

@@ -3,6 +3,7 @@ import { RE2JS } from 're2js';
 
 import { LhError } from '../../client';
 import { severityRank } from '../answering/severity';
+import { derivedRuleId } from '../shared/migration-transforms';
 import type { ErrorSource } from '../shared/poll-messages';
 
 export const MODES = ['manual', 'semi-automatic', 'walk-away'] as const;
@@ -21,6 +22,11 @@ export interface Step {
 }
 
 export interface Rule {
+  /**
+   * The rule's stable identity: the ladder counts are kept under it, so a rule added above, removed above or moved
+   * keeps its counts. Given by the dialog; a rule saved without one gets one derived from what it matches.
+   */
+  id: string;
   source: RuleSource;
   /** '' = any; else Warning, Error or Fatal (an unknown severity of the instrument always matches) */
   minSeverity: string;
@@ -44,6 +50,9 @@ export interface CompiledRule extends Rule {
   regex?: RE2JS;
   minRank?: number;
 }
+
+/** What a rule id may be: 1 to 64 letters, digits, `_`, `-`, `.` or `:`. */
+const RULE_ID = /^[A-Za-z0-9_.:-]{1,64}$/;
 
 /** Longest pattern a rule may have. */
 export const MAX_PATTERN_LENGTH = 500;
@@ -70,6 +79,15 @@ function text(value: unknown): string {
 export function compileRules(value: unknown): CompiledRule[] {
   if (value === undefined || value === null || value === '') return [];
   if (!Array.isArray(value)) throw invalid('rules', 'must be a list of rules');
+  const given = new Set<string>();
+  value.forEach((raw: unknown, index) => {
+    const id = raw && typeof raw === 'object' ? (raw as { id?: unknown }).id : undefined;
+    if (id === undefined || id === null || id === '') return;
+    if (typeof id !== 'string' || !RULE_ID.test(id))
+      throw invalid(`rules[${index}].id`, 'must be 1 to 64 letters, digits, _, -, . or :');
+    if (given.has(id)) throw invalid(`rules[${index}].id`, `must be unique (another rule has the id ${id})`);
+    given.add(id);
+  });
   return value.map((raw: unknown, index) => {
     const f = `rules[${index}]`;
     if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw invalid(f, 'must be an object');
@@ -87,7 +105,9 @@ export function compileRules(value: unknown): CompiledRule[] {
     if (!Array.isArray(rawSteps) || rawSteps.length === 0) throw invalid(`${f}.steps`, 'must be a list of at least one step');
     if (rawSteps.length > MAX_STEPS) throw invalid(`${f}.steps`, `must have at most ${MAX_STEPS} steps`);
     const steps = rawSteps.map((raw: unknown, i) => compileStep(raw, legacy ? f : `${f}.steps[${i}]`, source));
-    return { index, source, minSeverity, pattern, code: text(r.code), steps, regex, minRank };
+    let id = typeof r.id === 'string' && r.id !== '' ? r.id : '';
+    if (id === '') given.add((id = derivedRuleId(r, given)));
+    return { id, index, source, minSeverity, pattern, code: text(r.code), steps, regex, minRank };
   });
 }
 
@@ -151,8 +171,16 @@ export function stepAt(rule: Rule, occurrence: number): { step: Step; number: nu
   return { step: rule.steps[i], number: i + 1 };
 }
 
-/** What a rule matches on, as text: a count kept for a rule is dropped when a redeploy changed what it matches. */
-export function ruleSignature(rule: Rule & { index: number }): string {
+/**
+ * The key a rule's ladder counts are kept under: its id and what it matches, never its position (a rule added or
+ * removed above it keeps its counts); a count is dropped when a redeploy changed what the rule matches.
+ */
+export function ruleSignature(rule: Rule): string {
+  return JSON.stringify([rule.id, rule.source, rule.minSeverity, rule.pattern, rule.code]);
+}
+
+/** The key 0.3 kept a rule's counts under (its position first): counts saved by 0.3 are taken over once. */
+export function legacyRuleSignature(rule: Rule & { index: number }): string {
   return JSON.stringify([rule.index, rule.source, rule.minSeverity, rule.pattern, rule.code]);
 }
 

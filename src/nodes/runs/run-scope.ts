@@ -1,6 +1,10 @@
 import { EventEmitter } from 'events';
 
+import { severityRank } from '../answering/severity';
 import type { ErrorSource } from '../shared/poll-messages';
+
+/** The rank of Fatal (and Critical) among the severities (answering/severity.ts). */
+const FATAL_RANK = 3;
 
 /**
  * What "in this run" means to the error policy: recurrence counts for recovery ladders, and the run-scoped rules a
@@ -14,10 +18,15 @@ import type { ErrorSource } from '../shared/poll-messages';
 
 /** How a run-watch message names the run: the instrument's start time, else the protocol and when it was seen. */
 export interface RunSighting {
-  /** stable for the whole run */
+  /**
+   * stable for the whole run; for an end: the run that ended (a finished message), or '' when the instrument is
+   * back to Idle (whatever run it had is over)
+   */
   key: string;
   /** 'active': the run goes on; 'ended': it is over (Idle, or the finished message) */
   phase: 'active' | 'ended';
+  /** the instrument the run-watch msg names (`msg.instrument`), when it names one */
+  instrument?: { baseUrl: string; instrumentUrl: string };
 }
 
 const HOUR_MS = 3600_000;
@@ -76,6 +85,8 @@ export class RunScope {
       return true;
     }
     if (!this.run) return false;
+    // a finished message of an earlier run (the next run started between two polls, Idle missed) ends nothing
+    if (s.key !== '' && !sameRun(this.run.key, s.key)) return false;
     this.run = undefined;
     this.lastRunEnd = now;
     this.reset(now);
@@ -99,6 +110,21 @@ export class RunScope {
     ladder.seen.set(errorId, n);
     if (ladder.seen.size > MAX_ERRORS_PER_RULE) ladder.seen.delete(ladder.seen.keys().next().value as string);
     return n;
+  }
+
+  /** The occurrence `occurrence()` would give, without recording it. */
+  peek(rule: string, errorId: string, now: number): number {
+    this.follow(now);
+    const ladder = this.ladders.get(rule);
+    return ladder?.seen.get(errorId) ?? ladder?.next ?? 0;
+  }
+
+  /** Counts kept under `from` (a key of an older version) are kept under `to` from now on, unless `to` has its own. */
+  adopt(from: string, to: string): void {
+    const ladder = this.ladders.get(from);
+    if (!ladder || from === to) return;
+    this.ladders.delete(from);
+    if (!this.ladders.has(to)) this.ladders.set(to, ladder);
   }
 
   /** How many matching errors each rule has seen in the current scope. */
@@ -155,27 +181,83 @@ function scopeId(s: ScopeInfo): string {
 }
 
 /**
+ * Whether a finished message's run (`ended`) is the run in scope (`current`): the same protocol and start time; a run
+ * whose start time is not known yet (`protocol|`) is the one of that protocol.
+ */
+function sameRun(current: string, ended: string): boolean {
+  if (current === ended) return true;
+  return current.endsWith('|') && ended.startsWith(current);
+}
+
+/** The run key a run-watch msg's payload names: its protocol and the instrument's start time. */
+function runKeyOf(payload: Record<string, unknown>): string {
+  const start = typeof payload.startTime === 'string' && !payload.startTime.startsWith('0001-') ? payload.startTime : '';
+  const protocol = payload.protocolId ?? payload.protocolName ?? '';
+  return `${String(protocol)}|${start}`;
+}
+
+/** The instrument a run-watch msg names (`msg.instrument`: its public URLs), when it names one. */
+function instrumentOf(msg: Record<string, unknown>): RunSighting['instrument'] {
+  const i = msg.instrument;
+  if (!i || typeof i !== 'object') return undefined;
+  const { baseUrl, instrumentUrl } = i as Record<string, unknown>;
+  if (typeof baseUrl !== 'string' || baseUrl === '') return undefined;
+  return { baseUrl, instrumentUrl: typeof instrumentUrl === 'string' ? instrumentUrl : '' };
+}
+
+/** A URL for comparison: host in lower case, default port and trailing slashes dropped (as `new URL` does). */
+function comparableUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname}`.replace(/\/+$/, '');
+  } catch {
+    return url.trim().replace(/\/+$/, '');
+  }
+}
+
+/**
+ * Whether a run-watch msg is about the policy's own instrument (`own`: its lh-server's public URLs). A msg that names
+ * no instrument (written by hand, or by a function node) is taken as the policy's own; one that names another
+ * instrument's interface A (or, when both name one, another interface B) is not.
+ */
+export function isOwnRun(s: RunSighting, own: { baseUrl: string; instrumentUrl: string }): boolean {
+  if (!s.instrument) return true;
+  if (comparableUrl(s.instrument.baseUrl) !== comparableUrl(own.baseUrl)) return false;
+  const [theirs, mine] = [s.instrument.instrumentUrl, own.instrumentUrl];
+  return theirs === '' || mine === '' || comparableUrl(theirs) === comparableUrl(mine);
+}
+
+/**
  * What a message of lh-run-watch says about the run, or undefined when it is not one: output 1 (`topic: 'state'`,
  * `payload` the run status) and output 2 (`topic: 'finished'`).
  */
 export function runSighting(msg: Record<string, unknown>): RunSighting | undefined {
   if (msg.event !== undefined) return undefined; // an error (raised, resolved) is never a run's news
   const payload = msg.payload && typeof msg.payload === 'object' ? (msg.payload as Record<string, unknown>) : undefined;
-  if (msg.topic === 'finished') return { key: '', phase: 'ended' };
+  const instrument = instrumentOf(msg);
+  const whose = instrument ? { instrument } : {};
+  if (msg.topic === 'finished') {
+    // the run that finished (its protocol and start); a finished msg naming no run ends the run in scope
+    const named =
+      payload && [payload.protocolId, payload.protocolName, payload.startTime].some((v) => v !== undefined && v !== null);
+    const key = payload && named ? runKeyOf(payload) : '';
+    return { key, phase: 'ended', ...whose };
+  }
   if (msg.topic !== 'state' || !payload) return undefined;
   const state = msg.state ?? payload.protocolRunState;
-  if (state === 'Idle' || state === 0) return { key: '', phase: 'ended' };
+  if (state === 'Idle' || state === 0) return { key: '', phase: 'ended', ...whose };
   if (typeof state !== 'string' && typeof state !== 'number') return undefined;
-  const start = typeof payload.startTime === 'string' && !payload.startTime.startsWith('0001-') ? payload.startTime : '';
-  const protocol = payload.protocolId ?? payload.protocolName ?? '';
-  return { key: `${String(protocol)}|${start}`, phase: 'active' };
+  return { key: runKeyOf(payload), phase: 'active', ...whose };
 }
 
 /** A choice made on the answer page: answer similar errors the same way until the run ends. */
 export interface RunRule {
   source: ErrorSource;
-  /** the error's code when it has one, else its title: what "similar" means */
-  match: { code?: string; title?: string };
+  /**
+   * what "similar" means: the error's code when it has one, else its title; and its severity (lower case, '' when
+   * it gives none): a rule chosen on an Error never answers a Warning or a Fatal of the same code
+   */
+  match: { code?: string; title?: string; severity?: string };
   /** A: the response; B: the action id */
   answer: string;
   /** B: the input values given with the answer */
@@ -196,24 +278,43 @@ const runRules = new Map<string, RunRule[]>();
 export const runRuleEvents = new EventEmitter();
 runRuleEvents.setMaxListeners(0);
 
-/** What makes two errors similar: the same source and code, or without a code, the same title. */
+/** An error's severity as "similar" compares it: trimmed, lower case; '' when it gives none. */
+function severityOf(record: Record<string, unknown>): string {
+  return typeof record.severity === 'string' ? record.severity.trim().toLowerCase().slice(0, 100) : '';
+}
+
+/** What makes two errors similar: the same source, the same severity, and the same code (without a code, title). */
 export function similarity(record: Record<string, unknown>): RunRule['match'] {
+  const severity = severityOf(record);
   const code = record.code ?? record.errorCode;
-  if (typeof code === 'string' || typeof code === 'number') return { code: String(code) };
-  return { title: typeof record.title === 'string' ? record.title : '' };
+  if (typeof code === 'string' || typeof code === 'number') return { code: String(code), severity };
+  return { title: typeof record.title === 'string' ? record.title : '', severity };
+}
+
+/** A Fatal (or Critical) error: a person's run-scoped answer never answers one. */
+export function isFatal(record: Record<string, unknown>): boolean {
+  return severityRank(record.severity) === FATAL_RANK;
 }
 
 export function isSimilar(rule: RunRule, source: ErrorSource, record: Record<string, unknown>): boolean {
-  if (rule.source !== source) return false;
+  if (rule.source !== source || isFatal(record)) return false;
   const m = similarity(record);
+  if ((rule.match.severity ?? '') !== m.severity) return false;
   return rule.match.code !== undefined ? m.code === rule.match.code : m.code === undefined && m.title === rule.match.title;
+}
+
+function sameMatch(a: RunRule, b: RunRule): boolean {
+  return (
+    a.source === b.source &&
+    a.match.code === b.match.code &&
+    a.match.title === b.match.title &&
+    (a.match.severity ?? '') === (b.match.severity ?? '')
+  );
 }
 
 /** Records a run-scoped rule of an instrument (the answer page); the newest for the same kind of error wins. */
 export function addRunRule(instrument: string, rule: RunRule): void {
-  const list = (runRules.get(instrument) ?? []).filter(
-    (r) => !(r.source === rule.source && r.match.code === rule.match.code && r.match.title === rule.match.title),
-  );
+  const list = (runRules.get(instrument) ?? []).filter((r) => !sameMatch(r, rule));
   list.push(rule);
   if (list.length > MAX_RUN_RULES) list.shift();
   runRules.set(instrument, list);

@@ -34,7 +34,56 @@ export function rememberSeenErrors(config: Record<string, unknown>): void {
   config.persist = true;
 }
 
-export const TRANSFORMS = { rulesToLadders, rememberSeenErrors } as const;
+/** FNV-1a (32 bits) of `text` from `seed`, as 8 hex digits: a short, stable digest that needs no import. */
+function fnv1a(text: string, seed: number): string {
+  let h = seed >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+}
+
+/** What a rule matches on, as the text its derived id is made from (never its position in the list). */
+function matchText(rule: Record<string, unknown>): string {
+  const field = (v: unknown): string => (typeof v === 'string' ? v.trim() : typeof v === 'number' ? String(v) : '');
+  return JSON.stringify([field(rule.source) || 'any', field(rule.minSeverity), field(rule.pattern), field(rule.code)]);
+}
+
+/**
+ * The id a rule saved without one gets: a digest of what it matches (source, minimum severity, pattern, code), so that
+ * the same saved rule gets the same id on every start and replica, wherever it stands in the list. A second rule that
+ * matches the same errors gets `-2`, a third `-3`, … (in list order; the first one of them is the one that decides).
+ */
+export function derivedRuleId(rule: Record<string, unknown>, earlier: ReadonlySet<string>): string {
+  const text = matchText(rule);
+  const base = `r${fnv1a(text, 0x811c9dc5)}${fnv1a(text, 0x01000193)}`;
+  let id = base;
+  for (let n = 2; earlier.has(id); n++) id = `${base}-${n}`;
+  return id;
+}
+
+/**
+ * lh-error-policy 2 → 3: every rule gets a stable `id` (the recovery ladders count per rule id, so a rule added above
+ * or moved keeps its counts). A rule saved without one gets the id derived from what it matches (derivedRuleId).
+ */
+export function ruleIds(config: Record<string, unknown>): void {
+  if (!Array.isArray(config.rules)) return;
+  const used = new Set<string>();
+  for (const rule of config.rules as unknown[])
+    if (rule && typeof rule === 'object' && typeof (rule as { id?: unknown }).id === 'string')
+      used.add((rule as { id: string }).id);
+  config.rules = config.rules.map((rule: unknown) => {
+    if (!rule || typeof rule !== 'object' || Array.isArray(rule)) return rule;
+    const r = rule as Record<string, unknown>;
+    if (typeof r.id === 'string' && r.id !== '') return r;
+    const id = derivedRuleId(r, used);
+    used.add(id);
+    return { id, ...r };
+  });
+}
+
+export const TRANSFORMS = { rulesToLadders, rememberSeenErrors, ruleIds } as const;
 
 /** The name a migration step gives its transform. */
 export type TransformName = keyof typeof TRANSFORMS;

@@ -20,7 +20,17 @@ import { DEFAULT_NOTIFICATION } from './poll-messages';
 
 export { applyStep, savedVersion };
 export type { Migrated, MigrationStep, MigrationTable };
+import { derivedRuleId } from './migration-transforms';
 export { rulesToLadders } from './migration-transforms';
+
+/** The rule a new error policy starts with (notify every error). */
+const DEFAULT_RULE = {
+  source: 'any',
+  minSeverity: '',
+  pattern: '',
+  code: '',
+  steps: [{ mode: 'manual', answer: '', delay: 120, inputs: '' }],
+};
 
 /**
  * Steps per node type, oldest first. Required settings without a meaningful default (the lh-server reference,
@@ -157,17 +167,11 @@ export const MIGRATIONS: MigrationTable = {
       version: 2,
       transform: 'rulesToLadders',
       defaults: {
-        rules: [
-          {
-            source: 'any',
-            minSeverity: '',
-            pattern: '',
-            code: '',
-            steps: [{ mode: 'manual', answer: '', delay: 120, inputs: '' }],
-          },
-        ],
+        rules: [DEFAULT_RULE],
       },
     },
+    // every rule gets a stable id (ladders count per rule id); saved rules get one derived from what they match
+    { version: 3, transform: 'ruleIds', defaults: { rules: [{ id: derivedRuleId(DEFAULT_RULE, new Set()), ...DEFAULT_RULE }] } },
   ],
   'lh-events': [{ version: 1, defaults: { name: '', codes: '' } }],
   'lh-dialog': [{ version: 1, defaults: { name: '', viewResult: '' } }],
