@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The test step of `npm test`: the suite on Node-RED 4, the coordination suite (several Node-RED processes and a real
 // Redis: test/coordination), the node tests on Node-RED 3.1 (test:nr3) and, after those, the browser, examples and
-// standard-Node-RED tests (Chromium, npm start, a fresh user dir) run side by side, at most three at once. Most of each
+// standard-Node-RED tests (Chromium, npm start, a fresh user dir) run side by side, at most three at once; the bounded
+// chaos run (test/chaos) follows the coordination suite in its lane. Most of each
 // is waiting on real sockets and child processes (about a third of two cores busy), so together they take the time of
 // the longest lane instead of the sum. The other runs' output is held and printed after the main run's, so none is
 // interleaved. Exits non-zero when any run fails. LH_TEST_SEQUENTIAL=1 runs them one after the other.
@@ -75,6 +76,8 @@ const RUNS = [
       'test/e2e/**',
       '--ignore',
       'test/standard/**',
+      '--ignore',
+      'test/chaos/**',
     ],
     live: true,
   },
@@ -88,6 +91,25 @@ const RUNS = [
     title: 'node tests on Node-RED 3.1 (test:nr3)',
     args: ['--config', '.mocharc.nr3.json'],
     env: { LH_NODE_RED: 'node-red-3' },
+  },
+  // the bounded chaos run (two Node-REDs, redis-server restarts, the simulators; about 70 s) and the chaos harness'
+  // pure tests, once the coordination suite (also Node-REDs on Redis) is done: they share its lane
+  {
+    name: 'chaos run',
+    title: 'bounded chaos run (test/chaos; npm run chaos is the long one)',
+    args: [
+      '--no-config',
+      '-r',
+      'ts-node/register/transpile-only',
+      '-r',
+      './test/support/secret-scan.ts',
+      '--extension',
+      'ts',
+      '--timeout',
+      '20000',
+      'test/chaos/*.test.ts',
+    ],
+    after: 'coordination suite',
   },
   // Chromium, npm start, the examples and a standard Node-RED user dir: mostly waiting on child processes
   {

@@ -2,7 +2,8 @@
  * The flows every chaos replica runs: one lh-coordination node; per instrument an lh-server, an lh-error-poll, an
  * lh-error-policy (walk-away for `[walk …]` titles, semi-automatic after 2 s for `[semi …]`, manual otherwise) and an
  * lh-answer-error that a function node feeds with the `[flow …]` errors; every raised and resolved msg and every answer
- * a node reports goes to the harness' collector (an http request node), with its title and `msg.redelivered`.
+ * a node reports goes to the harness' collector (an http request node), with its title, `msg.redelivered` and whether it
+ * was sent while Redis was out of reach (`msg.coordination = 'lost'`, documented as "it may come twice").
  */
 import type { FlowNode } from '../support/red-replicas';
 import { USER } from '../support/runtime';
@@ -19,7 +20,7 @@ function toCollector(kind: string): string {
   return [
     `const p = msg.payload || {};`,
     `msg.payload = { kind: '${kind}', title: String(p.title || (msg.error && msg.error.message) || ''), id: String(msg.errorId || msg.uuid || ''),`,
-    `  redelivered: msg.redelivered === true, replica: env.get('LH_REPLICA') };`,
+    `  redelivered: msg.redelivered === true, lost: msg.coordination === 'lost', replica: env.get('LH_REPLICA') };`,
     `msg.headers = { 'content-type': 'application/json' };`,
     `return msg;`,
   ].join('\n');

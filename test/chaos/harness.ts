@@ -45,6 +45,8 @@ export interface RunCounts {
   errorsRaised: number;
   raisedMsgs: number;
   redeliveredMsgs: number;
+  /** raised while Redis was out of reach (msg.coordination 'lost') */
+  lostMsgs: number;
   resolvedMsgs: number;
   answersSent: number;
   answersAccepted: number;
@@ -509,12 +511,20 @@ class World {
 
   private observation(end: number): Observation {
     const emitted: Emitted[] = this.collector.events.map((e) => {
-      const raw = e as unknown as { kind: string; title?: string; redelivered?: boolean; replica: string; at: number };
+      const raw = e as unknown as {
+        kind: string;
+        title?: string;
+        redelivered?: boolean;
+        lost?: boolean;
+        replica: string;
+        at: number;
+      };
       const n = TITLE.exec(raw.title ?? '')?.[2];
       return {
         kind: raw.kind,
         n: n ? Number(n) : undefined,
         redelivered: raw.redelivered === true,
+        lost: raw.lost === true,
         replica: raw.replica,
         at: raw.at,
       };
@@ -570,6 +580,7 @@ class World {
       errorsRaised: new Set(raised.map((e) => e.n)).size,
       raisedMsgs: raised.length,
       redeliveredMsgs: raised.filter((e) => e.redelivered).length,
+      lostMsgs: raised.filter((e) => e.lost).length,
       resolvedMsgs: o.emitted.filter((e) => e.kind === 'resolved').length,
       answersSent: answers.length,
       answersAccepted:

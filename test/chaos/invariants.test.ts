@@ -31,7 +31,14 @@ const broken = (o: Observation): Invariant[] => [...new Set(check(o).violations.
 
 describe('chaos invariants', function () {
   const error = { n: 1, instrument: 0, source: 'A' as const, id: 'x1', at: T + 1000, resolvedAt: T + 20_000 };
-  const raised = (at: number, redelivered = false) => ({ kind: 'raised', n: 1, redelivered, replica: 'r1', at });
+  const raised = (at: number, redelivered = false, lost = false) => ({
+    kind: 'raised',
+    n: 1,
+    redelivered,
+    lost,
+    replica: 'r1',
+    at,
+  });
 
   it('(a) an error pending 19 s while r1 knew its instrument, never raised: broken; raised once: held', function () {
     assert.deepStrictEqual(broken(observation({ injected: [error] })), ['a']);
@@ -45,6 +52,17 @@ describe('chaos invariants', function () {
     assert.deepStrictEqual(broken(observation({ injected: [error], spans: other })), []);
     const quick = { ...error, resolvedAt: T + 4000 };
     assert.deepStrictEqual(broken(observation({ injected: [quick] })), [], 'gone before two leases');
+  });
+
+  it("(b) raised twice by replicas that could reach Redis: broken; one of them marked coordination 'lost': held", function () {
+    assert.deepStrictEqual(
+      broken(observation({ injected: [error], emitted: [raised(T + 2000, false, true), raised(T + 9000)] })),
+      [],
+    );
+    assert.deepStrictEqual(
+      broken(observation({ injected: [error], emitted: [raised(T + 2000), raised(T + 5000, false, true), raised(T + 9000)] })),
+      ['b'],
+    );
   });
 
   it('(b) raised twice: broken unless the second is marked redelivered', function () {

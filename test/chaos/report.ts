@@ -38,7 +38,7 @@ export function printResult(result: RunResult, say: (line: string) => void): voi
     .join(', ');
   say(`faults drawn by kind: ${kinds || 'none'}`);
   say(
-    `errors: ${c.errorsInjected} injected, ${c.errorsRaised} raised (${c.raisedMsgs} raised msgs, ${c.redeliveredMsgs} marked redelivered), ${c.resolvedMsgs} resolved msgs`,
+    `errors: ${c.errorsInjected} injected, ${c.errorsRaised} raised (${c.raisedMsgs} raised msgs, ${c.redeliveredMsgs} marked redelivered, ${c.lostMsgs} marked coordination lost), ${c.resolvedMsgs} resolved msgs`,
   );
   say(
     `answers: ${c.answersSent} sent, ${c.answersAccepted} accepted; writes ${c.writes}, intents seen ${c.intents}; lease samples ${c.leaseSamples}`,
