@@ -42,8 +42,8 @@ export class RuntimeErrorBook {
     const id = seed.id ?? randomUUID();
     if (seed.reuseId === true) {
       // as real instruments do after a restart, or once the old error left the list: the id names a new error;
-      // an error still pending under it is gone (the instrument forgot it)
-      this.all = this.all.filter((e) => e.id !== id || e.handled);
+      // an error still pending under it is gone (the instrument forgot it), unless both stay listed (alongside)
+      if (seed.alongside !== true) this.all = this.all.filter((e) => e.id !== id || e.handled);
     } else if (this.history.some((r) => r.id === id)) throw new HttpProblem(409, `An error with id '${id}' already exists.`);
     const severity = seed.severity && SEVERITIES.includes(seed.severity) ? seed.severity : 'Warning';
     const responses = seed.responses && seed.responses.length > 0 ? [...seed.responses] : [...DEFAULT_RESPONSES];

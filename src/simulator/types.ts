@@ -89,6 +89,8 @@ export interface PendingErrorSeed {
   errorData: { id: string; description?: string; responses?: string[] }[];
   /** the id may name an earlier error (answered, gone, or still pending: that one is dropped), as after a restart */
   reuseId: boolean;
+  /** with reuseId: an error still pending under the id stays listed beside the new one (two errors under one id) */
+  alongside: boolean;
 }
 
 /** 2.3: an entry of the error history (GET errors, GET errors/{errorId}). */

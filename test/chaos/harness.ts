@@ -396,7 +396,14 @@ class World {
       let id: string;
       if (e.source === 'A') {
         const reused = e.reuses !== undefined ? byN.get(e.reuses) : undefined;
-        id = sim.injectPendingError(reused ? { title, id: reused.id, reuseId: true } : { title }).id;
+        const twin = e.twin !== undefined ? byN.get(e.twin) : undefined;
+        id = sim.injectPendingError(
+          twin
+            ? { title, id: twin.id, reuseId: true, alongside: true }
+            : reused
+              ? { title, id: reused.id, reuseId: true }
+              : { title },
+        ).id;
       } else id = sim.injectInstrumentError({ title }).uuid;
       const record: Injected = { n: e.n, instrument: e.instrument, source: e.source, id, at: Date.now() };
       byN.set(e.n, record);

@@ -19,12 +19,16 @@ export const FAULT_KINDS = [
   'slow-instrument',
   'resetting-instrument',
   'answers-refused',
+  'two-errors-one-id',
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** Faults of the simulators (the instrument track); the others act on replicas or Redis (the process track). */
 export const INSTRUMENT_FAULTS: readonly FaultKind[] = ['slow-instrument', 'resetting-instrument', 'answers-refused'];
+
+/** Kinds of instrument behaviour (drawn with the errors, never on a track). */
+export const BEHAVIOUR_KINDS: readonly FaultKind[] = ['two-errors-one-id'];
 
 export interface Fault {
   /** its number in the drawn schedule (kept by shrinking, so a shrunk schedule names the faults it kept) */
@@ -58,6 +62,8 @@ export interface ErrorEvent {
   handling: Handling;
   /** A only: the id of this earlier error (which left the list before) is used again */
   reuses?: number;
+  /** A only (kind two-errors-one-id): listed under the id of this earlier error, which is still pending */
+  twin?: number;
 }
 
 export interface InstrumentShape {
@@ -114,6 +120,8 @@ function durationOf(kind: FaultKind, rng: Rng, leaseMs: number): number {
     case 'resetting-instrument':
     case 'answers-refused':
       return rng.int(3000, 12_000);
+    case 'two-errors-one-id':
+      return 0;
   }
 }
 
@@ -128,7 +136,7 @@ export function drawSchedule(seed: number, options: DrawOptions): Schedule {
   const faults: Fault[] = [];
   let n = 0;
 
-  const processKinds = kinds.filter((k) => !INSTRUMENT_FAULTS.includes(k));
+  const processKinds = kinds.filter((k) => !INSTRUMENT_FAULTS.includes(k) && !BEHAVIOUR_KINDS.includes(k));
   const processRng = new Rng(seed ^ 0x9e3779b9);
   for (let t = processRng.int(4000, 8000); processKinds.length > 0 && t < durationMs - 5000;) {
     const kind = processRng.pick(processKinds);
@@ -152,6 +160,9 @@ export function drawSchedule(seed: number, options: DrawOptions): Schedule {
 
   const errors: ErrorEvent[] = [];
   const errorRng = new Rng(seed ^ 0xc2b2ae35);
+  // its own stream, one number per A error whether the kind is drawn or not: the other errors stay as they are
+  const twinRng = new Rng(seed ^ 0x27d4eb2f);
+  const twins = kinds.includes('two-errors-one-id');
   for (let t = errorRng.int(1000, 2000), e = 1; t < durationMs; t += errorRng.int(800, 3000), e++) {
     const instrument = errorRng.int(0, instruments.length - 1);
     const source = instruments[instrument].b && errorRng.chance(0.4) ? 'B' : 'A';
@@ -165,6 +176,12 @@ export function drawSchedule(seed: number, options: DrawOptions): Schedule {
     if (source === 'A' && errorRng.chance(0.2)) {
       const gone = errors.filter((x) => x.source === 'A' && x.instrument === instrument && x.at + x.lifeMs + 1000 < t);
       if (gone.length > 0) event.reuses = errorRng.pick(gone).n;
+    }
+    if (source === 'A' && twinRng.next() < 0.15 && twins && event.reuses === undefined) {
+      const pending = errors.filter(
+        (x) => x.source === 'A' && x.instrument === instrument && x.twin === undefined && x.at < t && t < x.at + x.lifeMs - 3000,
+      );
+      if (pending.length > 0) event.twin = twinRng.pick(pending).n;
     }
     errors.push(event);
   }
@@ -187,13 +204,15 @@ export function withFaults(schedule: Schedule, faults: readonly Fault[]): Schedu
     ...schedule,
     durationMs,
     faults: [...faults],
-    errors: schedule.errors.filter((e) => e.at < durationMs && (e.reuses === undefined || e.reuses < e.n)),
+    errors: schedule.errors.filter((e) => e.at < durationMs),
   };
 }
 
-/** The fault kinds a schedule uses. */
+/** The fault and behaviour kinds a schedule uses. */
 export function kindsOf(schedule: Schedule): FaultKind[] {
-  return [...new Set(schedule.faults.map((f) => f.kind))];
+  const kinds = new Set(schedule.faults.map((f) => f.kind));
+  if (schedule.errors.some((e) => e.twin !== undefined)) kinds.add('two-errors-one-id');
+  return [...kinds];
 }
 
 /** One line per fault, for the log and the regression file. */
@@ -225,5 +244,7 @@ export function describeFault(f: Fault): string {
       return `#${f.n} ${at}: i${f.instrument} resets 30 % of connections for ${f.durationMs} ms`;
     case 'answers-refused':
       return `#${f.n} ${at}: i${f.instrument} refuses every A answer (PUT answered 400) for ${f.durationMs} ms`;
+    case 'two-errors-one-id':
+      return `#${f.n} ${at}: two errors under one id`;
   }
 }
