@@ -14,7 +14,15 @@ export const BOUNDED_SEED = 431;
 /** Its length (the whole test, with two Node-REDs starting and stopping, stays within 90 s). */
 export const BOUNDED_MS = 40_000;
 
-/** Fault kinds that hold every invariant on this branch. */
+/**
+ * Fault kinds that hold every invariant on this branch. Left out, with what they broke here (2 replicas, 90 s each,
+ * `npm run chaos -- --replicas 2 --minutes 1.5 --no-shrink --seed S --kinds K`):
+ * - flushall (S 11): (b) 11 of 47 errors raised again, unmarked, by the other replica (issue 29 finding 2); (a) one
+ *   error pending 78 s, never raised;
+ * - redis-restart-empty, redis-restart-stale (S 13): (b) 3 of 50 raised again, unmarked (finding 2);
+ * - other-instruments (S 12): (d) an instrument that a live replica lists held by nobody for 12 s (finding 1);
+ * - two-errors-one-id: see the regression cases (finding 5).
+ */
 export const BOUNDED_KINDS: readonly FaultKind[] = [
   'kill-restart',
   'pause-past-lease',
