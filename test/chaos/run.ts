@@ -85,7 +85,8 @@ async function main(): Promise<number> {
   const shrunk = withFaults(schedule, faults);
   console.log(`\nshortest schedule found (${runs} runs):`);
   printSchedule(shrunk, console.log);
-  const file = writeRegression(shrunk, broke, `found by npm run chaos -- --seed ${schedule.seed}; broke ${broke.join(', ')}`);
+  const command = `npm run chaos -- ${process.argv.slice(2).join(' ')}`;
+  const file = writeRegression(shrunk, broke, `shrunk from ${command}; broke ${broke.join(', ')}`);
   console.log(`regression case written: ${file}`);
   return 1;
 }
