@@ -4,7 +4,7 @@ import path from 'path';
 
 import type { RunResult } from './harness';
 import { Invariant, INVARIANT_TEXT, INVARIANTS } from './invariants';
-import { describeFault, Schedule } from './schedule';
+import { describeFault, kindsOf, Schedule } from './schedule';
 
 export const REGRESSIONS_DIR = path.join(__dirname, 'regressions');
 
@@ -58,7 +58,7 @@ export function printResult(result: RunResult, say: (line: string) => void): voi
 /** Writes a regression file; returns its path. */
 export function writeRegression(schedule: Schedule, broke: Invariant[], note: string): string {
   fs.mkdirSync(REGRESSIONS_DIR, { recursive: true });
-  const kinds = [...new Set(schedule.faults.map((f) => f.kind))].join('+') || 'no-fault';
+  const kinds = kindsOf(schedule).join('+') || 'no-fault';
   const file = path.join(REGRESSIONS_DIR, `seed-${schedule.seed}-${broke.join('')}-${kinds}.json`);
   const regression: Regression = { note, seed: schedule.seed, broke, faults: schedule.faults.map(describeFault), schedule };
   fs.writeFileSync(file, `${JSON.stringify(regression, null, 2)}\n`);
