@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The test step of `npm test`: the suite on Node-RED 4, the coordination suite (several Node-RED processes and a real
-// Redis: test/coordination) followed by Node-RED 5 on Node.js 22 (test:nr5), the node tests on Node-RED 3.1 (test:nr3) and, after those, the browser, examples and
-// standard-Node-RED tests (Chromium, npm start, a fresh user dir) run side by side, at most three at once. Most of each
+// The test step of `npm test`, in three lanes: the suite on Node-RED 4; the coordination suite (several Node-RED
+// processes and a real Redis: test/coordination), then the bounded chaos run (test/chaos), then Node-RED 5 on Node.js 22
+// (test:nr5); the node tests on Node-RED 3.1 (test:nr3), then the browser, examples and standard-Node-RED tests
+// (Chromium, npm start, a fresh user dir). Most of each
 // is waiting on real sockets and child processes (about a third of two cores busy), so together they take the time of
 // the longest lane instead of the sum. The other runs' output is held and printed after the main run's, so none is
 // interleaved. Exits non-zero when any run fails. LH_TEST_SEQUENTIAL=1 runs them one after the other.
@@ -76,6 +77,8 @@ const RUNS = [
       'test/e2e/**',
       '--ignore',
       'test/standard/**',
+      '--ignore',
+      'test/chaos/**',
     ],
     live: true,
   },
@@ -90,13 +93,32 @@ const RUNS = [
     args: ['--config', '.mocharc.nr3.json'],
     env: { LH_NODE_RED: 'node-red-3' },
   },
-  // Node-RED 5 on Node.js 22 (scripts/nr5.js): the node tests and the standard-install test, after the coordination suite
+  // the bounded chaos run (two Node-REDs, redis-server restarts, the simulators; about 70 s) and the chaos harness'
+  // pure tests, once the coordination suite (also Node-REDs on Redis) is done: they share its lane
+  {
+    name: 'chaos run',
+    title: 'bounded chaos run (test/chaos; npm run chaos is the long one)',
+    args: [
+      '--no-config',
+      '-r',
+      'ts-node/register/transpile-only',
+      '-r',
+      './test/support/secret-scan.ts',
+      '--extension',
+      'ts',
+      '--timeout',
+      '20000',
+      'test/chaos/*.test.ts',
+    ],
+    after: 'coordination suite',
+  },
+  // Node-RED 5 on Node.js 22 (scripts/nr5.js): the node tests and the standard-install test, after the chaos run
   {
     name: 'Node-RED 5 suite',
     title: 'node tests and the standard install on Node-RED 5 under Node.js 22 (test:nr5)',
     script: 'scripts/nr5.js',
     args: [],
-    after: 'coordination suite',
+    after: 'chaos run',
   },
   // Chromium, npm start, the examples and a standard Node-RED user dir: mostly waiting on child processes
   {
