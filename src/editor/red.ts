@@ -2,7 +2,7 @@
  * The part of the Node-RED editor the edit dialogs use, typed here (the editor's own type package pulls in the
  * runtime's types). jQuery's types come from @types/jquery.
  */
-import type { MigrationTable } from '../nodes/shared/migration-steps';
+import type { MigrationTable } from '../contract/migration-steps';
 
 /** A node as the editor holds it while its dialog is open: its saved properties, its definition, its texts. */
 export interface EditorNode {

@@ -3,7 +3,7 @@
  * category and colour, `defaults` and `version` generated from the runtime's migration table, the lh-server row,
  * labels, typed inputs, and the dialog's migration of a saved node.
  */
-import { dialogDefaults, latestVersion, Migrated } from '../nodes/shared/migration-steps';
+import { dialogDefaults, latestVersion, Migrated } from '../contract/migration-steps';
 import { keepMigrated, migratedConfig, showMigrated } from './dialog-migration';
 import { TypedField, typedField } from './fields';
 import { EditorNode, migrationTable, NodeDefinition, PropertyDef, Validator } from './red';

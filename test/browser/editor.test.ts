@@ -9,7 +9,7 @@ import path from 'path';
 
 import { Browser, Locator, Page } from 'playwright-core';
 
-import { derivedRuleId } from '../../src/nodes/shared/migration-transforms';
+import { derivedRuleId } from '../../src/contract/migration-transforms';
 import { dialogDefaults, migrate } from '../../src/nodes/shared/migrations';
 import { launchChromium } from '../support/browser';
 import { exampleFilesIn } from '../support/example-files';

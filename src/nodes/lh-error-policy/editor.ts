@@ -1,7 +1,7 @@
+import { rulesToLadders } from '../../contract/migration-transforms';
 import { check, contextStoreSelect } from '../../editor/fields';
 import { EditorNode } from '../../editor/red';
 import { registerNode, text } from '../../editor/register';
-import { rulesToLadders } from '../shared/migration-transforms';
 
 const MODES = ['manual', 'semi-automatic', 'walk-away'];
 const DELAY = 120;

@@ -2,8 +2,8 @@
 import { RE2JS } from 're2js';
 
 import { LhError } from '../../client';
+import { derivedRuleId } from '../../contract/migration-transforms';
 import { severityRank } from '../answering/severity';
-import { derivedRuleId } from '../shared/migration-transforms';
 import type { ErrorSource } from '../shared/poll-messages';
 
 export const MODES = ['manual', 'semi-automatic', 'walk-away'] as const;

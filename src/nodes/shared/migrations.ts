@@ -3,7 +3,7 @@
  * version (or none: a flow written by hand, by an API, or by 0.1) goes through each newer step of its type, which
  * renames changed properties and fills missing ones with the edit dialog's defaults. The tables below are the single
  * source of those defaults: the build generates each edit dialog's `defaults` and `version` from them, and the dialog
- * applies the same steps (migration-steps.ts) to a node it opens.
+ * applies the same steps (src/contract/migration-steps.ts) to a node it opens.
  */
 import {
   applyStep,
@@ -14,14 +14,14 @@ import {
   MigrationStep,
   MigrationTable,
   savedVersion,
-} from './migration-steps';
+} from '../../contract/migration-steps';
 import { NodeConfig } from './node-red';
 import { DEFAULT_NOTIFICATION } from './poll-messages';
 
 export { applyStep, savedVersion };
 export type { Migrated, MigrationStep, MigrationTable };
-import { derivedRuleId } from './migration-transforms';
-export { rulesToLadders } from './migration-transforms';
+import { derivedRuleId } from '../../contract/migration-transforms';
+export { rulesToLadders } from '../../contract/migration-transforms';
 
 /** The rule a new error policy starts with (notify every error). */
 const DEFAULT_RULE = {

@@ -3,7 +3,7 @@
  * dialogs (src/editor, bundled into each node's html at build) run this same code over the same tables, so a dialog
  * shows a saved configuration exactly as the runtime will read it.
  */
-import { TransformName, TRANSFORMS } from './migration-transforms';
+import { type TransformName, TRANSFORMS } from './migration-transforms';
 
 export interface MigrationStep {
   /** The version a configuration has after this step. */
