@@ -34,9 +34,15 @@ export function listedKeysOf<T>(
   return out;
 }
 
-/** A msg emitted while Redis could not be reached says so (`msg.coordination = "lost"`): it may come twice. */
+/**
+ * A msg emitted while Redis could not be reached says so (`msg.coordination = "lost"`): it may come twice. A msg sent
+ * again after a holder stopped before it settled it, or after Redis lost its data, says so too
+ * (`msg.redelivered = true`, `msg.redeliveryReason`): a flow can tell it may have had it before.
+ */
 export function markLost<M extends object>(msg: M, item: GateItem<unknown>): M {
-  return item.lost ? Object.assign(msg, { coordination: 'lost' }) : msg;
+  if (item.lost) Object.assign(msg, { coordination: 'lost' });
+  if (item.redelivered) Object.assign(msg, { redelivered: true, redeliveryReason: item.redelivered });
+  return msg;
 }
 
 /** The status while coordinated and not simply the holder: standby naming the holder, or coordination lost. */
