@@ -189,7 +189,7 @@ export class Coordinator {
     // one gate per watch while the instrument is joined: a redeployed poll node keeps the claims it has not settled
     const found = inst.gates.get(watch) as ErrorGate<T> | undefined;
     if (found) {
-      found.rules = rules;
+      found.adopt(rules);
       return found;
     }
     const gate = new ErrorGate(inst, new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch), rules);
@@ -399,6 +399,7 @@ export class Coordinator {
           continue;
         }
         if (grant.heldToken !== undefined) inst.know(grant.heldToken);
+        inst.freeLastRound = false;
         inst.set({ role: 'standby', holder: grant.holder });
       }
       this.lastOk = started;

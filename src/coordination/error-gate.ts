@@ -92,6 +92,15 @@ export class ErrorGate<T> {
     coordination.addSettler((all) => this.settle(all));
   }
 
+  /**
+   * A poll node (re)deployed under this watch takes the gate over: its claims not yet settled stay, and its first
+   * poll sweeps the shared memory again (the new node's memory may not know what the old one raised).
+   */
+  adopt(rules: GateRules<T>): void {
+    this.rules = rules;
+    this.sweptToken = undefined;
+  }
+
   /** Whether this replica should poll now: it holds the lease, or coordination is lost (notifications go on). */
   get active(): boolean {
     return this.coordination.isHolder || this.coordination.state.role === 'lost';

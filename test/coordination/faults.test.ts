@@ -15,16 +15,7 @@ import { until } from '../support/until';
 const LEASE_S = 2;
 const INTERVAL_S = 0.5;
 
-type Event = Collected & { redelivered?: string };
-
-/** The watch flows with the redelivery mark collected too (`redelivered`: msg.redeliveryReason). */
-function flowsWithMarks(flows: FlowNode[]): FlowNode[] {
-  return flows.map((n) =>
-    typeof n.func === 'string'
-      ? { ...n, func: n.func.replace('lost: msg.coordination', 'lost: msg.coordination, redelivered: msg.redeliveryReason') }
-      : n,
-  );
-}
+type Event = Collected;
 
 describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', function () {
   this.timeout(180000);
@@ -66,7 +57,7 @@ describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', func
       collectorUrl: collector.url,
       interval: INTERVAL_S,
     });
-    return edit(flowsWithMarks(base));
+    return edit(base);
   }
 
   it('replicas whose flows list different instruments, one spelled two ways: every instrument held by one replica, each error raised once', async function () {
@@ -131,11 +122,15 @@ describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', func
     replicas.push(new Replica('r1', f, credentialsFor(instruments)), new Replica('r2', f, credentialsFor(instruments)));
     await Promise.all(replicas.map((r) => r.start()));
     const keys = new CoordinationKeys(prefix).instrument(`${s.baseUrl}|`);
-    await until(async () => (await leaseHolder(db.redis, prefix, s, replicas)) !== undefined, 'a holder', 10000);
+    await until(
+      async () => (await leaseHolder(db.redis, prefix, { baseUrl: s.baseUrl }, replicas)) !== undefined,
+      'a holder',
+      10000,
+    );
 
     const first = String(s.injectPendingError({ title: 'pending before the loss' }).id);
     await until(() => collector.count('raised', first) > 0, 'the error raised', 10000);
-    const holder = await leaseHolder(db.redis, prefix, s, replicas);
+    const holder = await leaseHolder(db.redis, prefix, { baseUrl: s.baseUrl }, replicas);
     assert.ok(holder);
     const before = Number((await db.redis.get(keys.lease))?.split(':')[0]);
 
@@ -143,7 +138,7 @@ describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', func
     await db.redis.flushall(); // …while Redis loses everything (a restart without persistence)
     await until(
       async () => {
-        const h = await leaseHolder(db.redis, prefix, s, replicas);
+        const h = await leaseHolder(db.redis, prefix, { baseUrl: s.baseUrl }, replicas);
         return h !== undefined && h !== holder;
       },
       'the other replica takes the lease',
@@ -178,7 +173,7 @@ describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', func
     const r1 = new Replica('r1', slow, credentialsFor(instruments));
     replicas.push(r1);
     await r1.start();
-    await until(async () => (await leaseHolder(db.redis, prefix, s, replicas)) === r1, 'r1 holds', 10000);
+    await until(async () => (await leaseHolder(db.redis, prefix, { baseUrl: s.baseUrl }, replicas)) === r1, 'r1 holds', 10000);
     const r2 = new Replica('r2', flows(instruments), credentialsFor(instruments));
     replicas.push(r2);
     await r2.start();
