@@ -355,10 +355,18 @@ export class Coordinator {
       }
       const held = all.filter((i) => i.grant).map((i) => i.instrumentKey);
       const others = all.filter((i) => !i.grant).map((i) => i.instrumentKey);
-      const share = fairShare(Math.max(known.count, all.length), this.live, this.replica);
+      const instruments = Math.max(known.count, all.length);
+      const share = fairShare(instruments, this.live, this.replica);
+      const holding = await this.leases.holding(this.replica, held.length, this.live);
       const othersKnow = (key: string): boolean =>
         (this.instruments.get(key)?.watchers ?? []).some((r) => r !== this.replica && this.live.includes(r));
-      const plan = planLeases(held, others, share, (key) => rendezvous(this.replica, key), othersKnow);
+      // a lease beyond the share is handed over only to a live replica that knows the instrument and is under its
+      // own share (it takes it at its next round); else it stays: released, nobody might take it
+      const handOver = (key: string): boolean =>
+        (this.instruments.get(key)?.watchers ?? []).some(
+          (r) => r !== this.replica && this.live.includes(r) && (holding.get(r) ?? 0) < fairShare(instruments, this.live, r),
+        );
+      const plan = planLeases(held, others, share, (key) => rendezvous(this.replica, key), handOver);
       for (const key of plan.release) {
         const inst = this.instruments.get(key);
         if (!inst?.grant) continue;
@@ -434,6 +442,7 @@ export class Coordinator {
       inst.grant = undefined;
     }
     await this.leases.heartbeat(this.replica, 0).catch(() => []);
+    await this.leases.holding(this.replica, undefined, this.live).catch(() => undefined);
   }
 }
 

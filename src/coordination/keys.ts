@@ -14,6 +14,11 @@ export class CoordinationKeys {
     return `${this.prefix}:replicas`;
   }
 
+  /** How many leases each replica holds (hash: replica → count, as of its last round). */
+  get holding(): string {
+    return `${this.prefix}:holding`;
+  }
+
   /** The instruments any live replica knows (sorted set: instrument id → until when, Redis clock): the group's count. */
   get instruments(): string {
     return `${this.prefix}:instruments`;

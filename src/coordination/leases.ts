@@ -1,5 +1,5 @@
 import { CoordinationKeys } from './keys';
-import { ACQUIRE, GROUP_INSTRUMENTS, HEARTBEAT, RELEASE, RENEW } from './scripts';
+import { ACQUIRE, GROUP_INSTRUMENTS, HEARTBEAT, HOLDING, RELEASE, RENEW } from './scripts';
 
 /** The part of an ioredis client the coordination uses: scripts, and a few plain reads. */
 export interface RedisLike {
@@ -117,6 +117,15 @@ export class Leases {
       watchers.push(list.map(String));
     }
     return { count, watchers };
+  }
+
+  /** Says how many leases this replica holds (undefined: it leaves); returns the count of each live replica. */
+  async holding(replica: string, count: number | undefined, live: readonly string[] = []): Promise<Map<string, number>> {
+    const mine = count === undefined ? '' : count;
+    const flat = (await this.redis.eval(HOLDING, 1, this.keys.holding, replica, mine, ...live)) as string[];
+    const out = new Map<string, number>();
+    for (let i = 0; i + 1 < flat.length; i += 2) out.set(String(flat[i]), Number(flat[i + 1]));
+    return out;
   }
 
   /** Says this replica is alive for `ttlMs` (0: leaving); returns the live replicas. */

@@ -170,6 +170,28 @@ for i = 2, #ARGV do redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[i]
 return redis.call('ZCARD', KEYS[1])
 `;
 
+/**
+ * KEYS: the group's holdings hash (replica → how many leases it holds). ARGV: replica, its count ('' : it leaves),
+ * the live replicas (the entries of others are dropped: one hash slot, the live set comes in ARGV). → the hash,
+ * flat: a replica beyond its share hands a lease over only to one under its share that knows the instrument.
+ */
+export const HOLDING = `
+if ARGV[2] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+local live = {}
+for i = 3, #ARGV do live[ARGV[i]] = true end
+local all = redis.call('HGETALL', KEYS[1])
+local out = {}
+for i = 1, #all, 2 do
+  if all[i] == ARGV[1] or live[all[i]] then
+    table.insert(out, all[i])
+    table.insert(out, all[i + 1])
+  else
+    redis.call('HDEL', KEYS[1], all[i])
+  end
+end
+return out
+`;
+
 /** KEYS: replicas zset. → {Redis time ms, live replica...}: who is alive, and when that was read. */
 export const LIVE = `${NOW_MS}
 local now = now_ms()
