@@ -158,6 +158,9 @@ export class Coordinator {
   private lastOk: number;
   /** live replicas seen at the last round */
   live: string[] = [];
+  /** the group's epoch as this replica last read it, and when it saw it change (Redis lost its data) */
+  private epoch?: string;
+  private lossSeenAt?: number;
 
   constructor(private readonly options: CoordinatorOptions) {
     this.replica = options.replica ?? replicaName();
@@ -334,6 +337,11 @@ export class Coordinator {
       // what the gates sent a round ago or more is settled (two-phase: a holder killed before leaves it to the next)
       for (const inst of all) await inst.settle(false);
       this.live = await this.leases.heartbeat(this.replica, ttl);
+      // the group's epoch changed: Redis lost its data; the leases this replica takes for a while are flagged
+      const epoch = await this.leases.epoch(randomBytes(8).toString('hex'));
+      if (this.epoch !== undefined && epoch !== this.epoch) this.lossSeenAt = started;
+      this.epoch = epoch;
+      const afterLoss = this.lossSeenAt !== undefined && started - this.lossSeenAt < 2 * ttl;
       // the share counts every instrument a live replica knows, not only this one's (replicas whose flows differ)
       const known = await this.leases.knows(
         this.replica,
@@ -401,7 +409,7 @@ export class Coordinator {
           count++;
           inst.freeLastRound = false;
           inst.grant = grant;
-          if (grant.dataLost) inst.dataLost = { token: grant.token, seen };
+          if (grant.dataLost || afterLoss) inst.dataLost = { token: grant.token, seen };
           inst.validUntil = started + ttl - this.safetyMs();
           inst.set({ role: 'holder', holder: this.replica, token: grant.token });
           continue;

@@ -14,6 +14,11 @@ export class CoordinationKeys {
     return `${this.prefix}:replicas`;
   }
 
+  /** The group's epoch: a random value set when the group first meets in this Redis (gone when Redis lost its data). */
+  get epoch(): string {
+    return `${this.prefix}:epoch`;
+  }
+
   /** How many leases each replica holds (hash: replica → count, as of its last round). */
   get holding(): string {
     return `${this.prefix}:holding`;

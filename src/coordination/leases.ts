@@ -1,5 +1,5 @@
 import { CoordinationKeys } from './keys';
-import { ACQUIRE, GROUP_INSTRUMENTS, HEARTBEAT, HOLDING, RELEASE, RENEW } from './scripts';
+import { ACQUIRE, EPOCH, GROUP_INSTRUMENTS, HEARTBEAT, HOLDING, RELEASE, RENEW } from './scripts';
 
 /** The part of an ioredis client the coordination uses: scripts, and a few plain reads. */
 export interface RedisLike {
@@ -117,6 +117,11 @@ export class Leases {
       watchers.push(list.map(String));
     }
     return { count, watchers };
+  }
+
+  /** The group's epoch (set to `candidate` when there is none: a new group, or Redis lost its data). */
+  async epoch(candidate: string): Promise<string> {
+    return String(await this.redis.eval(EPOCH, 1, this.keys.epoch, candidate));
   }
 
   /** Says how many leases this replica holds (undefined: it leaves); returns the count of each live replica. */

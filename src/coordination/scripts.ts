@@ -192,6 +192,16 @@ end
 return out
 `;
 
+/**
+ * KEYS: the group's epoch. ARGV: a candidate (random). → the epoch: set once by the first replica that finds none.
+ * A replica that saw another epoch before knows Redis lost its data (FLUSHALL, a restart without persistence),
+ * even when it never saw the lease of the instrument it takes next.
+ */
+export const EPOCH = `
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return redis.call('GET', KEYS[1])
+`;
+
 /** KEYS: replicas zset. → {Redis time ms, live replica...}: who is alive, and when that was read. */
 export const LIVE = `${NOW_MS}
 local now = now_ms()

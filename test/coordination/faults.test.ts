@@ -132,6 +132,9 @@ describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', func
     await until(() => collector.count('raised', first) > 0, 'the error raised', 10000);
     const holder = await leaseHolder(db.redis, prefix, { baseUrl: s.baseUrl }, replicas);
     assert.ok(holder);
+    // both replicas have made a round (a replica that never reached Redis before the loss cannot tell it from a start)
+    const group = new CoordinationKeys(prefix);
+    await until(async () => (await db.redis.hlen(group.holding)) === 2, 'both replicas in the group', 10000);
     const before = Number((await db.redis.get(keys.lease))?.split(':')[0]);
 
     holder.pause(); // a hiccup shorter than a lease…
