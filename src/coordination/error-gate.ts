@@ -168,6 +168,9 @@ export class ErrorGate<T> {
             ? { ...step.item, redelivered: 'shared-memory-lost' as const }
             : step.item;
         pass(step.list, item);
+        // the lease was given up (a handover) while this step was on its way: settled at once, so that the next
+        // holder does not send it again (it went out from this live replica)
+        if (!this.coordination.isHolder) await this.settle(true);
       }
       if (listed) for (const source of listed.keys()) this.marking.delete(source);
     } catch (err) {

@@ -1,0 +1,146 @@
+/**
+ * Raised / resolved across replicas under kills, model-based (issue 29.6): seeded random sequences of errors
+ * appearing and leaving, polls by the holder, rounds, and holders killed at any step (their unsettled claims left
+ * behind, their lease expiring), on a real Redis with real coordinators and gates. Whatever the sequence: every
+ * error a holder's poll listed is raised at least once and at most once unmarked; every error resolved after that
+ * is resolved at least once and at most once unmarked; only a holder's unsettled claims are sent again.
+ */
+import assert from 'assert';
+
+import fc from 'fast-check';
+
+import { Coordinator } from '../../src/coordination/coordinator';
+import { ErrorGate } from '../../src/coordination/error-gate';
+import { StoreRedis } from '../../src/coordination/stores';
+import { reachable } from '../support/redis-link';
+import { describeWithRedis, useRedis } from '../support/redis-server';
+
+interface Rec {
+  id: string;
+  title: string;
+}
+
+interface Node {
+  coordinator: Coordinator;
+  /** its Redis link: a killed replica's never reaches Redis again (its timers still run, as nothing would) */
+  link: { down: boolean };
+  gate: ErrorGate<Rec>;
+  /** the poll node's own memory: what it reported raised and not yet resolved */
+  memory: Map<string, Rec>;
+}
+
+const INSTRUMENT = 'http://127.0.0.1:9|';
+const rules = { keyOf: (_source: string, r: Rec): string => r.id };
+
+type Op =
+  { kind: 'inject' } | { kind: 'resolve'; pick: number } | { kind: 'poll' } | { kind: 'round'; who: number } | { kind: 'kill' };
+
+const op: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant({ kind: 'inject' as const }) },
+  { weight: 2, arbitrary: fc.nat(20).map((pick) => ({ kind: 'resolve' as const, pick })) },
+  { weight: 4, arbitrary: fc.constant({ kind: 'poll' as const }) },
+  { weight: 3, arbitrary: fc.nat(2).map((who) => ({ kind: 'round' as const, who })) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'kill' as const }) },
+);
+
+describeWithRedis('coordination: raised / resolved at least once, never twice unmarked, under kills (model)', function () {
+  this.timeout(180000);
+  const db = useRedis();
+  let run = 0;
+
+  it('random errors, polls, rounds and kills of the holder', async function () {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 10, maxLength: 60 }), async (ops) => {
+        const prefix = `lh-gate-model-${process.pid}-${++run}`;
+        const redis = db.redis as unknown as StoreRedis;
+        const all: Coordinator[] = [];
+        let serial = 0;
+        const start = (): Node => {
+          const link = reachable(redis);
+          const coordinator = new Coordinator({ redis: link.redis, prefix, leaseMs: 60000, replica: `r${serial++}` });
+          all.push(coordinator);
+          coordinator.join(INSTRUMENT);
+          return { coordinator, link, gate: coordinator.errorGate<Rec>(INSTRUMENT, 'poll', rules), memory: new Map() };
+        };
+        const nodes: Node[] = [start(), start()];
+        const listed = new Map<string, Rec>();
+        let next = 0;
+        const sent: { kind: 'raised' | 'resolved'; id: string; redelivered?: string }[] = [];
+        const seenListed = new Set<string>();
+        const resolvedAfterSeen = new Set<string>();
+
+        const poll = async (n: Node): Promise<void> => {
+          if (!n.gate.active) return;
+          const raised = [...listed.values()].filter((r) => !n.memory.has(r.id)).map((r) => ({ source: 'A', record: r }));
+          const resolved = [...n.memory.values()].filter((r) => !listed.has(r.id)).map((r) => ({ source: 'A', record: r }));
+          for (const r of raised) n.memory.set(r.record.id, r.record);
+          for (const r of resolved) n.memory.delete(r.record.id);
+          const keys = new Map([['A', new Set(listed.keys())]]);
+          const ids = [...listed.keys()];
+          await n.gate.filter(raised, resolved, keys, (list, item) =>
+            sent.push({ kind: list, id: item.record.id, ...(item.redelivered ? { redelivered: item.redelivered } : {}) }),
+          );
+          for (const id of ids) seenListed.add(id);
+        };
+        const holder = (): Node | undefined => nodes.find((n) => n.coordinator.held().length > 0);
+
+        try {
+          for (const n of nodes) await n.coordinator.round();
+          for (const o of ops) {
+            if (o.kind === 'inject') {
+              const r = { id: `e${next++}`, title: 'clot' };
+              listed.set(r.id, r);
+            } else if (o.kind === 'resolve') {
+              const ids = [...listed.keys()];
+              if (ids.length === 0) continue;
+              const id = ids[o.pick % ids.length];
+              listed.delete(id);
+              if (seenListed.has(id)) resolvedAfterSeen.add(id);
+            } else if (o.kind === 'poll') {
+              const h = holder();
+              if (h) await poll(h);
+            } else if (o.kind === 'round') {
+              await nodes[o.who % nodes.length].coordinator.round();
+            } else {
+              // the holder killed: nothing settled or released; its lease expires (deleted here, as Redis would)
+              const h = holder();
+              if (!h) continue;
+              nodes.splice(nodes.indexOf(h), 1);
+              h.link.down = true;
+              await db.redis.del(h.coordinator.keys.instrument(INSTRUMENT).lease);
+              await db.redis.zrem(h.coordinator.keys.replicas, h.coordinator.replica);
+              await db.redis.hdel(h.coordinator.keys.holding, h.coordinator.replica);
+              await db.redis.zrem(h.coordinator.keys.instrument(INSTRUMENT).watchers, h.coordinator.replica);
+              nodes.push(start());
+            }
+          }
+          // quiet end: rounds until someone holds, then two polls (a new holder's sweep, then its own memory)
+          for (let i = 0; i < 4 && !holder(); i++) for (const n of nodes) await n.coordinator.round();
+          const h = holder();
+          assert.ok(
+            h,
+            `someone holds the instrument: ${JSON.stringify(nodes.map((n) => [n.coordinator.replica, n.coordinator.live, (n.gate as unknown as { coordination: { state: unknown } }).coordination.state]))} ${String(await db.redis.get(nodes[0].coordinator.keys.instrument(INSTRUMENT).lease))}`,
+          );
+          await poll(h);
+          await poll(h);
+          for (const id of listed.keys()) seenListed.add(id);
+
+          const count = (kind: string, id: string, marked?: boolean): number =>
+            sent.filter((s) => s.kind === kind && s.id === id && (marked === undefined || !!s.redelivered === marked)).length;
+          for (const id of seenListed) {
+            assert.ok(count('raised', id) >= 1, `${id} raised: ${JSON.stringify(sent)}`);
+            assert.ok(count('raised', id, false) <= 1, `${id} raised at most once unmarked: ${JSON.stringify(sent)}`);
+          }
+          for (const id of resolvedAfterSeen) {
+            assert.ok(count('resolved', id) >= 1, `${id} resolved: ${JSON.stringify(sent)}`);
+            assert.ok(count('resolved', id, false) <= 1, `${id} resolved at most once unmarked: ${JSON.stringify(sent)}`);
+          }
+          for (const s of sent) if (s.redelivered) assert.equal(s.redelivered, 'holder-stopped');
+        } finally {
+          for (const c of all) await c.close();
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
