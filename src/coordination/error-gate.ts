@@ -118,7 +118,7 @@ export class ErrorGate<T> {
   async filter(
     raised: GateItem<T>[],
     resolved: GateItem<T>[],
-    listed?: ReadonlyMap<string, ReadonlySet<string>>,
+    listed?: ReadonlyMap<string, ReadonlyMap<string, T>>,
     onPass?: (list: 'raised' | 'resolved', item: GateItem<T>) => void,
   ): Promise<GateOutcome<T>> {
     const out: GateOutcome<T> = { raised: [], resolved: [] };
@@ -144,7 +144,7 @@ export class ErrorGate<T> {
       if (key === undefined) continue;
       done.add(`${item.source}:${key}`);
       const entry: SeenEntry = { source: item.source, key, identity: identityText(item.record), record: item.record };
-      proposals.push({ list: 'resolved', item, entry, run: (lease, claim) => this.seen.resolve(lease, entry, claim) });
+      proposals.push({ list: 'resolved', item, entry, run: (lease, claim) => this.resolve(lease, entry, claim) });
     }
     for (const item of raised) {
       const key = this.rules.keyOf(item.source, item.record);
@@ -152,12 +152,13 @@ export class ErrorGate<T> {
       const entry: SeenEntry = { source: item.source, key, identity: identityText(item.record), record: item.record };
       proposals.push({ list: 'raised', item, entry, run: (lease, claim) => this.seen.raise(lease, entry, claim) });
     }
+    const raisedKeys = new Set(proposals.filter((p) => p.list === 'raised').map((p) => `${p.entry.source}:${p.entry.key}`));
     let index = 0;
     try {
       await this.recover(token);
       // after a takeover: claims an earlier holder left unsettled (sent again, marked), and errors it raised that are
       // no longer listed (resolved while nobody watched). Afterwards this replica's own memory proposes everything.
-      if (listed && token !== this.sweptToken) steps.push(...(await this.sweep(token, listed, done)));
+      if (listed && token !== this.sweptToken) steps.push(...(await this.sweep(token, listed, done, raisedKeys)));
       steps.push(...proposals);
       for (; index < steps.length; index++) {
         const step = steps[index];
@@ -206,7 +207,12 @@ export class ErrorGate<T> {
   }
 
   /** The steps of a sweep after a takeover (see filter). */
-  private async sweep(token: number, listed: ReadonlyMap<string, ReadonlySet<string>>, done: Set<string>): Promise<Step<T>[]> {
+  private async sweep(
+    token: number,
+    listed: ReadonlyMap<string, ReadonlyMap<string, T>>,
+    done: Set<string>,
+    proposed: ReadonlySet<string>,
+  ): Promise<Step<T>[]> {
     this.sweptToken = token;
     await this.settle(true); // what this live replica sent itself went out: settled, never sent again
     const steps: Step<T>[] = [];
@@ -223,10 +229,32 @@ export class ErrorGate<T> {
       }
       const keys = listed.get(entry.source);
       if (!keys || keys.has(entry.key) || done.has(`${entry.source}:${entry.key}`)) continue;
-      steps.push({ list: 'resolved', item, entry, run: (lease, claim) => this.seen.resolve(lease, entry, claim) });
+      const resolving = { ...entry };
+      steps.push({ list: 'resolved', item, entry: resolving, run: (lease, claim) => this.resolve(lease, resolving, claim) });
+    }
+    // listed, in no replica's shared memory, and not proposed: a holder whose lease went while it recorded them (its
+    // memory took them for raised) never sent them: raised now (no replica recorded them, so none sent them)
+    const fields = new Set(stored.map((s) => s.field));
+    for (const [source, records] of listed) {
+      for (const [key, record] of records) {
+        const field = `${source}:${key}`;
+        if (fields.has(field) || proposed.has(field) || this.rules.wanted?.(record) === false) continue;
+        const entry: SeenEntry = { source, key, identity: identityText(record), record };
+        steps.push({
+          list: 'raised',
+          item: { source, record },
+          entry,
+          run: (lease, claim) => this.seen.raise(lease, entry, claim),
+        });
+      }
     }
     for (const s of await this.seen.stored('resolved')) {
       if (s.entry.claim === token) continue;
+      if (s.entry.unsettledRaise) {
+        // its *raised* msg had not been settled either: it may be lost too, it goes out again first
+        const raisedAgain: GateItem<T> = { source: s.entry.source, record: s.entry.record as T, redelivered: 'holder-stopped' };
+        steps.push({ list: 'raised', item: raisedAgain, entry: s.entry, run: () => Promise.resolve(true) });
+      }
       const item: GateItem<T> = { source: s.entry.source, record: s.entry.record as T, redelivered: 'holder-stopped' };
       steps.push({
         list: 'resolved',
@@ -238,15 +266,33 @@ export class ErrorGate<T> {
     return steps;
   }
 
+  /**
+   * Claims a resolution; when the *raised* msg of the same error is still unsettled here, the resolution says so: a
+   * holder killed before settling either leaves both to be sent again (a resolution never comes without its raise).
+   */
+  private resolve(lease: string, entry: SeenEntry, claim: number): Promise<boolean> {
+    const unsettled = this.pending.some(
+      (p) =>
+        p.list === 'raised' &&
+        p.entry.source === entry.source &&
+        p.entry.key === entry.key &&
+        p.entry.identity === entry.identity,
+    );
+    if (unsettled) entry.unsettledRaise = true;
+    else delete entry.unsettledRaise;
+    return this.seen.resolve(lease, entry, claim);
+  }
+
   /** A claim went out: settled a round later; the local mirror of open errors follows. */
   private remember(list: 'raised' | 'resolved', entry: SeenEntry, claim: number): void {
     const field = `${entry.source}:${entry.key}`;
     const { source, key, identity, record } = entry;
+    const flag = list === 'resolved' && entry.unsettledRaise ? { unsettledRaise: true } : {};
     if (list === 'raised') {
       if (this.mirror.size < MAX_MIRROR) this.mirror.set(field, { source, key, identity, record });
       else this.mirrorToken = undefined;
     } else if (this.mirror.get(field)?.identity === identity) this.mirror.delete(field);
-    this.pending.push({ list, entry: { source, key, identity, record }, claim, generation: this.generation });
+    this.pending.push({ list, entry: { source, key, identity, record, ...flag }, claim, generation: this.generation });
     if (this.pending.length > MAX_PENDING) this.pending.splice(0, this.pending.length - MAX_PENDING);
   }
 

@@ -52,6 +52,8 @@ export interface SeenEntry {
    * settled once the msg went out): a new holder sends an unsettled claim of an earlier holder again, marked.
    */
   claim?: number;
+  /** a resolution whose *raised* msg was not settled either when it was claimed: a new holder sends both again */
+  unsettledRaise?: boolean;
 }
 
 /** A seen entry as stored, with the raw value a compare-and-set names. */
@@ -81,7 +83,10 @@ export class SharedSeen {
   /** The stored value of an entry: its identity first (what the scripts compare), then the entry (with its claim). */
   static bodyOf(entry: SeenEntry, claim?: number): string {
     const { source, key, identity, record } = entry;
-    return `${identity}\n${JSON.stringify(claim === undefined ? { source, key, identity, record } : { source, key, identity, record, claim })}`;
+    const raise = entry.unsettledRaise ? { unsettledRaise: true } : {};
+    const body =
+      claim === undefined ? { source, key, identity, record, ...raise } : { source, key, identity, record, claim, ...raise };
+    return `${identity}\n${JSON.stringify(body)}`;
   }
 
   static fieldOf(entry: Pick<SeenEntry, 'source' | 'key'>): string {

@@ -8,26 +8,31 @@ import { LhServerNode } from './server-node';
 export function gateFor<T>(
   server: LhServerNode,
   watch: string,
-  rules: { keyOf(source: 'A' | 'B', record: T): string | undefined },
+  rules: { keyOf(source: 'A' | 'B', record: T): string | undefined; wanted?(record: T): boolean },
 ): ErrorGate<T> | undefined {
   if (!server.coordinator || !server.coordination) return undefined;
+  const wanted = rules.wanted?.bind(rules);
   return server.coordinator.errorGate<T>(server.instrumentKey, watch, {
     keyOf: (source, record) => (source === 'A' || source === 'B' ? rules.keyOf(source, record) : undefined),
+    ...(wanted ? { wanted } : {}),
   });
 }
 
-/** Per source that answered, the keys it listed (what the gate needs to resolve what nobody saw resolve). */
+/**
+ * Per source that answered, what it listed (key → record): the gate resolves what nobody saw resolve, and raises
+ * what is listed and in no replica's shared memory (a holder whose lease went while it was recording lost those).
+ */
 export function listedKeysOf<T>(
   results: readonly ({ source: 'A' | 'B'; records: T[] } | { source: 'A' | 'B'; error: unknown })[],
   rules: { keyOf(source: 'A' | 'B', record: T): string | undefined },
-): Map<string, Set<string>> {
-  const out = new Map<string, Set<string>>();
+): Map<string, Map<string, T>> {
+  const out = new Map<string, Map<string, T>>();
   for (const r of results) {
     if (!('records' in r)) continue;
-    const keys = new Set<string>();
+    const keys = new Map<string, T>();
     for (const record of r.records) {
       const key = rules.keyOf(r.source, record);
-      if (key !== undefined) keys.add(key);
+      if (key !== undefined) keys.set(key, record);
     }
     out.set(r.source, keys);
   }
