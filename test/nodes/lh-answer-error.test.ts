@@ -92,7 +92,9 @@ describe('lh-answer-error', function () {
       { payload: door, source: 'A', selectedResponse: 'Retry' },
     ]) {
       const failed = await answer.runFailing(msg);
-      assert.equal((failed.error as Msg).code, 'LH_AMBIGUOUS');
+      // Node-RED 3.1 does not copy an error's code into the Catch node's msg.error: the kind in msg._error says it there
+      if (process.env.LH_NODE_RED !== 'node-red-3') assert.equal((failed.error as Msg).code, 'LH_AMBIGUOUS');
+      assert.equal((failed._error as Msg).kind, 'ambiguous');
       assert.equal(failed.outcome, 'ambiguous');
       assert.match(String((failed.error as Msg).message), /error 7 is ambiguous.*"Clot detected".*"Door open"/);
     }
