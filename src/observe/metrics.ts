@@ -31,6 +31,8 @@ export class LabMetrics {
   private readonly nameOf = new Map<string, string>();
   /** when this process saw each pending error raised and its severity (for time to answer), oldest dropped first */
   private readonly raisedAt = new Map<string, { at: number; severity: string }>();
+  /** the pending count of each instrument key by source, as the last list of that source said */
+  private readonly pendingOf = new Map<string, Map<string, number>>();
   private readonly raised: Counter<'instrument' | 'source' | 'severity'>;
   private readonly answered: Counter<'instrument' | 'source' | 'severity' | 'by'>;
   private readonly toAnswer: Histogram<'source'>;
@@ -156,9 +158,20 @@ export class LabMetrics {
         if (raised) this.toAnswer.observe({ source: event.source }, Math.max(0, this.now() - raised.at) / 1000);
         break;
       }
-      case 'errors':
-        this.pending.set({ instrument }, event.pending.length);
+      case 'errors': {
+        // per source: a list of source B says nothing of source A's errors (two poll nodes, one source each)
+        const counts = this.pendingOf.get(event.instrumentKey) ?? new Map<string, number>();
+        if (!this.pendingOf.has(event.instrumentKey) && this.pendingOf.size < MAX_INSTRUMENTS)
+          this.pendingOf.set(event.instrumentKey, counts);
+        if (!event.sources) counts.clear();
+        for (const source of event.sources ?? ['A', 'B']) counts.set(source, 0);
+        for (const e of event.pending) counts.set(e.source, (counts.get(e.source) ?? 0) + 1);
+        this.pending.set(
+          { instrument },
+          [...counts.values()].reduce((a, b) => a + b, 0),
+        );
         break;
+      }
       case 'connection':
         this.up.set({ instrument }, event.state === 'online' ? 1 : 0);
         break;
