@@ -1,5 +1,3 @@
-import fs from 'fs';
-
 import {
   asLhError,
   EventStateChange,
@@ -154,7 +152,8 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   if (memoryFile) {
     node.on('close', (removed: boolean, done: () => void) => {
       // a node deleted from the flows forgets; a redeploy or a stop keeps the file
-      if (removed) fs.promises.rm(memoryFile.file, { force: true }).then(done, done);
+      // (after the saves queued so far; a save on close is dropped)
+      if (removed) memoryFile.remove().then(done, done);
       else done();
     });
   }
