@@ -43,6 +43,7 @@ import {
   MAX_OPEN_FIRMWARE,
   openFirmwareErrors,
   openFirmwareRecord,
+  openFirmwareRecords,
   PushOutcome,
   reactToSocket,
   resolveAnswered,
@@ -221,8 +222,14 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
       listedKeysOf(results, rules),
     );
     if (outcome.warn) logWarn(node, outcome.warn);
+    // with the open firmware errors (source A): the instrument never lists them, and they still wait for an answer
+    const firmware = openFirmwareRecords(watch);
     lab.pending(
-      results.map((r) => ('records' in r ? { source: r.source, records: r.records.filter(rules.wanted) } : { source: r.source })),
+      results.map((r) =>
+        'records' in r
+          ? { source: r.source, records: [...r.records.filter(rules.wanted), ...(r.source === 'A' ? firmware : [])] }
+          : { source: r.source },
+      ),
     );
     lastStatus = outcome.status;
     showStatus(outcome.status);
