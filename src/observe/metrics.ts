@@ -24,6 +24,19 @@ export function resultLabel(result: string): string {
   return RESULTS.has(r) ? r : 'unknown';
 }
 
+/**
+ * An instrument name that is a URL (an lh-server without a name is called by its base URL as written) as its host and
+ * port: no URL, path or query is ever a label.
+ */
+export function hostOfUrl(name: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(name)) return name;
+  try {
+    return new URL(name).host || '_';
+  } catch {
+    return name.replace(/^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?([^/?#]*).*$/is, '$1') || '_';
+  }
+}
+
 export class LabMetrics {
   readonly registry = new Registry();
   private readonly names = new Set<string>();
@@ -124,7 +137,7 @@ export class LabMetrics {
   private instrument(event: LabEvent): string {
     if (event.instrument !== '' && !this.nameOf.has(event.instrumentKey) && this.nameOf.size < MAX_INSTRUMENTS)
       this.nameOf.set(event.instrumentKey, event.instrument);
-    const name = event.instrument || this.nameOf.get(event.instrumentKey) || 'unknown';
+    const name = hostOfUrl(event.instrument || this.nameOf.get(event.instrumentKey) || 'unknown');
     const label = name.slice(0, 64) || '_';
     if (this.names.has(label)) return label;
     if (this.names.size >= MAX_INSTRUMENTS) return 'other';
