@@ -340,6 +340,10 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     if (loop.stopped || (gate && !gate.active)) return; // a standby's holder reports it
     const { reported, change } = connectionChange(watch.connection, view);
     watch.connection = reported;
+    // the lab hears the state after every poll, not only a change reported as a msg: an instrument online from the
+    // start (or after a lease came back) is online in the state document, not unknown (the document folds repeats)
+    if (view.state === 'offline' || (view.state === 'online' && view.failures === 0))
+      lab.connection(view.state, view.state === 'offline' ? view.reason : undefined);
     if (!change) return;
     const interfaces = change.interfaces?.filter((api): api is Source => sources.includes(api as Source));
     const details = {
@@ -350,7 +354,6 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     // watching without Redis (coordination lost): every replica says it, marked
     const mark = gate && coordinationStatus(w.server.coordination) ? { coordination: 'lost' } : {};
     node.send([null, null, { ...connectionMessage(change.state, instrument, details), ...mark }]);
-    if (change.state === 'online' || change.state === 'offline') lab.connection(change.state, change.reason);
   }
 
   function showStatus(polled: StatusDecision): void {
