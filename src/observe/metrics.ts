@@ -149,19 +149,24 @@ export class LabMetrics {
     const instrument = this.instrument(event);
     switch (event.kind) {
       case 'raised': {
-        const key = `${event.instrumentKey}|${event.error.source}|${event.error.id}`;
+        const byId = `${event.instrumentKey}|${event.error.source}|${event.error.id}`;
+        // one error: its id and its title (two errors listed under one id with different titles are two raises)
+        const key = `${byId}|${event.error.title}`;
         // two watch nodes of one instrument publish the same raise: counted once while it is pending
         if (this.raisedAt.has(key) && !event.redelivered) break;
         const severity = severityLabel(event.error.severity);
         if (!this.raisedAt.has(key)) this.raised.inc({ instrument, source: event.error.source, severity });
         this.raisedAt.delete(key);
         this.raisedAt.set(key, { at: this.now(), severity });
+        this.raisedAt.delete(byId); // an answer names the id alone: it finds the error raised last under it
+        this.raisedAt.set(byId, { at: this.now(), severity });
         while (this.raisedAt.size > MAX_RAISE_TIMES) this.raisedAt.delete(this.raisedAt.keys().next().value as string);
         const latency = (this.now() - event.raisedAt) / 1000;
         if (Number.isFinite(latency) && latency >= 0) this.detection.observe({ source: event.error.source }, latency);
         break;
       }
       case 'resolved':
+        this.raisedAt.delete(`${event.instrumentKey}|${event.error.source}|${event.error.id}|${event.error.title}`);
         this.raisedAt.delete(`${event.instrumentKey}|${event.error.source}|${event.error.id}`);
         break;
       case 'answered': {
