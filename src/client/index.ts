@@ -32,6 +32,7 @@ export {
   SharedAnswerClaim,
   SharedAnswerClaims,
   sharedAnswerClaims,
+  urlKey,
 } from './answer-ledger';
 export * from './deck';
 export { CloseViewBody, closeViewBody, CloseViewInput, DialogApi, VIEW_RESULTS, ViewResult } from './dialogs';

@@ -25,7 +25,12 @@ interface About {
 }
 
 export type LabEvent =
-  | (About & { kind: 'errors'; pending: PendingErrorView[] })
+  | (About & {
+      kind: 'errors';
+      pending: PendingErrorView[];
+      /** the sources this list covers (a poll node may poll one of A and B): the others' errors stay; absent: all */
+      sources?: ErrorSource[];
+    })
   | (About & { kind: 'raised'; error: PendingErrorView; raisedAt: number; redelivered?: boolean })
   | (About & { kind: 'resolved'; error: PendingErrorView; raisedAt?: number })
   | (About & { kind: 'answered'; source: ErrorSource; id: string; by: AnsweredBy })

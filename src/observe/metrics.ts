@@ -24,6 +24,19 @@ export function resultLabel(result: string): string {
   return RESULTS.has(r) ? r : 'unknown';
 }
 
+/**
+ * An instrument name that is a URL (an lh-server without a name is called by its base URL as written) as its host and
+ * port: no URL, path or query is ever a label.
+ */
+export function hostOfUrl(name: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(name)) return name;
+  try {
+    return new URL(name).host || '_';
+  } catch {
+    return name.replace(/^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?([^/?#]*).*$/is, '$1') || '_';
+  }
+}
+
 export class LabMetrics {
   readonly registry = new Registry();
   private readonly names = new Set<string>();
@@ -31,6 +44,8 @@ export class LabMetrics {
   private readonly nameOf = new Map<string, string>();
   /** when this process saw each pending error raised and its severity (for time to answer), oldest dropped first */
   private readonly raisedAt = new Map<string, { at: number; severity: string }>();
+  /** the pending count of each instrument key by source, as the last list of that source said */
+  private readonly pendingOf = new Map<string, Map<string, number>>();
   private readonly raised: Counter<'instrument' | 'source' | 'severity'>;
   private readonly answered: Counter<'instrument' | 'source' | 'severity' | 'by'>;
   private readonly toAnswer: Histogram<'source'>;
@@ -122,7 +137,7 @@ export class LabMetrics {
   private instrument(event: LabEvent): string {
     if (event.instrument !== '' && !this.nameOf.has(event.instrumentKey) && this.nameOf.size < MAX_INSTRUMENTS)
       this.nameOf.set(event.instrumentKey, event.instrument);
-    const name = event.instrument || this.nameOf.get(event.instrumentKey) || 'unknown';
+    const name = hostOfUrl(event.instrument || this.nameOf.get(event.instrumentKey) || 'unknown');
     const label = name.slice(0, 64) || '_';
     if (this.names.has(label)) return label;
     if (this.names.size >= MAX_INSTRUMENTS) return 'other';
@@ -134,19 +149,24 @@ export class LabMetrics {
     const instrument = this.instrument(event);
     switch (event.kind) {
       case 'raised': {
-        const key = `${event.instrumentKey}|${event.error.source}|${event.error.id}`;
+        const byId = `${event.instrumentKey}|${event.error.source}|${event.error.id}`;
+        // one error: its id and its title (two errors listed under one id with different titles are two raises)
+        const key = `${byId}|${event.error.title}`;
         // two watch nodes of one instrument publish the same raise: counted once while it is pending
         if (this.raisedAt.has(key) && !event.redelivered) break;
         const severity = severityLabel(event.error.severity);
         if (!this.raisedAt.has(key)) this.raised.inc({ instrument, source: event.error.source, severity });
         this.raisedAt.delete(key);
         this.raisedAt.set(key, { at: this.now(), severity });
+        this.raisedAt.delete(byId); // an answer names the id alone: it finds the error raised last under it
+        this.raisedAt.set(byId, { at: this.now(), severity });
         while (this.raisedAt.size > MAX_RAISE_TIMES) this.raisedAt.delete(this.raisedAt.keys().next().value as string);
         const latency = (this.now() - event.raisedAt) / 1000;
         if (Number.isFinite(latency) && latency >= 0) this.detection.observe({ source: event.error.source }, latency);
         break;
       }
       case 'resolved':
+        this.raisedAt.delete(`${event.instrumentKey}|${event.error.source}|${event.error.id}|${event.error.title}`);
         this.raisedAt.delete(`${event.instrumentKey}|${event.error.source}|${event.error.id}`);
         break;
       case 'answered': {
@@ -156,9 +176,20 @@ export class LabMetrics {
         if (raised) this.toAnswer.observe({ source: event.source }, Math.max(0, this.now() - raised.at) / 1000);
         break;
       }
-      case 'errors':
-        this.pending.set({ instrument }, event.pending.length);
+      case 'errors': {
+        // per source: a list of source B says nothing of source A's errors (two poll nodes, one source each)
+        const counts = this.pendingOf.get(event.instrumentKey) ?? new Map<string, number>();
+        if (!this.pendingOf.has(event.instrumentKey) && this.pendingOf.size < MAX_INSTRUMENTS)
+          this.pendingOf.set(event.instrumentKey, counts);
+        if (!event.sources) counts.clear();
+        for (const source of event.sources ?? ['A', 'B']) counts.set(source, 0);
+        for (const e of event.pending) counts.set(e.source, (counts.get(e.source) ?? 0) + 1);
+        this.pending.set(
+          { instrument },
+          [...counts.values()].reduce((a, b) => a + b, 0),
+        );
         break;
+      }
       case 'connection':
         this.up.set({ instrument }, event.state === 'online' ? 1 : 0);
         break;

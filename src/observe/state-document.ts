@@ -104,7 +104,11 @@ export function fold(memory: StateMemory, event: LabEvent, now: number): StateMe
   const links = memory.links;
   switch (event.kind) {
     case 'errors':
-      pending = unique(event.pending.map(cleanError));
+      // a list of some sources replaces only their errors (two poll nodes of one instrument may poll one each)
+      pending = unique([
+        ...(event.sources ? pending.filter((e) => !event.sources?.includes(e.source)) : []),
+        ...event.pending.map(cleanError),
+      ]);
       next = { ...doc, errors: errorsOf(pending, links) };
       break;
     case 'raised':

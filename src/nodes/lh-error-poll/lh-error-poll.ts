@@ -1,5 +1,3 @@
-import fs from 'fs';
-
 import {
   asLhError,
   EventStateChange,
@@ -45,6 +43,7 @@ import {
   MAX_OPEN_FIRMWARE,
   openFirmwareErrors,
   openFirmwareRecord,
+  openFirmwareRecords,
   PushOutcome,
   reactToSocket,
   resolveAnswered,
@@ -154,7 +153,8 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   if (memoryFile) {
     node.on('close', (removed: boolean, done: () => void) => {
       // a node deleted from the flows forgets; a redeploy or a stop keeps the file
-      if (removed) fs.promises.rm(memoryFile.file, { force: true }).then(done, done);
+      // (after the saves queued so far; a save on close is dropped)
+      if (removed) memoryFile.remove().then(done, done);
       else done();
     });
   }
@@ -222,8 +222,14 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
       listedKeysOf(results, rules),
     );
     if (outcome.warn) logWarn(node, outcome.warn);
+    // with the open firmware errors (source A): the instrument never lists them, and they still wait for an answer
+    const firmware = openFirmwareRecords(watch);
     lab.pending(
-      results.map((r) => ('records' in r ? { source: r.source, records: r.records.filter(rules.wanted) } : { source: r.source })),
+      results.map((r) =>
+        'records' in r
+          ? { source: r.source, records: [...r.records.filter(rules.wanted), ...(r.source === 'A' ? firmware : [])] }
+          : { source: r.source },
+      ),
     );
     lastStatus = outcome.status;
     showStatus(outcome.status);
@@ -334,6 +340,10 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     if (loop.stopped || (gate && !gate.active)) return; // a standby's holder reports it
     const { reported, change } = connectionChange(watch.connection, view);
     watch.connection = reported;
+    // the lab hears the state after every poll, not only a change reported as a msg: an instrument online from the
+    // start (or after a lease came back) is online in the state document, not unknown (the document folds repeats)
+    if (view.state === 'offline' || (view.state === 'online' && view.failures === 0))
+      lab.connection(view.state, view.state === 'offline' ? view.reason : undefined);
     if (!change) return;
     const interfaces = change.interfaces?.filter((api): api is Source => sources.includes(api as Source));
     const details = {
@@ -344,7 +354,6 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     // watching without Redis (coordination lost): every replica says it, marked
     const mark = gate && coordinationStatus(w.server.coordination) ? { coordination: 'lost' } : {};
     node.send([null, null, { ...connectionMessage(change.state, instrument, details), ...mark }]);
-    if (change.state === 'online' || change.state === 'offline') lab.connection(change.state, change.reason);
   }
 
   function showStatus(polled: StatusDecision): void {

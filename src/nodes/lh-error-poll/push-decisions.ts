@@ -130,6 +130,16 @@ export function openFirmwareErrors(watch: WatchState): number {
   return firmwareMemory(watch)?.size ?? 0;
 }
 
+/** The open firmware errors as they were raised (the instrument never lists them: its list alone would leave them out). */
+export function openFirmwareRecords(watch: WatchState): PolledError[] {
+  const memory = firmwareMemory(watch);
+  if (!memory) return [];
+  return memory
+    .activeIds()
+    .map((id) => memory.activeRecord(id))
+    .filter((r): r is PolledError => typeof r === 'object' && r !== null);
+}
+
 /** The poll's status with the firmware errors still pending counted in. */
 export function withFirmwareErrors(status: StatusDecision, watch: WatchState): StatusDecision {
   return status.kind === 'pending' ? { kind: 'pending', count: status.count + openFirmwareErrors(watch) } : status;

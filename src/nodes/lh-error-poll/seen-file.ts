@@ -18,6 +18,8 @@ export interface SeenStore {
   set(value: unknown, callback: (err: Error | undefined) => void): void;
   /** the file, for messages */
   readonly file: string;
+  /** Deletes the file once the writes asked for so far are done; a write asked for later is dropped (a deleted node). */
+  remove(): Promise<void>;
 }
 
 /** The file of node `nodeId` under `userDir`. */
@@ -30,8 +32,14 @@ export function seenFileStore(userDir: string, nodeId: string): SeenStore {
   const file = seenFile(userDir, nodeId);
   /** writes in order: a later save never lands before an earlier one */
   let queue: Promise<void> = Promise.resolve();
+  let removed = false;
   return {
     file,
+    remove() {
+      removed = true;
+      queue = queue.then(() => fs.promises.rm(file, { force: true })).catch(() => undefined);
+      return queue;
+    },
     get(callback) {
       void (async () => {
         try {
@@ -46,6 +54,10 @@ export function seenFileStore(userDir: string, nodeId: string): SeenStore {
     },
     set(value, callback) {
       const text = `${JSON.stringify(value)}\n`;
+      if (removed) {
+        callback(undefined); // the node was deleted: its memory is gone, not written again
+        return;
+      }
       queue = queue.then(async () => {
         const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
         try {

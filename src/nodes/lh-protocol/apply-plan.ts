@@ -4,7 +4,7 @@
  * the plan's order (the moves in one reorder-step call), each under the plan's id and base in the audit trail, and
  * the protocol read back after them.
  */
-import { isBusy, LhError, type LhErrorKind, type PrepApi, type RunsApi } from '../../client';
+import { isBusy, LhError, type LhErrorKind, type PrepApi, type RunsApi, urlKey } from '../../client';
 import { duplicateNames, exportDigest, type InstrumentStep, type ProtocolExport, readInstrumentProtocol } from './export-format';
 import { type Plan } from './plan';
 import { type Change, describeChange } from './plan-make';
@@ -76,31 +76,33 @@ function list(changes: readonly Change[]): string {
   return changes.length > 10 ? `${shown}; … (${changes.length} in all)` : shown;
 }
 
-/** The applies under way, per client (its PrepApi) and protocol: the tail of each one's queue. */
-const applying = new WeakMap<object, Map<number, Promise<unknown>>>();
+/**
+ * The applies under way in this process, per instrument (interface A's URL, as the run-start claims key it) and
+ * protocol: the tail of each one's queue. Not per client: every lh-server node has a client of its own, and two of one
+ * instrument applying at once both passed the base check and both wrote (a create made twice).
+ */
+const applying = new Map<string, Promise<unknown>>();
 
 /**
- * Runs `work` after every apply to the same protocol through the same client has ended: two msgs applying at once
+ * Runs `work` after every apply to the same protocol of the same instrument has ended: two msgs applying at once
  * never interleave their writes; the second reads the protocol after the first and is refused (LH_CHANGED).
  */
-async function oneAtATime<R>(owner: object, protocolId: number, work: () => Promise<R>): Promise<R> {
-  const queues = applying.get(owner) ?? new Map<number, Promise<unknown>>();
-  applying.set(owner, queues);
-  const before = queues.get(protocolId) ?? Promise.resolve();
+async function oneAtATime<R>(key: string, work: () => Promise<R>): Promise<R> {
+  const before = applying.get(key) ?? Promise.resolve();
   const mine = before.then(work, work);
   const tail = mine.catch(() => undefined);
-  queues.set(protocolId, tail);
+  applying.set(key, tail);
   try {
     return await mine;
   } finally {
-    if (queues.get(protocolId) === tail) queues.delete(protocolId);
+    if (applying.get(key) === tail) applying.delete(key);
   }
 }
 
 /** Applies `plan` (checked by readPlan, made for this instrument and protocol). */
 export async function applyPlan(deps: ApplyDeps, plan: Plan, operation: string): Promise<ApplyResult> {
   if (plan.changes.length === 0) return { outcome: 'unchanged', applied: [] };
-  return oneAtATime(deps.prep, plan.protocolId, () => applyNow(deps, plan, operation));
+  return oneAtATime(`${urlKey(plan.instrument)}|${plan.protocolId}`, () => applyNow(deps, plan, operation));
 }
 
 async function applyNow(deps: ApplyDeps, plan: Plan, operation: string): Promise<ApplyResult> {

@@ -98,9 +98,14 @@ function commonField(raw: Record<string, unknown>, name: string): unknown {
   return key === undefined ? undefined : raw[key];
 }
 
-function ownFields(raw: Record<string, unknown>): Record<string, unknown> {
+/** The step's own fields; a field of its type in the specification's spelling whatever the case the instrument used. */
+function ownFields(raw: Record<string, unknown>, stepType: string): Record<string, unknown> {
+  const types = (STEP_VARIANT_FIELDS as Readonly<Record<string, Readonly<Record<string, unknown>> | undefined>>)[stepType];
+  const spelling = new Map(Object.keys(types ?? {}).map((k) => [k.toLowerCase(), k]));
   const own: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) if (!COMMON.has(key.toLowerCase())) put(own, key, value);
+  for (const [key, value] of Object.entries(raw)) {
+    if (!COMMON.has(key.toLowerCase())) put(own, spelling.get(key.toLowerCase()) ?? key, value);
+  }
   return own;
 }
 
@@ -120,15 +125,16 @@ export function readInstrumentProtocol(raw: unknown, operation: string): { expor
     const stepName = commonField(s, 'name');
     const stepType = commonField(s, 'stepType');
     const order = commonField(s, 'stepOrder');
+    const type = knownStepType(stepType);
     return {
       id,
       order: typeof order === 'number' ? order : i + 1,
       index: i,
       step: canonicalStep(
         typeof stepName === 'string' ? stepName : String(stepName ?? ''),
-        knownStepType(stepType),
+        type,
         commonField(s, 'disabled') === true,
-        ownFields(s),
+        ownFields(s, type),
       ),
     };
   });
@@ -237,9 +243,29 @@ function readDesiredStep(raw: unknown, i: number, operation: string): DesiredSte
   }
   const own: Record<string, unknown> = {};
   const types = STEP_VARIANT_FIELDS[stepType] ?? {};
+  /** the instrument matches names in any letter case: one field each, in the specification's spelling */
+  const spelling = new Map(Object.keys(types).map((k) => [k.toLowerCase(), k]));
+  const ownNames = new Map<string, string>();
   for (const [key, value] of Object.entries(s)) {
     if (key === 'name' || key === 'stepType' || key === 'disabled' || key === 'renamedFrom' || value === undefined) continue;
     const lower = key.toLowerCase();
+    const known = spelling.get(lower);
+    if (known !== undefined && known !== key) {
+      throw validationError(
+        operation,
+        `${label}.${key}`,
+        `is a field of a ${stepType} in another letter case: write it as ${known}`,
+      );
+    }
+    const twin = ownNames.get(lower);
+    if (twin !== undefined) {
+      throw validationError(
+        operation,
+        `${label}.${key}`,
+        `differs from ${twin} only in letter case: the instrument takes them as one field (keep one)`,
+      );
+    }
+    ownNames.set(lower, key);
     if (NOT_IN_FORMAT.has(lower)) {
       throw validationError(
         operation,

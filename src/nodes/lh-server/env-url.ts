@@ -36,6 +36,10 @@ export function hasEnvReference(text: string): boolean {
 export function expandEnvUrl(field: string, text: string, lookup: EnvLookup): string {
   if (text.length > MAX_URL_TEXT) throw new EnvUrlError(field, `longer than ${MAX_URL_TEXT} characters`);
   const expanded = text.replace(REFERENCE, (_whole, name: string, fallback: string | undefined) => {
+    // a default ends at its first }: one that refers to a variable would leave a ${...} in the URL as text
+    if (fallback?.includes('${')) {
+      throw new EnvUrlError(field, `the default of \${${name}:-...} refers to a variable: a default is plain text`);
+    }
     const value = lookup(name);
     if (value !== undefined && value !== '') return value;
     if (fallback !== undefined) return fallback;

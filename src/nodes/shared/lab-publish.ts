@@ -57,7 +57,7 @@ export class LabPublisher {
   pending(lists: readonly { source: ErrorSource; records?: readonly PolledError[] }[]): void {
     if (!labListened() || lists.some((l) => l.records === undefined)) return;
     const pending = lists.flatMap((l) => (l.records ?? []).map((r) => errorView(l.source, r)));
-    publishLab({ ...this.about, kind: 'errors', pending });
+    publishLab({ ...this.about, kind: 'errors', pending, sources: lists.map((l) => l.source) });
   }
 
   raised(source: ErrorSource, record: PolledError, redelivered?: boolean): void {
