@@ -5,6 +5,7 @@ import { answeredAnother, fingerprint, setSharedAnswerClaims, SharedAnswerClaims
 import { MAX_ANSWERS_KEPT } from '../client/answer-ledger';
 import { ErrorGate, GateRules } from './error-gate';
 import { fairShare, planLeases } from './fair-share';
+import { instrumentIdentity } from './instrument-identity';
 import { CoordinationKeys } from './keys';
 import { FencedError, LeaseGrant, Leases } from './leases';
 import { CoordinatedDefaults } from './policy-defaults';
@@ -51,6 +52,20 @@ export class InstrumentCoordination {
   staleClaimMs = STALE_LEDGER_CLAIM_MS;
   /** the newest fencing token this replica has seen (its own, or the holder's while it stands by) */
   knownToken = 0;
+  /**
+   * Set when this replica took the lease and found the fence counter behind a token it had seen: Redis lost its data
+   * (FLUSHALL, a restart without persistence or from an older snapshot). `token`: the grant; `seen`: the newest token
+   * seen before it (this replica's own when it held the lease then). What goes out first under it is marked.
+   */
+  dataLost?: { token: number; seen: number };
+  /** the live replicas that know this instrument (this one included), as of the last round */
+  watchers: string[] = [];
+  /** nobody held the lease at this replica's last round (a lease free two rounds running is taken beyond the share) */
+  freeLastRound = false;
+  /** two-phase emissions: what the gates settle once a round (`all`: everything, before the lease is given up) */
+  private readonly settlers = new Set<(all: boolean) => Promise<void>>();
+  /** the raised / resolved gates of this instrument's poll nodes, by watch (a redeploy keeps its unsettled claims) */
+  readonly gates = new Map<string, unknown>();
 
   constructor(
     readonly instrumentKey: string,
@@ -82,6 +97,16 @@ export class InstrumentCoordination {
   onChange(listener: Listener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** A gate's settle step, run once per round (`all` false) and before the lease is given up (`all` true). */
+  addSettler(settle: (all: boolean) => Promise<void>): void {
+    this.settlers.add(settle);
+  }
+
+  /** Settles the emissions of every gate of this instrument (a failure leaves them for the next round). */
+  async settle(all: boolean): Promise<void> {
+    for (const settle of [...this.settlers]) await settle(all).catch(() => undefined);
   }
 
   /** Sets the state, telling listeners when the role or the holder changed. */
@@ -123,6 +148,8 @@ export class Coordinator {
   readonly keys: CoordinationKeys;
   private readonly instruments = new Map<string, InstrumentCoordination>();
   private readonly users = new Map<string, number>();
+  /** how many lh-server nodes joined under each spelling of an instrument's URLs */
+  private readonly spellings = new Map<string, number>();
   private readonly now: () => number;
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
@@ -131,6 +158,9 @@ export class Coordinator {
   private lastOk: number;
   /** live replicas seen at the last round */
   live: string[] = [];
+  /** the group's epoch as this replica last read it, and when it saw it change (Redis lost its data) */
+  private epoch?: string;
+  private lossSeenAt?: number;
 
   constructor(private readonly options: CoordinatorOptions) {
     this.replica = options.replica ?? replicaName();
@@ -150,21 +180,34 @@ export class Coordinator {
 
   /** The pending defaults of one policy node (`name`: its id, the same on every replica) of an instrument. */
   defaults<P extends { key: string; deadline: number }>(instrumentKey: string, name: string): CoordinatedDefaults<P> {
-    const inst = this.instruments.get(instrumentKey);
+    const inst = this.instrument(instrumentKey);
     if (!inst) throw new Error(`instrument ${instrumentKey} has not joined the coordination`);
     return new CoordinatedDefaults<P>(inst, new SharedDefaults(this.redis, this.keys.instrument(instrumentKey), name));
   }
 
   /** The raised / resolved gate of one poll node (`watch`: its id, the same on every replica) of an instrument. */
   errorGate<T>(instrumentKey: string, watch: string, rules: GateRules<T>): ErrorGate<T> {
-    const inst = this.instruments.get(instrumentKey);
+    const inst = this.instrument(instrumentKey);
     if (!inst) throw new Error(`instrument ${instrumentKey} has not joined the coordination`);
-    return new ErrorGate(inst, new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch), rules);
+    // one gate per watch while the instrument is joined: a redeployed poll node keeps the claims it has not settled
+    const found = inst.gates.get(watch) as ErrorGate<T> | undefined;
+    if (found) {
+      found.adopt(rules);
+      return found;
+    }
+    const gate = new ErrorGate(inst, new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch), rules);
+    inst.gates.set(watch, gate);
+    return gate;
+  }
+
+  /** The instrument's coordination under any spelling of its URLs (see instrument-identity.ts). */
+  private instrument(instrumentKey: string): InstrumentCoordination | undefined {
+    return this.instruments.get(instrumentIdentity(instrumentKey));
   }
 
   /** The shared memory of one poll node (`name`: its id, the same on every replica) of an instrument (run watch). */
   memory<T>(instrumentKey: string, name: string, parse: (json: string) => T | undefined): CoordinatedMemory<T> {
-    const inst = this.instruments.get(instrumentKey);
+    const inst = this.instrument(instrumentKey);
     if (!inst) throw new Error(`instrument ${instrumentKey} has not joined the coordination`);
     return new CoordinatedMemory<T>(inst, new SharedValue(this.redis, this.keys.instrument(instrumentKey), name), parse);
   }
@@ -181,7 +224,7 @@ export class Coordinator {
 
   /** The answer ledger of this instrument's source ('A' or 'B'), shared: the first claim wins across replicas. */
   ledger(instrumentKey: string, source: string): SharedLedger {
-    const staleClaimMs = this.instruments.get(instrumentKey)?.staleClaimMs ?? STALE_CLAIM_MS;
+    const staleClaimMs = this.instrument(instrumentKey)?.staleClaimMs ?? STALE_CLAIM_MS;
     return new SharedLedger(this.redis, this.keys.instrument(instrumentKey), source, this.replica, this.now, {
       maxKept: MAX_ANSWERS_KEPT,
       staleClaimMs,
@@ -207,7 +250,7 @@ export class Coordinator {
       claim: async (source, errorKey, response, options) => {
         const identity = options.identity ? fingerprint(options.identity) : undefined;
         // an automatic answer (a policy's) is made on the holder's behalf: fenced by its lease, like its defaults
-        const inst = this.instruments.get(instrumentKey);
+        const inst = this.instrument(instrumentKey);
         const leaseValue = options.automatic ? (inst?.leaseValue('automatic answer') ?? '') : undefined;
         return this.ledger(instrumentKey, source).claim(errorKey, response, {
           ...(options.by ? { by: options.by } : {}),
@@ -229,27 +272,39 @@ export class Coordinator {
    * the lh-server's request timeout (how long an answer may be in flight: the longest of its lh-server nodes counts).
    */
   join(instrumentKey: string, options: { requestTimeoutMs?: number } = {}): InstrumentCoordination {
-    let found = this.instruments.get(instrumentKey);
+    const identity = instrumentIdentity(instrumentKey);
+    let found = this.instruments.get(identity);
     if (!found) {
-      found = new InstrumentCoordination(instrumentKey, this.replica, this.now);
-      this.instruments.set(instrumentKey, found);
-      setSharedAnswerClaims(instrumentKey, this.answerClaims(instrumentKey));
+      found = new InstrumentCoordination(identity, this.replica, this.now);
+      this.instruments.set(identity, found);
     }
+    // the answer ledger's claims are looked up under the lh-server's own spelling: each spelling joined gets them
+    const spelled = this.spellings.get(instrumentKey) ?? 0;
+    if (spelled === 0) setSharedAnswerClaims(instrumentKey, this.answerClaims(identity));
+    this.spellings.set(instrumentKey, spelled + 1);
     found.staleClaimMs = Math.max(found.staleClaimMs, staleClaimMsFor(options.requestTimeoutMs ?? 0));
-    this.users.set(instrumentKey, (this.users.get(instrumentKey) ?? 0) + 1);
+    this.users.set(identity, (this.users.get(identity) ?? 0) + 1);
     this.schedule(0);
     return found;
   }
 
   /** One user of the instrument leaves; the last releases the lease (another replica takes over at once). */
   async leave(instrumentKey: string): Promise<void> {
-    const left = (this.users.get(instrumentKey) ?? 1) - 1;
-    if (left > 0) return void this.users.set(instrumentKey, left);
-    this.users.delete(instrumentKey);
-    setSharedAnswerClaims(instrumentKey, undefined);
-    const inst = this.instruments.get(instrumentKey);
-    this.instruments.delete(instrumentKey);
-    if (inst?.grant) await this.leases.release(instrumentKey, inst.grant.value).catch(() => false);
+    const identity = instrumentIdentity(instrumentKey);
+    const spelled = (this.spellings.get(instrumentKey) ?? 1) - 1;
+    if (spelled > 0) this.spellings.set(instrumentKey, spelled);
+    else {
+      this.spellings.delete(instrumentKey);
+      setSharedAnswerClaims(instrumentKey, undefined);
+    }
+    const left = (this.users.get(identity) ?? 1) - 1;
+    if (left > 0) return void this.users.set(identity, left);
+    this.users.delete(identity);
+    const inst = this.instruments.get(identity);
+    this.instruments.delete(identity);
+    // what the gates sent and have not settled is settled first: the next holder does not send it again
+    if (inst?.grant) await inst.settle(true);
+    if (inst?.grant) await this.leases.release(identity, inst.grant.value).catch(() => false);
   }
 
   /** The instruments this replica holds now. */
@@ -278,8 +333,22 @@ export class Coordinator {
     const ttl = this.options.leaseMs;
     const started = this.now();
     try {
-      this.live = await this.leases.heartbeat(this.replica, ttl);
       const all = [...this.instruments.values()];
+      // what the gates sent a round ago or more is settled (two-phase: a holder killed before leaves it to the next)
+      for (const inst of all) await inst.settle(false);
+      this.live = await this.leases.heartbeat(this.replica, ttl);
+      // the group's epoch changed: Redis lost its data; the leases this replica takes for a while are flagged
+      const epoch = await this.leases.epoch(randomBytes(8).toString('hex'));
+      if (this.epoch !== undefined && epoch !== this.epoch) this.lossSeenAt = started;
+      this.epoch = epoch;
+      const afterLoss = this.lossSeenAt !== undefined && started - this.lossSeenAt < 2 * ttl;
+      // the share counts every instrument a live replica knows, not only this one's (replicas whose flows differ)
+      const known = await this.leases.knows(
+        this.replica,
+        all.map((i) => i.instrumentKey),
+        ttl,
+      );
+      all.forEach((inst, i) => (inst.watchers = known.watchers[i] ?? []));
       for (const inst of all) {
         if (!inst.grant) continue;
         if (await this.leases.renew(inst.instrumentKey, inst.grant.value, ttl)) {
@@ -294,36 +363,60 @@ export class Coordinator {
       }
       const held = all.filter((i) => i.grant).map((i) => i.instrumentKey);
       const others = all.filter((i) => !i.grant).map((i) => i.instrumentKey);
-      const share = fairShare(all.length, this.live, this.replica);
-      const plan = planLeases(held, others, share, (key) => rendezvous(this.replica, key));
+      const instruments = Math.max(known.count, all.length);
+      const share = fairShare(instruments, this.live, this.replica);
+      const holding = await this.leases.holding(this.replica, held.length, this.live);
+      const othersKnow = (key: string): boolean =>
+        (this.instruments.get(key)?.watchers ?? []).some((r) => r !== this.replica && this.live.includes(r));
+      // a lease beyond the share is handed over only to a live replica that knows the instrument and is under its
+      // own share (it takes it at its next round); else it stays: released, nobody might take it
+      const handOver = (key: string): boolean =>
+        (this.instruments.get(key)?.watchers ?? []).some(
+          (r) => r !== this.replica && this.live.includes(r) && (holding.get(r) ?? 0) < fairShare(instruments, this.live, r),
+        );
+      const plan = planLeases(held, others, share, (key) => rendezvous(this.replica, key), handOver);
       for (const key of plan.release) {
         const inst = this.instruments.get(key);
         if (!inst?.grant) continue;
+        await inst.settle(true);
         const value = inst.grant.value;
         inst.grant = undefined;
         inst.set({ role: 'standby', holder: undefined });
         await this.leases.release(key, value);
       }
       let count = held.length - plan.release.length;
-      for (const key of others) {
+      const byRank = [...others].sort((a, b) => rendezvous(this.replica, b) - rendezvous(this.replica, a));
+      for (const key of byRank) {
         const inst = this.instruments.get(key);
         if (!inst) continue;
-        if (count < share && plan.acquire.includes(key)) {
-          const grant = await this.leases.acquire(key, this.replica, ttl);
-          if (grant.token > 0) {
-            count++;
-            inst.grant = grant;
-            inst.validUntil = started + ttl - this.safetyMs();
-            inst.set({ role: 'holder', holder: this.replica, token: grant.token });
-            continue;
-          }
-          if (grant.heldToken !== undefined) inst.know(grant.heldToken);
-          inst.set({ role: 'standby', holder: grant.holder });
-        } else {
+        let take = count < share && plan.acquire.includes(key);
+        if (!take) {
+          // beyond the share: a lease nobody holds is taken when no other live replica knows the instrument, or
+          // when it stayed free since the last round (those that know it are at their share): never unwatched
           const lease = await this.leases.current(key);
           inst.know(lease.token);
-          inst.set({ role: 'standby', holder: lease.holder });
+          const free = lease.holder === undefined;
+          take = free && (!othersKnow(key) || inst.freeLastRound);
+          inst.freeLastRound = free;
+          if (!take) {
+            inst.set({ role: 'standby', holder: lease.holder });
+            continue;
+          }
         }
+        const seen = inst.knownToken;
+        const grant = await this.leases.acquire(key, this.replica, ttl, seen);
+        if (grant.token > 0) {
+          count++;
+          inst.freeLastRound = false;
+          inst.grant = grant;
+          if (grant.dataLost || afterLoss) inst.dataLost = { token: grant.token, seen };
+          inst.validUntil = started + ttl - this.safetyMs();
+          inst.set({ role: 'holder', holder: this.replica, token: grant.token });
+          continue;
+        }
+        if (grant.heldToken !== undefined) inst.know(grant.heldToken);
+        inst.freeLastRound = false;
+        inst.set({ role: 'standby', holder: grant.holder });
       }
       this.lastOk = started;
     } catch (err) {
@@ -349,12 +442,15 @@ export class Coordinator {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running?.catch(() => undefined);
+    for (const spelling of this.spellings.keys()) setSharedAnswerClaims(spelling, undefined);
+    this.spellings.clear();
     for (const inst of this.instruments.values()) {
-      setSharedAnswerClaims(inst.instrumentKey, undefined);
+      if (inst.grant) await inst.settle(true);
       if (inst.grant) await this.leases.release(inst.instrumentKey, inst.grant.value).catch(() => false);
       inst.grant = undefined;
     }
     await this.leases.heartbeat(this.replica, 0).catch(() => []);
+    await this.leases.holding(this.replica, undefined, this.live).catch(() => undefined);
   }
 }
 

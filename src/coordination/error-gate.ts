@@ -9,11 +9,21 @@ import { InstrumentCoordination } from './coordinator';
 import { FencedError } from './leases';
 import { SeenEntry, SharedSeen } from './stores';
 
+/**
+ * Why a msg is sent again (`msg.redelivered = true`, `msg.redeliveryReason`): `holder-stopped` the replica that
+ * held the instrument recorded it and stopped (or lost its lease) before it settled that the msg went out;
+ * `shared-memory-lost` Redis lost the replicas' shared memory (FLUSHALL, a restart without persistence) and this
+ * replica cannot tell whether another sent it before. Either way it may have been sent once already.
+ */
+export type RedeliveryReason = 'holder-stopped' | 'shared-memory-lost';
+
 export interface GateItem<T> {
   source: string;
   record: T;
   /** passed without the shared memory: Redis could not be reached (the msg says coordination is lost) */
   lost?: boolean;
+  /** sent again, maybe a second time (see RedeliveryReason) */
+  redelivered?: RedeliveryReason;
 }
 
 export interface GateOutcome<T> {
@@ -35,22 +45,70 @@ function identityText(record: unknown): string {
 
 /** Emissions remembered during an outage, at most (bounded: an outage of days must not grow memory). */
 const MAX_UNSYNCED = 10000;
+/** Claims sent and not yet settled, at most; past it the oldest are forgotten (a new holder sends them again, marked). */
+const MAX_PENDING = 10000;
+/** Open errors mirrored locally, at most (past it the mirror is not used to restore a lost shared memory). */
+const MAX_MIRROR = 10000;
 
+interface Pending {
+  list: 'raised' | 'resolved';
+  entry: SeenEntry;
+  claim: number;
+  generation: number;
+}
+
+interface Step<T> {
+  list: 'raised' | 'resolved';
+  item: GateItem<T>;
+  entry: SeenEntry;
+  run: (lease: string, claim: number) => Promise<boolean>;
+}
+
+/**
+ * Two-phase emissions: a msg is claimed in the shared memory under the holder's fencing token, sent, and settled a
+ * round later (the msg had that time to leave through the flow). A holder that stops in between leaves the claim
+ * unsettled: the next holder sends it again, marked (`redelivered`): at least once, never silently lost.
+ */
 export class ErrorGate<T> {
   /** what this replica emitted while coordination was lost: written to the shared memory once it holds the lease again */
   private unsynced: { list: 'raised' | 'resolved'; entry: SeenEntry }[] = [];
   /** the lease (fencing token) under which the shared memory was last swept: once per takeover is enough */
   private sweptToken?: number;
+  /** claims sent, to settle */
+  private pending: Pending[] = [];
+  private generation = 0;
+  /** the open errors of the shared memory as this replica last knew them, and the token it read them under */
+  private mirror = new Map<string, SeenEntry>();
+  private mirrorToken?: number;
+  /** after Redis lost its data: the grant recovered from, and the sources whose msgs are still marked */
+  private recoveredToken?: number;
+  private marking = new Set<string>();
 
   constructor(
     private readonly coordination: InstrumentCoordination,
     private readonly seen: SharedSeen,
-    private readonly rules: GateRules<T>,
-  ) {}
+    public rules: GateRules<T>,
+  ) {
+    coordination.addSettler((all) => this.settle(all));
+  }
+
+  /**
+   * A poll node (re)deployed under this watch takes the gate over: its claims not yet settled stay, and its first
+   * poll sweeps the shared memory again (the new node's memory may not know what the old one raised).
+   */
+  adopt(rules: GateRules<T>): void {
+    this.rules = rules;
+    this.sweptToken = undefined;
+  }
 
   /** Whether this replica should poll now: it holds the lease, or coordination is lost (notifications go on). */
   get active(): boolean {
     return this.coordination.isHolder || this.coordination.state.role === 'lost';
+  }
+
+  /** Claims not yet settled (tests). */
+  get unsettled(): number {
+    return this.pending.length;
   }
 
   /**
@@ -60,7 +118,7 @@ export class ErrorGate<T> {
   async filter(
     raised: GateItem<T>[],
     resolved: GateItem<T>[],
-    listed?: ReadonlyMap<string, ReadonlySet<string>>,
+    listed?: ReadonlyMap<string, ReadonlyMap<string, T>>,
     onPass?: (list: 'raised' | 'resolved', item: GateItem<T>) => void,
   ): Promise<GateOutcome<T>> {
     const out: GateOutcome<T> = { raised: [], resolved: [] };
@@ -77,43 +135,45 @@ export class ErrorGate<T> {
     if (this.coordination.state.role === 'lost') return passAll(this.passLost(raised, resolved));
     if (!(await this.catchUp())) return passAll(this.passLost(raised, resolved));
     if (!this.coordination.isHolder) return out;
-    // one step at a time, so that a failure leaves every item either decided or in `pending`
-    const steps: { list: 'raised' | 'resolved'; item: GateItem<T>; run: (lease: string) => Promise<boolean> }[] = [];
+    const token = this.coordination.state.token ?? 0;
+    const steps: Step<T>[] = [];
     const done = new Set<string>();
+    const proposals: Step<T>[] = [];
     for (const item of resolved) {
       const key = this.rules.keyOf(item.source, item.record);
       if (key === undefined) continue;
       done.add(`${item.source}:${key}`);
-      steps.push({
-        list: 'resolved',
-        item,
-        run: (lease) => this.seen.resolve(lease, { source: item.source, key, identity: identityText(item.record) }),
-      });
+      const entry: SeenEntry = { source: item.source, key, identity: identityText(item.record), record: item.record };
+      proposals.push({ list: 'resolved', item, entry, run: (lease, claim) => this.resolve(lease, entry, claim) });
     }
     for (const item of raised) {
       const key = this.rules.keyOf(item.source, item.record);
       if (key === undefined) continue;
       const entry: SeenEntry = { source: item.source, key, identity: identityText(item.record), record: item.record };
-      steps.push({ list: 'raised', item, run: (lease) => this.seen.raise(lease, entry) });
+      proposals.push({ list: 'raised', item, entry, run: (lease, claim) => this.seen.raise(lease, entry, claim) });
     }
+    const raisedKeys = new Set(proposals.filter((p) => p.list === 'raised').map((p) => `${p.entry.source}:${p.entry.key}`));
     let index = 0;
     try {
-      // errors an earlier holder raised that are no longer listed: resolved while nobody watched
-      // (afterwards this replica's own memory proposes every resolution: it has seen every error it holds)
-      const token = this.coordination.state.token;
-      if (listed && token !== this.sweptToken) {
-        this.sweptToken = token;
-        for (const entry of await this.seen.open()) {
-          const keys = listed.get(entry.source);
-          if (!keys || keys.has(entry.key) || done.has(`${entry.source}:${entry.key}`)) continue;
-          const item = { source: entry.source, record: entry.record as T };
-          steps.push({ list: 'resolved', item, run: (lease) => this.seen.resolve(lease, entry) });
-        }
-      }
+      await this.recover(token);
+      // after a takeover: claims an earlier holder left unsettled (sent again, marked), and errors it raised that are
+      // no longer listed (resolved while nobody watched). Afterwards this replica's own memory proposes everything.
+      if (listed && token !== this.sweptToken) steps.push(...(await this.sweep(token, listed, done, raisedKeys)));
+      steps.push(...proposals);
       for (; index < steps.length; index++) {
         const step = steps[index];
-        if (await step.run(this.coordination.leaseValue('raised / resolved'))) pass(step.list, step.item);
+        if (!(await step.run(this.coordination.leaseValue('raised / resolved'), token))) continue;
+        this.remember(step.list, step.entry, token);
+        const item =
+          this.marking.has(step.item.source) && !step.item.redelivered
+            ? { ...step.item, redelivered: 'shared-memory-lost' as const }
+            : step.item;
+        pass(step.list, item);
+        // the lease was given up (a handover) while this step was on its way: settled at once, so that the next
+        // holder does not send it again (it went out from this live replica)
+        if (!this.coordination.isHolder) await this.settle(true);
       }
+      if (listed) for (const source of listed.keys()) this.marking.delete(source);
     } catch (err) {
       // fenced: another replica holds the instrument now; what was not recorded is still open for it (it raises what
       // is not in the shared memory, and resolves what is there and no longer listed). Nothing is lost by stopping.
@@ -128,6 +188,127 @@ export class ErrorGate<T> {
       );
     }
     return out;
+  }
+
+  /**
+   * After Redis lost its data (this replica's grant found the fence counter behind): what this replica knew open
+   * when it held the lease just before is written back (its later resolutions then still go out), and until each
+   * source has been listed once, what goes out is marked `shared-memory-lost` (another replica may have sent it).
+   */
+  private async recover(token: number): Promise<void> {
+    const lost = this.coordination.dataLost;
+    if (!lost || lost.token !== token || this.recoveredToken === token) return;
+    this.recoveredToken = token;
+    this.pending = []; // their claims went with the data
+    this.sweptToken = undefined;
+    this.marking = new Set(['A', 'B']);
+    if (this.mirrorToken !== lost.seen) return;
+    for (const entry of this.mirror.values()) await this.seen.catchUp('raise', entry);
+  }
+
+  /** The steps of a sweep after a takeover (see filter). */
+  private async sweep(
+    token: number,
+    listed: ReadonlyMap<string, ReadonlyMap<string, T>>,
+    done: Set<string>,
+    proposed: ReadonlySet<string>,
+  ): Promise<Step<T>[]> {
+    this.sweptToken = token;
+    await this.settle(true); // what this live replica sent itself went out: settled, never sent again
+    const steps: Step<T>[] = [];
+    const stored = await this.seen.stored('raised');
+    this.mirror = new Map(stored.slice(0, MAX_MIRROR).map((s) => [s.field, s.entry]));
+    this.mirrorToken = stored.length <= MAX_MIRROR ? token : undefined;
+    for (const s of stored) {
+      const { entry } = s;
+      const item: GateItem<T> = { source: entry.source, record: entry.record as T };
+      if (entry.claim !== undefined && entry.claim !== token) {
+        // recorded by an earlier holder that never settled it: it may not have gone out
+        const again = { ...item, redelivered: 'holder-stopped' as const };
+        steps.push({ list: 'raised', item: again, entry, run: (lease, claim) => this.seen.takeOver(lease, 'raised', s, claim) });
+      }
+      const keys = listed.get(entry.source);
+      if (!keys || keys.has(entry.key) || done.has(`${entry.source}:${entry.key}`)) continue;
+      const resolving = { ...entry };
+      steps.push({ list: 'resolved', item, entry: resolving, run: (lease, claim) => this.resolve(lease, resolving, claim) });
+    }
+    // listed, in no replica's shared memory, and not proposed: a holder whose lease went while it recorded them (its
+    // memory took them for raised) never sent them: raised now (no replica recorded them, so none sent them)
+    const fields = new Set(stored.map((s) => s.field));
+    for (const [source, records] of listed) {
+      for (const [key, record] of records) {
+        const field = `${source}:${key}`;
+        if (fields.has(field) || proposed.has(field) || this.rules.wanted?.(record) === false) continue;
+        const entry: SeenEntry = { source, key, identity: identityText(record), record };
+        steps.push({
+          list: 'raised',
+          item: { source, record },
+          entry,
+          run: (lease, claim) => this.seen.raise(lease, entry, claim),
+        });
+      }
+    }
+    for (const s of await this.seen.stored('resolved')) {
+      if (s.entry.claim === token) continue;
+      if (s.entry.unsettledRaise) {
+        // its *raised* msg had not been settled either: it may be lost too, it goes out again first
+        const raisedAgain: GateItem<T> = { source: s.entry.source, record: s.entry.record as T, redelivered: 'holder-stopped' };
+        steps.push({ list: 'raised', item: raisedAgain, entry: s.entry, run: () => Promise.resolve(true) });
+      }
+      const item: GateItem<T> = { source: s.entry.source, record: s.entry.record as T, redelivered: 'holder-stopped' };
+      steps.push({
+        list: 'resolved',
+        item,
+        entry: s.entry,
+        run: (lease, claim) => this.seen.takeOver(lease, 'resolved', s, claim),
+      });
+    }
+    return steps;
+  }
+
+  /**
+   * Claims a resolution; when the *raised* msg of the same error is still unsettled here, the resolution says so: a
+   * holder killed before settling either leaves both to be sent again (a resolution never comes without its raise).
+   */
+  private resolve(lease: string, entry: SeenEntry, claim: number): Promise<boolean> {
+    const unsettled = this.pending.some(
+      (p) =>
+        p.list === 'raised' &&
+        p.entry.source === entry.source &&
+        p.entry.key === entry.key &&
+        p.entry.identity === entry.identity,
+    );
+    if (unsettled) entry.unsettledRaise = true;
+    else delete entry.unsettledRaise;
+    return this.seen.resolve(lease, entry, claim);
+  }
+
+  /** A claim went out: settled a round later; the local mirror of open errors follows. */
+  private remember(list: 'raised' | 'resolved', entry: SeenEntry, claim: number): void {
+    const field = `${entry.source}:${entry.key}`;
+    const { source, key, identity, record } = entry;
+    const flag = list === 'resolved' && entry.unsettledRaise ? { unsettledRaise: true } : {};
+    if (list === 'raised') {
+      if (this.mirror.size < MAX_MIRROR) this.mirror.set(field, { source, key, identity, record });
+      else this.mirrorToken = undefined;
+    } else if (this.mirror.get(field)?.identity === identity) this.mirror.delete(field);
+    this.pending.push({ list, entry: { source, key, identity, record, ...flag }, claim, generation: this.generation });
+    if (this.pending.length > MAX_PENDING) this.pending.splice(0, this.pending.length - MAX_PENDING);
+  }
+
+  /**
+   * Settles the claims sent before the last call (`all`: every claim sent): they had a round to leave through the
+   * flow. A Redis failure keeps the rest for the next call.
+   */
+  async settle(all: boolean): Promise<void> {
+    const before = this.generation++;
+    while (this.pending.length > 0) {
+      const p = this.pending[0];
+      if (!all && p.generation >= before) break;
+      if (p.list === 'raised') await this.seen.settleRaise(p.entry, p.claim);
+      else await this.seen.settleResolve(p.entry, p.claim);
+      this.pending.shift();
+    }
   }
 
   /**

@@ -22,7 +22,8 @@ export interface LeasePlan {
 
 /**
  * What to do this round with a share of `share` leases: `held` are the instruments this replica holds, `others`
- * the ones it does not. Releases the ones beyond the share that rank lowest for this replica; tries the others it
+ * the ones it does not. Releases the ones beyond the share that rank lowest for this replica, among those another
+ * live replica knows (`canRelease`: one only this replica knows would be watched by nobody); tries the others it
  * ranks highest first (rendezvous order), so replicas starting together mostly try different instruments first.
  */
 export function planLeases(
@@ -30,8 +31,14 @@ export function planLeases(
   others: readonly string[],
   share: number,
   rank: (instrument: string) => number,
+  canRelease: (instrument: string) => boolean = () => true,
 ): LeasePlan {
   const byRank = (a: string, b: string): number => rank(b) - rank(a) || (a < b ? -1 : a > b ? 1 : 0);
-  if (held.length > share) return { release: [...held].sort(byRank).slice(share), acquire: [] };
+  if (held.length > share) {
+    const sorted = [...held].sort(byRank);
+    const excess = held.length - share;
+    const release = sorted.reverse().filter(canRelease).slice(0, excess);
+    return { release, acquire: [] };
+  }
   return { release: [], acquire: held.length < share ? [...others].sort(byRank) : [] };
 }

@@ -1,5 +1,7 @@
 import { createHash } from 'crypto';
 
+import { instrumentIdentity } from './instrument-identity';
+
 /**
  * Where one coordination group keeps its state: every key starts with the configured prefix, so several labs (or
  * test runs) share a Redis without touching each other's keys, and nothing here ever deletes by pattern.
@@ -12,9 +14,27 @@ export class CoordinationKeys {
     return `${this.prefix}:replicas`;
   }
 
-  /** The keys of one instrument (its identity, hashed: URLs are long and may hold odd characters). */
+  /** The group's epoch: a random value set when the group first meets in this Redis (gone when Redis lost its data). */
+  get epoch(): string {
+    return `${this.prefix}:epoch`;
+  }
+
+  /** How many leases each replica holds (hash: replica → count, as of its last round). */
+  get holding(): string {
+    return `${this.prefix}:holding`;
+  }
+
+  /** The instruments any live replica knows (sorted set: instrument id → until when, Redis clock): the group's count. */
+  get instruments(): string {
+    return `${this.prefix}:instruments`;
+  }
+
+  /**
+   * The keys of one instrument (its identity, see instrument-identity.ts, hashed: URLs are long and may hold odd
+   * characters): every spelling of one instrument's URLs names the same keys.
+   */
   instrument(instrumentKey: string): InstrumentKeys {
-    return this.instrumentById(createHash('sha256').update(instrumentKey).digest('hex').slice(0, 24));
+    return this.instrumentById(createHash('sha256').update(instrumentIdentity(instrumentKey)).digest('hex').slice(0, 24));
   }
 
   /** The keys of one instrument by its id (the first 24 hex digits of the SHA-256 of its identity). */
@@ -24,6 +44,7 @@ export class CoordinationKeys {
     return {
       id,
       lease: `${base}:lease`,
+      watchers: `${base}:watchers`,
       fence: `${base}:fence`,
       claim: (scope: string, key: string) => `${base}:once:${scope}:${key}`,
       ledger: (source: string) => `${base}:ledger:${source}`,
@@ -42,6 +63,8 @@ export class CoordinationKeys {
 export interface InstrumentKeys {
   id: string;
   lease: string;
+  /** the live replicas that know this instrument (sorted set: replica → until when, Redis clock) */
+  watchers: string;
   fence: string;
   claim(scope: string, key: string): string;
   ledger(source: string): string;

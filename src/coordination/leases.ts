@@ -1,5 +1,5 @@
 import { CoordinationKeys } from './keys';
-import { ACQUIRE, HEARTBEAT, RELEASE, RENEW } from './scripts';
+import { ACQUIRE, EPOCH, GROUP_INSTRUMENTS, HEARTBEAT, HOLDING, RELEASE, RENEW } from './scripts';
 
 /** The part of an ioredis client the coordination uses: scripts, and a few plain reads. */
 export interface RedisLike {
@@ -16,6 +16,8 @@ export interface LeaseGrant {
   value: string;
   /** someone else's: the fencing token it holds the lease under */
   heldToken?: number;
+  /** ours, new: the fence counter was behind the newest token the replica had seen (Redis lost its data) */
+  dataLost?: boolean;
 }
 
 /** A refusal from a fenced script: the lease named is not (or no longer) held. Nothing was written. */
@@ -55,9 +57,15 @@ export class Leases {
     readonly keys: CoordinationKeys,
   ) {}
 
-  async acquire(instrumentKey: string, replica: string, ttlMs: number): Promise<LeaseGrant> {
+  /** `seenToken`: the newest fencing token this replica has seen for the instrument (the new one is above it). */
+  async acquire(instrumentKey: string, replica: string, ttlMs: number, seenToken = 0): Promise<LeaseGrant> {
     const k = this.keys.instrument(instrumentKey);
-    const reply = (await this.redis.eval(ACQUIRE, 2, k.lease, k.fence, replica, ttlMs)) as [number, string, number, number?];
+    const reply = (await this.redis.eval(ACQUIRE, 2, k.lease, k.fence, replica, ttlMs, seenToken)) as [
+      number,
+      string,
+      number,
+      number?,
+    ];
     const token = Number(reply[0]);
     const grant: LeaseGrant = {
       token,
@@ -66,6 +74,7 @@ export class Leases {
       value: token > 0 ? `${token}:${replica}` : '',
     };
     if (token === 0 && reply[3] !== undefined) grant.heldToken = Number(reply[3]);
+    if (token > 0 && Number(reply[3]) === 1) grant.dataLost = true;
     return grant;
   }
 
@@ -88,6 +97,40 @@ export class Leases {
     const value = await this.redis.get(this.keys.instrument(instrumentKey).lease);
     const token = value === null ? 0 : Number(value.slice(0, Math.max(0, value.indexOf(':'))));
     return { holder: holderOf(value), token: Number.isSafeInteger(token) ? token : 0 };
+  }
+
+  /**
+   * Says which instruments this replica knows (for `ttlMs`): returns how many the group's live replicas know
+   * together, and, per instrument, the live replicas that know it (this one included).
+   */
+  async knows(
+    replica: string,
+    instrumentKeys: readonly string[],
+    ttlMs: number,
+  ): Promise<{ count: number; watchers: string[][] }> {
+    const ids = instrumentKeys.map((key) => this.keys.instrument(key).id);
+    const count =
+      ids.length === 0 ? 0 : Number(await this.redis.eval(GROUP_INSTRUMENTS, 1, this.keys.instruments, ttlMs, ...ids));
+    const watchers: string[][] = [];
+    for (const key of instrumentKeys) {
+      const list = (await this.redis.eval(HEARTBEAT, 1, this.keys.instrument(key).watchers, replica, ttlMs)) as string[];
+      watchers.push(list.map(String));
+    }
+    return { count, watchers };
+  }
+
+  /** The group's epoch (set to `candidate` when there is none: a new group, or Redis lost its data). */
+  async epoch(candidate: string): Promise<string> {
+    return String(await this.redis.eval(EPOCH, 1, this.keys.epoch, candidate));
+  }
+
+  /** Says how many leases this replica holds (undefined: it leaves); returns the count of each live replica. */
+  async holding(replica: string, count: number | undefined, live: readonly string[] = []): Promise<Map<string, number>> {
+    const mine = count === undefined ? '' : count;
+    const flat = (await this.redis.eval(HOLDING, 1, this.keys.holding, replica, mine, ...live)) as string[];
+    const out = new Map<string, number>();
+    for (let i = 0; i + 1 < flat.length; i += 2) out.set(String(flat[i]), Number(flat[i + 1]));
+    return out;
   }
 
   /** Says this replica is alive for `ttlMs` (0: leaving); returns the live replicas. */

@@ -5,21 +5,44 @@
  * gone or held by another value: a replica paused past its lease cannot act after another took over.
  */
 
-/** KEYS: lease, fence counter. ARGV: replica, ttl ms. → {token or 0, holder, ttl ms, the holder's token}. */
-export const ACQUIRE = `
+/** Redis's clock in ms (scripts are replicated by their effects: reading TIME is allowed before writes). */
+const NOW_MS = `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
+/**
+ * KEYS: lease, fence counter. ARGV: replica, ttl ms, the highest fencing token the replica has seen for this
+ * instrument. → {token, holder, ttl ms, 1 when the counter was behind what the replica had seen (Redis lost its data:
+ * a FLUSHALL, a restart without persistence or from an older snapshot), else 0}, or {0, holder, ttl ms, the holder's
+ * token} when another holds it. A token never goes backwards: it is one more than the counter and than what the
+ * replica saw, and a counter that is missing starts at Redis's time in ms (a group whose replicas all restarted
+ * after the loss still gets tokens above those issued before, unless Redis's clock went back).
+ */
+export const ACQUIRE = `${NOW_MS}
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local sep = string.find(cur, ':', 1, true)
   local holder = string.sub(cur, sep + 1)
   if holder == ARGV[1] then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
-    return {tonumber(string.sub(cur, 1, sep - 1)), holder, tonumber(ARGV[2])}
+    return {tonumber(string.sub(cur, 1, sep - 1)), holder, tonumber(ARGV[2]), 0}
   end
   return {0, holder, redis.call('PTTL', KEYS[1]), tonumber(string.sub(cur, 1, sep - 1))}
 end
-local t = redis.call('INCR', KEYS[2])
-redis.call('SET', KEYS[1], t .. ':' .. ARGV[1], 'PX', ARGV[2])
-return {t, ARGV[1], tonumber(ARGV[2])}
+local raw = redis.call('GET', KEYS[2])
+local counter = tonumber(raw) or 0
+local seen = tonumber(ARGV[3]) or 0
+local lost = 0
+if counter < seen then lost = 1 end
+local t = math.max(counter, seen) + 1
+if not raw then t = math.max(t, now_ms()) end
+local token = string.format('%d', t)
+redis.call('SET', KEYS[2], token)
+redis.call('SET', KEYS[1], token .. ':' .. ARGV[1], 'PX', ARGV[2])
+return {t, ARGV[1], tonumber(ARGV[2]), lost}
 `;
 
 /** KEYS: lease. ARGV: lease value, ttl ms. → 1 renewed (compare-and-extend), 0 lost. */
@@ -51,14 +74,6 @@ end
 export const FENCED_CLAIM = `${FENCE}
 if redis.call('SET', KEYS[2], ARGV[2], 'NX', 'EX', ARGV[3]) then return 1 end
 return 0
-`;
-
-/** Redis's clock in ms (scripts are replicated by their effects: reading TIME is allowed before writes). */
-const NOW_MS = `
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
 `;
 
 /**
@@ -144,6 +159,49 @@ if ARGV[2] ~= '0' then redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV
 return redis.call('ZRANGE', KEYS[1], 0, -1)
 `;
 
+/**
+ * KEYS: the group's instruments zset. ARGV: ttl ms, instrument ids this replica knows. → how many instruments the
+ * live replicas know together (each id counts until its ttl after the last replica that knows it said so).
+ */
+export const GROUP_INSTRUMENTS = `${NOW_MS}
+local now = now_ms()
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], now + tonumber(ARGV[1]), ARGV[i]) end
+return redis.call('ZCARD', KEYS[1])
+`;
+
+/**
+ * KEYS: the group's holdings hash (replica → how many leases it holds). ARGV: replica, its count ('' : it leaves),
+ * the live replicas (the entries of others are dropped: one hash slot, the live set comes in ARGV). → the hash,
+ * flat: a replica beyond its share hands a lease over only to one under its share that knows the instrument.
+ */
+export const HOLDING = `
+if ARGV[2] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+local live = {}
+for i = 3, #ARGV do live[ARGV[i]] = true end
+local all = redis.call('HGETALL', KEYS[1])
+local out = {}
+for i = 1, #all, 2 do
+  if all[i] == ARGV[1] or live[all[i]] then
+    table.insert(out, all[i])
+    table.insert(out, all[i + 1])
+  else
+    redis.call('HDEL', KEYS[1], all[i])
+  end
+end
+return out
+`;
+
+/**
+ * KEYS: the group's epoch. ARGV: a candidate (random). → the epoch: set once by the first replica that finds none.
+ * A replica that saw another epoch before knows Redis lost its data (FLUSHALL, a restart without persistence),
+ * even when it never saw the lease of the instrument it takes next.
+ */
+export const EPOCH = `
+redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return redis.call('GET', KEYS[1])
+`;
+
 /** KEYS: replicas zset. → {Redis time ms, live replica...}: who is alive, and when that was read. */
 export const LIVE = `${NOW_MS}
 local now = now_ms()
@@ -181,14 +239,39 @@ redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 return 1
 `;
 
-/** KEYS: lease, seen hash. ARGV: lease value, error key, identity prefix of the entry. → 1 resolved now, 0 before. */
+/**
+ * KEYS: lease, seen hash, resolving hash. ARGV: lease value, error key, identity prefix of the entry, the field and
+ * body of its resolution in the resolving hash ('' : none). → 1 resolved now, 0 before. With a resolving body the
+ * resolution is claimed (two-phase: settled once its msg went out), so a holder that dies before leaves it to the next.
+ */
 export const FENCED_SEEN_RESOLVE = `${FENCE}
 local cur = redis.call('HGET', KEYS[2], ARGV[2])
 if cur and string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3] then
   redis.call('HDEL', KEYS[2], ARGV[2])
+  if ARGV[4] ~= '' then redis.call('HSET', KEYS[3], ARGV[4], ARGV[5]) end
   return 1
 end
 return 0
+`;
+
+/**
+ * KEYS: lease, hash. ARGV: lease value, field, expected value, new value. A new holder takes over a claim an earlier
+ * holder left unsettled (compare-and-set, fenced): → 1 taken (the new holder sends it again, marked), 0 changed meanwhile.
+ */
+export const FENCED_SWAP = `${FENCE}
+if redis.call('HGET', KEYS[2], ARGV[2]) ~= ARGV[3] then return 0 end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[4])
+return 1
+`;
+
+/**
+ * KEYS: hash. ARGV: field, expected value, new value ('' deletes). Settles a claim once its msg went out: raised →
+ * delivered, a resolution → gone. Not fenced, compare-and-set: a claim another holder took over meanwhile stays its.
+ */
+export const SEEN_SETTLE = `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+if ARGV[3] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) end
+return 1
 `;
 
 /**

@@ -17,6 +17,7 @@ import {
   FENCED_SCHEDULE,
   FENCED_SEEN_RAISE,
   FENCED_SEEN_RESOLVE,
+  FENCED_SWAP,
   FENCED_TAKE_DUE,
   FENCED_TAKE_ONE,
   FORM_TOKEN_USE,
@@ -25,6 +26,7 @@ import {
   LEDGER_SETTLE,
   LIVE,
   SEEN_CATCH_UP,
+  SEEN_SETTLE,
   USERS,
 } from './scripts';
 
@@ -45,6 +47,20 @@ export interface SeenEntry {
   key: string;
   identity: string;
   record: unknown;
+  /**
+   * The fencing token of the holder that recorded this msg and has not yet settled it (two-phase: claimed, then
+   * settled once the msg went out): a new holder sends an unsettled claim of an earlier holder again, marked.
+   */
+  claim?: number;
+  /** a resolution whose *raised* msg was not settled either when it was claimed: a new holder sends both again */
+  unsettledRaise?: boolean;
+}
+
+/** A seen entry as stored, with the raw value a compare-and-set names. */
+export interface StoredEntry {
+  field: string;
+  raw: string;
+  entry: SeenEntry;
 }
 
 /** Seen errors of one watch (an lh-error-poll node, identical on every replica), shared by the replicas. */
@@ -59,11 +75,36 @@ export class SharedSeen {
     return this.keys.shared(`seen:${this.watch}`);
   }
 
-  /** True when no replica raised this error (this identity under this key) before: the caller emits *raised*. */
-  async raise(leaseValue: string, entry: SeenEntry): Promise<boolean> {
-    const field = `${entry.source}:${entry.key}`;
+  /** Resolutions claimed and not yet settled (field: `<source>:<key>\n<identity>`). */
+  private get resolvingHash(): string {
+    return this.keys.shared(`seen:${this.watch}:resolving`);
+  }
+
+  /** The stored value of an entry: its identity first (what the scripts compare), then the entry (with its claim). */
+  static bodyOf(entry: SeenEntry, claim?: number): string {
+    const { source, key, identity, record } = entry;
+    const raise = entry.unsettledRaise ? { unsettledRaise: true } : {};
+    const body =
+      claim === undefined ? { source, key, identity, record, ...raise } : { source, key, identity, record, claim, ...raise };
+    return `${identity}\n${JSON.stringify(body)}`;
+  }
+
+  static fieldOf(entry: Pick<SeenEntry, 'source' | 'key'>): string {
+    return `${entry.source}:${entry.key}`;
+  }
+
+  static resolvingFieldOf(entry: Pick<SeenEntry, 'source' | 'key' | 'identity'>): string {
+    return `${entry.source}:${entry.key}\n${entry.identity}`;
+  }
+
+  /**
+   * True when no replica raised this error (this identity under this key) before: the caller emits *raised*. With
+   * `claim` (the holder's fencing token) the entry is claimed until `settleRaise` (it went out).
+   */
+  async raise(leaseValue: string, entry: SeenEntry, claim?: number): Promise<boolean> {
+    const field = SharedSeen.fieldOf(entry);
     const prefix = `${entry.identity}\n`;
-    const body = prefix + JSON.stringify(entry);
+    const body = SharedSeen.bodyOf(entry, claim);
     return fenced(
       'raised',
       async () =>
@@ -71,33 +112,85 @@ export class SharedSeen {
     );
   }
 
-  /** True when this call is the one that saw the error resolved: the caller emits *resolved*. */
-  async resolve(leaseValue: string, entry: Pick<SeenEntry, 'source' | 'key' | 'identity'>): Promise<boolean> {
-    const field = `${entry.source}:${entry.key}`;
+  /** The *raised* msg of a claim went out: the entry is settled (unless another holder took the claim over). */
+  async settleRaise(entry: SeenEntry, claim: number): Promise<boolean> {
+    const args = [SharedSeen.fieldOf(entry), SharedSeen.bodyOf(entry, claim), SharedSeen.bodyOf(entry)];
+    return Number(await this.redis.eval(SEEN_SETTLE, 1, this.hash, ...args)) === 1;
+  }
+
+  /**
+   * True when this call is the one that saw the error resolved: the caller emits *resolved*. With `claim` the
+   * resolution is kept, claimed, until `settleResolve` (its msg went out).
+   */
+  async resolve(
+    leaseValue: string,
+    entry: SeenEntry | Pick<SeenEntry, 'source' | 'key' | 'identity'>,
+    claim?: number,
+  ): Promise<boolean> {
+    const field = SharedSeen.fieldOf(entry);
+    const full: SeenEntry = { record: undefined, ...entry };
+    const rfield = claim === undefined ? '' : SharedSeen.resolvingFieldOf(entry);
+    const rbody = claim === undefined ? '' : SharedSeen.bodyOf(full, claim);
     return fenced(
       'resolved',
       async () =>
         Number(
-          await this.redis.eval(FENCED_SEEN_RESOLVE, 2, this.keys.lease, this.hash, leaseValue, field, `${entry.identity}\n`),
+          await this.redis.eval(
+            FENCED_SEEN_RESOLVE,
+            3,
+            this.keys.lease,
+            this.hash,
+            this.resolvingHash,
+            leaseValue,
+            field,
+            `${entry.identity}\n`,
+            rfield,
+            rbody,
+          ),
         ) === 1,
+    );
+  }
+
+  /** The *resolved* msg of a claimed resolution went out: it is forgotten (unless another holder took it over). */
+  async settleResolve(entry: SeenEntry, claim: number): Promise<boolean> {
+    const args = [SharedSeen.resolvingFieldOf(entry), SharedSeen.bodyOf(entry, claim), ''];
+    return Number(await this.redis.eval(SEEN_SETTLE, 1, this.resolvingHash, ...args)) === 1;
+  }
+
+  /**
+   * A new holder takes over a claim an earlier holder left unsettled (`list`: a raised entry or a resolution), under
+   * its own fencing token `claim`: true when taken (send it again, marked), false when it changed meanwhile.
+   */
+  async takeOver(leaseValue: string, list: 'raised' | 'resolved', stored: StoredEntry, claim: number): Promise<boolean> {
+    const hash = list === 'raised' ? this.hash : this.resolvingHash;
+    const next = SharedSeen.bodyOf(stored.entry, claim);
+    return fenced(
+      list,
+      async () =>
+        Number(await this.redis.eval(FENCED_SWAP, 2, this.keys.lease, hash, leaseValue, stored.field, stored.raw, next)) === 1,
     );
   }
 
   /** Writes what this replica notified while Redis was unreachable (not fenced: those msgs went out already). */
   async catchUp(op: 'raise' | 'resolve', entry: SeenEntry): Promise<void> {
-    const field = `${entry.source}:${entry.key}`;
+    const field = SharedSeen.fieldOf(entry);
     const prefix = `${entry.identity}\n`;
-    await this.redis.eval(SEEN_CATCH_UP, 1, this.hash, field, prefix + JSON.stringify(entry), prefix, op);
+    await this.redis.eval(SEEN_CATCH_UP, 1, this.hash, field, SharedSeen.bodyOf(entry), prefix, op);
   }
 
   /** Every error raised and not yet resolved, by any replica. */
   async open(): Promise<SeenEntry[]> {
-    const all = await this.redis.hgetall(this.hash);
-    const out: SeenEntry[] = [];
-    for (const value of Object.values(all)) {
-      const nl = value.indexOf('\n');
+    return (await this.stored('raised')).map((s) => s.entry);
+  }
+
+  /** The raised entries (`raised`) or the claimed resolutions (`resolved`), as stored. */
+  async stored(list: 'raised' | 'resolved'): Promise<StoredEntry[]> {
+    const all = await this.redis.hgetall(list === 'raised' ? this.hash : this.resolvingHash);
+    const out: StoredEntry[] = [];
+    for (const [field, raw] of Object.entries(all)) {
+      const nl = raw.indexOf('\n');
       try {
-        out.push(JSON.parse(value.slice(nl + 1)) as SeenEntry);
+        out.push({ field, raw, entry: JSON.parse(raw.slice(nl + 1)) as SeenEntry });
       } catch {
         // an entry this version cannot read: left alone
       }

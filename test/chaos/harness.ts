@@ -398,11 +398,7 @@ class World {
         const reused = e.reuses !== undefined ? byN.get(e.reuses) : undefined;
         const twin = e.twin !== undefined ? byN.get(e.twin) : undefined;
         id = sim.injectPendingError(
-          twin
-            ? { title, id: twin.id, shareId: true }
-            : reused
-              ? { title, id: reused.id, reuseId: true }
-              : { title },
+          twin ? { title, id: twin.id, shareId: true } : reused ? { title, id: reused.id, reuseId: true } : { title },
         ).id;
       } else id = sim.injectInstrumentError({ title }).uuid;
       const record: Injected = { n: e.n, instrument: e.instrument, source: e.source, id, at: Date.now() };

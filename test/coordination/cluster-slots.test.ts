@@ -79,6 +79,13 @@ describeWithRedis('coordination: Redis Cluster hash slots', function () {
     await seen.raise(grant.value, entry);
     await seen.resolve(grant.value, entry);
     await seen.catchUp('raise', entry);
+    // two-phase: claimed under a token, taken over by a new holder, settled
+    await seen.resolve(grant.value, entry, grant.token);
+    await seen.raise(grant.value, entry, grant.token);
+    const [claimed] = await seen.stored('raised');
+    await seen.takeOver(grant.value, 'raised', claimed, grant.token + 1);
+    await seen.settleRaise(entry, grant.token + 1);
+    await seen.settleResolve({ ...entry, record: undefined }, grant.token);
     const ledger = new SharedLedger(redis, k, 'A', 'a');
     const person = await ledger.claim('1', 'Retry', { by: 'alice' });
     if (person.ok) await person.confirm();

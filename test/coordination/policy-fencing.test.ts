@@ -70,8 +70,11 @@ describeWithRedis('coordination: policy answers fenced by the lease (issue 19)',
     );
     // (it may hold the instrument again later: the replica whose name sorts first takes its share back, and then it
     // reports the error resolved, once)
-    assert.equal(collector.count('raised', id), 1, `raised once: ${events}`);
-    assert.ok(collector.count('resolved', id) <= 1, `resolved at most once: ${events}`);
+    // (a paused holder's unsettled claim is sent again by the next holder, marked msg.redelivered)
+    const unmarked = (kind: string): number =>
+      collector.events.filter((e) => e.kind === kind && e.id === id && e.redelivered === undefined).length;
+    assert.equal(unmarked('raised'), 1, `raised once: ${events}`);
+    assert.ok(unmarked('resolved') <= 1, `resolved at most once: ${events}`);
   });
 
   it('a holder killed while its taken default waits for an answer in flight: the new holder sends the default, once', async function () {

@@ -37,6 +37,14 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     await collector.stop();
   });
 
+  /**
+   * Msgs of one kind for one error that do not say they may be a second one: a killed or paused holder's claims not
+   * yet settled are sent again by the next holder, marked `msg.redelivered` (at least once, never silently twice).
+   */
+  function unmarked(kind: string, id: string): number {
+    return collector.events.filter((e) => e.kind === kind && e.id === id && e.redelivered === undefined).length;
+  }
+
   /** Which replica holds the instrument's lease now (by its process id), if any. */
   async function holderOf(baseUrl: string): Promise<Replica | undefined> {
     return leaseHolder(db.redis, prefix, { baseUrl }, replicas);
@@ -107,11 +115,13 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
 
     for (const id of ids)
       assert.equal(
-        collector.count('raised', id),
+        unmarked('raised', id),
         1,
-        `error ${id} raised once: ${JSON.stringify(collector.events.filter((e) => e.id === id))}`,
+        `error ${id} raised once (unmarked): ${JSON.stringify(collector.events.filter((e) => e.id === id))}`,
       );
-    for (const id of resolvedIds) assert.equal(collector.count('resolved', id), 1, `error ${id} resolved once`);
+    for (const id of resolvedIds) assert.equal(unmarked('resolved', id), 1, `error ${id} resolved once (unmarked)`);
+    for (const e of collector.events.filter((x) => x.redelivered !== undefined))
+      assert.equal(e.redelivered, 'holder-stopped', 'only what a killed holder left unsettled is sent again');
     assert.equal(collector.events.filter((e) => e.lost).length, 0, 'nothing emitted without coordination');
     const worst = Math.max(...failovers);
     console.log(
@@ -163,8 +173,8 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     paused.pause();
     const during = String(sim.injectPendingError({ title: 'while paused' }).id);
     sim.resolvePendingError(first);
-    await until(() => collector.count('raised', during) === 1, 'the other replica took over', 15000);
-    await until(() => collector.count('resolved', first) === 1, 'resolution seen by the new holder', 15000);
+    await until(() => unmarked('raised', during) === 1, 'the other replica took over', 15000);
+    await until(() => collector.count('resolved', first) >= 1, 'resolution seen by the new holder', 15000);
     const taker = await holderOf(sim.baseUrl);
     assert.ok(taker && taker !== paused, 'the lease moved');
     paused.resume();
@@ -172,8 +182,9 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     const after = String(sim.injectPendingError({ title: 'after the resume' }).id);
     await until(() => collector.count('raised', after) === 1, 'raised after the resume', 10000);
     await new Promise((r) => setTimeout(r, 3 * LEASE_S * 1000));
-    for (const id of [first, during, after]) assert.equal(collector.count('raised', id), 1, `${id} raised once`);
-    assert.equal(collector.count('resolved', first), 1);
+    // the paused holder's claim of `first` was not settled: the new holder sends it again, marked
+    for (const id of [first, during, after]) assert.equal(unmarked('raised', id), 1, `${id} raised once (unmarked)`);
+    assert.equal(unmarked('resolved', first), 1);
     assert.equal(
       collector.events.filter((e) => e.replica === paused.name && e.at > 0 && e.id !== first).length,
       0,

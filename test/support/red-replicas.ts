@@ -46,6 +46,8 @@ export interface Collected {
   id: string;
   replica: string;
   lost?: string;
+  /** msg.redeliveryReason: the msg was sent again and may have come before (see src/coordination/error-gate.ts) */
+  redelivered?: string;
   at: number;
 }
 
@@ -120,7 +122,7 @@ export function watchFlows(options: {
       id: `to-${kind}`,
       type: 'function',
       z: 'tab',
-      func: `msg.payload = { kind: '${kind}', id: String(msg.errorId ?? msg.uuid), source: msg.source, replica: env.get('LH_REPLICA'), lost: msg.coordination }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
+      func: `msg.payload = { kind: '${kind}', id: String(msg.errorId ?? msg.uuid), source: msg.source, replica: env.get('LH_REPLICA'), lost: msg.coordination, redelivered: msg.redeliveryReason }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
       outputs: 1,
       wires: [['post']],
     });
@@ -130,7 +132,7 @@ export function watchFlows(options: {
       id: 'to-connection',
       type: 'function',
       z: 'tab',
-      func: `msg.payload = { kind: 'connection', id: msg.event, replica: env.get('LH_REPLICA'), lost: msg.coordination }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
+      func: `msg.payload = { kind: 'connection', id: msg.event, replica: env.get('LH_REPLICA'), lost: msg.coordination, redelivered: msg.redeliveryReason }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
       outputs: 1,
       wires: [['post']],
     });
@@ -147,7 +149,7 @@ export function watchFlows(options: {
         id: `to-${kind}`,
         type: 'function',
         z: 'tab',
-        func: `msg.payload = { kind: '${kind}', id: ${id}, replica: env.get('LH_REPLICA'), lost: msg.coordination }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
+        func: `msg.payload = { kind: '${kind}', id: ${id}, replica: env.get('LH_REPLICA'), lost: msg.coordination, redelivered: msg.redeliveryReason }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
         outputs: 1,
         wires: [['post']],
       });

@@ -234,7 +234,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   async function emit(
     proposed: PushOutcome,
     connection: ReturnType<typeof connectionMessage>[] = [],
-    listed?: Map<string, Set<string>>,
+    listed?: ReturnType<typeof listedKeysOf<PolledError>>,
   ): Promise<void> {
     if (gate) {
       // coordinated: each msg goes out the moment the shared memory took it (see src/coordination/error-gate.ts)
