@@ -54,11 +54,12 @@ function linkKey(e: { source: string; id: string }): string {
 }
 
 /**
- * One pending error: its id together with its title (the 0.3 identity rule: an instrument may list two errors under
- * one id; they count as two while their titles differ, as one when the same record is listed twice).
+ * One pending error: its id together with what the instrument says of it here, title and severity (the 0.3 identity
+ * rule: an instrument may list two errors under one id; they count as two while they differ, as one when the same
+ * record is listed twice).
  */
-function errorKey(e: { source: string; id: string; title: string }): string {
-  return `${e.source}:${e.id}:${e.title}`;
+function errorKey(e: { source: string; id: string; title: string; severity: string }): string {
+  return JSON.stringify([e.source, e.id, e.title, e.severity]);
 }
 
 function unique(list: PendingErrorView[]): PendingErrorView[] {

@@ -20,6 +20,7 @@ import {
   withActor,
 } from '../../src/audit';
 import {
+  DeckApi,
   DialogApi,
   InstrumentApi,
   LiquidHandlerClient,
@@ -42,6 +43,11 @@ type Write = (c: LiquidHandlerClient, sim: ReturnType<typeof useClients>['sim'])
 
 /** The client's write operations, each called with input its validation accepts (the instrument may still refuse). */
 const WRITES: Record<string, Write> = {
+  'deck.initialize': (c) => c.deck.initialize(),
+  'deck.startTemperatureControl': (c) => c.deck.startTemperatureControl(37),
+  'deck.stopTemperatureControl': (c) => c.deck.stopTemperatureControl(),
+  'deck.setCustomLighting': (c) => c.deck.setCustomLighting({ red: 10, green: 20, blue: 30, white: 0 }),
+  'deck.setAutomaticLighting': (c) => c.deck.setAutomaticLighting(),
   'prep.changeExpiredPassword': (c) => c.prep.changeExpiredPassword('admin', 'labwire', 'a-new-password-77'),
   'prep.setupWizard': (c) => c.prep.setupWizard(),
   'prep.kbaPasswordReset': (c) => c.prep.kbaPasswordReset(),
@@ -101,6 +107,14 @@ const WRITES: Record<string, Write> = {
 
 /** Methods that only read (GET): they send nothing the audit records. */
 const READS = new Set([
+  'deck.snapshot',
+  'deck.deckScan',
+  'deck.isInitialized',
+  'deck.isParked',
+  'deck.hasTips',
+  'deck.temperatureStatus',
+  'deck.lighting',
+  'deck.traces',
   'prep.checkAuthentication',
   'prep.listSteps',
   'prep.getStep',
@@ -136,6 +150,8 @@ const READS = new Set([
 
 /** The APIs' own helpers (TypeScript-private): every request goes through them, so they are not operations. */
 const HELPERS = new Set([
+  'deck.send',
+  'deck.flag',
   'prep.send',
   'prep.data',
   'prep.appliedResponse',
@@ -147,7 +163,14 @@ const HELPERS = new Set([
   'machine.read',
 ]);
 
-const API_CLASSES = { prep: PrepApi, instrument: InstrumentApi, dialogs: DialogApi, runs: RunsApi, machine: MachineApi };
+const API_CLASSES = {
+  prep: PrepApi,
+  instrument: InstrumentApi,
+  dialogs: DialogApi,
+  runs: RunsApi,
+  machine: MachineApi,
+  deck: DeckApi,
+};
 
 function publicMethods(): string[] {
   return Object.entries(API_CLASSES).flatMap(([name, cls]) =>

@@ -7,13 +7,18 @@ import { inPrefix } from '../../src/simulator/request-log';
 import { isCredentialRejection, replyType } from '../../src/simulator/serve';
 
 describe('simulator: request decisions (pure parts of the HTTP pipeline)', function () {
-  it('lenient A answers the status reads without a token only when no Authorization is sent', function () {
+  it('lenient A answers every read without a token (as hardware does) only when no Authorization is sent', function () {
     assert.equal(tokenlessRead(true, 'A', 'GET', '/api/v1/System-Ready'), true);
     assert.equal(tokenlessRead(true, 'A', 'GET', '/api/v1/system-ready', 'Bearer expired'), false);
     assert.equal(tokenlessRead(false, 'A', 'GET', '/api/v1/system-ready'), false, 'strict: a token always');
     assert.equal(tokenlessRead(true, 'B', 'GET', '/api/v1/system-ready'), false);
     assert.equal(tokenlessRead(true, 'A', 'PUT', '/api/v1/protocol-run'), false);
-    assert.equal(tokenlessRead(true, 'A', 'GET', '/api/v1/errors'), false);
+    assert.equal(tokenlessRead(true, 'A', 'GET', '/api/v1/errors'), true, 'every read of A, not only the status ones');
+    assert.equal(
+      tokenlessRead(true, 'A', 'GET', '/api/v1/authenticate'),
+      false,
+      "check-authentication reports the caller's session",
+    );
   });
 
   it('a route that takes a body needs non-empty valid JSON; one that takes none ignores it', function () {

@@ -37,8 +37,8 @@ const eventArb: fc.Arbitrary<LabEvent> = fc.oneof(
 
 /** The reference: what the README promises of the document's error part. */
 function modelPending(events: LabEvent[]): Map<string, PendingErrorView> {
-  // one error: its id and its title (two records under one id with different titles are two errors)
-  const key = (p: PendingErrorView): string => JSON.stringify([p.source, p.id, p.title]);
+  // one error: its id, title and severity (two records under one id that differ in these are two errors)
+  const key = (p: PendingErrorView): string => JSON.stringify([p.source, p.id, p.title, p.severity]);
   let pending = new Map<string, PendingErrorView>();
   for (const e of events) {
     if (e.kind === 'errors') pending = new Map(e.pending.map((p) => [key(p), p]));
