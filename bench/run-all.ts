@@ -9,7 +9,7 @@ import path from 'path';
 
 import { printTable, Row } from './support/report';
 
-const ALL = ['throughput', 'latency', 'session', 'fleet', 'soak', 'runs', 'policy', 'audit', 'ha'] as const;
+const ALL = ['throughput', 'latency', 'session', 'fleet', 'soak', 'runs', 'policy', 'audit', 'ha', 'state'] as const;
 type Name = (typeof ALL)[number];
 
 const asked = process.argv.slice(2);
