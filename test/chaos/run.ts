@@ -9,9 +9,9 @@
  */
 import { parseArgs } from 'util';
 
+import { parseSeed } from '../support/prng';
 import { redisServerBinary } from '../support/redis-server';
 import { abortRuns, runSchedule } from './harness';
-import { parseSeed } from './prng';
 import { brokenInvariants, printResult, printSchedule, readRegressions, writeRegression } from './report';
 import { drawSchedule, FAULT_KINDS, FaultKind, Schedule, withFaults } from './schedule';
 import { ddmin } from './shrink';

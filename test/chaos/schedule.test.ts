@@ -3,7 +3,7 @@ import assert from 'assert';
 
 import fc from 'fast-check';
 
-import { Rng } from './prng';
+import { Rng } from '../support/prng';
 import { drawSchedule, FAULT_KINDS, faultEnd, FaultKind, INSTRUMENT_FAULTS, withFaults } from './schedule';
 
 describe('chaos schedule', function () {

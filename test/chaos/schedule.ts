@@ -4,7 +4,7 @@
  * instrument's behaviour: errors appearing and leaving, ids reused, errors answered by a policy, by a flow or by a
  * person at the instrument. The same seed and options draw the same schedule everywhere.
  */
-import { Rng } from './prng';
+import { Rng } from '../support/prng';
 
 export const FAULT_KINDS = [
   'kill-restart',

@@ -24,6 +24,7 @@ import path from 'path';
 import FakeTimers from '@sinonjs/fake-timers';
 
 import { useInstrument } from '../support/node-suite';
+import { Rng as Rand } from '../support/prng';
 import { collect, helper } from '../support/runtime';
 import { forgetAllAnswers, loadWithPage } from './lh-answer-page.support';
 import { bServerFlow, seenErrors } from './lh-error-poll.support';
@@ -49,37 +50,6 @@ async function until(check: () => boolean, what: string, timeoutMs: number): Pro
   while (!check()) {
     if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-/** mulberry32: a small seeded generator (the same seed, the same sequence). */
-class Rand {
-  private s: number;
-  constructor(seed: number) {
-    this.s = seed >>> 0;
-  }
-  next(): number {
-    this.s = (this.s + 0x6d2b79f5) >>> 0;
-    let t = this.s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  pick<T>(list: readonly T[]): T {
-    return list[this.int(list.length)];
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  /** one of the keys, by weight */
-  weighted<K extends string>(weights: Record<K, number>): K {
-    const entries = Object.entries(weights) as [K, number][];
-    let r = this.next() * entries.reduce((a, [, w]) => a + w, 0);
-    for (const [k, w] of entries) if ((r -= w) < 0) return k;
-    return entries[entries.length - 1][0];
   }
 }
 
@@ -220,7 +190,7 @@ const TITLES = ['Clot detected', 'Door open', 'Liquid level not detected', 'Tip 
 const SEVERITIES = ['Warning', 'Error', 'Fatal'] as const;
 
 function randomRule(rand: Rand, id: string): ModelRule {
-  const steps = Array.from({ length: 1 + rand.int(3) }, (): ModelStep => {
+  const steps = Array.from({ length: 1 + rand.below(3) }, (): ModelStep => {
     const mode = rand.weighted<Mode>({ manual: 2, 'walk-away': 3, 'semi-automatic': 1 });
     // a semi-automatic default never falls due here (7 days; the errors' own timeout is longer): it is only scheduled
     return { mode, answer: mode === 'manual' ? '' : rand.pick(['1', '3']), delay: mode === 'semi-automatic' ? 604_800 : 0 };
@@ -266,7 +236,7 @@ describe('lh-error-policy: model-based test over seeded random sequences (issue 
     const model = new PolicyModel();
     const trace: string[] = [];
     let nextRuleId = 1;
-    model.rules = Array.from({ length: 1 + rand.int(4) }, () => randomRule(rand, `rule-${nextRuleId++}`));
+    model.rules = Array.from({ length: 1 + rand.below(4) }, () => randomRule(rand, `rule-${nextRuleId++}`));
     const server = bServerFlow(sim);
     const flowOf = (rules: ModelRule[]): Msg[] => [
       ...server.nodes,
@@ -486,7 +456,7 @@ describe('lh-error-policy: model-based test over seeded random sequences (issue 
         }
         case 'otherInstrument': {
           const instrument = rand.pick(others);
-          const p = 100 + rand.int(3);
+          const p = 100 + rand.below(3);
           const msg = rand.pick([
             stateMsg(instrument, p, startTime()),
             stateMsg(instrument, p, null, 'Loading'),
@@ -525,14 +495,14 @@ describe('lh-error-policy: model-based test over seeded random sequences (issue 
         case 'editRules': {
           const edit = rand.weighted({ add: 3, remove: 2, move: 2, steps: 2, pattern: 1 });
           const rules = [...model.rules];
-          const at = rand.int(rules.length + 1);
+          const at = rand.below(rules.length + 1);
           if (edit === 'add' && rules.length < 6) rules.splice(at, 0, randomRule(rand, `rule-${nextRuleId++}`));
-          else if (edit === 'remove' && rules.length > 1) rules.splice(rand.int(rules.length), 1);
+          else if (edit === 'remove' && rules.length > 1) rules.splice(rand.below(rules.length), 1);
           else if (edit === 'move' && rules.length > 1) {
-            const [moved] = rules.splice(rand.int(rules.length), 1);
-            rules.splice(rand.int(rules.length + 1), 0, moved);
+            const [moved] = rules.splice(rand.below(rules.length), 1);
+            rules.splice(rand.below(rules.length + 1), 0, moved);
           } else if (edit === 'steps' && rules.length > 0) {
-            const i = rand.int(rules.length);
+            const i = rand.below(rules.length);
             rules[i] = {
               ...randomRule(rand, rules[i].id),
               source: rules[i].source,
@@ -540,7 +510,7 @@ describe('lh-error-policy: model-based test over seeded random sequences (issue 
               pattern: rules[i].pattern,
             };
           } else if (edit === 'pattern' && rules.length > 0) {
-            const i = rand.int(rules.length);
+            const i = rand.below(rules.length);
             rules[i] = { ...rules[i], pattern: rand.pick(['', 'clot', 'door', 'level'] as const) };
           }
           model.rules = rules;

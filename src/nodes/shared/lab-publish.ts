@@ -2,7 +2,7 @@
  * The one place the watch nodes turn what they saw into lab events (src/observe/lab-events.ts) for lh-state and the
  * metrics: each hook in a node is one call here, and costs nothing while nobody listens.
  */
-import { labListened, PendingErrorView, publishLab } from '../../observe/lab-events';
+import { LabEvent, labListened, PendingErrorView, publishLab } from '../../observe/lab-events';
 import type { InstrumentInfo } from './error-records';
 import type { ErrorSource, PolledError } from './poll-messages';
 import type { LhServerNode } from './server-node';
@@ -82,14 +82,7 @@ export class LabPublisher {
     if (labListened()) publishLab({ ...this.about, kind: 'link', source, id, answerUrl });
   }
 
-  run(change: {
-    state: string | null;
-    started?: boolean;
-    protocol?: string | null;
-    step?: string | null;
-    progress?: number | null;
-    eta?: string | null;
-  }): void {
+  run(change: Omit<Extract<LabEvent, { kind: 'run' }>, 'kind' | 'instrumentKey' | 'instrument'>): void {
     if (labListened()) publishLab({ ...this.about, kind: 'run', ...change });
   }
 

@@ -20,6 +20,19 @@ export class Rng {
     return lo + Math.floor(this.next() * (hi - lo + 1));
   }
 
+  /** An integer in [0, n). */
+  below(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+
+  /** One of the keys, by weight. */
+  weighted<K extends string>(weights: Record<K, number>): K {
+    const entries = Object.entries(weights) as [K, number][];
+    let r = this.next() * entries.reduce((a, [, w]) => a + w, 0);
+    for (const [k, w] of entries) if ((r -= w) < 0) return k;
+    return entries[entries.length - 1][0];
+  }
+
   chance(p: number): boolean {
     return this.next() < p;
   }
