@@ -186,4 +186,33 @@ describe('lh-state rate (StateNode on a model clock)', function () {
       node.close();
     }
   });
+
+  it('holds documents until the errors of a poll are in (a deploy, a new holder), then sends the one that knows them', function () {
+    const sent: StateMsg[] = [];
+    const node = new StateNode({
+      ...about,
+      stateTopic: 's/{{instrument}}',
+      eventTopic: 'e/{{instrument}}',
+      perSecond: 1,
+      emitting: () => true,
+      send: (state) => {
+        if (state) sent.push(state);
+      },
+    });
+    try {
+      node.awaitPoll();
+      node.emitNow(); // the deploy's own send: held
+      node.take({ ...about, kind: 'connection', state: 'online' });
+      assert.equal(sent.length, 0, 'no document before the poll');
+      const error: PendingErrorView = { source: 'A', id: '9', title: 'Clot', severity: 'Error' };
+      node.take({ ...about, kind: 'errors', pending: [error] });
+      assert.equal(sent.length, 1);
+      assert.equal((sent[0].payload as { errors: { pending: number } }).errors.pending, 1);
+      node.awaitPoll();
+      node.stopAwaiting(); // no error watch: the fallback sends what it has
+      assert.equal(sent.length, 2);
+    } finally {
+      node.close();
+    }
+  });
 });

@@ -13,6 +13,8 @@ const MIN_MACHINE_SECONDS = 5;
 /** The document again this long after a deploy: the mqtt out node has connected to its broker by then. */
 const AFTER_DEPLOY_MS = 2000;
 const MIN_REPEAT_MS = 1000;
+/** The longest a document waits for the first poll's errors (a flow whose instrument has no error watch). */
+const FIRST_POLL_WAIT_MS = 10_000;
 
 function clampNumber(value: unknown, fallback: number, min: number, max: number): number {
   const n = Number(value);
@@ -46,12 +48,22 @@ export = function register(RED: Red): void {
       });
       stops.push(() => state.close());
       status.follow(server.connection);
+      // a document goes out once the errors of a first poll are in (at most FIRST_POLL_WAIT_MS after a deploy or a
+      // lease taken over: a flow without an error watch still gets its document)
+      let fallback: NodeJS.Timeout | undefined;
+      const awaitPoll = (): void => {
+        state.awaitPoll();
+        clearTimeout(fallback);
+        fallback = setTimeout(() => state.stopAwaiting(), FIRST_POLL_WAIT_MS);
+      };
+      stops.push(() => clearTimeout(fallback));
+      awaitPoll();
       if (coordination) {
         let held = coordination.isHolder;
         stops.push(
           coordination.onChange(() => {
             const now = coordination.isHolder;
-            if (now && !held) state.emitNow(); // a new holder says the current state at once
+            if (now && !held) awaitPoll(); // a new holder says the current state once its watch has polled
             if (!now) status.idle('lh-state.status.standby');
             held = now;
           }),
@@ -88,9 +100,9 @@ export = function register(RED: Red): void {
           clearTimeout(timer);
         });
       }
-      // a deploy: the document now, and again once the mqtt out node beside it has connected (it drops what comes
-      // before) and every `repeat` seconds, so a broker that restarted without its retained msgs gets it back
-      state.emitNow();
+      // after a deploy: the document once the first poll is in (above), again once the mqtt out node beside it has
+      // connected (it drops what comes before) and every `repeat` seconds, so a broker that restarted without its
+      // retained msgs gets it back
       const repeatMs = clampNumber(config.repeat, 60, 0, 86400) * 1000;
       const settle = setTimeout(() => state.emitNow(), AFTER_DEPLOY_MS);
       const every = repeatMs > 0 ? setInterval(() => state.emitNow(), Math.max(MIN_REPEAT_MS, repeatMs)) : undefined;

@@ -43,6 +43,11 @@ export class StateNode {
   private lastSent?: StateDocument;
   private readonly stop: () => void;
   private readonly now: () => number;
+  /**
+   * Documents are held until the errors of a first poll are in: a document made before that would say "0 pending"
+   * while errors wait (at a deploy, and on a new lease holder, whose watch did not poll while it stood by).
+   */
+  private awaiting = false;
 
   constructor(private readonly o: StateNodeOptions) {
     this.now = o.now ?? Date.now;
@@ -59,12 +64,28 @@ export class StateNode {
   take(event: LabEvent): void {
     this.memory = fold(this.memory, event, this.now());
     if (this.o.emitting()) this.sendEvent(event);
+    if (this.awaiting && event.kind === 'errors') {
+      this.awaiting = false;
+      return this.emitNow(); // the first document that knows the errors: at once
+    }
     this.offer();
+  }
+
+  /** Hold documents until a poll's errors are in (`stopAwaiting` ends it without one: no watch node polls). */
+  awaitPoll(): void {
+    this.awaiting = true;
+    this.clear();
+  }
+
+  stopAwaiting(): void {
+    if (!this.awaiting) return;
+    this.awaiting = false;
+    this.emitNow();
   }
 
   /** The lease came to this Node-RED (or a deploy): the current document at once, whatever the rate. */
   emitNow(): void {
-    if (!this.o.emitting()) return;
+    if (!this.o.emitting() || this.awaiting) return;
     this.clear();
     this.gate.lastAt = this.now();
     this.lastSent = this.memory.doc;
@@ -72,7 +93,7 @@ export class StateNode {
   }
 
   private offer(): void {
-    if (this.memory.doc === this.lastSent || !this.o.emitting()) return;
+    if (this.memory.doc === this.lastSent || !this.o.emitting() || this.awaiting) return;
     const verdict = admit(this.gate, this.now(), this.o.perSecond);
     if (verdict === 'now') return this.emitNow();
     if (this.gate.held) return; // the timer sends the latest document when the gap ends
