@@ -12,7 +12,7 @@ import {
 import { offerFirmwareErrors } from '../answering/open-firmware-errors';
 import { severityFilter } from '../answering/severity';
 import { snapshotHook, snapshotTaker } from '../deck/snapshot';
-import { ConnectPolls, PushPolls } from '../shared/connect-polls';
+import { LivePolls } from '../shared/connect-polls';
 import { Api, connectionChange, ConnectionView } from '../shared/connection-state';
 import { coordinationStatus, gateFor, listedKeysOf, markLost } from '../shared/coordinated-poll';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
@@ -172,8 +172,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   node.on('close', () => slot.leave());
   const listening = listenOf(config.listen) && sources.includes('A');
   let socket: SocketState = 'connecting';
-  const connectPolls = new ConnectPolls(() => rules.baseMs);
-  const pushPolls = new PushPolls(() => loop.trigger());
+  const livePolls = new LivePolls(loop); // a reconnect polls at once; pushes at once or folded, within a budget
   let lastStatus: StatusDecision | undefined;
   // several Node-REDs (lh-coordination): only the lease holder polls and emits, each error once across replicas
   const gate = gateFor(w.server, node.id, rules);
@@ -272,7 +271,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
       emit(outcome).catch((err: unknown) => logWarn(node, asLhError(err, node.type).message));
       showStatus(lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
     }
-    pushPolls.request(); // at once, or folded with the frames of the next 250 ms: a flood never polls back to back
+    livePolls.frame(); // at once, or folded into the one follow-up of the poll in flight: a flood costs two at a time
   }
 
   function onSocket(change: EventStateChange): void {
@@ -285,8 +284,8 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     }
     if (reaction.openAfterOutage > 0)
       logWarn(node, RED._('lh-error-poll.log.openAfterOutage', { count: reaction.openAfterOutage }));
-    // at most one connect-poll per interval, paced with the others: a reconnect wave of the fleet spreads
-    if (reaction.pollNow && connectPolls.allow()) slot.catchUp((since) => loop.catchUp(since));
+    // at once, never held back: what happened while the socket was down is found now (the socket's back-off bounds it)
+    if (reaction.pollNow) livePolls.connected();
     if (lastStatus) showStatus(lastStatus);
   }
 
@@ -300,7 +299,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     ];
     node.on('close', () => {
       for (const unsubscribe of off.splice(0)) unsubscribe();
-      pushPolls.stop();
+      livePolls.stop();
       if (saveTimer) save(); // what the last frames changed is kept
     });
     const current = client.events.lastChange('errors'); // another node may hold the socket open already

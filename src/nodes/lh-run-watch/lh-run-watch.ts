@@ -10,7 +10,7 @@ import {
   triggersPoll,
 } from '../runs/run-decisions';
 import { RunMemoryStore, runMemoryStore } from '../runs/run-memory-store';
-import { ConnectPolls, PushPolls } from '../shared/connect-polls';
+import { LivePolls } from '../shared/connect-polls';
 import { connectionChange, ConnectionView, offlineAfterOf } from '../shared/connection-state';
 import { connectionMessage } from '../shared/error-messages';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
@@ -43,18 +43,18 @@ function listensForPushes(value: unknown): boolean {
  * Polls at once when the instrument pushes a run status or a finished run, and when the event socket (re)connects
  * (a change made while it was down is caught up). Returns the function that removes both subscriptions.
  */
-function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop: PollLoop, slot: PollSlot): () => void {
+function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop: PollLoop): () => void {
   let saidUnavailable = false;
-  const connectPolls = new ConnectPolls(() => slot.intervalMs); // a flapping socket never turns into a storm of polls
-  const pushPolls = new PushPolls(() => loop.trigger()); // a flood of run events never polls back to back
+  // a reconnect polls at once; pushes at once or folded into one follow-up, within a budget (a flood costs two at a time)
+  const livePolls = new LivePolls(loop);
   const offEvents = client.events.onEvents((event) => {
-    if (triggersPoll(event.code)) pushPolls.request();
+    if (triggersPoll(event.code)) livePolls.frame();
   });
   const offState = client.events.onState((change) => {
     if (change.channel !== 'events') return;
     if (change.state === 'connected') {
       saidUnavailable = false;
-      if (connectPolls.allow()) slot.catchUp((since) => loop.catchUp(since)); // paced: a reconnect wave spreads
+      livePolls.connected(); // at once: a change made while the socket was down is caught now
     } else if (change.state === 'unavailable' && !saidUnavailable) {
       saidUnavailable = true;
       logInfo(node, RED._('lh-run-watch.log.noPushes', { reason: change.reason ?? '' }));
@@ -63,7 +63,7 @@ function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop
   return () => {
     offEvents();
     offState();
-    pushPolls.stop();
+    livePolls.stop();
   };
 }
 
@@ -131,7 +131,7 @@ export = function register(RED: Red): void {
       loop = watch(node, status, server, client, memoryFor(key), store, instrumentInfo(server, client), config, slot);
       const started = loop;
       offRole = store.onChange(() => started.trigger()); // a new holder polls at once
-      if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop, slot);
+      if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop);
     } catch (err) {
       setupError = asLhError(err, node.type);
       status.failed(setupError);

@@ -10,6 +10,8 @@ export class PollLoop {
   private timer?: NodeJS.Timeout;
   private running = false;
   private again = false;
+  /** trigger() planned a poll at once that has not started yet */
+  private triggered = false;
   private lastStart = Number.NEGATIVE_INFINITY;
   /** when the planned poll is due (Date.now() time) */
   private dueAt = 0;
@@ -35,7 +37,16 @@ export class PollLoop {
       this.again = true;
       return;
     }
+    this.triggered = true;
     this.schedule(0);
+  }
+
+  /**
+   * A poll was asked for (trigger) that has not started yet: whatever happens now, it sees. A poll in flight does
+   * not count (it may have read the instrument before).
+   */
+  get pollPending(): boolean {
+    return !this.stoppedValue && (this.again || this.triggered);
   }
 
   /**
@@ -56,12 +67,14 @@ export class PollLoop {
   private schedule(delayMs: number): void {
     if (this.stoppedValue) return;
     if (this.timer) clearTimeout(this.timer);
+    if (delayMs > 0) this.triggered = false;
     this.dueAt = Date.now() + delayMs;
     this.timer = setTimeout(() => void this.tick(), delayMs);
   }
 
   private async tick(): Promise<void> {
     this.timer = undefined;
+    this.triggered = false;
     this.running = true;
     // a timer may fire a millisecond before its time by Date.now() (libuv's clock): the poll then counts from when
     // it was due, or a poll planned for a slot would find the slot still ahead and poll again a millisecond later
@@ -75,11 +88,10 @@ export class PollLoop {
     } finally {
       this.running = false;
     }
-    if (this.again) {
-      this.again = false;
-      delay = 0;
-    }
-    this.schedule(Math.max(0, delay - (Date.now() - started)));
+    const followUp = this.again;
+    this.again = false;
+    this.schedule(followUp ? 0 : Math.max(0, delay - (Date.now() - started)));
+    if (followUp) this.triggered = true;
   }
 }
 
