@@ -44,13 +44,14 @@ describe('event sockets of a hostile instrument, in Node-RED', function () {
     const count = (path: string): number => sim.requests.filter((r) => r.method === 'GET' && r.path === path).length;
     for (const channel of ['events', 'errors'] as const) {
       const n = upgrades.filter((u) => u.channel === channel).length;
-      assert.ok(n <= 2, `${n} upgrades on ${channel} (92 before)`);
+      // one fast retry (100–300 ms), then the back-off's 3 s doubled (0.3: 3 s from the first close, at most 2)
+      assert.ok(n <= 3, `${n} upgrades on ${channel} (92 before)`);
     }
     // the first poll, one poll per reconnect (never held back: the socket's back-off bounds them), one regular at 5 s
     const bound = (channel: 'events' | 'errors'): number => 2 + upgrades.filter((u) => u.channel === channel).length;
     assert.ok(count(ERROR_POLL) <= bound('errors'), `${count(ERROR_POLL)} error-list polls (94 before)`);
     assert.ok(count(RUN_POLL) <= bound('events'), `${count(RUN_POLL)} run-status polls (92 before)`);
-    assert.ok(connection.length <= 4, `${connection.length} connection msgs (184 before)`);
+    assert.ok(connection.length <= 6, `${connection.length} connection msgs (184 before)`);
     assert.ok(
       connection.every((m: Msg) => ['connected', 'disconnected'].includes(String((m.payload as Msg).state))),
       'each one a real change',
