@@ -24,6 +24,7 @@ import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { onPasswordWarning, passwordExpiryMessage } from '../shared/password-warning';
 import { intervalMs, PollLoop } from '../shared/poll-loop';
 import { PolledError } from '../shared/poll-messages';
+import { pollPermits } from '../shared/poll-permits';
 import { pollSchedule } from '../shared/poll-schedule';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
@@ -166,7 +167,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   // a deck photo with each raised error (issue 33): waits at most 2 s, never stops the msg (src/nodes/deck/snapshot.ts)
   const snapshots = snapshotHook(isChecked(config.snapshot) ? snapshotTaker(client) : undefined, (t) => logWarn(node, t));
   const lab = new LabPublisher(w.server, instrument); // lh-state and the metrics read what this watch sees
-  const loop = new PollLoop(pollOnce);
+  const loop = new PollLoop(pollOnce, pollPermits); // at most MAX_POLLS_IN_FLIGHT polls of this Node-RED at a time
   // this node's slot among every poll loop of this Node-RED with the same interval: a fleet polls spread, not together
   const slot = pollSchedule.join(watchKey(w.server.instrumentKey, node.id), rules.baseMs);
   node.on('close', () => slot.leave());

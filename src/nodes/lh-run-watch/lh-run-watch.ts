@@ -19,6 +19,7 @@ import { migrateConfig } from '../shared/migrations';
 import { logInfo, logWarn } from '../shared/node-log';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { backoffMs, intervalMs, PollLoop, withJitter } from '../shared/poll-loop';
+import { pollPermits } from '../shared/poll-permits';
 import { pollSchedule, PollSlot } from '../shared/poll-schedule';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
@@ -283,7 +284,7 @@ function watch(
     node.send([null, null, null, { ...connectionMessage(change.state, instrument, details), ...mark }]);
   }
 
-  const loop = new PollLoop(pollOnce);
+  const loop = new PollLoop(pollOnce, pollPermits); // at most MAX_POLLS_IN_FLIGHT polls of this Node-RED at a time
   status.idle('polling');
   status.follow(server.connection, { apis: ['A'], offlineAfter: grace, onChange: onConnection });
   slot.catchUp((since) => loop.catchUp(since)); // the first poll: a deploy of many nodes paces its first polls

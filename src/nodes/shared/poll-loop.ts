@@ -1,3 +1,5 @@
+import type { PollPermits, Release } from './poll-permits';
+
 /**
  * A self-rescheduling poll: the next poll is planned only when the previous one has finished, so polls never
  * overlap; the delay a poll returns counts from that poll's start, so the poll's own duration does not stretch
@@ -12,6 +14,8 @@ export class PollLoop {
   private again = false;
   /** trigger() planned a poll at once that has not started yet */
   private triggered = false;
+  /** a poll is waiting for its permit: it has not read the instrument yet */
+  private waitingPermit = false;
   private lastStart = Number.NEGATIVE_INFINITY;
   /** when the planned poll is due (Date.now() time) */
   private dueAt = 0;
@@ -21,7 +25,11 @@ export class PollLoop {
    * `poll` gets its start time (Date.now(), or when it was due if its timer fired early) and returns the delay from
    * that start to the start of the next poll, in ms.
    */
-  constructor(private readonly poll: (startedAt: number) => Promise<number>) {}
+  constructor(
+    private readonly poll: (startedAt: number) => Promise<number>,
+    /** the process's cap on polls in flight (the nodes pass pollPermits); without it, no cap */
+    private readonly permits?: PollPermits,
+  ) {}
 
   get stopped(): boolean {
     return this.stoppedValue;
@@ -32,7 +40,7 @@ export class PollLoop {
   }
 
   trigger(): void {
-    if (this.stoppedValue) return;
+    if (this.stoppedValue || this.waitingPermit) return; // a poll that has not started yet sees what asked for this one
     if (this.running) {
       this.again = true;
       return;
@@ -46,7 +54,7 @@ export class PollLoop {
    * not count (it may have read the instrument before).
    */
   get pollPending(): boolean {
-    return !this.stoppedValue && (this.again || this.triggered);
+    return !this.stoppedValue && (this.again || this.triggered || this.waitingPermit);
   }
 
   /**
@@ -74,8 +82,20 @@ export class PollLoop {
 
   private async tick(): Promise<void> {
     this.timer = undefined;
-    this.triggered = false;
     this.running = true;
+    // one of the process's permits first (a burst waits in order of arrival); a poll asked for meanwhile is this one
+    let release: Release = () => undefined;
+    if (this.permits) {
+      this.waitingPermit = true;
+      release = await this.permits.acquire();
+      this.waitingPermit = false;
+    }
+    this.triggered = false;
+    if (this.stoppedValue) {
+      release();
+      this.running = false;
+      return;
+    }
     // a timer may fire a millisecond before its time by Date.now() (libuv's clock): the poll then counts from when
     // it was due, or a poll planned for a slot would find the slot still ahead and poll again a millisecond later
     const started = Math.max(Date.now(), this.dueAt);
@@ -86,6 +106,7 @@ export class PollLoop {
     } catch {
       delay = DEFAULT_INTERVAL_MS;
     } finally {
+      release();
       this.running = false;
     }
     const followUp = this.again;

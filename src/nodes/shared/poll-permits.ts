@@ -1,0 +1,54 @@
+/**
+ * A cap on the polls in flight in this Node-RED (issue 31): a burst (1,000 instruments pushing an error each at once,
+ * a reconnect wave of the fleet) never has more than MAX_POLLS_IN_FLIGHT requests under way; the others wait for a
+ * permit, served in order of arrival, without a fixed wait. Bounds the sockets, memory and event-loop work of a burst
+ * instead of delaying its first polls.
+ */
+
+/**
+ * Polls under way at most, process-wide: enough to overlap loopback and LAN round trips (a poll is one small GET per
+ * interface), few enough that a burst is answered first come, first served instead of all at once and slowly.
+ */
+export const MAX_POLLS_IN_FLIGHT = 64;
+
+export type Release = () => void;
+
+export class PollPermits {
+  private active = 0;
+  private readonly queue: ((release: Release) => void)[] = [];
+
+  constructor(private readonly max: number = MAX_POLLS_IN_FLIGHT) {}
+
+  /** A permit, at once when fewer than `max` are out and nobody waits, else after those who asked before. */
+  acquire(): Promise<Release> {
+    if (this.active < this.max && this.queue.length === 0) {
+      this.active++;
+      return Promise.resolve(this.releaser());
+    }
+    return new Promise((resolve) => this.queue.push(resolve));
+  }
+
+  /** Permits out. */
+  get inFlight(): number {
+    return this.active;
+  }
+
+  /** Polls waiting for a permit. */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  private releaser(): Release {
+    let released = false;
+    return () => {
+      if (released) return; // a second call must not free another poll's permit
+      released = true;
+      const next = this.queue.shift();
+      if (next) next(this.releaser());
+      else this.active--;
+    };
+  }
+}
+
+/** The permits every poll loop of this Node-RED shares. */
+export const pollPermits = new PollPermits();
