@@ -286,7 +286,9 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     if (reaction.openAfterOutage > 0)
       logWarn(node, RED._('lh-error-poll.log.openAfterOutage', { count: reaction.openAfterOutage }));
     // at once, never held back: what happened while the socket was down is found now (the socket's back-off bounds it)
-    if (reaction.pollNow) livePolls.connected();
+    if (reaction.pollNow && reaction.paced)
+      slot.catchUp((since) => loop.catchUp(since)); // a deploy spreads
+    else if (reaction.pollNow) livePolls.connected();
     if (lastStatus) showStatus(lastStatus);
   }
 

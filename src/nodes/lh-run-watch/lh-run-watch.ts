@@ -44,8 +44,9 @@ function listensForPushes(value: unknown): boolean {
  * Polls at once when the instrument pushes a run status or a finished run, and when the event socket (re)connects
  * (a change made while it was down is caught up). Returns the function that removes both subscriptions.
  */
-function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop: PollLoop): () => void {
+function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop: PollLoop, slot: PollSlot): () => void {
   let saidUnavailable = false;
+  let connectedBefore = false;
   // a reconnect polls at once; pushes at once or folded into one follow-up, within a budget (a flood costs two at a time)
   const livePolls = new LivePolls(loop);
   const offEvents = client.events.onEvents((event) => {
@@ -55,7 +56,11 @@ function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop
     if (change.channel !== 'events') return;
     if (change.state === 'connected') {
       saidUnavailable = false;
-      livePolls.connected(); // at once: a change made while the socket was down is caught now
+      // a reconnect polls at once (a change made while the socket was down); the first connect goes with the deploy's
+      // paced first polls, so a deploy of many nodes does not poll in one burst
+      if (connectedBefore) livePolls.connected();
+      else slot.catchUp((since) => loop.catchUp(since));
+      connectedBefore = true;
     } else if (change.state === 'unavailable' && !saidUnavailable) {
       saidUnavailable = true;
       logInfo(node, RED._('lh-run-watch.log.noPushes', { reason: change.reason ?? '' }));
@@ -132,7 +137,7 @@ export = function register(RED: Red): void {
       loop = watch(node, status, server, client, memoryFor(key), store, instrumentInfo(server, client), config, slot);
       const started = loop;
       offRole = store.onChange(() => started.trigger()); // a new holder polls at once
-      if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop);
+      if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop, slot);
     } catch (err) {
       setupError = asLhError(err, node.type);
       status.failed(setupError);
