@@ -4,7 +4,7 @@
  * or the client closes. An instrument without sockets (404 or another refused upgrade) is reported once as
  * `unavailable`, so callers keep polling.
  * Reconnects start fast and back off only on repeated early closes (issue 31, see reconnectWaitMs): after a close the
- * first attempt goes after 100–300 ms (200 ms ±50 % jitter), attempts that do not reach the instrument double that;
+ * first attempt goes after 25–75 ms (50 ms ±50 % jitter), attempts that do not reach the instrument double that;
  * a connection counts as established only once it proved useful by staying open `usefulAfterMs` (5 s), and the
  * second of such early closes in a row (an instrument that accepts the upgrade and closes at once, or sends a frame and
  * closes) starts the full back-off (3 s doubling to 30 s): such a socket is reopened a few times a minute, not a storm.
@@ -39,8 +39,8 @@ export interface EventNotice {
 export const DEFAULT_MAX_FRAME_BYTES = 1024 * 1024;
 /** A connection open this long has proved useful: losing it later is a drop (quick reconnect), not a failed attempt. */
 export const DEFAULT_USEFUL_AFTER_MS = 5_000;
-/** The first reconnect delay after a close (±50 % jitter: 100–300 ms). */
-export const DEFAULT_RECONNECT_FIRST_MS = 200;
+/** The first reconnect delay after a close (±50 % jitter: 25–75 ms). */
+export const DEFAULT_RECONNECT_FIRST_MS = 50;
 /** Where the back-off starts after repeated early closes. */
 export const DEFAULT_RECONNECT_INITIAL_MS = 3000;
 /** Early closes in a row that still reconnect fast: one may be a fluke (the instrument restarting its server). */
@@ -69,7 +69,7 @@ export interface EventStreamOptions {
    */
   reconnectInitialMs?: number;
   /**
-   * the first reconnect delay after a close, default 200 ms with ±50 % jitter (100–300 ms), doubled per attempt that
+   * the first reconnect delay after a close, default 50 ms with ±50 % jitter (25–75 ms), doubled per attempt that
    * does not reach the instrument (one restarting, or really down: 0.2, 0.4, 0.8 … s up to `reconnectMaxMs`)
    */
   reconnectAfterDropMs?: number;

@@ -22,7 +22,7 @@ describe('client: event sockets stay bounded', function () {
 
   it('an instrument that accepts the upgrade and closes at once: at most 3 upgrades per channel in 5 s', async function () {
     sim.setSocketsCloseAtOnce(true);
-    // default timings: one fast retry (100–300 ms), then 3 s doubled per early close (0.3: 3 s at once, 2 upgrades)
+    // default timings: one fast retry (25–75 ms), then 3 s doubled per early close (0.3: 3 s at once, 2 upgrades)
     const client = suite.make();
     const changes: EventStateChange[] = [];
     client.events.onState((c) => changes.push(c));

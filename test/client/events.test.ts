@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { WebSocketServer } from 'ws';
 
 import {
+  DEFAULT_RECONNECT_FIRST_MS,
   EventChannel,
   eventSocketUrl,
   EventStateChange,
@@ -241,15 +242,15 @@ describe('client: event socket timings', function () {
     );
   });
 
-  const DEFAULTS = { firstMs: 200, initialMs: 3000, maxMs: 30000 };
+  const DEFAULTS = { firstMs: DEFAULT_RECONNECT_FIRST_MS, initialMs: 3000, maxMs: 30000 };
 
-  it('reconnects fast after a close: 100–300 ms, whatever the jitter', function () {
+  it('reconnects fast after a close: 25–75 ms, whatever the jitter', function () {
     fc.assert(
       fc.property(fc.double({ min: 0, max: 0.999999, noNaN: true }), (r) => {
         const wait = reconnectWaitMs({ earlyCloses: 0, failures: 0 }, DEFAULTS, () => r);
-        assert.ok(wait >= 100 && wait <= 300, String(wait));
+        assert.ok(wait >= 25 && wait <= 75, String(wait));
         const afterOneEarly = reconnectWaitMs({ earlyCloses: 1, failures: 0 }, DEFAULTS, () => r);
-        assert.ok(afterOneEarly >= 100 && afterOneEarly <= 300, 'one early close may be a fluke: still fast');
+        assert.ok(afterOneEarly >= 25 && afterOneEarly <= 75, 'one early close may be a fluke: still fast');
       }),
     );
   });

@@ -44,7 +44,7 @@ describe('event sockets of a hostile instrument, in Node-RED', function () {
     const count = (path: string): number => sim.requests.filter((r) => r.method === 'GET' && r.path === path).length;
     for (const channel of ['events', 'errors'] as const) {
       const n = upgrades.filter((u) => u.channel === channel).length;
-      // one fast retry (100–300 ms), then the back-off's 3 s doubled (0.3: 3 s from the first close, at most 2)
+      // one fast retry (25–75 ms), then the back-off's 3 s doubled (0.3: 3 s from the first close, at most 2)
       assert.ok(n <= 3, `${n} upgrades on ${channel} (92 before)`);
     }
     // the first poll, one poll per reconnect (never held back: the socket's back-off bounds them), one regular at 5 s
