@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import FakeTimers from '@sinonjs/fake-timers';
 import fc from 'fast-check';
 
-import { LivePolls, PollBudget, PUSH_POLL_BURST, PUSH_POLL_REFILL_MS } from '../../src/nodes/shared/connect-polls';
+import { LivePolls, PollBudget, PUSH_POLL_BURST, PUSH_POLL_REFILL_MS } from '../../src/nodes/shared/live-polls';
 import { PollLoop } from '../../src/nodes/shared/poll-loop';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, loadFlow } from '../support/runtime';

@@ -12,12 +12,12 @@ import {
 import { offerFirmwareErrors } from '../answering/open-firmware-errors';
 import { severityFilter } from '../answering/severity';
 import { snapshotHook, snapshotTaker } from '../deck/snapshot';
-import { LivePolls } from '../shared/connect-polls';
 import { Api, connectionChange, ConnectionView } from '../shared/connection-state';
 import { coordinationStatus, gateFor, listedKeysOf, markLost } from '../shared/coordinated-poll';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { LabPublisher } from '../shared/lab-publish';
+import { LivePolls } from '../shared/live-polls';
 import { migrateConfig } from '../shared/migrations';
 import { logError, logInfo, logWarn } from '../shared/node-log';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';

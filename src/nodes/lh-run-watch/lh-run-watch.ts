@@ -10,11 +10,11 @@ import {
   triggersPoll,
 } from '../runs/run-decisions';
 import { RunMemoryStore, runMemoryStore } from '../runs/run-memory-store';
-import { LivePolls } from '../shared/connect-polls';
 import { connectionChange, ConnectionView, offlineAfterOf } from '../shared/connection-state';
 import { connectionMessage } from '../shared/error-messages';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { LabPublisher, stepName } from '../shared/lab-publish';
+import { LivePolls } from '../shared/live-polls';
 import { migrateConfig } from '../shared/migrations';
 import { logInfo, logWarn } from '../shared/node-log';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
