@@ -1,11 +1,13 @@
 /**
  * The instrument's live events: one websocket per channel beside interface A (`{baseUrl}/instinctevents`,
  * `{baseUrl}/instincterrors`), opened when the first listener subscribes and closed when the last one leaves
- * or the client closes. Reconnects with back-off; an instrument without sockets (404 or another refused
- * upgrade) is reported once as `unavailable`, so callers keep polling. A connection counts as established only once
- * it proved useful by staying open `usefulAfterMs`: one the instrument closes before that is a failed attempt (even
- * if it sent frames), so an instrument that accepts the upgrade and closes at once, or sends a frame and closes, gets
- * the full back-off, not a storm.
+ * or the client closes. An instrument without sockets (404 or another refused upgrade) is reported once as
+ * `unavailable`, so callers keep polling.
+ * Reconnects start fast and back off only on repeated early closes (issue 31, see reconnectWaitMs): after a close the
+ * first attempt goes after 25–75 ms (50 ms ±50 % jitter), attempts that do not reach the instrument double that;
+ * a connection counts as established only once it proved useful by staying open `usefulAfterMs` (5 s), and the
+ * second of such early closes in a row (an instrument that accepts the upgrade and closes at once, or sends a frame and
+ * closes) starts the full back-off (3 s doubling to 30 s): such a socket is reopened a few times a minute, not a storm.
  * Frames are capped at `maxFrameBytes` (1 MiB by default, like HTTP bodies); a larger one closes the connection and
  * is said once (`onNotice`).
  */
@@ -36,7 +38,13 @@ export interface EventNotice {
 /** Frames larger than this are refused (the connection closes with 1009), like HTTP bodies over 1 MiB. */
 export const DEFAULT_MAX_FRAME_BYTES = 1024 * 1024;
 /** A connection open this long has proved useful: losing it later is a drop (quick reconnect), not a failed attempt. */
-export const DEFAULT_USEFUL_AFTER_MS = 10_000;
+export const DEFAULT_USEFUL_AFTER_MS = 5_000;
+/** The first reconnect delay after a close (±50 % jitter: 25–75 ms). */
+export const DEFAULT_RECONNECT_FIRST_MS = 50;
+/** Where the back-off starts after repeated early closes. */
+export const DEFAULT_RECONNECT_INITIAL_MS = 3000;
+/** Early closes in a row that still reconnect fast: one may be a fluke (the instrument restarting its server). */
+export const FAST_EARLY_CLOSES = 1;
 
 /** What state listeners hear: only `connected`, `disconnected` and `unavailable`, each once per change. */
 export interface EventStateChange {
@@ -55,12 +63,14 @@ export interface EventStreamOptions {
   tls?: TlsOptions;
   /** The bearer token to offer on the upgrade; undefined or a failure: connect without one. */
   token?: () => Promise<string | undefined>;
-  /** first reconnect delay, default 3000 ms; doubled per failed attempt */
+  /**
+   * where the back-off starts once connections closed early (before proving useful) twice in a row, default 3000 ms;
+   * doubled per further early close or attempt that fails
+   */
   reconnectInitialMs?: number;
   /**
-   * first reconnect delay after an established connection dropped, default 50 ms, doubled per failed attempt
-   * (a drop is usually brief: reconnecting at once keeps pushes live; an instrument that is really down is then
-   * retried at the same back-off as one never reached once the delay passes `reconnectInitialMs`)
+   * the first reconnect delay after a close, default 50 ms with ±50 % jitter (25–75 ms), doubled per attempt that
+   * does not reach the instrument (one restarting, or really down: 0.2, 0.4, 0.8 … s up to `reconnectMaxMs`)
    */
   reconnectAfterDropMs?: number;
   /** reconnect delay cap, default 30000 ms; also the interval of the silent retries while unavailable */
@@ -71,8 +81,9 @@ export interface EventStreamOptions {
    */
   pingIntervalMs?: number;
   /**
-   * a connection proves useful by staying open this long (default 10000 ms); one closed before that counts as a
-   * failed attempt (back-off from reconnectInitialMs), not as a drop (quick reconnect), whatever it delivered
+   * a connection proves useful by staying open this long (default 5000 ms, the default poll interval: a socket that
+   * lasts longer costs at most one reconnect poll per interval); the second in a row closed before that starts the
+   * back-off from reconnectInitialMs, whatever it delivered
    */
   usefulAfterMs?: number;
   /** largest frame accepted, default 1 MiB; a larger one closes the connection (and is said once) */
@@ -95,6 +106,34 @@ export function reconnectDelay(failures: number, initialMs: number, maxMs: numbe
   return Math.round(base * (0.8 + 0.4 * random()));
 }
 
+/** Since the last connection that proved useful (or the first attempt): what went wrong, in a row. */
+export interface ReconnectHistory {
+  /** connections that opened and closed before proving useful (or refused an oversized frame) */
+  earlyCloses: number;
+  /** attempts that never opened (refused, unreachable, handshake failed) */
+  failures: number;
+}
+
+export interface ReconnectTimings {
+  firstMs: number;
+  initialMs: number;
+  maxMs: number;
+}
+
+/**
+ * The wait before the next attempt: fast (firstMs ±50 %, then doubled per failed attempt, ±20 %) while at most FAST_EARLY_CLOSES
+ * connections closed early in a row; beyond, the back-off from initialMs (±20 %), doubled per further early close or
+ * failed attempt. Always capped at maxMs (+20 %). Pure: the client and the tests share it.
+ */
+export function reconnectWaitMs(history: ReconnectHistory, t: ReconnectTimings, random: () => number): number {
+  if (history.earlyCloses <= FAST_EARLY_CLOSES) {
+    // the first wait spreads a fleet's reconnects (±50 %); the doubling ones keep the usual ±20 %
+    if (history.failures === 0) return Math.round(Math.min(t.maxMs, t.firstMs) * (0.5 + random()));
+    return reconnectDelay(history.failures, t.firstMs, t.maxMs, random);
+  }
+  return reconnectDelay(history.earlyCloses - FAST_EARLY_CLOSES - 1 + history.failures, t.initialMs, t.maxMs, random);
+}
+
 /** `ws://` or `wss://` URL of a channel, keeping the base URL's path prefix. */
 export function eventSocketUrl(baseUrl: string, channel: EventChannel): string {
   const u = new URL(trimBase(baseUrl));
@@ -114,9 +153,8 @@ class ChannelConnection {
   private ws?: WebSocket;
   private retryTimer?: NodeJS.Timeout;
   private pingTimer?: NodeJS.Timeout;
-  private failures = 0;
-  /** where the back-off of the current outage starts: reconnectAfterDropMs after a drop, else reconnectInitialMs */
-  private backoffStartMs?: number;
+  /** what went wrong in a row since the last connection that proved useful (reconnectWaitMs) */
+  private history: ReconnectHistory = { earlyCloses: 0, failures: 0 };
   /** bumped whenever the connection is stopped: an attempt from before sees it and gives up */
   private generation = 0;
   private closing?: Promise<void>;
@@ -148,8 +186,7 @@ class ChannelConnection {
     this.generation++;
     this.state = next;
     this.lastChange = undefined;
-    this.failures = 0;
-    this.backoffStartMs = undefined;
+    this.history = { earlyCloses: 0, failures: 0 };
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.stopPing();
@@ -190,14 +227,14 @@ class ChannelConnection {
     let lastError: string | undefined;
     /** the connection stayed open usefulAfterMs: a drop then is a drop, not a failed attempt */
     let useful = false;
+    let opened = false;
     let tooLarge = false;
     let usefulTimer: NodeJS.Timeout | undefined;
     const proveUseful = (): void => {
       clearTimeout(usefulTimer);
       if (useful || generation !== this.generation) return;
       useful = true;
-      this.failures = 0;
-      this.backoffStartMs = this.options.reconnectAfterDropMs ?? 50;
+      this.history = { earlyCloses: 0, failures: 0 };
     };
     ws.on('unexpected-response', (_req, res: IncomingMessage) => {
       refusedStatus = res.statusCode;
@@ -215,6 +252,7 @@ class ChannelConnection {
     });
     ws.on('open', () => {
       if (generation !== this.generation) return;
+      opened = true;
       // failures are forgiven only once the connection proved useful (see proveUseful)
       usefulTimer = setTimeout(proveUseful, this.options.usefulAfterMs ?? DEFAULT_USEFUL_AFTER_MS);
       this.setState('connected');
@@ -237,8 +275,9 @@ class ChannelConnection {
       if (this.ws === ws) this.ws = undefined;
       this.stopPing();
       if (generation !== this.generation) return;
-      // closed before it proved useful (or for an oversized frame): a failed attempt, back-off from the first delay
-      if (!useful || tooLarge) this.backoffStartMs = undefined;
+      // closed before it proved useful (or for an oversized frame): an early close; never opened: a failed attempt
+      if (opened && (!useful || tooLarge)) this.history.earlyCloses++;
+      else if (!opened) this.history.failures++;
       if (refusedStatus !== undefined && isUnavailableStatus(refusedStatus)) {
         this.setState(
           'unavailable',
@@ -272,15 +311,12 @@ class ChannelConnection {
   }
 
   private backoffDelay(): number {
-    const initialMs = this.options.reconnectInitialMs ?? 3000;
-    const delay = reconnectDelay(
-      this.failures,
-      Math.min(initialMs, this.backoffStartMs ?? initialMs),
-      this.maxDelay,
-      this.options.random ?? Math.random,
-    );
-    this.failures++;
-    return delay;
+    const timings = {
+      firstMs: this.options.reconnectAfterDropMs ?? DEFAULT_RECONNECT_FIRST_MS,
+      initialMs: this.options.reconnectInitialMs ?? DEFAULT_RECONNECT_INITIAL_MS,
+      maxMs: this.maxDelay,
+    };
+    return reconnectWaitMs(this.history, timings, this.options.random ?? Math.random);
   }
 
   private retry(generation: number, delayMs: number): void {

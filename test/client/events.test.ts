@@ -3,9 +3,11 @@ import * as fs from 'node:fs';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 
+import fc from 'fast-check';
 import { WebSocketServer } from 'ws';
 
 import {
+  DEFAULT_RECONNECT_FIRST_MS,
   EventChannel,
   eventSocketUrl,
   EventStateChange,
@@ -14,6 +16,7 @@ import {
   isUnavailableStatus,
   LiquidHandlerClient,
   reconnectDelay,
+  reconnectWaitMs,
 } from '../../src/client';
 import { certPath } from '../../src/simulator';
 import { useClients } from '../support/client-suite';
@@ -236,6 +239,47 @@ describe('client: event socket timings', function () {
     assert.equal(
       reconnectDelay(0, 3000, 30000, () => 1),
       3600,
+    );
+  });
+
+  const DEFAULTS = { firstMs: DEFAULT_RECONNECT_FIRST_MS, initialMs: 3000, maxMs: 30000 };
+
+  it('reconnects fast after a close: 25–75 ms, whatever the jitter', function () {
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 0.999999, noNaN: true }), (r) => {
+        const wait = reconnectWaitMs({ earlyCloses: 0, failures: 0 }, DEFAULTS, () => r);
+        assert.ok(wait >= 25 && wait <= 75, String(wait));
+        const afterOneEarly = reconnectWaitMs({ earlyCloses: 1, failures: 0 }, DEFAULTS, () => r);
+        assert.ok(afterOneEarly >= 25 && afterOneEarly <= 75, 'one early close may be a fluke: still fast');
+      }),
+    );
+  });
+
+  it('a socket that closes at once is reopened at most 7 times in its first minute and 3 in any later one', function () {
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: 0, max: 0.999999, noNaN: true }), { minLength: 40, maxLength: 40 }), (rs) => {
+        const opens = [0];
+        for (let k = 1; opens.length < 40; k++) {
+          opens.push(opens[opens.length - 1] + reconnectWaitMs({ earlyCloses: k, failures: 0 }, DEFAULTS, () => rs[k - 1]));
+        }
+        const inWindow = (from: number): number => opens.filter((t) => t >= from && t < from + 60_000).length;
+        assert.ok(inWindow(0) <= 7, `${inWindow(0)} opens in the first minute: ${opens.slice(0, 10)}`);
+        for (const t of opens.filter((o) => o >= 60_000)) assert.ok(inWindow(t) <= 3, `${inWindow(t)} opens from ${t}`);
+      }),
+    );
+  });
+
+  it('an instrument down D ms (attempts refused) is reached again by 2.5·D + 300 ms', function () {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 20_000 }),
+        fc.array(fc.double({ min: 0, max: 0.999999, noNaN: true }), { minLength: 30, maxLength: 30 }),
+        (down, rs) => {
+          let at = reconnectWaitMs({ earlyCloses: 0, failures: 0 }, DEFAULTS, () => rs[0]);
+          for (let k = 1; at < down; k++) at += reconnectWaitMs({ earlyCloses: 0, failures: k }, DEFAULTS, () => rs[k]);
+          assert.ok(at <= 2.5 * down + 300, `down ${down} ms, back at ${at} ms`);
+        },
+      ),
     );
   });
 

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import FakeTimers from '@sinonjs/fake-timers';
 import fc from 'fast-check';
 
-import { ConnectPolls, PUSH_POLL_GAP_MS, PushPolls } from '../../src/nodes/shared/connect-polls';
+import { LivePolls, PollBudget, PUSH_POLL_BURST, PUSH_POLL_REFILL_MS } from '../../src/nodes/shared/live-polls';
+import { PollLoop } from '../../src/nodes/shared/poll-loop';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, loadFlow } from '../support/runtime';
 import { until } from '../support/until';
@@ -43,12 +44,14 @@ describe('event sockets of a hostile instrument, in Node-RED', function () {
     const count = (path: string): number => sim.requests.filter((r) => r.method === 'GET' && r.path === path).length;
     for (const channel of ['events', 'errors'] as const) {
       const n = upgrades.filter((u) => u.channel === channel).length;
-      assert.ok(n <= 2, `${n} upgrades on ${channel} (92 before)`);
+      // one fast retry (25–75 ms), then the back-off's 3 s doubled (0.3: 3 s from the first close, at most 2)
+      assert.ok(n <= 3, `${n} upgrades on ${channel} (92 before)`);
     }
-    // the first poll, at most one connect-poll, at most one regular poll at 5 s
-    assert.ok(count(ERROR_POLL) <= 3, `${count(ERROR_POLL)} error-list polls (94 before)`);
-    assert.ok(count(RUN_POLL) <= 3, `${count(RUN_POLL)} run-status polls (92 before)`);
-    assert.ok(connection.length <= 4, `${connection.length} connection msgs (184 before)`);
+    // the first poll, one poll per reconnect (never held back: the socket's back-off bounds them), one regular at 5 s
+    const bound = (channel: 'events' | 'errors'): number => 2 + upgrades.filter((u) => u.channel === channel).length;
+    assert.ok(count(ERROR_POLL) <= bound('errors'), `${count(ERROR_POLL)} error-list polls (94 before)`);
+    assert.ok(count(RUN_POLL) <= bound('events'), `${count(RUN_POLL)} run-status polls (92 before)`);
+    assert.ok(connection.length <= 6, `${connection.length} connection msgs (184 before)`);
     assert.ok(
       connection.every((m: Msg) => ['connected', 'disconnected'].includes(String((m.payload as Msg).state))),
       'each one a real change',
@@ -98,7 +101,7 @@ describe('a flood of pushed frames, in Node-RED', function () {
   this.timeout(30000);
   const sim = useInstrument();
 
-  it('2,000 frames on instincterrors cost at most one poll per push-poll gap (25 ms), and the last frame is still followed by a poll', async function () {
+  it('2,000 frames on instincterrors cost at most the burst plus one poll per refill, and the last frame is still followed by a poll', async function () {
     const server = bServerFlow(sim, { withB: false });
     await loadFlow(
       [...server.nodes, { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 60, wires: [[], [], []] }],
@@ -119,73 +122,113 @@ describe('a flood of pushed frames, in Node-RED', function () {
     await until(() => sim.requests.some((r) => r.path === ERROR_POLL && r.time >= last), 'a poll after the flood', 15000);
     const elapsed = Date.now() - started;
     const polls = sim.requests.filter((r) => r.path === ERROR_POLL).length - before;
-    assert.ok(polls <= Math.ceil(elapsed / PUSH_POLL_GAP_MS) + 2, `${polls} polls for 2,000 frames in ${elapsed} ms`);
-  });
-});
-
-describe('push-poll cap (property)', function () {
-  it('polls spaced at least the gap (25 ms) apart, and every frame followed by a poll within the gap', function () {
-    fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 600 }), { minLength: 1, maxLength: 100 }), (gaps) => {
-        const clock = FakeTimers.createClock(0);
-        const polls: number[] = [];
-        const gate = new PushPolls(
-          () => polls.push(clock.now),
-          PUSH_POLL_GAP_MS,
-          () => clock.now,
-        );
-        const frames: number[] = [];
-        const original = { setTimeout: global.setTimeout, clearTimeout: global.clearTimeout };
-        Object.assign(global, { setTimeout: clock.setTimeout, clearTimeout: clock.clearTimeout });
-        try {
-          for (const gap of gaps) {
-            clock.tick(gap);
-            frames.push(clock.now);
-            gate.request();
-          }
-          clock.tick(PUSH_POLL_GAP_MS);
-        } finally {
-          Object.assign(global, original);
-        }
-        for (let i = 1; i < polls.length; i++) assert.ok(polls[i] - polls[i - 1] >= PUSH_POLL_GAP_MS, `${polls}`);
-        for (const f of frames)
-          assert.ok(
-            polls.some((p) => p >= f && p - f <= PUSH_POLL_GAP_MS),
-            `frame at ${f}: polls ${polls}`,
-          );
-      }),
+    assert.ok(
+      polls <= PUSH_POLL_BURST + Math.ceil(elapsed / PUSH_POLL_REFILL_MS) + 1,
+      `${polls} polls for 2,000 frames in ${elapsed} ms`,
     );
   });
 });
 
-describe('connect-poll cap (property)', function () {
-  it('never more than one connect-poll per interval, and a connect after a quiet interval always polls', function () {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 500, max: 60_000 }),
-        fc.array(fc.integer({ min: 0, max: 30_000 }), { minLength: 1, maxLength: 200 }),
-        (interval, gaps) => {
-          let now = 0;
-          const gate = new ConnectPolls(
-            () => interval,
-            () => now,
-          );
-          const polled: number[] = [];
-          let last = Number.NEGATIVE_INFINITY;
+describe('live polls: at once, folded, within budget (fake clock, the real PollLoop)', function () {
+  let clock: ReturnType<typeof FakeTimers.install>;
+  beforeEach(() => (clock = FakeTimers.install({ now: 0, toFake: ['setTimeout', 'clearTimeout', 'Date'] })));
+  afterEach(() => clock.uninstall());
+
+  interface Run {
+    starts: number[];
+    ends: number[];
+    live: LivePolls;
+    loop: PollLoop;
+  }
+
+  /** A loop whose polls take `durations` (ms, cycled) and whose regular poll is an hour away: every poll is a live one. */
+  function run(durations: number[]): Run {
+    const starts: number[] = [];
+    const ends: number[] = [];
+    let n = 0;
+    const loop = new PollLoop(async () => {
+      starts.push(Date.now());
+      await new Promise((r) => setTimeout(r, durations[n++ % durations.length]));
+      ends.push(Date.now());
+      return 3_600_000;
+    });
+    return { starts, ends, loop, live: new LivePolls(loop, new PollBudget(PUSH_POLL_BURST, PUSH_POLL_REFILL_MS)) };
+  }
+
+  it('every frame is followed by a poll that starts after it: at once when none waits and a token is there, never later than the poll in flight plus a refill', async function () {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 200 }), { minLength: 1, maxLength: 60 }),
+        fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 5 }),
+        async (gaps, durations) => {
+          const r = run(durations);
+          const frames: { at: number; idle: boolean; token: boolean }[] = [];
           for (const gap of gaps) {
-            now += gap;
-            const allowed = gate.allow();
-            if (now - last >= interval) assert.equal(allowed, true, 'a connect after a quiet interval polls');
-            if (allowed) {
-              polled.push(now);
-              last = now;
-            }
+            await clock.tickAsync(gap);
+            const idle = r.starts.length === r.ends.length && !r.loop.pollPending;
+            frames.push({ at: Date.now(), idle, token: true });
+            r.live.frame();
           }
-          for (let i = 1; i < polled.length; i++) assert.ok(polled[i] - polled[i - 1] >= interval);
-          // so over any window the connect-polls are bounded by window / interval + 1
-          assert.ok(polled.length <= Math.floor(now / interval) + 1);
+          await clock.tickAsync(10_000);
+          r.live.stop();
+          r.loop.stop();
+          const longest = Math.max(...durations);
+          for (const f of frames) {
+            const next = r.starts.find((s) => s >= f.at);
+            assert.ok(next !== undefined, `frame at ${f.at}: no poll after it (${r.starts})`);
+            assert.ok(next - f.at <= longest + PUSH_POLL_REFILL_MS, `frame at ${f.at}, poll at ${next}`);
+          }
+          // the bucket: in any window, at most the burst plus one per refill
+          for (let i = 0; i < r.starts.length; i++)
+            for (let j = i; j < r.starts.length; j++)
+              assert.ok(j - i + 1 <= PUSH_POLL_BURST + Math.floor((r.starts[j] - r.starts[i]) / PUSH_POLL_REFILL_MS) + 1);
+          // never two at once
+          for (let i = 1; i < r.starts.length; i++) assert.ok(r.starts[i] >= r.ends[i - 1]);
         },
       ),
+      { numRuns: 60 },
     );
+  });
+
+  it('a frame right after a poll polls at once (0.3 held it up to 25 ms)', async function () {
+    const r = run([5]);
+    r.live.frame();
+    await clock.tickAsync(10); // that poll is done
+    r.live.frame();
+    await clock.tickAsync(0);
+    assert.deepEqual(r.starts, [0, 10]);
+    r.loop.stop();
+  });
+
+  it('a flood of 1,000 frames costs at most two polls at a time: the one in flight and one follow-up', async function () {
+    const r = run([30]);
+    r.live.frame(); // a poll in flight
+    await clock.tickAsync(1);
+    for (let i = 0; i < 1000; i++) r.live.frame();
+    await clock.tickAsync(1000);
+    assert.equal(r.starts.length, 2, 'the first poll, and one follow-up that sees every frame of the flood');
+    assert.ok(r.starts[1] >= 30, 'the follow-up starts once the poll in flight is done');
+    for (let i = 0; i < 1000; i++) r.live.frame(); // all at one moment with no poll in flight: one poll
+    await clock.tickAsync(1000);
+    assert.equal(r.starts.length, 3);
+    r.loop.stop();
+  });
+
+  it('a reconnect polls at once however often it comes and whatever the bucket holds; a waiting push is served by it', async function () {
+    const r = run([2]);
+    for (let i = 0; i < 10; i++) {
+      r.live.connected();
+      await clock.tickAsync(5);
+    }
+    assert.deepEqual(
+      r.starts,
+      Array.from({ length: 10 }, (_, i) => i * 5),
+    );
+    r.live.frame(); // the bucket is empty: this push waits for a token...
+    await clock.tickAsync(1);
+    r.live.connected(); // ...and the reconnect's poll, starting after it, serves it
+    await clock.tickAsync(PUSH_POLL_REFILL_MS * 2);
+    assert.deepEqual(r.starts.slice(10), [51], 'one poll for both');
+    r.loop.stop();
   });
 });

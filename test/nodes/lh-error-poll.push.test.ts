@@ -230,6 +230,20 @@ describe('lh-error-poll with pushes', function () {
     }
   });
 
+  it('an error raised while the socket was down is found by the poll at each reconnect, not by the next slot (60 s)', async function () {
+    const seen = await load(sim);
+    await live(sim);
+    // two drops in a row: the second is a repeated early close, so its reconnect waits the back-off's 3 s (±20 %)
+    for (let round = 1; round <= 2; round++) {
+      sim.dropEventSockets();
+      const error = sim.injectPendingError({ title: `raised while down ${round}` }); // pushed to nobody
+      // the reconnect's poll finds it: never held back because a reconnect polled a moment ago
+      await messageWhere('raised', (m) => m.errorId === error.id, 5000);
+      await until(() => events().state('errors') === 'connected', 'reconnected', 5000);
+    }
+    assert.equal(seen.raised.length, 2);
+  });
+
   it('keeps a firmware error pending when its resolution was pushed while the socket was down (the safe rule)', async function () {
     const seen = await load(sim, { interval: 0.5 });
     await live(sim);

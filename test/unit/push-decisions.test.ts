@@ -11,6 +11,7 @@ import {
   openFirmwareErrors,
   reactToSocket,
   resolveAnswered,
+  type SocketState,
   withFirmwareErrors,
 } from '../../src/nodes/lh-error-poll/push-decisions';
 import { newWatch } from '../../src/nodes/lh-error-poll/seen-errors';
@@ -165,6 +166,7 @@ describe('lh-error-poll push decisions', function () {
     assert.deepEqual(reactToSocket('connecting', 'connected', 2, false), {
       state: 'connected',
       pollNow: true,
+      paced: true,
       logUnavailable: false,
       openAfterOutage: 0,
     });
@@ -172,6 +174,16 @@ describe('lh-error-poll push decisions', function () {
     assert.equal(reactToSocket('connected', 'disconnected', 2, false).pollNow, false);
     assert.equal(reactToSocket('connecting', 'unavailable', 0, false).logUnavailable, true);
     assert.equal(reactToSocket('connecting', 'unavailable', 0, true).logUnavailable, false);
+  });
+
+  it('a reconnect polls at once; the first connect (or a socket another node holds open) polls paced with the deploy', function () {
+    const states: SocketState[] = ['connecting', 'connected', 'disconnected', 'unavailable'];
+    for (const previous of states) {
+      const r = reactToSocket(previous, 'connected', 0, false);
+      assert.equal(r.pollNow, true, previous);
+      // a deploy of 1,000 nodes joining open sockets must not poll in one burst; a socket that was down must not wait
+      assert.equal(r.paced, previous === 'connecting', previous);
+    }
   });
 
   it('listens unless switched off', function () {

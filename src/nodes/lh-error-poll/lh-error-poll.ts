@@ -10,18 +10,19 @@ import {
 import { offerFirmwareErrors } from '../answering/open-firmware-errors';
 import { severityFilter } from '../answering/severity';
 import { snapshotHook, snapshotTaker } from '../deck/snapshot';
-import { ConnectPolls, PushPolls } from '../shared/connect-polls';
 import { Api, connectionChange, ConnectionView } from '../shared/connection-state';
 import { coordinationStatus, gateFor, listedKeysOf, markLost } from '../shared/coordinated-poll';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { LabPublisher } from '../shared/lab-publish';
+import { LivePolls } from '../shared/live-polls';
 import { migrateConfig } from '../shared/migrations';
 import { logError, logInfo, logWarn } from '../shared/node-log';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { onPasswordWarning, passwordExpiryMessage } from '../shared/password-warning';
 import { intervalMs, PollLoop } from '../shared/poll-loop';
 import { PolledError } from '../shared/poll-messages';
+import { pollPermits } from '../shared/poll-permits';
 import { pollSchedule } from '../shared/poll-schedule';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
@@ -166,14 +167,13 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
   // a deck photo with each raised error (issue 33): waits at most 2 s, never stops the msg (src/nodes/deck/snapshot.ts)
   const snapshots = snapshotHook(isChecked(config.snapshot) ? snapshotTaker(client) : undefined, (t) => logWarn(node, t));
   const lab = new LabPublisher(w.server, instrument); // lh-state and the metrics read what this watch sees
-  const loop = new PollLoop(pollOnce);
+  const loop = new PollLoop(pollOnce, pollPermits); // at most MAX_POLLS_IN_FLIGHT polls of this Node-RED at a time
   // this node's slot among every poll loop of this Node-RED with the same interval: a fleet polls spread, not together
   const slot = pollSchedule.join(watchKey(w.server.instrumentKey, node.id), rules.baseMs);
   node.on('close', () => slot.leave());
   const listening = listenOf(config.listen) && sources.includes('A');
   let socket: SocketState = 'connecting';
-  const connectPolls = new ConnectPolls(() => rules.baseMs);
-  const pushPolls = new PushPolls(() => loop.trigger());
+  const livePolls = new LivePolls(loop); // a reconnect polls at once; pushes at once or folded, within a budget
   let lastStatus: StatusDecision | undefined;
   // several Node-REDs (lh-coordination): only the lease holder polls and emits, each error once across replicas
   const gate = gateFor(w.server, node.id, rules);
@@ -278,7 +278,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
       emit(outcome).catch((err: unknown) => logWarn(node, asLhError(err, node.type).message));
       showStatus(lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
     }
-    pushPolls.request(); // at once, or folded with the frames of the next 250 ms: a flood never polls back to back
+    livePolls.frame(); // at once, or folded into the one follow-up of the poll in flight: a flood costs two at a time
   }
 
   function onSocket(change: EventStateChange): void {
@@ -291,8 +291,10 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     }
     if (reaction.openAfterOutage > 0)
       logWarn(node, RED._('lh-error-poll.log.openAfterOutage', { count: reaction.openAfterOutage }));
-    // at most one connect-poll per interval, paced with the others: a reconnect wave of the fleet spreads
-    if (reaction.pollNow && connectPolls.allow()) slot.catchUp((since) => loop.catchUp(since));
+    // at once, never held back: what happened while the socket was down is found now (the socket's back-off bounds it)
+    if (reaction.pollNow && reaction.paced)
+      slot.catchUp((since) => loop.catchUp(since)); // a deploy spreads
+    else if (reaction.pollNow) livePolls.connected();
     if (lastStatus) showStatus(lastStatus);
   }
 
@@ -306,7 +308,7 @@ function startWatching(RED: Red, w: Watcher): PollLoop {
     ];
     node.on('close', () => {
       for (const unsubscribe of off.splice(0)) unsubscribe();
-      pushPolls.stop();
+      livePolls.stop();
       if (saveTimer) save(); // what the last frames changed is kept
     });
     const current = client.events.lastChange('errors'); // another node may hold the socket open already

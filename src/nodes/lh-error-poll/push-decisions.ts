@@ -150,8 +150,13 @@ export type SocketState = 'connecting' | 'connected' | 'disconnected' | 'unavail
 /** What a state change of the errors socket asks of the node. */
 export interface SocketReaction {
   state: SocketState;
-  /** poll at once: whatever happened while the socket was down is caught now */
+  /** poll: whatever happened while the socket was down is caught now */
   pollNow: boolean;
+  /**
+   * the poll goes through the deploy's pacer: the first connect of the node (or a socket another node already holds
+   * open), which the node's first poll, paced too, covers. A reconnect (the socket was down) polls at once, never held.
+   */
+  paced: boolean;
   /** say once in the log that the instrument has no errors socket (polling only) */
   logUnavailable: boolean;
   /** firmware errors still open after an outage: their resolution may have been pushed meanwhile (log it) */
@@ -171,6 +176,7 @@ export function reactToSocket(
   return {
     state: next,
     pollNow: next === 'connected',
+    paced: next === 'connected' && previous === 'connecting',
     logUnavailable: next === 'unavailable' && !saidUnavailable,
     openAfterOutage: next === 'connected' && previous === 'disconnected' ? openFirmware : 0,
   };

@@ -10,15 +10,16 @@ import {
   triggersPoll,
 } from '../runs/run-decisions';
 import { RunMemoryStore, runMemoryStore } from '../runs/run-memory-store';
-import { ConnectPolls, PushPolls } from '../shared/connect-polls';
 import { connectionChange, ConnectionView, offlineAfterOf } from '../shared/connection-state';
 import { connectionMessage } from '../shared/error-messages';
 import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { LabPublisher, stepName } from '../shared/lab-publish';
+import { LivePolls } from '../shared/live-polls';
 import { migrateConfig } from '../shared/migrations';
 import { logInfo, logWarn } from '../shared/node-log';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { backoffMs, intervalMs, PollLoop, withJitter } from '../shared/poll-loop';
+import { pollPermits } from '../shared/poll-permits';
 import { pollSchedule, PollSlot } from '../shared/poll-schedule';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
@@ -45,16 +46,21 @@ function listensForPushes(value: unknown): boolean {
  */
 function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop: PollLoop, slot: PollSlot): () => void {
   let saidUnavailable = false;
-  const connectPolls = new ConnectPolls(() => slot.intervalMs); // a flapping socket never turns into a storm of polls
-  const pushPolls = new PushPolls(() => loop.trigger()); // a flood of run events never polls back to back
+  let connectedBefore = false;
+  // a reconnect polls at once; pushes at once or folded into one follow-up, within a budget (a flood costs two at a time)
+  const livePolls = new LivePolls(loop);
   const offEvents = client.events.onEvents((event) => {
-    if (triggersPoll(event.code)) pushPolls.request();
+    if (triggersPoll(event.code)) livePolls.frame();
   });
   const offState = client.events.onState((change) => {
     if (change.channel !== 'events') return;
     if (change.state === 'connected') {
       saidUnavailable = false;
-      if (connectPolls.allow()) slot.catchUp((since) => loop.catchUp(since)); // paced: a reconnect wave spreads
+      // a reconnect polls at once (a change made while the socket was down); the first connect goes with the deploy's
+      // paced first polls, so a deploy of many nodes does not poll in one burst
+      if (connectedBefore) livePolls.connected();
+      else slot.catchUp((since) => loop.catchUp(since));
+      connectedBefore = true;
     } else if (change.state === 'unavailable' && !saidUnavailable) {
       saidUnavailable = true;
       logInfo(node, RED._('lh-run-watch.log.noPushes', { reason: change.reason ?? '' }));
@@ -63,7 +69,7 @@ function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop
   return () => {
     offEvents();
     offState();
-    pushPolls.stop();
+    livePolls.stop();
   };
 }
 
@@ -283,7 +289,7 @@ function watch(
     node.send([null, null, null, { ...connectionMessage(change.state, instrument, details), ...mark }]);
   }
 
-  const loop = new PollLoop(pollOnce);
+  const loop = new PollLoop(pollOnce, pollPermits); // at most MAX_POLLS_IN_FLIGHT polls of this Node-RED at a time
   status.idle('polling');
   status.follow(server.connection, { apis: ['A'], offlineAfter: grace, onChange: onConnection });
   slot.catchUp((since) => loop.catchUp(since)); // the first poll: a deploy of many nodes paces its first polls

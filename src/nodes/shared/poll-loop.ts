@@ -1,3 +1,5 @@
+import type { PollPermits, Release } from './poll-permits';
+
 /**
  * A self-rescheduling poll: the next poll is planned only when the previous one has finished, so polls never
  * overlap; the delay a poll returns counts from that poll's start, so the poll's own duration does not stretch
@@ -10,6 +12,10 @@ export class PollLoop {
   private timer?: NodeJS.Timeout;
   private running = false;
   private again = false;
+  /** trigger() planned a poll at once that has not started yet */
+  private triggered = false;
+  /** a poll is waiting for its permit: it has not read the instrument yet */
+  private waitingPermit = false;
   private lastStart = Number.NEGATIVE_INFINITY;
   /** when the planned poll is due (Date.now() time) */
   private dueAt = 0;
@@ -19,7 +25,11 @@ export class PollLoop {
    * `poll` gets its start time (Date.now(), or when it was due if its timer fired early) and returns the delay from
    * that start to the start of the next poll, in ms.
    */
-  constructor(private readonly poll: (startedAt: number) => Promise<number>) {}
+  constructor(
+    private readonly poll: (startedAt: number) => Promise<number>,
+    /** the process's cap on polls in flight (the nodes pass pollPermits); without it, no cap */
+    private readonly permits?: PollPermits,
+  ) {}
 
   get stopped(): boolean {
     return this.stoppedValue;
@@ -30,12 +40,21 @@ export class PollLoop {
   }
 
   trigger(): void {
-    if (this.stoppedValue) return;
+    if (this.stoppedValue || this.waitingPermit) return; // a poll that has not started yet sees what asked for this one
     if (this.running) {
       this.again = true;
       return;
     }
+    this.triggered = true;
     this.schedule(0);
+  }
+
+  /**
+   * A poll was asked for (trigger) that has not started yet: whatever happens now, it sees. A poll in flight does
+   * not count (it may have read the instrument before).
+   */
+  get pollPending(): boolean {
+    return !this.stoppedValue && (this.again || this.triggered || this.waitingPermit);
   }
 
   /**
@@ -56,6 +75,7 @@ export class PollLoop {
   private schedule(delayMs: number): void {
     if (this.stoppedValue) return;
     if (this.timer) clearTimeout(this.timer);
+    if (delayMs > 0) this.triggered = false;
     this.dueAt = Date.now() + delayMs;
     this.timer = setTimeout(() => void this.tick(), delayMs);
   }
@@ -63,6 +83,19 @@ export class PollLoop {
   private async tick(): Promise<void> {
     this.timer = undefined;
     this.running = true;
+    // one of the process's permits first (a burst waits in order of arrival); a poll asked for meanwhile is this one
+    let release: Release = () => undefined;
+    if (this.permits) {
+      this.waitingPermit = true;
+      release = await this.permits.acquire();
+      this.waitingPermit = false;
+    }
+    this.triggered = false;
+    if (this.stoppedValue) {
+      release();
+      this.running = false;
+      return;
+    }
     // a timer may fire a millisecond before its time by Date.now() (libuv's clock): the poll then counts from when
     // it was due, or a poll planned for a slot would find the slot still ahead and poll again a millisecond later
     const started = Math.max(Date.now(), this.dueAt);
@@ -73,13 +106,13 @@ export class PollLoop {
     } catch {
       delay = DEFAULT_INTERVAL_MS;
     } finally {
+      release();
       this.running = false;
     }
-    if (this.again) {
-      this.again = false;
-      delay = 0;
-    }
-    this.schedule(Math.max(0, delay - (Date.now() - started)));
+    const followUp = this.again;
+    this.again = false;
+    this.schedule(followUp ? 0 : Math.max(0, delay - (Date.now() - started)));
+    if (followUp) this.triggered = true;
   }
 }
 
