@@ -65,7 +65,10 @@ describeWithRedis('coordination: run watch on several Node-RED processes (issue 
     await first.start();
     await settle();
 
-    // 2: killed, and the run changes while nobody watches: the next holder reports it (from Paused, not from nothing)
+    // 2: killed, and the run changes while nobody watches: the next holder reports it (from Paused, not from nothing).
+    // The restarted replica may be handed the lease now (a replica under its share gets the leases beyond another's):
+    // wait until somebody holds it, then kill that one
+    await until(async () => (await holder()) !== undefined, 'a holder after the restart', 4 * LEASE_S * 1000);
     const second = await holder();
     assert.ok(second);
     await second.kill();
