@@ -9,6 +9,8 @@ import {
   chainFile,
   chainIndexes,
   checkpointFile,
+  expandChain,
+  FILE_PATTERN,
   RecordFields,
   verifyChain,
   VerifyReport,
@@ -19,6 +21,34 @@ export const KEY = Buffer.from('test-checkpoint-key', 'utf8');
 
 export function tempDir(prefix = 'lh-audit-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/**
+ * The mocha hooks of a describe block whose lh-server nodes write their audit chain into a fresh directory per test:
+ * `settings` is the runtime's settings setter (test/support/runtime.ts runtimeSettings, passed in so that pure audit
+ * tests need not load Node-RED). `dir()` is this test's directory; `records()` every record of the chain in it.
+ */
+export function useAuditDir(settings: (s: Record<string, unknown>) => void): { dir(): string; records(): AuditRecord[] } {
+  let dir = '';
+  beforeEach(function () {
+    dir = tempDir();
+    settings({ lhAudit: { dir, key: 'node-test-key' } });
+  });
+  afterEach(function () {
+    settings({});
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    dir: () => dir,
+    records() {
+      const first = fs.readdirSync(dir).find((f) => FILE_PATTERN.test(f));
+      if (!first) throw new Error(`no chain file in ${dir}: ${fs.readdirSync(dir).join(', ')}`);
+      return expandChain(path.join(dir, first))
+        .files.flatMap((f) => fs.readFileSync(f, 'utf8').split('\n'))
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as AuditRecord);
+    },
+  };
 }
 
 /** An intent and an outcome per action, as the transport writes them. */

@@ -11,25 +11,16 @@ import { statusWhere } from '../nodes/lh-error-poll.support';
 import { loadNode, useInstrument } from '../support/node-suite';
 import { collect, helper, loadFlow, nextMessage, runtimeSettings, serverFlow } from '../support/runtime';
 import { until } from '../support/until';
-import { tempDir } from './chain-support';
+import { useAuditDir } from './chain-support';
 
 describe('audit in Node-RED: lh-server writes the chain of its instrument', function () {
   const sim = useInstrument();
-  let dir: string;
-
-  beforeEach(function () {
-    dir = tempDir();
-    runtimeSettings({ lhAudit: { dir, key: 'node-test-key' } });
-  });
-  afterEach(function () {
-    runtimeSettings({});
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const audit = useAuditDir(runtimeSettings);
 
   function chain(): { records: AuditRecord[]; text: string; ok: boolean; reason?: string } {
-    const first = fs.readdirSync(dir).find((f) => FILE_PATTERN.test(f));
-    assert.ok(first, `a chain file in ${dir}: ${fs.readdirSync(dir).join(', ')}`);
-    const { files, checkpoint } = expandChain(`${dir}/${first}`);
+    const first = fs.readdirSync(audit.dir()).find((f) => FILE_PATTERN.test(f));
+    assert.ok(first, `a chain file in ${audit.dir()}: ${fs.readdirSync(audit.dir()).join(', ')}`);
+    const { files, checkpoint } = expandChain(`${audit.dir()}/${first}`);
     const texts = files.map((name) => ({ name, text: fs.readFileSync(name, 'utf8') }));
     const report = verifyChain({
       files: texts,
@@ -70,7 +61,7 @@ describe('audit in Node-RED: lh-server writes the chain of its instrument', func
     const node = await loadNode(sim, { id: 'clear', type: 'lh-clear-errors' });
     await node.run({ payload: 1 });
     await helper.unload();
-    assert.deepEqual(fs.readdirSync(dir), []);
+    assert.deepEqual(fs.readdirSync(audit.dir()), []);
   });
 
   it('lh-audit sends the intent and the outcome of each request into the flow, once they are on disk', async function () {
@@ -163,9 +154,9 @@ describe('audit in Node-RED: lh-server writes the chain of its instrument', func
     const out = nextMessage(helper.getNode('out'));
     helper.getNode('clear').receive({ payload: 1 });
     await out;
-    const file = fs.readdirSync(dir).find((f) => FILE_PATTERN.test(f));
+    const file = fs.readdirSync(audit.dir()).find((f) => FILE_PATTERN.test(f));
     assert.ok(file);
-    fs.unlinkSync(`${dir}/${file}`);
+    fs.unlinkSync(`${audit.dir()}/${file}`);
     const sent = sim.requests.filter((r) => r.path === '/api/v1/errors/clear-errors').length;
     const refusedStatus = statusWhere('audit', (s) => /audit refusing: chain file deleted/.test(String(s.text)));
     const caught = nextMessage(helper.getNode('caught'));
@@ -173,7 +164,7 @@ describe('audit in Node-RED: lh-server writes the chain of its instrument', func
     const msg = await caught;
     const error = msg.error as { message: string };
     assert.match(error.message, /was not sent/);
-    assert.ok(error.message.includes(`${dir}/${file}`), error.message);
+    assert.ok(error.message.includes(`${audit.dir()}/${file}`), error.message);
     assert.equal((await refusedStatus).fill, 'red');
     // and every later request too, until a redeploy reopens the chain
     const again = nextMessage(helper.getNode('caught'));

@@ -3,11 +3,9 @@
  * anything is sent, initialise refused during a run, and every write in the audit trail with the node as actor.
  */
 import assert from 'node:assert/strict';
-import fs from 'fs';
 
-import { AuditRecord, expandChain, FILE_PATTERN } from '../../src/audit';
 import { imageType } from '../../src/client';
-import { tempDir } from '../audit/chain-support';
+import { useAuditDir } from '../audit/chain-support';
 import { configuredNode, useInstrument } from '../support/node-suite';
 import { helper, runtimeSettings } from '../support/runtime';
 import { until } from '../support/until';
@@ -106,15 +104,7 @@ describe('lh-instrument', function () {
   });
 
   describe('audit', function () {
-    let dir: string;
-    beforeEach(function () {
-      dir = tempDir();
-      runtimeSettings({ lhAudit: { dir, key: 'node-test-key' } });
-    });
-    afterEach(function () {
-      runtimeSettings({});
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
+    const audit = useAuditDir(runtimeSettings);
 
     it('every write (heater, lights, initialise) has an intent and an outcome with lh-instrument as actor', async function () {
       const node = await load({ operation: 'msg' });
@@ -123,13 +113,7 @@ describe('lh-instrument', function () {
       await node.run({ operation: 'initialize' });
       await node.run({ operation: 'snapshot' });
       await helper.unload();
-      const first = fs.readdirSync(dir).find((f) => FILE_PATTERN.test(f));
-      assert.ok(first);
-      const { files } = expandChain(`${dir}/${first}`);
-      const records = files
-        .flatMap((f) => fs.readFileSync(f, 'utf8').split('\n'))
-        .filter((l) => l !== '')
-        .map((l) => JSON.parse(l) as AuditRecord);
+      const records = audit.records();
       const intents = records.filter((r) => r.phase === 'intent');
       assert.deepEqual(
         intents.map((r) => (r.phase === 'intent' ? r.what.operation : '')),

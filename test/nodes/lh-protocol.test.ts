@@ -5,11 +5,9 @@
  * trail under the plan's id and base.
  */
 import assert from 'node:assert/strict';
-import fs from 'fs';
 
-import { AuditRecord, expandChain, FILE_PATTERN } from '../../src/audit';
 import { LoggedRequest } from '../../src/simulator';
-import { tempDir } from '../audit/chain-support';
+import { useAuditDir } from '../audit/chain-support';
 import { configuredNode, useInstrument } from '../support/node-suite';
 import { helper, runtimeSettings } from '../support/runtime';
 
@@ -270,15 +268,7 @@ describe('lh-protocol', function () {
   });
 
   describe('audit', function () {
-    let dir: string;
-    beforeEach(function () {
-      dir = tempDir();
-      runtimeSettings({ lhAudit: { dir, key: 'node-test-key' } });
-    });
-    afterEach(function () {
-      runtimeSettings({});
-      fs.rmSync(dir, { recursive: true, force: true });
-    });
+    const audit = useAuditDir(runtimeSettings);
 
     it('records every write of an apply with the plan id and base as its why', async function () {
       const node = await load(fromMsg);
@@ -286,14 +276,7 @@ describe('lh-protocol', function () {
       const plan = (await node.run({ operation: 'plan', protocolId: 1, payload: edited(exported) })).plan as Plan;
       await node.run({ operation: 'apply', plan });
       await helper.unload();
-      const first = fs.readdirSync(dir).find((f) => FILE_PATTERN.test(f));
-      assert.ok(first);
-      const { files } = expandChain(`${dir}/${first}`);
-      const intents = files
-        .flatMap((f) => fs.readFileSync(f, 'utf8').split('\n'))
-        .filter((l) => l !== '')
-        .map((l) => JSON.parse(l) as AuditRecord)
-        .filter((r) => r.phase === 'intent');
+      const intents = audit.records().filter((r) => r.phase === 'intent');
       assert.equal(intents.length, 5);
       for (const r of intents) {
         const why = (r as unknown as { why: Msg }).why;
