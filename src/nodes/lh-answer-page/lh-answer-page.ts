@@ -29,6 +29,7 @@ import { isServerNode } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { isChecked, renderTemplate } from '../shared/typed-inputs';
 import { zonedTime } from '../shared/zoned-time';
+import { errorLabel, planAnswer, showOutcome } from './answer-decision';
 import { FormTokens, MAX_USED_PER_ERROR, MAX_USED_TOKENS, SharedUsedSet } from './form-tokens';
 import { basicAuthUser, MAX_FORM_BYTES, PageRequest, queryParam, routeClash, servePage } from './http-routes';
 import { derivedSecret, linkKey, sharedLinkKey } from './link-key';
@@ -44,13 +45,6 @@ const OP = 'answer-page';
 const DEFAULT_LINK_TEXT = 'Answer: {{answerUrl}}';
 const MAX_NAME = 80;
 const MAX_REMEMBERED = 1000;
-const NO_CONFIRMATION = 'no confirmation received: it may have been applied; check the instrument before answering again';
-
-/** A timeout, a reset or a 5xx: the instrument may have applied the answer without confirming it. */
-function mayHaveApplied(err: LhError): boolean {
-  return err.kind === 'network' || err.kind === 'timeout' || (err.statusCode ?? 0) >= 500;
-}
-
 type ErrorRecord = Record<string, unknown>;
 type Source = 'A' | 'B';
 
@@ -129,13 +123,6 @@ async function pendingRecord(
     const r = e as ErrorRecord;
     return String(source === 'A' ? r.id : r.uuid) === key && r.handled !== true;
   });
-}
-
-/** `"Arm collision" (Fatal)` */
-function errorLabel(record: ErrorRecord): string {
-  const title = typeof record.title === 'string' ? record.title : 'an error without title';
-  const severity = typeof record.severity === 'string' ? ` (${record.severity})` : '';
-  return `"${title}"${severity}`;
 }
 
 function reply(res: ServerResponse, status: number, html: string): void {
@@ -455,61 +442,47 @@ export = function register(RED: Red): void {
       // the audit trail records this page node and the httpNodeAuth user as the actor of the answer it sends
       const actorMsg = { req } as unknown as NodeMessage;
 
-      let outcome: AnswerOutcome;
-      let record: ErrorRecord | undefined;
       const already = alreadyView(client, link);
-      if (already) outcome = { outcome: 'already-answered', message: 'already answered' };
-      else {
-        record = await currentRecord(client, link, { fresh: true });
-        const changed = record ? changedView(link, record) : undefined;
-        if (!record) outcome = { outcome: 'not-pending', message: `error ${link.key} is not pending` };
-        else if (changed) {
-          const message = `the instrument now lists another error under ${link.key}: ${changed.reason ?? ''}; nothing was sent`;
-          outcome = {
-            outcome: 'changed',
-            message,
-            error: new LhError(message, { kind: 'changed', operation: OP }),
-            current: record,
-          };
-        } else if (chosen === undefined || chosen === null || chosen === '') {
-          outcome = {
-            outcome: 'refused',
-            message: 'no answer was chosen',
-            error: new LhError('no answer was chosen', { kind: 'validation', operation: OP }),
-          };
-        } else if (link.source === 'A' && itemProblem(record, chosen, fields.items)) {
-          const message = itemProblem(record, chosen, fields.items) ?? '';
-          outcome = {
-            outcome: 'refused',
-            message,
-            error: new LhError(message, { kind: 'validation', operation: OP, field: 'errorDataResponses' }),
-          };
-        } else if (link.source === 'A')
-          outcome = await asNodeActor(node, actorMsg, () =>
-            answerA(client, record as PendingError, chosen, by, link.seen ?? identityOf(record), fields.items),
-          );
-        else {
-          const id = Number(chosen);
-          outcome = Number.isInteger(id)
-            ? await asNodeActor(node, actorMsg, () =>
-                answerB(client, record as InstrumentError, id, server.clientKey || null, by, link.seen ?? identityOf(record), {
-                  values: fields.inputs,
-                }),
-              )
-            : {
-                outcome: 'refused',
-                message: 'the action is not a number',
-                error: new LhError('the action is not a number', { kind: 'validation', operation: OP }),
-              };
-        }
-      }
+      const record = already ? undefined : await currentRecord(client, link, { fresh: true });
+      const plan = planAnswer({
+        source: link.source,
+        key: link.key,
+        chosen,
+        already: !!already,
+        record,
+        changedTo: record ? changedView(link, record)?.reason : undefined,
+        itemProblem: record && link.source === 'A' && chosen ? itemProblem(record, chosen, fields.items) : undefined,
+      });
+      const seen = (r: ErrorRecord): ErrorIdentity | undefined => link.seen ?? identityOf(r);
+      const given: AnswerOutcome =
+        plan.send === false
+          ? plan.outcome
+          : await asNodeActor(node, actorMsg, () =>
+              plan.send === 'A'
+                ? answerA(client, plan.record as PendingError, plan.response, by, seen(plan.record), fields.items)
+                : answerB(
+                    client,
+                    plan.record as InstrumentError,
+                    plan.actionId,
+                    server.clientKey || null,
+                    by,
+                    seen(plan.record),
+                    {
+                      values: fields.inputs,
+                    },
+                  ),
+            );
+      const shown = showOutcome(given);
+      const outcome = shown.outcome;
       // a changed error keeps the title the link was made for: the new error under the id is not what was answered
       if (record && outcome.outcome !== 'changed') remember(link, record);
       const shownRecord = outcome.outcome === 'changed' ? records.get(recordKey(link)) : (record ?? records.get(recordKey(link)));
       const view: OutcomeView = {
         ...base,
         title: typeof shownRecord?.title === 'string' ? shownRecord.title : title,
-        kind: outcome.outcome,
+        kind: shown.kind,
+        ...(shown.reason !== undefined ? { reason: shown.reason } : {}),
+        ...(shown.unconfirmed ? { unconfirmed: true } : {}),
       };
       const runScoped =
         outcome.outcome === 'answered' && form.get('scope') === 'run' && !!shownRecord && hasPolicy(server.instrumentKey);
@@ -533,35 +506,15 @@ export = function register(RED: Red): void {
           });
           view.runScope = true;
         }
-        status.ok('lh-answer-page.status.answered', { id: statusKey(link.key) });
       } else if (outcome.outcome === 'already-answered') {
         const previous = answerInTheWay(outcome.previous, link.seen);
         const prior = previous
           ? { answer: answerLabel(link.source, shownRecord, previous.response), by: previous.by, at: zonedTime(previous.at) }
           : {};
         Object.assign(view, prior, alreadyView(client, link) ?? {});
-      } else if (outcome.outcome === 'failed' && mayHaveApplied(outcome.error)) {
-        outcome = { ...outcome, message: `${NO_CONFIRMATION} (${outcome.message})` };
-        Object.assign(view, { reason: outcome.message, unconfirmed: true });
-        status.warn('lh-answer-page.status.notAnswered', { id: statusKey(link.key) });
-      } else if (outcome.outcome === 'changed') {
-        view.reason = errorLabel(outcome.current);
-        status.warn('lh-answer-page.status.notAnswered', { id: statusKey(link.key) });
-      } else if (outcome.outcome === 'ambiguous') {
-        view.reason = outcome.listed.map(errorLabel).join('; ');
-        status.warn('lh-answer-page.status.notAnswered', { id: statusKey(link.key) });
-      } else if (
-        outcome.outcome === 'refused' &&
-        outcome.error.kind === 'validation' &&
-        /^(inputs|errorDataResponses)\b/.test(outcome.error.field ?? '')
-      ) {
-        // an input or an item's answer the page refused before sending: said plainly, nothing went out
-        Object.assign(view, { kind: 'invalid', reason: outcome.message });
-        status.warn('lh-answer-page.status.notAnswered', { id: statusKey(link.key) });
-      } else if (outcome.outcome === 'refused' || outcome.outcome === 'failed') {
-        view.reason = outcome.message;
-        status.warn('lh-answer-page.status.notAnswered', { id: statusKey(link.key) });
       }
+      if (shown.status === 'answered') status.ok('lh-answer-page.status.answered', { id: statusKey(link.key) });
+      else if (shown.status === 'notAnswered') status.warn('lh-answer-page.status.notAnswered', { id: statusKey(link.key) });
       node.send([
         null,
         answerAuditMsg({
@@ -579,11 +532,7 @@ export = function register(RED: Red): void {
           },
         }),
       ]);
-      reply(
-        res,
-        outcome.outcome === 'answered' || outcome.outcome === 'already-answered' || outcome.outcome === 'not-pending' ? 200 : 502,
-        outcomePage(view),
-      );
+      reply(res, shown.httpStatus, outcomePage(view));
     }
 
     const failed = (res: ServerResponse) => (err: unknown) => {
