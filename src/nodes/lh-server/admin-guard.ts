@@ -84,11 +84,13 @@ const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 export function rebindingReason(headers: Headers, editorHosts: readonly string[] = []): string | undefined {
   const raw = first(headers.host);
   if (raw === undefined) return undefined;
-  const name = hostName(raw);
-  if (name === undefined) return `Host ${raw}`;
-  if (IPV4.test(name) || name.includes(':') || name === 'localhost' || name.endsWith('.localhost')) return undefined;
+  const parsed = hostName(raw);
+  // a name the URL parser refuses (e.g. a bad punycode label) is judged as it is sent: only localhost or a listed name
+  const name = parsed ?? raw.trim().toLowerCase().replace(/:\d+$/, '');
+  if (parsed !== undefined && (IPV4.test(name) || name.includes(':'))) return undefined;
+  if (name === 'localhost' || name.endsWith('.localhost')) return undefined;
   if (editorHosts.some((h) => typeof h === 'string' && h.trim().toLowerCase() === name)) return undefined;
-  return `Host ${name} is not an address or a listed editor host name (settings.js liquidHandler.editorHosts, or adminAuth)`;
+  return `Host ${name} is not ${parsed === undefined ? 'a valid host name, ' : ''}an address or a listed editor host name (settings.js liquidHandler.editorHosts, or adminAuth)`;
 }
 
 /** A URL compared by scheme, host, port and path (no trailing slash; case of scheme and host, query and fragment ignored). */
