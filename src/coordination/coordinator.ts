@@ -338,10 +338,7 @@ export class Coordinator {
       for (const inst of all) await inst.settle(false);
       this.live = await this.leases.heartbeat(this.replica, ttl);
       // the group's epoch changed: Redis lost its data; the leases this replica takes for a while are flagged
-      const epoch = await this.leases.epoch(randomBytes(8).toString('hex'));
-      if (this.epoch !== undefined && epoch !== this.epoch) this.lossSeenAt = started;
-      this.epoch = epoch;
-      const afterLoss = this.lossSeenAt !== undefined && started - this.lossSeenAt < 2 * ttl;
+      let afterLoss = await this.noticeLoss(started);
       // the share counts every instrument a live replica knows, not only this one's (replicas whose flows differ)
       const known = await this.leases.knows(
         this.replica,
@@ -406,6 +403,9 @@ export class Coordinator {
         const seen = inst.knownToken;
         const grant = await this.leases.acquire(key, this.replica, ttl, seen);
         if (grant.token > 0) {
+          // Redis may have lost its data after this round read the epoch: a replica that never saw the lease's
+          // token (it was free at its last look) cannot tell from the grant, the epoch tells (read again)
+          if (!grant.dataLost && !afterLoss) afterLoss = await this.noticeLoss(started);
           count++;
           inst.freeLastRound = false;
           inst.grant = grant;
@@ -430,6 +430,17 @@ export class Coordinator {
         inst.validUntil = 0;
       }
     }
+  }
+
+  /**
+   * Reads the group's epoch (set anew by the first replica to find it gone): a change since this replica last read
+   * it means Redis lost its data. True while that loss is recent (two leases): the leases taken meanwhile are flagged.
+   */
+  private async noticeLoss(now: number): Promise<boolean> {
+    const epoch = await this.leases.epoch(randomBytes(8).toString('hex'));
+    if (this.epoch !== undefined && epoch !== this.epoch) this.lossSeenAt = now;
+    this.epoch = epoch;
+    return this.lossSeenAt !== undefined && now - this.lossSeenAt < 2 * this.options.leaseMs;
   }
 
   /** A margin for clock drift and the round's own duration: a holder stops acting before Redis expires its lease. */
