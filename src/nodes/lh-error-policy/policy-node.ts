@@ -1,0 +1,567 @@
+/**
+ * One lh-error-policy node at run time (issue 30 point 3: `register` wires, this class behaves): the book of pending
+ * defaults and their timers, the ladders' run scope, sending a default when it falls due (and waiting for another
+ * answer in flight), and, with coordination, the shared schedule that lets exactly one replica send each default.
+ * Decisions are pure (decision.ts, rules.ts, policy-msgs.ts); what is said to the user is in the locale files.
+ */
+import { fingerprint, identityOf, InstrumentError, LhError, LiquidHandlerClient, PendingError, sameError } from '../../client';
+import type { CoordinatedDefaults } from '../../coordination/policy-defaults';
+import { answerA, answerB, answerEvents, AnswerOutcome, instrumentKeyOf, lookupAnswer } from '../answering/answer-error';
+import { asAutomatic } from '../answering/automatic';
+import { errorInMsg } from '../answering/error-in-msg';
+import { isOwnRun, policyApplies, runRuleEvents, runRuleFor, runRulesOf, RunScope, runSighting } from '../runs/run-scope';
+import { asNodeActor } from '../shared/audit';
+import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
+import { Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import type { ErrorSource } from '../shared/poll-messages';
+import { LhServerNode, requireClient } from '../shared/server-node';
+import { Status } from '../shared/status';
+import { zonedTime } from '../shared/zoned-time';
+import { answerLabel, decide, Decision } from './decision';
+import { books, newBook, PendingBook, PendingDefault } from './pending-defaults';
+import { defaultAuditMsg, heldDecision, pendingOf, policyOf, runRuleDecision } from './policy-msgs';
+import { CompiledRule, compileRules, legacyRuleSignature, matchRule, ruleSignature, stepAt } from './rules';
+
+const CONTEXT_KEY = 'lhErrorPolicy';
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const OP = 'error-policy';
+const IN_FLIGHT_RECHECK_MS = 1000;
+/** How often the holder looks for defaults that fell due while their holder was down. */
+const COORDINATED_SWEEP_MS = 1000;
+/** Coordinated: errors whose default this node finished, remembered at most. */
+const FINISHED_KEPT = 1000;
+/** Instruments whose run-watch msgs were ignored, logged at most. */
+const IGNORED_RUNS_LOGGED = 20;
+
+type Send = (msgs: (NodeMessage | null)[]) => void;
+type Found = { source: ErrorSource; key: string; record: Record<string, unknown> };
+
+/** Whether two records are the same error (an id the instrument reused names another one). */
+function sameRecord(a: unknown, b: unknown): boolean {
+  const x = identityOf(a);
+  const y = identityOf(b);
+  return !x || !y || sameError(x, y);
+}
+
+/** Keys of a value saved in the context store: the coordinated defaults only this replica had (see CoordinatedDefaults.mine). */
+function keysIn(value: unknown): string[] {
+  const mine = value && typeof value === 'object' ? (value as { mine?: unknown }).mine : undefined;
+  return Array.isArray(mine) ? mine.filter((k): k is string => typeof k === 'string') : [];
+}
+
+function configText(value: unknown): string | undefined {
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+export class ErrorPolicyNode {
+  private readonly status: Status;
+  private readonly store?: string;
+  private readonly by: string;
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private closed = false;
+  private readonly setupError?: LhError;
+  private readonly rules: CompiledRule[] = [];
+  private readonly server?: LhServerNode;
+  private readonly client?: LiquidHandlerClient;
+  /** this policy's instrument as run-watch msgs name it: run-watch msgs of other instruments count nothing here */
+  private readonly own?: InstrumentInfo;
+  private readonly instrument: string;
+  /** several Node-REDs (lh-coordination): each default is sent by one replica, a new holder sends those due */
+  private readonly coordinated?: CoordinatedDefaults<PendingDefault>;
+  private readonly book: PendingBook;
+  private readonly scope: RunScope;
+  private saveQueued = false;
+  /**
+   * Coordinated: the errors whose default this node finished (sent, escalated, cancelled), by key. A copy of such a
+   * default that another replica hands over later (it notified the error while Redis was lost) is not sent again.
+   */
+  private readonly finished = new Map<string, Record<string, unknown>>();
+  /** Instruments whose run-watch msgs this policy ignored (logged once each, bounded): a spelling that differs shows. */
+  private readonly ignoredRuns = new Set<string>();
+  private readonly withdraw?: () => void;
+  private readonly sweep?: NodeJS.Timeout;
+
+  constructor(
+    private readonly RED: Red,
+    private readonly node: Node,
+    config: NodeConfig,
+    /** per policy node id: the coordinated defaults only this replica had when its node closed (a redeploy) */
+    private readonly keptOverRedeploy: Map<string, string[]>,
+  ) {
+    this.status = new Status(node, RED);
+    this.store = configText(config.store);
+    this.by = configText(config.by) ?? 'policy';
+    try {
+      this.rules = compileRules(config.rules);
+      ({ server: this.server, client: this.client } = requireClient(RED, config.server, node.type));
+      this.own = instrumentInfo(this.server, this.client);
+      this.status.follow(this.server.connection);
+    } catch (err) {
+      this.setupError = err instanceof LhError ? err : new LhError(String(err), { kind: 'config', operation: OP });
+      this.status.failed(this.setupError);
+      node.error(this.setupError.message);
+    }
+    this.instrument = this.server?.instrumentKey ?? '';
+    const server = this.server;
+    this.coordinated =
+      server?.coordinator && server.coordination
+        ? server.coordinator.defaults<PendingDefault>(this.instrument, node.id)
+        : undefined;
+
+    let entry = books.get(node.id);
+    if (!entry) books.set(node.id, (entry = { book: newBook(), restored: false, scope: new RunScope() }));
+    this.book = entry.book;
+    this.scope = entry.scope;
+
+    answerEvents.on('answered', this.onAnswered);
+    this.withdraw = this.setupError ? undefined : policyApplies(this.instrument, node.id);
+    runRuleEvents.on('added', this.onRunRule);
+    // the holder's sweep: defaults due that no replica sent (their holder died) are sent here, once
+    if (this.coordinated) this.sweep = setInterval(() => void this.sweepDue(), COORDINATED_SWEEP_MS);
+
+    if (!this.setupError) {
+      if (entry.restored) this.startPending(keptOverRedeploy.get(node.id));
+      else {
+        entry.restored = true;
+        node.context().get(CONTEXT_KEY, this.store, (err, value) => {
+          if (err) node.warn(RED._('lh-error-policy.errors.persist', { message: err.message }));
+          else {
+            if (value && typeof value === 'object') this.scope.restore((value as { scope?: unknown }).scope);
+            if (this.book.restore(value, this.instrument) > 0) this.save();
+          }
+          if (!this.closed) this.startPending(err ? [] : keysIn(value));
+        });
+      }
+    }
+  }
+
+  // ---- persistence and status
+
+  private writeNow(): void {
+    this.saveQueued = false;
+    const mine = this.coordinated ? { mine: this.coordinated.mine() } : {};
+    this.node
+      .context()
+      .set(CONTEXT_KEY, { ...this.book.snapshot(), scope: this.scope.snapshot(), ...mine }, this.store, (err) => {
+        if (err) this.node.warn(this.RED._('lh-error-policy.errors.persist', { message: err.message }));
+      });
+  }
+
+  /** One write per burst of changes (a snapshot costs O(pending)); close() writes what is still queued. */
+  private save(): void {
+    if (this.saveQueued) return;
+    this.saveQueued = true;
+    setImmediate(() => {
+      if (this.saveQueued) this.writeNow();
+    });
+  }
+
+  private showStatus(): void {
+    if (this.setupError) return;
+    const now = Date.now();
+    const runRules = runRulesOf(this.instrument, this.scope.current(now).since).length;
+    const where = this.scope.current(now).kind;
+    if (runRules > 0) this.status.warn('lh-error-policy.status.runRules', { count: this.book.size, rules: runRules, where });
+    else if (this.book.size > 0) this.status.warn('lh-error-policy.status.pending', { count: this.book.size });
+    else this.status.ok('lh-error-policy.status.idle');
+  }
+
+  // ---- the book of pending defaults
+
+  private schedule(p: PendingDefault): void {
+    const old = this.timers.get(p.key);
+    if (old) clearTimeout(old);
+    const wait = Math.min(MAX_TIMER_MS, Math.max(0, p.deadline - Date.now()));
+    this.timers.set(
+      p.key,
+      setTimeout(() => {
+        this.timers.delete(p.key);
+        if (p.deadline > Date.now())
+          this.schedule(p); // a deadline beyond the longest timer
+        else void this.fire(p.key);
+      }, wait),
+    );
+  }
+
+  private cancel(key: string): PendingDefault | undefined {
+    if (this.coordinated) void this.coordinated.cancel(key);
+    const t = this.timers.get(key);
+    if (t) clearTimeout(t);
+    this.timers.delete(key);
+    const p = this.book.take(key);
+    if (p) this.save();
+    if (p) this.finish(key, p.record);
+    return p;
+  }
+
+  private finish(key: string, record: Record<string, unknown>): void {
+    if (!this.coordinated) return;
+    this.finished.delete(key);
+    this.finished.set(key, record);
+    if (this.finished.size > FINISHED_KEPT) this.finished.delete(this.finished.keys().next().value as string);
+  }
+
+  /** Whether a default handed over to this replica's sweep is one this node finished already (the same error). */
+  private finishedHere(p: PendingDefault): boolean {
+    const record = this.finished.get(p.key);
+    if (record === undefined) return false;
+    // the same error, surely (unsure: sent, and the answer ledger or the instrument has the last word)
+    const [x, y] = [identityOf(record), identityOf(p.record)];
+    return x && y ? sameError(x, y) : JSON.stringify(record) === JSON.stringify(p.record);
+  }
+
+  /** Adds a default to the book (and, coordinated, to the shared schedule: what a restart keeps is saved after). */
+  private addPending(p: PendingDefault, lost: boolean): void {
+    this.book.add(p);
+    this.save();
+    if (this.coordinated)
+      void this.coordinated.add(p, { lost }).then(() => {
+        if (!this.closed) this.save(); // what a restart keeps (mine)
+      });
+  }
+
+  private startPending(kept: string[] = []): void {
+    // coordinated: a default only this replica had before the redeploy or restart is still its own to send or hand over
+    for (const key of kept) if (this.coordinated && this.book.get(key)) this.coordinated.keep(key);
+    for (const p of this.book.all()) if (p.instrument === this.instrument) this.schedule(p);
+    this.showStatus();
+  }
+
+  private async sweepDue(): Promise<void> {
+    const coordinated = this.coordinated;
+    if (!coordinated) return;
+    for (const p of await coordinated.due(Date.now())) {
+      if (this.closed || p.instrument !== this.instrument) continue;
+      if (this.finishedHere(p) && !this.book.get(p.key)) {
+        coordinated.done(p.key);
+        this.node.debug(
+          `error-policy: the default of error ${p.key} was handed over after this node finished it: not sent again`,
+        );
+        continue;
+      }
+      this.book.add(p);
+      this.save();
+      void this.fire(p.key);
+    }
+  }
+
+  // ---- sending a default
+
+  private send(p: PendingDefault): Promise<AnswerOutcome> {
+    const { client, server, by } = this;
+    if (!client || !server)
+      return Promise.resolve({
+        outcome: 'failed',
+        message: 'no instrument',
+        error: new LhError('no instrument', { kind: 'config', operation: OP }),
+      });
+    const field = p.runRule ? 'inputs' : `rules[${p.rule}].steps[${(p.step ?? 1) - 1}].inputs`;
+    // the audit trail records this policy node as the actor of the default it sends
+    // automatic: with coordination, claimed under the lease (a replica that lost the instrument sends nothing)
+    return asNodeActor(this.node, undefined, () =>
+      asAutomatic(() =>
+        p.source === 'A'
+          ? answerA(client, p.record as PendingError, p.answer, by, identityOf(p.record), p.items)
+          : answerB(client, p.record as InstrumentError, Number(p.answer), server.clientKey || null, by, identityOf(p.record), {
+              values: p.inputs ?? {},
+              useDefaults: true,
+              field,
+            }),
+      ),
+    );
+  }
+
+  private report(p: PendingDefault, outcome: AnswerOutcome): void {
+    const msg = defaultAuditMsg(p, outcome, this.by);
+    switch (outcome.outcome) {
+      case 'answered':
+        this.node.send([null, msg, null]);
+        break;
+      case 'already-answered': {
+        const err = new LhError(outcome.message, { kind: 'already-answered', operation: OP, body: outcome.previous });
+        msg.error = err.toMsgError();
+        this.node.error(err, msg);
+        break;
+      }
+      case 'not-pending':
+        this.node.debug(outcome.message);
+        break;
+      default:
+        this.node.send([null, null, msg]);
+    }
+    this.showStatus();
+  }
+
+  /** Someone's answer is in flight: the default waits for it (a refused answer must not cancel the default). */
+  private waitForOther(p: PendingDefault): void {
+    const { inFlight: _sending, ...waiting } = p;
+    const again: PendingDefault = { ...waiting, deadline: Date.now() + IN_FLIGHT_RECHECK_MS };
+    this.book.add(again);
+    this.save();
+    // coordinated: a default taken from the shared schedule goes back there while it waits (a new holder sends it)
+    if (this.coordinated) void this.coordinated.requeue(again);
+    this.schedule(again);
+  }
+
+  /**
+   * Sends the default. Its book entry stays, marked in flight, until the outcome is known: a redeploy or a crash
+   * meanwhile leaves it for the next instance (the answer ledger and the instrument refuse a second answer).
+   */
+  private async fire(key: string): Promise<void> {
+    const t = this.timers.get(key);
+    if (t) clearTimeout(t);
+    this.timers.delete(key);
+    const p = this.book.get(key);
+    const { client, coordinated } = this;
+    if (!p || !client) return;
+    const given = lookupAnswer(client, key, identityOf(p.record));
+    if (given?.outcome === 'answered') {
+      this.cancel(key);
+      return this.showStatus(); // someone answered first: the default is not sent
+    }
+    if (given) return this.waitForOther(p);
+    if (coordinated) {
+      const verdict = await coordinated.take(key, p);
+      if (this.closed) return;
+      if (verdict === 'later') return this.waitForOther(p); // Redis unreachable: no automatic answer until it is back
+      if (verdict === 'drop') {
+        // another replica sends it (it holds the instrument now), or it was cancelled there
+        this.timers.delete(key);
+        if (this.book.take(key)) this.save();
+        return this.showStatus();
+      }
+    }
+    this.book.add({ ...p, inFlight: true });
+    this.save();
+    const outcome = await this.send(p);
+    if (outcome.outcome === 'failed' && outcome.fenced && coordinated) {
+      // another replica holds the instrument now: nothing was sent, the default goes back for it to send (once);
+      // when Redis does not take it, this replica keeps it and hands it over at its next look
+      if (!(await coordinated.giveBack(p))) return this.closed ? undefined : this.waitForOther(p);
+      this.timers.delete(key);
+      if (this.book.take(key)) this.save();
+      return this.showStatus();
+    }
+    this.afterSend(key, p, outcome);
+  }
+
+  /** What a default's outcome leaves: the book entry over or waiting again, and the msg that reports it. */
+  private afterSend(key: string, p: PendingDefault, outcome: AnswerOutcome): void {
+    const over =
+      outcome.outcome === 'answered' ||
+      outcome.outcome === 'not-pending' ||
+      (outcome.outcome === 'already-answered' && !outcome.inFlight);
+    // another error raised under the id meanwhile (a reused id, or two errors listed under one) keeps its own default
+    const held = this.book.get(key);
+    const mine = !held || sameRecord(held.record, p.record);
+    if (over) {
+      if (mine) this.cancel(key);
+    } else if (this.closed)
+      return; // kept in the book, in flight: the next instance sends it again
+    else if (outcome.outcome === 'already-answered') return this.waitForOther(p);
+    else if (mine) this.cancel(key); // refused or failed (or ambiguous): escalated, a person must act
+    if (this.closed && outcome.outcome !== 'answered') return;
+    if (this.coordinated && this.answeredByThisPolicy(p, outcome)) {
+      // a copy of this default handed over by another replica (or swept after a failover) found the error answered
+      // already by this very default on some replica: nothing was sent, and nothing is wrong
+      this.node.debug(outcome.message);
+      return this.showStatus();
+    }
+    this.report(p, outcome);
+  }
+
+  /** Whether an answer refused as given already is this policy's own default (the same answer, by the same name), settled. */
+  private answeredByThisPolicy(
+    p: PendingDefault,
+    outcome: AnswerOutcome,
+  ): outcome is Extract<AnswerOutcome, { outcome: 'already-answered' }> {
+    if (outcome.outcome !== 'already-answered' || outcome.inFlight || !outcome.previous) return false;
+    const previous = outcome.previous;
+    if (previous.outcome !== 'answered' || previous.by !== this.by) return false;
+    return p.source === 'B' ? Number(previous.response) === Number(p.answer) : previous.response === p.answer;
+  }
+
+  private readonly onAnswered = (where: string, key: string): void => {
+    const pending = this.book.get(key);
+    const client = this.client;
+    if (client && pending && where === instrumentKeyOf(client) && lookupAnswer(client, key, identityOf(pending.record))) {
+      this.cancel(key);
+      this.showStatus();
+    }
+  };
+
+  /** a person chose a run-scoped answer on the page: the status shows it */
+  private readonly onRunRule = (where: string): void => {
+    if (where === this.instrument) this.showStatus();
+  };
+
+  // ---- ladders
+
+  /** The key of an error among a ladder's counts: its id and what the instrument says of it. */
+  private static ladderErrorId(found: Found): string {
+    const seen = identityOf(found.record);
+    return seen ? `${found.key}|${fingerprint(seen)}` : found.key;
+  }
+
+  /** The ladder key of a rule, taking over counts 0.3 kept under the rule's position (once, at the first match). */
+  private ladderKey(rule: CompiledRule): string {
+    const key = ruleSignature(rule);
+    this.scope.adopt(legacyRuleSignature(rule), key);
+    return key;
+  }
+
+  /**
+   * Whether the lab's own rules send this error to a person: the first matching rule gives it a manual step (it
+   * notifies or escalates). A person's "the same for similar errors" never overrides that. Records nothing.
+   */
+  private labSendsToPerson(found: Found): boolean {
+    const rule = matchRule(this.rules, found.source, found.record);
+    if (!rule) return false;
+    const occurrence = this.scope.peek(this.ladderKey(rule), ErrorPolicyNode.ladderErrorId(found), Date.now());
+    return stepAt(rule, occurrence).step.mode === 'manual';
+  }
+
+  /** The step of the matched rule's ladder for this error: its occurrence among the rule's matches in this run. */
+  private ladderDecision(found: Found): Decision {
+    const now = Date.now();
+    const rule = matchRule(this.rules, found.source, found.record);
+    if (!rule) return decide(undefined, found.source, found.record, now);
+    const occurrence = this.scope.occurrence(this.ladderKey(rule), ErrorPolicyNode.ladderErrorId(found), now);
+    this.save();
+    return decide(rule, found.source, found.record, now, occurrence);
+  }
+
+  // ---- input
+
+  /** A msg on the input: a run-watch msg (counts), an error raised or resolved (decides), anything else passes. */
+  input(msg: NodeMessage, send: Send, done: (err?: Error) => void): void {
+    if (this.setupError) return done(this.setupError);
+    const run = runSighting(msg);
+    if (run) {
+      // a message of lh-run-watch: the run the ladders count in (not passed on); another instrument's run is not ours
+      if (this.own && !isOwnRun(run, this.own)) this.ignoredRunOf(run.instrument?.baseUrl ?? '');
+      else if (this.scope.sighting(run, Date.now())) this.save();
+      this.showStatus();
+      return done();
+    }
+    const found = errorInMsg(msg);
+    if (!found || (msg.event !== 'raised' && msg.event !== 'resolved')) {
+      send([msg, null, null]);
+      return done();
+    }
+    if (msg.event === 'resolved') {
+      this.resolved(msg, found);
+      this.showStatus();
+      send([msg, null, null]);
+      return done();
+    }
+    // sent by this replica without coordination (Redis unreachable): its default is this replica's to hand on
+    this.raised(msg, found, msg.coordination === 'lost', send);
+    this.showStatus();
+    done();
+  }
+
+  private ignoredRunOf(baseUrl: string): void {
+    if (this.ignoredRuns.has(baseUrl) || this.ignoredRuns.size >= IGNORED_RUNS_LOGGED) return;
+    this.ignoredRuns.add(baseUrl);
+    this.node.log(this.RED._('lh-error-policy.log.otherRun', { instrument: baseUrl, own: this.own?.baseUrl ?? '' }));
+  }
+
+  private resolved(msg: NodeMessage, found: Found): void {
+    const held = this.book.get(found.key);
+    const heldSame = held !== undefined && sameRecord(held.record, found.record);
+    const p = heldSame ? this.cancel(found.key) : undefined; // a resolution of an earlier error under the id leaves this default
+    if (p) msg.policy = { cancelled: true, rule: p.rule >= 0 ? p.rule + 1 : null };
+    // coordinated, an error this node held no default for (raised by a replica while Redis was lost): a copy of
+    // its default that replica hands over later is not sent
+    else if (!held) this.finish(found.key, found.record);
+  }
+
+  private raised(msg: NodeMessage, found: Found, lost: boolean, send: Send): void {
+    const held = this.book.get(found.key);
+    // the instrument reused the id: a default held for the error that had it before is over
+    if (held && !sameRecord(held.record, found.record)) this.cancel(found.key);
+    const existing = this.book.get(found.key);
+    // a person's "the same for similar errors" answers only where the lab's own rules do not send the error to a person
+    const runRule =
+      existing || this.labSendsToPerson(found)
+        ? undefined
+        : runRuleFor(this.instrument, this.scope.current(Date.now()).since, found.source, found.record);
+    if (runRule) {
+      // a person chose on the answer page: "the same for similar errors until this run ends"
+      const { p, policy } = runRuleDecision(runRule, Date.now());
+      msg.policy = policy;
+      this.book.add({ ...p, key: found.key, source: found.source, instrument: this.instrument, record: found.record });
+      this.save();
+      void this.fire(found.key);
+      return;
+    }
+    const decision: Decision = existing ? heldDecision(existing, this.rules) : this.ladderDecision(found);
+    const policy = policyOf(decision, this.scope.current(Date.now()));
+    switch (decision.kind) {
+      case 'notify':
+        msg.policy = policy;
+        send([msg, null, null]);
+        break;
+      case 'schedule': {
+        const label = answerLabel(found.source, found.record, decision.answer);
+        const inputs = decision.rung.step.inputs;
+        msg.policy = {
+          ...policy,
+          answer: decision.answer,
+          label,
+          ...(Object.keys(inputs).length > 0 ? { inputs } : {}),
+          deadline: new Date(decision.deadline).toISOString(),
+          deadlineBy: decision.deadlineBy,
+        };
+        msg.deadline = new Date(decision.deadline).toISOString();
+        if (typeof msg.notification === 'string') {
+          const why = decision.deadlineBy === 'instrument' ? " (the instrument's own timeout)" : '';
+          msg.notification = `${msg.notification}\nUnless someone answers by ${zonedTime(decision.deadline)}${why}, the policy answers: ${label}`;
+        }
+        if (!existing) {
+          const p = pendingOf(decision, found, this.instrument, Date.now());
+          this.schedule(p);
+          this.addPending(p, lost);
+        }
+        send([msg, null, null]);
+        break;
+      }
+      case 'answer-now': {
+        // through the book like a semi-automatic default, so that it waits for another answer in flight
+        const p = pendingOf(decision, found, this.instrument, Date.now());
+        this.addPending(p, lost);
+        void this.fire(p.key);
+        break;
+      }
+      case 'escalate':
+        msg.policy = policy;
+        msg.outcome = 'escalated';
+        msg.reason = decision.reason;
+        send([msg, null, msg]);
+        break;
+    }
+  }
+
+  // ---- close
+
+  close(removed: boolean, done: () => void): void {
+    this.closed = true;
+    if (this.coordinated && !removed) this.keptOverRedeploy.set(this.node.id, this.coordinated.mine());
+    else this.keptOverRedeploy.delete(this.node.id);
+    this.withdraw?.();
+    runRuleEvents.off('added', this.onRunRule);
+    if (this.sweep) clearInterval(this.sweep);
+    answerEvents.off('answered', this.onAnswered);
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    if (this.saveQueued && !removed) this.writeNow();
+    this.saveQueued = false;
+    if (removed) {
+      books.delete(this.node.id);
+      this.node.context().set(CONTEXT_KEY, undefined, this.store, () => done());
+      return;
+    }
+    done();
+  }
+}
