@@ -1,0 +1,429 @@
+/**
+ * One lh-error-poll node's watch at run time (issue 30 point 3: `register` wires, this class behaves): the poll loop and
+ * its slot, the pushed frames and the socket, the memory of seen errors (saved in the user directory or a context
+ * store), the coordination gate, the deck photos, the connection msgs and the status. Decisions are pure
+ * (poll-decisions.ts, push-decisions.ts).
+ */
+import {
+  asLhError,
+  EventStateChange,
+  firmwareErrorFromFrame,
+  identityOf,
+  InstrumentEvent,
+  LiquidHandlerClient,
+} from '../../client';
+import { offerFirmwareErrors } from '../answering/open-firmware-errors';
+import { severityFilter } from '../answering/severity';
+import { SnapshotHook, snapshotHook, snapshotTaker } from '../deck/snapshot';
+import { Api, connectionChange, ConnectionView } from '../shared/connection-state';
+import { coordinationStatus, gateFor, listedKeysOf, markLost } from '../shared/coordinated-poll';
+import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
+import { InstrumentInfo } from '../shared/error-records';
+import { LabPublisher } from '../shared/lab-publish';
+import { LivePolls } from '../shared/live-polls';
+import { logInfo, logWarn } from '../shared/node-log';
+import { Node, NodeConfig, Red } from '../shared/node-red';
+import { onPasswordWarning, passwordExpiryMessage } from '../shared/password-warning';
+import { intervalMs, PollLoop } from '../shared/poll-loop';
+import { PolledError } from '../shared/poll-messages';
+import { pollPermits } from '../shared/poll-permits';
+import { pollSchedule } from '../shared/poll-schedule';
+import { LhServerNode } from '../shared/server-node';
+import { Status } from '../shared/status';
+import { isChecked } from '../shared/typed-inputs';
+import { applyPoll, newPollMemory, offlineAfterOf, pendingOnly, PollRules, SourceResult, StatusDecision } from './poll-decisions';
+import {
+  adoptListed,
+  applyErrorFrame,
+  listenOf,
+  MAX_OPEN_FIRMWARE,
+  openFirmwareErrors,
+  openFirmwareRecord,
+  openFirmwareRecords,
+  PushOutcome,
+  reactToSocket,
+  resolveAnswered,
+  SocketState,
+  withFirmwareErrors,
+} from './push-decisions';
+import { forgetWatch, readSavedWatch, savedWatch, Source, watchKey, WatchState } from './seen-errors';
+import { seenFileStore } from './seen-file';
+
+const CONTEXT_KEY = 'lhErrorPoll';
+/** Watches (instrument and node, across redeploys) whose log already said the instrument has no errors socket. */
+const saidUnavailable = new WeakSet<WatchState>();
+/** Watches whose log already said that open firmware errors beyond the cap were forgotten. */
+const saidDropped = new WeakSet<WatchState>();
+/** Saves after pushed frames wait this long, folding a flood of frames into one write of the context store. */
+const FRAME_SAVE_DELAY_MS = 1000;
+
+/** One source's pending errors, or why it did not answer (never throws). */
+async function fetchErrors(client: LiquidHandlerClient, source: Source): Promise<SourceResult<PolledError>> {
+  try {
+    const list = source === 'A' ? await client.prep.pendingErrors() : await client.instrument.unhandledErrors();
+    return { source, records: pendingOnly<PolledError>(list) };
+  } catch (err) {
+    return { source, error: asLhError(err, source === 'A' ? 'check-for-pending-errors' : 'unhandled-errors') };
+  }
+}
+
+/** Whether this Node-RED answered the error `record` names (not another error under its id), now or before it was over. */
+function answeredHere(client: LiquidHandlerClient, key: string, record: unknown): boolean {
+  const identity = identityOf(record);
+  const ledger = client.answers.a;
+  return (ledger.lookup(key, identity) ?? ledger.lookupPast(key, identity))?.outcome === 'answered';
+}
+
+export interface Watcher {
+  node: Node;
+  status: Status;
+  client: LiquidHandlerClient;
+  server: LhServerNode;
+  instrument: InstrumentInfo;
+  watch: WatchState;
+  sources: Source[];
+  config: NodeConfig;
+}
+
+type SeenFile = ReturnType<typeof seenFileStore>;
+
+export class ErrorWatch {
+  private readonly node: Node;
+  private readonly status: Status;
+  private readonly client: LiquidHandlerClient;
+  private readonly server: LhServerNode;
+  private readonly watch: WatchState;
+  private readonly sources: Source[];
+  private readonly instrument: InstrumentInfo;
+  private readonly rules: PollRules<PolledError>;
+  private readonly template: string;
+  private readonly persist: boolean;
+  private readonly store?: string;
+  private readonly memoryFile?: SeenFile;
+  private readonly memory = newPollMemory();
+  private readonly snapshots: SnapshotHook;
+  private readonly lab: LabPublisher;
+  readonly loop: PollLoop;
+  private readonly slot: ReturnType<typeof pollSchedule.join>;
+  private readonly listening: boolean;
+  private socket: SocketState = 'connecting';
+  private readonly livePolls: LivePolls;
+  private lastStatus?: StatusDecision;
+  /** several Node-REDs (lh-coordination): only the lease holder polls and emits, each error once across replicas */
+  private readonly gate?: ReturnType<typeof gateFor<PolledError>>;
+  private readonly offCoordination?: () => void;
+  private readonly offPassword: () => void;
+  /** what listen() subscribed (the socket's state and frames, the open firmware errors offered) */
+  private offListening?: (() => void)[];
+  private saveTimer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly RED: Red,
+    w: Watcher,
+  ) {
+    ({ node: this.node, status: this.status, client: this.client, server: this.server, watch: this.watch } = w);
+    ({ sources: this.sources, instrument: this.instrument } = w);
+    const { config, node, client } = w;
+    const wanted = severityFilter(config.minSeverity);
+    this.rules = {
+      baseMs: intervalMs(config.interval),
+      offlineAfter: offlineAfterOf(config.offlineAfter),
+      keyOf: errorKey,
+      wanted: (record) => wanted(record.severity),
+    };
+    this.template = typeof config.template === 'string' ? config.template : '';
+    this.persist = isChecked(config.persist);
+    this.store = typeof config.store === 'string' && config.store.trim() !== '' ? config.store.trim() : undefined;
+    // Remember without a chosen context store: a file in the user directory (the default context store is memory,
+    // emptied on every stop); without a user directory (an embedded runtime), the default context store as before
+    const userDir = typeof RED.settings.userDir === 'string' ? RED.settings.userDir : '';
+    this.memoryFile = this.persist && !this.store && userDir !== '' ? seenFileStore(userDir, node.id) : undefined;
+    // a deck photo with each raised error (issue 33): waits at most 2 s, never stops the msg (src/nodes/deck/snapshot.ts)
+    this.snapshots = snapshotHook(isChecked(config.snapshot) ? snapshotTaker(client) : undefined, (t) => logWarn(node, t));
+    this.lab = new LabPublisher(w.server, this.instrument); // lh-state and the metrics read what this watch sees
+    // at most MAX_POLLS_IN_FLIGHT polls of this Node-RED at a time
+    this.loop = new PollLoop((started) => this.pollOnce(started), pollPermits);
+    // this node's slot among every poll loop of this Node-RED with the same interval: a fleet polls spread, not together
+    this.slot = pollSchedule.join(watchKey(w.server.instrumentKey, node.id), this.rules.baseMs);
+    this.listening = listenOf(config.listen) && this.sources.includes('A');
+    this.livePolls = new LivePolls(this.loop); // a reconnect polls at once; pushes at once or folded, within a budget
+    this.gate = gateFor(w.server, node.id, this.rules);
+    if (this.gate && w.server.coordination) {
+      const gate = this.gate;
+      this.offCoordination = w.server.coordination.onChange(() => {
+        if (!gate.active) this.showStatus(this.lastStatus ?? { kind: 'pending', count: 0 });
+        this.loop.trigger();
+      });
+    }
+    // once a day while the password is about to expire, on the connection output
+    this.offPassword = onPasswordWarning(
+      client,
+      (warning) => {
+        node.send([null, null, passwordExpiryMessage(warning, this.instrument)]);
+        this.lab.password(warning.daysLeft);
+      },
+      `poll ${node.id}`,
+    );
+
+    this.status.idle('polling');
+    this.status.follow(w.server.connection, {
+      apis: this.sources as Api[],
+      offlineAfter: this.rules.offlineAfter,
+      onChange: (view) => this.onConnection(view),
+    });
+    if (this.persist && !this.watch.restored) {
+      this.readMemory((err, value) => {
+        if (err) node.warn(RED._('lh-error-poll.errors.persist', { message: err.message }));
+        else this.restore(value);
+        this.begin();
+      });
+    } else {
+      this.begin();
+    }
+  }
+
+  /** Stops watching; a node deleted from the flows forgets (its file too), a redeploy or a stop keeps its memory. */
+  close(removed: boolean, done: () => void): void {
+    // a redeploy or a stop keeps the file (after the saves queued so far; a save on close is dropped)
+    const removal = this.memoryFile && removed ? this.memoryFile.remove() : undefined;
+    this.slot.leave();
+    this.offCoordination?.();
+    if (this.offListening) {
+      for (const unsubscribe of this.offListening.splice(0)) unsubscribe();
+      this.livePolls.stop();
+      if (this.saveTimer) this.save(); // what the last frames changed is kept
+    }
+    this.offPassword();
+    this.loop.stop();
+    if (removed) forgetWatch(watchKey(this.server.instrumentKey, this.node.id));
+    if (removal) removal.then(done, done);
+    else done();
+  }
+
+  // ---- the memory of seen errors
+
+  private writeMemory(value: unknown, callback: (err: Error | undefined) => void): void {
+    if (this.memoryFile) this.memoryFile.set(value, callback);
+    else this.node.context().set(CONTEXT_KEY, value, this.store, callback);
+  }
+
+  private readMemory(callback: (err: Error | undefined, value: unknown) => void): void {
+    if (this.memoryFile) this.memoryFile.get(callback);
+    else this.node.context().get(CONTEXT_KEY, this.store, callback);
+  }
+
+  /** A save after a pushed frame: one write for all frames within FRAME_SAVE_DELAY_MS (a poll's save takes it over). */
+  private saveSoon(): void {
+    if (!this.persist || this.saveTimer) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = undefined;
+      this.save();
+    }, FRAME_SAVE_DELAY_MS);
+  }
+
+  private save(): void {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = undefined;
+    if (!this.persist) return;
+    this.writeMemory(savedWatch(this.watch, this.server.instrumentKey), (err) => {
+      if (err) this.node.warn(this.RED._('lh-error-poll.errors.persist', { message: err.message }));
+    });
+  }
+
+  private restore(value: unknown): void {
+    this.watch.restored = true;
+    const saved = readSavedWatch(value, this.server.instrumentKey);
+    if (!saved) return;
+    this.watch.sources.A.restore(saved.A);
+    this.watch.sources.B.restore(saved.B);
+  }
+
+  // ---- polling
+
+  private begin(): void {
+    if (this.loop.stopped) return; // closed while the memory was read
+    this.slot.catchUp((since) => this.loop.catchUp(since)); // the first poll: a deploy of many nodes paces its first polls
+    if (this.listening) this.listen();
+  }
+
+  private async pollOnce(started: number): Promise<number> {
+    const { gate, rules, watch, client, sources } = this;
+    if (gate && !gate.active) {
+      await gate.catchUp(); // what it notified during a Redis outage, for the shared memory
+      this.showStatus(this.lastStatus ?? { kind: 'pending', count: 0 });
+      return rules.baseMs; // standby: the holder polls; a role change triggers a poll at once
+    }
+    const results = await Promise.all(sources.map((source) => fetchErrors(client, source)));
+    if (this.loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
+    if (this.listening) adoptListed(watch, results, rules);
+    const outcome = applyPoll(watch, this.memory, results, rules, this.sharedConnection());
+    const answered = this.listening
+      ? resolveAnswered(watch, (key, record) => answeredHere(client, key, record), rules)
+      : undefined;
+    if (outcome.changed || answered?.changed) this.save();
+    await this.emit(
+      { raised: outcome.raised, resolved: [...outcome.resolved, ...(answered?.resolved ?? [])], changed: false },
+      [],
+      listedKeysOf(results, rules),
+    );
+    if (outcome.warn) logWarn(this.node, outcome.warn);
+    // with the open firmware errors (source A): the instrument never lists them, and they still wait for an answer
+    const firmware = openFirmwareRecords(watch);
+    this.lab.pending(
+      results.map((r) =>
+        'records' in r
+          ? { source: r.source, records: [...r.records.filter(rules.wanted), ...(r.source === 'A' ? firmware : [])] }
+          : { source: r.source },
+      ),
+    );
+    this.lastStatus = outcome.status;
+    this.showStatus(outcome.status);
+    this.catchUpConnection();
+    return outcome.delayMs > rules.baseMs ? outcome.delayMs : this.slot.delayAfter(started); // back-off, else the next slot
+  }
+
+  private async emit(
+    proposed: PushOutcome,
+    connection: ReturnType<typeof connectionMessage>[] = [],
+    listed?: ReturnType<typeof listedKeysOf<PolledError>>,
+  ): Promise<void> {
+    const { node, instrument, template, lab, loop } = this;
+    if (this.gate) {
+      // coordinated: each msg goes out the moment the shared memory took it (see src/coordination/error-gate.ts)
+      await this.gate.filter(proposed.raised, proposed.resolved, listed, (list, r) => {
+        if (loop.stopped) return;
+        if (list === 'raised') {
+          const msg = markLost(raisedMessage(r.source as Source, r.record, instrument, template), r);
+          void this.snapshots.attach([msg]).then(([m]) => node.send([m, null, null]));
+          lab.raised(r.source as Source, r.record as PolledError);
+        } else {
+          node.send([null, markLost(resolvedMessage(r.source as Source, r.record, instrument), r), null]);
+          lab.resolved(r.source as Source, r.record as PolledError);
+        }
+      });
+      if (connection.length > 0 && !loop.stopped) node.send([null, null, connection]);
+      return;
+    }
+    const raised = await this.snapshots.attach(
+      proposed.raised.map((r) => raisedMessage(r.source, r.record, instrument, template)),
+    );
+    const resolved = proposed.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
+    if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
+    for (const r of proposed.raised) lab.raised(r.source, r.record);
+    for (const r of proposed.resolved) lab.resolved(r.source, r.record);
+  }
+
+  /** A poll now (an input msg), or at once after the one in flight. */
+  trigger(): void {
+    this.loop.trigger();
+  }
+
+  // ---- pushes
+
+  /** A frame on instincterrors: firmware errors raised or resolved from it at once, and a poll at once for the rest. */
+  private onFrame(event: InstrumentEvent): void {
+    const { watch, node } = this;
+    if (this.loop.stopped || (this.gate && !this.gate.active)) return;
+    const outcome = applyErrorFrame(watch, firmwareErrorFromFrame(event), this.rules);
+    if (outcome.dropped && !saidDropped.has(watch)) {
+      saidDropped.add(watch);
+      logWarn(node, this.RED._('lh-error-poll.log.firmwareDropped', { max: MAX_OPEN_FIRMWARE }));
+    }
+    if (outcome.changed) {
+      this.saveSoon();
+      this.emit(outcome).catch((err: unknown) => logWarn(node, asLhError(err, node.type).message));
+      this.showStatus(this.lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
+    }
+    this.livePolls.frame(); // at once, or folded into the one follow-up of the poll in flight: a flood costs two at a time
+  }
+
+  private onSocket(change: EventStateChange): void {
+    if (change.channel !== 'errors' || this.loop.stopped) return;
+    const { watch, node } = this;
+    const reaction = reactToSocket(this.socket, change.state, openFirmwareErrors(watch), saidUnavailable.has(watch));
+    this.socket = reaction.state;
+    if (reaction.logUnavailable) {
+      saidUnavailable.add(watch);
+      logInfo(node, this.RED._('lh-error-poll.log.unavailable', { reason: change.reason ?? '' }));
+    }
+    if (reaction.openAfterOutage > 0)
+      logWarn(node, this.RED._('lh-error-poll.log.openAfterOutage', { count: reaction.openAfterOutage }));
+    // at once, never held back: what happened while the socket was down is found now (the socket's back-off bounds it)
+    if (reaction.pollNow && reaction.paced)
+      this.slot.catchUp((since) => this.loop.catchUp(since)); // a deploy spreads
+    else if (reaction.pollNow) this.livePolls.connected();
+    if (this.lastStatus) this.showStatus(this.lastStatus);
+  }
+
+  /** Listens to instincterrors (opening the socket, shared with every node of the instrument) until the node closes. */
+  private listen(): void {
+    const { client, watch } = this;
+    this.offListening = [
+      client.events.onState((change) => this.onSocket(change)),
+      client.events.onErrors((event) => this.onFrame(event)),
+      // the answer page and lh-answer-error find open firmware errors here: the instrument never lists them
+      offerFirmwareErrors(this.server.instrumentKey, (id) => openFirmwareRecord(watch, id)),
+    ];
+    const current = client.events.lastChange('errors'); // another node may hold the socket open already
+    if (current) this.onSocket(current);
+  }
+
+  // ---- connection and status
+
+  /**
+   * The server's view of this node's sources: how many requests in a row went unanswered. The node backs off from its
+   * own Offline after on (when it says offline), as it would alone: a lower value on another node does not slow it.
+   */
+  private sharedConnection(): { failures: number; offlineAfter: number } {
+    const view = this.server.connection?.view(this.sources);
+    const failures = view?.state === 'offline' || view?.state === 'online' ? view.failures : 0;
+    return { failures, offlineAfter: this.rules.offlineAfter };
+  }
+
+  /** After a poll: what changed while this node was not deployed (or a standby) is said now, once. */
+  private catchUpConnection(): void {
+    const connection = this.server.connection;
+    if (connection) this.onConnection(connection.view(this.sources, this.rules.offlineAfter));
+  }
+
+  /** The server's connection state changed: offline or online once per change on output 3 (the status shows it). */
+  private onConnection(view: ConnectionView): void {
+    if (this.loop.stopped || (this.gate && !this.gate.active)) return; // a standby's holder reports it
+    const { watch, sources } = this;
+    const { reported, change } = connectionChange(watch.connection, view);
+    watch.connection = reported;
+    // the lab hears the state after every poll, not only a change reported as a msg: an instrument online from the
+    // start (or after a lease came back) is online in the state document, not unknown (the document folds repeats)
+    if (view.state === 'offline' || (view.state === 'online' && view.failures === 0))
+      this.lab.connection(view.state, view.state === 'offline' ? view.reason : undefined);
+    if (!change) return;
+    const interfaces = change.interfaces?.filter((api): api is Source => sources.includes(api as Source));
+    const details = {
+      failedPolls: change.failedPolls,
+      reason: change.reason,
+      interfaces: change.state === 'offline' ? interfaces : undefined,
+    };
+    // watching without Redis (coordination lost): every replica says it, marked
+    const mark = this.gate && coordinationStatus(this.server.coordination) ? { coordination: 'lost' } : {};
+    this.node.send([null, null, { ...connectionMessage(change.state, this.instrument, details), ...mark }]);
+  }
+
+  private showStatus(polled: StatusDecision): void {
+    const { status } = this;
+    const coordinated = coordinationStatus(this.server.coordination);
+    // a standby names who watches, above the connection state (the holder shows and reports that)
+    status.standby(this.gate && !this.gate.active ? coordinated : undefined);
+    if (coordinated) return status.other(coordinated);
+    const decision = this.listening ? withFirmwareErrors(polled, this.watch) : polled;
+    switch (decision.kind) {
+      case 'refused': // a refused login is not "offline": the session holds further logins back, the poll only backs off
+        return status.failed(decision.error);
+      case 'unreachable':
+        return status.unanswered(decision.error);
+      case 'pending': {
+        const key = this.socket === 'connected' && this.listening ? 'lh-error-poll.status.pendingLive' : 'pending';
+        return decision.count > 0 ? status.warn(key, { count: decision.count }) : status.ok(key, { count: decision.count });
+      }
+    }
+  }
+}
