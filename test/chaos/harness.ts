@@ -298,8 +298,7 @@ class World {
         return;
       }
       case 'redis-restart-persist':
-        await this.admin?.save();
-        await this.redis.stop();
+        await this.stopWithData();
         await sleep(f.durationMs);
         await this.redis.start();
         return;
@@ -333,8 +332,7 @@ class World {
       case 'redis-down-at-start': {
         const r = this.replicas[Number(f.replica) % this.replicas.length];
         const end = Date.now() + f.durationMs;
-        await this.admin?.save(); // it comes back with its data (only its absence is the fault)
-        await this.redis.stop();
+        await this.stopWithData(); // it comes back with its data (only its absence is the fault)
         this.dead(r);
         await r.kill();
         await this.startReplica(r);
@@ -370,6 +368,17 @@ class World {
     sim.setFaults(faults);
     await sleep(f.durationMs);
     sim.clearFaults();
+  }
+
+  /**
+   * Redis saves and stops in one step (SHUTDOWN SAVE): no write lands between its snapshot and its end, so it comes
+   * back with every write it acknowledged. (SAVE, then SIGKILL, lost the writes in between: a stale snapshot of a few
+   * milliseconds, another fault than the one drawn; seed 431 of the bounded run found it under load.)
+   */
+  private async stopWithData(): Promise<void> {
+    await this.admin?.call('SHUTDOWN', 'SAVE').catch(() => undefined); // the connection drops as it exits
+    await this.redis.exited();
+    await this.redis.stop();
   }
 
   /** A full deploy through the replica's admin API, of flows listing `instruments`. */

@@ -115,6 +115,18 @@ export class RedisHarness {
     await exited;
   }
 
+  /** Waits until the server process has exited by itself (after SHUTDOWN), at most `ms`; stop() then ends what is left. */
+  async exited(ms = 10_000): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      new Promise((resolve) => child.once('exit', resolve)),
+      new Promise((resolve) => (timer = setTimeout(resolve, ms))),
+    ]);
+    clearTimeout(timer);
+  }
+
   /** Freezes the server (SIGSTOP): connections stay open, nothing answers (a network partition, as clients see it). */
   pause(): void {
     this.child?.kill('SIGSTOP');
