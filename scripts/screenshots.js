@@ -116,17 +116,24 @@ async function main() {
     }
 
     // example 01: a raised error becomes a notification with its answer link, in the debug sidebar
-    const ex01 = tabs.find((t) => /^01 /.test(t.label));
+    const ex01 = tabs.find((t) => /^01 Errors with/.test(t.label));
     if (ex01) await page.evaluate((id) => globalThis.RED.workspaces.show(id), ex01.id);
     await page.evaluate(() => globalThis.RED.sidebar.show('debug'));
+    // the link itself, as the editor receives it (the sidebar shows long texts cut, also when opened)
+    await page.evaluate(() => {
+      globalThis.lhLinks = [];
+      globalThis.RED.comms.subscribe('debug', (_topic, m) => {
+        const found = /"answerUrl":"([^"]+)"/.exec(String(m.msg));
+        if (found) globalThis.lhLinks.push(found[1]);
+      });
+    });
     await post(`${control}/sim/errors`, { title: 'Clot detected', responses: ['Retry', 'Abort'] });
     const note = page.locator('.red-ui-debug-msg', { hasText: 'the notification (send it' }).first();
     await note.waitFor({ timeout: 60_000 });
     await shot(page, 'debug-notification');
     await note.locator('.red-ui-debug-msg-object-handle').first().click();
-    const full = await note.innerText();
-    const link = /(https?:\/\/\S+\?t=[\w.~-]+)/.exec(full);
     await shot(page, 'debug-notification-expanded');
+    const link = await page.evaluate(() => globalThis.lhLinks[0]);
 
     // example 04's error policy dialog, at two widths
     for (const width of [1600, 1280]) {
@@ -148,13 +155,13 @@ async function main() {
     // the answer page of that error
     if (link) {
       await page.setViewportSize({ width: 1600, height: 1000 });
-      await page.goto(link[1]);
+      await page.goto(link);
       await shot(page, 'answer-page');
       const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, isMobile: true, deviceScaleFactor: 2 });
-      await phone.goto(link[1]);
+      await phone.goto(link);
       await shot(phone, 'answer-page-phone');
       await phone.close();
-    } else console.error(`no answer link in the notification:\n${full}`);
+    } else console.error('no answer link reached the debug sidebar');
 
     // example 07's dashboard: 4 pending errors, after a reload
     const titles = ['Tip pickup failed', 'Door open', 'Liquid level low'];
