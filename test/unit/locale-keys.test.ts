@@ -58,6 +58,15 @@ const BUILT: Record<string, { site: RegExp; keys: string[] }> = {
     site: /text\(this, 'errors\.' \+ found\)/,
     keys: ['url', 'userinfo', 'insecureB'].map((k) => `lh-server.errors.${k}`),
   },
+  'src/nodes/lh-run/lh-run.ts': {
+    site: /status\.busy\(`lh-run\.status\.\$\{phase\}`\)/,
+    // every phase of the start, read from its type
+    keys: [
+      ...(
+        /export type StartPhase = ([^;]+);/.exec(fs.readFileSync(path.join(NODES, 'lh-run', 'start-run.ts'), 'utf8'))?.[1] ?? ''
+      ).matchAll(/'(\w+)'/g),
+    ].map((m) => `lh-run.status.${m[1]}`),
+  },
 };
 
 function allUses(): Use[] {
@@ -84,6 +93,7 @@ describe('message keys (en-US catalogue)', function () {
       'lh-error-policy.rule.addStep',
       'lh-server.errors.insecureB',
       'common.status.done',
+      'lh-run.status.confirming',
     ])
       assert.ok(found.has(key), `the scan missed ${key}`);
     assert.ok(uses.filter((u) => /\.errors\./.test(u.key)).length >= 40, 'fewer errors.* keys than the code uses');
@@ -98,9 +108,11 @@ describe('message keys (en-US catalogue)', function () {
     const sites = filesUnder(SRC, (f) => /\.ts$/.test(f)).flatMap((file) => {
       const rel = path.relative(root, file).split(path.sep).join('/');
       const source = fs.readFileSync(file, 'utf8');
-      return /'errors\.'\s*\+|`[\w-]*\.?errors\.\$\{/.test(source) ? [rel] : [];
+      // a key put together from a variable: 'errors.' + x, `lh-x.errors.${x}`, `lh-x.status.${x}`
+      return /'errors\.'\s*\+|`errors\.\$\{|`lh-[\w-]+\.\w+\.\$\{/.test(source) ? [rel] : [];
     });
-    assert.deepStrictEqual(sites.sort(), Object.keys(BUILT).sort(), 'an errors.* key built from a variable: list it in BUILT');
+    assert.deepStrictEqual(sites.sort(), Object.keys(BUILT).sort(), 'a key built from a variable: list it in BUILT');
+    assert.ok(BUILT['src/nodes/lh-run/lh-run.ts'].keys.length >= 5, 'the phases of a start were read');
     for (const [file, { site }] of Object.entries(BUILT))
       assert.match(fs.readFileSync(path.join(root, file), 'utf8'), site, `${file} builds its key another way now`);
   });
