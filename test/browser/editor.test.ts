@@ -630,6 +630,53 @@ describe('editor in Chromium (npm start)', function () {
     assert.deepStrictEqual(problems, []);
   });
 
+  // Issue 32.7: the answer page's status showed a whole error UUID ("link for <36 characters>") over the node beside it.
+  it("the answer page's status after a link was made: a short id, clear of the other nodes", async function () {
+    const control = new URL(started!.simA).origin;
+    const raised = await fetch(`${control}/sim/errors`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ title: 'Clot detected', responses: ['Retry', 'Abort'] }),
+    });
+    assert.equal(raised.status, 201);
+    const pageId = 'again-lh-ex01c-page';
+    await page.evaluate(
+      (z) => (globalThis as unknown as { RED: { workspaces: { show(id: string): void } } }).RED.workspaces.show(z),
+      'again-lh-ex01c-tab',
+    );
+    const label = page.locator(`g[id="${pageId}"] .red-ui-flow-node-status-label`);
+    await page.waitForFunction(
+      (id) => /link for/.test(document.querySelector(`g[id="${id}"] .red-ui-flow-node-status-label`)?.textContent ?? ''),
+      pageId,
+      {
+        timeout: 30_000,
+      },
+    );
+    const text = (await label.textContent()) ?? '';
+    assert.ok(!/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i.test(text), `a whole UUID in "${text}"`);
+    const { compared, overlaps } = await page.evaluate((id) => {
+      const status = (
+        document.querySelector(`g[id="${id}"] .red-ui-flow-node-status-label`) as SVGGraphicsElement
+      ).getBoundingClientRect();
+      // the other nodes of the tab: each group's body (its rect)
+      const bodies = Array.from(document.querySelectorAll('g.red-ui-flow-node-group'))
+        .filter((g) => g.id !== id)
+        .map((g) => ({
+          id: g.id,
+          box: (g.querySelector('rect.red-ui-flow-node') as SVGGraphicsElement | null)?.getBoundingClientRect(),
+        }))
+        .filter((b): b is { id: string; box: DOMRect } => b.box !== undefined);
+      const hit = bodies.filter(
+        ({ box }) =>
+          !(status.right <= box.left || box.right <= status.left || status.bottom <= box.top || box.bottom <= status.top),
+      );
+      return { compared: bodies.length, overlaps: hit.map((b) => b.id) };
+    }, pageId);
+    assert.ok(compared >= 8, `only ${compared} other nodes measured`);
+    await shot('answer-page-status');
+    assert.deepStrictEqual(overlaps, [], `the status "${text}" is drawn over other nodes`);
+  });
+
   // Issue 32.7: in the error policy dialog each step's remove × wrapped onto a line of its own at 1600 px. The tray
   // takes the width of what it holds when it opens: a new policy (no rules yet) opens narrow, and the rule and steps
   // the user then adds must fit in it.
