@@ -579,6 +579,199 @@ describe('editor in Chromium (npm start)', function () {
     ]);
   });
 
+  // Issue 32.7: on every example tab the title comment starts inside the canvas and no two nodes are drawn over each
+  // other (06's comments overlapped), measured on the boxes the editor drew (after the examples were imported above).
+  it("every example tab: each node's box inside the canvas, no two boxes over each other", async function () {
+    const tabs = await page.evaluate(() => {
+      const red = (
+        globalThis as unknown as { RED: { nodes: { eachWorkspace(f: (w: { id: string; label: string }) => void): void } } }
+      ).RED;
+      const found: { id: string; label: string }[] = [];
+      red.nodes.eachWorkspace((w) => found.push({ id: w.id, label: w.label }));
+      return found;
+    });
+    const exampleTabs = tabs.filter((t) => t.id.startsWith('again-'));
+    assert.ok(exampleTabs.length >= examples(['examples', 'examples-extra']).length, 'the examples are imported');
+    const problems: string[] = [];
+    for (const tab of exampleTabs) {
+      await page.evaluate(
+        (id) => (globalThis as unknown as { RED: { workspaces: { show(id: string): void } } }).RED.workspaces.show(id),
+        tab.id,
+      );
+      const boxes = await page.waitForFunction((z) => {
+        const red = (globalThis as unknown as { RED: EditorRed }).RED;
+        const nodes = red.nodes.filterNodes({ z }) as (EditorNode & {
+          x: number;
+          y: number;
+          w?: number;
+          h?: number;
+          name?: string;
+        })[];
+        // drawn: the editor has measured every node of the tab
+        if (nodes.some((n) => !n.w || !n.h || !document.getElementById(n.id))) return undefined;
+        return nodes.map((n) => ({
+          label: `${n.type} "${n.name ?? n.id}"`,
+          left: n.x - n.w! / 2,
+          top: n.y - n.h! / 2,
+          w: n.w!,
+          h: n.h!,
+        }));
+      }, tab.id);
+      const drawn = (await boxes.jsonValue()) as { label: string; left: number; top: number; w: number; h: number }[];
+      for (const b of drawn)
+        if (b.left < 0 || b.top < 0) problems.push(`${tab.label}: ${b.label} starts outside the canvas (${b.left}, ${b.top})`);
+      for (const [i, a] of drawn.entries()) {
+        for (const b of drawn.slice(i + 1)) {
+          const apart = a.left + a.w <= b.left || b.left + b.w <= a.left || a.top + a.h <= b.top || b.top + b.h <= a.top;
+          if (!apart) problems.push(`${tab.label}: ${a.label} and ${b.label} overlap`);
+        }
+      }
+    }
+    assert.deepStrictEqual(problems, []);
+  });
+
+  // Issue 32.7: the answer page's status showed a whole error UUID ("link for <36 characters>") over the node beside it.
+  it("the answer page's status after a link was made: a short id, clear of the other nodes", async function () {
+    const control = new URL(started!.simA).origin;
+    const raised = await fetch(`${control}/sim/errors`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ title: 'Clot detected', responses: ['Retry', 'Abort'] }),
+    });
+    assert.equal(raised.status, 201);
+    const pageId = 'again-lh-ex01c-page';
+    await page.evaluate(
+      (z) => (globalThis as unknown as { RED: { workspaces: { show(id: string): void } } }).RED.workspaces.show(z),
+      'again-lh-ex01c-tab',
+    );
+    const label = page.locator(`g[id="${pageId}"] .red-ui-flow-node-status-label`);
+    await page.waitForFunction(
+      (id) => /link for/.test(document.querySelector(`g[id="${id}"] .red-ui-flow-node-status-label`)?.textContent ?? ''),
+      pageId,
+      {
+        timeout: 30_000,
+      },
+    );
+    const text = (await label.textContent()) ?? '';
+    assert.ok(!/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i.test(text), `a whole UUID in "${text}"`);
+    const { compared, overlaps } = await page.evaluate((id) => {
+      const status = (
+        document.querySelector(`g[id="${id}"] .red-ui-flow-node-status-label`) as SVGGraphicsElement
+      ).getBoundingClientRect();
+      // the other nodes of the tab: each group's body (its rect)
+      const bodies = Array.from(document.querySelectorAll('g.red-ui-flow-node-group'))
+        .filter((g) => g.id !== id)
+        .map((g) => ({
+          id: g.id,
+          box: (g.querySelector('rect.red-ui-flow-node') as SVGGraphicsElement | null)?.getBoundingClientRect(),
+        }))
+        .filter((b): b is { id: string; box: DOMRect } => b.box !== undefined);
+      const hit = bodies.filter(
+        ({ box }) =>
+          !(status.right <= box.left || box.right <= status.left || status.bottom <= box.top || box.bottom <= status.top),
+      );
+      return { compared: bodies.length, overlaps: hit.map((b) => b.id) };
+    }, pageId);
+    assert.ok(compared >= 8, `only ${compared} other nodes measured`);
+    await shot('answer-page-status');
+    assert.deepStrictEqual(overlaps, [], `the status "${text}" is drawn over other nodes`);
+  });
+
+  // Issue 32.7: in the error policy dialog each step's remove × wrapped onto a line of its own at 1600 px. The tray
+  // takes the width of what it holds when it opens: a new policy (no rules yet) opens narrow, and the rule and steps
+  // the user then adds must fit in it.
+  it("the error policy dialog: each step's remove button on its step's line, at 1600 and 1280 px wide", async function () {
+    const policy: FlowNode = {
+      ...{ id: 'looks-policy', type: 'lh-error-policy', z: 'looks-tab', version: 3, name: '', by: 'policy', store: '' },
+      ...{ rules: [], x: 200, y: 100, wires: [[], [], []] },
+    };
+    await page.evaluate(
+      (flow) => {
+        const red = (globalThis as unknown as { RED: { view: { importNodes(n: unknown, o: object): void } } }).RED;
+        red.view.importNodes(flow, { generateIds: false, addFlow: false });
+      },
+      [{ id: 'looks-tab', type: 'tab', label: 'looks' }, policy],
+    );
+    try {
+      for (const width of [1600, 1280]) {
+        await page.setViewportSize({ width, height: 1000 });
+        await page.evaluate(() => {
+          const red = (
+            globalThis as unknown as {
+              RED: {
+                nodes: { node(id: string): unknown };
+                workspaces: { show(id: string): void };
+                editor: { edit(n: unknown): void };
+              };
+            }
+          ).RED;
+          red.workspaces.show('looks-tab');
+          red.editor.edit(red.nodes.node('looks-policy'));
+        });
+        const dialog = page.locator('.red-ui-tray', { has: page.locator('#node-dialog-ok') });
+        await dialog.locator('.red-ui-editableList-addButton').waitFor();
+        // the tray slides in: go on once it stands still
+        await page.waitForFunction(
+          () => {
+            const tray = document.querySelector('.red-ui-tray') as HTMLElement;
+            const left = String(tray.getBoundingClientRect().left);
+            const still = tray.dataset.lastLeft === left;
+            tray.dataset.lastLeft = left;
+            return still;
+          },
+          undefined,
+          { polling: 100 },
+        );
+        await dialog.locator('.red-ui-editableList-addButton').click();
+        const addStep = dialog.locator('.rule-steps + button');
+        await addStep.click();
+        await addStep.click();
+        await dialog.locator('.rule-step').nth(2).waitFor();
+        await dialog.locator('.rule-step .rule-inputs').first().fill('12=a long answer, 13=another one');
+        await dialog.locator('.rule-step .rule-mode').first().selectOption('semi-automatic');
+        const lines = await dialog.locator('.rule-step').evaluateAll((steps) => {
+          const trayBox = (steps[0].closest('.red-ui-tray') as HTMLElement).getBoundingClientRect();
+          return steps.map((s) => {
+            const controls = Array.from(s.querySelectorAll('select, input')).map((e) => e.getBoundingClientRect());
+            const remove = (s.querySelector('button') as HTMLElement).getBoundingClientRect();
+            // the step's line: where its first field (the mode) is
+            return {
+              line: { top: controls[0].top, bottom: controls[0].bottom },
+              wrapped: controls.filter((c) => (c.top + c.bottom) / 2 > controls[0].bottom).length,
+              controlsRight: Math.max(...controls.map((c) => c.right)),
+              remove: { top: remove.top, bottom: remove.bottom, left: remove.left, right: remove.right },
+              trayRight: trayBox.right,
+            };
+          });
+        });
+        await shot(`policy-dialog-${width}`);
+        assert.equal(lines.length, 3);
+        for (const [i, l] of lines.entries()) {
+          const middle = (l.remove.top + l.remove.bottom) / 2;
+          assert.ok(
+            middle > l.line.top && middle < l.line.bottom,
+            `${width} px, step ${i + 1}: the × (${l.remove.top}–${l.remove.bottom}) is not on its line (${l.line.top}–${l.line.bottom})`,
+          );
+          assert.equal(l.wrapped, 0, `${width} px, step ${i + 1}: fields below the step's line`);
+          assert.ok(l.remove.left >= l.controlsRight, `${width} px, step ${i + 1}: the × is not after the step's fields`);
+          assert.ok(l.remove.right <= l.trayRight, `${width} px, step ${i + 1}: the × is cut off by the dialog's edge`);
+        }
+        await dialog.locator('#node-dialog-cancel').click();
+        await dialog.waitFor({ state: 'detached' });
+      }
+    } finally {
+      await page.setViewportSize({ width: 1600, height: 1000 });
+      await page.evaluate(() => {
+        const red = (
+          globalThis as unknown as {
+            RED: { nodes: { workspace(id: string): unknown }; workspaces: { delete(ws: unknown): void } };
+          }
+        ).RED;
+        red.workspaces.delete(red.nodes.workspace('looks-tab'));
+      });
+    }
+  });
+
   it('logged no errors in the browser console', function () {
     assert.deepStrictEqual(consoleErrors, []);
   });

@@ -94,6 +94,8 @@ describe('client: request outcomes for observers (onRequestOutcome)', function (
     c.onRequestOutcome((o) => seen.push(o));
     await c.prep.getSoftwareSettings(); // logged in
     const before = seen.length;
+    const held = (): number => sim.requests.filter((r) => r.status === 0).length;
+    const heldBefore = held();
     sim.setFaults({ timeoutRate: 1, methods: ['GET'] }); // held: under way until the close
     const underWay = [c.prep.getSoftwareSettings(), c.instrument.unhandledErrors()].map((p) =>
       p.then(
@@ -101,7 +103,7 @@ describe('client: request outcomes for observers (onRequestOutcome)', function (
         (e: unknown) => e,
       ),
     );
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(() => held() >= heldBefore + 2, 'both requests held at the simulator'); // under way, not a fixed sleep
     await c.close();
     const outcomes = await Promise.all(underWay);
     assert.ok(

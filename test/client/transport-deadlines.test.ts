@@ -122,6 +122,7 @@ async function failureOf(t: Transport, request: Parameters<Transport['request']>
 function assertTimeoutAtDeadline({ err, took }: Failure): void {
   assert.ok(err instanceof LhError);
   assert.equal(err.kind, 'timeout', err.message);
+  // the lower bound holds on any machine (a timer never fires early); the upper one is a hang net, 8 deadlines long
   assert.ok(took >= 290 && took < 2500, `ended after ${took} ms`);
 }
 
@@ -144,16 +145,20 @@ describe('transport: deadlines and close()', function () {
 
   it('a request queued behind maxSockets ends at its own deadline, not when the request holding the socket ends', async function () {
     const t = make({ maxSockets: 1, timeoutMs: 300 });
-    const started = Date.now();
-    const blocker = t.request(get('/hang', 10_000)).catch((e: unknown) => e);
+    let blockerEnded = false;
+    const blocker = t
+      .request(get('/hang', 10_000))
+      .catch((e: unknown) => e)
+      .finally(() => (blockerEnded = true));
     const queued = await t.request(get('/ok')).then(
       () => assert.fail('answered'),
       (e: unknown) => e,
     );
-    const took = Date.now() - started;
     assert.ok(queued instanceof LhError);
     assert.equal(queued.kind, 'timeout');
-    assert.ok(took < 3000, `the queued request ended after ${took} ms (its deadline is 300 ms, the blocker's 10 s)`);
+    // its deadline is 300 ms, the blocker's 10 s: it ended while the blocker still held the socket (an order of
+    // events, not a wall-clock bound)
+    assert.equal(blockerEnded, false, 'the queued request ended only when the blocker did');
     t.close();
     const ended = await blocker;
     assert.ok(ended instanceof LhError && /closed/.test(ended.message));
@@ -214,15 +219,15 @@ describe('transport: deadlines and close()', function () {
     const port = silent.port;
     await silent.stop(); // nothing listens there any more
     const t = make({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 5000, retries: 2 });
-    const started = Date.now();
     const err = await t.request(get('/x')).then(
       () => assert.fail('answered'),
       (e: unknown) => e,
     );
+    // "at once": it ended as network, each of its 3 attempts refused; had it waited for the 5 s deadline it would be a
+    // timeout (no wall-clock bound, which a busy machine could miss)
     assert.ok(err instanceof LhError);
     assert.equal(err.kind, 'network');
     assert.equal(err.attempts, 3);
-    assert.ok(Date.now() - started < 2000);
   });
 
   it('a host name that does not resolve ends by the deadline, as network or timeout, and leaves nothing behind', async function () {
@@ -236,7 +241,8 @@ describe('transport: deadlines and close()', function () {
     );
     assert.ok(err instanceof LhError);
     assert.ok(err.kind === 'network' || err.kind === 'timeout', err.message);
-    assert.ok(Date.now() - started < 3000, `ended after ${Date.now() - started} ms`);
+    // a safety net for a hang, not a speed test: the deadline is 1 s for all 3 attempts, a hang never ends
+    assert.ok(Date.now() - started < 10_000, `ended after ${Date.now() - started} ms`);
     t.close();
     await until(() => noneLeft(before), 'nothing left');
   });
@@ -298,10 +304,10 @@ describe('transport: deadlines and close()', function () {
       await until(() => srv.seen.length === 1, 'the held request at the server');
       const queued = [post('/ok'), t.request(get('/ok'))];
       await settled(); // both queued behind the held one (maxSockets 1)
-      const started = Date.now();
       t.close();
+      // "at once": each ended because of close() (its message says so), not at its 10 s deadline (a timeout) nor
+      // when the held request would have been answered (never); no wall-clock bound, which a busy machine could miss
       const results = await Promise.allSettled([held, ...queued]);
-      assert.ok(Date.now() - started < 500, `ended ${Date.now() - started} ms after close()`);
       for (const r of results) {
         assert.equal(r.status, 'rejected', JSON.stringify(results));
         assert.match((r.reason as Error).message, /the connection to the instrument was closed/);

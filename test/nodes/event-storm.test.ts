@@ -120,6 +120,8 @@ describe('a flood of pushed frames, in Node-RED', function () {
     }
     const last = Date.now(); // the last frames were folded: a poll must still follow them
     await until(() => sim.requests.some((r) => r.path === ERROR_POLL && r.time >= last), 'a poll after the flood', 15000);
+    // the allowance grows with the time measured in this run (a busy machine takes longer and may refill more): a
+    // bound relative to this run, not to a quiet machine's speed
     const elapsed = Date.now() - started;
     const polls = sim.requests.filter((r) => r.path === ERROR_POLL).length - before;
     assert.ok(

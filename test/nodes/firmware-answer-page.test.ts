@@ -10,7 +10,7 @@ import { useInstrument } from '../support/node-suite';
 import { collect, helper } from '../support/runtime';
 import { until } from '../support/until';
 import { answerOnPage, fetchText, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
-import { bServerFlow, seenErrors } from './lh-error-poll.support';
+import { bServerFlow, seenErrors, socketOpen } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
@@ -51,8 +51,7 @@ describe('firmware errors on the answer page', function () {
   it('shows the firmware error with its buttons, answers it once, and it is reported resolved', async function () {
     sim.firmwareAnswerPushesResolution = false;
     const { linked, resolved } = await load();
-    await until(() => sim.eventSocketInfo.counts.errors === 1, 'the errors socket', 10000);
-    await new Promise((r) => setTimeout(r, 300)); // the socket is open on both ends
+    await until(() => socketOpen(sim), 'the errors socket open on both ends', 10000);
     const fw = sim.raiseFirmwareError({ title: 'Tip pickup failed', responses: ['Retry', 'Abort'] });
     await until(() => linked.length === 1, 'the raised msg with its link', 10000);
     const link = String(linked[0].answerUrl);

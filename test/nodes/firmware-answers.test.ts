@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper } from '../support/runtime';
 import { until } from '../support/until';
-import { bServerFlow, loadFlowWithChange, seenErrors, setProperty } from './lh-error-poll.support';
+import { bServerFlow, loadFlowWithChange, pollsDone, seenErrors, setProperty, socketOpen } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 const ANSWER_PATH = '/api/v1/errors/runtime';
@@ -51,15 +51,14 @@ describe('firmware errors answered from a flow', function () {
   it('is reported resolved once after the flow answered it, though the instrument pushes no resolution', async function () {
     sim.firmwareAnswerPushesResolution = false;
     const { raised, resolved, answered } = await load();
-    await until(() => sim.eventSocketInfo.counts.errors === 1, 'the errors socket', 10000);
-    await new Promise((r) => setTimeout(r, 300)); // the socket is open on both ends
+    await until(() => socketOpen(sim), 'the errors socket open on both ends', 10000);
     const fw = sim.raiseFirmwareError({ title: 'Tip pickup failed', responses: ['Retry', 'Abort'] });
     await until(() => answered.length === 1, 'the answer from the flow', 10000);
     assert.equal(raised.length, 1);
     assert.equal(answered[0].outcome, 'answered');
     await until(() => resolved.length === 1, 'the resolution (this Node-RED answered it)', 5000);
     assert.equal(resolved[0].errorId, fw.id);
-    await new Promise((r) => setTimeout(r, 1200)); // two more polls: resolved once
+    await pollsDone(sim, 2); // two more polls: resolved once
     assert.equal(resolved.length, 1);
     assert.equal(raised.length, 1);
   });
@@ -67,12 +66,11 @@ describe('firmware errors answered from a flow', function () {
   it('is not answered twice: a second answer from a flow is refused by the ledger, nothing sent again', async function () {
     sim.firmwareAnswerPushesResolution = false;
     const { raised, answered, caught, resolved } = await load();
-    await until(() => sim.eventSocketInfo.counts.errors === 1, 'the errors socket', 10000);
-    await new Promise((r) => setTimeout(r, 300));
+    await until(() => socketOpen(sim), 'the errors socket open on both ends', 10000);
     sim.raiseFirmwareError({ title: 'Tip pickup failed', responses: ['Retry', 'Abort'] });
     await until(() => answered.length === 1, 'the first answer', 10000);
     await until(() => resolved.length === 1, 'resolved', 5000);
-    await new Promise((r) => setTimeout(r, 1200)); // polls that list errors (the firmware error is never listed)
+    await pollsDone(sim, 2); // polls that list errors (the firmware error is never listed)
     sim.clearRequests();
     helper.getNode('choose').receive({ ...raised[0] }); // the raised msg once more, as a second branch would send it
     await until(() => caught.length === 1, 'the second answer refused', 5000);

@@ -73,6 +73,8 @@ describe('lh-answer-page under load and next to other routes', function () {
       const views = await Promise.all(Array.from({ length: 20 }, () => fetchText(otherLink)));
       assert.ok(views.every((v) => v.status === 200));
     }
+    // at most one read per 2 s of the time measured in this run (a busy machine takes longer and may read more): a
+    // bound relative to this run, not to a quiet machine's speed
     const elapsed = Date.now() - started;
     const reads = sim.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/errors').length;
     assert.ok(

@@ -78,20 +78,20 @@ describe('lh-error-poll with pushes', function () {
   this.timeout(30000);
   const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
 
-  it('reports an A error pushed on instincterrors at once (60 s interval), and its resolution, each once', async function () {
-    const seen = await load(sim);
+  it('reports an A error pushed on instincterrors at once (1 h interval), and its resolution, each once', async function () {
+    // With a 1 h interval no regular poll falls within the test: a report at all is one the push triggered (no
+    // wall-clock bound, which a busy machine could miss).
+    const seen = await load(sim, { interval: 3600 });
     await live(sim);
     const before = polls(sim);
-    const started = Date.now();
     const error = sim.injectPendingError({ severity: 'Error', title: 'Tip lost' });
-    const msg = await messageWhere('raised', (m) => m.errorId === error.id, 2000);
-    assert.ok(Date.now() - started < 2000);
+    const msg = await messageWhere('raised', (m) => m.errorId === error.id, 20000);
     assert.equal(msg.source, 'A');
     assert.equal((msg.payload as Msg).title, 'Tip lost');
     assert.ok(polls(sim) > before, 'found by the poll the push triggered');
 
     sim.resolvePendingError(error.id);
-    const gone = await messageWhere('resolved', (m) => m.errorId === error.id, 2000);
+    const gone = await messageWhere('resolved', (m) => m.errorId === error.id, 20000);
     assert.equal(gone.event, 'resolved');
     assert.equal(seen.raised.length, 1);
     assert.equal(seen.resolved.length, 1);

@@ -43,6 +43,15 @@ export function pollsDone(sim: Simulator, n: number, source: 'A' | 'B' = 'A', ti
 }
 
 /** Resolves with the next status the node `id` shows that matches `test`. */
+/**
+ * The lh-server `serverId`'s socket on `channel` is open on both ends: the simulator has it and the client says
+ * connected (a frame pushed now reaches the node). Wait on this instead of a fixed sleep.
+ */
+export function socketOpen(sim: Simulator, channel: 'errors' | 'events' = 'errors', serverId = 'server'): boolean {
+  const server = helper.getNode(serverId) as unknown as { client?: { events?: { state(c: string): string } } } | null;
+  return sim.eventSocketInfo.counts[channel] === 1 && server?.client?.events?.state(channel) === 'connected';
+}
+
 export function statusWhere(id: string, test: (status: Msg) => boolean, timeoutMs = 15000): Promise<Msg> {
   const node = helper.getNode(id) as unknown as {
     on(e: string, l: (c: { args: Msg[] }) => void): unknown;

@@ -15,6 +15,7 @@ describe('lh-run-watch', function () {
     runMemory.forgetAllMemories(); // as a restart of Node-RED: each test starts from nothing reported
   });
 
+  const runPolls = (): number => sim.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/protocol-run').length;
   const flow = (config: Msg = {}) => runWatchFlow(sim, { interval: '0.5', progressInterval: '0', ...config });
 
   /** Every msg reaching a helper node, across redeploys (the helper node objects are replaced on a full deploy). */
@@ -76,10 +77,13 @@ describe('lh-run-watch', function () {
     await helper.setFlows(f.nodes, 'full', f.credentials);
     record();
     const watch = helper.getNode('watch');
+    // two polls served (on input or at the interval), not a fixed sleep: a busy machine takes longer, the check waits
+    let served = runPolls();
     watch.receive({});
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => runPolls() > served, 'a poll after the redeploy');
+    served = runPolls();
     watch.receive({});
-    await new Promise((r) => setTimeout(r, 100));
+    await until(() => runPolls() > served, 'another poll');
     assert.equal(received.states.length, 7);
 
     sim.runs.resume();
@@ -104,7 +108,8 @@ describe('lh-run-watch', function () {
     assert.ok(progress.length > 0);
     assert.ok(progress.every((p) => p >= 0 && p <= 1));
     assert.equal(typeof received.progress[0].eta, 'string');
-    await new Promise((r) => setTimeout(r, 600)); // one more regular poll: still exactly once
+    const polled = runPolls();
+    await until(() => runPolls() >= polled + 2, 'more regular polls'); // still exactly once after them
     assert.equal(received.finished.length, 1);
     assert.equal(received.states.length, 9);
   });

@@ -113,8 +113,12 @@ describe('lh-run and lh-run-watch report only what the instrument did', function
         sim.runs.endNext({ at: 'end', result: word });
         sim.runs.create({ protocolId: 1 }, 'admin');
         await until(() => sim.runs.state === 'Loading', 'Loading');
-        helper.getNode('watch').receive({}); // the watch sees the run
-        await new Promise((r) => setTimeout(r, 50));
+        const polled = sim.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/protocol-run').length;
+        helper.getNode('watch').receive({}); // the watch sees the run: waited for, not a fixed sleep
+        await until(
+          () => sim.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/protocol-run').length > polled,
+          'the poll that sees Loading',
+        );
         sim.runs.loadComplete({ protocolId: 1 });
         await until(() => sim.runs.state === 'Idle', 'the end of the run');
         helper.getNode('watch').receive({});

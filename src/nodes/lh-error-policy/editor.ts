@@ -30,6 +30,11 @@ interface Rule {
 
 const NEW_STEP: Step = { mode: 'manual', answer: '', delay: DELAY, inputs: '' };
 
+/** A step's line: its fields side by side, never wrapped. */
+const STEP_LINE = { display: 'flex', flexWrap: 'nowrap', alignItems: 'center', gap: '4px', marginTop: '4px' };
+const SHRINKING_INPUT = { flex: '1 1 80px', minWidth: '40px', width: 'auto', margin: '0' };
+const SHRINKING_TEXT = { flex: '0 4 auto', minWidth: '1em', overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' };
+
 function validPattern(pattern: string): boolean {
   try {
     new RegExp(pattern, 'i');
@@ -97,18 +102,20 @@ function addLadder(node: EditorNode, row: JQuery, steps: Partial<Step>[]): void 
   };
   const addStep = (step: Partial<Step>): void => {
     const s = { ...NEW_STEP, ...step };
-    const line = $('<div>').addClass('rule-step').css({ marginTop: '4px' }).appendTo(ladder);
-    $('<span>').addClass('rule-step-number').css({ display: 'inline-block', width: '20px' }).appendTo(line);
+    // One line whatever the dialog's width (it opens as wide as what it holds, so a rule added to a new policy lands
+    // in a narrow one): the fields shrink, the remove button stays at the end of its step's line.
+    const line = $('<div>').addClass('rule-step').css(STEP_LINE).appendTo(ladder);
+    $('<span>').addClass('rule-step-number').css({ flex: '0 0 20px' }).appendTo(line);
     const modes = MODES.map((m) => text(node, 'mode.' + m));
-    select('rule-mode', MODES, modes, s.mode).appendTo(line);
-    input('rule-answer', text(node, 'rule.answer'), { width: '22%' }, s.answer).appendTo(line);
-    input('rule-delay', String(DELAY), { width: '50px', marginLeft: '4px' }, s.delay).appendTo(line);
-    $('<span>')
-      .text(' ' + text(node, 'rule.seconds') + ' ')
-      .appendTo(line);
-    input('rule-inputs', text(node, 'rule.inputs'), { width: '18%' }, inputsText(s.inputs)).appendTo(line);
+    select('rule-mode', MODES, modes, s.mode).css({ flex: '0 4 auto', minWidth: '90px', margin: '0' }).appendTo(line);
+    input('rule-answer', text(node, 'rule.answer'), SHRINKING_INPUT, s.answer).appendTo(line);
+    input('rule-delay', String(DELAY), { flex: '0 0 50px', width: '50px', margin: '0' }, s.delay).appendTo(line);
+    const seconds = text(node, 'rule.seconds');
+    $('<span>').addClass('rule-seconds').attr('title', seconds).css(SHRINKING_TEXT).text(seconds).appendTo(line);
+    input('rule-inputs', text(node, 'rule.inputs'), SHRINKING_INPUT, inputsText(s.inputs)).appendTo(line);
     button('times')
-      .css({ marginLeft: '4px' })
+      .addClass('rule-step-remove')
+      .css({ flex: 'none', margin: '0' })
       .on('click', () => {
         if (ladder.children().length > 1) {
           line.remove();

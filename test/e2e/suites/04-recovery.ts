@@ -28,7 +28,11 @@ export function recoverySuite(ctx: E2e): void {
       const notified = ctx.red.nextDebug('lh-ex04-notify');
       const submitted = ctx.red.nextDebug('lh-ex04-autodbg');
       const error = ctx.sim.injectInstrumentError({ title: 'Aspiration error' });
-      const text = String(debugValue(await notified));
+      // the debug node shows the link first (its preview is cut after a few dozen characters), then the notification
+      const shown = debugValue(await notified) as { answerUrl: string; notification: string };
+      assert.deepEqual(Object.keys(shown), ['answerUrl', 'notification']);
+      const text = shown.notification;
+      assert.ok(text.includes(`Answer here: ${shown.answerUrl}\n`), 'the notification has the same link');
       assert.match(text, /Actions: 1 Retry \(default\)/);
       assert.match(text, /Unless someone answers by .* UTC[+-]\d\d:\d\d.*, the policy answers: 1 Retry \(default\)/);
       assert.match(text, /Answer here: http:\/\/127\.0\.0\.1:\d+\/lh-answer\?t=/);
@@ -53,7 +57,7 @@ export function recoverySuite(ctx: E2e): void {
       const automatic = ctx.red.collectDebug('lh-ex04-autodbg');
       const escalated = ctx.red.collectDebug('lh-ex04-escdbg');
       const error = ctx.sim.injectInstrumentError({ title: 'Gripper collision' });
-      const link = /Answer here: (http\S+)/.exec(String(debugValue(await notified)))?.[1] ?? '';
+      const link = (debugValue(await notified) as { answerUrl: string }).answerUrl;
       const page = await ctx.red.request('GET', link.slice(ctx.red.url.length));
       assert.equal(page.status, 200);
       assert.match(page.text, /class="default">Retry \(default\)/);
