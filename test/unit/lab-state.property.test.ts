@@ -215,4 +215,43 @@ describe('lh-state rate (StateNode on a model clock)', function () {
       node.close();
     }
   });
+
+  // found through a real broker (test/coordination/state-mqtt-replicas.test.ts): lh-server publishes the lease event
+  // before lh-state's own role listener runs, and a replica that held the lease before sent the errors it knew then
+  it('a lease event that makes this Node-RED the holder holds the document until a poll (never the stale list)', function () {
+    let holder = true;
+    let now = 0;
+    const sent: StateMsg[] = [];
+    const node = new StateNode({
+      ...about,
+      stateTopic: 's/{{instrument}}',
+      eventTopic: 'e/{{instrument}}',
+      perSecond: 1,
+      now: () => now,
+      emitting: () => holder,
+      send: (state) => {
+        if (state) sent.push(state);
+      },
+    });
+    const error = (id: string): PendingErrorView => ({ source: 'A', id, title: `e${id}`, severity: 'Error' });
+    try {
+      node.take({ ...about, kind: 'errors', pending: [error('1'), error('2')] });
+      holder = false;
+      node.take({ ...about, kind: 'lease', holder: false });
+      now += 5000;
+      holder = true; // the lease comes back: error 1 was resolved meanwhile
+      const before = sent.length;
+      node.take({ ...about, kind: 'lease', holder: true, failover: true });
+      assert.equal(sent.length, before, 'nothing before the new holder polled');
+      node.take({ ...about, kind: 'errors', pending: [error('2')] });
+      assert.equal(sent.length, before + 1);
+      const doc = sent[sent.length - 1].payload as { errors: { list: PendingErrorView[] } };
+      assert.deepEqual(
+        doc.errors.list.map((e) => e.id),
+        ['2'],
+      );
+    } finally {
+      node.close();
+    }
+  });
 });
