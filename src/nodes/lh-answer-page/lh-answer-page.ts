@@ -262,7 +262,8 @@ export = function register(RED: Red): void {
         if (photosOn) await keepPhoto(msg, { key: found.key, seen }, expires, answerUrl);
         if (labListened()) {
           const about = { instrumentKey: server.instrumentKey, instrument: server.displayName };
-          publishLab({ ...about, kind: 'link', source: found.source, id: found.key, answerUrl });
+          const answerExpires = new Date(expires).toISOString();
+          publishLab({ ...about, kind: 'link', source: found.source, id: found.key, answerUrl, answerExpires });
         }
         if (linkText !== '' && typeof msg.notification === 'string') {
           msg.notification = `${msg.notification}\n${renderTemplate(linkText, { ...msg, answerExpires: zonedTime(expires) })}`;
