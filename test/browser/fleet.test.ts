@@ -121,6 +121,8 @@ describe('the fleet tab of the operator dashboard in Chromium (example 07, issue
       ...example,
       ...instrumentBlock(2, HOSTILE, sim2.baseUrl, true),
       ...instrumentBlock(3, UNPLUGGED, unplugged, false),
+      // a state node with no instrument (its lh-server not chosen): it says so in its status and adds no row
+      { id: 'fleet-state-none', type: 'lh-state', z: 'lh-ex07-tab', server: '', wires: [['lh-ex07-fleet'], []], version: 1 },
     ];
     const credentials = Object.fromEntries(['lh-server-sim', 'fleet-srv-2', 'fleet-srv-3'].map((id) => [id, { ...USER }]));
     red = new Replica('fleet', flows, credentials, { uiPort: port, httpAdminRoot: '/admin' });
