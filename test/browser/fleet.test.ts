@@ -45,7 +45,9 @@ function instrumentBlock(n: number, name: string, baseUrl: string, withPage: boo
       interval: '1',
       offlineAfter: '2',
       listen: false,
-      persist: false, // Remember off, as in the example: after a restart it raises again, the answer page links again
+      // bench 2 with Remember on (the default of a new error watch): after a restart it raises nothing it saw before,
+      // and its answer page links the errors it lists; the example's own watch has Remember off (raised again)
+      persist: n === 2,
       snapshot: false,
       version: 3,
       wires: [withPage ? [`fleet-links-${n}`] : [], [], []],
