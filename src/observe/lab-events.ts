@@ -15,7 +15,11 @@ export interface PendingErrorView {
   id: string;
   title: string;
   severity: string;
+  /** the responses the instrument offers (A's errorResponses), at most 10 */
+  responses?: string[];
   answerUrl?: string;
+  /** until when the answer link works (ISO time) */
+  answerExpires?: string;
 }
 
 interface About {
@@ -34,7 +38,7 @@ export type LabEvent =
   | (About & { kind: 'raised'; error: PendingErrorView; raisedAt: number; redelivered?: boolean })
   | (About & { kind: 'resolved'; error: PendingErrorView; raisedAt?: number })
   | (About & { kind: 'answered'; source: ErrorSource; id: string; by: AnsweredBy })
-  | (About & { kind: 'link'; source: ErrorSource; id: string; answerUrl: string })
+  | (About & { kind: 'link'; source: ErrorSource; id: string; answerUrl: string; answerExpires?: string })
   | (About & { kind: 'connection'; state: 'online' | 'offline'; reason?: string })
   | (About & {
       kind: 'run';

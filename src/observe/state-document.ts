@@ -22,6 +22,9 @@ export interface StateDocument {
 /** Pending errors listed in a document; the count says how many there are in all. */
 export const MAX_LISTED_ERRORS = 20;
 const MAX_TEXT = 200;
+/** Responses listed per error, and their length. */
+const MAX_RESPONSES = 10;
+const MAX_RESPONSE_TEXT = 100;
 
 const SEVERITY_RANK: Record<string, number> = { fatal: 4, error: 3, warning: 2, info: 1, information: 1 };
 
@@ -44,8 +47,14 @@ export function emptyDocument(instrument: string, now: number): StateDocument {
   };
 }
 
-function clip(value: string): string {
-  return value.length > MAX_TEXT ? `${value.slice(0, MAX_TEXT - 1)}…` : value;
+function clip(value: string, max = MAX_TEXT): string {
+  return value.length > max ? `${value.slice(0, max - 1)}…` : value;
+}
+
+/** An answer link as the state keeps it: its URL and until when it works. */
+interface Link {
+  url: string;
+  expires?: string;
 }
 
 /** Where an answer link is kept: by source and id (every error listed under that id shares it). */
@@ -69,14 +78,21 @@ function unique(list: PendingErrorView[]): PendingErrorView[] {
 
 function cleanError(e: PendingErrorView): PendingErrorView {
   const out: PendingErrorView = { source: e.source, id: clip(e.id), title: clip(e.title), severity: clip(e.severity) };
+  if (e.responses && e.responses.length > 0)
+    out.responses = e.responses.slice(0, MAX_RESPONSES).map((r) => clip(String(r), MAX_RESPONSE_TEXT));
   if (e.answerUrl) out.answerUrl = e.answerUrl;
+  if (e.answerUrl && e.answerExpires) out.answerExpires = e.answerExpires;
   return out;
 }
 
 /** The errors part from a full pending list: the most severe first (then oldest first, as listed), links kept. */
-function errorsOf(pending: PendingErrorView[], links: Map<string, string>): StateDocument['errors'] {
+function errorsOf(pending: PendingErrorView[], links: Map<string, Link>): StateDocument['errors'] {
+  const withLink = (e: PendingErrorView): PendingErrorView => {
+    const link = e.answerUrl ? undefined : links.get(linkKey(e));
+    return link ? { ...e, answerUrl: link.url, answerExpires: link.expires } : e;
+  };
   const list = pending
-    .map((e, index) => ({ e: cleanError({ ...e, answerUrl: e.answerUrl ?? links.get(linkKey(e)) }), index }))
+    .map((e, index) => ({ e: cleanError(withLink(e)), index }))
     .sort((a, b) => severityRank(b.e.severity) - severityRank(a.e.severity) || a.index - b.index)
     .map((x) => x.e);
   return { pending: list.length, mostSevere: list[0] ?? null, list: list.slice(0, MAX_LISTED_ERRORS) };
@@ -86,7 +102,7 @@ function errorsOf(pending: PendingErrorView[], links: Map<string, string>): Stat
 export interface StateMemory {
   doc: StateDocument;
   pending: PendingErrorView[];
-  links: Map<string, string>;
+  links: Map<string, Link>;
 }
 
 export function newMemory(instrument: string, now: number): StateMemory {
@@ -123,7 +139,7 @@ export function fold(memory: StateMemory, event: LabEvent, now: number): StateMe
       break;
     case 'link':
       links.delete(linkKey(event));
-      links.set(linkKey(event), event.answerUrl);
+      links.set(linkKey(event), { url: event.answerUrl, expires: event.answerExpires });
       while (links.size > MAX_LINKS) links.delete(links.keys().next().value as string);
       next = { ...doc, errors: errorsOf(pending, links) };
       break;

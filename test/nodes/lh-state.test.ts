@@ -116,6 +116,12 @@ describe('lh-state: the state stream through the core mqtt out node to a real br
     const doc = msg.payload as Doc;
     assert.equal(doc.errors.mostSevere?.severity, 'Fatal');
     assert.equal(doc.errors.mostSevere?.id, error.id);
+    // the responses it offers, by name (what a dashboard's buttons answer with)
+    assert.deepEqual(
+      doc.errors.mostSevere?.responses,
+      error.errorResponses.map((r) => (typeof r === 'string' ? r : r.response)),
+    );
+    assert.ok((doc.errors.mostSevere?.responses as string[]).length > 0);
     const event = await raisedEvent;
     assert.equal(event.topic, `lab/sim/errors/A-${error.id}`);
     assert.equal((event.payload as Msg).event, 'raised');

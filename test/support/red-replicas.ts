@@ -103,6 +103,8 @@ export function watchFlows(options: {
   runWatchConnection?: boolean;
   /** the error polls' connection msgs (output 3) go to the collector (kind `connection`, id offline/online) */
   pollConnection?: boolean;
+  /** more nodes on every replica (e.g. lh-state → mqtt out), appended as given */
+  extra?: FlowNode[];
 }): FlowNode[] {
   const flows: FlowNode[] = [
     { id: 'tab', type: 'tab', label: 'coordination test' },
@@ -222,6 +224,7 @@ export function watchFlows(options: {
       });
     }
   }
+  flows.push(...(options.extra ?? []));
   return flows;
 }
 

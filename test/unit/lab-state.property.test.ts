@@ -78,6 +78,28 @@ describe('lh-state document (pure)', function () {
     assert.equal(m.doc.errors.list[0].answerUrl, undefined);
   });
 
+  it("lists each error's offered responses (at most 10, each at most 100 characters) and its link's expiry", function () {
+    const long = 'R'.repeat(300);
+    const e: PendingErrorView = {
+      source: 'A',
+      id: '7',
+      title: 't',
+      severity: 'Error',
+      responses: ['Retry', 'Abort', long, ...Array.from({ length: 20 }, (_, i) => `r${i}`)],
+    };
+    let m = newMemory('X', 0);
+    m = fold(m, { ...about, kind: 'errors', pending: [e] }, 1);
+    const listed = m.doc.errors.list[0];
+    assert.equal(listed.responses?.length, 10);
+    assert.deepEqual(listed.responses?.slice(0, 2), ['Retry', 'Abort']);
+    assert.equal(listed.responses?.[2].length, 100);
+    assert.equal(listed.answerExpires, undefined, 'no link, no expiry');
+    const answerExpires = '2026-01-02T03:04:05.000Z';
+    m = fold(m, { ...about, kind: 'link', source: 'A', id: '7', answerUrl: 'https://page/7', answerExpires }, 2);
+    assert.equal(m.doc.errors.list[0].answerUrl, 'https://page/7');
+    assert.equal(m.doc.errors.list[0].answerExpires, answerExpires);
+  });
+
   it('changes the document (and its time stamp) only when what it says changed', function () {
     fc.assert(
       fc.property(fc.array(eventArb, { maxLength: 30 }), eventArb, (events, again) => {
@@ -211,6 +233,45 @@ describe('lh-state rate (StateNode on a model clock)', function () {
       node.awaitPoll();
       node.stopAwaiting(); // no error watch: the fallback sends what it has
       assert.equal(sent.length, 2);
+    } finally {
+      node.close();
+    }
+  });
+
+  // found through a real broker (test/coordination/state-mqtt-replicas.test.ts): lh-server publishes the lease event
+  // before lh-state's own role listener runs, and a replica that held the lease before sent the errors it knew then
+  it('a lease event that makes this Node-RED the holder holds the document until a poll (never the stale list)', function () {
+    let holder = true;
+    let now = 0;
+    const sent: StateMsg[] = [];
+    const node = new StateNode({
+      ...about,
+      stateTopic: 's/{{instrument}}',
+      eventTopic: 'e/{{instrument}}',
+      perSecond: 1,
+      now: () => now,
+      emitting: () => holder,
+      send: (state) => {
+        if (state) sent.push(state);
+      },
+    });
+    const error = (id: string): PendingErrorView => ({ source: 'A', id, title: `e${id}`, severity: 'Error' });
+    try {
+      node.take({ ...about, kind: 'errors', pending: [error('1'), error('2')] });
+      holder = false;
+      node.take({ ...about, kind: 'lease', holder: false });
+      now += 5000;
+      holder = true; // the lease comes back: error 1 was resolved meanwhile
+      const before = sent.length;
+      node.take({ ...about, kind: 'lease', holder: true, failover: true });
+      assert.equal(sent.length, before, 'nothing before the new holder polled');
+      node.take({ ...about, kind: 'errors', pending: [error('2')] });
+      assert.equal(sent.length, before + 1);
+      const doc = sent[sent.length - 1].payload as { errors: { list: PendingErrorView[] } };
+      assert.deepEqual(
+        doc.errors.list.map((e) => e.id),
+        ['2'],
+      );
     } finally {
       node.close();
     }

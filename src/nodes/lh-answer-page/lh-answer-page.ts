@@ -12,7 +12,7 @@ import {
   PendingError,
   sameError,
 } from '../../client';
-import { labListened, publishLab } from '../../observe/lab-events';
+import { labListened, onLabEvent, PendingErrorView, publishLab } from '../../observe/lab-events';
 import { answerAuditMsg } from '../answering/answer-audit';
 import { answerA, answerB, AnswerOutcome, lookupAnswer } from '../answering/answer-error';
 import { errorInMsg } from '../answering/error-in-msg';
@@ -249,7 +249,8 @@ export = function register(RED: Red): void {
         if (photosOn) await keepPhoto(msg, { key: found.key, seen }, expires, answerUrl);
         if (labListened()) {
           const about = { instrumentKey: server.instrumentKey, instrument: server.displayName };
-          publishLab({ ...about, kind: 'link', source: found.source, id: found.key, answerUrl });
+          const answerExpires = new Date(expires).toISOString();
+          publishLab({ ...about, kind: 'link', source: found.source, id: found.key, answerUrl, answerExpires });
         }
         if (linkText !== '' && typeof msg.notification === 'string') {
           msg.notification = `${msg.notification}\n${renderTemplate(linkText, { ...msg, answerExpires: zonedTime(expires) })}`;
@@ -599,7 +600,54 @@ export = function register(RED: Red): void {
     const onFlowsStarted = (): void => checkClash();
     RED.events?.on('flows:started', onFlowsStarted);
 
+    /**
+     * Links for errors the watch lists without raising them here (issue 35: with Remember on, a restart raises
+     * nothing it saw before, yet the state document and the fleet tab should keep each error's link): an error the
+     * error watch lists a second time without a link made by this node gets one, published to lh-state only (no msg,
+     * no notification). A raised error was linked through the msg by then. Once per error and identity, bounded.
+     */
+    const listedBefore = new Set<string>();
+    const relinked = new Set<string>();
+    const remembered = (set: Set<string>, key: string): void => {
+      set.add(key);
+      if (set.size > MAX_REMEMBERED) set.delete(set.values().next().value as string);
+    };
+    async function labLink(e: PendingErrorView, server: LhServerNode, digest: string): Promise<void> {
+      const given = await publicBase({} as NodeMessage);
+      if (missingPublicUrl(given, config.publicUrlType, config.publicUrl)) return; // the msg path says why
+      const secret = await secrets.signing();
+      const expires = Date.now() + lifetime;
+      const seen = identityOf({ [e.source === 'A' ? 'id' : 'uuid']: e.id, title: e.title, severity: e.severity });
+      const claims = { i: digest, s: e.source, e: e.id, x: expires, ...(seen ? { f: fingerprint(seen) } : {}) };
+      const answerUrl = `${pageUrl(given, RED.settings.httpNodeRoot, path)}?t=${signLink(claims, secret)}`;
+      linked(e.id);
+      const about = { instrumentKey: server.instrumentKey, instrument: server.displayName };
+      const answerExpires = new Date(expires).toISOString();
+      publishLab({ ...about, kind: 'link', source: e.source, id: e.id, answerUrl, answerExpires });
+    }
+    const offLab = onLabEvent((event) => {
+      if (event.kind !== 'errors' || unroute === false || clash) return;
+      let found: { server: LhServerNode; digest: string };
+      try {
+        found = instrument();
+      } catch {
+        return;
+      }
+      if (event.instrumentKey !== found.server.instrumentKey) return;
+      for (const e of event.pending) {
+        const key = JSON.stringify([e.source, e.id, e.title, e.severity]);
+        if (!listedBefore.has(key)) {
+          remembered(listedBefore, key);
+          continue;
+        }
+        if (relinked.has(key) || linkedAt.has(e.id)) continue;
+        remembered(relinked, key);
+        labLink(e, found.server, found.digest).catch(() => undefined); // no link: the document shows none
+      }
+    });
+
     node.on('close', (_removed: boolean, done: () => void) => {
+      offLab();
       RED.events?.removeListener('flows:started', onFlowsStarted);
       secrets.close();
       photos.clear();

@@ -13,8 +13,6 @@ const MIN_MACHINE_SECONDS = 5;
 /** The document again this long after a deploy: the mqtt out node has connected to its broker by then. */
 const AFTER_DEPLOY_MS = 2000;
 const MIN_REPEAT_MS = 1000;
-/** The longest a document waits for the first poll's errors (a flow whose instrument has no error watch). */
-const FIRST_POLL_WAIT_MS = 10_000;
 
 function clampNumber(value: unknown, fallback: number, min: number, max: number): number {
   const n = Number(value);
@@ -48,22 +46,15 @@ export = function register(RED: Red): void {
       });
       stops.push(() => state.close());
       status.follow(server.connection);
-      // a document goes out once the errors of a first poll are in (at most FIRST_POLL_WAIT_MS after a deploy or a
-      // lease taken over: a flow without an error watch still gets its document)
-      let fallback: NodeJS.Timeout | undefined;
-      const awaitPoll = (): void => {
-        state.awaitPoll();
-        clearTimeout(fallback);
-        fallback = setTimeout(() => state.stopAwaiting(), FIRST_POLL_WAIT_MS);
-      };
-      stops.push(() => clearTimeout(fallback));
-      awaitPoll();
+      // a document goes out once the errors of a first poll are in (at most 10 s after a deploy or a lease taken
+      // over: a flow without an error watch still gets its document)
+      state.awaitPoll();
       if (coordination) {
         let held = coordination.isHolder;
         stops.push(
           coordination.onChange(() => {
             const now = coordination.isHolder;
-            if (now && !held) awaitPoll(); // a new holder says the current state once its watch has polled
+            if (now && !held) state.awaitPoll(); // a new holder says the current state once its watch has polled
             if (!now) status.idle('lh-state.status.standby');
             held = now;
           }),

@@ -27,6 +27,8 @@ export interface StateNodeOptions {
   /** whether this Node-RED may emit now (the lease holder, or no coordination) */
   emitting: () => boolean;
   send: (state: StateMsg | null, event: StateMsg | null) => void;
+  /** the longest a document waits for a poll's errors (a flow without an error watch still gets one); default 10 s */
+  pollWaitMs?: number;
   now?: () => number;
   setTimer?: (fn: () => void, ms: number) => unknown;
   clearTimer?: (handle: unknown) => void;
@@ -40,6 +42,7 @@ export class StateNode {
   private memory: StateMemory;
   private readonly gate: RateGate = { held: false };
   private timer: unknown;
+  private pollWait: unknown;
   private lastSent?: StateDocument;
   private readonly stop: () => void;
   private readonly now: () => number;
@@ -48,6 +51,8 @@ export class StateNode {
    * while errors wait (at a deploy, and on a new lease holder, whose watch did not poll while it stood by).
    */
   private awaiting = false;
+  /** the next document goes out even if it is the one sent last */
+  private force = false;
 
   constructor(private readonly o: StateNodeOptions) {
     this.now = o.now ?? Date.now;
@@ -62,11 +67,17 @@ export class StateNode {
   }
 
   take(event: LabEvent): void {
+    // the lease came here: what this Node-RED knew of the errors is from when it last polled; hold the document until
+    // the new holder's watch polled (lh-server tells this event before lh-state's own role listener runs)
+    if (event.kind === 'lease' && event.holder) this.awaitPoll();
     this.memory = fold(this.memory, event, this.now());
     if (this.o.emitting()) this.sendEvent(event);
     if (this.awaiting && event.kind === 'errors') {
+      // the first document that knows the errors: at once (within the rate: a lease that comes and goes quickly
+      // does not multiply documents), even when it says what this node sent before (another may have sent since)
       this.awaiting = false;
-      return this.emitNow(); // the first document that knows the errors: at once
+      this.clearPollWait();
+      this.force = true;
     }
     this.offer();
   }
@@ -75,12 +86,31 @@ export class StateNode {
   awaitPoll(): void {
     this.awaiting = true;
     this.clear();
+    this.clearPollWait();
+    this.pollWait = this.setTimer(() => {
+      this.pollWait = undefined;
+      this.stopAwaiting();
+    }, this.o.pollWaitMs ?? 10_000);
   }
 
   stopAwaiting(): void {
+    this.clearPollWait();
     if (!this.awaiting) return;
     this.awaiting = false;
     this.emitNow();
+  }
+
+  private setTimer(fn: () => void, ms: number): unknown {
+    return (this.o.setTimer ?? ((f, t) => setTimeout(f, t)))(fn, ms);
+  }
+
+  private clearTimer(handle: unknown): void {
+    (this.o.clearTimer ?? ((h) => clearTimeout(h as NodeJS.Timeout)))(handle);
+  }
+
+  private clearPollWait(): void {
+    if (this.pollWait !== undefined) this.clearTimer(this.pollWait);
+    this.pollWait = undefined;
   }
 
   /** The lease came to this Node-RED (or a deploy): the current document at once, whatever the rate. */
@@ -89,17 +119,17 @@ export class StateNode {
     this.clear();
     this.gate.lastAt = this.now();
     this.lastSent = this.memory.doc;
+    this.force = false;
     this.o.send(this.stateMsg(this.memory.doc), null);
   }
 
   private offer(): void {
-    if (this.memory.doc === this.lastSent || !this.o.emitting() || this.awaiting) return;
+    if ((this.memory.doc === this.lastSent && !this.force) || !this.o.emitting() || this.awaiting) return;
     const verdict = admit(this.gate, this.now(), this.o.perSecond);
     if (verdict === 'now') return this.emitNow();
     if (this.gate.held) return; // the timer sends the latest document when the gap ends
     this.gate.held = true;
-    const set = this.o.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
-    this.timer = set(() => {
+    this.timer = this.setTimer(() => {
       this.timer = undefined;
       this.gate.held = false;
       this.offer();
@@ -107,7 +137,7 @@ export class StateNode {
   }
 
   private clear(): void {
-    if (this.timer !== undefined) (this.o.clearTimer ?? ((h) => clearTimeout(h as NodeJS.Timeout)))(this.timer);
+    if (this.timer !== undefined) this.clearTimer(this.timer);
     this.timer = undefined;
     this.gate.held = false;
   }
@@ -154,6 +184,7 @@ export class StateNode {
 
   close(): void {
     this.clear();
+    this.clearPollWait();
     this.stop();
   }
 }

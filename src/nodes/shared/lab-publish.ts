@@ -3,7 +3,7 @@
  * metrics: each hook in a node is one call here, and costs nothing while nobody listens.
  */
 import { LabEvent, labListened, PendingErrorView, publishLab } from '../../observe/lab-events';
-import type { InstrumentInfo } from './error-records';
+import { type InstrumentInfo, responseNames } from './error-records';
 import type { ErrorSource, PolledError } from './poll-messages';
 import type { LhServerNode } from './server-node';
 
@@ -14,11 +14,13 @@ function text(value: unknown): string {
 /** What the state document shows of one error. */
 export function errorView(source: ErrorSource, record: PolledError): PendingErrorView {
   const r = record as unknown as Record<string, unknown>;
+  const responses = source === 'A' ? responseNames(r.errorResponses) : [];
   return {
     source,
     id: text(source === 'A' ? r.id : r.uuid),
     title: text(r.title) || text(r.type) || 'Runtime error',
     severity: text(r.severity) || 'Error',
+    ...(responses.length > 0 ? { responses } : {}),
   };
 }
 

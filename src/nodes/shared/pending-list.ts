@@ -1,7 +1,8 @@
 /**
  * The pending errors of an instrument as one list, folded from what lh-error-poll emits (raised, resolved): the
- * server-side state a dashboard shows (example 07 does this fold in its function node "pending list (server side)",
- * the same rules), and what a per-instrument state view can build on. Pure: no timers, no Node-RED.
+ * server-side state a dashboard fed straight from lh-error-poll shows (example 07 did this fold in a function node
+ * until its lists came from lh-state: see src/observe/state-document.ts and fleet-view.ts). Pure: no timers, no
+ * Node-RED.
  *
  * - An error is known by its source and id (A: `errorId`, B: `uuid`); raised again under the same key, it replaces
  *   the entry in place of the old one (an id the instrument reused is the new error) and moves to the end.
