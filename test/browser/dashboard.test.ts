@@ -204,5 +204,37 @@ describe('operator dashboard in Chromium (npm start, example 07)', function () {
     await listed.filter({ hasText: 'Door open' }).locator('.lh-answer', { hasText: 'Abort' }).click();
     await shown(3);
     assert.equal(await pending(), 3);
+
+    // the instrument lists another error under the id the page shows (it reused it) before the page heard of it: the
+    // button answers what the page showed, so nothing is sent and the new error keeps waiting for its own answer
+    const listedNow = async (): Promise<{ id: string; title: string }[]> =>
+      (await json('GET', `${simA}/api/v1/errors/check-for-pending-errors`)).body as { id: string; title: string }[];
+    const answersTo = async (id: string): Promise<number> =>
+      ((await json('GET', sim('/sim/requests'))).body as { method: string; path: string; body?: { id?: unknown } }[]).filter(
+        (r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime' && String(r.body?.id) === id,
+      ).length;
+    const id = (await listedNow()).find((e) => e.title === 'Tip pickup failed')?.id ?? '';
+    assert.ok(id !== '', 'the shown error is pending');
+    const retry = await listed
+      .filter({ hasText: 'Tip pickup failed' })
+      .locator('.lh-answer', { hasText: 'Retry' })
+      .elementHandle();
+    assert.ok(retry);
+    // the watch's reads are held back (3 s each) meanwhile, so the page cannot show the new error before the click
+    await json('PUT', sim('/sim/faults'), { latencyMs: 3000 });
+    try {
+      const reused = { id, title: 'Arm collision', responses: ['Retry', 'Abort'], reuseId: true };
+      assert.equal((await json('POST', sim('/sim/errors'), reused)).status, 201);
+      await retry.click();
+      await shows('Last problem', /no longer the error that was seen/);
+    } finally {
+      await json('DELETE', sim('/sim/faults'));
+    }
+    assert.equal(await answersTo(id), 0, 'no answer went to the error listed under the id now');
+    assert.deepEqual(
+      (await listedNow()).filter((e) => e.id === id).map((e) => e.title),
+      ['Arm collision'],
+      'the new error still waits for its own answer',
+    );
   });
 });
