@@ -9,6 +9,33 @@ export const NODE_RED_PACKAGE = process.env.LH_NODE_RED || 'node-red';
 const nodeRedDir = path.dirname(require.resolve(`${NODE_RED_PACKAGE}/package.json`));
 helper.init(require.resolve(NODE_RED_PACKAGE));
 
+/**
+ * The helper's setFlows gives Node-RED 300 ms to start the new flows and fails past it ("timeout waiting event"): a
+ * busy machine takes longer (a CI-like run beside a CPU hog failed there). The same deploy, waiting for Node-RED's
+ * `flows:started` as long as the test's own timeout allows (the listener is set before the deploy: never missed).
+ */
+interface HelperInternals {
+  _redNodes: { setFlows(flows: unknown, credentials: unknown, type: string): Promise<unknown> };
+  _events: { once(event: string, listener: () => void): void; off(event: string, listener: () => void): void };
+}
+const internals = helper as unknown as HelperInternals;
+(helper as unknown as { setFlows: (flows: unknown, type?: string, credentials?: unknown) => Promise<void> }).setFlows = async (
+  flows: unknown,
+  type = 'full',
+  credentials: unknown = {},
+): Promise<void> => {
+  let onStarted: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (onStarted = resolve));
+  internals._events.once('flows:started', onStarted);
+  try {
+    await internals._redNodes.setFlows(flows, credentials ?? {}, type);
+  } catch (err) {
+    internals._events.off('flows:started', onStarted);
+    throw err;
+  }
+  await started;
+};
+
 /** A module of the runtime under test (e.g. '@node-red/util'), from that runtime's own dependency tree. */
 export function runtimeModule<T>(name: string): T {
   return require(require.resolve(name, { paths: [nodeRedDir] })) as T;
