@@ -162,6 +162,47 @@ export = function register(RED: Red): void {
   RED.nodes.registerType('lh-run-watch', LhRunWatch);
 };
 
+/**
+ * The msgs of a poll: the state msg when the run state changed (output 1), the progress msg when it changed or one
+ * is due (output 3).
+ */
+function pollMessages(
+  s: RunStatus,
+  seen: ReturnType<typeof observe>,
+  p: ReturnType<typeof progressOf>,
+  due: boolean,
+  instrument: InstrumentInfo,
+): { change: NodeMessage | null; progress: NodeMessage | null } {
+  const change = seen.change
+    ? { topic: 'state', state: seen.change.state, previousState: seen.change.previousState, payload: s, instrument }
+    : null;
+  const progress =
+    p && (seen.change || due)
+      ? {
+          topic: 'progress',
+          progress: p.progress,
+          eta: p.eta,
+          remainingMs: p.remainingMs,
+          state: s.protocolRunState,
+          payload: s,
+          instrument,
+        }
+      : null;
+  return { change, progress };
+}
+
+/** The node's status after a poll: the run state, with its progress while it has one. */
+function show(status: Status, store: RunMemoryStore, s: RunStatus, now: number): void {
+  const lost = store.status(); // watching without Redis: the status says so (what it sends is marked)
+  if (lost) return status.other(lost);
+  const p = progressOf(s, now);
+  const subs = { state: s.protocolRunState, percent: p ? Math.round(p.progress * 100) : 0 };
+  if (s.protocolRunState === 'Idle') status.idle('lh-run-watch.status.state', subs);
+  else if (s.protocolRunState === 'ErrorHandling')
+    status.warn(p ? 'lh-run-watch.status.progress' : 'lh-run-watch.status.state', subs);
+  else status.ok(p ? 'lh-run-watch.status.progress' : 'lh-run-watch.status.state', subs);
+}
+
 function watch(
   node: Node,
   status: Status,
@@ -179,17 +220,6 @@ function watch(
   const lab = new LabPublisher(server, instrument); // lh-state and the metrics read what this watch sees
   let lastProblem = '';
 
-  function show(s: RunStatus, now: number): void {
-    const lost = store.status(); // watching without Redis: the status says so (what it sends is marked)
-    if (lost) return status.other(lost);
-    const p = progressOf(s, now);
-    const subs = { state: s.protocolRunState, percent: p ? Math.round(p.progress * 100) : 0 };
-    if (s.protocolRunState === 'Idle') status.idle('lh-run-watch.status.state', subs);
-    else if (s.protocolRunState === 'ErrorHandling')
-      status.warn(p ? 'lh-run-watch.status.progress' : 'lh-run-watch.status.state', subs);
-    else status.ok(p ? 'lh-run-watch.status.progress' : 'lh-run-watch.status.state', subs);
-  }
-
   async function pollOnce(started: number): Promise<number> {
     if (!store.active) {
       status.standby(store.status()); // above the connection state: the holder shows and reports that
@@ -200,20 +230,7 @@ function watch(
     try {
       s = await client.runs.status();
     } catch (err) {
-      if (loop.stopped) return baseMs;
-      catchUpConnection();
-      const e = asLhError(err, 'run-status');
-      if (!isUnreachable(e)) {
-        if (e.message !== lastProblem) logWarn(node, e.message);
-        lastProblem = e.message;
-        status.failed(e);
-        return withJitter(backoffMs(baseMs, 1, 0));
-      }
-      // offline is the lh-server's state (every request of the instrument feeds it): it shows and emits it
-      status.unanswered(e);
-      const view = server.connection?.view(['A']);
-      const failures = view?.state === 'offline' || view?.state === 'online' ? view.failures : 1;
-      return withJitter(backoffMs(baseMs, failures, grace)); // from its own Offline after on, as alone
+      return loop.stopped ? baseMs : failedPoll(err);
     }
     if (loop.stopped) return baseMs; // closed meanwhile: the answer belongs to nobody
     lastProblem = '';
@@ -225,22 +242,8 @@ function watch(
     const before = memory.run;
     const seen = observe(memory, s, now);
     const runBegan = memory.run !== undefined && memory.run !== before;
-    const change = seen.change
-      ? { topic: 'state', state: seen.change.state, previousState: seen.change.previousState, payload: s, instrument }
-      : null;
     const p = progressOf(s, now);
-    const progress =
-      p && (seen.change || progressDue(memory, now, everyMs))
-        ? {
-            topic: 'progress',
-            progress: p.progress,
-            eta: p.eta,
-            remainingMs: p.remainingMs,
-            state: s.protocolRunState,
-            payload: s,
-            instrument,
-          }
-        : null;
+    const { change, progress } = pollMessages(s, seen, p, !!p && !seen.change && progressDue(memory, now, everyMs), instrument);
     if (seen.change && p) memory.progressAt = now;
     // the finished msg (its run record read from the instrument) is ready before the memory is recorded: a holder
     // that dies while it reads has recorded nothing and the next one reports the run; recorded, it is sent at once
@@ -268,8 +271,25 @@ function watch(
       run.priorRecordIds = await listedIds(client);
       await store.save(memory);
     }
-    show(s, now);
+    show(status, store, s, now);
     return slot.delayAfter(started); // the next slot: never more than an interval after this poll
+  }
+
+  /** A poll the instrument did not answer: the status says why, and the next one backs off. */
+  function failedPoll(err: unknown): number {
+    catchUpConnection();
+    const e = asLhError(err, 'run-status');
+    if (!isUnreachable(e)) {
+      if (e.message !== lastProblem) logWarn(node, e.message);
+      lastProblem = e.message;
+      status.failed(e);
+      return withJitter(backoffMs(baseMs, 1, 0));
+    }
+    // offline is the lh-server's state (every request of the instrument feeds it): it shows and emits it
+    status.unanswered(e);
+    const view = server.connection?.view(['A']);
+    const failures = view?.state === 'offline' || view?.state === 'online' ? view.failures : 1;
+    return withJitter(backoffMs(baseMs, failures, grace)); // from its own Offline after on, as alone
   }
 
   /** After a poll: what changed while this node was not deployed is said now, once. */
