@@ -53,6 +53,11 @@ export class InstrumentCoordination {
   /** the newest fencing token this replica has seen (its own, or the holder's while it stands by) */
   knownToken = 0;
   /**
+   * the instrument's write sequence as this replica last knew it (read each round, and told by its own writes): Redis
+   * showing a lower one lost writes (a restore from an older snapshot), even when the epoch and fence counter survived
+   */
+  knownSeq = 0;
+  /**
    * Set when this replica took the lease and found the fence counter behind a token it had seen: Redis lost its data
    * (FLUSHALL, a restart without persistence or from an older snapshot). `token`: the grant; `seen`: the newest token
    * seen before it (this replica's own when it held the lease then). What goes out first under it is marked.
@@ -87,6 +92,11 @@ export class InstrumentCoordination {
   leaseValue(what: string): string {
     if (!this.isHolder || !this.grant) throw new FencedError(what);
     return this.grant.value;
+  }
+
+  /** The write sequence after a write this replica made (the newest one counts). */
+  knowSeq(seq: number): void {
+    if (seq > this.knownSeq) this.knownSeq = seq;
   }
 
   /** A fencing token seen in Redis (the tokens only grow: the newest one counts). */
@@ -195,7 +205,11 @@ export class Coordinator {
       found.adopt(rules);
       return found;
     }
-    const gate = new ErrorGate(inst, new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch), rules);
+    const gate = new ErrorGate(
+      inst,
+      new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch, (seq) => inst.knowSeq(seq)),
+      rules,
+    );
     inst.gates.set(watch, gate);
     return gate;
   }
@@ -339,8 +353,15 @@ export class Coordinator {
       this.live = await this.leases.heartbeat(this.replica, ttl);
       // the group's epoch changed: Redis lost its data; the leases this replica takes for a while are flagged
       const epoch = await this.leases.epoch(randomBytes(8).toString('hex'));
-      if (this.epoch !== undefined && epoch !== this.epoch) this.lossSeenAt = started;
+      let lost = this.epoch !== undefined && epoch !== this.epoch;
       this.epoch = epoch;
+      // an instrument's write sequence lower than this replica knew: Redis lost writes (restored from an older
+      // snapshot, epoch and fence counter as they were): the group gets a new epoch, every replica tells the loss
+      if (await this.writesLost(all)) {
+        if (!lost) this.epoch = await this.leases.rotateEpoch(epoch, randomBytes(8).toString('hex'));
+        lost = true;
+      }
+      if (lost) this.lossSeenAt = started;
       const afterLoss = this.lossSeenAt !== undefined && started - this.lossSeenAt < 2 * ttl;
       // the share counts every instrument a live replica knows, not only this one's (replicas whose flows differ)
       const known = await this.leases.knows(
@@ -353,6 +374,9 @@ export class Coordinator {
         if (!inst.grant) continue;
         if (await this.leases.renew(inst.instrumentKey, inst.grant.value, ttl)) {
           inst.validUntil = started + ttl - this.safetyMs();
+          // its lease survived the loss (restored with it): it recovers under the lease it holds, writing back what
+          // it knew open (a later holder finds it) and marking what goes out until each source was listed once
+          if (lost) inst.dataLost = { token: inst.grant.token, seen: inst.grant.token };
           inst.set({ role: 'holder', holder: this.replica, token: inst.grant.token });
         } else {
           inst.grant = undefined;
@@ -430,6 +454,24 @@ export class Coordinator {
         inst.validUntil = 0;
       }
     }
+  }
+
+  /**
+   * Reads each instrument's write sequence: true when one is lower than this replica knew (Redis lost writes). The
+   * value known before the read is compared (a write of this replica's answered meanwhile is not a loss); afterwards
+   * Redis's value is the one known.
+   */
+  private async writesLost(all: readonly InstrumentCoordination[]): Promise<boolean> {
+    let lost = false;
+    for (const inst of all) {
+      const before = inst.knownSeq;
+      const seq = await this.leases.sequence(inst.instrumentKey);
+      if (seq < before) {
+        lost = true;
+        inst.knownSeq = seq;
+      } else inst.knowSeq(seq);
+    }
+    return lost;
   }
 
   /** A margin for clock drift and the round's own duration: a holder stops acting before Redis expires its lease. */

@@ -80,8 +80,8 @@ export class ErrorGate<T> {
   /** the open errors of the shared memory as this replica last knew them, and the token it read them under */
   private mirror = new Map<string, SeenEntry>();
   private mirrorToken?: number;
-  /** after Redis lost its data: the grant recovered from, and the sources whose msgs are still marked */
-  private recoveredToken?: number;
+  /** after Redis lost its data: the loss recovered from, and the sources whose msgs are still marked */
+  private recovered?: { token: number; seen: number };
   private marking = new Set<string>();
 
   constructor(
@@ -191,19 +191,30 @@ export class ErrorGate<T> {
   }
 
   /**
-   * After Redis lost its data (this replica's grant found the fence counter behind): what this replica knew open
-   * when it held the lease just before is written back (its later resolutions then still go out), and until each
-   * source has been listed once, what goes out is marked `shared-memory-lost` (another replica may have sent it).
+   * After Redis lost its data (this replica's grant found the fence counter behind, the epoch changed, or a write
+   * sequence went back): what this replica knew open when it held the lease just before (or still holds) is written
+   * back (its later resolutions then still go out; a later holder finds them), and until each source has been listed
+   * once, what goes out is marked `shared-memory-lost` (another replica may have sent it). Claims sent and not yet
+   * settled stay: settling is compare-and-set, a claim the loss took is left alone, one restored with a snapshot
+   * is settled as before.
    */
   private async recover(token: number): Promise<void> {
     const lost = this.coordination.dataLost;
-    if (!lost || lost.token !== token || this.recoveredToken === token) return;
-    this.recoveredToken = token;
-    this.pending = []; // their claims went with the data
+    if (!lost || lost.token !== token || this.recovered === lost) return;
+    this.recovered = lost;
     this.sweptToken = undefined;
     this.marking = new Set(['A', 'B']);
     if (this.mirrorToken !== lost.seen) return;
     for (const entry of this.mirror.values()) await this.seen.catchUp('raise', entry);
+    if (lost.seen !== token) return;
+    // the same lease before and after (a restore of a snapshot that held it): a claim under it that this replica
+    // no longer has pending was settled before the loss (its msg went out): settled again, not sent by the next holder
+    const mine = (e: SeenEntry, list: 'raised' | 'resolved'): boolean =>
+      this.pending.some((p) => p.list === list && p.entry.source === e.source && p.entry.key === e.key);
+    for (const { entry } of await this.seen.stored('raised'))
+      if (entry.claim === token && !mine(entry, 'raised')) await this.seen.settleRaise(entry, token);
+    for (const { entry } of await this.seen.stored('resolved'))
+      if (entry.claim === token && !mine(entry, 'resolved')) await this.seen.settleResolve(entry, token);
   }
 
   /** The steps of a sweep after a takeover (see filter). */
