@@ -4,7 +4,7 @@
  * yet, and adds the errors raised by an earlier holder that are no longer listed (resolved while nobody watched).
  * Without the lease nothing passes; with Redis lost everything passes, marked (a duplicate beats a miss).
  */
-import { fingerprint, identityOf } from '../client/error-identity';
+import { fingerprint, fromFingerprint, identityOf, sameError } from '../client/error-identity';
 import { InstrumentCoordination } from './coordinator';
 import { FencedError } from './leases';
 import { SeenEntry, SharedSeen } from './stores';
@@ -41,6 +41,27 @@ export interface GateRules<T> {
 function identityText(record: unknown): string {
   const identity = identityOf(record);
   return identity ? fingerprint(identity) : '';
+}
+
+/**
+ * Per source that answered a poll, what it listed: key → the records under it (an instrument may list several
+ * errors under one id).
+ */
+export type ListedRecords<T> = ReadonlyMap<string, ReadonlyMap<string, readonly T[]>>;
+
+/**
+ * Whether `records` (listed under the entry's key) show the entry's error: the very identity, or one no field of
+ * which differs (a record lacking a field is not another error because of that alone, as on one Node-RED).
+ */
+function listsError(records: readonly unknown[] | undefined, entry: Pick<SeenEntry, 'key' | 'identity'>): boolean {
+  if (!records || records.length === 0) return false;
+  const known = fromFingerprint(entry.key, entry.identity);
+  return records.some((record) => {
+    const text = identityText(record);
+    if (text === entry.identity) return true;
+    const now = identityOf(record);
+    return known !== undefined && now !== undefined && sameError({ ...known, id: now.id }, now);
+  });
 }
 
 /** Emissions remembered during an outage, at most (bounded: an outage of days must not grow memory). */
@@ -118,7 +139,7 @@ export class ErrorGate<T> {
   async filter(
     raised: GateItem<T>[],
     resolved: GateItem<T>[],
-    listed?: ReadonlyMap<string, ReadonlyMap<string, T>>,
+    listed?: ListedRecords<T>,
     onPass?: (list: 'raised' | 'resolved', item: GateItem<T>) => void,
   ): Promise<GateOutcome<T>> {
     const out: GateOutcome<T> = { raised: [], resolved: [] };
@@ -142,8 +163,8 @@ export class ErrorGate<T> {
     for (const item of resolved) {
       const key = this.rules.keyOf(item.source, item.record);
       if (key === undefined) continue;
-      done.add(`${item.source}:${key}`);
       const entry: SeenEntry = { source: item.source, key, identity: identityText(item.record), record: item.record };
+      done.add(SharedSeen.fieldOf(entry));
       proposals.push({ list: 'resolved', item, entry, run: (lease, claim) => this.resolve(lease, entry, claim) });
     }
     for (const item of raised) {
@@ -152,7 +173,7 @@ export class ErrorGate<T> {
       const entry: SeenEntry = { source: item.source, key, identity: identityText(item.record), record: item.record };
       proposals.push({ list: 'raised', item, entry, run: (lease, claim) => this.seen.raise(lease, entry, claim) });
     }
-    const raisedKeys = new Set(proposals.filter((p) => p.list === 'raised').map((p) => `${p.entry.source}:${p.entry.key}`));
+    const raisedKeys = new Set(proposals.filter((p) => p.list === 'raised').map((p) => SharedSeen.fieldOf(p.entry)));
     let index = 0;
     try {
       await this.recover(token);
@@ -210,7 +231,7 @@ export class ErrorGate<T> {
     // the same lease before and after (a restore of a snapshot that held it): a claim under it that this replica
     // no longer has pending was settled before the loss (its msg went out): settled again, not sent by the next holder
     const mine = (e: SeenEntry, list: 'raised' | 'resolved'): boolean =>
-      this.pending.some((p) => p.list === list && p.entry.source === e.source && p.entry.key === e.key);
+      this.pending.some((p) => p.list === list && SharedSeen.fieldOf(p.entry) === SharedSeen.fieldOf(e));
     for (const { entry } of await this.seen.stored('raised'))
       if (entry.claim === token && !mine(entry, 'raised')) await this.seen.settleRaise(entry, token);
     for (const { entry } of await this.seen.stored('resolved'))
@@ -220,7 +241,7 @@ export class ErrorGate<T> {
   /** The steps of a sweep after a takeover (see filter). */
   private async sweep(
     token: number,
-    listed: ReadonlyMap<string, ReadonlyMap<string, T>>,
+    listed: ListedRecords<T>,
     done: Set<string>,
     proposed: ReadonlySet<string>,
   ): Promise<Step<T>[]> {
@@ -228,7 +249,7 @@ export class ErrorGate<T> {
     await this.settle(true); // what this live replica sent itself went out: settled, never sent again
     const steps: Step<T>[] = [];
     const stored = await this.seen.stored('raised');
-    this.mirror = new Map(stored.slice(0, MAX_MIRROR).map((s) => [s.field, s.entry]));
+    this.mirror = new Map(stored.slice(0, MAX_MIRROR).map((s) => [SharedSeen.fieldOf(s.entry), s.entry]));
     this.mirrorToken = stored.length <= MAX_MIRROR ? token : undefined;
     for (const s of stored) {
       const { entry } = s;
@@ -238,25 +259,38 @@ export class ErrorGate<T> {
         const again = { ...item, redelivered: 'holder-stopped' as const };
         steps.push({ list: 'raised', item: again, entry, run: (lease, claim) => this.seen.takeOver(lease, 'raised', s, claim) });
       }
+      // no longer listed: no record under its key is this error (several errors may be listed under one id)
       const keys = listed.get(entry.source);
-      if (!keys || keys.has(entry.key) || done.has(`${entry.source}:${entry.key}`)) continue;
+      if (!keys || listsError(keys.get(entry.key), entry) || done.has(SharedSeen.fieldOf(entry))) continue;
       const resolving = { ...entry };
       steps.push({ list: 'resolved', item, entry: resolving, run: (lease, claim) => this.resolve(lease, resolving, claim) });
     }
     // listed, in no replica's shared memory, and not proposed: a holder whose lease went while it recorded them (its
     // memory took them for raised) never sent them: raised now (no replica recorded them, so none sent them)
-    const fields = new Set(stored.map((s) => s.field));
-    for (const [source, records] of listed) {
-      for (const [key, record] of records) {
-        const field = `${source}:${key}`;
-        if (fields.has(field) || proposed.has(field) || this.rules.wanted?.(record) === false) continue;
-        const entry: SeenEntry = { source, key, identity: identityText(record), record };
-        steps.push({
-          list: 'raised',
-          item: { source, record },
-          entry,
-          run: (lease, claim) => this.seen.raise(lease, entry, claim),
-        });
+    const storedUnder = new Map<string, SeenEntry[]>();
+    for (const { entry } of stored) {
+      const under = SharedSeen.legacyFieldOf(entry);
+      storedUnder.set(under, [...(storedUnder.get(under) ?? []), entry]);
+    }
+    for (const [source, byKey] of listed) {
+      for (const [key, records] of byKey) {
+        const known = storedUnder.get(SharedSeen.legacyFieldOf({ source, key })) ?? [];
+        const taken = new Set<string>();
+        for (const record of records) {
+          const entry: SeenEntry = { source, key, identity: identityText(record), record };
+          const field = SharedSeen.fieldOf(entry);
+          // the same error listed twice counts once; one a replica recorded (or that differs only by a field one of
+          // them lacks) is not new
+          if (taken.has(field) || proposed.has(field) || known.some((k) => listsError([record], k))) continue;
+          taken.add(field);
+          if (this.rules.wanted?.(record) === false) continue;
+          steps.push({
+            list: 'raised',
+            item: { source, record },
+            entry,
+            run: (lease, claim) => this.seen.raise(lease, entry, claim),
+          });
+        }
       }
     }
     for (const s of await this.seen.stored('resolved')) {
@@ -296,13 +330,13 @@ export class ErrorGate<T> {
 
   /** A claim went out: settled a round later; the local mirror of open errors follows. */
   private remember(list: 'raised' | 'resolved', entry: SeenEntry, claim: number): void {
-    const field = `${entry.source}:${entry.key}`;
+    const field = SharedSeen.fieldOf(entry);
     const { source, key, identity, record } = entry;
     const flag = list === 'resolved' && entry.unsettledRaise ? { unsettledRaise: true } : {};
     if (list === 'raised') {
       if (this.mirror.size < MAX_MIRROR) this.mirror.set(field, { source, key, identity, record });
       else this.mirrorToken = undefined;
-    } else if (this.mirror.get(field)?.identity === identity) this.mirror.delete(field);
+    } else this.mirror.delete(field);
     this.pending.push({ list, entry: { source, key, identity, record, ...flag }, claim, generation: this.generation });
     if (this.pending.length > MAX_PENDING) this.pending.splice(0, this.pending.length - MAX_PENDING);
   }

@@ -242,42 +242,61 @@ return redis.call('ZCARD', KEYS[1])
 `;
 
 /**
- * KEYS: lease, seen hash, the instrument's write sequence. ARGV: lease value, error key, entry JSON (its identity
- * first). → the write sequence after this write (≥ 1) when the error is new to every replica (or another error now
- * has its id), 0 when it was raised before. Every write of the seen store bumps the sequence: a replica that later
- * reads it lower than it knew it knows Redis lost writes (a restore from an older snapshot).
+ * The seen hash holds one field per error, `<source>:<key>\n<identity>` (several errors listed under one id are
+ * several errors); versions before 0.4.1 wrote `<source>:<key>` (one error per id), still read: `legacy(field,
+ * prefix)` is true when the old field holds this very error.
  */
-export const FENCED_SEEN_RAISE = `${FENCE}
-local cur = redis.call('HGET', KEYS[2], ARGV[2])
-if cur and string.sub(cur, 1, string.len(ARGV[4])) == ARGV[4] then return 0 end
+const LEGACY = `
+local function legacy(field, prefix)
+  local cur = redis.call('HGET', KEYS[2], field)
+  return cur and string.sub(cur, 1, string.len(prefix)) == prefix
+end
+`;
+
+/**
+ * KEYS: lease, seen hash, the instrument's write sequence. ARGV: lease value, the error's field, entry JSON (its
+ * identity first), identity prefix, the field as versions before 0.4.1 named it. → the write sequence after this
+ * write (≥ 1) when the error is new to every replica, 0 when it was raised before. Every write of the seen store
+ * bumps the sequence: a replica that later reads it lower than it knew it knows Redis lost writes (a restore from an
+ * older snapshot).
+ */
+export const FENCED_SEEN_RAISE = `${FENCE}${LEGACY}
+if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 or legacy(ARGV[5], ARGV[4]) then return 0 end
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 return redis.call('INCR', KEYS[3])
 `;
 
 /**
- * KEYS: lease, seen hash, resolving hash, write sequence. ARGV: lease value, error key, identity prefix of the entry,
- * the field and body of its resolution in the resolving hash ('' : none). → the write sequence (≥ 1) resolved now,
- * 0 before. With a resolving body the resolution is claimed (two-phase: settled once its msg went out), so a holder
- * that dies before leaves it to the next.
+ * KEYS: lease, seen hash, resolving hash, write sequence. ARGV: lease value, the error's field, identity prefix of
+ * the entry, the field and body of its resolution in the resolving hash ('' : none), the error's field before 0.4.1.
+ * → the write sequence (≥ 1) resolved now, 0 before. With a resolving body the resolution is claimed (two-phase:
+ * settled once its msg went out), so a holder that dies before leaves it to the next.
  */
-export const FENCED_SEEN_RESOLVE = `${FENCE}
-local cur = redis.call('HGET', KEYS[2], ARGV[2])
-if cur and string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3] then
-  redis.call('HDEL', KEYS[2], ARGV[2])
-  if ARGV[4] ~= '' then redis.call('HSET', KEYS[3], ARGV[4], ARGV[5]) end
-  return redis.call('INCR', KEYS[4])
+export const FENCED_SEEN_RESOLVE = `${FENCE}${LEGACY}
+local field = ARGV[2]
+if redis.call('HEXISTS', KEYS[2], field) == 0 then
+  if not legacy(ARGV[6], ARGV[3]) then return 0 end
+  field = ARGV[6]
 end
-return 0
+redis.call('HDEL', KEYS[2], field)
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[3], ARGV[4], ARGV[5]) end
+return redis.call('INCR', KEYS[4])
 `;
 
 /**
- * KEYS: lease, hash, write sequence. ARGV: lease value, field, expected value, new value. A new holder takes over a
- * claim an earlier holder left unsettled (compare-and-set, fenced): → the write sequence (≥ 1) taken (the new holder
- * sends it again, marked), 0 changed meanwhile.
+ * KEYS: lease, hash, write sequence. ARGV: lease value, field, expected value, new value, the field it is kept under
+ * from now on ('' : the same; an entry written before 0.4.1 moves to its field of one error). A new holder takes
+ * over a claim an earlier holder left unsettled (compare-and-set, fenced): → the write sequence (≥ 1) taken (the new
+ * holder sends it again, marked), 0 changed meanwhile.
  */
 export const FENCED_SWAP = `${FENCE}
 if redis.call('HGET', KEYS[2], ARGV[2]) ~= ARGV[3] then return 0 end
-redis.call('HSET', KEYS[2], ARGV[2], ARGV[4])
+local field = ARGV[2]
+if ARGV[5] ~= '' and ARGV[5] ~= ARGV[2] then
+  redis.call('HDEL', KEYS[2], ARGV[2])
+  field = ARGV[5]
+end
+redis.call('HSET', KEYS[2], field, ARGV[4])
 return redis.call('INCR', KEYS[3])
 `;
 
@@ -369,18 +388,24 @@ return removed
 `;
 
 /**
- * KEYS: seen hash, write sequence. ARGV: error key, entry JSON, identity prefix, 'raise' | 'resolve'. What a replica
- * notified while Redis was unreachable (or knew open when Redis lost it), written once it is back, by whichever
- * replica (those msgs went out already: no lease needed). → the write sequence when written, 0 when nothing changed.
+ * KEYS: seen hash, write sequence. ARGV: the error's field, entry JSON, identity prefix, 'raise' | 'resolve', the
+ * error's field before 0.4.1. What a replica notified while Redis was unreachable (or knew open when Redis lost it),
+ * written once it is back, by whichever replica (those msgs went out already: no lease needed). → the write sequence
+ * when written, 0 when nothing changed.
  */
 export const SEEN_CATCH_UP = `
-local cur = redis.call('HGET', KEYS[1], ARGV[1])
-local same = cur and string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3]
+local function legacy(field, prefix)
+  local cur = redis.call('HGET', KEYS[1], field)
+  return cur and string.sub(cur, 1, string.len(prefix)) == prefix
+end
+local has = redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
 if ARGV[4] == 'raise' then
-  if same then return 0 end
+  if has or legacy(ARGV[5], ARGV[3]) then return 0 end
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-elseif same then
+elseif has then
   redis.call('HDEL', KEYS[1], ARGV[1])
+elseif legacy(ARGV[5], ARGV[3]) then
+  redis.call('HDEL', KEYS[1], ARGV[5])
 else
   return 0
 end

@@ -98,12 +98,21 @@ export class SharedSeen {
     return `${identity}\n${JSON.stringify(body)}`;
   }
 
-  static fieldOf(entry: Pick<SeenEntry, 'source' | 'key'>): string {
+  /**
+   * The field of one error in the seen hash: its source, key and identity (an instrument may list several errors
+   * under one id: each is raised once while listed and resolved once when it leaves, as on one Node-RED).
+   */
+  static fieldOf(entry: Pick<SeenEntry, 'source' | 'key' | 'identity'>): string {
+    return `${entry.source}:${entry.key}\n${entry.identity}`;
+  }
+
+  /** The field versions before 0.4.1 kept an error under (one per key): still read, and moved on a takeover. */
+  static legacyFieldOf(entry: Pick<SeenEntry, 'source' | 'key'>): string {
     return `${entry.source}:${entry.key}`;
   }
 
   static resolvingFieldOf(entry: Pick<SeenEntry, 'source' | 'key' | 'identity'>): string {
-    return `${entry.source}:${entry.key}\n${entry.identity}`;
+    return SharedSeen.fieldOf(entry);
   }
 
   /**
@@ -116,7 +125,18 @@ export class SharedSeen {
     const body = SharedSeen.bodyOf(entry, claim);
     return fenced('raised', async () =>
       this.wrote(
-        await this.redis.eval(FENCED_SEEN_RAISE, 3, this.keys.lease, this.hash, this.keys.seq, leaseValue, field, body, prefix),
+        await this.redis.eval(
+          FENCED_SEEN_RAISE,
+          3,
+          this.keys.lease,
+          this.hash,
+          this.keys.seq,
+          leaseValue,
+          field,
+          body,
+          prefix,
+          SharedSeen.legacyFieldOf(entry),
+        ),
       ),
     );
   }
@@ -154,6 +174,7 @@ export class SharedSeen {
           `${entry.identity}\n`,
           rfield,
           rbody,
+          SharedSeen.legacyFieldOf(entry),
         ),
       ),
     );
@@ -172,9 +193,22 @@ export class SharedSeen {
   async takeOver(leaseValue: string, list: 'raised' | 'resolved', stored: StoredEntry, claim: number): Promise<boolean> {
     const hash = list === 'raised' ? this.hash : this.resolvingHash;
     const next = SharedSeen.bodyOf(stored.entry, claim);
+    // a raised entry written before 0.4.1 moves to its field of one error (a resolution's field is unchanged)
+    const field = list === 'raised' ? SharedSeen.fieldOf(stored.entry) : '';
     return fenced(list, async () =>
       this.wrote(
-        await this.redis.eval(FENCED_SWAP, 3, this.keys.lease, hash, this.keys.seq, leaseValue, stored.field, stored.raw, next),
+        await this.redis.eval(
+          FENCED_SWAP,
+          3,
+          this.keys.lease,
+          hash,
+          this.keys.seq,
+          leaseValue,
+          stored.field,
+          stored.raw,
+          next,
+          field,
+        ),
       ),
     );
   }
@@ -183,7 +217,10 @@ export class SharedSeen {
   async catchUp(op: 'raise' | 'resolve', entry: SeenEntry): Promise<void> {
     const field = SharedSeen.fieldOf(entry);
     const prefix = `${entry.identity}\n`;
-    this.wrote(await this.redis.eval(SEEN_CATCH_UP, 2, this.hash, this.keys.seq, field, SharedSeen.bodyOf(entry), prefix, op));
+    const legacy = SharedSeen.legacyFieldOf(entry);
+    this.wrote(
+      await this.redis.eval(SEEN_CATCH_UP, 2, this.hash, this.keys.seq, field, SharedSeen.bodyOf(entry), prefix, op, legacy),
+    );
   }
 
   /** Every error raised and not yet resolved, by any replica. */

@@ -98,7 +98,7 @@ describeWithRedis('coordination: Redis restored from a stale snapshot (issue 29.
       .map((r) => ({ source: 'A', record: r }));
     for (const r of raised) n.memory.set(r.record.id, r.record);
     for (const r of resolved) n.memory.delete(r.record.id);
-    await n.gate.filter(raised, resolved, new Map([['A', new Map(listed)]]), (list, item) =>
+    await n.gate.filter(raised, resolved, new Map([['A', new Map([...listed].map(([id, r]) => [id, [r]]))]]), (list, item) =>
       sent.push({
         kind: list,
         id: item.record.id,
