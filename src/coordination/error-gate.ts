@@ -155,7 +155,13 @@ export class ErrorGate<T> {
     };
     if (this.coordination.state.role === 'lost') return passAll(this.passLost(raised, resolved));
     if (!(await this.catchUp())) return passAll(this.passLost(raised, resolved));
-    if (!this.coordination.isHolder) return out;
+    if (!this.coordination.isHolder) {
+      // the lease ran out by this replica's clock while the poll was on its way (a slow instrument, a clock step, a
+      // blocked event loop): its memory took these proposals for sent; the next poll under a lease sweeps again, so
+      // what is listed and in no replica's memory is raised, and what left is resolved (none of it is lost)
+      this.sweptToken = undefined;
+      return out;
+    }
     const token = this.coordination.state.token ?? 0;
     const steps: Step<T>[] = [];
     const done = new Set<string>();
