@@ -10,11 +10,11 @@ import { Invariant, INVARIANTS } from './invariants';
 import { FAULT_KINDS, FaultKind } from './schedule';
 
 /**
- * The fixed seed of the bounded run: with every kind below, its 40 s draw holds a Redis crash without persistence, a
- * FLUSHALL, a restore of a stale snapshot, answers refused, connections reset and an error listed under the id of
- * another (431, the seed before, drew none of the Redis losses once they were included).
+ * The fixed seed of the bounded run: with every kind below, its 40 s draw holds a restore of a stale snapshot, a
+ * FLUSHALL, a replica restarted while Redis refuses it (NOAUTH), answers refused, connections reset and two errors
+ * listed under the id of another (431, the seed before, drew none of the Redis losses once they were included).
  */
-export const BOUNDED_SEED = 125;
+export const BOUNDED_SEED = 249;
 /** Its length (the whole test, with two Node-REDs starting and stopping, stays within 90 s). */
 export const BOUNDED_MS = 40_000;
 
@@ -24,7 +24,7 @@ export const BOUNDED_MS = 40_000;
  * --seed S --kinds K`): flushall (S 11: 8 FLUSHALLs, 48 errors, 22 raised again all marked), redis-restart-empty (S 13:
  * 7 restarts, 50 errors), redis-restart-stale (S 13: 6 stale restores, 50 errors; before the write sequence 3 of 50
  * were raised again unmarked), other-instruments (S 12: 4 redeploys, 52 errors), two-errors-one-id (S 14: 46 errors,
- * 3 listed under the id of another).
+ * 3 listed under the id of another), redis-refuses-auth-at-start (S 15: 5 faults, 47 errors).
  */
 export const BOUNDED_KINDS: readonly FaultKind[] = [
   'kill-restart',
@@ -40,6 +40,7 @@ export const BOUNDED_KINDS: readonly FaultKind[] = [
   'redis-restart-stale',
   'other-instruments',
   'two-errors-one-id',
+  'redis-refuses-auth-at-start',
 ];
 
 export const BOUNDED_INVARIANTS: readonly Invariant[] = INVARIANTS;
