@@ -11,10 +11,11 @@ import fc from 'fast-check';
 
 import { fingerprint, identityOf } from '../../src/client/error-identity';
 import { Coordinator } from '../../src/coordination/coordinator';
-import { CoordinationKeys } from '../../src/coordination/keys';
 import { ErrorGate, GateItem } from '../../src/coordination/error-gate';
+import { CoordinationKeys } from '../../src/coordination/keys';
 import { StoreRedis } from '../../src/coordination/stores';
 import { SeenErrors } from '../../src/nodes/lh-error-poll/seen-errors';
+import { reachable } from '../support/redis-link';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 
 interface Rec {
@@ -29,6 +30,8 @@ const all = (): boolean => true;
 
 interface Replica {
   coordinator: Coordinator;
+  /** its Redis link: a killed replica's never reaches Redis again */
+  link: { down: boolean };
   gate: ErrorGate<Rec>;
   memory: SeenErrors;
 }
@@ -52,6 +55,7 @@ describeWithRedis('coordination: two errors under one id (issue 29.5)', function
     start(): Replica;
     poll(r: Replica, listed: Rec[], sent: Sent[]): Promise<void>;
     holder(replicas: Replica[]): Promise<Replica>;
+    kill(r: Replica): Promise<void>;
     closeAll(): Promise<void>;
   } {
     const prefix = `lh-two-${process.pid}-${++run}`;
@@ -60,15 +64,21 @@ describeWithRedis('coordination: two errors under one id (issue 29.5)', function
     let serial = 0;
     return {
       start(): Replica {
+        const link = reachable(db.redis as unknown as StoreRedis);
         const coordinator = new Coordinator({
-          redis: db.redis as unknown as StoreRedis,
+          redis: link.redis,
           prefix,
           leaseMs: 60000,
           replica: `r${serial++}`,
         });
         coordinators.push(coordinator);
         coordinator.join(INSTRUMENT);
-        return { coordinator, gate: coordinator.errorGate<Rec>(INSTRUMENT, 'poll', rules), memory: new SeenErrors() };
+        return {
+          coordinator,
+          link,
+          gate: coordinator.errorGate<Rec>(INSTRUMENT, 'poll', rules),
+          memory: new SeenErrors(),
+        };
       },
       async poll(r: Replica, listed: Rec[], sent: Sent[]): Promise<void> {
         const diff = r.memory.update(listed, idOf, all);
@@ -91,6 +101,15 @@ describeWithRedis('coordination: two errors under one id (issue 29.5)', function
           if (h) return h;
         }
         throw new Error('nobody holds the instrument');
+      },
+      /** Killed: nothing settled or released; its lease and heartbeat expire (deleted here, as Redis would). */
+      async kill(r: Replica): Promise<void> {
+        r.link.down = true;
+        const keys = r.coordinator.keys;
+        await db.redis.del(keys.instrument(INSTRUMENT).lease);
+        await db.redis.zrem(keys.replicas, r.coordinator.replica);
+        await db.redis.hdel(keys.holding, r.coordinator.replica);
+        await db.redis.zrem(keys.instrument(INSTRUMENT).watchers, r.coordinator.replica);
       },
       async closeAll(): Promise<void> {
         for (const c of coordinators) await c.close().catch(() => undefined);
@@ -226,5 +245,75 @@ describeWithRedis('coordination: two errors under one id (issue 29.5)', function
     } finally {
       await h.closeAll();
     }
+  });
+
+  it('seeded random lists with shared ids and holders killed: each error raised and resolved, a second time only marked', async function () {
+    type Op =
+      { kind: 'appear'; id: number } | { kind: 'leave'; pick: number } | { kind: 'poll' } | { kind: 'round' } | { kind: 'kill' };
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      { weight: 3, arbitrary: fc.nat(2).map((id) => ({ kind: 'appear' as const, id })) },
+      { weight: 2, arbitrary: fc.nat(20).map((pick) => ({ kind: 'leave' as const, pick })) },
+      { weight: 4, arbitrary: fc.constant({ kind: 'poll' as const }) },
+      { weight: 2, arbitrary: fc.constant({ kind: 'round' as const }) },
+      { weight: 1, arbitrary: fc.constant({ kind: 'kill' as const }) },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 10, maxLength: 50 }), async (ops) => {
+        const h = harness();
+        try {
+          let replicas = [h.start(), h.start()];
+          const sent: Sent[] = [];
+          let listed: Rec[] = [];
+          let serial = 0;
+          const seenListed = new Set<string>();
+          const leftAfterSeen = new Set<string>();
+          const trace: string[] = [];
+          const poll = async (): Promise<void> => {
+            const holder = await h.holder(replicas);
+            trace.push(`poll by ${holder.coordinator.replica}: ${listed.map(name).join(', ')}`);
+            await h.poll(holder, listed, sent);
+            if (holder.coordinator.held().length > 0) for (const r of listed) seenListed.add(name(r));
+          };
+          for (const o of ops) {
+            if (o.kind === 'appear') {
+              listed = [...listed, { id: String(o.id), title: `error ${serial++}` }];
+            } else if (o.kind === 'leave') {
+              if (listed.length === 0) continue;
+              const gone = listed[o.pick % listed.length];
+              listed = listed.filter((r) => r !== gone);
+              if (seenListed.has(name(gone))) leftAfterSeen.add(name(gone));
+            } else if (o.kind === 'poll') {
+              await poll();
+            } else if (o.kind === 'round') {
+              for (const r of replicas) await r.coordinator.round();
+            } else {
+              const holder = await h.holder(replicas);
+              trace.push(`kill ${holder.coordinator.replica}`);
+              await h.kill(holder);
+              replicas = [...replicas.filter((r) => r !== holder), h.start()];
+            }
+          }
+          // quiet end: whoever holds polls twice
+          await poll();
+          await poll();
+          for (const r of listed) seenListed.add(name(r));
+          const show = `${JSON.stringify(sent)}\n${trace.join('\n')}`;
+          const count = (kind: string, error: string, marked?: boolean): number =>
+            sent.filter((s) => s.kind === kind && s.error === error && (marked === undefined || !!s.redelivered === marked))
+              .length;
+          for (const e of seenListed) {
+            assert.ok(count('raised', e) >= 1, `${e} raised: ${show}`);
+            assert.ok(count('raised', e, false) <= 1, `${e} raised at most once unmarked: ${show}`);
+          }
+          for (const e of leftAfterSeen) {
+            assert.ok(count('resolved', e) >= 1, `${e} resolved: ${show}`);
+            assert.ok(count('resolved', e, false) <= 1, `${e} resolved at most once unmarked: ${show}`);
+          }
+        } finally {
+          await h.closeAll();
+        }
+      }),
+      { numRuns: 60 },
+    );
   });
 });
