@@ -168,9 +168,13 @@ export class Coordinator {
   private lastOk: number;
   /** live replicas seen at the last round */
   live: string[] = [];
-  /** the group's epoch as this replica last read it, and when it saw it change (Redis lost its data) */
+  /** the group's epoch as this replica last read it (a change: Redis lost its data) */
   private epoch?: string;
-  private lossSeenAt?: number;
+  /**
+   * rounds left in which a lease taken is a recovery after Redis lost its data: counted in rounds (timers), not on
+   * this replica's clock, so a clock step neither shortens nor stretches it
+   */
+  private lossRoundsLeft = 0;
 
   constructor(private readonly options: CoordinatorOptions) {
     this.replica = options.replica ?? replicaName();
@@ -361,8 +365,10 @@ export class Coordinator {
         if (!lost) this.epoch = await this.leases.rotateEpoch(epoch, randomBytes(8).toString('hex'));
         lost = true;
       }
-      if (lost) this.lossSeenAt = started;
-      const afterLoss = this.lossSeenAt !== undefined && started - this.lossSeenAt < 2 * ttl;
+      // two lease times of rounds (a round is a third of a lease), this one included
+      if (lost) this.lossRoundsLeft = 7;
+      const afterLoss = this.lossRoundsLeft > 0;
+      if (this.lossRoundsLeft > 0) this.lossRoundsLeft--;
       // the share counts every instrument a live replica knows, not only this one's (replicas whose flows differ)
       const known = await this.leases.knows(
         this.replica,

@@ -264,4 +264,34 @@ describeWithRedis('coordination: hostile pass (issue 29)', function () {
     for (const s of raised.slice(1)) assert.ok(s.redelivered, `raised again only marked: ${JSON.stringify(sent)}`);
     assert.equal(sent.filter((s) => s.kind === 'resolved').length, 1, `resolved once: ${JSON.stringify(sent)}`);
   });
+
+  it("a replica's clock jumps forward after it saw Redis lose its data: the lease it takes next still recovers", async function () {
+    const prefix = `lh-hostile-${process.pid}-${++run}`;
+    const instrument = 'http://127.0.0.1:9|';
+    const a = start(prefix, 'a', instrument);
+    await a.coordinator.round();
+    const b = start(prefix, 'b', instrument);
+    await b.coordinator.round();
+    assert.ok(a.gate.active && !b.gate.active);
+    const sent: Sent[] = [];
+    await poll(a, [{ id: '1', title: 'clot' }], sent);
+    // Redis loses its data (the group's epoch and the seen-store gone, the lease and fence counter kept): b sees it
+    const keys = new CoordinationKeys(prefix);
+    await db.redis.del(keys.epoch, keys.instrument(instrument).shared('seen:poll'), keys.instrument(instrument).seq);
+    await b.coordinator.round();
+    // b's clock steps an hour forward; a dies; b takes the instrument over
+    b.clock.offset = 3600_000;
+    await a.coordinator.close();
+    await db.redis.del(keys.instrument(instrument).lease);
+    for (let i = 0; i < 3 && !b.gate.active; i++) await b.coordinator.round();
+    assert.ok(b.gate.active, 'b holds the instrument');
+    await poll(b, [{ id: '1', title: 'clot' }], sent);
+    assert.deepEqual(
+      sent.map((s) => [s.kind, s.error, s.by, s.redelivered]),
+      [
+        ['raised', '1', 'a', undefined],
+        ['raised', '1', 'b', 'shared-memory-lost'],
+      ],
+    );
+  });
 });
