@@ -365,8 +365,8 @@ export class Coordinator {
         if (!lost) this.epoch = await this.leases.rotateEpoch(epoch, randomBytes(8).toString('hex'));
         lost = true;
       }
-      // two lease times of rounds (a round is a third of a lease), this one included
-      if (lost) this.lossRoundsLeft = 7;
+      // two lease times of rounds, this one included
+      if (lost) this.lossRoundsLeft = Math.ceil((2 * ttl) / this.roundMs) + 1;
       const afterLoss = this.lossRoundsLeft > 0;
       if (this.lossRoundsLeft > 0) this.lossRoundsLeft--;
       // the share counts every instrument a live replica knows, not only this one's (replicas whose flows differ)
