@@ -228,4 +228,30 @@ describeWithRedis('coordination: Redis restored from a stale snapshot (issue 29.
     const next = await leases.acquire(INSTRUMENT, 'c', 60000, 0);
     assert.ok(next.token > Math.max(...tokens), `token ${next.token} above every token issued before: ${tokens.join(', ')}`);
   });
+
+  it('Redis restarts with its data between a raise and its settle: settled after, the next holder sends nothing again', async function () {
+    const prefix = `lh-stale-${process.pid}-${++run}`;
+    const nodes = [start(prefix, 'r0'), start(prefix, 'r1')];
+    const { holder, other } = await holderOf(nodes);
+    const listed = new Map<string, Rec>([['e1', { id: 'e1', title: 'clot' }]]);
+    const sent: Sent[] = [];
+    await poll(holder, listed, sent); // claimed, sent, not yet settled
+    assert.equal(holder.gate.unsettled, 1);
+    await restartFrom(await snapshot()); // the claim is in the snapshot
+    for (const n of nodes) await n.coordinator.round();
+    for (const n of nodes) await n.coordinator.round(); // settled a round later
+    assert.equal(holder.gate.unsettled, 0, 'settled after the restart');
+    await holder.coordinator.close();
+    for (let i = 0; i < 3 && other.coordinator.held().length === 0; i++) await other.coordinator.round();
+    await poll(other, listed, sent);
+    listed.clear();
+    await poll(other, listed, sent);
+    assert.deepEqual(
+      sent.map((s) => [s.kind, s.id, s.by, s.redelivered]),
+      [
+        ['raised', 'e1', holder.coordinator.replica, undefined],
+        ['resolved', 'e1', other.coordinator.replica, undefined],
+      ],
+    );
+  });
 });
