@@ -53,6 +53,11 @@ export class InstrumentCoordination {
   /** the newest fencing token this replica has seen (its own, or the holder's while it stands by) */
   knownToken = 0;
   /**
+   * the instrument's write sequence as this replica last knew it (read each round, and told by its own writes): Redis
+   * showing a lower one lost writes (a restore from an older snapshot), even when the epoch and fence counter survived
+   */
+  knownSeq = 0;
+  /**
    * Set when this replica took the lease and found the fence counter behind a token it had seen: Redis lost its data
    * (FLUSHALL, a restart without persistence or from an older snapshot). `token`: the grant; `seen`: the newest token
    * seen before it (this replica's own when it held the lease then). What goes out first under it is marked.
@@ -87,6 +92,11 @@ export class InstrumentCoordination {
   leaseValue(what: string): string {
     if (!this.isHolder || !this.grant) throw new FencedError(what);
     return this.grant.value;
+  }
+
+  /** The write sequence after a write this replica made (the newest one counts). */
+  knowSeq(seq: number): void {
+    if (seq > this.knownSeq) this.knownSeq = seq;
   }
 
   /** A fencing token seen in Redis (the tokens only grow: the newest one counts). */
@@ -158,9 +168,13 @@ export class Coordinator {
   private lastOk: number;
   /** live replicas seen at the last round */
   live: string[] = [];
-  /** the group's epoch as this replica last read it, and when it saw it change (Redis lost its data) */
+  /** the group's epoch as this replica last read it (a change: Redis lost its data) */
   private epoch?: string;
-  private lossSeenAt?: number;
+  /**
+   * rounds left in which a lease taken is a recovery after Redis lost its data: counted in rounds (timers), not on
+   * this replica's clock, so a clock step neither shortens nor stretches it
+   */
+  private lossRoundsLeft = 0;
 
   constructor(private readonly options: CoordinatorOptions) {
     this.replica = options.replica ?? replicaName();
@@ -195,7 +209,11 @@ export class Coordinator {
       found.adopt(rules);
       return found;
     }
-    const gate = new ErrorGate(inst, new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch), rules);
+    const gate = new ErrorGate(
+      inst,
+      new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch, (seq) => inst.knowSeq(seq)),
+      rules,
+    );
     inst.gates.set(watch, gate);
     return gate;
   }
@@ -338,7 +356,19 @@ export class Coordinator {
       for (const inst of all) await inst.settle(false);
       this.live = await this.leases.heartbeat(this.replica, ttl);
       // the group's epoch changed: Redis lost its data; the leases this replica takes for a while are flagged
-      let afterLoss = await this.noticeLoss(started);
+      const epoch = await this.leases.epoch(randomBytes(8).toString('hex'));
+      let lost = this.epoch !== undefined && epoch !== this.epoch;
+      this.epoch = epoch;
+      // an instrument's write sequence lower than this replica knew: Redis lost writes (restored from an older
+      // snapshot, epoch and fence counter as they were): the group gets a new epoch, every replica tells the loss
+      if (await this.writesLost(all)) {
+        if (!lost) this.epoch = await this.leases.rotateEpoch(epoch, randomBytes(8).toString('hex'));
+        lost = true;
+      }
+      // two lease times of rounds, this one included
+      if (lost) this.lossRoundsLeft = Math.ceil((2 * ttl) / this.roundMs) + 1;
+      let afterLoss = this.lossRoundsLeft > 0;
+      if (this.lossRoundsLeft > 0) this.lossRoundsLeft--;
       // the share counts every instrument a live replica knows, not only this one's (replicas whose flows differ)
       const known = await this.leases.knows(
         this.replica,
@@ -350,6 +380,9 @@ export class Coordinator {
         if (!inst.grant) continue;
         if (await this.leases.renew(inst.instrumentKey, inst.grant.value, ttl)) {
           inst.validUntil = started + ttl - this.safetyMs();
+          // its lease survived the loss (restored with it): it recovers under the lease it holds, writing back what
+          // it knew open (a later holder finds it) and marking what goes out until each source was listed once
+          if (lost) inst.dataLost = { token: inst.grant.token, seen: inst.grant.token };
           inst.set({ role: 'holder', holder: this.replica, token: inst.grant.token });
         } else {
           inst.grant = undefined;
@@ -405,7 +438,7 @@ export class Coordinator {
         if (grant.token > 0) {
           // Redis may have lost its data after this round read the epoch: a replica that never saw the lease's
           // token (it was free at its last look) cannot tell from the grant, the epoch tells (read again)
-          if (!grant.dataLost && !afterLoss) afterLoss = await this.noticeLoss(started);
+          if (!grant.dataLost && !afterLoss) afterLoss = await this.lossSinceRoundStart();
           count++;
           inst.freeLastRound = false;
           inst.grant = grant;
@@ -433,14 +466,34 @@ export class Coordinator {
   }
 
   /**
-   * Reads the group's epoch (set anew by the first replica to find it gone): a change since this replica last read
-   * it means Redis lost its data. True while that loss is recent (two leases): the leases taken meanwhile are flagged.
+   * Reads the group's epoch again (set anew by the first replica to find it gone): a change since this replica read
+   * it at the start of its round means Redis lost its data meanwhile; the leases taken from now on are flagged.
    */
-  private async noticeLoss(now: number): Promise<boolean> {
+  private async lossSinceRoundStart(): Promise<boolean> {
     const epoch = await this.leases.epoch(randomBytes(8).toString('hex'));
-    if (this.epoch !== undefined && epoch !== this.epoch) this.lossSeenAt = now;
+    const changed = this.epoch !== undefined && epoch !== this.epoch;
     this.epoch = epoch;
-    return this.lossSeenAt !== undefined && now - this.lossSeenAt < 2 * this.options.leaseMs;
+    // two lease times of rounds, this one counted already
+    if (changed) this.lossRoundsLeft = Math.ceil((2 * this.options.leaseMs) / this.roundMs);
+    return changed;
+  }
+
+  /**
+   * Reads each instrument's write sequence: true when one is lower than this replica knew (Redis lost writes). The
+   * value known before the read is compared (a write of this replica's answered meanwhile is not a loss); afterwards
+   * Redis's value is the one known.
+   */
+  private async writesLost(all: readonly InstrumentCoordination[]): Promise<boolean> {
+    let lost = false;
+    for (const inst of all) {
+      const before = inst.knownSeq;
+      const seq = await this.leases.sequence(inst.instrumentKey);
+      if (seq < before) {
+        lost = true;
+        inst.knownSeq = seq;
+      } else inst.knowSeq(seq);
+    }
+    return lost;
   }
 
   /** A margin for clock drift and the round's own duration: a holder stops acting before Redis expires its lease. */

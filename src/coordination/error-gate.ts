@@ -4,7 +4,7 @@
  * yet, and adds the errors raised by an earlier holder that are no longer listed (resolved while nobody watched).
  * Without the lease nothing passes; with Redis lost everything passes, marked (a duplicate beats a miss).
  */
-import { fingerprint, identityOf } from '../client/error-identity';
+import { fingerprint, fromFingerprint, identityOf, sameError } from '../client/error-identity';
 import { InstrumentCoordination } from './coordinator';
 import { FencedError } from './leases';
 import { SeenEntry, SharedSeen } from './stores';
@@ -41,6 +41,27 @@ export interface GateRules<T> {
 function identityText(record: unknown): string {
   const identity = identityOf(record);
   return identity ? fingerprint(identity) : '';
+}
+
+/**
+ * Per source that answered a poll, what it listed: key → the records under it (an instrument may list several
+ * errors under one id).
+ */
+export type ListedRecords<T> = ReadonlyMap<string, ReadonlyMap<string, readonly T[]>>;
+
+/**
+ * Whether `records` (listed under the entry's key) show the entry's error: the very identity, or one no field of
+ * which differs (a record lacking a field is not another error because of that alone, as on one Node-RED).
+ */
+function listsError(records: readonly unknown[] | undefined, entry: Pick<SeenEntry, 'key' | 'identity'>): boolean {
+  if (!records || records.length === 0) return false;
+  const known = fromFingerprint(entry.key, entry.identity);
+  return records.some((record) => {
+    const text = identityText(record);
+    if (text === entry.identity) return true;
+    const now = identityOf(record);
+    return known !== undefined && now !== undefined && sameError({ ...known, id: now.id }, now);
+  });
 }
 
 /** Emissions remembered during an outage, at most (bounded: an outage of days must not grow memory). */
@@ -80,8 +101,8 @@ export class ErrorGate<T> {
   /** the open errors of the shared memory as this replica last knew them, and the token it read them under */
   private mirror = new Map<string, SeenEntry>();
   private mirrorToken?: number;
-  /** after Redis lost its data: the grant recovered from, and the sources whose msgs are still marked */
-  private recoveredToken?: number;
+  /** after Redis lost its data: the loss recovered from, and the sources whose msgs are still marked */
+  private recovered?: { token: number; seen: number };
   private marking = new Set<string>();
 
   constructor(
@@ -118,7 +139,7 @@ export class ErrorGate<T> {
   async filter(
     raised: GateItem<T>[],
     resolved: GateItem<T>[],
-    listed?: ReadonlyMap<string, ReadonlyMap<string, T>>,
+    listed?: ListedRecords<T>,
     onPass?: (list: 'raised' | 'resolved', item: GateItem<T>) => void,
   ): Promise<GateOutcome<T>> {
     const out: GateOutcome<T> = { raised: [], resolved: [] };
@@ -134,7 +155,13 @@ export class ErrorGate<T> {
     };
     if (this.coordination.state.role === 'lost') return passAll(this.passLost(raised, resolved));
     if (!(await this.catchUp())) return passAll(this.passLost(raised, resolved));
-    if (!this.coordination.isHolder) return out;
+    if (!this.coordination.isHolder) {
+      // the lease ran out by this replica's clock while the poll was on its way (a slow instrument, a clock step, a
+      // blocked event loop): its memory took these proposals for sent; the next poll under a lease sweeps again, so
+      // what is listed and in no replica's memory is raised, and what left is resolved (none of it is lost)
+      this.sweptToken = undefined;
+      return out;
+    }
     const token = this.coordination.state.token ?? 0;
     const steps: Step<T>[] = [];
     const done = new Set<string>();
@@ -142,8 +169,8 @@ export class ErrorGate<T> {
     for (const item of resolved) {
       const key = this.rules.keyOf(item.source, item.record);
       if (key === undefined) continue;
-      done.add(`${item.source}:${key}`);
       const entry: SeenEntry = { source: item.source, key, identity: identityText(item.record), record: item.record };
+      done.add(SharedSeen.fieldOf(entry));
       proposals.push({ list: 'resolved', item, entry, run: (lease, claim) => this.resolve(lease, entry, claim) });
     }
     for (const item of raised) {
@@ -152,7 +179,7 @@ export class ErrorGate<T> {
       const entry: SeenEntry = { source: item.source, key, identity: identityText(item.record), record: item.record };
       proposals.push({ list: 'raised', item, entry, run: (lease, claim) => this.seen.raise(lease, entry, claim) });
     }
-    const raisedKeys = new Set(proposals.filter((p) => p.list === 'raised').map((p) => `${p.entry.source}:${p.entry.key}`));
+    const raisedKeys = new Set(proposals.filter((p) => p.list === 'raised').map((p) => SharedSeen.fieldOf(p.entry)));
     let index = 0;
     try {
       await this.recover(token);
@@ -191,25 +218,36 @@ export class ErrorGate<T> {
   }
 
   /**
-   * After Redis lost its data (this replica's grant found the fence counter behind): what this replica knew open
-   * when it held the lease just before is written back (its later resolutions then still go out), and until each
-   * source has been listed once, what goes out is marked `shared-memory-lost` (another replica may have sent it).
+   * After Redis lost its data (this replica's grant found the fence counter behind, the epoch changed, or a write
+   * sequence went back): what this replica knew open when it held the lease just before (or still holds) is written
+   * back (its later resolutions then still go out; a later holder finds them), and until each source has been listed
+   * once, what goes out is marked `shared-memory-lost` (another replica may have sent it). Claims sent and not yet
+   * settled stay: settling is compare-and-set, a claim the loss took is left alone, one restored with a snapshot
+   * is settled as before.
    */
   private async recover(token: number): Promise<void> {
     const lost = this.coordination.dataLost;
-    if (!lost || lost.token !== token || this.recoveredToken === token) return;
-    this.recoveredToken = token;
-    this.pending = []; // their claims went with the data
+    if (!lost || lost.token !== token || this.recovered === lost) return;
+    this.recovered = lost;
     this.sweptToken = undefined;
     this.marking = new Set(['A', 'B']);
     if (this.mirrorToken !== lost.seen) return;
     for (const entry of this.mirror.values()) await this.seen.catchUp('raise', entry);
+    if (lost.seen !== token) return;
+    // the same lease before and after (a restore of a snapshot that held it): a claim under it that this replica
+    // no longer has pending was settled before the loss (its msg went out): settled again, not sent by the next holder
+    const mine = (e: SeenEntry, list: 'raised' | 'resolved'): boolean =>
+      this.pending.some((p) => p.list === list && SharedSeen.fieldOf(p.entry) === SharedSeen.fieldOf(e));
+    for (const { entry } of await this.seen.stored('raised'))
+      if (entry.claim === token && !mine(entry, 'raised')) await this.seen.settleRaise(entry, token);
+    for (const { entry } of await this.seen.stored('resolved'))
+      if (entry.claim === token && !mine(entry, 'resolved')) await this.seen.settleResolve(entry, token);
   }
 
   /** The steps of a sweep after a takeover (see filter). */
   private async sweep(
     token: number,
-    listed: ReadonlyMap<string, ReadonlyMap<string, T>>,
+    listed: ListedRecords<T>,
     done: Set<string>,
     proposed: ReadonlySet<string>,
   ): Promise<Step<T>[]> {
@@ -217,7 +255,7 @@ export class ErrorGate<T> {
     await this.settle(true); // what this live replica sent itself went out: settled, never sent again
     const steps: Step<T>[] = [];
     const stored = await this.seen.stored('raised');
-    this.mirror = new Map(stored.slice(0, MAX_MIRROR).map((s) => [s.field, s.entry]));
+    this.mirror = new Map(stored.slice(0, MAX_MIRROR).map((s) => [SharedSeen.fieldOf(s.entry), s.entry]));
     this.mirrorToken = stored.length <= MAX_MIRROR ? token : undefined;
     for (const s of stored) {
       const { entry } = s;
@@ -227,25 +265,38 @@ export class ErrorGate<T> {
         const again = { ...item, redelivered: 'holder-stopped' as const };
         steps.push({ list: 'raised', item: again, entry, run: (lease, claim) => this.seen.takeOver(lease, 'raised', s, claim) });
       }
+      // no longer listed: no record under its key is this error (several errors may be listed under one id)
       const keys = listed.get(entry.source);
-      if (!keys || keys.has(entry.key) || done.has(`${entry.source}:${entry.key}`)) continue;
+      if (!keys || listsError(keys.get(entry.key), entry) || done.has(SharedSeen.fieldOf(entry))) continue;
       const resolving = { ...entry };
       steps.push({ list: 'resolved', item, entry: resolving, run: (lease, claim) => this.resolve(lease, resolving, claim) });
     }
     // listed, in no replica's shared memory, and not proposed: a holder whose lease went while it recorded them (its
     // memory took them for raised) never sent them: raised now (no replica recorded them, so none sent them)
-    const fields = new Set(stored.map((s) => s.field));
-    for (const [source, records] of listed) {
-      for (const [key, record] of records) {
-        const field = `${source}:${key}`;
-        if (fields.has(field) || proposed.has(field) || this.rules.wanted?.(record) === false) continue;
-        const entry: SeenEntry = { source, key, identity: identityText(record), record };
-        steps.push({
-          list: 'raised',
-          item: { source, record },
-          entry,
-          run: (lease, claim) => this.seen.raise(lease, entry, claim),
-        });
+    const storedUnder = new Map<string, SeenEntry[]>();
+    for (const { entry } of stored) {
+      const under = SharedSeen.legacyFieldOf(entry);
+      storedUnder.set(under, [...(storedUnder.get(under) ?? []), entry]);
+    }
+    for (const [source, byKey] of listed) {
+      for (const [key, records] of byKey) {
+        const known = storedUnder.get(SharedSeen.legacyFieldOf({ source, key })) ?? [];
+        const taken = new Set<string>();
+        for (const record of records) {
+          const entry: SeenEntry = { source, key, identity: identityText(record), record };
+          const field = SharedSeen.fieldOf(entry);
+          // the same error listed twice counts once; one a replica recorded (or that differs only by a field one of
+          // them lacks) is not new
+          if (taken.has(field) || proposed.has(field) || known.some((k) => listsError([record], k))) continue;
+          taken.add(field);
+          if (this.rules.wanted?.(record) === false) continue;
+          steps.push({
+            list: 'raised',
+            item: { source, record },
+            entry,
+            run: (lease, claim) => this.seen.raise(lease, entry, claim),
+          });
+        }
       }
     }
     for (const s of await this.seen.stored('resolved')) {
@@ -285,13 +336,13 @@ export class ErrorGate<T> {
 
   /** A claim went out: settled a round later; the local mirror of open errors follows. */
   private remember(list: 'raised' | 'resolved', entry: SeenEntry, claim: number): void {
-    const field = `${entry.source}:${entry.key}`;
+    const field = SharedSeen.fieldOf(entry);
     const { source, key, identity, record } = entry;
     const flag = list === 'resolved' && entry.unsettledRaise ? { unsettledRaise: true } : {};
     if (list === 'raised') {
       if (this.mirror.size < MAX_MIRROR) this.mirror.set(field, { source, key, identity, record });
       else this.mirrorToken = undefined;
-    } else if (this.mirror.get(field)?.identity === identity) this.mirror.delete(field);
+    } else this.mirror.delete(field);
     this.pending.push({ list, entry: { source, key, identity, record, ...flag }, claim, generation: this.generation });
     if (this.pending.length > MAX_PENDING) this.pending.splice(0, this.pending.length - MAX_PENDING);
   }

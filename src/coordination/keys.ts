@@ -46,6 +46,7 @@ export class CoordinationKeys {
       lease: `${base}:lease`,
       watchers: `${base}:watchers`,
       fence: `${base}:fence`,
+      seq: `${base}:seq`,
       claim: (scope: string, key: string) => `${base}:once:${scope}:${key}`,
       ledger: (source: string) => `${base}:ledger:${source}`,
       dueAt: `${base}:defaults:due`,
@@ -66,6 +67,8 @@ export interface InstrumentKeys {
   /** the live replicas that know this instrument (sorted set: replica → until when, Redis clock) */
   watchers: string;
   fence: string;
+  /** the write sequence of the shared seen-stores: bumped by every write; lower than a replica knew → writes lost */
+  seq: string;
   claim(scope: string, key: string): string;
   ledger(source: string): string;
   dueAt: string;

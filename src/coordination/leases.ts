@@ -1,5 +1,5 @@
 import { CoordinationKeys } from './keys';
-import { ACQUIRE, EPOCH, GROUP_INSTRUMENTS, HEARTBEAT, HOLDING, RELEASE, RENEW } from './scripts';
+import { ACQUIRE, EPOCH, EPOCH_ROTATE, GROUP_INSTRUMENTS, HEARTBEAT, HOLDING, RELEASE, RENEW } from './scripts';
 
 /** The part of an ioredis client the coordination uses: scripts, and a few plain reads. */
 export interface RedisLike {
@@ -122,6 +122,18 @@ export class Leases {
   /** The group's epoch (set to `candidate` when there is none: a new group, or Redis lost its data). */
   async epoch(candidate: string): Promise<string> {
     return String(await this.redis.eval(EPOCH, 1, this.keys.epoch, candidate));
+  }
+
+  /** Gives the group a new epoch when it is still `expected` (Redis lost writes); returns the epoch now. */
+  async rotateEpoch(expected: string, candidate: string): Promise<string> {
+    return String(await this.redis.eval(EPOCH_ROTATE, 1, this.keys.epoch, expected, candidate));
+  }
+
+  /** The instrument's write sequence (0 when none was written, or Redis lost it). */
+  async sequence(instrumentKey: string): Promise<number> {
+    const raw = await this.redis.get(this.keys.instrument(instrumentKey).seq);
+    const seq = raw === null ? 0 : Number(raw);
+    return Number.isSafeInteger(seq) ? seq : 0;
   }
 
   /** Says how many leases this replica holds (undefined: it leaves); returns the count of each live replica. */

@@ -18,8 +18,9 @@ end
  * instrument. → {token, holder, ttl ms, 1 when the counter was behind what the replica had seen (Redis lost its data:
  * a FLUSHALL, a restart without persistence or from an older snapshot), else 0}, or {0, holder, ttl ms, the holder's
  * token} when another holds it. A token never goes backwards: it is one more than the counter and than what the
- * replica saw, and a counter that is missing starts at Redis's time in ms (a group whose replicas all restarted
- * after the loss still gets tokens above those issued before, unless Redis's clock went back).
+ * replica saw, and never below Redis's time in ms (a counter that is missing, or restored older from a snapshot, with
+ * replicas that never saw the newest tokens, still gives tokens above those issued before, unless Redis's clock went
+ * back; grants of one instrument come far less often than once a ms).
  */
 export const ACQUIRE = `${NOW_MS}
 local cur = redis.call('GET', KEYS[1])
@@ -37,8 +38,9 @@ local counter = tonumber(raw) or 0
 local seen = tonumber(ARGV[3]) or 0
 local lost = 0
 if counter < seen then lost = 1 end
-local t = math.max(counter, seen) + 1
-if not raw then t = math.max(t, now_ms()) end
+-- never below Redis's time in ms either: a counter restored older (a stale snapshot) that no replica saw beyond
+-- still hands out a token above every one issued before (unless Redis's clock went back)
+local t = math.max(math.max(counter, seen) + 1, now_ms())
 local token = string.format('%d', t)
 redis.call('SET', KEYS[2], token)
 redis.call('SET', KEYS[1], token .. ':' .. ARGV[1], 'PX', ARGV[2])
@@ -202,6 +204,17 @@ redis.call('SET', KEYS[1], ARGV[1], 'NX')
 return redis.call('GET', KEYS[1])
 `;
 
+/**
+ * KEYS: the group's epoch. ARGV: the epoch the replica read, a new one (random). A replica that found Redis lost
+ * writes (an instrument's write sequence lower than it knew: a restore from an older snapshot) gives the group a new
+ * epoch, so every replica tells the loss at its next round. Compare-and-set: two replicas finding it rotate it once.
+ * → the epoch now.
+ */
+export const EPOCH_ROTATE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) end
+return redis.call('GET', KEYS[1])
+`;
+
 /** KEYS: replicas zset. → {Redis time ms, live replica...}: who is alive, and when that was read. */
 export const LIVE = `${NOW_MS}
 local now = now_ms()
@@ -229,39 +242,62 @@ return redis.call('ZCARD', KEYS[1])
 `;
 
 /**
- * KEYS: lease, seen hash. ARGV: lease value, error key, entry JSON (its identity first). → 1 when the error is new
- * to every replica (or another error now has its id), 0 when it was raised before.
+ * The seen hash holds one field per error, `<source>:<key>\n<identity>` (several errors listed under one id are
+ * several errors); versions before 0.4.1 wrote `<source>:<key>` (one error per id), still read: `legacy(field,
+ * prefix)` is true when the old field holds this very error.
  */
-export const FENCED_SEEN_RAISE = `${FENCE}
-local cur = redis.call('HGET', KEYS[2], ARGV[2])
-if cur and string.sub(cur, 1, string.len(ARGV[4])) == ARGV[4] then return 0 end
-redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
-return 1
-`;
-
-/**
- * KEYS: lease, seen hash, resolving hash. ARGV: lease value, error key, identity prefix of the entry, the field and
- * body of its resolution in the resolving hash ('' : none). → 1 resolved now, 0 before. With a resolving body the
- * resolution is claimed (two-phase: settled once its msg went out), so a holder that dies before leaves it to the next.
- */
-export const FENCED_SEEN_RESOLVE = `${FENCE}
-local cur = redis.call('HGET', KEYS[2], ARGV[2])
-if cur and string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3] then
-  redis.call('HDEL', KEYS[2], ARGV[2])
-  if ARGV[4] ~= '' then redis.call('HSET', KEYS[3], ARGV[4], ARGV[5]) end
-  return 1
+const LEGACY = `
+local function legacy(field, prefix)
+  local cur = redis.call('HGET', KEYS[2], field)
+  return cur and string.sub(cur, 1, string.len(prefix)) == prefix
 end
-return 0
 `;
 
 /**
- * KEYS: lease, hash. ARGV: lease value, field, expected value, new value. A new holder takes over a claim an earlier
- * holder left unsettled (compare-and-set, fenced): → 1 taken (the new holder sends it again, marked), 0 changed meanwhile.
+ * KEYS: lease, seen hash, the instrument's write sequence. ARGV: lease value, the error's field, entry JSON (its
+ * identity first), identity prefix, the field as versions before 0.4.1 named it. → the write sequence after this
+ * write (≥ 1) when the error is new to every replica, 0 when it was raised before. Every write of the seen store
+ * bumps the sequence: a replica that later reads it lower than it knew it knows Redis lost writes (a restore from an
+ * older snapshot).
+ */
+export const FENCED_SEEN_RAISE = `${FENCE}${LEGACY}
+if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 or legacy(ARGV[5], ARGV[4]) then return 0 end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+return redis.call('INCR', KEYS[3])
+`;
+
+/**
+ * KEYS: lease, seen hash, resolving hash, write sequence. ARGV: lease value, the error's field, identity prefix of
+ * the entry, the field and body of its resolution in the resolving hash ('' : none), the error's field before 0.4.1.
+ * → the write sequence (≥ 1) resolved now, 0 before. With a resolving body the resolution is claimed (two-phase:
+ * settled once its msg went out), so a holder that dies before leaves it to the next.
+ */
+export const FENCED_SEEN_RESOLVE = `${FENCE}${LEGACY}
+local field = ARGV[2]
+if redis.call('HEXISTS', KEYS[2], field) == 0 then
+  if not legacy(ARGV[6], ARGV[3]) then return 0 end
+  field = ARGV[6]
+end
+redis.call('HDEL', KEYS[2], field)
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[3], ARGV[4], ARGV[5]) end
+return redis.call('INCR', KEYS[4])
+`;
+
+/**
+ * KEYS: lease, hash, write sequence. ARGV: lease value, field, expected value, new value, the field it is kept under
+ * from now on ('' : the same; an entry written before 0.4.1 moves to its field of one error). A new holder takes
+ * over a claim an earlier holder left unsettled (compare-and-set, fenced): → the write sequence (≥ 1) taken (the new
+ * holder sends it again, marked), 0 changed meanwhile.
  */
 export const FENCED_SWAP = `${FENCE}
 if redis.call('HGET', KEYS[2], ARGV[2]) ~= ARGV[3] then return 0 end
-redis.call('HSET', KEYS[2], ARGV[2], ARGV[4])
-return 1
+local field = ARGV[2]
+if ARGV[5] ~= '' and ARGV[5] ~= ARGV[2] then
+  redis.call('HDEL', KEYS[2], ARGV[2])
+  field = ARGV[5]
+end
+redis.call('HSET', KEYS[2], field, ARGV[4])
+return redis.call('INCR', KEYS[3])
 `;
 
 /**
@@ -352,17 +388,28 @@ return removed
 `;
 
 /**
- * KEYS: seen hash. ARGV: error key, entry JSON, identity prefix, 'raise' | 'resolve'. What a replica notified while
- * Redis was unreachable, written once it is back, by whichever replica (those msgs went out already: no lease needed).
+ * KEYS: seen hash, write sequence. ARGV: the error's field, entry JSON, identity prefix, 'raise' | 'resolve', the
+ * error's field before 0.4.1. What a replica notified while Redis was unreachable (or knew open when Redis lost it),
+ * written once it is back, by whichever replica (those msgs went out already: no lease needed). → the write sequence
+ * when written, 0 when nothing changed.
  */
 export const SEEN_CATCH_UP = `
-local cur = redis.call('HGET', KEYS[1], ARGV[1])
-if ARGV[4] == 'raise' then
-  if not (cur and string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3]) then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
-elseif cur and string.sub(cur, 1, string.len(ARGV[3])) == ARGV[3] then
-  redis.call('HDEL', KEYS[1], ARGV[1])
+local function legacy(field, prefix)
+  local cur = redis.call('HGET', KEYS[1], field)
+  return cur and string.sub(cur, 1, string.len(prefix)) == prefix
 end
-return 1
+local has = redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1
+if ARGV[4] == 'raise' then
+  if has or legacy(ARGV[5], ARGV[3]) then return 0 end
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+elseif has then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+elseif legacy(ARGV[5], ARGV[3]) then
+  redis.call('HDEL', KEYS[1], ARGV[5])
+else
+  return 0
+end
+return redis.call('INCR', KEYS[2])
 `;
 
 /**

@@ -69,10 +69,19 @@ export class SharedSeen {
     private readonly redis: StoreRedis,
     private readonly keys: InstrumentKeys,
     private readonly watch: string,
+    /** told the instrument's write sequence after each write made here (see InstrumentCoordination.knowSeq) */
+    private readonly onSeq: (seq: number) => void = () => undefined,
   ) {}
 
   private get hash(): string {
     return this.keys.shared(`seen:${this.watch}`);
+  }
+
+  /** A script's reply: the write sequence after its write (told to onSeq), or 0 when it wrote nothing. */
+  private wrote(reply: unknown): boolean {
+    const seq = Number(reply);
+    if (seq > 0) this.onSeq(seq);
+    return seq > 0;
   }
 
   /** Resolutions claimed and not yet settled (field: `<source>:<key>\n<identity>`). */
@@ -89,12 +98,21 @@ export class SharedSeen {
     return `${identity}\n${JSON.stringify(body)}`;
   }
 
-  static fieldOf(entry: Pick<SeenEntry, 'source' | 'key'>): string {
+  /**
+   * The field of one error in the seen hash: its source, key and identity (an instrument may list several errors
+   * under one id: each is raised once while listed and resolved once when it leaves, as on one Node-RED).
+   */
+  static fieldOf(entry: Pick<SeenEntry, 'source' | 'key' | 'identity'>): string {
+    return `${entry.source}:${entry.key}\n${entry.identity}`;
+  }
+
+  /** The field versions before 0.4.1 kept an error under (one per key): still read, and moved on a takeover. */
+  static legacyFieldOf(entry: Pick<SeenEntry, 'source' | 'key'>): string {
     return `${entry.source}:${entry.key}`;
   }
 
   static resolvingFieldOf(entry: Pick<SeenEntry, 'source' | 'key' | 'identity'>): string {
-    return `${entry.source}:${entry.key}\n${entry.identity}`;
+    return SharedSeen.fieldOf(entry);
   }
 
   /**
@@ -105,10 +123,21 @@ export class SharedSeen {
     const field = SharedSeen.fieldOf(entry);
     const prefix = `${entry.identity}\n`;
     const body = SharedSeen.bodyOf(entry, claim);
-    return fenced(
-      'raised',
-      async () =>
-        Number(await this.redis.eval(FENCED_SEEN_RAISE, 2, this.keys.lease, this.hash, leaseValue, field, body, prefix)) === 1,
+    return fenced('raised', async () =>
+      this.wrote(
+        await this.redis.eval(
+          FENCED_SEEN_RAISE,
+          3,
+          this.keys.lease,
+          this.hash,
+          this.keys.seq,
+          leaseValue,
+          field,
+          body,
+          prefix,
+          SharedSeen.legacyFieldOf(entry),
+        ),
+      ),
     );
   }
 
@@ -131,23 +160,23 @@ export class SharedSeen {
     const full: SeenEntry = { record: undefined, ...entry };
     const rfield = claim === undefined ? '' : SharedSeen.resolvingFieldOf(entry);
     const rbody = claim === undefined ? '' : SharedSeen.bodyOf(full, claim);
-    return fenced(
-      'resolved',
-      async () =>
-        Number(
-          await this.redis.eval(
-            FENCED_SEEN_RESOLVE,
-            3,
-            this.keys.lease,
-            this.hash,
-            this.resolvingHash,
-            leaseValue,
-            field,
-            `${entry.identity}\n`,
-            rfield,
-            rbody,
-          ),
-        ) === 1,
+    return fenced('resolved', async () =>
+      this.wrote(
+        await this.redis.eval(
+          FENCED_SEEN_RESOLVE,
+          4,
+          this.keys.lease,
+          this.hash,
+          this.resolvingHash,
+          this.keys.seq,
+          leaseValue,
+          field,
+          `${entry.identity}\n`,
+          rfield,
+          rbody,
+          SharedSeen.legacyFieldOf(entry),
+        ),
+      ),
     );
   }
 
@@ -164,10 +193,23 @@ export class SharedSeen {
   async takeOver(leaseValue: string, list: 'raised' | 'resolved', stored: StoredEntry, claim: number): Promise<boolean> {
     const hash = list === 'raised' ? this.hash : this.resolvingHash;
     const next = SharedSeen.bodyOf(stored.entry, claim);
-    return fenced(
-      list,
-      async () =>
-        Number(await this.redis.eval(FENCED_SWAP, 2, this.keys.lease, hash, leaseValue, stored.field, stored.raw, next)) === 1,
+    // a raised entry written before 0.4.1 moves to its field of one error (a resolution's field is unchanged)
+    const field = list === 'raised' ? SharedSeen.fieldOf(stored.entry) : '';
+    return fenced(list, async () =>
+      this.wrote(
+        await this.redis.eval(
+          FENCED_SWAP,
+          3,
+          this.keys.lease,
+          hash,
+          this.keys.seq,
+          leaseValue,
+          stored.field,
+          stored.raw,
+          next,
+          field,
+        ),
+      ),
     );
   }
 
@@ -175,7 +217,10 @@ export class SharedSeen {
   async catchUp(op: 'raise' | 'resolve', entry: SeenEntry): Promise<void> {
     const field = SharedSeen.fieldOf(entry);
     const prefix = `${entry.identity}\n`;
-    await this.redis.eval(SEEN_CATCH_UP, 1, this.hash, field, SharedSeen.bodyOf(entry), prefix, op);
+    const legacy = SharedSeen.legacyFieldOf(entry);
+    this.wrote(
+      await this.redis.eval(SEEN_CATCH_UP, 2, this.hash, this.keys.seq, field, SharedSeen.bodyOf(entry), prefix, op, legacy),
+    );
   }
 
   /** Every error raised and not yet resolved, by any replica. */

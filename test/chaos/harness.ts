@@ -6,6 +6,7 @@
  * simulators' writes, the msgs the replicas emitted and the audit chains in Redis. Every child process and temp dir
  * is gone when `run` returns or throws; `abortRuns()` (Ctrl-C) ends a run at once.
  */
+import { randomBytes } from 'crypto';
 import fs from 'fs';
 import path from 'path';
 
@@ -338,6 +339,22 @@ class World {
         await this.startReplica(r);
         await sleep(end - Date.now());
         await this.redis.start();
+        return;
+      }
+      case 'redis-refuses-auth-at-start': {
+        // Redis asks every new connection for a password the replica does not have (as after a password change on
+        // the server): the replica restarted meanwhile is refused (NOAUTH), the others keep their connections
+        const r = this.replicas[Number(f.replica) % this.replicas.length];
+        const end = Date.now() + f.durationMs;
+        await this.admin?.config('SET', 'requirepass', randomBytes(12).toString('hex'));
+        try {
+          this.dead(r);
+          await r.kill();
+          await this.startReplica(r);
+          await sleep(end - Date.now());
+        } finally {
+          await this.admin?.config('SET', 'requirepass', '');
+        }
         return;
       }
       case 'other-instruments': {

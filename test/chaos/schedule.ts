@@ -20,6 +20,7 @@ export const FAULT_KINDS = [
   'resetting-instrument',
   'answers-refused',
   'two-errors-one-id',
+  'redis-refuses-auth-at-start',
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -39,7 +40,8 @@ export interface Fault {
   /**
    * kill-restart: downtime before the restart; pause-past-lease: how long it is stopped; redis-restart-*: downtime;
    * redis-restart-stale: time between the snapshot and the crash; redis-down-at-start: how long Redis stays down
-   * (a replica starts meanwhile); other-instruments: how long the replica lists fewer instruments; instrument
+   * (a replica starts meanwhile); redis-refuses-auth-at-start: how long Redis refuses the restarted replica's
+   * connection (NOAUTH); other-instruments: how long the replica lists fewer instruments; instrument
    * faults: how long they last; flushall, redeploy: 0
    */
   durationMs: number;
@@ -110,6 +112,7 @@ function durationOf(kind: FaultKind, rng: Rng, leaseMs: number): number {
     case 'redis-restart-stale':
       return rng.int(1000, 5000);
     case 'redis-down-at-start':
+    case 'redis-refuses-auth-at-start':
       return rng.int(3000, 8000);
     case 'other-instruments':
       return rng.int(10_000, 25_000);
@@ -234,6 +237,8 @@ export function describeFault(f: Fault): string {
       return `#${f.n} ${at}: FLUSHALL`;
     case 'redis-down-at-start':
       return `#${f.n} ${at}: Redis down for ${f.durationMs} ms, r${Number(f.replica) + 1} restarted meanwhile`;
+    case 'redis-refuses-auth-at-start':
+      return `#${f.n} ${at}: r${Number(f.replica) + 1} restarted while Redis refuses new connections (NOAUTH) for ${f.durationMs} ms`;
     case 'other-instruments':
       return `#${f.n} ${at}: r${Number(f.replica) + 1} redeployed listing only i${1 - f.instrument} for ${f.durationMs} ms`;
     case 'redeploy':

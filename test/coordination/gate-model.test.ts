@@ -86,7 +86,7 @@ describeWithRedis('coordination: raised / resolved at least once, never twice un
           const resolved = [...n.memory.values()].filter((r) => !listed.has(r.id)).map((r) => ({ source: 'A', record: r }));
           for (const r of raised) n.memory.set(r.record.id, r.record);
           for (const r of resolved) n.memory.delete(r.record.id);
-          const keys = new Map([['A', new Map(listed)]]);
+          const keys = new Map([['A', new Map([...listed].map(([id, r]) => [id, [r]]))]]);
           const ids = [...listed.keys()];
           trace.push(
             `  seen ${JSON.stringify(await db.redis.hgetall(n.coordinator.keys.instrument(INSTRUMENT).shared('seen:poll')))} token ${String((n.gate as unknown as { coordination: { state: { token?: number } } }).coordination.state.token)}`,

@@ -19,20 +19,24 @@ export function gateFor<T>(
 }
 
 /**
- * Per source that answered, what it listed (key → record): the gate resolves what nobody saw resolve, and raises
- * what is listed and in no replica's shared memory (a holder whose lease went while it was recording lost those).
+ * Per source that answered, what it listed (key → the records under it: an instrument may list several errors under
+ * one id): the gate resolves what nobody saw resolve, and raises what is listed and in no replica's shared memory (a
+ * holder whose lease went while it was recording lost those).
  */
 export function listedKeysOf<T>(
   results: readonly ({ source: 'A' | 'B'; records: T[] } | { source: 'A' | 'B'; error: unknown })[],
   rules: { keyOf(source: 'A' | 'B', record: T): string | undefined },
-): Map<string, Map<string, T>> {
-  const out = new Map<string, Map<string, T>>();
+): Map<string, Map<string, T[]>> {
+  const out = new Map<string, Map<string, T[]>>();
   for (const r of results) {
     if (!('records' in r)) continue;
-    const keys = new Map<string, T>();
+    const keys = new Map<string, T[]>();
     for (const record of r.records) {
       const key = rules.keyOf(r.source, record);
-      if (key !== undefined) keys.set(key, record);
+      if (key === undefined) continue;
+      const under = keys.get(key);
+      if (under) under.push(record);
+      else keys.set(key, [record]);
     }
     out.set(r.source, keys);
   }

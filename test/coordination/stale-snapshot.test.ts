@@ -1,0 +1,257 @@
+/**
+ * Redis restored from a snapshot older than its last writes (issue 29, finding 2, second half): the group's epoch and
+ * the fence counter may be as the replicas know them, yet the newest *raised* records are gone. Every replica
+ * remembers the instrument's write sequence (bumped by every write of the shared seen-store); a sequence lower than
+ * remembered means Redis lost writes: what is raised again is marked `shared-memory-lost`, the holder that still
+ * holds writes back what it knew open, and fencing tokens never go back. Real redis-server, restarted on a copy of
+ * an older dump.rdb.
+ */
+import assert from 'assert';
+import fs from 'fs';
+import path from 'path';
+
+import Redis from 'ioredis';
+
+import { Coordinator } from '../../src/coordination/coordinator';
+import { ErrorGate, GateItem } from '../../src/coordination/error-gate';
+import { CoordinationKeys } from '../../src/coordination/keys';
+import { Leases } from '../../src/coordination/leases';
+import { StoreRedis } from '../../src/coordination/stores';
+import { reachable } from '../support/redis-link';
+import { describeWithRedis, RedisHarness } from '../support/redis-server';
+
+interface Rec {
+  id: string;
+  title: string;
+}
+
+const INSTRUMENT = 'http://127.0.0.1:9|';
+const rules = { keyOf: (_source: string, r: Rec): string => r.id };
+
+interface Node {
+  coordinator: Coordinator;
+  link: { down: boolean };
+  gate: ErrorGate<Rec>;
+  memory: Map<string, Rec>;
+}
+
+interface Sent {
+  kind: 'raised' | 'resolved';
+  id: string;
+  by: string;
+  redelivered?: string;
+}
+
+describeWithRedis('coordination: Redis restored from a stale snapshot (issue 29.2)', function () {
+  this.timeout(60000);
+  const harness = new RedisHarness();
+  let redis: Redis;
+  let dir = '';
+  let run = 0;
+  const coordinators: Coordinator[] = [];
+
+  before(async function () {
+    if (harness.external) this.skip(); // the test restarts the server on an older dump
+    await harness.start();
+    redis = new Redis(harness.url, { maxRetriesPerRequest: null });
+    dir = String(((await redis.config('GET', 'dir')) as string[])[1]);
+  });
+  after(async function () {
+    redis?.disconnect();
+    await harness.destroy();
+  });
+  afterEach(async function () {
+    for (const c of coordinators.splice(0)) await c.close().catch(() => undefined);
+  });
+
+  /** A snapshot of everything now (SAVE, then a copy of dump.rdb). */
+  async function snapshot(): Promise<string> {
+    await redis.save();
+    const copy = path.join(dir, `old-${++run}.rdb`);
+    fs.copyFileSync(path.join(dir, 'dump.rdb'), copy);
+    return copy;
+  }
+
+  /** Redis killed (nothing saved) and restarted on the older dump. */
+  async function restartFrom(copy: string): Promise<void> {
+    await harness.stop();
+    fs.copyFileSync(copy, path.join(dir, 'dump.rdb'));
+    await harness.start();
+    await redis.ping();
+  }
+
+  function start(prefix: string, name: string): Node {
+    const link = reachable(redis as unknown as StoreRedis);
+    const coordinator = new Coordinator({ redis: link.redis, prefix, leaseMs: 60000, replica: name });
+    coordinators.push(coordinator);
+    coordinator.join(INSTRUMENT);
+    return { coordinator, link, gate: coordinator.errorGate<Rec>(INSTRUMENT, 'poll', rules), memory: new Map() };
+  }
+
+  /** One poll of a node: its memory proposes what is new and what left; the gate decides what goes out. */
+  async function poll(n: Node, listed: Map<string, Rec>, sent: Sent[]): Promise<void> {
+    const raised: GateItem<Rec>[] = [...listed.values()]
+      .filter((r) => !n.memory.has(r.id))
+      .map((r) => ({ source: 'A', record: r }));
+    const resolved: GateItem<Rec>[] = [...n.memory.values()]
+      .filter((r) => !listed.has(r.id))
+      .map((r) => ({ source: 'A', record: r }));
+    for (const r of raised) n.memory.set(r.record.id, r.record);
+    for (const r of resolved) n.memory.delete(r.record.id);
+    await n.gate.filter(raised, resolved, new Map([['A', new Map([...listed].map(([id, r]) => [id, [r]]))]]), (list, item) =>
+      sent.push({
+        kind: list,
+        id: item.record.id,
+        by: n.coordinator.replica,
+        ...(item.redelivered ? { redelivered: item.redelivered } : {}),
+      }),
+    );
+  }
+
+  async function holderOf(nodes: Node[]): Promise<{ holder: Node; other: Node }> {
+    for (let i = 0; i < 5; i++) {
+      for (const n of nodes) await n.coordinator.round();
+      const holder = nodes.find((n) => n.coordinator.held().length > 0);
+      if (holder) return { holder, other: nodes.find((n) => n !== holder) as Node };
+    }
+    throw new Error('nobody holds the instrument');
+  }
+
+  const unmarked = (sent: Sent[], id: string): Sent[] => sent.filter((s) => s.kind === 'raised' && s.id === id && !s.redelivered);
+
+  it('the holder gone, the other replica takes over: what the snapshot lost is raised again only marked', async function () {
+    const prefix = `lh-stale-${process.pid}-${++run}`;
+    const nodes = [start(prefix, 'r0'), start(prefix, 'r1')];
+    const { holder, other } = await holderOf(nodes);
+    const listed = new Map<string, Rec>([['e1', { id: 'e1', title: 'clot' }]]);
+    const sent: Sent[] = [];
+    await poll(holder, listed, sent);
+    for (const n of nodes) await n.coordinator.round();
+    const keys = new CoordinationKeys(prefix).instrument(INSTRUMENT);
+    const tokenBefore = Number((await redis.get(keys.lease))?.split(':')[0]);
+
+    const old = await snapshot(); // the snapshot: e1 raised, e2 not yet
+    listed.set('e2', { id: 'e2', title: 'door open' });
+    await poll(holder, listed, sent);
+    for (const n of nodes) await n.coordinator.round(); // the other replica's round after the write
+    assert.deepEqual(
+      sent.map((s) => [s.kind, s.id, s.redelivered]),
+      [
+        ['raised', 'e1', undefined],
+        ['raised', 'e2', undefined],
+      ],
+    );
+
+    // the holder dies; Redis restarts from the older dump (taking longer than the lease: the lease is gone)
+    holder.link.down = true;
+    await restartFrom(old);
+    await redis.del(keys.lease);
+    await redis.zrem(new CoordinationKeys(prefix).replicas, holder.coordinator.replica);
+    await redis.hdel(new CoordinationKeys(prefix).holding, holder.coordinator.replica);
+    await redis.zrem(keys.watchers, holder.coordinator.replica);
+    for (let i = 0; i < 3 && other.coordinator.held().length === 0; i++) await other.coordinator.round();
+    assert.equal(other.coordinator.held().length, 1, 'the other replica holds the instrument');
+    await poll(other, listed, sent);
+    await poll(other, listed, sent);
+
+    const show = JSON.stringify(sent);
+    assert.equal(unmarked(sent, 'e1').length, 1, `e1 raised once unmarked: ${show}`);
+    assert.equal(unmarked(sent, 'e2').length, 1, `e2 raised once unmarked: ${show}`);
+    // e2's record was lost: raised again, marked as such (e1's claim came back unsettled with the snapshot: marked too)
+    assert.deepEqual(
+      sent.filter((s) => s.id === 'e2').map((s) => s.redelivered),
+      [undefined, 'shared-memory-lost'],
+      show,
+    );
+    for (const s of sent.slice(2)) assert.ok(s.redelivered, `a second raise says it may be one: ${show}`);
+    const tokenAfter = Number((await redis.get(keys.lease))?.split(':')[0]);
+    assert.ok(tokenAfter > tokenBefore, `the fencing token grows (${tokenBefore} → ${tokenAfter})`);
+  });
+
+  it('the holder keeps its lease through the restore: it writes back what it knew open, a later holder raises nothing again', async function () {
+    const prefix = `lh-stale-${process.pid}-${++run}`;
+    const nodes = [start(prefix, 'r0'), start(prefix, 'r1')];
+    const { holder, other } = await holderOf(nodes);
+    const listed = new Map<string, Rec>([['e1', { id: 'e1', title: 'clot' }]]);
+    const sent: Sent[] = [];
+    await poll(holder, listed, sent);
+    for (const n of nodes) await n.coordinator.round();
+    const old = await snapshot();
+    listed.set('e2', { id: 'e2', title: 'door open' });
+    await poll(holder, listed, sent);
+    for (const n of nodes) await n.coordinator.round();
+
+    await restartFrom(old); // the snapshot's lease is the holder's and has not expired: it keeps it
+    for (const n of nodes) await n.coordinator.round();
+    assert.equal(holder.coordinator.held().length, 1, 'the holder keeps the instrument');
+    await poll(holder, listed, sent); // its next poll
+    // it hands over (a redeploy, a rebalance): the next holder decides on the shared memory
+    holder.link.down = false;
+    await holder.coordinator.close();
+    for (let i = 0; i < 3 && other.coordinator.held().length === 0; i++) await other.coordinator.round();
+    assert.equal(other.coordinator.held().length, 1, 'the other replica holds the instrument');
+    await poll(other, listed, sent);
+    await poll(other, listed, sent);
+
+    // the holder knew both open and settled both before the loss: the next holder raises neither again
+    assert.deepEqual(
+      sent.map((s) => [s.kind, s.id, s.by, s.redelivered]),
+      [
+        ['raised', 'e1', holder.coordinator.replica, undefined],
+        ['raised', 'e2', holder.coordinator.replica, undefined],
+      ],
+    );
+    // and a resolution still goes out once
+    listed.delete('e2');
+    await poll(other, listed, sent);
+    assert.deepEqual(
+      sent.slice(2).map((s) => [s.kind, s.id, s.by, s.redelivered]),
+      [['resolved', 'e2', other.coordinator.replica, undefined]],
+    );
+  });
+
+  it('fencing tokens never go back, even when the fence counter is restored older and no replica saw the newest', async function () {
+    const prefix = `lh-stale-${process.pid}-${++run}`;
+    const keys = new CoordinationKeys(prefix);
+    const leases = new Leases(redis as unknown as StoreRedis, keys);
+    const first = await leases.acquire(INSTRUMENT, 'a', 60000);
+    await leases.release(INSTRUMENT, first.value);
+    const old = await snapshot();
+    const tokens = [first.token];
+    for (let i = 0; i < 3; i++) {
+      const g = await leases.acquire(INSTRUMENT, `b${i}`, 60000, tokens[tokens.length - 1]);
+      tokens.push(g.token);
+      await leases.release(INSTRUMENT, g.value);
+    }
+    await restartFrom(old);
+    // a replica that never saw those tokens (it started after them) takes the lease
+    const next = await leases.acquire(INSTRUMENT, 'c', 60000, 0);
+    assert.ok(next.token > Math.max(...tokens), `token ${next.token} above every token issued before: ${tokens.join(', ')}`);
+  });
+
+  it('Redis restarts with its data between a raise and its settle: settled after, the next holder sends nothing again', async function () {
+    const prefix = `lh-stale-${process.pid}-${++run}`;
+    const nodes = [start(prefix, 'r0'), start(prefix, 'r1')];
+    const { holder, other } = await holderOf(nodes);
+    const listed = new Map<string, Rec>([['e1', { id: 'e1', title: 'clot' }]]);
+    const sent: Sent[] = [];
+    await poll(holder, listed, sent); // claimed, sent, not yet settled
+    assert.equal(holder.gate.unsettled, 1);
+    await restartFrom(await snapshot()); // the claim is in the snapshot
+    for (const n of nodes) await n.coordinator.round();
+    for (const n of nodes) await n.coordinator.round(); // settled a round later
+    assert.equal(holder.gate.unsettled, 0, 'settled after the restart');
+    await holder.coordinator.close();
+    for (let i = 0; i < 3 && other.coordinator.held().length === 0; i++) await other.coordinator.round();
+    await poll(other, listed, sent);
+    listed.clear();
+    await poll(other, listed, sent);
+    assert.deepEqual(
+      sent.map((s) => [s.kind, s.id, s.by, s.redelivered]),
+      [
+        ['raised', 'e1', holder.coordinator.replica, undefined],
+        ['resolved', 'e1', other.coordinator.replica, undefined],
+      ],
+    );
+  });
+});
