@@ -9,7 +9,7 @@ import path from 'path';
 
 import { Browser, Page } from 'playwright-core';
 
-import { launchChromium } from '../support/browser';
+import { launchChromium, localPage } from '../support/browser';
 import { until } from '../support/until';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -72,11 +72,7 @@ describe('operator dashboard in Chromium (npm start, example 07)', function () {
     fs.writeFileSync(path.join(userDir, '.config.runtime.json'), JSON.stringify({ telemetryEnabled: false }));
     started = await startNodeRed(userDir); // first run: every example is deployed, the dashboard among them
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await page.route(
-      (url) => url.hostname !== '127.0.0.1',
-      (route) => route.abort(),
-    );
+    page = await localPage(browser);
   });
 
   after(async function () {

@@ -11,7 +11,7 @@ import path from 'path';
 import { Browser, Page } from 'playwright-core';
 
 import type { Simulator } from '../../src/simulator';
-import { launchChromium } from '../support/browser';
+import { launchChromium, localPage } from '../support/browser';
 import { type FlowNode, Replica } from '../support/red-replicas';
 import { startSimulator, USER } from '../support/runtime';
 import { until } from '../support/until';
@@ -129,11 +129,7 @@ describe('the fleet tab of the operator dashboard in Chromium (example 07, issue
     const credentials = Object.fromEntries(['lh-server-sim', 'fleet-srv-2', 'fleet-srv-3'].map((id) => [id, { ...USER }]));
     red = new Replica('fleet', flows, credentials, { uiPort: port, httpAdminRoot: '/admin' });
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await page.route(
-      (url) => url.hostname !== '127.0.0.1',
-      (route) => route.abort(),
-    );
+    page = await localPage(browser);
   });
 
   after(async function () {

@@ -6,24 +6,13 @@
  */
 import assert from 'assert';
 
-import { Coordinator } from '../../src/coordination/coordinator';
-import { describeWithRedis, useRedis } from '../support/redis-server';
+import { describeWithRedis, useCoordinators, useRedis } from '../support/redis-server';
 import { until } from '../support/until';
 
 describeWithRedis('coordination: a loss of Redis data inside a round (issue 29 finding 2)', function () {
   const db = useRedis();
   let n = 0;
-  const coordinators: Coordinator[] = [];
-
-  afterEach(async function () {
-    for (const c of coordinators.splice(0)) await c.close();
-  });
-
-  function coordinator(replica: string, prefix: string): Coordinator {
-    const c = new Coordinator({ redis: db.redis, prefix, leaseMs: 60000, replica });
-    coordinators.push(c);
-    return c;
-  }
+  const coordinator = useCoordinators(db);
 
   it('a lease taken after the data went, between the epoch read and the grant, is flagged as after a loss', async function () {
     const prefix = `lh-loss-${process.pid}-${++n}`;

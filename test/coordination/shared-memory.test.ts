@@ -7,7 +7,7 @@ import assert from 'assert';
 import { Coordinator, InstrumentCoordination } from '../../src/coordination/coordinator';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { SHARED_MEMORY_REFRESH_MS, SHARED_MEMORY_TTL_MS } from '../../src/coordination/shared-memory';
-import { describeWithRedis, useRedis } from '../support/redis-server';
+import { describeWithRedis, useCoordinators, useRedis } from '../support/redis-server';
 import { until } from '../support/until';
 
 interface Memo {
@@ -22,17 +22,7 @@ const storedMemo = (raw: string | null): unknown => JSON.parse(String(raw).slice
 describeWithRedis('coordination: run-watch memory in Redis', function () {
   const db = useRedis();
   let n = 0;
-  const coordinators: Coordinator[] = [];
-
-  afterEach(async function () {
-    for (const c of coordinators.splice(0)) await c.close();
-  });
-
-  function coordinator(replica: string, prefix: string): Coordinator {
-    const c = new Coordinator({ redis: db.redis, prefix, leaseMs: 60000, replica });
-    coordinators.push(c);
-    return c;
-  }
+  const coordinator = useCoordinators(db);
 
   /** `c` takes the instrument's lease (after it expired) with a new fencing token, as its round would. */
   async function takeOver(c: Coordinator, inst: InstrumentCoordination, replica: string): Promise<void> {
@@ -172,8 +162,7 @@ describeWithRedis('coordination: run-watch memory in Redis', function () {
   it('the memory expires 30 days after its last write (a removed node leaves nothing for ever); an idle holder refreshes it daily', async function () {
     const prefix = `lh-memory-${process.pid}-${++n}`;
     let now = Date.now();
-    const a = new Coordinator({ redis: db.redis, prefix, leaseMs: 60000, replica: 'a', now: () => now });
-    coordinators.push(a);
+    const a = coordinator('a', prefix, { now: () => now });
     a.join('inst');
     await a.round();
     const mem = a.memory<Memo>('inst', 'run:watch', parse);

@@ -81,6 +81,16 @@ export async function launchChromium(options: LaunchOptions = {}): Promise<Brows
   return chromium.launch({ ...options, executablePath, headless: true, args: [...CHROMIUM_ARGS, ...(options.args ?? [])] });
 }
 
+/** A desktop page (1400 × 1000) of `browser` that reaches only this machine (127.0.0.1): anything else is aborted. */
+export async function localPage(browser: Browser): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  await page.route(
+    (url) => url.hostname !== '127.0.0.1',
+    (route) => route.abort(),
+  );
+  return page;
+}
+
 export interface PhonePage {
   /** Chromium, launched in before() */
   browser: Browser;

@@ -11,6 +11,8 @@ import path from 'path';
 
 import Redis from 'ioredis';
 
+import { Coordinator } from '../../src/coordination/coordinator';
+
 /** The redis-server binary on the PATH, or undefined. */
 export function redisServerBinary(): string | undefined {
   try {
@@ -159,4 +161,22 @@ export function useRedis(): { harness: RedisHarness; redis: Redis } {
     await used.harness.destroy();
   });
   return used;
+}
+
+/**
+ * Coordinators on the Redis of `useRedis()` (lease 60 s: a test steps their rounds by hand), each closed after its test.
+ * `coordinator(replica, prefix)` makes one.
+ */
+export function useCoordinators(db: {
+  redis: Redis;
+}): (replica: string, prefix: string, clock?: { now: () => number }) => Coordinator {
+  const made: Coordinator[] = [];
+  afterEach(async function () {
+    for (const c of made.splice(0)) await c.close();
+  });
+  return (replica, prefix, clock) => {
+    const c = new Coordinator({ redis: db.redis, prefix, leaseMs: 60000, replica, ...clock });
+    made.push(c);
+    return c;
+  };
 }
