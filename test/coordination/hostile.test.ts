@@ -12,6 +12,7 @@ import { FENCED_SEEN_RAISE } from '../../src/coordination/scripts';
 import { StoreRedis } from '../../src/coordination/stores';
 import { SeenErrors } from '../../src/nodes/lh-error-poll/seen-errors';
 import { describeWithRedis, useRedis } from '../support/redis-server';
+import { until } from '../support/until';
 
 interface Rec {
   id: string;
@@ -45,7 +46,16 @@ describeWithRedis('coordination: hostile pass (issue 29)', function () {
     for (const c of coordinators.splice(0)) await c.close().catch(() => undefined);
   });
 
-  function start(prefix: string, name: string, instrument: string, redis = db.redis as unknown as StoreRedis): Replica {
+  /**
+   * A replica joined to the instrument, after the round its join starts by itself (a test's own rounds never run beside
+   * it: two rounds of one coordinator at once, which a busy machine made likely, step each other's state).
+   */
+  async function start(
+    prefix: string,
+    name: string,
+    instrument: string,
+    redis = db.redis as unknown as StoreRedis,
+  ): Promise<Replica> {
     const clock = { offset: 0 };
     const coordinator = new Coordinator({
       redis,
@@ -55,7 +65,8 @@ describeWithRedis('coordination: hostile pass (issue 29)', function () {
       now: () => Date.now() + clock.offset,
     });
     coordinators.push(coordinator);
-    coordinator.join(instrument);
+    const joined = coordinator.join(instrument);
+    await until(() => joined.state.role !== 'joining', `${name}: its first round`, 10_000);
     return { coordinator, gate: coordinator.errorGate<Rec>(instrument, 'poll', rules), memory: new SeenErrors(), clock };
   }
 
@@ -79,7 +90,7 @@ describeWithRedis('coordination: hostile pass (issue 29)', function () {
   it("the holder's clock jumps forward between its check and its poll's decision: nothing it saw is lost", async function () {
     const prefix = `lh-hostile-${process.pid}-${++run}`;
     const instrument = 'http://127.0.0.1:9|';
-    const r = start(prefix, 'r0', instrument);
+    const r = await start(prefix, 'r0', instrument);
     await r.coordinator.round();
     assert.ok(r.gate.active, 'it holds the instrument');
     const sent: Sent[] = [];
@@ -132,9 +143,9 @@ describeWithRedis('coordination: hostile pass (issue 29)', function () {
   it("the holder's clock jumps back: it keeps believing it holds, but sends nothing once another holds the lease", async function () {
     const prefix = `lh-hostile-${process.pid}-${++run}`;
     const instrument = 'http://127.0.0.1:9|';
-    const a = start(prefix, 'a', instrument);
+    const a = await start(prefix, 'a', instrument);
     await a.coordinator.round();
-    const b = start(prefix, 'b', instrument);
+    const b = await start(prefix, 'b', instrument);
     await b.coordinator.round();
     assert.ok(a.gate.active && !b.gate.active);
     const sent: Sent[] = [];
@@ -172,11 +183,11 @@ describeWithRedis('coordination: hostile pass (issue 29)', function () {
     const prefix = `lh-hostile-${process.pid}-${++run}`;
     const x = 'http://127.0.0.1:9|';
     // '0' sorts first: counted in the live replicas, its share of one instrument would be the one
-    const zero = start(prefix, '0', 'http://127.0.0.1:10|');
+    const zero = await start(prefix, '0', 'http://127.0.0.1:10|');
     await zero.coordinator.round();
     await zero.coordinator.leave('http://127.0.0.1:10|');
-    const a = start(prefix, 'a', x);
-    const b = start(prefix, 'b', x);
+    const a = await start(prefix, 'a', x);
+    const b = await start(prefix, 'b', x);
     const holders = (): string[] => [a, b].filter((r) => r.gate.active).map((r) => r.coordinator.replica);
     for (let i = 0; i < 3; i++) for (const c of [zero, a, b]) await c.coordinator.round();
     assert.equal(holders().length, 1, `X held by one replica: ${holders().join(', ')}`);
@@ -193,7 +204,8 @@ describeWithRedis('coordination: hostile pass (issue 29)', function () {
   it('one instrument spelled three ways on three replicas: one lease, one shared memory, each error once', async function () {
     const prefix = `lh-hostile-${process.pid}-${++run}`;
     const spellings = ['http://localhost:8080/|', 'HTTP://127.0.0.1:8080|', 'http://[::1]:8080//|'];
-    const replicas = spellings.map((s, i) => start(prefix, `r${i}`, s));
+    const replicas: Replica[] = [];
+    for (const [i, s] of spellings.entries()) replicas.push(await start(prefix, `r${i}`, s));
     const sent: Sent[] = [];
     for (let i = 0; i < 3; i++) for (const r of replicas) await r.coordinator.round();
     const holders = (): Replica[] => replicas.filter((r) => r.gate.active);
@@ -239,9 +251,9 @@ describeWithRedis('coordination: hostile pass (issue 29)', function () {
         };
       },
     });
-    const a = start(prefix, 'a', instrument, flaky);
+    const a = await start(prefix, 'a', instrument, flaky);
     await a.coordinator.round();
-    const b = start(prefix, 'b', instrument);
+    const b = await start(prefix, 'b', instrument);
     await b.coordinator.round();
     const sent: (Sent & { lost?: boolean })[] = [];
     const listed = [{ id: '1', title: 'clot' }];
@@ -268,9 +280,9 @@ describeWithRedis('coordination: hostile pass (issue 29)', function () {
   it("a replica's clock jumps forward after it saw Redis lose its data: the lease it takes next still recovers", async function () {
     const prefix = `lh-hostile-${process.pid}-${++run}`;
     const instrument = 'http://127.0.0.1:9|';
-    const a = start(prefix, 'a', instrument);
+    const a = await start(prefix, 'a', instrument);
     await a.coordinator.round();
-    const b = start(prefix, 'b', instrument);
+    const b = await start(prefix, 'b', instrument);
     await b.coordinator.round();
     assert.ok(a.gate.active && !b.gate.active);
     const sent: Sent[] = [];
