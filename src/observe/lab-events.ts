@@ -25,6 +25,11 @@ export interface PendingErrorView {
    * error as shown sends no title (the identity check then compares id and severity)
    */
   titleClipped?: boolean;
+  /**
+   * the error's whole identity as the watch saw it (a fingerprint: title, time stamp, group, severity), for an answer
+   * link made from this view; the state document does not keep it
+   */
+  seen?: string;
   answerUrl?: string;
   /** until when the answer link works (ISO time) */
   answerExpires?: string;

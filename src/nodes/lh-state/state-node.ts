@@ -165,7 +165,7 @@ export class StateNode {
     switch (event.kind) {
       case 'raised':
       case 'resolved': {
-        const e = event.error;
+        const { seen: _seen, ...e } = event.error; // the identity fingerprint is the answer page's, not the lab's
         const id = topicLevel(`${e.source}-${e.id}`);
         const extra = event.kind === 'raised' && event.redelivered ? { redelivered: true } : {};
         this.o.send(null, msg(`${prefix}/errors/${id}`, { event: event.kind, ...e, ...extra }));
