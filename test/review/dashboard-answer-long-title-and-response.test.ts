@@ -119,8 +119,8 @@ describe('review: the state document lists responses whole and says when a title
     const about = { instrumentKey: 'k', instrument: 'X' };
     fc.assert(
       fc.property(
-        fc.string({ maxLength: 400 }),
-        fc.array(fc.string({ minLength: 1, maxLength: 300 }), { maxLength: 15 }),
+        fc.string({ maxLength: 400, size: 'max' }),
+        fc.array(fc.string({ minLength: 1, maxLength: 300, size: 'max' }), { maxLength: 15 }),
         (title, responses) => {
           const m = fold(
             newMemory('X', 0),
