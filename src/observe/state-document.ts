@@ -79,6 +79,14 @@ function unique(list: PendingErrorView[]): PendingErrorView[] {
   return list.filter((e) => !seen.has(errorKey(e)) && Boolean(seen.add(errorKey(e))));
 }
 
+/**
+ * One error as the lab is shown it (the document's list, lh-state's event msgs): texts clipped to 200 characters
+ * (`titleClipped` then), responses whole, the watch's identity fingerprint left out.
+ */
+export function shownError(e: PendingErrorView): PendingErrorView {
+  return cleanError(e);
+}
+
 function cleanError(e: PendingErrorView): PendingErrorView {
   const out: PendingErrorView = { source: e.source, id: clip(e.id), title: clip(e.title), severity: clip(e.severity) };
   // a clipped title is not the instrument's: a page that answers the error as shown leaves it out of the identity
