@@ -82,4 +82,41 @@ describe('review: a listed error’s link never answers a later error under its 
     assert.ok(raised.length >= 1, 'the event output told the raised errors');
     for (const m of raised) assert.equal('seen' in (m.payload as Msg), false, 'the event msgs stay as documented');
   });
+
+  it('an error its raised msg linked gets no second link from the list, whatever the polls', async function () {
+    const server = bServerFlow(sim, { withB: false });
+    await loadWithPage(
+      [
+        ...server.nodes,
+        {
+          id: 'poll',
+          type: 'lh-error-poll',
+          server: 'server',
+          source: 'A',
+          interval: 0.5,
+          listen: false,
+          wires: [['page'], [], []],
+        },
+        pageNode({ path: '/lh-answer', wires: [['linkedMsg'], []] }),
+        { id: 'linkedMsg', type: 'helper' },
+        { id: 'state', type: 'lh-state', server: 'server', rate: '20', machineInterval: '0', repeat: '0', wires: [['doc'], []] },
+        { id: 'doc', type: 'helper' },
+      ],
+      { ...server.credentials, page: { secret: 'test-secret-not-shown' } },
+    );
+    const urls = new Set<string>();
+    helper.getNode('doc').on('input', (m: Msg) => {
+      for (const e of (m.payload as Doc).errors.list) if (e.answerUrl) urls.add(e.answerUrl);
+    });
+    const raisedMsg = new Promise<Msg>((resolve) => helper.getNode('linkedMsg').once('input', resolve));
+    sim.injectPendingError({ title: 'Tip pick-up failed', severity: 'Error' });
+    const linked = await raisedMsg;
+    const polls = (): number => sim.requests.filter((r) => r.path === '/api/v1/errors/check-for-pending-errors').length;
+    const before = polls();
+    await new Promise<void>((resolve) => {
+      const check = (): void => (polls() >= before + 4 ? resolve() : void setTimeout(check, 20));
+      check();
+    });
+    assert.deepEqual([...urls], [linked.answerUrl], 'the raised msg’s link, and only it');
+  });
 });
