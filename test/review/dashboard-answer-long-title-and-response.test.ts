@@ -94,6 +94,19 @@ describe('review: example 07 answers an error with a long title or response as t
     );
   });
 
+  it('two browser tabs click at once: one answer goes, the other is refused saying so', async function () {
+    const injected = sim.injectPendingError({ responses: ['Retry', 'Abort'] });
+    await until(() => memory.doc.errors.list.some((e) => e.id === injected.id), 'listed in the document', 10000);
+    const out = nextMessage(helper.getNode('out'));
+    const caught = nextMessage(helper.getNode('caught'));
+    helper.getNode('answer').receive(click(injected.id, 0));
+    helper.getNode('answer').receive(click(injected.id, 1));
+    const [answeredMsg, refused] = await Promise.all([out, caught]);
+    assert.equal((answeredMsg.payload as Msg).id, injected.id);
+    assert.match(String((refused._error as Msg).message), /already answered|being answered/);
+    assert.equal(answers().length, 1, 'one answer reached the instrument');
+  });
+
   it('a response lh-answer-error cannot send (over 200 characters) gets no button; the others do', async function () {
     const tooLong = 'x'.repeat(201);
     const injected = sim.injectPendingError({ responses: [tooLong, 'Abort'] });
