@@ -107,6 +107,23 @@ describe('review: example 07 answers an error with a long title or response as t
     assert.equal(answers().length, 1, 'one answer reached the instrument');
   });
 
+  it('an error with errorData items: the button answers each item, as an answer by id does', async function () {
+    const injected = sim.injectPendingError({
+      responses: ['Retry', 'Abort'],
+      errorData: [
+        { id: 'ch1', description: 'channel 1' },
+        { id: 'ch2', description: 'channel 2' },
+      ],
+    });
+    await until(() => memory.doc.errors.list.some((e) => e.id === injected.id), 'listed in the document', 10000);
+    const result = await answered(click(injected.id, 0));
+    assert.equal((result._error as Msg | undefined)?.message, undefined, 'not refused');
+    assert.deepEqual(answers()[0]?.errorData, [
+      { id: 'ch1', selectedResponse: 'Retry' },
+      { id: 'ch2', selectedResponse: 'Retry' },
+    ]);
+  });
+
   it('a response lh-answer-error cannot send (over 200 characters) gets no button; the others do', async function () {
     const tooLong = 'x'.repeat(201);
     const injected = sim.injectPendingError({ responses: [tooLong, 'Abort'] });
