@@ -94,9 +94,31 @@ export class InstrumentCoordination {
     return this.grant.value;
   }
 
-  /** The write sequence after a write this replica made (the newest one counts). */
+  /** a write of this replica's got a sequence not above what it knew when it sent it: Redis lost writes */
+  private seqWentBack = false;
+
+  /** The write sequence as read (the newest one counts). */
   knowSeq(seq: number): void {
     if (seq > this.knownSeq) this.knownSeq = seq;
+  }
+
+  /**
+   * The write sequence after a write this replica made, `before`: the sequence it knew when it sent the write. Redis
+   * only counts up, so a sequence not above `before` means it lost writes since (a restore from an older snapshot),
+   * even when more writes push it back above what was known before the next round reads it.
+   */
+  wroteSeq(seq: number, before: number): void {
+    if (seq <= before) {
+      this.seqWentBack = true;
+      this.knownSeq = seq;
+    } else this.knowSeq(seq);
+  }
+
+  /** Whether a write told a loss since the last call. */
+  takeSeqWentBack(): boolean {
+    const went = this.seqWentBack;
+    this.seqWentBack = false;
+    return went;
   }
 
   /** A fencing token seen in Redis (the tokens only grow: the newest one counts). */
@@ -211,7 +233,10 @@ export class Coordinator {
     }
     const gate = new ErrorGate(
       inst,
-      new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch, (seq) => inst.knowSeq(seq)),
+      new SharedSeen(this.redis, this.keys.instrument(instrumentKey), watch, {
+        known: () => inst.knownSeq,
+        wrote: (seq, before) => inst.wroteSeq(seq, before),
+      }),
       rules,
     );
     inst.gates.set(watch, gate);
@@ -488,7 +513,7 @@ export class Coordinator {
     for (const inst of all) {
       const before = inst.knownSeq;
       const seq = await this.leases.sequence(inst.instrumentKey);
-      if (seq < before) {
+      if (inst.takeSeqWentBack() || seq < before) {
         lost = true;
         inst.knownSeq = seq;
       } else inst.knowSeq(seq);

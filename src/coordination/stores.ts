@@ -63,24 +63,36 @@ export interface StoredEntry {
   entry: SeenEntry;
 }
 
+/** The instrument's write sequence as a replica knows it, and what its own writes tell of it. */
+export interface SeqWatch {
+  known(): number;
+  wrote(seq: number, before: number): void;
+}
+
 /** Seen errors of one watch (an lh-error-poll node, identical on every replica), shared by the replicas. */
 export class SharedSeen {
   constructor(
     private readonly redis: StoreRedis,
     private readonly keys: InstrumentKeys,
     private readonly watch: string,
-    /** told the instrument's write sequence after each write made here (see InstrumentCoordination.knowSeq) */
-    private readonly onSeq: (seq: number) => void = () => undefined,
+    /**
+     * the instrument's write sequence as this replica knows it (`known`), and told it after each write made here with
+     * what was known when the write was sent (see InstrumentCoordination.wroteSeq)
+     */
+    private readonly seqs: SeqWatch = { known: () => 0, wrote: () => undefined },
   ) {}
 
   private get hash(): string {
     return this.keys.shared(`seen:${this.watch}`);
   }
 
-  /** A script's reply: the write sequence after its write (told to onSeq), or 0 when it wrote nothing. */
-  private wrote(reply: unknown): boolean {
+  /**
+   * A script's reply: the write sequence after its write (told to `seqs` with `before`, the sequence known when the
+   * write was sent), or 0 when it wrote nothing.
+   */
+  private wrote(before: number, reply: unknown): boolean {
     const seq = Number(reply);
-    if (seq > 0) this.onSeq(seq);
+    if (seq > 0) this.seqs.wrote(seq, before);
     return seq > 0;
   }
 
@@ -125,6 +137,7 @@ export class SharedSeen {
     const body = SharedSeen.bodyOf(entry, claim);
     return fenced('raised', async () =>
       this.wrote(
+        this.seqs.known(),
         await this.redis.eval(
           FENCED_SEEN_RAISE,
           3,
@@ -162,6 +175,7 @@ export class SharedSeen {
     const rbody = claim === undefined ? '' : SharedSeen.bodyOf(full, claim);
     return fenced('resolved', async () =>
       this.wrote(
+        this.seqs.known(),
         await this.redis.eval(
           FENCED_SEEN_RESOLVE,
           4,
@@ -197,6 +211,7 @@ export class SharedSeen {
     const field = list === 'raised' ? SharedSeen.fieldOf(stored.entry) : '';
     return fenced(list, async () =>
       this.wrote(
+        this.seqs.known(),
         await this.redis.eval(
           FENCED_SWAP,
           3,
@@ -219,6 +234,7 @@ export class SharedSeen {
     const prefix = `${entry.identity}\n`;
     const legacy = SharedSeen.legacyFieldOf(entry);
     this.wrote(
+      this.seqs.known(),
       await this.redis.eval(SEEN_CATCH_UP, 2, this.hash, this.keys.seq, field, SharedSeen.bodyOf(entry), prefix, op, legacy),
     );
   }

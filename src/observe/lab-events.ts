@@ -15,8 +15,21 @@ export interface PendingErrorView {
   id: string;
   title: string;
   severity: string;
-  /** the responses the instrument offers (A's errorResponses), at most 10 */
+  /**
+   * the responses the instrument offers (A's errorResponses), at most 10, each whole (a response over 200
+   * characters, which lh-answer-error cannot send, is left out)
+   */
   responses?: string[];
+  /**
+   * true when `title` is clipped (over 200 characters): it is not the instrument's title, so a page answering the
+   * error as shown sends no title (the identity check then compares id and severity)
+   */
+  titleClipped?: boolean;
+  /**
+   * the error's whole identity as the watch saw it (a fingerprint: title, time stamp, group, severity), for an answer
+   * link made from this view; the state document does not keep it
+   */
+  seen?: string;
   answerUrl?: string;
   /** until when the answer link works (ISO time) */
   answerExpires?: string;

@@ -22,9 +22,12 @@ export interface StateDocument {
 /** Pending errors listed in a document; the count says how many there are in all. */
 export const MAX_LISTED_ERRORS = 20;
 const MAX_TEXT = 200;
-/** Responses listed per error, and their length. */
+/**
+ * Responses listed per error, and their length: the longest response lh-answer-error sends (a page's button sends the
+ * response as listed, so a response is listed whole or not at all, never clipped).
+ */
 const MAX_RESPONSES = 10;
-const MAX_RESPONSE_TEXT = 100;
+const MAX_RESPONSE_TEXT = 200;
 
 const SEVERITY_RANK: Record<string, number> = { fatal: 4, error: 3, warning: 2, info: 1, information: 1 };
 
@@ -76,10 +79,20 @@ function unique(list: PendingErrorView[]): PendingErrorView[] {
   return list.filter((e) => !seen.has(errorKey(e)) && Boolean(seen.add(errorKey(e))));
 }
 
+/**
+ * One error as the lab is shown it (the document's list, lh-state's event msgs): texts clipped to 200 characters
+ * (`titleClipped` then), responses whole, the watch's identity fingerprint left out.
+ */
+export function shownError(e: PendingErrorView): PendingErrorView {
+  return cleanError(e);
+}
+
 function cleanError(e: PendingErrorView): PendingErrorView {
   const out: PendingErrorView = { source: e.source, id: clip(e.id), title: clip(e.title), severity: clip(e.severity) };
-  if (e.responses && e.responses.length > 0)
-    out.responses = e.responses.slice(0, MAX_RESPONSES).map((r) => clip(String(r), MAX_RESPONSE_TEXT));
+  // a clipped title is not the instrument's: a page that answers the error as shown leaves it out of the identity
+  if (e.titleClipped || out.title !== e.title) out.titleClipped = true;
+  const responses = (e.responses ?? []).map(String).filter((r) => r.length <= MAX_RESPONSE_TEXT);
+  if (responses.length > 0) out.responses = responses.slice(0, MAX_RESPONSES);
   if (e.answerUrl) out.answerUrl = e.answerUrl;
   if (e.answerUrl && e.answerExpires) out.answerExpires = e.answerExpires;
   return out;

@@ -1,4 +1,4 @@
-import { identityOf, LhError, LiquidHandlerClient, PendingError, validate as v } from '../../client';
+import { identityOf, LhError, LiquidHandlerClient, PendingError, sameError, validate as v } from '../../client';
 import { answerBody, answeredBy, pendingErrorIn } from '../answering/answer-body';
 import { isFirmwareError, sendAnswerA, settledOrThrow } from '../answering/answer-error';
 import { migrateConfig } from '../shared/migrations';
@@ -11,7 +11,7 @@ const OP = 'answer-error';
 /** The error to answer: msg.payload as lh-error-poll emitted it, else the pending error with the given id. */
 async function findError(client: LiquidHandlerClient, msg: NodeMessage, configuredId: unknown): Promise<PendingError> {
   const fromPayload = configuredId === undefined || configuredId === '' ? pendingErrorIn(msg.payload) : undefined;
-  if (fromPayload) return fromPayload;
+  if (fromPayload) return withItems(client, fromPayload);
   const rawId = configuredId !== undefined && configuredId !== '' ? configuredId : msg.errorId;
   if (rawId === undefined || rawId === null || rawId === '') {
     throw new LhError(
@@ -36,6 +36,28 @@ async function findError(client: LiquidHandlerClient, msg: NodeMessage, configur
     );
   }
   return found;
+}
+
+/**
+ * An error given without its items (`errorData` absent: a page that shows id, title, severity and responses, as
+ * example 07's buttons send it) gets its items and group from the record the instrument lists for it now: an error
+ * with items is answered per item, and an answer to the error's own id would be refused. Not listed, or listed more
+ * than once: as given (the answer path then says why).
+ */
+async function withItems(client: LiquidHandlerClient, error: PendingError): Promise<PendingError> {
+  if (Array.isArray(error.errorData)) return error;
+  const seen = identityOf(error);
+  const listed = (await client.prep.pendingErrors()).filter((e) => {
+    const now = identityOf(e);
+    return String(e.id) === String(error.id) && (!seen || !now || sameError(seen, now));
+  });
+  if (listed.length !== 1) return error;
+  const found = listed[0];
+  return {
+    ...error,
+    ...(Array.isArray(found.errorData) ? { errorData: found.errorData } : {}),
+    ...(error.groupId === undefined && typeof found.groupId === 'string' ? { groupId: found.groupId } : {}),
+  };
 }
 
 export = function register(RED: Red): void {

@@ -645,12 +645,20 @@ export class AnswerPageNode {
     if (set.size > MAX_REMEMBERED) set.delete(set.values().next().value as string);
   }
 
+  /** A listed error's identity: the watch's fingerprint of it, else its id, title and severity. */
+  private static seenOf(e: PendingErrorView): ErrorIdentity | undefined {
+    const whole = e.seen === undefined ? undefined : fromFingerprint(e.id, e.seen);
+    return whole ?? identityOf({ [e.source === 'A' ? 'id' : 'uuid']: e.id, title: e.title, severity: e.severity });
+  }
+
   private async labLink(e: PendingErrorView, server: LhServerNode, digest: string): Promise<void> {
     const given = await this.publicBase({} as NodeMessage);
     if (missingPublicUrl(given, this.config.publicUrlType, this.config.publicUrl)) return; // the msg path says why
     const secret = await this.secrets.signing();
     const expires = Date.now() + this.lifetime;
-    const seen = identityOf({ [e.source === 'A' ? 'id' : 'uuid']: e.id, title: e.title, severity: e.severity });
+    // the whole identity the watch saw (time stamp and group too, as a link made from a raised msg): never one that
+    // a later error under the id with the same title and severity also has
+    const seen = AnswerPageNode.seenOf(e);
     const claims = { i: digest, s: e.source, e: e.id, x: expires, ...(seen ? { f: fingerprint(seen) } : {}) };
     const answerUrl = `${pageUrl(given, this.RED.settings.httpNodeRoot, this.path)}?t=${signLink(claims, secret)}`;
     this.linked(e.id);
@@ -669,12 +677,14 @@ export class AnswerPageNode {
     }
     if (event.instrumentKey !== found.server.instrumentKey) return;
     for (const e of event.pending) {
-      const key = JSON.stringify([e.source, e.id, e.title, e.severity]);
+      const seen = AnswerPageNode.seenOf(e);
+      const key = JSON.stringify([e.source, e.id, seen ? fingerprint(seen) : '']);
       if (!this.listedBefore.has(key)) {
         AnswerPageNode.remembered(this.listedBefore, key);
         continue;
       }
-      if (this.relinked.has(key) || this.linkedAt.has(e.id)) continue;
+      // made once per error: here, or from its raised msg (which names this very error)
+      if (this.relinked.has(key) || this.records.has(recordKey({ key: e.id, seen }))) continue;
       AnswerPageNode.remembered(this.relinked, key);
       this.labLink(e, found.server, found.digest).catch(() => undefined); // no link: the document shows none
     }

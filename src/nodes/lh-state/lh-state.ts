@@ -5,6 +5,7 @@ import { migrateConfig } from '../shared/migrations';
 import { asNode, NodeConfig, Red } from '../shared/node-red';
 import { requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
+import { nameClash, NamedState } from './name-clash';
 import { StateNode } from './state-node';
 
 /** Bounds of the dialog's numbers (a hand-written flow may say anything). */
@@ -21,6 +22,9 @@ function clampNumber(value: unknown, fallback: number, min: number, max: number)
 }
 
 export = function register(RED: Red): void {
+  /** the instruments of the state nodes running now, by node id (two of one name cannot be told apart) */
+  const running = new Map<string, NamedState>();
+
   function LhState(this: unknown, config: NodeConfig): void {
     config = migrateConfig(config);
     RED.nodes.createNode(this, config);
@@ -30,6 +34,11 @@ export = function register(RED: Red): void {
     try {
       const { server, client } = requireClient(RED, config.server, node.type);
       const instrument = instrumentInfo(server, client);
+      const named: NamedState = { instrumentKey: server.instrumentKey, instrument: instrument.name };
+      const clash = nameClash(named, running.values());
+      if (clash) node.warn(RED._('lh-state.errors.sameName', { name: instrument.name }));
+      running.set(node.id, named);
+      stops.push(() => running.delete(node.id));
       const coordination = server.coordination;
       const emitting = (): boolean => !coordination || coordination.isHolder || coordination.state.role === 'lost';
       const state = new StateNode({

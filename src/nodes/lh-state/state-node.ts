@@ -6,7 +6,7 @@
  */
 import { LabEvent, onLabEvent } from '../../observe/lab-events';
 import { admit, RateGate } from '../../observe/rate-gate';
-import { fold, newMemory, StateDocument, StateMemory, topicLevel } from '../../observe/state-document';
+import { fold, newMemory, shownError, StateDocument, StateMemory, topicLevel } from '../../observe/state-document';
 
 export type StateMsg = {
   topic: string;
@@ -165,7 +165,7 @@ export class StateNode {
     switch (event.kind) {
       case 'raised':
       case 'resolved': {
-        const e = event.error;
+        const e = shownError(event.error); // bounded as in the document (an instrument's title may be any length)
         const id = topicLevel(`${e.source}-${e.id}`);
         const extra = event.kind === 'raised' && event.redelivered ? { redelivered: true } : {};
         this.o.send(null, msg(`${prefix}/errors/${id}`, { event: event.kind, ...e, ...extra }));

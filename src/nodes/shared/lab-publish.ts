@@ -2,6 +2,7 @@
  * The one place the watch nodes turn what they saw into lab events (src/observe/lab-events.ts) for lh-state and the
  * metrics: each hook in a node is one call here, and costs nothing while nobody listens.
  */
+import { fingerprint, identityOf } from '../../client';
 import { LabEvent, labListened, PendingErrorView, publishLab } from '../../observe/lab-events';
 import { type InstrumentInfo, responseNames } from './error-records';
 import type { ErrorSource, PolledError } from './poll-messages';
@@ -15,12 +16,14 @@ function text(value: unknown): string {
 export function errorView(source: ErrorSource, record: PolledError): PendingErrorView {
   const r = record as unknown as Record<string, unknown>;
   const responses = source === 'A' ? responseNames(r.errorResponses) : [];
+  const seen = identityOf(r);
   return {
     source,
     id: text(source === 'A' ? r.id : r.uuid),
     title: text(r.title) || text(r.type) || 'Runtime error',
     severity: text(r.severity) || 'Error',
     ...(responses.length > 0 ? { responses } : {}),
+    ...(seen ? { seen: fingerprint(seen) } : {}),
   };
 }
 
