@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 
 import { helper } from '../support/runtime';
 import { fetchText, loadWithPage, usePageSuite } from './lh-answer-page.support';
-import { bServerFlow } from './lh-error-poll.support';
+import { bServerFlow, messageWhere } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 type Doc = { errors: { list: { id: string; title: string; answerUrl?: string; answerExpires?: string }[] } };
@@ -13,17 +13,9 @@ describe('lh-answer-page: links for errors the watch lists without raising them 
   this.timeout(20000);
   const { sim, pageNode } = usePageSuite();
 
-  function docWhere(check: (d: Doc) => boolean): Promise<Doc> {
-    return new Promise((resolve) => {
-      const node = helper.getNode('doc');
-      const on = (msg: Msg): void => {
-        if (!check(msg.payload as Doc)) return;
-        node.removeListener('input', on);
-        resolve(msg.payload as Doc);
-      };
-      node.on('input', on);
-    });
-  }
+  /** The next document on the `doc` helper node that `check` accepts. */
+  const docWhere = async (check: (d: Doc) => boolean): Promise<Doc> =>
+    (await messageWhere('doc', (m) => check(m.payload as Doc))).payload as Doc;
 
   it('an error listed twice without a raised msg through the page gets a working link in the document, once', async function () {
     const server = bServerFlow(sim, { withB: false });

@@ -8,6 +8,7 @@ import mqtt from 'mqtt';
 import { startBroker, TestBroker } from '../support/mqtt-broker';
 import { useInstrument } from '../support/node-suite';
 import { helper, nextMessage, packageNodes, serverFlow, tlsConfigNode } from '../support/runtime';
+import { messageWhere } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 type Doc = {
@@ -93,17 +94,8 @@ describe('lh-state: the state stream through the core mqtt out node to a real br
     await helper.load([...packageNodes(), tlsConfigNode, coreMqtt], flow, server.credentials);
   }
 
-  function docWhere(check: (d: Doc) => boolean): Promise<Msg> {
-    return new Promise((resolve) => {
-      const node = helper.getNode('doc');
-      const on = (msg: Msg): void => {
-        if (!check(msg.payload as Doc)) return;
-        node.removeListener('input', on);
-        resolve(msg);
-      };
-      node.on('input', on);
-    });
-  }
+  /** The next msg on the `doc` helper node whose document `check` accepts. */
+  const docWhere = (check: (d: Doc) => boolean): Promise<Msg> => messageWhere('doc', (m) => check(m.payload as Doc));
 
   it(`a subscriber that comes later sees the current state at once (retained), after a restart of Node-RED and the broker too [${process.env.LH_MQTT_BROKER ?? 'mosquitto if installed, else aedes'}]`, async function () {
     await load();

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 
 import { fetchText, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
-import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { bServerFlow, messageWhere } from '../nodes/lh-error-poll.support';
 import { helper } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
@@ -19,17 +19,9 @@ describe('review: a listed error’s link never answers a later error under its 
   this.timeout(20000);
   const { sim, pageNode } = usePageSuite();
 
-  function docWhere(check: (d: Doc) => boolean): Promise<Doc> {
-    return new Promise((resolve) => {
-      const node = helper.getNode('doc');
-      const on = (msg: Msg): void => {
-        if (!check(msg.payload as Doc)) return;
-        node.removeListener('input', on);
-        resolve(msg.payload as Doc);
-      };
-      node.on('input', on);
-    });
-  }
+  /** The next document on the `doc` helper node that `check` accepts. */
+  const docWhere = async (check: (d: Doc) => boolean): Promise<Doc> =>
+    (await messageWhere('doc', (m) => check(m.payload as Doc))).payload as Doc;
 
   it('the id reused for an error of the same title and severity: the old link is refused, the new error gets its own', async function () {
     const server = bServerFlow(sim, { withB: false });
