@@ -217,6 +217,10 @@ describe('the fleet tab of the operator dashboard in Chromium (example 07, issue
       const r = later.locator('.lh-fleet-row').filter({ has: later.locator('.lh-fleet-name', { hasText: 'simulator' }) });
       await r.locator('.lh-fleet-expired').waitFor({ timeout: 60_000 });
       assert.equal(await r.locator('a.lh-fleet-answer').count(), 0);
+      // the operator page too: no link that leads to an expired page
+      await later.goto(`${base}/dashboard/operator`);
+      await later.locator('.lh-error-expired').first().waitFor({ timeout: 60_000 });
+      assert.equal(await later.locator('a.lh-error-link').count(), 0);
     } finally {
       await ctx.close();
     }
