@@ -7,7 +7,7 @@ import assert from 'assert';
 
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { Simulator } from '../../src/simulator';
-import { Collected, Collector, credentialsFor, FlowNode, leaseHolder, Replica, watchFlows } from '../support/red-replicas';
+import { Collected, credentialsFor, FlowNode, leaseHolder, Replica, useReplicaFleet, watchFlows } from '../support/red-replicas';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 import { startSimulator } from '../support/runtime';
 import { until } from '../support/until';
@@ -20,26 +20,11 @@ type Event = Collected;
 describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', function () {
   this.timeout(180000);
   const db = useRedis();
-  let collector: Collector;
-  const sims: Simulator[] = [];
-  const replicas: Replica[] = [];
-  let prefix = '';
-  let run = 0;
-
-  beforeEach(async function () {
-    prefix = `lh-faults-${process.pid}-${++run}`;
-    collector = new Collector();
-    await collector.start();
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') for (const r of replicas) console.log(`--- ${r.name} log:\n${r.log.slice(-3000)}`);
-    for (const r of replicas.splice(0)) await r.destroy();
-    for (const s of sims.splice(0)) await s.stop();
-    await collector.stop();
-  });
+  const fleet = useReplicaFleet('faults');
+  const { sims, replicas } = fleet;
 
   const events = (kind: string, id: string): Event[] =>
-    (collector.events as Event[]).filter((e) => e.kind === kind && e.id === id);
+    (fleet.collector.events as Event[]).filter((e) => e.kind === kind && e.id === id);
   const unmarked = (kind: string, id: string): number => events(kind, id).filter((e) => !e.redelivered).length;
 
   async function sim(): Promise<Simulator> {
@@ -51,10 +36,10 @@ describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', func
   function flows(instruments: { id: string; baseUrl: string }[], edit: (f: FlowNode[]) => FlowNode[] = (f) => f): FlowNode[] {
     const base = watchFlows({
       redisUrl: db.harness.url,
-      prefix,
+      prefix: fleet.prefix,
       leaseSeconds: LEASE_S,
       instruments,
-      collectorUrl: collector.url,
+      collectorUrl: fleet.collector.url,
       interval: INTERVAL_S,
     });
     return edit(base);
@@ -99,15 +84,16 @@ describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', func
       for (const s of [x, y]) errors.push(`${String(s.injectPendingError({ title: `round ${round}` }).id)}@${port(s)}`);
       // each error raised within two leases (+ a poll): nobody leaves an instrument unwatched
       await until(
-        () => errors.every((e) => collector.count('raised', e) > 0),
+        () => errors.every((e) => fleet.collector.count('raised', e) > 0),
         `round ${round}: every error of X and Y raised`,
         2 * LEASE_S * 1000 + 8000,
       );
     }
     for (const e of errors)
-      assert.equal(collector.count('raised', e), 1, `error ${e} raised once: ${JSON.stringify(events('raised', e))}`);
+      assert.equal(fleet.collector.count('raised', e), 1, `error ${e} raised once: ${JSON.stringify(events('raised', e))}`);
     // both spellings of X name one lease, and X and Y are held (within two leases: a handover may be under way)
-    const held = async (baseUrl: string): Promise<Replica | undefined> => leaseHolder(db.redis, prefix, { baseUrl }, replicas);
+    const held = async (baseUrl: string): Promise<Replica | undefined> =>
+      leaseHolder(db.redis, fleet.prefix, { baseUrl }, replicas);
     await until(
       async () => {
         const [a, b, c] = [await held(xOther), await held(x.baseUrl), await held(y.baseUrl)];
@@ -116,7 +102,7 @@ describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', func
       'X (one lease for both spellings) and Y held',
       2 * LEASE_S * 1000 + 2000,
     );
-    const keys = new CoordinationKeys(prefix);
+    const keys = new CoordinationKeys(fleet.prefix);
     assert.equal(await db.redis.zcard(keys.instruments), 2, 'the group knows two instruments');
   });
 
@@ -126,19 +112,19 @@ describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', func
     const f = flows(instruments);
     replicas.push(new Replica('r1', f, credentialsFor(instruments)), new Replica('r2', f, credentialsFor(instruments)));
     await Promise.all(replicas.map((r) => r.start()));
-    const keys = new CoordinationKeys(prefix).instrument(`${s.baseUrl}|`);
+    const keys = new CoordinationKeys(fleet.prefix).instrument(`${s.baseUrl}|`);
     await until(
-      async () => (await leaseHolder(db.redis, prefix, { baseUrl: s.baseUrl }, replicas)) !== undefined,
+      async () => (await leaseHolder(db.redis, fleet.prefix, { baseUrl: s.baseUrl }, replicas)) !== undefined,
       'a holder',
       10000,
     );
 
     const first = String(s.injectPendingError({ title: 'pending before the loss' }).id);
-    await until(() => collector.count('raised', first) > 0, 'the error raised', 10000);
-    const holder = await leaseHolder(db.redis, prefix, { baseUrl: s.baseUrl }, replicas);
+    await until(() => fleet.collector.count('raised', first) > 0, 'the error raised', 10000);
+    const holder = await leaseHolder(db.redis, fleet.prefix, { baseUrl: s.baseUrl }, replicas);
     assert.ok(holder);
     // both replicas have made a round (a replica that never reached Redis before the loss cannot tell it from a start)
-    const group = new CoordinationKeys(prefix);
+    const group = new CoordinationKeys(fleet.prefix);
     await until(async () => (await db.redis.hlen(group.holding)) === 2, 'both replicas in the group', 10000);
     const before = Number((await db.redis.get(keys.lease))?.split(':')[0]);
 
@@ -146,7 +132,7 @@ describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', func
     await db.redis.flushall(); // …while Redis loses everything (a restart without persistence)
     await until(
       async () => {
-        const h = await leaseHolder(db.redis, prefix, { baseUrl: s.baseUrl }, replicas);
+        const h = await leaseHolder(db.redis, fleet.prefix, { baseUrl: s.baseUrl }, replicas);
         return h !== undefined && h !== holder;
       },
       'the other replica takes the lease',
@@ -158,22 +144,22 @@ describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', func
 
     // a new error after the takeover: once it is raised, the new holder has decided on the first one too
     const second = String(s.injectPendingError({ title: 'new after the loss' }).id);
-    await until(() => collector.count('raised', second) > 0, 'the new error raised', 10000);
+    await until(() => fleet.collector.count('raised', second) > 0, 'the new error raised', 10000);
     assert.equal(unmarked('raised', first), 1, `raised once unmarked: ${JSON.stringify(events('raised', first))}`);
     for (const e of events('raised', first).slice(1))
       assert.equal(e.redelivered, 'shared-memory-lost', 'raised again only marked as a redelivery');
 
     // and it still resolves (once, or again marked)
     s.resolvePendingError(first);
-    await until(() => collector.count('resolved', first) > 0, 'the resolution', 10000);
+    await until(() => fleet.collector.count('resolved', first) > 0, 'the resolution', 10000);
     assert.ok(unmarked('resolved', first) <= 1);
   });
 
   it('the holder killed while the msg it recorded is still in its flow: the next holder raises it again, marked', async function () {
     const s = await sim();
     const instruments = [{ id: 'i1', baseUrl: s.baseUrl }];
-    const keys = new CoordinationKeys(prefix).instrument(`${s.baseUrl}|`);
-    // r1's raised msgs wait in a delay node (an e-mail being sent) before they reach the collector
+    const keys = new CoordinationKeys(fleet.prefix).instrument(`${s.baseUrl}|`);
+    // r1's raised msgs wait in a delay node (an e-mail being sent) before they reach the fleet.collector
     const slow = flows(instruments, (f) => [
       ...f.map((n) => (n.id === 'to-raised' ? { ...n, wires: [['hold']] } : n)),
       { id: 'hold', type: 'delay', z: 'tab', pauseType: 'delay', timeout: '60', timeoutUnits: 'seconds', wires: [['post']] },
@@ -181,7 +167,11 @@ describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', func
     const r1 = new Replica('r1', slow, credentialsFor(instruments));
     replicas.push(r1);
     await r1.start();
-    await until(async () => (await leaseHolder(db.redis, prefix, { baseUrl: s.baseUrl }, replicas)) === r1, 'r1 holds', 10000);
+    await until(
+      async () => (await leaseHolder(db.redis, fleet.prefix, { baseUrl: s.baseUrl }, replicas)) === r1,
+      'r1 holds',
+      10000,
+    );
     const r2 = new Replica('r2', flows(instruments), credentialsFor(instruments));
     replicas.push(r2);
     await r2.start();
@@ -190,15 +180,15 @@ describeWithRedis('coordination under faults (issue 29: findings 1, 2, 6)', func
     const seen = keys.shared('seen:poll-i1');
     await until(async () => Object.keys(await db.redis.hgetall(seen)).length > 0, 'r1 recorded the error as raised', 10000);
     await r1.kill(); // the msg was in r1's flow: gone with it
-    assert.equal(collector.count('raised', id), 0, 'nothing reached the collector from r1');
+    assert.equal(fleet.collector.count('raised', id), 0, 'nothing reached the fleet.collector from r1');
 
-    await until(() => collector.count('raised', id) > 0, 'the next holder raises it again', 4 * LEASE_S * 1000 + 5000);
+    await until(() => fleet.collector.count('raised', id) > 0, 'the next holder raises it again', 4 * LEASE_S * 1000 + 5000);
     const [again] = events('raised', id);
     assert.equal(again.replica, 'r2');
     assert.equal(again.redelivered, 'holder-stopped', 'marked as a redelivery');
 
     s.resolvePendingError(id);
-    await until(() => collector.count('resolved', id) > 0, 'its resolution', 10000);
-    assert.equal(collector.count('resolved', id), 1);
+    await until(() => fleet.collector.count('resolved', id) > 0, 'its resolution', 10000);
+    assert.equal(fleet.collector.count('resolved', id), 1);
   });
 });

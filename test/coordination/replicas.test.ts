@@ -5,8 +5,7 @@
  */
 import assert from 'assert';
 
-import { Simulator } from '../../src/simulator';
-import { Collector, credentialsFor, leaseHolder, Replica, watchFlows } from '../support/red-replicas';
+import { credentialsFor, leaseHolder, Replica, useReplicaFleet, watchFlows } from '../support/red-replicas';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 import { startSimulator } from '../support/runtime';
 import { until } from '../support/until';
@@ -19,35 +18,20 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
   this.timeout(300000);
   const db = useRedis();
   const redisServer = db.harness;
-  let collector: Collector;
-  const sims: Simulator[] = [];
-  const replicas: Replica[] = [];
-  let prefix = '';
-  let run = 0;
-
-  beforeEach(async function () {
-    prefix = `lh-ha-${process.pid}-${++run}`;
-    collector = new Collector();
-    await collector.start();
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') for (const r of replicas) console.log(`--- ${r.name} log:\n${r.log.slice(-3000)}`);
-    for (const r of replicas.splice(0)) await r.destroy();
-    for (const s of sims.splice(0)) await s.stop();
-    await collector.stop();
-  });
+  const fleet = useReplicaFleet('ha');
+  const { sims, replicas } = fleet;
 
   /**
    * Msgs of one kind for one error that do not say they may be a second one: a killed or paused holder's claims not
    * yet settled are sent again by the next holder, marked `msg.redelivered` (at least once, never silently twice).
    */
   function unmarked(kind: string, id: string): number {
-    return collector.events.filter((e) => e.kind === kind && e.id === id && e.redelivered === undefined).length;
+    return fleet.collector.events.filter((e) => e.kind === kind && e.id === id && e.redelivered === undefined).length;
   }
 
   /** Which replica holds the instrument's lease now (by its process id), if any. */
   async function holderOf(baseUrl: string): Promise<Replica | undefined> {
-    return leaseHolder(db.redis, prefix, { baseUrl }, replicas);
+    return leaseHolder(db.redis, fleet.prefix, { baseUrl }, replicas);
   }
 
   async function startReplicas(
@@ -59,10 +43,10 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     const flows = watchFlows({
       pollConnection: true,
       redisUrl: redisServer.url,
-      prefix,
+      prefix: fleet.prefix,
       leaseSeconds: LEASE_S,
       instruments,
-      collectorUrl: collector.url,
+      collectorUrl: fleet.collector.url,
       interval,
       policyDelay,
     });
@@ -85,13 +69,13 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     for (let round = 0; round < kills; round++) {
       // errors while the holder lives, some of them resolved
       for (let i = 0; i < perRound; i++) ids.push(String(sim.injectPendingError({ title: `round ${round} error ${i}` }).id));
-      await until(() => ids.every((id) => collector.count('raised', id) > 0), `round ${round}: every error raised`, 15000);
+      await until(() => ids.every((id) => fleet.collector.count('raised', id) > 0), `round ${round}: every error raised`, 15000);
       for (const id of ids.slice(-perRound, -2)) {
         sim.resolvePendingError(id);
         resolvedIds.add(id);
       }
       await until(
-        () => [...resolvedIds].every((id) => collector.count('resolved', id) > 0),
+        () => [...resolvedIds].every((id) => fleet.collector.count('resolved', id) > 0),
         `round ${round}: resolutions`,
         15000,
       );
@@ -107,9 +91,17 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
       const old = ids[ids.length - 2];
       sim.resolvePendingError(old);
       resolvedIds.add(old);
-      await until(() => collector.count('raised', during) > 0, `round ${round}: the error raised during the failover`, 15000);
+      await until(
+        () => fleet.collector.count('raised', during) > 0,
+        `round ${round}: the error raised during the failover`,
+        15000,
+      );
       failovers.push(Date.now() - killedAt);
-      await until(() => collector.count('resolved', old) > 0, `round ${round}: the resolution missed during the failover`, 15000);
+      await until(
+        () => fleet.collector.count('resolved', old) > 0,
+        `round ${round}: the resolution missed during the failover`,
+        15000,
+      );
       await holder.start(); // back as a new replica (standby, or a share of the leases)
     }
 
@@ -117,12 +109,12 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
       assert.equal(
         unmarked('raised', id),
         1,
-        `error ${id} raised once (unmarked): ${JSON.stringify(collector.events.filter((e) => e.id === id))}`,
+        `error ${id} raised once (unmarked): ${JSON.stringify(fleet.collector.events.filter((e) => e.id === id))}`,
       );
     for (const id of resolvedIds) assert.equal(unmarked('resolved', id), 1, `error ${id} resolved once (unmarked)`);
-    for (const e of collector.events.filter((x) => x.redelivered !== undefined))
+    for (const e of fleet.collector.events.filter((x) => x.redelivered !== undefined))
       assert.equal(e.redelivered, 'holder-stopped', 'only what a killed holder left unsettled is sent again');
-    assert.equal(collector.events.filter((e) => e.lost).length, 0, 'nothing emitted without coordination');
+    assert.equal(fleet.collector.events.filter((e) => e.lost).length, 0, 'nothing emitted without coordination');
     const worst = Math.max(...failovers);
     console.log(
       `      failover after SIGKILL (ms): ${failovers.join(', ')} (lease ${LEASE_S * 1000} ms, poll ${INTERVAL_S * 1000} ms)`,
@@ -141,7 +133,7 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
         (r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime' && String((r.body as { id?: unknown }).id) === id,
       ).length;
     const early = Array.from({ length: 3 }, (_, i) => String(sim.injectPendingError({ title: `default ${i}` }).id));
-    await until(() => early.every((id) => collector.count('raised', id) === 1), 'raised', 10000);
+    await until(() => early.every((id) => fleet.collector.count('raised', id) === 1), 'raised', 10000);
     const holder = await holderOf(sim.baseUrl);
     assert.ok(holder);
     await holder.kill(); // its timers die with it; the defaults are in Redis
@@ -151,13 +143,15 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
       'every default sent',
       (DELAY_S + 2 * LEASE_S) * 1000 + 10000,
     ).catch((err: Error) => {
-      throw new Error(`${err.message}: puts ${[...early, late].map(puts).join(',')} events ${JSON.stringify(collector.events)}`);
+      throw new Error(
+        `${err.message}: puts ${[...early, late].map(puts).join(',')} events ${JSON.stringify(fleet.collector.events)}`,
+      );
     });
     await holder.start();
     await new Promise((r) => setTimeout(r, 2 * LEASE_S * 1000));
     for (const id of [...early, late]) {
       assert.equal(puts(id), 1, `default for ${id} sent once`);
-      assert.equal(collector.count('answered', id), 1, `one auto-answered msg for ${id}`);
+      assert.equal(fleet.collector.count('answered', id), 1, `one auto-answered msg for ${id}`);
     }
   });
 
@@ -167,26 +161,26 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     await startReplicas(2, [{ id: 'i1', baseUrl: sim.baseUrl }]);
     await until(async () => (await holderOf(sim.baseUrl)) !== undefined, 'a holder', 10000);
     const first = String(sim.injectPendingError({ title: 'before the pause' }).id);
-    await until(() => collector.count('raised', first) === 1, 'raised before the pause', 10000);
+    await until(() => fleet.collector.count('raised', first) === 1, 'raised before the pause', 10000);
     const paused = await holderOf(sim.baseUrl);
     assert.ok(paused);
     paused.pause();
     const during = String(sim.injectPendingError({ title: 'while paused' }).id);
     sim.resolvePendingError(first);
     await until(() => unmarked('raised', during) === 1, 'the other replica took over', 15000);
-    await until(() => collector.count('resolved', first) >= 1, 'resolution seen by the new holder', 15000);
+    await until(() => fleet.collector.count('resolved', first) >= 1, 'resolution seen by the new holder', 15000);
     const taker = await holderOf(sim.baseUrl);
     assert.ok(taker && taker !== paused, 'the lease moved');
     paused.resume();
     // the resumed process's timers fire at once: give it several polls and rounds to misbehave
     const after = String(sim.injectPendingError({ title: 'after the resume' }).id);
-    await until(() => collector.count('raised', after) === 1, 'raised after the resume', 10000);
+    await until(() => fleet.collector.count('raised', after) === 1, 'raised after the resume', 10000);
     await new Promise((r) => setTimeout(r, 3 * LEASE_S * 1000));
     // the paused holder's claim of `first` was not settled: the new holder sends it again, marked
     for (const id of [first, during, after]) assert.equal(unmarked('raised', id), 1, `${id} raised once (unmarked)`);
     assert.equal(unmarked('resolved', first), 1);
     assert.equal(
-      collector.events.filter((e) => e.replica === paused.name && e.at > 0 && e.id !== first).length,
+      fleet.collector.events.filter((e) => e.replica === paused.name && e.at > 0 && e.id !== first).length,
       0,
       'the paused replica emitted nothing after',
     );
@@ -199,23 +193,23 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     await startReplicas(2, [{ id: 'i1', baseUrl: sim.baseUrl }]);
     await until(async () => (await holderOf(sim.baseUrl)) !== undefined, 'a holder', 10000);
     const before = String(sim.injectPendingError({ title: 'before the outage' }).id);
-    await until(() => collector.count('raised', before) === 1, 'raised before', 10000);
+    await until(() => fleet.collector.count('raised', before) === 1, 'raised before', 10000);
 
     redisServer.pause();
     const during = String(sim.injectPendingError({ title: 'during the outage' }).id);
-    await until(() => collector.count('raised', during) >= 1, 'raised during the outage', 3 * LEASE_S * 1000 + 5000);
+    await until(() => fleet.collector.count('raised', during) >= 1, 'raised during the outage', 3 * LEASE_S * 1000 + 5000);
     assert.ok(
-      collector.events.filter((e) => e.id === during).every((e) => e.lost === 'lost'),
+      fleet.collector.events.filter((e) => e.id === during).every((e) => e.lost === 'lost'),
       'msgs sent without the shared memory say coordination is lost',
     );
     sim.resolvePendingError(before);
-    await until(() => collector.count('resolved', before) >= 1, 'resolved during the outage', 10000);
+    await until(() => fleet.collector.count('resolved', before) >= 1, 'resolved during the outage', 10000);
     // the instrument goes away meanwhile: each replica says so, marked (it may come twice)
     sim.setFaults({ statusRate: 1, statusCode: 503 });
-    await until(() => collector.count('connection', 'offline') === 2, 'offline reported by both', 15000);
+    await until(() => fleet.collector.count('connection', 'offline') === 2, 'offline reported by both', 15000);
     sim.clearFaults();
-    await until(() => collector.count('connection', 'online') === 2, 'online reported by both', 15000);
-    const connection = collector.events.filter((e) => e.kind === 'connection');
+    await until(() => fleet.collector.count('connection', 'online') === 2, 'online reported by both', 15000);
+    const connection = fleet.collector.events.filter((e) => e.kind === 'connection');
     assert.ok(
       connection.every((e) => e.lost === 'lost'),
       `connection msgs sent without coordination are marked: ${JSON.stringify(connection)}`,
@@ -225,17 +219,19 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
 
     await until(async () => (await holderOf(sim.baseUrl)) !== undefined, 'a holder again', 15000);
     await new Promise((r) => setTimeout(r, LEASE_S * 1000)); // every replica's next round has reached Redis
-    const marked = collector.events.length;
+    const marked = fleet.collector.events.length;
     const after = String(sim.injectPendingError({ title: 'after the outage' }).id);
-    await until(() => collector.count('raised', after) === 1, 'raised after', 10000);
+    await until(() => fleet.collector.count('raised', after) === 1, 'raised after', 10000);
     sim.resolvePendingError(during);
-    await until(() => collector.count('resolved', during) === 1, 'the outage error resolved, once', 10000).catch((err: Error) => {
-      throw new Error(
-        `${err.message}: ${JSON.stringify(collector.events.map((e) => [e.kind, e.id.slice(0, 4), e.replica, e.lost ?? '', e.at % 100000]))} during ${during.slice(0, 4)}`,
-      );
-    });
+    await until(() => fleet.collector.count('resolved', during) === 1, 'the outage error resolved, once', 10000).catch(
+      (err: Error) => {
+        throw new Error(
+          `${err.message}: ${JSON.stringify(fleet.collector.events.map((e) => [e.kind, e.id.slice(0, 4), e.replica, e.lost ?? '', e.at % 100000]))} during ${during.slice(0, 4)}`,
+        );
+      },
+    );
     await new Promise((r) => setTimeout(r, 2 * LEASE_S * 1000));
-    const since = collector.events.slice(marked);
+    const since = fleet.collector.events.slice(marked);
     assert.equal(since.filter((e) => e.lost).length, 0, 'coordinated again: nothing marked');
     assert.equal(since.filter((e) => e.kind === 'raised' && e.id === after).length, 1, 'after: raised once');
     assert.equal(
@@ -262,12 +258,12 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     // past the lease: nobody can prove it holds the instrument
     await new Promise((r) => setTimeout(r, (LEASE_S + 1) * 1000));
     const during = String(sim.injectPendingError({ title: 'raised while Redis is away' }).id);
-    await until(() => collector.count('raised', during) >= 1, 'raised while Redis is away (notifications go on)', 15000);
+    await until(() => fleet.collector.count('raised', during) >= 1, 'raised while Redis is away (notifications go on)', 15000);
     // every replica's default falls due (1 s) several times over while Redis stays away
     await new Promise((r) => setTimeout(r, (DELAY_S + 3 * LEASE_S) * 1000));
     assert.equal(puts(during), 0, 'no automatic answer while no replica can prove it holds the lease');
     assert.ok(
-      collector.events.filter((e) => e.id === during).every((e) => e.lost === 'lost'),
+      fleet.collector.events.filter((e) => e.id === during).every((e) => e.lost === 'lost'),
       'its notifications say coordination is lost',
     );
     redisServer.resume();
@@ -280,7 +276,7 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
       (DELAY_S + 2 * LEASE_S) * 1000 + 10000,
     ).catch((err: Error) => {
       throw new Error(
-        `${err.message}: ${JSON.stringify(collector.events.map((e) => [e.kind, e.id.slice(0, 4), e.replica, e.lost ?? '', e.at % 100000]))} after ${after.slice(0, 4)} during ${during.slice(0, 4)}; PUTs ${JSON.stringify(sim.requests.filter((r) => r.method === 'PUT').map((r) => [r.path, (r.body as { id?: unknown }).id]))}`,
+        `${err.message}: ${JSON.stringify(fleet.collector.events.map((e) => [e.kind, e.id.slice(0, 4), e.replica, e.lost ?? '', e.at % 100000]))} after ${after.slice(0, 4)} during ${during.slice(0, 4)}; PUTs ${JSON.stringify(sim.requests.filter((r) => r.method === 'PUT').map((r) => [r.path, (r.body as { id?: unknown }).id]))}`,
       );
     });
     await new Promise((r) => setTimeout(r, 2 * LEASE_S * 1000));

@@ -397,3 +397,34 @@ export function useReplicaPair(
   });
   return pair;
 }
+
+/** The replicas, simulators and msg collector of one test, and its coordination prefix (see useReplicaFleet). */
+export interface ReplicaFleet {
+  collector: Collector;
+  sims: Simulator[];
+  replicas: Replica[];
+  prefix: string;
+}
+
+/**
+ * Registers the hooks of a describe block whose tests start their own replicas and simulators (pushed to `replicas`,
+ * `sims`): a fresh collector and prefix (`lh-<name>-<pid>-<n>`) before each test; after it, the replicas' logs when it
+ * failed, then every replica destroyed and every simulator stopped.
+ */
+export function useReplicaFleet(name: string): ReplicaFleet {
+  const fleet = { sims: [], replicas: [], prefix: '' } as unknown as ReplicaFleet;
+  let run = 0;
+  beforeEach(async function () {
+    fleet.prefix = `lh-${name}-${process.pid}-${++run}`;
+    fleet.collector = new Collector();
+    await fleet.collector.start();
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed')
+      for (const r of fleet.replicas) console.log(`--- ${r.name} log:\n${r.log.slice(-3000)}`);
+    for (const r of fleet.replicas.splice(0)) await r.destroy();
+    for (const s of fleet.sims.splice(0)) await s.stop();
+    await fleet.collector.stop();
+  });
+  return fleet;
+}
