@@ -84,10 +84,6 @@ function unique(list: PendingErrorView[]): PendingErrorView[] {
  * (`titleClipped` then), responses whole, the watch's identity fingerprint left out.
  */
 export function shownError(e: PendingErrorView): PendingErrorView {
-  return cleanError(e);
-}
-
-function cleanError(e: PendingErrorView): PendingErrorView {
   const out: PendingErrorView = { source: e.source, id: clip(e.id), title: clip(e.title), severity: clip(e.severity) };
   // a clipped title is not the instrument's: a page that answers the error as shown leaves it out of the identity
   if (e.titleClipped || out.title !== e.title) out.titleClipped = true;
@@ -105,7 +101,7 @@ function errorsOf(pending: PendingErrorView[], links: Map<string, Link>): StateD
     return link ? { ...e, answerUrl: link.url, answerExpires: link.expires } : e;
   };
   const list = pending
-    .map((e, index) => ({ e: cleanError(withLink(e)), index }))
+    .map((e, index) => ({ e: shownError(withLink(e)), index }))
     .sort((a, b) => severityRank(b.e.severity) - severityRank(a.e.severity) || a.index - b.index)
     .map((x) => x.e);
   return { pending: list.length, mostSevere: list[0] ?? null, list: list.slice(0, MAX_LISTED_ERRORS) };
@@ -136,20 +132,25 @@ export function fold(memory: StateMemory, event: LabEvent, now: number): StateMe
       // a list of some sources replaces only their errors (two poll nodes of one instrument may poll one each)
       pending = unique([
         ...(event.sources ? pending.filter((e) => !event.sources?.includes(e.source)) : []),
-        ...event.pending.map(cleanError),
+        ...event.pending.map(shownError),
       ]);
       next = { ...doc, errors: errorsOf(pending, links) };
       break;
-    case 'raised':
-      if (!pending.some((e) => errorKey(e) === errorKey(cleanError(event.error))))
-        pending = [...pending, cleanError(event.error)];
+    case 'raised': {
+      const shown = shownError(event.error);
+      const key = errorKey(shown);
+      if (!pending.some((e) => errorKey(e) === key)) pending = [...pending, shown];
       next = { ...doc, errors: errorsOf(pending, links) };
       break;
-    case 'resolved':
-      pending = pending.filter((e) => errorKey(e) !== errorKey(cleanError(event.error)));
-      if (!pending.some((e) => linkKey(e) === linkKey(event.error))) links.delete(linkKey(event.error));
+    }
+    case 'resolved': {
+      const key = errorKey(shownError(event.error));
+      pending = pending.filter((e) => errorKey(e) !== key);
+      const link = linkKey(event.error);
+      if (!pending.some((e) => linkKey(e) === link)) links.delete(link);
       next = { ...doc, errors: errorsOf(pending, links) };
       break;
+    }
     case 'link':
       links.delete(linkKey(event));
       links.set(linkKey(event), { url: event.answerUrl, expires: event.answerExpires });
