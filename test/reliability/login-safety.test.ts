@@ -11,6 +11,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 import { LhError, LiquidHandlerClient } from '../../src/client';
 import { failureReason } from '../../src/nodes/shared/status';
 import { Simulator } from '../../src/simulator';
+import { HttpTransit } from '../support/http-transit';
 import { USER } from '../support/runtime';
 
 const realSetTimeout = setTimeout;
@@ -20,11 +21,13 @@ describe('login safety (simulated time)', function () {
   const sim = new Simulator({ policy: { maximumLoginAttempts: 3 } });
   let clock: ReturnType<typeof FakeTimers.install>;
   const clients: LiquidHandlerClient[] = [];
+  const transit = new HttpTransit();
 
   before(async function () {
     await sim.start();
   });
   after(async function () {
+    transit.close();
     await sim.stop();
   });
   beforeEach(function () {
@@ -53,8 +56,9 @@ describe('login safety (simulated time)', function () {
   const rejected = (): number => credentialRequests().filter((r) => r.status >= 400 && r.status < 500).length;
 
   /**
-   * Polls pending errors every simulated second for `seconds` (a poll never overlaps the previous one); real I/O
-   * gets up to 250 real milliseconds per simulated second. Resolves with every failure, in order.
+   * Polls pending errors every simulated second for `seconds` (a poll never overlaps the previous one); the clock
+   * moves only when no request is in transit (real I/O never races the fake deadline, however busy the machine is).
+   * Resolves with every failure, in order.
    */
   async function poll(client: LiquidHandlerClient, seconds: number): Promise<LhError[]> {
     const failures: LhError[] = [];
@@ -70,13 +74,12 @@ describe('login safety (simulated time)', function () {
           if (inFlight === p) inFlight = undefined;
         });
       }
-      // real I/O gets up to 250 real ms per simulated second: on a loaded machine 25 ms let the fake deadline pass first
-      if (inFlight) await Promise.race([inFlight, new Promise((r) => realSetTimeout(r, 250))]);
+      await transit.quiet(inFlight, realSetTimeout);
       await clock.tickAsync(1000);
     }
     // the last poll may wait for a (fake) retry delay: keep the clock going until it ends
     for (let i = 0; inFlight && i < 60; i++) {
-      await Promise.race([inFlight, new Promise((r) => realSetTimeout(r, 250))]);
+      await transit.quiet(inFlight, realSetTimeout);
       await clock.tickAsync(1000);
     }
     return failures;
