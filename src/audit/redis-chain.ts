@@ -47,11 +47,20 @@ export async function readStreamChain(redis: AuditStreamReader, keys: AuditStrea
  * record is named by its stream entry id.
  */
 export function verifyStreamChain(name: string, chain: StreamChain, key?: Buffer): VerifyReport & { firstBadEntry?: string } {
+  // each file record opens a part of the chain (the first one, and one declaring records Redis lost before it)
+  const parts = partsOf(chain.text);
+  const partName = (i: number): string => (parts.length === 1 ? name : `${name} part ${i + 1}`);
   const report: VerifyReport & { firstBadEntry?: string } = verifyChain({
-    files: [{ name, text: chain.text }],
+    files: parts.map((p, i) => ({ name: partName(i), text: p.text })),
     checkpoint: chain.checkpoint,
     key,
   });
+  report.files = 1;
+  // a part's line as a line of the whole stream (entry ids are numbered over the whole stream)
+  if (report.firstBad) {
+    const i = parts.findIndex((_, k) => partName(k) === report.firstBad?.file);
+    if (i >= 0) report.firstBad = { ...report.firstBad, file: name, line: parts[i].firstLine + report.firstBad.line - 1 };
+  }
   if (report.ok && chain.ids.length > 0 && chain.checkpoint === undefined) {
     failAtCheckpoint(report, report.lastSeq, 'the checkpoint is missing (it is written with every append: it was deleted)');
   }
@@ -85,6 +94,29 @@ export function verifyStreamChain(name: string, chain: StreamChain, key?: Buffer
     } else report.firstBad = { ...report.firstBad, file: `${name} (after the last entry)` };
   }
   return report;
+}
+
+/** The stream's lines cut into parts, each from a file record (a line that does not parse stays in its part). */
+function partsOf(text: string): { text: string; firstLine: number }[] {
+  const lines = text.split('\n');
+  lines.pop();
+  const parts: { lines: string[]; firstLine: number }[] = [];
+  lines.forEach((line, i) => {
+    if (parts.length === 0 || (i > 0 && opensPart(line))) parts.push({ lines: [], firstLine: i + 1 });
+    parts[parts.length - 1].lines.push(line);
+  });
+  return parts.length === 0
+    ? [{ text, firstLine: 1 }]
+    : parts.map((p) => ({ text: p.lines.map((l) => `${l}\n`).join(''), firstLine: p.firstLine }));
+}
+
+function opensPart(line: string): boolean {
+  if (!line.includes('"phase":"file"')) return false;
+  try {
+    return (JSON.parse(line) as { phase?: unknown }).phase === 'file';
+  } catch {
+    return false;
+  }
 }
 
 /** The seq a checkpoint names, if it parses. */

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'events';
 
-import { type AuditRecord, type Checkpoint, checkpointMac, GENESIS, type RecordFields, seal } from './record';
+import { type AuditRecord, type ChainGap, type Checkpoint, checkpointMac, GENESIS, type RecordFields, seal } from './record';
 
 /**
  * The part of an ioredis client (single, Sentinel or Cluster) the Redis audit chain uses. Every key of one chain
@@ -86,6 +86,25 @@ function parseHead(text: string): Head | undefined {
   return text === '' ? undefined : { seq: Number(seq), hash };
 }
 
+/** The part of the chain a checkpoint names (1 when it names none: a chain written before parts existed). */
+function fileOf(checkpointText: string): number {
+  try {
+    const file = (JSON.parse(checkpointText) as { file?: unknown }).file;
+    return typeof file === 'number' && Number.isSafeInteger(file) && file > 0 ? file : 1;
+  } catch {
+    return 1;
+  }
+}
+
+/** The part the last file record among `records` opens, else `current`. */
+function fileNoOf(records: readonly AuditRecord[], current: number): number {
+  for (let i = records.length - 1; i >= 0; i--) {
+    const r = records[i];
+    if (r.phase === 'file') return r.file;
+  }
+  return current;
+}
+
 function headText(head: Head | undefined): string {
   return head ? `${head.seq} ${head.hash}` : '';
 }
@@ -104,6 +123,14 @@ export class RedisAuditLog extends EventEmitter {
   private headKnown = false;
   /** The highest seq this writer saw in the chain: a head below it means records were removed (or lost by Redis). */
   private highest = -1;
+  /** The number of the head's file record (the chain's part): a declared gap opens the next one. */
+  private fileNo = 1;
+  /**
+   * Records this writer saw are gone (Redis lost its data, or was restored from an older snapshot): the next append
+   * opens a new part of the chain with a file record declaring them missing, so the records after it still link and
+   * `lh-audit verify` reports the gap (an outcome whose intent was lost with it is then not taken for an insertion).
+   */
+  private gap?: ChainGap;
   private queue: Entry[] = [];
   private flushing?: Promise<void>;
   private closed = false;
@@ -185,7 +212,7 @@ export class RedisAuditLog extends EventEmitter {
           keys.checkpoint,
           headText(this.head),
           headText(next),
-          this.checkpointText(last),
+          this.checkpointText(last, fileNoOf(records, this.fileNo)),
           ...records.map((r) => JSON.stringify(r)),
         )) as [number, string, string?];
       } catch (err) {
@@ -205,6 +232,8 @@ export class RedisAuditLog extends EventEmitter {
       // connection drops): appended, not lost; resealing would append the same records twice
       if (Number(reply[0]) === 1 || String(reply[1]) === headText(next)) {
         this.head = next;
+        this.fileNo = fileNoOf(records, this.fileNo);
+        this.gap = undefined;
         this.highest = Math.max(this.highest, next.seq);
         await this.waitForReplicas();
         return records;
@@ -256,7 +285,15 @@ export class RedisAuditLog extends EventEmitter {
       }
     }
     const seq = head ? head.seq : -1;
+    this.fileNo = head ? fileOf(checkpointText) : 1;
+    this.gap = undefined;
     if (seq < this.highest) {
+      this.gap = {
+        after: head ? { seq: head.seq, hash: head.hash } : null,
+        from: seq + 1,
+        to: this.highest,
+        reason: `the chain in Redis went back from record #${this.highest} to ${head ? `#${seq}` : 'nothing'} (Redis lost its data, or was restored from an older snapshot)`,
+      };
       this.emit(
         'warning',
         `the audit chain in Redis went back from record #${this.highest} to ${head ? `#${seq}` : 'nothing'}: records were removed from it (or lost by a Redis failover without lhAudit.redisWaitReplicas); run lh-audit verify and compare with the records lh-audit emitted`,
@@ -267,11 +304,18 @@ export class RedisAuditLog extends EventEmitter {
   }
 
   private seal(fields: RecordFields[]): AuditRecord[] {
-    let seq = this.head ? this.head.seq : -1;
+    const gap = this.gap;
+    // after a declared gap the chain goes on above the highest record seen: seqs never go back
+    let seq = gap ? gap.to : this.head ? this.head.seq : -1;
     let prev = this.head ? this.head.hash : GENESIS;
-    const all: RecordFields[] = this.head
-      ? fields
-      : [{ phase: 'file', at: new Date().toISOString(), instrument: this.options.instrument, file: 1 }, ...fields];
+    const opening = (file: number): RecordFields => ({
+      phase: 'file',
+      at: new Date().toISOString(),
+      instrument: this.options.instrument,
+      file,
+      ...(gap ? { gap } : {}),
+    });
+    const all: RecordFields[] = gap ? [opening(this.fileNo + 1), ...fields] : this.head ? fields : [opening(1), ...fields];
     return all.map((f) => {
       const record = seal(f, ++seq, prev);
       prev = record.hash;
@@ -279,8 +323,8 @@ export class RedisAuditLog extends EventEmitter {
     });
   }
 
-  private checkpointText(last: AuditRecord): string {
-    const cp: Checkpoint = { seq: last.seq, hash: last.hash, file: 1, at: last.at };
+  private checkpointText(last: AuditRecord, file: number): string {
+    const cp: Checkpoint = { seq: last.seq, hash: last.hash, file, at: last.at };
     return JSON.stringify(this.options.key ? { ...cp, mac: checkpointMac(this.options.key, cp) } : cp);
   }
 

@@ -32,7 +32,8 @@ export interface VerifyReport {
   openIntents: string[];
   /**
    * Records missing where the writer declared it (a file record saying the chain lost them: a chain file deleted,
-   * moved or cut short): the records around a gap verify, but the chain is not complete, so `ok` is false.
+   * moved or cut short, or Redis losing its data): the records around a gap verify, but the chain is not complete, so
+   * `ok` is false. After a gap, an outcome whose intent is not in the chain is taken for one of a missing intent.
    */
   gaps: { file: string; line: number; from: number; to: number; reason: string }[];
 }
@@ -159,7 +160,7 @@ export function verifyChain(input: VerifyInput): VerifyReport {
         open.set(record.id, true);
       }
       if (record.phase === 'outcome') {
-        if (!open.has(record.id)) {
+        if (!open.has(record.id) && !(report.gaps.length > 0 && !ids.has(record.id))) {
           const intent = ids.get(record.id);
           return bad(
             name,

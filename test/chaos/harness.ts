@@ -527,8 +527,10 @@ class World {
         const chain = await readStreamChain(this.admin, { stream: k.audit, head: k.auditHead, checkpoint: k.auditCheckpoint });
         if (chain.ids.length === 0) return;
         const report = verifyStreamChain(k.audit, chain, Buffer.from(AUDIT_KEY));
-        last = { instrument: i, at: Date.now(), ok: report.ok, reason: report.firstBad?.reason };
-        if (report.ok) break;
+        // a gap the writer declared after Redis lost its data is not tampering (invariant e says when it may be)
+        const ok = report.firstBad === undefined;
+        last = { instrument: i, at: Date.now(), ok, reason: report.firstBad?.reason, gaps: report.gaps.length };
+        if (ok) break;
       } catch (err) {
         last = { instrument: i, at: Date.now(), ok: true, reason: `not read: ${(err as Error).message}` };
         break;

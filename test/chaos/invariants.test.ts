@@ -131,6 +131,13 @@ describe('chaos invariants', function () {
       ['e'],
       'a chain that does not verify',
     );
+    const gapped = { instrument: 0, at: T + 4000, ok: true, gaps: 1 };
+    assert.deepStrictEqual(broken(observation({ chains: [gapped] })), ['e'], 'records declared missing with no loss');
+    assert.deepStrictEqual(
+      broken(observation({ chains: [gapped], losses: [{ readAt: T + 2000, lostAt: T + 3500 }] })),
+      [],
+      'records declared missing after Redis lost its data',
+    );
   });
 
   it('union and longestCovered agree with a millisecond-by-millisecond count', function () {

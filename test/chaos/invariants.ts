@@ -98,8 +98,11 @@ export interface AuditLoss {
 export interface ChainCheck {
   instrument: number;
   at: number;
+  /** no record altered, inserted, removed or repeated (a gap the writer declared is not tampering) */
   ok: boolean;
   reason?: string;
+  /** gaps the writers declared (records Redis lost): fine after a loss the run made, tampering before any */
+  gaps?: number;
 }
 
 export interface Observation {
@@ -303,6 +306,11 @@ export function check(o: Observation): Verdict {
       violations.push({
         invariant: 'e',
         text: `i${c.instrument}'s chain does not verify (${new Date(c.at).toISOString()}): ${c.reason}`,
+      });
+    else if ((c.gaps ?? 0) > 0 && !o.losses.some((l) => l.lostAt <= c.at))
+      violations.push({
+        invariant: 'e',
+        text: `i${c.instrument}'s chain declares records missing (${new Date(c.at).toISOString()}) although Redis lost nothing before`,
       });
   }
   return { violations, checks, excusedWrites };
