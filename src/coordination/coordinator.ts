@@ -63,6 +63,8 @@ export class InstrumentCoordination {
    * seen before it (this replica's own when it held the lease then). What goes out first under it is marked.
    */
   dataLost?: { token: number; seen: number };
+  /** this replica's own answer claims by source (error key → entry), written back when Redis loses its data */
+  readonly ownClaims = new Map<string, Map<string, string>>();
   /** the live replicas that know this instrument (this one included), as of the last round */
   watchers: string[] = [];
   /** nobody held the lease at this replica's last round (a lease free two rounds running is taken beyond the share) */
@@ -197,6 +199,8 @@ export class Coordinator {
    * this replica's clock, so a clock step neither shortens nor stretches it
    */
   private lossRoundsLeft = 0;
+  /** when this replica last learned that Redis lost its data (this process's clock) */
+  private lossSeenAt?: number;
 
   constructor(private readonly options: CoordinatorOptions) {
     this.replica = options.replica ?? replicaName();
@@ -267,11 +271,38 @@ export class Coordinator {
 
   /** The answer ledger of this instrument's source ('A' or 'B'), shared: the first claim wins across replicas. */
   ledger(instrumentKey: string, source: string): SharedLedger {
-    const staleClaimMs = this.instrument(instrumentKey)?.staleClaimMs ?? STALE_CLAIM_MS;
-    return new SharedLedger(this.redis, this.keys.instrument(instrumentKey), source, this.replica, this.now, {
-      maxKept: MAX_ANSWERS_KEPT,
-      staleClaimMs,
-    });
+    const inst = this.instrument(instrumentKey);
+    const staleClaimMs = inst?.staleClaimMs ?? STALE_CLAIM_MS;
+    let own = inst?.ownClaims.get(source);
+    if (inst && !own) inst.ownClaims.set(source, (own = new Map()));
+    return new SharedLedger(
+      this.redis,
+      this.keys.instrument(instrumentKey),
+      source,
+      this.replica,
+      this.now,
+      { maxKept: MAX_ANSWERS_KEPT, staleClaimMs },
+      own,
+    );
+  }
+
+  /**
+   * Redis lost its data (this replica just learned it): its own answer claims go back into the shared ledgers, so an
+   * answer it has in flight (or gave) still blocks another replica's automatic answer to that error.
+   */
+  private async reseedLedgers(all: readonly InstrumentCoordination[]): Promise<void> {
+    this.lossSeenAt = this.now();
+    for (const inst of all) for (const source of inst.ownClaims.keys()) await this.ledger(inst.instrumentKey, source).reseed();
+  }
+
+  /**
+   * After Redis lost its data, automatic answers wait until every live replica had a round to learn it and write its
+   * own claims back (two rounds from when this one learned it): an answer another replica had in flight before the
+   * loss then refuses this one, instead of both reaching the instrument.
+   */
+  private async recoveryHold(): Promise<void> {
+    const wait = this.lossSeenAt === undefined ? 0 : this.lossSeenAt + 2 * this.roundMs - this.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   }
 
   /**
@@ -293,6 +324,7 @@ export class Coordinator {
       claim: async (source, errorKey, response, options) => {
         const identity = options.identity ? fingerprint(options.identity) : undefined;
         // an automatic answer (a policy's) is made on the holder's behalf: fenced by its lease, like its defaults
+        if (options.automatic) await this.recoveryHold();
         const inst = this.instrument(instrumentKey);
         const leaseValue = options.automatic ? (inst?.leaseValue('automatic answer') ?? '') : undefined;
         return this.ledger(instrumentKey, source).claim(errorKey, response, {
@@ -392,6 +424,7 @@ export class Coordinator {
       }
       // two lease times of rounds, this one included
       if (lost) this.lossRoundsLeft = Math.ceil((2 * ttl) / this.roundMs) + 1;
+      if (lost) await this.reseedLedgers(all);
       let afterLoss = this.lossRoundsLeft > 0;
       if (this.lossRoundsLeft > 0) this.lossRoundsLeft--;
       // the share counts every instrument a live replica knows, not only this one's (replicas whose flows differ)
@@ -500,6 +533,7 @@ export class Coordinator {
     this.epoch = epoch;
     // two lease times of rounds, this one counted already
     if (changed) this.lossRoundsLeft = Math.ceil((2 * this.options.leaseMs) / this.roundMs);
+    if (changed) await this.reseedLedgers([...this.instruments.values()]);
     return changed;
   }
 

@@ -285,7 +285,31 @@ export class SharedLedger {
       maxKept: MAX_ANSWERS_KEPT,
       staleClaimMs: STALE_LEDGER_CLAIM_MS,
     },
+    /**
+     * This replica's own claims (error key → the entry as claimed, then as confirmed), kept beside Redis so that
+     * they can be written back when Redis loses its data (see reseed); bounded by MAX_OWN_CLAIMS, oldest first.
+     */
+    private readonly mine: Map<string, string> = new Map(),
   ) {}
+
+  private keepMine(errorKey: string, json: string | undefined): void {
+    this.mine.delete(errorKey);
+    if (json === undefined) return;
+    this.mine.set(errorKey, json);
+    if (this.mine.size > MAX_OWN_CLAIMS) this.mine.delete(this.mine.keys().next().value as string);
+  }
+
+  /**
+   * Redis lost its data: writes this replica's own claims back (where no entry is there now), so an answer it has in
+   * flight, or gave, still blocks another replica's answer to that error. Returns how many went back.
+   */
+  async reseed(): Promise<number> {
+    let written = 0;
+    for (const [errorKey, json] of [...this.mine]) {
+      if ((await this.redis.eval(LEDGER_CLAIM, 2, this.hash, this.order, errorKey, json)) === null) written++;
+    }
+    return written;
+  }
 
   private get hash(): string {
     return this.keys.ledger(this.source);
@@ -339,7 +363,10 @@ export class SharedLedger {
       if (!replaced) return { ok: false, existing: found };
     }
     // not fenced: confirming or releasing after the lease moved on is still right (the answer was sent or refused)
+    this.keepMine(errorKey, json);
     const settle = async (next: string): Promise<void> => {
+      this.keepMine(errorKey, next === '' ? undefined : next);
+      // the entry as claimed, or as this replica wrote it back after Redis lost its data (the same JSON)
       await this.settle(errorKey, json, next);
     };
     return {
@@ -349,6 +376,9 @@ export class SharedLedger {
     };
   }
 }
+
+/** Own claims a replica keeps to write back after Redis lost its data (the newest; answers are rarely older). */
+export const MAX_OWN_CLAIMS = 1000;
 
 /** A claim in flight for longer than this was lost with its replica (requests time out far sooner). */
 export const STALE_LEDGER_CLAIM_MS = 10 * 60_000;
