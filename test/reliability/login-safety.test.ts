@@ -21,10 +21,11 @@ describe('login safety (simulated time)', function () {
   const sim = new Simulator({ policy: { maximumLoginAttempts: 3 } });
   let clock: ReturnType<typeof FakeTimers.install>;
   const clients: LiquidHandlerClient[] = [];
-  const transit = new HttpTransit();
+  let transit: HttpTransit;
 
   before(async function () {
     await sim.start();
+    transit = new HttpTransit(Number(new URL(sim.baseUrl).port));
   });
   after(async function () {
     transit.close();

@@ -1,37 +1,44 @@
 /**
  * HTTP in transit, for tests that drive a client on a fake clock against a server in the same process: a request
- * is "in transit" from the client's start until the server has it, and from the server's answer until the client
- * has the response (Node's `http` diagnostics channels). A test advances fake time only when nothing is in transit,
- * so real I/O never races the client's fake deadline, however busy the machine is.
+ * to the server's port is "in transit" from the client's start until the server has it, and from the server's answer
+ * until the client has the response (Node's `http` diagnostics channels). A test advances fake time only when
+ * nothing is in transit, so real I/O never races the client's fake deadline, however busy the machine is.
+ * Requests are tracked one by one until they close (an aborted or failed one too), and only those of `port`:
+ * other tests' connections in the same process never count.
  */
 import diagnostics from 'node:diagnostics_channel';
-
-const CHANNELS = {
-  clientStart: 'http.client.request.start',
-  clientError: 'http.client.request.error',
-  clientDone: 'http.client.response.finish',
-  serverStart: 'http.server.request.start',
-  serverDone: 'http.server.response.finish',
-} as const;
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 export class HttpTransit {
-  private client = 0; // client requests started and not yet answered or failed
-  private server = 0; // requests the server has received and not yet answered
-  private readonly listeners: [string, () => void][] = [
-    [CHANNELS.clientStart, () => void this.client++],
-    [CHANNELS.clientError, () => void this.client--],
-    [CHANNELS.clientDone, () => void this.client--],
-    [CHANNELS.serverStart, () => void this.server++],
-    [CHANNELS.serverDone, () => void this.server--],
-  ];
+  /** client requests to the port, until the response arrived or the request closed */
+  private readonly client = new Set<ClientRequest>();
+  /** requests the server on the port has, until its answer is sent (or the connection closed) */
+  private readonly server = new Set<ServerResponse>();
+  private readonly onClientStart = (message: unknown): void => {
+    const request = (message as { request: ClientRequest }).request;
+    if (!String(request.getHeader('host') ?? '').endsWith(`:${this.port}`)) return;
+    this.client.add(request);
+    const done = (): void => void this.client.delete(request);
+    request.once('response', (res: IncomingMessage) => (res.complete ? done() : res.once('end', done).once('close', done)));
+    request.once('close', done);
+  };
+  private readonly onServerStart = (message: unknown): void => {
+    const { response, socket } = message as { response: ServerResponse; socket: Socket };
+    if (socket.localPort !== this.port) return;
+    this.server.add(response);
+    const done = (): void => void this.server.delete(response);
+    response.once('finish', done).once('close', done);
+  };
 
-  constructor() {
-    for (const [name, fn] of this.listeners) diagnostics.subscribe(name, fn);
+  constructor(private readonly port: number) {
+    diagnostics.subscribe('http.client.request.start', this.onClientStart);
+    diagnostics.subscribe('http.server.request.start', this.onServerStart);
   }
 
   /** Requests on the wire: sent but not yet at the server, or answered but not yet at the client. */
   get inTransit(): number {
-    return Math.max(0, this.client - this.server);
+    return Math.max(0, this.client.size - this.server.size);
   }
 
   /**
@@ -54,6 +61,7 @@ export class HttpTransit {
   }
 
   close(): void {
-    for (const [name, fn] of this.listeners) diagnostics.unsubscribe(name, fn);
+    diagnostics.unsubscribe('http.client.request.start', this.onClientStart);
+    diagnostics.unsubscribe('http.server.request.start', this.onServerStart);
   }
 }
