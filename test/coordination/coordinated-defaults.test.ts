@@ -93,8 +93,11 @@ interface World {
   keys: CoordinationKeys;
   /** the shared answer ledger: the first claim wins */
   claims: Map<string, { replica: string; at: number }>;
-  /** every claim made (answers sent to the instrument), in order */
-  sends: { key: string; replica: string; at: number }[];
+  /** every claim made (answers sent to the instrument), in order; `ord`: its place among sends and resolutions */
+  sends: { key: string; replica: string; at: number; ord: number }[];
+  /** the place of each resolution among sends and resolutions (several happen at one model time) */
+  resolvedOrd: Map<string, number>;
+  ord: number;
   /** the earliest deadline any replica gave the error */
   deadlines: Map<string, number>;
   /** when the error was resolved */
@@ -122,6 +125,8 @@ describeWithRedis('coordination: policy defaults across replicas (property)', fu
       sends: [],
       deadlines: new Map(),
       resolved: new Map(),
+      resolvedOrd: new Map(),
+      ord: 0,
       attemptsAfterResolved: [],
       escalated: [],
       log: [],
@@ -190,7 +195,7 @@ describeWithRedis('coordination: policy defaults across replicas (property)', fu
     }
     if (w.resolved.has(key)) return cancel(r, key); // the instrument: not pending (read before any PUT)
     w.claims.set(key, { replica: r.name, at: w.t });
-    w.sends.push({ key, replica: r.name, at: w.t });
+    w.sends.push({ key, replica: r.name, at: w.t, ord: ++w.ord });
     r.answered.add(key);
     return cancel(r, key);
   }
@@ -256,6 +261,7 @@ describeWithRedis('coordination: policy defaults across replicas (property)', fu
         const key = `e${op.e}`;
         if (!w.deadlines.has(key) || w.resolved.has(key)) break;
         w.resolved.set(key, w.t);
+        w.resolvedOrd.set(key, ++w.ord);
         for (const [i, x] of w.replicas.entries()) {
           if (!(op.who & (1 << i))) continue;
           x.seen.add(key);
@@ -307,11 +313,13 @@ describeWithRedis('coordination: policy defaults across replicas (property)', fu
     for (const [key, deadline] of w.deadlines) {
       const sent = w.sends.filter((s) => s.key === key);
       const resolvedAt = w.resolved.get(key);
+      const resolvedOrd = w.resolvedOrd.get(key);
       if (resolvedAt === undefined) assert.equal(sent.length, 1, `${key}: sent exactly once (sent ${sent.length} times)`);
       else assert.ok(sent.length <= 1, `${key}: sent at most once`);
       for (const s of sent) {
         assert.ok(s.at >= deadline, `${key}: sent at ${s.at}, before its deadline ${deadline}`);
-        if (resolvedAt !== undefined) assert.ok(s.at < resolvedAt, `${key}: sent after it was resolved`);
+        // after, in the order things happened (a send and the resolution may share one model time)
+        if (resolvedOrd !== undefined) assert.ok(s.ord < resolvedOrd, `${key}: sent after it was resolved`);
       }
     }
     assert.deepEqual(w.attemptsAfterResolved, [], 'nothing attempted by a replica that heard the resolution');
