@@ -335,12 +335,17 @@ class ChannelConnection {
     ws.on('pong', () => (answered = true));
     ws.on('message', () => (answered = true));
     this.pingTimer = setInterval(() => {
-      if (!answered) {
-        ws.terminate(); // neither a pong nor a frame since the last ping: the connection is dead without saying so
-        return;
-      }
-      answered = false;
-      ws.ping();
+      // judged after this turn's I/O (setImmediate runs after the poll phase): after an event-loop stall, the timer
+      // runs before the frames that arrived meanwhile are read, and would drop a socket that kept delivering
+      setImmediate(() => {
+        if (ws.readyState !== ws.OPEN) return;
+        if (!answered) {
+          ws.terminate(); // neither a pong nor a frame since the last ping: the connection is dead without saying so
+          return;
+        }
+        answered = false;
+        ws.ping();
+      });
     }, every);
   }
 

@@ -178,4 +178,28 @@ describe('client: hostile event sockets (property)', function () {
     await until(() => frames >= 60, '60 frames', 20000);
     assert.deepEqual(changes, ['connected'], 'never dropped');
   });
+
+  it('keeps that socket through event-loop stalls (a busy Node-RED): frames read after a stall count', async function () {
+    const { url } = await serve((ws) => {
+      const timer = setInterval(() => ws.send(JSON.stringify({ code: 'maintenancedata', description: '', data: '{}' })), 5);
+      ws.on('close', () => clearInterval(timer));
+    }, false);
+    const c = new LiquidHandlerClient({ baseUrl: url, events: { ...timings, pingIntervalMs: 20 } });
+    open.push(c);
+    const changes: string[] = [];
+    c.events.onState((change) => changes.push(change.state));
+    let frames = 0;
+    c.events.onEvents(() => frames++);
+    await until(() => frames >= 5, '5 frames', 20000);
+    // ten stalls of 60 ms (three ping intervals each): the ping timer is due when each ends, before the frames that
+    // arrived meanwhile are read
+    for (let i = 0; i < 10; i++) {
+      const end = Date.now() + 60;
+      while (Date.now() < end); // a synchronous stall, as a heavy flow makes
+      await new Promise((r) => setTimeout(r, 3));
+    }
+    const before = frames;
+    await until(() => frames >= before + 20, '20 more frames', 20000);
+    assert.deepEqual(changes, ['connected'], 'never dropped');
+  });
 });
