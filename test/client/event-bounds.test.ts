@@ -163,7 +163,8 @@ describe('client: hostile event sockets (property)', function () {
     );
   });
 
-  it('keeps a socket that delivers frames although the instrument never answers pings', async function () {
+  /** A socket with a frame every 5 ms and no pong ever (ping interval 20 ms): its state changes and frames so far. */
+  async function chattyWithoutPongs(): Promise<{ changes: string[]; frames: () => number }> {
     const { url } = await serve((ws) => {
       const timer = setInterval(() => ws.send(JSON.stringify({ code: 'maintenancedata', description: '', data: '{}' })), 5);
       ws.on('close', () => clearInterval(timer));
@@ -174,23 +175,19 @@ describe('client: hostile event sockets (property)', function () {
     c.events.onState((change) => changes.push(change.state));
     let frames = 0;
     c.events.onEvents(() => frames++);
+    return { changes, frames: () => frames };
+  }
+
+  it('keeps a socket that delivers frames although the instrument never answers pings', async function () {
+    const { changes, frames } = await chattyWithoutPongs();
     // 60 frames at one per 5 ms: over ten ping intervals without a single pong
-    await until(() => frames >= 60, '60 frames', 20000);
+    await until(() => frames() >= 60, '60 frames', 20000);
     assert.deepEqual(changes, ['connected'], 'never dropped');
   });
 
   it('keeps that socket through event-loop stalls (a busy Node-RED): frames read after a stall count', async function () {
-    const { url } = await serve((ws) => {
-      const timer = setInterval(() => ws.send(JSON.stringify({ code: 'maintenancedata', description: '', data: '{}' })), 5);
-      ws.on('close', () => clearInterval(timer));
-    }, false);
-    const c = new LiquidHandlerClient({ baseUrl: url, events: { ...timings, pingIntervalMs: 20 } });
-    open.push(c);
-    const changes: string[] = [];
-    c.events.onState((change) => changes.push(change.state));
-    let frames = 0;
-    c.events.onEvents(() => frames++);
-    await until(() => frames >= 5, '5 frames', 20000);
+    const { changes, frames } = await chattyWithoutPongs();
+    await until(() => frames() >= 5, '5 frames', 20000);
     // ten stalls of 60 ms (three ping intervals each): the ping timer is due when each ends, before the frames that
     // arrived meanwhile are read
     for (let i = 0; i < 10; i++) {
@@ -198,8 +195,8 @@ describe('client: hostile event sockets (property)', function () {
       while (Date.now() < end); // a synchronous stall, as a heavy flow makes
       await new Promise((r) => setTimeout(r, 3));
     }
-    const before = frames;
-    await until(() => frames >= before + 20, '20 more frames', 20000);
+    const before = frames();
+    await until(() => frames() >= before + 20, '20 more frames', 20000);
     assert.deepEqual(changes, ['connected'], 'never dropped');
   });
 });
