@@ -94,7 +94,45 @@ function afterClosePhase(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setTimeout(resolve, 0)));
 }
 
-function listen(server: http.Server | https.Server, port: number, host: string): Promise<number> {
+/**
+ * The first port of the kernel's ephemeral range (outgoing connections and servers on port 0 take theirs from it):
+ * /proc/sys/net/ipv4/ip_local_port_range, 32768 where it cannot be read.
+ */
+function ephemeralLow(): number {
+  try {
+    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > 1024 ? low : 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+/** The lowest port a simulator asked for any port picks from (below the ephemeral range). */
+const OWN_RANGE_LOW = 20000;
+/** Ports tried in the range before the kernel is asked for one. */
+const OWN_RANGE_TRIES = 40;
+
+/**
+ * Listens on `port`; for any port (0), on a random free one below the kernel's ephemeral range: a simulator stopped
+ * and started again on its port (an instrument restart, in tests and benches) would otherwise find it taken by an
+ * outgoing connection of another process, which the kernel gives ephemeral ports. The kernel picks (0) when none of
+ * OWN_RANGE_TRIES random ports is free or the range is empty.
+ */
+async function listen(server: http.Server | https.Server, port: number, host: string): Promise<number> {
+  const high = ephemeralLow() - 1;
+  if (port !== 0 || high <= OWN_RANGE_LOW) return listenOn(server, port, host);
+  for (let i = 0; i < OWN_RANGE_TRIES; i++) {
+    const candidate = OWN_RANGE_LOW + Math.floor(Math.random() * (high - OWN_RANGE_LOW + 1));
+    try {
+      return await listenOn(server, candidate, host);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    }
+  }
+  return listenOn(server, 0, host);
+}
+
+function listenOn(server: http.Server | https.Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (err: Error): void => reject(err);
     server.once('error', onError);

@@ -311,3 +311,30 @@ describe('simulator: seed and reset', function () {
     }
   });
 });
+
+describe('simulator: ports that survive a restart', function () {
+  it('asked for any port, listens below the kernel ephemeral range, and starts again on the same ports', async function () {
+    const [low] = (await import('node:fs')).readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
+    const sims = [new Simulator(), new Simulator(), new Simulator()];
+    try {
+      for (const sim of sims) await sim.start();
+      for (const sim of sims) {
+        for (const url of [sim.baseUrl, sim.instrumentUrl]) {
+          const port = Number(new URL(url).port);
+          // an outgoing connection of any process takes its local port from that range: a restart on a port there
+          // may find it taken (EADDRINUSE, seen in a loaded test run)
+          assert.ok(port >= 20000 && port < Number(low), `${url} below ${low}`);
+        }
+      }
+      const before = sims.map((s) => [s.baseUrl, s.instrumentUrl]);
+      for (const sim of sims) await sim.stop();
+      for (const sim of sims) await sim.start();
+      assert.deepEqual(
+        sims.map((s) => [s.baseUrl, s.instrumentUrl]),
+        before,
+      );
+    } finally {
+      for (const sim of sims) await sim.stop();
+    }
+  });
+});
