@@ -5,13 +5,13 @@
 // Chromium from test/support/browser.ts; needs a build (the Node-RED process loads nodes/).
 import assert from 'assert';
 import fs from 'fs';
-import net from 'net';
 import path from 'path';
 
 import { Browser, Page } from 'playwright-core';
 
 import type { Simulator } from '../../src/simulator';
 import { launchChromium, localPage } from '../support/browser';
+import { freePort } from '../support/free-port';
 import { type FlowNode, Replica } from '../support/red-replicas';
 import { startSimulator, USER } from '../support/runtime';
 import { until } from '../support/until';
@@ -20,17 +20,6 @@ const root = path.resolve(__dirname, '..', '..');
 const EXAMPLE = path.join(root, 'examples-extra', '07 Operator dashboard (needs Dashboard 2.0).json');
 const HOSTILE = 'Bench 2 <img src=x onerror="window.__lhInjected=1">';
 const UNPLUGGED = 'Bench 3 (unplugged)';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** One more instrument as the example's description says: watch errors, answer links, lh-state into the fleet. */
 function instrumentBlock(n: number, name: string, baseUrl: string, withPage: boolean): FlowNode[] {

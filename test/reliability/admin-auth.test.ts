@@ -5,12 +5,11 @@
 import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'child_process';
 import fs from 'fs';
-import http from 'http';
-import { AddressInfo } from 'net';
 import os from 'os';
 import path from 'path';
 
 import { Simulator } from '../../src/simulator';
+import { freePort } from '../support/free-port';
 import { requestText, TextResponse } from '../support/http-text';
 import { startSimulator } from '../support/runtime';
 
@@ -20,16 +19,6 @@ const bcrypt = require(require.resolve('bcryptjs', { paths: [path.dirname(requir
   hashSync(s: string, rounds: number): string;
 };
 const ADMIN_PASSWORD = 'admin-pass-7';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = http.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function call(method: string, url: string, body?: unknown, token?: string): Promise<TextResponse> {
   const data = body === undefined ? undefined : JSON.stringify(body);

@@ -8,6 +8,7 @@ import net from 'net';
 import os from 'os';
 import path from 'path';
 
+import { freePort } from './free-port';
 import { until } from './until';
 
 export interface TestBroker {
@@ -24,17 +25,6 @@ function hasMosquitto(): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function accepts(port: number): Promise<boolean> {

@@ -5,13 +5,13 @@
  */
 import { ChildProcess, execFileSync, spawn } from 'child_process';
 import fs from 'fs';
-import net from 'net';
 import os from 'os';
 import path from 'path';
 
 import Redis from 'ioredis';
 
 import { Coordinator } from '../../src/coordination/coordinator';
+import { freePort } from './free-port';
 
 /** The redis-server binary on the PATH, or undefined. */
 export function redisServerBinary(): string | undefined {
@@ -45,18 +45,9 @@ export function describeWithRedis(title: string, body: (this: Mocha.Suite) => vo
   describe.skip(title, body);
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 /** One redis-server child (or the external server of LH_REDIS_URL, which `stop` and `pause` leave alone). */
+export { freePort };
+
 export class RedisHarness {
   private child?: ChildProcess;
   private dir?: string;

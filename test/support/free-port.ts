@@ -1,0 +1,40 @@
+/**
+ * A free TCP port on 127.0.0.1 for a server a test starts, stops and starts again on the same port (redis-server, a
+ * broker, Node-RED): picked at random below the kernel's ephemeral range, as the simulator does, because outgoing
+ * connections of any process are given ports from that range and one may hold the port while the server is down.
+ */
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+
+const LOW = 20000;
+
+function ephemeralLow(): number {
+  try {
+    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > LOW + 1 ? low : 32768;
+  } catch {
+    return 32768;
+  }
+}
+
+function bindable(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(undefined));
+    probe.listen(port, '127.0.0.1', () => {
+      const bound = (probe.address() as net.AddressInfo).port;
+      probe.close(() => resolve(bound));
+    });
+  });
+}
+
+export async function freePort(): Promise<number> {
+  const high = ephemeralLow() - 1;
+  for (let i = 0; i < 40; i++) {
+    const port = await bindable(LOW + Math.floor(Math.random() * (high - LOW + 1)));
+    if (port !== undefined) return port;
+  }
+  const any = await bindable(0);
+  if (any === undefined) throw new Error('no free port on 127.0.0.1');
+  return any;
+}
