@@ -16,7 +16,7 @@ describeWithRedis('coordination: answers in flight when Redis loses its data (is
   const db = useRedis();
   const coordinator = useCoordinators(db);
   let n = 0;
-  let clock: FakeTimers.InstalledClock | undefined;
+  let clock: ReturnType<typeof FakeTimers.install> | undefined;
   afterEach(function () {
     clock?.uninstall();
     clock = undefined;
