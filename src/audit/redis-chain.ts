@@ -61,11 +61,14 @@ export function verifyStreamChain(name: string, chain: StreamChain, key?: Buffer
     const i = parts.findIndex((_, k) => partName(k) === report.firstBad?.file);
     if (i >= 0) report.firstBad = { ...report.firstBad, file: name, line: parts[i].firstLine + report.firstBad.line - 1 };
   }
-  if (report.ok && chain.ids.length > 0 && chain.checkpoint === undefined) {
+  // a declared gap makes the report not ok, yet what follows still checks the records around it: a gap record needs no
+  // key, so one appended by someone without it must not excuse records after the checkpoint or a checkpoint removed
+  const intact = (): boolean => report.firstBad === undefined;
+  if (intact() && chain.ids.length > 0 && chain.checkpoint === undefined) {
     failAtCheckpoint(report, report.lastSeq, 'the checkpoint is missing (it is written with every append: it was deleted)');
   }
   const named = checkpointSeq(chain.checkpoint);
-  if (report.ok && named !== undefined && named < report.lastSeq) {
+  if (intact() && named !== undefined && named < report.lastSeq) {
     // unlike a file's, a stream's checkpoint is set in the same atomic step as every append: records after it were
     // put there by someone who can seal records (no key needed) but not sign the checkpoint
     report.ok = false;
@@ -77,7 +80,7 @@ export function verifyStreamChain(name: string, chain: StreamChain, key?: Buffer
     };
     report.records = named + 1;
   }
-  if (chain.ids.length === 0 && chain.checkpoint !== undefined && report.ok) {
+  if (chain.ids.length === 0 && chain.checkpoint !== undefined && intact()) {
     report.ok = false;
     report.firstBad = {
       file: name,
