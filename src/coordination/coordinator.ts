@@ -497,6 +497,15 @@ export class Coordinator {
           // Redis may have lost its data after this round read the epoch: a replica that never saw the lease's
           // token (it was free at its last look) cannot tell from the grant, the epoch tells (read again)
           if (!grant.dataLost && !afterLoss) afterLoss = await this.lossSinceRoundStart();
+          if (grant.dataLost && !lost) {
+            // told by the grant alone (a snapshot that kept the epoch and the write sequences, not the fence counter):
+            // the group gets a new epoch, so every replica learns it at its next round and writes its claims back
+            lost = true;
+            afterLoss = true;
+            if (this.epoch !== undefined) this.epoch = await this.leases.rotateEpoch(this.epoch, randomBytes(8).toString('hex'));
+            this.lossRoundsLeft = Math.ceil((2 * ttl) / this.roundMs);
+            await this.reseedLedgers(all);
+          }
           count++;
           inst.freeLastRound = false;
           inst.grant = grant;
