@@ -305,7 +305,11 @@ export class SharedLedger {
    */
   async reseed(): Promise<number> {
     let written = 0;
-    for (const [errorKey, json] of [...this.mine]) {
+    for (const errorKey of [...this.mine.keys()]) {
+      // the entry as this replica knows it now, read as it is sent: an answer settled while the write-back runs
+      // (released, confirmed) changed it, and its settle, sent before, found nothing to change in Redis
+      const json = this.mine.get(errorKey);
+      if (json === undefined) continue;
       if ((await this.redis.eval(LEDGER_CLAIM, 2, this.hash, this.order, errorKey, json)) === null) written++;
     }
     return written;
