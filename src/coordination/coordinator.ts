@@ -199,7 +199,10 @@ export class Coordinator {
    * this replica's clock, so a clock step neither shortens nor stretches it
    */
   private lossRoundsLeft = 0;
-  /** when this replica last learned that Redis lost its data (this process's clock) */
+  /**
+   * when this replica last learned that Redis lost its data, on a monotonic clock (performance.now): a step of the
+   * replica's wall clock neither stretches the hold of automatic answers nor ends it early
+   */
   private lossSeenAt?: number;
 
   constructor(private readonly options: CoordinatorOptions) {
@@ -291,7 +294,7 @@ export class Coordinator {
    * answer it has in flight (or gave) still blocks another replica's automatic answer to that error.
    */
   private async reseedLedgers(all: readonly InstrumentCoordination[]): Promise<void> {
-    this.lossSeenAt = this.now();
+    this.lossSeenAt = performance.now();
     for (const inst of all) for (const source of inst.ownClaims.keys()) await this.ledger(inst.instrumentKey, source).reseed();
   }
 
@@ -301,7 +304,8 @@ export class Coordinator {
    * loss then refuses this one, instead of both reaching the instrument.
    */
   private async recoveryHold(): Promise<void> {
-    const wait = this.lossSeenAt === undefined ? 0 : this.lossSeenAt + 2 * this.roundMs - this.now();
+    const hold = 2 * this.roundMs;
+    const wait = this.lossSeenAt === undefined ? 0 : Math.min(hold, this.lossSeenAt + hold - performance.now());
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   }
 
