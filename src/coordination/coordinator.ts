@@ -204,6 +204,8 @@ export class Coordinator {
    * replica's wall clock neither stretches the hold of automatic answers nor ends it early
    */
   private lossSeenAt?: number;
+  /** own answer claims still to write back after a loss (a write-back a Redis error cut short is tried again) */
+  private writeBackDue = false;
 
   constructor(private readonly options: CoordinatorOptions) {
     this.replica = options.replica ?? replicaName();
@@ -295,7 +297,14 @@ export class Coordinator {
    */
   private async reseedLedgers(all: readonly InstrumentCoordination[]): Promise<void> {
     this.lossSeenAt = performance.now();
+    this.writeBackDue = true;
+    await this.writeBack(all);
+  }
+
+  /** Writes the own claims back; a write-back cut short (a Redis error) is due again at the next round. */
+  private async writeBack(all: readonly InstrumentCoordination[]): Promise<void> {
     for (const inst of all) for (const source of inst.ownClaims.keys()) await this.ledger(inst.instrumentKey, source).reseed();
+    this.writeBackDue = false;
   }
 
   /**
@@ -429,6 +438,7 @@ export class Coordinator {
       // two lease times of rounds, this one included
       if (lost) this.lossRoundsLeft = Math.ceil((2 * ttl) / this.roundMs) + 1;
       if (lost) await this.reseedLedgers(all);
+      else if (this.writeBackDue) await this.writeBack(all);
       let afterLoss = this.lossRoundsLeft > 0;
       if (this.lossRoundsLeft > 0) this.lossRoundsLeft--;
       // the share counts every instrument a live replica knows, not only this one's (replicas whose flows differ)
