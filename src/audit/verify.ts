@@ -67,6 +67,8 @@ export function verifyChain(input: VerifyInput): VerifyReport {
   const open = new Map<string, true>();
   /** Every intent id and its seq: an id is used once (a random UUID per request). */
   const ids = new Map<string, number>();
+  /** Outcomes after a declared gap whose intent is not in the chain (lost with the gap), by id: one each. */
+  const outcomesOfLost = new Map<string, number>();
   let checkpoint: Checkpoint | undefined;
   let checkpointHashSeen: string | undefined;
   if (input.checkpoint !== undefined && input.checkpoint.trim() !== '') {
@@ -160,7 +162,16 @@ export function verifyChain(input: VerifyInput): VerifyReport {
         open.set(record.id, true);
       }
       if (record.phase === 'outcome') {
-        if (!open.has(record.id) && !(report.gaps.length > 0 && !ids.has(record.id))) {
+        const lostIntent = !open.has(record.id) && report.gaps.length > 0 && !ids.has(record.id);
+        const before = outcomesOfLost.get(record.id);
+        if (before !== undefined) {
+          return bad(
+            name,
+            lineNo,
+            `record #${record.seq} is a second outcome of the intent ${record.id} lost in a gap (its first: record #${before}): appended twice`,
+          );
+        }
+        if (!open.has(record.id) && !lostIntent) {
           const intent = ids.get(record.id);
           return bad(
             name,
@@ -170,6 +181,7 @@ export function verifyChain(input: VerifyInput): VerifyReport {
               : `record #${record.seq} is a second outcome of the intent #${intent} (${record.id}): appended twice`,
           );
         }
+        if (lostIntent) outcomesOfLost.set(record.id, record.seq);
         open.delete(record.id);
       }
       report.records++;
