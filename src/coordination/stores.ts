@@ -304,15 +304,12 @@ export class SharedLedger {
    * flight, or gave, still blocks another replica's answer to that error. Returns how many went back.
    */
   async reseed(): Promise<number> {
-    let written = 0;
-    for (const errorKey of [...this.mine.keys()]) {
-      // the entry as this replica knows it now, read as it is sent: an answer settled while the write-back runs
-      // (released, confirmed) changed it, and its settle, sent before, found nothing to change in Redis
-      const json = this.mine.get(errorKey);
-      if (json === undefined) continue;
-      if ((await this.redis.eval(LEDGER_CLAIM, 2, this.hash, this.order, errorKey, json)) === null) written++;
-    }
-    return written;
+    // all sent at once (one round trip, not one per claim: the round renews no lease until it is done), each entry
+    // as this replica knows it when it is sent: an answer settled before (released, confirmed) changed it, and its
+    // settle found nothing to change in Redis; one settled after is sent after it on the connection
+    const sent: Promise<unknown>[] = [];
+    for (const [errorKey, json] of this.mine) sent.push(this.redis.eval(LEDGER_CLAIM, 2, this.hash, this.order, errorKey, json));
+    return (await Promise.all(sent)).filter((reply) => reply === null).length;
   }
 
   private get hash(): string {
