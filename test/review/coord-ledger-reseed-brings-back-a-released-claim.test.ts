@@ -11,7 +11,7 @@
 import assert from 'assert';
 
 import { CoordinationKeys } from '../../src/coordination/keys';
-import { LEDGER_CLAIM } from '../../src/coordination/scripts';
+import { LEDGER_WRITE_BACK } from '../../src/coordination/scripts';
 import { type LedgerClaim, SharedLedger, type StoreRedis } from '../../src/coordination/stores';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 
@@ -35,7 +35,7 @@ describeWithRedis('review: an answer settled while its claim is written back aft
       get(target, prop, receiver) {
         if (prop !== 'eval') return Reflect.get(target, prop, receiver) as unknown;
         return (script: string, numKeys: number, ...args: (string | number)[]) => {
-          if (hook && script === LEDGER_CLAIM && args[numKeys] === hook.at) {
+          if (hook && script === LEDGER_WRITE_BACK && args[numKeys] === hook.at) {
             const { during } = hook;
             hook = undefined;
             during();

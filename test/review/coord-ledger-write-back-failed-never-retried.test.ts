@@ -11,7 +11,7 @@ import assert from 'assert';
 import FakeTimers from '@sinonjs/fake-timers';
 
 import { Coordinator } from '../../src/coordination/coordinator';
-import { LEDGER_CLAIM } from '../../src/coordination/scripts';
+import { LEDGER_WRITE_BACK } from '../../src/coordination/scripts';
 import { describeWithRedis, useCoordinators, useRedis } from '../support/redis-server';
 
 describeWithRedis('review: a write-back of answer claims cut short by a Redis error', function () {
@@ -33,7 +33,7 @@ describeWithRedis('review: a write-back of answer claims cut short by a Redis er
       get(target, prop, receiver) {
         if (prop !== 'eval') return Reflect.get(target, prop, receiver) as unknown;
         return (script: string, numKeys: number, ...args: (string | number)[]) => {
-          if (failNext && script === LEDGER_CLAIM) {
+          if (failNext && script === LEDGER_WRITE_BACK) {
             failNext = false;
             return Promise.reject(new Error('read ECONNRESET'));
           }

@@ -10,7 +10,7 @@
 import assert from 'assert';
 
 import { CoordinationKeys } from '../../src/coordination/keys';
-import { LEDGER_CLAIM } from '../../src/coordination/scripts';
+import { LEDGER_WRITE_BACK } from '../../src/coordination/scripts';
 import { SharedLedger, type StoreRedis } from '../../src/coordination/stores';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 
@@ -25,7 +25,7 @@ describeWithRedis("review: the write-back of a replica's answer claims after a l
       get(target, prop, receiver) {
         if (prop !== 'eval') return Reflect.get(target, prop, receiver) as unknown;
         return async (script: string, numKeys: number, ...args: (string | number)[]) => {
-          if (script !== LEDGER_CLAIM) return target.eval(script, numKeys, ...args);
+          if (script !== LEDGER_WRITE_BACK) return target.eval(script, numKeys, ...args);
           // a call sent while none is waiting for its reply starts a new round trip
           if (inFlight++ === 0) trips++;
           try {
