@@ -131,6 +131,11 @@ export class RedisAuditLog extends EventEmitter {
    * `lh-audit verify` reports the gap (an outcome whose intent was lost with it is then not taken for an insertion).
    */
   private gap?: ChainGap;
+  /**
+   * This writer refused the chain in Redis (altered, or signed with another key): it writes nothing until an
+   * administrator moves the chain's keys aside, and the empty chain it then finds is a new one, not records lost.
+   */
+  private refused = false;
   private queue: Entry[] = [];
   private flushing?: Promise<void>;
   private closed = false;
@@ -223,6 +228,7 @@ export class RedisAuditLog extends EventEmitter {
       }
       if (Number(reply[0]) === -1) {
         this.headKnown = false;
+        this.refused = true;
         throw new Error(
           'the audit chain in Redis was altered (its head is gone but its stream has records); run lh-audit verify',
         );
@@ -234,6 +240,7 @@ export class RedisAuditLog extends EventEmitter {
         this.head = next;
         this.fileNo = fileNoOf(records, this.fileNo);
         this.gap = undefined;
+        this.refused = false;
         this.highest = Math.max(this.highest, next.seq);
         await this.waitForReplicas();
         return records;
@@ -256,6 +263,7 @@ export class RedisAuditLog extends EventEmitter {
     const head = parseHead(headText);
     const fail = (text: string): Error => {
       this.headKnown = false;
+      this.refused = true;
       return new Error(text);
     };
     const altered = (why: string): Error => fail(`the audit chain in Redis was altered (${why}); run lh-audit verify`);
@@ -285,6 +293,8 @@ export class RedisAuditLog extends EventEmitter {
       }
     }
     const seq = head ? head.seq : -1;
+    // the chain this writer refused was moved aside (RENAME, for an investigation): a new chain begins, no gap
+    if (!head && this.refused) this.highest = -1;
     this.fileNo = head ? fileOf(checkpointText) : 1;
     this.gap = undefined;
     if (seq < this.highest) {
