@@ -298,7 +298,8 @@ export class Coordinator {
   private async reseedLedgers(all: readonly InstrumentCoordination[]): Promise<void> {
     this.lossSeenAt = performance.now();
     this.writeBackDue = true;
-    await this.writeBack(all);
+    // a Redis error leaves it due: the next round tries again (and the round goes on with its leases meanwhile)
+    await this.writeBack(all).catch(() => undefined);
   }
 
   /** Writes the own claims back; a write-back cut short (a Redis error) is due again at the next round. */
@@ -511,21 +512,22 @@ export class Coordinator {
           // Redis may have lost its data after this round read the epoch: a replica that never saw the lease's
           // token (it was free at its last look) cannot tell from the grant, the epoch tells (read again)
           if (!grant.dataLost && !afterLoss) afterLoss = await this.lossSinceRoundStart();
-          if (grant.dataLost && !lost) {
-            // told by the grant alone (a snapshot that kept the epoch and the write sequences, not the fence counter):
-            // the group gets a new epoch, so every replica learns it at its next round and writes its claims back
-            lost = true;
-            afterLoss = true;
-            if (this.epoch !== undefined) this.epoch = await this.leases.rotateEpoch(this.epoch, randomBytes(8).toString('hex'));
-            this.lossRoundsLeft = Math.ceil((2 * ttl) / this.roundMs);
-            await this.reseedLedgers(all);
-          }
+          // told by the grant alone (a snapshot that kept the epoch and the write sequences, not the fence counter)
+          const toldByGrant = grant.dataLost === true && !lost;
+          if (toldByGrant) lost = afterLoss = true;
           count++;
           inst.freeLastRound = false;
           inst.grant = grant;
           if (grant.dataLost || afterLoss) inst.dataLost = { token: grant.token, seen };
           inst.validUntil = started + ttl - this.safetyMs();
           inst.set({ role: 'holder', holder: this.replica, token: grant.token });
+          if (toldByGrant) {
+            // the group gets a new epoch, so every replica learns it at its next round and writes its claims back
+            // (after the grant is recorded: a Redis error here must not leave a lease taken and not known)
+            this.lossRoundsLeft = Math.ceil((2 * ttl) / this.roundMs);
+            await this.reseedLedgers(all);
+            if (this.epoch !== undefined) this.epoch = await this.leases.rotateEpoch(this.epoch, randomBytes(8).toString('hex'));
+          }
           continue;
         }
         if (grant.heldToken !== undefined) inst.know(grant.heldToken);
