@@ -31,7 +31,11 @@ function cell(value: unknown): string {
 /** What a file record declaring records missing says, for a reader of the export (as `verify` says it). */
 function gapText(gap: ChainGap | undefined): string {
   if (!gap || typeof gap !== 'object') return '';
-  return `records #${String(gap.from)} to #${String(gap.to)} are missing (${String(gap.reason ?? '')})`;
+  const what =
+    gap.to < gap.from
+      ? `records before #${String(gap.from)} are missing (their numbers were used again)`
+      : `records #${String(gap.from)} to #${String(gap.to)} are missing`;
+  return `${what} (${String(gap.reason ?? '')})`;
 }
 
 /** The records as CSV (RFC 4180, one header line), for a spreadsheet or a review. */

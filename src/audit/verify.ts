@@ -114,7 +114,8 @@ export function verifyChain(input: VerifyInput): VerifyReport {
           (after === null ? report.lastSeq === -1 : !!after && after.seq === report.lastSeq && after.hash === report.lastHash) &&
           gap.from === report.lastSeq + 1 &&
           Number.isSafeInteger(gap.to) &&
-          gap.to >= gap.from &&
+          // no numbers (to = from - 1): records lost whose numbers were used again since, by another writer
+          gap.to >= gap.from - 1 &&
           record.seq === gap.to + 1 &&
           record.phase === 'file' &&
           record.file > fileBefore;
@@ -286,9 +287,11 @@ export function describeReport(report: VerifyReport): string {
     );
   }
   for (const g of report.gaps) {
-    parts.push(
-      `INCOMPLETE: records #${g.from} to #${g.to} are missing, declared by ${g.file} line ${g.line} (${g.reason}); the records around the gap verify`,
-    );
+    const what =
+      g.to < g.from
+        ? `records before #${g.from} are missing (their numbers were used again)`
+        : `records #${g.from} to #${g.to} are missing`;
+    parts.push(`INCOMPLETE: ${what}, declared by ${g.file} line ${g.line} (${g.reason}); the records around the gap verify`);
   }
   parts.push(`checkpoint ${report.checkpoint}`);
   for (const t of report.torn) parts.push(`torn last line (a write cut short, never acknowledged): ${t.file} line ${t.line}`);

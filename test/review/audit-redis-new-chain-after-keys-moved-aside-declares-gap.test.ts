@@ -34,6 +34,20 @@ describeWithRedis('review: a new audit chain after the altered one was moved asi
     assert.deepStrictEqual([report.ok, report.gaps.length], [true, 0], describeReport(report));
   });
 
+  it('begun by another replica first: the replica that refused the old chain joins the new one, declaring nothing', async function () {
+    const { keys } = freshStream();
+    const one = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY });
+    const two = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY });
+    for (let i = 1; i <= 3; i++) for (const f of actionFields(i)) await one.append(f);
+    await db.redis.set(keys.head, `99 ${'f'.repeat(64)}`);
+    await assert.rejects(one.append(actionFields(4)[0]), /the audit chain in Redis was altered/);
+    for (const key of [keys.stream, keys.head, keys.checkpoint]) await db.redis.rename(key, `${key}:altered`);
+    await two.append(actionFields(5)[0]); // the other replica (which never wrote) begins the new chain
+    await one.append(actionFields(6)[0]);
+    const report = await verified(keys);
+    assert.deepStrictEqual([report.ok, report.gaps.length], [true, 0], describeReport(report));
+  });
+
   it('a chain emptied without an alteration seen before (Redis lost its data) still declares the gap', async function () {
     const { keys } = freshStream();
     const log = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY });

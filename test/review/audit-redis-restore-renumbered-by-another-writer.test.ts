@@ -1,13 +1,14 @@
 /**
- * Review finding (issue 29, the Redis audit chain after Redis lost records), not fixed: a writer declares records lost
- * when it finds the head *below* the highest record it saw. After a restore from an older snapshot, another writer that
- * had not seen the lost records appends first and numbers its records as the lost ones were: the head is then back at
- * (or above) the first writer's highest, with other records under those numbers. The first writer, whose intent was
- * among the records lost (acknowledged: its request was sent), sees no gap, declares nothing, and appends the
- * intent's outcome: `verify` says TAMPERED ("an outcome without an intent before it") for a chain nobody tampered
- * with, and the lost intent is declared nowhere. Telling it needs the writer to check that the chain in Redis still
- * holds its own last record (the hash at its seq) when it adopts another writer's head, and a declared gap whose
- * numbers were reused since, which verify does not accept yet: left as a skipped test for the lead. Real Redis.
+ * Review finding (issue 29, the Redis audit chain after Redis lost records): a writer declared records lost only
+ * when it found the head *below* the highest record it saw. After a restore from an older snapshot (or a FLUSHALL),
+ * another writer that had not seen the lost records appends first and numbers its records as the lost ones were:
+ * the head is then back at (or above) the first writer's highest, with other records under those numbers. The first
+ * writer, whose intent was among the records lost (acknowledged: its request was sent), saw no gap, declared nothing,
+ * and appended the intent's outcome: `verify` said TAMPERED ("an outcome without an intent before it") for a chain
+ * nobody altered, and the lost intent was declared nowhere. A writer that adopts a head at or above the highest
+ * record it saw now reads the chain back to that record's seq: another record there means records were lost and
+ * their numbers used again, declared by a file record whose gap has no numbers ("records before #n are missing").
+ * The seeded concurrent test found the same with a FLUSHALL (seeds 101, 120, 128 of 100..159). Real Redis.
  */
 import assert from 'assert';
 
@@ -18,7 +19,7 @@ import { describeWithRedis, useRedis } from '../support/redis-server';
 describeWithRedis('review: a restore renumbered by another writer before the first writes again', function () {
   const db = useRedis();
 
-  it.skip('the outcome of an intent lost with the restore is not taken for tampering (not fixed)', async function () {
+  it('the outcome of an intent lost with the restore is not taken for tampering, and the loss is declared', async function () {
     const { keys } = freshStream();
     const w1 = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY });
     const w2 = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY });
