@@ -4,7 +4,8 @@
  * while Redis loses the chain (FLUSHALL) or comes back from an older snapshot in the middle of the appends, at random.
  * After every burst: the chain never verifies as tampered (a gap declared after a loss is not tampering), no writer
  * goes back in seq, and every record acknowledged by an append that started after the last loss is in the stream.
- * Real Redis.
+ * Seeds 101, 120 and 128 failed before b0ce1cf (an outcome whose intent was lost with a FLUSHALL, its numbers used
+ * again by a writer that had not seen it: "an outcome without an intent"). Real Redis.
  */
 import assert from 'assert';
 
@@ -48,7 +49,7 @@ describeWithRedis('review: concurrent appends to the Redis audit chain while Red
     await m.exec();
   };
 
-  for (const seed of [11, 12, 13, 14, 15, 16]) {
+  for (const seed of [11, 12, 13, 14, 15, 16, 101, 120, 128]) {
     it(`seed ${seed}: never tampering, no writer goes back, what was acknowledged after a loss is kept`, async function () {
       this.timeout(60000);
       const rng = new Rng(seed);
