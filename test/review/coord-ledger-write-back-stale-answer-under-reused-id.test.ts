@@ -11,7 +11,10 @@ import assert from 'assert';
 
 import FakeTimers from '@sinonjs/fake-timers';
 
-import { identityOf } from '../../src/client/error-identity';
+import { answeredAnother } from '../../src/client/answer-ledger';
+import { fingerprint, identityOf } from '../../src/client/error-identity';
+import { CoordinationKeys } from '../../src/coordination/keys';
+import { SharedLedger, type StoreRedis } from '../../src/coordination/stores';
 import { describeWithRedis, useCoordinators, useRedis } from '../support/redis-server';
 
 describeWithRedis('review: the write-back after a loss keeps the newest answer under a reused id', function () {
@@ -65,4 +68,26 @@ describeWithRedis('review: the write-back after a loss keeps the newest answer u
       await toY.release();
     });
   }
+
+  it('a claim made after the loss and still in flight is not replaced by an older entry stamped by a clock ahead', async function () {
+    const keys = new CoordinationKeys(`lh-review-reused-skew-${process.pid}`).instrument('inst');
+    const redis = db.redis as unknown as StoreRedis;
+    const a = new SharedLedger(redis, keys, 'A', 'a', () => Date.now() + 30_000); // a's clock runs 30 s ahead
+    const b = new SharedLedger(redis, keys, 'A', 'b');
+    const x = identityOf({ id: 7, title: 'Clot detected', date: '2026-01-01T08:00:00Z' })!;
+    const y = identityOf({ id: 7, title: 'Door open', date: '2026-01-01T09:00:00Z' })!;
+    const toX = await a.claim('7', 'Retry', { by: 'operator', identity: fingerprint(x) });
+    assert.ok(toX.ok);
+    await toX.confirm();
+    await db.redis.del(keys.ledger('A'), `${keys.ledger('A')}:order`); // Redis loses its data
+    const toY = await b.claim('7', 'Abort', { by: 'operator', identity: fingerprint(y) }); // the error now under 7
+    assert.ok(toY.ok, 'in flight');
+    await a.reseed(); // a learns of the loss late and writes back its answer to X, stamped 30 s ahead
+    const auto = await b.claim('7', 'Retry', {
+      identity: fingerprint(y),
+      supersedes: (existing) => existing.outcome === 'answered' && answeredAnother({ ...existing }, y),
+    });
+    assert.equal(auto.ok, false, 'the answer to Y in flight refuses a second one');
+    await toY.release();
+  });
 });
