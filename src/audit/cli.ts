@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * lh-audit: checks and exports the audit chains the package writes.
- *   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]   exit 0 intact and signed, 1 tampered, 2 usage or read
- *   error, 3 intact but not authenticated (checkpoint unsigned, absent, or no key given)
+ *   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]   exit 0 intact and signed, 1 tampered or
+ *   records declared missing, 2 usage or read error, 3 intact but not authenticated (checkpoint unsigned, absent, or
+ *   no key given)
  *   lh-audit export FILE|REDIS-URL [--out FILE.csv]                          the records as CSV (stdout by default)
  * FILE is any file of a chain (<name>.NNNNNN.jsonl): the whole chain beside it is read, with its checkpoint.
  * REDIS-URL names the Redis of an lh-coordination group: redis://host:6379/0?prefix=labwire&instrument=ID (every
@@ -32,9 +33,11 @@ import { authenticated, describeReport, verifyChain, verifyExitCode, type Verify
 const USAGE = `usage:
   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]
   lh-audit export FILE|REDIS-URL [--out FILE.csv]
-verify exits 0 when the chain is intact and its signed checkpoint checked with the key, 1 when it was tampered
-with, 2 on a usage or read error, 3 when it is intact but not authenticated (checkpoint unsigned or absent, or no
-key given: a chain rewritten whole by someone able to write it would pass the hash checks). --json
+verify exits 0 when the chain is intact and its signed checkpoint checked with the key,
+1 when it was tampered with or records are declared missing (TAMPERED / INCOMPLETE: a chain file lost, or Redis lost
+its data; the records around the gap verify), 2 on a usage or read error, 3 when it is intact but not authenticated
+(checkpoint unsigned or absent, or no key given: a chain rewritten whole by someone able to write it would pass the
+hash checks). --json
 prints the report; its "authenticated" is true only for exit 0.
 FILE: a chain file (lh-audit-*.000001.jsonl in <userDir>/lh-audit); the key signs the checkpoint
 (settings.js lhAudit.key, or the file lh-audit.key beside the chains).

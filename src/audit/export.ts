@@ -1,4 +1,4 @@
-import { type AuditRecord } from './record';
+import { type AuditRecord, type ChainGap } from './record';
 
 export const CSV_COLUMNS = [
   'seq',
@@ -28,6 +28,16 @@ function cell(value: unknown): string {
   return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
+/** What a file record declaring records missing says, for a reader of the export (as `verify` says it). */
+function gapText(gap: ChainGap | undefined): string {
+  if (!gap || typeof gap !== 'object') return '';
+  const what =
+    gap.to < gap.from
+      ? `records before #${String(gap.from)} are missing (their numbers were used again)`
+      : `records #${String(gap.from)} to #${String(gap.to)} are missing`;
+  return `${what} (${String(gap.reason ?? '')})`;
+}
+
 /** The records as CSV (RFC 4180, one header line), for a spreadsheet or a review. */
 export function toCsv(records: Iterable<AuditRecord>): string {
   const lines = [CSV_COLUMNS.join(',')];
@@ -47,7 +57,7 @@ export function toCsv(records: Iterable<AuditRecord>): string {
       why: r.phase === 'intent' ? r.why : '',
       result: r.phase === 'outcome' ? r.outcome.result : '',
       status: r.phase === 'outcome' ? r.outcome.status : '',
-      reason: r.phase === 'outcome' ? r.outcome.reason : '',
+      reason: r.phase === 'outcome' ? r.outcome.reason : r.phase === 'file' ? gapText(r.gap) : '',
       hash: r.hash,
       prev: r.prev,
     };

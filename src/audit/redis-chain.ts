@@ -61,23 +61,32 @@ export function verifyStreamChain(name: string, chain: StreamChain, key?: Buffer
     const i = parts.findIndex((_, k) => partName(k) === report.firstBad?.file);
     if (i >= 0) report.firstBad = { ...report.firstBad, file: name, line: parts[i].firstLine + report.firstBad.line - 1 };
   }
-  if (report.ok && chain.ids.length > 0 && chain.checkpoint === undefined) {
+  // a declared gap makes the report not ok, yet what follows still checks the records around it: a gap record needs no
+  // key, so one appended by someone without it must not excuse records after the checkpoint or a checkpoint removed
+  const intact = (): boolean => report.firstBad === undefined;
+  if (intact() && chain.ids.length > 0 && chain.checkpoint === undefined) {
     failAtCheckpoint(report, report.lastSeq, 'the checkpoint is missing (it is written with every append: it was deleted)');
   }
   const named = checkpointSeq(chain.checkpoint);
-  if (report.ok && named !== undefined && named < report.lastSeq) {
+  if (intact() && named !== undefined && named < report.lastSeq) {
     // unlike a file's, a stream's checkpoint is set in the same atomic step as every append: records after it were
     // put there by someone who can seal records (no key needed) but not sign the checkpoint
+    // located by seq, not by line (after a declared gap the chain goes on above the records lost)
+    const seqs = seqsOf(chain.text);
+    const at = seqs.indexOf(named);
+    const next = seqs[at + 1] ?? named + 1;
     report.ok = false;
     report.firstBad = {
       file: name,
-      line: named + 2,
-      seq: named + 1,
-      reason: `records #${named + 1} to #${report.lastSeq} come after the checkpoint (#${named}), which is written with every append: they were added by someone who could not sign it`,
+      line: at + 2,
+      seq: next,
+      reason: `records #${next} to #${report.lastSeq} come after the checkpoint (#${named}), which is written with every append: they were added by someone who could not sign it`,
     };
-    report.records = named + 1;
+    report.records = at + 1;
+    // a gap declared by one of those records is theirs: not records missing around which the chain verifies
+    report.gaps = report.gaps.filter((g) => g.to + 1 <= named);
   }
-  if (chain.ids.length === 0 && chain.checkpoint !== undefined && report.ok) {
+  if (chain.ids.length === 0 && chain.checkpoint !== undefined && intact()) {
     report.ok = false;
     report.firstBad = {
       file: name,
@@ -117,6 +126,20 @@ function opensPart(line: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The seq of each line of a verified stream (NaN for a line that does not parse). */
+function seqsOf(text: string): number[] {
+  const lines = text.split('\n');
+  lines.pop();
+  return lines.map((line) => {
+    try {
+      const seq = (JSON.parse(line) as { seq?: unknown }).seq;
+      return typeof seq === 'number' ? seq : NaN;
+    } catch {
+      return NaN;
+    }
+  });
 }
 
 /** The seq a checkpoint names, if it parses. */

@@ -42,6 +42,12 @@ return {1, ARGV[2]}
 /** KEYS: head, checkpoint. Both in one atomic step (another replica's append between two GETs would mismatch them). */
 export const READ_HEAD = `return {redis.call('GET', KEYS[1]) or '', redis.call('GET', KEYS[2]) or ''}`;
 
+/** KEYS: stream. ARGV: count. The stream's last `count` entries, newest first. */
+export const READ_TAIL = `return redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', ARGV[1])`;
+
+/** Records read back at most to check that the chain still holds the head a writer knew (beyond: not checked). */
+const MAX_READ_BACK = 1024;
+
 /** Appends chained on a head another replica moved meanwhile are resealed and retried this many times. */
 export const MAX_APPEND_ATTEMPTS = 50;
 /** How long an append waits for a connection being made before it fails. */
@@ -105,6 +111,20 @@ function fileNoOf(records: readonly AuditRecord[], current: number): number {
   return current;
 }
 
+/** The record of a stream entry's fields (`r`), if it parses. */
+function recordOf(fields: string[]): AuditRecord | undefined {
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] !== 'r') continue;
+    try {
+      const record = JSON.parse(fields[i + 1]) as AuditRecord;
+      return record && typeof record === 'object' && typeof record.seq === 'number' ? record : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
 function headText(head: Head | undefined): string {
   return head ? `${head.seq} ${head.hash}` : '';
 }
@@ -123,6 +143,8 @@ export class RedisAuditLog extends EventEmitter {
   private headKnown = false;
   /** The highest seq this writer saw in the chain: a head below it means records were removed (or lost by Redis). */
   private highest = -1;
+  /** The record at `highest` as this writer saw it (its seq and hash): the chain must still hold it, see checkKept. */
+  private highestHead?: Head;
   /** The number of the head's file record (the chain's part): a declared gap opens the next one. */
   private fileNo = 1;
   /**
@@ -131,6 +153,11 @@ export class RedisAuditLog extends EventEmitter {
    * `lh-audit verify` reports the gap (an outcome whose intent was lost with it is then not taken for an insertion).
    */
   private gap?: ChainGap;
+  /**
+   * This writer refused the chain in Redis (altered, or signed with another key): it writes nothing until an
+   * administrator moves the chain's keys aside, and the empty chain it then finds is a new one, not records lost.
+   */
+  private refused = false;
   private queue: Entry[] = [];
   private flushing?: Promise<void>;
   private closed = false;
@@ -196,6 +223,7 @@ export class RedisAuditLog extends EventEmitter {
     if (!this.headKnown) {
       const [head, checkpoint] = (await redis.eval(READ_HEAD, 2, keys.head, keys.checkpoint)) as [string, string];
       this.adopt(String(head ?? ''), String(checkpoint ?? ''));
+      await this.checkKept();
       this.headKnown = true;
     }
     for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS; attempt++) {
@@ -223,6 +251,7 @@ export class RedisAuditLog extends EventEmitter {
       }
       if (Number(reply[0]) === -1) {
         this.headKnown = false;
+        this.refused = true;
         throw new Error(
           'the audit chain in Redis was altered (its head is gone but its stream has records); run lh-audit verify',
         );
@@ -234,13 +263,16 @@ export class RedisAuditLog extends EventEmitter {
         this.head = next;
         this.fileNo = fileNoOf(records, this.fileNo);
         this.gap = undefined;
+        this.refused = false;
         this.highest = Math.max(this.highest, next.seq);
+        this.highestHead = next;
         await this.waitForReplicas();
         return records;
       }
       // another replica appended first: chain on its head, after a random pause that grows with each loss (the
       // writer that won knows the head already and would otherwise win every round: a loser would starve)
       this.adopt(String(reply[1]), String(reply[2] ?? ''));
+      await this.checkKept();
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(MAX_BACKOFF_MS, 2 ** attempt)));
     }
     throw new Error(`${MAX_APPEND_ATTEMPTS} appends in a row lost to other writers of the chain`);
@@ -256,6 +288,7 @@ export class RedisAuditLog extends EventEmitter {
     const head = parseHead(headText);
     const fail = (text: string): Error => {
       this.headKnown = false;
+      this.refused = true;
       return new Error(text);
     };
     const altered = (why: string): Error => fail(`the audit chain in Redis was altered (${why}); run lh-audit verify`);
@@ -285,6 +318,13 @@ export class RedisAuditLog extends EventEmitter {
       }
     }
     const seq = head ? head.seq : -1;
+    // the chain this writer refused was moved aside (RENAME, for an investigation): what it finds now is a new chain
+    // (begun by it, or by another replica first), not the old one with records lost
+    if (this.refused) {
+      this.highest = -1;
+      this.highestHead = undefined;
+      this.refused = false;
+    }
     this.fileNo = head ? fileOf(checkpointText) : 1;
     this.gap = undefined;
     if (seq < this.highest) {
@@ -301,6 +341,50 @@ export class RedisAuditLog extends EventEmitter {
     }
     this.highest = Math.max(this.highest, seq);
     this.head = head;
+  }
+
+  /**
+   * A head adopted at or above the highest record this writer saw (`highestHead`): another writer appended, or, after
+   * Redis came back from an older snapshot (or lost its data), a writer that had not seen the records lost numbered
+   * its records as they were. Reads the chain back to that seq: when the record there is another one (and no gap is
+   * declared over it), the records this writer saw up to it were lost and their numbers used again; the next append
+   * declares that (a gap of no numbers, after the head), so an outcome whose intent was lost with them is not taken
+   * for an insertion. Otherwise the head is the highest seen.
+   */
+  private async checkKept(): Promise<void> {
+    const head = this.head;
+    const known = this.highestHead;
+    if (!head || this.gap || (known && head.seq < known.seq)) return;
+    if (!known || (head.seq === known.seq && head.hash === known.hash)) {
+      this.highestHead = head;
+      return;
+    }
+    const count = head.seq - known.seq + 1;
+    if (count > MAX_READ_BACK) return void (this.highestHead = head);
+    const entries = (await this.options.redis.eval(READ_TAIL, 1, this.options.keys.stream, count)) as [string, string[]][];
+    for (const [, fields] of entries ?? []) {
+      const record = recordOf(fields);
+      if (!record) continue;
+      if (record.seq === known.seq) {
+        if (record.hash === known.hash) return void (this.highestHead = head);
+        break;
+      }
+      // records lost and declared by another writer already
+      if (record.phase === 'file' && record.gap && record.gap.from <= known.seq && known.seq <= record.gap.to)
+        return void (this.highestHead = head);
+      if (record.seq < known.seq) break;
+    }
+    const lost = Math.max(this.highest, known.seq);
+    this.gap = {
+      after: { seq: head.seq, hash: head.hash },
+      from: head.seq + 1,
+      to: head.seq,
+      reason: `the chain in Redis no longer holds record #${known.seq} as this writer saw it: records up to #${lost} were lost (Redis restored from an older snapshot) and another writer numbered its records as they were`,
+    };
+    this.emit(
+      'warning',
+      `the audit chain in Redis no longer holds record #${known.seq} as this Node-RED saw it (records lost and numbered again): run lh-audit verify and compare with the records lh-audit emitted`,
+    );
   }
 
   private seal(fields: RecordFields[]): AuditRecord[] {

@@ -67,6 +67,8 @@ export function verifyChain(input: VerifyInput): VerifyReport {
   const open = new Map<string, true>();
   /** Every intent id and its seq: an id is used once (a random UUID per request). */
   const ids = new Map<string, number>();
+  /** Outcomes after a declared gap whose intent is not in the chain (lost with the gap), by id: one each. */
+  const outcomesOfLost = new Map<string, number>();
   let checkpoint: Checkpoint | undefined;
   let checkpointHashSeen: string | undefined;
   if (input.checkpoint !== undefined && input.checkpoint.trim() !== '') {
@@ -112,7 +114,8 @@ export function verifyChain(input: VerifyInput): VerifyReport {
           (after === null ? report.lastSeq === -1 : !!after && after.seq === report.lastSeq && after.hash === report.lastHash) &&
           gap.from === report.lastSeq + 1 &&
           Number.isSafeInteger(gap.to) &&
-          gap.to >= gap.from &&
+          // no numbers (to = from - 1): records lost whose numbers were used again since, by another writer
+          gap.to >= gap.from - 1 &&
           record.seq === gap.to + 1 &&
           record.phase === 'file' &&
           record.file > fileBefore;
@@ -160,7 +163,16 @@ export function verifyChain(input: VerifyInput): VerifyReport {
         open.set(record.id, true);
       }
       if (record.phase === 'outcome') {
-        if (!open.has(record.id) && !(report.gaps.length > 0 && !ids.has(record.id))) {
+        const lostIntent = !open.has(record.id) && report.gaps.length > 0 && !ids.has(record.id);
+        const before = outcomesOfLost.get(record.id);
+        if (before !== undefined) {
+          return bad(
+            name,
+            lineNo,
+            `record #${record.seq} is a second outcome of the intent ${record.id} lost in a gap (its first: record #${before}): appended twice`,
+          );
+        }
+        if (!open.has(record.id) && !lostIntent) {
           const intent = ids.get(record.id);
           return bad(
             name,
@@ -170,6 +182,7 @@ export function verifyChain(input: VerifyInput): VerifyReport {
               : `record #${record.seq} is a second outcome of the intent #${intent} (${record.id}): appended twice`,
           );
         }
+        if (lostIntent) outcomesOfLost.set(record.id, record.seq);
         open.delete(record.id);
       }
       report.records++;
@@ -274,9 +287,11 @@ export function describeReport(report: VerifyReport): string {
     );
   }
   for (const g of report.gaps) {
-    parts.push(
-      `INCOMPLETE: records #${g.from} to #${g.to} are missing, declared by ${g.file} line ${g.line} (${g.reason}); the records around the gap verify`,
-    );
+    const what =
+      g.to < g.from
+        ? `records before #${g.from} are missing (their numbers were used again)`
+        : `records #${g.from} to #${g.to} are missing`;
+    parts.push(`INCOMPLETE: ${what}, declared by ${g.file} line ${g.line} (${g.reason}); the records around the gap verify`);
   }
   parts.push(`checkpoint ${report.checkpoint}`);
   for (const t of report.torn) parts.push(`torn last line (a write cut short, never acknowledged): ${t.file} line ${t.line}`);

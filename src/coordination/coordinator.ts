@@ -63,8 +63,6 @@ export class InstrumentCoordination {
    * seen before it (this replica's own when it held the lease then). What goes out first under it is marked.
    */
   dataLost?: { token: number; seen: number };
-  /** this replica's own answer claims by source (error key → entry), written back when Redis loses its data */
-  readonly ownClaims = new Map<string, Map<string, string>>();
   /** the live replicas that know this instrument (this one included), as of the last round */
   watchers: string[] = [];
   /** nobody held the lease at this replica's last round (a lease free two rounds running is taken beyond the share) */
@@ -199,8 +197,19 @@ export class Coordinator {
    * this replica's clock, so a clock step neither shortens nor stretches it
    */
   private lossRoundsLeft = 0;
-  /** when this replica last learned that Redis lost its data (this process's clock) */
+  /**
+   * when this replica last learned that Redis lost its data, on a monotonic clock (performance.now): a step of the
+   * replica's wall clock neither stretches the hold of automatic answers nor ends it early
+   */
   private lossSeenAt?: number;
+  /** own answer claims still to write back after a loss (a write-back a Redis error cut short is tried again) */
+  private writeBackDue = false;
+  /**
+   * This replica's own answer claims, by instrument identity and source (error key → entry), written back when Redis
+   * loses its data. Kept here, not with the instrument's coordination, so that a redeploy of the lh-server nodes (the
+   * instrument left and joined again) keeps them; bounded per instrument and source (MAX_OWN_CLAIMS).
+   */
+  private readonly ownClaims = new Map<string, Map<string, Map<string, string>>>();
 
   constructor(private readonly options: CoordinatorOptions) {
     this.replica = options.replica ?? replicaName();
@@ -273,8 +282,11 @@ export class Coordinator {
   ledger(instrumentKey: string, source: string): SharedLedger {
     const inst = this.instrument(instrumentKey);
     const staleClaimMs = inst?.staleClaimMs ?? STALE_CLAIM_MS;
-    let own = inst?.ownClaims.get(source);
-    if (inst && !own) inst.ownClaims.set(source, (own = new Map()));
+    const identity = instrumentIdentity(instrumentKey);
+    let bySource = this.ownClaims.get(identity);
+    if (!bySource) this.ownClaims.set(identity, (bySource = new Map()));
+    let own = bySource.get(source);
+    if (!own) bySource.set(source, (own = new Map()));
     return new SharedLedger(
       this.redis,
       this.keys.instrument(instrumentKey),
@@ -290,9 +302,18 @@ export class Coordinator {
    * Redis lost its data (this replica just learned it): its own answer claims go back into the shared ledgers, so an
    * answer it has in flight (or gave) still blocks another replica's automatic answer to that error.
    */
-  private async reseedLedgers(all: readonly InstrumentCoordination[]): Promise<void> {
-    this.lossSeenAt = this.now();
-    for (const inst of all) for (const source of inst.ownClaims.keys()) await this.ledger(inst.instrumentKey, source).reseed();
+  private async reseedLedgers(): Promise<void> {
+    this.lossSeenAt = performance.now();
+    this.writeBackDue = true;
+    // a Redis error leaves it due: the next round tries again (and the round goes on with its leases meanwhile)
+    await this.writeBack().catch(() => undefined);
+  }
+
+  /** Writes the own claims back; a write-back cut short (a Redis error) is due again at the next round. */
+  private async writeBack(): Promise<void> {
+    for (const [identity, bySource] of this.ownClaims)
+      for (const source of bySource.keys()) await this.ledger(identity, source).reseed();
+    this.writeBackDue = false;
   }
 
   /**
@@ -301,7 +322,8 @@ export class Coordinator {
    * loss then refuses this one, instead of both reaching the instrument.
    */
   private async recoveryHold(): Promise<void> {
-    const wait = this.lossSeenAt === undefined ? 0 : this.lossSeenAt + 2 * this.roundMs - this.now();
+    const hold = 2 * this.roundMs;
+    const wait = this.lossSeenAt === undefined ? 0 : Math.min(hold, this.lossSeenAt + hold - performance.now());
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   }
 
@@ -424,7 +446,8 @@ export class Coordinator {
       }
       // two lease times of rounds, this one included
       if (lost) this.lossRoundsLeft = Math.ceil((2 * ttl) / this.roundMs) + 1;
-      if (lost) await this.reseedLedgers(all);
+      if (lost) await this.reseedLedgers();
+      else if (this.writeBackDue) await this.writeBack();
       let afterLoss = this.lossRoundsLeft > 0;
       if (this.lossRoundsLeft > 0) this.lossRoundsLeft--;
       // the share counts every instrument a live replica knows, not only this one's (replicas whose flows differ)
@@ -497,12 +520,22 @@ export class Coordinator {
           // Redis may have lost its data after this round read the epoch: a replica that never saw the lease's
           // token (it was free at its last look) cannot tell from the grant, the epoch tells (read again)
           if (!grant.dataLost && !afterLoss) afterLoss = await this.lossSinceRoundStart();
+          // told by the grant alone (a snapshot that kept the epoch and the write sequences, not the fence counter)
+          const toldByGrant = grant.dataLost === true && !lost;
+          if (toldByGrant) lost = afterLoss = true;
           count++;
           inst.freeLastRound = false;
           inst.grant = grant;
           if (grant.dataLost || afterLoss) inst.dataLost = { token: grant.token, seen };
           inst.validUntil = started + ttl - this.safetyMs();
           inst.set({ role: 'holder', holder: this.replica, token: grant.token });
+          if (toldByGrant) {
+            // the group gets a new epoch, so every replica learns it at its next round and writes its claims back
+            // (after the grant is recorded: a Redis error here must not leave a lease taken and not known)
+            this.lossRoundsLeft = Math.ceil((2 * ttl) / this.roundMs);
+            await this.reseedLedgers();
+            if (this.epoch !== undefined) this.epoch = await this.leases.rotateEpoch(this.epoch, randomBytes(8).toString('hex'));
+          }
           continue;
         }
         if (grant.heldToken !== undefined) inst.know(grant.heldToken);
@@ -533,7 +566,7 @@ export class Coordinator {
     this.epoch = epoch;
     // two lease times of rounds, this one counted already
     if (changed) this.lossRoundsLeft = Math.ceil((2 * this.options.leaseMs) / this.roundMs);
-    if (changed) await this.reseedLedgers([...this.instruments.values()]);
+    if (changed) await this.reseedLedgers();
     return changed;
   }
 

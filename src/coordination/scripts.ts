@@ -326,6 +326,27 @@ return {redis.call('HGET', KEYS[1], ARGV[1]), at and tostring(now_ms() - tonumbe
 `;
 
 /**
+ * KEYS: ledger hash, ledger order zset. ARGV: error key, record JSON, its `at` (ms). A replica's own entry written back
+ * after Redis lost its data: → 1 written where there is none, or where the entry there is older (by its `at`): of
+ * two replicas' entries under one id (an id the instrument reused: one answer to the error that had it, one to the
+ * error that has it now), the newest is kept whichever replica writes back first; → 0 when the one there is as new,
+ * or in flight (an answer being sent, maybe claimed after the loss: a replica whose clock runs ahead must not replace
+ * it with an older entry of its own).
+ */
+export const LEDGER_WRITE_BACK = `${NOW_MS}${NEXT_SCORE}
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if cur then
+  local ok, rec = pcall(cjson.decode, cur)
+  local at = ok and type(rec) == 'table' and tonumber(rec['at']) or nil
+  if at == nil or at >= tonumber(ARGV[3]) or rec['outcome'] == 'in-flight' then return 0 end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], next_score(KEYS[2]), ARGV[1])
+keep(KEYS[1], KEYS[2])
+return 1
+`;
+
+/**
  * KEYS: ledger hash, ledger order zset. ARGV: error key, expected JSON, new JSON ('' deletes), most entries kept,
  * ms after which an answer still in flight was lost with its replica. Confirms (or replaces) an entry, then bounds
  * the ledger: past the most kept, the oldest entries go first, answered ones and claims in flight for longer than a

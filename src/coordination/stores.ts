@@ -24,6 +24,7 @@ import {
   GIVE_BACK,
   LEDGER_CLAIM,
   LEDGER_SETTLE,
+  LEDGER_WRITE_BACK,
   LIVE,
   SEEN_CATCH_UP,
   SEEN_SETTLE,
@@ -300,15 +301,20 @@ export class SharedLedger {
   }
 
   /**
-   * Redis lost its data: writes this replica's own claims back (where no entry is there now), so an answer it has in
+   * Redis lost its data: writes this replica's own claims back (where no newer entry is there now), so an answer it has in
    * flight, or gave, still blocks another replica's answer to that error. Returns how many went back.
    */
   async reseed(): Promise<number> {
-    let written = 0;
-    for (const [errorKey, json] of [...this.mine]) {
-      if ((await this.redis.eval(LEDGER_CLAIM, 2, this.hash, this.order, errorKey, json)) === null) written++;
+    // all sent at once (one round trip, not one per claim: the round renews no lease until it is done), each entry
+    // as this replica knows it when it is sent: an answer settled before (released, confirmed) changed it, and its
+    // settle found nothing to change in Redis; one settled after is sent after it on the connection
+    // (of two replicas' entries under one id, the newest is kept: see LEDGER_WRITE_BACK)
+    const sent: Promise<unknown>[] = [];
+    for (const [errorKey, json] of this.mine) {
+      const at = (JSON.parse(json) as ClaimedAnswer).at;
+      sent.push(this.redis.eval(LEDGER_WRITE_BACK, 2, this.hash, this.order, errorKey, json, at));
     }
-    return written;
+    return (await Promise.all(sent)).filter((reply) => Number(reply) === 1).length;
   }
 
   private get hash(): string {

@@ -93,6 +93,7 @@ describeWithRedis('coordination: Redis Cluster hash slots', function () {
     await ledger.claim('1', 'Abort', { supersedes: () => true });
     const auto = await ledger.claim('2', 'Retry', { leaseValue: grant.value });
     if (auto.ok) await auto.release();
+    await ledger.reseed();
     const defaults = new SharedDefaults(redis, k, 'policy');
     await defaults.schedule(grant.value, '3', 1, { answer: 'Retry' });
     await defaults.take(grant.value, '3');
