@@ -317,9 +317,9 @@ export class Coordinator {
   }
 
   /**
-   * After Redis lost its data, automatic answers wait until every live replica had a round to learn it and write its
-   * own claims back (two rounds from when this one learned it): an answer another replica had in flight before the
-   * loss then refuses this one, instead of both reaching the instrument.
+   * After Redis lost its data, answers (automatic and a person's) wait until every live replica had a round to learn it
+   * and write its own claims back (two rounds from when this one learned it): an answer another replica had in flight
+   * before the loss then refuses this one, instead of both reaching the instrument.
    */
   private async recoveryHold(): Promise<void> {
     const hold = 2 * this.roundMs;
@@ -346,7 +346,7 @@ export class Coordinator {
       claim: async (source, errorKey, response, options) => {
         const identity = options.identity ? fingerprint(options.identity) : undefined;
         // an automatic answer (a policy's) is made on the holder's behalf: fenced by its lease, like its defaults
-        if (options.automatic) await this.recoveryHold();
+        await this.recoveryHold(); // a person's answer too: it would otherwise pass an answer in flight before the loss
         const inst = this.instrument(instrumentKey);
         const leaseValue = options.automatic ? (inst?.leaseValue('automatic answer') ?? '') : undefined;
         return this.ledger(instrumentKey, source).claim(errorKey, response, {

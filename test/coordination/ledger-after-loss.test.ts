@@ -2,7 +2,7 @@
  * The shared answer ledger when Redis loses its data (issue 29, chaos seed 2207: "answered again after the
  * instrument accepted an answer", 409): an answer one replica had in flight when the ledger went must still refuse
  * another replica's. Each replica writes its own claims back when it learns of the loss, and automatic answers wait
- * two rounds after a loss, so every live replica has written its claims back first. Rounds are stepped by hand;
+ * two rounds after a loss (a person's too), so every live replica has written its claims back first. Rounds are stepped by hand;
  * the hold runs on a fake clock.
  */
 import assert from 'assert';
@@ -75,13 +75,26 @@ describeWithRedis('coordination: answers in flight when Redis loses its data (is
     await sent.release();
   });
 
-  it('a person answers at once after a loss (the hold is for automatic answers only)', async function () {
+  it("a person's answer is held too, then refused by an answer in flight before the loss", async function () {
     const { a, b, ia } = await twoReplicas();
+    const sent = await a.answerClaims(ia.instrumentKey).claim('A', 'e3', 'Retry', { automatic: true });
+    assert.ok(sent.ok);
     await db.redis.flushall();
-    await b.round();
-    const person = await b.answerClaims(ia.instrumentKey).claim('A', 'e3', 'Abort', { by: 'operator' });
-    assert.ok(person.ok);
-    await person.confirm();
+    await b.round(); // b learns of the loss first; a has not had its round yet
+    let settled = false;
+    const person = b.answerClaims(ia.instrumentKey).claim('A', 'e3', 'Abort', { by: 'operator' });
+    void person.finally(() => (settled = true));
+    await clock?.tickAsync(1000);
+    assert.equal(settled, false, 'held while the other replicas may not know of the loss yet');
     await a.round();
+    await clock?.tickAsync(2 * b.roundMs);
+    assert.equal((await person).ok, false, 'refused: a has its answer in flight');
+    await sent.release();
+  });
+
+  it('without a loss, nothing is held', async function () {
+    const { b, ia } = await twoReplicas();
+    // a hold would wait on the fake clock, which nothing ticks here: the test would time out
+    assert.ok((await b.answerClaims(ia.instrumentKey).claim('A', 'e4', 'Abort', { by: 'operator' })).ok);
   });
 });
