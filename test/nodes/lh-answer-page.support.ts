@@ -4,11 +4,11 @@
  * HTTP helpers to use the page as a browser would (GET, form POST).
  */
 import http from 'http';
-import path from 'path';
 
 import type { AddressInfo } from 'net';
 
 import type { Simulator } from '../../src/simulator';
+import { restartMemory } from '../support/homes';
 import { InstrumentOptions, useInstrument } from '../support/node-suite';
 import { helper, packageNodes, tlsConfigNode } from '../support/runtime';
 import { seenErrors } from './lh-error-poll.support';
@@ -17,11 +17,8 @@ type Msg = Record<string, unknown>;
 type NodeModule = (RED: unknown) => unknown;
 type App = (req: http.IncomingMessage, res: http.ServerResponse, next: () => void) => void;
 
-const root = path.resolve(__dirname, '..', '..');
-const ledgerModule = require(path.join(root, 'nodes', 'client', 'answer-ledger.js')) as { forgetAnswerLedgers(): void };
-
-/** The answers this Node-RED remembers, forgotten as a restart of Node-RED would. */
-export const forgetAllAnswers = (): void => ledgerModule.forgetAnswerLedgers();
+/** The answers this Node-RED remembers (and all else its instruments' homes hold), forgotten as a restart would. */
+export const forgetAllAnswers = (): void => restartMemory();
 
 export interface PageServer {
   /** http://127.0.0.1:port: what the lh-answer-page nodes get as public URL */
