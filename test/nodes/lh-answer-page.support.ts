@@ -11,7 +11,6 @@ import type { Simulator } from '../../src/simulator';
 import { restartMemory } from '../support/homes';
 import { InstrumentOptions, useInstrument } from '../support/node-suite';
 import { helper, packageNodes, tlsConfigNode } from '../support/runtime';
-import { seenErrors } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 type NodeModule = (RED: unknown) => unknown;
@@ -70,8 +69,7 @@ export function usePageSuite(options: InstrumentOptions = {}): PageSuite {
   const sim = useInstrument({
     ...options,
     afterEach: async () => {
-      seenErrors.forgetAllWatches();
-      forgetAllAnswers();
+      restartMemory();
       await options.afterEach?.();
     },
   });
