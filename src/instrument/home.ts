@@ -1,12 +1,13 @@
 /**
  * Everything this Node-RED knows about one instrument, in one object (DESIGN.md "0.4", one home per instrument): the
- * answer ledgers of its two interfaces, its run-start claims, the answer claims shared with other Node-REDs when it
- * is coordinated, and the stores node folders keep for it (seen errors, run memory, run rules, ...), each in a slot.
+ * answer ledgers of its two interfaces, its run-start claims, its audit chains, the answer claims shared with other
+ * Node-REDs when it is coordinated, and the stores node folders keep for it (seen errors, run memory, run rules, ...), each in a slot.
  *
  * A node folder's store stays defined in its folder and is held here through `slot()`, so no node folder imports
  * another and this room imports none. The lh-server nodes of the instrument attach to it (homes.ts); the last to
  * leave closes what it holds open.
  */
+import { AuditChains } from '../audit';
 import { AnswerLedger, type InstrumentBooks, RunStartClaims, type SharedAnswerClaims } from '../client';
 
 /** A store a node folder keeps in each home: `make` builds it the first time a home is asked for it. */
@@ -35,7 +36,11 @@ export class InstrumentHome implements InstrumentBooks {
   readonly answersB: AnswerLedger;
   /** One run start in flight per instrument. */
   readonly runStarts: RunStartClaims;
+  /** The audit chains its lh-server nodes write (a file per URL spelling, or the coordination's Redis stream). */
+  readonly audit = new AuditChains();
   private readonly stores = new Map<Slot<unknown>, unknown>();
+  /** How many lh-server nodes hold the home (homes.ts attachHome). */
+  private holders = 0;
   /** With coordination: the ledger shared with the other Node-REDs, per lh-server node that joined (the newest wins). */
   private readonly claims: { claims: SharedAnswerClaims }[] = [];
 
@@ -47,6 +52,22 @@ export class InstrumentHome implements InstrumentBooks {
     this.answersA = new AnswerLedger(now);
     this.answersB = new AnswerLedger(now);
     this.runStarts = new RunStartClaims(now);
+  }
+
+  /** How many lh-server nodes hold the home now. */
+  get attached(): number {
+    return this.holders;
+  }
+
+  /** One more lh-server node holds the home (homes.ts). */
+  hold(): void {
+    this.holders++;
+  }
+
+  /** One lh-server node lets go; true when it was the last (homes.ts then closes the home). */
+  letGo(): boolean {
+    this.holders = Math.max(0, this.holders - 1);
+    return this.holders === 0;
   }
 
   /** The store of that slot in this home, made on first use. */

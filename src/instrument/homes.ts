@@ -7,11 +7,11 @@
  * (`urlKey`: every spelling of it, loopback aliases, a default port, letter case, trailing slashes, is one): an
  * lh-server node with interface B and one without, pointing at the same A, share one home.
  */
+import { type AuditRedis, redisChainsReleased } from '../audit';
 import { urlKey } from '../client';
 import { InstrumentHome } from './home';
 
 const homes = new Map<string, InstrumentHome>();
-const users = new Map<InstrumentHome, number>();
 
 /** An lh-server node's hold on its instrument's home. */
 export interface HomeAttachment {
@@ -45,28 +45,27 @@ export function findHome(instrumentKey: string): InstrumentHome | undefined {
 /** An lh-server node of the instrument starts: it holds the home until it detaches. */
 export function attachHome(instrumentKey: string): HomeAttachment {
   const home = homeOf(instrumentKey);
-  users.set(home, (users.get(home) ?? 0) + 1);
+  home.hold();
   let detached = false;
   return {
     home,
     async detach() {
       if (detached) return;
       detached = true;
-      const left = (users.get(home) ?? 1) - 1;
-      if (left > 0) return void users.set(home, left);
-      users.delete(home);
-      await home.close();
+      if (home.letGo()) await home.close();
     },
   };
-}
-
-/** How many lh-server nodes hold the home now. */
-export function attachedTo(home: InstrumentHome): number {
-  return users.get(home) ?? 0;
 }
 
 /** Forgets every home: what a restart of Node-RED does to this process's memory (tests). */
 export function resetHomes(): void {
   homes.clear();
-  users.clear();
+}
+
+/**
+ * Resolves once no audit chain of any instrument uses the Redis connection any more (every lh-server node released
+ * its trail and its last records were written): the lh-coordination node waits for it before it disconnects.
+ */
+export function redisAuditReleased(redis: AuditRedis): Promise<void> {
+  return redisChainsReleased(redis, () => [...homes.values()].map((home) => home.audit));
 }

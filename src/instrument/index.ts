@@ -1,2 +1,2 @@
 export { InstrumentHome, type Slot, slot } from './home';
-export { attachedTo, attachHome, findHome, type HomeAttachment, homeKey, homeOf, resetHomes } from './homes';
+export { attachHome, findHome, type HomeAttachment, homeKey, homeOf, redisAuditReleased, resetHomes } from './homes';

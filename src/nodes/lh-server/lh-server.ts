@@ -89,7 +89,7 @@ export = function register(RED: Red): void {
       const secrets = [node.credentials?.password, node.credentials?.instrumentToken].filter((s): s is string => Boolean(s));
       // with an lh-coordination node, the chain is the Redis stream the replicas share (joined first for that)
       joinCoordination(RED, node, config.coordination, requestTimeoutOf(config));
-      audit = serverAuditTrail(RED, node, node.instrumentKey, () => secrets, node.coordinator);
+      audit = serverAuditTrail(RED, node, attachment.home, node.instrumentKey, () => secrets, node.coordinator);
       node.client = new LiquidHandlerClient({
         ...clientOptions(RED, config, node.credentials ?? {}, node),
         audit: audit?.trail,
