@@ -6,6 +6,7 @@ import { auditBus, type AuditProblem } from './bus';
 import { sha256Hex } from './canonical';
 import { chainName } from './files';
 import { AuditLog } from './log-file';
+import { OutcomeOrder } from './outcome-order';
 import { type Actor, type ChainGap } from './record';
 import { type AuditRedis, type AuditStreamKeys, RedisAuditLog } from './redis-log';
 import { type AuditAppender, AuditTrail } from './trail';
@@ -47,6 +48,8 @@ export const KEY_FILE_NAME = 'lh-audit.key';
 
 interface Shared {
   log: AuditAppender;
+  /** the chain's order of outcomes and intents, shared by the trails of every lh-server node writing it */
+  order: OutcomeOrder;
   users: number;
 }
 
@@ -132,14 +135,14 @@ export class AuditChains {
       log.on('record', (record) => auditBus.emit('record', record));
       log.on('broken', (err: Error) => auditBus.emit('problem', problem(instrument, 'refusing', err.message)));
       log.on('gap', (gap: ChainGap) => auditBus.emit('problem', problem(instrument, 'gap', gap.reason)));
-      shared = { log, users: 0 };
+      shared = { log, order: new OutcomeOrder(), users: 0 };
       files.set(file, shared);
     }
     shared.users++;
     const held = shared;
     let released = false;
     return {
-      trail: new AuditTrail(held.log, { instrument, fallback, secrets }),
+      trail: new AuditTrail(held.log, { instrument, fallback, secrets, order: held.order }),
       path: `${file}.000001.jsonl`,
       async release() {
         if (released) return;
@@ -199,14 +202,14 @@ export class AuditChains {
       });
       log.on('record', (record) => auditBus.emit('record', record));
       log.on('warning', (text: string) => warn?.(text));
-      shared = { log, users: 0 };
+      shared = { log, order: new OutcomeOrder(), users: 0 };
       streams.set(keys.stream, shared);
     }
     shared.users++;
     const held = shared;
     let released = false;
     return {
-      trail: new AuditTrail(held.log, { instrument, fallback, secrets }),
+      trail: new AuditTrail(held.log, { instrument, fallback, secrets, order: held.order }),
       path: keys.stream,
       release: async () => {
         if (released) return;

@@ -16,9 +16,6 @@ type Msg = Record<string, unknown>;
 type NodeModule = (RED: unknown) => unknown;
 type App = (req: http.IncomingMessage, res: http.ServerResponse, next: () => void) => void;
 
-/** The answers this Node-RED remembers (and all else its instruments' homes hold), forgotten as a restart would. */
-export const forgetAllAnswers = (): void => restartMemory();
-
 export interface PageServer {
   /** http://127.0.0.1:port: what the lh-answer-page nodes get as public URL */
   url: string;
