@@ -7,7 +7,7 @@ import simpleImportSort from 'eslint-plugin-simple-import-sort';
 import { builtinModules } from 'module';
 
 /** The package's rooms under src/ (what a boundary rule can name). */
-const ROOMS = ['nodes', 'client', 'audit', 'coordination', 'editor', 'contract', 'simulator'];
+const ROOMS = ['nodes', 'client', 'audit', 'coordination', 'instrument', 'editor', 'contract', 'simulator'];
 
 /**
  * One no-restricted-imports rule per room: every other room is refused but those it `may` import; `indexOnly` rooms
@@ -82,6 +82,7 @@ export default tseslint.config(
   //   client        contract
   //   coordination  client, contract
   //   audit         client (its index), coordination (its keys), contract, observe (the metrics' sync time)
+  //   instrument    client (its index), audit, contract, observe: one home per instrument (0.4)
   //   editor        contract (browser code: no runtime room)
   //   observe       nothing (the lab events, the state document and the metrics: read by nodes, fed by them and audit)
   // Redaction and the config migration steps live in contract (0.4), so no room imports a node folder.
@@ -91,13 +92,14 @@ export default tseslint.config(
     'src/client': { may: ['contract'] },
     'src/coordination': { may: ['client', 'contract'] },
     'src/audit': { may: ['client', 'coordination', 'contract', 'observe'], indexOnly: ['client'] },
+    'src/instrument': { may: ['client', 'audit', 'contract', 'observe'], indexOnly: ['client'] },
     'src/editor': { may: ['contract'] },
     'src/observe': { may: [] },
   }),
   {
     // Type-only imports spelled `import type` (issue 30.2), so a type never becomes a runtime arrow. Enabled where the
     // tree was fixed (npx eslint --fix); the rooms other work is rewriting in 0.4 (nodes, coordination, editor) follow.
-    files: ['src/client/**/*.ts', 'src/audit/**/*.ts', 'src/contract/**/*.ts'],
+    files: ['src/client/**/*.ts', 'src/audit/**/*.ts', 'src/contract/**/*.ts', 'src/instrument/**/*.ts'],
     rules: { '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }] },
   },
   {

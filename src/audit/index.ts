@@ -4,6 +4,7 @@ export * from './canonical';
 export * from './export';
 export * from './files';
 export * from './log-file';
+export * from './outcome-order';
 export * from './record';
 export * from './redis-chain';
 export * from './redis-log';

@@ -6,6 +6,7 @@ import { auditBus, type AuditProblem } from './bus';
 import { sha256Hex } from './canonical';
 import { chainName } from './files';
 import { AuditLog } from './log-file';
+import { OutcomeOrder } from './outcome-order';
 import { type Actor, type ChainGap } from './record';
 import { type AuditRedis, type AuditStreamKeys, RedisAuditLog } from './redis-log';
 import { type AuditAppender, AuditTrail } from './trail';
@@ -47,13 +48,10 @@ export const KEY_FILE_NAME = 'lh-audit.key';
 
 interface Shared {
   log: AuditAppender;
+  /** the chain's order of outcomes and intents, shared by the trails of every lh-server node writing it */
+  order: OutcomeOrder;
   users: number;
 }
-
-/** One log per chain file in this process, whichever lh-server nodes of that instrument use it. */
-const logs = new Map<string, Shared>();
-/** Chains being closed: a new writer of the same chain starts after the old one finished. */
-const closing = new Map<string, Promise<void>>();
 
 export interface AuditUse {
   trail: AuditTrail;
@@ -81,88 +79,6 @@ export function auditKey(settings: AuditSettings, dir: string): Buffer {
   return Buffer.from(key, 'utf8');
 }
 
-/**
- * The audit trail of one instrument, or undefined when auditing is off. `instrument` identifies the chain (the
- * instrument's URLs); `fallback` names who acts when no node said (the lh-server node).
- */
-export function useAuditTrail(
-  settings: AuditSettings | undefined,
-  userDir: string | undefined,
-  instrument: string,
-  fallback: Actor,
-  secrets?: () => readonly string[],
-): AuditUse | undefined {
-  const s = settings ?? {};
-  if (s.enabled === false) return undefined;
-  const dir = s.dir ?? (userDir ? path.join(userDir, 'lh-audit') : undefined);
-  if (!dir) return undefined;
-  const name = chainName(instrument, sha256Hex(instrument));
-  const file = path.join(dir, name);
-  let shared = logs.get(file);
-  if (!shared) {
-    const log = new AuditLog({
-      dir,
-      name,
-      instrument,
-      key: auditKey(s, dir),
-      maxFileBytes: s.maxFileBytes,
-      fsync: s.fsync,
-      writeMode: s.writeMode === 'dsync' || s.writeMode === 'sync' ? s.writeMode : undefined,
-      after: closing.get(file),
-    });
-    log.on('record', (record) => auditBus.emit('record', record));
-    log.on('broken', (err: Error) => auditBus.emit('problem', problem(instrument, 'refusing', err.message)));
-    log.on('gap', (gap: ChainGap) => auditBus.emit('problem', problem(instrument, 'gap', gap.reason)));
-    shared = { log, users: 0 };
-    logs.set(file, shared);
-  }
-  shared.users++;
-  const held = shared;
-  let released = false;
-  return {
-    trail: new AuditTrail(held.log, { instrument, fallback, secrets }),
-    path: `${file}.000001.jsonl`,
-    async release() {
-      if (released) return;
-      released = true;
-      held.users--;
-      if (held.users > 0) return;
-      if (logs.get(file) === held) logs.delete(file);
-      const closed = held.log.close();
-      closing.set(file, closed);
-      await closed.finally(() => {
-        if (closing.get(file) === closed) closing.delete(file);
-      });
-    },
-  };
-}
-
-/** Redis chains of this process, per connection and stream: the lh-server nodes of one instrument share one writer. */
-const redisLogs = new WeakMap<AuditRedis, Map<string, Shared>>();
-/** Per connection: chains still closing, and who waits for none to be left. */
-const redisClosing = new WeakMap<AuditRedis, { closing: Set<Promise<void>>; waiters: (() => void)[] }>();
-
-function closingOf(redis: AuditRedis): { closing: Set<Promise<void>>; waiters: (() => void)[] } {
-  let found = redisClosing.get(redis);
-  if (!found) {
-    found = { closing: new Set(), waiters: [] };
-    redisClosing.set(redis, found);
-  }
-  return found;
-}
-
-/**
- * Resolves once no audit chain of this process uses the connection any more (every lh-server node released its trail
- * and its last records were written): the lh-coordination node waits for it before it closes the connection, so the
- * outcome records of requests still in flight at a redeploy reach the stream.
- */
-export async function redisAuditReleased(redis: AuditRedis): Promise<void> {
-  const state = closingOf(redis);
-  while ((redisLogs.get(redis)?.size ?? 0) > 0 || state.closing.size > 0) {
-    await new Promise<void>((resolve) => state.waiters.push(resolve));
-  }
-}
-
 /** The configured checkpoint key, if any (a Redis chain never makes one: every replica must be given the same). */
 export function configuredAuditKey(settings: AuditSettings): Buffer | undefined {
   if (typeof settings.key === 'string' && settings.key !== '') return Buffer.from(settings.key, 'utf8');
@@ -171,71 +87,172 @@ export function configuredAuditKey(settings: AuditSettings): Buffer | undefined 
 }
 
 /**
- * The audit trail of one instrument in a Redis stream shared by every Node-RED of a coordination group (instead of
- * a file per Node-RED), or undefined when auditing is off. The records are emitted (auditBus, lh-audit nodes) by
- * the Node-RED that wrote them only: with an lh-audit node on every replica, each record reaches the flows once.
- * `warn` is told once when the checkpoint cannot be signed (no key configured).
+ * The audit chains of one instrument's lh-server nodes in this process: a chain file (or a Redis stream) is written
+ * by one writer, whichever of them records. Held by the instrument's home (src/instrument): no module-level state.
  */
-export function useRedisAuditTrail(
-  settings: AuditSettings | undefined,
-  redis: AuditRedis,
-  keys: AuditStreamKeys,
-  instrument: string,
-  fallback: Actor,
-  secrets?: () => readonly string[],
-  warn?: (text: string) => void,
-): AuditUse | undefined {
-  const s = settings ?? {};
-  if (s.enabled === false) return undefined;
-  let byStream = redisLogs.get(redis);
-  if (!byStream) {
-    byStream = new Map();
-    redisLogs.set(redis, byStream);
-  }
-  const streams = byStream;
-  let shared = streams.get(keys.stream);
-  if (!shared) {
-    const key = configuredAuditKey(s);
-    if (!key) {
-      warn?.(
-        'the audit checkpoints in Redis are not signed: give every Node-RED the same lhAudit.key or lhAudit.keyFile in settings.js',
-      );
+export class AuditChains {
+  /** one log per chain file, whichever lh-server nodes of the instrument use it */
+  private readonly files = new Map<string, Shared>();
+  /** chain files being closed: a new writer of the same chain starts after the old one finished */
+  private readonly closing = new Map<string, Promise<void>>();
+  /** Redis chains per connection and stream */
+  private readonly streams = new Map<AuditRedis, Map<string, Shared>>();
+  /** Redis chains still closing, per connection */
+  private readonly streamsClosing = new Map<AuditRedis, Set<Promise<void>>>();
+  /** who waits for a Redis chain to finish closing (redisAuditReleased) */
+  private waiters: (() => void)[] = [];
+
+  /**
+   * The audit trail of the instrument in a chain file, or undefined when auditing is off. `instrument` identifies the
+   * chain (the instrument's URLs); `fallback` names who acts when no node said (the lh-server node).
+   */
+  useFile(
+    settings: AuditSettings | undefined,
+    userDir: string | undefined,
+    instrument: string,
+    fallback: Actor,
+    secrets?: () => readonly string[],
+  ): AuditUse | undefined {
+    const s = settings ?? {};
+    if (s.enabled === false) return undefined;
+    const dir = s.dir ?? (userDir ? path.join(userDir, 'lh-audit') : undefined);
+    if (!dir) return undefined;
+    const name = chainName(instrument, sha256Hex(instrument));
+    const file = path.join(dir, name);
+    const { files, closing } = this;
+    let shared = files.get(file);
+    if (!shared) {
+      const log = new AuditLog({
+        dir,
+        name,
+        instrument,
+        key: auditKey(s, dir),
+        maxFileBytes: s.maxFileBytes,
+        fsync: s.fsync,
+        writeMode: s.writeMode === 'dsync' || s.writeMode === 'sync' ? s.writeMode : undefined,
+        after: closing.get(file),
+      });
+      log.on('record', (record) => auditBus.emit('record', record));
+      log.on('broken', (err: Error) => auditBus.emit('problem', problem(instrument, 'refusing', err.message)));
+      log.on('gap', (gap: ChainGap) => auditBus.emit('problem', problem(instrument, 'gap', gap.reason)));
+      shared = { log, order: new OutcomeOrder(), users: 0 };
+      files.set(file, shared);
     }
-    const log = new RedisAuditLog({
-      redis,
-      keys,
-      instrument,
-      key,
-      previousKeys: typeof s.previousKey === 'string' && s.previousKey !== '' ? [Buffer.from(s.previousKey, 'utf8')] : [],
-      waitReplicas: Number.isInteger(s.redisWaitReplicas) ? s.redisWaitReplicas : undefined,
-      waitTimeoutMs: Number.isFinite(s.redisWaitTimeoutMs) && Number(s.redisWaitTimeoutMs) > 0 ? s.redisWaitTimeoutMs : undefined,
-    });
-    log.on('record', (record) => auditBus.emit('record', record));
-    log.on('warning', (text: string) => warn?.(text));
-    shared = { log, users: 0 };
-    streams.set(keys.stream, shared);
+    shared.users++;
+    const held = shared;
+    let released = false;
+    return {
+      trail: new AuditTrail(held.log, { instrument, fallback, secrets, order: held.order }),
+      path: `${file}.000001.jsonl`,
+      async release() {
+        if (released) return;
+        released = true;
+        held.users--;
+        if (held.users > 0) return;
+        if (files.get(file) === held) files.delete(file);
+        const closed = held.log.close();
+        closing.set(file, closed);
+        await closed.finally(() => {
+          if (closing.get(file) === closed) closing.delete(file);
+        });
+      },
+    };
   }
-  shared.users++;
-  const held = shared;
-  let released = false;
-  return {
-    trail: new AuditTrail(held.log, { instrument, fallback, secrets }),
-    path: keys.stream,
-    async release() {
-      if (released) return;
-      released = true;
-      held.users--;
-      if (held.users > 0) return;
-      if (streams.get(keys.stream) === held) streams.delete(keys.stream);
-      const state = closingOf(redis);
-      const closed = held.log.close();
-      state.closing.add(closed);
-      try {
-        await closed;
-      } finally {
-        state.closing.delete(closed);
-        for (const wake of state.waiters.splice(0)) wake();
+
+  /**
+   * The audit trail of the instrument in a Redis stream shared by every Node-RED of a coordination group (instead of
+   * a file per Node-RED), or undefined when auditing is off. The records are emitted (auditBus, lh-audit nodes) by
+   * the Node-RED that wrote them only: with an lh-audit node on every replica, each record reaches the flows once.
+   * `warn` is told once when the checkpoint cannot be signed (no key configured).
+   */
+  useRedis(
+    settings: AuditSettings | undefined,
+    redis: AuditRedis,
+    keys: AuditStreamKeys,
+    instrument: string,
+    fallback: Actor,
+    secrets?: () => readonly string[],
+    warn?: (text: string) => void,
+  ): AuditUse | undefined {
+    const s = settings ?? {};
+    if (s.enabled === false) return undefined;
+    let byStream = this.streams.get(redis);
+    if (!byStream) {
+      byStream = new Map();
+      this.streams.set(redis, byStream);
+    }
+    const streams = byStream;
+    let shared = streams.get(keys.stream);
+    if (!shared) {
+      const key = configuredAuditKey(s);
+      if (!key) {
+        warn?.(
+          'the audit checkpoints in Redis are not signed: give every Node-RED the same lhAudit.key or lhAudit.keyFile in settings.js',
+        );
       }
-    },
-  };
+      const log = new RedisAuditLog({
+        redis,
+        keys,
+        instrument,
+        key,
+        previousKeys: typeof s.previousKey === 'string' && s.previousKey !== '' ? [Buffer.from(s.previousKey, 'utf8')] : [],
+        waitReplicas: Number.isInteger(s.redisWaitReplicas) ? s.redisWaitReplicas : undefined,
+        waitTimeoutMs:
+          Number.isFinite(s.redisWaitTimeoutMs) && Number(s.redisWaitTimeoutMs) > 0 ? s.redisWaitTimeoutMs : undefined,
+      });
+      log.on('record', (record) => auditBus.emit('record', record));
+      log.on('warning', (text: string) => warn?.(text));
+      shared = { log, order: new OutcomeOrder(), users: 0 };
+      streams.set(keys.stream, shared);
+    }
+    shared.users++;
+    const held = shared;
+    let released = false;
+    return {
+      trail: new AuditTrail(held.log, { instrument, fallback, secrets, order: held.order }),
+      path: keys.stream,
+      release: async () => {
+        if (released) return;
+        released = true;
+        held.users--;
+        if (held.users > 0) return;
+        if (streams.get(keys.stream) === held) streams.delete(keys.stream);
+        if (streams.size === 0 && this.streams.get(redis) === streams) this.streams.delete(redis);
+        const closing = this.streamsClosing.get(redis) ?? new Set<Promise<void>>();
+        this.streamsClosing.set(redis, closing);
+        const closed = held.log.close();
+        closing.add(closed);
+        try {
+          await closed;
+        } finally {
+          closing.delete(closed);
+          if (closing.size === 0 && this.streamsClosing.get(redis) === closing) this.streamsClosing.delete(redis);
+          for (const wake of this.waiters.splice(0)) wake();
+        }
+      },
+    };
+  }
+
+  /** Whether a chain of this instrument uses the connection, or is still closing on it. */
+  usesRedis(redis: AuditRedis): boolean {
+    return (this.streams.get(redis)?.size ?? 0) > 0 || (this.streamsClosing.get(redis)?.size ?? 0) > 0;
+  }
+
+  /** Resolves once a Redis chain of this instrument finished closing. */
+  closedOne(): Promise<void> {
+    return new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+}
+
+/**
+ * Resolves once no audit chain of `chains` (every instrument of this process) uses the connection any more (every
+ * lh-server node released its trail and its last records were written): the lh-coordination node waits for it
+ * before it closes the connection, so the outcome records of requests still in flight at a redeploy reach the stream.
+ */
+export async function redisChainsReleased(redis: AuditRedis, chains: () => Iterable<AuditChains>): Promise<void> {
+  for (;;) {
+    const busy = [...chains()].filter((c) => c.usesRedis(redis));
+    if (busy.length === 0) return;
+    await Promise.race(busy.map((c) => c.closedOne()));
+  }
 }

@@ -4,6 +4,7 @@ import type { AuditedRequest, AuditHook, AuditIntent, AuditOutcome } from '../cl
 import { redactText, redactValue } from '../contract/redaction';
 import { currentActor } from './actor';
 import { canonicalJson, sha256Hex } from './canonical';
+import { OutcomeOrder } from './outcome-order';
 import { type Actor, type AuditRecord, type RecordFields, type What, type Who } from './record';
 
 /** Bodies (and old values, whys) larger than this are left out of a record; their SHA-256 stays. */
@@ -29,20 +30,32 @@ export interface AuditTrailOptions {
   fallback?: Actor;
   /** The configured secrets, taken out of every record besides the secret-named fields. */
   secrets?: () => readonly string[];
+  /**
+   * The chain's order of outcomes and intents, shared by every trail on the same chain (the lh-server nodes of one
+   * instrument); a trail of its own without it.
+   */
+  order?: OutcomeOrder;
 }
 
 /**
  * The transport's audit hook: an intent record before a request goes out (durable before it is sent), an outcome
- * record after it, linked by one id; who acts comes from withActor. Every record passes the redaction step.
+ * record after it, linked by one id; who acts comes from withActor. Every record passes the redaction step. The
+ * chain keeps the order (outcome-order.ts): an outcome after the caller's next step, before the chain's next intent.
  */
 export class AuditTrail implements AuditHook {
+  private readonly order: OutcomeOrder;
+
   constructor(
     readonly log: AuditAppender,
     private readonly options: AuditTrailOptions,
-  ) {}
+  ) {
+    this.order = options.order ?? new OutcomeOrder();
+  }
 
   /** Seals the intent record; the request waits for `durable` before anything of it is sent. */
   intent(request: AuditedRequest): AuditIntent {
+    // the outcomes of earlier requests go first: a flow's next action never shows before the answer it acted on
+    this.order.flush();
     const id = randomUUID();
     const secrets = this.options.secrets?.() ?? [];
     const { why, old, ...who } = redactValue({ ...this.options.fallback, ...currentActor() }, secrets);
@@ -65,7 +78,12 @@ export class AuditTrail implements AuditHook {
     await this.log.flush?.();
   }
 
-  async outcome(id: string, operation: string, outcome: AuditOutcome): Promise<void> {
+  /** Appends the outcome record once the caller has the answer (see OutcomeOrder); resolves once it is written. */
+  outcome(id: string, operation: string, outcome: AuditOutcome): Promise<void> {
+    return this.order.defer(() => this.appendOutcome(id, operation, outcome));
+  }
+
+  private async appendOutcome(id: string, operation: string, outcome: AuditOutcome): Promise<void> {
     const secrets = this.options.secrets?.() ?? [];
     const clean =
       outcome.reason === undefined ? outcome : { ...outcome, reason: redactText(outcome.reason, secrets).slice(0, 2000) };

@@ -65,7 +65,8 @@ const PAST_PER_ID = 4;
 
 /**
  * At most one answer per error from this Node-RED, whoever asks first: a second caller is refused before any
- * request is sent. One ledger per instrument URL, shared by every client (and so every lh-server node) of it.
+ * request is sent. One ledger per interface of an instrument, in its home (src/instrument), shared by every client
+ * (and so every lh-server node) of it.
  */
 export class AnswerLedger {
   private readonly records = new Map<string, AnswerRecord>();
@@ -219,8 +220,6 @@ export function listedKeys(list: readonly unknown[], field: 'id' | 'uuid'): Set<
   return keys;
 }
 
-const ledgers = new Map<string, AnswerLedger>();
-
 /** Host names of this machine's loopback interface, as the URL parser writes them: one instrument, one key. */
 const LOOPBACK_HOSTS = new Set(['localhost', 'localhost.', '127.0.0.1', '[::1]', '[::ffff:7f00:1]']);
 
@@ -237,14 +236,6 @@ export function urlKey(url: string): string {
   } catch {
     return url.trim().replace(/\/+$/, '').toLowerCase();
   }
-}
-
-/** The process-wide ledger of the instrument at `url`. */
-export function answerLedgerFor(url: string): AnswerLedger {
-  const key = urlKey(url);
-  let ledger = ledgers.get(key);
-  if (!ledger) ledgers.set(key, (ledger = new AnswerLedger()));
-  return ledger;
 }
 
 /** The answers of one instrument, A's and B's, as `client.answers` shows them. */
@@ -264,11 +255,6 @@ export class InstrumentAnswers {
   }
 }
 
-/** Forgets every instrument's answers: what a restart of Node-RED does (for tests of state that must survive one). */
-export function forgetAnswerLedgers(): void {
-  ledgers.clear();
-}
-
 /** A claim in an answer ledger shared with other Node-REDs (coordination): the first claim wins across all of them. */
 export type SharedAnswerClaim =
   { ok: true; confirm(): Promise<void>; release(): Promise<void> } | { ok: false; existing: AnswerRecord & { replica?: string } };
@@ -282,20 +268,4 @@ export interface SharedAnswerClaims {
     response: string,
     options: AnswerOptions & { automatic?: boolean },
   ): Promise<SharedAnswerClaim>;
-}
-
-const sharedClaims = new Map<string, SharedAnswerClaims>();
-
-/**
- * Sets (or with undefined, removes) the shared claims of the instrument `instrumentKey` (`baseUrl|instrumentUrl`, as
- * lh-server names it): from then on every answer to it is claimed there before this process's ledger and the request.
- */
-export function setSharedAnswerClaims(instrumentKey: string, claims: SharedAnswerClaims | undefined): void {
-  if (claims) sharedClaims.set(instrumentKey, claims);
-  else sharedClaims.delete(instrumentKey);
-}
-
-/** The shared claims of an instrument, when it is coordinated. */
-export function sharedAnswerClaims(instrumentKey: string): SharedAnswerClaims | undefined {
-  return sharedClaims.get(instrumentKey);
 }

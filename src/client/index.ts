@@ -1,6 +1,6 @@
 import { EventEmitter } from 'events';
 
-import { answerLedgerFor, InstrumentAnswers } from './answer-ledger';
+import { AnswerLedger, InstrumentAnswers } from './answer-ledger';
 import { DeckApi } from './deck';
 import { DialogApi } from './dialogs';
 import { LhError } from './errors';
@@ -9,6 +9,7 @@ import { InstrumentApi } from './instrument';
 import { MachineApi } from './machine';
 import { PendingWork } from './pending-work';
 import { CHECK_AUTHENTICATION, PrepApi } from './prep';
+import { RunStartClaims } from './run-starts';
 import { RunsApi } from './runs';
 import {
   type Credentials,
@@ -24,14 +25,11 @@ import { checkUrls } from './url-checks';
 export {
   answeredAnother,
   AnswerLedger,
-  answerLedgerFor,
   AnswerOptions,
   AnswerRecord,
   InstrumentAnswers,
-  setSharedAnswerClaims,
   SharedAnswerClaim,
   SharedAnswerClaims,
-  sharedAnswerClaims,
   urlKey,
 } from './answer-ledger';
 export * from './deck';
@@ -57,6 +55,21 @@ export { RequestObservation, RequestObserver } from './transport';
 export * from './types';
 export * as validate from './validate';
 
+/**
+ * What a client keeps about its instrument beyond itself, shared by every client of the instrument: the answer
+ * ledgers of its interfaces and its run-start claims (the instrument's home, src/instrument, holds them).
+ */
+export interface InstrumentBooks {
+  readonly answersA: AnswerLedger;
+  readonly answersB: AnswerLedger;
+  readonly runStarts: RunStartClaims;
+}
+
+/** Books of a client alone (a client made without its instrument's home: tests, scripts). */
+export function ownBooks(): InstrumentBooks {
+  return { answersA: new AnswerLedger(), answersB: new AnswerLedger(), runStarts: new RunStartClaims() };
+}
+
 export interface ClientOptions extends SessionOptions {
   baseUrl: string;
   instrumentUrl?: string;
@@ -75,6 +88,8 @@ export interface ClientOptions extends SessionOptions {
   maxResponseBytes?: number;
   /** The audit trail every instrument-changing request is recorded in (src/audit). */
   audit?: AuditHook;
+  /** The instrument's answer ledgers and run-start claims (its home's); without them, the client's own. */
+  books?: InstrumentBooks;
 }
 
 /** Everything one instrument needs: transport, session and the two APIs. */
@@ -93,6 +108,8 @@ export class LiquidHandlerClient extends EventEmitter {
   readonly machine: MachineApi;
   /** The instrument's own controls: camera, deck scan, initialise, heater-cooler, lights, sensors, traces (A). */
   readonly deck: DeckApi;
+  /** The answer ledgers and run-start claims of the instrument, shared with its other clients. */
+  private readonly books: InstrumentBooks;
   private readonly lastWork = new PendingWork();
   /** Stops the session checks (checkSessionEvery) still running: close() stops them first. */
   private readonly checkStops = new Set<() => void>();
@@ -100,6 +117,7 @@ export class LiquidHandlerClient extends EventEmitter {
   constructor(private readonly options: ClientOptions) {
     super();
     checkUrls(options);
+    this.books = options.books ?? ownBooks();
     this.transport = new Transport(options);
     this.session = new Session(this.transport, options.credentials ?? {}, options);
     this.session.on('state', (state) => this.emit('session', state));
@@ -121,10 +139,14 @@ export class LiquidHandlerClient extends EventEmitter {
     this.deck = new DeckApi((spec) => this.session.send(spec));
   }
 
-  /** The answers this Node-RED gave to this instrument's errors: one ledger per instrument URL, process-wide. */
+  /** The answers this Node-RED gave to this instrument's errors: one ledger per interface, in the instrument's home. */
   get answers(): InstrumentAnswers {
-    const { baseUrl, instrumentUrl } = this.transport;
-    return new InstrumentAnswers(answerLedgerFor(baseUrl), instrumentUrl ? answerLedgerFor(instrumentUrl) : undefined);
+    return new InstrumentAnswers(this.books.answersA, this.transport.instrumentUrl ? this.books.answersB : undefined);
+  }
+
+  /** One run start in flight per instrument: the claims every client of the instrument shares. */
+  get runStarts(): RunStartClaims {
+    return this.books.runStarts;
   }
 
   /** Interface A's root URL as configured (trailing slashes removed). */

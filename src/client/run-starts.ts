@@ -1,10 +1,9 @@
 /**
  * One run start in flight per instrument in this Node-RED. Two start msgs that arrive together would otherwise both
  * read "Idle" and both send a create (the second failing with the instrument's 409 after it was sent): the second
- * is refused here, before anything is sent, with an error of kind `busy`. One claim book per instrument URL, shared
- * by every client (so by every lh-server node pointing at the same instrument).
+ * is refused here, before anything is sent, with an error of kind `busy`. One claim book per instrument, in its home
+ * (src/instrument), shared by every client (so by every lh-server node pointing at the same instrument).
  */
-import { urlKey } from './answer-ledger';
 import { LhError } from './errors';
 
 export interface RunStartClaim {
@@ -72,14 +71,4 @@ export class RunStartClaims {
       },
     };
   }
-}
-
-const books = new Map<string, RunStartClaims>();
-
-/** The process-wide start claims of the instrument whose interface A is at `baseUrl`. */
-export function runStartsFor(baseUrl: string): RunStartClaims {
-  const key = urlKey(baseUrl);
-  let book = books.get(key);
-  if (!book) books.set(key, (book = new RunStartClaims()));
-  return book;
 }

@@ -69,8 +69,9 @@ export interface AuditIntent {
 /**
  * The audit trail as the transport sees it. `intent` seals the intent record and returns at once; nothing of the
  * request goes out before its `durable` resolves (the request is prepared meanwhile, its socket assigned only after),
- * and a failing trail stops the request. `outcome` is called after the answer, linked by the intent's id, and not
- * waited on.
+ * and a failing trail stops the request. `outcome` is called as soon as the answer is known, linked by the intent's
+ * id, and not waited on by the caller. The order of the records is the trail's (src/audit/outcome-order.ts: an
+ * outcome after the caller's next step, before the chain's next intent); the transport has no ordering code.
  */
 export interface AuditHook {
   intent(request: AuditedRequest): AuditIntent;
@@ -216,8 +217,6 @@ export class Transport {
     }
     if (!this.audit || !isAudited(spec)) return this.observed(spec, this.attempts<T>(spec, url, payload));
     this.assertOpen(spec.operation);
-    // the outcomes of earlier requests go first: a flow's next action never shows before the answer it acted on
-    appendDeferredOutcomes();
     const audit = this.audit;
     const notWritten = (err: unknown): LhError =>
       new LhError(`${spec.operation} was not sent: its audit record could not be written (${(err as Error).message})`, {
@@ -240,16 +239,16 @@ export class Transport {
     }
     // The request is prepared while the intent is made durable; its first byte waits for it (see Attempt).
     const gate = new AuditGate(intent.durable, notWritten);
-    // The outcome is appended once the caller has the answer (sealed and written while the flow goes on), before any
-    // later intent (see deferOutcome), and not waited on to be durable: the flow gets the answer one fsync sooner.
-    // A crash before that fsync leaves the intent without its outcome, which verify and every reader take as
-    // "unknown", never as applied. An intent that could not be written gets no outcome (nothing was sent; the trail
-    // refuses every later record anyway).
+    // The outcome goes to the chain once the answer is known; the chain appends it after the caller's next step and
+    // before its next intent (src/audit/outcome-order.ts), and nobody waits for it to be durable: the flow gets the
+    // answer one fsync sooner. A crash before that fsync leaves the intent without its outcome, which verify and every
+    // reader take as "unknown", never as applied. An intent that could not be written gets no outcome (nothing was
+    // sent; the trail refuses every later record anyway).
     // Tracked from the moment it is sent, so close() also waits for the outcome of a request it aborts. One that the
     // deadline or close() ended while its intent was being made durable never left: not-sent.
     const sent = this.observed(spec, this.attempts<T>(spec, url, payload, gate));
     const record = (outcome: AuditOutcome | undefined): Promise<void> =>
-      outcome ? this.deferOutcome(() => audit.outcome(intent.id, spec.operation, outcome)) : Promise.resolve();
+      outcome ? audit.outcome(intent.id, spec.operation, outcome) : Promise.resolve();
     this.outcomes.add(
       sent.then(
         (res) => record(auditOutcomeOf(res)),
@@ -257,25 +256,6 @@ export class Transport {
       ),
     );
     return sent;
-  }
-
-  /**
-   * Appends an outcome record once the caller has the answer: a setImmediate later (after its microtasks and the
-   * next request it sends), or before the next audited request's intent, whichever comes first. So the answer goes
-   * back without the record's sealing and write ahead of it, and the chain keeps a flow's order (the outcome of an
-   * action before the intent of the action that follows it).
-   */
-  private deferOutcome(append: () => Promise<void>): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      deferredOutcomes.push(() => {
-        try {
-          append().then(resolve, reject);
-        } catch (err) {
-          reject(err);
-        }
-      });
-      if (deferredOutcomes.length === 1) nodeSetImmediate(appendDeferredOutcomes);
-    });
   }
 
   /**
@@ -588,21 +568,6 @@ function unsendableHeader(headers: Record<string, string>): (Error & { code: str
     }
   }
   return undefined;
-}
-
-/** Node's own setImmediate, taken when this module loads: a test's fake clock installed later cannot hold it. */
-const nodeSetImmediate = setImmediate;
-
-/**
- * Outcome records waiting for their caller to have the answer, of every transport of this process, not one: the
- * lh-server nodes of one instrument (each with its own client) share one chain, and a flow may act through one of
- * them on the answer it got through another. Appending them all before any audited request's intent keeps that
- * order in the chain too (an outcome of another chain appended a little early changes nothing).
- */
-const deferredOutcomes: (() => void)[] = [];
-
-function appendDeferredOutcomes(): void {
-  for (const append of deferredOutcomes.splice(0)) append();
 }
 
 function ignore(): void {

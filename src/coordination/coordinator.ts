@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'crypto';
 import os from 'os';
 
-import { answeredAnother, fingerprint, setSharedAnswerClaims, SharedAnswerClaims } from '../client';
+import { answeredAnother, fingerprint, SharedAnswerClaims } from '../client';
 import { MAX_ANSWERS_KEPT } from '../client/answer-ledger';
 import { ErrorGate, GateRules } from './error-gate';
 import { fairShare, planLeases } from './fair-share';
@@ -375,9 +375,8 @@ export class Coordinator {
       found = new InstrumentCoordination(identity, this.replica, this.now);
       this.instruments.set(identity, found);
     }
-    // the answer ledger's claims are looked up under the lh-server's own spelling: each spelling joined gets them
+    // (the lh-server node hands answerClaims() to its instrument's home, src/instrument)
     const spelled = this.spellings.get(instrumentKey) ?? 0;
-    if (spelled === 0) setSharedAnswerClaims(instrumentKey, this.answerClaims(identity));
     this.spellings.set(instrumentKey, spelled + 1);
     found.staleClaimMs = Math.max(found.staleClaimMs, staleClaimMsFor(options.requestTimeoutMs ?? 0));
     this.users.set(identity, (this.users.get(identity) ?? 0) + 1);
@@ -390,10 +389,7 @@ export class Coordinator {
     const identity = instrumentIdentity(instrumentKey);
     const spelled = (this.spellings.get(instrumentKey) ?? 1) - 1;
     if (spelled > 0) this.spellings.set(instrumentKey, spelled);
-    else {
-      this.spellings.delete(instrumentKey);
-      setSharedAnswerClaims(instrumentKey, undefined);
-    }
+    else this.spellings.delete(instrumentKey);
     const left = (this.users.get(identity) ?? 1) - 1;
     if (left > 0) return void this.users.set(identity, left);
     this.users.delete(identity);
@@ -598,7 +594,6 @@ export class Coordinator {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running?.catch(() => undefined);
-    for (const spelling of this.spellings.keys()) setSharedAnswerClaims(spelling, undefined);
     this.spellings.clear();
     for (const inst of this.instruments.values()) {
       if (inst.grant) await inst.settle(true);

@@ -5,6 +5,7 @@
 import assert from 'assert';
 
 import {
+  AuditChains,
   AuditRecord,
   AuditRedis,
   AuditStreamKeys,
@@ -14,7 +15,6 @@ import {
   readStreamChain,
   RedisAuditLog,
   seal,
-  useRedisAuditTrail,
   verifyStreamChain,
 } from '../../src/audit';
 import { describeWithRedis, useRedis } from '../support/redis-server';
@@ -209,7 +209,7 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
     const { keys } = freshStream();
     await new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY }).append(actionFields(1)[0]);
     const warnings: string[] = [];
-    const use = useRedisAuditTrail(
+    const use = new AuditChains().useRedis(
       { key: 'the next key', previousKey: KEY.toString('utf8') },
       db.redis,
       keys,

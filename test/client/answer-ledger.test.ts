@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 
 import { LhError } from '../../src/client';
-import { AnswerLedger, answerLedgerFor, forgetAnswerLedgers, MAX_ANSWERS_KEPT } from '../../src/client/answer-ledger';
+import { AnswerLedger, MAX_ANSWERS_KEPT } from '../../src/client/answer-ledger';
 import { identityOf } from '../../src/client/error-identity';
+import { homeOf, resetHomes } from '../../src/instrument';
 import { useClients } from '../support/client-suite';
 
 describe('answer ledger', function () {
@@ -65,9 +66,18 @@ describe('answer ledger', function () {
     assert.throws(() => ledger.reserve('7', 'Abort', 'answer-error', { identity: tip }), /already answered/);
   });
 
-  it('is one per instrument URL, however the URL is spelled', function () {
-    assert.equal(answerLedgerFor('http://LAB-1.example:80/NimbusLite/'), answerLedgerFor('http://lab-1.example/NimbusLite'));
-    assert.notEqual(answerLedgerFor('http://lab-1.example/NimbusLite'), answerLedgerFor('http://lab-2.example/NimbusLite'));
+  it('is one per instrument (its home), however the URL is spelled', function () {
+    try {
+      const ledger = (url: string): AnswerLedger => homeOf(`${url}|`).answersA;
+      assert.equal(ledger('http://LAB-1.example:80/NimbusLite/'), ledger('http://lab-1.example/NimbusLite'));
+      assert.notEqual(ledger('http://lab-1.example/NimbusLite'), ledger('http://lab-2.example/NimbusLite'));
+      assert.equal(
+        homeOf('http://lab-1.example/NimbusLite|https://lab-1.example:8443').answersA,
+        ledger('http://lab-1.example/NimbusLite'),
+      );
+    } finally {
+      resetHomes();
+    }
   });
 });
 
@@ -100,7 +110,6 @@ describe('answer ledger: errors that are over', function () {
 
 describe('answer ledger: an instrument that reuses an error id', function () {
   const suite = useClients();
-  afterEach(() => forgetAnswerLedgers());
 
   it('A: once a poll no longer lists the answered error, a new error with the same id is answered', async function () {
     const client = suite.make();

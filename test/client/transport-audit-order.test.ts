@@ -9,8 +9,8 @@ import http from 'http';
 
 import fc from 'fast-check';
 
-import { AuditLog, AuditTrail } from '../../src/audit';
-import { AuditHook, Transport } from '../../src/client/transport';
+import { type AuditAppender, AuditChains, type AuditRecord, AuditTrail, chainName, sha256Hex } from '../../src/audit';
+import { Transport } from '../../src/client/transport';
 import { KEY, readChain, tempDir, verify } from '../audit/chain-support';
 import { closeLocal, listenLocal } from '../support/local-server';
 
@@ -35,17 +35,20 @@ describe('transport: the outcome record comes after the caller has the answer', 
     await fc.assert(
       fc.asyncProperty(fc.array(fc.constantFrom(...statuses), { minLength: 1, maxLength: 6 }), async (answers) => {
         const events: string[] = [];
-        const audit: AuditHook = {
-          intent: (req) => {
-            events.push(`intent ${req.path}`);
-            return { id: req.path, durable: Promise.resolve() };
+        // the chain as the trail writes it (the order is the trail's now, issue 30.1: the transport has none)
+        const pathOf = new Map<string, string>();
+        const log: AuditAppender = {
+          append: (fields) => {
+            if (fields.phase === 'intent') {
+              pathOf.set(fields.id, fields.what.path);
+              events.push(`intent ${fields.what.path}`);
+            } else if (fields.phase === 'outcome') events.push(`outcome ${pathOf.get(fields.id)} ${fields.outcome.result}`);
+            return Promise.resolve({} as AuditRecord);
           },
-          outcome: (id, _operation, outcome) => {
-            events.push(`outcome ${id} ${outcome.result}`);
-            return Promise.resolve();
-          },
+          close: () => Promise.resolve(),
+          on: () => undefined,
         };
-        const t = new Transport({ baseUrl: url, retries: 0, timeoutMs: 5000, audit });
+        const t = new Transport({ baseUrl: url, retries: 0, timeoutMs: 5000, audit: new AuditTrail(log, { instrument: 'i' }) });
         const expected: string[] = [];
         for (const [i, status] of answers.entries()) {
           const path = `/status/${status}/${i}`;
@@ -66,16 +69,19 @@ describe('transport: the outcome record comes after the caller has the answer', 
   });
 
   it('two lh-server nodes of one instrument (one chain): an answer’s outcome is in the chain before the intent of the action that followed it through the other node', async function () {
-    // the registry gives every lh-server node of an instrument its own client and trail, on one shared log
+    // the instrument's home gives every lh-server node of it its own client and trail, on one chain (log and order)
     const dir = tempDir();
-    const log = new AuditLog({ dir, name: 'chain', instrument: 'i', key: KEY });
-    const [a, b] = ['server-a', 'server-b'].map(
-      (node) =>
+    const chains = new AuditChains();
+    const uses = ['server-a', 'server-b'].map((node) =>
+      chains.useFile({ key: KEY.toString('utf8'), dir }, undefined, 'i', { node }),
+    );
+    const [a, b] = uses.map(
+      (use) =>
         new Transport({
           baseUrl: url,
           retries: 0,
           timeoutMs: 5000,
-          audit: new AuditTrail(log, { instrument: 'i', fallback: { node } }),
+          audit: use?.trail,
         }),
     );
     try {
@@ -92,8 +98,8 @@ describe('transport: the outcome record comes after the caller has the answer', 
       }
       for (const t of [a, b]) t.close();
       await Promise.all([a.outcomesWritten(), b.outcomesWritten()]);
-      await log.close();
-      const chain = readChain(dir, 'chain');
+      await Promise.all(uses.map((use) => use?.release())); // the last one closes the chain
+      const chain = readChain(dir, chainName('i', sha256Hex('i')));
       const report = verify(chain);
       assert.strictEqual(report.ok, true, report.firstBad?.reason);
       const records = chain.files
@@ -108,7 +114,7 @@ describe('transport: the outcome record comes after the caller has the answer', 
       );
     } finally {
       for (const t of [a, b]) t.close();
-      await log.close().catch(() => undefined);
+      await Promise.all(uses.map((use) => use?.release())).catch(() => undefined);
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -6,23 +6,18 @@
  * holder must neither answer the error a second time nor tell Catch nodes that its own default was "already answered".
  */
 import assert from 'node:assert/strict';
-import path from 'path';
 
 import { fingerprint, identityOf } from '../../src/client';
 import { Coordinator } from '../../src/coordination/coordinator';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { SharedLedger } from '../../src/coordination/stores';
-import { forgetAllAnswers } from '../nodes/lh-answer-page.support';
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 import { collect, helper, loadFlow, runtimeSettings, serverFlow } from '../support/runtime';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
-
-const pending = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'lh-error-policy', 'pending-defaults.js')) as {
-  forgetAllPending(): void;
-};
 
 interface ServerNode {
   instrumentKey: string;
@@ -34,8 +29,7 @@ describeWithRedis('coordination: a default handed over by a standby after it was
   this.timeout(30000);
   const sim = useInstrument({
     afterEach: () => {
-      pending.forgetAllPending();
-      forgetAllAnswers();
+      restartMemory();
     },
   });
   const db = useRedis();
@@ -259,7 +253,7 @@ describeWithRedis('coordination: a default handed over by a standby after it was
       await new Promise((r) => setTimeout(r, 100)); // written to the context store
 
       // a crash and a restart: the module state (pending books) is gone, the context store keeps what was written
-      pending.forgetAllPending();
+      restartMemory();
       await helper.setFlows(f.nodes as never, 'full', f.credentials as never);
       await new Promise((r) => setTimeout(r, 2000));
       assert.deepEqual(

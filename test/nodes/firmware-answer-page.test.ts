@@ -6,17 +6,18 @@
  */
 import assert from 'node:assert/strict';
 
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper } from '../support/runtime';
 import { until } from '../support/until';
 import { answerOnPage, fetchText, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
-import { bServerFlow, seenErrors, socketOpen } from './lh-error-poll.support';
+import { bServerFlow, socketOpen } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
 describe('firmware errors on the answer page', function () {
   this.timeout(30000);
-  const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
+  const sim = useInstrument({ afterEach: () => restartMemory() });
   let web: PageServer;
   before(async function () {
     web = await startPageServer();

@@ -5,17 +5,18 @@
  */
 import assert from 'node:assert/strict';
 
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper } from '../support/runtime';
 import { until } from '../support/until';
-import { bServerFlow, loadFlowWithChange, pollsDone, seenErrors, setProperty, socketOpen } from './lh-error-poll.support';
+import { bServerFlow, loadFlowWithChange, pollsDone, setProperty, socketOpen } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 const ANSWER_PATH = '/api/v1/errors/runtime';
 
 describe('firmware errors answered from a flow', function () {
   this.timeout(30000);
-  const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
+  const sim = useInstrument({ afterEach: () => restartMemory() });
 
   async function load(): Promise<{ raised: Msg[]; resolved: Msg[]; answered: Msg[]; caught: Msg[] }> {
     const server = bServerFlow(sim, { withB: false });

@@ -1,14 +1,15 @@
 import assert from 'node:assert/strict';
 
+import { restartMemory } from '../support/homes';
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 import { collect, helper, nextMessage } from '../support/runtime';
-import { bServerFlow, loadFlowWithChange, messageWhere, pollsDone, seenErrors, setProperty } from './lh-error-poll.support';
+import { bServerFlow, loadFlowWithChange, messageWhere, pollsDone, setProperty } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
 describe('lh-answer-error', function () {
   this.timeout(30000);
-  const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
+  const sim = useInstrument({ afterEach: () => restartMemory() });
   let answer: LoadedNode;
 
   async function load(config: Record<string, unknown> = {}): Promise<void> {

@@ -1,20 +1,13 @@
 import assert from 'node:assert/strict';
-import path from 'path';
 
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { helper, nextMessage } from '../support/runtime';
 import { until } from '../support/until';
-import { fetchText, forgetAllAnswers, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
-import { bServerFlow, seenErrors, statusWhere } from './lh-error-poll.support';
+import { fetchText, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
+import { bServerFlow, statusWhere } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
-
-const pending = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'lh-error-policy', 'pending-defaults.js')) as {
-  forgetAllPending(): void;
-};
-const runScope = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'runs', 'run-scope.js')) as {
-  forgetRunRules(): void;
-};
 
 /** Submits the page's form as a browser does: the hidden fields, the fields' values (as filled in or changed), the button. */
 async function submitPage(
@@ -36,10 +29,7 @@ describe('lh-answer-page: answers that carry what they need', function () {
   this.timeout(20000);
   const sim = useInstrument({
     afterEach: () => {
-      pending.forgetAllPending();
-      runScope.forgetRunRules();
-      forgetAllAnswers();
-      seenErrors.forgetAllWatches();
+      restartMemory();
     },
   });
   let web: PageServer;

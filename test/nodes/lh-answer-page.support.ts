@@ -4,24 +4,17 @@
  * HTTP helpers to use the page as a browser would (GET, form POST).
  */
 import http from 'http';
-import path from 'path';
 
 import type { AddressInfo } from 'net';
 
 import type { Simulator } from '../../src/simulator';
+import { restartMemory } from '../support/homes';
 import { InstrumentOptions, useInstrument } from '../support/node-suite';
 import { helper, packageNodes, tlsConfigNode } from '../support/runtime';
-import { seenErrors } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 type NodeModule = (RED: unknown) => unknown;
 type App = (req: http.IncomingMessage, res: http.ServerResponse, next: () => void) => void;
-
-const root = path.resolve(__dirname, '..', '..');
-const ledgerModule = require(path.join(root, 'nodes', 'client', 'answer-ledger.js')) as { forgetAnswerLedgers(): void };
-
-/** The answers this Node-RED remembers, forgotten as a restart of Node-RED would. */
-export const forgetAllAnswers = (): void => ledgerModule.forgetAnswerLedgers();
 
 export interface PageServer {
   /** http://127.0.0.1:port: what the lh-answer-page nodes get as public URL */
@@ -73,8 +66,7 @@ export function usePageSuite(options: InstrumentOptions = {}): PageSuite {
   const sim = useInstrument({
     ...options,
     afterEach: async () => {
-      seenErrors.forgetAllWatches();
-      forgetAllAnswers();
+      restartMemory();
       await options.afterEach?.();
     },
   });

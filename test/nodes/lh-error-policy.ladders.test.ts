@@ -1,29 +1,19 @@
 import assert from 'node:assert/strict';
-import path from 'path';
 
 import FakeTimers from '@sinonjs/fake-timers';
 
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
 import { until } from '../support/until';
-import { forgetAllAnswers, loadWithPage } from './lh-answer-page.support';
-import { bServerFlow, seenErrors } from './lh-error-poll.support';
+import { loadWithPage } from './lh-answer-page.support';
+import { bServerFlow } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 type Clock = ReturnType<typeof FakeTimers.install>;
 
-const pending = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'lh-error-policy', 'pending-defaults.js')) as {
-  forgetAllPending(): void;
-};
-const runScope = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'runs', 'run-scope.js')) as {
-  forgetRunRules(): void;
-};
-
 function restartState(): void {
-  pending.forgetAllPending();
-  runScope.forgetRunRules();
-  forgetAllAnswers();
-  seenErrors.forgetAllWatches();
+  restartMemory();
 }
 
 /** Lets the policy's queued write to the context store happen (it waits for setImmediate). */

@@ -23,18 +23,17 @@ import path from 'path';
 
 import FakeTimers from '@sinonjs/fake-timers';
 
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { Rng as Rand } from '../support/prng';
 import { collect, helper } from '../support/runtime';
-import { forgetAllAnswers, loadWithPage } from './lh-answer-page.support';
-import { bServerFlow, seenErrors } from './lh-error-poll.support';
+import { loadWithPage } from './lh-answer-page.support';
+import { bServerFlow } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
 const built = (...p: string[]): string => path.resolve(__dirname, '..', '..', 'nodes', 'nodes', ...p);
-const pending = require(built('lh-error-policy', 'pending-defaults.js')) as { forgetAllPending(): void };
 const runScope = require(built('runs', 'run-scope.js')) as {
-  forgetRunRules(): void;
   addRunRule(instrument: string, rule: Msg): void;
   similarity(record: Msg): Msg;
 };
@@ -212,10 +211,7 @@ describe('lh-error-policy: model-based test over seeded random sequences (issue 
   this.timeout(60_000 + RUNS * STEPS * 2000);
   const sim = useInstrument({
     afterEach: () => {
-      pending.forgetAllPending();
-      runScope.forgetRunRules();
-      forgetAllAnswers();
-      seenErrors.forgetAllWatches();
+      restartMemory();
     },
   });
   let clock: ReturnType<typeof FakeTimers.install> | undefined;
@@ -528,8 +524,6 @@ describe('lh-error-policy: model-based test over seeded random sequences (issue 
       }
     }
     await helper.unload();
-    pending.forgetAllPending();
-    runScope.forgetRunRules();
-    forgetAllAnswers();
+    restartMemory();
   }
 });

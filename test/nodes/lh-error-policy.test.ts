@@ -4,23 +4,18 @@ import path from 'path';
 import FakeTimers from '@sinonjs/fake-timers';
 
 type Clock = ReturnType<typeof FakeTimers.install>;
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
 import { until } from '../support/until';
-import { answerOnPage, forgetAllAnswers, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
-import { bServerFlow, pollsDone, seenErrors } from './lh-error-poll.support';
+import { answerOnPage, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
+import { bServerFlow, pollsDone } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
-const pending = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'lh-error-policy', 'pending-defaults.js')) as {
-  forgetAllPending(): void;
-};
-
 /** What a restart of Node-RED does to the package's module state. */
 function restartState(): void {
-  pending.forgetAllPending();
-  forgetAllAnswers();
-  seenErrors.forgetAllWatches();
+  restartMemory();
 }
 
 describe('lh-error-policy', function () {

@@ -5,27 +5,23 @@
 import assert from 'node:assert/strict';
 import path from 'path';
 
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper } from '../support/runtime';
 import { until } from '../support/until';
-import { forgetAllAnswers, loadWithPage } from './lh-answer-page.support';
-import { bServerFlow, seenErrors } from './lh-error-poll.support';
+import { loadWithPage } from './lh-answer-page.support';
+import { bServerFlow } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
 const built = (...p: string[]): string => path.resolve(__dirname, '..', '..', 'nodes', 'nodes', ...p);
-const pending = require(built('lh-error-policy', 'pending-defaults.js')) as { forgetAllPending(): void };
 const runScope = require(built('runs', 'run-scope.js')) as {
-  forgetRunRules(): void;
   addRunRule(instrument: string, rule: Msg): void;
   similarity(record: Msg): Msg;
 };
 
 function restartState(): void {
-  pending.forgetAllPending();
-  runScope.forgetRunRules();
-  forgetAllAnswers();
-  seenErrors.forgetAllWatches();
+  restartMemory();
 }
 
 describe('lh-error-policy: trust fixes of issue 29 (8, 9, 10, 12)', function () {

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 
 import { Simulator } from '../../src/simulator';
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, loadFlow, runtimeModule, runtimeSettings } from '../support/runtime';
 import { until } from '../support/until';
@@ -14,7 +15,6 @@ import {
   loadFlowWithChange,
   messageWhere,
   pollsDone,
-  seenErrors,
   setProperty,
   statusWhere,
 } from './lh-error-poll.support';
@@ -76,7 +76,7 @@ async function live(sim: Simulator): Promise<void> {
 
 describe('lh-error-poll with pushes', function () {
   this.timeout(60000);
-  const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
+  const sim = useInstrument({ afterEach: () => restartMemory() });
 
   it('reports an A error pushed on instincterrors at once (1 h interval), and its resolution, each once', async function () {
     // With a 1 h interval no regular poll falls within the test: a report at all is one the push triggered (no

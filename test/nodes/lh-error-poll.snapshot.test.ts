@@ -7,10 +7,11 @@ import assert from 'node:assert/strict';
 import http from 'http';
 
 import { imageType } from '../../src/client';
+import { restartMemory } from '../support/homes';
 import { closeLocal, listenLocal } from '../support/local-server';
 import { useInstrument } from '../support/node-suite';
 import { helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
-import { seenErrors, stopRecording } from './lh-error-poll.support';
+import { stopRecording } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
@@ -19,7 +20,7 @@ describe('lh-error-poll: deck photo with each raised error', function () {
   const sim = useInstrument({
     afterEach() {
       stopRecording();
-      seenErrors.forgetAllWatches();
+      restartMemory();
     },
   });
 

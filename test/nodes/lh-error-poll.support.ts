@@ -3,11 +3,6 @@ import path from 'path';
 import { Simulator } from '../../src/simulator';
 import { helper, packageNodes, runtimeModule, serverFlow, ServerFlowOptions, tlsConfigNode } from '../support/runtime';
 
-/** The compiled seen-error memory, the same module instance the runtime loaded (a Node-RED restart = forgetAllWatches). */
-export const seenErrors = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'lh-error-poll', 'seen-errors.js')) as {
-  forgetAllWatches(): void;
-};
-
 type Msg = Record<string, unknown>;
 interface Listenable {
   on(event: string, l: (arg: Msg) => void): unknown;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, loadFlow, nextMessage, runtimeSettings, USER } from '../support/runtime';
 import {
@@ -9,7 +10,6 @@ import {
   messageWhere,
   pollsDone,
   recordDeliveries,
-  seenErrors,
   statusWhere,
   stopRecording,
 } from './lh-error-poll.support';
@@ -22,7 +22,7 @@ describe('lh-error-poll', function () {
     afterEach() {
       runtimeSettings({ contextStorage: undefined });
       stopRecording();
-      seenErrors.forgetAllWatches();
+      restartMemory();
     },
   });
 
@@ -215,12 +215,12 @@ describe('lh-error-poll', function () {
     await loadFlow(f.nodes, f.credentials);
     await loadContextStores();
     sim.injectPendingError();
-    seenErrors.forgetAllWatches();
+    restartMemory();
     await helper.setFlows(f.nodes, 'full', f.credentials);
     await nextMessage(helper.getNode('raised'));
     await pollsDone(sim, 1); // saved with the first poll
 
-    seenErrors.forgetAllWatches(); // what a restart of Node-RED does to module state
+    restartMemory(); // what a restart of Node-RED does to module state
     const again = recordDeliveries('raised');
     await helper.setFlows(f.nodes, 'full', f.credentials);
     await pollsDone(sim, 2);
@@ -230,7 +230,7 @@ describe('lh-error-poll', function () {
     // without persist, a restart forgets (the control case)
     const g = flow({ persist: false, name: 'no persist' });
     g.nodes = onTab(g.nodes);
-    seenErrors.forgetAllWatches();
+    restartMemory();
     const fresh = recordDeliveries('raised');
     await helper.setFlows(g.nodes, 'full', g.credentials);
     await pollsDone(sim, 1);

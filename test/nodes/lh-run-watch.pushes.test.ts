@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 
 import type { Simulator } from '../../src/simulator';
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
-import { RUN_WATCH_OUTPUTS, runMemory, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
+import { RUN_WATCH_OUTPUTS, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
 import { helper } from '../support/runtime';
 import { until } from '../support/until';
 
@@ -67,7 +68,7 @@ const statusPolls = (sim: Simulator): number =>
 describe('lh-run-watch with pushes (instinctevents)', function () {
   const sim = useInstrument();
   afterEach(function () {
-    runMemory.forgetAllMemories();
+    restartMemory();
   });
 
   it('reports every state change of a run although its poll interval (1 h) never elapses: pushes trigger the polls', async function () {
@@ -158,7 +159,7 @@ describe('lh-run-watch with pushes (instinctevents)', function () {
 describe('lh-run-watch on an instrument without event sockets', function () {
   const sim = useInstrument({ simulator: { sockets: false } });
   afterEach(function () {
-    runMemory.forgetAllMemories();
+    restartMemory();
   });
 
   it('falls back to polling: the socket is unavailable and the run is reported by polls, each state once', async function () {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
-import { RUN_WATCH_OUTPUTS, runMemory, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
+import { RUN_WATCH_OUTPUTS, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
 import { helper, nextMessage } from '../support/runtime';
 import { until } from '../support/until';
 
@@ -12,7 +13,7 @@ describe('lh-run-watch', function () {
   let stopFollowing: (() => void) | undefined;
   afterEach(function () {
     stopFollowing?.();
-    runMemory.forgetAllMemories(); // as a restart of Node-RED: each test starts from nothing reported
+    restartMemory(); // as a restart of Node-RED: each test starts from nothing reported
   });
 
   const runPolls = (): number => sim.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/protocol-run').length;

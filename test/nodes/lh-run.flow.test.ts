@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import path from 'path';
 
+import { restartMemory } from '../support/homes';
 import { builtNode, useInstrument } from '../support/node-suite';
 import { helper, runtimeModule, serverFlow, tlsConfigNode } from '../support/runtime';
 import { until } from '../support/until';
@@ -13,14 +14,10 @@ type NodeModule = (RED: unknown) => void;
 const changeNode = runtimeModule<NodeModule>(path.join('@node-red/nodes', 'core', 'function', '15-change.js'));
 // the module instances the runtime loaded (built), to forget what earlier tests reported
 
-const runMemory = require(path.resolve(__dirname, '../../nodes/nodes/lh-run-watch/run-memory.js')) as {
-  forgetAllMemories(): void;
-};
-
 describe('lh-run in flows', function () {
   const sim = useInstrument({ simulator: { simulationSpeed: 200, runStatesAsNames: true } });
   afterEach(function () {
-    runMemory.forgetAllMemories();
+    restartMemory();
   });
 
   it('a run whose injected error is answered Retry from a flow (lh-answer-error) resumes and finishes completed', async function () {

@@ -5,8 +5,9 @@
  */
 import assert from 'node:assert/strict';
 
+import { restartMemory } from '../support/homes';
 import { builtNode } from '../support/node-suite';
-import { RUN_WATCH_OUTPUTS, runMemory, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
+import { RUN_WATCH_OUTPUTS, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
 import { collect, helper, nextMessage, serverFlow, tlsConfigNode } from '../support/runtime';
 import { until } from '../support/until';
 import { useRunNode } from './lh-run.support';
@@ -16,7 +17,7 @@ type Msg = Record<string, unknown>;
 describe('lh-run and lh-run-watch report only what the instrument did', function () {
   const { sim, load } = useRunNode();
   afterEach(function () {
-    runMemory.forgetAllMemories();
+    restartMemory();
   });
   const sent = (path: string): number => sim.requests.filter((r) => r.path === `/api/v1/protocol-run/${path}`).length;
 

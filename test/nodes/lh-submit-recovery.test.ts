@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 
 import { identityOf } from '../../src/client/error-identity';
+import { restartMemory } from '../support/homes';
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 import { collect, helper, nextMessage } from '../support/runtime';
-import { bServerFlow, loadFlowWithChange, pollsDone, seenErrors, setProperty } from './lh-error-poll.support';
+import { bServerFlow, loadFlowWithChange, pollsDone, setProperty } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
 describe('lh-submit-recovery', function () {
   this.timeout(30000);
-  const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
+  const sim = useInstrument({ afterEach: () => restartMemory() });
   let submit: LoadedNode;
 
   const submissions = (): { path: string; body: unknown }[] =>

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 
 import { busiestWindow } from '../support/busiest-window';
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { loadFlow } from '../support/runtime';
 import { until } from '../support/until';
-import { bServerFlow, seenErrors } from './lh-error-poll.support';
+import { bServerFlow } from './lh-error-poll.support';
 
 const ERROR_POLL = '/api/v1/errors/check-for-pending-errors';
 const NODES = 20;
@@ -20,7 +21,7 @@ function largestGap(times: readonly number[]): number {
 
 describe('a fleet of poll nodes in one Node-RED, in Node-RED', function () {
   this.timeout(30000);
-  const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
+  const sim = useInstrument({ afterEach: () => restartMemory() });
 
   it('20 lh-error-poll nodes deployed together poll spread over their 1 s interval, not in one burst', async function () {
     const server = bServerFlow(sim, { withB: false });

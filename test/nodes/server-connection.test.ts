@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
-import { runMemory } from '../support/run-watch-suite';
 import { collect, helper, loadFlow, USER } from '../support/runtime';
 import { until } from '../support/until';
-import { bServerFlow, pollsDone, recordDeliveries, seenErrors, statusWhere, stopRecording } from './lh-error-poll.support';
+import { bServerFlow, pollsDone, recordDeliveries, statusWhere, stopRecording } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
@@ -90,8 +90,7 @@ describe('the connection state of an lh-server, shared by every node of it (issu
   const sim = useInstrument({
     simulator: { instrumentTokens: [B_TOKEN] },
     afterEach() {
-      seenErrors.forgetAllWatches();
-      runMemory.forgetAllMemories();
+      restartMemory();
     },
   });
 

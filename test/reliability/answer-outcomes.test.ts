@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 
 import { LhError, LiquidHandlerClient } from '../../src/client';
+import { homeOf, resetHomes } from '../../src/instrument';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, loadFlow, serverFlow, USER } from '../support/runtime';
 import { LossyProxy, ProxiedRequest, ProxyDecision } from './lossy-proxy';
@@ -221,8 +222,11 @@ describe('answer outcomes', function () {
     afterEach(async function () {
       await Promise.all(clients.splice(0).map((c) => c.close()));
     });
+    afterEach(() => resetHomes());
+    // as lh-server nodes do: each client of the instrument gets the books of the instrument's home
     const client = (): LiquidHandlerClient => {
-      const c = new LiquidHandlerClient({ baseUrl: `${sim.baseUrl}/`, credentials: { ...USER } });
+      const books = homeOf(`${sim.baseUrl}|`);
+      const c = new LiquidHandlerClient({ baseUrl: `${sim.baseUrl}/`, credentials: { ...USER }, books });
       clients.push(c);
       return c;
     };

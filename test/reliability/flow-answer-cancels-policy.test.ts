@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 
 import FakeTimers from '@sinonjs/fake-timers';
 
-import { forgetAllAnswers, loadWithPage } from '../nodes/lh-answer-page.support';
+import { loadWithPage } from '../nodes/lh-answer-page.support';
 import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, nextMessage } from '../support/runtime';
 
@@ -13,7 +14,7 @@ type Clock = ReturnType<typeof FakeTimers.install>;
 /** An answer given by a flow (lh-answer-error, lh-submit-recovery) cancels the policy's pending default at once. */
 describe("a flow's answer and the error policy", function () {
   this.timeout(20000);
-  const sim = useInstrument({ afterEach: () => forgetAllAnswers() });
+  const sim = useInstrument({ afterEach: () => restartMemory() });
   let clock: Clock | undefined;
   afterEach(function () {
     clock?.uninstall();

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 
-import { seenErrors, statusWhere } from '../nodes/lh-error-poll.support';
+import { statusWhere } from '../nodes/lh-error-poll.support';
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
 
@@ -15,7 +16,7 @@ describe('lockout safety', function () {
   const sim = useInstrument({
     simulator: { policy: { maximumLoginAttempts: 3 } },
     adminServer: true,
-    afterEach: () => seenErrors.forgetAllWatches(),
+    afterEach: () => restartMemory(),
   });
 
   const loginAttempts = (): number => sim.requests.filter((r) => r.method === 'POST' && r.path === '/api/v1/authenticate').length;

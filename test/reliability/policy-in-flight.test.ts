@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict';
-import path from 'path';
 
-import { forgetAllAnswers, loadWithPage } from '../nodes/lh-answer-page.support';
-import { bServerFlow, seenErrors } from '../nodes/lh-error-poll.support';
+import { loadWithPage } from '../nodes/lh-answer-page.support';
+import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
 import { until } from '../support/until';
-
-const pending = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'lh-error-policy', 'pending-defaults.js')) as {
-  forgetAllPending(): void;
-};
 
 type Msg = Record<string, unknown>;
 
@@ -19,7 +15,7 @@ type Msg = Record<string, unknown>;
  */
 describe('error policy: defaults in flight', function () {
   this.timeout(30000);
-  const sim = useInstrument({ afterEach: () => forgetAllAnswers() });
+  const sim = useInstrument({ afterEach: () => restartMemory() });
   const runtimePuts = (): Msg[] =>
     sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime') as unknown as Msg[];
 
@@ -129,9 +125,7 @@ describe('error policy: defaults in flight', function () {
       await new Promise((r) => setImmediate(r)); // the in-flight mark is written
 
       // a crash: the module state (pending books, answer ledger) is gone, the context store keeps what was written
-      pending.forgetAllPending();
-      forgetAllAnswers();
-      seenErrors.forgetAllWatches();
+      restartMemory();
       sim.clearFaults();
       await helper.setFlows(f.nodes as never, 'full', f.credentials as never);
       const autos = collect(helper.getNode('auto'));

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'fs';
 
 import { certPath, Simulator } from '../../src/simulator/simulator';
-import { seenErrors } from '../nodes/lh-error-poll.support';
+import { restartMemory } from '../support/homes';
 import { collect, helper, loadFlow, SIMULATOR_CA_FILE, startSimulator } from '../support/runtime';
 import { LossyProxy, ProxiedRequest } from './lossy-proxy';
 
@@ -83,7 +83,7 @@ describe(`fault soak (${Math.round(SOAK_MS / 1000)} s)`, function () {
     await proxyA.stop();
     await proxyB.stop();
     await sim.stop();
-    seenErrors.forgetAllWatches();
+    restartMemory();
   });
 
   it('raises and resolves every error once, answers or reports every answer and recovery, never sends one twice, and comes back online', async function () {

@@ -11,7 +11,8 @@ import fc from 'fast-check';
 
 import type { LabEvent } from '../../src/observe/lab-events';
 import { fold, newMemory, type StateMemory } from '../../src/observe/state-document';
-import { bServerFlow, loadFlowWithChange, pollsDone, seenErrors } from '../nodes/lh-error-poll.support';
+import { bServerFlow, loadFlowWithChange, pollsDone } from '../nodes/lh-error-poll.support';
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { helper, nextMessage } from '../support/runtime';
 import { until } from '../support/until';
@@ -24,7 +25,7 @@ type Msg = Record<string, unknown>;
 
 describe('review: example 07 answers an error with a long title or response as the instrument gave it', function () {
   this.timeout(30000);
-  const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
+  const sim = useInstrument({ afterEach: () => restartMemory() });
   let memory: StateMemory;
   let stop: () => void = () => undefined;
 

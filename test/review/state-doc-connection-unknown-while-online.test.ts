@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 
 import type { LabEvent } from '../../src/observe/lab-events';
 import { fold, newMemory, type StateMemory } from '../../src/observe/state-document';
-import { bServerFlow, pollsDone, seenErrors } from '../nodes/lh-error-poll.support';
+import { bServerFlow, pollsDone } from '../nodes/lh-error-poll.support';
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { helper, loadFlow } from '../support/runtime';
 
@@ -19,7 +20,7 @@ const built = require('../../nodes/observe/lab-events.js') as typeof import('../
 
 describe('review: the state document of an instrument that is online from the start', function () {
   this.timeout(30000);
-  const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
+  const sim = useInstrument({ afterEach: () => restartMemory() });
 
   it('says online after the first polls, and a lease coming back is followed by online again', async function () {
     let memory: StateMemory = newMemory('sim', 0);

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import type { LabEvent } from '../../src/observe/lab-events';
 import { fold, newMemory, type StateMemory } from '../../src/observe/state-document';
 import { Simulator } from '../../src/simulator';
-import { bServerFlow, messageWhere, pollsDone, seenErrors } from '../nodes/lh-error-poll.support';
+import { bServerFlow, messageWhere, pollsDone } from '../nodes/lh-error-poll.support';
+import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { helper, loadFlow } from '../support/runtime';
 import { until } from '../support/until';
@@ -22,7 +23,7 @@ const built = require('../../nodes/observe/lab-events.js') as typeof import('../
 
 describe('review: a firmware error stays in the state document through the polls', function () {
   this.timeout(30000);
-  const sim = useInstrument({ afterEach: () => seenErrors.forgetAllWatches() });
+  const sim = useInstrument({ afterEach: () => restartMemory() });
 
   async function load(s: Simulator): Promise<void> {
     const server = bServerFlow(s, { withB: false });

@@ -1,15 +1,8 @@
-import path from 'path';
-
 import type { Simulator } from '../../src/simulator';
 import { builtNode } from './node-suite';
 import { serverFlow, tlsConfigNode } from './runtime';
 
 type Msg = Record<string, unknown>;
-
-/** The module instance the runtime loaded (the built one), not the TypeScript source. */
-export const runMemory = require(
-  path.resolve(__dirname, '../../nodes/nodes/lh-run-watch/run-memory.js'),
-) as typeof import('../../src/nodes/lh-run-watch/run-memory');
 
 /** lh-run-watch's outputs, in order: the id of the helper node wired to each. */
 export const RUN_WATCH_OUTPUTS = ['states', 'finished', 'progress', 'connection'] as const;

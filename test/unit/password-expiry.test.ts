@@ -4,7 +4,8 @@ import { EventEmitter } from 'events';
 import fc from 'fast-check';
 
 import { describeExpiry, passwordExpiryOf, PasswordWarning, WARN_EVERY_MS, warnNow } from '../../src/client/password-expiry';
-import { forgetPasswordWarnings, onPasswordWarning } from '../../src/nodes/shared/password-warning';
+import { resetHomes } from '../../src/instrument';
+import { onPasswordWarning } from '../../src/nodes/shared/password-warning';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -51,7 +52,7 @@ describe('password expiry (from the login result)', function () {
 });
 
 describe('password expiry warnings passed on by the nodes', function () {
-  afterEach(() => forgetPasswordWarnings());
+  afterEach(() => resetHomes()); // what a restart of Node-RED does
 
   const warning = (daysLeft: number): PasswordWarning => ({
     daysLeft,
@@ -105,5 +106,15 @@ describe('password expiry warnings passed on by the nodes', function () {
     );
     other.emit('password-warning', warning(2));
     assert.equal(got.at(-1), 'lab-2 2', 'another server warns on its own');
+    resetHomes(); // a restart of Node-RED: the first login warns again
+    const restarted = client('http://lab-1.example');
+    onPasswordWarning(
+      restarted,
+      (w) => got.push(`restarted ${w.daysLeft}`),
+      'server',
+      () => now,
+    );
+    restarted.emit('password-warning', warning(2));
+    assert.equal(got.at(-1), 'restarted 2');
   });
 });

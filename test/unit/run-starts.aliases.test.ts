@@ -8,10 +8,16 @@ import assert from 'node:assert/strict';
 
 import fc from 'fast-check';
 
-import { LhError, runStartsFor } from '../../src/client';
+import { LhError, type RunStartClaims } from '../../src/client';
 import { urlKey } from '../../src/client/answer-ledger';
+import { homeKey, homeOf, resetHomes } from '../../src/instrument';
+
+/** The start claims of the instrument whose interface A is at `baseUrl` (its home's, as lh-server hands its client). */
+const runStartsFor = (baseUrl: string): RunStartClaims => homeOf(`${baseUrl}|`).runStarts;
 
 describe('the start claim across lh-server nodes of one instrument (review 2)', function () {
+  afterEach(() => resetHomes());
+
   it('a second start through another lh-server node of the same instrument (localhost vs 127.0.0.1) is refused busy', function () {
     const first = runStartsFor('http://127.0.0.1:18090/NimbusLite').claim('protocol 1', 'start-run');
     try {
@@ -49,6 +55,8 @@ describe('the start claim across lh-server nodes of one instrument (review 2)', 
         assert.notEqual(urlKey(text(a, port)), urlKey(text(a, port + 1)), 'another port is another instrument');
         assert.notEqual(urlKey(text(a, port)), urlKey(text(a, port).replace(/nimbuslite/i, 'Other')), 'another path');
         assert.notEqual(urlKey(text(a, port)), urlKey(text({ ...a, host: '10.0.0.7' }, port)), 'another host');
+        // the home (where the start claims and the answer ledgers live) is keyed the same way, with or without B
+        assert.equal(homeKey(`${text(a, port)}|`) === homeKey(`${text(b, port)}|https://b.example`), same);
       }),
       { numRuns: 500 },
     );

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 
+import { resetHomes } from '../../src/instrument';
 import {
-  forgetAllWatches,
   forgetWatch,
   newWatch,
   readSavedWatch,
   savedWatch,
   SeenErrors,
   watchFor,
-  watchKey,
 } from '../../src/nodes/lh-error-poll/seen-errors';
 
 type Rec = { id: string; n?: number };
@@ -68,15 +67,20 @@ describe('seen errors', function () {
     assert.equal(seen.update<Rec>([{ id: '0' }], id, all).raised.length, 1, 'the oldest id was forgotten');
   });
 
-  it('keeps one memory per instrument and node until the node is removed', function () {
-    forgetAllWatches();
-    const key = watchKey('http://a|https://b', 'n1');
-    const first = watchFor(key);
-    assert.equal(watchFor(key), first);
-    assert.notEqual(watchFor(watchKey('http://a|https://b', 'n2')), first);
-    forgetWatch(key);
-    assert.notEqual(watchFor(key), first);
-    forgetAllWatches();
+  it("keeps one memory per instrument and node, in the instrument's home, until the node is removed", function () {
+    try {
+      const first = watchFor('http://a|https://b', 'n1');
+      assert.equal(watchFor('http://a|https://b', 'n1'), first);
+      assert.notEqual(watchFor('http://a|https://b', 'n2'), first);
+      assert.notEqual(watchFor('http://c|https://b', 'n1'), first, 'another instrument');
+      forgetWatch('http://a|https://b', 'n1');
+      assert.notEqual(watchFor('http://a|https://b', 'n1'), first);
+      const kept = watchFor('http://a|https://b', 'n1');
+      resetHomes(); // a restart of Node-RED
+      assert.notEqual(watchFor('http://a|https://b', 'n1'), kept);
+    } finally {
+      resetHomes();
+    }
   });
 
   it('saves its memory as version 1 and reads version 1 of the same instrument only', function () {

@@ -21,9 +21,9 @@ import {
   RecoveryKind,
   RuntimeErrorAnswer,
   SharedAnswerClaim,
-  sharedAnswerClaims,
 } from '../../client';
 import { FencedError } from '../../coordination/leases';
+import { homeOf } from '../../instrument';
 import { answeredBy, labListened, publishLab } from '../../observe/lab-events';
 import { offeredActions } from '../shared/error-records';
 import { redactErr } from '../shared/redaction';
@@ -53,7 +53,7 @@ export type AnswerOutcome =
 export const answerEvents = new EventEmitter();
 answerEvents.setMaxListeners(0);
 
-/** The client's instrument key, `baseUrl|instrumentUrl`: the lh-server node's instrumentKey, under which the shared answer claims are kept. */
+/** The client's instrument key, `baseUrl|instrumentUrl`: the lh-server node's instrumentKey (its home's). */
 export function instrumentKeyOf(client: LiquidHandlerClient): string {
   return `${client.baseUrl}|${client.instrumentUrl ?? ''}`;
 }
@@ -114,7 +114,7 @@ async function settle(
 ): Promise<AnswerOutcome> {
   // several Node-REDs on one instrument: the first claim in Redis answers, any other replica's answer is refused
   // before a request (a page on one replica and a policy on another never answer one error twice)
-  const shared = claimOf ? sharedAnswerClaims(instrumentKeyOf(client)) : undefined;
+  const shared = claimOf ? homeOf(instrumentKeyOf(client)).answerClaims : undefined;
   let claim: SharedAnswerClaim | undefined;
   if (shared && claimOf) {
     try {

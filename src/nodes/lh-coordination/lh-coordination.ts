@@ -1,7 +1,8 @@
-import { AuditRedis, redisAuditReleased } from '../../audit';
+import { AuditRedis } from '../../audit';
 import { coordinationSettings } from '../../coordination/config';
 import { connectRedis, CoordinationRedis } from '../../coordination/connect';
 import { Coordinator } from '../../coordination/coordinator';
+import { redisAuditReleased } from '../../instrument';
 import { LhCoordinationNode } from '../shared/coordination-node';
 import { migrateConfig } from '../shared/migrations';
 import { logError, logInfo, logWarn } from '../shared/node-log';

@@ -2,6 +2,7 @@
  * The pending defaults of one policy node: what goes out when, kept as plain data so that it can be saved in a
  * context store and restored after a redeploy or a restart of Node-RED. No timers here.
  */
+import { slot } from '../../instrument';
 import { RunScope } from '../runs/run-scope';
 import type { ErrorSource } from '../shared/poll-messages';
 
@@ -103,17 +104,19 @@ export class PendingBook {
   }
 }
 
-/**
- * Pending defaults and run scopes (ladder counts) by policy node id: they outlive a redeploy here, and a restart
- * through the context store.
- */
-export const books = new Map<string, { book: PendingBook; restored: boolean; scope: RunScope }>();
-
-export function newBook(): PendingBook {
-  return new PendingBook();
+/** A policy node's pending defaults and run scope (ladder counts); `restored`: read back from the context store. */
+export interface PolicyBook {
+  book: PendingBook;
+  restored: boolean;
+  scope: RunScope;
 }
 
-/** Forgets every node's pending defaults (what a restart of Node-RED does; for tests). */
-export function forgetAllPending(): void {
-  books.clear();
+/**
+ * Pending defaults and run scopes by policy node id, in the home of the policy's instrument: they outlive a redeploy
+ * there, and a restart through the context store.
+ */
+export const POLICY_BOOKS = slot('pending-defaults', () => new Map<string, PolicyBook>());
+
+export function newPolicyBook(): PolicyBook {
+  return { book: new PendingBook(), restored: false, scope: new RunScope() };
 }

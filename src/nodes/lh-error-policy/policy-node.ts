@@ -6,6 +6,7 @@
  */
 import { fingerprint, identityOf, InstrumentError, LhError, LiquidHandlerClient, PendingError, sameError } from '../../client';
 import type { CoordinatedDefaults } from '../../coordination/policy-defaults';
+import { homeKey, homeOf } from '../../instrument';
 import { answerA, answerB, answerEvents, AnswerOutcome, instrumentKeyOf, lookupAnswer } from '../answering/answer-error';
 import { asAutomatic } from '../answering/automatic';
 import { errorInMsg } from '../answering/error-in-msg';
@@ -18,7 +19,7 @@ import { LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { zonedTime } from '../shared/zoned-time';
 import { answerLabel, decide, Decision } from './decision';
-import { books, newBook, PendingBook, PendingDefault } from './pending-defaults';
+import { newPolicyBook, PendingBook, PendingDefault, POLICY_BOOKS, PolicyBook } from './pending-defaults';
 import { defaultAuditMsg, heldDecision, pendingOf, policyOf, runRuleDecision } from './policy-msgs';
 import { CompiledRule, compileRules, legacyRuleSignature, matchRule, ruleSignature, stepAt } from './rules';
 
@@ -69,6 +70,8 @@ export class ErrorPolicyNode {
   /** several Node-REDs (lh-coordination): each default is sent by one replica, a new holder sends those due */
   private readonly coordinated?: CoordinatedDefaults<PendingDefault>;
   private readonly book: PendingBook;
+  /** The policy books of its instrument's home, where this node's is kept by its id. */
+  private readonly books: Map<string, PolicyBook>;
   private readonly scope: RunScope;
   private saveQueued = false;
   /**
@@ -108,8 +111,11 @@ export class ErrorPolicyNode {
         ? server.coordinator.defaults<PendingDefault>(this.instrument, node.id)
         : undefined;
 
+    // kept in the instrument's home over a redeploy (a policy without a valid server keeps nothing)
+    const books = this.server ? homeOf(this.instrument).slot(POLICY_BOOKS) : new Map<string, PolicyBook>();
     let entry = books.get(node.id);
-    if (!entry) books.set(node.id, (entry = { book: newBook(), restored: false, scope: new RunScope() }));
+    if (!entry) books.set(node.id, (entry = newPolicyBook()));
+    this.books = books;
     this.book = entry.book;
     this.scope = entry.scope;
 
@@ -392,7 +398,7 @@ export class ErrorPolicyNode {
 
   /** a person chose a run-scoped answer on the page: the status shows it */
   private readonly onRunRule = (where: string): void => {
-    if (where === this.instrument) this.showStatus();
+    if (homeKey(where) === homeKey(this.instrument)) this.showStatus();
   };
 
   // ---- ladders
@@ -558,7 +564,7 @@ export class ErrorPolicyNode {
     if (this.saveQueued && !removed) this.writeNow();
     this.saveQueued = false;
     if (removed) {
-      books.delete(this.node.id);
+      this.books.delete(this.node.id);
       this.node.context().set(CONTEXT_KEY, undefined, this.store, () => done());
       return;
     }

@@ -195,7 +195,7 @@ export class ErrorWatch {
     }
     this.offPassword();
     this.loop.stop();
-    if (removed) forgetWatch(watchKey(this.server.instrumentKey, this.node.id));
+    if (removed) forgetWatch(this.server.instrumentKey, this.node.id);
     if (removal) removal.then(done, done);
     else done();
   }

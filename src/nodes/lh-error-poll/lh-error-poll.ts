@@ -8,7 +8,7 @@ import { requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { ErrorWatch, Watcher } from './error-watch';
 import { sourcesOf } from './poll-decisions';
-import { watchFor, watchKey } from './seen-errors';
+import { watchFor } from './seen-errors';
 
 export = function register(RED: Red): void {
   function LhErrorPoll(this: unknown, config: NodeConfig): void {
@@ -29,7 +29,7 @@ export = function register(RED: Red): void {
           field: 'source',
         });
       }
-      const watch = watchFor(watchKey(server.instrumentKey, node.id));
+      const watch = watchFor(server.instrumentKey, node.id);
       watcher = { node, status, client, server, instrument: instrumentInfo(server, client), watch, sources, config };
     } catch (err) {
       setupError = asLhError(err, node.type);

@@ -10,6 +10,7 @@
 
 export type { ErrorSource as Source } from '../shared/poll-messages';
 import { type ErrorIdentity, fingerprint, fromFingerprint, hasFields, identityOf, sameError } from '../../client';
+import { findHome, homeOf, slot } from '../../instrument';
 import type { ErrorSource as Source } from '../shared/poll-messages';
 
 /** How many resolved ids are remembered, so an id that shows up again is not reported as new. */
@@ -369,7 +370,8 @@ export function readSavedWatch(value: unknown, instrumentKey: string): { A: unkn
   return { A: saved.A, B: saved.B };
 }
 
-const watches = new Map<string, WatchState>();
+/** Each lh-error-poll node's memory (by watchKey), in its instrument's home: it outlives a redeploy of the node. */
+const WATCHES = slot('seen-errors', () => new Map<string, WatchState>());
 
 export function watchKey(instrumentKey: string, nodeId: string): string {
   return `${instrumentKey}|${nodeId}`;
@@ -379,7 +381,10 @@ export function newWatch(): WatchState {
   return { sources: { A: new SeenErrors(), B: new SeenErrors() }, channels: new Map(), connection: 'unknown', restored: false };
 }
 
-export function watchFor(key: string): WatchState {
+/** The memory of the lh-error-poll node `nodeId` of the instrument `instrumentKey` (its lh-server's), made on first use. */
+export function watchFor(instrumentKey: string, nodeId: string): WatchState {
+  const watches = homeOf(instrumentKey).slot(WATCHES);
+  const key = watchKey(instrumentKey, nodeId);
   let watch = watches.get(key);
   if (!watch) {
     watch = newWatch();
@@ -389,11 +394,6 @@ export function watchFor(key: string): WatchState {
 }
 
 /** A removed node's memory is dropped (its id will not come back). */
-export function forgetWatch(key: string): void {
-  watches.delete(key);
-}
-
-/** Every watch of every node: what a restart of Node-RED does (used by tests). */
-export function forgetAllWatches(): void {
-  watches.clear();
+export function forgetWatch(instrumentKey: string, nodeId: string): void {
+  findHome(instrumentKey)?.slot(WATCHES).delete(watchKey(instrumentKey, nodeId));
 }

@@ -4,7 +4,8 @@
  * the plan's order (the moves in one reorder-step call), each under the plan's id and base in the audit trail, and
  * the protocol read back after them.
  */
-import { isBusy, LhError, type LhErrorKind, type PrepApi, type RunsApi, urlKey } from '../../client';
+import { isBusy, LhError, type LhErrorKind, type PrepApi, type RunsApi } from '../../client';
+import { homeOf, slot } from '../../instrument';
 import { duplicateNames, exportDigest, type InstrumentStep, type ProtocolExport, readInstrumentProtocol } from './export-format';
 import { type Plan } from './plan';
 import { type Change, describeChange } from './plan-make';
@@ -77,17 +78,17 @@ function list(changes: readonly Change[]): string {
 }
 
 /**
- * The applies under way in this process, per instrument (interface A's URL, as the run-start claims key it) and
- * protocol: the tail of each one's queue. Not per client: every lh-server node has a client of its own, and two of one
- * instrument applying at once both passed the base check and both wrote (a create made twice).
+ * The applies under way in this process, per protocol, in the instrument's home (interface A's URL keys it, as the
+ * run-start claims): the tail of each one's queue. Not per client: every lh-server node has a client of its own,
+ * and two of one instrument applying at once both passed the base check and both wrote (a create made twice).
  */
-const applying = new Map<string, Promise<unknown>>();
+const APPLYING = slot('protocol-applies', () => new Map<string, Promise<unknown>>());
 
 /**
  * Runs `work` after every apply to the same protocol of the same instrument has ended: two msgs applying at once
  * never interleave their writes; the second reads the protocol after the first and is refused (LH_CHANGED).
  */
-async function oneAtATime<R>(key: string, work: () => Promise<R>): Promise<R> {
+async function oneAtATime<R>(applying: Map<string, Promise<unknown>>, key: string, work: () => Promise<R>): Promise<R> {
   const before = applying.get(key) ?? Promise.resolve();
   const mine = before.then(work, work);
   const tail = mine.catch(() => undefined);
@@ -102,7 +103,7 @@ async function oneAtATime<R>(key: string, work: () => Promise<R>): Promise<R> {
 /** Applies `plan` (checked by readPlan, made for this instrument and protocol). */
 export async function applyPlan(deps: ApplyDeps, plan: Plan, operation: string): Promise<ApplyResult> {
   if (plan.changes.length === 0) return { outcome: 'unchanged', applied: [] };
-  return oneAtATime(`${urlKey(plan.instrument)}|${plan.protocolId}`, () => applyNow(deps, plan, operation));
+  return oneAtATime(homeOf(plan.instrument).slot(APPLYING), String(plan.protocolId), () => applyNow(deps, plan, operation));
 }
 
 async function applyNow(deps: ApplyDeps, plan: Plan, operation: string): Promise<ApplyResult> {

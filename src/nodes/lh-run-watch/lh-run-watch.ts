@@ -123,18 +123,30 @@ export = function register(RED: Red): void {
     const status = new Status(node, RED);
     let loop: PollLoop | undefined;
     let key: string | undefined;
+    let instrumentKey: string | undefined;
     let setupError: LhError | undefined;
     let stopListening: (() => void) | undefined;
     let slot: PollSlot | undefined;
     let offRole: (() => void) | undefined;
     try {
       const { server, client } = requireClient(RED, config.server, node.type);
-      key = memoryKey(server.instrumentKey, node.id);
+      instrumentKey = server.instrumentKey;
+      key = memoryKey(instrumentKey, node.id);
       // this node's slot among every poll loop of this Node-RED with the same interval: a fleet polls spread
       slot = pollSchedule.join(key, intervalMs(config.interval));
       // alone: in-process memory; coordinated (lh-coordination): only the lease holder watches, its memory in Redis
       const store = runMemoryStore(server, node.id);
-      loop = watch(node, status, server, client, memoryFor(key), store, instrumentInfo(server, client), config, slot);
+      loop = watch(
+        node,
+        status,
+        server,
+        client,
+        memoryFor(instrumentKey, node.id),
+        store,
+        instrumentInfo(server, client),
+        config,
+        slot,
+      );
       const started = loop;
       offRole = store.onChange(() => started.trigger()); // a new holder polls at once
       if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop, slot);
@@ -155,7 +167,7 @@ export = function register(RED: Red): void {
       offRole?.();
       loop?.stop();
       slot?.leave();
-      if (removed && key) forgetMemory(key);
+      if (removed && instrumentKey !== undefined) forgetMemory(instrumentKey, node.id);
       done();
     });
   }

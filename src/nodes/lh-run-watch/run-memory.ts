@@ -1,8 +1,9 @@
 /**
- * What each lh-run-watch node has reported, per instrument, kept at module level so that it outlives a redeploy
- * of the node or of the whole flow (keyed like lh-error-poll's watches: the lh-server's instrumentKey and the
- * node id, both stable across redeploys). A restart of Node-RED starts from empty.
+ * What each lh-run-watch node has reported, kept in its instrument's home so that it outlives a redeploy of the node
+ * or of the whole flow (keyed like lh-error-poll's watches: the lh-server's instrumentKey and the node id, both
+ * stable across redeploys). A restart of Node-RED starts from empty.
  */
+import { findHome, homeOf, slot } from '../../instrument';
 import { newMemory, RunMemory } from '../runs/run-decisions';
 
 export interface WatchMemory extends RunMemory {
@@ -11,13 +12,16 @@ export interface WatchMemory extends RunMemory {
   unreachablePolls: number;
 }
 
-const memories = new Map<string, WatchMemory>();
+const MEMORIES = slot('run-memory', () => new Map<string, WatchMemory>());
 
 export function memoryKey(instrumentKey: string, nodeId: string): string {
   return `${instrumentKey}|${nodeId}`;
 }
 
-export function memoryFor(key: string): WatchMemory {
+/** The memory of the lh-run-watch node `nodeId` of the instrument `instrumentKey`, made on first use. */
+export function memoryFor(instrumentKey: string, nodeId: string): WatchMemory {
+  const memories = homeOf(instrumentKey).slot(MEMORIES);
+  const key = memoryKey(instrumentKey, nodeId);
   let memory = memories.get(key);
   if (!memory) {
     memory = { ...newMemory(), connection: 'unknown', unreachablePolls: 0 };
@@ -27,11 +31,6 @@ export function memoryFor(key: string): WatchMemory {
 }
 
 /** A removed node's memory is dropped (its id will not come back). */
-export function forgetMemory(key: string): void {
-  memories.delete(key);
-}
-
-/** What a restart of Node-RED does (used by tests). */
-export function forgetAllMemories(): void {
-  memories.clear();
+export function forgetMemory(instrumentKey: string, nodeId: string): void {
+  findHome(instrumentKey)?.slot(MEMORIES).delete(memoryKey(instrumentKey, nodeId));
 }

@@ -1,4 +1,4 @@
-import { LhError, runStartsFor, RunStatus, validate as v, validationError } from '../../client';
+import { LhError, RunStatus, validate as v, validationError } from '../../client';
 import { ProtocolRef, protocolRef, resolveProtocolName } from '../../client';
 import { migrateConfig } from '../shared/migrations';
 import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
@@ -119,11 +119,11 @@ export = function register(RED: Red): void {
             sleep: sleeper.sleep,
             stopped: sleeper.stopped,
             readiness: () => client.machine.startReadiness(),
-            claim: (what) => runStartsFor(client.baseUrl).claim(what, 'start-run'),
+            claim: (what) => client.runStarts.claim(what, 'start-run'),
             loadingMemory: {
-              get: () => runStartsFor(client.baseUrl).atLoading(),
-              set: (protocolId, runId) => runStartsFor(client.baseUrl).leftAtLoading(protocolId, runId),
-              forget: () => runStartsFor(client.baseUrl).forgetLoading(),
+              get: () => client.runStarts.atLoading(),
+              set: (protocolId, runId) => client.runStarts.leftAtLoading(protocolId, runId),
+              forget: () => client.runStarts.forgetLoading(),
             },
             confirmRunId: confirmRunIdOf(msg, confirmLoading),
             onPhase: (phase) => status.busy(`lh-run.status.${phase}`),

@@ -1,5 +1,7 @@
 import { withActor } from '../../audit';
 import { asLhError, ClientOptions, LhError, LiquidHandlerClient, trimBase, validate } from '../../client';
+import { instrumentIdentity } from '../../coordination/instrument-identity';
+import { attachHome } from '../../instrument';
 import { publishLab } from '../../observe/lab-events';
 import { requestUser, serverAuditTrail } from '../shared/audit';
 import { isCoordinationNode } from '../shared/coordination-node';
@@ -76,6 +78,9 @@ export = function register(RED: Red): void {
     const urls = safeUrlsOf(RED, config, node);
     node.instrumentKey = `${trimBase(urls.baseUrl)}|${trimBase(urls.instrumentUrl)}`;
     node.target = targetOf(config);
+    // everything this Node-RED knows of the instrument lives in its home, shared with its other lh-server nodes
+    const attachment = attachHome(node.instrumentKey);
+    node.home = attachment.home;
     rememberSecrets(node.id, [node.credentials?.password, node.credentials?.instrumentToken]);
     let audit: ReturnType<typeof serverAuditTrail>;
     let stopSessionCheck = (): void => undefined;
@@ -84,10 +89,11 @@ export = function register(RED: Red): void {
       const secrets = [node.credentials?.password, node.credentials?.instrumentToken].filter((s): s is string => Boolean(s));
       // with an lh-coordination node, the chain is the Redis stream the replicas share (joined first for that)
       joinCoordination(RED, node, config.coordination, requestTimeoutOf(config));
-      audit = serverAuditTrail(RED, node, node.instrumentKey, () => secrets, node.coordinator);
+      audit = serverAuditTrail(RED, node, attachment.home, node.instrumentKey, () => secrets, node.coordinator);
       node.client = new LiquidHandlerClient({
         ...clientOptions(RED, config, node.credentials ?? {}, node),
         audit: audit?.trail,
+        books: attachment.home,
       });
       // one reachability state for every node of this instrument: each request's outcome, the sockets, the session
       node.connection = new ServerConnection(
@@ -131,10 +137,13 @@ export = function register(RED: Red): void {
       const closeAudit = (): void => {
         if (released) return;
         released = true;
-        void (audit?.release() ?? Promise.resolve()).then(
-          () => done(),
-          () => done(),
-        );
+        void (audit?.release() ?? Promise.resolve())
+          .catch(() => undefined)
+          .then(() => attachment.detach())
+          .then(
+            () => done(),
+            () => done(),
+          );
       };
       if (!client) return closeAudit();
       const timer = setTimeout(finish, CLOSE_TIMEOUT_MS);
@@ -188,6 +197,9 @@ function joinCoordination(RED: Red, node: LhServerNode, id: unknown, requestTime
   node.coordinator = found.coordinator;
   // an answer claimed in the shared ledger may be in flight as long as a request may take: its claim holds that long
   node.coordination = found.coordinator.join(node.instrumentKey, { requestTimeoutMs });
+  // from now on every answer to the instrument is claimed in Redis first, shared with the other Node-REDs
+  const withdraw = node.home?.useAnswerClaims(found.coordinator.answerClaims(instrumentIdentity(node.instrumentKey)));
+  if (withdraw) node.on('close', withdraw);
   // the metrics' lease holder and failovers (a role change from standby to holder is a lease taken over)
   const coordination = node.coordination;
   let role = coordination.state.role;

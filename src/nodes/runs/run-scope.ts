@@ -1,5 +1,6 @@
 import { EventEmitter } from 'events';
 
+import { findHome, homeOf, slot } from '../../instrument';
 import { severityRank } from '../answering/severity';
 import type { ErrorSource } from '../shared/poll-messages';
 
@@ -272,7 +273,8 @@ export interface RunRule {
 }
 
 const MAX_RUN_RULES = 50;
-const runRules = new Map<string, RunRule[]>();
+/** The run-scoped rules a person chose for an instrument (its home's slot), oldest first. */
+const RUN_RULES = slot('run-rules', () => ({ list: [] as RunRule[] }));
 
 /** Tells the policies of an instrument that a person chose a run-scoped rule: `(instrument)`. */
 export const runRuleEvents = new EventEmitter();
@@ -314,19 +316,21 @@ function sameMatch(a: RunRule, b: RunRule): boolean {
 
 /** Records a run-scoped rule of an instrument (the answer page); the newest for the same kind of error wins. */
 export function addRunRule(instrument: string, rule: RunRule): void {
-  const list = (runRules.get(instrument) ?? []).filter((r) => !sameMatch(r, rule));
+  const rules = homeOf(instrument).slot(RUN_RULES);
+  const list = rules.list.filter((r) => !sameMatch(r, rule));
   list.push(rule);
   if (list.length > MAX_RUN_RULES) list.shift();
-  runRules.set(instrument, list);
+  rules.list = list;
   runRuleEvents.emit('added', instrument);
 }
 
 /** The run-scoped rules of an instrument still in force: made since `since` (the current scope's start). */
 export function runRulesOf(instrument: string, since: number): RunRule[] {
-  const list = (runRules.get(instrument) ?? []).filter((r) => r.at >= since);
-  if (list.length === 0) runRules.delete(instrument);
-  else runRules.set(instrument, list);
-  return list;
+  const home = findHome(instrument);
+  if (!home?.has(RUN_RULES)) return [];
+  const rules = home.slot(RUN_RULES);
+  rules.list = rules.list.filter((r) => r.at >= since);
+  return rules.list;
 }
 
 /** The run-scoped rule for an error, if any (the newest similar one). */
@@ -341,26 +345,17 @@ export function runRuleFor(
   return undefined;
 }
 
-/** Error policies deployed per instrument: the answer page offers a run-scoped answer only where one applies it. */
-const policies = new Map<string, Set<string>>();
+/** The error policies deployed for an instrument (its home's slot): the answer page offers a run-scoped answer only where one applies it. */
+const POLICIES = slot('run-rule-policies', () => new Set<string>());
 
 /** A policy node applies run-scoped rules for `instrument`; returns the function that withdraws it (on close). */
 export function policyApplies(instrument: string, nodeId: string): () => void {
-  let set = policies.get(instrument);
-  if (!set) policies.set(instrument, (set = new Set()));
+  const set = homeOf(instrument).slot(POLICIES);
   set.add(nodeId);
-  const mine = set;
-  return () => {
-    mine.delete(nodeId);
-    if (mine.size === 0 && policies.get(instrument) === mine) policies.delete(instrument);
-  };
+  return () => void set.delete(nodeId);
 }
 
 export function hasPolicy(instrument: string): boolean {
-  return (policies.get(instrument)?.size ?? 0) > 0;
-}
-
-/** Forgets every run-scoped rule (what a restart of Node-RED does; for tests). */
-export function forgetRunRules(): void {
-  runRules.clear();
+  const home = findHome(instrument);
+  return home?.has(POLICIES) === true && home.slot(POLICIES).size > 0;
 }

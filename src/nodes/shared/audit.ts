@@ -1,25 +1,18 @@
-import {
-  Actor,
-  AuditRedis,
-  AuditSettings,
-  AuditUse,
-  onAuditProblem,
-  useAuditTrail,
-  useRedisAuditTrail,
-  withActor,
-} from '../../audit';
+import { Actor, AuditRedis, AuditSettings, AuditUse, onAuditProblem, withActor } from '../../audit';
 import type { Coordinator } from '../../coordination/coordinator';
+import type { InstrumentHome } from '../../instrument';
 import { logError, logWarn } from './node-log';
 import { Node, NodeMessage, Red } from './node-red';
 
 /**
- * The audit trail of an lh-server node's instrument, per `lhAudit` in settings.js (on by default, in
+ * The audit trail of an lh-server node's instrument (kept in its home), per `lhAudit` in settings.js (on by default, in
  * `<userDir>/lh-audit`). Throws when auditing is on but cannot start (e.g. an unreadable key file): the node then
  * has no client and sends nothing.
  */
 export function serverAuditTrail(
   RED: Red,
   node: Node,
+  home: InstrumentHome,
   instrument: string,
   secrets: () => readonly string[],
   coordinator?: Coordinator,
@@ -27,7 +20,7 @@ export function serverAuditTrail(
   const settings = RED.settings as unknown as { lhAudit?: AuditSettings; userDir?: string };
   const fallback = { node: node.id, nodeType: node.type };
   if (!coordinator) {
-    const use = useAuditTrail(settings.lhAudit, settings.userDir, instrument, fallback, secrets);
+    const use = home.audit.useFile(settings.lhAudit, settings.userDir, instrument, fallback, secrets);
     if (!use) return undefined;
     // the chain refuses to record (its file deleted, the disk full): every request is refused; the log says why, once
     const stop = onAuditProblem((problem) => {
@@ -40,7 +33,7 @@ export function serverAuditTrail(
   // several Node-REDs: one chain per instrument in a Redis stream, shared by them all (the coordination's connection)
   const keys = coordinator.keys.instrument(instrument);
   const stream = { stream: keys.audit, head: keys.auditHead, checkpoint: keys.auditCheckpoint };
-  return useRedisAuditTrail(
+  return home.audit.useRedis(
     settings.lhAudit,
     coordinator.redis as unknown as AuditRedis,
     stream,

@@ -3,6 +3,7 @@
  * lh-error-poll sends it on its connection output.
  */
 import { type PasswordWarning, warnNow } from '../../client';
+import { homeOf, slot } from '../../instrument';
 import type { InstrumentInfo } from './error-records';
 
 export type PasswordExpiryMsg = {
@@ -35,10 +36,10 @@ export interface WarningSource {
 }
 
 /**
- * When each listener last passed a warning on, per instrument and user: module state, so that it outlives a redeploy
+ * When each listener last passed a warning on, per user, in the instrument's home, so that it outlives a redeploy
  * (a redeploy makes new clients, whose sessions warn again at their first login). Bounded by the listeners deployed.
  */
-const lastWarned = new Map<string, number>();
+const LAST_WARNED = slot('password-warnings', () => new Map<string, number>());
 const MAX_REMEMBERED = 1000;
 
 /**
@@ -52,7 +53,8 @@ export function onPasswordWarning(
   now: () => number = Date.now,
 ): () => void {
   const handler = (warning: PasswordWarning): void => {
-    const key = `${client.baseUrl.trim().replace(/\/+$/, '').toLowerCase()}|${warning.user}|${listener}`;
+    const lastWarned = homeOf(client.baseUrl).slot(LAST_WARNED);
+    const key = `${warning.user}|${listener}`;
     const t = now();
     if (!warnNow(warning, lastWarned.get(key), t)) return;
     lastWarned.delete(key);
@@ -62,9 +64,4 @@ export function onPasswordWarning(
   };
   client.on('password-warning', handler);
   return () => client.off('password-warning', handler);
-}
-
-/** Forgets when warnings were given: what a restart of Node-RED does (tests). */
-export function forgetPasswordWarnings(): void {
-  lastWarned.clear();
 }

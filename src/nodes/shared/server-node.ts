@@ -1,5 +1,6 @@
 import { LhError, LiquidHandlerClient } from '../../client';
 import type { Coordinator, InstrumentCoordination } from '../../coordination/coordinator';
+import type { InstrumentHome } from '../../instrument';
 import { Node, Red } from './node-red';
 import type { ServerConnection } from './server-connection';
 
@@ -12,6 +13,8 @@ export interface LhServerNode extends Node {
   configError?: LhError;
   /** Identifies the instrument across redeploys (its two URLs), for state that must outlive a deploy. */
   instrumentKey: string;
+  /** Everything this Node-RED knows of the instrument (src/instrument), shared by its lh-server nodes. */
+  home?: InstrumentHome;
   clientKey: string;
   displayName: string;
   /** Where its requests go: its stored secrets are sent nowhere else (the editor's Test connection checks it). */

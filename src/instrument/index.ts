@@ -1,0 +1,2 @@
+export { InstrumentHome, type Slot, slot } from './home';
+export { attachHome, findHome, type HomeAttachment, homeKey, homeOf, redisAuditReleased, resetHomes } from './homes';
