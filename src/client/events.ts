@@ -334,16 +334,24 @@ class ChannelConnection {
     // a pong or a frame shows the connection alive: an instrument that never answers pings keeps a working socket
     ws.on('pong', () => (answered = true));
     ws.on('message', () => (answered = true));
+    let judging = false;
+    let pingedAt = 0;
     this.pingTimer = setInterval(() => {
       // judged after this turn's I/O (setImmediate runs after the poll phase): after an event-loop stall, the timer
-      // runs before the frames that arrived meanwhile are read, and would drop a socket that kept delivering
+      // runs before the frames that arrived meanwhile are read, and would drop a socket that kept delivering. A ping
+      // is judged only once it had half an interval to be answered: a stall inside a timer makes the interval due
+      // again at once (it is rescheduled from the time before the stall)
+      if (judging || Date.now() - pingedAt < every / 2) return;
+      judging = true;
       setImmediate(() => {
+        judging = false;
         if (ws.readyState !== ws.OPEN) return;
         if (!answered) {
           ws.terminate(); // neither a pong nor a frame since the last ping: the connection is dead without saying so
           return;
         }
         answered = false;
+        pingedAt = Date.now();
         ws.ping();
       });
     }, every);

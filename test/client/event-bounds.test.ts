@@ -4,6 +4,7 @@
  * that delivers frames is kept even when the instrument never answers pings.
  */
 import { strict as assert } from 'node:assert';
+import { type ChildProcess, spawn } from 'node:child_process';
 
 import fc from 'fast-check';
 import type { WebSocket } from 'ws';
@@ -163,13 +164,13 @@ describe('client: hostile event sockets (property)', function () {
     );
   });
 
-  /** A socket with a frame every 5 ms and no pong ever (ping interval 20 ms): its state changes and frames so far. */
-  async function chattyWithoutPongs(): Promise<{ changes: string[]; frames: () => number }> {
-    const { url } = await serve((ws) => {
-      const timer = setInterval(() => ws.send(JSON.stringify({ code: 'maintenancedata', description: '', data: '{}' })), 5);
-      ws.on('close', () => clearInterval(timer));
-    }, false);
-    const c = new LiquidHandlerClient({ baseUrl: url, events: { ...timings, pingIntervalMs: 20 } });
+  /**
+   * A socket with a frame every 5 ms and no pong ever (ping interval PING_MS): its state changes and frames so far.
+   * `apart`: the instrument in a process of its own, so that it goes on sending while this process stalls.
+   */
+  async function chattyWithoutPongs(apart = false): Promise<{ changes: string[]; frames: () => number }> {
+    const url = apart ? await instrumentApart() : (await serve(sendEvery5ms, false)).url;
+    const c = new LiquidHandlerClient({ baseUrl: url, events: { ...timings, pingIntervalMs: PING_MS } });
     open.push(c);
     const changes: string[] = [];
     c.events.onState((change) => changes.push(change.state));
@@ -178,20 +179,53 @@ describe('client: hostile event sockets (property)', function () {
     return { changes, frames: () => frames };
   }
 
+  function sendEvery5ms(ws: WebSocket): void {
+    const timer = setInterval(() => ws.send(JSON.stringify({ code: 'maintenancedata', description: '', data: '{}' })), 5);
+    ws.on('close', () => clearInterval(timer));
+  }
+
+  // far above the frames' 5 ms, so that a sender starved of CPU on a busy machine still sends within one interval
+  const PING_MS = 150;
+  const children: ChildProcess[] = [];
+  afterEach(function () {
+    for (const child of children.splice(0)) child.kill('SIGKILL');
+  });
+
+  /** The same instrument (a frame every 5 ms, no pong) in a child process; resolves with its URL. */
+  async function instrumentApart(): Promise<string> {
+    const script = `
+      const { WebSocketServer } = require('ws');
+      const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, autoPong: false });
+      wss.on('connection', (ws) => {
+        const timer = setInterval(() => ws.send(JSON.stringify({ code: 'maintenancedata', description: '', data: '{}' })), 5);
+        ws.on('close', () => clearInterval(timer));
+        ws.on('error', () => ws.terminate());
+      });
+      wss.on('listening', () => console.log(String(wss.address().port)));
+    `;
+    const child = spawn(process.execPath, ['-e', script], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    const port = await new Promise<string>((resolve, reject) => {
+      child.stdout?.once('data', (d: Buffer) => resolve(d.toString().trim()));
+      child.once('exit', (code) => reject(new Error(`the instrument process ended (${String(code)})`)));
+    });
+    return `http://127.0.0.1:${port}`;
+  }
+
   it('keeps a socket that delivers frames although the instrument never answers pings', async function () {
     const { changes, frames } = await chattyWithoutPongs();
-    // 60 frames at one per 5 ms: over ten ping intervals without a single pong
-    await until(() => frames() >= 60, '60 frames', 20000);
+    // frames at one per 5 ms for ten ping intervals without a single pong
+    await until(() => frames() >= (10 * PING_MS) / 5, 'ten intervals of frames', 20000);
     assert.deepEqual(changes, ['connected'], 'never dropped');
   });
 
   it('keeps that socket through event-loop stalls (a busy Node-RED): frames read after a stall count', async function () {
-    const { changes, frames } = await chattyWithoutPongs();
+    const { changes, frames } = await chattyWithoutPongs(true);
     await until(() => frames() >= 5, '5 frames', 20000);
-    // ten stalls of 60 ms (three ping intervals each): the ping timer is due when each ends, before the frames that
-    // arrived meanwhile are read
-    for (let i = 0; i < 10; i++) {
-      const end = Date.now() + 60;
+    // four stalls of three ping intervals each while the instrument goes on sending: the ping timer is due when each
+    // ends, before the frames that arrived meanwhile are read
+    for (let i = 0; i < 4; i++) {
+      const end = Date.now() + 3 * PING_MS;
       while (Date.now() < end); // a synchronous stall, as a heavy flow makes
       await new Promise((r) => setTimeout(r, 3));
     }
