@@ -60,7 +60,10 @@ describeWithRedis('review: a write-back of answer claims cut short by a Redis er
     failNext = true;
     await b.round(); // b learns of the loss; its write-back fails
     await b.round(); // the next round tries again
-    const other = await a.answerClaims(ia.instrumentKey).claim('A', 'e1', 'Abort', { by: 'operator' });
+    // answers after a loss are held up to two rounds (a person's too): the fake clock lets that time pass
+    const asked = a.answerClaims(ia.instrumentKey).claim('A', 'e1', 'Abort', { by: 'operator' });
+    await clock.tickAsync(2 * a.roundMs);
+    const other = await asked;
     assert.equal(other.ok, false, 'the answer b has in flight refuses a second one');
     await sent.release();
   });
