@@ -5,14 +5,25 @@
  */
 import assert from 'node:assert/strict';
 import http from 'http';
+import path from 'path';
 
 import { imageType } from '../../src/client';
 import { closeLocal, listenLocal } from '../support/local-server';
 import { useInstrument } from '../support/node-suite';
 import { helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
+import { until } from '../support/until';
 import { seenErrors, stopRecording } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
+type Permits = { acquire(): Promise<() => void>; inFlight: number; waiting: number };
+
+/** The cap on polls in flight of the built nodes Node-RED loaded (one module, shared by every poll loop). */
+function builtPermits(): { pollPermits: Permits; MAX_POLLS_IN_FLIGHT: number } {
+  return require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'shared', 'poll-permits.js')) as {
+    pollPermits: Permits;
+    MAX_POLLS_IN_FLIGHT: number;
+  };
+}
 
 describe('lh-error-poll: deck photo with each raised error', function () {
   this.timeout(30000);
@@ -103,6 +114,69 @@ describe('lh-error-poll: deck photo with each raised error', function () {
       await helper.unload();
       await closeLocal(proxy);
     }
+  });
+
+  it('a pushed error: the photo is asked at the frame, while its poll still waits (issue 31), and the msg gets that photo', async function () {
+    const server = serverFlow(sim, { withB: false });
+    await loadFlow(
+      [
+        ...server.nodes,
+        { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 60, wires: [['raised'], [], []] },
+        { id: 'raised', type: 'helper' },
+      ],
+      server.credentials,
+    );
+    const POLL = '/api/v1/errors/check-for-pending-errors';
+    const polls = (): number => sim.requests.filter((r) => r.path === POLL).length;
+    const { pollPermits, MAX_POLLS_IN_FLIGHT } = builtPermits();
+    // live: the socket open, its poll on connect done, no poll in flight
+    await until(() => sim.eventSocketInfo.counts.errors === 1 && polls() >= 1 && pollPermits.inFlight === 0, 'live', 20000);
+    // every permit taken: a burst elsewhere in this Node-RED; the error's poll waits for one
+    const held = await Promise.all(Array.from({ length: MAX_POLLS_IN_FLIGHT }, () => pollPermits.acquire()));
+    const got = nextMessage(helper.getNode('raised'));
+    const before = polls();
+    try {
+      sim.injectPendingError({ title: 'Arm collision' });
+      await until(() => cameraRequests() === 1, 'the camera asked at the frame', 20000);
+      assert.equal(polls(), before, 'the poll has not gone out: the photo did not wait for it');
+      assert.ok(pollPermits.waiting >= 1, "the error's poll waits for a permit");
+    } finally {
+      for (const release of held) release();
+    }
+    const msg = await got;
+    assert.equal((msg.payload as Msg).title, 'Arm collision');
+    assert.equal((msg.snapshot as Msg).contentType, 'image/png');
+    assert.equal(cameraRequests(), 1, 'the photo taken at the frame, not a second one');
+  });
+
+  it('a pushed error the node does not report (below the minimum severity): no photo asked ahead', async function () {
+    const server = serverFlow(sim, { withB: false });
+    await loadFlow(
+      [
+        ...server.nodes,
+        {
+          id: 'poll',
+          type: 'lh-error-poll',
+          server: 'server',
+          source: 'A',
+          interval: 60,
+          minSeverity: 'Fatal',
+          wires: [['raised'], [], []],
+        },
+        { id: 'raised', type: 'helper' },
+      ],
+      server.credentials,
+    );
+    const POLL = '/api/v1/errors/check-for-pending-errors';
+    const polls = (): number => sim.requests.filter((r) => r.path === POLL).length;
+    await until(() => sim.eventSocketInfo.counts.errors === 1 && polls() >= 1, 'live', 20000);
+    const before = polls();
+    sim.injectPendingError({ title: 'Tip lost', severity: 'Warning' });
+    await until(() => polls() > before, 'the poll the frame triggers', 20000);
+    const fatal = nextMessage(helper.getNode('raised'));
+    sim.injectPendingError({ title: 'Arm collision', severity: 'Fatal' });
+    assert.equal((await fatal).errorId !== undefined, true);
+    assert.equal(cameraRequests(), 1, 'one photo: for the Fatal error, none for the Warning');
   });
 
   it('option off: no photo, the camera is never asked', async function () {

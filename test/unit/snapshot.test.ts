@@ -105,6 +105,38 @@ describe('snapshots with raised errors: bounded, rate-limited, never stopping a 
     assert.equal(cam.calls, 2);
   });
 
+  it('a photo asked ahead (at the pushed frame) is the one the msg gets: its time overlaps the wait for the poll', async function () {
+    const cam = camera(300);
+    const hook = snapshotHook(new SnapshotTaker(cam.capture), () => undefined);
+    hook.ahead();
+    assert.equal(cam.calls, 1, 'the camera is asked at once');
+    hook.ahead(); // a second frame meanwhile: the photo under way serves it
+    await clock.tickAsync(250); // the poll's wait and round trip
+    const msg: Record<string, unknown> = {};
+    const attached = hook.attach([msg]);
+    await clock.tickAsync(50); // the photo lands 300 ms after the frame, 50 ms after the answer (not 300 ms after it)
+    await attached;
+    assert.equal(cam.calls, 1);
+    assert.equal((msg.snapshot as Snapshot).contentType, 'image/png');
+    await clock.tickAsync(1000);
+    hook.ahead(); // within the interval: no new photo
+    assert.equal(cam.calls, 1);
+  });
+
+  it('a photo asked ahead that fails rejects nothing; the msg says why; a hook without taker ignores it', async function () {
+    const taker = new SnapshotTaker(() =>
+      Promise.reject(new LhError('no camera', { kind: 'http', operation: 'snapshot', statusCode: 404 })),
+    );
+    const warned: string[] = [];
+    const hook = snapshotHook(taker, (t) => warned.push(t));
+    hook.ahead();
+    await clock.tickAsync(0);
+    const [msg] = await hook.attach([{} as Record<string, unknown>]);
+    assert.match(String(msg.snapshotError), /no camera/);
+    assert.equal(warned.length, 1);
+    snapshotHook(undefined, () => undefined).ahead();
+  });
+
   it('an instrument without a camera (404): said once, not asked again for a while, msgs go on at once', async function () {
     let calls = 0;
     const taker = new SnapshotTaker(() => {

@@ -69,11 +69,19 @@ export class SnapshotTaker {
     private readonly minIntervalMs = SNAPSHOT_MIN_INTERVAL_MS,
   ) {}
 
+  /**
+   * Starts a photo now unless one is under way, a recent one will serve, or the instrument has no camera: an error
+   * pushed on the socket (issue 31) gets its photo while its poll waits and goes to the instrument, and `take()`
+   * finds it (the same photo within the interval). Never rejects.
+   */
+  prefetch(): void {
+    if (!this.fresh(Date.now())) this.inFlight ??= this.shoot();
+  }
+
   /** A photo within `waitMs`, or why there is none; never rejects. */
   async take(waitMs = SNAPSHOT_WAIT_MS): Promise<SnapshotResult> {
-    const now = Date.now();
-    if (now < this.noCameraUntil && this.last) return this.last.result;
-    if (this.last && now - this.last.at < this.minIntervalMs) return this.last.result;
+    const fresh = this.fresh(Date.now());
+    if (fresh) return fresh;
     const photo = this.inFlight ?? (this.inFlight = this.shoot());
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<SnapshotResult>((resolve) => {
@@ -87,6 +95,12 @@ export class SnapshotTaker {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** The last result when it still serves: within the interval, or while the instrument counts as without a camera. */
+  private fresh(now: number): SnapshotResult | undefined {
+    if (!this.last) return undefined;
+    return now < this.noCameraUntil || now - this.last.at < this.minIntervalMs ? this.last.result : undefined;
   }
 
   private async shoot(): Promise<SnapshotResult> {
@@ -118,12 +132,17 @@ export function snapshotTaker(client: LiquidHandlerClient): SnapshotTaker {
 export interface SnapshotHook {
   /** Resolves within SNAPSHOT_WAIT_MS (plus a tick) with the same msgs, decorated; never rejects. */
   attach<T extends Record<string, unknown>>(msgs: T[]): Promise<T[]>;
+  /** An error is about to be raised (pushed, its poll under way): the photo starts now, `attach` then finds it. */
+  ahead(): void;
 }
 
 /** `warn` is told each new reason once (a camera refusing every photo is said once, not per error). */
 export function snapshotHook(taker: SnapshotTaker | undefined, warn: (text: string) => void): SnapshotHook {
   let lastReason = '';
   return {
+    ahead() {
+      taker?.prefetch();
+    },
     async attach(msgs) {
       if (!taker || msgs.length === 0) return msgs;
       let result: SnapshotResult;

@@ -40,6 +40,7 @@ import {
   openFirmwareErrors,
   openFirmwareRecord,
   openFirmwareRecords,
+  photoAhead,
   PushOutcome,
   reactToSocket,
   resolveAnswered,
@@ -324,7 +325,10 @@ export class ErrorWatch {
   private onFrame(event: InstrumentEvent): void {
     const { watch, node } = this;
     if (this.loop.stopped || (this.gate && !this.gate.active)) return;
-    const outcome = applyErrorFrame(watch, firmwareErrorFromFrame(event), this.rules);
+    const frame = firmwareErrorFromFrame(event);
+    const outcome = applyErrorFrame(watch, frame, this.rules);
+    // a listed error pushed: its deck photo starts now, while its poll waits and runs (not after the poll's answer)
+    if (photoAhead(watch, frame, this.rules)) this.snapshots.ahead();
     if (outcome.dropped && !saidDropped.has(watch)) {
       saidDropped.add(watch);
       logWarn(node, this.RED._('lh-error-poll.log.firmwareDropped', { max: MAX_OPEN_FIRMWARE }));

@@ -73,6 +73,18 @@ export function applyErrorFrame(watch: WatchState, frame: ErrorFrame, rules: Rul
 }
 
 /**
+ * Whether a frame asks for the deck photo ahead of its poll (issue 31): a listed error pushed (`source` service) that
+ * the node will report (wanted) and has not seen (the same error, active or resolved). The poll raises it, and the
+ * photo, started at the frame, runs while the poll waits for its permit and goes to the instrument instead of after
+ * its answer. A firmware error is raised from the frame itself, its photo then; anything else asks for none.
+ */
+export function photoAhead(watch: WatchState, frame: ErrorFrame, rules: Rules): boolean {
+  if (frame.kind !== 'raised' || frame.error.source !== 'service' || !rules.wanted(frame.error)) return false;
+  const key = rules.keyOf('A', frame.error);
+  return key !== undefined && !watch.sources.A.knowsSame(key, asCompared(frame.error));
+}
+
+/**
  * Before a poll is applied: an error raised from the socket as a firmware error that the error list does show was a
  * listed error after all (a frame without a source reads as firmware). It moves, silently, into A's memory, so the
  * poll neither raises it a second time nor misses its resolution.
