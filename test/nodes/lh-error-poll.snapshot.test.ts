@@ -116,30 +116,38 @@ describe('lh-error-poll: deck photo with each raised error', function () {
     }
   });
 
-  it('a pushed error: the photo is asked at the frame, while its poll still waits (issue 31), and the msg gets that photo', async function () {
+  /** Loads a listening poll node (60 s interval) and waits until its socket is open and no poll is in flight. */
+  async function livePoll(poll: Msg = {}): Promise<{ polls: () => number; permits: ReturnType<typeof builtPermits> }> {
     const server = serverFlow(sim, { withB: false });
     await loadFlow(
       [
         ...server.nodes,
-        { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 60, wires: [['raised'], [], []] },
+        { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 60, wires: [['raised'], [], []], ...poll },
         { id: 'raised', type: 'helper' },
       ],
       server.credentials,
     );
-    const POLL = '/api/v1/errors/check-for-pending-errors';
-    const polls = (): number => sim.requests.filter((r) => r.path === POLL).length;
-    const { pollPermits, MAX_POLLS_IN_FLIGHT } = builtPermits();
-    // live: the socket open, its poll on connect done, no poll in flight
-    await until(() => sim.eventSocketInfo.counts.errors === 1 && polls() >= 1 && pollPermits.inFlight === 0, 'live', 20000);
-    // every permit taken: a burst elsewhere in this Node-RED; the error's poll waits for one
-    const held = await Promise.all(Array.from({ length: MAX_POLLS_IN_FLIGHT }, () => pollPermits.acquire()));
+    const polls = (): number => sim.requests.filter((r) => r.path === '/api/v1/errors/check-for-pending-errors').length;
+    const permits = builtPermits();
+    await until(
+      () => sim.eventSocketInfo.counts.errors === 1 && polls() >= 1 && permits.pollPermits.inFlight === 0,
+      'live',
+      20000,
+    );
+    return { polls, permits };
+  }
+
+  it('a pushed error: the photo is asked at the frame, before its poll (issue 31), and the msg gets that photo', async function () {
+    const { polls, permits } = await livePoll();
+    const { pollPermits, MAX_POLLS_IN_FLIGHT } = permits;
+    // all permits but one taken elsewhere in this Node-RED: the photo takes the last, the error's poll waits for it
+    const held = await Promise.all(Array.from({ length: MAX_POLLS_IN_FLIGHT - 1 }, () => pollPermits.acquire()));
     const got = nextMessage(helper.getNode('raised'));
     const before = polls();
     try {
       sim.injectPendingError({ title: 'Arm collision' });
       await until(() => cameraRequests() === 1, 'the camera asked at the frame', 20000);
-      assert.equal(polls(), before, 'the poll has not gone out: the photo did not wait for it');
-      assert.ok(pollPermits.waiting >= 1, "the error's poll waits for a permit");
+      assert.equal(polls(), before, 'the photo did not wait for the poll');
     } finally {
       for (const release of held) release();
     }
@@ -149,34 +157,30 @@ describe('lh-error-poll: deck photo with each raised error', function () {
     assert.equal(cameraRequests(), 1, 'the photo taken at the frame, not a second one');
   });
 
+  it('a pushed error while every permit is out (a burst): no photo ahead, which would add to the burst; one after the poll', async function () {
+    const { permits } = await livePoll();
+    const { pollPermits, MAX_POLLS_IN_FLIGHT } = permits;
+    const held = await Promise.all(Array.from({ length: MAX_POLLS_IN_FLIGHT }, () => pollPermits.acquire()));
+    const got = nextMessage(helper.getNode('raised'));
+    try {
+      sim.injectPendingError({ title: 'Arm collision' });
+      await until(() => pollPermits.waiting >= 1, "the error's poll waiting for a permit", 20000);
+      assert.equal(cameraRequests(), 0, 'no photo while the burst holds every permit');
+    } finally {
+      for (const release of held) release();
+    }
+    const msg = await got;
+    assert.equal((msg.snapshot as Msg).contentType, 'image/png', 'the photo taken after the answer, as before');
+    assert.equal(cameraRequests(), 1);
+  });
+
   it('a pushed error the node does not report (below the minimum severity): no photo asked ahead', async function () {
-    const server = serverFlow(sim, { withB: false });
-    await loadFlow(
-      [
-        ...server.nodes,
-        {
-          id: 'poll',
-          type: 'lh-error-poll',
-          server: 'server',
-          source: 'A',
-          interval: 60,
-          minSeverity: 'Fatal',
-          wires: [['raised'], [], []],
-        },
-        { id: 'raised', type: 'helper' },
-      ],
-      server.credentials,
-    );
-    const POLL = '/api/v1/errors/check-for-pending-errors';
-    const polls = (): number => sim.requests.filter((r) => r.path === POLL).length;
-    await until(() => sim.eventSocketInfo.counts.errors === 1 && polls() >= 1, 'live', 20000);
+    const { polls, permits } = await livePoll({ minSeverity: 'Fatal' });
     const before = polls();
     sim.injectPendingError({ title: 'Tip lost', severity: 'Warning' });
-    await until(() => polls() > before, 'the poll the frame triggers', 20000);
-    const fatal = nextMessage(helper.getNode('raised'));
-    sim.injectPendingError({ title: 'Arm collision', severity: 'Fatal' });
-    assert.equal((await fatal).errorId !== undefined, true);
-    assert.equal(cameraRequests(), 1, 'one photo: for the Fatal error, none for the Warning');
+    // the frame's poll has answered (a photo ahead would have been asked before it went out)
+    await until(() => polls() > before && permits.pollPermits.inFlight === 0, 'the poll the frame triggers', 20000);
+    assert.equal(cameraRequests(), 0, 'no photo for an error the node does not report');
   });
 
   it('option off: no photo, the camera is never asked', async function () {

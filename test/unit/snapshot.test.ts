@@ -105,21 +105,51 @@ describe('snapshots with raised errors: bounded, rate-limited, never stopping a 
     assert.equal(cam.calls, 2);
   });
 
+  /** Slots for photos ahead: `free` of them; counts those out. */
+  let slots = { free: Infinity, out: 0 };
+  const room = (): (() => void) | undefined => {
+    if (slots.free <= slots.out) return undefined;
+    slots.out++;
+    let done = false;
+    return () => {
+      if (!done) slots.out--;
+      done = true;
+    };
+  };
+  beforeEach(function () {
+    slots = { free: Infinity, out: 0 };
+  });
+
+  it('no room (a burst holds every permit): no photo ahead; the msg takes one as without a frame', async function () {
+    slots.free = 0;
+    const cam = camera(100);
+    const hook = snapshotHook(new SnapshotTaker(cam.capture), () => undefined);
+    hook.ahead(room);
+    assert.equal(cam.calls, 0);
+    const attached = hook.attach([{} as Record<string, unknown>]);
+    await clock.tickAsync(100);
+    const [msg] = await attached;
+    assert.equal(cam.calls, 1);
+    assert.ok(msg.snapshot);
+  });
+
   it('a photo asked ahead (at the pushed frame) is the one the msg gets: its time overlaps the wait for the poll', async function () {
     const cam = camera(300);
     const hook = snapshotHook(new SnapshotTaker(cam.capture), () => undefined);
-    hook.ahead();
+    hook.ahead(room);
     assert.equal(cam.calls, 1, 'the camera is asked at once');
-    hook.ahead(); // a second frame meanwhile: the photo under way serves it
+    assert.equal(slots.out, 1, 'the photo holds a slot (a permit) while it is taken');
+    hook.ahead(room); // a second frame meanwhile: the photo under way serves it
     await clock.tickAsync(250); // the poll's wait and round trip
     const msg: Record<string, unknown> = {};
     const attached = hook.attach([msg]);
     await clock.tickAsync(50); // the photo lands 300 ms after the frame, 50 ms after the answer (not 300 ms after it)
     await attached;
     assert.equal(cam.calls, 1);
+    assert.equal(slots.out, 0, 'every slot given back once the photo is done');
     assert.equal((msg.snapshot as Snapshot).contentType, 'image/png');
     await clock.tickAsync(1000);
-    hook.ahead(); // within the interval: no new photo
+    hook.ahead(room); // within the interval: no new photo
     assert.equal(cam.calls, 1);
   });
 
@@ -129,12 +159,14 @@ describe('snapshots with raised errors: bounded, rate-limited, never stopping a 
     );
     const warned: string[] = [];
     const hook = snapshotHook(taker, (t) => warned.push(t));
-    hook.ahead();
+    hook.ahead(room);
     await clock.tickAsync(0);
     const [msg] = await hook.attach([{} as Record<string, unknown>]);
     assert.match(String(msg.snapshotError), /no camera/);
     assert.equal(warned.length, 1);
-    snapshotHook(undefined, () => undefined).ahead();
+    assert.equal(slots.out, 0, 'the slot given back after a failed photo');
+    snapshotHook(undefined, () => undefined).ahead(room);
+    assert.equal(slots.out, 0, 'snapshots off: no slot taken');
   });
 
   it('an instrument without a camera (404): said once, not asked again for a while, msgs go on at once', async function () {

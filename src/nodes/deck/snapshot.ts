@@ -71,11 +71,12 @@ export class SnapshotTaker {
 
   /**
    * Starts a photo now unless one is under way, a recent one will serve, or the instrument has no camera: an error
-   * pushed on the socket (issue 31) gets its photo while its poll waits and goes to the instrument, and `take()`
-   * finds it (the same photo within the interval). Never rejects.
+   * pushed on the socket (issue 31) gets its photo while its poll goes to the instrument, and `take()` finds it (the
+   * same photo within the interval). Resolves when the photo is done (at once when none is started); never rejects.
    */
-  prefetch(): void {
-    if (!this.fresh(Date.now())) this.inFlight ??= this.shoot();
+  prefetch(): Promise<unknown> {
+    if (this.fresh(Date.now())) return Promise.resolve();
+    return (this.inFlight ??= this.shoot());
   }
 
   /** A photo within `waitMs`, or why there is none; never rejects. */
@@ -132,16 +133,20 @@ export function snapshotTaker(client: LiquidHandlerClient): SnapshotTaker {
 export interface SnapshotHook {
   /** Resolves within SNAPSHOT_WAIT_MS (plus a tick) with the same msgs, decorated; never rejects. */
   attach<T extends Record<string, unknown>>(msgs: T[]): Promise<T[]>;
-  /** An error is about to be raised (pushed, its poll under way): the photo starts now, `attach` then finds it. */
-  ahead(): void;
+  /**
+   * An error is about to be raised (pushed, its poll under way): the photo starts now, and `attach` then finds it, if
+   * `room()` gives a slot (held until the photo is done; none: no photo ahead, `attach` takes it as without a frame).
+   */
+  ahead(room: () => (() => void) | undefined): void;
 }
 
 /** `warn` is told each new reason once (a camera refusing every photo is said once, not per error). */
 export function snapshotHook(taker: SnapshotTaker | undefined, warn: (text: string) => void): SnapshotHook {
   let lastReason = '';
   return {
-    ahead() {
-      taker?.prefetch();
+    ahead(room) {
+      const release = taker ? room() : undefined;
+      if (taker && release) void taker.prefetch().then(release, release);
     },
     async attach(msgs) {
       if (!taker || msgs.length === 0) return msgs;

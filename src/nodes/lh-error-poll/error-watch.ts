@@ -327,8 +327,9 @@ export class ErrorWatch {
     if (this.loop.stopped || (this.gate && !this.gate.active)) return;
     const frame = firmwareErrorFromFrame(event);
     const outcome = applyErrorFrame(watch, frame, this.rules);
-    // a listed error pushed: its deck photo starts now, while its poll waits and runs (not after the poll's answer)
-    if (photoAhead(watch, frame, this.rules)) this.snapshots.ahead();
+    // a listed error pushed: its deck photo starts now, beside its poll (not after the poll's answer), when a permit is
+    // free at once; in a burst (every permit out, polls waiting) it would add to the wait: the photo then comes after
+    if (photoAhead(watch, frame, this.rules)) this.snapshots.ahead(() => pollPermits.tryAcquire());
     if (outcome.dropped && !saidDropped.has(watch)) {
       saidDropped.add(watch);
       logWarn(node, this.RED._('lh-error-poll.log.firmwareDropped', { max: MAX_OPEN_FIRMWARE }));

@@ -30,6 +30,16 @@ export class PollPermits {
     return new Promise((resolve) => this.queue.push(resolve));
   }
 
+  /**
+   * A permit now if one is free and nobody waits, else none (nothing queued): for work that is worth doing early only
+   * when the process has room (a deck photo at a pushed frame), never ahead of a waiting poll.
+   */
+  tryAcquire(): Release | undefined {
+    if (this.active >= this.max || this.queue.length > 0) return undefined;
+    this.active++;
+    return this.releaser();
+  }
+
   /** Permits out. */
   get inFlight(): number {
     return this.active;
