@@ -174,6 +174,28 @@ describe('lh-error-poll: deck photo with each raised error', function () {
     assert.equal(cameraRequests(), 1);
   });
 
+  it('raised while polls wait for permits (a burst across the fleet): the msg goes on at once without a photo, saying why', async function () {
+    const { permits } = await livePoll();
+    const { pollPermits, MAX_POLLS_IN_FLIGHT } = permits;
+    const held = await Promise.all(Array.from({ length: MAX_POLLS_IN_FLIGHT }, () => pollPermits.acquire()));
+    const got = nextMessage(helper.getNode('raised'));
+    let behind: Promise<() => void> | undefined;
+    try {
+      sim.injectPendingError({ title: 'Arm collision' });
+      await until(() => pollPermits.waiting >= 1, "the error's poll waiting for a permit", 20000);
+      behind = pollPermits.acquire(); // another poll of the burst, waiting behind the error's
+      held.pop()?.(); // one permit back: it goes to the error's poll; the other still waits
+      const msg = await got;
+      assert.equal((msg.payload as Msg).title, 'Arm collision');
+      assert.equal(msg.snapshot, undefined);
+      assert.match(String(msg.snapshotError), /busy with a burst of errors/);
+      assert.equal(cameraRequests(), 0, 'no camera request added to the burst');
+    } finally {
+      for (const release of held) release();
+      if (behind) (await behind)();
+    }
+  });
+
   it('a pushed error the node does not report (below the minimum severity): no photo asked ahead', async function () {
     const { polls, permits } = await livePoll({ minSeverity: 'Fatal' });
     const before = polls();

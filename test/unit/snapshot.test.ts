@@ -10,6 +10,7 @@ type InstalledClock = ReturnType<typeof FakeTimers.install>;
 
 import { LhError, type Snapshot } from '../../src/client';
 import {
+  BUSY_REASON,
   NO_CAMERA_RETRY_MS,
   SNAPSHOT_MIN_INTERVAL_MS,
   SNAPSHOT_WAIT_MS,
@@ -120,26 +121,47 @@ describe('snapshots with raised errors: bounded, rate-limited, never stopping a 
     slots = { free: Infinity, out: 0 };
   });
 
-  it('no room (a burst holds every permit): no photo ahead; the msg takes one as without a frame', async function () {
+  it('no room (a burst holds every permit): no photo ahead, and the msg goes on at once saying why, not warned', async function () {
     slots.free = 0;
     const cam = camera(100);
-    const hook = snapshotHook(new SnapshotTaker(cam.capture), () => undefined);
-    hook.ahead(room);
+    const warned: string[] = [];
+    const hook = snapshotHook(new SnapshotTaker(cam.capture), (t) => warned.push(t), room);
+    hook.ahead();
     assert.equal(cam.calls, 0);
-    const attached = hook.attach([{} as Record<string, unknown>]);
+    const [msg] = await hook.attach([{} as Record<string, unknown>]); // no clock tick: at once
+    assert.equal(cam.calls, 0);
+    assert.equal(msg.snapshot, undefined);
+    assert.equal(msg.snapshotError, BUSY_REASON);
+    assert.deepEqual(warned, [], 'a burst is no camera fault: nothing in the log');
+    slots.free = 1; // the burst is over: the next error gets its photo
+    const next = hook.attach([{} as Record<string, unknown>]);
     await clock.tickAsync(100);
-    const [msg] = await attached;
+    const [later] = await next;
     assert.equal(cam.calls, 1);
-    assert.ok(msg.snapshot);
+    assert.ok(later.snapshot);
+    assert.equal(slots.out, 0);
+  });
+
+  it('no room, but a recent photo or one under way: the msg still gets it (no new request)', async function () {
+    const cam = camera(100);
+    const hook = snapshotHook(new SnapshotTaker(cam.capture), () => undefined, room);
+    hook.ahead(); // under way, holding a slot
+    slots.free = 1; // the one slot is the photo's: no room for another
+    const [a] = await Promise.all([hook.attach([{} as Record<string, unknown>]), clock.tickAsync(100)]).then(([m]) => m);
+    assert.ok(a.snapshot, 'joined the photo under way');
+    slots.free = 0;
+    const [b] = await hook.attach([{} as Record<string, unknown>]);
+    assert.ok(b.snapshot, 'the recent photo serves');
+    assert.equal(cam.calls, 1);
   });
 
   it('a photo asked ahead (at the pushed frame) is the one the msg gets: its time overlaps the wait for the poll', async function () {
     const cam = camera(300);
-    const hook = snapshotHook(new SnapshotTaker(cam.capture), () => undefined);
-    hook.ahead(room);
+    const hook = snapshotHook(new SnapshotTaker(cam.capture), () => undefined, room);
+    hook.ahead();
     assert.equal(cam.calls, 1, 'the camera is asked at once');
     assert.equal(slots.out, 1, 'the photo holds a slot (a permit) while it is taken');
-    hook.ahead(room); // a second frame meanwhile: the photo under way serves it
+    hook.ahead(); // a second frame meanwhile: the photo under way serves it
     await clock.tickAsync(250); // the poll's wait and round trip
     const msg: Record<string, unknown> = {};
     const attached = hook.attach([msg]);
@@ -149,7 +171,7 @@ describe('snapshots with raised errors: bounded, rate-limited, never stopping a 
     assert.equal(slots.out, 0, 'every slot given back once the photo is done');
     assert.equal((msg.snapshot as Snapshot).contentType, 'image/png');
     await clock.tickAsync(1000);
-    hook.ahead(room); // within the interval: no new photo
+    hook.ahead(); // within the interval: no new photo
     assert.equal(cam.calls, 1);
   });
 
@@ -158,14 +180,14 @@ describe('snapshots with raised errors: bounded, rate-limited, never stopping a 
       Promise.reject(new LhError('no camera', { kind: 'http', operation: 'snapshot', statusCode: 404 })),
     );
     const warned: string[] = [];
-    const hook = snapshotHook(taker, (t) => warned.push(t));
-    hook.ahead(room);
+    const hook = snapshotHook(taker, (t) => warned.push(t), room);
+    hook.ahead();
     await clock.tickAsync(0);
     const [msg] = await hook.attach([{} as Record<string, unknown>]);
     assert.match(String(msg.snapshotError), /no camera/);
     assert.equal(warned.length, 1);
     assert.equal(slots.out, 0, 'the slot given back after a failed photo');
-    snapshotHook(undefined, () => undefined).ahead(room);
+    snapshotHook(undefined, () => undefined, room).ahead();
     assert.equal(slots.out, 0, 'snapshots off: no slot taken');
   });
 

@@ -58,6 +58,16 @@ function rawReason(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * Room for a new photo request: a slot to hold until the photo is done, or undefined when there is none (the error
+ * poll passes its process-wide cap on requests in flight, issue 31: in a burst across a fleet every permit is out).
+ */
+export type PhotoRoom = () => (() => void) | undefined;
+
+/** Why a raised error has no photo when a burst left no room for one (`msg.snapshotError`); not a camera fault. */
+export const BUSY_REASON =
+  'no photo taken: this Node-RED was busy with a burst of errors (every request permit in use), and the notification does not wait for one';
+
 /** One instrument's camera as notifications use it: bounded waits, a rate limit, one photo in flight. */
 export class SnapshotTaker {
   private last?: { at: number; result: SnapshotResult };
@@ -70,20 +80,23 @@ export class SnapshotTaker {
   ) {}
 
   /**
-   * Starts a photo now unless one is under way, a recent one will serve, or the instrument has no camera: an error
-   * pushed on the socket (issue 31) gets its photo while its poll goes to the instrument, and `take()` finds it (the
-   * same photo within the interval). Resolves when the photo is done (at once when none is started); never rejects.
+   * Starts a photo now unless one is under way, a recent one will serve, the instrument has no camera, or `room`
+   * gives no slot: an error pushed on the socket (issue 31) gets its photo while its poll goes to the instrument, and
+   * `take()` finds it (the same photo within the interval). Never rejects.
    */
-  prefetch(): Promise<unknown> {
-    if (this.fresh(Date.now())) return Promise.resolve();
-    return (this.inFlight ??= this.shoot());
+  prefetch(room?: PhotoRoom): void {
+    if (!this.fresh(Date.now()) && !this.inFlight) this.start(room);
   }
 
-  /** A photo within `waitMs`, or why there is none; never rejects. */
-  async take(waitMs = SNAPSHOT_WAIT_MS): Promise<SnapshotResult> {
+  /**
+   * A photo within `waitMs`, or why there is none; never rejects. A new photo needs a slot of `room` (when given):
+   * without one, BUSY_REASON at once (a recent photo or one under way still serves).
+   */
+  async take(waitMs = SNAPSHOT_WAIT_MS, room?: PhotoRoom): Promise<SnapshotResult> {
     const fresh = this.fresh(Date.now());
     if (fresh) return fresh;
-    const photo = this.inFlight ?? (this.inFlight = this.shoot());
+    const photo = this.inFlight ?? this.start(room);
+    if (!photo) return { error: BUSY_REASON };
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<SnapshotResult>((resolve) => {
       timer = setTimeout(
@@ -96,6 +109,15 @@ export class SnapshotTaker {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** A new photo, holding a slot of `room` (if given) until it is done; undefined when there is no slot. */
+  private start(room?: PhotoRoom): Promise<SnapshotResult> | undefined {
+    const release = room ? room() : () => undefined;
+    if (!release) return undefined;
+    const photo = (this.inFlight = this.shoot());
+    void photo.then(release); // shoot() never rejects
+    return photo;
   }
 
   /** The last result when it still serves: within the interval, or while the instrument counts as without a camera. */
@@ -133,26 +155,25 @@ export function snapshotTaker(client: LiquidHandlerClient): SnapshotTaker {
 export interface SnapshotHook {
   /** Resolves within SNAPSHOT_WAIT_MS (plus a tick) with the same msgs, decorated; never rejects. */
   attach<T extends Record<string, unknown>>(msgs: T[]): Promise<T[]>;
-  /**
-   * An error is about to be raised (pushed, its poll under way): the photo starts now, and `attach` then finds it, if
-   * `room()` gives a slot (held until the photo is done; none: no photo ahead, `attach` takes it as without a frame).
-   */
-  ahead(room: () => (() => void) | undefined): void;
+  /** An error is about to be raised (pushed, its poll under way): the photo starts now, and `attach` then finds it. */
+  ahead(): void;
 }
 
-/** `warn` is told each new reason once (a camera refusing every photo is said once, not per error). */
-export function snapshotHook(taker: SnapshotTaker | undefined, warn: (text: string) => void): SnapshotHook {
+/**
+ * `warn` is told each new reason once (a camera refusing every photo is said once, not per error); a photo that a
+ * burst left no room for (`room`, see PhotoRoom) is said on the msg only, as it is no fault of the camera.
+ */
+export function snapshotHook(taker: SnapshotTaker | undefined, warn: (text: string) => void, room?: PhotoRoom): SnapshotHook {
   let lastReason = '';
   return {
-    ahead(room) {
-      const release = taker ? room() : undefined;
-      if (taker && release) void taker.prefetch().then(release, release);
+    ahead() {
+      taker?.prefetch(room);
     },
     async attach(msgs) {
       if (!taker || msgs.length === 0) return msgs;
       let result: SnapshotResult;
       try {
-        result = await taker.take();
+        result = await taker.take(SNAPSHOT_WAIT_MS, room);
       } catch (err) {
         result = { error: reasonOf(err) };
       }
@@ -164,7 +185,7 @@ export function snapshotHook(taker: SnapshotTaker | undefined, warn: (text: stri
           delete msg.snapshotError;
         } else (msg as Record<string, unknown>).snapshotError = result.error;
       }
-      if ('error' in result && result.error !== lastReason) {
+      if ('error' in result && result.error !== lastReason && result.error !== BUSY_REASON) {
         lastReason = result.error;
         warn(`no deck photo with the error: ${result.error}`);
       } else if ('snapshot' in result) lastReason = '';

@@ -139,8 +139,14 @@ export class ErrorWatch {
     // emptied on every stop); without a user directory (an embedded runtime), the default context store as before
     const userDir = typeof RED.settings.userDir === 'string' ? RED.settings.userDir : '';
     this.memoryFile = this.persist && !this.store && userDir !== '' ? seenFileStore(userDir, node.id) : undefined;
-    // a deck photo with each raised error (issue 33): waits at most 2 s, never stops the msg (src/nodes/deck/snapshot.ts)
-    this.snapshots = snapshotHook(isChecked(config.snapshot) ? snapshotTaker(client) : undefined, (t) => logWarn(node, t));
+    // a deck photo with each raised error (issue 33): waits at most 2 s, never stops the msg (src/nodes/deck/snapshot.ts);
+    // a new photo needs a permit of the cap on requests in flight free at once (issue 31): in a burst across the fleet
+    // (every permit out, polls waiting) the msg goes on without one, saying why, rather than wait or add to the burst
+    this.snapshots = snapshotHook(
+      isChecked(config.snapshot) ? snapshotTaker(client) : undefined,
+      (t) => logWarn(node, t),
+      () => pollPermits.tryAcquire(),
+    );
     this.lab = new LabPublisher(w.server, this.instrument); // lh-state and the metrics read what this watch sees
     // at most MAX_POLLS_IN_FLIGHT polls of this Node-RED at a time
     this.loop = new PollLoop((started) => this.pollOnce(started), pollPermits);
@@ -327,9 +333,8 @@ export class ErrorWatch {
     if (this.loop.stopped || (this.gate && !this.gate.active)) return;
     const frame = firmwareErrorFromFrame(event);
     const outcome = applyErrorFrame(watch, frame, this.rules);
-    // a listed error pushed: its deck photo starts now, beside its poll (not after the poll's answer), when a permit is
-    // free at once; in a burst (every permit out, polls waiting) it would add to the wait: the photo then comes after
-    if (photoAhead(watch, frame, this.rules)) this.snapshots.ahead(() => pollPermits.tryAcquire());
+    // a listed error pushed: its deck photo starts now, beside its poll (not after the poll's answer), if a permit is free
+    if (photoAhead(watch, frame, this.rules)) this.snapshots.ahead();
     if (outcome.dropped && !saidDropped.has(watch)) {
       saidDropped.add(watch);
       logWarn(node, this.RED._('lh-error-poll.log.firmwareDropped', { max: MAX_OPEN_FIRMWARE }));
