@@ -68,9 +68,11 @@ async function startProfile(file: string): Promise<() => Promise<void>> {
   await post('Profiler.enable');
   await post('Profiler.setSamplingInterval', { interval: 500 });
   await post('Profiler.start');
+  // the profile's clock (µs, monotonic) against the trace's (preciseNow, ms): a window of the trace can be cut from it
+  const clock = { preciseNowMs: preciseNow(), monotonicUs: Number(process.hrtime.bigint() / 1000n) };
   return async () => {
-    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-    fs.writeFileSync(file, JSON.stringify(profile));
+    const { profile } = (await post('Profiler.stop')) as { profile: Record<string, unknown> };
+    fs.writeFileSync(file, JSON.stringify({ ...profile, lhClock: clock }));
     session.disconnect();
   };
 }
