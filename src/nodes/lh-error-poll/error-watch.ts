@@ -6,6 +6,7 @@
  */
 import {
   asLhError,
+  ErrorFrame,
   EventStateChange,
   firmwareErrorFromFrame,
   identityOf,
@@ -35,6 +36,7 @@ import { applyPoll, newPollMemory, offlineAfterOf, pendingOnly, PollRules, Sourc
 import {
   adoptListed,
   applyErrorFrame,
+  followUpNeeded,
   listenOf,
   MAX_OPEN_FIRMWARE,
   openFirmwareErrors,
@@ -57,6 +59,8 @@ const saidUnavailable = new WeakSet<WatchState>();
 const saidDropped = new WeakSet<WatchState>();
 /** Saves after pushed frames wait this long, folding a flood of frames into one write of the context store. */
 const FRAME_SAVE_DELAY_MS = 1000;
+/** Frames kept while a poll's request is under way (to drop a needless follow-up); beyond, the follow-up runs. */
+const MAX_HEARD_FRAMES = 32;
 
 /** One source's pending errors, or why it did not answer (never throws). */
 async function fetchErrors(client: LiquidHandlerClient, source: Source): Promise<SourceResult<PolledError>> {
@@ -117,6 +121,8 @@ export class ErrorWatch {
   /** what listen() subscribed (the socket's state and frames, the open firmware errors offered) */
   private offListening?: (() => void)[];
   private saveTimer?: NodeJS.Timeout;
+  /** the frames heard while this node's poll request is under way (undefined between requests) */
+  private heard?: ErrorFrame[];
 
   constructor(
     private readonly RED: Red,
@@ -260,8 +266,13 @@ export class ErrorWatch {
       this.showStatus(this.lastStatus ?? { kind: 'pending', count: 0 });
       return rules.baseMs; // standby: the holder polls; a role change triggers a poll at once
     }
+    this.heard = [];
     const results = await Promise.all(sources.map((source) => fetchErrors(client, source)));
+    const heard = this.heard;
+    this.heard = undefined;
     if (this.loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
+    // frames during the request asked for a follow-up: not needed when this answer already shows what they said
+    if (this.listening && heard && !followUpNeeded(heard, results, rules)) this.loop.dropFollowUp();
     if (this.listening) adoptListed(watch, results, rules);
     const outcome = applyPoll(watch, this.memory, results, rules, this.sharedConnection());
     const answered = this.listening
@@ -332,6 +343,8 @@ export class ErrorWatch {
     const { watch, node } = this;
     if (this.loop.stopped || (this.gate && !this.gate.active)) return;
     const frame = firmwareErrorFromFrame(event);
+    if (this.heard && this.heard.length < MAX_HEARD_FRAMES) this.heard.push(frame);
+    else if (this.heard) this.heard[MAX_HEARD_FRAMES - 1] = { kind: 'unrecognised', reason: 'too many frames to tell' };
     const outcome = applyErrorFrame(watch, frame, this.rules);
     // a listed error pushed: its deck photo starts now, beside its poll (not after the poll's answer), if a permit is free
     if (photoAhead(watch, frame, this.rules)) this.snapshots.ahead();
