@@ -137,24 +137,44 @@ describe('lh-error-poll: deck photo with each raised error', function () {
     return { polls, permits };
   }
 
-  it('a pushed error: the photo is asked at the frame, before its poll (issue 31), and the msg gets that photo', async function () {
-    const { polls, permits } = await livePoll();
-    const { pollPermits, MAX_POLLS_IN_FLIGHT } = permits;
-    // all permits but one taken elsewhere in this Node-RED: the photo takes the last, the error's poll waits for it
-    const held = await Promise.all(Array.from({ length: MAX_POLLS_IN_FLIGHT - 1 }, () => pollPermits.acquire()));
-    const got = nextMessage(helper.getNode('raised'));
+  it('a pushed error: the photo is asked at the frame, before its poll is answered (issue 31), and the msg gets it', async function () {
+    const { polls } = await livePoll();
     const before = polls();
+    sim.setFaults({ latencyMs: 1000 }); // every request answered 1 s after it came
+    const got = nextMessage(helper.getNode('raised'));
     try {
       sim.injectPendingError({ title: 'Arm collision' });
       await until(() => cameraRequests() === 1, 'the camera asked at the frame', 20000);
-      assert.equal(polls(), before, 'the photo did not wait for the poll');
+      const since = sim.requests.filter((r) => r.path === '/api/v1/errors/check-for-pending-errors').slice(before);
+      assert.ok(
+        since.every((r) => r.status === 0),
+        'no poll answered yet: the photo did not wait for the answer (before, it was asked after it)',
+      );
     } finally {
-      for (const release of held) release();
+      sim.clearFaults();
     }
     const msg = await got;
     assert.equal((msg.payload as Msg).title, 'Arm collision');
     assert.equal((msg.snapshot as Msg).contentType, 'image/png');
     assert.equal(cameraRequests(), 1, 'the photo taken at the frame, not a second one');
+  });
+
+  it('camera requests are capped process-wide: beyond the cap the msg goes on at once without a photo, polls unaffected', async function () {
+    await livePoll();
+    const deck = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'deck', 'snapshot.js')) as {
+      photoPermits: Permits;
+      MAX_PHOTOS_IN_FLIGHT: number;
+    };
+    const held = await Promise.all(Array.from({ length: deck.MAX_PHOTOS_IN_FLIGHT }, () => deck.photoPermits.acquire()));
+    try {
+      const got = nextMessage(helper.getNode('raised'));
+      sim.injectPendingError({ title: 'Arm collision' });
+      const msg = await got;
+      assert.match(String(msg.snapshotError), /no photo taken: this Node-RED was busy/);
+      assert.equal(cameraRequests(), 0);
+    } finally {
+      for (const release of held) release();
+    }
   });
 
   it('a pushed error while every permit is out (a burst): no photo ahead, which would add to the burst; one after the poll', async function () {
@@ -188,7 +208,7 @@ describe('lh-error-poll: deck photo with each raised error', function () {
       const msg = await got;
       assert.equal((msg.payload as Msg).title, 'Arm collision');
       assert.equal(msg.snapshot, undefined);
-      assert.match(String(msg.snapshotError), /busy with a burst of errors/);
+      assert.match(String(msg.snapshotError), /no photo taken: this Node-RED was busy/);
       assert.equal(cameraRequests(), 0, 'no camera request added to the burst');
     } finally {
       for (const release of held) release();

@@ -65,6 +65,7 @@ describe('poll permits', function () {
             else if (step === 'release') out.shift()?.();
             else {
               const free = permits.inFlight < max && permits.waiting === 0;
+              assert.equal(permits.busy, !free, 'busy: every permit out or a poll waiting');
               const release = permits.tryAcquire();
               assert.equal(release !== undefined, free, `tryAcquire with ${permits.inFlight} out, ${permits.waiting} waiting`);
               if (release) out.push(release);

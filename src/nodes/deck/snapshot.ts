@@ -6,6 +6,7 @@
  * or `msg.snapshotError` saying why there is none.
  */
 import { LhError, type LiquidHandlerClient, MAX_IMAGE_BYTES, type Snapshot } from '../../client';
+import { PollPermits } from '../shared/poll-permits';
 import { redact } from '../shared/redaction';
 
 /** The longest a notification waits for its photo. */
@@ -60,13 +61,24 @@ function rawReason(err: unknown): string {
 
 /**
  * Room for a new photo request: a slot to hold until the photo is done, or undefined when there is none (the error
- * poll passes its process-wide cap on requests in flight, issue 31: in a burst across a fleet every permit is out).
+ * poll gives none while its polls wait for permits, issue 31: a burst across the fleet, and beyond
+ * MAX_PHOTOS_IN_FLIGHT camera requests).
  */
 export type PhotoRoom = () => (() => void) | undefined;
 
-/** Why a raised error has no photo when a burst left no room for one (`msg.snapshotError`); not a camera fault. */
+/** Why a raised error has no photo when there was no room for one (`msg.snapshotError`); not said in the log. */
 export const BUSY_REASON =
-  'no photo taken: this Node-RED was busy with a burst of errors (every request permit in use), and the notification does not wait for one';
+  'no photo taken: this Node-RED was busy (a burst of errors across its instruments, or many cameras slow to answer), and the notification does not wait for one';
+
+/**
+ * Camera requests in flight at most, process-wide, for raised errors (issue 31): photos never take the permits of the
+ * polls (a fleet of cameras that hang until the request timeout would otherwise hold the polls back), and beyond
+ * this many a raised error goes on without one.
+ */
+export const MAX_PHOTOS_IN_FLIGHT = 32;
+
+/** The permits of the photos of every error poll node of this Node-RED. */
+export const photoPermits = new PollPermits(MAX_PHOTOS_IN_FLIGHT);
 
 /** One instrument's camera as notifications use it: bounded waits, a rate limit, one photo in flight. */
 export class SnapshotTaker {

@@ -15,7 +15,7 @@ import {
 } from '../../client';
 import { offerFirmwareErrors } from '../answering/open-firmware-errors';
 import { severityFilter } from '../answering/severity';
-import { SnapshotHook, snapshotHook, snapshotTaker } from '../deck/snapshot';
+import { photoPermits, SnapshotHook, snapshotHook, snapshotTaker } from '../deck/snapshot';
 import { Api, connectionChange, ConnectionView } from '../shared/connection-state';
 import { coordinationStatus, gateFor, listedKeysOf, markLost } from '../shared/coordinated-poll';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
@@ -146,12 +146,12 @@ export class ErrorWatch {
     const userDir = typeof RED.settings.userDir === 'string' ? RED.settings.userDir : '';
     this.memoryFile = this.persist && !this.store && userDir !== '' ? seenFileStore(userDir, node.id) : undefined;
     // a deck photo with each raised error (issue 33): waits at most 2 s, never stops the msg (src/nodes/deck/snapshot.ts);
-    // a new photo needs a permit of the cap on requests in flight free at once (issue 31): in a burst across the fleet
-    // (every permit out, polls waiting) the msg goes on without one, saying why, rather than wait or add to the burst
+    // none while polls wait for permits (issue 31: a burst across the fleet, where it would add to the wait) or beyond
+    // MAX_PHOTOS_IN_FLIGHT camera requests: the msg goes on without one, saying why
     this.snapshots = snapshotHook(
       isChecked(config.snapshot) ? snapshotTaker(client) : undefined,
       (t) => logWarn(node, t),
-      () => pollPermits.tryAcquire(),
+      () => (pollPermits.busy ? undefined : photoPermits.tryAcquire()),
     );
     this.lab = new LabPublisher(w.server, this.instrument); // lh-state and the metrics read what this watch sees
     // at most MAX_POLLS_IN_FLIGHT polls of this Node-RED at a time
@@ -346,7 +346,7 @@ export class ErrorWatch {
     if (this.heard && this.heard.length < MAX_HEARD_FRAMES) this.heard.push(frame);
     else if (this.heard) this.heard[MAX_HEARD_FRAMES - 1] = { kind: 'unrecognised', reason: 'too many frames to tell' };
     const outcome = applyErrorFrame(watch, frame, this.rules);
-    // a listed error pushed: its deck photo starts now, beside its poll (not after the poll's answer), if a permit is free
+    // a listed error pushed: its deck photo starts now, beside its poll (not after the poll's answer), if there is room
     if (photoAhead(watch, frame, this.rules)) this.snapshots.ahead();
     if (outcome.dropped && !saidDropped.has(watch)) {
       saidDropped.add(watch);
