@@ -1,8 +1,9 @@
 /**
  * Sums a V8 CPU profile (a .cpuprofile, e.g. LH_BENCH_CPU_PROFILE of bench/fleet.ts) by what Node-RED's thread was
  * doing: `node -r ts-node/register/transpile-only bench/support/profile-summary.ts file.cpuprofile [fromMs toMs]`
- * (the window in ms from the profile's start; with LH_BENCH_TRACE_DUMP the bench's trace times convert through the
- * profile's `lhClock`). Each sample counts once, for the first stage of STAGES that any frame of its stack belongs
+ * (a window in ms from the profile's start), or `… file.cpuprofile trace.json` with the trace of the same run
+ * (LH_BENCH_TRACE_DUMP): the raise burst of LH_BENCH_PUSH_BURST=1 (its first frame to the first resolution frame,
+ * through the profile's `lhClock`) and the thread's time per raised error. Each sample counts once, for the first stage of STAGES that any frame of its stack belongs
  * to (its async caller is not on the stack: a request's socket write after a tick counts as HTTP, not as the poll),
  * and by the owner of its innermost frame (this package, Node-RED, axios, Node's own JavaScript, native, GC, idle).
  * The sampling profiler counts wall time while the thread runs JavaScript or native code: on a loaded machine that
@@ -112,12 +113,59 @@ export function profileOffsetMs(profile: Profile, preciseNowMs: number): number 
   return preciseNowMs - profile.lhClock.preciseNowMs + (profile.lhClock.monotonicUs - profile.startTime) / 1000;
 }
 
+/** The trace the bench dumps (LH_BENCH_TRACE_DUMP): frames as they reached the node, requests with their operation. */
+interface TraceDump {
+  frames: { at: number }[];
+  requests: { start: number; operation: string }[];
+}
+
+/**
+ * The raise burst of LH_BENCH_PUSH_BURST=1 in a trace: from the first frame to the first frame after a gap of 2 s (the
+ * resolutions, 6 s later), with the polls and photos started in it; undefined without frames.
+ */
+export function raiseBurst(
+  trace: TraceDump,
+): { from: number; to: number; frames: number; polls: number; photos: number } | undefined {
+  const at = trace.frames.map((f) => f.at).sort((a, b) => a - b);
+  if (at.length === 0) return undefined;
+  let i = 1;
+  while (i < at.length && at[i] - at[i - 1] < 2000) i++;
+  const from = at[0];
+  const to = i < at.length ? at[i] : Infinity;
+  const started = (op: string): number =>
+    trace.requests.filter((r) => r.operation === op && r.start >= from && r.start < to).length;
+  return { from, to, frames: i, polls: started('check-for-pending-errors'), photos: started('snapshot') };
+}
+
 if (require.main === module) {
   const [file, from, to] = process.argv.slice(2);
   if (!file) {
-    console.error('usage: profile-summary.ts file.cpuprofile [fromMs toMs]');
+    console.error('usage: profile-summary.ts file.cpuprofile [fromMs toMs | trace-dump.json]');
     process.exit(2);
   }
   const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
-  console.log(JSON.stringify(summariseProfile(profile, Number(from ?? 0), to === undefined ? Infinity : Number(to)), null, 1));
+  if (from !== undefined && Number.isNaN(Number(from))) {
+    // a trace dump: the raise burst, and the thread's time per raised error
+    const burst = raiseBurst(JSON.parse(fs.readFileSync(from, 'utf8')) as TraceDump);
+    const a = burst && profileOffsetMs(profile, burst.from);
+    const b = burst && profileOffsetMs(profile, burst.to);
+    if (!burst || a === undefined || b === undefined)
+      throw new Error('no raise burst in the trace, or a profile without lhClock');
+    const summary = summariseProfile(profile, a, b) as { windowMs: number; byStageMs: Record<string, number> };
+    const busy = summary.windowMs - (summary.byStageMs['(idle)'] ?? 0);
+    console.log(
+      JSON.stringify(
+        {
+          raiseBurst: { ...burst, from: undefined, to: undefined, ms: Math.round(burst.to - burst.from) },
+          busyMsPerError: Math.round((busy / burst.frames) * 100) / 100,
+          requestsPerError: Math.round(((burst.polls + burst.photos) / burst.frames) * 100) / 100,
+          ...summary,
+        },
+        null,
+        1,
+      ),
+    );
+  } else {
+    console.log(JSON.stringify(summariseProfile(profile, Number(from ?? 0), to === undefined ? Infinity : Number(to)), null, 1));
+  }
 }
