@@ -303,7 +303,7 @@ describe('lh-error-poll with pushes', function () {
       return acquire.call(pollPermits);
     };
     try {
-      sim.setFaults({ latencyMs: 1000 }); // the instrument answers a poll 1 s after it came (its list read then)
+      sim.setFaults({ latencyMs: 2000 }); // the instrument answers a poll 2 s after it came (its list read then)
       const before = polls(sim);
       helper.getNode('poll').receive({}); // a poll now (a msg asks for it)
       await until(() => polls(sim) > before, 'the poll at the instrument, its answer pending');

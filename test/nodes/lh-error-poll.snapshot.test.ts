@@ -138,14 +138,14 @@ describe('lh-error-poll: deck photo with each raised error', function () {
   }
 
   it('a pushed error: the photo is asked at the frame, before its poll is answered (issue 31), and the msg gets it', async function () {
-    const { polls } = await livePoll();
-    const before = polls();
-    sim.setFaults({ latencyMs: 1000 }); // every request answered 1 s after it came
+    await livePoll();
+    sim.setFaults({ latencyMs: 2000 }); // every request answered 2 s after it came
     const got = nextMessage(helper.getNode('raised'));
     try {
+      const mark = sim.requests.length; // a poll already under way (the one on connect) is not the error's
       sim.injectPendingError({ title: 'Arm collision' });
       await until(() => cameraRequests() === 1, 'the camera asked at the frame', 20000);
-      const since = sim.requests.filter((r) => r.path === '/api/v1/errors/check-for-pending-errors').slice(before);
+      const since = sim.requests.slice(mark).filter((r) => r.path === '/api/v1/errors/check-for-pending-errors');
       assert.ok(
         since.every((r) => r.status === 0),
         'no poll answered yet: the photo did not wait for the answer (before, it was asked after it)',
