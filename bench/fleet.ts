@@ -21,6 +21,7 @@
  * LH_BENCH_FLEET_SECONDS / LH_BENCH_PUSH_SECONDS change the sizes.
  */
 import fs from 'fs';
+import { Session } from 'inspector';
 import { monitorEventLoopDelay } from 'perf_hooks';
 
 import { Detection, tallyDetections } from './support/detections';
@@ -54,6 +55,27 @@ const TRACE = process.env.LH_BENCH_TRACE !== '0';
  * the bench did before issue 23; by default the errors come at 2/s over the fleet from the start (Poisson).
  */
 const BURST = process.env.LH_BENCH_PUSH_BURST === '1';
+/** LH_BENCH_CPU_PROFILE=file.cpuprofile: a CPU profile of Node-RED's process over the push part's window (open it in
+ * Chrome's DevTools, or sum it with bench/support/profile-summary.ts) */
+const CPU_PROFILE = process.env.LH_BENCH_CPU_PROFILE;
+
+/** Starts V8's sampling profiler in this process; the returned function stops it and writes the profile to `file`. */
+async function startProfile(file: string): Promise<() => Promise<void>> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: Record<string, unknown>): Promise<unknown> =>
+    new Promise((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 500 });
+  await post('Profiler.start');
+  // the profile's clock (µs, monotonic) against the trace's (preciseNow, ms): a window of the trace can be cut from it
+  const clock = { preciseNowMs: preciseNow(), monotonicUs: Number(process.hrtime.bigint() / 1000n) };
+  return async () => {
+    const { profile } = (await post('Profiler.stop')) as { profile: Record<string, unknown> };
+    fs.writeFileSync(file, JSON.stringify({ ...profile, lhClock: clock }));
+    session.disconnect();
+  };
+}
 
 interface Usage {
   cpuShare: number;
@@ -240,6 +262,7 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
   const loopDelay = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
   const lag = (ns: number): number => round(Math.max(0, ns / 1e6 - LOOP_SAMPLE_MS), 1);
   await fleet.markUsage();
+  const stopProfile = CPU_PROFILE ? await startProfile(CPU_PROFILE) : undefined;
   const usage = await measure(async () => {
     // after measure's forced GC, whose pause would be counted as a loop delay and bunch the polls due meanwhile
     trace.start();
@@ -262,6 +285,7 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
   });
   loopDelay.disable();
   trace.stop();
+  await stopProfile?.();
   const sims = await fleet.usage();
   const connectedAtEnd = (await fleet.socketCounts()).filter((n) => n === 1).length;
   const injected = await fleet.injections();
@@ -276,6 +300,7 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
   const waits = TRACE ? summarise(trace.breakdown(injected, raised)) : undefined;
   if (TRACE && process.env.LH_BENCH_TRACE_DUMP) fs.writeFileSync(process.env.LH_BENCH_TRACE_DUMP, JSON.stringify(trace.dump()));
   const requests = TRACE ? trace.requestSummary() : undefined;
+  const permits = TRACE ? trace.permitSummary() : undefined;
   const p99 = round(percentile(latencies, 99), 1);
   const duplicated = [...counts.values()].filter((n) => n > 1).length;
   const { rss, heapUsed } = memory(usage);
@@ -307,6 +332,7 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
     heapUsed,
     requests,
     busiestPollsIn100Ms: TRACE ? trace.busiestPollWindow(100) : undefined,
+    permits,
     waits,
     pass: {
       cpu: usage.cpuShare <= PUSH_CPU_TARGET,
@@ -348,6 +374,10 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
     ],
   );
   if (waits) printWaits(waits, requests ?? {}, result.busiestPollsIn100Ms ?? 0);
+  if (permits)
+    console.log(
+      `\nPermits (cap on polls in flight): ${permits.count} polls, ${permits.waited} waited ≥ 1 ms; wait p50 / p99 / max ${permits.p50} / ${permits.p99} / ${permits.max} ms; longest queue ${permits.longestQueue}`,
+    );
   return result;
 }
 
@@ -368,6 +398,7 @@ function printWaits(
     waitForPoll: 'frame → listing poll starts',
     pollRoundTrip: "listing poll's round trip (from the frame if under way)",
     afterAnswer: "answer → msg at the sink (node's work, Node-RED delivery)",
+    photo: '  of which the deck photo under way (its request)',
   };
   printTable(
     `Where a detection waits (${String(waits.traced)} traced; ${String(waits.listedByAPollAlreadyUnderWay)} listed by a poll already under way, ${String(waits.pollInFlightAtFrame)} with a poll in flight at the frame)`,

@@ -35,6 +35,14 @@ interface RequestRecord {
   data?: unknown;
 }
 
+/** One poll's wait for a permit of the process's cap (src/nodes/shared/poll-permits.ts). */
+interface PermitRecord {
+  asked: number;
+  granted: number;
+  /** polls already waiting when this one asked */
+  queued: number;
+}
+
 interface Injected {
   key: string;
   time: number;
@@ -59,6 +67,8 @@ export interface Breakdown {
   pollRoundTrip: number;
   /** answer → msg at the sink (the node's work, Node-RED's delivery) */
   afterAnswer: number;
+  /** of afterAnswer: the deck photo's request of that instrument under way meanwhile (0 without one) */
+  photo: number;
   /** the listing poll started before the frame arrived (a scheduled poll, or one still under way) */
   pollStartedBeforeFrame: boolean;
   /** a poll of that instrument was in flight when the frame arrived (the push-poll had to wait for it) */
@@ -70,6 +80,7 @@ type Method = (...args: unknown[]) => unknown;
 export class PushTrace {
   private frames: FrameRecord[] = [];
   private requests: RequestRecord[] = [];
+  private permits: PermitRecord[] = [];
   private recording = false;
   private readonly restore: (() => void)[] = [];
 
@@ -81,6 +92,23 @@ export class PushTrace {
     const transportModule = require(path.join(REPO_ROOT, 'nodes', 'client', 'transport.js')) as {
       Transport: { prototype: Record<string, Method> };
     };
+    const permitsModule = require(path.join(REPO_ROOT, 'nodes', 'nodes', 'shared', 'poll-permits.js')) as {
+      pollPermits: { acquire: () => Promise<unknown>; waiting: number };
+    };
+    const permits = permitsModule.pollPermits;
+    const acquire = permits.acquire;
+    const onPermit = (r: PermitRecord): void => {
+      if (this.recording) this.permits.push(r);
+    };
+    permits.acquire = function (this: typeof permits) {
+      const asked = preciseNow();
+      const queued = permits.waiting;
+      return acquire.call(this).then((release) => {
+        onPermit({ asked, granted: preciseNow(), queued });
+        return release;
+      });
+    };
+    this.restore.push(() => (permits.acquire = acquire));
     const onFrame = (f: FrameRecord): void => {
       if (this.recording) this.frames.push(f);
     };
@@ -132,6 +160,7 @@ export class PushTrace {
   start(): void {
     this.frames = [];
     this.requests = [];
+    this.permits = [];
     this.recording = true;
   }
 
@@ -165,6 +194,19 @@ export class PushTrace {
     return out;
   }
 
+  /** Polls' waits for a permit (ms) and the longest queue a poll found. */
+  permitSummary(): { count: number; waited: number; p50: number; p99: number; max: number; longestQueue: number } {
+    const waits = this.permits.map((p) => p.granted - p.asked);
+    return {
+      count: waits.length,
+      waited: waits.filter((w) => w >= 1).length,
+      p50: round(percentile(waits, 50), 1),
+      p99: round(percentile(waits, 99), 1),
+      max: round(Math.max(0, ...waits), 1),
+      longestQueue: Math.max(0, ...this.permits.map((p) => p.queued)),
+    };
+  }
+
   /** The most polls (check-for-pending-errors) that started in any 100 ms, over the whole fleet: a herd shows here. */
   busiestPollWindow(windowMs = 100): number {
     return busiestWindow(
@@ -184,9 +226,10 @@ export class PushTrace {
       if (id !== undefined && !frameOf.has(id)) frameOf.set(id, f);
     }
     const pollsOf = new Map<string, RequestRecord[]>();
+    const photosOf = new Map<string, RequestRecord[]>();
     for (const r of this.requests) {
-      if (r.operation !== 'check-for-pending-errors') continue;
-      pollsOf.set(r.baseUrl, [...(pollsOf.get(r.baseUrl) ?? []), r]);
+      const into = r.operation === 'check-for-pending-errors' ? pollsOf : r.operation === 'snapshot' ? photosOf : undefined;
+      if (into) into.set(r.baseUrl, [...(into.get(r.baseUrl) ?? []), r]);
     }
     const out: Breakdown[] = [];
     for (const inj of injected) {
@@ -197,6 +240,9 @@ export class PushTrace {
       const listing = polls.filter((p) => p.ok && p.end <= raisedAt && lists(p.data, inj.key)).sort((a, b) => a.end - b.end)[0];
       if (!listing) continue;
       const startedBefore = listing.start < frame.at;
+      const photo = (photosOf.get(frame.baseUrl) ?? [])
+        .filter((p) => p.end > listing.end && p.start < raisedAt)
+        .reduce((ms, p) => ms + Math.min(p.end, raisedAt) - Math.max(p.start, listing.end), 0);
       out.push({
         key: inj.key,
         total: raisedAt - inj.time,
@@ -205,6 +251,7 @@ export class PushTrace {
         waitForPoll: startedBefore ? 0 : listing.start - frame.at,
         pollRoundTrip: Math.max(0, listing.end - Math.max(listing.start, frame.at)),
         afterAnswer: raisedAt - listing.end,
+        photo,
         pollStartedBeforeFrame: startedBefore,
         pollInFlightAtFrame: polls.some((p) => p.start < frame.at && p.end > frame.at),
       });
@@ -225,7 +272,7 @@ function lists(data: unknown, key: string): boolean {
 
 /** p50 / p99 / max of each segment, over all detections and over the slowest 1 %. */
 export function summarise(rows: Breakdown[]): Record<string, unknown> {
-  const segments = ['total', 'pushTransit', 'decision', 'waitForPoll', 'pollRoundTrip', 'afterAnswer'] as const;
+  const segments = ['total', 'pushTransit', 'decision', 'waitForPoll', 'pollRoundTrip', 'afterAnswer', 'photo'] as const;
   const stats = (list: Breakdown[]): Record<string, { p50: number; p99: number; max: number; mean: number }> =>
     Object.fromEntries(
       segments.map((s) => {

@@ -36,34 +36,70 @@ function timeText(value: unknown): string | undefined {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : t;
 }
 
-function pick(record: Record<string, unknown>, names: string[]): unknown {
-  for (const name of names) if (record[name] !== undefined && record[name] !== null) return record[name];
-  const lower = new Map(Object.keys(record).map((k) => [k.toLowerCase(), k]));
-  for (const name of names) {
-    const key = lower.get(name.toLowerCase());
-    if (key !== undefined && record[key] !== undefined && record[key] !== null) return record[key];
-  }
-  return undefined;
+/** `names[i]` of the record, else the first of them in any letter case (the keys lower-cased once per record). */
+function picker(record: Record<string, unknown>): (names: string[]) => unknown {
+  let lower: Map<string, string> | undefined;
+  return (names) => {
+    for (const name of names) if (record[name] !== undefined && record[name] !== null) return record[name];
+    lower ??= new Map(Object.keys(record).map((k) => [k.toLowerCase(), k]));
+    for (const name of names) {
+      const key = lower.get(name.toLowerCase());
+      if (key !== undefined && record[key] !== undefined && record[key] !== null) return record[key];
+    }
+    return undefined;
+  };
 }
 
 function hash(value: string): string {
   return createHash('sha256').update(value).digest('base64url').slice(0, HASH_CHARS);
 }
 
+/**
+ * The field hashes computed lately, by field and the text the record gave (issue 31: every poll lists the same
+ * errors again, and the poll, the lab events and the answer checks each asked for their identity: four SHA-256 per
+ * record and call, 4 % of Node-RED's thread in a burst of 1,000 errors). Bounded: IDENTITY_MEMO_MAX entries, emptied
+ * when full; texts longer than MEMO_TEXT_MAX are hashed every time.
+ */
+export const IDENTITY_MEMO_MAX = 4096;
+const MEMO_TEXT_MAX = 256;
+const memo = new Map<string, string | null>();
+
+/** How many field hashes are remembered (for tests). */
+export function identityMemoSize(): number {
+  return memo.size;
+}
+
+/** The hash of one field from the record's text for it (normalised first: a time stamp as ISO, a severity lower-case). */
+function fieldHash(field: IdentityField, raw: string): string | undefined {
+  const key = raw.length <= MEMO_TEXT_MAX ? `${field}${raw}` : undefined;
+  const known = key === undefined ? undefined : memo.get(key);
+  if (known !== undefined) return known ?? undefined;
+  const normal = field === 'd' ? timeText(raw) : field === 's' ? raw.toLowerCase() : raw;
+  const value = normal === undefined ? undefined : hash(normal);
+  if (key !== undefined) {
+    if (memo.size >= IDENTITY_MEMO_MAX) memo.clear();
+    memo.set(key, value ?? null);
+  }
+  return value;
+}
+
 /** The identity of an A pending error (`id`) or a B unhandled error (`uuid`); undefined without an id. */
 export function identityOf(record: unknown): ErrorIdentity | undefined {
   if (!record || typeof record !== 'object' || Array.isArray(record)) return undefined;
-  const r = record as Record<string, unknown>;
-  const id = text(pick(r, ['uuid'])) ?? text(pick(r, ['id']));
+  const pick = picker(record as Record<string, unknown>);
+  const id = text(pick(['uuid'])) ?? text(pick(['id']));
   if (id === undefined) return undefined;
   const raw: Record<IdentityField, string | undefined> = {
-    t: text(pick(r, ['title'])),
-    d: timeText(pick(r, ['timeStamp', 'date', 'time'])),
-    g: text(pick(r, ['groupId'])),
-    s: text(pick(r, ['severity']))?.toLowerCase(),
+    t: text(pick(['title'])),
+    d: text(pick(['timeStamp', 'date', 'time'])),
+    g: text(pick(['groupId'])),
+    s: text(pick(['severity'])),
   };
   const fields: ErrorIdentity['fields'] = {};
-  for (const f of FIELD_ORDER) if (raw[f] !== undefined) fields[f] = hash(raw[f] as string);
+  for (const f of FIELD_ORDER) {
+    const value = raw[f] === undefined ? undefined : fieldHash(f, raw[f]);
+    if (value !== undefined) fields[f] = value;
+  }
   return { id, fields };
 }
 

@@ -3,6 +3,7 @@
  * interval is 60 s wherever detection must come from the push: no poll but the first could find the error in time.
  */
 import assert from 'node:assert/strict';
+import path from 'path';
 
 import { Simulator } from '../../src/simulator';
 import { restartMemory } from '../support/homes';
@@ -285,6 +286,37 @@ describe('lh-error-poll with pushes', function () {
     await until(() => resolved.length === 1, 'resolved once');
     assert.equal(sim.state.pendingErrors.length, 0);
     assert.equal(resolved.length, 1);
+  });
+
+  it('an error pushed while a poll is under way and listed by its answer costs no follow-up poll (issue 31)', async function () {
+    const seen = await load(sim, { interval: 3600, snapshot: false });
+    await live(sim);
+    const permits = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'shared', 'poll-permits.js')) as {
+      pollPermits: { acquire: () => Promise<() => void>; inFlight: number };
+    };
+    const { pollPermits } = permits;
+    await until(() => pollPermits.inFlight === 0, 'no poll in flight');
+    const acquire = pollPermits.acquire;
+    let polled = 0;
+    pollPermits.acquire = function (this: unknown) {
+      polled++;
+      return acquire.call(pollPermits);
+    };
+    try {
+      sim.setFaults({ latencyMs: 2000 }); // the instrument answers a poll 2 s after it came (its list read then)
+      const before = polls(sim);
+      helper.getNode('poll').receive({}); // a poll now (a msg asks for it)
+      await until(() => polls(sim) > before, 'the poll at the instrument, its answer pending');
+      const error = sim.injectPendingError({ severity: 'Error', title: 'Tip lost' }); // pushed during that poll
+      await messageWhere('raised', (m) => m.errorId === error.id, 20000);
+      await until(() => pollPermits.inFlight === 0, 'the poll done');
+      await new Promise((resolve) => setTimeout(resolve, 0)); // a follow-up, planned at 0 ms before this, has asked by now
+      assert.equal(polled, 1, 'the answer listed the pushed error: its follow-up poll was dropped');
+      assert.equal(seen.raised.length, 1);
+    } finally {
+      pollPermits.acquire = acquire;
+      sim.clearFaults();
+    }
   });
 
   it('leaves no listener behind over 20 redeploys of the poll node', async function () {

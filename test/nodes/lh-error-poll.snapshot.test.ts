@@ -5,15 +5,26 @@
  */
 import assert from 'node:assert/strict';
 import http from 'http';
+import path from 'path';
 
 import { imageType } from '../../src/client';
 import { restartMemory } from '../support/homes';
 import { closeLocal, listenLocal } from '../support/local-server';
 import { useInstrument } from '../support/node-suite';
 import { helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
+import { until } from '../support/until';
 import { stopRecording } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
+type Permits = { acquire(): Promise<() => void>; inFlight: number; waiting: number };
+
+/** The cap on polls in flight of the built nodes Node-RED loaded (one module, shared by every poll loop). */
+function builtPermits(): { pollPermits: Permits; MAX_POLLS_IN_FLIGHT: number } {
+  return require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'shared', 'poll-permits.js')) as {
+    pollPermits: Permits;
+    MAX_POLLS_IN_FLIGHT: number;
+  };
+}
 
 describe('lh-error-poll: deck photo with each raised error', function () {
   this.timeout(30000);
@@ -104,6 +115,115 @@ describe('lh-error-poll: deck photo with each raised error', function () {
       await helper.unload();
       await closeLocal(proxy);
     }
+  });
+
+  /** Loads a listening poll node (60 s interval) and waits until its socket is open and no poll is in flight. */
+  async function livePoll(poll: Msg = {}): Promise<{ polls: () => number; permits: ReturnType<typeof builtPermits> }> {
+    const server = serverFlow(sim, { withB: false });
+    await loadFlow(
+      [
+        ...server.nodes,
+        { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 60, wires: [['raised'], [], []], ...poll },
+        { id: 'raised', type: 'helper' },
+      ],
+      server.credentials,
+    );
+    const polls = (): number => sim.requests.filter((r) => r.path === '/api/v1/errors/check-for-pending-errors').length;
+    const permits = builtPermits();
+    await until(
+      () => sim.eventSocketInfo.counts.errors === 1 && polls() >= 1 && permits.pollPermits.inFlight === 0,
+      'live',
+      20000,
+    );
+    return { polls, permits };
+  }
+
+  it('a pushed error: the photo is asked at the frame, before its poll is answered (issue 31), and the msg gets it', async function () {
+    await livePoll();
+    sim.setFaults({ latencyMs: 2000 }); // every request answered 2 s after it came
+    const got = nextMessage(helper.getNode('raised'));
+    try {
+      const mark = sim.requests.length; // a poll already under way (the one on connect) is not the error's
+      sim.injectPendingError({ title: 'Arm collision' });
+      await until(() => cameraRequests() === 1, 'the camera asked at the frame', 20000);
+      const since = sim.requests.slice(mark).filter((r) => r.path === '/api/v1/errors/check-for-pending-errors');
+      assert.ok(
+        since.every((r) => r.status === 0),
+        'no poll answered yet: the photo did not wait for the answer (before, it was asked after it)',
+      );
+    } finally {
+      sim.clearFaults();
+    }
+    const msg = await got;
+    assert.equal((msg.payload as Msg).title, 'Arm collision');
+    assert.equal((msg.snapshot as Msg).contentType, 'image/png');
+    assert.equal(cameraRequests(), 1, 'the photo taken at the frame, not a second one');
+  });
+
+  it('camera requests are capped process-wide: beyond the cap the msg goes on at once without a photo, polls unaffected', async function () {
+    await livePoll();
+    const deck = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'deck', 'snapshot.js')) as {
+      photoPermits: Permits;
+      MAX_PHOTOS_IN_FLIGHT: number;
+    };
+    const held = await Promise.all(Array.from({ length: deck.MAX_PHOTOS_IN_FLIGHT }, () => deck.photoPermits.acquire()));
+    try {
+      const got = nextMessage(helper.getNode('raised'));
+      sim.injectPendingError({ title: 'Arm collision' });
+      const msg = await got;
+      assert.match(String(msg.snapshotError), /no photo taken: this Node-RED was busy/);
+      assert.equal(cameraRequests(), 0);
+    } finally {
+      for (const release of held) release();
+    }
+  });
+
+  it('a pushed error while every permit is out (a burst): no photo ahead, which would add to the burst; one after the poll', async function () {
+    const { permits } = await livePoll();
+    const { pollPermits, MAX_POLLS_IN_FLIGHT } = permits;
+    const held = await Promise.all(Array.from({ length: MAX_POLLS_IN_FLIGHT }, () => pollPermits.acquire()));
+    const got = nextMessage(helper.getNode('raised'));
+    try {
+      sim.injectPendingError({ title: 'Arm collision' });
+      await until(() => pollPermits.waiting >= 1, "the error's poll waiting for a permit", 20000);
+      assert.equal(cameraRequests(), 0, 'no photo while the burst holds every permit');
+    } finally {
+      for (const release of held) release();
+    }
+    const msg = await got;
+    assert.equal((msg.snapshot as Msg).contentType, 'image/png', 'the photo taken after the answer, as before');
+    assert.equal(cameraRequests(), 1);
+  });
+
+  it('raised while polls wait for permits (a burst across the fleet): the msg goes on at once without a photo, saying why', async function () {
+    const { permits } = await livePoll();
+    const { pollPermits, MAX_POLLS_IN_FLIGHT } = permits;
+    const held = await Promise.all(Array.from({ length: MAX_POLLS_IN_FLIGHT }, () => pollPermits.acquire()));
+    const got = nextMessage(helper.getNode('raised'));
+    let behind: Promise<() => void> | undefined;
+    try {
+      sim.injectPendingError({ title: 'Arm collision' });
+      await until(() => pollPermits.waiting >= 1, "the error's poll waiting for a permit", 20000);
+      behind = pollPermits.acquire(); // another poll of the burst, waiting behind the error's
+      held.pop()?.(); // one permit back: it goes to the error's poll; the other still waits
+      const msg = await got;
+      assert.equal((msg.payload as Msg).title, 'Arm collision');
+      assert.equal(msg.snapshot, undefined);
+      assert.match(String(msg.snapshotError), /no photo taken: this Node-RED was busy/);
+      assert.equal(cameraRequests(), 0, 'no camera request added to the burst');
+    } finally {
+      for (const release of held) release();
+      if (behind) (await behind)();
+    }
+  });
+
+  it('a pushed error the node does not report (below the minimum severity): no photo asked ahead', async function () {
+    const { polls, permits } = await livePoll({ minSeverity: 'Fatal' });
+    const before = polls();
+    sim.injectPendingError({ title: 'Tip lost', severity: 'Warning' });
+    // the frame's poll has answered (a photo ahead would have been asked before it went out)
+    await until(() => polls() > before && permits.pollPermits.inFlight === 0, 'the poll the frame triggers', 20000);
+    assert.equal(cameraRequests(), 0, 'no photo for an error the node does not report');
   });
 
   it('option off: no photo, the camera is never asked', async function () {

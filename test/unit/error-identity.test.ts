@@ -1,8 +1,17 @@
 import assert from 'node:assert/strict';
+import crypto from 'crypto';
 
 import fc from 'fast-check';
 
-import { changedError, fingerprint, fromFingerprint, identityOf, sameError } from '../../src/client/error-identity';
+import {
+  changedError,
+  fingerprint,
+  fromFingerprint,
+  IDENTITY_MEMO_MAX,
+  identityMemoSize,
+  identityOf,
+  sameError,
+} from '../../src/client/error-identity';
 import { SeenErrors } from '../../src/nodes/lh-error-poll/seen-errors';
 
 type Rec = { id: string; title: string; timeStamp: string; severity: string; groupId: string };
@@ -85,6 +94,58 @@ describe('error identity (an id plus what the instrument says of the error)', fu
         (s) => fromFingerprint('1', s) === undefined || /^([tdgs]\.[\w-]+)(~[tdgs]\.[\w-]+)*$|^$/.test(s),
       ),
     );
+  });
+});
+
+describe('error identity at fleet scale (issue 31: hashed again for every poll of every listed error)', function () {
+  function countHashes<T>(run: () => T): { value: T; hashes: number } {
+    const original = crypto.createHash;
+    let hashes = 0;
+    crypto.createHash = ((...args: Parameters<typeof original>) => {
+      hashes++;
+      return original(...args);
+    }) as typeof original;
+    try {
+      return { value: run(), hashes };
+    } finally {
+      crypto.createHash = original;
+    }
+  }
+
+  it('the same error listed again (a new record, equal fields, any key case): its identity costs no new hash', function () {
+    const listed = { id: 'memo-1', title: 'Memo first', timeStamp: '2026-11-28T07:41:00Z', groupId: 'memo-g', severity: 'Memo' };
+    const first = countHashes(() => identityOf(listed));
+    assert.equal(first.hashes, 4, 'title, time stamp, group, severity');
+    const again = countHashes(() =>
+      identityOf({ ID: 'memo-1', Title: 'Memo first', TimeStamp: listed.timeStamp, GroupId: 'memo-g', Severity: 'Memo' }),
+    );
+    assert.equal(again.hashes, 0);
+    assert.deepEqual(again.value, first.value);
+  });
+
+  it('property: an identity is the same whether its hashes were remembered or forgotten (the memory bounded)', function () {
+    const rec = fc.record({
+      id: fc.string({ minLength: 1, maxLength: 8 }),
+      title: fc.string({ maxLength: 700 }),
+      timeStamp: fc.oneof(
+        fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+        fc.string({ maxLength: 30 }),
+      ),
+      severity: fc.constantFrom('Error', 'error', 'Fatal', 'Warning', ' '),
+      groupId: fc.string({ maxLength: 10 }),
+    });
+    fc.assert(
+      fc.property(rec, fc.array(fc.string({ maxLength: 20 }), { maxLength: 50 }), (r, noise) => {
+        const before = identityOf(r);
+        for (const title of noise) identityOf({ id: 'x', title });
+        for (let i = 0; i < IDENTITY_MEMO_MAX + 1; i += 997) identityOf({ id: 'y', title: `evict ${i} ${noise.length}` });
+        assert.deepEqual(identityOf({ ...r }), before);
+        assert.ok(identityMemoSize() <= IDENTITY_MEMO_MAX);
+      }),
+      { numRuns: 100 },
+    );
+    for (let i = 0; i < IDENTITY_MEMO_MAX * 2; i++) identityOf({ id: 'z', title: `title ${i}` });
+    assert.ok(identityMemoSize() <= IDENTITY_MEMO_MAX, `${identityMemoSize()} remembered`);
   });
 });
 

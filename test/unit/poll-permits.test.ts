@@ -52,6 +52,40 @@ describe('poll permits', function () {
     );
   });
 
+  it('tryAcquire: a permit only when one is free and nobody waits (it never jumps the queue), passed on when released', async function () {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(fc.constantFrom('ask', 'try', 'release'), { minLength: 1, maxLength: 80 }),
+        async (max, steps) => {
+          const permits = new PollPermits(max);
+          const out: Release[] = [];
+          for (const step of steps) {
+            if (step === 'ask') void permits.acquire().then((release) => out.push(release));
+            else if (step === 'release') out.shift()?.();
+            else {
+              const free = permits.inFlight < max && permits.waiting === 0;
+              assert.equal(permits.busy, !free, 'busy: every permit out or a poll waiting');
+              const release = permits.tryAcquire();
+              assert.equal(release !== undefined, free, `tryAcquire with ${permits.inFlight} out, ${permits.waiting} waiting`);
+              if (release) out.push(release);
+            }
+            await flush();
+            assert.ok(permits.inFlight <= max);
+            assert.ok(permits.waiting === 0 || permits.inFlight === max, 'nobody waits while a permit is free');
+          }
+          while (out.length > 0) {
+            out.shift()?.();
+            await flush();
+          }
+          assert.equal(permits.inFlight, 0);
+          assert.equal(permits.waiting, 0);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it('a poll loop waits for a permit; a push meanwhile folds into the poll that is waiting', async function () {
     const clock = FakeTimers.install({ now: 0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     try {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 
+import fc from 'fast-check';
+
 import type { ErrorFrame, PushedError } from '../../src/client';
 import { LhError } from '../../src/client';
 import { applyPoll, newPollMemory, PollRules, SourceResult } from '../../src/nodes/lh-error-poll/poll-decisions';
@@ -9,6 +11,7 @@ import {
   listenOf,
   MAX_OPEN_FIRMWARE,
   openFirmwareErrors,
+  photoAhead,
   reactToSocket,
   resolveAnswered,
   type SocketState,
@@ -33,6 +36,48 @@ const listA = (...ids: string[]): SourceResult<PolledError>[] => [{ source: 'A',
 const ids = (list: { record: PolledError }[]): string[] => list.map((r) => String((r.record as { id: string }).id));
 
 describe('lh-error-poll push decisions', function () {
+  it('asks for the deck photo ahead only for a listed error pushed that the poll will raise (issue 31)', function () {
+    const watch = newWatch();
+    assert.equal(photoAhead(watch, raised(fw('s1', 'service')), rules), true, 'new, wanted: photo at the frame');
+    assert.equal(photoAhead(watch, raised(fw('s2', 'service', 'Warning')), rules), false, 'not reported: no photo');
+    assert.equal(photoAhead(watch, raised(fw('f1')), rules), false, 'firmware: raised from the frame, its photo then');
+    assert.equal(photoAhead(watch, resolved('s1'), rules), false);
+    assert.equal(photoAhead(watch, { kind: 'unrecognised', reason: 'x' }, rules), false);
+    applyPoll(watch, newPollMemory(), listA('s1'), rules);
+    assert.equal(photoAhead(watch, raised(fw('s1', 'service')), rules), false, 'raised already: the same frame again');
+    applyPoll(watch, newPollMemory(), listA(), rules);
+    assert.equal(photoAhead(watch, raised(fw('s1', 'service')), rules), false, 'resolved: remembered, not raised again');
+    const reused = { ...fw('s1', 'service'), title: 'another fault' } as PushedError;
+    assert.equal(photoAhead(watch, raised(reused), rules), true, 'another error under a reused id is raised: photo');
+  });
+
+  it('a photo ahead is asked exactly for the frames whose poll then raises the error (any order of frames and polls)', function () {
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant('frame' as const), id: fc.constantFrom('a', 'b', 'c'), warn: fc.boolean() }),
+      fc.record({ kind: fc.constant('poll' as const), ids: fc.subarray(['a', 'b', 'c']) }),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
+        const watch = newWatch();
+        const memory = newPollMemory();
+        for (const s of steps) {
+          if (s.kind === 'poll') {
+            applyPoll(watch, memory, listA(...s.ids), rules);
+            continue;
+          }
+          const error = fw(s.id, 'service', s.warn ? 'Warning' : 'Error');
+          const ahead = photoAhead(watch, raised(error), rules);
+          // the poll that follows the frame, listing the pushed error as pushed: raises it iff a photo was asked
+          const probe = newWatch();
+          probe.sources.A.restore(watch.sources.A.snapshot());
+          const outcome = applyPoll(probe, newPollMemory(), [{ source: 'A', records: [error] }], rules);
+          assert.equal(ahead, outcome.raised.length === 1, `frame ${s.id} (${error.severity}): photo ${ahead}`);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('raises a firmware error once from its frame, and resolves it once from its resolution frame', function () {
     const watch = newWatch();
     assert.deepEqual(ids(applyErrorFrame(watch, raised(fw('f1')), rules).raised), ['f1']);

@@ -59,6 +59,34 @@ describe('the memory file in the user directory (seen-file.ts)', function () {
     );
   });
 
+  it('a burst of saves of many nodes makes the directory once (issue 31: a mkdir per save was 7 % of the burst)', async function () {
+    const made: string[] = [];
+    const mkdir = fs.promises.mkdir;
+    fs.promises.mkdir = (async (...args: Parameters<typeof mkdir>) => {
+      made.push(String(args[0]));
+      return mkdir(...args);
+    }) as typeof mkdir;
+    try {
+      const stores = Array.from({ length: 20 }, (_, i) => seenFileStore(dir, `n${i}`));
+      await Promise.all(stores.flatMap((s, i) => [set(s, { i }), set(s, { i, again: true })]));
+      await Promise.all(stores.map((s, i) => set(s, { i, third: true })));
+      assert.equal(made.length, 1, `mkdir calls: ${made.length}`);
+      assert.deepEqual(await get(seenFileStore(dir, 'n7')), { i: 7, third: true });
+    } finally {
+      fs.promises.mkdir = mkdir;
+    }
+  });
+
+  it('a directory removed while Node-RED runs is made again by the next save (no save lost)', async function () {
+    const store = seenFileStore(dir, 'n1');
+    await set(store, { v: 1 });
+    fs.rmSync(path.dirname(seenFile(dir, 'n1')), { recursive: true, force: true });
+    await set(store, { v: 2 });
+    assert.deepEqual(await get(seenFileStore(dir, 'n1')), { v: 2 });
+    await set(seenFileStore(dir, 'other'), { v: 3 });
+    assert.deepEqual(await get(seenFileStore(dir, 'other')), { v: 3 });
+  });
+
   it('a broken file is an error to report (the node warns), not a crash', async function () {
     fs.mkdirSync(path.dirname(seenFile(dir, 'bad')), { recursive: true });
     fs.writeFileSync(seenFile(dir, 'bad'), '{not json');

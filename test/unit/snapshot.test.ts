@@ -10,6 +10,7 @@ type InstalledClock = ReturnType<typeof FakeTimers.install>;
 
 import { LhError, type Snapshot } from '../../src/client';
 import {
+  BUSY_REASON,
   NO_CAMERA_RETRY_MS,
   SNAPSHOT_MIN_INTERVAL_MS,
   SNAPSHOT_WAIT_MS,
@@ -103,6 +104,91 @@ describe('snapshots with raised errors: bounded, rate-limited, never stopping a 
     await clock.tickAsync(100);
     await d;
     assert.equal(cam.calls, 2);
+  });
+
+  /** Slots for photos ahead: `free` of them; counts those out. */
+  let slots = { free: Infinity, out: 0 };
+  const room = (): (() => void) | undefined => {
+    if (slots.free <= slots.out) return undefined;
+    slots.out++;
+    let done = false;
+    return () => {
+      if (!done) slots.out--;
+      done = true;
+    };
+  };
+  beforeEach(function () {
+    slots = { free: Infinity, out: 0 };
+  });
+
+  it('no room (a burst holds every permit): no photo ahead, and the msg goes on at once saying why, not warned', async function () {
+    slots.free = 0;
+    const cam = camera(100);
+    const warned: string[] = [];
+    const hook = snapshotHook(new SnapshotTaker(cam.capture), (t) => warned.push(t), room);
+    hook.ahead();
+    assert.equal(cam.calls, 0);
+    const [msg] = await hook.attach([{} as Record<string, unknown>]); // no clock tick: at once
+    assert.equal(cam.calls, 0);
+    assert.equal(msg.snapshot, undefined);
+    assert.equal(msg.snapshotError, BUSY_REASON);
+    assert.deepEqual(warned, [], 'a burst is no camera fault: nothing in the log');
+    slots.free = 1; // the burst is over: the next error gets its photo
+    const next = hook.attach([{} as Record<string, unknown>]);
+    await clock.tickAsync(100);
+    const [later] = await next;
+    assert.equal(cam.calls, 1);
+    assert.ok(later.snapshot);
+    assert.equal(slots.out, 0);
+  });
+
+  it('no room, but a recent photo or one under way: the msg still gets it (no new request)', async function () {
+    const cam = camera(100);
+    const hook = snapshotHook(new SnapshotTaker(cam.capture), () => undefined, room);
+    hook.ahead(); // under way, holding a slot
+    slots.free = 1; // the one slot is the photo's: no room for another
+    const [a] = await Promise.all([hook.attach([{} as Record<string, unknown>]), clock.tickAsync(100)]).then(([m]) => m);
+    assert.ok(a.snapshot, 'joined the photo under way');
+    slots.free = 0;
+    const [b] = await hook.attach([{} as Record<string, unknown>]);
+    assert.ok(b.snapshot, 'the recent photo serves');
+    assert.equal(cam.calls, 1);
+  });
+
+  it('a photo asked ahead (at the pushed frame) is the one the msg gets: its time overlaps the wait for the poll', async function () {
+    const cam = camera(300);
+    const hook = snapshotHook(new SnapshotTaker(cam.capture), () => undefined, room);
+    hook.ahead();
+    assert.equal(cam.calls, 1, 'the camera is asked at once');
+    assert.equal(slots.out, 1, 'the photo holds a slot (a permit) while it is taken');
+    hook.ahead(); // a second frame meanwhile: the photo under way serves it
+    await clock.tickAsync(250); // the poll's wait and round trip
+    const msg: Record<string, unknown> = {};
+    const attached = hook.attach([msg]);
+    await clock.tickAsync(50); // the photo lands 300 ms after the frame, 50 ms after the answer (not 300 ms after it)
+    await attached;
+    assert.equal(cam.calls, 1);
+    assert.equal(slots.out, 0, 'every slot given back once the photo is done');
+    assert.equal((msg.snapshot as Snapshot).contentType, 'image/png');
+    await clock.tickAsync(1000);
+    hook.ahead(); // within the interval: no new photo
+    assert.equal(cam.calls, 1);
+  });
+
+  it('a photo asked ahead that fails rejects nothing; the msg says why; a hook without taker ignores it', async function () {
+    const taker = new SnapshotTaker(() =>
+      Promise.reject(new LhError('no camera', { kind: 'http', operation: 'snapshot', statusCode: 404 })),
+    );
+    const warned: string[] = [];
+    const hook = snapshotHook(taker, (t) => warned.push(t), room);
+    hook.ahead();
+    await clock.tickAsync(0);
+    const [msg] = await hook.attach([{} as Record<string, unknown>]);
+    assert.match(String(msg.snapshotError), /no camera/);
+    assert.equal(warned.length, 1);
+    assert.equal(slots.out, 0, 'the slot given back after a failed photo');
+    snapshotHook(undefined, () => undefined, room).ahead();
+    assert.equal(slots.out, 0, 'snapshots off: no slot taken');
   });
 
   it('an instrument without a camera (404): said once, not asked again for a while, msgs go on at once', async function () {

@@ -6,6 +6,7 @@
  * or `msg.snapshotError` saying why there is none.
  */
 import { LhError, type LiquidHandlerClient, MAX_IMAGE_BYTES, type Snapshot } from '../../client';
+import { PollPermits } from '../shared/poll-permits';
 import { redact } from '../shared/redaction';
 
 /** The longest a notification waits for its photo. */
@@ -58,6 +59,27 @@ function rawReason(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * Room for a new photo request: a slot to hold until the photo is done, or undefined when there is none (the error
+ * poll gives none while its polls wait for permits, issue 31: a burst across the fleet, and beyond
+ * MAX_PHOTOS_IN_FLIGHT camera requests).
+ */
+export type PhotoRoom = () => (() => void) | undefined;
+
+/** Why a raised error has no photo when there was no room for one (`msg.snapshotError`); not said in the log. */
+export const BUSY_REASON =
+  'no photo taken: this Node-RED was busy (a burst of errors across its instruments, or many cameras slow to answer), and the notification does not wait for one';
+
+/**
+ * Camera requests in flight at most, process-wide, for raised errors (issue 31): photos never take the permits of the
+ * polls (a fleet of cameras that hang until the request timeout would otherwise hold the polls back), and beyond
+ * this many a raised error goes on without one.
+ */
+export const MAX_PHOTOS_IN_FLIGHT = 32;
+
+/** The permits of the photos of every error poll node of this Node-RED. */
+export const photoPermits = new PollPermits(MAX_PHOTOS_IN_FLIGHT);
+
 /** One instrument's camera as notifications use it: bounded waits, a rate limit, one photo in flight. */
 export class SnapshotTaker {
   private last?: { at: number; result: SnapshotResult };
@@ -69,12 +91,24 @@ export class SnapshotTaker {
     private readonly minIntervalMs = SNAPSHOT_MIN_INTERVAL_MS,
   ) {}
 
-  /** A photo within `waitMs`, or why there is none; never rejects. */
-  async take(waitMs = SNAPSHOT_WAIT_MS): Promise<SnapshotResult> {
-    const now = Date.now();
-    if (now < this.noCameraUntil && this.last) return this.last.result;
-    if (this.last && now - this.last.at < this.minIntervalMs) return this.last.result;
-    const photo = this.inFlight ?? (this.inFlight = this.shoot());
+  /**
+   * Starts a photo now unless one is under way, a recent one will serve, the instrument has no camera, or `room`
+   * gives no slot: an error pushed on the socket (issue 31) gets its photo while its poll goes to the instrument, and
+   * `take()` finds it (the same photo within the interval). Never rejects.
+   */
+  prefetch(room?: PhotoRoom): void {
+    if (!this.fresh(Date.now()) && !this.inFlight) this.start(room);
+  }
+
+  /**
+   * A photo within `waitMs`, or why there is none; never rejects. A new photo needs a slot of `room` (when given):
+   * without one, BUSY_REASON at once (a recent photo or one under way still serves).
+   */
+  async take(waitMs = SNAPSHOT_WAIT_MS, room?: PhotoRoom): Promise<SnapshotResult> {
+    const fresh = this.fresh(Date.now());
+    if (fresh) return fresh;
+    const photo = this.inFlight ?? this.start(room);
+    if (!photo) return { error: BUSY_REASON };
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<SnapshotResult>((resolve) => {
       timer = setTimeout(
@@ -87,6 +121,21 @@ export class SnapshotTaker {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** A new photo, holding a slot of `room` (if given) until it is done; undefined when there is no slot. */
+  private start(room?: PhotoRoom): Promise<SnapshotResult> | undefined {
+    const release = room ? room() : () => undefined;
+    if (!release) return undefined;
+    const photo = (this.inFlight = this.shoot());
+    void photo.then(release); // shoot() never rejects
+    return photo;
+  }
+
+  /** The last result when it still serves: within the interval, or while the instrument counts as without a camera. */
+  private fresh(now: number): SnapshotResult | undefined {
+    if (!this.last) return undefined;
+    return now < this.noCameraUntil || now - this.last.at < this.minIntervalMs ? this.last.result : undefined;
   }
 
   private async shoot(): Promise<SnapshotResult> {
@@ -118,17 +167,25 @@ export function snapshotTaker(client: LiquidHandlerClient): SnapshotTaker {
 export interface SnapshotHook {
   /** Resolves within SNAPSHOT_WAIT_MS (plus a tick) with the same msgs, decorated; never rejects. */
   attach<T extends Record<string, unknown>>(msgs: T[]): Promise<T[]>;
+  /** An error is about to be raised (pushed, its poll under way): the photo starts now, and `attach` then finds it. */
+  ahead(): void;
 }
 
-/** `warn` is told each new reason once (a camera refusing every photo is said once, not per error). */
-export function snapshotHook(taker: SnapshotTaker | undefined, warn: (text: string) => void): SnapshotHook {
+/**
+ * `warn` is told each new reason once (a camera refusing every photo is said once, not per error); a photo that a
+ * burst left no room for (`room`, see PhotoRoom) is said on the msg only, as it is no fault of the camera.
+ */
+export function snapshotHook(taker: SnapshotTaker | undefined, warn: (text: string) => void, room?: PhotoRoom): SnapshotHook {
   let lastReason = '';
   return {
+    ahead() {
+      taker?.prefetch(room);
+    },
     async attach(msgs) {
       if (!taker || msgs.length === 0) return msgs;
       let result: SnapshotResult;
       try {
-        result = await taker.take();
+        result = await taker.take(SNAPSHOT_WAIT_MS, room);
       } catch (err) {
         result = { error: reasonOf(err) };
       }
@@ -140,7 +197,7 @@ export function snapshotHook(taker: SnapshotTaker | undefined, warn: (text: stri
           delete msg.snapshotError;
         } else (msg as Record<string, unknown>).snapshotError = result.error;
       }
-      if ('error' in result && result.error !== lastReason) {
+      if ('error' in result && result.error !== lastReason && result.error !== BUSY_REASON) {
         lastReason = result.error;
         warn(`no deck photo with the error: ${result.error}`);
       } else if ('snapshot' in result) lastReason = '';

@@ -6,6 +6,7 @@
  */
 import {
   asLhError,
+  ErrorFrame,
   EventStateChange,
   firmwareErrorFromFrame,
   identityOf,
@@ -14,7 +15,7 @@ import {
 } from '../../client';
 import { offerFirmwareErrors } from '../answering/open-firmware-errors';
 import { severityFilter } from '../answering/severity';
-import { SnapshotHook, snapshotHook, snapshotTaker } from '../deck/snapshot';
+import { photoPermits, SnapshotHook, snapshotHook, snapshotTaker } from '../deck/snapshot';
 import { Api, connectionChange, ConnectionView } from '../shared/connection-state';
 import { coordinationStatus, gateFor, listedKeysOf, markLost } from '../shared/coordinated-poll';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
@@ -35,11 +36,13 @@ import { applyPoll, newPollMemory, offlineAfterOf, pendingOnly, PollRules, Sourc
 import {
   adoptListed,
   applyErrorFrame,
+  followUpNeeded,
   listenOf,
   MAX_OPEN_FIRMWARE,
   openFirmwareErrors,
   openFirmwareRecord,
   openFirmwareRecords,
+  photoAhead,
   PushOutcome,
   reactToSocket,
   resolveAnswered,
@@ -56,6 +59,8 @@ const saidUnavailable = new WeakSet<WatchState>();
 const saidDropped = new WeakSet<WatchState>();
 /** Saves after pushed frames wait this long, folding a flood of frames into one write of the context store. */
 const FRAME_SAVE_DELAY_MS = 1000;
+/** Frames kept while a poll's request is under way (to drop a needless follow-up); beyond, the follow-up runs. */
+const MAX_HEARD_FRAMES = 32;
 
 /** One source's pending errors, or why it did not answer (never throws). */
 async function fetchErrors(client: LiquidHandlerClient, source: Source): Promise<SourceResult<PolledError>> {
@@ -116,6 +121,8 @@ export class ErrorWatch {
   /** what listen() subscribed (the socket's state and frames, the open firmware errors offered) */
   private offListening?: (() => void)[];
   private saveTimer?: NodeJS.Timeout;
+  /** the frames heard while this node's poll request is under way (undefined between requests) */
+  private heard?: ErrorFrame[];
 
   constructor(
     private readonly RED: Red,
@@ -138,8 +145,14 @@ export class ErrorWatch {
     // emptied on every stop); without a user directory (an embedded runtime), the default context store as before
     const userDir = typeof RED.settings.userDir === 'string' ? RED.settings.userDir : '';
     this.memoryFile = this.persist && !this.store && userDir !== '' ? seenFileStore(userDir, node.id) : undefined;
-    // a deck photo with each raised error (issue 33): waits at most 2 s, never stops the msg (src/nodes/deck/snapshot.ts)
-    this.snapshots = snapshotHook(isChecked(config.snapshot) ? snapshotTaker(client) : undefined, (t) => logWarn(node, t));
+    // a deck photo with each raised error (issue 33): waits at most 2 s, never stops the msg (src/nodes/deck/snapshot.ts);
+    // none while polls wait for permits (issue 31: a burst across the fleet, where it would add to the wait) or beyond
+    // MAX_PHOTOS_IN_FLIGHT camera requests: the msg goes on without one, saying why
+    this.snapshots = snapshotHook(
+      isChecked(config.snapshot) ? snapshotTaker(client) : undefined,
+      (t) => logWarn(node, t),
+      () => (pollPermits.busy ? undefined : photoPermits.tryAcquire()),
+    );
     this.lab = new LabPublisher(w.server, this.instrument); // lh-state and the metrics read what this watch sees
     // at most MAX_POLLS_IN_FLIGHT polls of this Node-RED at a time
     this.loop = new PollLoop((started) => this.pollOnce(started), pollPermits);
@@ -253,8 +266,13 @@ export class ErrorWatch {
       this.showStatus(this.lastStatus ?? { kind: 'pending', count: 0 });
       return rules.baseMs; // standby: the holder polls; a role change triggers a poll at once
     }
+    this.heard = [];
     const results = await Promise.all(sources.map((source) => fetchErrors(client, source)));
+    const heard = this.heard;
+    this.heard = undefined;
     if (this.loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
+    // frames during the request asked for a follow-up: not needed when this answer already shows what they said
+    if (this.listening && heard && !followUpNeeded(heard, results, rules)) this.loop.dropFollowUp();
     if (this.listening) adoptListed(watch, results, rules);
     const outcome = applyPoll(watch, this.memory, results, rules, this.sharedConnection());
     const answered = this.listening
@@ -324,7 +342,12 @@ export class ErrorWatch {
   private onFrame(event: InstrumentEvent): void {
     const { watch, node } = this;
     if (this.loop.stopped || (this.gate && !this.gate.active)) return;
-    const outcome = applyErrorFrame(watch, firmwareErrorFromFrame(event), this.rules);
+    const frame = firmwareErrorFromFrame(event);
+    if (this.heard && this.heard.length < MAX_HEARD_FRAMES) this.heard.push(frame);
+    else if (this.heard) this.heard[MAX_HEARD_FRAMES - 1] = { kind: 'unrecognised', reason: 'too many frames to tell' };
+    const outcome = applyErrorFrame(watch, frame, this.rules);
+    // a listed error pushed: its deck photo starts now, beside its poll (not after the poll's answer), if there is room
+    if (photoAhead(watch, frame, this.rules)) this.snapshots.ahead();
     if (outcome.dropped && !saidDropped.has(watch)) {
       saidDropped.add(watch);
       logWarn(node, this.RED._('lh-error-poll.log.firmwareDropped', { max: MAX_OPEN_FIRMWARE }));

@@ -73,6 +73,41 @@ export function applyErrorFrame(watch: WatchState, frame: ErrorFrame, rules: Rul
 }
 
 /**
+ * Whether a frame asks for the deck photo ahead of its poll (issue 31): a listed error pushed (`source` service) that
+ * the node will report (wanted) and has not seen (the same error, active or resolved). The poll raises it, and the
+ * photo, started at the frame, runs while the poll waits for its permit and goes to the instrument instead of after
+ * its answer. A firmware error is raised from the frame itself, its photo then; anything else asks for none.
+ */
+export function photoAhead(watch: WatchState, frame: ErrorFrame, rules: Rules): boolean {
+  if (frame.kind !== 'raised' || frame.error.source !== 'service' || !rules.wanted(frame.error)) return false;
+  const key = rules.keyOf('A', frame.error);
+  return key !== undefined && !watch.sources.A.knowsSame(key, asCompared(frame.error));
+}
+
+/**
+ * Whether the follow-up poll asked for by the frames `heard` while a poll's request was under way is still needed once
+ * its answer is in (issue 31). That request may have been answered before a frame's change, so each such frame asks
+ * for one more poll; when the answer already shows what every frame said (a raised error listed as pushed, the same
+ * error; a resolved id no longer listed), the follow-up would find nothing the frames announced, and is not needed.
+ * Anything else (a frame not understood, a firmware error, a list that failed, a listed error another than the one
+ * pushed) still needs it. Only the follow-up of frames: a reconnect's or a msg's runs whatever this says.
+ */
+export function followUpNeeded(heard: readonly ErrorFrame[], results: SourceResult<PolledError>[], rules: Rules): boolean {
+  if (heard.length === 0) return false;
+  const a = results.find((r) => r.source === 'A');
+  if (!a || !('records' in a)) return true;
+  const listed = (key: string): PolledError[] => a.records.filter((r) => rules.keyOf('A', r) === key);
+  return heard.some((frame) => {
+    if (frame.kind === 'resolved') return listed(frame.resolvedId).length > 0;
+    if (frame.kind !== 'raised' || frame.error.source !== 'service') return true;
+    const key = rules.keyOf('A', frame.error);
+    if (key === undefined) return true;
+    const under = listed(key);
+    return under.length === 0 || !under.every((r) => sameErrorRecords(asCompared(frame.error), r));
+  });
+}
+
+/**
  * Before a poll is applied: an error raised from the socket as a firmware error that the error list does show was a
  * listed error after all (a frame without a source reads as firmware). It moves, silently, into A's memory, so the
  * poll neither raises it a second time nor misses its resolution.

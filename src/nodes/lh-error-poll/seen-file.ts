@@ -28,6 +28,35 @@ export function seenFile(userDir: string, nodeId: string): string {
   return path.join(userDir, SEEN_DIR, `${name}.json`);
 }
 
+/**
+ * The directory of the memory files, made once per process (issue 31: a mkdir with every save was 7 % of Node-RED's
+ * work in a burst of 1,000 errors, one save per poll that raised or resolved): every store of one user directory
+ * shares the promise that made it. A directory removed while Node-RED runs is made again by the save that misses it.
+ */
+const madeDirs = new Map<string, Promise<void>>();
+
+function makeDir(dir: string, again = false): Promise<void> {
+  let made = again ? undefined : madeDirs.get(dir);
+  if (!made) {
+    made = fs.promises.mkdir(dir, { recursive: true, mode: 0o700 }).then(() => undefined);
+    madeDirs.set(dir, made);
+    made.catch(() => madeDirs.delete(dir)); // not made: the next save tries again
+  }
+  return made;
+}
+
+/** Writes `text` to `tmp` in `dir`, making the directory first if this process has not (or it has gone since). */
+async function writeIn(dir: string, tmp: string, text: string): Promise<void> {
+  await makeDir(dir);
+  try {
+    await fs.promises.writeFile(tmp, text, { mode: 0o600 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await makeDir(dir, true);
+    await fs.promises.writeFile(tmp, text, { mode: 0o600 });
+  }
+}
+
 export function seenFileStore(userDir: string, nodeId: string): SeenStore {
   const file = seenFile(userDir, nodeId);
   /** writes in order: a later save never lands before an earlier one */
@@ -61,8 +90,7 @@ export function seenFileStore(userDir: string, nodeId: string): SeenStore {
       queue = queue.then(async () => {
         const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
         try {
-          await fs.promises.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-          await fs.promises.writeFile(tmp, text, { mode: 0o600 });
+          await writeIn(path.dirname(file), tmp, text);
           await fs.promises.rename(tmp, file);
           callback(undefined);
         } catch (err) {

@@ -60,8 +60,8 @@ export class PollBudget {
 
 /** What LivePolls needs of a poll loop (PollLoop). */
 export interface TriggeredLoop {
-  /** Polls at once, or right after the poll in flight. */
-  trigger(): void;
+  /** Polls at once, or right after the poll in flight (`fromFrame`: a follow-up the poll in flight may drop). */
+  trigger(fromFrame?: boolean): void;
   /** A poll is asked for that has not started yet: anything that happens now is seen by it. */
   readonly pollPending: boolean;
 }
@@ -88,7 +88,7 @@ export class LivePolls {
   frame(): void {
     if (this.stopped || this.timer) return; // a poll for the frames before is already waiting for a token
     if (this.loop.pollPending) return; // folded: the poll asked for has not started, it sees this frame too
-    if (this.budget.take()) return this.loop.trigger();
+    if (this.budget.take()) return this.loop.trigger(true);
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.frame();

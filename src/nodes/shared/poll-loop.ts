@@ -14,6 +14,8 @@ export class PollLoop {
   private again = false;
   /** trigger() planned a poll at once that has not started yet */
   private triggered = false;
+  /** the follow-up (`again`) was asked for by something else than a frame: dropFollowUp() leaves it */
+  private againPinned = false;
   /** a poll is waiting for its permit: it has not read the instrument yet */
   private waitingPermit = false;
   private lastStart = Number.NEGATIVE_INFINITY;
@@ -39,10 +41,15 @@ export class PollLoop {
     this.schedule(delayMs);
   }
 
-  trigger(): void {
+  /**
+   * `fromFrame`: a pushed frame asks for it; the poll in flight may find that its answer already shows what the
+   * frames said and drop their follow-up (dropFollowUp). Anything else (a reconnect, a msg) always gets its follow-up.
+   */
+  trigger(fromFrame = false): void {
     if (this.stoppedValue || this.waitingPermit) return; // a poll that has not started yet sees what asked for this one
     if (this.running) {
       this.again = true;
+      if (!fromFrame) this.againPinned = true;
       return;
     }
     this.triggered = true;
@@ -64,6 +71,16 @@ export class PollLoop {
   catchUp(since: number): void {
     if (this.lastStart > since) return;
     this.trigger();
+  }
+
+  /**
+   * Called by the poll in flight: the follow-up poll that frames asked for meanwhile is not needed (its answer shows
+   * what they said). Leaves one asked for by anything else. True when a follow-up was dropped.
+   */
+  dropFollowUp(): boolean {
+    if (!this.running || !this.again || this.againPinned) return false;
+    this.again = false;
+    return true;
   }
 
   stop(): void {
@@ -111,6 +128,7 @@ export class PollLoop {
     }
     const followUp = this.again;
     this.again = false;
+    this.againPinned = false;
     this.schedule(followUp ? 0 : Math.max(0, delay - (Date.now() - started)));
     if (followUp) this.triggered = true;
   }

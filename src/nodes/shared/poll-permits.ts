@@ -30,6 +30,21 @@ export class PollPermits {
     return new Promise((resolve) => this.queue.push(resolve));
   }
 
+  /**
+   * A permit now if one is free and nobody waits, else none (nothing queued): for work that is worth doing only when
+   * there is room (a deck photo), never ahead of a waiting poll.
+   */
+  tryAcquire(): Release | undefined {
+    if (this.active >= this.max || this.queue.length > 0) return undefined;
+    this.active++;
+    return this.releaser();
+  }
+
+  /** Every permit out or a poll waiting for one: the process is in a burst, work that can wait should. */
+  get busy(): boolean {
+    return this.active >= this.max || this.queue.length > 0;
+  }
+
   /** Permits out. */
   get inFlight(): number {
     return this.active;
