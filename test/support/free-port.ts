@@ -28,11 +28,15 @@ function bindable(port: number): Promise<number | undefined> {
   });
 }
 
-export async function freePort(): Promise<number> {
-  const high = ephemeralLow() - 1;
-  for (let i = 0; i < 40; i++) {
+/**
+ * `bus`: the port + `bus` must be free too and below the range as well (a Redis Cluster node's bus port is its port
+ * + 10000).
+ */
+export async function freePort(bus = 0): Promise<number> {
+  const high = ephemeralLow() - 1 - bus;
+  for (let i = 0; high > LOW && i < 40; i++) {
     const port = await bindable(LOW + Math.floor(Math.random() * (high - LOW + 1)));
-    if (port !== undefined) return port;
+    if (port !== undefined && (bus === 0 || (await bindable(port + bus)) !== undefined)) return port;
   }
   const any = await bindable(0);
   if (any === undefined) throw new Error('no free port on 127.0.0.1');

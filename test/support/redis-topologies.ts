@@ -12,7 +12,8 @@ import path from 'path';
 
 import Redis from 'ioredis';
 
-import { freePort, redisServerBinary } from './redis-server';
+import { freePort } from './free-port';
+import { redisServerBinary } from './redis-server';
 
 export const SENTINEL_MASTER = 'lh-master';
 
@@ -142,7 +143,7 @@ export class ClusterHarness {
   async start(): Promise<void> {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-cluster-'));
     for (let i = 0; i < 3; i++) {
-      const port = await freePort();
+      const port = await freePort(10000); // its cluster bus listens on port + 10000
       const dir = path.join(this.dir, String(port));
       fs.mkdirSync(dir);
       this.children.push(
