@@ -6,14 +6,17 @@ import {
   AuditLog,
   AuditRecord,
   AuditStreamKeys,
+  type AuditStreamReader,
   chainFile,
   chainIndexes,
   checkpointFile,
   expandChain,
   FILE_PATTERN,
+  readStreamChain,
   RecordFields,
   verifyChain,
   VerifyReport,
+  verifyStreamChain,
 } from '../../src/audit';
 import { CoordinationKeys } from '../../src/coordination/keys';
 
@@ -133,4 +136,13 @@ export async function countDatasyncs(dir: string): Promise<{ count: () => number
     return original.call(this);
   };
   return { count: () => count, restore: () => (proto.datasync = original) };
+}
+
+/** The chain `keys` as `lh-audit verify` reads it from Redis (through `redis`), checked with `key`. */
+export async function verifiedStream(
+  redis: AuditStreamReader,
+  keys: AuditStreamKeys,
+  key: Buffer = KEY,
+): Promise<ReturnType<typeof verifyStreamChain>> {
+  return verifyStreamChain(keys.stream, await readStreamChain(redis, keys), key);
 }

@@ -12,13 +12,12 @@ import {
   checkpointMac,
   COMPARE_AND_APPEND,
   READ_HEAD,
-  readStreamChain,
   RedisAuditLog,
   seal,
   verifyStreamChain,
 } from '../../src/audit';
 import { describeWithRedis, useRedis } from '../support/redis-server';
-import { actionFields, freshStream, INSTRUMENT, KEY } from './chain-support';
+import { actionFields, freshStream, INSTRUMENT, KEY, verifiedStream } from './chain-support';
 
 describeWithRedis('audit: the Redis chain under attack and failure', function () {
   const db = useRedis();
@@ -26,8 +25,7 @@ describeWithRedis('audit: the Redis chain under attack and failure', function ()
   type StreamReport = ReturnType<typeof verifyStreamChain>;
 
   /** The chain `keys` as verify reads it from Redis, checked with `key`. */
-  const verified = async (keys: AuditStreamKeys, key = KEY): Promise<StreamReport> =>
-    verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys), key);
+  const verified = (keys: AuditStreamKeys, key = KEY): Promise<StreamReport> => verifiedStream(db.redis, keys, key);
 
   /** One action (intent, outcome) appended through `redis` to the fresh chain `keys`: seqs 1 and 2, the chain verifies. */
   async function appendOneActionThrough(redis: AuditRedis, keys: AuditStreamKeys): Promise<StreamReport> {
