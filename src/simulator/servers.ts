@@ -98,7 +98,7 @@ function afterClosePhase(): Promise<void> {
  * The first port of the kernel's ephemeral range (outgoing connections and servers on port 0 take theirs from it):
  * /proc/sys/net/ipv4/ip_local_port_range, 32768 where it cannot be read.
  */
-function ephemeralLow(): number {
+export function ephemeralLow(): number {
   try {
     const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
     return Number.isInteger(low) && low > 1024 ? low : 32768;
@@ -108,7 +108,7 @@ function ephemeralLow(): number {
 }
 
 /** The lowest port a simulator asked for any port picks from (below the ephemeral range). */
-const OWN_RANGE_LOW = 20000;
+export const OWN_RANGE_LOW = 20000;
 /** Ports tried in the range before the kernel is asked for one. */
 const OWN_RANGE_TRIES = 40;
 

@@ -3,19 +3,9 @@
  * broker, Node-RED): picked at random below the kernel's ephemeral range, as the simulator does, because outgoing
  * connections of any process are given ports from that range and one may hold the port while the server is down.
  */
-import * as fs from 'node:fs';
 import * as net from 'node:net';
 
-const LOW = 20000;
-
-function ephemeralLow(): number {
-  try {
-    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
-    return Number.isInteger(low) && low > LOW + 1 ? low : 32768;
-  } catch {
-    return 32768;
-  }
-}
+import { ephemeralLow, OWN_RANGE_LOW as LOW } from '../../src/simulator/servers';
 
 function bindable(port: number): Promise<number | undefined> {
   return new Promise((resolve) => {
