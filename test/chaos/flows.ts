@@ -20,7 +20,7 @@ function toCollector(kind: string): string {
   return [
     `const p = msg.payload || {};`,
     `msg.payload = { kind: '${kind}', title: String(p.title || (msg.error && msg.error.message) || ''), id: String(msg.errorId || msg.uuid || ''),`,
-    `  redelivered: msg.redelivered === true, lost: msg.coordination === 'lost', replica: env.get('LH_REPLICA') };`,
+    `  redelivered: msg.redelivered === true, lost: msg.coordination === 'lost', reason: msg.redeliveryReason, replica: env.get('LH_REPLICA') };`,
     `msg.headers = { 'content-type': 'application/json' };`,
     `return msg;`,
   ].join('\n');

@@ -547,6 +547,7 @@ class World {
         title?: string;
         redelivered?: boolean;
         lost?: boolean;
+        reason?: string;
         replica: string;
         at: number;
       };
@@ -556,6 +557,7 @@ class World {
         n: n ? Number(n) : undefined,
         redelivered: raw.redelivered === true,
         lost: raw.lost === true,
+        reason: typeof raw.reason === 'string' ? raw.reason : undefined,
         replica: raw.replica,
         at: raw.at,
       };

@@ -50,6 +50,8 @@ export interface Emitted {
   lost: boolean;
   replica: string;
   at: number;
+  /** `msg.redeliveryReason` of a redelivered msg (the report shows it) */
+  reason?: string;
 }
 
 /** A non-GET request a simulator received (its log entry: status 0 when it got no answer). */
@@ -209,6 +211,8 @@ export function check(o: Observation): Verdict {
     }
   }
 
+  const injectedBy = new Map(o.injected.map((e) => [e.n, e]));
+  const secs = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
   const raised = new Map<number, Emitted[]>();
   for (const m of o.emitted) if (m.kind === 'raised' && m.n !== undefined) raised.set(m.n, [...(raised.get(m.n) ?? []), m]);
 
@@ -231,11 +235,19 @@ export function check(o: Observation): Verdict {
     // every raise but one is marked: a redelivery, or sent while Redis was out of reach (msg.coordination 'lost')
     const sorted = [...msgs].sort((x, y) => x.at - y.at);
     const unmarked = sorted.filter((m) => !m.redelivered && !m.lost);
-    if (unmarked.length > 1)
+    if (unmarked.length > 1) {
+      // each raise with its time after the error appeared (and after it was resolved, if it was) and its reason
+      const e = injectedBy.get(n);
+      const when = (m: Emitted): string => {
+        if (!e) return '';
+        const after = e.resolvedAt !== undefined && m.at > e.resolvedAt ? `, ${secs(m.at - e.resolvedAt)} after resolved` : '';
+        return ` at +${secs(m.at - e.at)}${after}${m.reason ? `, ${m.reason}` : ''}`;
+      };
       violations.push({
         invariant: 'b',
-        text: `e${n} raised ${sorted.length} times (${sorted.map((m) => m.replica + (m.redelivered ? '*' : m.lost ? '~' : '')).join(', ')}), ${unmarked.length} of them unmarked`,
+        text: `e${n} raised ${sorted.length} times (${sorted.map((m) => m.replica + (m.redelivered ? '*' : m.lost ? '~' : '') + when(m)).join('; ')}), ${unmarked.length} of them unmarked`,
       });
+    }
   }
 
   // (c)
