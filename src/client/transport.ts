@@ -1,3 +1,5 @@
+import type http from 'http';
+
 import { isUnreachable, LhError } from './errors';
 import { forbiddenKeyIn, normaliseKeys } from './field-names';
 import { type HttpAnswer, InstrumentHttp, isAnswerTooLarge, type TlsOptions } from './http-client';
@@ -348,7 +350,7 @@ export class Transport {
             method: spec.method,
             headers,
             body: payload,
-            signal: current.signal,
+            bind: (req) => current.bind(req),
             timeoutMs: timerDelay(left),
           });
         });
@@ -539,20 +541,23 @@ class AuditGate {
   }
 }
 
-/** One attempt, so that the deadline or close() can end it: its signal aborts the exchange (axios destroys it). */
+/** One attempt, so that the deadline or close() can end it: ending destroys its request (axios rejects at once). */
 class Attempt {
   ended?: Error;
-  private readonly controller = new AbortController();
+  private req?: http.ClientRequest;
   constructor(private readonly onEnd: (reason: Error) => void) {}
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  /** The attempt's request, once axios made it: destroyed at once when the attempt ended before. */
+  bind(req: http.ClientRequest): void {
+    if (this.ended) req.destroy(this.ended);
+    else this.req = req;
   }
 
   end(reason: Error): void {
     if (this.ended) return;
     this.ended = reason;
-    this.controller.abort(reason);
+    this.req?.destroy(reason);
+    this.req = undefined;
     this.onEnd(reason);
   }
 }
