@@ -335,12 +335,21 @@ describe(`fault soak (${Math.round(SOAK_MS / 1000)} s)`, function () {
       assert.ok(offline, `${node}: the restart was reported as offline`);
       const online = connTimes.find((c) => c.node === node && c.event === 'online' && c.at >= restartedAt);
       assert.ok(online, `${node}: online again after the restart`);
-      const polls = sim.requests.filter((r) => r.path === pollPath[node] && r.time < restartedAt - downtimeMs).map((r) => r.time);
-      const gaps = polls
-        .slice(1)
-        .map((t, i) => t - polls[i])
-        .sort((a, b) => a - b);
-      const interval = Math.max(POLL_S * 1000, gaps[Math.floor(gaps.length / 2)] ?? 0);
+      const all = sim.requests.filter((r) => r.path === pollPath[node]).map((r) => r.time);
+      const medianGap = (times: number[]): number => {
+        const gaps = times
+          .slice(1)
+          .map((t, i) => t - times[i])
+          .sort((a, b) => a - b);
+        return gaps[Math.floor(gaps.length / 2)] ?? 0;
+      };
+      // the interval as the machine kept it before the restart and after the return (a machine that got busier
+      // meanwhile fires every timer later: run 33 of the CI-like runs, 2,063 ms against 2,000)
+      const interval = Math.max(
+        POLL_S * 1000,
+        medianGap(all.filter((t) => t < restartedAt - downtimeMs)),
+        medianGap(all.filter((t) => t >= online.at)),
+      );
       assert.ok(
         online.at - restartedAt <= 2 * interval,
         `${node}: online ${online.at - restartedAt} ms after the instrument returned (two intervals: ${2 * interval} ms)`,
