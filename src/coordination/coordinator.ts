@@ -192,6 +192,8 @@ export class Coordinator {
   live: string[] = [];
   /** the group's epoch as this replica last read it (a change: Redis lost its data) */
   private epoch?: string;
+  /** the run id of the Redis server that holds the epoch, as this replica last read it (another: it restarted) */
+  private server?: string;
   /**
    * rounds left in which a lease taken is a recovery after Redis lost its data: counted in rounds (timers), not on
    * this replica's clock, so a clock step neither shortens nor stretches it
@@ -430,14 +432,15 @@ export class Coordinator {
       // what the gates sent a round ago or more is settled (two-phase: a holder killed before leaves it to the next)
       for (const inst of all) await inst.settle(false);
       this.live = await this.leases.heartbeat(this.replica, ttl);
-      // the group's epoch changed: Redis lost its data; the leases this replica takes for a while are flagged
-      const epoch = await this.leases.epoch(randomBytes(8).toString('hex'));
-      let lost = this.epoch !== undefined && epoch !== this.epoch;
-      this.epoch = epoch;
+      // the group's epoch changed: Redis lost its data; the leases this replica takes for a while are flagged. The
+      // server restarted: it may have come back from a snapshot older than the last writes, which no replica but
+      // their writer can tell from the write sequences (every replica sees the restart: flagged alike, no new epoch)
+      const seen = await this.readEpoch();
+      let lost = seen.changed || seen.restarted;
       // an instrument's write sequence lower than this replica knew: Redis lost writes (restored from an older
       // snapshot, epoch and fence counter as they were): the group gets a new epoch, every replica tells the loss
-      if (await this.writesLost(all)) {
-        if (!lost) this.epoch = await this.leases.rotateEpoch(epoch, randomBytes(8).toString('hex'));
+      if ((await this.writesLost(all)) && this.epoch !== undefined) {
+        if (!seen.changed) this.epoch = await this.leases.rotateEpoch(this.epoch, randomBytes(8).toString('hex'));
         lost = true;
       }
       // two lease times of rounds, this one included
@@ -557,13 +560,26 @@ export class Coordinator {
    * it at the start of its round means Redis lost its data meanwhile; the leases taken from now on are flagged.
    */
   private async lossSinceRoundStart(): Promise<boolean> {
-    const epoch = await this.leases.epoch(randomBytes(8).toString('hex'));
-    const changed = this.epoch !== undefined && epoch !== this.epoch;
-    this.epoch = epoch;
+    const seen = await this.readEpoch();
+    const changed = seen.changed || seen.restarted;
     // two lease times of rounds, this one counted already
     if (changed) this.lossRoundsLeft = Math.ceil((2 * this.options.leaseMs) / this.roundMs);
     if (changed) await this.reseedLedgers();
     return changed;
+  }
+
+  /**
+   * Reads the group's epoch and the run id of its Redis server: `changed` the epoch is another than this replica read
+   * last (Redis lost its data), `restarted` the server is another run (a restart or a failover: writes of its last
+   * moments may be lost with a snapshot older than them). Neither on this replica's first read.
+   */
+  private async readEpoch(): Promise<{ changed: boolean; restarted: boolean }> {
+    const { epoch, server } = await this.leases.epoch(randomBytes(8).toString('hex'));
+    const changed = this.epoch !== undefined && epoch !== this.epoch;
+    const restarted = this.server !== undefined && server !== '' && server !== this.server;
+    this.epoch = epoch;
+    if (server !== '') this.server = server;
+    return { changed, restarted };
   }
 
   /**

@@ -119,9 +119,14 @@ export class Leases {
     return { count, watchers };
   }
 
-  /** The group's epoch (set to `candidate` when there is none: a new group, or Redis lost its data). */
-  async epoch(candidate: string): Promise<string> {
-    return String(await this.redis.eval(EPOCH, 1, this.keys.epoch, candidate));
+  /**
+   * The group's epoch (set to `candidate` when there is none: a new group, or Redis lost its data) and the run id of
+   * the Redis server that holds it ('' when unknown): another run id than before means the server restarted.
+   */
+  async epoch(candidate: string): Promise<{ epoch: string; server: string }> {
+    const reply = (await this.redis.eval(EPOCH, 1, this.keys.epoch, candidate)) as unknown;
+    if (!Array.isArray(reply)) return { epoch: String(reply), server: '' };
+    return { epoch: String(reply[0]), server: String(reply[1] ?? '') };
   }
 
   /** Gives the group a new epoch when it is still `expected` (Redis lost writes); returns the epoch now. */

@@ -195,13 +195,19 @@ return out
 `;
 
 /**
- * KEYS: the group's epoch. ARGV: a candidate (random). → the epoch: set once by the first replica that finds none.
- * A replica that saw another epoch before knows Redis lost its data (FLUSHALL, a restart without persistence),
- * even when it never saw the lease of the instrument it takes next.
+ * KEYS: the group's epoch. ARGV: a candidate (random). → [the epoch, the run id of the Redis server that holds it
+ * ('' when INFO is refused)]: the epoch is set once by the first replica that finds none. A replica that saw another
+ * epoch before knows Redis lost its data (FLUSHALL, a restart without persistence), even when it never saw the lease
+ * of the instrument it takes next; one that saw another run id knows the server restarted (or another took over):
+ * the writes of its last moments may be gone with it (a snapshot older than them), though epoch and sequences look
+ * as they were.
  */
 export const EPOCH = `
 redis.call('SET', KEYS[1], ARGV[1], 'NX')
-return redis.call('GET', KEYS[1])
+local ok, info = pcall(redis.call, 'INFO', 'server')
+local run = ''
+if ok and type(info) == 'string' then run = string.match(info, 'run_id:(%x+)') or '' end
+return { redis.call('GET', KEYS[1]), run }
 `;
 
 /**

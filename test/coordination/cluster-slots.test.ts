@@ -74,7 +74,7 @@ describeWithRedis('coordination: Redis Cluster hash slots', function () {
     const grant = await leases.acquire('http://sim.example|https://sim.example:8443', 'a', 30000);
     await leases.renew('http://sim.example|https://sim.example:8443', grant.value, 30000);
     await leases.heartbeat('a', 30000);
-    await leases.rotateEpoch(await leases.epoch('e1'), 'e2');
+    await leases.rotateEpoch((await leases.epoch('e1')).epoch, 'e2');
     const seen = new SharedSeen(redis, k, 'poll');
     const entry = { source: 'A', key: '7', identity: 'x', record: { id: 7 } };
     await seen.raise(grant.value, entry);

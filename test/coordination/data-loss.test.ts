@@ -29,7 +29,7 @@ describeWithRedis('coordination: a loss of Redis data inside a round (issue 29 f
     // the holder pauses; Redis loses everything right after b's round read the epoch
     const read = other.leases.epoch.bind(other.leases);
     let flushed = false;
-    other.leases.epoch = async (candidate: string): Promise<string> => {
+    other.leases.epoch = async (candidate: string): Promise<{ epoch: string; server: string }> => {
       const epoch = await read(candidate);
       if (!flushed) {
         flushed = true;

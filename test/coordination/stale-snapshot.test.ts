@@ -168,6 +168,45 @@ describeWithRedis('coordination: Redis restored from a stale snapshot (issue 29.
     assert.ok(tokenAfter > tokenBefore, `the fencing token grows (${tokenBefore} → ${tokenAfter})`);
   });
 
+  it("the holder's last write read by no other replica, then the restore and a takeover: raised again only marked", async function () {
+    // seed 2207 of the chaos test: the holder raised an error a moment before Redis crashed and came back from a
+    // snapshot older than that write; the other replica, whose last round was before the write, took the lease: neither
+    // the epoch, the fence counter nor the write sequence it knew told it; the server's new run id does
+    const prefix = `lh-stale-${process.pid}-${++run}`;
+    const nodes = [start(prefix, 'r0'), start(prefix, 'r1')];
+    const { holder, other } = await holderOf(nodes);
+    const listed = new Map<string, Rec>([['e1', { id: 'e1', title: 'clot' }]]);
+    const sent: Sent[] = [];
+    await poll(holder, listed, sent);
+    for (const n of nodes) await n.coordinator.round();
+    const keys = new CoordinationKeys(prefix).instrument(INSTRUMENT);
+    const old = await snapshot(); // e1 raised and settled; the other replica's last round read everything up to here
+    listed.set('e2', { id: 'e2', title: 'door open' });
+    await poll(holder, listed, sent); // e2 raised: no other replica reads the write sequence before the crash
+
+    holder.link.down = true;
+    await restartFrom(old);
+    await redis.del(keys.lease); // the restore took longer than the lease
+    await redis.zrem(new CoordinationKeys(prefix).replicas, holder.coordinator.replica);
+    await redis.hdel(new CoordinationKeys(prefix).holding, holder.coordinator.replica);
+    await redis.zrem(keys.watchers, holder.coordinator.replica);
+    for (let i = 0; i < 3 && other.coordinator.held().length === 0; i++) await other.coordinator.round();
+    assert.equal(other.coordinator.held().length, 1, 'the other replica holds the instrument');
+    await poll(other, listed, sent);
+
+    const show = JSON.stringify(sent);
+    assert.equal(unmarked(sent, 'e1').length, 1, `e1 raised once unmarked: ${show}`);
+    assert.equal(unmarked(sent, 'e2').length, 1, `e2 raised once unmarked: ${show}`);
+    assert.deepEqual(
+      sent.filter((s) => s.id === 'e2').map((s) => [s.by, s.redelivered]),
+      [
+        [holder.coordinator.replica, undefined],
+        [other.coordinator.replica, 'shared-memory-lost'],
+      ],
+      show,
+    );
+  });
+
   it('the holder keeps its lease through the restore: it writes back what it knew open, a later holder raises nothing again', async function () {
     const prefix = `lh-stale-${process.pid}-${++run}`;
     const nodes = [start(prefix, 'r0'), start(prefix, 'r1')];
