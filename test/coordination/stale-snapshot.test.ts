@@ -117,6 +117,22 @@ describeWithRedis('coordination: Redis restored from a stale snapshot (issue 29.
     throw new Error('nobody holds the instrument');
   }
 
+  /**
+   * The holder dies with Redis, which comes back from `old` after longer than the lease (the lease and the holder's
+   * liveness are gone); the other replica's rounds until it holds the instrument.
+   */
+  async function holderDiesWithRedis(prefix: string, holder: Node, other: Node, old: string): Promise<void> {
+    holder.link.down = true;
+    await restartFrom(old);
+    const keys = new CoordinationKeys(prefix);
+    await redis.del(keys.instrument(INSTRUMENT).lease);
+    await redis.zrem(keys.replicas, holder.coordinator.replica);
+    await redis.hdel(keys.holding, holder.coordinator.replica);
+    await redis.zrem(keys.instrument(INSTRUMENT).watchers, holder.coordinator.replica);
+    for (let i = 0; i < 3 && other.coordinator.held().length === 0; i++) await other.coordinator.round();
+    assert.equal(other.coordinator.held().length, 1, 'the other replica holds the instrument');
+  }
+
   const unmarked = (sent: Sent[], id: string): Sent[] => sent.filter((s) => s.kind === 'raised' && s.id === id && !s.redelivered);
 
   it('the holder gone, the other replica takes over: what the snapshot lost is raised again only marked', async function () {
@@ -143,14 +159,7 @@ describeWithRedis('coordination: Redis restored from a stale snapshot (issue 29.
     );
 
     // the holder dies; Redis restarts from the older dump (taking longer than the lease: the lease is gone)
-    holder.link.down = true;
-    await restartFrom(old);
-    await redis.del(keys.lease);
-    await redis.zrem(new CoordinationKeys(prefix).replicas, holder.coordinator.replica);
-    await redis.hdel(new CoordinationKeys(prefix).holding, holder.coordinator.replica);
-    await redis.zrem(keys.watchers, holder.coordinator.replica);
-    for (let i = 0; i < 3 && other.coordinator.held().length === 0; i++) await other.coordinator.round();
-    assert.equal(other.coordinator.held().length, 1, 'the other replica holds the instrument');
+    await holderDiesWithRedis(prefix, holder, other, old);
     await poll(other, listed, sent);
     await poll(other, listed, sent);
 
@@ -179,19 +188,11 @@ describeWithRedis('coordination: Redis restored from a stale snapshot (issue 29.
     const sent: Sent[] = [];
     await poll(holder, listed, sent);
     for (const n of nodes) await n.coordinator.round();
-    const keys = new CoordinationKeys(prefix).instrument(INSTRUMENT);
     const old = await snapshot(); // e1 raised and settled; the other replica's last round read everything up to here
     listed.set('e2', { id: 'e2', title: 'door open' });
     await poll(holder, listed, sent); // e2 raised: no other replica reads the write sequence before the crash
 
-    holder.link.down = true;
-    await restartFrom(old);
-    await redis.del(keys.lease); // the restore took longer than the lease
-    await redis.zrem(new CoordinationKeys(prefix).replicas, holder.coordinator.replica);
-    await redis.hdel(new CoordinationKeys(prefix).holding, holder.coordinator.replica);
-    await redis.zrem(keys.watchers, holder.coordinator.replica);
-    for (let i = 0; i < 3 && other.coordinator.held().length === 0; i++) await other.coordinator.round();
-    assert.equal(other.coordinator.held().length, 1, 'the other replica holds the instrument');
+    await holderDiesWithRedis(prefix, holder, other, old);
     await poll(other, listed, sent);
 
     const show = JSON.stringify(sent);
