@@ -10,8 +10,8 @@ import Redis from 'ioredis';
 
 import { connectRedis, CoordinationRedis } from '../../src/coordination/connect';
 import { Coordinator } from '../../src/coordination/coordinator';
-import { Leases } from '../../src/coordination/leases';
 import { CoordinationKeys } from '../../src/coordination/keys';
+import { Leases } from '../../src/coordination/leases';
 import { describeWithRedis, RedisHarness } from '../support/redis-server';
 
 const INSTRUMENT = 'http://127.0.0.1:9|';
