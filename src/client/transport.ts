@@ -254,7 +254,8 @@ export class Transport {
     this.outcomes.add(
       sent.then(
         (res) => record(auditOutcomeOf(res)),
-        (err: unknown) => record(gate.written ? auditOutcomeOfError(err, gate.passed) : undefined),
+        // not-sent also when every attempt past the gate ended (deadline, close()) before anything of it left
+        (err: unknown) => record(gate.written ? auditOutcomeOfError(err, gate.passed && gate.reached) : undefined),
       ),
     );
     return sent;
@@ -334,9 +335,13 @@ export class Transport {
     for (let attempt = 1; ; attempt++) {
       this.assertOpen(spec.operation);
       let failure: LhError;
+      /** this attempt, once started (its end tells whether anything of it can have left) */
+      let started: Attempt | undefined;
       try {
         const left = Math.max(1, endAt - Date.now());
-        const raw = await this.withinDeadline(left, async (current) => {
+        const raw = await this.withinDeadline(left, async (one) => {
+          const current = one;
+          started = one;
           // an audited request: nothing of it goes out before its intent record is durable
           if (gate) {
             await gate.durable;
@@ -373,6 +378,7 @@ export class Transport {
         else failure = err instanceof LhError ? err : networkError(err, spec, url, deadlineMs);
       }
       failure.attempts = attempt;
+      if (gate?.passed && !started?.neverSent) gate.reached = true;
       // closed: no retry (its wait would hold the caller for a back-off after close(), and then fail anyway)
       if (attempt >= maxAttempts || this.closed || !isRetryable(failure)) throw failure;
       const wait = this.retryBaseDelayMs * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5);
@@ -532,6 +538,8 @@ class AuditGate {
   /** false once the intent record could not be written (then the request gets no outcome record either) */
   written = true;
   passed = false;
+  /** false while no attempt past the gate may have reached the instrument (each ended before anything left) */
+  reached = false;
   readonly durable: Promise<void>;
   constructor(intentDurable: Promise<unknown>, notWritten: (err: unknown) => LhError) {
     this.durable = intentDurable.then(ignore, (err: unknown) => {
@@ -544,6 +552,11 @@ class AuditGate {
 /** One attempt, so that the deadline or close() can end it: ending destroys its request (axios rejects at once). */
 class Attempt {
   ended?: Error;
+  /**
+   * Set when it ended: nothing of it can have left (its request not made yet, still queued behind maxSockets without a
+   * socket, or its socket still connecting): destroyed, such a request is never written, even once a socket frees up.
+   */
+  neverSent = false;
   private req?: http.ClientRequest;
   constructor(private readonly onEnd: (reason: Error) => void) {}
 
@@ -556,6 +569,8 @@ class Attempt {
   end(reason: Error): void {
     if (this.ended) return;
     this.ended = reason;
+    const socket = this.req?.socket;
+    this.neverSent = !socket || socket.connecting;
     this.req?.destroy(reason);
     this.req = undefined;
     this.onEnd(reason);

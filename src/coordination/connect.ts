@@ -14,7 +14,7 @@ export type CoordinationRedis = Redis | Cluster;
 /**
  * Opens the connection: commands fail at once while it is down (no offline queue, one attempt), so a replica that
  * lost Redis knows it within one round instead of queueing writes it can no longer prove it may make; it keeps
- * reconnecting in the background (back-off up to 2 s).
+ * reconnecting in the background (back-off up to 2 s). Nothing here needs INFO (a server may refuse it).
  */
 export function connectRedis(
   settings: CoordinationSettings,
@@ -32,6 +32,10 @@ export function connectRedis(
     retryStrategy: (times) => Math.min(2000, 100 * times),
     tls: secure ? { ...(tls ?? {}) } : undefined,
     lazyConnect: false,
+    // ioredis's ready check is an INFO: a server with INFO renamed away (`rename-command INFO ""`) would never be
+    // ready, and coordination would stop; without it a command sent while Redis loads its data fails (LOADING) and
+    // the round counts as a blip, as when Redis is down
+    enableReadyCheck: false,
   };
   const nodes = settings.urls.map((raw) => {
     const u = new URL(raw);

@@ -58,6 +58,11 @@ export class InstrumentCoordination {
    */
   knownSeq = 0;
   /**
+   * the run id of the Redis server holding the instrument's keys as this replica last read it (with the write
+   * sequence): in a Cluster another master than the epoch's, as a rule; another run id: that master restarted
+   */
+  server?: string;
+  /**
    * Set when this replica took the lease and found the fence counter behind a token it had seen: Redis lost its data
    * (FLUSHALL, a restart without persistence or from an older snapshot). `token`: the grant; `seen`: the newest token
    * seen before it (this replica's own when it held the lease then). What goes out first under it is marked.
@@ -439,10 +444,13 @@ export class Coordinator {
       let lost = seen.changed || seen.restarted;
       // an instrument's write sequence lower than this replica knew: Redis lost writes (restored from an older
       // snapshot, epoch and fence counter as they were): the group gets a new epoch, every replica tells the loss
-      if ((await this.writesLost(all)) && this.epoch !== undefined) {
+      const writes = await this.writesLost(all);
+      if (writes.wentBack && this.epoch !== undefined) {
         if (!seen.changed) this.epoch = await this.leases.rotateEpoch(this.epoch, randomBytes(8).toString('hex'));
         lost = true;
       }
+      // the master holding an instrument's keys restarted (a Cluster: the epoch's master may have run on): alike
+      if (writes.restarted) lost = true;
       // two lease times of rounds, this one included
       if (lost) this.lossRoundsLeft = Math.ceil((2 * ttl) / this.roundMs) + 1;
       if (lost) await this.reseedLedgers();
@@ -518,7 +526,7 @@ export class Coordinator {
         if (grant.token > 0) {
           // Redis may have lost its data after this round read the epoch: a replica that never saw the lease's
           // token (it was free at its last look) cannot tell from the grant, the epoch tells (read again)
-          if (!grant.dataLost && !afterLoss) afterLoss = await this.lossSinceRoundStart();
+          if (!grant.dataLost && !afterLoss) afterLoss = await this.lossSinceRoundStart(inst);
           // told by the grant alone (a snapshot that kept the epoch and the write sequences, not the fence counter)
           const toldByGrant = grant.dataLost === true && !lost;
           if (toldByGrant) lost = afterLoss = true;
@@ -559,9 +567,11 @@ export class Coordinator {
    * Reads the group's epoch again (set anew by the first replica to find it gone): a change since this replica read
    * it at the start of its round means Redis lost its data meanwhile; the leases taken from now on are flagged.
    */
-  private async lossSinceRoundStart(): Promise<boolean> {
+  private async lossSinceRoundStart(inst: InstrumentCoordination): Promise<boolean> {
     const seen = await this.readEpoch();
-    const changed = seen.changed || seen.restarted;
+    // the instrument's own master (a Cluster's: not the epoch's, as a rule) restarted since the round read it
+    const { server } = await this.leases.sequence(inst.instrumentKey);
+    const changed = seen.changed || seen.restarted || this.restartedUnder(inst, server);
     // two lease times of rounds, this one counted already
     if (changed) this.lossRoundsLeft = Math.ceil((2 * this.options.leaseMs) / this.roundMs);
     if (changed) await this.reseedLedgers();
@@ -583,21 +593,35 @@ export class Coordinator {
   }
 
   /**
-   * Reads each instrument's write sequence: true when one is lower than this replica knew (Redis lost writes). The
+   * Reads each instrument's write sequence: `wentBack` when one is lower than this replica knew (Redis lost writes), and
+   * the run id of the server holding it: `restarted` when it is another than at the last read. The
    * value known before the read is compared (a write of this replica's answered meanwhile is not a loss); afterwards
    * Redis's value is the one known.
    */
-  private async writesLost(all: readonly InstrumentCoordination[]): Promise<boolean> {
-    let lost = false;
+  private async writesLost(all: readonly InstrumentCoordination[]): Promise<{ wentBack: boolean; restarted: boolean }> {
+    let wentBack = false;
+    let restarted = false;
     for (const inst of all) {
       const before = inst.knownSeq;
-      const seq = await this.leases.sequence(inst.instrumentKey);
+      const { seq, server } = await this.leases.sequence(inst.instrumentKey);
+      if (this.restartedUnder(inst, server)) restarted = true;
       if (inst.takeSeqWentBack() || seq < before) {
-        lost = true;
+        wentBack = true;
         inst.knownSeq = seq;
       } else inst.knowSeq(seq);
     }
-    return lost;
+    return { wentBack, restarted };
+  }
+
+  /**
+   * Whether the server holding the instrument's keys is another run than this replica read last (never on its first
+   * read, nor where INFO is refused: ''); the run id read is the one known from now on.
+   */
+  private restartedUnder(inst: InstrumentCoordination, server: string): boolean {
+    if (server === '') return false;
+    const restarted = inst.server !== undefined && server !== inst.server;
+    inst.server = server;
+    return restarted;
   }
 
   /** A margin for clock drift and the round's own duration: a holder stops acting before Redis expires its lease. */

@@ -1,5 +1,5 @@
 import { CoordinationKeys } from './keys';
-import { ACQUIRE, EPOCH, EPOCH_ROTATE, GROUP_INSTRUMENTS, HEARTBEAT, HOLDING, RELEASE, RENEW } from './scripts';
+import { ACQUIRE, EPOCH, EPOCH_ROTATE, GROUP_INSTRUMENTS, HEARTBEAT, HOLDING, RELEASE, RENEW, SEQUENCE } from './scripts';
 
 /** The part of an ioredis client the coordination uses: scripts, and a few plain reads. */
 export interface RedisLike {
@@ -134,11 +134,15 @@ export class Leases {
     return String(await this.redis.eval(EPOCH_ROTATE, 1, this.keys.epoch, expected, candidate));
   }
 
-  /** The instrument's write sequence (0 when none was written, or Redis lost it). */
-  async sequence(instrumentKey: string): Promise<number> {
-    const raw = await this.redis.get(this.keys.instrument(instrumentKey).seq);
-    const seq = raw === null ? 0 : Number(raw);
-    return Number.isSafeInteger(seq) ? seq : 0;
+  /**
+   * The instrument's write sequence (0 when none was written, or Redis lost it) and the run id of the Redis server
+   * that holds it ('' when unknown): in a Cluster another master than the epoch's, as a rule.
+   */
+  async sequence(instrumentKey: string): Promise<{ seq: number; server: string }> {
+    const reply = (await this.redis.eval(SEQUENCE, 1, this.keys.instrument(instrumentKey).seq)) as unknown;
+    const [raw, server] = Array.isArray(reply) ? reply : [reply, ''];
+    const seq = raw === null || raw === undefined || raw === '' ? 0 : Number(raw);
+    return { seq: Number.isSafeInteger(seq) ? seq : 0, server: String(server ?? '') };
   }
 
   /** Says how many leases this replica holds (undefined: it leaves); returns the count of each live replica. */

@@ -194,6 +194,13 @@ end
 return out
 `;
 
+/** Sets `run` to the run id of the server running the script ('' when INFO is refused: renamed, or an ACL). */
+const RUN_ID = `
+local ok, info = pcall(redis.call, 'INFO', 'server')
+local run = ''
+if ok and type(info) == 'string' then run = string.match(info, 'run_id:(%x+)') or '' end
+`;
+
 /**
  * KEYS: the group's epoch. ARGV: a candidate (random). → [the epoch, the run id of the Redis server that holds it
  * ('' when INFO is refused)]: the epoch is set once by the first replica that finds none. A replica that saw another
@@ -202,12 +209,18 @@ return out
  * the writes of its last moments may be gone with it (a snapshot older than them), though epoch and sequences look
  * as they were.
  */
-export const EPOCH = `
+export const EPOCH = `${RUN_ID}
 redis.call('SET', KEYS[1], ARGV[1], 'NX')
-local ok, info = pcall(redis.call, 'INFO', 'server')
-local run = ''
-if ok and type(info) == 'string' then run = string.match(info, 'run_id:(%x+)') or '' end
 return { redis.call('GET', KEYS[1]), run }
+`;
+
+/**
+ * KEYS: an instrument's write sequence. → [the sequence ('' when none), the run id of the Redis server that holds it
+ * ('' when INFO is refused)]. In a Cluster the instrument's keys (its hash tag) are on another master than the
+ * epoch as a rule: only this run id tells that master restarted (or failed over) while the epoch's ran on.
+ */
+export const SEQUENCE = `${RUN_ID}
+return { redis.call('GET', KEYS[1]) or '', run }
 `;
 
 /**

@@ -314,10 +314,8 @@ describe('transport: deadlines and close()', function () {
       }
       await t.outcomesWritten();
       assert.equal(outcomes.length, 2, 'both writes have their outcome');
-      assert.ok(
-        outcomes.every((o) => o.result === 'unknown'),
-        JSON.stringify(outcomes),
-      );
+      // the held one reached the instrument (it may have done it); the queued one never left (no socket yet)
+      assert.deepEqual(outcomes.map((o) => o.result).sort(), ['not-sent', 'unknown'], JSON.stringify(outcomes));
       await assert.rejects(t.request(get('/ok')), /closed/);
       await new Promise((r) => setTimeout(r, 100));
       assert.deepEqual(
@@ -347,6 +345,61 @@ describe('transport: deadlines and close()', function () {
     await settled();
     assert.ok(ended, 'ended at close(), not after a retry wait');
     assert.match(((await held) as Error).message, /the connection to the instrument was closed/);
+  });
+
+  describe('the audit outcome of a write the deadline or close() ended', function () {
+    /** An audit hook whose intents are durable at once; it keeps the outcomes. */
+    function recorded(): { audit: AuditHook; outcomes: AuditOutcome[] } {
+      const outcomes: AuditOutcome[] = [];
+      const audit: AuditHook = {
+        intent: () => ({ id: 'i', durable: Promise.resolve() }),
+        outcome: (_id, _op, outcome) => {
+          outcomes.push(outcome);
+          return Promise.resolve();
+        },
+      };
+      return { audit, outcomes };
+    }
+
+    for (const ending of ['its deadline', 'close()'] as const) {
+      for (const where of ['queued behind maxSockets', 'at the server'] as const) {
+        const expected = where === 'queued behind maxSockets' ? 'not-sent' : 'unknown';
+        it(`a write ${where}, ended by ${ending}: recorded ${expected}`, async function () {
+          const { audit, outcomes } = recorded();
+          const t = make({ maxSockets: 1, timeoutMs: 300, audit });
+          // the socket's only slot held by a GET the server never answers (its own deadline far off)
+          const blocker =
+            where === 'queued behind maxSockets' ? t.request(get('/hang', 10_000)).catch((e: unknown) => e) : undefined;
+          if (blocker) await until(() => srv.seen.length === 1, 'the blocker at the server');
+          const post = t.request({
+            api: 'A',
+            method: 'POST',
+            path: where === 'at the server' ? '/hang' : '/ok',
+            operation: 'start',
+            idempotent: false,
+            body: { a: 1 },
+          });
+          const ended = post.then(
+            () => assert.fail('answered'),
+            (e: unknown) => e,
+          );
+          if (ending === 'close()') {
+            await until(() => srv.seen.length === 1 || where === 'queued behind maxSockets', 'the write at the server');
+            await settled();
+            t.close();
+          }
+          assert.ok((await ended) instanceof LhError);
+          await t.outcomesWritten();
+          t.close();
+          await blocker;
+          assert.deepEqual(
+            outcomes.map((o) => o.result),
+            [expected],
+          );
+          assert.equal(srv.seen.filter((s) => s.method === 'POST').length, where === 'at the server' ? 1 : 0);
+        });
+      }
+    }
   });
 
   describe('an audited request whose intent is not durable yet', function () {

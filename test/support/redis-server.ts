@@ -55,6 +55,9 @@ export class RedisHarness {
   port = 0;
   readonly external = Boolean(process.env.LH_REDIS_URL);
 
+  /** `args`: more redis-server arguments (e.g. `--rename-command INFO ""`), for a child started here. */
+  constructor(private readonly args: readonly string[] = []) {}
+
   /** Starts it on a free port (again on the same port after `stop`, so clients reconnect to the same URL). */
   async start(): Promise<void> {
     if (this.external) {
@@ -80,6 +83,7 @@ export class RedisHarness {
         'no',
         '--protected-mode',
         'no',
+        ...this.args,
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
