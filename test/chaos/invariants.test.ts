@@ -87,6 +87,18 @@ describe('chaos invariants', function () {
     assert.deepStrictEqual(broken(observation({ ...base, writes: [answer(T + 3000, 400), answer(T + 4000, 204)] })), []);
   });
 
+  it('(c) two errors listed under one id: one accepted answer each is held, a third answer is broken', function () {
+    const twin = { n: 2, instrument: 0, source: 'A' as const, id: 'x1', at: T + 1500, resolvedAt: T + 20_000 };
+    const base = {
+      injected: [error, twin],
+      emitted: [raised(T + 2000), { ...raised(T + 2000), n: 2 }],
+      intents: [intent(T + 2500), intent(T + 3500)],
+    };
+    const once = [answer(T + 3000, 204), answer(T + 4000, 204)];
+    assert.deepStrictEqual(broken(observation({ ...base, writes: once })), []);
+    assert.deepStrictEqual(broken(observation({ ...base, writes: [...once, answer(T + 5000, 409)] })), ['c']);
+  });
+
   it('(c) a reused id: the answer belongs to the error injected last before it', function () {
     const again = { n: 2, instrument: 0, source: 'A' as const, id: 'x1', at: T + 30_000, resolvedAt: T + 31_000 };
     const o = observation({

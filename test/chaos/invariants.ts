@@ -162,11 +162,17 @@ function goneAt(e: Injected, o: Observation, accepted: Map<number, number>): num
 }
 
 /** The injected error an A answer is about: the latest with that id injected before the request. */
-function errorOfAnswer(w: Write, injected: readonly Injected[]): Injected | undefined {
-  let found: Injected | undefined;
-  for (const e of injected)
-    if (e.instrument === w.instrument && e.id === w.target && e.at <= w.time && (!found || e.at >= found.at)) found = e;
-  return found;
+/**
+ * The error an A answer (known only by its id) was for: the error injected last under that id before it (an id the
+ * instrument reused); but where two errors are listed under one id (twins, both pending when the answer was sent) and
+ * the instrument cannot tell which one an answer is for, the earliest of them that no accepted answer took yet, so a
+ * pair of twins may take one accepted answer each (seeds 1130 and 2207 counted the answer to one twin against the other).
+ */
+function errorOfAnswer(w: Write, injected: readonly Injected[], taken: ReadonlySet<number>): Injected | undefined {
+  const under = injected.filter((e) => e.instrument === w.instrument && e.id === w.target && e.at <= w.time);
+  const pending = under.filter((e) => !taken.has(e.n) && (e.resolvedAt === undefined || e.resolvedAt > w.time));
+  if (pending.length > 1) return pending.reduce((a, b) => (b.at < a.at ? b : a));
+  return under.reduce<Injected | undefined>((a, b) => (!a || b.at >= a.at ? b : a), undefined);
 }
 
 export function isAnswer(w: Pick<Write, 'api' | 'method' | 'path'>): boolean {
@@ -191,14 +197,16 @@ export function check(o: Observation): Verdict {
 
   // answers per error, and when the instrument accepted the first
   const answers = new Map<number, Write[]>();
-  for (const w of o.writes) {
+  const taken = new Set<number>();
+  for (const w of [...o.writes].sort((x, y) => x.time - y.time)) {
     if (!isAnswer(w)) continue;
     const e =
       w.api === 'A'
-        ? errorOfAnswer(w, o.injected)
+        ? errorOfAnswer(w, o.injected, taken)
         : o.injected.find((x) => x.source === 'B' && x.instrument === w.instrument && x.id === w.target);
     if (!e) continue;
     answers.set(e.n, [...(answers.get(e.n) ?? []), w]);
+    if (w.status >= 200 && w.status < 300) taken.add(e.n);
   }
   const accepted = new Map<number, number>();
   for (const e of o.injected) {
