@@ -66,12 +66,15 @@ for (const how of ['renamed', 'denied by an ACL'] as const) {
           return c;
         }),
       );
-      await a.round();
-      await b.round();
+      // a few rounds at most: on a very busy machine a round may fail as a blip (run 44 of the CI-like series)
+      for (let i = 0; i < 5 && a.held().length + b.held().length === 0; i++) {
+        await a.round();
+        await b.round();
+      }
       assert.deepEqual(a.held().length + b.held().length, 1, 'one replica holds the instrument');
       const [holder, other] = a.held().length === 1 ? [a, b] : [b, a];
       await holder.close();
-      await other.round();
+      for (let i = 0; i < 5 && other.held().length === 0; i++) await other.round();
       assert.equal(other.held().length, 1, 'the other replica took the lease over');
     });
   });
