@@ -13,34 +13,20 @@ import path from 'path';
 import Redis from 'ioredis';
 
 import { Coordinator } from '../../src/coordination/coordinator';
-import { ErrorGate, GateItem } from '../../src/coordination/error-gate';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { ACQUIRE } from '../../src/coordination/scripts';
 import { StoreRedis } from '../../src/coordination/stores';
-import { reachable } from '../support/redis-link';
+import {
+  GateNode as Node,
+  holderOf,
+  INSTRUMENT,
+  pollGate as poll,
+  Rec,
+  Sent,
+  startGateNode,
+  unmarked,
+} from '../support/gate-replicas';
 import { describeWithRedis, RedisHarness } from '../support/redis-server';
-
-interface Rec {
-  id: string;
-  title: string;
-}
-
-const INSTRUMENT = 'http://127.0.0.1:9|';
-const rules = { keyOf: (_source: string, r: Rec): string => r.id };
-
-interface Node {
-  coordinator: Coordinator;
-  link: { down: boolean };
-  gate: ErrorGate<Rec>;
-  memory: Map<string, Rec>;
-}
-
-interface Sent {
-  kind: 'raised' | 'resolved';
-  id: string;
-  by: string;
-  redelivered?: string;
-}
 
 /**
  * One client over two masters: a command goes to `tagged` when its (first) key has an instrument's hash tag.
@@ -111,43 +97,7 @@ describeWithRedis('coordination: a Cluster master holding an instrument restored
     await tagged.ping();
   }
 
-  function start(prefix: string, name: string): Node {
-    const link = reachable(routed(global, tagged, hooks));
-    const coordinator = new Coordinator({ redis: link.redis, prefix, leaseMs: 60000, replica: name });
-    coordinators.push(coordinator);
-    coordinator.join(INSTRUMENT);
-    return { coordinator, link, gate: coordinator.errorGate<Rec>(INSTRUMENT, 'poll', rules), memory: new Map() };
-  }
-
-  async function poll(n: Node, listed: Map<string, Rec>, sent: Sent[]): Promise<void> {
-    const raised: GateItem<Rec>[] = [...listed.values()]
-      .filter((r) => !n.memory.has(r.id))
-      .map((r) => ({ source: 'A', record: r }));
-    const resolved: GateItem<Rec>[] = [...n.memory.values()]
-      .filter((r) => !listed.has(r.id))
-      .map((r) => ({ source: 'A', record: r }));
-    for (const r of raised) n.memory.set(r.record.id, r.record);
-    for (const r of resolved) n.memory.delete(r.record.id);
-    await n.gate.filter(raised, resolved, new Map([['A', new Map([...listed].map(([id, r]) => [id, [r]]))]]), (list, item) =>
-      sent.push({
-        kind: list,
-        id: item.record.id,
-        by: n.coordinator.replica,
-        ...(item.redelivered ? { redelivered: item.redelivered } : {}),
-      }),
-    );
-  }
-
-  async function holderOf(nodes: Node[]): Promise<{ holder: Node; other: Node }> {
-    for (let i = 0; i < 5; i++) {
-      for (const n of nodes) await n.coordinator.round();
-      const holder = nodes.find((n) => n.coordinator.held().length > 0);
-      if (holder) return { holder, other: nodes.find((n) => n !== holder) as Node };
-    }
-    throw new Error('nobody holds the instrument');
-  }
-
-  const unmarked = (sent: Sent[], id: string): Sent[] => sent.filter((s) => s.kind === 'raised' && s.id === id && !s.redelivered);
+  const start = (prefix: string, name: string): Node => startGateNode(routed(global, tagged, hooks), prefix, name, coordinators);
 
   /**
    * The holder's last write lost with the instrument's master, the holder gone: the other replica takes over.

@@ -8,34 +8,11 @@ import assert from 'assert';
 import Redis from 'ioredis';
 
 import { Coordinator } from '../../src/coordination/coordinator';
-import { ErrorGate, GateItem } from '../../src/coordination/error-gate';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { StoreRedis } from '../../src/coordination/stores';
+import { GateNode as Node, INSTRUMENT, pollGate as poll, Rec, Sent, startGateNode } from '../support/gate-replicas';
 import { Rng } from '../support/prng';
-import { reachable } from '../support/redis-link';
 import { describeWithRedis, RedisHarness } from '../support/redis-server';
-
-interface Rec {
-  id: string;
-  title: string;
-}
-
-const INSTRUMENT = 'http://127.0.0.1:9|';
-const rules = { keyOf: (_source: string, r: Rec): string => r.id };
-
-interface Node {
-  coordinator: Coordinator;
-  link: { down: boolean };
-  gate: ErrorGate<Rec>;
-  memory: Map<string, Rec>;
-}
-
-interface Sent {
-  kind: 'raised' | 'resolved';
-  id: string;
-  by: string;
-  redelivered?: string;
-}
 
 describeWithRedis('coordination: Redis restarts that lose nothing (seeded)', function () {
   this.timeout(120000);
@@ -57,32 +34,7 @@ describeWithRedis('coordination: Redis restarts that lose nothing (seeded)', fun
     for (const c of coordinators.splice(0)) await c.close().catch(() => undefined);
   });
 
-  function start(prefix: string, name: string): Node {
-    const link = reachable(redis as unknown as StoreRedis);
-    const coordinator = new Coordinator({ redis: link.redis, prefix, leaseMs: 60000, replica: name });
-    coordinators.push(coordinator);
-    coordinator.join(INSTRUMENT);
-    return { coordinator, link, gate: coordinator.errorGate<Rec>(INSTRUMENT, 'poll', rules), memory: new Map() };
-  }
-
-  async function poll(n: Node, listed: Map<string, Rec>, sent: Sent[]): Promise<void> {
-    const raised: GateItem<Rec>[] = [...listed.values()]
-      .filter((r) => !n.memory.has(r.id))
-      .map((r) => ({ source: 'A', record: r }));
-    const resolved: GateItem<Rec>[] = [...n.memory.values()]
-      .filter((r) => !listed.has(r.id))
-      .map((r) => ({ source: 'A', record: r }));
-    for (const r of raised) n.memory.set(r.record.id, r.record);
-    for (const r of resolved) n.memory.delete(r.record.id);
-    await n.gate.filter(raised, resolved, new Map([['A', new Map([...listed].map(([id, r]) => [id, [r]]))]]), (list, item) =>
-      sent.push({
-        kind: list,
-        id: item.record.id,
-        by: n.coordinator.replica,
-        ...(item.redelivered ? { redelivered: item.redelivered } : {}),
-      }),
-    );
-  }
+  const start = (prefix: string, name: string): Node => startGateNode(redis as unknown as StoreRedis, prefix, name, coordinators);
 
   /** Rounds until exactly one node holds the instrument; that node. */
   async function holder(nodes: Node[]): Promise<Node> {
