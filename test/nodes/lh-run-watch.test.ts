@@ -8,6 +8,9 @@ import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
 
+/** How long a wait for the watch's msgs may take on a busy machine (run 45 of the CI-like series took over 5 s). */
+const BUSY_MS = 20000;
+
 describe('lh-run-watch', function () {
   const sim = useInstrument({ simulator: { simulationSpeed: 20 } });
   let stopFollowing: (() => void) | undefined;
@@ -44,6 +47,7 @@ describe('lh-run-watch', function () {
   });
 
   it('emits each state change once, and the finished run once, across a full redeploy in the middle of a run', async function () {
+    this.timeout(120000);
     const quick = sim.addProtocol('Quick');
     sim.runs.setSpeed(20);
     // two steps of 4 simulated seconds: 200 ms each at speed 20
@@ -61,18 +65,18 @@ describe('lh-run-watch', function () {
     const f = flow();
     await helper.load(runWatchModules(), f.nodes, f.credentials);
     record();
-    await until(() => received.states.length === 1, 'the first state');
+    await until(() => received.states.length === 1, 'the first state', BUSY_MS);
     assert.deepEqual([received.states[0].state, received.states[0].previousState], ['Idle', null]);
     followTransitions();
 
     sim.runs.create({ protocolId: quick, simulate: true }, 'admin');
-    await until(() => sim.runs.state === 'Loading', 'Loading');
-    await until(() => received.states.length === 4, 'Scheduling, Scheduled, Loading');
+    await until(() => sim.runs.state === 'Loading', 'Loading', BUSY_MS);
+    await until(() => received.states.length === 4, 'Scheduling, Scheduled, Loading', BUSY_MS);
     sim.runs.loadComplete({ protocolId: quick });
-    await until(() => received.states.length === 5, 'Running');
+    await until(() => received.states.length === 5, 'Running', BUSY_MS);
     sim.runs.pause();
-    await until(() => sim.runs.state === 'Paused', 'Paused');
-    await until(() => received.states.length === 7, 'Running, Pausing, Paused');
+    await until(() => sim.runs.state === 'Paused', 'Paused', BUSY_MS);
+    await until(() => received.states.length === 7, 'Running, Pausing, Paused', BUSY_MS);
 
     // a full redeploy while the run is paused: the new node instance must not report Paused (or anything) again
     await helper.setFlows(f.nodes, 'full', f.credentials);
@@ -81,15 +85,15 @@ describe('lh-run-watch', function () {
     // two polls served (on input or at the interval), not a fixed sleep: a busy machine takes longer, the check waits
     let served = runPolls();
     watch.receive({});
-    await until(() => runPolls() > served, 'a poll after the redeploy');
+    await until(() => runPolls() > served, 'a poll after the redeploy', BUSY_MS);
     served = runPolls();
     watch.receive({});
-    await until(() => runPolls() > served, 'another poll');
+    await until(() => runPolls() > served, 'another poll', BUSY_MS);
     assert.equal(received.states.length, 7);
 
     sim.runs.resume();
     await until(() => received.finished.length === 1, 'the finished run', 5000);
-    await until(() => received.states[received.states.length - 1]?.state === 'Idle', 'Idle');
+    await until(() => received.states[received.states.length - 1]?.state === 'Idle', 'Idle', BUSY_MS);
     assert.deepEqual(
       received.states.map((m) => m.state),
       ['Idle', 'Scheduling', 'Scheduled', 'Loading', 'Running', 'Pausing', 'Paused', 'Running', 'Idle'],
@@ -110,7 +114,7 @@ describe('lh-run-watch', function () {
     assert.ok(progress.every((p) => p >= 0 && p <= 1));
     assert.equal(typeof received.progress[0].eta, 'string');
     const polled = runPolls();
-    await until(() => runPolls() >= polled + 2, 'more regular polls'); // still exactly once after them
+    await until(() => runPolls() >= polled + 2, 'more regular polls', BUSY_MS); // still exactly once after them
     assert.equal(received.finished.length, 1);
     assert.equal(received.states.length, 9);
   });
