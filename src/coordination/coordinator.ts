@@ -419,17 +419,29 @@ export class Coordinator {
   private schedule(delayMs: number): void {
     if (this.closed) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.running = this.round().finally(() => {
-        this.running = undefined;
-        this.schedule(this.roundMs);
-      });
-    }, delayMs);
+    this.timer = setTimeout(() => void this.round(), delayMs);
   }
 
-  /** One round (exported for tests that step it by hand). */
+  /**
+   * One round now (tests step them by hand; a join asks for one): never beside another round of this replica, which
+   * it waits for (two at once would each read the other's writes half done), and the next one comes a round later.
+   */
   async round(): Promise<void> {
+    while (this.running) await this.running.catch(() => undefined);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.closed) return;
+    const run = this.step();
+    this.running = run;
+    try {
+      await run;
+    } finally {
+      this.running = undefined;
+      this.schedule(this.roundMs);
+    }
+  }
+
+  private async step(): Promise<void> {
     const ttl = this.options.leaseMs;
     const started = this.now();
     try {
