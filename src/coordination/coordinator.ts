@@ -457,8 +457,8 @@ export class Coordinator {
       // an instrument's write sequence lower than this replica knew: Redis lost writes (restored from an older
       // snapshot, epoch and fence counter as they were): the group gets a new epoch, every replica tells the loss
       const writes = await this.writesLost(all);
-      if (writes.wentBack && this.epoch !== undefined) {
-        if (!seen.changed) this.epoch = await this.leases.rotateEpoch(this.epoch, randomBytes(8).toString('hex'));
+      if (writes.wentBack) {
+        if (!seen.changed) this.epoch = await this.leases.rotateEpoch(seen.epoch, randomBytes(8).toString('hex'));
         lost = true;
       }
       // the master holding an instrument's keys restarted (a Cluster: the epoch's master may have run on): alike
@@ -595,13 +595,13 @@ export class Coordinator {
    * last (Redis lost its data), `restarted` the server is another run (a restart or a failover: writes of its last
    * moments may be lost with a snapshot older than them). Neither on this replica's first read.
    */
-  private async readEpoch(): Promise<{ changed: boolean; restarted: boolean }> {
+  private async readEpoch(): Promise<{ epoch: string; changed: boolean; restarted: boolean }> {
     const { epoch, server } = await this.leases.epoch(randomBytes(8).toString('hex'));
     const changed = this.epoch !== undefined && epoch !== this.epoch;
     const restarted = this.server !== undefined && server !== '' && server !== this.server;
     this.epoch = epoch;
     if (server !== '') this.server = server;
-    return { changed, restarted };
+    return { epoch, changed, restarted };
   }
 
   /**
