@@ -131,6 +131,11 @@ function behaviour(node: FlowNode): Record<string, unknown> {
  * The example flows, by the name the Import > Examples menu shows: of examples/ (what that menu lists) by default, or
  * of examples-extra/ too (those needing another package, imported from a file).
  */
+/** A node's box as the editor drew it: left, top, width × height (in a failure message, to move the node by). */
+function box(b: { left: number; top: number; w: number; h: number }): string {
+  return `[${Math.round(b.left)},${Math.round(b.top)} ${Math.round(b.w)}×${Math.round(b.h)}]`;
+}
+
 function examples(dirs: readonly ('examples' | 'examples-extra')[] = ['examples']): ExampleFlow[] {
   return exampleFilesIn(dirs).map(({ file, full }) => ({
     name: file.replace(/\.json$/, ''),
@@ -226,6 +231,25 @@ describe('editor in Chromium (npm start)', function () {
   }
 
   const tray = (): Locator => page.locator('.red-ui-tray');
+
+  /**
+   * Waits until `dialog` (a tray) has slid in and stands still: a click on a tray still sliding lands where its
+   * button was (on a busy machine two equal animation frames make it look still to the click), and Done is lost.
+   */
+  async function standsStill(dialog: Locator): Promise<void> {
+    const el = await dialog.elementHandle();
+    await page.waitForFunction(
+      (t) => {
+        const e = t as HTMLElement;
+        const left = String(e.getBoundingClientRect().left);
+        const still = getComputedStyle(e).right === '0px' && e.dataset.lastLeft === left;
+        e.dataset.lastLeft = left;
+        return still;
+      },
+      el,
+      { polling: 100 },
+    );
+  }
 
   it('registers every node type of package.json, each operation node in the "liquid handler" palette category', async function () {
     const defs = await definitions();
@@ -480,8 +504,16 @@ describe('editor in Chromium (npm start)', function () {
       const dialog = page.locator('.red-ui-tray', { has: page.locator(ok) });
       // the dialog is prepared (its inputs filled) once its name row is there
       await dialog.locator(config ? '#node-config-input-name' : '#node-input-name').waitFor();
+      await standsStill(dialog);
       await dialog.locator(ok).click();
-      await dialog.waitFor({ state: 'detached' });
+      await dialog.waitFor({ state: 'detached' }).catch(async (err: Error) => {
+        // which dialog stayed open, and what it showed (an error on a field, a notification over it)
+        const shown = await dialog.innerText().catch(() => '');
+        const note = await page.locator('.red-ui-notification').allInnerTexts();
+        throw new Error(
+          `${node.type} ${node.id}: the dialog stayed open after Done (${err.message})\n${shown}\n${note.join('\n')}`,
+        );
+      });
     }
     await page.locator('#red-ui-header-button-deploy').click();
     // deployed: the editor holds no undeployed change any more
@@ -623,7 +655,7 @@ describe('editor in Chromium (npm start)', function () {
       for (const [i, a] of drawn.entries()) {
         for (const b of drawn.slice(i + 1)) {
           const apart = a.left + a.w <= b.left || b.left + b.w <= a.left || a.top + a.h <= b.top || b.top + b.h <= a.top;
-          if (!apart) problems.push(`${tab.label}: ${a.label} and ${b.label} overlap`);
+          if (!apart) problems.push(`${tab.label}: ${a.label} ${box(a)} and ${b.label} ${box(b)} overlap`);
         }
       }
     }
@@ -710,18 +742,7 @@ describe('editor in Chromium (npm start)', function () {
         });
         const dialog = page.locator('.red-ui-tray', { has: page.locator('#node-dialog-ok') });
         await dialog.locator('.red-ui-editableList-addButton').waitFor();
-        // the tray slides in: go on once it stands still
-        await page.waitForFunction(
-          () => {
-            const tray = document.querySelector('.red-ui-tray') as HTMLElement;
-            const left = String(tray.getBoundingClientRect().left);
-            const still = tray.dataset.lastLeft === left;
-            tray.dataset.lastLeft = left;
-            return still;
-          },
-          undefined,
-          { polling: 100 },
-        );
+        await standsStill(dialog);
         await dialog.locator('.red-ui-editableList-addButton').click();
         const addStep = dialog.locator('.rule-steps + button');
         await addStep.click();
