@@ -49,8 +49,10 @@ describe('lh-run-watch', function () {
   it('emits each state change once, and the finished run once, across a full redeploy in the middle of a run', async function () {
     this.timeout(120000);
     const quick = sim.addProtocol('Quick');
-    sim.runs.setSpeed(20);
-    // two steps of 4 simulated seconds: 200 ms each at speed 20
+    // the passing states (Scheduling 2 s, Scheduled 1 s, Pausing 2 s) at speed 1: a poll sees each even when a busy
+    // machine takes a while to answer it (at speed 20 Scheduled lasted 50 ms, and a slow poll saw Loading instead)
+    sim.runs.setSpeed(1);
+    // two steps of 4 simulated seconds: 200 ms each at speed 20, once the run is paused
     const steps = sim.state.protocols.get(quick)!.steps;
     steps.push({ stepType: 'PauseStep', id: 900, name: 'Wait', stepOrder: 1, disabled: false, duration: 4 });
     steps.push({
@@ -77,6 +79,7 @@ describe('lh-run-watch', function () {
     sim.runs.pause();
     await until(() => sim.runs.state === 'Paused', 'Paused', BUSY_MS);
     await until(() => received.states.length === 7, 'Running, Pausing, Paused', BUSY_MS);
+    sim.runs.setSpeed(20);
 
     // a full redeploy while the run is paused: the new node instance must not report Paused (or anything) again
     await helper.setFlows(f.nodes, 'full', f.credentials);
@@ -92,7 +95,7 @@ describe('lh-run-watch', function () {
     assert.equal(received.states.length, 7);
 
     sim.runs.resume();
-    await until(() => received.finished.length === 1, 'the finished run', 5000);
+    await until(() => received.finished.length === 1, 'the finished run', BUSY_MS);
     await until(() => received.states[received.states.length - 1]?.state === 'Idle', 'Idle', BUSY_MS);
     assert.deepEqual(
       received.states.map((m) => m.state),
