@@ -402,6 +402,8 @@ export class Coordinator {
     this.users.delete(identity);
     const inst = this.instruments.get(identity);
     this.instruments.delete(identity);
+    // a round in flight read the instruments before and may still take this one's lease: given back after it
+    await this.running?.catch(() => undefined);
     // what the gates sent and have not settled is settled first: the next holder does not send it again
     if (inst?.grant) await inst.settle(true);
     if (inst?.grant) await this.leases.release(identity, inst.grant.value).catch(() => false);
