@@ -421,7 +421,10 @@ export class Coordinator {
   private schedule(delayMs: number): void {
     if (this.closed) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.round(), delayMs);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.round();
+    }, delayMs);
   }
 
   /**
@@ -439,7 +442,8 @@ export class Coordinator {
       await run;
     } finally {
       this.running = undefined;
-      this.schedule(this.roundMs);
+      // a round asked for meanwhile (a join's, at once) is kept, not put off a round
+      if (!this.timer) this.schedule(this.roundMs);
     }
   }
 
