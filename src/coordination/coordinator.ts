@@ -402,6 +402,8 @@ export class Coordinator {
     this.users.delete(identity);
     const inst = this.instruments.get(identity);
     this.instruments.delete(identity);
+    // a round in flight read the instruments before and may still take this one's lease: given back after it
+    await this.running?.catch(() => undefined);
     // what the gates sent and have not settled is settled first: the next holder does not send it again
     if (inst?.grant) await inst.settle(true);
     if (inst?.grant) await this.leases.release(identity, inst.grant.value).catch(() => false);
@@ -419,7 +421,10 @@ export class Coordinator {
   private schedule(delayMs: number): void {
     if (this.closed) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.round(), delayMs);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.round();
+    }, delayMs);
   }
 
   /**
@@ -437,7 +442,8 @@ export class Coordinator {
       await run;
     } finally {
       this.running = undefined;
-      this.schedule(this.roundMs);
+      // a round asked for meanwhile (a join's, at once) is kept, not put off a round
+      if (!this.timer) this.schedule(this.roundMs);
     }
   }
 

@@ -1,0 +1,51 @@
+/**
+ * Review finding (a join's round): join() asks for a round at once (a timer at 0 ms), but a round in flight schedules
+ * the next one a round later when it ends, and that cleared the join's timer when it had not fired yet (the join came
+ * during the round's last Redis call): the new instrument stayed `joining`, watched by no replica, for a third of the
+ * lease more. A round's end now keeps a round asked for meanwhile. Real Redis; the timers run on a fake clock.
+ */
+import assert from 'assert';
+
+import FakeTimers from '@sinonjs/fake-timers';
+
+import { describeWithRedis, useCoordinators, useRedis } from '../support/redis-server';
+
+/** Lets real I/O and the microtasks after it run (the fake clock fakes timers only) until `done`, at most 2000 turns. */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 2000 && !done(); i++) await new Promise((resolve) => setImmediate(resolve));
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describeWithRedis("review: a join's round while a round runs", function () {
+  const db = useRedis();
+  const coordinator = useCoordinators(db);
+  let clock: ReturnType<typeof FakeTimers.install> | undefined;
+  afterEach(function () {
+    clock?.uninstall();
+    clock = undefined;
+  });
+
+  it('an instrument joined during the last Redis call of a round has its round at once, not a round later', async function () {
+    clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout'] });
+    const c = coordinator('a', `lh-review-round-join-${process.pid}`);
+    const one = c.join('one');
+    let heartbeats = 0;
+    const heartbeat = c.leases.heartbeat.bind(c.leases);
+    c.leases.heartbeat = (...args) => (heartbeats++, heartbeat(...args));
+    const acquire = c.leases.acquire.bind(c.leases);
+    let two: ReturnType<typeof c.join> | undefined;
+    c.leases.acquire = (...args) => {
+      const taking = acquire(...args);
+      two ??= c.join('two'); // an lh-server node of another instrument is deployed meanwhile
+      return taking;
+    };
+    await clock.tickAsync(0); // the first join's round starts
+    await until(() => one.isHolder);
+    assert.equal(heartbeats, 1);
+    assert.equal(two?.state.role, 'joining', 'the round took the lease of the instrument it started with');
+    await clock.tickAsync(1);
+    assert.equal(heartbeats, 2, "the join's round started at once");
+    await until(() => two?.state.role !== 'joining');
+    assert.equal(two?.state.role, 'holder');
+  });
+});
