@@ -71,8 +71,14 @@ async function live(sim: Simulator): Promise<void> {
   await until(
     () => sim.eventSocketInfo.counts.errors === 1 && events().state('errors') === 'connected' && polls(sim) >= 2,
     'the errors socket and the poll on connect',
-    25000, // a hang net: a redeploy closes the old socket and the new node's opens after its back-off, slower on a busy machine
-  );
+    // a hang net: a redeploy closes the old socket and the new node's opens after its back-off, slower on a busy
+    // machine (a CI-like run beside three others timed out at 25 s once)
+    45000,
+  ).catch((err: Error) => {
+    // which part did not hold, for the next time it happens
+    const seen = { sockets: sim.eventSocketInfo.counts.errors, state: events().state('errors'), polls: polls(sim) };
+    throw new Error(`${err.message}: ${JSON.stringify(seen)}`);
+  });
 }
 
 describe('lh-error-poll with pushes', function () {
