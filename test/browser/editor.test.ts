@@ -127,15 +127,15 @@ function behaviour(node: FlowNode): Record<string, unknown> {
   return out;
 }
 
-/**
- * The example flows, by the name the Import > Examples menu shows: of examples/ (what that menu lists) by default, or
- * of examples-extra/ too (those needing another package, imported from a file).
- */
 /** A node's box as the editor drew it: left, top, width × height (in a failure message, to move the node by). */
 function box(b: { left: number; top: number; w: number; h: number }): string {
   return `[${Math.round(b.left)},${Math.round(b.top)} ${Math.round(b.w)}×${Math.round(b.h)}]`;
 }
 
+/**
+ * The example flows, by the name the Import > Examples menu shows: of examples/ (what that menu lists) by default, or
+ * of examples-extra/ too (those needing another package, imported from a file).
+ */
 function examples(dirs: readonly ('examples' | 'examples-extra')[] = ['examples']): ExampleFlow[] {
   return exampleFilesIn(dirs).map(({ file, full }) => ({
     name: file.replace(/\.json$/, ''),
