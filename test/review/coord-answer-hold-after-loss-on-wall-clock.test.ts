@@ -10,24 +10,19 @@
  */
 import assert from 'assert';
 
-import FakeTimers from '@sinonjs/fake-timers';
-
+import { useFakeTimeouts } from '../support/fake-timeouts';
 import { describeWithRedis, useCoordinators, useRedis } from '../support/redis-server';
 
 describeWithRedis("review: the answers' hold after a loss is not on the replica's clock", function () {
   const db = useRedis();
   const coordinator = useCoordinators(db);
-  let clock: ReturnType<typeof FakeTimers.install> | undefined;
+  const fakeTimeouts = useFakeTimeouts();
   let n = 0;
-  afterEach(function () {
-    clock?.uninstall();
-    clock = undefined;
-  });
 
   for (const step of [-3_600_000, 3_600_000]) {
     const back = step < 0;
     it(`the wall clock stepped ${back ? 'back' : 'forward'} an hour after the loss: automatic answers wait two rounds, no ${back ? 'more' : 'less'}`, async function () {
-      clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout'] });
+      const clock = fakeTimeouts();
       let offset = 0;
       const a = coordinator('a', `lh-review-hold-clock-${process.pid}-${++n}`, { now: () => Date.now() + offset });
       const ia = a.join('inst');

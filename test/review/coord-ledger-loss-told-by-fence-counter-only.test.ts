@@ -11,22 +11,17 @@
  */
 import assert from 'assert';
 
-import FakeTimers from '@sinonjs/fake-timers';
-
 import { CoordinationKeys } from '../../src/coordination/keys';
+import { useFakeTimeouts } from '../support/fake-timeouts';
 import { describeWithRedis, useCoordinators, useRedis } from '../support/redis-server';
 
 describeWithRedis('review: a loss told by the fence counter alone brings the answer ledger back', function () {
   const db = useRedis();
   const coordinator = useCoordinators(db);
-  let clock: ReturnType<typeof FakeTimers.install> | undefined;
-  afterEach(function () {
-    clock?.uninstall();
-    clock = undefined;
-  });
+  const fakeTimeouts = useFakeTimeouts();
 
   it("a new holder whose grant found the fence counter behind waits, and the old holder's answer in flight refuses it", async function () {
-    clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout'] });
+    const clock = fakeTimeouts();
     const prefix = `lh-review-fence-loss-${process.pid}`;
     // `old` holds the instrument; `next` (first by name: its share is the instrument) stands by
     const old = coordinator('b', prefix);

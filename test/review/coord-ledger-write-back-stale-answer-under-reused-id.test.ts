@@ -9,26 +9,21 @@
  */
 import assert from 'assert';
 
-import FakeTimers from '@sinonjs/fake-timers';
-
 import { answeredAnother } from '../../src/client/answer-ledger';
 import { fingerprint, identityOf } from '../../src/client/error-identity';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { SharedLedger, type StoreRedis } from '../../src/coordination/stores';
+import { useFakeTimeouts } from '../support/fake-timeouts';
 import { describeWithRedis, useCoordinators, useRedis } from '../support/redis-server';
 
 describeWithRedis('review: the write-back after a loss keeps the newest answer under a reused id', function () {
   const db = useRedis();
   const coordinator = useCoordinators(db);
-  let clock: ReturnType<typeof FakeTimers.install> | undefined;
-  afterEach(function () {
-    clock?.uninstall();
-    clock = undefined;
-  });
+  const fakeTimeouts = useFakeTimeouts();
 
   for (const first of ['a', 'b'] as const) {
     it(`the answer in flight to the error now under the id refuses an automatic one (${first} writes back first)`, async function () {
-      clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout'] });
+      const clock = fakeTimeouts();
       let later = 0;
       const now = { now: () => Date.now() + later };
       const prefix = `lh-review-reused-${process.pid}-${first}`;

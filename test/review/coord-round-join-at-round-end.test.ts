@@ -6,8 +6,7 @@
  */
 import assert from 'assert';
 
-import FakeTimers from '@sinonjs/fake-timers';
-
+import { useFakeTimeouts } from '../support/fake-timeouts';
 import { describeWithRedis, useCoordinators, useRedis } from '../support/redis-server';
 
 /**
@@ -23,14 +22,10 @@ async function until(done: () => boolean): Promise<void> {
 describeWithRedis("review: a join's round while a round runs", function () {
   const db = useRedis();
   const coordinator = useCoordinators(db);
-  let clock: ReturnType<typeof FakeTimers.install> | undefined;
-  afterEach(function () {
-    clock?.uninstall();
-    clock = undefined;
-  });
+  const fakeTimeouts = useFakeTimeouts();
 
   it('an instrument joined during the last Redis call of a round has its round at once, not a round later', async function () {
-    clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout'] });
+    const clock = fakeTimeouts();
     const c = coordinator('a', `lh-review-round-join-${process.pid}`);
     const one = c.join('one');
     let heartbeats = 0;
