@@ -127,6 +127,9 @@ export class InstrumentHttp {
     config.params = request.query;
     config.data = request.body;
     config.headers = AxiosHeaders.concat(this.commonHeaders, headers);
+    // what axios.request() does past the merge (dispatchRequest): a POST, PUT or PATCH without a Content-Type of its
+    // own gets the form type (the transport always names one with a body, and false without)
+    if (FORM_METHODS.has(config.method)) config.headers.setContentType('application/x-www-form-urlencoded', false);
     config.timeout = request.timeoutMs;
     // axios's documented `transport` option: Node's http/https request as axios itself uses it with maxRedirects 0,
     // handed to the caller so that it can end the attempt
@@ -155,6 +158,8 @@ export class InstrumentHttp {
 
 /** The methods axios gives a form Content-Type when they carry none. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+/** The same, as axios spells them once it has the method in lower case. */
+const FORM_METHODS = new Set(['post', 'put', 'patch']);
 
 /** axios's error for an answer over maxContentLength. */
 export function isAnswerTooLarge(err: unknown): boolean {
