@@ -133,7 +133,10 @@ describe('a flood of pushed frames, in Node-RED', function () {
 
 describe('live polls: at once, folded, within budget (fake clock, the real PollLoop)', function () {
   let clock: ReturnType<typeof FakeTimers.install>;
-  beforeEach(() => (clock = FakeTimers.install({ now: 0, toFake: ['setTimeout', 'clearTimeout', 'Date'] })));
+  beforeEach(
+    () =>
+      (clock = FakeTimers.install({ now: 0, toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date'] })),
+  );
   afterEach(() => clock.uninstall());
 
   interface Run {

@@ -154,7 +154,7 @@ describe('odd but real input', function () {
     });
 
     it('does not overflow the renewal timer into an immediate renewal', async function () {
-      const clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+      const clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date'] });
       const c = new LiquidHandlerClient({ baseUrl: longSim.baseUrl, credentials: { username: 'admin', password: 'labwire' } });
       try {
         await c.prep.getSoftwareSettings();

@@ -81,7 +81,10 @@ describe('follow-up polls after frames heard during a poll (issue 31)', function
   });
 
   it('a poll loop drops a follow-up asked for by frames only, never one asked for by anything else', async function () {
-    const clock = FakeTimers.install({ now: 0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const clock = FakeTimers.install({
+      now: 0,
+      toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date'],
+    });
     try {
       const starts: number[] = [];
       let during: (() => void) | undefined;

@@ -87,7 +87,10 @@ describe('poll permits', function () {
   });
 
   it('a poll loop waits for a permit; a push meanwhile folds into the poll that is waiting', async function () {
-    const clock = FakeTimers.install({ now: 0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const clock = FakeTimers.install({
+      now: 0,
+      toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date'],
+    });
     try {
       const permits = new PollPermits(1);
       const starts: string[] = [];

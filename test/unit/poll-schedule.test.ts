@@ -79,7 +79,10 @@ describe('poll schedule (fleet spreading)', function () {
         fc.integer({ min: 0, max: 2 ** 40 }),
         fc.integer({ min: 2, max: 20 }),
         async (n, interval, pollMs, t0, k) => {
-          clock = FakeTimers.install({ now: t0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+          clock = FakeTimers.install({
+            now: t0,
+            toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date'],
+          });
           try {
             const schedule = new PollSchedule();
             // an answer takes up to a quarter of the interval (a poll slower than its slot lands a slot later)
@@ -129,7 +132,10 @@ describe('poll schedule (fleet spreading)', function () {
         fc.double({ min: 0, max: 1, noNaN: true }),
         fc.integer({ min: 2, max: 20 }),
         async (n, interval, t0, when, k) => {
-          clock = FakeTimers.install({ now: t0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+          clock = FakeTimers.install({
+            now: t0,
+            toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date'],
+          });
           try {
             const schedule = new PollSchedule();
             const loops = keys(n, 'r').map((key) => startLoop(schedule, key, interval, 0));
@@ -178,7 +184,10 @@ describe('poll schedule (fleet spreading)', function () {
         fc.integer({ min: 500, max: 30_000 }),
         fc.integer({ min: 2, max: 10 }),
         async (n, added, removedWanted, interval, k) => {
-          clock = FakeTimers.install({ now: 1_000_000, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+          clock = FakeTimers.install({
+            now: 1_000_000,
+            toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date'],
+          });
           try {
             const schedule = new PollSchedule();
             const loops = keys(n, 'a').map((key) => startLoop(schedule, key, interval, 10));
@@ -216,7 +225,7 @@ describe('poll schedule (fleet spreading)', function () {
   });
 
   it('a timer firing a millisecond early (libuv) does not make a second poll for the same slot', async function () {
-    clock = FakeTimers.install({ now: 10_000, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    clock = FakeTimers.install({ now: 10_000, toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date'] });
     const fake = clock;
     const schedule = new PollSchedule();
     const l = startLoop(schedule, 'only', 1000, 5);
@@ -242,7 +251,10 @@ describe('poll schedule (fleet spreading)', function () {
         fc.integer({ min: 1, max: 200 }),
         fc.array(fc.integer({ min: 0, max: 3000 }), { minLength: 1, maxLength: 30 }),
         async (n, interval, pollMs, gaps) => {
-          clock = FakeTimers.install({ now: 0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+          clock = FakeTimers.install({
+            now: 0,
+            toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'Date'],
+          });
           try {
             const schedule = new PollSchedule();
             const answer = Math.min(pollMs, interval - 1);

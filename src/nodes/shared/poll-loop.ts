@@ -10,6 +10,7 @@ import type { PollPermits, Release } from './poll-permits';
  */
 export class PollLoop {
   private timer?: NodeJS.Timeout;
+  private immediate?: NodeJS.Immediate;
   private running = false;
   private again = false;
   /** trigger() planned a poll at once that has not started yet */
@@ -85,20 +86,29 @@ export class PollLoop {
 
   stop(): void {
     this.stoppedValue = true;
+    this.unplan();
+  }
+
+  private unplan(): void {
     if (this.timer) clearTimeout(this.timer);
+    if (this.immediate) clearImmediate(this.immediate);
     this.timer = undefined;
+    this.immediate = undefined;
   }
 
   private schedule(delayMs: number): void {
     if (this.stoppedValue) return;
-    if (this.timer) clearTimeout(this.timer);
+    this.unplan();
     if (delayMs > 0) this.triggered = false;
     this.dueAt = Date.now() + delayMs;
-    this.timer = setTimeout(() => void this.tick(), delayMs);
+    // a poll at once (a frame, a reconnect, a follow-up) runs after the I/O at hand, not a timer's millisecond later
+    if (delayMs <= 0) this.immediate = setImmediate(() => void this.tick());
+    else this.timer = setTimeout(() => void this.tick(), delayMs);
   }
 
   private async tick(): Promise<void> {
     this.timer = undefined;
+    this.immediate = undefined;
     this.running = true;
     // one of the process's permits first (a burst waits in order of arrival); a poll asked for meanwhile is this one
     let release: Release = () => undefined;
