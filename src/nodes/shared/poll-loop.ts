@@ -39,7 +39,7 @@ export class PollLoop {
   }
 
   start(delayMs = 0): void {
-    this.schedule(delayMs);
+    this.schedule(delayMs, true);
   }
 
   /**
@@ -54,7 +54,7 @@ export class PollLoop {
       return;
     }
     this.triggered = true;
-    this.schedule(0);
+    this.schedule(0, true);
   }
 
   /**
@@ -96,13 +96,18 @@ export class PollLoop {
     this.immediate = undefined;
   }
 
-  private schedule(delayMs: number): void {
+  /**
+   * `asked`: a poll at once that something asked for (a frame, a reconnect, a msg, a follow-up) runs after the I/O at
+   * hand, not a timer's millisecond later. A planned poll keeps its timer, also when its delay is already over (a
+   * poll that took longer, or returned 0): a poll that returns at once asking for no wait then polls at most about
+   * once a millisecond (Node's minimum), not on every turn of the event loop (a core busy with nothing but polls).
+   */
+  private schedule(delayMs: number, asked = false): void {
     if (this.stoppedValue) return;
     this.unplan();
     if (delayMs > 0) this.triggered = false;
     this.dueAt = Date.now() + delayMs;
-    // a poll at once (a frame, a reconnect, a follow-up) runs after the I/O at hand, not a timer's millisecond later
-    if (delayMs <= 0) this.immediate = setImmediate(() => void this.tick());
+    if (asked && delayMs <= 0) this.immediate = setImmediate(() => void this.tick());
     else this.timer = setTimeout(() => void this.tick(), delayMs);
   }
 
@@ -139,7 +144,7 @@ export class PollLoop {
     const followUp = this.again;
     this.again = false;
     this.againPinned = false;
-    this.schedule(followUp ? 0 : Math.max(0, delay - (Date.now() - started)));
+    this.schedule(followUp ? 0 : Math.max(0, delay - (Date.now() - started)), followUp);
     if (followUp) this.triggered = true;
   }
 }
