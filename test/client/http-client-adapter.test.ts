@@ -1,7 +1,7 @@
 /**
- * InstrumentHttp hands each request straight to axios's http adapter, its config prepared once (8ea54bb). Pinned here
+ * InstrumentHttp hands each request straight to axios's http adapter, its config prepared once (afcd099). Pinned here
  * against the path it replaced: axios.request() on an instance made with the same options (ReferenceHttp below, the
- * code before 8ea54bb, kept as it was). The bytes on the wire (request line, headers in their order, body), the whole
+ * code before afcd099, kept as it was). The bytes on the wire (request line, headers in their order, body), the whole
  * answer, and every rejection (class, code, message) must be the same through both, over http and https, one at a time
  * and many at once, with a proxy in the environment; and nothing of one request may stay behind for the next.
  *
@@ -31,7 +31,7 @@ import {
   isAnswerTooLarge,
 } from '../../src/client/http-client';
 
-// --- the path before 8ea54bb, as it was -------------------------------------------------------------------------
+// --- the path before afcd099, as it was -------------------------------------------------------------------------
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -44,7 +44,7 @@ function headersOf(headers: RawAxiosResponseHeaders | AxiosResponseHeaders): Rec
   return out;
 }
 
-/** `git show 8ea54bb^:src/client/http-client.ts`: one axios instance, each request through axios.request(). */
+/** `git show afcd099^:src/client/http-client.ts`: one axios instance, each request through axios.request(). */
 class ReferenceHttp {
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
