@@ -58,11 +58,12 @@ export interface HttpAnswer {
 
 /**
  * The HTTP client of one instrument: one axios instance with its own keep-alive agents (http for A, https with the
- * tls-config options for B). axios does the exchange itself: its timeout, body limits both ways, abort (the caller
- * destroys the request handed to it through axios's `transport` hook), decoding of a compressed answer. What it is told never to do: follow a redirect (the Authorization
- * header must not travel to another host), use a proxy from the environment (instrument URLs are on the lab network),
- * parse or transform a body (the transport reads the answer's bytes itself), or add headers of its own (the wire is
- * what the transport writes: no User-Agent, no Accept-Encoding, as the hand-written exchange of 0.3.2-0.3.3 sent it).
+ * tls-config options for B). axios does the exchange itself: its timeout, body limits both ways, decoding of a
+ * compressed answer; an attempt is ended by the caller, which destroys the request axios's `transport` hook hands it.
+ * What it is told never to do: follow a redirect (the Authorization header must not travel to another host), use a
+ * proxy from the environment (instrument URLs are on the lab network), parse or transform a body (the transport reads
+ * the answer's bytes itself), or add headers of its own (the wire is what the transport writes: no User-Agent, no
+ * Accept-Encoding, as the hand-written exchange of 0.3.2-0.3.3 sent it).
  *
  * Each request goes to the instance's adapter (axios's http adapter) with the instance's config as its template, as
  * `axios.request()` would hand it over after merging: the per-request merge of the instance's defaults and the run
