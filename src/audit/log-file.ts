@@ -156,6 +156,12 @@ export class AuditLog extends EventEmitter {
   private queue: Entry[] = [];
   /** written to the file, not yet durable: they resolve with the next fsync */
   private written: Entry[] = [];
+  /**
+   * Lazy records of an O_DSYNC file ('dsync'), not written yet: every write to such a file waits for the disk, so they
+   * go with the next record that needs one (one disk write per action, as the other modes' one fsync), or once their
+   * LAZY_SYNC_MS ran out, or at flush() or close().
+   */
+  private held: Entry[] = [];
   /** a sync of the lazy records written is due (their LAZY_SYNC_MS ran out, or the log closes) */
   private syncWanted = false;
   private lazyTimer?: NodeJS.Timeout;
@@ -249,7 +255,8 @@ export class AuditLog extends EventEmitter {
    * Appends one record; resolves with it once it is durable. `lazy` (an outcome record): it is written at once, in
    * its place in the chain, and made durable by the next fsync another record needs, or LAZY_SYNC_MS later at the
    * latest, or by close() (nobody waits on it before acting: one fsync per action instead of two); its append
-   * resolves once it is in the file; the 'record' event and the checkpoint follow only once it is durable.
+   * resolves once it is in the file (an O_DSYNC file's: once held for the next write, see held); the 'record' event and
+   * the checkpoint follow only once it is durable.
    */
   append(fields: RecordFields, options: { lazy?: boolean } = {}): Promise<AuditRecord> {
     if (this.opened && this.waitingOnOpen === 0) return this.appendOpen(fields, options.lazy);
@@ -287,14 +294,23 @@ export class AuditLog extends EventEmitter {
     if (this.flushing) return;
     this.flushing = this.flushAll().finally(() => {
       this.flushing = undefined;
-      if (!this.broken && (this.queue.length > 0 || (this.syncWanted && this.written.length > 0))) this.kick();
+      if (!this.broken && (this.queue.length > 0 || (this.syncWanted && this.unsynced()))) this.kick();
     });
   }
 
   private async flushAll(): Promise<void> {
-    while (this.queue.length > 0 || (this.syncWanted && this.written.length > 0)) {
-      const batch = this.queue;
+    while (this.queue.length > 0 || (this.syncWanted && this.unsynced())) {
+      const taken = this.queue;
       this.queue = [];
+      if (this.onThreadPool && !this.syncWanted && !this.closed && taken.every((entry) => entry.lazy)) {
+        // an O_DSYNC file: lazy records wait for the next write (see held); their appends resolve now, as a written
+        // lazy record's do in the other modes (nobody waits on them to act; close() writes them at the latest)
+        this.held.push(...taken);
+        for (const entry of taken) entry.resolve(entry.record);
+        this.syncLater();
+        continue;
+      }
+      const batch = this.held.length > 0 ? [...this.held.splice(0), ...taken] : taken;
       let durable: Entry[];
       try {
         // written on the main thread (the usual case) without a wait: the fsync below starts in the same call
@@ -354,11 +370,16 @@ export class AuditLog extends EventEmitter {
     await this.ready.catch(() => undefined);
     const target = this.seq;
     // nothing queued or written-not-synced (a chain reopened from disk included): every record is durable already
-    if (this.broken || (this.queue.length === 0 && this.written.length === 0)) return;
+    if (this.broken || (this.queue.length === 0 && !this.unsynced())) return;
     const done = new Promise<void>((resolve) => this.durableWaiters.push({ seq: target, resolve }));
     this.syncWanted = true;
     this.kick();
     await done;
+  }
+
+  /** Records written but not yet synced, or held back to be written with the next sync. */
+  private unsynced(): boolean {
+    return this.written.length > 0 || this.held.length > 0;
   }
 
   private durable(seq: number): void {
@@ -386,7 +407,7 @@ export class AuditLog extends EventEmitter {
       `the audit chain${where} cannot be written (${message}): nothing more is sent to the instrument until the chain ` +
         'is reopened (a redeploy or a restart of Node-RED)',
     );
-    for (const entry of [...this.written.splice(0), ...this.queue.splice(0)]) entry.reject(this.broken);
+    for (const entry of [...this.written.splice(0), ...this.held.splice(0), ...this.queue.splice(0)]) entry.reject(this.broken);
     for (const w of this.durableWaiters.splice(0)) w.resolve(); // nothing more becomes durable: the appends say why
     if (err instanceof ChainFileGone) this.keepLastDurable();
     this.emit('broken', this.broken);
