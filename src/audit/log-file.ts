@@ -294,15 +294,15 @@ export class AuditLog extends EventEmitter {
     if (this.flushing) return;
     this.flushing = this.flushAll().finally(() => {
       this.flushing = undefined;
-      if (!this.broken && (this.queue.length > 0 || (this.syncWanted && this.unsynced()))) this.kick();
+      if (!this.broken && (this.queue.length > 0 || (this.syncDue() && this.unsynced()))) this.kick();
     });
   }
 
   private async flushAll(): Promise<void> {
-    while (this.queue.length > 0 || (this.syncWanted && this.unsynced())) {
+    while (this.queue.length > 0 || (this.syncDue() && this.unsynced())) {
       const taken = this.queue;
       this.queue = [];
-      if (this.onThreadPool && !this.syncWanted && !this.closed && taken.every((entry) => entry.lazy)) {
+      if (this.onThreadPool && !this.syncDue() && taken.every((entry) => entry.lazy)) {
         // an O_DSYNC file: lazy records wait for the next write (see held); their appends resolve now, as a written
         // lazy record's do in the other modes (nobody waits on them to act; close() writes them at the latest)
         this.held.push(...taken);
@@ -319,7 +319,7 @@ export class AuditLog extends EventEmitter {
         // an O_DSYNC file's write returned once the data was on disk; without fsync, written is all there is; lazy
         // records wait for a sync unless one is due or the log closes (then every batch is synced)
         const onDisk = !this.fsync || this.options.writeMode === 'dsync';
-        if (!onDisk && !this.syncWanted && !this.closed && batch.every((entry) => entry.lazy)) {
+        if (!onDisk && !this.syncDue() && batch.every((entry) => entry.lazy)) {
           // in the file: their appends resolve now (nobody waits on them to act; close() syncs them at the latest, so
           // a close never waits on the timer, which a test's fake clock may hold)
           for (const entry of batch) entry.resolve(entry.record);
@@ -375,6 +375,15 @@ export class AuditLog extends EventEmitter {
     this.syncWanted = true;
     this.kick();
     await done;
+  }
+
+  /**
+   * A sync is due now: the lazy records' LAZY_SYNC_MS ran out, the log closes, or flush() waits. A flush() is asked by
+   * its waiter, not by syncWanted alone: syncWanted is cleared once a batch is synced, and a flush() made while that
+   * batch was on its way to the disk (a lazy record queued behind it) would otherwise wait for the timer.
+   */
+  private syncDue(): boolean {
+    return this.syncWanted || this.closed || this.durableWaiters.length > 0;
   }
 
   /** Records written but not yet synced, or held back to be written with the next sync. */
