@@ -9,8 +9,8 @@ import fs from 'fs';
 
 import FakeTimers from '@sinonjs/fake-timers';
 
-import { AuditLog, AuditRecord, chainFile } from '../../src/audit';
-import { actionFields, KEY, readChain, tempDir } from './chain-support';
+import { AuditLog, AuditRecord, chainFile, checkpointFile, LAZY_SYNC_MS } from '../../src/audit';
+import { actionFields, KEY, readChain, tempDir, verify } from './chain-support';
 
 const NAME = 'chain';
 const realSetTimeout = setTimeout;
@@ -40,6 +40,12 @@ function records(dir: string): AuditRecord[] {
     .files.flatMap((f) => f.text.split('\n'))
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as AuditRecord);
+}
+
+function checkpointSeq(dir: string): number {
+  const file = checkpointFile(dir, NAME);
+  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
+  return text === '' ? -1 : (JSON.parse(text) as { seq: number }).seq;
 }
 
 /** Holds every chain-record write of a FileHandle (an O_DSYNC write through the thread pool) while armed. */
@@ -151,5 +157,127 @@ describe('audit file chain, dsync: outcomes held for the next write', function (
         await bounded(log.close(), 'close');
       }
     });
+  }
+
+  it('close() writes the held outcome at once (the fake clock standing still); a reopened chain goes on and verifies', async function () {
+    clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout'] });
+    const log = open(dir);
+    const heard: number[] = [];
+    log.on('record', (r: AuditRecord) => heard.push(r.seq));
+    const [intent0, outcome0] = actionFields(0);
+    const intent = await bounded(log.append(intent0), 'the intent');
+    const outcome = await bounded(log.append(outcome0, { lazy: true }), 'the outcome (held)');
+    assert.ok(!records(dir).some((r) => r.seq === outcome.seq), 'held: not in the file yet');
+    assert.ok(!heard.includes(outcome.seq), 'held: not heard');
+    assert.equal(checkpointSeq(dir), intent.seq, 'held: not checkpointed');
+    await bounded(log.close(), 'close');
+    assert.deepEqual(
+      records(dir).map((r) => r.seq),
+      [0, intent.seq, outcome.seq],
+    );
+    assert.ok(heard.includes(outcome.seq), 'heard once written');
+    assert.equal(checkpointSeq(dir), outcome.seq);
+
+    const again = open(dir);
+    const [intent1, outcome1] = actionFields(1);
+    await bounded(again.append(intent1), 'an intent after the reopen');
+    await bounded(again.append(outcome1, { lazy: true }), 'an outcome after the reopen');
+    await bounded(again.close(), 'the second close');
+    const report = verify(readChain(dir, NAME));
+    assert.strictEqual(report.ok, true, report.firstBad?.reason);
+    assert.strictEqual(report.checkpoint, 'verified');
+    assert.equal(report.lastSeq, outcome.seq + 2);
+  });
+
+  it('held outcomes across file rotations: each lands in seq order before the next record, in the file it was sealed for', async function () {
+    const gate = await writeGate(dir);
+    const log = open(dir, 1500);
+    try {
+      const heard: number[] = [];
+      log.on('record', (r: AuditRecord) => heard.push(r.seq));
+      let outcome: AuditRecord | undefined;
+      for (let i = 0; i < 40; i++) {
+        const [intent, out] = actionFields(i);
+        const record = await bounded(log.append(intent), 'an intent');
+        const onDisk = records(dir);
+        // every record up to the intent is on disk, in seq order, none twice: the held outcome went first
+        assert.deepEqual(
+          onDisk.map((r) => r.seq),
+          [...Array(record.seq + 1).keys()],
+          `after intent #${record.seq}`,
+        );
+        if (outcome) assert.ok(heard.includes(outcome.seq), `outcome #${outcome.seq} heard with the next intent`);
+        outcome = await bounded(log.append(out, { lazy: true }), 'an outcome');
+      }
+      await bounded(log.close(), 'close');
+      assert.ok(fs.existsSync(chainFile(dir, NAME, 3)), 'rotated at least twice');
+      const chain = readChain(dir, NAME);
+      for (const f of chain.files) {
+        const first = JSON.parse(f.text.split('\n')[0]) as AuditRecord;
+        assert.equal(first.phase, 'file', `${f.name} opens with its file record`);
+      }
+      const report = verify(chain);
+      assert.strictEqual(report.ok, true, report.firstBad?.reason);
+      assert.strictEqual(report.checkpoint, 'verified');
+      assert.equal(new Set(heard).size, heard.length, 'no record heard twice');
+      assert.equal(heard.length, records(dir).length, 'every record heard once');
+      // one O_DSYNC write per action: the held outcome shares the next intent's (plus the file changes)
+      assert.ok(gate.writes().length <= 40 + chain.files.length + 1, `${gate.writes().length} writes`);
+    } finally {
+      gate.restore();
+    }
+  });
+
+  for (const loss of ['delete', 'move', 'truncate'] as const) {
+    for (const by of ['the next intent', 'the timer'] as const) {
+      it(`the chain file lost (${loss}) while an outcome is held, written by ${by}: refused; the checkpoint names only durable records; reopened, the gap is declared`, async function () {
+        clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout'] });
+        const log = open(dir);
+        const heard: number[] = [];
+        const broken: Error[] = [];
+        log.on('record', (r: AuditRecord) => heard.push(r.seq));
+        log.on('broken', (err: Error) => broken.push(err));
+        const [intent0, outcome0] = actionFields(0);
+        const intent = await bounded(log.append(intent0), 'the intent');
+        const outcome = await bounded(log.append(outcome0, { lazy: true }), 'the outcome (held)');
+        const file = chainFile(dir, NAME, 1);
+        if (loss === 'delete') fs.unlinkSync(file);
+        else if (loss === 'move') fs.renameSync(file, `${file}.moved`);
+        else fs.truncateSync(file, 10);
+        if (by === 'the next intent') {
+          await assert.rejects(bounded(log.append(actionFields(1)[0]), 'the next intent'), /cannot be written/);
+        } else {
+          clock.tick(LAZY_SYNC_MS);
+          await settle(() => broken.length > 0, 'the refusal');
+          await assert.rejects(log.append(actionFields(1)[0]), /nothing more is sent/);
+        }
+        assert.equal(broken.length, 1);
+        assert.ok(!heard.includes(outcome.seq), 'the outcome never heard (it reached no named file)');
+        await assert.rejects(log.append(actionFields(2)[1], { lazy: true }), /nothing more is sent/);
+        await bounded(log.flush(), 'flush of a broken log');
+        await bounded(log.close(), 'close');
+        assert.equal(checkpointSeq(dir), intent.seq, 'the checkpoint names the last durable record');
+
+        if (loss === 'truncate') {
+          // cut short: an alteration, which verify reports as such (and a writer may refuse to go on from)
+          const again = open(dir);
+          await again.append(actionFields(3)[0]).catch(() => undefined);
+          await bounded(again.close(), 'the second close');
+          assert.equal(verify(readChain(dir, NAME)).ok, false, 'never a complete chain');
+          return;
+        }
+        const again = open(dir);
+        const next = await bounded(again.append(actionFields(3)[0]), 'an intent after the reopen');
+        await bounded(again.close(), 'the second close');
+        const report = verify(readChain(dir, NAME));
+        assert.equal(report.ok, false, 'never a complete chain');
+        assert.equal(report.firstBad, undefined, report.firstBad?.reason);
+        assert.ok(
+          report.gaps.some((g) => g.to === intent.seq),
+          `a gap declared up to the last durable record: ${JSON.stringify(report.gaps)}`,
+        );
+        assert.equal(report.lastSeq, next.seq);
+      });
+    }
   }
 });
