@@ -178,6 +178,12 @@ export class AuditLog extends EventEmitter {
   private closed = false;
   private lock?: { path: string; ino: number; owner: string };
   private batchesSinceCheckpoint = 0;
+  /**
+   * The file of the tail a reopened chain goes on in, and its size then: it is opened without O_CREAT, and must still
+   * be that size (deleted or cut short after open() read its tail, it would be made anew or written after the cut,
+   * and the next record acknowledged would link to records no file holds, with no gap declared).
+   */
+  private resumedFile?: { file: number; size: number };
   /** Writes go through libuv's thread pool (an O_DSYNC file: each write waits for the disk), else on the main thread. */
   private readonly onThreadPool: boolean;
 
@@ -227,6 +233,9 @@ export class AuditLog extends EventEmitter {
     this.prev = tail.hash;
     this.file = tail.file;
     this.size = tail.size;
+    // on disk already: what the checkpoint names should the file be lost before this writer makes a record durable
+    if (tail.seq >= 0) this.lastDurable = { seq: tail.seq, hash: tail.hash, file: tail.file };
+    this.resumedFile = { file: tail.file, size: tail.size };
     // a torn line stays where it is (evidence of the crash); the chain goes on in a new file
     if (tail.torn || tail.size >= this.maxFileBytes) this.startFile(tail.file + 1);
   }
@@ -520,10 +529,29 @@ export class AuditLog extends EventEmitter {
       await this.handle.fh.close();
       this.handle = undefined;
     }
+    const resumed = this.resumedFile?.file === file ? this.resumedFile : undefined;
+    this.resumedFile = undefined;
     const { O_WRONLY, O_CREAT, O_APPEND, O_DSYNC } = fs.constants;
-    const flags = this.fsync && this.options.writeMode === 'dsync' ? O_WRONLY | O_CREAT | O_APPEND | O_DSYNC : 'a';
-    const fh = await fs.promises.open(chainFile(this.options.dir, this.options.name, file), flags, 0o600);
-    this.handle = { file, fh, bytes: (await fh.stat()).size };
+    const dsync = this.fsync && this.options.writeMode === 'dsync' ? O_DSYNC : 0;
+    const flags = O_WRONLY | O_APPEND | dsync | (resumed ? 0 : O_CREAT);
+    const path = chainFile(this.options.dir, this.options.name, file);
+    let fh: fs.promises.FileHandle;
+    try {
+      fh = await fs.promises.open(path, flags, 0o600);
+    } catch (err) {
+      if (resumed && (err as NodeJS.ErrnoException).code === 'ENOENT') {
+        throw new ChainFileGone(`the chain file ${path} was deleted or moved while Node-RED ran: the chain cannot go on in it`);
+      }
+      throw err;
+    }
+    const bytes = (await fh.stat()).size;
+    this.handle = { file, fh, bytes };
+    if (resumed && bytes !== resumed.size) {
+      throw new ChainFileGone(
+        `the chain file ${path} was ${bytes < resumed.size ? 'cut short' : 'written by someone else'} while Node-RED ran ` +
+          `(${bytes} bytes, ${resumed.size} expected)`,
+      );
+    }
     return fh;
   }
 
