@@ -407,7 +407,12 @@ export class AuditLog extends EventEmitter {
     for (const w of waiting) if (w.seq <= this.durableSeq) w.resolve();
   }
 
-  /** Lazy records were written and nothing else needs an fsync: one follows LAZY_SYNC_MS later, unless one comes first. */
+  /**
+   * Lazy records were written (or held) and nothing else needs an fsync: one follows LAZY_SYNC_MS later, unless one
+   * comes first. Records written are in the file already (a process ending keeps them): the timer does not keep the
+   * process alive for their sync. Records held are in memory only: it does, so that a process ending without close()
+   * (nothing else left to do) still writes them, at most LAZY_SYNC_MS later.
+   */
   private syncLater(): void {
     if (this.lazyTimer) return;
     this.lazyTimer = setTimeout(() => {
@@ -415,7 +420,7 @@ export class AuditLog extends EventEmitter {
       this.syncWanted = true;
       this.kick();
     }, LAZY_SYNC_MS);
-    this.lazyTimer.unref();
+    if (this.held.length === 0) this.lazyTimer.unref();
   }
 
   private fail(err: unknown): void {
