@@ -77,7 +77,7 @@ describe('audit file chain: the file behind the path', function () {
           return true;
         });
         await log.close();
-        assert.ok(!onDisk(dir).some((r) => r.phase === 'intent' && r.id === intent(3).id), 'the refused intent in no file');
+        assert.ok(!onDisk(dir).some((r) => r.phase === 'intent' && r.id === 'action-3'), 'the refused intent in no file');
 
         const again = open(dir, { writeMode });
         const next = await again.append(intent(4));

@@ -89,7 +89,7 @@ function open(dir: string, maxFileBytes?: number): AuditLog {
 
 describe('audit file chain, dsync: outcomes held for the next write', function () {
   let dir: string;
-  let clock: FakeTimers.InstalledClock | undefined;
+  let clock: ReturnType<typeof FakeTimers.install> | undefined;
   beforeEach(function () {
     dir = tempDir();
   });
