@@ -156,6 +156,12 @@ export class AuditLog extends EventEmitter {
   private queue: Entry[] = [];
   /** written to the file, not yet durable: they resolve with the next fsync */
   private written: Entry[] = [];
+  /**
+   * Lazy records of an O_DSYNC file ('dsync'), not written yet: every write to such a file waits for the disk, so they
+   * go with the next record that needs one (one disk write per action, as the other modes' one fsync), or once their
+   * LAZY_SYNC_MS ran out, or at flush() or close().
+   */
+  private held: Entry[] = [];
   /** a sync of the lazy records written is due (their LAZY_SYNC_MS ran out, or the log closes) */
   private syncWanted = false;
   private lazyTimer?: NodeJS.Timeout;
@@ -172,6 +178,12 @@ export class AuditLog extends EventEmitter {
   private closed = false;
   private lock?: { path: string; ino: number; owner: string };
   private batchesSinceCheckpoint = 0;
+  /**
+   * The file of the tail a reopened chain goes on in, and its size then: it is opened without O_CREAT, and must still
+   * be that size (deleted or cut short after open() read its tail, it would be made anew or written after the cut,
+   * and the next record acknowledged would link to records no file holds, with no gap declared).
+   */
+  private resumedFile?: { file: number; size: number };
   /** Writes go through libuv's thread pool (an O_DSYNC file: each write waits for the disk), else on the main thread. */
   private readonly onThreadPool: boolean;
 
@@ -221,6 +233,9 @@ export class AuditLog extends EventEmitter {
     this.prev = tail.hash;
     this.file = tail.file;
     this.size = tail.size;
+    // on disk already: what the checkpoint names should the file be lost before this writer makes a record durable
+    if (tail.seq >= 0) this.lastDurable = { seq: tail.seq, hash: tail.hash, file: tail.file };
+    this.resumedFile = { file: tail.file, size: tail.size };
     // a torn line stays where it is (evidence of the crash); the chain goes on in a new file
     if (tail.torn || tail.size >= this.maxFileBytes) this.startFile(tail.file + 1);
   }
@@ -249,7 +264,8 @@ export class AuditLog extends EventEmitter {
    * Appends one record; resolves with it once it is durable. `lazy` (an outcome record): it is written at once, in
    * its place in the chain, and made durable by the next fsync another record needs, or LAZY_SYNC_MS later at the
    * latest, or by close() (nobody waits on it before acting: one fsync per action instead of two); its append
-   * resolves once it is in the file; the 'record' event and the checkpoint follow only once it is durable.
+   * resolves once it is in the file (an O_DSYNC file's: once held for the next write, see held); the 'record' event and
+   * the checkpoint follow only once it is durable.
    */
   append(fields: RecordFields, options: { lazy?: boolean } = {}): Promise<AuditRecord> {
     if (this.opened && this.waitingOnOpen === 0) return this.appendOpen(fields, options.lazy);
@@ -287,14 +303,23 @@ export class AuditLog extends EventEmitter {
     if (this.flushing) return;
     this.flushing = this.flushAll().finally(() => {
       this.flushing = undefined;
-      if (!this.broken && (this.queue.length > 0 || (this.syncWanted && this.written.length > 0))) this.kick();
+      if (!this.broken && (this.queue.length > 0 || (this.syncDue() && this.unsynced()))) this.kick();
     });
   }
 
   private async flushAll(): Promise<void> {
-    while (this.queue.length > 0 || (this.syncWanted && this.written.length > 0)) {
-      const batch = this.queue;
+    while (this.queue.length > 0 || (this.syncDue() && this.unsynced())) {
+      const taken = this.queue;
       this.queue = [];
+      if (this.onThreadPool && !this.syncDue() && taken.every((entry) => entry.lazy)) {
+        // an O_DSYNC file: lazy records wait for the next write (see held); their appends resolve now, as a written
+        // lazy record's do in the other modes (nobody waits on them to act; close() writes them at the latest)
+        this.held.push(...taken);
+        for (const entry of taken) entry.resolve(entry.record);
+        this.syncLater();
+        continue;
+      }
+      const batch = this.held.length > 0 ? [...this.held.splice(0), ...taken] : taken;
       let durable: Entry[];
       try {
         // written on the main thread (the usual case) without a wait: the fsync below starts in the same call
@@ -303,7 +328,7 @@ export class AuditLog extends EventEmitter {
         // an O_DSYNC file's write returned once the data was on disk; without fsync, written is all there is; lazy
         // records wait for a sync unless one is due or the log closes (then every batch is synced)
         const onDisk = !this.fsync || this.options.writeMode === 'dsync';
-        if (!onDisk && !this.syncWanted && !this.closed && batch.every((entry) => entry.lazy)) {
+        if (!onDisk && !this.syncDue() && batch.every((entry) => entry.lazy)) {
           // in the file: their appends resolve now (nobody waits on them to act; close() syncs them at the latest, so
           // a close never waits on the timer, which a test's fake clock may hold)
           for (const entry of batch) entry.resolve(entry.record);
@@ -354,11 +379,25 @@ export class AuditLog extends EventEmitter {
     await this.ready.catch(() => undefined);
     const target = this.seq;
     // nothing queued or written-not-synced (a chain reopened from disk included): every record is durable already
-    if (this.broken || (this.queue.length === 0 && this.written.length === 0)) return;
+    if (this.broken || (this.queue.length === 0 && !this.unsynced())) return;
     const done = new Promise<void>((resolve) => this.durableWaiters.push({ seq: target, resolve }));
     this.syncWanted = true;
     this.kick();
     await done;
+  }
+
+  /**
+   * A sync is due now: the lazy records' LAZY_SYNC_MS ran out, the log closes, or flush() waits. A flush() is asked by
+   * its waiter, not by syncWanted alone: syncWanted is cleared once a batch is synced, and a flush() made while that
+   * batch was on its way to the disk (a lazy record queued behind it) would otherwise wait for the timer.
+   */
+  private syncDue(): boolean {
+    return this.syncWanted || this.closed || this.durableWaiters.length > 0;
+  }
+
+  /** Records written but not yet synced, or held back to be written with the next sync. */
+  private unsynced(): boolean {
+    return this.written.length > 0 || this.held.length > 0;
   }
 
   private durable(seq: number): void {
@@ -368,7 +407,12 @@ export class AuditLog extends EventEmitter {
     for (const w of waiting) if (w.seq <= this.durableSeq) w.resolve();
   }
 
-  /** Lazy records were written and nothing else needs an fsync: one follows LAZY_SYNC_MS later, unless one comes first. */
+  /**
+   * Lazy records were written (or held) and nothing else needs an fsync: one follows LAZY_SYNC_MS later, unless one
+   * comes first. Records written are in the file already (a process ending keeps them): the timer does not keep the
+   * process alive for their sync. Records held are in memory only: it does, so that a process ending without close()
+   * (nothing else left to do) still writes them, at most LAZY_SYNC_MS later.
+   */
   private syncLater(): void {
     if (this.lazyTimer) return;
     this.lazyTimer = setTimeout(() => {
@@ -376,7 +420,7 @@ export class AuditLog extends EventEmitter {
       this.syncWanted = true;
       this.kick();
     }, LAZY_SYNC_MS);
-    this.lazyTimer.unref();
+    if (this.held.length === 0) this.lazyTimer.unref();
   }
 
   private fail(err: unknown): void {
@@ -386,7 +430,7 @@ export class AuditLog extends EventEmitter {
       `the audit chain${where} cannot be written (${message}): nothing more is sent to the instrument until the chain ` +
         'is reopened (a redeploy or a restart of Node-RED)',
     );
-    for (const entry of [...this.written.splice(0), ...this.queue.splice(0)]) entry.reject(this.broken);
+    for (const entry of [...this.written.splice(0), ...this.held.splice(0), ...this.queue.splice(0)]) entry.reject(this.broken);
     for (const w of this.durableWaiters.splice(0)) w.resolve(); // nothing more becomes durable: the appends say why
     if (err instanceof ChainFileGone) this.keepLastDurable();
     this.emit('broken', this.broken);
@@ -490,10 +534,29 @@ export class AuditLog extends EventEmitter {
       await this.handle.fh.close();
       this.handle = undefined;
     }
+    const resumed = this.resumedFile?.file === file ? this.resumedFile : undefined;
+    this.resumedFile = undefined;
     const { O_WRONLY, O_CREAT, O_APPEND, O_DSYNC } = fs.constants;
-    const flags = this.fsync && this.options.writeMode === 'dsync' ? O_WRONLY | O_CREAT | O_APPEND | O_DSYNC : 'a';
-    const fh = await fs.promises.open(chainFile(this.options.dir, this.options.name, file), flags, 0o600);
-    this.handle = { file, fh, bytes: (await fh.stat()).size };
+    const dsync = this.fsync && this.options.writeMode === 'dsync' ? O_DSYNC : 0;
+    const flags = O_WRONLY | O_APPEND | dsync | (resumed ? 0 : O_CREAT);
+    const path = chainFile(this.options.dir, this.options.name, file);
+    let fh: fs.promises.FileHandle;
+    try {
+      fh = await fs.promises.open(path, flags, 0o600);
+    } catch (err) {
+      if (resumed && (err as NodeJS.ErrnoException).code === 'ENOENT') {
+        throw new ChainFileGone(`the chain file ${path} was deleted or moved while Node-RED ran: the chain cannot go on in it`);
+      }
+      throw err;
+    }
+    const bytes = (await fh.stat()).size;
+    this.handle = { file, fh, bytes };
+    if (resumed && bytes !== resumed.size) {
+      throw new ChainFileGone(
+        `the chain file ${path} was ${bytes < resumed.size ? 'cut short' : 'written by someone else'} while Node-RED ran ` +
+          `(${bytes} bytes, ${resumed.size} expected)`,
+      );
+    }
     return fh;
   }
 

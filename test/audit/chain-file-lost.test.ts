@@ -59,6 +59,45 @@ describe('audit file chain: the file behind the path', function () {
     });
   }
 
+  for (const writeMode of ['datasync', 'dsync', 'sync'] as const) {
+    for (const loss of ['delete', 'truncate'] as const) {
+      it(`${writeMode}: the file a reopened chain goes on in, lost (${loss}) before its first write: refused; reopened, the gap is declared`, async function () {
+        const dir = tempDir();
+        const first = open(dir, { writeMode });
+        const acked = [await first.append(intent(1)), await first.append(intent(2))];
+        await first.close();
+        // a restart: the writer reads the tail, then the file goes before anything more is written to it
+        const log = open(dir, { writeMode });
+        await log.flush();
+        const file = chainFile(dir, NAME, 1);
+        if (loss === 'delete') fs.unlinkSync(file);
+        else fs.truncateSync(file, 0);
+        await assert.rejects(log.append(intent(3)), (err: Error) => {
+          assert.ok(err.message.includes(file), err.message);
+          return true;
+        });
+        await log.close();
+        assert.ok(!onDisk(dir).some((r) => r.phase === 'intent' && r.id === 'action-3'), 'the refused intent in no file');
+
+        const again = open(dir, { writeMode });
+        const next = await again.append(intent(4));
+        await again.close();
+        const report = verify(readChain(dir, NAME));
+        assert.equal(report.ok, false, 'never a complete chain');
+        // cut short: an alteration, which verify reports as such; deleted: only missing, in a declared gap
+        if (loss === 'truncate') return fs.rmSync(dir, { recursive: true, force: true });
+        assert.equal(report.firstBad, undefined, report.firstBad?.reason);
+        const last = acked[acked.length - 1];
+        assert.ok(
+          report.gaps.some((g) => g.from <= last.seq && last.seq <= g.to),
+          `the records lost in a declared gap: ${JSON.stringify(report.gaps)}`,
+        );
+        assert.equal(report.lastSeq, next.seq);
+        fs.rmSync(dir, { recursive: true, force: true });
+      });
+    }
+  }
+
   it('a file moved away and another put at its path: refused', async function () {
     const dir = tempDir();
     const log = open(dir);
