@@ -146,3 +146,45 @@ export async function verifiedStream(
 ): Promise<ReturnType<typeof verifyStreamChain>> {
   return verifyStreamChain(keys.stream, await readStreamChain(redis, keys), key);
 }
+
+// The real timer, taken when this module loads (before any test installs a fake clock): a wait that never ends fails
+// its test within seconds (with the fake clock uninstalled), instead of running past mocha's timeout with the fake
+// clock still installed for every test after it.
+const realSetTimeout = setTimeout;
+const realClearTimeout = clearTimeout;
+
+/** `p`, or an error naming `what` once `ms` of real time passed (a fake clock cannot hold it). */
+export function bounded<T>(p: Promise<T>, what: string, ms = 10000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = realSetTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => realClearTimeout(timer));
+}
+
+/** One turn of the event loop (I/O included). */
+export const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Turns of the event loop until `done`, at most `ms` of real time. */
+export async function settle(done: () => boolean, what: string, ms = 10000): Promise<void> {
+  const start = Date.now();
+  while (!done()) {
+    if (Date.now() - start > ms) throw new Error(`${what}: not within ${ms} ms`);
+    await turn();
+  }
+}
+
+/** The seq the chain's checkpoint names (-1: none yet). */
+export function checkpointSeq(dir: string, name: string): number {
+  const file = checkpointFile(dir, name);
+  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
+  return text === '' ? -1 : (JSON.parse(text) as { seq: number }).seq;
+}
+
+/** Every record in the chain's files, in file order. */
+export function chainRecords(dir: string, name: string): AuditRecord[] {
+  return readChain(dir, name)
+    .files.flatMap((f) => f.text.split('\n'))
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as AuditRecord);
+}

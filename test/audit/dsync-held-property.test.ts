@@ -13,36 +13,10 @@ import fs from 'fs';
 import FakeTimers from '@sinonjs/fake-timers';
 import fc from 'fast-check';
 
-import { AuditLog, AuditRecord, chainFile, chainIndexes, checkpointFile, LAZY_SYNC_MS } from '../../src/audit';
-import { actionFields, KEY, readChain, tempDir, verify } from './chain-support';
+import { AuditLog, AuditRecord, chainFile, chainIndexes, LAZY_SYNC_MS } from '../../src/audit';
+import { actionFields, bounded, chainRecords, checkpointSeq, KEY, readChain, tempDir, turn, verify } from './chain-support';
 
 const NAME = 'chain';
-const realSetTimeout = setTimeout;
-const realClearTimeout = clearTimeout;
-const BOUND_MS = 5000;
-
-function bounded<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = realSetTimeout(() => reject(new Error(`${what}: not within ${BOUND_MS} ms`)), BOUND_MS);
-  });
-  return Promise.race([p, late]).finally(() => realClearTimeout(timer));
-}
-
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-function onDisk(dir: string): AuditRecord[] {
-  return readChain(dir, NAME)
-    .files.flatMap((f) => f.text.split('\n'))
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as AuditRecord);
-}
-
-function checkpointSeq(dir: string): number {
-  const file = checkpointFile(dir, NAME);
-  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
-  return text === '' ? -1 : (JSON.parse(text) as { seq: number }).seq;
-}
 
 type Step = 'intent' | 'intent-nowait' | 'outcome' | 'tick' | 'turn' | 'flush' | 'flush-nowait' | 'delete' | 'reopen';
 
@@ -90,7 +64,7 @@ describe('audit file chain, dsync: held outcomes, model-based', function () {
               heard.set(r.seq, r.hash);
               if (!lost)
                 assert.ok(
-                  onDisk(dir).some((d) => d.hash === r.hash),
+                  chainRecords(dir, NAME).some((d) => d.hash === r.hash),
                   `#${r.seq} heard and not in a file`,
                 );
             });
@@ -99,14 +73,14 @@ describe('audit file chain, dsync: held outcomes, model-based', function () {
           };
           log = start();
           const check = (): void => {
-            const cp = checkpointSeq(dir);
+            const cp = checkpointSeq(dir, NAME);
             assert.ok(cp === -1 || heard.has(cp), `the checkpoint names #${cp}, never heard (not durable)`);
             const inner = log as unknown as Internals;
             const held = new Set(inner.held.map((e) => e.record.seq));
             for (const e of inner.written) assert.ok(!held.has(e.record.seq), `#${e.record.seq} both written and held`);
             if (!lost) {
               // no record written twice, none out of order, none skipped
-              const seqs = onDisk(dir).map((r) => r.seq);
+              const seqs = chainRecords(dir, NAME).map((r) => r.seq);
               for (let i = 1; i < seqs.length; i++) assert.equal(seqs[i], seqs[i - 1] + 1, `on disk: ${seqs.join(',')}`);
             }
           };
@@ -124,7 +98,7 @@ describe('audit file chain, dsync: held outcomes, model-based', function () {
                   // (in some file: current.path names the file being sealed, which a later append may have moved on)
                   if (!lost)
                     assert.ok(
-                      onDisk(dir).some((d) => d.hash === r.hash),
+                      chainRecords(dir, NAME).some((d) => d.hash === r.hash),
                       `intent #${r.seq} acknowledged, not on disk`,
                     );
                   acked.set(r.seq, r);
@@ -169,7 +143,7 @@ describe('audit file chain, dsync: held outcomes, model-based', function () {
             const report = verify(readChain(dir, NAME));
             assert.strictEqual(report.ok, true, report.firstBad?.reason);
             assert.strictEqual(report.checkpoint, 'verified');
-            const present = new Map(onDisk(dir).map((r) => [r.seq, r.hash]));
+            const present = new Map(chainRecords(dir, NAME).map((r) => [r.seq, r.hash]));
             for (const r of acked.values()) assert.equal(present.get(r.seq), r.hash, `acknowledged #${r.seq} on disk`);
             assert.equal(heard.size, present.size, 'every record on disk heard');
             return;
@@ -180,7 +154,7 @@ describe('audit file chain, dsync: held outcomes, model-based', function () {
           await bounded(log.close(), 'the last close');
           const report = verify(readChain(dir, NAME));
           assert.equal(report.firstBad, undefined, report.firstBad?.reason);
-          const present = new Set(onDisk(dir).map((r) => r.hash));
+          const present = new Set(chainRecords(dir, NAME).map((r) => r.hash));
           for (const [seq, hash] of heard) {
             if (present.has(hash)) continue;
             assert.equal(report.ok, false, `#${seq} missing, the chain called complete`);

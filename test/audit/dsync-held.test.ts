@@ -9,44 +9,21 @@ import fs from 'fs';
 
 import FakeTimers from '@sinonjs/fake-timers';
 
-import { AuditLog, AuditRecord, chainFile, checkpointFile, LAZY_SYNC_MS } from '../../src/audit';
-import { actionFields, KEY, readChain, tempDir, verify } from './chain-support';
+import { AuditLog, AuditRecord, chainFile, LAZY_SYNC_MS } from '../../src/audit';
+import {
+  actionFields,
+  bounded,
+  chainRecords,
+  checkpointSeq,
+  KEY,
+  readChain,
+  settle,
+  tempDir,
+  turn,
+  verify,
+} from './chain-support';
 
 const NAME = 'chain';
-const realSetTimeout = setTimeout;
-const realClearTimeout = clearTimeout;
-const BOUND_MS = 3000;
-
-function bounded<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = realSetTimeout(() => reject(new Error(`${what}: not within ${BOUND_MS} ms`)), BOUND_MS);
-  });
-  return Promise.race([p, late]).finally(() => realClearTimeout(timer));
-}
-
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-async function settle(done: () => boolean, what: string): Promise<void> {
-  const start = Date.now();
-  while (!done()) {
-    if (Date.now() - start > BOUND_MS) throw new Error(`${what}: not within ${BOUND_MS} ms`);
-    await turn();
-  }
-}
-
-function records(dir: string): AuditRecord[] {
-  return readChain(dir, NAME)
-    .files.flatMap((f) => f.text.split('\n'))
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as AuditRecord);
-}
-
-function checkpointSeq(dir: string): number {
-  const file = checkpointFile(dir, NAME);
-  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
-  return text === '' ? -1 : (JSON.parse(text) as { seq: number }).seq;
-}
 
 /** Holds every chain-record write of a FileHandle (an O_DSYNC write through the thread pool) while armed. */
 async function writeGate(dir: string): Promise<{
@@ -120,7 +97,7 @@ describe('audit file chain, dsync: outcomes held for the next write', function (
       await bounded(flushed, 'flush, with the fake clock standing still');
       assert.ok(heard.includes(outcome.seq), 'the outcome durable (heard) once flush resolved');
       assert.ok(
-        records(dir).some((r) => r.seq === outcome.seq),
+        chainRecords(dir, NAME).some((r) => r.seq === outcome.seq),
         'the outcome in the file once flush resolved',
       );
     } finally {
@@ -167,16 +144,16 @@ describe('audit file chain, dsync: outcomes held for the next write', function (
     const [intent0, outcome0] = actionFields(0);
     const intent = await bounded(log.append(intent0), 'the intent');
     const outcome = await bounded(log.append(outcome0, { lazy: true }), 'the outcome (held)');
-    assert.ok(!records(dir).some((r) => r.seq === outcome.seq), 'held: not in the file yet');
+    assert.ok(!chainRecords(dir, NAME).some((r) => r.seq === outcome.seq), 'held: not in the file yet');
     assert.ok(!heard.includes(outcome.seq), 'held: not heard');
-    assert.equal(checkpointSeq(dir), intent.seq, 'held: not checkpointed');
+    assert.equal(checkpointSeq(dir, NAME), intent.seq, 'held: not checkpointed');
     await bounded(log.close(), 'close');
     assert.deepEqual(
-      records(dir).map((r) => r.seq),
+      chainRecords(dir, NAME).map((r) => r.seq),
       [0, intent.seq, outcome.seq],
     );
     assert.ok(heard.includes(outcome.seq), 'heard once written');
-    assert.equal(checkpointSeq(dir), outcome.seq);
+    assert.equal(checkpointSeq(dir, NAME), outcome.seq);
 
     const again = open(dir);
     const [intent1, outcome1] = actionFields(1);
@@ -199,7 +176,7 @@ describe('audit file chain, dsync: outcomes held for the next write', function (
       for (let i = 0; i < 40; i++) {
         const [intent, out] = actionFields(i);
         const record = await bounded(log.append(intent), 'an intent');
-        const onDisk = records(dir);
+        const onDisk = chainRecords(dir, NAME);
         // every record up to the intent is on disk, in seq order, none twice: the held outcome went first
         assert.deepEqual(
           onDisk.map((r) => r.seq),
@@ -220,7 +197,7 @@ describe('audit file chain, dsync: outcomes held for the next write', function (
       assert.strictEqual(report.ok, true, report.firstBad?.reason);
       assert.strictEqual(report.checkpoint, 'verified');
       assert.equal(new Set(heard).size, heard.length, 'no record heard twice');
-      assert.equal(heard.length, records(dir).length, 'every record heard once');
+      assert.equal(heard.length, chainRecords(dir, NAME).length, 'every record heard once');
       // one O_DSYNC write per action: the held outcome shares the next intent's (plus the file changes)
       assert.ok(gate.writes().length <= 40 + chain.files.length + 1, `${gate.writes().length} writes`);
     } finally {
@@ -256,7 +233,7 @@ describe('audit file chain, dsync: outcomes held for the next write', function (
         await assert.rejects(log.append(actionFields(2)[1], { lazy: true }), /nothing more is sent/);
         await bounded(log.flush(), 'flush of a broken log');
         await bounded(log.close(), 'close');
-        assert.equal(checkpointSeq(dir), intent.seq, 'the checkpoint names the last durable record');
+        assert.equal(checkpointSeq(dir, NAME), intent.seq, 'the checkpoint names the last durable record');
 
         if (loss === 'truncate') {
           // cut short: an alteration, which verify reports as such (and a writer may refuse to go on from)

@@ -11,14 +11,19 @@ import fs from 'fs';
 import FakeTimers from '@sinonjs/fake-timers';
 import fc from 'fast-check';
 
-import { AuditLog, AuditRecord, checkpointFile, LAZY_SYNC_MS } from '../../src/audit';
-import { actionFields, countDatasyncs, KEY, readChain, tempDir, verify } from './chain-support';
-
-function checkpointSeq(dir: string): number {
-  const file = checkpointFile(dir, 'chain');
-  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
-  return text === '' ? -1 : (JSON.parse(text) as { seq: number }).seq;
-}
+import { AuditLog, AuditRecord, LAZY_SYNC_MS } from '../../src/audit';
+import {
+  actionFields,
+  bounded,
+  checkpointSeq,
+  countDatasyncs,
+  KEY,
+  readChain,
+  settle,
+  tempDir,
+  turn,
+  verify,
+} from './chain-support';
 
 function fileText(dir: string): string {
   return readChain(dir, 'chain')
@@ -26,30 +31,17 @@ function fileText(dir: string): string {
     .join('');
 }
 
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-// The real timer, taken before any test installs a fake clock: a wait that never ends fails this test within
-// seconds (with the fake clock uninstalled), instead of running past mocha's timeout with the fake clock still
-// installed for every test after it.
-const realSetTimeout = setTimeout;
-const realClearTimeout = clearTimeout;
-const BOUND_MS = 10000;
-
-function bounded<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = realSetTimeout(() => reject(new Error(`${what}: not within ${BOUND_MS} ms`)), BOUND_MS);
-  });
-  return Promise.race([p, late]).finally(() => realClearTimeout(timer));
-}
-
-/** Turns of the event loop (I/O included) until `done`, at most BOUND_MS of real time. */
-async function settle(done: () => boolean, what: string): Promise<void> {
-  const start = Date.now();
-  while (!done()) {
-    if (Date.now() - start > BOUND_MS) throw new Error(`${what}: not within ${BOUND_MS} ms`);
-    await turn();
-  }
+/** The chain verifies, its checkpoint signed and current, with `outcomes` outcome records in its files. */
+function assertWhole(dir: string, outcomes: number): void {
+  const report = verify(readChain(dir, 'chain'));
+  assert.strictEqual(report.ok, true, report.firstBad?.reason);
+  assert.strictEqual(report.checkpoint, 'verified');
+  assert.equal(
+    fileText(dir)
+      .split('\n')
+      .filter((l) => l.includes('"phase":"outcome"')).length,
+    outcomes,
+  );
 }
 
 describe('audit file chain: lazy outcome records', function () {
@@ -69,15 +61,7 @@ describe('audit file chain: lazy outcome records', function () {
       await log.close();
       assert.equal(syncs.count(), 21, 'one more for the last outcome, at close');
       await Promise.all(outcomes);
-      const report = verify(readChain(dir, 'chain'));
-      assert.strictEqual(report.ok, true, report.firstBad?.reason);
-      assert.strictEqual(report.checkpoint, 'verified');
-      assert.equal(
-        fileText(dir)
-          .split('\n')
-          .filter((l) => l.includes('"phase":"outcome"')).length,
-        20,
-      );
+      assertWhole(dir, 20);
     } finally {
       syncs.restore();
       fs.rmSync(dir, { recursive: true, force: true });
@@ -116,15 +100,7 @@ describe('audit file chain: lazy outcome records', function () {
       await settle(() => heard[heard.length - 1] === last + 1, 'the last outcome written LAZY_SYNC_MS later');
       assert.equal(writes.length, 21);
       await bounded(log.close(), 'close');
-      const report = verify(readChain(dir, 'chain'));
-      assert.strictEqual(report.ok, true, report.firstBad?.reason);
-      assert.strictEqual(report.checkpoint, 'verified');
-      assert.equal(
-        fileText(dir)
-          .split('\n')
-          .filter((l) => l.includes('"phase":"outcome"')).length,
-        20,
-      );
+      assertWhole(dir, 20);
     } finally {
       clock.uninstall();
       proto.write = original;
@@ -151,7 +127,7 @@ describe('audit file chain: lazy outcome records', function () {
       const record = await lazy;
       assert.ok(fileText(dir).includes(`${JSON.stringify(record)}\n`), 'written at once, in its place in the chain');
       assert.deepEqual(heard, [0, first.seq], 'lh-audit hears only of durable records');
-      assert.equal(checkpointSeq(dir), first.seq, 'the checkpoint names the last durable record');
+      assert.equal(checkpointSeq(dir, 'chain'), first.seq, 'the checkpoint names the last durable record');
       clock.tick(LAZY_SYNC_MS - 1);
       for (let i = 0; i < 50; i++) await turn();
       assert.deepEqual(heard, [0, first.seq], 'not synced before LAZY_SYNC_MS');
@@ -159,7 +135,7 @@ describe('audit file chain: lazy outcome records', function () {
       await settle(() => heard.length >= 3, 'the outcome synced');
       assert.deepEqual(heard, [0, first.seq, record.seq], 'synced LAZY_SYNC_MS after it was written');
       // the checkpoint follows the records it names (written after they are durable)
-      await settle(() => checkpointSeq(dir) === record.seq, 'the checkpoint naming the outcome');
+      await settle(() => checkpointSeq(dir, 'chain') === record.seq, 'the checkpoint naming the outcome');
     } finally {
       clock.uninstall();
       await bounded(log.close(), 'close');
@@ -217,7 +193,10 @@ describe('audit file chain: lazy outcome records', function () {
               // every record heard is in a file; the checkpoint never goes past the durable ones
               for (const seq of heard) assert.ok(text.includes(`"seq":${seq},`), `#${seq} heard and in the file`);
               const durable = Math.max(-1, ...heard);
-              assert.ok(checkpointSeq(dir) <= durable, `checkpoint ${checkpointSeq(dir)} beyond the durable ${durable}`);
+              assert.ok(
+                checkpointSeq(dir, 'chain') <= durable,
+                `checkpoint ${checkpointSeq(dir, 'chain')} beyond the durable ${durable}`,
+              );
             };
             let next = 0;
             const open: number[] = []; // actions whose intent is in the chain and whose outcome is not yet
