@@ -238,6 +238,44 @@ describe('lh-state rate (StateNode on a model clock)', function () {
     }
   });
 
+  // found through a real broker under load (CI, test/coordination/state-mqtt-replicas.test.ts): a standby whose
+  // coordination lost Redis emits (every replica watches then), and a machine read before its first poll sent the
+  // errors it knew as a standby: "0 pending" while errors waited
+  it('a standby that starts emitting (Redis lost) holds the document until its watch polled', function () {
+    let lost = false;
+    let now = 0;
+    const sent: StateMsg[] = [];
+    const node = new StateNode({
+      ...about,
+      stateTopic: 's/{{instrument}}',
+      eventTopic: 'e/{{instrument}}',
+      perSecond: 1,
+      now: () => now,
+      emitting: () => lost,
+      send: (state) => {
+        if (state) sent.push(state);
+      },
+    });
+    try {
+      node.take({ ...about, kind: 'connection', state: 'online' });
+      assert.equal(sent.length, 0, 'a standby sends nothing');
+      lost = true;
+      node.roleChanged();
+      node.take({ ...about, kind: 'machine', doorClosed: true, systemReady: true });
+      node.take({ ...about, kind: 'connection', state: 'online' });
+      assert.equal(sent.length, 0, 'nothing before its watch polled');
+      node.take({ ...about, kind: 'errors', pending: [{ source: 'A', id: '3', title: 'Clot', severity: 'Error' }] });
+      assert.equal(sent.length, 1);
+      assert.equal((sent[0].payload as { errors: { pending: number } }).errors.pending, 1);
+      node.roleChanged(); // still emitting: nothing held again
+      now += 1000;
+      node.take({ ...about, kind: 'machine', doorClosed: false, systemReady: true });
+      assert.equal(sent.length, 2, 'the next change goes out');
+    } finally {
+      node.close();
+    }
+  });
+
   // found through a real broker (test/coordination/state-mqtt-replicas.test.ts): lh-server publishes the lease event
   // before lh-state's own role listener runs, and a replica that held the lease before sent the errors it knew then
   it('a lease event that makes this Node-RED the holder holds the document until a poll (never the stale list)', function () {

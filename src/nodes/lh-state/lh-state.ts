@@ -59,13 +59,10 @@ export = function register(RED: Red): void {
       // over: a flow without an error watch still gets its document)
       state.awaitPoll();
       if (coordination) {
-        let held = coordination.isHolder;
         stops.push(
           coordination.onChange(() => {
-            const now = coordination.isHolder;
-            if (now && !held) state.awaitPoll(); // a new holder says the current state once its watch has polled
-            if (!now) status.idle('lh-state.status.standby');
-            held = now;
+            state.roleChanged(); // a new holder, or every replica once Redis is lost: the state once its watch polled
+            if (!emitting()) status.idle('lh-state.status.standby');
           }),
         );
       }

@@ -53,9 +53,12 @@ export class StateNode {
   private awaiting = false;
   /** the next document goes out even if it is the one sent last */
   private force = false;
+  /** what `emitting()` said when last asked by roleChanged */
+  private wasEmitting: boolean;
 
   constructor(private readonly o: StateNodeOptions) {
     this.now = o.now ?? Date.now;
+    this.wasEmitting = o.emitting();
     this.memory = newMemory(o.instrument, this.now());
     this.stop = onLabEvent((event) => {
       if (event.instrumentKey === o.instrumentKey) this.take(event);
@@ -80,6 +83,17 @@ export class StateNode {
       this.force = true;
     }
     this.offer();
+  }
+
+  /**
+   * The coordination's role changed. A Node-RED that starts emitting (the lease taken, or Redis lost: every replica
+   * watches and says what it sees) holds its document until its watch polled: a standby never polled, so what it knows
+   * of the errors is old or nothing, and a machine read or a connection change would otherwise send "0 pending".
+   */
+  roleChanged(): void {
+    const now = this.o.emitting();
+    if (now && !this.wasEmitting) this.awaitPoll();
+    this.wasEmitting = now;
   }
 
   /** Hold documents until a poll's errors are in (`stopAwaiting` ends it without one: no watch node polls). */
