@@ -70,6 +70,8 @@ export class StateNode {
   }
 
   take(event: LabEvent): void {
+    // a role change may come before lh-state's own role listener runs (lh-server's listener publishes first)
+    this.roleChanged();
     // the lease came here: what this Node-RED knew of the errors is from when it last polled; hold the document until
     // the new holder's watch polled (lh-server tells this event before lh-state's own role listener runs)
     if (event.kind === 'lease' && event.holder) this.awaitPoll();
