@@ -9,10 +9,13 @@
  * (`listen: false`), pushes, pushes while every socket is dropped every 10 s, pushes across a simulator restart
  * (250 ms down; no error is injected while it is down, as a stopped instrument raises none). The steady push phase
  * runs twice, with *Deck photo* as migrated (on: an error that takes a photo waits for it, at most one per 10 s per
- * instrument) and unticked, side by side: the photo's share of the tail.
+ * instrument) and unticked, side by side: the photo's share of the tail. Last, a flood: 1,000 frames pushed at once,
+ * the polls they cost and the longest stall of Node-RED's event loop (issue 31: ≤ 200 ms).
  */
+import { monitorEventLoopDelay } from 'perf_hooks';
+
 import { Detection, tallyDetections } from './support/detections';
-import { Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
+import { EmbeddedNodeRed, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
 import { percentile, preciseNow, printTable, round, Row, sleep, verdict, writeResult } from './support/report';
 import { SimFleet } from './support/sim-fleet';
 
@@ -156,6 +159,21 @@ async function main(): Promise<void> {
       `  ${phase.label}, interval ${phase.interval} s: p50 ${round(p50, 1)} ms, p99 ${round(p99, 1)} ms, max ${round(Math.max(...latencies), 1)} ms, lost ${lost}, duplicated ${duplicated}`,
     );
   }
+  const flood = await measureFlood(red, fleet, baseUrl);
+  rows.push({
+    mode: `a flood of ${FLOOD_FRAMES} frames at once`,
+    interval: '5 s',
+    injected: '',
+    'p50 ms': '',
+    'p99 ms': '',
+    'max ms': '',
+    lost: '',
+    duplicated: '',
+    polls: flood.polls,
+    target: `event loop stalled ${flood.loopMaxMs} ms (≤ ${FLOOD_STALL_TARGET_MS}): ${verdict(flood.loopMaxMs <= FLOOD_STALL_TARGET_MS)}`,
+  });
+  results.push({ mode: 'flood', frames: FLOOD_FRAMES, ...flood, pass: flood.loopMaxMs <= FLOOD_STALL_TARGET_MS });
+  console.log(`  flood of ${FLOOD_FRAMES} frames: ${flood.polls} polls, event loop stalled at most ${flood.loopMaxMs} ms`);
   await red.stop();
   await fleet.stop();
   printTable('Error detection latency: injection (simulator) → msg on output 1 of lh-error-poll', rows);
@@ -185,6 +203,46 @@ async function main(): Promise<void> {
     dropEveryMs: DROP_EVERY_MS,
     results,
   });
+}
+
+const FLOOD_FRAMES = 1000;
+const FLOOD_STALL_TARGET_MS = 200;
+const LOOP_RESOLUTION_MS = 10;
+
+/**
+ * Issue 31's storm bound: 1,000 frames pushed at once on the errors socket (resolutions of ids nobody knows) cost a
+ * poll in flight and one follow-up at a time, so a handful of polls, and stall Node-RED's event loop at most 200 ms.
+ * Measured with perf_hooks' event-loop delay (10 ms resolution) from just before the flood to 2 s after it.
+ */
+async function measureFlood(
+  red: EmbeddedNodeRed,
+  fleet: SimFleet,
+  baseUrl: string,
+): Promise<{ polls: number; loopMaxMs: number }> {
+  await red.deploy([
+    serverNode('srv', baseUrl, ''),
+    tab('t'),
+    {
+      id: 'poll',
+      type: 'lh-error-poll',
+      z: 't',
+      name: '',
+      server: 'srv',
+      source: 'A',
+      interval: '5',
+      listen: true,
+      wires: [[], [], []],
+    },
+  ]);
+  await sleep(1500); // logged in, socket open, first polls done
+  await fleet.clearLog();
+  const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+  loop.enable();
+  await fleet.flood(0, FLOOD_FRAMES);
+  await sleep(2000);
+  loop.disable();
+  const polls = (await fleet.log()).filter((e) => e.path === '/api/v1/errors/check-for-pending-errors').length;
+  return { polls, loopMaxMs: round(Math.max(0, loop.max / 1e6 - LOOP_RESOLUTION_MS), 1) };
 }
 
 /** Drops every socket every 10 s, or restarts the simulator once mid-phase; resolves when that is over. */

@@ -108,6 +108,14 @@ async function run(cmd: ChildCommand): Promise<unknown> {
     case 'inject':
       startInjecting(cmd.index, cmd.ratePerSec, cmd.durationMs, cmd.holdMs, cmd.kinds, cmd.burst);
       return null;
+    case 'flood': {
+      const sim = sims[cmd.index];
+      for (let i = 0; i < cmd.count; i++) {
+        const data = JSON.stringify({ id: `flood-${Date.now()}-${i}` });
+        sim.publishRawFrame('errors', JSON.stringify({ code: 'RuntimeErrorResolved', description: '', data }));
+      }
+      return preciseNow();
+    }
     case 'dropSockets':
       return cmd.indexes.reduce((n, i) => n + sims[i].dropEventSockets(), 0);
     case 'restart':

@@ -162,6 +162,12 @@ export class SimFleet {
     return (counts as number[]).reduce((a, b) => a + b, 0);
   }
 
+  /** Pushes `count` frames at once on one simulator's errors socket; resolves with the time the last was sent. */
+  async flood(index: number, count: number): Promise<number> {
+    const { child, local } = this.locate(index);
+    return (await child.call('flood', { index: local, count })) as number;
+  }
+
   /** Restarts one simulator (state kept) after `downtimeMs`; no error is injected into it while it is down. */
   restart(index: number, downtimeMs: number): Promise<unknown> {
     const { child, local } = this.locate(index);

@@ -19,6 +19,8 @@ export type ChildCommand =
       burst?: boolean;
     }
   | { cmd: 'dropSockets'; indexes: number[] }
+  /** `count` RuntimeErrorResolved frames of ids nobody knows, on one simulator's errors socket, in one go */
+  | { cmd: 'flood'; index: number; count: number }
   | { cmd: 'restart'; index: number; downtimeMs: number }
   | { cmd: 'socketCounts' }
   | { cmd: 'injections' }
