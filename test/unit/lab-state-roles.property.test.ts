@@ -185,3 +185,51 @@ describe('lh-state under coordination roles (StateNode on a model clock)', funct
     );
   });
 });
+
+describe('lh-state under coordination roles: two poll nodes of one instrument (one source each)', function () {
+  // state-document.ts: "two poll nodes of one instrument may poll one each"; each poll's errors event covers its
+  // source only, and the other source's errors stay what this Node-RED knew: from when it held the lease before
+  it('a replica that starts emitting holds the document until every source it saw polled has polled again', function () {
+    let role: Role = 'holder';
+    let now = 0;
+    const sent: StateDocument[] = [];
+    const node = new StateNode({
+      ...about,
+      stateTopic: 's/{{instrument}}',
+      eventTopic: 'e/{{instrument}}',
+      perSecond: 1,
+      now: () => now,
+      emitting: () => role === 'holder' || role === 'lost',
+      send: (state) => {
+        if (state) sent.push(state.payload as StateDocument);
+      },
+    });
+    const b1: PendingErrorView = { source: 'B', id: 'b1', title: 'Clot', severity: 'Error' };
+    const b2: PendingErrorView = { source: 'B', id: 'b2', title: 'Door', severity: 'Error' };
+    try {
+      node.take({ ...about, kind: 'errors', pending: [], sources: ['A'] });
+      node.take({ ...about, kind: 'errors', pending: [b1], sources: ['B'] });
+      role = 'standby'; // another replica holds it: b1 is resolved there and b2 raised, unseen here
+      node.take({ ...about, kind: 'lease', holder: false });
+      node.roleChanged();
+      role = 'lost'; // Redis lost: every replica watches and emits
+      node.roleChanged();
+      const before = sent.length;
+      now += 5000;
+      node.take({ ...about, kind: 'errors', pending: [], sources: ['A'] }); // source A's poll node polled first
+      assert.deepEqual(
+        sent.slice(before).map((d) => d.errors.list.map((e) => e.id)),
+        [],
+        'no document while B is what this Node-RED knew as a standby',
+      );
+      now += 5000;
+      node.take({ ...about, kind: 'errors', pending: [b2], sources: ['B'] });
+      assert.deepEqual(
+        sent.slice(before).map((d) => d.errors.list.map((e) => e.id)),
+        [['b2']],
+      );
+    } finally {
+      node.close();
+    }
+  });
+});
