@@ -4,7 +4,7 @@
  * per error and run event; with coordination, only while this Node-RED holds the instrument's lease, and the current
  * document at once when it becomes the holder.
  */
-import { LabEvent, onLabEvent } from '../../observe/lab-events';
+import { ErrorSource, LabEvent, onLabEvent } from '../../observe/lab-events';
 import { admit, RateGate } from '../../observe/rate-gate';
 import { fold, newMemory, shownError, StateDocument, StateMemory, topicLevel } from '../../observe/state-document';
 
@@ -34,6 +34,8 @@ export interface StateNodeOptions {
   clearTimer?: (handle: unknown) => void;
 }
 
+const ALL_SOURCES: readonly ErrorSource[] = ['A', 'B'];
+
 function topicOf(template: string, instrument: string): string {
   return template.split('{{instrument}}').join(topicLevel(instrument));
 }
@@ -55,6 +57,10 @@ export class StateNode {
   private force = false;
   /** what `emitting()` said when last asked by roleChanged */
   private wasEmitting: boolean;
+  /** the sources an errors event ever listed here (two poll nodes of one instrument may poll one each) */
+  private readonly polledSources = new Set<ErrorSource>();
+  /** the sources listed since `awaitPoll`: the wait ends once every source in `polledSources` is among them */
+  private readonly listedSinceAwait = new Set<ErrorSource>();
 
   constructor(private readonly o: StateNodeOptions) {
     this.now = o.now ?? Date.now;
@@ -77,7 +83,15 @@ export class StateNode {
     if (event.kind === 'lease' && event.holder) this.awaitPoll();
     this.memory = fold(this.memory, event, this.now());
     if (this.o.emitting()) this.sendEvent(event);
-    if (this.awaiting && event.kind === 'errors') {
+    if (event.kind === 'errors') {
+      for (const source of event.sources ?? ALL_SOURCES) {
+        this.polledSources.add(source);
+        this.listedSinceAwait.add(source);
+      }
+    }
+    // a poll of one source leaves another source's errors as this node knew them (as a standby: old, or nothing)
+    const polledAll = [...this.polledSources].every((source) => this.listedSinceAwait.has(source));
+    if (this.awaiting && event.kind === 'errors' && polledAll) {
       // the first document that knows the errors: at once (within the rate: a lease that comes and goes quickly
       // does not multiply documents), even when it says what this node sent before (another may have sent since)
       this.awaiting = false;
@@ -101,6 +115,7 @@ export class StateNode {
   /** Hold documents until a poll's errors are in (`stopAwaiting` ends it without one: no watch node polls). */
   awaitPoll(): void {
     this.awaiting = true;
+    this.listedSinceAwait.clear();
     this.clear();
     this.clearPollWait();
     this.pollWait = this.setTimer(() => {
