@@ -15,7 +15,7 @@
 import { monitorEventLoopDelay } from 'perf_hooks';
 
 import { Detection, tallyDetections } from './support/detections';
-import { EmbeddedNodeRed, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
+import { EmbeddedNodeRed, FlowNode, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
 import { percentile, preciseNow, printTable, round, Row, sleep, verdict, writeResult } from './support/report';
 import { SimFleet } from './support/sim-fleet';
 
@@ -78,14 +78,7 @@ async function main(): Promise<void> {
       serverNode('srv', baseUrl, phase.source === 'both' ? instrumentUrl : ''),
       tab('t'),
       {
-        id: 'poll',
-        type: 'lh-error-poll',
-        z: 't',
-        name: '',
-        server: 'srv',
-        source: phase.source,
-        interval: String(phase.interval),
-        listen: phase.listen,
+        ...pollNode(phase.source, phase.interval, phase.listen),
         ...(phase.snapshot === false ? { snapshot: false } : {}),
         wires: [['raised'], ['resolved'], ['conn']],
       },
@@ -205,6 +198,11 @@ async function main(): Promise<void> {
   });
 }
 
+/** The lh-error-poll node every phase deploys (its wires and options added by the caller). */
+function pollNode(source: 'A' | 'both', interval: number, listen: boolean): FlowNode {
+  return { id: 'poll', type: 'lh-error-poll', z: 't', name: '', server: 'srv', source, interval: String(interval), listen };
+}
+
 const FLOOD_FRAMES = 1000;
 const FLOOD_STALL_TARGET_MS = 200;
 const LOOP_RESOLUTION_MS = 10;
@@ -219,21 +217,7 @@ async function measureFlood(
   fleet: SimFleet,
   baseUrl: string,
 ): Promise<{ polls: number; loopMaxMs: number }> {
-  await red.deploy([
-    serverNode('srv', baseUrl, ''),
-    tab('t'),
-    {
-      id: 'poll',
-      type: 'lh-error-poll',
-      z: 't',
-      name: '',
-      server: 'srv',
-      source: 'A',
-      interval: '5',
-      listen: true,
-      wires: [[], [], []],
-    },
-  ]);
+  await red.deploy([serverNode('srv', baseUrl, ''), tab('t'), { ...pollNode('A', 5, true), wires: [[], [], []] }]);
   await sleep(1500); // logged in, socket open, first polls done
   await fleet.clearLog();
   const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });

@@ -124,6 +124,23 @@ describe('lh-state document (pure)', function () {
   });
 });
 
+/** A StateNode at one document a second on the clock `now`, and the documents it sends. */
+function documentsOf(emitting: () => boolean, now: () => number): { node: StateNode; sent: StateMsg[] } {
+  const sent: StateMsg[] = [];
+  const node = new StateNode({
+    ...about,
+    stateTopic: 's/{{instrument}}',
+    eventTopic: 'e/{{instrument}}',
+    perSecond: 1,
+    now,
+    emitting,
+    send: (state) => {
+      if (state) sent.push(state);
+    },
+  });
+  return { node, sent };
+}
+
 describe('lh-state rate (StateNode on a model clock)', function () {
   it('sends at most `perSecond` documents a second and always the latest one last, under any storm', function () {
     fc.assert(
@@ -244,18 +261,10 @@ describe('lh-state rate (StateNode on a model clock)', function () {
   it('a standby that starts emitting (Redis lost) holds the document until its watch polled', function () {
     let lost = false;
     let now = 0;
-    const sent: StateMsg[] = [];
-    const node = new StateNode({
-      ...about,
-      stateTopic: 's/{{instrument}}',
-      eventTopic: 'e/{{instrument}}',
-      perSecond: 1,
-      now: () => now,
-      emitting: () => lost,
-      send: (state) => {
-        if (state) sent.push(state);
-      },
-    });
+    const { node, sent } = documentsOf(
+      () => lost,
+      () => now,
+    );
     try {
       node.take({ ...about, kind: 'connection', state: 'online' });
       assert.equal(sent.length, 0, 'a standby sends nothing');
@@ -282,18 +291,10 @@ describe('lh-state rate (StateNode on a model clock)', function () {
   it('a lease event that makes this Node-RED the holder holds the document until a poll (never the stale list)', function () {
     let holder = true;
     let now = 0;
-    const sent: StateMsg[] = [];
-    const node = new StateNode({
-      ...about,
-      stateTopic: 's/{{instrument}}',
-      eventTopic: 'e/{{instrument}}',
-      perSecond: 1,
-      now: () => now,
-      emitting: () => holder,
-      send: (state) => {
-        if (state) sent.push(state);
-      },
-    });
+    const { node, sent } = documentsOf(
+      () => holder,
+      () => now,
+    );
     const error = (id: string): PendingErrorView => ({ source: 'A', id, title: `e${id}`, severity: 'Error' });
     try {
       node.take({ ...about, kind: 'errors', pending: [error('1'), error('2')] });
