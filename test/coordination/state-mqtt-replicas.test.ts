@@ -99,6 +99,7 @@ describeWithRedis('lh-state on two replicas through core mqtt out to a real brok
   });
 
   it(`each change arrives once, the retained state is current after a failover, the rate holds in a storm [${process.env.LH_MQTT_BROKER ?? 'mosquitto if installed, else aedes'}]`, async function () {
+    const t0 = Date.now();
     const live = await Subscriber.connect(broker.url);
     subscribers.push(live);
     await pair.start({ interval: 0.5, extra: stateToBroker(broker, '1') });
@@ -128,6 +129,7 @@ describeWithRedis('lh-state on two replicas through core mqtt out to a real brok
     const holder = await pair.holder();
     assert.ok(holder);
     const before = live.states.length;
+    const killAt = Date.now() - t0;
     await holder.kill();
     pair.sim.resolvePendingError(errors[0].id);
     await docWith(2, before);
@@ -175,7 +177,15 @@ describeWithRedis('lh-state on two replicas through core mqtt out to a real brok
     // it never polled would), and the broker keeps the final state
     const first = live.states.findIndex((s) => s.doc.errors.pending > 0);
     const zero = live.states.slice(first).filter((s) => s.doc.errors.pending === 0);
-    assert.equal(zero.length, 0, `${zero.length} documents said 0 pending while errors were pending`);
+    // the whole sequence when it fails (pending, fold time, arrival, retained): which phase sent it, and from which fold
+    const seen = live.states.map(
+      (s, i) => `${i}:${s.doc.errors.pending}@${s.doc.updatedAt}${s.retain ? ' R' : ''} +${s.at - t0}`,
+    );
+    assert.equal(
+      zero.length,
+      0,
+      `${zero.length} documents said 0 pending while errors were pending (the holder killed at +${killAt} ms, after document ${before}; the storm from +${stormStart - t0} ms): ${seen.join(', ')}`,
+    );
     const last = await Subscriber.connect(broker.url, 'lab/+/state');
     subscribers.push(last);
     await until(() => last.states.length > 0, 'the retained document', 10_000);
