@@ -327,7 +327,7 @@ export class AuditLog extends EventEmitter {
         if (writing) await writing;
         // an O_DSYNC file's write returned once the data was on disk; without fsync, written is all there is; lazy
         // records wait for a sync unless one is due or the log closes (then every batch is synced)
-        const onDisk = !this.fsync || this.options.writeMode === 'dsync';
+        const onDisk = !this.fsync || this.onThreadPool;
         if (!onDisk && !this.syncDue() && batch.every((entry) => entry.lazy)) {
           // in the file: their appends resolve now (nobody waits on them to act; close() syncs them at the latest, so
           // a close never waits on the timer, which a test's fake clock may hold)
@@ -528,7 +528,7 @@ export class AuditLog extends EventEmitter {
     if (this.handle?.file === file) return this.handle.fh;
     // records written to the file being left and not yet durable are synced first (its handle closes now), and are
     // acknowledged with this batch: the file must still be the one its path names
-    if (this.handle && this.written.length > 0 && this.fsync && this.options.writeMode !== 'dsync') await this.sync();
+    if (this.handle && this.written.length > 0 && this.fsync && !this.onThreadPool) await this.sync();
     if (this.handle) {
       this.checkNamed();
       await this.handle.fh.close();
@@ -537,7 +537,7 @@ export class AuditLog extends EventEmitter {
     const resumed = this.resumedFile?.file === file ? this.resumedFile : undefined;
     this.resumedFile = undefined;
     const { O_WRONLY, O_CREAT, O_APPEND, O_DSYNC } = fs.constants;
-    const dsync = this.fsync && this.options.writeMode === 'dsync' ? O_DSYNC : 0;
+    const dsync = this.onThreadPool ? O_DSYNC : 0;
     const flags = O_WRONLY | O_APPEND | dsync | (resumed ? 0 : O_CREAT);
     const path = chainFile(this.options.dir, this.options.name, file);
     let fh: fs.promises.FileHandle;
