@@ -28,6 +28,66 @@ describeWithRedis('lh-state with two Node-RED processes on one Redis (issue 35)'
     await collector.stop();
   });
 
+  it('a poll that sees one error resolved and another raised never sends the step between them ("0 pending")', async function () {
+    sim = await startSimulator();
+    const prefix = `lh-state-swap-${process.pid}`;
+    const instruments = [{ id: 'i1', baseUrl: sim.baseUrl }];
+    const flows: FlowNode[] = [
+      ...watchFlows({
+        redisUrl: db.harness.url,
+        prefix,
+        leaseSeconds: 2,
+        instruments,
+        collectorUrl: collector.url,
+        interval: 0.5,
+      }),
+      {
+        id: 'state',
+        type: 'lh-state',
+        z: 'tab',
+        server: 'server-i1',
+        rate: '20',
+        machineInterval: '0',
+        repeat: '0',
+        wires: [['to-state'], []],
+      },
+      {
+        id: 'to-state',
+        type: 'function',
+        z: 'tab',
+        func: "msg.payload = { kind: 'state', id: msg.payload.errors.list.map((e) => e.title).sort().join('+') || 'none' }; msg.headers = { 'content-type': 'application/json' }; return msg;",
+        outputs: 1,
+        wires: [['post']],
+      },
+    ];
+    const replica = new Replica('r1', flows, credentialsFor(instruments));
+    replicas.push(replica);
+    await replica.start();
+    await until(
+      async () => (await leaseHolder(db.redis, prefix, { baseUrl: sim!.baseUrl }, replicas)) !== undefined,
+      'a holder',
+      20000,
+    );
+    const states = (): string[] => collector.events.filter((e) => e.kind === 'state').map((e) => e.id);
+    // each round: the error pending is resolved and a new one raised between two polls; every document lists one of them
+    let current = sim.injectPendingError({ title: 'e0', severity: 'Error' });
+    await until(() => states().includes('e0'), 'a document with e0', 20000);
+    for (let round = 1; round <= 4; round++) {
+      await new Promise((r) => setTimeout(r, 120)); // past the node's rate: the next document may go out at once
+      sim.resolvePendingError(current.id);
+      current = sim.injectPendingError({ title: `e${round}`, severity: 'Error' });
+      await until(() => states().includes(`e${round}`), `a document with e${round}`, 20000);
+    }
+    const first = states().indexOf('e0');
+    assert.deepStrictEqual(
+      states()
+        .slice(first)
+        .filter((s) => !/^e\d$/.test(s)),
+      [],
+      `documents: ${states().join(', ')}`,
+    );
+  });
+
   it('only the holder sends documents; after a SIGKILL the new holder sends the current one (the pending error), none saying 0', async function () {
     sim = await startSimulator();
     const prefix = `lh-state-${process.pid}`;

@@ -279,13 +279,9 @@ export class ErrorWatch {
       ? resolveAnswered(watch, (key, record) => answeredHere(client, key, record), rules)
       : undefined;
     if (outcome.changed || answered?.changed) this.save();
-    await this.emit(
-      { raised: outcome.raised, resolved: [...outcome.resolved, ...(answered?.resolved ?? [])], changed: false },
-      [],
-      listedKeysOf(results, rules),
-    );
-    if (outcome.warn) logWarn(this.node, outcome.warn);
-    // with the open firmware errors (source A): the instrument never lists them, and they still wait for an answer
+    // the list first, then each error's event: a state document made between two of those events (coordinated, each
+    // waits for Redis) would show a step the instrument never was in, e.g. one error resolved, the next not yet raised.
+    // The list has the open firmware errors (source A): the instrument never lists them, and they still wait for an answer
     const firmware = openFirmwareRecords(watch);
     this.lab.pending(
       results.map((r) =>
@@ -294,6 +290,12 @@ export class ErrorWatch {
           : { source: r.source },
       ),
     );
+    await this.emit(
+      { raised: outcome.raised, resolved: [...outcome.resolved, ...(answered?.resolved ?? [])], changed: false },
+      [],
+      listedKeysOf(results, rules),
+    );
+    if (outcome.warn) logWarn(this.node, outcome.warn);
     this.lastStatus = outcome.status;
     this.showStatus(outcome.status);
     this.catchUpConnection();
