@@ -509,7 +509,7 @@ export class AuditLog extends EventEmitter {
       const fh = await this.handleFor(file);
       const buf = Buffer.from(text);
       // into an O_DSYNC file through the thread pool (it returns once on disk); otherwise into the page cache, here
-      if (this.onThreadPool) await fh.write(buf);
+      if (this.onThreadPool) await writeWholeOnPool(fh, buf);
       else writeWhole(fh.fd, buf);
       if (this.handle) this.handle.bytes += buf.length;
     }
@@ -601,6 +601,12 @@ function writeWhole(fd: number, buf: Buffer, position?: number): void {
   while (done < buf.length) {
     done += fs.writeSync(fd, buf, done, buf.length - done, position === undefined ? null : position + done);
   }
+}
+
+/** The whole buffer through the thread pool: a write may take less than it was given (a full disk, a signal). */
+async function writeWholeOnPool(fh: fs.promises.FileHandle, buf: Buffer): Promise<void> {
+  let done = 0;
+  while (done < buf.length) done += (await fh.write(buf, done, buf.length - done)).bytesWritten;
 }
 
 /**

@@ -32,4 +32,33 @@ describe('audit file chain: write modes', function () {
       }
     });
   }
+
+  it('dsync: a write the disk takes only in part (a full disk, a signal) is finished; the chain verifies', async function () {
+    const dir = tempDir();
+    const probe = await fs.promises.open(`${dir}/probe`, 'w');
+    const proto = Object.getPrototypeOf(probe) as { write: (...args: unknown[]) => Promise<{ bytesWritten: number }> };
+    await probe.close();
+    const original = proto.write;
+    let calls = 0;
+    // at most 7 bytes a call, as write(2) may take less than it is given
+    proto.write = function (this: unknown, buf: unknown, offset?: unknown, length?: unknown, ...rest: unknown[]) {
+      if (!Buffer.isBuffer(buf)) return original.call(this, buf, offset, length, ...rest);
+      calls++;
+      const from = typeof offset === 'number' ? offset : 0;
+      const size = typeof length === 'number' ? length : buf.length - from;
+      return original.call(this, buf, from, Math.min(size, 7), ...rest);
+    };
+    try {
+      const log = new AuditLog({ dir, name: 'chain', instrument: 'i', key: KEY, writeMode: 'dsync' });
+      for (let i = 0; i < 5; i++) for (const fields of actionFields(i)) await log.append(fields);
+      await log.close();
+      assert.ok(calls > 10, `the records went through the short writes (${calls} calls)`);
+      const report = verify(readChain(dir, 'chain'));
+      assert.strictEqual(report.ok, true, report.firstBad?.reason);
+      assert.ok(report.records >= 10, `${report.records} records verified`);
+    } finally {
+      proto.write = original;
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
