@@ -28,38 +28,41 @@ describeWithRedis('lh-state with two Node-RED processes on one Redis (issue 35)'
     await collector.stop();
   });
 
+  /** An error watch (A, every 0.5 s) and lh-state (20 a second) on one instrument; each document posted as `id`. */
+  const stateFlows = (prefix: string, baseUrl: string, id: string): FlowNode[] => [
+    ...watchFlows({
+      redisUrl: db.harness.url,
+      prefix,
+      leaseSeconds: 2,
+      instruments: [{ id: 'i1', baseUrl }],
+      collectorUrl: collector.url,
+      interval: 0.5,
+    }),
+    {
+      id: 'state',
+      type: 'lh-state',
+      z: 'tab',
+      server: 'server-i1',
+      rate: '20',
+      machineInterval: '0',
+      repeat: '0',
+      wires: [['to-state'], []],
+    },
+    {
+      id: 'to-state',
+      type: 'function',
+      z: 'tab',
+      func: `msg.payload = { kind: 'state', id: ${id}, replica: env.get('LH_REPLICA') }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
+      outputs: 1,
+      wires: [['post']],
+    },
+  ];
+
   it('a poll that sees one error resolved and another raised never sends the step between them ("0 pending")', async function () {
     sim = await startSimulator();
     const prefix = `lh-state-swap-${process.pid}`;
     const instruments = [{ id: 'i1', baseUrl: sim.baseUrl }];
-    const flows: FlowNode[] = [
-      ...watchFlows({
-        redisUrl: db.harness.url,
-        prefix,
-        leaseSeconds: 2,
-        instruments,
-        collectorUrl: collector.url,
-        interval: 0.5,
-      }),
-      {
-        id: 'state',
-        type: 'lh-state',
-        z: 'tab',
-        server: 'server-i1',
-        rate: '20',
-        machineInterval: '0',
-        repeat: '0',
-        wires: [['to-state'], []],
-      },
-      {
-        id: 'to-state',
-        type: 'function',
-        z: 'tab',
-        func: "msg.payload = { kind: 'state', id: msg.payload.errors.list.map((e) => e.title).sort().join('+') || 'none' }; msg.headers = { 'content-type': 'application/json' }; return msg;",
-        outputs: 1,
-        wires: [['post']],
-      },
-    ];
+    const flows = stateFlows(prefix, sim.baseUrl, "msg.payload.errors.list.map((e) => e.title).sort().join('+') || 'none'");
     const replica = new Replica('r1', flows, credentialsFor(instruments));
     replicas.push(replica);
     await replica.start();
@@ -92,34 +95,7 @@ describeWithRedis('lh-state with two Node-RED processes on one Redis (issue 35)'
     sim = await startSimulator();
     const prefix = `lh-state-${process.pid}`;
     const instruments = [{ id: 'i1', baseUrl: sim.baseUrl }];
-    const flows: FlowNode[] = [
-      ...watchFlows({
-        redisUrl: db.harness.url,
-        prefix,
-        leaseSeconds: 2,
-        instruments,
-        collectorUrl: collector.url,
-        interval: 0.5,
-      }),
-      {
-        id: 'state',
-        type: 'lh-state',
-        z: 'tab',
-        server: 'server-i1',
-        rate: '20',
-        machineInterval: '0',
-        repeat: '0',
-        wires: [['to-state'], []],
-      },
-      {
-        id: 'to-state',
-        type: 'function',
-        z: 'tab',
-        func: "msg.payload = { kind: 'state', id: String(msg.payload.errors.pending), replica: env.get('LH_REPLICA') }; msg.headers = { 'content-type': 'application/json' }; return msg;",
-        outputs: 1,
-        wires: [['post']],
-      },
-    ];
+    const flows = stateFlows(prefix, sim.baseUrl, 'String(msg.payload.errors.pending)');
     for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentialsFor(instruments)));
     await Promise.all(replicas.map((r) => r.start()));
     const holderNow = (): Promise<Replica | undefined> => leaseHolder(db.redis, prefix, { baseUrl: sim!.baseUrl }, replicas);
