@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { StateMsg, StateNode } from '../../src/nodes/lh-state/state-node';
 import type { LabEvent, PendingErrorView } from '../../src/observe/lab-events';
 import type { StateDocument } from '../../src/observe/state-document';
+import { ModelClock } from '../support/model-clock';
 
 const about = { instrumentKey: 'http://x|', instrument: 'X' };
 type Role = 'joining' | 'standby' | 'holder' | 'lost';
@@ -65,9 +66,7 @@ const key = (e: PendingErrorView): string => JSON.stringify([e.source, e.id, e.t
 function run(initial: Role, steps: Step[], perSecond: number): void {
   let role: Role = initial;
   const emitting = (): boolean => role === 'holder' || role === 'lost';
-  let now = 0;
-  let nextId = 0;
-  const timers: { at: number; fn: () => void; id: number; fallback: boolean }[] = [];
+  const clock = new ModelClock();
   let cause = 'event' as Cause;
   /** since this Node-RED last started emitting (or its deploy): the errors a poll listed and what came after it */
   let polled: Map<string, PendingErrorView> | undefined;
@@ -87,36 +86,21 @@ function run(initial: Role, steps: Step[], perSecond: number): void {
     perSecond,
     emitting,
     pollWaitMs: POLL_WAIT_MS,
-    now: () => now,
+    ...clock.options,
     send: (state: StateMsg | null) => {
       if (!state) return;
       assert.ok(emitting(), `a document while ${role}`);
-      sent.push({ at: now, doc: state.payload as StateDocument, cause, fellBack, polled: polled && new Map(polled) });
-    },
-    setTimer: (fn, ms) => {
-      const t = { at: now + ms, fn, id: nextId++, fallback: ms === POLL_WAIT_MS };
-      timers.push(t);
-      return t.id;
-    },
-    clearTimer: (id) => {
-      const i = timers.findIndex((t) => t.id === id);
-      if (i >= 0) timers.splice(i, 1);
+      sent.push({ at: clock.now, doc: state.payload as StateDocument, cause, fellBack, polled: polled && new Map(polled) });
     },
   });
-  const runTimersUntil = (to: number): void => {
-    for (;;) {
-      timers.sort((a, b) => a.at - b.at || a.id - b.id);
-      const t = timers[0];
-      if (!t || t.at > to) break;
-      timers.shift();
-      now = t.at;
-      cause = t.fallback ? 'fallback' : 'timer';
-      if (t.fallback && polled === undefined) fellBack = true;
-      t.fn();
+  const runTimersUntil = (to: number): void =>
+    clock.runUntil(to, (timer, fire) => {
+      const fallback = timer.ms === POLL_WAIT_MS;
+      cause = fallback ? 'fallback' : 'timer';
+      if (fallback && polled === undefined) fellBack = true;
+      fire();
       cause = 'event';
-    }
-    now = to;
-  };
+    });
   const take = (event: LabEvent): void => {
     // the model: a poll's list since the start replaces what was known; raised and resolved change it after
     if (event.kind === 'errors') polled = new Map(event.pending.map((e) => [key(e), e]));
@@ -141,14 +125,14 @@ function run(initial: Role, steps: Step[], perSecond: number): void {
     for (const step of steps) {
       if (step.op === 'role') setRole(step.role, step.listenerFirst, step.sameTurn);
       else if (step.op === 'event') take(step.event);
-      else if (step.op === 'advance') runTimersUntil(now + step.ms);
+      else if (step.op === 'advance') runTimersUntil(clock.now + step.ms);
       else {
         cause = 'emitNow';
         node.emitNow();
         cause = 'event';
       }
     }
-    runTimersUntil(now + POLL_WAIT_MS + 2000);
+    runTimersUntil(clock.now + POLL_WAIT_MS + 2000);
 
     const gap = Math.ceil(1000 / perSecond);
     sent.forEach((s, i) => {

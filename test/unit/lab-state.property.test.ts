@@ -13,6 +13,7 @@ import {
   StateMemory,
   topicLevel,
 } from '../../src/observe/state-document';
+import { ModelClock } from '../support/model-clock';
 
 const about = { instrumentKey: 'http://x|', instrument: 'X' };
 const SEVERITIES = ['Fatal', 'Error', 'Warning', 'Info', 'odd'];
@@ -148,9 +149,7 @@ describe('lh-state rate (StateNode on a model clock)', function () {
         fc.array(fc.tuple(fc.integer({ min: 0, max: 400 }), eventArb), { minLength: 1, maxLength: 80 }),
         fc.constantFrom(1, 2, 5),
         (steps, perSecond) => {
-          let now = 0;
-          const timers: { at: number; fn: () => void; id: number }[] = [];
-          let nextId = 0;
+          const clock = new ModelClock();
           const sent: { at: number; msg: StateMsg }[] = [];
           const node = new StateNode({
             ...about,
@@ -159,37 +158,17 @@ describe('lh-state rate (StateNode on a model clock)', function () {
             perSecond,
             emitting: () => true,
             send: (state) => {
-              if (state) sent.push({ at: now, msg: state });
+              if (state) sent.push({ at: clock.now, msg: state });
             },
-            now: () => now,
-            setTimer: (fn, ms) => {
-              const t = { at: now + ms, fn, id: nextId++ };
-              timers.push(t);
-              return t.id;
-            },
-            clearTimer: (id) => {
-              const i = timers.findIndex((t) => t.id === id);
-              if (i >= 0) timers.splice(i, 1);
-            },
+            ...clock.options,
           });
-          const runTimersUntil = (to: number): void => {
-            for (;;) {
-              timers.sort((a, b) => a.at - b.at);
-              const t = timers[0];
-              if (!t || t.at > to) break;
-              timers.shift();
-              now = t.at;
-              t.fn();
-            }
-            now = to;
-          };
           try {
             node.emitNow();
             for (const [wait, event] of steps) {
-              runTimersUntil(now + wait);
+              clock.runUntil(clock.now + wait);
               node.take(event);
             }
-            runTimersUntil(now + 10_000);
+            clock.runUntil(clock.now + 10_000);
             const gap = Math.ceil(1000 / perSecond);
             for (let i = 1; i < sent.length; i++) assert.ok(sent[i].at - sent[i - 1].at >= gap, 'two documents inside one gap');
             assert.deepEqual(sent[sent.length - 1].msg.payload, node.document);
