@@ -137,6 +137,9 @@ export function fold(memory: StateMemory, event: LabEvent, now: number): StateMe
       next = { ...doc, errors: errorsOf(pending, links) };
       break;
     case 'raised': {
+      // after its poll's list (`listed`): that list says what is pending. A raise it does not show (a later holder
+      // sending again what an earlier one raised, now gone) would show an error the instrument no longer has.
+      if (event.listed) return memory;
       const shown = shownError(event.error);
       const key = errorKey(shown);
       if (!pending.some((e) => errorKey(e) === key)) pending = [...pending, shown];
@@ -145,7 +148,9 @@ export function fold(memory: StateMemory, event: LabEvent, now: number): StateMe
     }
     case 'resolved': {
       const key = errorKey(shownError(event.error));
-      pending = pending.filter((e) => errorKey(e) !== key);
+      // after its poll's list: an error that list still shows under this id, title and severity is another one (an id
+      // reused for an error of the same title, told apart by its time stamp): it stays
+      if (!event.listed) pending = pending.filter((e) => errorKey(e) !== key);
       const link = linkKey(event.error);
       if (!pending.some((e) => linkKey(e) === link)) links.delete(link);
       next = { ...doc, errors: errorsOf(pending, links) };
