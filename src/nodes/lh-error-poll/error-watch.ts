@@ -320,7 +320,11 @@ export class ErrorWatch {
         if (list === 'raised') {
           const msg = markLost(raisedMessage(r.source as Source, r.record, instrument, template), r);
           void this.snapshots.attach([msg]).then(([m]) => node.send([m, null, null]));
-          lab.raised(r.source as Source, r.record as PolledError, { listed: listedFirst });
+          // a new holder sending again what an earlier one may have sent: lh-state's event msg says so too
+          lab.raised(r.source as Source, r.record as PolledError, {
+            redelivered: r.redelivered !== undefined,
+            listed: listedFirst,
+          });
         } else {
           node.send([null, markLost(resolvedMessage(r.source as Source, r.record, instrument), r), null]);
           lab.resolved(r.source as Source, r.record as PolledError, { listed: listedFirst });
