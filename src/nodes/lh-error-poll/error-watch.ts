@@ -338,8 +338,10 @@ export class ErrorWatch {
     );
     const resolved = proposed.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
     if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
-    for (const r of proposed.raised) lab.raised(r.source, r.record, { listed: listedFirst });
+    // resolved first, as the gate passes them: an id reused for an error of the same title is one error gone, then
+    // a new one raised (the metrics count a raise once while its error is pending)
     for (const r of proposed.resolved) lab.resolved(r.source, r.record, { listed: listedFirst });
+    for (const r of proposed.raised) lab.raised(r.source, r.record, { listed: listedFirst });
   }
 
   /** A poll now (an input msg), or at once after the one in flight. */
