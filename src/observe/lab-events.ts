@@ -41,6 +41,11 @@ interface About {
   instrument: string;
 }
 
+/**
+ * `listed` on a raised or resolved event: the 'errors' list of the same poll, published just before it, already says
+ * what is pending (the instrument's word, which a later holder's sweep or a reused id cannot improve on). The state
+ * document keeps that list's errors; the event is still told (lh-state's event msg, the metrics).
+ */
 export type LabEvent =
   | (About & {
       kind: 'errors';
@@ -48,8 +53,8 @@ export type LabEvent =
       /** the sources this list covers (a poll node may poll one of A and B): the others' errors stay; absent: all */
       sources?: ErrorSource[];
     })
-  | (About & { kind: 'raised'; error: PendingErrorView; raisedAt: number; redelivered?: boolean })
-  | (About & { kind: 'resolved'; error: PendingErrorView; raisedAt?: number })
+  | (About & { kind: 'raised'; error: PendingErrorView; raisedAt: number; redelivered?: boolean; listed?: boolean })
+  | (About & { kind: 'resolved'; error: PendingErrorView; raisedAt?: number; listed?: boolean })
   | (About & { kind: 'answered'; source: ErrorSource; id: string; by: AnsweredBy })
   | (About & { kind: 'link'; source: ErrorSource; id: string; answerUrl: string; answerExpires?: string })
   | (About & { kind: 'connection'; state: 'online' | 'offline'; reason?: string })

@@ -121,6 +121,23 @@ export function newMemory(instrument: string, now: number): StateMemory {
 /** Links kept for errors that are not (yet) listed: a link may arrive before the poll lists its error. */
 const MAX_LINKS = 1000;
 
+/**
+ * A list that shows under an id only other errors than the document had there (the instrument reused the id): the
+ * link made for the earlier error is not the new one's (the page refuses it). The poll's list comes before its
+ * 'resolved' events, which would find the id pending again and keep the link. An id that was not pending keeps its
+ * link: a link may come before the poll lists its error.
+ */
+function dropReusedLinks(before: PendingErrorView[], after: PendingErrorView[], links: Map<string, Link>): void {
+  if (links.size === 0 || before.length === 0) return;
+  const now = new Set(after.map(errorKey));
+  const gone = new Map<string, boolean>(); // link key → whether every error the document had under it is gone
+  for (const e of before) {
+    const link = linkKey(e);
+    if (links.has(link)) gone.set(link, (gone.get(link) ?? true) && !now.has(errorKey(e)));
+  }
+  for (const e of after) if (gone.get(linkKey(e))) links.delete(linkKey(e));
+}
+
 /** `memory` after `event` (a new document object when anything changed; the same one otherwise). */
 export function fold(memory: StateMemory, event: LabEvent, now: number): StateMemory {
   const doc = memory.doc;
@@ -128,15 +145,21 @@ export function fold(memory: StateMemory, event: LabEvent, now: number): StateMe
   let pending = memory.pending;
   const links = memory.links;
   switch (event.kind) {
-    case 'errors':
+    case 'errors': {
       // a list of some sources replaces only their errors (two poll nodes of one instrument may poll one each)
+      const before = pending;
       pending = unique([
         ...(event.sources ? pending.filter((e) => !event.sources?.includes(e.source)) : []),
         ...event.pending.map(shownError),
       ]);
+      dropReusedLinks(before, pending, links);
       next = { ...doc, errors: errorsOf(pending, links) };
       break;
+    }
     case 'raised': {
+      // after its poll's list (`listed`): that list says what is pending. A raise it does not show (a later holder
+      // sending again what an earlier one raised, now gone) would show an error the instrument no longer has.
+      if (event.listed) return memory;
       const shown = shownError(event.error);
       const key = errorKey(shown);
       if (!pending.some((e) => errorKey(e) === key)) pending = [...pending, shown];
@@ -145,7 +168,9 @@ export function fold(memory: StateMemory, event: LabEvent, now: number): StateMe
     }
     case 'resolved': {
       const key = errorKey(shownError(event.error));
-      pending = pending.filter((e) => errorKey(e) !== key);
+      // after its poll's list: an error that list still shows under this id, title and severity is another one (an id
+      // reused for an error of the same title, told apart by its time stamp): it stays
+      if (!event.listed) pending = pending.filter((e) => errorKey(e) !== key);
       const link = linkKey(event.error);
       if (!pending.some((e) => linkKey(e) === link)) links.delete(link);
       next = { ...doc, errors: errorsOf(pending, links) };

@@ -282,8 +282,11 @@ export class ErrorWatch {
     // the list first, then each error's event: a state document made between two of those events (coordinated, each
     // waits for Redis) would show a step the instrument never was in, e.g. one error resolved, the next not yet raised.
     // The list has the open firmware errors (source A): the instrument never lists them, and they still wait for an answer
+    // Each event after the list says so (`listed`): the document keeps the list's errors, whatever the events (an id
+    // reused for an error of the same title resolves the old one after the list shows the new one; a new holder's
+    // sweep raises again what an earlier one raised and the list no longer shows)
     const firmware = openFirmwareRecords(watch);
-    this.lab.pending(
+    const listedFirst = this.lab.pending(
       results.map((r) =>
         'records' in r
           ? { source: r.source, records: [...r.records.filter(rules.wanted), ...(r.source === 'A' ? firmware : [])] }
@@ -294,6 +297,7 @@ export class ErrorWatch {
       { raised: outcome.raised, resolved: [...outcome.resolved, ...(answered?.resolved ?? [])], changed: false },
       [],
       listedKeysOf(results, rules),
+      listedFirst,
     );
     if (outcome.warn) logWarn(this.node, outcome.warn);
     this.lastStatus = outcome.status;
@@ -306,6 +310,7 @@ export class ErrorWatch {
     proposed: PushOutcome,
     connection: ReturnType<typeof connectionMessage>[] = [],
     listed?: ReturnType<typeof listedKeysOf<PolledError>>,
+    listedFirst = false,
   ): Promise<void> {
     const { node, instrument, template, lab, loop } = this;
     if (this.gate) {
@@ -315,10 +320,14 @@ export class ErrorWatch {
         if (list === 'raised') {
           const msg = markLost(raisedMessage(r.source as Source, r.record, instrument, template), r);
           void this.snapshots.attach([msg]).then(([m]) => node.send([m, null, null]));
-          lab.raised(r.source as Source, r.record as PolledError);
+          // a new holder sending again what an earlier one may have sent: lh-state's event msg says so too
+          lab.raised(r.source as Source, r.record as PolledError, {
+            redelivered: r.redelivered !== undefined,
+            listed: listedFirst,
+          });
         } else {
           node.send([null, markLost(resolvedMessage(r.source as Source, r.record, instrument), r), null]);
-          lab.resolved(r.source as Source, r.record as PolledError);
+          lab.resolved(r.source as Source, r.record as PolledError, { listed: listedFirst });
         }
       });
       if (connection.length > 0 && !loop.stopped) node.send([null, null, connection]);
@@ -329,8 +338,10 @@ export class ErrorWatch {
     );
     const resolved = proposed.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
     if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
-    for (const r of proposed.raised) lab.raised(r.source, r.record);
-    for (const r of proposed.resolved) lab.resolved(r.source, r.record);
+    // resolved first, as the gate passes them: an id reused for an error of the same title is one error gone, then
+    // a new one raised (the metrics count a raise once while its error is pending)
+    for (const r of proposed.resolved) lab.resolved(r.source, r.record, { listed: listedFirst });
+    for (const r of proposed.raised) lab.raised(r.source, r.record, { listed: listedFirst });
   }
 
   /** A poll now (an input msg), or at once after the one in flight. */

@@ -58,21 +58,35 @@ export class LabPublisher {
     return { instrumentKey: this.server.instrumentKey, instrument: this.instrument.name };
   }
 
-  /** The errors the instrument lists now (every polled source that answered; a source that failed is left out). */
-  pending(lists: readonly { source: ErrorSource; records?: readonly PolledError[] }[]): void {
-    if (!labListened() || lists.some((l) => l.records === undefined)) return;
+  /**
+   * The errors the instrument lists now (every polled source that answered; a source that failed: no list). Returns
+   * whether a list went out: the poll's raised and resolved events then say `listed`.
+   */
+  pending(lists: readonly { source: ErrorSource; records?: readonly PolledError[] }[]): boolean {
+    if (!labListened() || lists.some((l) => l.records === undefined)) return false;
     const pending = lists.flatMap((l) => (l.records ?? []).map((r) => errorView(l.source, r)));
     publishLab({ ...this.about, kind: 'errors', pending, sources: lists.map((l) => l.source) });
+    return true;
   }
 
-  raised(source: ErrorSource, record: PolledError, redelivered?: boolean): void {
+  /** `listed`: the list of this poll went out just before (see LabEvent); `redelivered`: a new holder sends it again. */
+  raised(source: ErrorSource, record: PolledError, marks: { redelivered?: boolean; listed?: boolean } = {}): void {
     if (!labListened()) return;
     const raisedAt = stampOf(source, record);
-    publishLab({ ...this.about, kind: 'raised', error: errorView(source, record), raisedAt, redelivered });
+    const { redelivered, listed } = marks;
+    publishLab({
+      ...this.about,
+      kind: 'raised',
+      error: errorView(source, record),
+      raisedAt,
+      ...(redelivered ? { redelivered } : {}),
+      ...(listed ? { listed } : {}),
+    });
   }
 
-  resolved(source: ErrorSource, record: PolledError): void {
-    if (labListened()) publishLab({ ...this.about, kind: 'resolved', error: errorView(source, record) });
+  resolved(source: ErrorSource, record: PolledError, marks: { listed?: boolean } = {}): void {
+    if (!labListened()) return;
+    publishLab({ ...this.about, kind: 'resolved', error: errorView(source, record), ...(marks.listed ? { listed: true } : {}) });
   }
 
   connection(state: 'online' | 'offline', reason?: string): void {
