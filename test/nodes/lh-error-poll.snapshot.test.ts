@@ -162,6 +162,25 @@ describe('lh-error-poll: deck photo with each raised error', function () {
     assert.equal(cameraRequests(), 1, 'the photo taken at the frame, not a second one');
   });
 
+  it('a pushed error: its poll goes to the instrument before the camera is asked (the answer that raises it comes first)', async function () {
+    await livePoll();
+    for (let i = 0; i < 3; i++) {
+      const mark = sim.requests.length;
+      const got = nextMessage(helper.getNode('raised'));
+      const error = sim.injectPendingError({ title: `Arm collision ${i}` });
+      const msg = await got;
+      const paths = sim.requests.slice(mark).map((r) => r.path);
+      const poll = paths.indexOf('/api/v1/errors/check-for-pending-errors');
+      const camera = paths.findIndex((p) => p.startsWith('/api/v1/camera/'));
+      if (i === 0) {
+        assert.ok(camera >= 0, `the camera asked for the pushed error: ${paths.join(', ')}`);
+        assert.ok(poll >= 0 && poll < camera, `the poll before the camera: ${paths.join(', ')}`);
+        assert.equal((msg.snapshot as Msg).contentType, 'image/png');
+      }
+      sim.resolvePendingError(error.id);
+    }
+  });
+
   it('camera requests are capped process-wide: beyond the cap the msg goes on at once without a photo, polls unaffected', async function () {
     await livePoll();
     const deck = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'deck', 'snapshot.js')) as {

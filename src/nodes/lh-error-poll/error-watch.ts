@@ -359,8 +359,7 @@ export class ErrorWatch {
     if (this.heard && this.heard.length < MAX_HEARD_FRAMES) this.heard.push(frame);
     else if (this.heard) this.heard[MAX_HEARD_FRAMES - 1] = { kind: 'unrecognised', reason: 'too many frames to tell' };
     const outcome = applyErrorFrame(watch, frame, this.rules);
-    // a listed error pushed: its deck photo starts now, beside its poll (not after the poll's answer), if there is room
-    if (photoAhead(watch, frame, this.rules)) this.snapshots.ahead();
+    const photo = photoAhead(watch, frame, this.rules);
     if (outcome.dropped && !saidDropped.has(watch)) {
       saidDropped.add(watch);
       logWarn(node, this.RED._('lh-error-poll.log.firmwareDropped', { max: MAX_OPEN_FIRMWARE }));
@@ -371,6 +370,13 @@ export class ErrorWatch {
       this.showStatus(this.lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
     }
     this.livePolls.frame(); // at once, or folded into the one follow-up of the poll in flight: a flood costs two at a time
+    // a listed error pushed: its deck photo starts beside its poll (not after the poll's answer), if there is room;
+    // on the turn after the poll's (asked for on this one), so that the poll's request goes out first: the
+    // instrument answers the poll before it draws the picture (one server: the camera's answer takes longer)
+    if (photo)
+      setImmediate(() => {
+        if (!this.loop.stopped) this.snapshots.ahead();
+      });
   }
 
   private onSocket(change: EventStateChange): void {
