@@ -45,6 +45,10 @@ interface About {
  * `listed` on a raised or resolved event: the 'errors' list of the same poll, published just before it, already says
  * what is pending (the instrument's word, which a later holder's sweep or a reused id cannot improve on). The state
  * document keeps that list's errors; the event is still told (lh-state's event msg, the metrics).
+ *
+ * `more` on a raised or resolved event: another event of the same change follows (an id reused: the old error
+ * resolved, the new one raised), then one without `more` or a 'settled': a state document waits for it, so none shows
+ * the step between (one error gone, the next not yet there). Each event's own msg still goes out at once.
  */
 export type LabEvent =
   | (About & {
@@ -53,8 +57,17 @@ export type LabEvent =
       /** the sources this list covers (a poll node may poll one of A and B): the others' errors stay; absent: all */
       sources?: ErrorSource[];
     })
-  | (About & { kind: 'raised'; error: PendingErrorView; raisedAt: number; redelivered?: boolean; listed?: boolean })
-  | (About & { kind: 'resolved'; error: PendingErrorView; raisedAt?: number; listed?: boolean })
+  | (About & {
+      kind: 'raised';
+      error: PendingErrorView;
+      raisedAt: number;
+      redelivered?: boolean;
+      listed?: boolean;
+      more?: boolean;
+    })
+  | (About & { kind: 'resolved'; error: PendingErrorView; raisedAt?: number; listed?: boolean; more?: boolean })
+  /** the events of one change marked `more` are all told (the gate passed them one by one): a document may go out */
+  | (About & { kind: 'settled' })
   | (About & { kind: 'answered'; source: ErrorSource; id: string; by: AnsweredBy })
   | (About & { kind: 'link'; source: ErrorSource; id: string; answerUrl: string; answerExpires?: string })
   | (About & { kind: 'connection'; state: 'online' | 'offline'; reason?: string })

@@ -10,6 +10,7 @@ import {
   newMemory,
   sameState,
   severityRank,
+  StateDocument,
   StateMemory,
   topicLevel,
 } from '../../src/observe/state-document';
@@ -143,6 +144,72 @@ function documentsOf(emitting: () => boolean, now: () => number): { node: StateN
 }
 
 describe('lh-state rate (StateNode on a model clock)', function () {
+  it('one change told in several events (marked `more`): no document until its last one or `settled`, then all of it', function () {
+    /** a change: raised and resolved events, all but the last marked `more`, closed by its last event or a 'settled' */
+    const changeArb = fc
+      .tuple(
+        fc.array(
+          fc
+            .tuple(fc.boolean(), errorArb)
+            .map(([raise, error]): LabEvent =>
+              raise ? { ...about, kind: 'raised', error, raisedAt: 0 } : { ...about, kind: 'resolved', error },
+            ),
+          { minLength: 1, maxLength: 5 },
+        ),
+        fc.boolean(),
+      )
+      .map(([events, settledAfter]): LabEvent[] =>
+        settledAfter
+          ? [...events.map((e) => ({ ...e, more: true })), { ...about, kind: 'settled' }]
+          : events.map((e, i) => ({ ...e, more: i < events.length - 1 })),
+      );
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: 0, max: 600 }),
+            fc.oneof(
+              changeArb,
+              eventArb.map((e) => [e]),
+            ),
+          ),
+          { maxLength: 40 },
+        ),
+        fc.constantFrom(1, 5, 20),
+        (steps, perSecond) => {
+          const clock = new ModelClock();
+          const sent: StateDocument[] = [];
+          const node = new StateNode({
+            ...about,
+            stateTopic: 's/{{instrument}}',
+            eventTopic: 'e/{{instrument}}',
+            perSecond,
+            emitting: () => true,
+            send: (state) => {
+              if (state) sent.push(state.payload as StateDocument);
+            },
+            ...clock.options,
+          });
+          try {
+            for (const [wait, events] of steps) {
+              clock.runUntil(clock.now + wait);
+              for (const event of events) {
+                const before = sent.length;
+                node.take(event);
+                const more = (event.kind === 'raised' || event.kind === 'resolved') && event.more === true;
+                if (more) assert.equal(sent.length, before, `a document in the middle of a change (${event.kind})`);
+              }
+            }
+            clock.runUntil(clock.now + 10_000);
+            if (sent.length > 0) assert.deepEqual(sent[sent.length - 1], node.document, 'the latest document last');
+          } finally {
+            node.close();
+          }
+        },
+      ),
+    );
+  });
+
   it('sends at most `perSecond` documents a second and always the latest one last, under any storm', function () {
     fc.assert(
       fc.property(

@@ -314,22 +314,30 @@ export class ErrorWatch {
   ): Promise<void> {
     const { node, instrument, template, lab, loop } = this;
     if (this.gate) {
-      // coordinated: each msg goes out the moment the shared memory took it (see src/coordination/error-gate.ts)
-      await this.gate.filter(proposed.raised, proposed.resolved, listed, (list, r) => {
-        if (loop.stopped) return;
-        if (list === 'raised') {
-          const msg = markLost(raisedMessage(r.source as Source, r.record, instrument, template), r);
-          void this.snapshots.attach([msg]).then(([m]) => node.send([m, null, null]));
-          // a new holder sending again what an earlier one may have sent: lh-state's event msg says so too
-          lab.raised(r.source as Source, r.record as PolledError, {
-            redelivered: r.redelivered !== undefined,
-            listed: listedFirst,
-          });
-        } else {
-          node.send([null, markLost(resolvedMessage(r.source as Source, r.record, instrument), r), null]);
-          lab.resolved(r.source as Source, r.record as PolledError, { listed: listedFirst });
-        }
-      });
+      // coordinated: each msg goes out the moment the shared memory took it (see src/coordination/error-gate.ts); the
+      // lab hears each at once too, marked `more` (a Redis round trip lies between two), and 'settled' at the end
+      let told = false;
+      try {
+        await this.gate.filter(proposed.raised, proposed.resolved, listed, (list, r) => {
+          if (loop.stopped) return;
+          told = true;
+          if (list === 'raised') {
+            const msg = markLost(raisedMessage(r.source as Source, r.record, instrument, template), r);
+            void this.snapshots.attach([msg]).then(([m]) => node.send([m, null, null]));
+            // a new holder sending again what an earlier one may have sent: lh-state's event msg says so too
+            lab.raised(r.source as Source, r.record as PolledError, {
+              redelivered: r.redelivered !== undefined,
+              listed: listedFirst,
+              more: true,
+            });
+          } else {
+            node.send([null, markLost(resolvedMessage(r.source as Source, r.record, instrument), r), null]);
+            lab.resolved(r.source as Source, r.record as PolledError, { listed: listedFirst, more: true });
+          }
+        });
+      } finally {
+        if (told) lab.settled();
+      }
       if (connection.length > 0 && !loop.stopped) node.send([null, null, connection]);
       return;
     }
@@ -339,9 +347,12 @@ export class ErrorWatch {
     const resolved = proposed.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
     if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
     // resolved first, as the gate passes them: an id reused for an error of the same title is one error gone, then
-    // a new one raised (the metrics count a raise once while its error is pending)
-    for (const r of proposed.resolved) lab.resolved(r.source, r.record, { listed: listedFirst });
-    for (const r of proposed.raised) lab.raised(r.source, r.record, { listed: listedFirst });
+    // a new one raised (the metrics count a raise once while its error is pending); the document after the last
+    const events = [
+      ...proposed.resolved.map((r) => (more: boolean) => lab.resolved(r.source, r.record, { listed: listedFirst, more })),
+      ...proposed.raised.map((r) => (more: boolean) => lab.raised(r.source, r.record, { listed: listedFirst, more })),
+    ];
+    events.forEach((tell, i) => tell(i < events.length - 1));
   }
 
   /** A poll now (an input msg), or at once after the one in flight. */

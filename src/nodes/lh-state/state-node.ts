@@ -98,6 +98,8 @@ export class StateNode {
       this.clearPollWait();
       this.force = true;
     }
+    // one change told in several events (an id reused: resolved, then raised): the document once they are all in
+    if ((event.kind === 'raised' || event.kind === 'resolved') && event.more) return;
     this.offer();
   }
 

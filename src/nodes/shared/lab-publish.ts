@@ -48,6 +48,16 @@ export function stampOf(source: ErrorSource, record: PolledError): number {
   return Date.parse(zoned);
 }
 
+interface Marks {
+  listed?: boolean;
+  more?: boolean;
+}
+
+/** Only the marks that are set (an event without them is as before). */
+function marked(marks: Marks): Marks {
+  return { ...(marks.listed ? { listed: true } : {}), ...(marks.more ? { more: true } : {}) };
+}
+
 export class LabPublisher {
   constructor(
     private readonly server: Pick<LhServerNode, 'instrumentKey'>,
@@ -69,24 +79,31 @@ export class LabPublisher {
     return true;
   }
 
-  /** `listed`: the list of this poll went out just before (see LabEvent); `redelivered`: a new holder sends it again. */
-  raised(source: ErrorSource, record: PolledError, marks: { redelivered?: boolean; listed?: boolean } = {}): void {
+  /**
+   * `listed`: the list of this poll went out just before; `more`: another event of the same change follows (see
+   * LabEvent); `redelivered`: a new holder sends it again.
+   */
+  raised(source: ErrorSource, record: PolledError, marks: Marks & { redelivered?: boolean } = {}): void {
     if (!labListened()) return;
     const raisedAt = stampOf(source, record);
-    const { redelivered, listed } = marks;
+    const { redelivered, ...rest } = marks;
     publishLab({
       ...this.about,
       kind: 'raised',
       error: errorView(source, record),
       raisedAt,
       ...(redelivered ? { redelivered } : {}),
-      ...(listed ? { listed } : {}),
+      ...marked(rest),
     });
   }
 
-  resolved(source: ErrorSource, record: PolledError, marks: { listed?: boolean } = {}): void {
-    if (!labListened()) return;
-    publishLab({ ...this.about, kind: 'resolved', error: errorView(source, record), ...(marks.listed ? { listed: true } : {}) });
+  resolved(source: ErrorSource, record: PolledError, marks: Marks = {}): void {
+    if (labListened()) publishLab({ ...this.about, kind: 'resolved', error: errorView(source, record), ...marked(marks) });
+  }
+
+  /** The events of one change told with `more` are all out. */
+  settled(): void {
+    if (labListened()) publishLab({ ...this.about, kind: 'settled' });
   }
 
   connection(state: 'online' | 'offline', reason?: string): void {
