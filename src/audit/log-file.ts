@@ -599,14 +599,23 @@ function checkpointText(cp: Checkpoint, key: Buffer | undefined): string {
 function writeWhole(fd: number, buf: Buffer, position?: number): void {
   let done = 0;
   while (done < buf.length) {
-    done += fs.writeSync(fd, buf, done, buf.length - done, position === undefined ? null : position + done);
+    done += tookSome(fs.writeSync(fd, buf, done, buf.length - done, position === undefined ? null : position + done));
   }
 }
 
 /** The whole buffer through the thread pool: a write may take less than it was given (a full disk, a signal). */
 async function writeWholeOnPool(fh: fs.promises.FileHandle, buf: Buffer): Promise<void> {
   let done = 0;
-  while (done < buf.length) done += (await fh.write(buf, done, buf.length - done)).bytesWritten;
+  while (done < buf.length) done += tookSome((await fh.write(buf, done, buf.length - done)).bytesWritten);
+}
+
+/**
+ * The bytes a write took, when it took some: a write that takes none (a file system that answers 0 instead of an
+ * error) would be asked again without end, the writer never failing nor finishing (close() waiting on it).
+ */
+function tookSome(bytes: number): number {
+  if (bytes > 0) return bytes;
+  throw new Error('the disk took none of a write (0 bytes written)');
 }
 
 /**

@@ -383,10 +383,12 @@ export class ErrorWatch {
     this.livePolls.frame(); // at once, or folded into the one follow-up of the poll in flight: a flood costs two at a time
     // a listed error pushed: its deck photo starts beside its poll (not after the poll's answer), if there is room;
     // on the turn after the poll's (asked for on this one), so that the poll's request goes out first: the
-    // instrument answers the poll before it draws the picture (one server: the camera's answer takes longer)
+    // instrument answers the poll before it draws the picture (one server: the camera's answer takes longer). What
+    // this turn checked holds on that one too: the node still open and, coordinated, still the holder (a lease gone
+    // meanwhile leaves the photo to the new holder, which takes its own: one for nobody would hold a photo permit)
     if (photo)
       setImmediate(() => {
-        if (!this.loop.stopped) this.snapshots.ahead();
+        if (!this.loop.stopped && !(this.gate && !this.gate.active)) this.snapshots.ahead();
       });
   }
 
