@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 
 import { helper } from '../support/runtime';
 import { fetchText, loadWithPage, usePageSuite } from './lh-answer-page.support';
-import { bServerFlow, messageWhere } from './lh-error-poll.support';
+import { bServerFlow, messageWhere, stateNode } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 type Doc = { errors: { list: { id: string; title: string; answerUrl?: string; answerExpires?: string }[] } };
@@ -25,7 +25,7 @@ describe('lh-answer-page: links for errors the watch lists without raising them 
         ...server.nodes,
         { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, listen: false, wires: [[], [], []] },
         pageNode({ path: '/lh-answer', wires: [[], []] }),
-        { id: 'state', type: 'lh-state', server: 'server', rate: '20', machineInterval: '0', repeat: '0', wires: [['doc'], []] },
+        stateNode([['doc'], []]),
         { id: 'doc', type: 'helper' },
       ],
       { ...server.credentials, page: { secret: 'test-secret-not-shown' } },

@@ -151,3 +151,8 @@ export function setProperty(id: string, property: string, value: unknown, wires:
     wires: [wires],
   };
 }
+
+/** lh-state at 20 documents a second, no machine reads, no repeats: its documents follow the errors alone. */
+export function stateNode(wires: string[][], server = 'server'): Record<string, unknown> {
+  return { id: 'state', type: 'lh-state', server, rate: '20', machineInterval: '0', repeat: '0', wires };
+}

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 
 import { fetchText, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
-import { bServerFlow, messageWhere } from '../nodes/lh-error-poll.support';
+import { bServerFlow, messageWhere, stateNode } from '../nodes/lh-error-poll.support';
 import { helper } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
@@ -30,15 +30,7 @@ describe('review: a listed error’s link never answers a later error under its 
         ...server.nodes,
         { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, listen: false, wires: [[], [], []] },
         pageNode({ path: '/lh-answer', wires: [[], []] }),
-        {
-          id: 'state',
-          type: 'lh-state',
-          server: 'server',
-          rate: '20',
-          machineInterval: '0',
-          repeat: '0',
-          wires: [['doc'], ['events']],
-        },
+        stateNode([['doc'], ['events']]),
         { id: 'doc', type: 'helper' },
         { id: 'events', type: 'helper' },
       ],

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 
 import { Simulator } from '../../src/simulator';
-import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { bServerFlow, stateNode } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { helper, loadFlow } from '../support/runtime';
@@ -23,7 +23,7 @@ describe('review: a firmware id reused never shows the step between in the state
       [
         ...server.nodes,
         { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 60, wires: [[], [], []] },
-        { id: 'state', type: 'lh-state', server: 'server', rate: '20', machineInterval: '0', repeat: '0', wires: [['docs'], []] },
+        stateNode([['docs'], []]),
         { id: 'docs', type: 'helper' },
       ],
       server.credentials,

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 
 import { loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
-import { bServerFlow, messageWhere, pollsDone } from '../nodes/lh-error-poll.support';
+import { bServerFlow, messageWhere, pollsDone, stateNode } from '../nodes/lh-error-poll.support';
 import { helper } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
@@ -26,7 +26,7 @@ describe('review: a reused id never shows the old error’s answer link on the n
         ...server.nodes,
         { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, listen: false, wires: [[], [], []] },
         pageNode({ path: '/lh-answer', wires: [[], []] }),
-        { id: 'state', type: 'lh-state', server: 'server', rate: '20', machineInterval: '0', repeat: '0', wires: [['doc'], []] },
+        stateNode([['doc'], []]),
         { id: 'doc', type: 'helper' },
       ],
       { ...server.credentials, page: { secret: 'test-secret-not-shown' } },

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 
 import type { LabEvent } from '../../src/observe/lab-events';
 import { fold, newMemory, type StateMemory } from '../../src/observe/state-document';
-import { bServerFlow, messageWhere, pollsDone } from '../nodes/lh-error-poll.support';
+import { bServerFlow, messageWhere, pollsDone, stateNode } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { helper, loadFlow } from '../support/runtime';
@@ -33,15 +33,7 @@ describe('review: an id reused for an error of the same title stays pending in t
         [
           ...server.nodes,
           { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, listen, wires: [[], [], []] },
-          {
-            id: 'state',
-            type: 'lh-state',
-            server: 'server',
-            rate: '20',
-            machineInterval: '0',
-            repeat: '0',
-            wires: [['doc'], ['events']],
-          },
+          stateNode([['doc'], ['events']]),
           { id: 'doc', type: 'helper' },
           { id: 'events', type: 'helper' },
         ],

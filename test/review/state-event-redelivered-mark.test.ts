@@ -11,6 +11,7 @@ import Redis from 'ioredis';
 
 import { Coordinator } from '../../src/coordination/coordinator';
 import type { StoreRedis } from '../../src/coordination/stores';
+import { stateNode } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { describeWithRedis, useRedis } from '../support/redis-server';
@@ -63,15 +64,7 @@ describeWithRedis('review: lh-state’s event of an error raised again says rede
           wires: [['raised'], [], []],
         },
         { id: 'raised', type: 'helper' },
-        {
-          id: 'state',
-          type: 'lh-state',
-          server: 'server',
-          rate: '20',
-          machineInterval: '0',
-          repeat: '0',
-          wires: [[], ['events']],
-        },
+        stateNode([[], ['events']]),
         { id: 'events', type: 'helper' },
       ],
       server.credentials,
