@@ -281,7 +281,7 @@ export class ErrorWatch {
     if (outcome.changed || answered?.changed) this.save();
     // the list first, then each error's event: a state document made between two of those events (coordinated, each
     // waits for Redis) would show a step the instrument never was in, e.g. one error resolved, the next not yet raised.
-    // The list has the open firmware errors (source A): the instrument never lists them, and they still wait for an answer
+    // The list has the open firmware errors (source A): the instrument never lists them, and they wait for an answer.
     // Each event after the list says so (`listed`): the document keeps the list's errors, whatever the events (an id
     // reused for an error of the same title resolves the old one after the list shows the new one; a new holder's
     // sweep raises again what an earlier one raised and the list no longer shows)
