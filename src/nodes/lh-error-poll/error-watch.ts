@@ -296,7 +296,11 @@ export class ErrorWatch {
     await this.emit(
       { raised: outcome.raised, resolved: [...outcome.resolved, ...(answered?.resolved ?? [])], changed: false },
       [],
-      listedKeysOf(results, rules),
+      // the open firmware errors count as listed (source A): a sweep would resolve them, the instrument never lists them
+      listedKeysOf(
+        results.map((r) => ('records' in r && r.source === 'A' ? { ...r, records: [...r.records, ...firmware] } : r)),
+        rules,
+      ),
       listedFirst,
     );
     if (outcome.warn) logWarn(this.node, outcome.warn);
