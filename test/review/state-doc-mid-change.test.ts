@@ -179,3 +179,32 @@ describe('review: lh-state sends no document in the middle of a change, whatever
     );
   });
 });
+
+describe('review: two changes half told at once (two watch nodes, or a frame during a poll)', function () {
+  it('the end of one does not let out the other half told', function () {
+    const { node, sent, clock } = stateNode(1);
+    try {
+      node.take({ ...about, kind: 'errors', pending: [fw('Pressure fault 0')] });
+      clock.runUntil(5000);
+      // the frame's change (change 1) begins: the old error resolved, its raise waits for Redis
+      node.take({ ...about, kind: 'resolved', error: fw('Pressure fault 0'), more: true, change: 1 });
+      // meanwhile another watch's change (change 2) of the same instrument is told and settled
+      const other: PendingErrorView = { source: 'B', id: 'u-1', title: 'Clot', severity: 'Warning' };
+      node.take({ ...about, kind: 'raised', error: other, raisedAt: 0, more: true, change: 2 });
+      node.take({ ...about, kind: 'settled', change: 2 });
+      clock.runUntil(7000);
+      node.take({ ...about, kind: 'raised', error: fw('Pressure fault 1'), raisedAt: 0, more: true, change: 1 });
+      node.take({ ...about, kind: 'settled', change: 1 });
+      clock.runUntil(20_000);
+      const a = sent.map((d) => d.errors.list.filter((e) => e.source === 'A').map((e) => e.title));
+      assert.deepEqual(
+        a.filter((t) => t.length !== 1),
+        [],
+        JSON.stringify(a),
+      );
+      assert.deepEqual(titles(sent[sent.length - 1]).sort(), ['Clot', 'Pressure fault 1']);
+    } finally {
+      node.close();
+    }
+  });
+});
