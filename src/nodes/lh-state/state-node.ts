@@ -63,6 +63,8 @@ export class StateNode {
    * coordinated, a Redis round trip lies between two events of a change.
    */
   private changeWait: unknown;
+  /** the changes half told (their `change` ids; undefined: one told without) */
+  private readonly openChanges = new Set<number | undefined>();
   /** emitNow was asked while a change was half told: the document at once when it is in */
   private nowAfterChange = false;
   /** what `emitting()` said when last asked by roleChanged */
@@ -110,11 +112,15 @@ export class StateNode {
     }
     // one change told in several events (an id reused: resolved, then raised): the document once they are all in
     if ((event.kind === 'raised' || event.kind === 'resolved') && event.more) {
+      this.openChanges.add(event.change);
       if (this.changeWait === undefined) this.changeWait = this.setTimer(() => this.changeDone(), CHANGE_WAIT_MS);
       return;
     }
-    if (this.changeWait !== undefined && (event.kind === 'raised' || event.kind === 'resolved' || event.kind === 'settled'))
-      return this.changeDone();
+    // a change ends with its last event or 'settled' (another change told meanwhile goes on)
+    if (event.kind === 'raised' || event.kind === 'resolved' || event.kind === 'settled') {
+      this.openChanges.delete(event.change);
+      if (this.changeWait !== undefined && this.openChanges.size === 0) return this.changeDone();
+    }
     this.offer();
   }
 
@@ -122,6 +128,7 @@ export class StateNode {
   private changeDone(): void {
     if (this.changeWait !== undefined) this.clearTimer(this.changeWait);
     this.changeWait = undefined;
+    this.openChanges.clear();
     if (!this.nowAfterChange) return this.offer();
     this.nowAfterChange = false;
     this.emitNow();
