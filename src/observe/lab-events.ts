@@ -49,6 +49,10 @@ interface About {
  * `more` on a raised or resolved event: another event of the same change follows (an id reused: the old error
  * resolved, the new one raised), then one without `more` or a 'settled': a state document waits for it, so none shows
  * the step between (one error gone, the next not yet there). Each event's own msg still goes out at once.
+ *
+ * `change` on a raised, resolved or settled event: which change it belongs to (unique in the process): two changes
+ * may be told at once (two watch nodes of one instrument, a frame's change during a poll's), and the end of one is
+ * not the end of the other. Absent: any event without `more` (or a 'settled') ends it.
  */
 export type LabEvent =
   | (About & {
@@ -64,10 +68,18 @@ export type LabEvent =
       redelivered?: boolean;
       listed?: boolean;
       more?: boolean;
+      change?: number;
     })
-  | (About & { kind: 'resolved'; error: PendingErrorView; raisedAt?: number; listed?: boolean; more?: boolean })
+  | (About & {
+      kind: 'resolved';
+      error: PendingErrorView;
+      raisedAt?: number;
+      listed?: boolean;
+      more?: boolean;
+      change?: number;
+    })
   /** the events of one change marked `more` are all told (the gate passed them one by one): a document may go out */
-  | (About & { kind: 'settled' })
+  | (About & { kind: 'settled'; change?: number })
   | (About & { kind: 'answered'; source: ErrorSource; id: string; by: AnsweredBy })
   | (About & { kind: 'link'; source: ErrorSource; id: string; answerUrl: string; answerExpires?: string })
   | (About & { kind: 'connection'; state: 'online' | 'offline'; reason?: string })

@@ -20,7 +20,7 @@ import { Api, connectionChange, ConnectionView } from '../shared/connection-stat
 import { coordinationStatus, gateFor, listedKeysOf, markLost } from '../shared/coordinated-poll';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
 import { InstrumentInfo } from '../shared/error-records';
-import { LabPublisher } from '../shared/lab-publish';
+import { LabPublisher, newChange } from '../shared/lab-publish';
 import { LivePolls } from '../shared/live-polls';
 import { logInfo, logWarn } from '../shared/node-log';
 import { Node, NodeConfig, Red } from '../shared/node-red';
@@ -296,7 +296,11 @@ export class ErrorWatch {
     await this.emit(
       { raised: outcome.raised, resolved: [...outcome.resolved, ...(answered?.resolved ?? [])], changed: false },
       [],
-      listedKeysOf(results, rules),
+      // the open firmware errors count as listed (source A): a sweep would resolve them, the instrument never lists them
+      listedKeysOf(
+        results.map((r) => ('records' in r && r.source === 'A' ? { ...r, records: [...r.records, ...firmware] } : r)),
+        rules,
+      ),
       listedFirst,
     );
     if (outcome.warn) logWarn(this.node, outcome.warn);
@@ -317,6 +321,7 @@ export class ErrorWatch {
       // coordinated: each msg goes out the moment the shared memory took it (see src/coordination/error-gate.ts); the
       // lab hears each at once too, marked `more` (a Redis round trip lies between two), and 'settled' at the end
       let told = false;
+      const change = newChange();
       try {
         await this.gate.filter(proposed.raised, proposed.resolved, listed, (list, r) => {
           if (loop.stopped) return;
@@ -329,14 +334,15 @@ export class ErrorWatch {
               redelivered: r.redelivered !== undefined,
               listed: listedFirst,
               more: true,
+              change,
             });
           } else {
             node.send([null, markLost(resolvedMessage(r.source as Source, r.record, instrument), r), null]);
-            lab.resolved(r.source as Source, r.record as PolledError, { listed: listedFirst, more: true });
+            lab.resolved(r.source as Source, r.record as PolledError, { listed: listedFirst, more: true, change });
           }
         });
       } finally {
-        if (told) lab.settled();
+        if (told) lab.settled(change);
       }
       if (connection.length > 0 && !loop.stopped) node.send([null, null, connection]);
       return;
@@ -348,9 +354,10 @@ export class ErrorWatch {
     if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
     // resolved first, as the gate passes them: an id reused for an error of the same title is one error gone, then
     // a new one raised (the metrics count a raise once while its error is pending); the document after the last
+    const change = newChange();
     const events = [
-      ...proposed.resolved.map((r) => (more: boolean) => lab.resolved(r.source, r.record, { listed: listedFirst, more })),
-      ...proposed.raised.map((r) => (more: boolean) => lab.raised(r.source, r.record, { listed: listedFirst, more })),
+      ...proposed.resolved.map((r) => (more: boolean) => lab.resolved(r.source, r.record, { listed: listedFirst, more, change })),
+      ...proposed.raised.map((r) => (more: boolean) => lab.raised(r.source, r.record, { listed: listedFirst, more, change })),
     ];
     events.forEach((tell, i) => tell(i < events.length - 1));
   }

@@ -35,6 +35,8 @@ export interface StateNodeOptions {
 }
 
 const ALL_SOURCES: readonly ErrorSource[] = ['A', 'B'];
+/** the longest a change told in several events holds the document (its closing event lost, the gate stuck) */
+const CHANGE_WAIT_MS = 10_000;
 
 function topicOf(template: string, instrument: string): string {
   return template.split('{{instrument}}').join(topicLevel(instrument));
@@ -55,6 +57,16 @@ export class StateNode {
   private awaiting = false;
   /** the next document goes out even if it is the one sent last */
   private force = false;
+  /**
+   * A change told in several events is half told (an event marked `more` came, its last one or 'settled' not yet): the
+   * timer that ends the wait. No document goes out meanwhile, whatever asks (the rate timer, another event, emitNow):
+   * coordinated, a Redis round trip lies between two events of a change.
+   */
+  private changeWait: unknown;
+  /** the changes half told (their `change` ids; undefined: one told without) */
+  private readonly openChanges = new Set<number | undefined>();
+  /** emitNow was asked while a change was half told: the document at once when it is in */
+  private nowAfterChange = false;
   /** what `emitting()` said when last asked by roleChanged */
   private wasEmitting: boolean;
   /** the sources an errors event ever listed here (two poll nodes of one instrument may poll one each) */
@@ -99,8 +111,27 @@ export class StateNode {
       this.force = true;
     }
     // one change told in several events (an id reused: resolved, then raised): the document once they are all in
-    if ((event.kind === 'raised' || event.kind === 'resolved') && event.more) return;
+    if ((event.kind === 'raised' || event.kind === 'resolved') && event.more) {
+      this.openChanges.add(event.change);
+      if (this.changeWait === undefined) this.changeWait = this.setTimer(() => this.changeDone(), CHANGE_WAIT_MS);
+      return;
+    }
+    // a change ends with its last event or 'settled' (another change told meanwhile goes on)
+    if (event.kind === 'raised' || event.kind === 'resolved' || event.kind === 'settled') {
+      this.openChanges.delete(event.change);
+      if (this.changeWait !== undefined && this.openChanges.size === 0) return this.changeDone();
+    }
     this.offer();
+  }
+
+  /** The change half told is in (or waited for long enough): the document it held. */
+  private changeDone(): void {
+    if (this.changeWait !== undefined) this.clearTimer(this.changeWait);
+    this.changeWait = undefined;
+    this.openChanges.clear();
+    if (!this.nowAfterChange) return this.offer();
+    this.nowAfterChange = false;
+    this.emitNow();
   }
 
   /**
@@ -149,6 +180,10 @@ export class StateNode {
   /** The lease came to this Node-RED (or a deploy): the current document at once, whatever the rate. */
   emitNow(): void {
     if (!this.o.emitting() || this.awaiting) return;
+    if (this.changeWait !== undefined) {
+      this.nowAfterChange = true;
+      return;
+    }
     this.clear();
     this.gate.lastAt = this.now();
     this.lastSent = this.memory.doc;
@@ -158,6 +193,7 @@ export class StateNode {
 
   private offer(): void {
     if ((this.memory.doc === this.lastSent && !this.force) || !this.o.emitting() || this.awaiting) return;
+    if (this.changeWait !== undefined) return; // the change's last event offers
     const verdict = admit(this.gate, this.now(), this.o.perSecond);
     if (verdict === 'now') return this.emitNow();
     if (this.gate.held) return; // the timer sends the latest document when the gap ends
@@ -218,6 +254,8 @@ export class StateNode {
   close(): void {
     this.clear();
     this.clearPollWait();
+    if (this.changeWait !== undefined) this.clearTimer(this.changeWait);
+    this.changeWait = undefined;
     this.stop();
   }
 }

@@ -51,11 +51,23 @@ export function stampOf(source: ErrorSource, record: PolledError): number {
 interface Marks {
   listed?: boolean;
   more?: boolean;
+  change?: number;
+}
+
+let changes = 0;
+/** A new change's id (see LabEvent `change`): unique in the process. */
+export function newChange(): number {
+  changes = (changes + 1) % Number.MAX_SAFE_INTEGER;
+  return changes;
 }
 
 /** Only the marks that are set (an event without them is as before). */
 function marked(marks: Marks): Marks {
-  return { ...(marks.listed ? { listed: true } : {}), ...(marks.more ? { more: true } : {}) };
+  return {
+    ...(marks.listed ? { listed: true } : {}),
+    ...(marks.more ? { more: true } : {}),
+    ...(marks.change !== undefined ? { change: marks.change } : {}),
+  };
 }
 
 export class LabPublisher {
@@ -102,8 +114,8 @@ export class LabPublisher {
   }
 
   /** The events of one change told with `more` are all out. */
-  settled(): void {
-    if (labListened()) publishLab({ ...this.about, kind: 'settled' });
+  settled(change?: number): void {
+    if (labListened()) publishLab({ ...this.about, kind: 'settled', ...(change !== undefined ? { change } : {}) });
   }
 
   connection(state: 'online' | 'offline', reason?: string): void {
