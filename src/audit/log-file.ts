@@ -529,11 +529,6 @@ export class AuditLog extends EventEmitter {
     // records written to the file being left and not yet durable are synced first (its handle closes now), and are
     // acknowledged with this batch: the file must still be the one its path names
     if (this.handle && this.written.length > 0 && this.fsync && !this.onThreadPool) await this.sync();
-    if (this.handle) {
-      this.checkNamed();
-      await this.handle.fh.close();
-      this.handle = undefined;
-    }
     const resumed = this.resumedFile?.file === file ? this.resumedFile : undefined;
     this.resumedFile = undefined;
     const { O_WRONLY, O_CREAT, O_APPEND, O_DSYNC } = fs.constants;
@@ -550,6 +545,19 @@ export class AuditLog extends EventEmitter {
       throw err;
     }
     const bytes = (await fh.stat()).size;
+    // the file left is checked once the new one exists, not before: lost (deleted, moved) while the new one was being
+    // opened, the chain's last file on disk gone, the new file's records would link to records no file holds, with no
+    // gap declared (a reopened writer reads the new file's tail, which the checkpoint does not go beyond)
+    try {
+      this.checkNamed();
+    } catch (err) {
+      await fh.close();
+      // nothing written to it yet: an empty chain file would stop the reopen ("no complete record"); without it, the
+      // reopened writer goes on from the checkpoint (the last record acknowledged) and declares the gap
+      if (bytes === 0) await fs.promises.rm(path, { force: true }).catch(() => undefined);
+      throw err;
+    }
+    await this.handle?.fh.close();
     this.handle = { file, fh, bytes };
     if (resumed && bytes !== resumed.size) {
       throw new ChainFileGone(
