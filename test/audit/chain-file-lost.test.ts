@@ -12,7 +12,7 @@ import path from 'path';
 import fc from 'fast-check';
 
 import { AuditLog, AuditRecord, chainFile, chainIndexes, describeReport, verifyExitCode } from '../../src/audit';
-import { actionFields, KEY, readChain, tempDir, verify } from './chain-support';
+import { actionFields, KEY, readChain, settle, tempDir, verify } from './chain-support';
 
 const NAME = 'chain';
 
@@ -93,6 +93,44 @@ describe('audit file chain: the file behind the path', function () {
           `the records lost in a declared gap: ${JSON.stringify(report.gaps)}`,
         );
         assert.equal(report.lastSeq, next.seq);
+        fs.rmSync(dir, { recursive: true, force: true });
+      });
+    }
+  }
+
+  for (const writeMode of ['datasync', 'dsync', 'sync'] as const) {
+    for (const loss of ['delete', 'truncate'] as const) {
+      it(`${writeMode}: a reopened chain whose last file is full, that file lost (${loss}) before the next file's first write: refused; reopened, the gap is declared`, async function () {
+        const dir = tempDir();
+        const first = open(dir, { writeMode, maxFileBytes: 1500 });
+        const file = chainFile(dir, NAME, 1);
+        const acked: AuditRecord[] = [];
+        for (let i = 0; !fs.existsSync(file) || fs.statSync(file).size < 1500; i++) acked.push(await first.append(intent(i)));
+        await first.close();
+        // a restart: the writer reads the tail (file 1, full: the chain goes on in file 2), then file 1 goes
+        const log = open(dir, { writeMode, maxFileBytes: 1500 });
+        await settle(() => log.path === chainFile(dir, NAME, 2), 'the reopened chain read');
+        if (loss === 'delete') fs.unlinkSync(file);
+        else fs.truncateSync(file, 0);
+        await assert.rejects(log.append(intent(100)), (err: Error) => {
+          assert.ok(err.message.includes(file), err.message);
+          return true;
+        });
+        await log.close();
+        assert.ok(!onDisk(dir).some((r) => r.phase === 'intent' && r.id === 'action-100'), 'the refused intent in no file');
+
+        const again = open(dir, { writeMode, maxFileBytes: 1500 });
+        const next = await again.append(intent(101)).catch(() => undefined);
+        await again.close();
+        const report = verify(readChain(dir, NAME));
+        assert.equal(report.ok, false, 'never a complete chain');
+        if (loss === 'truncate') return fs.rmSync(dir, { recursive: true, force: true });
+        assert.equal(report.firstBad, undefined, report.firstBad?.reason);
+        assert.deepEqual(
+          report.gaps.map((g) => [g.from, g.to]),
+          [[0, acked[acked.length - 1].seq]],
+        );
+        assert.equal(report.lastSeq, next?.seq);
         fs.rmSync(dir, { recursive: true, force: true });
       });
     }
