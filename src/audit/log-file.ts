@@ -181,7 +181,8 @@ export class AuditLog extends EventEmitter {
   /**
    * The file of the tail a reopened chain goes on in, and its size then: it is opened without O_CREAT, and must still
    * be that size (deleted or cut short after open() read its tail, it would be made anew or written after the cut,
-   * and the next record acknowledged would link to records no file holds, with no gap declared).
+   * and the next record acknowledged would link to records no file holds, with no gap declared). When the chain goes
+   * on in a new file at once (that file full or torn), it is checked the same way once the new file exists.
    */
   private resumedFile?: { file: number; size: number };
   /** Writes go through libuv's thread pool (an O_DSYNC file: each write waits for the disk), else on the main thread. */
@@ -529,12 +530,9 @@ export class AuditLog extends EventEmitter {
     // records written to the file being left and not yet durable are synced first (its handle closes now), and are
     // acknowledged with this batch: the file must still be the one its path names
     if (this.handle && this.written.length > 0 && this.fsync && !this.onThreadPool) await this.sync();
-    if (this.handle) {
-      this.checkNamed();
-      await this.handle.fh.close();
-      this.handle = undefined;
-    }
     const resumed = this.resumedFile?.file === file ? this.resumedFile : undefined;
+    // a reopened chain whose last file is full or torn goes on in a new file at once: that file is the one left
+    const left = resumed ? undefined : this.resumedFile;
     this.resumedFile = undefined;
     const { O_WRONLY, O_CREAT, O_APPEND, O_DSYNC } = fs.constants;
     const dsync = this.onThreadPool ? O_DSYNC : 0;
@@ -550,6 +548,20 @@ export class AuditLog extends EventEmitter {
       throw err;
     }
     const bytes = (await fh.stat()).size;
+    // the file left is checked once the new one exists, not before: lost (deleted, moved) while the new one was being
+    // opened, the chain's last file on disk gone, the new file's records would link to records no file holds, with no
+    // gap declared (a reopened writer reads the new file's tail, which the checkpoint does not go beyond)
+    try {
+      if (left) checkSize(chainFile(this.options.dir, this.options.name, left.file), left.size);
+      else this.checkNamed();
+    } catch (err) {
+      await fh.close();
+      // nothing written to it yet: an empty chain file would stop the reopen ("no complete record"); without it, the
+      // reopened writer goes on from the checkpoint (the last record acknowledged) and declares the gap
+      if (bytes === 0) await fs.promises.rm(path, { force: true }).catch(() => undefined);
+      throw err;
+    }
+    await this.handle?.fh.close();
     this.handle = { file, fh, bytes };
     if (resumed && bytes !== resumed.size) {
       throw new ChainFileGone(
@@ -585,6 +597,23 @@ export class AuditLog extends EventEmitter {
     this.checkpointFh = undefined;
     if (this.lock) releaseLock(this.lock);
     this.lock = undefined;
+  }
+}
+
+/** A chain file left unopened (a reopened chain's full or torn last file) must still be there, at the size it was read. */
+function checkSize(path: string, size: number): void {
+  let now: number;
+  try {
+    now = fs.statSync(path).size;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    throw new ChainFileGone(`the chain file ${path} was deleted or moved while Node-RED ran: the chain cannot go on from it`);
+  }
+  if (now !== size) {
+    throw new ChainFileGone(
+      `the chain file ${path} was ${now < size ? 'cut short' : 'written by someone else'} while Node-RED ran ` +
+        `(${now} bytes, ${size} expected)`,
+    );
   }
 }
 

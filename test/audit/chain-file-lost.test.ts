@@ -12,7 +12,7 @@ import path from 'path';
 import fc from 'fast-check';
 
 import { AuditLog, AuditRecord, chainFile, chainIndexes, describeReport, verifyExitCode } from '../../src/audit';
-import { actionFields, KEY, readChain, tempDir, verify } from './chain-support';
+import { actionFields, KEY, readChain, settle, tempDir, verify } from './chain-support';
 
 const NAME = 'chain';
 
@@ -96,6 +96,86 @@ describe('audit file chain: the file behind the path', function () {
         fs.rmSync(dir, { recursive: true, force: true });
       });
     }
+  }
+
+  for (const writeMode of ['datasync', 'dsync', 'sync'] as const) {
+    for (const loss of ['delete', 'truncate'] as const) {
+      it(`${writeMode}: a reopened chain whose last file is full, that file lost (${loss}) before the next file's first write: refused; reopened, the gap is declared`, async function () {
+        const dir = tempDir();
+        const first = open(dir, { writeMode, maxFileBytes: 1500 });
+        const file = chainFile(dir, NAME, 1);
+        const acked: AuditRecord[] = [];
+        for (let i = 0; !fs.existsSync(file) || fs.statSync(file).size < 1500; i++) acked.push(await first.append(intent(i)));
+        await first.close();
+        // a restart: the writer reads the tail (file 1, full: the chain goes on in file 2), then file 1 goes
+        const log = open(dir, { writeMode, maxFileBytes: 1500 });
+        await settle(() => log.path === chainFile(dir, NAME, 2), 'the reopened chain read');
+        if (loss === 'delete') fs.unlinkSync(file);
+        else fs.truncateSync(file, 0);
+        await assert.rejects(log.append(intent(100)), (err: Error) => {
+          assert.ok(err.message.includes(file), err.message);
+          return true;
+        });
+        await log.close();
+        assert.ok(!onDisk(dir).some((r) => r.phase === 'intent' && r.id === 'action-100'), 'the refused intent in no file');
+
+        const again = open(dir, { writeMode, maxFileBytes: 1500 });
+        const next = await again.append(intent(101)).catch(() => undefined);
+        await again.close();
+        const report = verify(readChain(dir, NAME));
+        assert.equal(report.ok, false, 'never a complete chain');
+        if (loss === 'truncate') return fs.rmSync(dir, { recursive: true, force: true });
+        assert.equal(report.firstBad, undefined, report.firstBad?.reason);
+        assert.deepEqual(
+          report.gaps.map((g) => [g.from, g.to]),
+          [[0, acked[acked.length - 1].seq]],
+        );
+        assert.equal(report.lastSeq, next?.seq);
+        fs.rmSync(dir, { recursive: true, force: true });
+      });
+    }
+  }
+
+  for (const writeMode of ['datasync', 'dsync', 'sync'] as const) {
+    it(`${writeMode}: the chain file lost while the writer moves on to the next one (not yet made): refused; reopened, the gap is declared`, async function () {
+      const dir = tempDir();
+      const log = open(dir, { writeMode, maxFileBytes: 1500 });
+      const acked: AuditRecord[] = [];
+      const first = chainFile(dir, NAME, 1);
+      for (let i = 0; !fs.existsSync(first) || fs.statSync(first).size < 1500; i++) acked.push(await log.append(intent(i)));
+      // file 1 is deleted as the writer opens file 2 (the next append starts it), after the writer last looked at file 1
+      const second = chainFile(dir, NAME, 2);
+      const original = fs.promises.open;
+      fs.promises.open = function (this: unknown, ...args: Parameters<typeof original>) {
+        if (args[0] === second && fs.existsSync(first)) fs.unlinkSync(first);
+        return original.apply(this, args);
+      } as typeof original;
+      try {
+        await assert.rejects(log.append(intent(100)), (err: Error) => {
+          assert.ok(err.message.includes(first), err.message);
+          assert.match(err.message, /deleted|moved|replaced/);
+          return true;
+        });
+      } finally {
+        fs.promises.open = original;
+      }
+      await assert.rejects(log.append(intent(101)), /nothing more is sent/);
+      await log.close();
+      assert.deepEqual(chainIndexes(dir, NAME), [], 'no file left whose records link to the lost ones');
+
+      const again = open(dir, { writeMode, maxFileBytes: 1500 });
+      const next = await again.append(intent(102));
+      await again.close();
+      const report = verify(readChain(dir, NAME));
+      assert.equal(report.ok, false, 'never a complete chain');
+      assert.equal(report.firstBad, undefined, report.firstBad?.reason);
+      assert.deepEqual(
+        report.gaps.map((g) => [g.from, g.to]),
+        [[0, acked[acked.length - 1].seq]],
+      );
+      assert.equal(report.lastSeq, next.seq);
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
   }
 
   it('a file moved away and another put at its path: refused', async function () {

@@ -9,7 +9,7 @@ import fs from 'fs';
 
 import FakeTimers from '@sinonjs/fake-timers';
 
-import { AuditLog, AuditRecord, chainFile, LAZY_SYNC_MS } from '../../src/audit';
+import { AuditLog, AuditRecord, chainFile, chainIndexes, LAZY_SYNC_MS } from '../../src/audit';
 import {
   actionFields,
   bounded,
@@ -202,6 +202,38 @@ describe('audit file chain, dsync: outcomes held for the next write', function (
       assert.ok(gate.writes().length <= 40 + chain.files.length + 1, `${gate.writes().length} writes`);
     } finally {
       gate.restore();
+    }
+  });
+
+  it('the chain file deleted while an outcome starts the next file (property seed 1457577961): no record links to a lost one without a declared gap', async function () {
+    // the property test's counterexample: intent, intent, intent, outcome, turn, delete, intent; then a redeploy and
+    // one more action. The outcome's batch leaves file 1 (full) for file 2; the delete came as file 2 was being opened
+    clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout'] });
+    let log = open(dir, 1500);
+    const heard = new Map<number, string>();
+    const hear = (l: AuditLog): void => void l.on('record', (r: AuditRecord) => heard.set(r.seq, r.hash));
+    hear(log);
+    for (let i = 0; i < 3; i++) await bounded(log.append(actionFields(i)[0]), 'an intent');
+    const outcome = log.append(actionFields(0)[1], { lazy: true }).catch(() => undefined);
+    await turn();
+    const files = chainIndexes(dir, NAME);
+    fs.unlinkSync(chainFile(dir, NAME, files[files.length - 1]));
+    await bounded(log.append(actionFields(3)[0]), 'the intent after the delete').catch(() => undefined);
+    await bounded(log.close(), 'close');
+    await bounded(outcome, 'the outcome settled');
+    log = open(dir, 1500);
+    hear(log);
+    await bounded(log.append(actionFields(4)[0]), 'an intent after the reopen').catch(() => undefined);
+    await bounded(log.close(), 'the last close');
+    const report = verify(readChain(dir, NAME));
+    assert.equal(report.firstBad, undefined, report.firstBad?.reason);
+    const present = new Set(chainRecords(dir, NAME).map((r) => r.hash));
+    for (const [seq, hash] of heard) {
+      if (present.has(hash)) continue;
+      assert.ok(
+        report.gaps.some((g) => g.from <= seq && seq <= g.to),
+        `durable #${seq} missing without a declared gap: ${JSON.stringify(report.gaps)}`,
+      );
     }
   });
 
