@@ -554,6 +554,8 @@ export class AuditLog extends EventEmitter {
     try {
       if (left) checkSize(chainFile(this.options.dir, this.options.name, left.file), left.size);
       else this.checkNamed();
+      // a close that fails (EIO) refuses too, and the same way: the new file must not stay behind, empty
+      await this.handle?.fh.close();
     } catch (err) {
       await fh.close();
       // nothing written to it yet: an empty chain file would stop the reopen ("no complete record"); without it, the
@@ -561,7 +563,6 @@ export class AuditLog extends EventEmitter {
       if (bytes === 0) await fs.promises.rm(path, { force: true }).catch(() => undefined);
       throw err;
     }
-    await this.handle?.fh.close();
     this.handle = { file, fh, bytes };
     if (resumed && bytes !== resumed.size) {
       throw new ChainFileGone(
