@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'fs';
 
 import { AuditLog, AuditRecord, chainFile, chainIndexes } from '../../src/audit';
-import { actionFields, KEY, readChain, tempDir, verify } from './chain-support';
+import { actionFields, KEY, readChain, settle, tempDir, verify } from './chain-support';
 
 const NAME = 'chain';
 
@@ -53,6 +53,46 @@ describe('audit file chain: moving on to the next file (review15)', function () 
       const report = verify(readChain(dir, NAME));
       assert.equal(report.firstBad, undefined, report.firstBad?.reason);
       assert.equal(report.lastSeq, next.seq);
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+  }
+
+  for (const writeMode of ['datasync', 'dsync', 'sync'] as const) {
+    it(`${writeMode}: a chain reopened after a gap, its tail file deleted before the gap's file is written: refused; reopened, every missing record is in a declared gap`, async function () {
+      const dir = tempDir();
+      const writer = open(dir, { writeMode, maxFileBytes: 1500 });
+      const acked: AuditRecord[] = [];
+      for (let i = 0; chainIndexes(dir, NAME).length < 2; i++) acked.push(await writer.append(intent(i)));
+      await writer.close();
+      // file 2 (the last) is lost: the checkpoint names records no file holds; a reopen goes on in file 3 after a gap
+      fs.unlinkSync(chainFile(dir, NAME, 2));
+      const log = open(dir, { writeMode, maxFileBytes: 1500 });
+      await settle(() => log.path === chainFile(dir, NAME, 3), 'the reopened chain read');
+      // then file 1, the tail the gap is declared after, goes too, before the gap's file is written
+      fs.unlinkSync(chainFile(dir, NAME, 1));
+      await assert.rejects(log.append(intent(100)), (err: Error) => err.message.includes(chainFile(dir, NAME, 1)));
+      await log.close();
+      assert.deepEqual(chainIndexes(dir, NAME), [], 'no file whose records link to the lost ones');
+
+      const again = open(dir, { writeMode, maxFileBytes: 1500 });
+      const next = await again.append(intent(101)).catch(() => undefined);
+      await again.close();
+      const report = verify(readChain(dir, NAME));
+      assert.equal(report.ok, false, 'never a complete chain');
+      assert.equal(report.firstBad, undefined, `deleted files only, reported as: ${report.firstBad?.reason}`);
+      const present = new Set(
+        readChain(dir, NAME)
+          .files.flatMap((f) => f.text.split('\n'))
+          .filter((l) => l !== '')
+          .map((l) => (JSON.parse(l) as AuditRecord).hash),
+      );
+      for (const r of acked.filter((a) => !present.has(a.hash))) {
+        assert.ok(
+          report.gaps.some((g) => g.from <= r.seq && r.seq <= g.to),
+          `#${r.seq} missing without a declared gap: ${JSON.stringify(report.gaps)}`,
+        );
+      }
+      assert.equal(report.lastSeq, next?.seq);
       fs.rmSync(dir, { recursive: true, force: true });
     });
   }
