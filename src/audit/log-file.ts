@@ -182,7 +182,8 @@ export class AuditLog extends EventEmitter {
    * The file of the tail a reopened chain goes on in, and its size then: it is opened without O_CREAT, and must still
    * be that size (deleted or cut short after open() read its tail, it would be made anew or written after the cut,
    * and the next record acknowledged would link to records no file holds, with no gap declared). When the chain goes
-   * on in a new file at once (that file full or torn), it is checked the same way once the new file exists.
+   * on in a new file at once (that file full or torn, or a gap declared after it), it is checked the same way once the
+   * new file exists.
    */
   private resumedFile?: { file: number; size: number };
   /** Writes go through libuv's thread pool (an O_DSYNC file: each write waits for the disk), else on the main thread. */
@@ -222,6 +223,8 @@ export class AuditLog extends EventEmitter {
       // the checkpoint names records no file holds: the chain goes on after them, in a new file that says so
       this.seq = resume.seq;
       this.prev = resume.hash;
+      // the gap is declared after the tail read: that file must still be there, at that size, once the new file exists
+      if (tail) this.resumedFile = { file: tail.file, size: tail.size };
       this.emit('gap', resume.gap);
       this.startFile(resume.file, resume.gap);
       return;
@@ -554,6 +557,8 @@ export class AuditLog extends EventEmitter {
     try {
       if (left) checkSize(chainFile(this.options.dir, this.options.name, left.file), left.size);
       else this.checkNamed();
+      // a close that fails (EIO) refuses too, and the same way: the new file must not stay behind, empty
+      await this.handle?.fh.close();
     } catch (err) {
       await fh.close();
       // nothing written to it yet: an empty chain file would stop the reopen ("no complete record"); without it, the
@@ -561,7 +566,6 @@ export class AuditLog extends EventEmitter {
       if (bytes === 0) await fs.promises.rm(path, { force: true }).catch(() => undefined);
       throw err;
     }
-    await this.handle?.fh.close();
     this.handle = { file, fh, bytes };
     if (resumed && bytes !== resumed.size) {
       throw new ChainFileGone(
