@@ -1,5 +1,5 @@
 /**
- * review15: the file a chain moves on from, checked once the next file exists (handleFor). What the failure paths
+ * The file a chain moves on from, checked once the next file exists (handleFor). What the failure paths
  * leave behind: no empty chain file that stops the reopen, and every way a chain goes on in a new file at once (a
  * declared gap included) checks the file it leaves.
  */
