@@ -119,8 +119,13 @@ describeWithRedis('lh-state on two replicas through core mqtt out to a real brok
       assert.equal(folds.size, 1, `the state with ${n} pending came from ${folds.size} folds (two replicas publishing?)`);
       assert.equal(new Set(copies.map((s) => content(s.doc))).size, 1);
     }
+    // each error's event msg: the document goes out once the poll's list is in, its event when the gate passed it
+    // (a Redis round trip later; two topics are not ordered anyway), so it may come just after the document
+    const raisedOf = (id: string): unknown[] =>
+      live.events.filter((ev) => ev.topic.endsWith(`/errors/A-${id}`) && ev.payload.event === 'raised');
+    for (const e of errors) await until(() => raisedOf(e.id).length > 0, `error ${e.id} raised on its event topic`, 10_000);
     for (const e of errors) {
-      const raised = live.events.filter((ev) => ev.topic.endsWith(`/errors/A-${e.id}`) && ev.payload.event === 'raised');
+      const raised = raisedOf(e.id);
       assert.equal(raised.length, 1, `error ${e.id} raised on its event topic ${raised.length} times`);
     }
 
