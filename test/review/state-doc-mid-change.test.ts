@@ -13,28 +13,13 @@ import fc from 'fast-check';
 import { StateNode } from '../../src/nodes/lh-state/state-node';
 import type { LabEvent, PendingErrorView } from '../../src/observe/lab-events';
 import type { StateDocument } from '../../src/observe/state-document';
-import { ModelClock } from '../support/model-clock';
+import type { ModelClock } from '../support/model-clock';
+import { ABOUT, stateNodeOnModelClock } from '../support/state-node-fixture';
 
-const about = { instrumentKey: 'http://x|', instrument: 'X' };
+const about = ABOUT;
 const fw = (title: string): PendingErrorView => ({ source: 'A', id: 'fw-1', title, severity: 'Error' });
 
-function stateNode(perSecond = 1, pollWaitMs?: number): { node: StateNode; sent: StateDocument[]; clock: ModelClock } {
-  const clock = new ModelClock();
-  const sent: StateDocument[] = [];
-  const node = new StateNode({
-    ...about,
-    stateTopic: 's/{{instrument}}',
-    eventTopic: 'e/{{instrument}}',
-    perSecond,
-    emitting: () => true,
-    send: (state) => {
-      if (state) sent.push(state.payload as StateDocument);
-    },
-    ...(pollWaitMs === undefined ? {} : { pollWaitMs }),
-    ...clock.options,
-  });
-  return { node, sent, clock };
-}
+const stateNode = stateNodeOnModelClock;
 
 const titles = (doc: StateDocument): string[] => doc.errors.list.map((e) => e.title);
 

@@ -10,11 +10,11 @@ import {
   newMemory,
   sameState,
   severityRank,
-  StateDocument,
   StateMemory,
   topicLevel,
 } from '../../src/observe/state-document';
 import { ModelClock } from '../support/model-clock';
+import { stateNodeOnModelClock } from '../support/state-node-fixture';
 
 const about = { instrumentKey: 'http://x|', instrument: 'X' };
 const SEVERITIES = ['Fatal', 'Error', 'Warning', 'Info', 'odd'];
@@ -177,19 +177,7 @@ describe('lh-state rate (StateNode on a model clock)', function () {
         ),
         fc.constantFrom(1, 5, 20),
         (steps, perSecond) => {
-          const clock = new ModelClock();
-          const sent: StateDocument[] = [];
-          const node = new StateNode({
-            ...about,
-            stateTopic: 's/{{instrument}}',
-            eventTopic: 'e/{{instrument}}',
-            perSecond,
-            emitting: () => true,
-            send: (state) => {
-              if (state) sent.push(state.payload as StateDocument);
-            },
-            ...clock.options,
-          });
+          const { node, sent, clock } = stateNodeOnModelClock(perSecond);
           try {
             for (const [wait, events] of steps) {
               clock.runUntil(clock.now + wait);
