@@ -460,12 +460,7 @@ export class AuditLog extends EventEmitter {
         `the chain file ${file} was deleted, moved or replaced while Node-RED ran: the records written since are in no file`,
       );
     }
-    if (held.size !== handle.bytes) {
-      throw new ChainFileGone(
-        `the chain file ${file} was ${held.size < handle.bytes ? 'cut short' : 'written by someone else'} while Node-RED ran ` +
-          `(${held.size} bytes, ${handle.bytes} expected)`,
-      );
-    }
+    if (held.size !== handle.bytes) throw sizeChanged(file, held.size, handle.bytes);
   }
 
   /**
@@ -567,12 +562,7 @@ export class AuditLog extends EventEmitter {
       throw err;
     }
     this.handle = { file, fh, bytes };
-    if (resumed && bytes !== resumed.size) {
-      throw new ChainFileGone(
-        `the chain file ${path} was ${bytes < resumed.size ? 'cut short' : 'written by someone else'} while Node-RED ran ` +
-          `(${bytes} bytes, ${resumed.size} expected)`,
-      );
-    }
+    if (resumed && bytes !== resumed.size) throw sizeChanged(path, bytes, resumed.size);
     return fh;
   }
 
@@ -613,12 +603,15 @@ function checkSize(path: string, size: number): void {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     throw new ChainFileGone(`the chain file ${path} was deleted or moved while Node-RED ran: the chain cannot go on from it`);
   }
-  if (now !== size) {
-    throw new ChainFileGone(
-      `the chain file ${path} was ${now < size ? 'cut short' : 'written by someone else'} while Node-RED ran ` +
-        `(${now} bytes, ${size} expected)`,
-    );
-  }
+  if (now !== size) throw sizeChanged(path, now, size);
+}
+
+/** A chain file found at another size than this writer left it: cut short, or written by someone else. */
+function sizeChanged(path: string, size: number, expected: number): ChainFileGone {
+  return new ChainFileGone(
+    `the chain file ${path} was ${size < expected ? 'cut short' : 'written by someone else'} while Node-RED ran ` +
+      `(${size} bytes, ${expected} expected)`,
+  );
 }
 
 /** The checkpoint as written: signed when there is a key, space padded to its fixed size. */
