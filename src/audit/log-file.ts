@@ -545,7 +545,14 @@ export class AuditLog extends EventEmitter {
       }
       throw err;
     }
-    const bytes = (await fh.stat()).size;
+    let bytes: number;
+    try {
+      bytes = (await fh.stat()).size;
+    } catch (err) {
+      await fh.close().catch(() => undefined); // a handle that belongs to nobody would stay open until exit
+      if (!resumed) await removeIfEmpty(path); // as below: an empty new chain file would stop the reopen
+      throw err;
+    }
     // the file left is checked once the new one exists, not before: lost (deleted, moved) while the new one was being
     // opened, the chain's last file on disk gone, the new file's records would link to records no file holds, with no
     // gap declared (a reopened writer reads the new file's tail, which the checkpoint does not go beyond)
@@ -558,7 +565,7 @@ export class AuditLog extends EventEmitter {
       await fh.close();
       // nothing written to it yet: an empty chain file would stop the reopen ("no complete record"); without it, the
       // reopened writer goes on from the checkpoint (the last record acknowledged) and declares the gap
-      if (bytes === 0) await fs.promises.rm(path, { force: true }).catch(() => undefined);
+      if (bytes === 0) await removeIfEmpty(path);
       throw err;
     }
     this.handle = { file, fh, bytes };
@@ -633,6 +640,15 @@ function writeWhole(fd: number, buf: Buffer, position?: number): void {
 async function writeWholeOnPool(fh: fs.promises.FileHandle, buf: Buffer): Promise<void> {
   let done = 0;
   while (done < buf.length) done += tookSome((await fh.write(buf, done, buf.length - done)).bytesWritten);
+}
+
+/** A chain file this writer made and wrote nothing to, removed (gone already, or unreadable: left as it is). */
+async function removeIfEmpty(path: string): Promise<void> {
+  try {
+    if ((await fs.promises.stat(path)).size === 0) await fs.promises.rm(path, { force: true });
+  } catch {
+    // nothing to remove, or nothing this writer can tell about it
+  }
 }
 
 /**

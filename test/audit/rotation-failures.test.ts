@@ -96,4 +96,45 @@ describe('audit file chain: moving on to the next file (review15)', function () 
       fs.rmSync(dir, { recursive: true, force: true });
     });
   }
+
+  for (const writeMode of ['datasync', 'dsync', 'sync'] as const) {
+    it(`${writeMode}: the next file's size unreadable (EIO): refused, its handle closed, the chain goes on after a reopen`, async function () {
+      const dir = tempDir();
+      const log = open(dir, { writeMode, maxFileBytes: 1500 });
+      const first = chainFile(dir, NAME, 1);
+      for (let i = 0; !fs.existsSync(first) || fs.statSync(first).size < 1500; i++) await log.append(intent(i));
+      // the next open hands out a handle whose fstat fails once; count the handles this writer closes
+      const realOpen = fs.promises.open;
+      let failing: fs.promises.FileHandle | undefined;
+      let closed = false;
+      fs.promises.open = async (...args: Parameters<typeof realOpen>) => {
+        const fh = await realOpen(...args);
+        if (failing || !String(args[0]).endsWith(chainFile(dir, NAME, 2))) return fh;
+        failing = fh;
+        const close = fh.close.bind(fh);
+        Object.defineProperty(fh, 'stat', {
+          configurable: true,
+          value: () => Promise.reject(Object.assign(new Error('EIO: i/o error, fstat'), { code: 'EIO' })),
+        });
+        Object.defineProperty(fh, 'close', { configurable: true, value: () => ((closed = true), close()) });
+        return fh;
+      };
+      try {
+        await assert.rejects(log.append(intent(100)), /EIO/);
+      } finally {
+        fs.promises.open = realOpen;
+      }
+      assert.ok(failing, 'the next file was opened');
+      assert.ok(closed, 'the handle whose size could not be read is closed, not left open until Node-RED exits');
+      await log.close();
+
+      const again = open(dir, { writeMode, maxFileBytes: 1500 });
+      const next = await again.append(intent(101));
+      await again.close();
+      const report = verify(readChain(dir, NAME));
+      assert.equal(report.firstBad, undefined, report.firstBad?.reason);
+      assert.equal(report.lastSeq, next.seq);
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+  }
 });
