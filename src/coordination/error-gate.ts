@@ -133,6 +133,17 @@ export class ErrorGate<T> {
   }
 
   /**
+   * The errors the shared memory holds raised, when this replica's next poll sweeps it (the first under a lease, or
+   * after a redeploy or an outage): undefined when no sweep is due. The sweep resolves what the poll does not list;
+   * a watch adopts first the errors it heard of only from another replica and that no list ever shows (firmware
+   * errors, pushed on a socket), which would otherwise be reported resolved while the instrument still waits.
+   */
+  async raisedBeforeSweep(): Promise<GateItem<T>[] | undefined> {
+    if (!this.coordination.isHolder || (this.coordination.state.token ?? 0) === this.sweptToken) return undefined;
+    return (await this.seen.stored('raised')).map(({ entry }) => ({ source: entry.source, record: entry.record as T }));
+  }
+
+  /**
    * Filters a poll's (or a pushed frame's) proposals. `listed`: per source that answered this poll, the keys it
    * lists, to find what an earlier holder raised and nobody saw resolve; omit it for a pushed frame.
    */

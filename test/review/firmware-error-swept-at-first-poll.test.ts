@@ -47,7 +47,9 @@ describeWithRedis('review: a firmware error raised before the holder’s first p
     const documents: number[] = [];
     helper.getNode('raised').on('input', (m: Msg) => raised.push(m));
     helper.getNode('resolved').on('input', (m: Msg) => resolved.push(m));
-    helper.getNode('docs').on('input', (m: { payload: { errors: { count: number } } }) => documents.push(m.payload.errors.count));
+    helper
+      .getNode('docs')
+      .on('input', (m: { payload: { errors: { pending: number } } }) => documents.push(m.payload.errors.pending));
     const frame = JSON.stringify({
       code: 'RuntimeError',
       description: 'Pressure fault',

@@ -7,6 +7,7 @@ import { LhError } from '../../src/client';
 import { applyPoll, newPollMemory, PollRules, SourceResult } from '../../src/nodes/lh-error-poll/poll-decisions';
 import {
   adoptListed,
+  adoptPushed,
   applyErrorFrame,
   listenOf,
   MAX_OPEN_FIRMWARE,
@@ -86,6 +87,22 @@ describe('lh-error-poll push decisions', function () {
     assert.deepEqual(ids(applyErrorFrame(watch, resolved('f1'), rules).resolved), ['f1']);
     assert.deepEqual(applyErrorFrame(watch, resolved('f1'), rules).resolved, [], 'resolved once');
     assert.deepEqual(applyErrorFrame(watch, raised(fw('f1')), rules).raised, [], 'a resolved id is not raised again');
+  });
+
+  it('a new holder adopts the firmware errors another replica raised, silently, and resolves them from their frame', function () {
+    const watch = newWatch();
+    applyPoll(watch, newPollMemory(), listA('a1'), rules);
+    const elsewhere = [
+      { source: 'A', record: fw('f1') },
+      { source: 'A', record: fw('s1', 'service') }, // a listed error: the poll and the sweep own it
+      { source: 'A', record: { ...fw('a1'), title: 'fault a1' } }, // the list's own error under its id
+      { source: 'B', record: fw('b1') },
+    ];
+    assert.equal(adoptPushed(watch, elsewhere, rules), true);
+    assert.equal(openFirmwareErrors(watch), 1, 'only the firmware error of source A');
+    assert.equal(adoptPushed(watch, elsewhere, rules), false, 'adopted once');
+    assert.deepEqual(applyErrorFrame(watch, raised(fw('f1')), rules).raised, [], 'its frame again raises nothing');
+    assert.deepEqual(ids(applyErrorFrame(watch, resolved('f1'), rules).resolved), ['f1'], 'its resolution frame resolves it');
   });
 
   it('leaves service errors, unknown frames and resolutions of listed errors to the poll', function () {

@@ -35,6 +35,7 @@ import { isChecked } from '../shared/typed-inputs';
 import { applyPoll, newPollMemory, offlineAfterOf, pendingOnly, PollRules, SourceResult, StatusDecision } from './poll-decisions';
 import {
   adoptListed,
+  adoptPushed,
   applyErrorFrame,
   followUpNeeded,
   listenOf,
@@ -273,6 +274,9 @@ export class ErrorWatch {
     if (this.loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
     // frames during the request asked for a follow-up: not needed when this answer already shows what they said
     if (this.listening && heard && !followUpNeeded(heard, results, rules)) this.loop.dropFollowUp();
+    // coordinated, a sweep due (a new holder): the firmware errors another replica raised join this memory first
+    if (this.listening && gate && (await this.adoptRaisedElsewhere())) this.save();
+    if (this.loop.stopped) return rules.baseMs;
     if (this.listening) adoptListed(watch, results, rules);
     const outcome = applyPoll(watch, this.memory, results, rules, this.sharedConnection());
     const answered = this.listening
@@ -308,6 +312,12 @@ export class ErrorWatch {
     this.showStatus(outcome.status);
     this.catchUpConnection();
     return outcome.delayMs > rules.baseMs ? outcome.delayMs : this.slot.delayAfter(started); // back-off, else the next slot
+  }
+
+  /** See adoptPushed; a Redis failure leaves it to the sweep's next turn (the gate then passes msgs marked lost). */
+  private async adoptRaisedElsewhere(): Promise<boolean> {
+    const raised = await this.gate?.raisedBeforeSweep().catch(() => undefined);
+    return raised !== undefined && adoptPushed(this.watch, raised, this.rules);
   }
 
   private async emit(

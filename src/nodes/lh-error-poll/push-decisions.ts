@@ -160,6 +160,29 @@ export function resolveAnswered(
   return applyPush<PolledError>(watch, { source: 'A', channel: FIRMWARE_CHANNEL, resolved: keys }, rules);
 }
 
+/**
+ * Coordinated, before the first sweep under a lease: the firmware errors an earlier holder raised (the shared memory
+ * holds them; this replica never heard their frames, a standby ignores the socket) join this watch's firmware memory,
+ * silently (they went out). Its open firmware errors count as listed, so the sweep leaves them open, and the frame
+ * that resolves one, or an answer, resolves it here as on the replica that raised it. Whether anything changed.
+ */
+export function adoptPushed(watch: WatchState, raised: readonly { source: string; record: unknown }[], rules: Rules): boolean {
+  const pushed = raised
+    .filter((r) => r.source === 'A' && isRecord(r.record) && r.record.source === 'firmware')
+    .map((r) => r.record as PolledError)
+    .filter((record) => {
+      const key = rules.keyOf('A', record);
+      return key !== undefined && !watch.sources.A.knowsSame(key, asCompared(record));
+    });
+  if (pushed.length === 0) return false;
+  const { changed } = applyPush<PolledError>(watch, { source: 'A', channel: FIRMWARE_CHANNEL, raised: pushed }, rules);
+  return (firmwareMemory(watch)?.dropOldest(MAX_OPEN_FIRMWARE) ?? 0) > 0 || changed;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
 /** Firmware errors raised and not yet resolved. */
 export function openFirmwareErrors(watch: WatchState): number {
   return firmwareMemory(watch)?.size ?? 0;
