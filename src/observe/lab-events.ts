@@ -96,7 +96,12 @@ export type LabEvent =
   | (About & { kind: 'run-finished'; result: string })
   | (About & { kind: 'machine'; doorClosed?: boolean; systemReady?: boolean })
   | (About & { kind: 'password'; expiresInDays: number | null })
-  | (About & { kind: 'lease'; holder: boolean; failover?: boolean });
+  | (About & { kind: 'lease'; holder: boolean; failover?: boolean })
+  /**
+   * an lh-server node of the instrument started (`present`) or closed: once none of that name is left (the node
+   * removed, renamed, its Node-RED redeployed), what was last said of it is no longer so (the metrics' gauges)
+   */
+  | (About & { kind: 'server'; present: boolean });
 
 /** Who gave an answer, in the bounded set the metrics label with. */
 export type AnsweredBy = 'flow' | 'page' | 'policy' | 'other';

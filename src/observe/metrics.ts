@@ -58,6 +58,8 @@ export class LabMetrics {
   private readonly failovers: Counter<'instrument'>;
   private readonly pending: Gauge<'instrument'>;
   private readonly stops: (() => void)[] = [];
+  /** the lh-server nodes running now, by instrument label: the gauges of a label none is left of are taken off */
+  private readonly servers = new Map<string, number>();
 
   constructor(private readonly now: () => number = Date.now) {
     const registers = [this.registry];
@@ -199,6 +201,19 @@ export class LabMetrics {
       case 'run-finished':
         this.runsFinished.inc({ instrument, result: resultLabel(event.result) });
         break;
+      case 'server': {
+        const running = (this.servers.get(instrument) ?? 0) + (event.present ? 1 : -1);
+        if (running > 0) {
+          this.servers.set(instrument, running);
+          break;
+        }
+        this.servers.delete(instrument);
+        // no lh-server of that name any more: its last up, pending and lease holder values are no longer true (an
+        // instrument renamed or removed would stay "up" with its errors pending, a second lease holder, until a restart)
+        this.pendingOf.delete(event.instrumentKey);
+        for (const gauge of [this.up, this.pending, this.holder]) gauge.remove({ instrument });
+        break;
+      }
       case 'lease':
         this.holder.set({ instrument }, event.holder ? 1 : 0);
         if (event.failover) this.failovers.inc({ instrument });

@@ -224,14 +224,40 @@ export function sameState(a: StateDocument, b: StateDocument): boolean {
 }
 
 /**
- * An MQTT topic level from an instrument name: the wildcards `+` and `#`, the level separator `/`, NUL and control
- * characters become `_`; at most 64 characters; never empty.
+ * Whether a code point may not stand in an MQTT topic: the wildcards `+` and `#`, the level separator `/`, and what a
+ * broker refuses as malformed UTF-8 and answers by dropping the connection (MQTT 3.1.1 §1.5.3, mosquitto): NUL, C0
+ * and C1 control characters, DEL, a lone UTF-16 surrogate, a Unicode noncharacter (U+FDD0–U+FDEF, U+xxFFFE, U+xxFFFF).
+ */
+function notInTopic(c: string): boolean {
+  const cp = c.codePointAt(0) ?? 0;
+  return (
+    c === '+' ||
+    c === '#' ||
+    c === '/' ||
+    cp < 0x20 ||
+    (cp >= 0x7f && cp <= 0x9f) ||
+    (cp >= 0xd800 && cp <= 0xdfff) ||
+    (cp >= 0xfdd0 && cp <= 0xfdef) ||
+    (cp & 0xfffe) === 0xfffe
+  );
+}
+
+/** The longest topic level made from a name (UTF-16 units; a character is never cut in two). */
+const MAX_LEVEL = 64;
+
+/**
+ * An MQTT topic level from an instrument name: the wildcards `+` and `#`, the level separator `/`, and every character
+ * a broker refuses (control characters, lone surrogates, noncharacters: the broker would drop the mqtt out node's
+ * connection, and every instrument's msgs with it) become `_`; at most 64 characters; never empty.
  */
 export function topicLevel(name: string): string {
-  const level = [...name]
-    .map((c) => (c === '+' || c === '#' || c === '/' || c.charCodeAt(0) < 0x20 || c === '\u007f' ? '_' : c))
+  let level = '';
+  for (const c of [...name]
+    .map((c) => (notInTopic(c) ? '_' : c))
     .join('')
-    .trim()
-    .slice(0, 64);
+    .trim()) {
+    if (level.length + c.length > MAX_LEVEL) break;
+    level += c;
+  }
   return level === '' ? '_' : level;
 }

@@ -80,6 +80,10 @@ export = function register(RED: Red): void {
     node.target = targetOf(config);
     // everything this Node-RED knows of the instrument lives in its home, shared with its other lh-server nodes
     const attachment = attachHome(node.instrumentKey);
+    // the metrics: gauges of an instrument no lh-server node names any more are taken off the page
+    const about = { instrumentKey: node.instrumentKey, instrument: node.displayName };
+    publishLab({ ...about, kind: 'server', present: true });
+    node.on('close', () => publishLab({ ...about, kind: 'server', present: false }));
     node.home = attachment.home;
     rememberSecrets(node.id, [node.credentials?.password, node.credentials?.instrumentToken]);
     let audit: ReturnType<typeof serverAuditTrail>;
