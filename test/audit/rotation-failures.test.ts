@@ -19,6 +19,17 @@ function intent(i: number): ReturnType<typeof actionFields>[0] {
   return actionFields(i)[0];
 }
 
+/** Reopened, the chain takes the next record and verifies whole up to it (then the directory is removed). */
+async function goesOnAfterReopen(dir: string, writeMode: 'datasync' | 'dsync' | 'sync'): Promise<void> {
+  const again = open(dir, { writeMode, maxFileBytes: 1500 });
+  const next = await again.append(intent(101));
+  await again.close();
+  const report = verify(readChain(dir, NAME));
+  assert.equal(report.firstBad, undefined, report.firstBad?.reason);
+  assert.equal(report.lastSeq, next.seq);
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
 describe('audit file chain: moving on to the next file (review15)', function () {
   for (const writeMode of ['datasync', 'dsync', 'sync'] as const) {
     it(`${writeMode}: the file left failing to close: refused, and no empty next file left to stop the reopen`, async function () {
@@ -47,13 +58,7 @@ describe('audit file chain: moving on to the next file (review15)', function () 
       // the refused intent's file, empty: removed (an empty chain file stops the reopen: "no complete record")
       assert.deepEqual(chainIndexes(dir, NAME), [1], 'no empty file 2 left behind');
 
-      const again = open(dir, { writeMode, maxFileBytes: 1500 });
-      const next = await again.append(intent(101));
-      await again.close();
-      const report = verify(readChain(dir, NAME));
-      assert.equal(report.firstBad, undefined, report.firstBad?.reason);
-      assert.equal(report.lastSeq, next.seq);
-      fs.rmSync(dir, { recursive: true, force: true });
+      await goesOnAfterReopen(dir, writeMode);
     });
   }
 
@@ -128,13 +133,7 @@ describe('audit file chain: moving on to the next file (review15)', function () 
       assert.ok(closed, 'the handle whose size could not be read is closed, not left open until Node-RED exits');
       await log.close();
 
-      const again = open(dir, { writeMode, maxFileBytes: 1500 });
-      const next = await again.append(intent(101));
-      await again.close();
-      const report = verify(readChain(dir, NAME));
-      assert.equal(report.firstBad, undefined, report.firstBad?.reason);
-      assert.equal(report.lastSeq, next.seq);
-      fs.rmSync(dir, { recursive: true, force: true });
+      await goesOnAfterReopen(dir, writeMode);
     });
   }
 });

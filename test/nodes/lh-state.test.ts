@@ -5,7 +5,7 @@ import path from 'path';
 
 import mqtt from 'mqtt';
 
-import { startBroker, TestBroker } from '../support/mqtt-broker';
+import { coreMqttOut, startBroker, TestBroker } from '../support/mqtt-broker';
 import { useInstrument } from '../support/node-suite';
 import { helper, nextMessage, packageNodes, serverFlow, tlsConfigNode } from '../support/runtime';
 import { messageWhere } from './lh-error-poll.support';
@@ -79,15 +79,7 @@ describe('lh-state: the state stream through the core mqtt out node to a real br
       ...server.nodes,
       { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.3, wires: [[], [], []] },
       { id: 'state', type: 'lh-state', server: 'server', rate: '20', machineInterval: '0', wires: [['out', 'doc'], ['events']] },
-      {
-        id: 'broker',
-        type: 'mqtt-broker',
-        broker: '127.0.0.1',
-        port: String(broker.port),
-        protocolVersion: '4',
-        autoConnect: true,
-      },
-      { id: 'out', type: 'mqtt out', broker: 'broker', topic: '', qos: '', retain: '' },
+      ...coreMqttOut(broker),
       { id: 'doc', type: 'helper' },
       { id: 'events', type: 'helper' },
     ];

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import mqtt from 'mqtt';
 
 import { topicLevel } from '../../src/observe/state-document';
-import { startBroker, TestBroker } from '../support/mqtt-broker';
+import { coreMqttOut, startBroker, TestBroker } from '../support/mqtt-broker';
 import { useInstrument } from '../support/node-suite';
 import { helper, packageNodes, serverFlow, tlsConfigNode } from '../support/runtime';
 
@@ -99,15 +99,7 @@ describe('review: an instrument name or error id with characters a broker refuse
             ...server.nodes,
             { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.3, wires: [[], [], []] },
             { id: 'state', type: 'lh-state', server: 'server', machineInterval: '0', wires: [['out'], ['out']] },
-            {
-              id: 'broker',
-              type: 'mqtt-broker',
-              broker: '127.0.0.1',
-              port: String(broker.port),
-              protocolVersion: '4',
-              autoConnect: true,
-            },
-            { id: 'out', type: 'mqtt out', broker: 'broker', topic: '', qos: '', retain: '' },
+            ...coreMqttOut(broker),
           ],
           server.credentials,
         );

@@ -94,3 +94,18 @@ export async function startBroker(): Promise<TestBroker> {
   const mosquitto = process.env.LH_MQTT_BROKER === 'aedes' ? undefined : hasMosquitto();
   return mosquitto ? startMosquitto(mosquitto) : startAedes();
 }
+
+/** The core mqtt-broker config node for `broker` and an mqtt out node (`out`) that publishes msg.topic as the msg says. */
+export function coreMqttOut(broker: TestBroker): Record<string, unknown>[] {
+  return [
+    {
+      id: 'broker',
+      type: 'mqtt-broker',
+      broker: '127.0.0.1',
+      port: String(broker.port),
+      protocolVersion: '4',
+      autoConnect: true,
+    },
+    { id: 'out', type: 'mqtt out', broker: 'broker', topic: '', qos: '', retain: '' },
+  ];
+}
