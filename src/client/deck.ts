@@ -203,6 +203,9 @@ export class DeckApi {
       responseType: 'buffer',
       accept: 'image/png, image/jpeg;q=0.9',
       minTimeoutMs: CAMERA_TIMEOUT_MS,
+      // a body past the cap is not read on (a camera answering a raw frame or a stream would otherwise be read up to
+      // the transport's 32 MiB before being refused, per photo in flight)
+      maxResponseBytes: MAX_IMAGE_BYTES,
     });
     return readImage(Buffer.isBuffer(res.data) ? res.data : Buffer.alloc(0), op, new Date());
   }
