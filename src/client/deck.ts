@@ -300,10 +300,13 @@ export class DeckApi {
     return v.isPlainObject(body) && body.deckLightsSetting !== undefined ? body.deckLightsSetting : (body ?? null);
   }
 
-  /** Custom lighting, then the colour `{Red, Green, Blue, White}`, as the tested client sends them; returns the colour. */
-  async setCustomLighting(colour: unknown): Promise<LightColour> {
+  /**
+   * Custom lighting, then the colour `{Red, Green, Blue, White}`, as the tested client sends them; returns the colour.
+   * `field`: where the colour came from, named by a refusal.
+   */
+  async setCustomLighting(colour: unknown, field = 'payload'): Promise<LightColour> {
     const op = 'lights-custom';
-    const c = lightColour(colour, 'payload', op);
+    const c = lightColour(colour, field, op);
     await this.send({ method: 'POST', path: '/enclosure/set-custom-lighting', operation: op, idempotent: false });
     await this.send({
       method: 'POST',
