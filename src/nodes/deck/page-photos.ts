@@ -26,6 +26,8 @@ export const PHOTO_HEADERS: Readonly<Record<string, string>> = {
 export class PagePhotos {
   private readonly kept = new Map<string, { snapshot: Snapshot; expires: number }>();
   private bytes = 0;
+  /** the node closed: a photo it was still waiting for is not kept (nobody can ask for it) */
+  private closed = false;
   /** one timer per kept photo, firing when its link expires: the photo goes then, whether or not anyone asks */
   private readonly timers = new Map<string, NodeJS.Timeout>();
 
@@ -37,7 +39,7 @@ export class PagePhotos {
   /** Keeps `snapshot` for `key` until `expires` (ms since the epoch); a later link for the same error replaces it. */
   keep(key: string, snapshot: Snapshot, expires: number, now = Date.now()): void {
     this.prune(now);
-    if (expires <= now || snapshot.content.length > this.maxBytes) return;
+    if (this.closed || expires <= now || snapshot.content.length > this.maxBytes) return;
     this.drop(key);
     this.kept.set(key, { snapshot, expires });
     this.bytes += snapshot.content.length;
@@ -77,7 +79,9 @@ export class PagePhotos {
     for (const [key, entry] of this.kept) if (entry.expires <= now) this.drop(key);
   }
 
-  clear(): void {
+  /** Forgets every photo and keeps none from now on (the node closed, maybe while a photo was being taken). */
+  close(): void {
+    this.closed = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.kept.clear();

@@ -700,7 +700,7 @@ export class AnswerPageNode {
     this.offLab();
     this.RED.events?.removeListener('flows:started', this.onFlowsStarted);
     this.secrets.close();
-    this.photos.clear();
+    this.photos.close();
     if (this.unroute) this.unroute();
     done();
   }
