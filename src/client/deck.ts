@@ -203,6 +203,9 @@ export class DeckApi {
       responseType: 'buffer',
       accept: 'image/png, image/jpeg;q=0.9',
       minTimeoutMs: CAMERA_TIMEOUT_MS,
+      // a body past the cap is not read on (a camera answering a raw frame or a stream would otherwise be read up to
+      // the transport's 32 MiB before being refused, per photo in flight)
+      maxResponseBytes: MAX_IMAGE_BYTES,
     });
     return readImage(Buffer.isBuffer(res.data) ? res.data : Buffer.alloc(0), op, new Date());
   }
@@ -297,10 +300,13 @@ export class DeckApi {
     return v.isPlainObject(body) && body.deckLightsSetting !== undefined ? body.deckLightsSetting : (body ?? null);
   }
 
-  /** Custom lighting, then the colour `{Red, Green, Blue, White}`, as the tested client sends them; returns the colour. */
-  async setCustomLighting(colour: unknown): Promise<LightColour> {
+  /**
+   * Custom lighting, then the colour `{Red, Green, Blue, White}`, as the tested client sends them; returns the colour.
+   * `field`: where the colour came from, named by a refusal.
+   */
+  async setCustomLighting(colour: unknown, field = 'payload'): Promise<LightColour> {
     const op = 'lights-custom';
-    const c = lightColour(colour, 'payload', op);
+    const c = lightColour(colour, field, op);
     await this.send({ method: 'POST', path: '/enclosure/set-custom-lighting', operation: op, idempotent: false });
     await this.send({
       method: 'POST',

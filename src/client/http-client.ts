@@ -46,6 +46,8 @@ export interface HttpRequest {
   bind(req: http.ClientRequest): void;
   /** axios's own timeout for this attempt (the time left of the request's deadline). */
   timeoutMs: number;
+  /** A cap on this answer's body instead of the client's (axios stops reading past it). */
+  maxResponseBytes?: number;
 }
 
 export interface HttpAnswer {
@@ -132,6 +134,7 @@ export class InstrumentHttp {
     // own gets the form type (the transport always names one with a body, and false without)
     if (FORM_METHODS.has(config.method)) config.headers.setContentType('application/x-www-form-urlencoded', false);
     config.timeout = request.timeoutMs;
+    if (request.maxResponseBytes !== undefined) config.maxContentLength = request.maxResponseBytes;
     // axios's documented `transport` option: Node's http/https request as axios itself uses it with maxRedirects 0,
     // handed to the caller so that it can end the attempt
     config.transport = {

@@ -122,6 +122,8 @@ export interface RequestSpec {
   responseType?: 'json' | 'buffer';
   /** The Accept header, instead of the API's JSON type (e.g. 'application/pdf'). */
   accept?: string;
+  /** A lower cap on this answer's body than the transport's (a camera image): reading stops past it. */
+  maxResponseBytes?: number;
 }
 
 /** The longest delay setTimeout keeps (2^31-1 ms, about 24.8 days); a longer one fires at once. */
@@ -331,6 +333,7 @@ export class Transport {
     const maxAttempts = spec.idempotent ? this.retries + 1 : 1;
     // One deadline for the whole request, retries included: a caller (a poll) never waits longer than it.
     const deadlineMs = Math.max(this.timeoutMs, spec.minTimeoutMs ?? 0);
+    const maxResponseBytes = Math.min(this.maxResponseBytes, spec.maxResponseBytes ?? Infinity);
     const endAt = Date.now() + deadlineMs;
     for (let attempt = 1; ; attempt++) {
       this.assertOpen(spec.operation);
@@ -357,6 +360,7 @@ export class Transport {
             body: payload,
             bind: (req) => current.bind(req),
             timeoutMs: timerDelay(left),
+            maxResponseBytes,
           });
         });
         if (binary && raw.status >= 200 && raw.status < 300) {
@@ -373,7 +377,7 @@ export class Transport {
       } catch (err) {
         if (this.closed)
           failure = new LhError('the connection to the instrument was closed', { kind: 'network', operation: spec.operation });
-        else if (isAnswerTooLarge(err)) failure = tooLarge(spec, url, this.maxResponseBytes);
+        else if (isAnswerTooLarge(err)) failure = tooLarge(spec, url, maxResponseBytes);
         else if (gate && !gate.passed && err instanceof DeadlineExceeded) failure = notDurableInTime(spec, deadlineMs);
         else failure = err instanceof LhError ? err : networkError(err, spec, url, deadlineMs);
       }

@@ -3,6 +3,7 @@
  * read, what the simulator refuses as an instrument does, and that refused input never reaches it.
  */
 import assert from 'node:assert/strict';
+import http from 'http';
 
 import fc from 'fast-check';
 
@@ -10,6 +11,7 @@ import { imageType, LhError } from '../../src/client';
 import { AMBIENT_CELSIUS, CELSIUS_PER_SECOND, DeckSim, INITIALIZE_MS } from '../../src/simulator/routes-deck';
 import { TimerSet } from '../../src/simulator/timers';
 import { useClients } from '../support/client-suite';
+import { closeLocal, listenLocal } from '../support/local-server';
 import { until } from '../support/until';
 
 const deckRequests = (sim: { requests: { method: string; path: string; body: unknown }[] }) =>
@@ -49,6 +51,49 @@ describe('deck controls (client ↔ simulator)', function () {
     await assert.rejects(c.deck.snapshot(), (err: unknown) => err instanceof LhError && err.statusCode === 404);
     suite.sim.configureDeck({ camera: true, cameraNotImage: true });
     await assert.rejects(c.deck.snapshot(), /not an image/);
+  });
+
+  it('a camera answering a huge body: refused once past 8 MiB, the rest never read into memory', async function () {
+    // a proxy in front of the simulator whose camera streams a 40 MiB "PNG" (a broken camera service, a raw frame)
+    const BODY = 40 * 1024 * 1024;
+    let written = 0;
+    let asked = 0;
+    const proxy = http.createServer((req, res) => {
+      if (req.url?.includes('/api/v1/camera/')) {
+        asked++;
+        res.writeHead(200, { 'Content-Type': 'image/png' });
+        const chunk = Buffer.alloc(64 * 1024, 7);
+        Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(chunk);
+        const pump = (): void => {
+          while (written < BODY && !res.destroyed) {
+            written += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          res.end();
+        };
+        return pump();
+      }
+      const upstream = http.request(
+        `${suite.sim.baseUrl}${req.url ?? ''}`,
+        { method: req.method, headers: req.headers },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      req.pipe(upstream);
+    });
+    const url = await listenLocal(proxy);
+    try {
+      const c = suite.make({ baseUrl: url });
+      await assert.rejects(c.deck.snapshot(), /snapshot: .*larger than 8388608 bytes/);
+      assert.equal(asked, 1, 'not asked again');
+      // what the client took before it hung up: the 8 MiB cap plus what the loopback's socket buffers hold, far from
+      // the 32 MiB any other answer may have (32 cameras in flight would hold 1 GiB)
+      assert.ok(written < 24 * 1024 * 1024, `${written} bytes sent before the client hung up`);
+    } finally {
+      await closeLocal(proxy);
+    }
   });
 
   it('heater: start sends a bare integer, status reads both temperatures, stop ends control', async function () {

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import http from 'http';
+import path from 'path';
 
 import { imageType } from '../../src/client';
 import { helper, nextMessage } from '../support/runtime';
@@ -125,6 +126,32 @@ describe('lh-answer-page: deck photos through the signed link', function () {
       assert.equal(res.status, 403);
       assert.equal(imageType(res.body), undefined);
     }
+  });
+
+  it('camera requests are capped process-wide for the page too: none beyond the cap, the link goes out at once', async function () {
+    // lh-error-poll's photo off (it says nothing in msg.snapshotError), the page's on: the page takes the photo, under
+    // the same cap of camera requests as every raised error's (README: at most 32 in flight in one Node-RED)
+    await load();
+    const deck = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'deck', 'snapshot.js')) as {
+      photoPermits: { acquire(): Promise<() => void> };
+      MAX_PHOTOS_IN_FLIGHT: number;
+    };
+    const held = await Promise.all(Array.from({ length: deck.MAX_PHOTOS_IN_FLIGHT }, () => deck.photoPermits.acquire()));
+    try {
+      const msg = await linked();
+      assert.ok(msg.answerUrl, 'the link goes out');
+      assert.equal(msg.snapshotUrl, undefined);
+      assert.match(String(msg.snapshotError), /no photo taken: this Node-RED was busy/);
+      const fresh = await fetchBytes(`${String(msg.answerUrl)}&photo=fresh`);
+      assert.equal(fresh.status, 503);
+      assert.equal(imageType(fresh.body), undefined);
+      assert.match(fresh.body.toString('utf8'), /busy/);
+      assert.equal(cameraRequests(), 0, 'no camera request beyond the cap');
+    } finally {
+      for (const release of held) release();
+    }
+    const msg = await fetchBytes(`${String((await linked()).answerUrl)}&photo=fresh`);
+    assert.equal(imageType(msg.body), 'image/png', 'permits back: photos again');
   });
 
   it('photos off on the page: no image, no photo served, the camera never asked', async function () {

@@ -69,6 +69,20 @@ describe('lh-instrument', function () {
     assert.deepEqual(writes(sim), []);
   });
 
+  it('a colour names where it came from: msg.colour or the dialog as colour, msg.payload as payload; empty is not given', async function () {
+    let error = await runFailing({ operation: 'lights-custom' }, { colour: { red: 300, green: 0, blue: 0 }, payload: '#000000' });
+    assert.equal(error.field, 'colour.red');
+    await helper.unload();
+    error = await runFailing({ operation: 'lights-custom', colour: 'teal', colourType: 'str' }, { payload: '#000000' });
+    assert.equal(error.field, 'colour');
+    assert.match(String(error.message), /colour must be a colour "#rrggbb"/);
+    await helper.unload();
+    assert.deepEqual(writes(sim), []);
+    // the help: "when the dialog's colour and msg.colour are empty, msg.payload"
+    const set = await run({ operation: 'lights-custom' }, { colour: '', payload: '#102030' });
+    assert.deepEqual(set.payload, { red: 16, green: 32, blue: 48, white: 0 });
+  });
+
   it('lights: a custom colour from the dialog, read back, automatic', async function () {
     const node = await load({ operation: 'msg', colour: '#102030', colourType: 'str' });
     const set = await node.run({ operation: 'lights-custom' });

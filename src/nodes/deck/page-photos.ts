@@ -11,6 +11,9 @@ export const MAX_PAGE_PHOTOS = 200;
 /** At most this many bytes of photos per page node. */
 export const MAX_PAGE_PHOTO_BYTES = 64 * 1024 * 1024;
 
+/** The longest delay a Node.js timer takes (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Headers of a served photo: only for whoever holds the link, never stored by a browser or a proxy. */
 export const PHOTO_HEADERS: Readonly<Record<string, string>> = {
   'Cache-Control': 'no-store, private',
@@ -23,6 +26,8 @@ export const PHOTO_HEADERS: Readonly<Record<string, string>> = {
 export class PagePhotos {
   private readonly kept = new Map<string, { snapshot: Snapshot; expires: number }>();
   private bytes = 0;
+  /** the node closed: a photo it was still waiting for is not kept (nobody can ask for it) */
+  private closed = false;
   /** one timer per kept photo, firing when its link expires: the photo goes then, whether or not anyone asks */
   private readonly timers = new Map<string, NodeJS.Timeout>();
 
@@ -34,14 +39,29 @@ export class PagePhotos {
   /** Keeps `snapshot` for `key` until `expires` (ms since the epoch); a later link for the same error replaces it. */
   keep(key: string, snapshot: Snapshot, expires: number, now = Date.now()): void {
     this.prune(now);
-    if (expires <= now || snapshot.content.length > this.maxBytes) return;
+    if (this.closed || expires <= now || snapshot.content.length > this.maxBytes) return;
     this.drop(key);
     this.kept.set(key, { snapshot, expires });
     this.bytes += snapshot.content.length;
-    const timer = setTimeout(() => this.prune(), Math.min(expires - now + 1, 2 ** 31 - 1));
+    this.arm(key, expires, now);
+    while (this.kept.size > this.maxEntries || this.bytes > this.maxBytes) this.drop(this.kept.keys().next().value as string);
+  }
+
+  /**
+   * The timer of `key`, firing at its link's expiry; a link that outlives the longest timer (2^31 - 1 ms, under 25
+   * days: links may last 90) is timed again when that one fires, so its photo still goes at the expiry.
+   */
+  private arm(key: string, expires: number, now = Date.now()): void {
+    const timer = setTimeout(
+      () => {
+        this.prune();
+        const entry = this.kept.get(key);
+        if (entry?.expires === expires) this.arm(key, expires);
+      },
+      Math.min(expires - now + 1, MAX_TIMER_MS),
+    );
     timer.unref();
     this.timers.set(key, timer);
-    while (this.kept.size > this.maxEntries || this.bytes > this.maxBytes) this.drop(this.kept.keys().next().value as string);
   }
 
   /** The photo kept for `key`, unless its link has expired (then it is gone). */
@@ -59,7 +79,9 @@ export class PagePhotos {
     for (const [key, entry] of this.kept) if (entry.expires <= now) this.drop(key);
   }
 
-  clear(): void {
+  /** Forgets every photo and keeps none from now on (the node closed, maybe while a photo was being taken). */
+  close(): void {
+    this.closed = true;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.kept.clear();

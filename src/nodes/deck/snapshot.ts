@@ -6,7 +6,7 @@
  * or `msg.snapshotError` saying why there is none.
  */
 import { LhError, type LiquidHandlerClient, MAX_IMAGE_BYTES, type Snapshot } from '../../client';
-import { PollPermits } from '../shared/poll-permits';
+import { PollPermits, pollPermits } from '../shared/poll-permits';
 import { redact } from '../shared/redaction';
 
 /** The longest a notification waits for its photo. */
@@ -77,8 +77,15 @@ export const BUSY_REASON =
  */
 export const MAX_PHOTOS_IN_FLIGHT = 32;
 
-/** The permits of the photos of every error poll node of this Node-RED. */
+/** The permits of the photos of every error poll and answer page node of this Node-RED. */
 export const photoPermits = new PollPermits(MAX_PHOTOS_IN_FLIGHT);
+
+/**
+ * Room for a deck photo in this Node-RED: none while polls wait for permits (a burst), none beyond
+ * MAX_PHOTOS_IN_FLIGHT. Every camera request for errors takes it: lh-error-poll's with a raised error, the answer
+ * page's as it makes a link and for its fresh-photo button.
+ */
+export const photoRoom: PhotoRoom = () => (pollPermits.busy ? undefined : photoPermits.tryAcquire());
 
 /** One instrument's camera as notifications use it: bounded waits, a rate limit, one photo in flight. */
 export class SnapshotTaker {

@@ -24,7 +24,7 @@ import { answerA, answerB, AnswerOutcome, lookupAnswer } from '../answering/answ
 import { errorInMsg } from '../answering/error-in-msg';
 import { openFirmwareError } from '../answering/open-firmware-errors';
 import { PagePhotos, photoAsked, sendPhoto } from '../deck/page-photos';
-import { SnapshotHook, snapshotHook, snapshotIn, snapshotTaker } from '../deck/snapshot';
+import { BUSY_REASON, photoRoom, SnapshotHook, snapshotHook, snapshotIn, snapshotTaker } from '../deck/snapshot';
 import { addRunRule, hasPolicy, similarity } from '../runs/run-scope';
 import { asNodeActor } from '../shared/audit';
 import { Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
@@ -327,7 +327,8 @@ export class AnswerPageNode {
     try {
       // lh-error-poll already tried (msg.snapshotError): not asked again, so the notification waits 2 s at most in all
       if (!snapshotIn(msg) && msg.snapshotError === undefined) {
-        this.photoHook ??= snapshotHook(snapshotTaker(this.instrument().client), (text) => this.node.warn(text));
+        // under the same cap of camera requests as lh-error-poll's photos (none in a burst, 32 at most in flight)
+        this.photoHook ??= snapshotHook(snapshotTaker(this.instrument().client), (text) => this.node.warn(text), photoRoom);
         await this.photoHook.attach([msg]);
       }
       const shot = snapshotIn(msg);
@@ -351,8 +352,13 @@ export class AnswerPageNode {
       const shot = this.photos.get(recordKey(link));
       return shot ? sendPhoto(res, shot) : none(404, 'no photo of the deck from when the error was raised is kept here');
     }
-    const result = await snapshotTaker(this.instrument().client).take(CAMERA_TIMEOUT_MS);
+    const result = await snapshotTaker(this.instrument().client).take(CAMERA_TIMEOUT_MS, photoRoom);
     if ('snapshot' in result) return sendPhoto(res, result.snapshot);
+    if (result.error === BUSY_REASON)
+      return none(
+        503,
+        'no fresh photo of the deck now: this Node-RED is busy (many errors or cameras at once); try again shortly',
+      );
     none(503, `no fresh photo of the deck: ${redact(result.error)}`);
   }
 
@@ -694,7 +700,7 @@ export class AnswerPageNode {
     this.offLab();
     this.RED.events?.removeListener('flows:started', this.onFlowsStarted);
     this.secrets.close();
-    this.photos.clear();
+    this.photos.close();
     if (this.unroute) this.unroute();
     done();
   }

@@ -15,7 +15,7 @@ import {
 } from '../../client';
 import { offerFirmwareErrors } from '../answering/open-firmware-errors';
 import { severityFilter } from '../answering/severity';
-import { photoPermits, SnapshotHook, snapshotHook, snapshotTaker } from '../deck/snapshot';
+import { photoRoom, SnapshotHook, snapshotHook, snapshotTaker } from '../deck/snapshot';
 import { Api, connectionChange, ConnectionView } from '../shared/connection-state';
 import { coordinationStatus, gateFor, listedKeysOf, markLost } from '../shared/coordinated-poll';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
@@ -152,7 +152,7 @@ export class ErrorWatch {
     this.snapshots = snapshotHook(
       isChecked(config.snapshot) ? snapshotTaker(client) : undefined,
       (t) => logWarn(node, t),
-      () => (pollPermits.busy ? undefined : photoPermits.tryAcquire()),
+      photoRoom,
     );
     this.lab = new LabPublisher(w.server, this.instrument); // lh-state and the metrics read what this watch sees
     // at most MAX_POLLS_IN_FLIGHT polls of this Node-RED at a time

@@ -40,8 +40,11 @@ export = function register(RED: Red): void {
           };
         }
         case 'lights-custom': {
+          // the dialog's colour, else msg.colour, else (both empty) msg.payload: a refusal names the one used
           const colour = await setting('colour');
-          return { payload: await client.deck.setCustomLighting(colour ?? msg.payload), status: { key: 'done' } };
+          const given = colour !== undefined && colour !== null && colour !== '';
+          const set = await client.deck.setCustomLighting(given ? colour : msg.payload, given ? 'colour' : 'payload');
+          return { payload: set, status: { key: 'done' } };
         }
         case 'lights-automatic':
           await client.deck.setAutomaticLighting();
