@@ -52,13 +52,13 @@ describe('review: lh-protocol step fields in another letter case', function () {
     );
   });
 
-  it('an instrument answering PascalCase exports the specification spelling; that export plans no change', function () {
+  it('an instrument answering PascalCase exports the specification spelling (others as the client reads them); that export plans no change', function () {
     const answered = {
       Name: 'P',
       Steps: [{ Id: 4, Name: 'Pause', StepType: 'PauseStep', StepOrder: 1, Disabled: false, Duration: 30, Note: 'x' }],
     };
     const read = readInstrumentProtocol(answered, 'export');
-    assert.deepEqual(read.export.steps[0], { name: 'Pause', stepType: 'PauseStep', disabled: false, duration: 30, Note: 'x' });
+    assert.deepEqual(read.export.steps[0], { name: 'Pause', stepType: 'PauseStep', disabled: false, duration: 30, note: 'x' });
     assert.deepEqual(planChanges(read.export, readDesired(read.export, 'plan')).changes, []);
   });
 });

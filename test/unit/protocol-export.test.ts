@@ -120,10 +120,18 @@ describe('lh-protocol export format', () => {
     assert.equal(readDesired({ steps: [{ ...ok, stepType: 'pause' }] }, 't')[0].stepType, 'PauseStep');
   });
 
-  it('keeps a field named __proto__ as data, never as the prototype', () => {
-    const [step] = readDesired(JSON.parse('{"steps":[{"name":"A","stepType":"LidStep","__proto__":{"polluted":true}}]}'), 't');
+  it('refuses a key named __proto__, constructor or prototype at any depth (the client would refuse its write), polluting nothing', () => {
+    for (const [text, field] of [
+      [
+        '{"name":"A","stepType":"LidStep","__proto__":{"polluted":true}}',
+        /steps\[0\] "A"\.__proto__ is a key no write may carry/,
+      ],
+      ['{"name":"A","stepType":"LidStep","setting":{"deep":[{"constructor":1}]}}', /"A"\.setting\.deep\[0\]\.constructor/],
+      ['{"name":"A","stepType":"LidStep","prototype":null}', /"A"\.prototype/],
+    ] as const) {
+      refused(() => readDesired(JSON.parse(`{"steps":[${text}]}`), 't'), field);
+    }
     assert.equal(({} as Record<string, unknown>).polluted, undefined);
-    assert.ok(Object.prototype.hasOwnProperty.call(step, '__proto__'));
   });
 
   it('refuses a plan altered in transit, naming the field', () => {

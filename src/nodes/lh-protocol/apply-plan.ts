@@ -100,6 +100,40 @@ async function oneAtATime<R>(applying: Map<string, Promise<unknown>>, key: strin
   }
 }
 
+/**
+ * After an apply stopped inside a cycle of renames (a swap: A → B while B still holds B), two steps have one name, and
+ * plan refuses such a protocol: what to do, naming the steps by id; undefined when every name is unique.
+ */
+function sharedName(
+  steps: readonly InstrumentStep[],
+  changes: readonly Change[],
+  applied: readonly Change[],
+  id: (i: number) => number,
+): string | undefined {
+  const nameOf = new Map(steps.map((s) => [s.id, s.step.name]));
+  const pending = new Map<number, string>(); // step id → the name a rename not applied was to give it
+  changes.forEach((c, i) => {
+    if (c.action === 'delete' && applied.includes(c)) nameOf.delete(id(i));
+    if (c.action === 'rename') {
+      if (applied.includes(c)) nameOf.set(id(i), c.name);
+      else pending.set(id(i), c.name);
+    }
+  });
+  const holders = new Map<string, number[]>();
+  for (const [stepId, name] of nameOf) holders.set(name, [...(holders.get(name) ?? []), stepId]);
+  const shared = [...holders].find(([, ids]) => ids.length > 1);
+  if (!shared) return undefined;
+  const [name, ids] = shared;
+  const still = ids.find((i) => pending.has(i)) ?? ids[ids.length - 1];
+  const to = pending.get(still);
+  const taken = new Set(nameOf.values());
+  const rename =
+    to !== undefined && !taken.has(to)
+      ? `rename step ${still} to ${JSON.stringify(to)}`
+      : `rename step ${still} to a name no step of the protocol has`;
+  return `Steps ${ids.join(' and ')} both have the name ${JSON.stringify(name)} now (the apply stopped inside a cycle of renames), and plan refuses a protocol with two steps of one name: first ${rename} (lh-steps rename), then a new plan completes it.`;
+}
+
 /** Applies `plan` (checked by readPlan, made for this instrument and protocol). */
 export async function applyPlan(deps: ApplyDeps, plan: Plan, operation: string): Promise<ApplyResult> {
   if (plan.changes.length === 0) return { outcome: 'unchanged', applied: [] };
@@ -176,8 +210,10 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string): Promise
         cause.kind === 'network' || cause.kind === 'timeout'
           ? ' The instrument did not answer that write: whether it was done shows in a new plan.'
           : '';
+      const next =
+        sharedName(before.steps, plan.changes, applied, id) ?? 'A new plan from the protocol as it is now completes it.';
       throw new ApplyStopped(
-        `apply of plan ${plan.id} stopped at ${list(w.changes)}: ${cause.message}.${unsure} Applied (${applied.length}): ${list(applied)}. Not applied (${notApplied.length}): ${list(notApplied)}. A new plan from the protocol as it is now completes it.`,
+        `apply of plan ${plan.id} stopped at ${list(w.changes)}: ${cause.message.replace(/\.+$/, '')}.${unsure} Applied (${applied.length}): ${list(applied)}. Not applied (${notApplied.length}): ${list(notApplied)}. ${next}`,
         cause.kind,
         { operation, statusCode: cause.statusCode, body: cause.body },
         [...applied],

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'crypto';
 
-import { validate as v, validationError } from '../../client';
+import { fieldName, FORBIDDEN_KEYS, MAX_BODY_BYTES, normaliseKeys, validate as v, validationError } from '../../client';
 import { STEP_TYPES, STEP_VARIANT_FIELDS, stepFieldProblem, type StepType } from '../../contract/instrument-contract';
 
 /** A step as exported: its identity is its name (unique within a protocol). */
@@ -44,6 +44,35 @@ export const MAX_NAME_LENGTH = 200;
 /** The largest desired protocol accepted, as canonical JSON. */
 export const MAX_PROTOCOL_BYTES = 8 * 1024 * 1024;
 const MAX_DEPTH = 32;
+/** What a step's write adds to the step: its id (an update) or its place (a create). */
+const WRITE_OVERHEAD = JSON.stringify({ id: 2 ** 31 - 1, stepOrder: MAX_STEPS + 1 }).length;
+
+/**
+ * A key in a spelling the export never shows: the client reads every answer's names as fieldName() gives them
+ * (`Setting` → `setting`, `ID` → `id`), so a step written with `Setting` is read back as `setting` and never matches
+ * its plan's target. Refused, naming the spelling to write.
+ */
+function refuseUnreadSpelling(key: string, field: string, operation: string): void {
+  const read = fieldName(key);
+  if (read !== key) {
+    throw validationError(
+      operation,
+      field,
+      `is read back from the instrument as ${read} (the export's spelling): write it as ${read}`,
+    );
+  }
+}
+
+/** A key the client refuses in any request body (it would reach a prototype): refused here, before anything is sent. */
+function refuseForbiddenKey(key: string, field: string, operation: string): void {
+  if (FORBIDDEN_KEYS.has(key)) {
+    throw validationError(
+      operation,
+      field,
+      'is a key no write may carry (keys named __proto__, constructor or prototype are refused by the client)',
+    );
+  }
+}
 
 /** A JSON value with every object's keys sorted (arrays keep their order); undefined properties left out. */
 export function sortedJson(value: unknown): unknown {
@@ -120,7 +149,8 @@ export function readInstrumentProtocol(raw: unknown, operation: string): { expor
   if (!Array.isArray(list))
     throw validationError(operation, 'protocol.steps', 'must be an array (the instrument answered otherwise)');
   const read = list.map((item, i) => {
-    const s = v.plainObject(item, `protocol.steps[${i}]`, operation);
+    // the names as the client reads any answer (it does so already; here too for an answer given another way)
+    const s = normaliseKeys(v.plainObject(item, `protocol.steps[${i}]`, operation)) as Record<string, unknown>;
     const id = v.databaseId(commonField(s, 'id'), `protocol.steps[${i}].id`, operation);
     const stepName = commonField(s, 'name');
     const stepType = commonField(s, 'stepType');
@@ -176,6 +206,8 @@ function checkJson(value: unknown, field: string, operation: string, depth = 0):
   }
   if (v.isPlainObject(value) && Object.getPrototypeOf(value) === Object.prototype) {
     for (const [k, item] of Object.entries(value)) {
+      refuseForbiddenKey(k, `${field}.${k}`, operation);
+      refuseUnreadSpelling(k, `${field}.${k}`, operation);
       if (item !== undefined) checkJson(item, `${field}.${k}`, operation, depth + 1);
     }
     return;
@@ -248,6 +280,7 @@ function readDesiredStep(raw: unknown, i: number, operation: string): DesiredSte
   const ownNames = new Map<string, string>();
   for (const [key, value] of Object.entries(s)) {
     if (key === 'name' || key === 'stepType' || key === 'disabled' || key === 'renamedFrom' || value === undefined) continue;
+    refuseForbiddenKey(key, `${label}.${key}`, operation);
     const lower = key.toLowerCase();
     const known = spelling.get(lower);
     if (known !== undefined && known !== key) {
@@ -280,6 +313,7 @@ function readDesiredStep(raw: unknown, i: number, operation: string): DesiredSte
         `is a common field in another letter case: write it as ${lower === 'steptype' ? 'stepType' : lower === 'renamedfrom' ? 'renamedFrom' : lower}`,
       );
     }
+    refuseUnreadSpelling(key, `${label}.${key}`, operation);
     checkJson(value, `${label}.${key}`, operation);
     const type = Object.prototype.hasOwnProperty.call(types, key) ? types[key] : undefined;
     const problem = type === undefined ? undefined : stepFieldProblem(value, type);
@@ -287,6 +321,14 @@ function readDesiredStep(raw: unknown, i: number, operation: string): DesiredSte
     put(own, key, value);
   }
   const step: DesiredStep = canonicalStep(name, stepType, s.disabled === true, own);
+  const bytes = Buffer.byteLength(JSON.stringify(step)) + WRITE_OVERHEAD;
+  if (bytes > MAX_BODY_BYTES) {
+    throw validationError(
+      operation,
+      label,
+      `is ${bytes} bytes as JSON: a step is written in one request of at most ${MAX_BODY_BYTES} bytes (1 MiB)`,
+    );
+  }
   if (renamedFrom !== undefined && renamedFrom !== name) step.renamedFrom = renamedFrom as string;
   return step;
 }

@@ -22,6 +22,14 @@ export interface Plan {
   summary: string[];
 }
 
+/**
+ * The most changes a plan can have: four per kept step (rename, update, enable or disable, move) and one per created
+ * step, for at most MAX_STEPS desired steps, and the deletes of a protocol of up to MAX_STEPS more.
+ */
+export const MAX_CHANGES = 5 * MAX_STEPS;
+/** A name the instrument's protocol has (a delete's, a rename's `from`): as long as a name the client writes. */
+const MAX_CURRENT_NAME_LENGTH = 1000;
+
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 const PLAN_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 
@@ -29,9 +37,9 @@ export function makePlan(fields: Omit<Plan, 'summary'>): Plan {
   return { ...fields, summary: fields.changes.map(describeChange) };
 }
 
-function text(value: unknown, field: string, operation: string): string {
-  if (typeof value !== 'string' || value === '' || value.length > MAX_NAME_LENGTH) {
-    throw validationError(operation, field, `must be a non-empty text of at most ${MAX_NAME_LENGTH} characters`, value);
+function text(value: unknown, field: string, operation: string, max = MAX_NAME_LENGTH): string {
+  if (typeof value !== 'string' || value === '' || value.length > max) {
+    throw validationError(operation, field, `must be a non-empty text of at most ${max} characters`, value);
   }
   return value;
 }
@@ -65,14 +73,15 @@ function readChange(raw: unknown, i: number, operation: string): Change {
   if (typeof action !== 'string' || !(CHANGE_ACTIONS as readonly string[]).includes(action)) {
     throw validationError(operation, `${at}.action`, `must be one of ${CHANGE_ACTIONS.join(', ')}`, action);
   }
-  const name = text(c.name, `${at}.name`, operation);
+  // a delete names a step as the instrument has it; every other change a step as the desired protocol names it
+  const name = text(c.name, `${at}.name`, operation, action === 'delete' ? MAX_CURRENT_NAME_LENGTH : MAX_NAME_LENGTH);
   switch (action as ChangeAction) {
     case 'delete':
     case 'enable':
     case 'disable':
       return { action: action as 'delete' | 'enable' | 'disable', name };
     case 'rename':
-      return { action: 'rename', name, from: text(c.from, `${at}.from`, operation) };
+      return { action: 'rename', name, from: text(c.from, `${at}.from`, operation, MAX_CURRENT_NAME_LENGTH) };
     case 'move':
       return { action: 'move', name, stepOrder: stepOrder(c.stepOrder, `${at}.stepOrder`, operation) };
     case 'create':
@@ -102,8 +111,8 @@ export function readPlan(value: unknown, operation: string): Plan {
       throw validationError(operation, `plan.${field}`, 'must be a digest as plan gives it (sha256:<64 hex digits>)', p[field]);
     }
   }
-  if (!Array.isArray(p.changes) || p.changes.length > 3 * MAX_STEPS) {
-    throw validationError(operation, 'plan.changes', `must be an array of at most ${3 * MAX_STEPS} changes`, p.changes);
+  if (!Array.isArray(p.changes) || p.changes.length > MAX_CHANGES) {
+    throw validationError(operation, 'plan.changes', `must be an array of at most ${MAX_CHANGES} changes`, p.changes);
   }
   const changes = p.changes.map((c, i) => readChange(c, i, operation));
   return {

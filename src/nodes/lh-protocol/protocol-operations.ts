@@ -60,6 +60,7 @@ export async function runProtocolOperation(ctx: ProtocolNodeContext, operation: 
         target: exportDigest(target),
         changes,
       });
+      readPlan(plan, op); // a plan apply would refuse (a protocol of thousands of steps) is refused here, not after approval
       return {
         payload: plan,
         status: { key: 'lh-protocol.status.changes', subs: { count: changes.length } },
