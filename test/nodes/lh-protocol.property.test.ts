@@ -13,10 +13,11 @@ import fc from 'fast-check';
 
 import { STEP_TYPES } from '../../src/contract/instrument-contract';
 import { applyPlan, ApplyStopped, readProtocol } from '../../src/nodes/lh-protocol/apply-plan';
-import { exportDigest, exportText, readDesired } from '../../src/nodes/lh-protocol/export-format';
-import { makePlan, readPlan } from '../../src/nodes/lh-protocol/plan';
+import { exportText, readDesired } from '../../src/nodes/lh-protocol/export-format';
+import { readPlan } from '../../src/nodes/lh-protocol/plan';
 import { type Change, planChanges, writeCount } from '../../src/nodes/lh-protocol/plan-make';
 import { useClients } from '../support/client-suite';
+import { planned } from '../support/protocol-plan';
 import { currentAndDesired, keptInCurrentOrder, lisLength, stepOf } from '../unit/protocol-arbitraries';
 
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
@@ -38,16 +39,12 @@ describe('lh-protocol plan + apply against the simulator (property, real HTTP)',
 
         const desired = readDesired(JSON.parse(JSON.stringify({ steps: given })), 'plan');
         const before = await readProtocol(client.runs, pid, 'plan');
-        const { changes, target, match } = planChanges(before.export, desired);
-        const made = makePlan({
-          id: `p${pid}`,
-          protocolId: pid,
-          protocolName: before.export.name,
-          instrument: client.baseUrl,
-          base: before.digest,
-          target: exportDigest(target),
+        const {
           changes,
-        });
+          target,
+          match,
+          plan: made,
+        } = planned(before.export, desired, { protocolId: pid, instrument: client.baseUrl });
         const plan = readPlan(JSON.parse(JSON.stringify(made)), 'apply'); // as it travels in msg.plan
         const logged = sim.requests.length;
         const result = await applyPlan({ prep: client.prep, runs: client.runs, audited: (_why, work) => work() }, plan, 'apply');
@@ -78,16 +75,8 @@ describe('lh-protocol plan + apply against the simulator (property, real HTTP)',
     const audited = <R>(_why: unknown, work: () => Promise<R>): Promise<R> => work();
     const planOf = async (pid: number, given: unknown): Promise<{ plan: ReturnType<typeof readPlan>; changes: Change[] }> => {
       const read = await readProtocol(client.runs, pid, 'plan');
-      const { changes, target } = planChanges(read.export, readDesired(JSON.parse(JSON.stringify({ steps: given })), 'plan'));
-      const plan = makePlan({
-        id: `p${pid}`,
-        protocolId: pid,
-        protocolName: read.export.name,
-        instrument: client.baseUrl,
-        base: read.digest,
-        target: exportDigest(target),
-        changes,
-      });
+      const desired = readDesired(JSON.parse(JSON.stringify({ steps: given })), 'plan');
+      const { plan, changes } = planned(read.export, desired, { protocolId: pid, instrument: client.baseUrl });
       return { plan, changes };
     };
     await fc.assert(

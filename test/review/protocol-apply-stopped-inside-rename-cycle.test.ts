@@ -12,11 +12,12 @@
 import assert from 'node:assert/strict';
 
 import { applyPlan, ApplyStopped, readProtocol, requireUniqueNames } from '../../src/nodes/lh-protocol/apply-plan';
-import { asExportStep, duplicateNames, exportDigest, exportText, readDesired } from '../../src/nodes/lh-protocol/export-format';
-import { makePlan, type Plan } from '../../src/nodes/lh-protocol/plan';
-import { planChanges, writeCount } from '../../src/nodes/lh-protocol/plan-make';
+import { asExportStep, duplicateNames, exportText, readDesired } from '../../src/nodes/lh-protocol/export-format';
+import { type Plan } from '../../src/nodes/lh-protocol/plan';
+import { writeCount } from '../../src/nodes/lh-protocol/plan-make';
 import { useClients } from '../support/client-suite';
 import { Rng } from '../support/prng';
+import { planned } from '../support/protocol-plan';
 
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
 const SHARED =
@@ -35,16 +36,7 @@ describe('review: lh-protocol apply stopped inside a cycle of renames', function
     const planOf = async (pid: number, given: unknown): Promise<Plan> => {
       const read = await readProtocol(client.runs, pid, 'plan');
       requireUniqueNames(read, 'plan');
-      const { changes, target } = planChanges(read.export, readDesired(given, 'plan'));
-      return makePlan({
-        id: `p${pid}`,
-        protocolId: pid,
-        protocolName: read.export.name,
-        instrument: client.baseUrl,
-        base: read.digest,
-        target: exportDigest(target),
-        changes,
-      });
+      return planned(read.export, readDesired(given, 'plan'), { protocolId: pid, instrument: client.baseUrl }).plan;
     };
     let shared = 0;
     for (let n = 0; n < 12; n++) {

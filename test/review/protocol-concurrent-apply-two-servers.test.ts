@@ -10,10 +10,9 @@ import assert from 'node:assert/strict';
 import { withActor } from '../../src/audit';
 import { LhError } from '../../src/client';
 import { applyPlan, readProtocol } from '../../src/nodes/lh-protocol/apply-plan';
-import { exportDigest, readDesired } from '../../src/nodes/lh-protocol/export-format';
-import { makePlan } from '../../src/nodes/lh-protocol/plan';
-import { planChanges } from '../../src/nodes/lh-protocol/plan-make';
+import { readDesired } from '../../src/nodes/lh-protocol/export-format';
 import { useClients } from '../support/client-suite';
+import { planned } from '../support/protocol-plan';
 
 describe('review: one plan applied at once through two lh-server nodes of one instrument', function () {
   const suite = useClients();
@@ -24,16 +23,7 @@ describe('review: one plan applied at once through two lh-server nodes of one in
     const read = await readProtocol(one.runs, 1, 'plan');
     await readProtocol(two.runs, 1, 'plan'); // both logged in: the applies start together
     const desired = readDesired({ steps: [...read.export.steps, { name: 'Lid', stepType: 'LidStep', disabled: false }] }, 'plan');
-    const { changes, target } = planChanges(read.export, desired);
-    const plan = makePlan({
-      id: 'p1',
-      protocolId: 1,
-      protocolName: read.export.name,
-      instrument: one.baseUrl,
-      base: read.digest,
-      target: exportDigest(target),
-      changes,
-    });
+    const { plan } = planned(read.export, desired, { protocolId: 1, instrument: one.baseUrl });
     const apply = (c: typeof one): Promise<unknown> =>
       applyPlan({ prep: c.prep, runs: c.runs, audited: (why, work) => withActor({ why }, work) }, plan, 'apply');
     const outcomes = await Promise.allSettled([apply(one), apply(two)]);

@@ -16,11 +16,11 @@ import assert from 'node:assert/strict';
 
 import { LhError } from '../../src/client';
 import { applyPlan, readProtocol } from '../../src/nodes/lh-protocol/apply-plan';
-import { exportDigest, readDesired } from '../../src/nodes/lh-protocol/export-format';
-import { makePlan } from '../../src/nodes/lh-protocol/plan';
+import { readDesired } from '../../src/nodes/lh-protocol/export-format';
 import { planChanges } from '../../src/nodes/lh-protocol/plan-make';
 import { useClients } from '../support/client-suite';
 import { Rng } from '../support/prng';
+import { planned } from '../support/protocol-plan';
 
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
 const CASES = 40;
@@ -97,16 +97,7 @@ describe('review: lh-protocol accepts only a desired protocol every write of its
         continue;
       }
       const read = await readProtocol(client.runs, pid, 'plan');
-      const { changes, target } = planChanges(read.export, desired);
-      const plan = makePlan({
-        id: `p${pid}`,
-        protocolId: pid,
-        protocolName: read.export.name,
-        instrument: client.baseUrl,
-        base: read.digest,
-        target: exportDigest(target),
-        changes,
-      });
+      const { plan } = planned(read.export, desired, { protocolId: pid, instrument: client.baseUrl });
       const result = await applyPlan({ prep: client.prep, runs: client.runs, audited }, plan, 'apply').catch((err: Error) => err);
       assert.ok(
         !(result instanceof Error),
@@ -129,16 +120,7 @@ describe('review: lh-protocol accepts only a desired protocol every write of its
     );
     const desired = readDesired(step(900_000), 'plan');
     const read = await readProtocol(client.runs, 2, 'plan');
-    const { changes, target } = planChanges(read.export, desired);
-    const plan = makePlan({
-      id: 'big',
-      protocolId: 2,
-      protocolName: read.export.name,
-      instrument: client.baseUrl,
-      base: read.digest,
-      target: exportDigest(target),
-      changes,
-    });
+    const { plan } = planned(read.export, desired, { protocolId: 2, instrument: client.baseUrl, id: 'big' });
     assert.equal((await applyPlan({ prep: client.prep, runs: client.runs, audited }, plan, 'apply')).outcome, 'applied');
   });
 });

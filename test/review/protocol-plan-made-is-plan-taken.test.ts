@@ -9,24 +9,15 @@
  */
 import assert from 'node:assert/strict';
 
-import { canonicalStep, exportDigest, type ProtocolExport, readDesired } from '../../src/nodes/lh-protocol/export-format';
+import { canonicalStep, type ProtocolExport, readDesired } from '../../src/nodes/lh-protocol/export-format';
 import { makePlan, readPlan } from '../../src/nodes/lh-protocol/plan';
-import { planChanges } from '../../src/nodes/lh-protocol/plan-make';
 import { Rng } from '../support/prng';
+import { planned as plannedOn } from '../support/protocol-plan';
 
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
 
 function planned(current: ProtocolExport, given: unknown): ReturnType<typeof makePlan> {
-  const { changes, target } = planChanges(current, readDesired(given, 'plan'));
-  return makePlan({
-    id: 'p1',
-    protocolId: 1,
-    protocolName: current.name,
-    instrument: 'http://lh.example:8080',
-    base: exportDigest(current),
-    target: exportDigest(target),
-    changes,
-  });
+  return plannedOn(current, readDesired(given, 'plan'), { protocolId: 1, instrument: 'http://lh.example:8080' }).plan;
 }
 
 describe('review: lh-protocol plans are ones apply takes', function () {

@@ -9,9 +9,10 @@ import fc from 'fast-check';
 
 import { LhError } from '../../src/client';
 import { exportDigest, exportText, readDesired, readInstrumentProtocol } from '../../src/nodes/lh-protocol/export-format';
-import { makePlan, readPlan } from '../../src/nodes/lh-protocol/plan';
+import { readPlan } from '../../src/nodes/lh-protocol/plan';
 import { planChanges } from '../../src/nodes/lh-protocol/plan-make';
 import { replayChanges } from '../../src/nodes/lh-protocol/plan-replay';
+import { planned } from '../support/protocol-plan';
 import { fieldsFor, protocolSpecs, stepOf } from './protocol-arbitraries';
 
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
@@ -137,16 +138,7 @@ describe('lh-protocol export format', () => {
   it('refuses a plan altered in transit, naming the field', () => {
     const current = { name: 'P', steps: [stepOf({ name: 'A', stepType: 'PauseStep', disabled: false, k: 0 })] };
     const desired = readDesired({ steps: [{ ...current.steps[0], name: 'B', renamedFrom: 'A' }] }, 't');
-    const { changes, target } = planChanges(current, desired);
-    const plan = makePlan({
-      id: 'p1',
-      protocolId: 2,
-      protocolName: 'P',
-      instrument: 'http://x',
-      base: exportDigest(current),
-      target: exportDigest(target),
-      changes,
-    });
+    const { plan } = planned(current, desired, { protocolId: 2, instrument: 'http://x', id: 'p1' });
     assert.deepEqual(readPlan(JSON.parse(JSON.stringify(plan)), 't'), plan);
     refused(() => readPlan({ ...plan, base: 'abc' }, 't'), /plan\.base/);
     refused(() => readPlan({ ...plan, protocolId: -1 }, 't'), /plan\.protocolId/);
