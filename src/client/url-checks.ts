@@ -1,6 +1,7 @@
 /**
  * What the two configured addresses must be, checked before anything is sent: http(s) URLs without a user name or
- * password in them (those belong in the credentials, and would show up in every message that names the URL), and B
+ * password in them (those belong in the credentials, and would show up in every message that names the URL), no query
+ * or fragment (the API's paths are added after the URL), and B
  * over HTTPS, as its bearer token would otherwise travel in clear.
  */
 import { LhError } from './errors';
@@ -39,6 +40,15 @@ function parse(field: string, value: unknown): URL {
     throw configError(
       field,
       `${field} must not contain a user name or password (${shown(url)}): enter them as the lh-server node's credentials`,
+    );
+  }
+  if (/[?#]/.test(text)) {
+    // the API's paths go after the URL, so a query never reaches the instrument as meant (every request fails); and
+    // an unnamed lh-server is named by its URL, in every msg, state topic and metric label: a key there would leak
+    throw configError(
+      field,
+      `${field} must not contain a query (?…) or fragment (#…) (${shown(url)}): the API's paths are added after it; ` +
+        "a key or token belongs in the lh-server node's credentials",
     );
   }
   return url;

@@ -460,6 +460,13 @@ describe('editor in Chromium (npm start)', function () {
     await server.locator('#node-config-input-baseUrl').fill('http://admin:pw@127.0.0.1:1');
     await server.locator('#node-config-input-baseUrl').press('Tab');
     await server.locator('#node-config-input-baseUrl.input-error').waitFor();
+    // and one with a query (the API's paths go after it; an unnamed server is named by its URL)
+    await server.locator('#node-config-input-baseUrl').fill('http://127.0.0.1:1/NimbusLite');
+    await server.locator('#node-config-input-baseUrl').press('Tab');
+    await server.locator('#node-config-input-baseUrl:not(.input-error)').waitFor();
+    await server.locator('#node-config-input-baseUrl').fill('http://127.0.0.1:1/NimbusLite?site=2');
+    await server.locator('#node-config-input-baseUrl').press('Tab');
+    await server.locator('#node-config-input-baseUrl.input-error').waitFor();
     await server.locator('#node-config-input-instrumentUrl').fill('http://127.0.0.1:2');
     await server.locator('#node-config-input-instrumentUrl').press('Tab');
     await server.locator('#node-config-input-instrumentUrl.input-error').waitFor();

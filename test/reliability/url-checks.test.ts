@@ -40,6 +40,22 @@ describe('URL checks of the client (constructor)', function () {
     }
   });
 
+  it('refuses a base or instrument URL with a query or fragment, naming the field and the rule, without the query', function () {
+    const key = 'k3y-in-query-91';
+    for (const [options, field] of [
+      [{ baseUrl: `http://10.0.0.2/NimbusLite?apikey=${key}` }, 'baseUrl'],
+      [{ baseUrl: `http://10.0.0.2#${key}` }, 'baseUrl'],
+      [{ baseUrl: 'http://10.0.0.2/?' }, 'baseUrl'],
+      [{ baseUrl: 'http://10.0.0.2', instrumentUrl: `https://10.0.0.3/?token=${key}` }, 'instrumentUrl'],
+    ] as const) {
+      const err = refusal(() => new LiquidHandlerClient(options));
+      assert.equal(err.kind, 'config');
+      assert.equal(err.field, field);
+      assert.match(err.message, new RegExp(`${field} must not contain a query`));
+      assert.doesNotMatch(inspect(err, { depth: 5 }), new RegExp(key));
+    }
+  });
+
   it('refuses B over http:// unless allowed explicitly, and says why', function () {
     const err = refusal(() => checkUrls({ baseUrl: 'http://10.0.0.2', instrumentUrl: 'http://10.0.0.3' }));
     assert.equal(err.field, 'instrumentUrl');

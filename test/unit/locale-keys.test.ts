@@ -56,7 +56,7 @@ export function keysUsed(source: string, type: string | undefined): string[] {
 const BUILT: Record<string, { site: RegExp; keys: string[] }> = {
   'src/nodes/lh-server/editor.ts': {
     site: /text\(this, 'errors\.' \+ found\)/,
-    keys: ['url', 'userinfo', 'insecureB'].map((k) => `lh-server.errors.${k}`),
+    keys: ['url', 'userinfo', 'query', 'insecureB'].map((k) => `lh-server.errors.${k}`),
   },
   'src/nodes/lh-run/lh-run.ts': {
     site: /status\.busy\(`lh-run\.status\.\$\{phase\}`\)/,

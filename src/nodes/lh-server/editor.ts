@@ -8,12 +8,13 @@ interface Report {
   error?: string;
 }
 
-// The rules of the runtime (src/client/url-checks.ts): http(s), no user:password@ in the URL, B over https
+// The rules of the runtime (src/client/url-checks.ts): http(s), no user:password@ in the URL, no query or fragment, B over https
 // unless "allow unencrypted B (tests only)" is ticked.
 function urlProblem(v: unknown, httpsOnly: boolean): string {
   const m = /^(https?):\/\/([^\s/?#]+)/i.exec(typeof v === 'string' ? v : '');
   if (!m) return 'url';
   if (m[2].includes('@')) return 'userinfo';
+  if (/[?#]/.test(String(v))) return 'query';
   if (httpsOnly && m[1].toLowerCase() !== 'https') return 'insecureB';
   return '';
 }

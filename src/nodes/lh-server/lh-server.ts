@@ -72,7 +72,8 @@ export = function register(RED: Red): void {
     config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this) as LhServerNode;
-    node.displayName = config.name || String(config.baseUrl ?? '');
+    // unnamed: its A URL as written (an env reference stays a reference), never a query or fragment (refused below)
+    node.displayName = config.name || String(config.baseUrl ?? '').split(/[?#]/)[0];
     node.clientKey = String(config.clientKey ?? '');
     // the instrument's identity is where the URLs point once expanded (a broken reference fails below, as a config error)
     const urls = safeUrlsOf(RED, config, node);
