@@ -65,6 +65,35 @@ describe('lh-error-poll: deck photo with each raised error', function () {
     assert.equal(msg.event, 'raised');
   });
 
+  it('two lh-server nodes of one instrument share its camera: one error, one photo, both msgs carry it', async function () {
+    const one = serverFlow(sim, { withB: false });
+    const two = serverFlow(sim, { withB: false, id: 'server2' });
+    const poll = (id: string, server: string, out: string): Msg => ({
+      id,
+      type: 'lh-error-poll',
+      server,
+      source: 'A',
+      interval: 0.5,
+      wires: [[out], [], []],
+    });
+    await loadFlow(
+      [
+        ...one.nodes,
+        ...two.nodes,
+        poll('poll1', 'server', 'raised1'),
+        poll('poll2', 'server2', 'raised2'),
+        { id: 'raised1', type: 'helper' },
+        { id: 'raised2', type: 'helper' },
+      ],
+      { ...one.credentials, ...two.credentials },
+    );
+    const both = Promise.all([nextMessage(helper.getNode('raised1')), nextMessage(helper.getNode('raised2'))]);
+    sim.injectPendingError({ title: 'Clot detected', message: 'channel 1' });
+    const msgs = await both;
+    for (const msg of msgs) assert.equal((msg.snapshot as Msg | undefined)?.contentType, 'image/png', String(msg.snapshotError));
+    assert.equal(cameraRequests(), 1, 'one photo per instrument per 10 s, whichever lh-server node asks');
+  });
+
   it('an instrument without a camera: the msg goes on with snapshotError, no photo', async function () {
     sim.configureDeck({ camera: false });
     sim.injectPendingError({ title: 'Arm collision' });

@@ -6,6 +6,7 @@
  * or `msg.snapshotError` saying why there is none.
  */
 import { LhError, type LiquidHandlerClient, MAX_IMAGE_BYTES, type Snapshot } from '../../client';
+import { homeOf, slot } from '../../instrument';
 import { PollPermits, pollPermits } from '../shared/poll-permits';
 import { redact } from '../shared/redaction';
 
@@ -161,13 +162,40 @@ export class SnapshotTaker {
   }
 }
 
-/** The taker of each instrument client (a client is one instrument's; it goes when the client goes). */
-const takers = new WeakMap<LiquidHandlerClient, SnapshotTaker>();
+/**
+ * The camera of one instrument as this Node-RED's nodes ask it, kept in the instrument's home: one photo per 10 s and
+ * one in flight per instrument, whichever of its lh-server nodes the asking node uses (two lh-server nodes of one
+ * instrument used to make two takers, and two camera requests for one error). A photo goes through the newest client
+ * still open: a redeployed lh-server's closed client is dropped. When the last lh-server node of the instrument
+ * closes (the home closes), it starts afresh, as a new client's did: a camera fixed meanwhile is asked at once.
+ */
+class InstrumentCamera {
+  private clients: LiquidHandlerClient[] = [];
+  taker = new SnapshotTaker(() => this.capture());
+
+  close(): void {
+    this.clients = [];
+    this.taker = new SnapshotTaker(() => this.capture());
+  }
+
+  use(client: LiquidHandlerClient): void {
+    this.clients = [...this.clients.filter((c) => c !== client && !c.transport.isClosed), client];
+  }
+
+  private capture(): Promise<Snapshot> {
+    this.clients = this.clients.filter((c) => !c.transport.isClosed);
+    const client = this.clients[this.clients.length - 1];
+    if (client) return client.deck.snapshot(true);
+    return Promise.reject(new LhError('the connection to the instrument was closed', { kind: 'network', operation: 'snapshot' }));
+  }
+}
+
+const CAMERA = slot('deck-camera', () => new InstrumentCamera());
 
 export function snapshotTaker(client: LiquidHandlerClient): SnapshotTaker {
-  let taker = takers.get(client);
-  if (!taker) takers.set(client, (taker = new SnapshotTaker(() => client.deck.snapshot(true))));
-  return taker;
+  const camera = homeOf(`${client.baseUrl}|${client.instrumentUrl ?? ''}`).slot(CAMERA);
+  camera.use(client);
+  return camera.taker;
 }
 
 /** What a node hooks in: gives raised-error msgs their photo (or the reason there is none). */
