@@ -35,6 +35,7 @@ function rig(coordinated: boolean): Rig {
   const client = Object.assign(new EventEmitter(), {
     baseUrl: `https://review12-${n}.example`,
     hasInstrumentInterface: false,
+    transport: { isClosed: false }, // the instrument's camera takes its photo through a client still open
     events: {
       onState: () => () => undefined,
       onErrors: (fn: (event: InstrumentEvent) => void) => {

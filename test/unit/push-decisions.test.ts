@@ -12,6 +12,7 @@ import {
   listenOf,
   MAX_OPEN_FIRMWARE,
   openFirmwareErrors,
+  openFirmwareRecords,
   photoAhead,
   reactToSocket,
   resolveAnswered,
@@ -103,6 +104,20 @@ describe('lh-error-poll push decisions', function () {
     assert.equal(adoptPushed(watch, elsewhere, rules), false, 'adopted once');
     assert.deepEqual(applyErrorFrame(watch, raised(fw('f1')), rules).raised, [], 'its frame again raises nothing');
     assert.deepEqual(ids(applyErrorFrame(watch, resolved('f1'), rules).resolved), ['f1'], 'its resolution frame resolves it');
+    assert.equal(adoptPushed(watch, elsewhere, rules), false, 'resolved here: a stale entry of the shared memory stays out');
+  });
+
+  it('a stale entry of the shared memory never replaces the error this replica has under its id', function () {
+    const watch = newWatch();
+    const newer = { ...fw('f1'), title: 'fault f1, pushed again' };
+    applyErrorFrame(watch, raised(fw('f1')), rules);
+    applyErrorFrame(watch, raised(newer), rules); // the id reused: the first one is over
+    assert.equal(adoptPushed(watch, [{ source: 'A', record: fw('f1') }], rules), false);
+    assert.deepEqual(
+      openFirmwareRecords(watch).map((r) => (r as { title: string }).title),
+      ['fault f1, pushed again'],
+      'the newer error is still the open one',
+    );
   });
 
   it('leaves service errors, unknown frames and resolutions of listed errors to the poll', function () {

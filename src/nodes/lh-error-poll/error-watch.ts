@@ -122,6 +122,13 @@ export class ErrorWatch {
   /** what listen() subscribed (the socket's state and frames, the open firmware errors offered) */
   private offListening?: (() => void)[];
   private saveTimer?: NodeJS.Timeout;
+  /** the msgs of the change told last (emit): the next change's wait for them */
+  private emitting: Promise<void> = Promise.resolve();
+  /**
+   * Coordinated, the msgs the gate passed, in the order it passed them: each is sent once its photo (a raised msg's,
+   * at most 2 s) is in, and never before a msg passed earlier. The gate's next step does not wait for the photo.
+   */
+  private sending: Promise<unknown> = Promise.resolve();
   /** the frames heard while this node's poll request is under way (undefined between requests) */
   private heard?: ErrorFrame[];
 
@@ -320,7 +327,19 @@ export class ErrorWatch {
     return raised !== undefined && adoptPushed(this.watch, raised, this.rules);
   }
 
-  private async emit(
+  /**
+   * One change's msgs after the msgs of the change before (a frame's are not awaited by the poll loop): a raised msg
+   * waits up to 2 s for its photo, and coordinated every msg for a Redis round trip, so a firmware error's resolution
+   * pushed meanwhile went out before its raised msg, or, coordinated, was refused by the shared memory that had not
+   * yet taken the raise (no resolved msg at all).
+   */
+  private emit(...change: Parameters<ErrorWatch['emitNow']>): Promise<void> {
+    const next = this.emitting.then(() => this.emitNow(...change));
+    this.emitting = next.catch(() => undefined);
+    return next;
+  }
+
+  private async emitNow(
     proposed: PushOutcome,
     connection: ReturnType<typeof connectionMessage>[] = [],
     listed?: ReturnType<typeof listedKeysOf<PolledError>>,
@@ -338,7 +357,8 @@ export class ErrorWatch {
           told = true;
           if (list === 'raised') {
             const msg = markLost(raisedMessage(r.source as Source, r.record, instrument, template), r);
-            void this.snapshots.attach([msg]).then(([m]) => node.send([m, null, null]));
+            const photo = this.snapshots.attach([msg]); // asked now; the msgs after it wait for it (in order)
+            this.sending = this.sending.then(() => photo).then(([m]) => node.send([m, null, null]));
             // a new holder sending again what an earlier one may have sent: lh-state's event msg says so too
             lab.raised(r.source as Source, r.record as PolledError, {
               redelivered: r.redelivered !== undefined,
@@ -347,7 +367,8 @@ export class ErrorWatch {
               change,
             });
           } else {
-            node.send([null, markLost(resolvedMessage(r.source as Source, r.record, instrument), r), null]);
+            const msg = markLost(resolvedMessage(r.source as Source, r.record, instrument), r);
+            this.sending = this.sending.then(() => node.send([null, msg, null]));
             lab.resolved(r.source as Source, r.record as PolledError, { listed: listedFirst, more: true, change });
           }
         });

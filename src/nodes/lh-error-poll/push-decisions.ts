@@ -167,12 +167,21 @@ export function resolveAnswered(
  * that resolves one, or an answer, resolves it here as on the replica that raised it. Whether anything changed.
  */
 export function adoptPushed(watch: WatchState, raised: readonly { source: string; record: unknown }[], rules: Rules): boolean {
+  const firmware = firmwareMemory(watch);
   const pushed = raised
     .filter((r) => r.source === 'A' && isRecord(r.record) && r.record.source === 'firmware')
     .map((r) => r.record as PolledError)
     .filter((record) => {
       const key = rules.keyOf('A', record);
-      return key !== undefined && !watch.sources.A.knowsSame(key, asCompared(record));
+      // only what this memory knows nothing of: an entry the shared memory still holds under an id this replica has
+      // an error under (a newer one pushed since, its resolution of the old not yet recorded) or has seen resolved
+      // is stale, and adopting it would put the old error back in place of the new one
+      return (
+        key !== undefined &&
+        !watch.sources.A.knowsSame(key, asCompared(record)) &&
+        firmware?.activeRecord(key) === undefined &&
+        !firmware?.knowsSame(key, record)
+      );
     });
   if (pushed.length === 0) return false;
   const { changed } = applyPush<PolledError>(watch, { source: 'A', channel: FIRMWARE_CHANNEL, raised: pushed }, rules);
