@@ -3,7 +3,7 @@ import { asLhError, ClientOptions, LhError, LiquidHandlerClient, trimBase, valid
 import { instrumentIdentity } from '../../coordination/instrument-identity';
 import { attachHome } from '../../instrument';
 import { publishLab } from '../../observe/lab-events';
-import { requestUser, serverAuditTrail } from '../shared/audit';
+import { httpAdminBasicChecked, requestUser, serverAuditTrail } from '../shared/audit';
 import { isCoordinationNode } from '../shared/coordination-node';
 import { registerMetricsRoute } from '../shared/metrics-route';
 import { migrateConfig } from '../shared/migrations';
@@ -324,7 +324,7 @@ function registerAdminEndpoints(RED: Red): void {
         const creds = server.credentials ?? {};
         const oldPassword = typeof body.oldPassword === 'string' && body.oldPassword !== '' ? body.oldPassword : creds.password;
         const client = server.client;
-        await withActor({ route: 'change-expired-password', user: requestUser(req) }, () =>
+        await withActor({ route: 'change-expired-password', user: requestUser(req, httpAdminBasicChecked(RED)) }, () =>
           client.prep.changeExpiredPassword(creds.username ?? '', oldPassword ?? '', body.newPassword as string),
         );
         return { ok: true, message: 'password changed: enter the new password in the lh-server node and deploy' };
@@ -339,7 +339,7 @@ function registerAdminEndpoints(RED: Red): void {
         const server = deployedServer(RED, req.params.id);
         if (!server?.client) throw new LhError('deploy the lh-server node first', { kind: 'config', operation: action });
         const prep = server.client.prep;
-        const result = await withActor({ route: action, user: requestUser(req) }, () =>
+        const result = await withActor({ route: action, user: requestUser(req, httpAdminBasicChecked(RED)) }, () =>
           action === 'setup-wizard' ? prep.setupWizard() : prep.kbaPasswordReset(),
         );
         return { ok: true, message: accountActionMessage(action, result) };
