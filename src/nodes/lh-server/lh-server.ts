@@ -178,7 +178,7 @@ export = function register(RED: Red): void {
   });
 
   registerAdminEndpoints(RED);
-  registerMetricsRoute(RED);
+  registerMetricsRoute(RED, scrapersAndEditorOnly(RED));
 };
 
 /** With an lh-coordination node selected: joins its group for this instrument; throws when it is missing or invalid. */
@@ -264,6 +264,20 @@ function sameOriginReads(RED: Red): (req: AdminRequest, res: AdminResponse, next
     if (why === undefined) return next();
     res.removeHeader('Access-Control-Allow-Origin');
     res.status(403).json({ error: `cross-site read refused (${why}): this endpoint answers the Node-RED editor only` });
+  };
+}
+
+/**
+ * The metrics page's guard without adminAuth: a request from a browser page (it names its site: Sec-Fetch-Site or
+ * Origin) gets the editor endpoints' checks (other sites and rebound names refused, 403); a request with neither
+ * (Prometheus, curl) passes by whatever host name it was sent to, as scrapers name the host they scrape.
+ */
+function scrapersAndEditorOnly(RED: Red): (req: AdminRequest, res: AdminResponse, next: () => void) => void {
+  const sameOrigin = sameOriginReads(RED);
+  return (req, res, next) => {
+    const headers = (req as unknown as { headers?: Record<string, string | string[] | undefined> }).headers ?? {};
+    if (headers['sec-fetch-site'] === undefined && headers.origin === undefined) return next();
+    sameOrigin(req, res, next);
   };
 }
 
