@@ -237,13 +237,17 @@ const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
 const JSON_FIELD = /("((?:[^"\\\n]|\\.){1,128})"\s*:\s*)("(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)/g;
 /** `name=` in a query string or form body (the value after it is redacted when the name is a secret's). */
 const FORM_NAME = /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,128})=/g;
-const FORM_VALUE = /[^&\s"']+/y;
+/** The value after `name=`: quoted (`token="a b"`, `pwd='x'`: what is between the quotes), or up to `&`, a space or a quote. */
+const FORM_VALUE = /"[^"\n]*"|'[^'\n]*'|[^&\s"']+/y;
 
 function redactJsonField(match: string, prefix: string, name: string): string {
   return isSecretName(name) ? `${prefix}"${REDACTED}"` : match;
 }
 
-/** Each `name=value` whose name is a secret's, its value `***` (a value may hold further `x=y`: they are looked at too). */
+/**
+ * Each `name=value` whose name is a secret's, its value `***` (a quoted value keeps its quotes: `token="***"`); a
+ * name inside a value already taken out is not looked at again.
+ */
 function redactFormFields(text: string): string {
   let out = '';
   let from = 0;
@@ -253,7 +257,9 @@ function redactFormFields(text: string): string {
     FORM_VALUE.lastIndex = start;
     const value = FORM_VALUE.exec(text);
     if (!value) continue;
-    out += `${text.slice(from, start)}${REDACTED}`;
+    const quote = value[0][0] === '"' || value[0][0] === "'" ? value[0][0] : '';
+    if (quote !== '' && value[0].length === 2) continue; // `token=""` holds nothing
+    out += `${text.slice(from, start)}${quote}${REDACTED}${quote}`;
     from = start + value[0].length;
   }
   return from === 0 ? text : out + text.slice(from);

@@ -19,12 +19,15 @@ describe('audit: who acts', function () {
   it('the editor user (adminAuth) and the http-in Basic user (httpNodeAuth) are named, the password never', function () {
     assert.strictEqual(requestUser({ user: { username: 'lab-admin', permissions: '*' } }), 'lab-admin');
     const basic = `Basic ${Buffer.from('operator1:s3cret-pw').toString('base64')}`;
-    assert.strictEqual(requestUser({ headers: { authorization: basic } }), 'operator1');
+    assert.strictEqual(requestUser({ headers: { authorization: basic } }, true), 'operator1');
+    // nothing checked the header (no httpNodeAuth): it names nobody
+    assert.strictEqual(requestUser({ headers: { authorization: basic } }), undefined);
     assert.strictEqual(requestUser({ headers: { authorization: 'Bearer abc' } }), undefined);
     assert.strictEqual(requestUser(undefined), undefined);
     const actor = nodeActor(
       { id: 'n9', type: 'lh-run', z: 'tab1' } as never,
       { _msgid: 'm', req: { headers: { authorization: basic } } } as never,
+      true,
     );
     assert.deepStrictEqual(actor, { node: 'n9', nodeType: 'lh-run', flow: 'tab1', user: 'operator1' });
     assert.ok(!JSON.stringify(actor).includes('s3cret'));

@@ -157,10 +157,10 @@ function unescape(s: string): string {
 }
 
 /** Answers on the page as a person does: GET the link, press the button `value`, optionally with a name. */
-export async function answerOnPage(link: string, value: string, by = ''): Promise<Reply> {
-  const page = await fetchText(link);
+export async function answerOnPage(link: string, value: string, by = '', headers: Record<string, string> = {}): Promise<Reply> {
+  const page = await fetchText(link, { headers });
   const form = formOf(page.text);
   const button = form.buttons.find((b) => b.value === value);
   if (!button) throw new Error(`no button ${value} on the page: ${page.status} ${page.text.slice(0, 400)}`);
-  return fetchText(link.split('?')[0], { form: { t: form.t, form: form.form, by, [button.name]: value } });
+  return fetchText(link.split('?')[0], { form: { t: form.t, form: form.form, by, [button.name]: value }, headers });
 }

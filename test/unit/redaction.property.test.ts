@@ -11,7 +11,7 @@ import fc from 'fast-check';
 
 import { isSecretName, REDACTED, redactText, redactValue } from '../../src/contract/redaction';
 
-// ---- reference: redactText of e7dc281, as it was, its secret-named fields decided by name (issue 29.4) ----
+// ---- reference: redactText of e7dc281, its secret-named fields decided by name (issue 29.4), quoted values (review20) ----
 const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]+/gi;
 const JWT = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?/g;
 const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
@@ -25,9 +25,17 @@ function formFields(text: string): string {
     while (j > 0 && /[A-Za-z0-9_.-]/.test(text[j - 1]) && i - j < 128) j--;
     if (j === i || (j > 0 && /[A-Za-z0-9_.-]/.test(text[j - 1]))) continue;
     if (!isSecretName(text.slice(j, i))) continue;
+    if (cut.length > 0 && i + 1 <= cut[cut.length - 1][1]) continue;
+    const q = text[i + 1];
+    const close = q === '"' || q === "'" ? text.indexOf(q, i + 2) : -1;
+    if (close > 0 && !text.slice(i + 2, close).includes('\n')) {
+      // a quoted value (review20): what is between the quotes; `token=""` holds nothing
+      if (close > i + 2) cut.push([i + 2, close]);
+      continue;
+    }
     let k = i + 1;
     while (k < text.length && !/[&\s"']/.test(text[k])) k++;
-    if (k > i + 1 && (cut.length === 0 || i + 1 > cut[cut.length - 1][1])) cut.push([i + 1, k]);
+    if (k > i + 1) cut.push([i + 1, k]);
   }
   let out = '';
   let from = 0;

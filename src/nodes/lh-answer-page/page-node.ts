@@ -26,7 +26,7 @@ import { openFirmwareError } from '../answering/open-firmware-errors';
 import { PagePhotos, photoAsked, sendPhoto } from '../deck/page-photos';
 import { BUSY_REASON, photoRoom, SnapshotHook, snapshotHook, snapshotIn, snapshotTaker } from '../deck/snapshot';
 import { addRunRule, hasPolicy, similarity } from '../runs/run-scope';
-import { asNodeActor } from '../shared/audit';
+import { asNodeActor, httpNodeBasicChecked } from '../shared/audit';
 import { Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
 import { redact } from '../shared/redaction';
 import { LhServerNode, requireClient } from '../shared/server-node';
@@ -488,7 +488,7 @@ export class AnswerPageNode {
     }
     const typed = (form.get('by') ?? '').replace(/\s+/g, ' ').trim().slice(0, MAX_NAME);
     // the user httpNodeAuth checked is who answered; a typed name never replaces it (it goes into `name`)
-    const user = this.RED.settings.httpNodeAuth ? basicAuthUser(req) : undefined;
+    const user = httpNodeBasicChecked(this.RED) ? basicAuthUser(req) : undefined;
     const by = user ?? (typed !== '' ? typed : undefined);
     const chosen = link.source === 'A' ? form.get('response') : form.get('action');
     // the chosen action's input fields (B) and the per-item answers (A) the form carries
@@ -512,12 +512,24 @@ export class AnswerPageNode {
     const given: AnswerOutcome =
       plan.send === false
         ? plan.outcome
-        : await asNodeActor(this.node, actorMsg, () =>
-            plan.send === 'A'
-              ? answerA(client, plan.record as PendingError, plan.response, by, seen(plan.record), fields.items)
-              : answerB(client, plan.record as InstrumentError, plan.actionId, server.clientKey || null, by, seen(plan.record), {
-                  values: fields.inputs,
-                }),
+        : await asNodeActor(
+            this.node,
+            actorMsg,
+            () =>
+              plan.send === 'A'
+                ? answerA(client, plan.record as PendingError, plan.response, by, seen(plan.record), fields.items)
+                : answerB(
+                    client,
+                    plan.record as InstrumentError,
+                    plan.actionId,
+                    server.clientKey || null,
+                    by,
+                    seen(plan.record),
+                    {
+                      values: fields.inputs,
+                    },
+                  ),
+            httpNodeBasicChecked(this.RED),
           );
     const shown = showOutcome(given);
     const outcome = shown.outcome;

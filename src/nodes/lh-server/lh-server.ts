@@ -3,7 +3,7 @@ import { asLhError, ClientOptions, LhError, LiquidHandlerClient, trimBase, valid
 import { instrumentIdentity } from '../../coordination/instrument-identity';
 import { attachHome } from '../../instrument';
 import { publishLab } from '../../observe/lab-events';
-import { requestUser, serverAuditTrail } from '../shared/audit';
+import { httpAdminBasicChecked, requestUser, serverAuditTrail } from '../shared/audit';
 import { isCoordinationNode } from '../shared/coordination-node';
 import { registerMetricsRoute } from '../shared/metrics-route';
 import { migrateConfig } from '../shared/migrations';
@@ -178,7 +178,7 @@ export = function register(RED: Red): void {
   });
 
   registerAdminEndpoints(RED);
-  registerMetricsRoute(RED);
+  registerMetricsRoute(RED, scrapersAndEditorOnly(RED));
 };
 
 /** With an lh-coordination node selected: joins its group for this instrument; throws when it is missing or invalid. */
@@ -267,6 +267,20 @@ function sameOriginReads(RED: Red): (req: AdminRequest, res: AdminResponse, next
   };
 }
 
+/**
+ * The metrics page's guard without adminAuth: a request from a browser page (it names its site: Sec-Fetch-Site or
+ * Origin) gets the editor endpoints' checks (other sites and rebound names refused, 403); a request with neither
+ * (Prometheus, curl) passes by whatever host name it was sent to, as scrapers name the host they scrape.
+ */
+function scrapersAndEditorOnly(RED: Red): (req: AdminRequest, res: AdminResponse, next: () => void) => void {
+  const sameOrigin = sameOriginReads(RED);
+  return (req, res, next) => {
+    const headers = (req as unknown as { headers?: Record<string, string | string[] | undefined> }).headers ?? {};
+    if (headers['sec-fetch-site'] === undefined && headers.origin === undefined) return next();
+    sameOrigin(req, res, next);
+  };
+}
+
 /** settings.js `liquidHandler`: this package's own settings (editorHosts, sessionCheckSeconds). */
 function ownSettings(RED: Red): { editorHosts?: unknown; sessionCheckSeconds?: unknown } {
   return (
@@ -324,7 +338,7 @@ function registerAdminEndpoints(RED: Red): void {
         const creds = server.credentials ?? {};
         const oldPassword = typeof body.oldPassword === 'string' && body.oldPassword !== '' ? body.oldPassword : creds.password;
         const client = server.client;
-        await withActor({ route: 'change-expired-password', user: requestUser(req) }, () =>
+        await withActor({ route: 'change-expired-password', user: requestUser(req, httpAdminBasicChecked(RED)) }, () =>
           client.prep.changeExpiredPassword(creds.username ?? '', oldPassword ?? '', body.newPassword as string),
         );
         return { ok: true, message: 'password changed: enter the new password in the lh-server node and deploy' };
@@ -339,7 +353,7 @@ function registerAdminEndpoints(RED: Red): void {
         const server = deployedServer(RED, req.params.id);
         if (!server?.client) throw new LhError('deploy the lh-server node first', { kind: 'config', operation: action });
         const prep = server.client.prep;
-        const result = await withActor({ route: action, user: requestUser(req) }, () =>
+        const result = await withActor({ route: action, user: requestUser(req, httpAdminBasicChecked(RED)) }, () =>
           action === 'setup-wizard' ? prep.setupWizard() : prep.kbaPasswordReset(),
         );
         return { ok: true, message: accountActionMessage(action, result) };

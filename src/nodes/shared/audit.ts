@@ -47,11 +47,15 @@ export function serverAuditTrail(
 /**
  * The authenticated user of an editor request (adminAuth sets `req.user`) or of an http-in request (httpNodeAuth
  * checks HTTP Basic credentials: the user name is taken from that header, the password never), if any.
+ * `basicChecked`: Node-RED checked the Basic header's password before the request got here (httpNodeAuth for http-in
+ * requests, httpAdminAuth for editor requests). Without that check the header is whatever the caller wrote: it names
+ * nobody, so no record claims an authenticated user that nothing authenticated.
  */
-export function requestUser(req: unknown): string | undefined {
+export function requestUser(req: unknown, basicChecked = false): string | undefined {
   const r = req as { user?: { username?: unknown; name?: unknown }; headers?: Record<string, unknown> } | undefined;
   const name = r?.user?.username ?? r?.user?.name;
   if (typeof name === 'string' && name !== '') return name;
+  if (!basicChecked) return undefined;
   const header = r?.headers?.authorization;
   const basic = typeof header === 'string' ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
   if (!basic) return undefined;
@@ -61,14 +65,27 @@ export function requestUser(req: unknown): string | undefined {
   return user !== '' ? user.slice(0, 200) : undefined;
 }
 
-/** Who a node acts for: the node, its flow, and the http-in user behind the msg when there is one. */
-export function nodeActor(node: Node, msg?: NodeMessage): Actor {
+/** Whether Node-RED checks the Basic credentials of http-in requests (httpNodeAuth) before a flow sees them. */
+export function httpNodeBasicChecked(RED: Red): boolean {
+  return !!RED.settings.httpNodeAuth;
+}
+
+/** Whether Node-RED checks the Basic credentials of editor requests (the deprecated httpAdminAuth). */
+export function httpAdminBasicChecked(RED: Red): boolean {
+  return !!(RED.settings as unknown as { httpAdminAuth?: unknown }).httpAdminAuth;
+}
+
+/**
+ * Who a node acts for: the node, its flow, and the http-in user behind the msg when there is one (its Basic user
+ * name only when `basicChecked`: see requestUser).
+ */
+export function nodeActor(node: Node, msg?: NodeMessage, basicChecked = false): Actor {
   const z = (node as Node & { z?: string }).z;
-  const user = requestUser((msg as { req?: unknown } | undefined)?.req);
+  const user = requestUser((msg as { req?: unknown } | undefined)?.req, basicChecked);
   return { node: node.id, nodeType: node.type, ...(z ? { flow: z } : {}), ...(user ? { user } : {}) };
 }
 
 /** Runs a node's instrument work with the node (and msg's user) recorded as the actor of every request it makes. */
-export function asNodeActor<R>(node: Node, msg: NodeMessage | undefined, work: () => R): R {
-  return withActor(nodeActor(node, msg), work);
+export function asNodeActor<R>(node: Node, msg: NodeMessage | undefined, work: () => R, basicChecked = false): R {
+  return withActor(nodeActor(node, msg, basicChecked), work);
 }

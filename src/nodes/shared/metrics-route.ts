@@ -1,7 +1,8 @@
 /**
  * The package's Prometheus metrics page, `GET {httpAdminRoot}/lh/metrics`, behind Node-RED's admin auth
  * (`lh-server.read`: with `adminAuth` set, a scraper sends a bearer token of a user allowed to read). One registry per
- * process (src/observe/metrics.ts), made with the first lh-server type registered.
+ * process (src/observe/metrics.ts), made with the first lh-server type registered. `guard` runs first: lh-server's
+ * refusal of foreign web pages (the editor app grants every origin a read).
  */
 import { LabMetrics } from '../../observe/metrics';
 import type { AdminRequest, AdminResponse, Red } from './node-red';
@@ -10,10 +11,12 @@ let metrics: LabMetrics | undefined;
 
 export const METRICS_PATH = '/lh/metrics';
 
-export function registerMetricsRoute(RED: Red): void {
+export type AdminGuard = (req: AdminRequest, res: AdminResponse, next: () => void) => void;
+
+export function registerMetricsRoute(RED: Red, guard: AdminGuard): void {
   metrics ??= new LabMetrics();
   const page = metrics;
-  RED.httpAdmin.get(METRICS_PATH, RED.auth.needsPermission('lh-server.read'), (_req: AdminRequest, res: AdminResponse) => {
+  RED.httpAdmin.get(METRICS_PATH, guard, RED.auth.needsPermission('lh-server.read'), (_req: AdminRequest, res: AdminResponse) => {
     page.render().then(
       ({ contentType, body }) => {
         res.set('Content-Type', contentType);

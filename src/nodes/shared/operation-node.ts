@@ -1,5 +1,5 @@
 import { asLhError, LhError, LiquidHandlerClient } from '../../client';
-import { asNodeActor } from './audit';
+import { asNodeActor, httpNodeBasicChecked } from './audit';
 import { Api } from './connection-state';
 import { Node, NodeConfig, NodeMessage, Red } from './node-red';
 import { redactDeep, redactErr } from './redaction';
@@ -55,7 +55,7 @@ export function runOperationNode(
       return;
     }
     status.busy();
-    asNodeActor(node, msg, () => handler(ctx)).then(
+    asNodeActor(node, msg, () => handler(ctx), httpNodeBasicChecked(RED)).then(
       (result) => {
         msg.payload = result.payload;
         msg.statusCode = result.statusCode ?? 200;
