@@ -133,19 +133,53 @@ export function normaliseKeys(value: unknown): unknown {
   return out;
 }
 
-/** The path of the first prototype key in a request body (`payload.a.__proto__`), or undefined. */
-export function forbiddenKeyIn(value: unknown, path = 'payload', depth = 0): string | undefined {
-  if (typeof value !== 'object' || value === null || depth > 64) return undefined;
-  const entries = Array.isArray(value)
-    ? value.map((v, i) => [`[${i}]`, v] as const)
-    : Object.entries(value as object).map(([k, v]) => [k, v] as const);
-  for (const [k, v] of entries) {
-    const here = Array.isArray(value) ? `${path}${k}` : `${path}.${k}`;
-    if (!Array.isArray(value) && FORBIDDEN_KEYS.has(k)) return here;
-    const deeper = forbiddenKeyIn(v, here, depth + 1);
-    if (deeper) return deeper;
-  }
-  return undefined;
+/** What is wrong with a request body, where: `rule` completes the sentence that starts with `path`. */
+export interface BodyProblem {
+  path: string;
+  rule: string;
+  value?: unknown;
+}
+
+/** A body nests no deeper than this: instrument bodies are a few levels deep; deeper ones are refused, not sent unchecked. */
+export const MAX_BODY_DEPTH = 64;
+
+/**
+ * The first thing in a request body that JSON would not carry as given, or that no write may carry: a prototype key
+ * (`payload.a.__proto__`), a number JSON turns into null (NaN, Infinity), a bigint, function or symbol, a cycle, a
+ * nesting deeper than MAX_BODY_DEPTH, or more than `maxValues` values (each one at least a byte of JSON: a body over
+ * the size limit, found without walking it all). Linear in the body: a value reached twice is walked twice, but never
+ * along a cycle, and never beyond `maxValues` in all.
+ */
+export function bodyProblem(value: unknown, maxValues: number, path = 'payload'): BodyProblem | undefined {
+  const ancestors = new Set<object>();
+  let count = 0;
+  const walk = (v: unknown, here: string, depth: number): BodyProblem | undefined => {
+    if (v === undefined) return undefined; // left out of the JSON, as if not given
+    if (++count > maxValues)
+      return { path, rule: `holds more than ${maxValues} values: its JSON would be over the size limit of a body` };
+    if (typeof v === 'number') return Number.isFinite(v) ? undefined : { path: here, rule: 'must be a finite number', value: v };
+    if (typeof v === 'bigint' || typeof v === 'function' || typeof v === 'symbol')
+      return { path: here, rule: `must be a JSON value (text, number, boolean, null, array or object), not a ${typeof v}` };
+    if (typeof v !== 'object' || v === null) return undefined;
+    if (ancestors.has(v)) return { path: here, rule: 'refers back to an object that contains it: a body cannot be a cycle' };
+    if (depth >= MAX_BODY_DEPTH) return { path: here, rule: `is nested deeper than ${MAX_BODY_DEPTH} levels` };
+    ancestors.add(v);
+    try {
+      const array = Array.isArray(v);
+      const entries = array ? v.map((item, i) => [`[${i}]`, item] as const) : Object.entries(v as object);
+      for (const [k, item] of entries) {
+        const at = array ? `${here}${k}` : `${here}.${k}`;
+        if (!array && FORBIDDEN_KEYS.has(k))
+          return { path: at, rule: 'is not allowed: keys named __proto__, constructor or prototype are refused' };
+        const found = walk(item, at, depth + 1);
+        if (found) return found;
+      }
+      return undefined;
+    } finally {
+      ancestors.delete(v);
+    }
+  };
+  return walk(value, path, 0);
 }
 
 /** How many names the kept table holds, and their length together (keys and mapped names): for tests. */

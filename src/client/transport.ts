@@ -1,7 +1,7 @@
 import type http from 'http';
 
-import { isUnreachable, LhError } from './errors';
-import { forbiddenKeyIn, normaliseKeys } from './field-names';
+import { isUnreachable, LhError, validationError } from './errors';
+import { bodyProblem, normaliseKeys } from './field-names';
 import { type HttpAnswer, InstrumentHttp, isAnswerTooLarge, type TlsOptions } from './http-client';
 import { PendingWork } from './pending-work';
 
@@ -493,15 +493,15 @@ const UNSENDABLE_HEADER = new Set(['ERR_INVALID_CHAR', 'ERR_HTTP_INVALID_HEADER_
 
 const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', ...UNSENDABLE_HEADER]);
 
-/** Refuses a body with a prototype key anywhere (`__proto__`, `constructor`, `prototype`) before anything is sent. */
+/**
+ * Refuses, before anything is sent, a body that JSON would not carry as given or that no write may carry: a prototype
+ * key anywhere (`__proto__`, `constructor`, `prototype`), NaN or Infinity (JSON sends null), a bigint, function or
+ * symbol, a cycle, a nesting too deep, or one too large to be under the body limit. The error names the field.
+ */
 export function checkRequestBody(spec: Pick<RequestSpec, 'body' | 'operation'>): void {
-  const path = forbiddenKeyIn(spec.body);
-  if (path === undefined) return;
-  throw new LhError(`${path} is not allowed: keys named __proto__, constructor or prototype are refused`, {
-    kind: 'validation',
-    operation: spec.operation,
-    field: path,
-  });
+  const problem = bodyProblem(spec.body, MAX_BODY_BYTES);
+  if (problem === undefined) return;
+  throw validationError(spec.operation, problem.path, problem.rule, problem.value);
 }
 
 /** An answer with its body as text (UTF-8, a byte order mark left out, as a .NET service may send one). */

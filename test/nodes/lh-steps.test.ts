@@ -254,6 +254,32 @@ describe('lh-steps', function () {
     });
   });
 
+  it('rejects a value JSON would not send as given (NaN, Infinity, a bigint, a function, a cycle), naming the field, and sends nothing', async function () {
+    // NaN and Infinity would go out as null (a PauseStep with no duration); a bigint or a cycle made JSON throw with
+    // no field named (kind "response"), a function was left out silently
+    const cycle: Msg = { stepType: 'PauseStep', name: 'loop' };
+    cycle.self = cycle;
+    const cases: [unknown, string, RegExp][] = [
+      [
+        { stepType: 'PauseStep', name: 'p', duration: Number('thirty') },
+        'payload.duration',
+        /must be a finite number \(got NaN\)/,
+      ],
+      [{ stepType: 'PauseStep', name: 'p', options: [1, Infinity] }, 'payload.options[1]', /must be a finite number/],
+      [{ stepType: 'PauseStep', name: 'p', duration: BigInt(30) }, 'payload.duration', /must be a JSON value .*not a bigint/],
+      [{ stepType: 'PauseStep', name: 'p', message: () => 'x' }, 'payload.message', /not a function/],
+      [cycle, 'payload.self.self', /refers back to an object that contains it/],
+    ];
+    for (const [payload, field, message] of cases) {
+      const error = await runFailing({ operation: 'create', protocolId: '1' }, { payload });
+      assert.equal(error.field, field);
+      assert.equal(error.kind, 'validation');
+      assert.match(String(error.message), message);
+      await helper.unload();
+    }
+    assert.equal(sent().length, 0);
+  });
+
   describe('update', function () {
     it('puts msg.payload as application/json and outputs the updated step', async function () {
       const payload = { id: 2, stepType: 'AddReagentStep', name: 'Add more buffer', multiDispense: true };

@@ -129,6 +129,26 @@ describe('odd but real input', function () {
     assert.equal(sim.requests.length, 0);
   });
 
+  it('refuses a payload that holds itself (a tree with parent links) at once, naming where, and a prototype key too deep to look past', async function () {
+    const c = suite.make();
+    // each child links back to the tree: before, the key check walked every path of 64 levels through the links
+    // (seconds for 2 children, hours for 3) before JSON.stringify threw a message naming no field
+    const plate: Record<string, unknown> = { name: 'plate', wells: [] };
+    for (const well of ['A1', 'A2']) (plate.wells as unknown[]).push({ name: well, plate });
+    await assert.rejects(
+      c.prep.createStep(1, { stepType: 'PauseStep', name: 'p', plate }),
+      (err: LhError) => isValidation(/^payload\.plate\.wells\[0\]\.plate$/)(err) && /a body cannot be a cycle/.test(err.message),
+    );
+    // a prototype key below the levels the check walks was sent unchecked; now the nesting itself is refused
+    let deep: Record<string, unknown> = JSON.parse('{"__proto__": {"polluted": true}}') as Record<string, unknown>;
+    for (let i = 0; i < 70; i++) deep = { deep };
+    await assert.rejects(
+      c.prep.createStep(1, { stepType: 'PauseStep', name: 'p', deep }),
+      (err: LhError) => err.kind === 'validation' && /is nested deeper than 64 levels/.test(err.message),
+    );
+    assert.equal(sim.requests.length, 0);
+  });
+
   it('clamps the poll interval to 24 h (a larger one would overflow the timer and poll every millisecond)', function () {
     assert.equal(intervalMs(1e12), 24 * 3600 * 1000);
     assert.equal(intervalMs(86400), 24 * 3600 * 1000);
