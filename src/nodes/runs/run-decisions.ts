@@ -68,6 +68,27 @@ export function newMemory(): RunMemory {
   return { finished: [] };
 }
 
+/**
+ * A copy of the memory's run part to decide a poll on: the memory itself (kept across redeploys) changes only when
+ * the poll's msgs go out (`commitMemory`), so a poll whose node was closed while it waited (the finished run's record
+ * read) leaves it as it was, and the redeployed node reports what that poll would have.
+ */
+export function draftMemory(memory: RunMemory): RunMemory {
+  const draft: RunMemory = { finished: [...memory.finished] };
+  if (memory.state !== undefined) draft.state = memory.state;
+  if (memory.run !== undefined) draft.run = { ...memory.run, states: [...memory.run.states] };
+  if (memory.progressAt !== undefined) draft.progressAt = memory.progressAt;
+  return draft;
+}
+
+/** Writes a decided draft's run part into the memory (its other fields, e.g. the connection state, stay). */
+export function commitMemory(memory: RunMemory, draft: RunMemory): void {
+  memory.state = draft.state;
+  memory.run = draft.run;
+  memory.finished = draft.finished;
+  memory.progressAt = draft.progressAt;
+}
+
 export function runKey(run: TrackedRun): string {
   return `${run.protocolId ?? ''}|${run.protocolName ?? ''}|${run.startTime ?? `seen:${run.firstSeenAt}`}`;
 }
