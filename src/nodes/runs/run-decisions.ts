@@ -103,10 +103,7 @@ export function observe(memory: RunMemory, status: RunStatus, now: number): Obse
   }
   const active = state !== 'Idle';
   const tracked = memory.run;
-  // a new run replaced the tracked one between two polls (both have start times, and they differ)
-  if (tracked && active && tracked.startTime && status.startTime && tracked.startTime !== status.startTime) {
-    out.finished = finish(memory, tracked, now);
-  }
+  if (tracked && active && replaced(tracked, status)) out.finished = finish(memory, tracked, now);
   if (active) {
     if (!memory.run) {
       memory.run = {
@@ -126,6 +123,17 @@ export function observe(memory: RunMemory, status: RunStatus, now: number): Obse
     out.finished = finish(memory, tracked, now);
   }
   return out;
+}
+
+/**
+ * Whether an active status shows another run than the tracked one (a run that replaced it between two polls, its Idle
+ * missed): both have start times and they differ, or both name a protocol and they differ (a run's protocol does not
+ * change while it runs; a run first seen at Loading has no start time yet). Without either, the instrument's status
+ * names no run: the same run.
+ */
+function replaced(tracked: TrackedRun, status: RunStatus): boolean {
+  if (tracked.startTime && status.startTime && tracked.startTime !== status.startTime) return true;
+  return tracked.protocolId !== null && status.protocolId !== null && tracked.protocolId !== status.protocolId;
 }
 
 function finish(memory: RunMemory, run: TrackedRun, now: number): FinishedRun | undefined {
