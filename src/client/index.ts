@@ -135,7 +135,10 @@ export class LiquidHandlerClient extends EventEmitter {
       ...options.events,
     });
     this.dialogs = new DialogApi((spec) => this.session.send(spec));
-    this.runs = new RunsApi((spec) => this.session.send(spec));
+    this.runs = new RunsApi(
+      (spec) => this.session.send(spec),
+      () => this.books.runStarts.readingStatus(),
+    );
     this.machine = new MachineApi((spec) => this.session.send(spec));
     this.deck = new DeckApi((spec) => this.session.send(spec));
   }

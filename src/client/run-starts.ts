@@ -5,6 +5,13 @@
  * (src/instrument), shared by every client (so by every lh-server node pointing at the same instrument).
  */
 import { LhError } from './errors';
+import type { RunStateName } from './run-state';
+
+/**
+ * States in which a run left at Loading may still be the one waiting there (an error handling or a reload while it
+ * waits); any other state (Idle, a run being scheduled, running, aborting) shows that it left Loading.
+ */
+const STILL_AT_LOADING: readonly RunStateName[] = ['Loading', 'ErrorHandling', 'Reloading'];
 
 export interface RunStartClaim {
   /** what the start is doing (a protocol, "confirm loading"), for the refusal of a second start */
@@ -51,6 +58,20 @@ export class RunStartClaims {
   /** Forgets the run left at Loading (confirmed, gone from Loading, or replaced by a new start). */
   forgetLoading(): void {
     this.loading = undefined;
+  }
+
+  /**
+   * A status read of the instrument starts (any of this Node-RED: a run watch's poll, a status operation, a start's
+   * wait): call what it returns with the state it shows. A read started after the run was left at Loading that shows
+   * another state than Loading (Idle, a run being scheduled, running, aborting) saw that run leave: it is forgotten,
+   * so a run an operator prepares at the instrument afterwards is not confirmed as this Node-RED's. A read started
+   * before (its answer may be older than the run left there) tells nothing about it.
+   */
+  readingStatus(): (state: RunStateName) => void {
+    const startedAt = this.now();
+    return (state) => {
+      if (this.loading && startedAt > this.loading.since && !STILL_AT_LOADING.includes(state)) this.loading = undefined;
+    };
   }
 
   /** Takes the instrument's start slot, or throws `busy` naming the start in flight. */

@@ -78,7 +78,14 @@ export function runId(value: unknown, field: string, operation: string): string 
 }
 
 export class RunsApi {
-  constructor(private readonly sendA: Sender) {}
+  /**
+   * `readingStatus`: called as each status read starts; what it returns hears the state the read showed (the
+   * instrument's run-start book forgets a run left at Loading that a read saw gone).
+   */
+  constructor(
+    private readonly sendA: Sender,
+    private readonly readingStatus?: () => (state: RunStateName) => void,
+  ) {}
 
   private send<T>(spec: ASpec): Promise<ApiResponse<T>> {
     return this.sendA<T>({ ...spec, api: 'A' });
@@ -145,12 +152,16 @@ export class RunsApi {
 
   async status(): Promise<RunStatus> {
     const op = 'run-status';
+    const seen = this.readingStatus?.();
     const body = await this.data<unknown>({ method: 'GET', path: '/protocol-run', operation: op, idempotent: true });
+    let status: RunStatus;
     try {
-      return parseRunStatus(body);
+      status = parseRunStatus(body);
     } catch (err) {
       throw new LhError(`${op}: ${(err as Error).message}`, { kind: 'response', operation: op, body });
     }
+    seen?.(status.protocolRunState);
+    return status;
   }
 
   /** Starts a run. Never resent automatically: a run moves hardware. */

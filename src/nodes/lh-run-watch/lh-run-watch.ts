@@ -1,5 +1,7 @@
 import { asLhError, isUnreachable, LhError, LiquidHandlerClient, RunStatus } from '../../client';
 import {
+  commitMemory,
+  draftMemory,
   durationOf,
   FinishedRun,
   matchRecord,
@@ -251,19 +253,23 @@ function watch(
     await store.load(memory); // coordinated: a new holder continues from the shared memory
     if (loop.stopped) return baseMs;
     const now = Date.now();
-    const before = memory.run;
-    const seen = observe(memory, s, now);
-    const runBegan = memory.run !== undefined && memory.run !== before;
+    // decided on a draft, written into the memory only as its msgs go out: a node closed (redeployed) while this
+    // poll reads the finished run's record leaves the memory as it was, and the redeployed node reports the run
+    const draft = draftMemory(memory);
+    const before = draft.run;
+    const seen = observe(draft, s, now);
+    const runBegan = draft.run !== undefined && draft.run !== before;
     const p = progressOf(s, now);
-    const { change, progress } = pollMessages(s, seen, p, !!p && !seen.change && progressDue(memory, now, everyMs), instrument);
-    if (seen.change && p) memory.progressAt = now;
+    const { change, progress } = pollMessages(s, seen, p, !!p && !seen.change && progressDue(draft, now, everyMs), instrument);
+    if (seen.change && p) draft.progressAt = now;
     // the finished msg (its run record read from the instrument) is ready before the memory is recorded: a holder
     // that dies while it reads has recorded nothing and the next one reports the run; recorded, it is sent at once
     const finished = seen.finished ? await finishedMessage(client, seen.finished, instrument) : undefined;
     if (loop.stopped) return baseMs;
     // recorded before it is sent: a paused old holder sends nothing; without Redis it goes out marked
-    const verdict = await store.save(memory);
+    const verdict = await store.save(draft);
     if (verdict === 'fenced' || loop.stopped) return baseMs;
+    commitMemory(memory, draft);
     const mark = verdict === 'lost' ? { coordination: 'lost' } : {};
     if (change || progress) node.send([change && { ...change, ...mark }, null, progress && { ...progress, ...mark }, null]);
     if (finished) node.send([null, { ...finished, ...mark }, null, null]);

@@ -68,6 +68,27 @@ export function newMemory(): RunMemory {
   return { finished: [] };
 }
 
+/**
+ * A copy of the memory's run part to decide a poll on: the memory itself (kept across redeploys) changes only when
+ * the poll's msgs go out (`commitMemory`), so a poll whose node was closed while it waited (the finished run's record
+ * read) leaves it as it was, and the redeployed node reports what that poll would have.
+ */
+export function draftMemory(memory: RunMemory): RunMemory {
+  const draft: RunMemory = { finished: [...memory.finished] };
+  if (memory.state !== undefined) draft.state = memory.state;
+  if (memory.run !== undefined) draft.run = { ...memory.run, states: [...memory.run.states] };
+  if (memory.progressAt !== undefined) draft.progressAt = memory.progressAt;
+  return draft;
+}
+
+/** Writes a decided draft's run part into the memory (its other fields, e.g. the connection state, stay). */
+export function commitMemory(memory: RunMemory, draft: RunMemory): void {
+  memory.state = draft.state;
+  memory.run = draft.run;
+  memory.finished = draft.finished;
+  memory.progressAt = draft.progressAt;
+}
+
 export function runKey(run: TrackedRun): string {
   return `${run.protocolId ?? ''}|${run.protocolName ?? ''}|${run.startTime ?? `seen:${run.firstSeenAt}`}`;
 }
@@ -82,10 +103,7 @@ export function observe(memory: RunMemory, status: RunStatus, now: number): Obse
   }
   const active = state !== 'Idle';
   const tracked = memory.run;
-  // a new run replaced the tracked one between two polls (both have start times, and they differ)
-  if (tracked && active && tracked.startTime && status.startTime && tracked.startTime !== status.startTime) {
-    out.finished = finish(memory, tracked, now);
-  }
+  if (tracked && active && replaced(tracked, status)) out.finished = finish(memory, tracked, now);
   if (active) {
     if (!memory.run) {
       memory.run = {
@@ -105,6 +123,17 @@ export function observe(memory: RunMemory, status: RunStatus, now: number): Obse
     out.finished = finish(memory, tracked, now);
   }
   return out;
+}
+
+/**
+ * Whether an active status shows another run than the tracked one (a run that replaced it between two polls, its Idle
+ * missed): both have start times and they differ, or both name a protocol and they differ (a run's protocol does not
+ * change while it runs; a run first seen at Loading has no start time yet). Without either, the instrument's status
+ * names no run: the same run.
+ */
+function replaced(tracked: TrackedRun, status: RunStatus): boolean {
+  if (tracked.startTime && status.startTime && tracked.startTime !== status.startTime) return true;
+  return tracked.protocolId !== null && status.protocolId !== null && tracked.protocolId !== status.protocolId;
 }
 
 function finish(memory: RunMemory, run: TrackedRun, now: number): FinishedRun | undefined {
