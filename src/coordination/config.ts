@@ -47,6 +47,12 @@ function parseUrl(raw: string): string {
       'no user name or password in the URL: put them in the Username and Password fields (credentials)',
     );
   }
+  // only host, port and database number are read: a query (?password=…) would be ignored, and stay in flows.json
+  if (/[?#]/.test(raw))
+    throw new CoordinationConfigError(
+      'url',
+      'no query or fragment in the URL (only host, port and database number are read): a password goes in the Password field (credentials)',
+    );
   if (u.hostname === '') throw new CoordinationConfigError('url', 'names no host');
   return raw.trim();
 }

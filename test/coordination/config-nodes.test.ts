@@ -45,4 +45,14 @@ describe('coordination: lh-server pointed at a missing or broken lh-coordination
     assert.doesNotMatch(message, /hunter2/);
     assert.equal(sim.requests.length, 0);
   });
+
+  it('a coordination node with a query in its URL (?password=…, ignored): refused naming the field, not echoed', async function () {
+    const message = await attempt(
+      [{ id: 'coord', type: 'lh-coordination', url: 'redis://127.0.0.1:1/0?password=hunter2x' }],
+      'coord',
+    );
+    assert.match(message, /lh-coordination url: no query or fragment in the URL/);
+    assert.doesNotMatch(message, /hunter2x/);
+    assert.equal(sim.requests.length, 0);
+  });
 });
