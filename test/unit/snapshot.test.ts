@@ -8,7 +8,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 
 type InstalledClock = ReturnType<typeof FakeTimers.install>;
 
-import { LhError, type Snapshot } from '../../src/client';
+import { LhError, type LiquidHandlerClient, type Snapshot } from '../../src/client';
 import {
   BUSY_REASON,
   NO_CAMERA_RETRY_MS,
@@ -17,6 +17,7 @@ import {
   snapshotHook,
   snapshotMsgFields,
   SnapshotTaker,
+  snapshotTaker,
 } from '../../src/nodes/deck/snapshot';
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]);
@@ -236,5 +237,69 @@ describe('snapshots with raised errors: bounded, rate-limited, never stopping a 
     const f = snapshotMsgFields(photo(), '../../etc/passwd\u0000');
     const name = (f.attachments[0] as { filename: string }).filename;
     assert.ok(!/[/\\]/.test(name) && !name.includes('\u0000'), name);
+  });
+});
+
+describe('the camera of one instrument, shared by its lh-server nodes (src/nodes/deck/snapshot.ts InstrumentCamera)', function () {
+  let clock: InstalledClock;
+  beforeEach(function () {
+    clock = FakeTimers.install({ now: Date.parse('2026-11-28T01:00:00Z') });
+  });
+  afterEach(function () {
+    clock.uninstall();
+  });
+
+  let n = 0;
+  /** A client of one lh-server node: its camera answers after 1 s, and fails at once when the node closes it. */
+  function client(baseUrl: string): { client: LiquidHandlerClient; calls: number; close(): void } {
+    const transport = { isClosed: false };
+    const inFlight: ((err: Error) => void)[] = [];
+    const c = {
+      calls: 0,
+      client: {
+        baseUrl,
+        transport,
+        deck: {
+          snapshot: () => {
+            c.calls++;
+            if (transport.isClosed)
+              return Promise.reject(
+                new LhError('the connection to the instrument was closed', { kind: 'network', operation: 'snapshot' }),
+              );
+            return new Promise<Snapshot>((resolve, reject) => {
+              inFlight.push(reject);
+              setTimeout(() => resolve(photo()), 1000);
+            });
+          },
+        },
+      } as unknown as LiquidHandlerClient,
+      close() {
+        // as Transport.close(): closed, and every request in flight ends at once
+        transport.isClosed = true;
+        for (const reject of inFlight.splice(0)) reject(new Error('the connection to the instrument was closed'));
+      },
+    };
+    return c;
+  }
+
+  it('one lh-server node removed while a photo is in flight through it: the next error gets its photo through the other', async function () {
+    const url = `http://camera-${process.pid}-${++n}.example`;
+    const stays = client(url);
+    const goes = client(url);
+    snapshotTaker(stays.client);
+    const taker = snapshotTaker(goes.client); // the newest client: the photo goes through it
+    const first = taker.take();
+    await clock.tickAsync(100);
+    goes.close(); // its lh-server node removed (a modified-nodes deploy); the other stays
+    // an error raised meanwhile on the node that stays: the camera is there, and a client open to ask it
+    const next = snapshotTaker(stays.client).take();
+    await clock.tickAsync(SNAPSHOT_WAIT_MS);
+    for (const result of [await first, await next])
+      assert.ok(
+        'snapshot' in result,
+        `a photo through the lh-server node that stays, not: ${'error' in result ? result.error : ''}`,
+      );
+    assert.equal(stays.calls, 1, 'one photo: the error raised meanwhile shares it');
+    assert.equal(goes.calls, 1);
   });
 });

@@ -182,11 +182,22 @@ class InstrumentCamera {
     this.clients = [...this.clients.filter((c) => c !== client && !c.transport.isClosed), client];
   }
 
-  private capture(): Promise<Snapshot> {
-    this.clients = this.clients.filter((c) => !c.transport.isClosed);
-    const client = this.clients[this.clients.length - 1];
-    if (client) return client.deck.snapshot(true);
-    return Promise.reject(new LhError('the connection to the instrument was closed', { kind: 'network', operation: 'snapshot' }));
+  /**
+   * Through the newest client still open; a request that failed because its client closed meanwhile (its lh-server
+   * node removed or redeployed while another stays) is asked again through the next one: its failure is no answer of
+   * the camera, and the taker would keep it for SNAPSHOT_MIN_INTERVAL_MS for every node of the instrument.
+   */
+  private async capture(): Promise<Snapshot> {
+    for (;;) {
+      this.clients = this.clients.filter((c) => !c.transport.isClosed);
+      const client = this.clients[this.clients.length - 1];
+      if (!client) throw new LhError('the connection to the instrument was closed', { kind: 'network', operation: 'snapshot' });
+      try {
+        return await client.deck.snapshot(true);
+      } catch (err) {
+        if (!client.transport.isClosed) throw err;
+      }
+    }
   }
 }
 
