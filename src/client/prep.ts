@@ -286,6 +286,9 @@ export class PrepApi {
         mediaType: MEDIA_JSON,
         body: answer,
         idempotent: true,
+        // a resend goes by id too: only while the instrument lists the error that was seen under it (the lost reply's
+        // attempt may have been applied, and an instrument that reuses ids may list a new error there by now)
+        beforeResend: (failure) => this.stillTheSameForResend(id, options, failure),
       });
       return slot.confirm();
     } catch (err) {
@@ -303,6 +306,30 @@ export class PrepApi {
           ? 'an earlier attempt got no answer and the instrument does not show this response as the one applied'
           : `the instrument refused this answer (${err.statusCode ?? 'no status'})`,
       );
+    }
+  }
+
+  /**
+   * Before an answer is resent: the error listed under `id` is still the one that was seen (as before the first
+   * attempt). Otherwise (another error or several there now, or the list cannot be read) nothing more is sent, and the
+   * answer fails as the attempt before did: it may have been applied.
+   */
+  private async stillTheSameForResend(id: string, options: AnswerOptions, failure: LhError): Promise<void> {
+    try {
+      await checkStillTheSame(() => this.pendingErrors(), options, failure.operation);
+    } catch (err) {
+      const why =
+        err instanceof LhError && (err.kind === 'changed' || err.kind === 'ambiguous')
+          ? err.message
+          : `the list of errors could not be read to check error ${id} (${err instanceof Error ? err.message : String(err)})`;
+      throw new LhError(`${failure.message}; not resent: ${why}`, {
+        kind: failure.kind,
+        operation: failure.operation,
+        ...(failure.statusCode !== undefined ? { statusCode: failure.statusCode } : {}),
+        ...(failure.body !== undefined ? { body: failure.body } : {}),
+        ...(failure.code.startsWith('LH_') ? {} : { code: failure.code }),
+        attempts: failure.attempts,
+      });
     }
   }
 

@@ -113,6 +113,11 @@ export interface RequestSpec {
   idempotent: boolean;
   /** On a retried attempt this status means the earlier attempt already did the work. */
   alreadyDoneStatus?: number;
+  /**
+   * Called before each resend of an idempotent request with the failure of the attempt before: when it throws,
+   * nothing more is sent and the request fails with what it threw (an answer whose error may have changed).
+   */
+  beforeResend?: (failure: LhError) => Promise<void>;
   token?: string;
   /** Sent without a session (password change and recovery of a user who cannot log in). */
   anonymous?: boolean;
@@ -388,6 +393,7 @@ export class Transport {
       const wait = this.retryBaseDelayMs * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5);
       if (Date.now() + wait >= endAt) throw failure;
       await this.delay(wait);
+      if (spec.beforeResend) await spec.beforeResend(failure);
     }
   }
 

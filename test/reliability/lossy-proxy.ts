@@ -36,6 +36,8 @@ export class LossyProxy {
   lossRate = 0;
   /** When set, decides per request instead of lossRate (for deterministic fault sequences). */
   decide?: (req: ProxiedRequest) => ProxyDecision;
+  /** Called once the simulator processed a request, before its answer is relayed or lost (the instrument moves on). */
+  afterUpstream?: (req: ProxiedRequest) => void;
   readonly log: ProxiedRequest[] = [];
   private server?: http.Server | https.Server;
   private readonly sockets = new Set<Socket>();
@@ -121,6 +123,7 @@ export class LossyProxy {
         up.on('error', () => req.socket.destroy());
         up.on('end', () => {
           entry.upstreamStatus = up.statusCode ?? 0;
+          this.afterUpstream?.(entry);
           if (decision === 'lose-after' || (decision === undefined && Math.random() < this.lossRate)) {
             entry.lost = true;
             req.socket.destroy();

@@ -35,7 +35,9 @@ export interface RecoveryInput {
  */
 export function recoveryBody(msg: NodeMessage, input: RecoveryInput, op: string): ErrorRecovery {
   const error = errorIn(msg);
-  const uuid = input.uuid ?? error?.uuid;
+  // a uuid names its error in any letter case (so does the instrument): the error's own spelling is the one kept
+  const given = input.uuid ?? error?.uuid;
+  const uuid = error && typeof given === 'string' && given.toLowerCase() === error.uuid.toLowerCase() ? error.uuid : given;
   if (uuid === undefined || uuid === null || uuid === '') {
     throw validationError(op, 'uuid', 'is required: wire an error from lh-error-poll (msg.payload.uuid) or set msg.uuid');
   }
