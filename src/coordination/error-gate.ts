@@ -133,14 +133,27 @@ export class ErrorGate<T> {
   }
 
   /**
-   * The errors the shared memory holds raised, when this replica's next poll sweeps it (the first under a lease, or
-   * after a redeploy or an outage): undefined when no sweep is due. The sweep resolves what the poll does not list;
-   * a watch adopts first the errors it heard of only from another replica and that no list ever shows (firmware
-   * errors, pushed on a socket), which would otherwise be reported resolved while the instrument still waits.
+   * What the shared memory says before this replica's next poll sweeps it (the first under a lease, or after a
+   * redeploy or an outage); undefined when no sweep is due. The sweep resolves what the poll does not list, and raises
+   * what it lists that no replica recorded; a watch first brings its own memory of errors no list ever shows
+   * (firmware errors, pushed on a socket, which a standby does not hear) in line with it:
+   * - `raised`: what the shared memory holds raised (another replica raised it: adopt it, or the sweep would report it
+   *   resolved while the instrument still waits);
+   * - `gone`: what this replica recorded raised (its mirror) and the shared memory no longer holds: another replica
+   *   reported it resolved while this one was a standby (forget it, or the sweep would raise it again). Empty when the
+   *   shared memory may have lost data since the mirror was read, or the mirror is incomplete: absence proves nothing.
    */
-  async raisedBeforeSweep(): Promise<GateItem<T>[] | undefined> {
+  async beforeSweep(): Promise<{ raised: GateItem<T>[]; gone: GateItem<T>[] } | undefined> {
     if (!this.coordination.isHolder || (this.coordination.state.token ?? 0) === this.sweptToken) return undefined;
-    return (await this.seen.stored('raised')).map(({ entry }) => ({ source: entry.source, record: entry.record as T }));
+    const stored = await this.seen.stored('raised');
+    const raised = stored.map(({ entry }) => ({ source: entry.source, record: entry.record as T }));
+    const lost = this.coordination.dataLost;
+    if (this.mirrorToken === undefined || (lost && lost.token > this.mirrorToken)) return { raised, gone: [] };
+    const held = new Set(stored.map(({ entry }) => SharedSeen.fieldOf(entry)));
+    const gone = [...this.mirror]
+      .filter(([field]) => !held.has(field))
+      .map(([, entry]) => ({ source: entry.source, record: entry.record as T }));
+    return { raised, gone };
   }
 
   /**

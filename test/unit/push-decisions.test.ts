@@ -9,6 +9,7 @@ import {
   adoptListed,
   adoptPushed,
   applyErrorFrame,
+  forgetResolvedElsewhere,
   listenOf,
   MAX_OPEN_FIRMWARE,
   openFirmwareErrors,
@@ -105,6 +106,32 @@ describe('lh-error-poll push decisions', function () {
     assert.deepEqual(applyErrorFrame(watch, raised(fw('f1')), rules).raised, [], 'its frame again raises nothing');
     assert.deepEqual(ids(applyErrorFrame(watch, resolved('f1'), rules).resolved), ['f1'], 'its resolution frame resolves it');
     assert.equal(adoptPushed(watch, elsewhere, rules), false, 'resolved here: a stale entry of the shared memory stays out');
+  });
+
+  it('forgets, silently, the firmware errors another replica reported resolved; only the very error', function () {
+    const watch = newWatch();
+    applyErrorFrame(watch, raised(fw('f1')), rules);
+    applyErrorFrame(watch, raised(fw('f2')), rules);
+    const f2again = { ...fw('f2'), title: 'fault f2, pushed again' };
+    applyErrorFrame(watch, raised(f2again), rules); // the id reused here: the f2 another replica resolved is over already
+    const gone = [
+      { source: 'A', record: fw('f1') },
+      { source: 'A', record: fw('f2') },
+      { source: 'A', record: fw('s1', 'service') },
+      { source: 'B', record: fw('f1') },
+    ];
+    assert.equal(forgetResolvedElsewhere(watch, gone, rules), true);
+    assert.deepEqual(
+      openFirmwareRecords(watch).map((r) => (r as { title: string }).title),
+      ['fault f2, pushed again'],
+      'f1 forgotten; the newer error under f2 stays',
+    );
+    assert.deepEqual(
+      applyErrorFrame(watch, raised(fw('f1')), rules).raised,
+      [],
+      'f1 is remembered as over: its frame again raises nothing',
+    );
+    assert.equal(forgetResolvedElsewhere(watch, gone, rules), false, 'once');
   });
 
   it('a stale entry of the shared memory never replaces the error this replica has under its id', function () {

@@ -38,6 +38,7 @@ import {
   adoptPushed,
   applyErrorFrame,
   followUpNeeded,
+  forgetResolvedElsewhere,
   listenOf,
   MAX_OPEN_FIRMWARE,
   openFirmwareErrors,
@@ -281,8 +282,9 @@ export class ErrorWatch {
     if (this.loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
     // frames during the request asked for a follow-up: not needed when this answer already shows what they said
     if (this.listening && heard && !followUpNeeded(heard, results, rules)) this.loop.dropFollowUp();
-    // coordinated, a sweep due (a new holder): the firmware errors another replica raised join this memory first
-    if (this.listening && gate && (await this.adoptRaisedElsewhere())) this.save();
+    // coordinated, a sweep due (a new holder): the firmware errors another replica raised join this memory, those
+    // another reported resolved while this one was a standby leave it, first
+    if (this.listening && gate && (await this.alignPushed())) this.save();
     if (this.loop.stopped) return rules.baseMs;
     if (this.listening) adoptListed(watch, results, rules);
     const outcome = applyPoll(watch, this.memory, results, rules, this.sharedConnection());
@@ -321,10 +323,15 @@ export class ErrorWatch {
     return outcome.delayMs > rules.baseMs ? outcome.delayMs : this.slot.delayAfter(started); // back-off, else the next slot
   }
 
-  /** See adoptPushed; a Redis failure leaves it to the sweep's next turn (the gate then passes msgs marked lost). */
-  private async adoptRaisedElsewhere(): Promise<boolean> {
-    const raised = await this.gate?.raisedBeforeSweep().catch(() => undefined);
-    return raised !== undefined && adoptPushed(this.watch, raised, this.rules);
+  /**
+   * Coordinated, a sweep due: the firmware errors of this watch's memory in line with the shared memory (adoptPushed,
+   * forgetResolvedElsewhere); a Redis failure leaves it to the sweep's next turn (the gate then passes msgs marked lost).
+   */
+  private async alignPushed(): Promise<boolean> {
+    const shared = await this.gate?.beforeSweep().catch(() => undefined);
+    if (!shared) return false;
+    const forgot = forgetResolvedElsewhere(this.watch, shared.gone, this.rules);
+    return adoptPushed(this.watch, shared.raised, this.rules) || forgot;
   }
 
   /**

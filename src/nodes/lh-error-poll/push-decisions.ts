@@ -188,6 +188,32 @@ export function adoptPushed(watch: WatchState, raised: readonly { source: string
   return (firmwareMemory(watch)?.dropOldest(MAX_OPEN_FIRMWARE) ?? 0) > 0 || changed;
 }
 
+/**
+ * Coordinated, before the first sweep under a lease: the firmware errors this replica raised that another replica
+ * reported resolved while this one was a standby (the shared memory no longer holds them; a standby ignores the
+ * socket, so it never heard the resolution) leave this watch's firmware memory, silently (their resolved msg went
+ * out). Only the very error: another one under the id since stays. Whether anything changed.
+ */
+export function forgetResolvedElsewhere(
+  watch: WatchState,
+  gone: readonly { source: string; record: unknown }[],
+  rules: Rules,
+): boolean {
+  const firmware = firmwareMemory(watch);
+  if (!firmware || firmware.size === 0) return false;
+  let changed = false;
+  for (const { source, record } of gone) {
+    if (source !== 'A' || !isRecord(record) || record.source !== 'firmware') continue;
+    const key = rules.keyOf('A', record as PolledError);
+    const open = key === undefined ? undefined : firmware.activeRecord(key);
+    if (key === undefined || open === undefined || !sameErrorRecords(open, record)) continue;
+    firmware.resolve(key);
+    firmware.takeDisplaced(); // several errors under the id: all over, as a resolution frame would end them
+    changed = true;
+  }
+  return changed;
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
