@@ -120,6 +120,7 @@ const READS = new Set([
   'prep.getStep',
   'prep.listErrors',
   'prep.getError',
+  'prep.stillTheSameForResend', // a read of the error list before an answer is resent
   'prep.pendingErrors',
   'prep.getSoftwareSettings',
   'prep.getPolicySettings',

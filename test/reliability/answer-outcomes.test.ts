@@ -14,7 +14,9 @@ import { LossyProxy, ProxiedRequest, ProxyDecision } from './lossy-proxy';
 type Msg = Record<string, unknown>;
 
 const isAnswer = (r: ProxiedRequest): boolean => r.method === 'PUT' && r.path.endsWith('/api/v1/errors/runtime');
-const isReadBack = (r: ProxiedRequest): boolean => r.method === 'GET' && /\/api\/v1\/errors\/[^/]+$/.test(r.path);
+/** A read of one error's record (not the list, `errors/check-for-pending-errors`, which a resend's check reads). */
+const isReadBack = (r: ProxiedRequest): boolean =>
+  r.method === 'GET' && /\/api\/v1\/errors\/[^/]+$/.test(r.path) && !r.path.endsWith('/check-for-pending-errors');
 
 /** Waits until `count()` reaches `n`, checking on every message the given helper nodes receive. */
 function until(nodes: string[], done: () => boolean, what: () => string, ms = 15000): Promise<void> {
