@@ -40,6 +40,19 @@ describeWithRedis(
       const holder = (): Promise<Replica | undefined> => leaseHolder(db.redis, fleet.prefix, { baseUrl: sim.baseUrl }, replicas);
       const frame = (body: Record<string, unknown>): string =>
         JSON.stringify({ code: body.resolved ? 'ErrorResolved' : 'RuntimeError', description: 'Pressure fault', data: body });
+      // a frame pushed again (every 250 ms) until its msg is seen: a watch hears the socket once its own coordination
+      // says it holds the instrument, which can lag the lease in Redis (the same frame again changes nothing)
+      let last = 0;
+      const pushUntil =
+        (text: string, done: () => boolean): (() => boolean) =>
+        () => {
+          if (done()) return true;
+          if (Date.now() - last >= 250) {
+            last = Date.now();
+            sim.publishRawFrame('errors', text);
+          }
+          return false;
+        };
       const raisedBy = (name: string): number =>
         fleet.collector.events.filter((e) => e.kind === 'raised' && e.id === 'fw-1' && e.replica === name).length;
 
@@ -52,15 +65,23 @@ describeWithRedis(
       assert.ok(a);
       const b = replicas.find((r) => r !== a);
       assert.ok(b);
-      sim.publishRawFrame('errors', frame({ id: 'fw-1', title: 'Pressure fault', severity: 'Error', source: 'Firmware' }));
-      await until(() => raisedBy(a.name) === 1, 'fw-1 raised by the first holder', 10000);
+      const raise = frame({ id: 'fw-1', title: 'Pressure fault', severity: 'Error', source: 'Firmware' });
+      await until(
+        pushUntil(raise, () => raisedBy(a.name) === 1),
+        'fw-1 raised by the first holder',
+        10000,
+      );
       await new Promise((r) => setTimeout(r, 1000)); // its claim settled
 
       a.pause(); // its lease runs out: B takes over, and adopts fw-1
       await until(async () => (await holder()) === b, 'B holds the instrument', 15000);
       await new Promise((r) => setTimeout(r, 1000)); // B's first polls
-      sim.publishRawFrame('errors', frame({ id: 'fw-1', resolved: true }));
-      await until(() => fleet.collector.count('resolved', 'fw-1') === 1, 'fw-1 resolved by B', 10000);
+      const resolve = frame({ id: 'fw-1', resolved: true });
+      await until(
+        pushUntil(resolve, () => fleet.collector.count('resolved', 'fw-1') === 1),
+        'fw-1 resolved by B',
+        10000,
+      );
       await new Promise((r) => setTimeout(r, 1000)); // its claim settled
       a.resume(); // a standby now, that never heard the resolution: it still holds fw-1 open
 
@@ -74,10 +95,19 @@ describeWithRedis(
     }
 
     it('A raises it, B holds the instrument and reports it resolved, A takes over again: no second raised msg', async function () {
+      const said = await failover();
+      // a new holder sending again a claim its holder had not settled is the documented rule (marked): B may do that
+      // under load; what must not happen is A raising it again, marked or not, once B said it resolved
       assert.deepEqual(
-        await failover(),
+        said.filter((s) => !s.includes('(')),
         ['raised by A', 'resolved by B'],
-        'fw-1 raised once and resolved once: the instrument resolved it, B said so',
+        `fw-1 raised once and resolved once: the instrument resolved it, B said so (${JSON.stringify(said)})`,
+      );
+      const resolvedAt = said.indexOf('resolved by B');
+      assert.deepEqual(
+        said.slice(resolvedAt + 1).filter((s) => s.startsWith('raised')),
+        [],
+        `nothing raised after its resolution (${JSON.stringify(said)})`,
       );
     });
   },
