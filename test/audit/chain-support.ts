@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import fs from 'fs';
 import os from 'os';
 import path from 'path';
@@ -187,4 +188,23 @@ export function chainRecords(dir: string, name: string): AuditRecord[] {
     .files.flatMap((f) => f.text.split('\n'))
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as AuditRecord);
+}
+
+/**
+ * The chain of `name` in `dir` verified after a loss: nothing altered, and every record of `durable` (seq → hash: the
+ * records acknowledged or heard) that no file holds left the chain incomplete and lies in a declared gap.
+ */
+export function assertLostInGaps(dir: string, name: string, durable: Iterable<readonly [number, string]>): VerifyReport {
+  const report = verify(readChain(dir, name));
+  assert.equal(report.firstBad, undefined, report.firstBad?.reason);
+  const present = new Set(chainRecords(dir, name).map((r) => r.hash));
+  for (const [seq, hash] of durable) {
+    if (present.has(hash)) continue;
+    assert.equal(report.ok, false, `#${seq} missing, the chain called complete`);
+    assert.ok(
+      report.gaps.some((g) => g.from <= seq && seq <= g.to),
+      `durable #${seq} missing without a declared gap: ${JSON.stringify(report.gaps)}`,
+    );
+  }
+  return report;
 }
