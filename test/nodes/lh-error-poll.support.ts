@@ -153,6 +153,11 @@ export function setProperty(id: string, property: string, value: unknown, wires:
 }
 
 /** lh-state at 20 documents a second, no machine reads, no repeats: its documents follow the errors alone. */
+/** The usual watch of these tests: lh-error-poll `poll` on lh-server `server`, source A, every 0.3 s (`fields` override). */
+export function pollNode(wires: string[][], fields: Record<string, unknown> = {}): Record<string, unknown> {
+  return { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.3, wires, ...fields };
+}
+
 export function stateNode(wires: string[][], server = 'server'): Record<string, unknown> {
   return { id: 'state', type: 'lh-state', server, rate: '20', machineInterval: '0', repeat: '0', wires };
 }

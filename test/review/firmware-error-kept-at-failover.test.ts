@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 
-import { bServerFlow, recordDeliveries, stateNode, stopRecording } from '../nodes/lh-error-poll.support';
+import { bServerFlow, pollNode, recordDeliveries, stateNode, stopRecording } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { describeWithRedis, useRedis } from '../support/redis-server';
@@ -35,7 +35,7 @@ describeWithRedis('review: a firmware error raised by an earlier holder stays op
     const flow = [
       { id: 'coord', type: 'lh-coordination', url: db.harness.url, prefix, leaseSeconds: 2 },
       ...server.nodes,
-      { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.3, wires: [['raised'], ['resolved'], []] },
+      pollNode([['raised'], ['resolved'], []]),
       { id: 'raised', type: 'helper' },
       { id: 'resolved', type: 'helper' },
       stateNode([['docs'], []]),

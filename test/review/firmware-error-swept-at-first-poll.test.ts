@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 
-import { bServerFlow, stateNode } from '../nodes/lh-error-poll.support';
+import { bServerFlow, pollNode, stateNode } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { describeWithRedis, useRedis } from '../support/redis-server';
@@ -27,14 +27,7 @@ describeWithRedis('review: a firmware error raised before the holder’s first p
       [
         { id: 'coord', type: 'lh-coordination', url: db.harness.url, prefix: `fw-swept-${process.pid}`, leaseSeconds: 2 },
         ...server.nodes,
-        {
-          id: 'poll',
-          type: 'lh-error-poll',
-          server: 'server',
-          source: 'A',
-          interval: 0.3,
-          wires: [['raised'], ['resolved'], []],
-        },
+        pollNode([['raised'], ['resolved'], []]),
         { id: 'raised', type: 'helper' },
         { id: 'resolved', type: 'helper' },
         stateNode([['docs'], []]),

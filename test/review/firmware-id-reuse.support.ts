@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 
 import { Simulator } from '../../src/simulator';
-import { bServerFlow, stateNode } from '../nodes/lh-error-poll.support';
+import { bServerFlow, pollNode, stateNode } from '../nodes/lh-error-poll.support';
 import { helper, loadFlow } from '../support/runtime';
 import { until } from '../support/until';
 
@@ -21,7 +21,7 @@ export async function loadStateDocuments(
     [
       ...head,
       ...server.nodes,
-      { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 60, wires: [[], [], []] },
+      pollNode([[], [], []], { interval: 60 }),
       stateNode([['docs'], []]),
       { id: 'docs', type: 'helper' },
     ],

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 
-import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { bServerFlow, pollNode } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { describeWithRedis, useRedis } from '../support/redis-server';
@@ -29,12 +29,7 @@ function suite(coordinated: boolean): void {
       ? [{ id: 'coord', type: 'lh-coordination', url: db.harness.url, prefix: `fw-order-${process.pid}`, leaseSeconds: 5 }]
       : [];
     await loadFlow(
-      [
-        ...coord,
-        ...server.nodes,
-        { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 60, wires: [['out'], ['out'], []] },
-        { id: 'out', type: 'helper' },
-      ],
+      [...coord, ...server.nodes, pollNode([['out'], ['out'], []], { interval: 60 }), { id: 'out', type: 'helper' }],
       server.credentials,
     );
     const said: string[] = [];

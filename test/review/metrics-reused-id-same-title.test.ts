@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 
-import { bServerFlow, messageWhere, pollsDone } from '../nodes/lh-error-poll.support';
+import { bServerFlow, messageWhere, pollNode, pollsDone } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { loadFlow } from '../support/runtime';
@@ -25,19 +25,7 @@ describe('review: an id reused for an error of the same title counts as a raised
     try {
       const server = bServerFlow(sim, { withB: false });
       await loadFlow(
-        [
-          ...server.nodes,
-          {
-            id: 'poll',
-            type: 'lh-error-poll',
-            server: 'server',
-            source: 'A',
-            interval: 0.3,
-            listen: false,
-            wires: [['raised'], [], []],
-          },
-          { id: 'raised', type: 'helper' },
-        ],
+        [...server.nodes, pollNode([['raised'], [], []], { listen: false }), { id: 'raised', type: 'helper' }],
         server.credentials,
       );
       const first = sim.injectPendingError({ title: 'Tip pick-up failed', severity: 'Error' });

@@ -11,7 +11,7 @@ import Redis from 'ioredis';
 
 import { Coordinator } from '../../src/coordination/coordinator';
 import type { StoreRedis } from '../../src/coordination/stores';
-import { stateNode } from '../nodes/lh-error-poll.support';
+import { pollNode, stateNode } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { describeWithRedis, useRedis } from '../support/redis-server';
@@ -54,15 +54,7 @@ describeWithRedis('review: lh-state’s event of an error raised again says rede
       [
         { id: 'coord', type: 'lh-coordination', url: db.harness.url, prefix, leaseSeconds: 2 },
         ...server.nodes,
-        {
-          id: 'poll',
-          type: 'lh-error-poll',
-          server: 'server',
-          source: 'A',
-          interval: 0.3,
-          listen: false,
-          wires: [['raised'], [], []],
-        },
+        pollNode([['raised'], [], []], { listen: false }),
         { id: 'raised', type: 'helper' },
         stateNode([[], ['events']]),
         { id: 'events', type: 'helper' },
