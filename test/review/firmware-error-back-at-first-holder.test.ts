@@ -11,6 +11,7 @@ import { credentialsFor, leaseHolder, Replica, useReplicaFleet, watchFlows } fro
 import { describeWithRedis, useRedis } from '../support/redis-server';
 import { startSimulator } from '../support/runtime';
 import { until } from '../support/until';
+import { firmwareFrame } from './firmware-id-reuse.support';
 
 const LEASE_S = 2;
 
@@ -38,8 +39,6 @@ describeWithRedis(
       for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentialsFor(instruments)));
       await Promise.all(replicas.map((r) => r.start()));
       const holder = (): Promise<Replica | undefined> => leaseHolder(db.redis, fleet.prefix, { baseUrl: sim.baseUrl }, replicas);
-      const frame = (body: Record<string, unknown>): string =>
-        JSON.stringify({ code: body.resolved ? 'ErrorResolved' : 'RuntimeError', description: 'Pressure fault', data: body });
       // a frame pushed again (every 250 ms) until its msg is seen: a watch hears the socket once its own coordination
       // says it holds the instrument, which can lag the lease in Redis (the same frame again changes nothing)
       let last = 0;
@@ -65,7 +64,7 @@ describeWithRedis(
       assert.ok(a);
       const b = replicas.find((r) => r !== a);
       assert.ok(b);
-      const raise = frame({ id: 'fw-1', title: 'Pressure fault', severity: 'Error', source: 'Firmware' });
+      const raise = firmwareFrame({ id: 'fw-1', title: 'Pressure fault', severity: 'Error', source: 'Firmware' });
       await until(
         pushUntil(raise, () => raisedBy(a.name) === 1),
         'fw-1 raised by the first holder',
@@ -76,7 +75,7 @@ describeWithRedis(
       a.pause(); // its lease runs out: B takes over, and adopts fw-1
       await until(async () => (await holder()) === b, 'B holds the instrument', 15000);
       await new Promise((r) => setTimeout(r, 1000)); // B's first polls
-      const resolve = frame({ id: 'fw-1', resolved: true });
+      const resolve = firmwareFrame({ id: 'fw-1', resolved: true });
       await until(
         pushUntil(resolve, () => fleet.collector.count('resolved', 'fw-1') === 1),
         'fw-1 resolved by B',

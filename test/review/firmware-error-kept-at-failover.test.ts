@@ -10,12 +10,13 @@
  */
 import assert from 'node:assert/strict';
 
-import { bServerFlow, pollNode, recordDeliveries, stateNode, stopRecording } from '../nodes/lh-error-poll.support';
+import { recordDeliveries, stopRecording } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 import { helper, loadFlow } from '../support/runtime';
 import { until } from '../support/until';
+import { coordinatedWatch, firmwareFrame } from './firmware-id-reuse.support';
 
 type Msg = Record<string, unknown>;
 
@@ -31,28 +32,20 @@ describeWithRedis('review: a firmware error raised by an earlier holder stays op
 
   it('no resolved msg at the takeover; its resolution frame resolves it there', async function () {
     const prefix = `fw-failover-${process.pid}`;
-    const server = bServerFlow(sim, { withB: false, config: { coordination: 'coord' } });
-    const flow = [
-      { id: 'coord', type: 'lh-coordination', url: db.harness.url, prefix, leaseSeconds: 2 },
-      ...server.nodes,
-      pollNode([['raised'], ['resolved'], []]),
-      { id: 'raised', type: 'helper' },
-      { id: 'resolved', type: 'helper' },
-      stateNode([['docs'], []]),
-      { id: 'docs', type: 'helper' },
-    ];
+    const { nodes: flow, credentials } = coordinatedWatch(sim, db.harness.url, prefix);
     const raised = recordDeliveries('raised');
     const resolved = recordDeliveries('resolved');
     const documents = recordDeliveries('docs');
     const count = (m: Msg): number => (m.payload as { errors: { pending: number } }).errors.pending;
-    const frame = (body: Record<string, unknown>): string =>
-      JSON.stringify({ code: body.resolved ? 'ErrorResolved' : 'RuntimeError', description: 'Pressure fault', data: body });
 
-    await loadFlow(flow, server.credentials);
+    await loadFlow(flow, credentials);
     await until(
       () => {
         if (sim.eventSocketInfo.counts.errors > 0)
-          sim.publishRawFrame('errors', frame({ id: 'fw-1', title: 'Pressure fault', severity: 'Error', source: 'Firmware' }));
+          sim.publishRawFrame(
+            'errors',
+            firmwareFrame({ id: 'fw-1', title: 'Pressure fault', severity: 'Error', source: 'Firmware' }),
+          );
         return raised.length > 0;
       },
       'the firmware error raised by the first holder',
@@ -62,7 +55,7 @@ describeWithRedis('review: a firmware error raised by an earlier holder stays op
     restartMemory(); // the next replica never saw the frame
     const before = { raised: raised.length, documents: documents.length };
 
-    await loadFlow(flow, server.credentials);
+    await loadFlow(flow, credentials);
     await until(() => documents.length > before.documents, "the new holder's first poll", 20000);
     await new Promise((r) => setTimeout(r, 1500)); // several polls more (every 0.3 s)
     assert.deepEqual(
@@ -74,7 +67,7 @@ describeWithRedis('review: a firmware error raised by an earlier holder stays op
     assert.equal(count(documents[documents.length - 1]), 1, "the new holder's state document lists it");
 
     // the instrument resolves it: the new holder reports it
-    sim.publishRawFrame('errors', frame({ id: 'fw-1', resolved: true }));
+    sim.publishRawFrame('errors', firmwareFrame({ id: 'fw-1', resolved: true }));
     await until(() => resolved.length > 0, 'the resolution reported by the new holder', 20000);
     assert.deepEqual(
       resolved.map((m) => m.errorId),

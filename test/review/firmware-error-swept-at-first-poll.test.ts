@@ -7,12 +7,12 @@
  */
 import assert from 'node:assert/strict';
 
-import { bServerFlow, pollNode, stateNode } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 import { helper, loadFlow } from '../support/runtime';
 import { until } from '../support/until';
+import { coordinatedWatch, firmwareFrame } from './firmware-id-reuse.support';
 
 type Msg = Record<string, unknown>;
 
@@ -22,19 +22,8 @@ describeWithRedis('review: a firmware error raised before the holder’s first p
   const db = useRedis();
 
   it('no resolved msg for an open firmware error', async function () {
-    const server = bServerFlow(sim, { withB: false, config: { coordination: 'coord' } });
-    await loadFlow(
-      [
-        { id: 'coord', type: 'lh-coordination', url: db.harness.url, prefix: `fw-swept-${process.pid}`, leaseSeconds: 2 },
-        ...server.nodes,
-        pollNode([['raised'], ['resolved'], []]),
-        { id: 'raised', type: 'helper' },
-        { id: 'resolved', type: 'helper' },
-        stateNode([['docs'], []]),
-        { id: 'docs', type: 'helper' },
-      ],
-      server.credentials,
-    );
+    const flow = coordinatedWatch(sim, db.harness.url, `fw-swept-${process.pid}`);
+    await loadFlow(flow.nodes, flow.credentials);
     const raised: Msg[] = [];
     const resolved: Msg[] = [];
     const documents: number[] = [];
@@ -43,11 +32,7 @@ describeWithRedis('review: a firmware error raised before the holder’s first p
     helper
       .getNode('docs')
       .on('input', (m: { payload: { errors: { pending: number } } }) => documents.push(m.payload.errors.pending));
-    const frame = JSON.stringify({
-      code: 'RuntimeError',
-      description: 'Pressure fault',
-      data: { id: 'fw-1', title: 'Pressure fault', severity: 'Error', source: 'Firmware' },
-    });
+    const frame = firmwareFrame({ id: 'fw-1', title: 'Pressure fault', severity: 'Error', source: 'Firmware' });
     // as early as the holder's watch takes frames: before its first poll's sweep
     await until(
       () => {

@@ -34,17 +34,42 @@ export async function loadStateDocuments(
   return documents;
 }
 
+/**
+ * A frame of `instincterrors` as the instrument pushes it (its shape as the tested client reads it): an error raised,
+ * or, with `resolved: true` in `data`, one resolved.
+ */
+export function firmwareFrame(data: Record<string, unknown>, description = 'Pressure fault'): string {
+  return JSON.stringify({ code: data.resolved ? 'ErrorResolved' : 'RuntimeError', description, data });
+}
+
+/**
+ * Coordinated (lh-coordination on Redis at `url` under `prefix`, a 2 s lease): the server, a listening watch whose
+ * raised and resolved msgs go to the helpers `raised` and `resolved`, and lh-state's documents to `docs`.
+ */
+export function coordinatedWatch(
+  sim: Simulator,
+  url: string,
+  prefix: string,
+): { nodes: Record<string, unknown>[]; credentials: Record<string, Record<string, string>> } {
+  const server = bServerFlow(sim, { withB: false, config: { coordination: 'coord' } });
+  return {
+    nodes: [
+      { id: 'coord', type: 'lh-coordination', url, prefix, leaseSeconds: 2 },
+      ...server.nodes,
+      pollNode([['raised'], ['resolved'], []]),
+      { id: 'raised', type: 'helper' },
+      { id: 'resolved', type: 'helper' },
+      stateNode([['docs'], []]),
+      { id: 'docs', type: 'helper' },
+    ],
+    credentials: server.credentials,
+  };
+}
+
 /** Four firmware errors one after another under the id fw-1; each document since the first lists exactly one. */
 export async function reuseFirmwareId(sim: Simulator, documents: string[][]): Promise<void> {
   const push = (title: string): number =>
-    sim.publishRawFrame(
-      'errors',
-      JSON.stringify({
-        code: 'RuntimeError',
-        description: title,
-        data: { id: 'fw-1', title, severity: 'Error', source: 'Firmware' },
-      }),
-    );
+    sim.publishRawFrame('errors', firmwareFrame({ id: 'fw-1', title, severity: 'Error', source: 'Firmware' }, title));
   let title = 'Pressure fault 0';
   push(title);
   await until(() => documents.some((d) => d.includes(title)), 'a document with the first error', 10000);

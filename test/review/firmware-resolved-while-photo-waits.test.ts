@@ -13,11 +13,9 @@ import { useInstrument } from '../support/node-suite';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 import { helper, loadFlow } from '../support/runtime';
 import { until } from '../support/until';
+import { firmwareFrame } from './firmware-id-reuse.support';
 
 type Msg = Record<string, unknown>;
-
-const frame = (data: Record<string, unknown>): string =>
-  JSON.stringify({ code: data.resolved ? 'ErrorResolved' : 'RuntimeError', description: 'Pressure fault', data });
 
 function suite(coordinated: boolean): void {
   const sim = useInstrument({ afterEach: () => restartMemory() });
@@ -39,13 +37,13 @@ function suite(coordinated: boolean): void {
     sim.setFaults({ latencyMs: 600 }); // the camera (every request) takes 0.6 s
     await until(
       () => {
-        if (!camera()) sim.publishRawFrame('errors', frame({ id: 'fw-1', title: 'Pressure fault', source: 'Firmware' }));
+        if (!camera()) sim.publishRawFrame('errors', firmwareFrame({ id: 'fw-1', title: 'Pressure fault', source: 'Firmware' }));
         return camera();
       },
       'the photo of the raised error asked',
       20000,
     );
-    sim.publishRawFrame('errors', frame({ id: 'fw-1', resolved: true })); // while the raised msg waits for its photo
+    sim.publishRawFrame('errors', firmwareFrame({ id: 'fw-1', resolved: true })); // while the raised msg waits for its photo
     await until(() => said.length >= 2, 'both msgs', 20000);
     sim.setFaults({});
     assert.deepEqual(said, ['raised fw-1', 'resolved fw-1']);
