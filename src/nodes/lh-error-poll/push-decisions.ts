@@ -12,7 +12,7 @@
  * instrument still waits for an answer is the unsafe mistake; a stale pending one is refused as already answered.
  */
 import type { ErrorFrame } from '../../client';
-import { identityOf, sameError } from '../../client';
+import { identityOf, sameError, validate as v } from '../../client';
 import type { PolledError } from '../shared/poll-messages';
 import { applyPush, PollRules, Sourced, SourceResult, StatusDecision } from './poll-decisions';
 import { SeenErrors, WatchState } from './seen-errors';
@@ -169,8 +169,8 @@ export function resolveAnswered(
 export function adoptPushed(watch: WatchState, raised: readonly { source: string; record: unknown }[], rules: Rules): boolean {
   const firmware = firmwareMemory(watch);
   const pushed = raised
-    .filter((r) => r.source === 'A' && isRecord(r.record) && r.record.source === 'firmware')
-    .map((r) => r.record as PolledError)
+    .map(pushedRecord)
+    .filter((record): record is PolledError => record !== undefined)
     .filter((record) => {
       const key = rules.keyOf('A', record);
       // only what this memory knows nothing of: an entry the shared memory still holds under an id this replica has
@@ -202,9 +202,9 @@ export function forgetResolvedElsewhere(
   const firmware = firmwareMemory(watch);
   if (!firmware || firmware.size === 0) return false;
   let changed = false;
-  for (const { source, record } of gone) {
-    if (source !== 'A' || !isRecord(record) || record.source !== 'firmware') continue;
-    const key = rules.keyOf('A', record as PolledError);
+  for (const record of gone.map(pushedRecord)) {
+    if (record === undefined) continue;
+    const key = rules.keyOf('A', record);
     const open = key === undefined ? undefined : firmware.activeRecord(key);
     if (key === undefined || open === undefined || !sameErrorRecords(open, record)) continue;
     firmware.resolve(key);
@@ -214,8 +214,10 @@ export function forgetResolvedElsewhere(
   return changed;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
+/** An error of the shared memory when it is a firmware error of source A (pushed on the socket, never listed). */
+function pushedRecord(item: { source: string; record: unknown }): PolledError | undefined {
+  const { source, record } = item;
+  return source === 'A' && v.isPlainObject(record) && record.source === 'firmware' ? (record as PolledError) : undefined;
 }
 
 /** Firmware errors raised and not yet resolved. */
