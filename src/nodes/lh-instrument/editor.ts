@@ -1,22 +1,8 @@
 import { oneOf, showRowsFor, typedCount, typedText } from '../../editor/fields';
 import { operationLabel, registerNode } from '../../editor/register';
+import { INSTRUMENT_OPERATIONS } from './operation-names';
 
-const OPERATIONS = [
-  'msg',
-  'initialize',
-  'heater-start',
-  'heater-stop',
-  'heater-status',
-  'lights-custom',
-  'lights-automatic',
-  'lights-get',
-  'snapshot',
-  'deck-scan',
-  'is-initialized',
-  'is-parked',
-  'has-tips',
-  'traces',
-];
+const OPERATIONS = ['msg', ...INSTRUMENT_OPERATIONS];
 
 registerNode('lh-instrument', {
   icon: 'lh-instrument.svg',

@@ -1,21 +1,8 @@
 /** The lh-instrument node's decisions, without Node-RED: which operation, whether initialise may be sent. */
 import { type RunStatus, validate as v } from '../../client';
+import { INSTRUMENT_OPERATIONS } from './operation-names';
 
-export const INSTRUMENT_OPERATIONS = [
-  'initialize',
-  'heater-start',
-  'heater-stop',
-  'heater-status',
-  'lights-custom',
-  'lights-automatic',
-  'lights-get',
-  'snapshot',
-  'deck-scan',
-  'is-initialized',
-  'is-parked',
-  'has-tips',
-  'traces',
-] as const;
+export { INSTRUMENT_OPERATIONS };
 export type InstrumentOperation = (typeof INSTRUMENT_OPERATIONS)[number];
 
 export function instrumentOperation(value: unknown): InstrumentOperation {
