@@ -6,6 +6,7 @@ import { DialogApi } from './dialogs';
 import { LhError } from './errors';
 import { type EventStreamOptions, InstrumentEvents } from './events';
 import { InstrumentApi } from './instrument';
+import { LoginGate } from './login-gate';
 import { MachineApi } from './machine';
 import { PendingWork } from './pending-work';
 import { CHECK_AUTHENTICATION, PrepApi } from './prep';
@@ -40,6 +41,7 @@ export * from './event-frames';
 export * from './events';
 export { fieldName, FORBIDDEN_KEYS, normaliseKeys } from './field-names';
 export { InstrumentApi, RecoveryKind } from './instrument';
+export { LoginGate } from './login-gate';
 export * from './machine';
 export * from './password-expiry';
 export { CHECK_AUTHENTICATION, PrepApi, serviceRoutine, softwareSettings } from './prep';
@@ -64,11 +66,13 @@ export interface InstrumentBooks {
   readonly answersA: AnswerLedger;
   readonly answersB: AnswerLedger;
   readonly runStarts: RunStartClaims;
+  /** The logins of the instrument: one password sent at a time per user, a rejection holding every session back. */
+  readonly logins: LoginGate;
 }
 
 /** Books of a client alone (a client made without its instrument's home: tests, scripts). */
 export function ownBooks(): InstrumentBooks {
-  return { answersA: new AnswerLedger(), answersB: new AnswerLedger(), runStarts: new RunStartClaims() };
+  return { answersA: new AnswerLedger(), answersB: new AnswerLedger(), runStarts: new RunStartClaims(), logins: new LoginGate() };
 }
 
 export interface ClientOptions extends SessionOptions {
@@ -120,7 +124,7 @@ export class LiquidHandlerClient extends EventEmitter {
     checkUrls(options);
     this.books = options.books ?? ownBooks();
     this.transport = new Transport(options);
-    this.session = new Session(this.transport, options.credentials ?? {}, options);
+    this.session = new Session(this.transport, options.credentials ?? {}, { ...options, logins: this.books.logins });
     this.session.on('state', (state) => this.emit('session', state));
     // one listener per node of this instrument (a fleet may have dozens per client), each removed when its node closes
     this.setMaxListeners(0);

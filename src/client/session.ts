@@ -1,6 +1,7 @@
 import { EventEmitter } from 'events';
 
 import { LhError } from './errors';
+import { LoginGate, type LoginTurn } from './login-gate';
 import { describeExpiry, type PasswordExpiry, passwordExpiryOf, type PasswordWarning, warnNow } from './password-expiry';
 import { type ApiResponse, checkRequestBody, MEDIA_JSON_PATCH, type RequestSpec, timerDelay, type Transport } from './transport';
 import { type AuthResult } from './types';
@@ -34,6 +35,8 @@ export interface SessionStats {
 export interface SessionOptions {
   now?: () => number;
   defaultLifetimeMs?: number;
+  /** The logins of the instrument shared with its other sessions in this Node-RED (its home's); else the session's own. */
+  logins?: LoginGate;
 }
 
 interface Token {
@@ -70,6 +73,8 @@ export class Session extends EventEmitter {
   private passwordWarnedAt?: number;
   private readonly now: () => number;
   private readonly defaultLifetimeMs: number;
+  private readonly logins: LoginGate;
+  private readonly loginKey: string;
 
   constructor(
     private readonly transport: Transport,
@@ -79,6 +84,10 @@ export class Session extends EventEmitter {
     super();
     this.now = options.now ?? Date.now;
     this.defaultLifetimeMs = options.defaultLifetimeMs ?? 5 * 60000;
+    this.logins = options.logins ?? new LoginGate();
+    this.loginKey = LoginGate.keyOf(credentials.username ?? '', credentials.password ?? '');
+    // a new session is a deploy: a user action, so these credentials may be tried once more
+    this.logins.release(this.loginKey);
   }
 
   get state(): SessionState {
@@ -102,6 +111,7 @@ export class Session extends EventEmitter {
   /** A user action (deploy, Test connection) may try a rejected login once more. */
   allowLoginAgain(): void {
     this.blocked = undefined;
+    this.logins.release(this.loginKey);
     if (this.stateValue !== 'closed') this.setState('idle');
   }
 
@@ -205,13 +215,39 @@ export class Session extends EventEmitter {
 
   private async login(): Promise<string> {
     this.setState('logging-in');
+    const turn = await this.loginTurn('authenticate');
     const started = this.now();
     try {
       const res = await this.sendCredentials('/authenticate', 'authenticate');
       this.stats.logins++;
+      turn.done();
       return this.accept(res.data, started, 'authenticate');
     } catch (err) {
-      throw this.loginFailed(err);
+      const failure = this.loginFailed(err);
+      turn.done(failure === this.blocked ? this.blocked : undefined);
+      throw failure;
+    }
+  }
+
+  /**
+   * The instrument's turn to be sent this password: waits while another session of it sends the same credentials,
+   * and holds back (as a rejection of its own) when they were rejected since the last user action.
+   */
+  private async loginTurn(operation: string): Promise<Extract<LoginTurn, { go: true }>> {
+    for (;;) {
+      if (this.closed) throw new LhError('the lh-server node was closed', { kind: 'config', operation });
+      const turn = this.logins.turn(this.loginKey);
+      if (turn.go) return turn;
+      if ('held' in turn) {
+        // its own copy: a node may add to the error it throws
+        const { message, statusCode, body } = turn.held;
+        this.current = undefined;
+        this.blocked = new LhError(message, { kind: 'auth', operation: 'authenticate', statusCode, body });
+        rejectionStates.set(this.blocked, stateOfRejection(turn.held));
+        this.setState(stateOfRejection(turn.held));
+        throw this.blocked;
+      }
+      await turn.wait;
     }
   }
 
@@ -234,17 +270,22 @@ export class Session extends EventEmitter {
   private async renew(): Promise<string> {
     const current = this.current;
     if (!current) return this.login();
+    const turn = await this.loginTurn('renew-token');
     const started = this.now();
     try {
       const res = await this.sendCredentials('/authenticate/renew-token', 'renew-token', current.value);
       this.stats.renewals++;
+      turn.done();
       return this.accept(res.data, started, 'renew-token');
     } catch (err) {
       // A rejected renewal carried the password: no login follows it, the user acts first.
       if (isRejection(err)) {
         this.current = undefined;
-        throw this.loginFailed(err);
+        const failure = this.loginFailed(err);
+        turn.done(this.blocked);
+        throw failure;
       }
+      turn.done();
       // Renewal is early; while the token still lives, keep using it and renew on a later call.
       if (this.current && this.now() < this.current.expiresAt - EXPIRY_GUARD_MS) {
         this.current.renewAt = this.now() + 1000;
@@ -311,9 +352,10 @@ export class Session extends EventEmitter {
     } else {
       message =
         `login as "${user}" was rejected (${err.statusCode ?? 'no status'})${instrumentWords(err)}: check the user name and password in the lh-server node. ` +
-        'It is not retried automatically, so the instrument cannot lock the user out; deploy again or use Test connection to retry';
+        'It is not retried automatically (one attempt per deploy, for every lh-server node of this instrument), so this Node-RED does not lock the user out; deploy again or use Test connection to retry';
     }
     this.blocked = new LhError(message, { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body });
+    rejectionStates.set(this.blocked, state);
     this.setState(state);
     return this.blocked;
   }
@@ -340,6 +382,13 @@ export class Session extends EventEmitter {
     this.stateValue = state;
     this.emit('state', state);
   }
+}
+
+/** The session state each rejection put its session in: another session held back by it says the same. */
+const rejectionStates = new WeakMap<LhError, SessionState>();
+
+function stateOfRejection(rejection: LhError): SessionState {
+  return rejectionStates.get(rejection) ?? 'login-failed';
 }
 
 /** A 4xx answer to a request carrying the password: the instrument decided, and may have counted it. */

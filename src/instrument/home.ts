@@ -8,7 +8,7 @@
  * leave closes what it holds open.
  */
 import { AuditChains } from '../audit';
-import { AnswerLedger, type InstrumentBooks, RunStartClaims, type SharedAnswerClaims } from '../client';
+import { AnswerLedger, type InstrumentBooks, LoginGate, RunStartClaims, type SharedAnswerClaims } from '../client';
 
 /** A store a node folder keeps in each home: `make` builds it the first time a home is asked for it. */
 export interface Slot<T> {
@@ -36,6 +36,8 @@ export class InstrumentHome implements InstrumentBooks {
   readonly answersB: AnswerLedger;
   /** One run start in flight per instrument. */
   readonly runStarts: RunStartClaims;
+  /** One password sent at a time per user, and a rejected one held back for every lh-server node of the instrument. */
+  readonly logins = new LoginGate();
   /** The audit chains its lh-server nodes write (a file per URL spelling, or the coordination's Redis stream). */
   readonly audit = new AuditChains();
   private readonly stores = new Map<Slot<unknown>, unknown>();

@@ -1,0 +1,67 @@
+import { createHash } from 'crypto';
+
+import { type LhError } from './errors';
+
+/** What a session asks the gate before it sends the password: go ahead, wait for another login, or hold back. */
+export type LoginTurn =
+  { go: true; done: (rejection?: LhError) => void } | { go: false; wait: Promise<void> } | { go: false; held: LhError };
+
+/** Credentials this many are remembered at most (a rejection of the oldest is forgotten first). */
+const MAX_ENTRIES = 1000;
+
+/**
+ * The logins of one instrument with one pair of credentials, shared by every session of that instrument in this
+ * Node-RED (its home's): while one session sends the password, another with the same credentials waits for the
+ * answer instead of sending it too, and a rejection holds them all back until a user acts (`release`: a deploy,
+ * Test connection). So several lh-server nodes of one instrument with one wrong password cost the instrument one
+ * failed login per user action, not one per node. Only a one-way digest of the credentials is kept.
+ */
+export class LoginGate {
+  private readonly entries = new Map<string, { inFlight?: Promise<void>; rejected?: LhError }>();
+
+  /** The key of a user name and password (a digest: the gate keeps no password). */
+  static keyOf(username: string, password: string): string {
+    return createHash('sha256')
+      .update(JSON.stringify([username, password]))
+      .digest('base64url');
+  }
+
+  /** Whether a session may send the password now; when it may, the send is in flight until `done` is called once. */
+  turn(key: string): LoginTurn {
+    const entry = this.entries.get(key);
+    if (entry?.rejected) return { go: false, held: entry.rejected };
+    if (entry?.inFlight) return { go: false, wait: entry.inFlight };
+    let finish = (): void => undefined;
+    const inFlight = new Promise<void>((resolve) => (finish = resolve));
+    const mine = { inFlight } as { inFlight?: Promise<void>; rejected?: LhError };
+    this.entries.delete(key); // newest last: the oldest is forgotten first
+    this.entries.set(key, mine);
+    this.bound();
+    let ended = false;
+    return {
+      go: true,
+      done: (rejection) => {
+        if (ended) return;
+        ended = true;
+        if (this.entries.get(key) === mine) {
+          if (rejection) this.entries.set(key, { rejected: rejection });
+          else this.entries.delete(key);
+        }
+        finish();
+      },
+    };
+  }
+
+  /** A user acted (deploy, Test connection): these credentials may be tried once more. A login in flight stays. */
+  release(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry?.rejected) this.entries.delete(key);
+  }
+
+  private bound(): void {
+    for (const key of this.entries.keys()) {
+      if (this.entries.size <= MAX_ENTRIES) return;
+      this.entries.delete(key);
+    }
+  }
+}
