@@ -9,7 +9,7 @@ import {
   listedKeys,
 } from './answer-ledger';
 import { LhError, validationError } from './errors';
-import { type UnsignedSpec } from './session';
+import { CHECK_AUTHENTICATION, type UnsignedSpec } from './session';
 import { type ApiResponse, MEDIA_JSON, MEDIA_JSON_PATCH } from './transport';
 import {
   type AuthResult,
@@ -32,13 +32,7 @@ import * as v from './validate';
 export type Sender = <T>(spec: UnsignedSpec) => Promise<ApiResponse<T>>;
 
 /** check-authentication: does the instrument still accept the session's token (Test connection, the session check). */
-export const CHECK_AUTHENTICATION: UnsignedSpec = {
-  api: 'A',
-  method: 'GET',
-  path: '/authenticate/check-authentication',
-  operation: 'check-authentication',
-  idempotent: true,
-};
+export { CHECK_AUTHENTICATION };
 type ASpec = Omit<UnsignedSpec, 'api'>;
 
 const SOFTWARE_SETTING_TYPES = SOFTWARE_SETTING_FIELDS;

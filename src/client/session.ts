@@ -47,6 +47,15 @@ interface Token {
 
 export type UnsignedSpec = Omit<RequestSpec, 'token'>;
 
+/** GET check-authentication: whether the token sent is still a session (no password sent). */
+export const CHECK_AUTHENTICATION: UnsignedSpec = {
+  api: 'A',
+  method: 'GET',
+  path: '/authenticate/check-authentication',
+  operation: 'check-authentication',
+  idempotent: true,
+};
+
 /** A token this close to its end is treated as expired: log in afresh instead of renewing. */
 const EXPIRY_GUARD_MS = 100;
 /** Renew this long before expiry: 5 % of the lifetime, within these bounds (15 s of a 5-minute token). */
@@ -278,7 +287,15 @@ export class Session extends EventEmitter {
       turn.done();
       return this.accept(res.data, started, 'renew-token');
     } catch (err) {
-      // A rejected renewal carried the password: no login follows it, the user acts first.
+      // A 401 to the renewal of a token the instrument no longer knows (the session ended on its screen, the
+      // instrument restarted) may say nothing of the password: asked without the password, the instrument refuses
+      // the token too. Then one login follows (it goes through the gate, and a rejection holds it as any login's).
+      if (isRejection(err) && err.statusCode === 401 && (await this.tokenRefused(current.value))) {
+        turn.done();
+        this.current = undefined;
+        return this.login();
+      }
+      // Else a rejected renewal carried the password: no login follows it, the user acts first.
       if (isRejection(err)) {
         this.current = undefined;
         const failure = this.loginFailed(err);
@@ -293,6 +310,16 @@ export class Session extends EventEmitter {
         return this.current.value;
       }
       throw err;
+    }
+  }
+
+  /** Whether the instrument refuses `token` itself (check-authentication, no password sent: 401). */
+  private async tokenRefused(token: string): Promise<boolean> {
+    try {
+      await this.transport.request({ ...CHECK_AUTHENTICATION, token });
+      return false;
+    } catch (err) {
+      return err instanceof LhError && err.statusCode === 401;
     }
   }
 

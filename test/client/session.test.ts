@@ -93,6 +93,39 @@ describe('session', function () {
     });
   });
 
+  it('a renewal refused because the session ended on the instrument (its token refused too) logs in once and goes on', async function () {
+    await onFakeClock(async (clock) => {
+      const c = make();
+      await c.prep.getSoftwareSettings(); // in use: renewed on schedule, 15 s before the end of its 5 minutes
+      const token = (sim.requests.find((r) => r.path === '/api/v1/settings/software-settings')?.authorization ?? '').slice(7);
+      // logged out on the instrument's screen (or the instrument restarted) just before the renewal
+      await axios.delete(`${sim.baseUrl}/api/v1/authenticate`, { headers: { Authorization: `Bearer ${token}` } });
+      await clock.tickAsync(290_000);
+      await until(() => logins(sim) === 2 && c.session.state === 'authenticated');
+      assert.equal(c.session.state, 'authenticated', 'not held until a deploy');
+      await c.prep.getSoftwareSettings();
+      assert.equal(logins(sim), 2, 'one login after the refused renewal');
+    });
+  });
+
+  it('a renewal refused while its token is still a session (the user locked meanwhile) sends no login', async function () {
+    await onFakeClock(async (clock) => {
+      const c = make();
+      await c.prep.getSoftwareSettings();
+      const other = make('wrong'); // another Node-RED with a wrong password locks the user (3 attempts)
+      for (let i = 0; i < 3; i++) {
+        other.session.allowLoginAgain();
+        await assert.rejects(other.prep.getSoftwareSettings());
+      }
+      const before = logins(sim);
+      await clock.tickAsync(290_000);
+      await until(() => c.session.state !== 'authenticated');
+      await assert.rejects(c.prep.getSoftwareSettings(), (err: LhError) => err.kind === 'auth');
+      assert.equal(logins(sim), before, 'the renewal carried the password: no login after it');
+      assert.notEqual(c.session.state, 'authenticated');
+    });
+  });
+
   it('tries a rejected password exactly once, however many requests follow', async function () {
     const c = make('wrong');
     for (let i = 0; i < 10; i++) {
