@@ -1,7 +1,12 @@
 /** Reading request bodies and writing JSON answers with node:http only. */
 import type { IncomingMessage, ServerResponse } from 'http';
 
-export const MAX_BODY_BYTES = 1_000_000;
+/**
+ * The largest request body taken: 1 MiB, the package's documented limit (the client refuses a larger one before
+ * sending it). The specification shows no limit of the instrument's; a lower one here failed bodies the client
+ * checked and sent (a step of 1,000,001 bytes to 1 MiB passed plan and stopped apply with a 413).
+ */
+export const MAX_BODY_BYTES = 1024 * 1024;
 
 export class BodyTooLarge extends Error {}
 

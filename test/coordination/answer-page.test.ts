@@ -127,6 +127,27 @@ describeWithRedis('coordination: the answer page on several Node-REDs (issue 19)
     }
   });
 
+  it('the photo of a link is held by the replica that made it: the other says so (404) and offers a fresh one', async function () {
+    // README, "On the answer page": with several Node-REDs only the one that made the link holds its photo. Behind a
+    // load balancer without sticky sessions the page's image request (and msg.snapshotUrl) may reach the other one.
+    const { query, maker, other } = await linkOnOneReplica();
+    const raised = (r: Replica) => requestText(`${pageOn(r, query)}&photo=raised`, { method: 'GET' });
+    const held = await raised(maker);
+    assert.equal(held.status, 200, held.text.slice(0, 300));
+    assert.match(String(held.headers['content-type']), /^image\/(png|jpeg)$/);
+    const missing = await raised(other);
+    assert.equal(missing.status, 404);
+    assert.match(missing.text, /no photo of the deck from when the error was raised is kept here/);
+    const page = await requestText(pageOn(other, query), { method: 'GET' });
+    assert.equal(page.status, 200);
+    assert.doesNotMatch(page.text, /photo=raised/, 'the other replica links no photo it does not hold');
+    assert.match(page.text, /No photo of the deck from when the error was raised is kept here/);
+    assert.match(page.text, /Take a fresh photo of the deck/);
+    const fresh = await requestText(`${pageOn(other, query)}&photo=fresh`, { method: 'GET' });
+    assert.equal(fresh.status, 200, fresh.text.slice(0, 300));
+    assert.match(String(fresh.headers['content-type']), /^image\/(png|jpeg)$/);
+  });
+
   it('a form posted to both replicas answers once: the other post is refused as used, nothing sent twice', async function () {
     const { id, query, maker, other } = await linkOnOneReplica();
     const page = await requestText(pageOn(other, query), { method: 'GET' });

@@ -27,7 +27,7 @@ const CASES = 40;
 
 const KEYS = ['note', 'setting', 'level', 'Setting', 'URL', 'ID', 'Value', '__proto__', 'constructor', 'prototype'];
 const KEYS_SAFE = ['toString', 'valueOf', 'hasOwnProperty', 'wells', 'ünï', '_x'];
-/** Long texts: below the simulator's 1,000,000-byte body limit, or above the client's 1 MiB one. */
+/** Long texts: below the 1 MiB body limit (of the client and the simulator alike), or above it. */
 const SIZES = [10, 200, 400_000, 1_200_000, 3_000_000];
 
 function value(rng: Rng, depth: number): unknown {

@@ -238,8 +238,11 @@ export function answerA(
   return sendAnswerA(client, body, by, expected, isFirmwareError(error));
 }
 
-/** Submits a B recovery or action already built (lh-submit-recovery builds its own from the msg); `sent` is the instrument's result. */
-export function sendRecovery(
+/**
+ * Submits a B recovery or action already built (lh-submit-recovery builds its own from the msg); `sent` is the
+ * instrument's result. A uuid given alone (no `expected`) is first spelled as the instrument lists it.
+ */
+export async function sendRecovery(
   client: LiquidHandlerClient,
   kind: RecoveryKind,
   body: ErrorRecovery,
@@ -247,33 +250,38 @@ export function sendRecovery(
   expected?: ErrorIdentity,
 ): Promise<AnswerOutcome> {
   const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
+  const listed = expected ? undefined : await listedUnder(client, body.uuid);
+  const sending = listed ? { ...body, uuid: listed.uuid } : body;
   return settle(
     client,
-    body.uuid,
+    sending.uuid,
     op,
     async () => {
-      const identity = expected ?? (await listedIdentity(client, body.uuid));
-      return withActor(answerActor(by, `${kind} ${body.selectedActionId}`, body.uuid), () =>
-        client.instrument.submit(kind, body, answerOptions(by, identity)),
+      const identity = expected ?? listed?.identity;
+      return withActor(answerActor(by, `${kind} ${sending.selectedActionId}`, sending.uuid), () =>
+        client.instrument.submit(kind, sending, answerOptions(by, identity)),
       );
     },
-    { source: 'B', response: String(body.selectedActionId), options: answerOptions(by, expected) },
+    { source: 'B', response: String(sending.selectedActionId), options: answerOptions(by, expected) },
   );
 }
 
 /**
- * The identity of the error the instrument lists under `uuid` now, for an answer given by uuid alone: the answer is
- * then kept as the answer of that very error (never of a later one under the same uuid). A failed read gives none:
- * the answer goes as given, by uuid.
+ * The error the instrument lists under `uuid` now, for an answer given by uuid alone: its uuid in the instrument's
+ * spelling (a uuid names its error in any letter case, and the instrument matches it so: one error is one key of
+ * the answer ledger, whatever the case it was typed in; not listed, or the list unread, its lower-case form, a
+ * UUID's canonical one) and its identity, so the answer is kept as the answer of that very error (never of a later
+ * one under the same uuid). A failed read gives no identity: the answer goes as given, by uuid.
  */
-async function listedIdentity(client: LiquidHandlerClient, uuid: string): Promise<ErrorIdentity | undefined> {
+async function listedUnder(client: LiquidHandlerClient, uuid: string): Promise<{ uuid: string; identity?: ErrorIdentity }> {
+  const lower = typeof uuid === 'string' ? uuid.toLowerCase() : uuid;
   try {
     const found = (await client.instrument.unhandledErrors()).find(
-      (e) => e && typeof e === 'object' && e.uuid === uuid && e.handled !== true,
+      (e) => e && typeof e === 'object' && typeof e.uuid === 'string' && e.uuid.toLowerCase() === lower && e.handled !== true,
     );
-    return found ? identityOf(found) : undefined;
+    return found ? { uuid: found.uuid, identity: identityOf(found) } : { uuid: lower };
   } catch {
-    return undefined;
+    return { uuid: lower };
   }
 }
 

@@ -37,15 +37,14 @@ export = function register(RED: Red): void {
         // the error as lh-error-poll emitted it (msg.payload): another error under its uuid now gets nothing
         const seen = identityOf(msg.payload);
         const expected = seen && seen.id === body.uuid ? seen : undefined;
-        const result = settledOrThrow(
-          await sendRecovery(client, kind, body, answeredBy(msg, node.name || node.id), expected),
-          msg,
-          op,
-        );
+        const outcome = await sendRecovery(client, kind, body, answeredBy(msg, node.name || node.id), expected);
+        const result = settledOrThrow(outcome, msg, op);
+        // the error as the instrument lists it (a uuid typed in another letter case is answered under that spelling)
+        const answered = outcome.outcome === 'answered' ? outcome.answer.errorKey : body.uuid;
         return {
           payload: result,
           status: { key: 'submitted' },
-          extra: { uuid: body.uuid, selectedActionId: body.selectedActionId, outcome: 'answered' },
+          extra: { uuid: answered, selectedActionId: body.selectedActionId, outcome: 'answered' },
         };
         // interface B alone: an outage of A is not this node's (its status follows B)
       },
