@@ -43,7 +43,19 @@ interface Token {
   value: string;
   expiresAt: number;
   renewAt: number;
+  /** when the login or renewal that issued it was sent */
+  issuedAt: number;
+  /** issued by a login a 401 caused */
+  afterRefusal?: boolean;
 }
+
+/**
+ * A 401 to a token that a 401 made this Node-RED log in for, less than this long ago, leads to no new login: the
+ * instrument refuses the tokens it has just issued (its clock behind, or an endpoint that answers 401 to this user
+ * whatever the token), and a login per request would follow for as long as the flow polls. So such 401s cost at most
+ * one login per this long; a 401 to any other token (the session ended on the instrument) logs in at once.
+ */
+export const FRESH_TOKEN_REFUSED_MS = 10_000;
 
 export type UnsignedSpec = Omit<RequestSpec, 'token'>;
 
@@ -152,7 +164,7 @@ export class Session extends EventEmitter {
     } catch (err) {
       if (!(err instanceof LhError) || err.statusCode !== 401 || !token) throw err;
       this.stats.reauthentications++;
-      const fresh = await this.reauthenticate(token);
+      const fresh = await this.reauthenticate(token, spec.operation);
       return this.transport.request<T>({ ...spec, token: fresh });
     }
   }
@@ -174,7 +186,7 @@ export class Session extends EventEmitter {
       // no login for a check that is no longer wanted (stopped, the client closing)
       if (!(err instanceof LhError) || err.statusCode !== 401 || this.closed || !wanted()) throw err;
       this.stats.reauthentications++;
-      const fresh = await this.reauthenticate(held.value);
+      const fresh = await this.reauthenticate(held.value, spec.operation);
       await this.transport.request({ ...spec, token: fresh });
     }
     return true;
@@ -206,12 +218,24 @@ export class Session extends EventEmitter {
     }
   }
 
-  private async reauthenticate(stale: string): Promise<string> {
+  private async reauthenticate(stale: string, operation: string): Promise<string> {
     if (this.closed) throw new LhError('the lh-server node was closed', { kind: 'config', operation: 'authenticate' });
     if (this.pending) return this.pending;
     if (this.current && this.current.value !== stale) return this.current.value;
+    const age = this.current?.afterRefusal ? this.now() - this.current.issuedAt : Infinity;
+    if (age < FRESH_TOKEN_REFUSED_MS) {
+      throw new LhError(
+        `the instrument refused (401) a token it issued ${(age / 1000).toFixed(1)} s ago, so this Node-RED does not log in again for it: ` +
+          `check the instrument's clock and the user's permissions for ${operation}. A later request logs in again, at most once in ${FRESH_TOKEN_REFUSED_MS / 1000} s`,
+        { kind: 'auth', operation, statusCode: 401 },
+      );
+    }
     this.current = undefined;
-    return this.single(() => this.login());
+    return this.single(async () => {
+      const token = await this.login();
+      if (this.current?.value === token) this.current.afterRefusal = true;
+      return token;
+    });
   }
 
   private single(work: () => Promise<string>): Promise<string> {
@@ -329,7 +353,12 @@ export class Session extends EventEmitter {
     }
     const lifetime = tokenLifetimeMs(result) ?? this.defaultLifetimeMs;
     const margin = Math.min(MAX_MARGIN_MS, Math.max(MIN_MARGIN_MS, lifetime * 0.05));
-    this.current = { value: result.token, expiresAt: started + lifetime, renewAt: started + lifetime - margin };
+    this.current = {
+      value: result.token,
+      expiresAt: started + lifetime,
+      renewAt: started + lifetime - margin,
+      issuedAt: started,
+    };
     this.inUse = false;
     this.scheduleRenewal();
     this.setState('authenticated');

@@ -126,6 +126,30 @@ describe('session', function () {
     });
   });
 
+  it('an instrument refusing every token it issues (401 to each read) costs one login per 10 s, not one per request', async function () {
+    await onFakeClock(async (clock) => {
+      const c = make();
+      await c.prep.getSoftwareSettings();
+      // from now on every read is answered 401 (the instrument's clock behind the tokens, or a role the user lacks)
+      sim.setFaults({ statusRate: 1, statusCode: 401, methods: ['GET'] });
+      const failures: string[] = [];
+      for (let i = 0; i < 60; i++) {
+        // a poll every 0.5 s for 30 s
+        await c.prep.getSoftwareSettings().catch((err: LhError) => failures.push(err.message));
+        await clock.tickAsync(500);
+      }
+      sim.setFaults({});
+      assert.equal(failures.length, 60, 'every read failed');
+      // the first 401 logs in again (the session may have ended on the instrument); its fresh token refused too, the
+      // next login waits 10 s: over 30 s at most 1 + 3
+      const after = logins(sim) - 1;
+      assert.ok(after >= 1 && after <= 4, `logins after the first: ${after}`);
+      assert.match(failures[1], /refused \(401\) a token it issued .* s ago.*clock.*permissions/s);
+      assert.equal(c.session.state, 'authenticated', 'no login refused: nothing held until a deploy');
+      await c.prep.getSoftwareSettings(); // the instrument well again: the next read goes through
+    });
+  });
+
   it('tries a rejected password exactly once, however many requests follow', async function () {
     const c = make('wrong');
     for (let i = 0; i < 10; i++) {
