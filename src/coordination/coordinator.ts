@@ -93,6 +93,20 @@ export class InstrumentCoordination {
     return this.current.role === 'holder' && this.grant !== undefined && this.now() < this.validUntil;
   }
 
+  /** the fencing token of the last lease this replica found gone at a renewal (expired or taken, not given up) */
+  lostToken?: number;
+
+  /**
+   * Whether this replica's lease under `token` ran out without it giving it up: by its own clock (a pause past the
+   * lease: it may still be renewed, under the same token), or found gone at a renewal. A write Redis took under that
+   * lease and answered only now (the answer waited while the process was paused) must not be acted on here.
+   */
+  lapsed(token: number): boolean {
+    if (this.isHolder) return false;
+    if (this.grant) return this.current.role === 'holder' && this.grant.token === token;
+    return this.lostToken === token;
+  }
+
   /** The lease value fenced writes must name; throws FencedError when this replica does not hold the lease. */
   leaseValue(what: string): string {
     if (!this.isHolder || !this.grant) throw new FencedError(what);
@@ -491,6 +505,7 @@ export class Coordinator {
           if (lost) inst.dataLost = { token: inst.grant.token, seen: inst.grant.token };
           inst.set({ role: 'holder', holder: this.replica, token: inst.grant.token });
         } else {
+          inst.lostToken = inst.grant.token;
           inst.grant = undefined;
           const lease = await this.leases.current(inst.instrumentKey);
           inst.know(lease.token);

@@ -104,6 +104,12 @@ export class ErrorGate<T> {
   /** after Redis lost its data: the loss recovered from, and the sources whose msgs are still marked */
   private recovered?: { token: number; seen: number };
   private marking = new Set<string>();
+  /**
+   * Claims Redis took under `token` and answered after this replica's lease had run out by its clock (a pause): not
+   * sent then. The next holder sends them (unsettled, marked); this replica sends them itself, marked, only if it
+   * holds the lease under that token again (renewed in time), since no other replica could have.
+   */
+  private lapsed?: { token: number; steps: Omit<Step<T>, 'run'>[] };
 
   constructor(
     private readonly coordination: InstrumentCoordination,
@@ -205,8 +211,19 @@ export class ErrorGate<T> {
     }
     const raisedKeys = new Set(proposals.filter((p) => p.list === 'raised').map((p) => SharedSeen.fieldOf(p.entry)));
     let index = 0;
+    let kept = new Set<Step<T>>();
     try {
       await this.recover(token);
+      // claims taken under this very lease and not sent when their answer came after it ran out by this replica's clock
+      kept = new Set<Step<T>>(
+        (this.lapsed?.token === token ? this.lapsed.steps : []).map((k) => ({
+          ...k,
+          item: { ...k.item, redelivered: 'holder-stopped' as const },
+          run: () => Promise.resolve(true),
+        })),
+      );
+      this.lapsed = undefined;
+      steps.push(...kept);
       // after a takeover: claims an earlier holder left unsettled (sent again, marked), and errors it raised that are
       // no longer listed (resolved while nobody watched). Afterwards this replica's own memory proposes everything.
       if (listed && token !== this.sweptToken) steps.push(...(await this.sweep(token, listed, done, raisedKeys)));
@@ -214,6 +231,16 @@ export class ErrorGate<T> {
       for (; index < steps.length; index++) {
         const step = steps[index];
         if (!(await step.run(this.coordination.leaseValue('raised / resolved'), token))) continue;
+        if (this.coordination.lapsed(token)) {
+          // Redis took the claim under the lease, and its answer came after the lease ran out by this replica's clock
+          // (paused meanwhile): another replica may hold the instrument and have sent it already (the claim being
+          // unsettled, marked). Not sent here; the rest is left to the next poll under a lease, which sweeps again
+          // (with those kept from before that this poll did not reach)
+          const left = [step, ...steps.slice(index + 1).filter((k) => kept.has(k))];
+          this.lapsed = { token, steps: left.map(({ list, item, entry }) => ({ list, item, entry })) };
+          this.sweptToken = undefined;
+          return out;
+        }
         this.remember(step.list, step.entry, token);
         const item =
           this.marking.has(step.item.source) && !step.item.redelivered
@@ -228,7 +255,12 @@ export class ErrorGate<T> {
     } catch (err) {
       // fenced: another replica holds the instrument now; what was not recorded is still open for it (it raises what
       // is not in the shared memory, and resolves what is there and no longer listed). Nothing is lost by stopping.
-      if (err instanceof FencedError) return out;
+      if (err instanceof FencedError) {
+        // those kept from a lapse that this poll did not reach wait for the lease under their token again
+        const left = steps.slice(index).filter((k) => kept.has(k));
+        if (left.length > 0) this.lapsed = { token, steps: left.map(({ list, item, entry }) => ({ list, item, entry })) };
+        return out;
+      }
       // Redis failed: nothing can be proved, the rest goes out marked (a duplicate beats a miss)
       const rest = steps.slice(index);
       passAll(

@@ -25,7 +25,7 @@ import { pollPermits } from '../shared/poll-permits';
 import { pollSchedule, PollSlot } from '../shared/poll-schedule';
 import { LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
-import { forgetMemory, memoryFor, memoryKey, WatchMemory } from './run-memory';
+import { forgetMemory, memoryFor, memoryKey, UnsentReport, WatchMemory } from './run-memory';
 
 const DEFAULT_PROGRESS_S = 5;
 
@@ -234,7 +234,19 @@ function watch(
   const lab = new LabPublisher(server, instrument); // lh-state and the metrics read what this watch sees
   let lastProblem = '';
 
+  /** A poll's msgs and what the lab hears of them. */
+  function sendReport(report: UnsentReport): void {
+    for (const out of report.sends) node.send(out);
+    if (report.run) lab.run(report.run);
+    if (report.finished !== undefined) lab.runFinished(report.finished);
+  }
+
   async function pollOnce(started: number): Promise<number> {
+    // what the node's closed instance recorded as reported and could not send: sent first, whatever the role now
+    // (no other replica sends it: the shared memory says it was)
+    const unsent = memory.unsent ?? [];
+    memory.unsent = undefined;
+    for (const report of unsent) sendReport(report);
     if (!store.active) {
       status.standby(store.status()); // above the connection state: the holder shows and reports that
       return baseMs; // another replica watches; a role change triggers a poll at once
@@ -268,22 +280,32 @@ function watch(
     if (loop.stopped) return baseMs;
     // recorded before it is sent: a paused old holder sends nothing; without Redis it goes out marked
     const verdict = await store.save(draft);
-    if (verdict === 'fenced' || loop.stopped) return baseMs;
+    if (verdict === 'fenced') return baseMs;
     commitMemory(memory, draft);
     const mark = verdict === 'lost' ? { coordination: 'lost' } : {};
-    if (change || progress) node.send([change && { ...change, ...mark }, null, progress && { ...progress, ...mark }, null]);
-    if (finished) node.send([null, { ...finished, ...mark }, null, null]);
+    const report: UnsentReport = { sends: [] };
+    if (change || progress)
+      report.sends.push([change && { ...change, ...mark }, null, progress && { ...progress, ...mark }, null]);
+    if (finished) report.sends.push([null, { ...finished, ...mark }, null, null]);
     if (change || progress) {
       const at = p ? { progress: p.progress, eta: p.eta ?? null } : { progress: null, eta: null };
-      lab.run({
+      report.run = {
         state: s.protocolRunState,
         started: runBegan,
         protocol: s.protocolName ?? null,
         step: stepName(s.currentStep),
         ...at,
-      });
+      };
     }
-    if (finished) lab.runFinished(String(finished.result ?? 'unknown'));
+    if (finished) report.finished = String(finished.result ?? 'unknown');
+    // closed while the memory was written (a redeploy): it is recorded as reported (coordinated: in Redis, where the
+    // next instance reads it), so the next instance of this node sends it; dropped, it would never be reported
+    if (loop.stopped) {
+      // after what an earlier instance left unsent (two redeploys in a row, neither instance polled since)
+      if (report.sends.length > 0) memory.unsent = [...(memory.unsent ?? []), report];
+      return baseMs;
+    }
+    sendReport(report);
     const run = memory.run;
     if (run && run.priorRecordIds === undefined) {
       run.priorRecordIds = await listedIds(client);

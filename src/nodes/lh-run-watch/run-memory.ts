@@ -5,11 +5,27 @@
  */
 import { findHome, homeOf, slot } from '../../instrument';
 import { newMemory, RunMemory } from '../runs/run-decisions';
+import type { LabPublisher } from '../shared/lab-publish';
+import type { NodeMessage } from '../shared/node-red';
+
+/**
+ * What a poll recorded as reported (coordinated: written to Redis) and could not send because its node closed
+ * meanwhile (a redeploy while the write was on its way): the node's next instance sends it, once.
+ */
+export interface UnsentReport {
+  /** the node.send arrays, in order */
+  sends: (NodeMessage | null)[][];
+  /** what the lab (lh-state, metrics) hears with them */
+  run?: Parameters<LabPublisher['run']>[0];
+  finished?: string;
+}
 
 export interface WatchMemory extends RunMemory {
   connection: 'unknown' | 'online' | 'offline';
   /** consecutive polls that found the instrument unreachable */
   unreachablePolls: number;
+  /** recorded as reported by closed instances of the node and not sent: the next instance sends them, in order */
+  unsent?: UnsentReport[];
 }
 
 const MEMORIES = slot('run-memory', () => new Map<string, WatchMemory>());
