@@ -33,6 +33,7 @@ export {
   SharedAnswerClaims,
   urlKey,
 } from './answer-ledger';
+export type { HeldApplyLock, ProtocolApplyLocks } from './apply-locks';
 export * from './deck';
 export { CloseViewBody, closeViewBody, CloseViewInput, DialogApi, VIEW_RESULTS, ViewResult } from './dialogs';
 export * from './error-identity';

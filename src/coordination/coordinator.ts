@@ -3,6 +3,7 @@ import os from 'os';
 
 import { answeredAnother, fingerprint, SharedAnswerClaims } from '../client';
 import { MAX_ANSWERS_KEPT } from '../client/answer-ledger';
+import { ApplyLockOptions, ApplyLocks } from './apply-locks';
 import { ErrorGate, GateRules } from './error-gate';
 import { fairShare, planLeases } from './fair-share';
 import { instrumentIdentity } from './instrument-identity';
@@ -383,6 +384,17 @@ export class Coordinator {
         });
       },
     };
+  }
+
+  /**
+   * The locks applies of a plan (lh-protocol) hold on the instrument's protocols, shared by the replicas: keyed by
+   * interface A's URL alone (protocols live there), so replicas that name interface B differently, or not at all,
+   * still wait for each other.
+   */
+  applyLocks(instrumentKey: string, options: ApplyLockOptions = {}): ApplyLocks {
+    const bar = instrumentKey.indexOf('|');
+    const a = bar < 0 ? instrumentKey : instrumentKey.slice(0, bar);
+    return new ApplyLocks(this.redis, this.keys.instrument(`${a}|`), this.replica, options);
   }
 
   /**

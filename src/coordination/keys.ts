@@ -54,6 +54,7 @@ export class CoordinationKeys {
       shared: (name: string) => `${base}:shared:${name}`,
       users: (name: string) => `${base}:users:${name}`,
       registration: (name: string) => `${base}:registration:${name}`,
+      applyLock: (protocolId: number) => `${base}:apply:${protocolId}`,
       audit: `${base}:audit`,
       auditHead: `${base}:audit:head`,
       auditCheckpoint: `${base}:audit:checkpoint`,
@@ -77,6 +78,8 @@ export interface InstrumentKeys {
   users(name: string): string;
   /** who uses a shared registration (zset: replica → since when), see USERS */
   registration(name: string): string;
+  /** The lock an apply of a plan to protocol `protocolId` holds while it writes (lh-protocol, see apply-locks.ts). */
+  applyLock(protocolId: number): string;
   /** The audit chain (a stream, one entry per record), its head (`<seq> <hash>`) and its signed checkpoint. */
   audit: string;
   auditHead: string;

@@ -65,6 +65,16 @@ end
 return 0
 `;
 
+/**
+ * KEYS: lock. ARGV: value (random, then `:<replica>`), ttl ms. → {1} taken (SET NX PX), or {0, the holder's value, its
+ * ttl ms} when another holds it (read in the same step: the refusal names who holds it). Released by RELEASE,
+ * extended by RENEW (compare-and-delete, compare-and-extend on the random value).
+ */
+export const LOCK_TAKE = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1} end
+return {0, redis.call('GET', KEYS[1]) or '', redis.call('PTTL', KEYS[1])}
+`;
+
 /** The guard every fenced script starts with. */
 const FENCE = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then

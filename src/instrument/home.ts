@@ -8,7 +8,14 @@
  * leave closes what it holds open.
  */
 import { AuditChains } from '../audit';
-import { AnswerLedger, type InstrumentBooks, LoginGate, RunStartClaims, type SharedAnswerClaims } from '../client';
+import {
+  AnswerLedger,
+  type InstrumentBooks,
+  LoginGate,
+  type ProtocolApplyLocks,
+  RunStartClaims,
+  type SharedAnswerClaims,
+} from '../client';
 
 /** A store a node folder keeps in each home: `make` builds it the first time a home is asked for it. */
 export interface Slot<T> {
@@ -45,6 +52,8 @@ export class InstrumentHome implements InstrumentBooks {
   private holders = 0;
   /** With coordination: the ledger shared with the other Node-REDs, per lh-server node that joined (the newest wins). */
   private readonly claims: { claims: SharedAnswerClaims }[] = [];
+  /** With coordination: the apply locks shared with the other Node-REDs, per lh-server node that joined (the newest wins). */
+  private readonly locks: { locks: ProtocolApplyLocks }[] = [];
 
   /** `identity`: the instrument's key (homes.ts `homeKey`), the same for every spelling of its URL. */
   constructor(
@@ -102,11 +111,30 @@ export class InstrumentHome implements InstrumentBooks {
   }
 
   /**
+   * Coordination: from now on every apply of a plan to a protocol of this instrument holds the protocol's lock in
+   * `locks` (shared with the other Node-REDs) while it writes. Returns the function that withdraws it.
+   */
+  useApplyLocks(locks: ProtocolApplyLocks): () => void {
+    const held = { locks };
+    this.locks.push(held);
+    return () => {
+      const at = this.locks.indexOf(held);
+      if (at >= 0) this.locks.splice(at, 1);
+    };
+  }
+
+  /** The shared apply locks, when the instrument is coordinated. */
+  get applyLocks(): ProtocolApplyLocks | undefined {
+    return this.locks[this.locks.length - 1]?.locks;
+  }
+
+  /**
    * Closes what the slots hold open (their `close()`), once the last lh-server node left. What the home remembers
    * (answers given, errors seen, run memory) stays for the lh-server nodes a redeploy starts again.
    */
   async close(): Promise<void> {
     this.claims.length = 0;
+    this.locks.length = 0;
     const closing = [...this.stores.values()].filter(isClosable).map((store) => store.close());
     await Promise.allSettled(closing);
   }

@@ -5,6 +5,7 @@
  */
 import assert from 'assert';
 
+import { ApplyLocks } from '../../src/coordination/apply-locks';
 import { Coordinator } from '../../src/coordination/coordinator';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { Leases } from '../../src/coordination/leases';
@@ -108,6 +109,9 @@ describeWithRedis('coordination: Redis Cluster hash slots', function () {
     await registrationUsers(redis, k, keys.replicas, 'handler', 'a', 'add');
     await registrationUsers(redis, k, keys.replicas, 'handler', 'a', 'remove');
     await new SharedValue(redis, k, 'run:watch').write(grant.value, '{}');
+    const lock = await new ApplyLocks(redis, k, 'a').take(1, 'apply');
+    await lock.confirm();
+    await lock.release();
     await leases.release('http://sim.example|https://sim.example:8443', grant.value);
     const coordinator = new Coordinator({ redis, prefix: keys.prefix, leaseMs: 30000, replica: 'b' });
     coordinator.join('other');

@@ -4,7 +4,7 @@
  * the plan's order (the moves in one reorder-step call), each under the plan's id and base in the audit trail, and
  * the protocol read back after them.
  */
-import { isBusy, LhError, type LhErrorKind, type PrepApi, type RunsApi } from '../../client';
+import { type HeldApplyLock, isBusy, LhError, type LhErrorKind, type PrepApi, type RunsApi } from '../../client';
 import { homeOf, slot } from '../../instrument';
 import { duplicateNames, exportDigest, type InstrumentStep, type ProtocolExport, readInstrumentProtocol } from './export-format';
 import { type Plan } from './plan';
@@ -134,13 +134,25 @@ function sharedName(
   return `Steps ${ids.join(' and ')} both have the name ${JSON.stringify(name)} now (the apply stopped inside a cycle of renames), and plan refuses a protocol with two steps of one name: first ${rename} (lh-steps rename), then a new plan completes it.`;
 }
 
-/** Applies `plan` (checked by readPlan, made for this instrument and protocol). */
+/**
+ * Applies `plan` (checked by readPlan, made for this instrument and protocol). With coordination (the home's apply
+ * locks) the apply holds the protocol's lock in Redis from before its base check to its end: an apply from another
+ * Node-RED meanwhile is refused, writing nothing, and a lock lost midway stops this one before its next write.
+ */
 export async function applyPlan(deps: ApplyDeps, plan: Plan, operation: string): Promise<ApplyResult> {
   if (plan.changes.length === 0) return { outcome: 'unchanged', applied: [] };
-  return oneAtATime(homeOf(plan.instrument).slot(APPLYING), String(plan.protocolId), () => applyNow(deps, plan, operation));
+  const home = homeOf(plan.instrument);
+  return oneAtATime(home.slot(APPLYING), String(plan.protocolId), async () => {
+    const lock = await home.applyLocks?.take(plan.protocolId, operation);
+    try {
+      return await applyNow(deps, plan, operation, lock);
+    } finally {
+      await lock?.release();
+    }
+  });
 }
 
-async function applyNow(deps: ApplyDeps, plan: Plan, operation: string): Promise<ApplyResult> {
+async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: HeldApplyLock): Promise<ApplyResult> {
   await refuseWhileRunning(deps.runs, plan, operation);
   const before = await readProtocol(deps.runs, plan.protocolId, operation);
   if (before.digest !== plan.base) {
@@ -200,25 +212,33 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string): Promise
     writes.push({ changes: moves.map((m) => m.c), write: () => deps.audited(why(detail), () => prep.reorderSteps(pid, items)) });
   }
 
+  const stopped = (at: Change[], cause: LhError, unsure: string): ApplyStopped => {
+    const notApplied = plan.changes.filter((c) => !applied.includes(c));
+    const next = sharedName(before.steps, plan.changes, applied, id) ?? 'A new plan from the protocol as it is now completes it.';
+    return new ApplyStopped(
+      `apply of plan ${plan.id} stopped at ${list(at)}: ${cause.message.replace(/\.+$/, '')}.${unsure} Applied (${applied.length}): ${list(applied)}. Not applied (${notApplied.length}): ${list(notApplied)}. ${next}`,
+      cause.kind,
+      { operation, statusCode: cause.statusCode, body: cause.body },
+      [...applied],
+      notApplied,
+    );
+  };
   for (const w of writes) {
+    // the protocol's lock is still this apply's (with coordination): another Node-RED may write once it is lost
+    const lost = await lock?.confirm().then(
+      () => undefined,
+      (err: unknown) => (err instanceof LhError ? err : new LhError(String(err), { kind: 'busy', operation })),
+    );
+    if (lost) throw stopped(w.changes, lost, '');
     try {
       await w.write();
     } catch (err) {
       const cause = err instanceof LhError ? err : new LhError(String(err), { kind: 'response', operation });
-      const notApplied = plan.changes.filter((c) => !applied.includes(c));
       const unsure =
         cause.kind === 'network' || cause.kind === 'timeout'
           ? ' The instrument did not answer that write: whether it was done shows in a new plan.'
           : '';
-      const next =
-        sharedName(before.steps, plan.changes, applied, id) ?? 'A new plan from the protocol as it is now completes it.';
-      throw new ApplyStopped(
-        `apply of plan ${plan.id} stopped at ${list(w.changes)}: ${cause.message.replace(/\.+$/, '')}.${unsure} Applied (${applied.length}): ${list(applied)}. Not applied (${notApplied.length}): ${list(notApplied)}. ${next}`,
-        cause.kind,
-        { operation, statusCode: cause.statusCode, body: cause.body },
-        [...applied],
-        notApplied,
-      );
+      throw stopped(w.changes, cause, unsure);
     }
     applied.push(...w.changes);
   }

@@ -205,6 +205,9 @@ function joinCoordination(RED: Red, node: LhServerNode, id: unknown, requestTime
   // from now on every answer to the instrument is claimed in Redis first, shared with the other Node-REDs
   const withdraw = node.home?.useAnswerClaims(found.coordinator.answerClaims(instrumentIdentity(node.instrumentKey)));
   if (withdraw) node.on('close', withdraw);
+  // and every apply of a plan to one of its protocols holds the protocol's lock in Redis while it writes
+  const unlock = node.home?.useApplyLocks(found.coordinator.applyLocks(node.instrumentKey));
+  if (unlock) node.on('close', unlock);
   // the metrics' lease holder and failovers (a role change from standby to holder is a lease taken over)
   const coordination = node.coordination;
   let role = coordination.state.role;

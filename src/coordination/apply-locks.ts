@@ -1,0 +1,154 @@
+/**
+ * The lock an apply of a plan (lh-protocol) holds on one protocol of one instrument across the Node-REDs of a
+ * coordination group. Within one Node-RED applies to one protocol wait for each other (the instrument's home); two
+ * Node-REDs did not, and both passed the base check and both wrote (a step to create was created twice). With
+ * coordination an apply takes the protocol's lock before its base check: a key set only if absent (SET NX PX) to a
+ * random value (then `:<replica>`, so a refusal names who holds it), renewed by compare-and-extend every third of its
+ * TTL and before each write, given back by compare-and-delete when the apply ends. A second apply while another
+ * Node-RED holds it is refused before anything is written; a lock lost mid-apply (Redis down, the key expired or gone)
+ * stops the apply before its next write; a replica killed mid-apply leaves the lock to expire (30 s).
+ */
+import { randomBytes } from 'crypto';
+import { performance } from 'perf_hooks';
+
+import { type HeldApplyLock, LhError, type LhErrorKind, type ProtocolApplyLocks } from '../client';
+import { type InstrumentKeys } from './keys';
+import { holderOf, type RedisLike } from './leases';
+import { LOCK_TAKE, RELEASE, RENEW } from './scripts';
+
+/** How long an apply lock lasts without renewal: a replica killed mid-apply frees it that long after. */
+export const APPLY_LOCK_TTL_MS = 30_000;
+
+export interface ApplyLockOptions {
+  /** the lock's TTL (tests shorten it) */
+  ttlMs?: number;
+  /** a monotonic clock in ms (default performance.now): how long the lock is certainly still this apply's */
+  now?: () => number;
+}
+
+function reason(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).replace(/\.+$/, '');
+}
+
+/** The apply locks of one instrument (its interface A: protocols live there), shared by the replicas of a group. */
+export class ApplyLocks implements ProtocolApplyLocks {
+  private readonly ttlMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly redis: RedisLike,
+    private readonly keys: InstrumentKeys,
+    private readonly replica: string,
+    options: ApplyLockOptions = {},
+  ) {
+    this.ttlMs = Math.max(30, Math.floor(options.ttlMs ?? APPLY_LOCK_TTL_MS));
+    this.now = options.now ?? (() => performance.now());
+  }
+
+  async take(protocolId: number, operation: string): Promise<HeldApplyLock> {
+    const key = this.keys.applyLock(protocolId);
+    const value = `${randomBytes(16).toString('hex')}:${this.replica}`;
+    const takenAt = this.now();
+    let reply: unknown;
+    try {
+      reply = await this.redis.eval(LOCK_TAKE, 1, key, value, this.ttlMs);
+    } catch (err) {
+      // the SET may have landed and its answer been lost: given back (else it expires)
+      void this.redis.eval(RELEASE, 1, key, value).catch(() => undefined);
+      throw new LhError(
+        `protocol ${protocolId}: the apply lock shared by the Node-REDs cannot be reached in Redis (${reason(err)}): nothing was written; apply again once Redis is back`,
+        { kind: 'network', operation },
+      );
+    }
+    const [taken, held, pttl] = Array.isArray(reply) ? (reply as unknown[]) : [reply];
+    if (Number(taken) !== 1) {
+      const holder = holderOf(typeof held === 'string' ? held : null);
+      const who =
+        holder === this.replica ? 'this Node-RED (an earlier apply of it)' : `another Node-RED${holder ? ` (${holder})` : ''}`;
+      const left = Math.max(1, Math.ceil(Math.max(0, Number(pttl) || 0) / 1000));
+      throw new LhError(
+        `protocol ${protocolId} is locked: ${who} is applying a plan to it: nothing was written; apply again once that apply has ended (its lock expires within ${left} s if that Node-RED stopped)`,
+        { kind: 'busy', operation },
+      );
+    }
+    return new HeldLock(this.redis, key, value, this.ttlMs, this.now, protocolId, operation, takenAt);
+  }
+}
+
+/** A lock taken: renewed every third of its TTL until released or lost. */
+class HeldLock implements HeldApplyLock {
+  private lost?: LhError;
+  private validUntil: number;
+  private timer?: NodeJS.Timeout;
+  private released = false;
+
+  constructor(
+    private readonly redis: RedisLike,
+    private readonly key: string,
+    private readonly value: string,
+    private readonly ttlMs: number,
+    private readonly now: () => number,
+    private readonly protocolId: number,
+    private readonly operation: string,
+    takenAt: number,
+  ) {
+    this.validUntil = takenAt + ttlMs - this.safetyMs();
+    this.schedule();
+  }
+
+  /** A margin for the time a renewal takes: the apply stops trusting the lock before Redis expires it. */
+  private safetyMs(): number {
+    return Math.min(1000, Math.floor(this.ttlMs / 10));
+  }
+
+  private schedule(): void {
+    if (this.released || this.lost) return;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        void this.extend().then(() => this.schedule());
+      },
+      Math.max(10, Math.floor(this.ttlMs / 3)),
+    );
+    this.timer.unref?.();
+  }
+
+  private lose(why: string, kind: LhErrorKind): void {
+    if (this.lost || this.released) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.lost = new LhError(
+      `protocol ${this.protocolId}: the lock this apply held in Redis was lost (${why}): another Node-RED may be applying a plan to it now, so this apply stopped before its next write`,
+      { kind, operation: this.operation },
+    );
+  }
+
+  /** Compare-and-extend: the lock stays this apply's for another TTL, or it is lost. */
+  private async extend(): Promise<void> {
+    if (this.released || this.lost) return;
+    const started = this.now();
+    let reply: unknown;
+    try {
+      reply = await this.redis.eval(RENEW, 1, this.key, this.value, this.ttlMs);
+    } catch (err) {
+      return this.lose(`Redis could not be reached to renew it: ${reason(err)}`, 'network');
+    }
+    if (Number(reply) !== 1) return this.lose('it expired, or Redis lost it, and it is no longer this apply’s', 'busy');
+    this.validUntil = Math.max(this.validUntil, started + this.ttlMs - this.safetyMs());
+  }
+
+  async confirm(): Promise<void> {
+    if (!this.lost && this.now() >= this.validUntil)
+      this.lose('its last renewal is older than its TTL: this Node-RED was paused, or Redis answered too late', 'busy');
+    if (!this.lost) await this.extend();
+    if (this.lost) throw this.lost;
+  }
+
+  async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.redis.eval(RELEASE, 1, this.key, this.value).catch(() => undefined);
+  }
+}
