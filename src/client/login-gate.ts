@@ -19,10 +19,14 @@ const MAX_ENTRIES = 1000;
 export class LoginGate {
   private readonly entries = new Map<string, { inFlight?: Promise<void>; rejected?: LhError }>();
 
-  /** The key of a user name and password (a digest: the gate keeps no password). */
+  /**
+   * The key of a user name and password (a digest: the gate keeps no password). The user name in lower case: the
+   * instrument (an ASP.NET service) finds a user in any letter case and counts each failure against that one user, so
+   * `Admin` and `admin` with one wrong password are one wrong password to it.
+   */
   static keyOf(username: string, password: string): string {
     return createHash('sha256')
-      .update(JSON.stringify([username, password]))
+      .update(JSON.stringify([username.toLowerCase(), password]))
       .digest('base64url');
   }
 

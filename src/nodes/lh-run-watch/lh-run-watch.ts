@@ -241,12 +241,18 @@ function watch(
     if (report.finished !== undefined) lab.runFinished(report.finished);
   }
 
-  async function pollOnce(started: number): Promise<number> {
-    // what the node's closed instance recorded as reported and could not send: sent first, whatever the role now
-    // (no other replica sends it: the shared memory says it was)
+  /**
+   * What the node's closed instance recorded as reported and could not send: sent before anything this instance
+   * sends, whatever the role now (no other replica sends it: the shared memory says it was).
+   */
+  function sendUnsent(): void {
     const unsent = memory.unsent ?? [];
     memory.unsent = undefined;
     for (const report of unsent) sendReport(report);
+  }
+
+  async function pollOnce(started: number): Promise<number> {
+    sendUnsent();
     if (!store.active) {
       status.standby(store.status()); // above the connection state: the holder shows and reports that
       return baseMs; // another replica watches; a role change triggers a poll at once
@@ -305,6 +311,8 @@ function watch(
       if (report.sends.length > 0) memory.unsent = [...(memory.unsent ?? []), report];
       return baseMs;
     }
+    // left by the closed instance while this poll ran (its write answered after this poll began): it comes first
+    sendUnsent();
     sendReport(report);
     const run = memory.run;
     if (run && run.priorRecordIds === undefined) {
