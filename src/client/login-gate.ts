@@ -62,10 +62,11 @@ export class LoginGate {
     if (entry?.rejected) this.entries.delete(key);
   }
 
+  /** Forgets the oldest rejections past MAX_ENTRIES; a login in flight stays (forgotten, a second could go out beside it). */
   private bound(): void {
-    for (const key of this.entries.keys()) {
+    for (const [key, entry] of this.entries) {
       if (this.entries.size <= MAX_ENTRIES) return;
-      this.entries.delete(key);
+      if (!entry.inFlight) this.entries.delete(key);
     }
   }
 }
