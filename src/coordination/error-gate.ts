@@ -214,6 +214,10 @@ export class ErrorGate<T> {
     let kept = new Set<Step<T>>();
     try {
       await this.recover(token);
+      // a sweep due, and Redis lost data since the last round, which has not told it yet (a restore that kept this
+      // lease): what the sweep finds missing may be what the loss took (raised here before it): recovered first
+      if (listed && token !== this.sweptToken && (await this.coordination.untoldLoss()))
+        await this.recover(token, { token, seen: token });
       // claims taken under this very lease and not sent when their answer came after it ran out by this replica's clock
       kept = new Set<Step<T>>(
         (this.lapsed?.token === token ? this.lapsed.steps : []).map((k) => ({
@@ -281,8 +285,7 @@ export class ErrorGate<T> {
    * settled stay: settling is compare-and-set, a claim the loss took is left alone, one restored with a snapshot
    * is settled as before.
    */
-  private async recover(token: number): Promise<void> {
-    const lost = this.coordination.dataLost;
+  private async recover(token: number, lost = this.coordination.dataLost): Promise<void> {
     if (!lost || lost.token !== token || this.recovered === lost) return;
     this.recovered = lost;
     this.sweptToken = undefined;
