@@ -155,6 +155,33 @@ describeWithRedis('review: a sweep before the holder told that Redis came back f
     await resolvesOnce(h, listed, sent);
   });
 
+  it('before the sweep, what the restore took is not taken for resolved elsewhere (gone), told by a round or not yet', async function () {
+    // `gone` makes the poll node forget the firmware errors it names (another replica reported them resolved): one the
+    // restore took would be forgotten while open on the instrument, then resolved by the sweep, its real end unheard
+    for (const told of [false, true]) {
+      const prefix = `lh-sweep-told-${process.pid}-${++run}`;
+      const h = startGateNode(redis as unknown as StoreRedis, prefix, 'h', coordinators);
+      await holderOf([h]);
+      const listed = new Map<string, Rec>([['e1', { id: 'e1', title: 'clot' }]]);
+      const sent: Sent[] = [];
+      await pollGate(h, listed, sent);
+      await h.coordinator.round();
+      const old = await snapshot();
+      listed.set('e2', { id: 'e2', title: 'door open' });
+      await pollGate(h, listed, sent);
+      await h.coordinator.round();
+      await restartFrom(old);
+      if (told) await h.coordinator.round(); // the round tells the loss; the gate has not recovered from it yet
+      h.gate.adopt({ keyOf: (_s: string, r: Rec) => r.id }); // a redeploy: a sweep due
+      const shared = await h.gate.beforeSweep();
+      assert.deepEqual(
+        shared?.gone.map((g) => g.record.id),
+        [],
+        `${told ? 'told' : 'not yet told'}: nothing proven resolved elsewhere`,
+      );
+    }
+  });
+
   it('the round that read the new run id failed on Redis: the next round still tells the loss', async function () {
     const link = failingKnows(redis as unknown as StoreRedis);
     const { sent, h, listed } = await restoreThenPoll(async (node, _list, _out, old) => {
