@@ -98,6 +98,13 @@ export class InstrumentCoordination {
   lostToken?: number;
 
   /**
+   * Whether Redis lost data since this replica's last round and no round has told it yet (the server of the
+   * instrument's keys restarted, its write sequence went back, or a round found a loss and failed before it was
+   * told): a sweep asks first, since what it finds missing may be what the loss took (set by the Coordinator).
+   */
+  untoldLoss: () => Promise<boolean> = () => Promise.resolve(false);
+
+  /**
    * Whether this replica's lease under `token` ran out without it giving it up: by its own clock (a pause past the
    * lease: it may still be renewed, under the same token), or found gone at a renewal. A write Redis took under that
    * lease and answered only now (the answer waited while the process was paused) must not be acted on here.
@@ -132,6 +139,11 @@ export class InstrumentCoordination {
       this.seqWentBack = true;
       this.knownSeq = seq;
     } else this.knowSeq(seq);
+  }
+
+  /** Whether a write told a loss that no round has taken yet (takeSeqWentBack). */
+  get seqWentBackUntold(): boolean {
+    return this.seqWentBack;
   }
 
   /** Whether a write told a loss since the last call. */
@@ -226,6 +238,12 @@ export class Coordinator {
   private lossSeenAt?: number;
   /** own answer claims still to write back after a loss (a write-back a Redis error cut short is tried again) */
   private writeBackDue = false;
+  /**
+   * a loss a round found (the epoch or the server changed, a write sequence went back) and did not finish telling (a
+   * Redis error cut it short): the epoch and run id it read are the known ones now, so the next round would not find
+   * it again; it tells it instead. `rotate`: the group's epoch is still to be renewed (a write sequence went back).
+   */
+  private untold?: { rotate: boolean };
   /**
    * This replica's own answer claims, by instrument identity and source (error key → entry), written back when Redis
    * loses its data. Kept here, not with the instrument's coordination, so that a redeploy of the lh-server nodes (the
@@ -406,6 +424,8 @@ export class Coordinator {
     let found = this.instruments.get(identity);
     if (!found) {
       found = new InstrumentCoordination(identity, this.replica, this.now);
+      const inst = found;
+      found.untoldLoss = () => this.untoldLoss(inst);
       this.instruments.set(identity, found);
     }
     // (the lh-server node hands answerClaims() to its instrument's home, src/instrument)
@@ -485,16 +505,18 @@ export class Coordinator {
       // server restarted: it may have come back from a snapshot older than the last writes, which no replica but
       // their writer can tell from the write sequences (every replica sees the restart: flagged alike, no new epoch)
       const seen = await this.readEpoch();
-      let lost = seen.changed || seen.restarted;
+      if (seen.changed || seen.restarted) this.untold ??= { rotate: false };
       // an instrument's write sequence lower than this replica knew: Redis lost writes (restored from an older
       // snapshot, epoch and fence counter as they were): the group gets a new epoch, every replica tells the loss
       const writes = await this.writesLost(all);
-      if (writes.wentBack) {
-        if (!seen.changed) this.epoch = await this.leases.rotateEpoch(seen.epoch, randomBytes(8).toString('hex'));
-        lost = true;
-      }
+      if (writes.wentBack) this.untold = { rotate: true };
       // the master holding an instrument's keys restarted (a Cluster: the epoch's master may have run on): alike
-      if (writes.restarted) lost = true;
+      if (writes.restarted) this.untold ??= { rotate: false };
+      if (this.untold?.rotate) {
+        if (!seen.changed) this.epoch = await this.leases.rotateEpoch(seen.epoch, randomBytes(8).toString('hex'));
+        this.untold.rotate = false;
+      }
+      let lost = this.untold !== undefined;
       // two lease times of rounds, this one included
       if (lost) this.lossRoundsLeft = Math.ceil((2 * ttl) / this.roundMs) + 1;
       if (lost) await this.reseedLedgers();
@@ -595,6 +617,7 @@ export class Coordinator {
         inst.set({ role: 'standby', holder: grant.holder });
       }
       this.lastOk = started;
+      this.untold = undefined;
     } catch (err) {
       // A blip shorter than a lease changes nothing: the holder stays holder until its lease would have run out
       // (its writes fail meanwhile and go out marked), the others stay on standby. Longer, nobody can prove who
@@ -667,6 +690,18 @@ export class Coordinator {
     const restarted = inst.server !== undefined && server !== inst.server;
     inst.server = server;
     return restarted;
+  }
+
+  /**
+   * Whether Redis lost data since this replica's last round, not told yet: a loss a failed round found, a write of its
+   * own that told one, or the instrument's server or write sequence now another than that round read. Reads only:
+   * the next round tells the loss to the group as ever.
+   */
+  private async untoldLoss(inst: InstrumentCoordination): Promise<boolean> {
+    if (this.untold || inst.seqWentBackUntold) return true;
+    const before = inst.knownSeq; // a write of its own answered meanwhile is not a loss
+    const { seq, server } = await this.leases.sequence(inst.instrumentKey);
+    return seq < before || (server !== '' && inst.server !== undefined && server !== inst.server);
   }
 
   /** A margin for clock drift and the round's own duration: a holder stops acting before Redis expires its lease. */

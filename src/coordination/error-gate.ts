@@ -147,14 +147,19 @@ export class ErrorGate<T> {
    *   resolved while the instrument still waits);
    * - `gone`: what this replica recorded raised (its mirror) and the shared memory no longer holds: another replica
    *   reported it resolved while this one was a standby (forget it, or the sweep would raise it again). Empty when the
-   *   shared memory may have lost data since the mirror was read, or the mirror is incomplete: absence proves nothing.
+   *   shared memory may have lost data since the mirror was read (told or not yet, see untoldLoss), or the mirror is
+   *   incomplete: absence proves nothing.
    */
   async beforeSweep(): Promise<{ raised: GateItem<T>[]; gone: GateItem<T>[] } | undefined> {
     if (!this.coordination.isHolder || (this.coordination.state.token ?? 0) === this.sweptToken) return undefined;
     const stored = await this.seen.stored('raised');
     const raised = stored.map(({ entry }) => ({ source: entry.source, record: entry.record as T }));
     const lost = this.coordination.dataLost;
-    if (this.mirrorToken === undefined || (lost && lost.token > this.mirrorToken)) return { raised, gone: [] };
+    // a loss told under this lease and not yet recovered from, or not yet told (a restore that kept the lease, this
+    // poll before the round): the mirror may be newer than the shared memory
+    const unrecovered = lost !== undefined && this.recovered !== lost && lost.token === this.coordination.state.token;
+    if (this.mirrorToken === undefined || (lost && lost.token > this.mirrorToken) || unrecovered) return { raised, gone: [] };
+    if (await this.coordination.untoldLoss()) return { raised, gone: [] };
     const held = new Set(stored.map(({ entry }) => SharedSeen.fieldOf(entry)));
     const gone = [...this.mirror]
       .filter(([field]) => !held.has(field))
@@ -214,6 +219,10 @@ export class ErrorGate<T> {
     let kept = new Set<Step<T>>();
     try {
       await this.recover(token);
+      // a sweep due, and Redis lost data since the last round, which has not told it yet (a restore that kept this
+      // lease): what the sweep finds missing may be what the loss took (raised here before it): recovered first
+      if (listed && token !== this.sweptToken && (await this.coordination.untoldLoss()))
+        await this.recover(token, { token, seen: token });
       // claims taken under this very lease and not sent when their answer came after it ran out by this replica's clock
       kept = new Set<Step<T>>(
         (this.lapsed?.token === token ? this.lapsed.steps : []).map((k) => ({
@@ -281,8 +290,7 @@ export class ErrorGate<T> {
    * settled stay: settling is compare-and-set, a claim the loss took is left alone, one restored with a snapshot
    * is settled as before.
    */
-  private async recover(token: number): Promise<void> {
-    const lost = this.coordination.dataLost;
+  private async recover(token: number, lost = this.coordination.dataLost): Promise<void> {
     if (!lost || lost.token !== token || this.recovered === lost) return;
     this.recovered = lost;
     this.sweptToken = undefined;

@@ -9,12 +9,13 @@ import { redisServerBinary } from '../support/redis-server';
 import { runSchedule } from './harness';
 import { Invariant } from './invariants';
 import { BOUNDED_MS, BOUNDED_SEED, included, replayed } from './known';
-import { printResult, printSchedule, readRegressions } from './report';
+import { printResult, printSchedule, readRegressions, replayCommand } from './report';
 import { drawSchedule, kindsOf, Schedule } from './schedule';
 
 const { kinds, invariants } = included();
 
-async function expectHeld(schedule: Schedule, only: readonly Invariant[]): Promise<void> {
+/** `replay`: the command that plays the schedule again (printed on a failure). */
+async function expectHeld(schedule: Schedule, only: readonly Invariant[], replay: string): Promise<void> {
   const lines: string[] = [];
   const say = (line: string): void => void lines.push(line);
   printSchedule(schedule, say);
@@ -32,7 +33,7 @@ async function expectHeld(schedule: Schedule, only: readonly Invariant[]): Promi
     for (const [name, log] of Object.entries(result.logs)) console.log(`--- ${name} log (tail):\n${log.slice(-1500)}`);
     assert.fail(
       `chaos seed ${schedule.seed} broke ${broken.map((v) => `(${v.invariant}) ${v.text}`).join('; ')}\n` +
-        `replay: npm run chaos -- --seed ${schedule.seed} --minutes ${schedule.durationMs / 60_000} --replicas ${schedule.replicas} --kinds ${kindsOf(schedule).join(',')}\n${lines.join('\n')}`,
+        `replay: ${replay}\n${lines.join('\n')}`,
     );
   }
 }
@@ -48,7 +49,8 @@ if (!redisServerBinary()) {
   this.timeout(150_000);
 
   it(`seed ${BOUNDED_SEED}, ${BOUNDED_MS / 1000} s, 2 replicas: invariants ${invariants.join('')} hold under ${kinds.join(', ')}`, async function () {
-    await expectHeld(drawSchedule(BOUNDED_SEED, { durationMs: BOUNDED_MS, replicas: 2, kinds }), invariants);
+    const schedule = drawSchedule(BOUNDED_SEED, { durationMs: BOUNDED_MS, replicas: 2, kinds });
+    await expectHeld(schedule, invariants, replayCommand(schedule, kinds));
   });
 
   for (const { file, regression } of readRegressions()) {
@@ -66,7 +68,7 @@ if (!redisServerBinary()) {
       continue;
     }
     it(title, async function () {
-      await expectHeld(regression.schedule, invariants);
+      await expectHeld(regression.schedule, invariants, `npm run chaos -- --replay ${file}`);
     });
   }
 });

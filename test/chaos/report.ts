@@ -4,7 +4,7 @@ import path from 'path';
 
 import type { RunResult } from './harness';
 import { Invariant, INVARIANT_TEXT, INVARIANTS } from './invariants';
-import { describeFault, kindsOf, Schedule } from './schedule';
+import { describeFault, FaultKind, kindsOf, Schedule } from './schedule';
 
 export const REGRESSIONS_DIR = path.join(__dirname, 'regressions');
 
@@ -25,6 +25,15 @@ export function printSchedule(schedule: Schedule, say: (line: string) => void): 
       `${schedule.faults.length} faults, ${schedule.errors.length} errors`,
   );
   for (const f of schedule.faults) say(`  ${describeFault(f)}`);
+}
+
+/**
+ * The command that plays a drawn schedule again: its seed, length and replicas, and the kinds it was drawn from
+ * (`drawnFrom`: the draw picks among them, so the kinds that came out, fewer or in another order, draw another
+ * schedule).
+ */
+export function replayCommand(schedule: Schedule, drawnFrom: readonly FaultKind[]): string {
+  return `npm run chaos -- --seed ${schedule.seed} --minutes ${schedule.durationMs / 60_000} --replicas ${schedule.replicas} --kinds ${drawnFrom.join(',')}`;
 }
 
 export function brokenInvariants(result: RunResult): Invariant[] {

@@ -30,6 +30,7 @@ function gate(options: {
     state: { role: options.holder === false ? 'standby' : 'holder', token: options.token ?? 5 },
     dataLost: options.dataLost,
     addSettler: () => undefined,
+    untoldLoss: () => Promise.resolve(false),
   } as unknown as InstrumentCoordination;
   const stored: StoredEntry[] = (options.stored ?? []).map((e) => ({ field: SharedSeen.fieldOf(e), raw: '', entry: e }));
   const seen = { stored: () => Promise.resolve(stored) } as unknown as SharedSeen;
