@@ -234,11 +234,39 @@ const JWT = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?/g;
 /** `scheme://user:password@host` (and `scheme://user@host`). */
 const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
 /** `"name": "..."` (or a number) in JSON text, whatever else the text is; redacted when the name is a secret's. */
-const JSON_FIELD = /("((?:[^"\\\n]|\\.){1,128})"\s*:\s*)("(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)/g;
+const JSON_FIELD = /("((?:[^"\\\n]|\\.){1,128})"\s*:\s*)("(?:[^"\\]|\\.)+"|-?\d[\d.eE+-]*)/g;
+/** `"name": {` or `"name": [` in JSON text: an object or array under a secret's name is taken out whole. */
+const JSON_OPEN = /("((?:[^"\\\n]|\\.){1,128})"\s*:\s*)[{[]/g;
 /** `name=` in a query string or form body (the value after it is redacted when the name is a secret's). */
 const FORM_NAME = /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,128})=/g;
 /** The value after `name=`: quoted (`token="a b"`, `pwd='x'`: what is between the quotes), or up to `&`, a space or a quote. */
 const FORM_VALUE = /"[^"\n]*"|'[^'\n]*'|[^&\s"']+/y;
+
+/** Where the object or array opening at `open` ends (past its closing bracket), or the text's end (cut short). */
+function containerEnd(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (c === '{' || c === '[') depth++;
+    else if ((c === '}' || c === ']') && --depth === 0) return i + 1;
+  }
+  return text.length;
+}
+
+/** Each object or array under a secret's name in JSON text, `"***"` (a text cut short: to its end). */
+function redactJsonContainers(text: string): string {
+  let out = '';
+  let from = 0;
+  for (const m of text.matchAll(JSON_OPEN)) {
+    const open = (m.index ?? 0) + m[1].length;
+    if (open < from || !isSecretName(m[2])) continue;
+    out += `${text.slice(from, open)}"${REDACTED}"`;
+    from = containerEnd(text, open);
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
 
 function redactJsonField(match: string, prefix: string, name: string): string {
   return isSecretName(name) ? `${prefix}"${REDACTED}"` : match;
@@ -310,7 +338,7 @@ export function redactText(text: string, secrets: readonly string[] = []): strin
   if (out.includes('eyJ')) out = out.replace(JWT, REDACTED);
   out = out.replace(BEARER, `$1 ${REDACTED}`);
   if (out.includes('://')) out = out.replace(USERINFO, `$1${REDACTED}@`);
-  if (out.includes('"')) out = out.replace(JSON_FIELD, redactJsonField);
+  if (out.includes('"')) out = redactJsonContainers(out).replace(JSON_FIELD, redactJsonField);
   if (out.includes('=')) out = redactFormFields(out);
   return out;
 }

@@ -29,24 +29,23 @@ export const DEFAULT_LEASE_SECONDS = 5;
 export const MIN_LEASE_SECONDS = 1;
 export const MAX_LEASE_SECONDS = 120;
 
+function userInfoError(): CoordinationConfigError {
+  return new CoordinationConfigError(
+    'url',
+    'no user name or password in the URL: put them in the Username and Password fields (credentials)',
+  );
+}
+
 function parseUrl(raw: string): string {
   let u: URL;
   try {
     u = new URL(raw);
   } catch {
-    throw new CoordinationConfigError(
-      'url',
-      `"${raw.replace(/\/\/[^@/]*@/, '//…@')}" is not a URL (redis://host:6379 or rediss://host:6380)`,
-    );
+    throw new CoordinationConfigError('url', `"${raw}" is not a URL (redis://host:6379 or rediss://host:6380)`);
   }
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:')
     throw new CoordinationConfigError('url', 'must start with redis:// or rediss:// (TLS)');
-  if (u.password !== '' || u.username !== '') {
-    throw new CoordinationConfigError(
-      'url',
-      'no user name or password in the URL: put them in the Username and Password fields (credentials)',
-    );
-  }
+  if (u.password !== '' || u.username !== '') throw userInfoError();
   // only host, port and database number are read: a query (?password=…) would be ignored, and stay in flows.json
   if (/[?#]/.test(raw))
     throw new CoordinationConfigError(
@@ -59,7 +58,11 @@ function parseUrl(raw: string): string {
 
 /** The settings of a saved lh-coordination configuration; throws CoordinationConfigError naming the bad field. */
 export function coordinationSettings(config: Record<string, unknown>): CoordinationSettings {
-  const urls = String(config.url ?? '')
+  const field = String(config.url ?? '');
+  // before any piece is parsed or shown: a password with a `/`, `#` or `?` in it ends the host early (so the URL may
+  // even parse, with the password in its path), and a `,` or a space splits the field into pieces, each echoed
+  if (field.includes('@')) throw userInfoError();
+  const urls = field
     .split(/[\s,]+/)
     .filter((s) => s !== '')
     .map(parseUrl);

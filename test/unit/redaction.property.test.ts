@@ -15,7 +15,39 @@ import { isSecretName, REDACTED, redactText, redactValue } from '../../src/contr
 const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]+/gi;
 const JWT = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?/g;
 const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
-const JSON_SECRET_FIELD = /("((?:[^"\\\n]|\\.){1,128})"\s*:\s*)("(?:[^"\\]|\\.)*"|-?\d[\d.eE+-]*)/g;
+// review31: `"name": ""` holds nothing (kept, as in an object); an object or array under a secret name is taken out
+const JSON_SECRET_FIELD = /("((?:[^"\\\n]|\\.){1,128})"\s*:\s*)("(?:[^"\\]|\\.)+"|-?\d[\d.eE+-]*)/g;
+const JSON_SECRET_OPEN = /("((?:[^"\\\n]|\\.){1,128})"\s*:\s*)(?=[{[])/y;
+/** Each object or array under a secret name, `"***"`: its end found with a stack of the closers it waits for. */
+function jsonContainers(text: string): string {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    JSON_SECRET_OPEN.lastIndex = i;
+    const m = text[i] === '"' ? JSON_SECRET_OPEN.exec(text) : null;
+    if (!m || !isSecretName(m[2])) {
+      out += text[i];
+      i++;
+      continue;
+    }
+    out += `${m[1]}"${REDACTED}"`;
+    const closers: string[] = [];
+    let j = i + m[1].length;
+    let inString = false;
+    for (; j < text.length; j++) {
+      const c = text[j];
+      if (inString) {
+        if (c === '\\') j++;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === '{') closers.push('}');
+      else if (c === '[') closers.push(']');
+      else if ((c === '}' || c === ']') && closers.pop() !== undefined && closers.length === 0) break;
+    }
+    i = j + 1;
+  }
+  return out;
+}
 /** Every `name=value` with a secret name, the value redacted, each name looked at (also one inside a value). */
 function formFields(text: string): string {
   const cut: [number, number][] = [];
@@ -63,6 +95,7 @@ function oldRedactText(text: string, secrets: readonly string[] = []): string {
       .replace(JWT, REDACTED)
       .replace(BEARER, `$1 ${REDACTED}`)
       .replace(USERINFO, `$1${REDACTED}@`)
+      .replace(/[^]*/, (t) => jsonContainers(t))
       .replace(JSON_SECRET_FIELD, (m: string, prefix: string, name: string) =>
         isSecretName(name) ? `${prefix}"${REDACTED}"` : m,
       ),
@@ -96,6 +129,9 @@ const noise = fc.oneof(
     'token=',
     '"password": "',
     '{"token":"x\\"y"}',
+    '{"auth":{"a":"',
+    '"credentials": [',
+    ']}',
     'Authorization: Bearer ',
     'bearer\t',
     'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln',

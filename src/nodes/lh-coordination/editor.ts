@@ -6,7 +6,7 @@ function redisUrls(v: unknown): boolean {
   const urls = String(v ?? '')
     .split(/[\s,]+/)
     .filter((s) => s);
-  return urls.length > 0 && urls.every((u) => /^rediss?:\/\/[^\s/@]+/i.test(u) && !/[?#]/.test(u));
+  return urls.length > 0 && urls.every((u) => /^rediss?:\/\/[^\s/@]+/i.test(u) && !/[?#@]/.test(u));
 }
 
 registerNode('lh-coordination', {

@@ -13,15 +13,20 @@ import { tlsOptionsFrom } from '../shared/tls-config';
 /** How long a close waits for the lh-server nodes' audit records on this connection before it closes it. */
 const AUDIT_CLOSE_MS = 8000;
 
-/** Redis error texts said once each until the connection is back (a down Redis would otherwise log every 100 ms). */
+/**
+ * Redis errors said once per kind until the connection is back (a down Redis would otherwise log every 100 ms). A kind
+ * is the text with its numbers set aside: ioredis puts the retry delay in some ("All sentinels are unreachable.
+ * Retrying from scratch after 10ms", 20ms, … 1000ms), which would otherwise be a hundred kinds of one error.
+ */
 function connectionLog(node: LhCoordinationNode): { error(err: Error): void; ready(): void } {
   const said = new Set<string>();
   let down = false;
   return {
     error(err) {
       down = true;
-      if (said.has(err.message)) return;
-      said.add(err.message);
+      const kind = err.message.replace(/\d+/g, '#');
+      if (said.has(kind)) return;
+      said.add(kind);
       logWarn(node, `coordination Redis: ${err.message}: no automatic answers from this Node-RED until it is back`);
     },
     ready() {
