@@ -68,6 +68,13 @@ export class CoordinatedMemory<T> {
   private lastJson?: string;
   /** when it was last written (the coordination's clock) */
   private lastWriteAt = 0;
+  /**
+   * the loss of Redis's data (the coordination's dataLost) last written back after: a holder whose lease came back
+   * with an older snapshot has the newer memory here, and Redis the older one until this holder writes it again
+   */
+  private wroteBackAfter?: { token: number; seen: number };
+  /** the save in flight, if any (the memory is shared by the instances of its node over a redeploy) */
+  private saving?: Promise<SaveVerdict>;
 
   constructor(
     private readonly coordination: InstrumentCoordination,
@@ -94,6 +101,9 @@ export class CoordinatedMemory<T> {
    * written yet, `fresh` is then the caller's start), or `'local'` when the local memory is current.
    */
   async load(): Promise<{ memory: T | undefined } | 'local'> {
+    // a save of a closed instance of the node (a redeploy) still on its way: its poll's decisions are in the local
+    // memory once it answers (that instance awaited it first), and this poll decides after them
+    if (this.saving) await this.saving.catch(() => undefined);
     this.unproved = false;
     const state = this.coordination.state;
     if (!this.coordination.isHolder) {
@@ -116,7 +126,18 @@ export class CoordinatedMemory<T> {
   }
 
   /** After the decisions, before sending: writes the memory under the lease. */
-  async save(memory: T): Promise<SaveVerdict> {
+  save(memory: T): Promise<SaveVerdict> {
+    const saving = this.saveNow(memory);
+    this.saving = saving;
+    saving
+      .finally(() => {
+        if (this.saving === saving) this.saving = undefined;
+      })
+      .catch(() => undefined);
+    return saving;
+  }
+
+  private async saveNow(memory: T): Promise<SaveVerdict> {
     let lease: string;
     try {
       lease = this.coordination.leaseValue('run-watch memory');
@@ -132,9 +153,15 @@ export class CoordinatedMemory<T> {
     const json = JSON.stringify(memory);
     const now = this.coordination.now();
     const fresh = now - this.lastWriteAt < SHARED_MEMORY_REFRESH_MS;
-    if (json === this.lastJson && token === this.currentToken && !this.ahead && !this.unproved && fresh) return 'ok';
+    // Redis lost data under this very lease (restored with an older snapshot): the shared memory may be older than
+    // what this holder reported since; written back once, or a later holder (or this node redeployed) reports it again
+    const lost = this.coordination.dataLost;
+    const writeBack = lost !== undefined && lost.token === token && lost !== this.wroteBackAfter;
+    const same = json === this.lastJson && token === this.currentToken && !this.ahead && !this.unproved;
+    if (same && fresh && !writeBack) return 'ok';
     try {
       await this.shared.write(lease, json);
+      if (writeBack) this.wroteBackAfter = lost;
       this.lastWriteAt = now;
       this.lastJson = json;
       this.currentToken = token;

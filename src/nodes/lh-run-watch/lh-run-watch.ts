@@ -137,18 +137,9 @@ export = function register(RED: Red): void {
       // this node's slot among every poll loop of this Node-RED with the same interval: a fleet polls spread
       slot = pollSchedule.join(key, intervalMs(config.interval));
       // alone: in-process memory; coordinated (lh-coordination): only the lease holder watches, its memory in Redis
-      const store = runMemoryStore(server, node.id);
-      loop = watch(
-        node,
-        status,
-        server,
-        client,
-        memoryFor(instrumentKey, node.id),
-        store,
-        instrumentInfo(server, client),
-        config,
-        slot,
-      );
+      const memory = memoryFor(instrumentKey, node.id);
+      const store = runMemoryStore(server, node.id, memory);
+      loop = watch(node, status, server, client, memory, store, instrumentInfo(server, client), config, slot);
       const started = loop;
       offRole = store.onChange(() => started.trigger()); // a new holder polls at once
       if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop, slot);

@@ -56,11 +56,27 @@ const alone: RunMemoryStore = {
   onChange: () => () => undefined,
 };
 
-/** The store of one lh-run-watch node (`nodeId`: the same on every replica), chosen once at start. */
-export function runMemoryStore(server: LhServerNode, nodeId: string): RunMemoryStore {
+/**
+ * The shared side of each local memory (kept across redeploys of its node, see run-memory.ts), with the instrument's
+ * coordination it was made for: a redeployed node whose replica still holds the lease under the same token goes on
+ * from its local memory, which is the newest (only this replica wrote under that token), rather than from Redis's,
+ * which may be older (Redis restored from an older snapshot, the lease with it, and no round has told it yet).
+ */
+const SHARED = new WeakMap<RunMemory, { coordination: unknown; shared: CoordinatedMemory<RunMemory> }>();
+
+/**
+ * The store of one lh-run-watch node (`nodeId`: the same on every replica), chosen once at start; `local`: the memory
+ * the node keeps across redeploys (the one it passes to load and save).
+ */
+export function runMemoryStore(server: LhServerNode, nodeId: string, local: RunMemory): RunMemoryStore {
   const coordination = server.coordination;
   if (!server.coordinator || !coordination) return alone;
-  const shared: CoordinatedMemory<RunMemory> = server.coordinator.memory(server.instrumentKey, `run:${nodeId}`, parseRunMemory);
+  let bound = SHARED.get(local);
+  if (bound?.coordination !== coordination) {
+    bound = { coordination, shared: server.coordinator.memory(server.instrumentKey, `run:${nodeId}`, parseRunMemory) };
+    SHARED.set(local, bound);
+  }
+  const shared = bound.shared;
   return {
     get active() {
       return shared.active;
