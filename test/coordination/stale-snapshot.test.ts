@@ -7,10 +7,6 @@
  * an older dump.rdb.
  */
 import assert from 'assert';
-import fs from 'fs';
-import path from 'path';
-
-import Redis from 'ioredis';
 
 import { Coordinator } from '../../src/coordination/coordinator';
 import { CoordinationKeys } from '../../src/coordination/keys';
@@ -26,47 +22,20 @@ import {
   startGateNode,
   unmarked,
 } from '../support/gate-replicas';
-import { describeWithRedis, RedisHarness } from '../support/redis-server';
+import { describeWithRedis, useOlderDumps } from '../support/redis-server';
 
 describeWithRedis('coordination: Redis restored from a stale snapshot (issue 29.2)', function () {
   this.timeout(60000);
-  const harness = new RedisHarness();
-  let redis: Redis;
-  let dir = '';
+  const dumps = useOlderDumps();
   let run = 0;
   const coordinators: Coordinator[] = [];
-
-  before(async function () {
-    if (harness.external) this.skip(); // the test restarts the server on an older dump
-    await harness.start();
-    redis = new Redis(harness.url, { maxRetriesPerRequest: null });
-    dir = String(((await redis.config('GET', 'dir')) as string[])[1]);
-  });
-  after(async function () {
-    redis?.disconnect();
-    await harness.destroy();
-  });
   afterEach(async function () {
     for (const c of coordinators.splice(0)) await c.close().catch(() => undefined);
   });
+  const { snapshot, restartFrom } = dumps;
 
-  /** A snapshot of everything now (SAVE, then a copy of dump.rdb). */
-  async function snapshot(): Promise<string> {
-    await redis.save();
-    const copy = path.join(dir, `old-${++run}.rdb`);
-    fs.copyFileSync(path.join(dir, 'dump.rdb'), copy);
-    return copy;
-  }
-
-  /** Redis killed (nothing saved) and restarted on the older dump. */
-  async function restartFrom(copy: string): Promise<void> {
-    await harness.stop();
-    fs.copyFileSync(copy, path.join(dir, 'dump.rdb'));
-    await harness.start();
-    await redis.ping();
-  }
-
-  const start = (prefix: string, name: string): Node => startGateNode(redis as unknown as StoreRedis, prefix, name, coordinators);
+  const start = (prefix: string, name: string): Node =>
+    startGateNode(dumps.redis as unknown as StoreRedis, prefix, name, coordinators);
 
   /**
    * The holder dies with Redis, which comes back from `old` after longer than the lease (the lease and the holder's
@@ -76,10 +45,10 @@ describeWithRedis('coordination: Redis restored from a stale snapshot (issue 29.
     holder.link.down = true;
     await restartFrom(old);
     const keys = new CoordinationKeys(prefix);
-    await redis.del(keys.instrument(INSTRUMENT).lease);
-    await redis.zrem(keys.replicas, holder.coordinator.replica);
-    await redis.hdel(keys.holding, holder.coordinator.replica);
-    await redis.zrem(keys.instrument(INSTRUMENT).watchers, holder.coordinator.replica);
+    await dumps.redis.del(keys.instrument(INSTRUMENT).lease);
+    await dumps.redis.zrem(keys.replicas, holder.coordinator.replica);
+    await dumps.redis.hdel(keys.holding, holder.coordinator.replica);
+    await dumps.redis.zrem(keys.instrument(INSTRUMENT).watchers, holder.coordinator.replica);
     for (let i = 0; i < 3 && other.coordinator.held().length === 0; i++) await other.coordinator.round();
     assert.equal(other.coordinator.held().length, 1, 'the other replica holds the instrument');
   }
@@ -93,7 +62,7 @@ describeWithRedis('coordination: Redis restored from a stale snapshot (issue 29.
     await poll(holder, listed, sent);
     for (const n of nodes) await n.coordinator.round();
     const keys = new CoordinationKeys(prefix).instrument(INSTRUMENT);
-    const tokenBefore = Number((await redis.get(keys.lease))?.split(':')[0]);
+    const tokenBefore = Number((await dumps.redis.get(keys.lease))?.split(':')[0]);
 
     const old = await snapshot(); // the snapshot: e1 raised, e2 not yet
     listed.set('e2', { id: 'e2', title: 'door open' });
@@ -122,7 +91,7 @@ describeWithRedis('coordination: Redis restored from a stale snapshot (issue 29.
       show,
     );
     for (const s of sent.slice(2)) assert.ok(s.redelivered, `a second raise says it may be one: ${show}`);
-    const tokenAfter = Number((await redis.get(keys.lease))?.split(':')[0]);
+    const tokenAfter = Number((await dumps.redis.get(keys.lease))?.split(':')[0]);
     assert.ok(tokenAfter > tokenBefore, `the fencing token grows (${tokenBefore} → ${tokenAfter})`);
   });
 
@@ -202,7 +171,7 @@ describeWithRedis('coordination: Redis restored from a stale snapshot (issue 29.
   it('fencing tokens never go back, even when the fence counter is restored older and no replica saw the newest', async function () {
     const prefix = `lh-stale-${process.pid}-${++run}`;
     const keys = new CoordinationKeys(prefix);
-    const leases = new Leases(redis as unknown as StoreRedis, keys);
+    const leases = new Leases(dumps.redis as unknown as StoreRedis, keys);
     const first = await leases.acquire(INSTRUMENT, 'a', 60000);
     await leases.release(INSTRUMENT, first.value);
     const old = await snapshot();

@@ -15,16 +15,12 @@
  * Real redis-server, restarted on a copy of an older dump.rdb.
  */
 import assert from 'assert';
-import fs from 'fs';
-import path from 'path';
-
-import Redis from 'ioredis';
 
 import { Coordinator } from '../../src/coordination/coordinator';
 import { GROUP_INSTRUMENTS } from '../../src/coordination/scripts';
 import { StoreRedis } from '../../src/coordination/stores';
 import { GateNode, holderOf, INSTRUMENT, pollGate, Rec, Sent, startGateNode, unmarked } from '../support/gate-replicas';
-import { describeWithRedis, RedisHarness } from '../support/redis-server';
+import { describeWithRedis, useOlderDumps } from '../support/redis-server';
 
 /** Redis as the holder reaches it, where the round's next `GROUP_INSTRUMENTS` call fails when `failKnows` is set. */
 function failingKnows(redis: StoreRedis): { redis: StoreRedis; failKnows: boolean } {
@@ -47,40 +43,13 @@ function failingKnows(redis: StoreRedis): { redis: StoreRedis; failKnows: boolea
 
 describeWithRedis('review: a sweep before the holder told that Redis came back from a stale snapshot', function () {
   this.timeout(60000);
-  const harness = new RedisHarness();
-  let redis: Redis;
-  let dir = '';
+  const dumps = useOlderDumps();
   let run = 0;
   const coordinators: Coordinator[] = [];
-
-  before(async function () {
-    if (harness.external) this.skip(); // the test restarts the server on an older dump
-    await harness.start();
-    redis = new Redis(harness.url, { maxRetriesPerRequest: null });
-    dir = String(((await redis.config('GET', 'dir')) as string[])[1]);
-  });
-  after(async function () {
-    redis?.disconnect();
-    await harness.destroy();
-  });
   afterEach(async function () {
     for (const c of coordinators.splice(0)) await c.close().catch(() => undefined);
   });
-
-  async function snapshot(): Promise<string> {
-    await redis.save();
-    const copy = path.join(dir, `old-sweep-${++run}.rdb`);
-    fs.copyFileSync(path.join(dir, 'dump.rdb'), copy);
-    return copy;
-  }
-
-  /** Redis killed (nothing saved) and restarted on the older dump: a new run id, the writes since the dump gone. */
-  async function restartFrom(copy: string): Promise<void> {
-    await harness.stop();
-    fs.copyFileSync(copy, path.join(dir, 'dump.rdb'));
-    await harness.start();
-    await redis.ping();
-  }
+  const { snapshot, restartFrom } = dumps;
 
   /**
    * The holder raised e1, then (after the snapshot) e2; Redis comes back from the snapshot with the holder's lease
@@ -91,7 +60,7 @@ describeWithRedis('review: a sweep before the holder told that Redis came back f
     link?: ReturnType<typeof failingKnows>,
   ): Promise<{ sent: Sent[]; h: GateNode; listed: Map<string, Rec> }> {
     const prefix = `lh-sweep-told-${process.pid}-${++run}`;
-    const h = startGateNode((link?.redis ?? redis) as unknown as StoreRedis, prefix, 'h', coordinators);
+    const h = startGateNode((link?.redis ?? dumps.redis) as unknown as StoreRedis, prefix, 'h', coordinators);
     await holderOf([h]);
     const listed = new Map<string, Rec>([['e1', { id: 'e1', title: 'clot' }]]);
     const sent: Sent[] = [];
@@ -160,7 +129,7 @@ describeWithRedis('review: a sweep before the holder told that Redis came back f
     // restore took would be forgotten while open on the instrument, then resolved by the sweep, its real end unheard
     for (const told of [false, true]) {
       const prefix = `lh-sweep-told-${process.pid}-${++run}`;
-      const h = startGateNode(redis as unknown as StoreRedis, prefix, 'h', coordinators);
+      const h = startGateNode(dumps.redis as unknown as StoreRedis, prefix, 'h', coordinators);
       await holderOf([h]);
       const listed = new Map<string, Rec>([['e1', { id: 'e1', title: 'clot' }]]);
       const sent: Sent[] = [];
@@ -183,7 +152,7 @@ describeWithRedis('review: a sweep before the holder told that Redis came back f
   });
 
   it('the round that read the new run id failed on Redis: the next round still tells the loss', async function () {
-    const link = failingKnows(redis as unknown as StoreRedis);
+    const link = failingKnows(dumps.redis as unknown as StoreRedis);
     const { sent, h, listed } = await restoreThenPoll(async (node, _list, _out, old) => {
       await restartFrom(old);
       link.failKnows = true;

@@ -14,15 +14,11 @@
  * Real redis-server, restarted on a copy of an older dump.rdb, and a real Node-RED runtime.
  */
 import assert from 'node:assert/strict';
-import fs from 'fs';
-import path from 'path';
-
-import Redis from 'ioredis';
 
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { restartMemory } from '../support/homes';
 import { builtNode, useInstrument } from '../support/node-suite';
-import { describeWithRedis, RedisHarness } from '../support/redis-server';
+import { describeWithRedis, useOlderDumps } from '../support/redis-server';
 import { RUN_WATCH_OUTPUTS, runWatchModules } from '../support/run-watch-suite';
 import { helper, serverFlow } from '../support/runtime';
 import { until } from '../support/until';
@@ -32,21 +28,8 @@ type Msg = Record<string, unknown>;
 describeWithRedis('review: lh-run-watch after Redis came back from an older snapshot', function () {
   this.timeout(90000);
   const sim = useInstrument({ simulator: { simulationSpeed: 20 }, afterEach: () => restartMemory() });
-  const harness = new RedisHarness();
-  let redis: Redis;
-  let dir = '';
+  const dumps = useOlderDumps();
   let run = 0;
-
-  before(async function () {
-    if (harness.external) this.skip(); // the test restarts the server on an older dump
-    await harness.start();
-    redis = new Redis(harness.url, { maxRetriesPerRequest: null });
-    dir = String(((await redis.config('GET', 'dir')) as string[])[1]);
-  });
-  after(async function () {
-    redis?.disconnect();
-    await harness.destroy();
-  });
 
   const received: Record<string, Msg[]> = {};
   function record(): void {
@@ -72,7 +55,7 @@ describeWithRedis('review: lh-run-watch after Redis came back from an older snap
     return {
       nodes: [
         { id: 'tab', type: 'tab', label: 'runs' },
-        { id: 'coord', type: 'lh-coordination', url: harness.url, prefix, leaseSeconds },
+        { id: 'coord', type: 'lh-coordination', url: dumps.harness.url, prefix, leaseSeconds },
         ...server.nodes,
         {
           id: 'watch',
@@ -93,14 +76,11 @@ describeWithRedis('review: lh-run-watch after Redis came back from an older snap
 
   /** Redis killed (nothing saved) and restarted on the older dump: a new run id, the writes since the dump gone. */
   async function restartFrom(copy: string): Promise<void> {
-    await harness.stop();
-    fs.copyFileSync(copy, path.join(dir, 'dump.rdb'));
-    await harness.start();
-    await redis.ping();
+    await dumps.restartFrom(copy);
     // the Node-RED's connection back (it reconnects within 2 s): its reads and writes reach the restored data
     await until(
       async () =>
-        String(await redis.client('LIST'))
+        String(await dumps.redis.client('LIST'))
           .trim()
           .split('\n').length > 1,
       'the Node-RED reconnected to Redis',
@@ -127,9 +107,7 @@ describeWithRedis('review: lh-run-watch after Redis came back from an older snap
     sim.runs.create({ protocolId: protocol, simulate: true }, 'admin');
     await until(() => received.states.some((m) => m.state === 'Loading'), 'Loading reported', 10000);
     await polls(2); // its memory written
-    await redis.save();
-    const copy = path.join(dir, `old-run-watch-${run}.rdb`);
-    fs.copyFileSync(path.join(dir, 'dump.rdb'), copy);
+    const copy = await dumps.snapshot();
     sim.runs.loadComplete({ protocolId: protocol });
     await until(() => received.finished.length === 1, 'the finished run reported', 20000);
     await until(() => received.states.at(-1)?.state === 'Idle', 'Idle reported', 10000);
@@ -160,7 +138,7 @@ describeWithRedis('review: lh-run-watch after Redis came back from an older snap
     const key = new CoordinationKeys(prefix).instrument(instrumentKey).shared('memory:run:watch');
     // what the next holder (or this node's next instance on another replica) would continue from
     const stored = async (): Promise<{ state?: string; finished: string[] } | undefined> => {
-      const raw = await redis.get(key);
+      const raw = await dumps.redis.get(key);
       return raw === null ? undefined : (JSON.parse(raw.slice(raw.indexOf('\n') + 1)) as { state?: string; finished: string[] });
     };
     assert.equal((await stored())?.state, 'Loading', 'the restore brought back the memory of the snapshot');

@@ -158,6 +158,50 @@ export function useRedis(): { harness: RedisHarness; redis: Redis } {
   return used;
 }
 
+/** A Redis of `useOlderDumps()`: `snapshot()` saves and copies dump.rdb, `restartFrom(copy)` restarts on that copy. */
+export interface OlderDumps {
+  harness: RedisHarness;
+  redis: Redis;
+  snapshot(): Promise<string>;
+  restartFrom(copy: string): Promise<void>;
+}
+
+/**
+ * A real Redis that a test restarts on an older dump (Redis restored from a stale snapshot), skipped with an external
+ * Redis (LH_REDIS_URL). `snapshot()`: SAVE, then a copy of dump.rdb; `restartFrom(copy)`: the server killed (nothing
+ * saved) and started on that copy: a new run id, the writes since the dump gone. `redis` is set from before() on.
+ */
+export function useOlderDumps(): OlderDumps {
+  let dir = '';
+  let run = 0;
+  const used = {
+    harness: new RedisHarness(),
+    async snapshot() {
+      await used.redis.save();
+      const copy = path.join(dir, `older-${++run}.rdb`);
+      fs.copyFileSync(path.join(dir, 'dump.rdb'), copy);
+      return copy;
+    },
+    async restartFrom(copy: string) {
+      await used.harness.stop();
+      fs.copyFileSync(copy, path.join(dir, 'dump.rdb'));
+      await used.harness.start();
+      await used.redis.ping();
+    },
+  } as OlderDumps;
+  before(async function () {
+    if (used.harness.external) this.skip(); // the test restarts the server on an older dump
+    await used.harness.start();
+    used.redis = new Redis(used.harness.url, { maxRetriesPerRequest: null });
+    dir = String(((await used.redis.config('GET', 'dir')) as string[])[1]);
+  });
+  after(async function () {
+    used.redis?.disconnect();
+    await used.harness.destroy();
+  });
+  return used;
+}
+
 /**
  * Coordinators on the Redis of `useRedis()` (lease 60 s: a test steps their rounds by hand), each closed after its test.
  * `coordinator(replica, prefix)` makes one.
