@@ -10,6 +10,10 @@
  * random wrong ones (quotes, unicode, JSON- and URL-special characters), all firing at once, over two deploys: the
  * instrument sees one failed login per distinct wrong password per deploy, the right password works, and no password
  * reaches a msg, a status or a log line.
+ *
+ * Review28: the gate keyed the user name as typed; the instrument finds a user in any letter case and counts every
+ * failure against that one user, so `admin`, `Admin` and `ADMIN` with one wrong password cost three failed logins. The
+ * user names here are in random letter case.
  */
 import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
@@ -53,6 +57,16 @@ function randomPassword(rng: Rng): string {
   return `${text}Z${rng.int(1000, 9999)}`; // never a word of an ordinary message
 }
 
+interface User {
+  username: string;
+  password: string;
+}
+
+/** The text with each letter upper-cased or not at random. */
+function randomCase(rng: Rng, text: string): string {
+  return [...text].map((c) => (rng.chance(0.5) ? c.toUpperCase() : c)).join('');
+}
+
 describe('review: one failed login per wrong password and deploy, however many lh-server nodes', function () {
   this.timeout(60000);
   const sim = useInstrument({ simulator: { policy: { maximumLoginAttempts: 100 } }, afterEach: () => restartMemory() });
@@ -60,18 +74,18 @@ describe('review: one failed login per wrong password and deploy, however many l
   const failedLogins = (): number =>
     sim.requests.filter((r) => r.method === 'POST' && r.path === '/api/v1/authenticate' && r.status >= 400).length;
 
-  /** One lh-server node (no interface B) and one lh-settings node per password, and a Catch node for all. */
-  function flow(passwords: string[]): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
+  /** One lh-server node (no interface B) and one lh-settings node per user, and a Catch node for all. */
+  function flow(users: User[]): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
     const nodes: Msg[] = [];
     const credentials: Record<string, Record<string, string>> = {};
-    passwords.forEach((password, i) => {
+    users.forEach(({ username, password }, i) => {
       // every spelling of the instrument's URL is one instrument
       const baseUrl = i % 2 === 0 ? sim.baseUrl : `${sim.baseUrl.replace('127.0.0.1', 'localhost')}/`;
       const f = serverFlow(sim, {
         id: `s${i}`,
         withB: false,
         config: { baseUrl },
-        credentials: { username: USER.username, password },
+        credentials: { username, password },
       });
       nodes.push(...f.nodes, {
         id: `get${i}`,
@@ -117,10 +131,17 @@ describe('review: one failed login per wrong password and deploy, however many l
     const rng = new Rng(2611);
     for (let trial = 0; trial < 8; trial++) {
       const wrong = [randomPassword(rng), randomPassword(rng)];
-      const passwords = Array.from({ length: rng.int(2, 5) }, () => rng.pick([USER.password, ...wrong]));
+      // the user name in random letter case (the instrument finds a user in any case: one user, review28), and at
+      // least two spellings of it with one wrong password
+      const users: User[] = Array.from({ length: rng.int(2, 5) }, () => ({
+        username: randomCase(rng, USER.username),
+        password: rng.pick([USER.password, ...wrong]),
+      }));
+      users.push({ username: USER.username.toUpperCase(), password: wrong[0] }, { username: USER.username, password: wrong[0] });
+      const passwords = users.map((u) => u.password);
       const distinctWrong = new Set(passwords.filter((p) => p !== USER.password)).size;
-      const label = `trial ${trial}: ${JSON.stringify(passwords)}`;
-      const f = flow(passwords);
+      const label = `trial ${trial}: ${JSON.stringify(users)}`;
+      const f = flow(users);
       for (const deploy of [1, 2]) {
         const before = failedLogins();
         if (deploy === 1) await loadFlow(f.nodes, f.credentials);
@@ -132,7 +153,7 @@ describe('review: one failed login per wrong password and deploy, however many l
         for (const m of [...first.caught, ...again.caught]) {
           assert.match(
             String((m.error as Msg).message),
-            /login as "admin" was rejected \(401\).*not retried automatically/,
+            /login as "admin" was rejected \(401\).*not retried automatically/i,
             label,
           );
         }
