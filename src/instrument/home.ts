@@ -37,6 +37,29 @@ function isClosable(value: unknown): value is Closable {
   return typeof value === 'object' && value !== null && typeof (value as Closable).close === 'function';
 }
 
+/** What the lh-server nodes that joined coordination gave: the newest in use, each withdrawn when its node closes. */
+class NewestOf<T> {
+  private readonly held: { value: T }[] = [];
+
+  /** `value` is the one in use from now on; the function returned withdraws it (the one before is back in use). */
+  use(value: T): () => void {
+    const entry = { value };
+    this.held.push(entry);
+    return () => {
+      const at = this.held.indexOf(entry);
+      if (at >= 0) this.held.splice(at, 1);
+    };
+  }
+
+  get current(): T | undefined {
+    return this.held[this.held.length - 1]?.value;
+  }
+
+  clear(): void {
+    this.held.length = 0;
+  }
+}
+
 export class InstrumentHome implements InstrumentBooks {
   /** Interface A's answers (by error id) and interface B's (by uuid): at most one answer per error from this Node-RED. */
   readonly answersA: AnswerLedger;
@@ -51,9 +74,9 @@ export class InstrumentHome implements InstrumentBooks {
   /** How many lh-server nodes hold the home (homes.ts attachHome). */
   private holders = 0;
   /** With coordination: the ledger shared with the other Node-REDs, per lh-server node that joined (the newest wins). */
-  private readonly claims: { claims: SharedAnswerClaims }[] = [];
+  private readonly claims = new NewestOf<SharedAnswerClaims>();
   /** With coordination: the apply locks shared with the other Node-REDs, per lh-server node that joined (the newest wins). */
-  private readonly locks: { locks: ProtocolApplyLocks }[] = [];
+  private readonly locks = new NewestOf<ProtocolApplyLocks>();
 
   /** `identity`: the instrument's key (homes.ts `homeKey`), the same for every spelling of its URL. */
   constructor(
@@ -97,17 +120,12 @@ export class InstrumentHome implements InstrumentBooks {
    * Node-REDs) before this home's ledger and the request. Returns the function that withdraws it.
    */
   useAnswerClaims(claims: SharedAnswerClaims): () => void {
-    const held = { claims };
-    this.claims.push(held);
-    return () => {
-      const at = this.claims.indexOf(held);
-      if (at >= 0) this.claims.splice(at, 1);
-    };
+    return this.claims.use(claims);
   }
 
   /** The shared answer claims, when the instrument is coordinated. */
   get answerClaims(): SharedAnswerClaims | undefined {
-    return this.claims[this.claims.length - 1]?.claims;
+    return this.claims.current;
   }
 
   /**
@@ -115,17 +133,12 @@ export class InstrumentHome implements InstrumentBooks {
    * `locks` (shared with the other Node-REDs) while it writes. Returns the function that withdraws it.
    */
   useApplyLocks(locks: ProtocolApplyLocks): () => void {
-    const held = { locks };
-    this.locks.push(held);
-    return () => {
-      const at = this.locks.indexOf(held);
-      if (at >= 0) this.locks.splice(at, 1);
-    };
+    return this.locks.use(locks);
   }
 
   /** The shared apply locks, when the instrument is coordinated. */
   get applyLocks(): ProtocolApplyLocks | undefined {
-    return this.locks[this.locks.length - 1]?.locks;
+    return this.locks.current;
   }
 
   /**
@@ -133,8 +146,8 @@ export class InstrumentHome implements InstrumentBooks {
    * (answers given, errors seen, run memory) stays for the lh-server nodes a redeploy starts again.
    */
   async close(): Promise<void> {
-    this.claims.length = 0;
-    this.locks.length = 0;
+    this.claims.clear();
+    this.locks.clear();
     const closing = [...this.stores.values()].filter(isClosable).map((store) => store.close());
     await Promise.allSettled(closing);
   }
