@@ -13,7 +13,7 @@ import { performance } from 'perf_hooks';
 
 import { type HeldApplyLock, LhError, type LhErrorKind, type ProtocolApplyLocks } from '../client';
 import { type InstrumentKeys } from './keys';
-import { holderOf, type RedisLike } from './leases';
+import { holderOf, leaseSafetyMs, type RedisLike } from './leases';
 import { LOCK_TAKE, RELEASE, RENEW } from './scripts';
 
 /** How long an apply lock lasts without renewal: a replica killed mid-apply frees it that long after. */
@@ -92,13 +92,8 @@ class HeldLock implements HeldApplyLock {
     private readonly operation: string,
     takenAt: number,
   ) {
-    this.validUntil = takenAt + ttlMs - this.safetyMs();
+    this.validUntil = takenAt + ttlMs - leaseSafetyMs(ttlMs);
     this.schedule();
-  }
-
-  /** A margin for the time a renewal takes: the apply stops trusting the lock before Redis expires it. */
-  private safetyMs(): number {
-    return Math.min(1000, Math.floor(this.ttlMs / 10));
   }
 
   private schedule(): void {
@@ -134,7 +129,7 @@ class HeldLock implements HeldApplyLock {
       return this.lose(`Redis could not be reached to renew it: ${reason(err)}`, 'network');
     }
     if (Number(reply) !== 1) return this.lose('it expired, or Redis lost it, and it is no longer this apply’s', 'busy');
-    this.validUntil = Math.max(this.validUntil, started + this.ttlMs - this.safetyMs());
+    this.validUntil = Math.max(this.validUntil, started + this.ttlMs - leaseSafetyMs(this.ttlMs));
   }
 
   async confirm(): Promise<void> {

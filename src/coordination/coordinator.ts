@@ -8,7 +8,7 @@ import { ErrorGate, GateRules } from './error-gate';
 import { fairShare, planLeases } from './fair-share';
 import { instrumentIdentity } from './instrument-identity';
 import { CoordinationKeys } from './keys';
-import { FencedError, LeaseGrant, Leases } from './leases';
+import { FencedError, LeaseGrant, Leases, leaseSafetyMs } from './leases';
 import { CoordinatedDefaults } from './policy-defaults';
 import { CoordinatedMemory, SharedValue } from './shared-memory';
 import {
@@ -533,7 +533,7 @@ export class Coordinator {
       for (const inst of all) {
         if (!inst.grant) continue;
         if (await this.leases.renew(inst.instrumentKey, inst.grant.value, ttl)) {
-          inst.validUntil = started + ttl - this.safetyMs();
+          inst.validUntil = started + ttl - leaseSafetyMs(ttl);
           // its lease survived the loss (restored with it): it recovers under the lease it holds, writing back what
           // it knew open (a later holder finds it) and marking what goes out until each source was listed once
           if (lost) inst.dataLost = { token: inst.grant.token, seen: inst.grant.token };
@@ -601,7 +601,7 @@ export class Coordinator {
           inst.freeLastRound = false;
           inst.grant = grant;
           if (grant.dataLost || afterLoss) inst.dataLost = { token: grant.token, seen };
-          inst.validUntil = started + ttl - this.safetyMs();
+          inst.validUntil = started + ttl - leaseSafetyMs(ttl);
           inst.set({ role: 'holder', holder: this.replica, token: grant.token });
           if (toldByGrant) {
             // the group gets a new epoch, so every replica learns it at its next round and writes its claims back
@@ -702,11 +702,6 @@ export class Coordinator {
     const before = inst.knownSeq; // a write of its own answered meanwhile is not a loss
     const { seq, server } = await this.leases.sequence(inst.instrumentKey);
     return seq < before || (server !== '' && inst.server !== undefined && server !== inst.server);
-  }
-
-  /** A margin for clock drift and the round's own duration: a holder stops acting before Redis expires its lease. */
-  private safetyMs(): number {
-    return Math.min(1000, Math.floor(this.options.leaseMs / 10));
   }
 
   /** Stops the rounds and releases every lease (another replica takes over at once), then leaves the group. */

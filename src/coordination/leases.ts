@@ -43,6 +43,14 @@ export async function fenced<T>(what: string, run: () => Promise<T>): Promise<T>
   }
 }
 
+/**
+ * The margin by which a holder stops trusting a lease (or a lock) of `ttlMs` before Redis expires it: clock drift and
+ * the time its renewal takes. A tenth of it, at most a second.
+ */
+export function leaseSafetyMs(ttlMs: number): number {
+  return Math.min(1000, Math.floor(ttlMs / 10));
+}
+
 /** The holder's replica name in a lease value (`<token>:<replica>`). */
 export function holderOf(value: string | null): string | undefined {
   if (value === null) return undefined;
