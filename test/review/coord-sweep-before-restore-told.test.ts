@@ -20,23 +20,16 @@ import { Coordinator } from '../../src/coordination/coordinator';
 import { GROUP_INSTRUMENTS } from '../../src/coordination/scripts';
 import { StoreRedis } from '../../src/coordination/stores';
 import { GateNode, holderOf, INSTRUMENT, pollGate, Rec, Sent, startGateNode, unmarked } from '../support/gate-replicas';
+import { failingWhen } from '../support/redis-link';
 import { describeWithRedis, useOlderDumps } from '../support/redis-server';
 
 /** Redis as the holder reaches it, where the round's next `GROUP_INSTRUMENTS` call fails when `failKnows` is set. */
 function failingKnows(redis: StoreRedis): { redis: StoreRedis; failKnows: boolean } {
   const link = { failKnows: false, redis };
-  link.redis = new Proxy(redis, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]): unknown => {
-        if (prop === 'eval' && args[0] === GROUP_INSTRUMENTS && link.failKnows) {
-          link.failKnows = false;
-          return Promise.reject(new Error('connect ECONNRESET (test: Redis dropped the connection)'));
-        }
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
+  link.redis = failingWhen(redis, (command, args) => {
+    if (command !== 'eval' || args[0] !== GROUP_INSTRUMENTS || !link.failKnows) return undefined;
+    link.failKnows = false;
+    return new Error('connect ECONNRESET (test: Redis dropped the connection)');
   });
   return link;
 }
