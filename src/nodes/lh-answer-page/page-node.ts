@@ -34,12 +34,12 @@ import { isServerNode } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { isChecked, renderTemplate } from '../shared/typed-inputs';
 import { zonedTime } from '../shared/zoned-time';
-import { errorLabel, planAnswer, showOutcome } from './answer-decision';
+import { AnswerPlan, errorLabel, planAnswer, showOutcome } from './answer-decision';
 import { FormTokens, MAX_USED_PER_ERROR, MAX_USED_TOKENS, SharedUsedSet } from './form-tokens';
 import { basicAuthUser, MAX_FORM_BYTES, PageRequest, queryParam, routeClash, servePage } from './http-routes';
 import { derivedSecret, linkKey, sharedLinkKey } from './link-key';
 import { instrumentDigest, LinkCheck, signedBy, signLink, unownedReason, verifyLink } from './link-signing';
-import { answerFields } from './page-fields';
+import { AnswerFields, answerFields } from './page-fields';
 import { forbiddenPage, outcomePage, OutcomeView, PAGE_HEADERS, questionPage } from './page-html';
 import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath, statusKey } from './page-links';
 import { formSecret, PageSecrets } from './page-secrets';
@@ -472,6 +472,29 @@ export class AnswerPageNode {
     };
   }
 
+  /**
+   * Sends the answer `plan` chose, or gives its outcome when it sends nothing. The audit trail records this page node
+   * and the httpNodeAuth user as the actor of the answer it sends.
+   */
+  private sendPlanned(
+    req: PageRequest,
+    plan: AnswerPlan,
+    link: LinkedError,
+    by: string | undefined,
+    fields: AnswerFields,
+  ): Promise<AnswerOutcome> {
+    if (plan.send === false) return Promise.resolve(plan.outcome);
+    const { client, server } = this.instrument();
+    const seen = link.seen ?? identityOf(plan.record);
+    const send = (): Promise<AnswerOutcome> =>
+      plan.send === 'A'
+        ? answerA(client, plan.record as PendingError, plan.response, by, seen, fields.items)
+        : answerB(client, plan.record as InstrumentError, plan.actionId, server.clientKey || null, by, seen, {
+            values: fields.inputs,
+          });
+    return asNodeActor(this.node, { req } as unknown as NodeMessage, send, httpNodeBasicChecked(this.RED));
+  }
+
   private async takeAnswer(req: PageRequest, res: ServerResponse, form: URLSearchParams): Promise<void> {
     const token = form.get('t') ?? queryParam(req, 't');
     await this.secrets.ready();
@@ -494,9 +517,6 @@ export class AnswerPageNode {
     // the chosen action's input fields (B) and the per-item answers (A) the form carries
     const fields = answerFields(form, chosen);
     const { client, server } = this.instrument();
-    // the audit trail records this page node and the httpNodeAuth user as the actor of the answer it sends
-    const actorMsg = { req } as unknown as NodeMessage;
-
     const already = this.alreadyView(client, link);
     const record = already ? undefined : await this.currentRecord(client, link, { fresh: true });
     const plan = planAnswer({
@@ -508,29 +528,7 @@ export class AnswerPageNode {
       changedTo: record ? this.changedView(link, record)?.reason : undefined,
       itemProblem: record && link.source === 'A' && chosen ? itemProblem(record, chosen, fields.items) : undefined,
     });
-    const seen = (r: ErrorRecord): ErrorIdentity | undefined => link.seen ?? identityOf(r);
-    const given: AnswerOutcome =
-      plan.send === false
-        ? plan.outcome
-        : await asNodeActor(
-            this.node,
-            actorMsg,
-            () =>
-              plan.send === 'A'
-                ? answerA(client, plan.record as PendingError, plan.response, by, seen(plan.record), fields.items)
-                : answerB(
-                    client,
-                    plan.record as InstrumentError,
-                    plan.actionId,
-                    server.clientKey || null,
-                    by,
-                    seen(plan.record),
-                    {
-                      values: fields.inputs,
-                    },
-                  ),
-            httpNodeBasicChecked(this.RED),
-          );
+    const given = await this.sendPlanned(req, plan, link, by, fields);
     const shown = showOutcome(given);
     const outcome = shown.outcome;
     // a changed error keeps the title the link was made for: the new error under the id is not what was answered

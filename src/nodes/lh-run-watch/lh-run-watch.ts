@@ -139,7 +139,7 @@ export = function register(RED: Red): void {
       // alone: in-process memory; coordinated (lh-coordination): only the lease holder watches, its memory in Redis
       const memory = memoryFor(instrumentKey, node.id);
       const store = runMemoryStore(server, node.id, memory);
-      loop = watch(node, status, server, client, memory, store, instrumentInfo(server, client), config, slot);
+      loop = new RunWatch(node, status, server, client, memory, store, instrumentInfo(server, client), config, slot).loop;
       const started = loop;
       offRole = store.onChange(() => started.trigger()); // a new holder polls at once
       if (listensForPushes(config.listen)) stopListening = listenForPushes(RED, node, client, loop, slot);
@@ -208,56 +208,75 @@ function show(status: Status, store: RunMemoryStore, s: RunStatus, now: number):
   else status.ok(p ? 'lh-run-watch.status.progress' : 'lh-run-watch.status.state', subs);
 }
 
-function watch(
-  node: Node,
-  status: Status,
-  server: LhServerNode,
-  client: LiquidHandlerClient,
-  memory: WatchMemory,
-  store: RunMemoryStore,
-  instrument: InstrumentInfo,
-  config: NodeConfig,
-  slot: PollSlot,
-): PollLoop {
-  const baseMs = slot.intervalMs;
-  const grace = offlineAfterOf(config.offlineAfter);
-  const everyMs = progressEveryMs(config.progressInterval);
-  const lab = new LabPublisher(server, instrument); // lh-state and the metrics read what this watch sees
-  let lastProblem = '';
+/**
+ * One run watch at work: polls the run status (a lease holder alone when coordinated), reports each change once on
+ * outputs 1–3, the connection's changes on output 4, and tells the lab (lh-state, the metrics) what it saw.
+ */
+class RunWatch {
+  /** at most MAX_POLLS_IN_FLIGHT polls of this Node-RED at a time */
+  readonly loop: PollLoop;
+  private readonly baseMs: number;
+  private readonly grace: number;
+  private readonly everyMs: number;
+  /** lh-state and the metrics read what this watch sees */
+  private readonly lab: LabPublisher;
+  private lastProblem = '';
+
+  constructor(
+    private readonly node: Node,
+    private readonly status: Status,
+    private readonly server: LhServerNode,
+    private readonly client: LiquidHandlerClient,
+    private readonly memory: WatchMemory,
+    private readonly store: RunMemoryStore,
+    private readonly instrument: InstrumentInfo,
+    config: NodeConfig,
+    private readonly slot: PollSlot,
+  ) {
+    this.baseMs = slot.intervalMs;
+    this.grace = offlineAfterOf(config.offlineAfter);
+    this.everyMs = progressEveryMs(config.progressInterval);
+    this.lab = new LabPublisher(server, instrument);
+    this.loop = new PollLoop((started) => this.pollOnce(started), pollPermits);
+    status.idle('polling');
+    status.follow(server.connection, { apis: ['A'], offlineAfter: this.grace, onChange: (v) => this.onConnection(v) });
+    slot.catchUp((since) => this.loop.catchUp(since)); // the first poll: a deploy of many nodes paces its first polls
+  }
 
   /** A poll's msgs and what the lab hears of them. */
-  function sendReport(report: UnsentReport): void {
-    for (const out of report.sends) node.send(out);
-    if (report.run) lab.run(report.run);
-    if (report.finished !== undefined) lab.runFinished(report.finished);
+  private sendReport(report: UnsentReport): void {
+    for (const out of report.sends) this.node.send(out);
+    if (report.run) this.lab.run(report.run);
+    if (report.finished !== undefined) this.lab.runFinished(report.finished);
   }
 
   /**
    * What the node's closed instance recorded as reported and could not send: sent before anything this instance
    * sends, whatever the role now (no other replica sends it: the shared memory says it was).
    */
-  function sendUnsent(): void {
-    const unsent = memory.unsent ?? [];
-    memory.unsent = undefined;
-    for (const report of unsent) sendReport(report);
+  private sendUnsent(): void {
+    const unsent = this.memory.unsent ?? [];
+    this.memory.unsent = undefined;
+    for (const report of unsent) this.sendReport(report);
   }
 
-  async function pollOnce(started: number): Promise<number> {
-    sendUnsent();
+  private async pollOnce(started: number): Promise<number> {
+    const { baseMs, client, store, memory, loop, instrument } = this;
+    this.sendUnsent();
     if (!store.active) {
-      status.standby(store.status()); // above the connection state: the holder shows and reports that
+      this.status.standby(store.status()); // above the connection state: the holder shows and reports that
       return baseMs; // another replica watches; a role change triggers a poll at once
     }
-    status.standby(undefined);
+    this.status.standby(undefined);
     let s: RunStatus;
     try {
       s = await client.runs.status();
     } catch (err) {
-      return loop.stopped ? baseMs : failedPoll(err);
+      return loop.stopped ? baseMs : this.failedPoll(err);
     }
     if (loop.stopped) return baseMs; // closed meanwhile: the answer belongs to nobody
-    lastProblem = '';
-    catchUpConnection();
+    this.lastProblem = '';
+    this.catchUpConnection();
 
     await store.load(memory); // coordinated: a new holder continues from the shared memory
     if (loop.stopped) return baseMs;
@@ -269,7 +288,8 @@ function watch(
     const seen = observe(draft, s, now);
     const runBegan = draft.run !== undefined && draft.run !== before;
     const p = progressOf(s, now);
-    const { change, progress } = pollMessages(s, seen, p, !!p && !seen.change && progressDue(draft, now, everyMs), instrument);
+    const due = !!p && !seen.change && progressDue(draft, now, this.everyMs);
+    const { change, progress } = pollMessages(s, seen, p, due, instrument);
     if (seen.change && p) draft.progressAt = now;
     // the finished msg (its run record read from the instrument) is ready before the memory is recorded: a holder
     // that dies while it reads has recorded nothing and the next one reports the run; recorded, it is sent at once
@@ -279,22 +299,7 @@ function watch(
     const verdict = await store.save(draft);
     if (verdict === 'fenced') return baseMs;
     commitMemory(memory, draft);
-    const mark = verdict === 'lost' ? { coordination: 'lost' } : {};
-    const report: UnsentReport = { sends: [] };
-    if (change || progress)
-      report.sends.push([change && { ...change, ...mark }, null, progress && { ...progress, ...mark }, null]);
-    if (finished) report.sends.push([null, { ...finished, ...mark }, null, null]);
-    if (change || progress) {
-      const at = p ? { progress: p.progress, eta: p.eta ?? null } : { progress: null, eta: null };
-      report.run = {
-        state: s.protocolRunState,
-        started: runBegan,
-        protocol: s.protocolName ?? null,
-        step: stepName(s.currentStep),
-        ...at,
-      };
-    }
-    if (finished) report.finished = String(finished.result ?? 'unknown');
+    const report = reportOf(s, { change, progress, finished }, p, runBegan, verdict === 'lost');
     // closed while the memory was written (a redeploy): it is recorded as reported (coordinated: in Redis, where the
     // next instance reads it), so the next instance of this node sends it; dropped, it would never be reported
     if (loop.stopped) {
@@ -303,54 +308,80 @@ function watch(
       return baseMs;
     }
     // left by the closed instance while this poll ran (its write answered after this poll began): it comes first
-    sendUnsent();
-    sendReport(report);
+    this.sendUnsent();
+    this.sendReport(report);
     const run = memory.run;
     if (run && run.priorRecordIds === undefined) {
       run.priorRecordIds = await listedIds(client);
       await store.save(memory);
     }
-    show(status, store, s, now);
-    return slot.delayAfter(started); // the next slot: never more than an interval after this poll
+    show(this.status, store, s, now);
+    return this.slot.delayAfter(started); // the next slot: never more than an interval after this poll
   }
 
   /** A poll the instrument did not answer: the status says why, and the next one backs off. */
-  function failedPoll(err: unknown): number {
-    catchUpConnection();
+  private failedPoll(err: unknown): number {
+    this.catchUpConnection();
     const e = asLhError(err, 'run-status');
     if (!isUnreachable(e)) {
-      if (e.message !== lastProblem) logWarn(node, e.message);
-      lastProblem = e.message;
-      status.failed(e);
-      return withJitter(backoffMs(baseMs, 1, 0));
+      if (e.message !== this.lastProblem) logWarn(this.node, e.message);
+      this.lastProblem = e.message;
+      this.status.failed(e);
+      return withJitter(backoffMs(this.baseMs, 1, 0));
     }
     // offline is the lh-server's state (every request of the instrument feeds it): it shows and emits it
-    status.unanswered(e);
-    const view = server.connection?.view(['A']);
+    this.status.unanswered(e);
+    const view = this.server.connection?.view(['A']);
     const failures = view?.state === 'offline' || view?.state === 'online' ? view.failures : 1;
-    return withJitter(backoffMs(baseMs, failures, grace)); // from its own Offline after on, as alone
+    return withJitter(backoffMs(this.baseMs, failures, this.grace)); // from its own Offline after on, as alone
   }
 
   /** After a poll: what changed while this node was not deployed is said now, once. */
-  function catchUpConnection(): void {
-    const connection = server.connection;
-    if (connection) onConnection(connection.view(['A'], grace));
+  private catchUpConnection(): void {
+    const connection = this.server.connection;
+    if (connection) this.onConnection(connection.view(['A'], this.grace));
   }
 
   /** The server's connection state changed: offline or online once per change on output 4 (the status shows it). */
-  function onConnection(view: ConnectionView): void {
-    if (loop.stopped || !store.active) return; // a standby's holder reports it
-    const { reported, change } = connectionChange(memory.connection, view);
-    memory.connection = reported;
+  private onConnection(view: ConnectionView): void {
+    if (this.loop.stopped || !this.store.active) return; // a standby's holder reports it
+    const { reported, change } = connectionChange(this.memory.connection, view);
+    this.memory.connection = reported;
     if (!change) return;
     const details = { failedPolls: change.failedPolls, reason: change.state === 'offline' ? change.reason : undefined };
-    const mark = store.status() ? { coordination: 'lost' } : {}; // watching without Redis: every replica says it
-    node.send([null, null, null, { ...connectionMessage(change.state, instrument, details), ...mark }]);
+    const mark = this.store.status() ? { coordination: 'lost' } : {}; // watching without Redis: every replica says it
+    this.node.send([null, null, null, { ...connectionMessage(change.state, this.instrument, details), ...mark }]);
   }
+}
 
-  const loop = new PollLoop(pollOnce, pollPermits); // at most MAX_POLLS_IN_FLIGHT polls of this Node-RED at a time
-  status.idle('polling');
-  status.follow(server.connection, { apis: ['A'], offlineAfter: grace, onChange: onConnection });
-  slot.catchUp((since) => loop.catchUp(since)); // the first poll: a deploy of many nodes paces its first polls
-  return loop;
+/**
+ * What a poll sends (outputs 1–3; marked `coordination: "lost"` when it was recorded without Redis) and what the lab
+ * (lh-state, the metrics) hears with it: the run's state and progress, the finished run's result.
+ */
+function reportOf(
+  s: RunStatus,
+  msgs: { change: NodeMessage | null; progress: NodeMessage | null; finished: NodeMessage | undefined },
+  p: ReturnType<typeof progressOf>,
+  runBegan: boolean,
+  lost: boolean,
+): UnsentReport {
+  const { change, progress, finished } = msgs;
+  const mark = lost ? { coordination: 'lost' } : {};
+  const report: UnsentReport = { sends: [] };
+  if (change || progress) {
+    report.sends.push([change && { ...change, ...mark }, null, progress && { ...progress, ...mark }, null]);
+    report.run = {
+      state: s.protocolRunState,
+      started: runBegan,
+      protocol: s.protocolName ?? null,
+      step: stepName(s.currentStep),
+      progress: p ? p.progress : null,
+      eta: p ? (p.eta ?? null) : null,
+    };
+  }
+  if (finished) {
+    report.sends.push([null, { ...finished, ...mark }, null, null]);
+    report.finished = String(finished.result ?? 'unknown');
+  }
+  return report;
 }
