@@ -414,12 +414,15 @@ return 1
  * KEYS: the error's used-token zset, the page's used-token zset. ARGV: token MAC, its expiry (ms), most per error,
  * most in all. A one-time form token used: → 1 the first time (on any replica), 0 when used before, or when the
  * error's share or the page's whole set is full of live tokens (refused rather than forget one: a used token is
- * never forgotten before its form expires, so no form can be replayed). Expired entries are dropped first.
+ * never forgotten before its form expires, so no form can be replayed). Expired entries are dropped first. The
+ * expiry is on the clock of the replica that issued the form, the set is pruned on Redis's: a form Redis's clock
+ * says expired is refused (0) too, never recorded for the moment until the next prune, whatever the replica's clock.
  */
 export const FORM_TOKEN_USE = `${NOW_MS}
 local now = now_ms()
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if tonumber(ARGV[2]) <= now then return 0 end
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) or redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
@@ -428,6 +431,18 @@ local keep = math.max(1, math.ceil(tonumber(ARGV[2]) - now))
 if redis.call('PTTL', KEYS[1]) < keep then redis.call('PEXPIRE', KEYS[1], keep) end
 if redis.call('PTTL', KEYS[2]) < keep then redis.call('PEXPIRE', KEYS[2], keep) end
 return 1
+`;
+
+/**
+ * KEYS: the error's used-token zset, the page's used-token zset. ARGV: most per error, most in all. → 1 when forms of
+ * the error are refused because a set is full of live tokens, counted on Redis's clock as FORM_TOKEN_USE prunes them
+ * (a replica's clock ahead would miss the tokens that expired for it and not yet for Redis), else 0.
+ */
+export const FORMS_FULL = `${NOW_MS}
+local live = '(' .. string.format('%d', now_ms())
+if redis.call('ZCOUNT', KEYS[1], live, '+inf') >= tonumber(ARGV[1]) then return 1 end
+if redis.call('ZCOUNT', KEYS[2], live, '+inf') >= tonumber(ARGV[2]) then return 1 end
+return 0
 `;
 
 /** KEYS: lease, zset of deadlines, hash of bodies. ARGV: lease value, key. → 1 taken now (send it), 0 gone already. */

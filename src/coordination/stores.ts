@@ -21,6 +21,7 @@ import {
   FENCED_TAKE_DUE,
   FENCED_TAKE_ONE,
   FORM_TOKEN_USE,
+  FORMS_FULL,
   GIVE_BACK,
   LEDGER_CLAIM,
   LEDGER_SETTLE,
@@ -39,7 +40,6 @@ export interface StoreRedis extends RedisLike {
   set(key: string, value: string, ex: 'EX', seconds: number): Promise<string | null>;
   set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<string | null>;
   del(key: string): Promise<number>;
-  zcount(key: string, min: string, max: string): Promise<number>;
 }
 
 /** An open error as the replicas remember it: what was raised, so a new holder can say it resolved. */
@@ -518,12 +518,9 @@ export class SharedOnce {
   /** Whether forms of page `page` for `errorKey` are refused because the used-set is full of live tokens (useForm). */
   async formsFull(page: string, errorKey: string, caps: { maxPerError: number; maxAll: number }): Promise<boolean> {
     const error = createHash('sha256').update(errorKey).digest('hex').slice(0, 24);
-    const now = `(${Date.now()}`;
-    const [mine, all] = await Promise.all([
-      this.redis.zcount(this.keys.shared(`forms:${page}:${error}`), now, '+inf'),
-      this.redis.zcount(this.keys.shared(`forms:${page}`), now, '+inf'),
-    ]);
-    return mine >= caps.maxPerError || all >= caps.maxAll;
+    const perError = this.keys.shared(`forms:${page}:${error}`);
+    const all = this.keys.shared(`forms:${page}`);
+    return Number(await this.redis.eval(FORMS_FULL, 2, perError, all, caps.maxPerError, caps.maxAll)) === 1;
   }
 
   /** Issues a one-time token valid for `ttlSeconds` on every replica. */

@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { SharedLedger, SharedOnce } from '../../src/coordination/stores';
 import { describeWithRedis, useRedis } from '../support/redis-server';
+import { until } from '../support/until';
 
 const MAX_KEPT = 8;
 
@@ -133,9 +134,18 @@ describeWithRedis('coordination: Redis state stays bounded', function () {
     const k = fresh().instrument('inst');
     const once = new SharedOnce(db.redis, k);
     const caps = { maxPerError: 2, maxAll: 10 };
-    const past = Date.now() - 1000; // forms that have expired since they were posted
-    assert.ok(await once.useForm('page', 'e1', 'old-1', past, caps));
-    assert.ok(await once.useForm('page', 'e1', 'old-2', past, caps));
+    // forms that expire on Redis's clock a moment after they were posted
+    const redisNow = async (): Promise<number> => {
+      const [s, us] = await db.redis.time();
+      return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+    };
+    const soon = (await redisNow()) + 300;
+    assert.ok(await once.useForm('page', 'e1', 'old-1', soon, caps));
+    assert.ok(await once.useForm('page', 'e1', 'old-2', soon, caps));
+    assert.equal(await once.formsFull('page', 'e1', caps), true);
+    await until(async () => (await redisNow()) > soon, "the forms' expiry on Redis's clock", 2000);
+    assert.equal(await once.useForm('page', 'e1', 'late', soon, caps), false, 'a form expired on Redis’s clock is refused');
+    assert.equal(await once.formsFull('page', 'e1', caps), false, 'expired, they no longer fill the set');
     const live = Date.now() + 60_000;
     assert.ok(await once.useForm('page', 'e1', 'new-1', live, caps), 'expired tokens no longer count');
     assert.ok(await once.useForm('page', 'e1', 'new-2', live, caps));

@@ -1,0 +1,74 @@
+/**
+ * Review (review33, the answer page under coordination). The used form tokens live in Redis only: Redis restored
+ * from a snapshot older than a form's answer forgets that the form was used, and the same form posted again passes
+ * the token check. What keeps the instrument from acting twice is the answer this Node-RED remembers (its own answer
+ * ledger: the page says "already answered"), the instrument's list read afresh before any answer (an answered error is
+ * no longer pending), and the shared answer ledger each replica writes its claims back to once it learns of the loss.
+ * README, "Redis loses its data". Real redis-server restarted on a copy of an older dump.rdb, a real Node-RED runtime.
+ */
+import assert from 'node:assert/strict';
+
+import { fetchText, formOf, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
+import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { describeWithRedis, useOlderDumps } from '../support/redis-server';
+import { helper, nextMessage } from '../support/runtime';
+import { until } from '../support/until';
+
+type Msg = Record<string, unknown>;
+
+describeWithRedis('review: an answer form posted again after Redis came back from an older snapshot', function () {
+  this.timeout(60000);
+  const { sim, pageNode } = usePageSuite();
+  const dumps = useOlderDumps();
+  let run = 0;
+
+  const answers = (): Msg[] =>
+    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+
+  it('the used token is gone with the data, and still the error is answered once', async function () {
+    const server = bServerFlow(sim, { withB: false, config: { coordination: 'coord' } });
+    const prefix = `lh-form-restore-${process.pid}-${++run}`;
+    await loadWithPage(
+      [
+        { id: 'coord', type: 'lh-coordination', url: dumps.harness.url, prefix },
+        ...server.nodes,
+        pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
+        { id: 'out', type: 'helper' },
+        { id: 'audit', type: 'helper' },
+      ],
+      { ...server.credentials, page: { secret: 'test-secret-not-shown' } },
+    );
+    const coordinated = helper.getNode('server') as unknown as { coordination?: { isHolder: boolean } };
+    await until(() => coordinated.coordination?.isHolder === true, 'the Node-RED holds the instrument', 10000);
+    const error = sim.injectPendingError({ title: 'Clot detected', responses: ['Retry', 'Abort'] });
+    const out = nextMessage(helper.getNode('out'));
+    helper.getNode('page').receive({ payload: error, source: 'A', event: 'raised', notification: 'sim: Clot' });
+    const link = String((await out).answerUrl);
+    const t = new URL(link).searchParams.get('t') ?? '';
+    const post = link.split('?')[0];
+    const form = formOf((await fetchText(link)).text);
+    const older = await dumps.snapshot(); // before the answer
+    const first = await fetchText(post, { form: { t, form: form.form, response: 'Retry' } });
+    assert.equal(first.status, 200, first.text.slice(-400));
+    const forms = `${prefix}:*:shared:forms:*`;
+    assert.ok((await dumps.redis.keys(forms)).length > 0, 'the used token is in Redis');
+
+    await dumps.restartFrom(older);
+    await until(
+      async () =>
+        String(await dumps.redis.client('LIST'))
+          .trim()
+          .split('\n').length > 1,
+      'the Node-RED reconnected to Redis',
+      10000,
+    );
+    assert.deepEqual(await dumps.redis.keys(forms), [], 'the used token went with the data');
+    const again = await fetchText(post, { form: { t, form: form.form, response: 'Abort' } });
+    assert.match(again.text, /Already answered with <b>Retry<\/b>/);
+    assert.deepEqual(
+      answers().map((b) => b.selectedResponse),
+      ['Retry'],
+      'one answer reached the instrument',
+    );
+  });
+});
