@@ -47,7 +47,6 @@ export class CoordinationKeys {
       watchers: `${base}:watchers`,
       fence: `${base}:fence`,
       seq: `${base}:seq`,
-      claim: (scope: string, key: string) => `${base}:once:${scope}:${key}`,
       ledger: (source: string) => `${base}:ledger:${source}`,
       dueAt: `${base}:defaults:due`,
       dueBody: `${base}:defaults:body`,
@@ -70,7 +69,6 @@ export interface InstrumentKeys {
   fence: string;
   /** the write sequence of the shared seen-stores: bumped by every write; lower than a replica knew → writes lost */
   seq: string;
-  claim(scope: string, key: string): string;
   ledger(source: string): string;
   dueAt: string;
   dueBody: string;

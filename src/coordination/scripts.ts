@@ -82,12 +82,6 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
 end
 `;
 
-/** KEYS: lease, claim key. ARGV: lease value, claim value, ttl s. → 1 claimed now, 0 claimed before (value kept). */
-export const FENCED_CLAIM = `${FENCE}
-if redis.call('SET', KEYS[2], ARGV[2], 'NX', 'EX', ARGV[3]) then return 1 end
-return 0
-`;
-
 /**
  * `keep(hash, order)`: a ledger is kept 30 days after its last claim or answer (an instrument taken out of the lab
  * leaves nothing for ever; no answer is refused because of one that old). The ledger order's next score (needs NOW_MS): Redis's time in ms, or just above the newest entry when that is not

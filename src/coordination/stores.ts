@@ -3,7 +3,7 @@
  * behalf (raised / resolved, automatic answers, due defaults) are fenced by its lease; what a person does (an answer
  * page POSTed to any replica) is claimed without the lease, the claim itself deciding who was first.
  */
-import { createHash, randomBytes } from 'crypto';
+import { createHash } from 'crypto';
 
 import type { AnswerRecord } from '../client';
 import { MAX_ANSWERS_KEPT } from '../client/answer-ledger';
@@ -12,7 +12,6 @@ import { InstrumentKeys } from './keys';
 import { fenced, RedisLike } from './leases';
 import {
   CANCEL,
-  FENCED_CLAIM,
   FENCED_LEDGER_CLAIM,
   FENCED_SCHEDULE,
   FENCED_SEEN_RAISE,
@@ -470,28 +469,12 @@ export class SharedDefaults {
   }
 }
 
-/** Once-only claims (a run start, a form token used): the first caller gets true, every later one false. */
+/** The answer page's once-only form tokens, shared by the replicas: a form posted to two replicas answers once. */
 export class SharedOnce {
   constructor(
     private readonly redis: StoreRedis,
     private readonly keys: InstrumentKeys,
   ) {}
-
-  /** Fenced: only the lease holder may claim (automatic work). */
-  async claimAsHolder(leaseValue: string, scope: string, key: string, ttlSeconds = 7 * 24 * 3600): Promise<boolean> {
-    return fenced(
-      scope,
-      async () =>
-        Number(
-          await this.redis.eval(FENCED_CLAIM, 2, this.keys.lease, this.keys.claim(scope, key), leaseValue, '1', ttlSeconds),
-        ) === 1,
-    );
-  }
-
-  /** A person's once-only claim (a form token used), on any replica: true the first time, kept for `ttlMs`. */
-  async claim(scope: string, key: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.set(this.keys.claim(scope, key), '1', 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')) === 'OK';
-  }
 
   /**
    * A one-time form token of page `page` for error `errorKey` used (its MAC, valid until `expiresAt`, ms): true the
@@ -521,18 +504,6 @@ export class SharedOnce {
     const perError = this.keys.shared(`forms:${page}:${error}`);
     const all = this.keys.shared(`forms:${page}`);
     return Number(await this.redis.eval(FORMS_FULL, 2, perError, all, caps.maxPerError, caps.maxAll)) === 1;
-  }
-
-  /** Issues a one-time token valid for `ttlSeconds` on every replica. */
-  async issue(scope: string, ttlSeconds: number): Promise<string> {
-    const token = randomBytes(18).toString('base64url');
-    await this.redis.set(this.keys.claim(scope, token), '1', 'EX', ttlSeconds);
-    return token;
-  }
-
-  /** Uses a token: true once (on whichever replica), false after or when unknown / expired. */
-  async use(scope: string, token: string): Promise<boolean> {
-    return (await this.redis.del(this.keys.claim(scope, token))) === 1;
   }
 }
 

@@ -103,7 +103,6 @@ describeWithRedis('coordination: Redis Cluster hash slots', function () {
     await defaults.giveBack('4', 1, { answer: 'Retry' });
     await defaults.cancel('4');
     const once = new SharedOnce(redis, k);
-    await once.claimAsHolder(grant.value, 'start', 'run-1');
     await once.useForm('page', '5', 'mac', Date.now() + 60000, { maxPerError: 2, maxAll: 5 });
     await once.formsFull('page', '5', { maxPerError: 2, maxAll: 5 });
     await sharedSecret(redis, k, 'page', 'candidate');

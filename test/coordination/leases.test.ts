@@ -7,7 +7,7 @@ import { rendezvous } from '../../src/coordination/coordinator';
 import { fairShare, planLeases } from '../../src/coordination/fair-share';
 import { CoordinationKeys } from '../../src/coordination/keys';
 import { FencedError, Leases } from '../../src/coordination/leases';
-import { SharedOnce } from '../../src/coordination/stores';
+import { SharedValue } from '../../src/coordination/shared-memory';
 import { describeWithRedis, RedisHarness } from '../support/redis-server';
 
 describe('coordination: fair share (pure)', function () {
@@ -108,7 +108,7 @@ describeWithRedis('coordination: leases and fencing on a real Redis', function (
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 30 }), async (ops) => {
         const keys = new CoordinationKeys(`${prefix}-${++n}`);
         const leases = new Leases(redis, keys);
-        const once = new SharedOnce(redis, keys.instrument('inst'));
+        const probe = new SharedValue(redis, keys.instrument('inst'), 'probe'); // a fenced write
         const beliefs: (string | undefined)[] = [undefined, undefined, undefined];
         let lastToken = 0;
         let writes = 0;
@@ -131,8 +131,9 @@ describeWithRedis('coordination: leases and fencing on a real Redis', function (
             await redis.del(keys.instrument('inst').lease); // what an expiry does; the believers are now stale
           } else if (kind === 'write') {
             const current = await redis.get(keys.instrument('inst').lease);
-            const attempt = once.claimAsHolder(value ?? 'none:none', 'write', String(++writes));
-            if (value !== undefined && value === current) assert.equal(await attempt, true, 'the holder writes');
+            const attempt = probe.write(value ?? 'none:none', String(++writes));
+            if (value !== undefined && value === current)
+              await attempt; // the holder writes
             else await assert.rejects(attempt, FencedError, 'a stale or absent holder is refused');
           }
           // at most one replica's belief matches the lease in Redis
@@ -147,7 +148,7 @@ describeWithRedis('coordination: leases and fencing on a real Redis', function (
   it('a lease expires on its own: another replica takes it with a larger token, the old holder is fenced', async function () {
     const keys = new CoordinationKeys(prefix);
     const leases = new Leases(redis, keys);
-    const once = new SharedOnce(redis, keys.instrument('inst'));
+    const memory = new SharedValue(redis, keys.instrument('inst'), 'probe');
     const a = await leases.acquire('inst', 'a', 150);
     assert.ok(a.token > 0);
     const b0 = await leases.acquire('inst', 'b', 150);
@@ -157,9 +158,9 @@ describeWithRedis('coordination: leases and fencing on a real Redis', function (
     const b = await leases.acquire('inst', 'b', 5000);
     assert.ok(b.token > a.token);
     assert.equal(await leases.renew('inst', a.value, 5000), false, 'compare-and-extend refuses the old value');
-    await assert.rejects(once.claimAsHolder(a.value, 'default', 'e1'), FencedError);
-    assert.equal(await once.claimAsHolder(b.value, 'default', 'e1'), true);
-    assert.equal(await once.claimAsHolder(b.value, 'default', 'e1'), false, 'once only');
+    await assert.rejects(memory.write(a.value, '"from a"'), FencedError);
+    await memory.write(b.value, '"from b"');
+    assert.deepEqual(await memory.read(), { token: b.token, json: '"from b"' }, 'the holder wrote, the old one did not');
   });
 
   it('replicas that stop heartbeating leave the live set after their lease time', async function () {

@@ -10,7 +10,6 @@ import {
   registrationUsers,
   SharedDefaults,
   SharedLedger,
-  SharedOnce,
   sharedSecret,
   STALE_LEDGER_CLAIM_MS,
   staleClaimMsFor,
@@ -123,27 +122,12 @@ describeWithRedis('coordination: shared stores on a real Redis', function () {
     await assert.rejects(defaults.takeDue(lease, 9999), FencedError, 'a holder that lost its lease takes nothing');
   });
 
-  it('form tokens work on any replica, once; the page secret is the first replica’s on all', async function () {
+  it('the page secret is the first replica’s on all', async function () {
     const k = keys.instrument('inst');
-    const once = new SharedOnce(db.redis, k);
-    const token = await once.issue('form', 60);
-    const uses = await Promise.all(Array.from({ length: 6 }, () => once.use('form', token)));
-    assert.equal(uses.filter(Boolean).length, 1);
-    assert.equal(await once.use('form', 'forged'), false);
     const a = await sharedSecret(db.redis, k, 'page', 'secret-of-a');
     const b = await sharedSecret(db.redis, k, 'page', 'secret-of-b');
     assert.equal(a, 'secret-of-a');
     assert.equal(b, 'secret-of-a');
-  });
-
-  it('a person’s once-only claim (a used form token): true once across concurrent replicas, for its lifetime only', async function () {
-    const k = keys.instrument('inst');
-    const replicas = Array.from({ length: 5 }, () => new SharedOnce(db.redis, k));
-    const first = await Promise.all(replicas.map((o) => o.claim('form:page', 'mac-1', 200)));
-    assert.equal(first.filter(Boolean).length, 1, 'one replica takes the form');
-    assert.equal(await replicas[0].claim('form:page', 'mac-2', 200), true, 'another form is its own claim');
-    const ttl = await db.redis.pttl(k.claim('form:page', 'mac-1'));
-    assert.ok(ttl > 0 && ttl <= 200, `kept until the form would have expired (pttl ${ttl})`);
   });
 
   it('answer ledger: a claim gives way only to what `supersedes` says is over (another error under a reused id)', async function () {
