@@ -295,6 +295,9 @@ function watch(
       };
     }
     if (finished) report.finished = String(finished.result ?? 'unknown');
+    // no change: the lab still hears the run read now (a state node deployed since, or the lab's state redeployed,
+    // would otherwise say no run until the next change; the document folds repeats). Its progress stays as told.
+    const current = { state: s.protocolRunState, protocol: s.protocolName ?? null, step: stepName(s.currentStep) };
     // closed while the memory was written (a redeploy): it is recorded as reported (coordinated: in Redis, where the
     // next instance reads it), so the next instance of this node sends it; dropped, it would never be reported
     if (loop.stopped) {
@@ -305,6 +308,7 @@ function watch(
     // left by the closed instance while this poll ran (its write answered after this poll began): it comes first
     sendUnsent();
     sendReport(report);
+    if (!report.run) lab.run(current);
     const run = memory.run;
     if (run && run.priorRecordIds === undefined) {
       run.priorRecordIds = await listedIds(client);
