@@ -96,7 +96,11 @@ export type LabEvent =
   | (About & { kind: 'run-finished'; result: string })
   | (About & { kind: 'machine'; doorClosed?: boolean; systemReady?: boolean })
   | (About & { kind: 'password'; expiresInDays: number | null })
-  | (About & { kind: 'lease'; holder: boolean; failover?: boolean })
+  /**
+   * `lost`: the coordination lost Redis (the lease lapses unrenewed; every replica watches and says what it sees): no
+   * holder, and no standby either
+   */
+  | (About & { kind: 'lease'; holder: boolean; failover?: boolean; lost?: boolean })
   /**
    * an lh-server node of the instrument started (`present`) or closed: once none of that name is left (the node
    * removed, renamed, its Node-RED redeployed), what was last said of it is no longer so (the metrics' gauges)

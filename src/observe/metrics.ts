@@ -40,7 +40,7 @@ export function hostOfUrl(name: string): string {
 export class LabMetrics {
   readonly registry = new Registry();
   private readonly names = new Set<string>();
-  /** the instrument name of each instrument key seen (answers are published by key alone) */
+  /** the latest instrument name of each instrument key seen (answers are published by key alone) */
   private readonly nameOf = new Map<string, string>();
   /** when this process saw each pending error raised and its severity (for time to answer), oldest dropped first */
   private readonly raisedAt = new Map<string, { at: number; severity: string }>();
@@ -137,7 +137,8 @@ export class LabMetrics {
 
   /** A bounded instrument label: its name, or "other" past MAX_INSTRUMENTS names. */
   private instrument(event: LabEvent): string {
-    if (event.instrument !== '' && !this.nameOf.has(event.instrumentKey) && this.nameOf.size < MAX_INSTRUMENTS)
+    // the name it has now: an lh-server renamed in a redeploy (the same instrument) counts its answers under the new name
+    if (event.instrument !== '' && (this.nameOf.has(event.instrumentKey) || this.nameOf.size < MAX_INSTRUMENTS))
       this.nameOf.set(event.instrumentKey, event.instrument);
     const name = hostOfUrl(event.instrument || this.nameOf.get(event.instrumentKey) || 'unknown');
     const label = name.slice(0, 64) || '_';

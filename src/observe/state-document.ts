@@ -186,6 +186,7 @@ export function fold(memory: StateMemory, event: LabEvent, now: number): StateMe
       next = { ...doc, connection: { state: event.state, reason: event.reason ? clip(event.reason) : null } };
       break;
     case 'lease':
+      if (event.lost) break; // every replica watches and tells the connection it sees: not a standby
       if (!event.holder) next = { ...doc, connection: { state: 'standby', reason: 'another Node-RED holds the lease' } };
       else if (doc.connection.state === 'standby') next = { ...doc, connection: { state: 'unknown', reason: null } };
       break;

@@ -300,6 +300,9 @@ class RunWatch {
     if (verdict === 'fenced') return baseMs;
     commitMemory(memory, draft);
     const report = reportOf(s, { change, progress, finished }, p, runBegan, verdict === 'lost');
+    // no change: the lab still hears the run read now (a state node deployed since, or the lab's state redeployed,
+    // would otherwise say no run until the next change; the document folds repeats). Its progress stays as told.
+    const current = { state: s.protocolRunState, protocol: s.protocolName ?? null, step: stepName(s.currentStep) };
     // closed while the memory was written (a redeploy): it is recorded as reported (coordinated: in Redis, where the
     // next instance reads it), so the next instance of this node sends it; dropped, it would never be reported
     if (loop.stopped) {
@@ -310,6 +313,7 @@ class RunWatch {
     // left by the closed instance while this poll ran (its write answered after this poll began): it comes first
     this.sendUnsent();
     this.sendReport(report);
+    if (!report.run) this.lab.run(current);
     const run = memory.run;
     if (run && run.priorRecordIds === undefined) {
       run.priorRecordIds = await listedIds(client);

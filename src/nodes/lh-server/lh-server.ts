@@ -218,6 +218,8 @@ function joinCoordination(RED: Red, node: LhServerNode, id: unknown, requestTime
     role = state.role;
     if (state.role === 'holder' || state.role === 'standby')
       publishLab({ ...about, kind: 'lease', holder: state.role === 'holder', failover });
+    // Redis lost: the lease lapses, nobody holds it (the metrics' gauge would say 1 for as long as Redis stays away)
+    else if (state.role === 'lost') publishLab({ ...about, kind: 'lease', holder: false, lost: true });
   });
   node.on('close', off);
 }

@@ -6,6 +6,7 @@ import { fingerprint, identityOf } from '../../client';
 import { LabEvent, labListened, PendingErrorView, publishLab } from '../../observe/lab-events';
 import { type InstrumentInfo, responseNames } from './error-records';
 import type { ErrorSource, PolledError } from './poll-messages';
+import { redact } from './redaction';
 import type { LhServerNode } from './server-node';
 
 function text(value: unknown): string {
@@ -118,8 +119,13 @@ export class LabPublisher {
     if (labListened()) publishLab({ ...this.about, kind: 'settled', ...(change !== undefined ? { change } : {}) });
   }
 
+  /**
+   * `reason` without any secret: an instrument's 5xx detail may echo the request (a login's password), and the reason
+   * goes into a retained MQTT document and the fleet tab
+   */
   connection(state: 'online' | 'offline', reason?: string): void {
-    if (labListened()) publishLab({ ...this.about, kind: 'connection', state, reason });
+    if (labListened())
+      publishLab({ ...this.about, kind: 'connection', state, reason: reason === undefined ? undefined : redact(reason) });
   }
 
   password(expiresInDays: number | null): void {
