@@ -3,6 +3,13 @@ import { EventEmitter } from 'events';
 import { type AuditRecord, type ChainGap, type Checkpoint, checkpointMac, GENESIS, type RecordFields, seal } from './record';
 
 /**
+ * Said when the chain in Redis is signed and this Node-RED has no key. Not `lhAudit.key: give it…`: the redaction
+ * step every log line passes reads `name: value` under a secret's name as a secret and would keep only `***`.
+ */
+export const AUDIT_KEY_MISSING =
+  'the audit chain in Redis is signed, but this Node-RED has no lhAudit.key; give it the key the other replicas have (unsigned checkpoints would make the chain fail verify)';
+
+/**
  * The part of an ioredis client (single, Sentinel or Cluster) the Redis audit chain uses. Every key of one chain
  * carries the instrument's hash tag, so its script runs on one Cluster slot.
  */
@@ -307,9 +314,7 @@ export class RedisAuditLog extends EventEmitter {
       const signedBy = (k: Buffer): boolean => typeof cp?.mac === 'string' && cp.mac === checkpointMac(k, cp);
       if (!key && typeof cp.mac === 'string') {
         // unsigned checkpoints over a signed chain would make it fail verify with the key (as if rewritten)
-        throw fail(
-          'the audit chain in Redis is signed, but this Node-RED has no lhAudit.key: give it the key the other replicas have (unsigned checkpoints would make the chain fail verify)',
-        );
+        throw fail(AUDIT_KEY_MISSING);
       }
       if (key && !signedBy(key) && !previousKeys.some(signedBy)) {
         throw altered(

@@ -691,14 +691,16 @@ function problemDetail(body: unknown): string {
   if (typeof body !== 'object' || body === null) return '';
   const b = body as Record<string, unknown>;
   const parts: string[] = [];
+  // `newPassword (The new password must have…)`, not `newPassword: …`: the redaction step every text leaving a node
+  // passes reads `name: value` under a secret's name as a secret, and would keep only `newPassword: ***`
+  const fields = typeof b.errors === 'object' && b.errors !== null ? Object.entries(b.errors as Record<string, unknown>) : [];
+  const said = fields.map(([field, msgs]) => [field, Array.isArray(msgs) ? msgs.join(' ') : String(msgs)] as const);
+  /** A detail that only repeats a field's error as `field: message` (as ASP.NET writes it): said below. */
+  const repeats = (text: string): boolean => said.some(([field, msg]) => text === `${field}: ${msg}`);
   if (typeof b.title === 'string') parts.push(b.title);
-  if (typeof b.detail === 'string' && b.detail !== b.title) parts.push(b.detail);
+  if (typeof b.detail === 'string' && b.detail !== b.title && !repeats(b.detail)) parts.push(b.detail);
   if (typeof b.message === 'string' && parts.length === 0) parts.push(b.message);
-  if (typeof b.errors === 'object' && b.errors !== null) {
-    for (const [field, msgs] of Object.entries(b.errors as Record<string, unknown>)) {
-      parts.push(`${field}: ${Array.isArray(msgs) ? msgs.join(' ') : String(msgs)}`);
-    }
-  }
+  for (const [field, msg] of said) parts.push(`${field} (${msg})`);
   return parts.join(': ');
 }
 

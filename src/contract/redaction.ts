@@ -186,18 +186,31 @@ const IDENTIFIER_KEYS = new Set([
   'field',
 ]);
 
-/** The words of a name: split at separators and case changes, lower case, trailing digits dropped (`auth2`). */
-function wordsOf(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+/**
+ * The words of a name: split at separators and at case changes (`caseWords`), lower case, trailing digits dropped
+ * (`auth2`).
+ */
+function wordsOf(name: string, caseWords: boolean): string[] {
+  const text = caseWords ? name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2') : name;
+  return text
     .split(/[^A-Za-z0-9]+/)
     .filter((w) => w !== '')
     .map((w) => w.toLowerCase().replace(/(?<=[a-z])\d+$/, ''));
 }
 
+/**
+ * A name is read twice: its words split at case changes (`smtpPassword`: smtp, password), and split at separators
+ * only (`PassWord`, `pAsSwOrD`, `X-aPi-KeY`: a name typed or echoed in an odd letter case, whose case changes are no
+ * words); either reading naming a secret makes it secret. The second reading only adds names whose case-split last
+ * word is a piece of a secret word (`PASSword` read as `pas sword`): `passwordExpires` read flat is `passwordexpires`,
+ * still about a secret.
+ */
 function decideSecretName(name: string): boolean {
-  const words = wordsOf(name.length > 256 ? name.slice(-256) : name);
+  const cut = name.length > 256 ? name.slice(-256) : name;
+  return decideSecretWords(wordsOf(cut, true)) || decideSecretWords(wordsOf(cut, false));
+}
+
+function decideSecretWords(words: string[]): boolean {
   while (words.length > 1 && CARRIERS.has(words[words.length - 1])) words.pop();
   const last = words[words.length - 1];
   if (last === undefined) return false;
@@ -239,8 +252,12 @@ const JSON_FIELD = /("((?:[^"\\\n]|\\.){1,128})"\s*:\s*)("(?:[^"\\]|\\.)+"|-?\d[
 const JSON_OPEN = /("((?:[^"\\\n]|\\.){1,128})"\s*:\s*)[{[]/g;
 /** `name=` in a query string or form body (the value after it is redacted when the name is a secret's). */
 const FORM_NAME = /(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]{1,128})=/g;
-/** The value after `name=`: quoted (`token="a b"`, `pwd='x'`: what is between the quotes), or up to `&`, a space or a quote. */
-const FORM_VALUE = /"[^"\n]*"|'[^'\n]*'|[^&\s"']+/y;
+/**
+ * The value after `name=`: quoted (`token="a b"`, `pwd='x'`: what is between the quotes), or up to `&`, a space or a
+ * quote that ends what the value is written in (`"…?token=abc",` in JSON, `'…?token=abc' }` in inspect output): a quote
+ * inside a value (`token=%CE%A8'%D0%96`: encodeURIComponent leaves `'` as it is) is part of it.
+ */
+const FORM_VALUE = /"[^"\n]*"|'[^'\n]*'|(?:[^&\s"']|["'](?![\s,;)}\]\\]|$))+/y;
 
 /** Where the object or array opening at `open` ends (past its closing bracket), or the text's end (cut short). */
 function containerEnd(text: string, open: number): number {
@@ -293,6 +310,108 @@ function redactFormFields(text: string): string {
   return from === 0 ? text : out + text.slice(from);
 }
 
+/**
+ * `name: value`, as a header block, a YAML-like text or a dialog writes it (`Authorization: Bearer abc`, `X-Api-Key:
+ * abc`, `password: hunter2`, `Set-Cookie: sid=…`, util.inspect's `{ password: 'x' }`, Python's `{'password': 'x'}`):
+ * a name that is a word of its own (or quoted, or after a `\n` escape: a line break inside a JSON or JS string), then
+ * `:` (not `://`, not `::`).
+ */
+const COLON_NAME = /(\\?["'])?(?:(?<![A-Za-z0-9_.\\-])|(?<=\\[nrt]))([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})\1[ \t]*:(?!:|\/\/)/g;
+/** An authentication scheme word kept in front of the credential it carries (`Authorization: Bearer ***`). */
+const SCHEME = /^(?:Bearer|Basic|Digest|Negotiate|NTLM|Token)[ \t]+(?=\S)/i;
+/** A value that holds no secret, as in an object (a boolean, null), followed by the end of what it is in. */
+const NO_SECRET = /^(?:true|false|null|undefined)(?=$|[\s,;)}\]])/;
+/** Where a line ends: a line break, or the escape of one inside a JSON or JS string (`\n`, `\r`). */
+const LINE_END = /[\n\r\u2028\u2029]|\\[nr]/g;
+/** Texts longer than this are not searched for JSON strings (a colon-form value then runs to the end of its line). */
+const MAX_JSON_SCAN = 65536;
+/** Brackets tried as the start of a JSON text before giving up (each try may read to the end of the text). */
+const MAX_JSON_TRIES = 16;
+
+/**
+ * The string literals (start, past the closing quote) of the JSON objects and arrays in a text that parse as JSON:
+ * there a quote closes a string for sure, so a colon-form value inside one ends with it. Elsewhere a quote may be
+ * part of a secret (`password: ab"cd`), so it ends nothing.
+ */
+function jsonStrings(text: string): [number, number][] {
+  const spans: [number, number][] = [];
+  if (text.length > MAX_JSON_SCAN) return spans;
+  let tries = 0;
+  for (let i = 0; i < text.length && tries < MAX_JSON_TRIES; i++) {
+    const c = text[i];
+    if (c !== '{' && c !== '[') continue;
+    tries++;
+    const end = containerEnd(text, i);
+    try {
+      JSON.parse(text.slice(i, end));
+    } catch {
+      continue;
+    }
+    for (let j = i; j < end; j++) {
+      if (text[j] !== '"') continue;
+      const start = j;
+      for (j++; j < end && text[j] !== '"'; j++) if (text[j] === '\\') j++;
+      spans.push([start, j + 1]);
+    }
+    i = end - 1;
+  }
+  return spans;
+}
+
+/** Where the value starting at `from` ends: its line's end, or the end of the JSON string it is in (`stringEnd`). */
+function lineEnd(text: string, from: number, stringEnd: number): number {
+  LINE_END.lastIndex = from;
+  const m = LINE_END.exec(text);
+  const end = Math.min(m ? m.index : text.length, stringEnd);
+  let trimmed = end;
+  while (trimmed > from && (text[trimmed - 1] === ' ' || text[trimmed - 1] === '\t')) trimmed--;
+  return trimmed;
+}
+
+/** The part of a value that is the secret: after a scheme word (`Bearer `), or all of it; none for `false`, `null`. */
+function secretPart(value: string): number | undefined {
+  if (NO_SECRET.test(value)) return undefined;
+  const scheme = SCHEME.exec(value);
+  return scheme ? scheme[0].length : 0;
+}
+
+/**
+ * Each `name: value` whose name is a secret's, its value `***`. The value is what follows the colon and spaces: a
+ * quoted one (closed on its line) is what is between the quotes; any other runs to the end of its line (a secret
+ * may hold spaces, quotes, `=`, `:`, `&`), or of the JSON string it is written in. A scheme word in front is kept
+ * (`Authorization: Bearer ***`); `true`, `false`, `null` hold nothing and are kept, as in an object.
+ */
+function redactColonFields(text: string): string {
+  let out = '';
+  let from = 0;
+  let strings: [number, number][] | undefined;
+  for (const m of text.matchAll(COLON_NAME)) {
+    const at = m.index ?? 0;
+    let start = at + m[0].length;
+    if (at < from || !isSecretName(m[2])) continue;
+    while (start < text.length && (text[start] === ' ' || text[start] === '\t')) start++;
+    strings ??= text.includes('"') && /[{[]/.test(text) ? jsonStrings(text) : [];
+    const inString = strings.find(([a, b]) => a < at && at < b);
+    const stringEnd = inString ? inString[1] - 1 : text.length;
+    let end = lineEnd(text, start, stringEnd);
+    const quote = text[start];
+    if ((quote === '"' || quote === "'") && !inString) {
+      let close = start + 1;
+      while (close < end && text[close] !== quote) close += text[close] === '\\' ? 2 : 1;
+      if (close < end) {
+        start++; // a quoted value: what is between the quotes
+        end = close;
+      }
+    }
+    if (end <= start) continue;
+    const keep = secretPart(text.slice(start, end));
+    if (keep === undefined) continue;
+    out += `${text.slice(from, start + keep)}${REDACTED}`;
+    from = end;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -334,11 +453,12 @@ export function redactText(text: string, secrets: readonly string[] = []): strin
   }
   // Each pattern runs only on a text holding what its every match must contain (a text without a secret is
   // returned as it is, without five scans of it): a JWT starts `eyJ`, userinfo follows `://`, a JSON field has
-  // quotes, a form field `=`; `Bearer` in any letter case is left to its own pattern.
+  // quotes, a colon field `:`, a form field `=`; `Bearer` in any letter case is left to its own pattern.
   if (out.includes('eyJ')) out = out.replace(JWT, REDACTED);
   out = out.replace(BEARER, `$1 ${REDACTED}`);
   if (out.includes('://')) out = out.replace(USERINFO, `$1${REDACTED}@`);
   if (out.includes('"')) out = redactJsonContainers(out).replace(JSON_FIELD, redactJsonField);
+  if (out.includes(':')) out = redactColonFields(out);
   if (out.includes('=')) out = redactFormFields(out);
   return out;
 }

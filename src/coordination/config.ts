@@ -2,6 +2,7 @@
  * The lh-coordination node's settings, checked: a clear error naming the field and the rule, never a guess. The
  * password is a credential: a URL carrying one (`redis://:pw@host`) is refused, so it cannot end up in flows.json.
  */
+import { DATABASE_RULE, databaseOfUrl } from './database';
 import { validPrefix } from './keys';
 
 export interface CoordinationSettings {
@@ -12,6 +13,8 @@ export interface CoordinationSettings {
   sentinelName: string;
   prefix: string;
   leaseMs: number;
+  /** the Redis database the URLs' path names (0 when none); Cluster has database 0 only */
+  database: number;
 }
 
 export class CoordinationConfigError extends Error {
@@ -36,7 +39,7 @@ function userInfoError(): CoordinationConfigError {
   );
 }
 
-function parseUrl(raw: string): string {
+function parseUrl(raw: string): { url: string; database: number } {
   let u: URL;
   try {
     u = new URL(raw);
@@ -53,7 +56,9 @@ function parseUrl(raw: string): string {
       'no query or fragment in the URL (only host, port and database number are read): a password goes in the Password field (credentials)',
     );
   if (u.hostname === '') throw new CoordinationConfigError('url', 'names no host');
-  return raw.trim();
+  const database = databaseOfUrl(raw);
+  if (database === undefined) throw new CoordinationConfigError('url', `"${raw}": ${DATABASE_RULE}`);
+  return { url: raw.trim(), database };
 }
 
 /** The settings of a saved lh-coordination configuration; throws CoordinationConfigError naming the bad field. */
@@ -62,14 +67,20 @@ export function coordinationSettings(config: Record<string, unknown>): Coordinat
   // before any piece is parsed or shown: a password with a `/`, `#` or `?` in it ends the host early (so the URL may
   // even parse, with the password in its path), and a `,` or a space splits the field into pieces, each echoed
   if (field.includes('@')) throw userInfoError();
-  const urls = field
+  const parsed = field
     .split(/[\s,]+/)
     .filter((s) => s !== '')
     .map(parseUrl);
+  const urls = parsed.map((p) => p.url);
   if (urls.length === 0) throw new CoordinationConfigError('url', 'is required (redis://host:6379)');
   const mode = config.mode === 'sentinel' || config.mode === 'cluster' ? config.mode : 'single';
   if (mode === 'single' && urls.length > 1)
     throw new CoordinationConfigError('url', 'one URL only, unless the mode is sentinel or cluster');
+  const database = parsed[0].database;
+  if (parsed.some((p) => p.database !== database))
+    throw new CoordinationConfigError('url', 'every URL names the same database number (or none)');
+  if (mode === 'cluster' && database !== 0)
+    throw new CoordinationConfigError('url', 'Redis Cluster has database 0 only: no database number in the URLs');
   const sentinelName = String(config.sentinelName ?? '').trim();
   if (mode === 'sentinel' && sentinelName === '')
     throw new CoordinationConfigError('sentinelName', 'is required in sentinel mode (the master group name)');
@@ -81,5 +92,5 @@ export function coordinationSettings(config: Record<string, unknown>): Coordinat
   if (!Number.isFinite(seconds) || seconds < MIN_LEASE_SECONDS || seconds > MAX_LEASE_SECONDS) {
     throw new CoordinationConfigError('leaseSeconds', `a number of seconds from ${MIN_LEASE_SECONDS} to ${MAX_LEASE_SECONDS}`);
   }
-  return { urls, mode, sentinelName, prefix, leaseMs: Math.round(seconds * 1000) };
+  return { urls, mode, sentinelName, prefix, leaseMs: Math.round(seconds * 1000), database };
 }

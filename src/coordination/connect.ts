@@ -48,8 +48,8 @@ export function connectRedis(
       sentinels: nodes,
       name: settings.sentinelName,
       sentinelPassword: credentials.password || undefined,
+      db: settings.database,
     });
   const u = new URL(settings.urls[0]);
-  const db = Number(u.pathname.replace(/^\//, '') || 0);
-  return new Redis({ ...base, host: u.hostname, port: Number(u.port || 6379), db: Number.isInteger(db) ? db : 0 });
+  return new Redis({ ...base, host: u.hostname, port: Number(u.port || 6379), db: settings.database });
 }

@@ -55,4 +55,10 @@ describe('coordination: lh-server pointed at a missing or broken lh-coordination
     assert.doesNotMatch(message, /hunter2x/);
     assert.equal(sim.requests.length, 0);
   });
+
+  it('a coordination node whose URL path is not a database number (/abc): refused naming the field and the rule', async function () {
+    const message = await attempt([{ id: 'coord', type: 'lh-coordination', url: 'redis://127.0.0.1:1/abc' }], 'coord');
+    assert.match(message, /lh-coordination url: .*database number from 0 to 65535/);
+    assert.equal(sim.requests.length, 0);
+  });
 });

@@ -41,7 +41,14 @@ for (const how of ['renamed', 'denied by an ACL'] as const) {
     });
 
     function connect(): CoordinationRedis {
-      const settings = { urls: [harness.url], mode: 'single' as const, sentinelName: '', prefix: 'lh-info', leaseMs: 3000 };
+      const settings = {
+        urls: [harness.url],
+        mode: 'single' as const,
+        sentinelName: '',
+        prefix: 'lh-info',
+        leaseMs: 3000,
+        database: 0,
+      };
       const redis = connectRedis(settings, credentials);
       redis.on('error', () => undefined);
       clients.push(redis);

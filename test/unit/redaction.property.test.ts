@@ -11,7 +11,8 @@ import fc from 'fast-check';
 
 import { isSecretName, REDACTED, redactText, redactValue } from '../../src/contract/redaction';
 
-// ---- reference: redactText of e7dc281, its secret-named fields decided by name (issue 29.4), quoted values (review20) ----
+// ---- reference: redactText of e7dc281, its secret-named fields decided by name (issue 29.4), quoted values (review20),
+// the colon form (review32) ----
 const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]+/gi;
 const JWT = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?/g;
 const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
@@ -66,8 +67,96 @@ function formFields(text: string): string {
       continue;
     }
     let k = i + 1;
-    while (k < text.length && !/[&\s"']/.test(text[k])) k++;
+    // review32: a quote ends a bare value only when what follows it ends what the value is written in
+    while (k < text.length && !/[&\s]/.test(text[k]) && !(/["']/.test(text[k]) && /^[\s,;)}\]\\]?$/.test(text[k + 1] ?? ''))) k++;
     if (k > i + 1) cut.push([i + 1, k]);
+  }
+  let out = '';
+  let from = 0;
+  for (const [a, b] of cut) {
+    out += text.slice(from, a) + REDACTED;
+    from = b;
+  }
+  return out + text.slice(from);
+}
+/** review32: the string literals of the JSON texts (objects, arrays) in a text that parse, found with a stack. */
+function jsonStringSpans(text: string): [number, number][] {
+  const spans: [number, number][] = [];
+  if (text.length > 65536) return spans;
+  let tries = 0;
+  for (let i = 0; i < text.length && tries < 16; i++) {
+    if (text[i] !== '{' && text[i] !== '[') continue;
+    tries++;
+    const closers: string[] = [];
+    const inside: [number, number][] = [];
+    let j = i;
+    let open = -1;
+    for (; j < text.length; j++) {
+      const c = text[j];
+      if (open >= 0) {
+        if (c === '\\') j++;
+        else if (c === '"') {
+          inside.push([open, j + 1]);
+          open = -1;
+        }
+      } else if (c === '"') open = j;
+      else if (c === '{') closers.push('}');
+      else if (c === '[') closers.push(']');
+      else if ((c === '}' || c === ']') && closers.pop() !== undefined && closers.length === 0) break;
+    }
+    try {
+      JSON.parse(text.slice(i, j + 1));
+    } catch {
+      continue;
+    }
+    spans.push(...inside);
+    i = j;
+  }
+  return spans;
+}
+const NAME_CHAR = /[A-Za-z0-9_.-]/;
+/** review32: every `name: value` with a secret name, its value (quoted: between the quotes) to the end of its line. */
+function colonFields(text: string): string {
+  const spans = jsonStringSpans(text);
+  const cut: [number, number][] = [];
+  for (let i = 0; i < text.length; i++) {
+    if (!/[A-Za-z0-9_]/.test(text[i])) continue;
+    const afterEscape = i >= 2 && text[i - 2] === '\\' && 'nrt'.includes(text[i - 1]);
+    if (i > 0 && !afterEscape && (NAME_CHAR.test(text[i - 1]) || text[i - 1] === '\\')) continue;
+    let j = i;
+    while (j < text.length && NAME_CHAR.test(text[j])) j++;
+    const name = text.slice(i, j);
+    if (name.length > 128) continue;
+    let k = j;
+    // a quoted name ('password': …, "password": …, \"password\": …): the same quote closes it
+    const quoted = /(?:\\?["'])$/.exec(text.slice(Math.max(0, i - 2), i))?.[0];
+    if (quoted !== undefined && text.startsWith(quoted, j)) k = j + quoted.length;
+    while (text[k] === ' ' || text[k] === '\t') k++;
+    if (text[k] !== ':' || text[k + 1] === ':' || text.startsWith('//', k + 1)) continue;
+    if (!isSecretName(name) || (cut.length > 0 && i < cut[cut.length - 1][1])) continue;
+    let start = k + 1;
+    while (text[start] === ' ' || text[start] === '\t') start++;
+    const span = spans.find(([a, b]) => a < i && i < b);
+    let end = start;
+    while (
+      end < text.length &&
+      !'\n\r\u2028\u2029'.includes(text[end]) &&
+      !(text[end] === '\\' && (text[end + 1] === 'n' || text[end + 1] === 'r'))
+    )
+      end++;
+    if (span) end = Math.min(end, span[1] - 1);
+    while (end > start && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
+    const q = text[start];
+    if (!span && (q === '"' || q === "'")) {
+      let c = start + 1;
+      while (c < end && text[c] !== q) c += text[c] === '\\' ? 2 : 1;
+      if (c < end) [start, end] = [start + 1, c];
+    }
+    const value = text.slice(start, end);
+    if (value === '' || /^(?:true|false|null|undefined)(?=$|[\s,;)}\]])/.test(value)) continue;
+    const scheme = /^(?:bearer|basic|digest|negotiate|ntlm|token)[ \t]+(?=\S)/i.exec(value);
+    cut.push([start + (scheme ? scheme[0].length : 0), end]);
+    i = end - 1;
   }
   let out = '';
   let from = 0;
@@ -91,14 +180,16 @@ function oldRedactText(text: string, secrets: readonly string[] = []): string {
     }
   }
   return formFields(
-    out
-      .replace(JWT, REDACTED)
-      .replace(BEARER, `$1 ${REDACTED}`)
-      .replace(USERINFO, `$1${REDACTED}@`)
-      .replace(/[^]*/, (t) => jsonContainers(t))
-      .replace(JSON_SECRET_FIELD, (m: string, prefix: string, name: string) =>
-        isSecretName(name) ? `${prefix}"${REDACTED}"` : m,
-      ),
+    colonFields(
+      out
+        .replace(JWT, REDACTED)
+        .replace(BEARER, `$1 ${REDACTED}`)
+        .replace(USERINFO, `$1${REDACTED}@`)
+        .replace(/[^]*/, (t) => jsonContainers(t))
+        .replace(JSON_SECRET_FIELD, (m: string, prefix: string, name: string) =>
+          isSecretName(name) ? `${prefix}"${REDACTED}"` : m,
+        ),
+    ),
   );
 }
 // ---- end of the reference ----
@@ -133,6 +224,15 @@ const noise = fc.oneof(
     '"credentials": [',
     ']}',
     'Authorization: Bearer ',
+    'X-Api-Key: ',
+    'pAsSwOrD:\t',
+    '\\npassword: ',
+    'auth::',
+    'secret://',
+    'token: false,',
+    '{"detail":"password: ',
+    '"}',
+    '\r\n',
     'bearer\t',
     'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln',
     'eyJ',

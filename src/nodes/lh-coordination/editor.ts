@@ -1,3 +1,4 @@
+import { databaseOfUrl } from '../../coordination/database';
 import { check } from '../../editor/fields';
 import { registerNode } from '../../editor/register';
 
@@ -6,7 +7,9 @@ function redisUrls(v: unknown): boolean {
   const urls = String(v ?? '')
     .split(/[\s,]+/)
     .filter((s) => s);
-  return urls.length > 0 && urls.every((u) => /^rediss?:\/\/[^\s/@]+/i.test(u) && !/[?#@]/.test(u));
+  return (
+    urls.length > 0 && urls.every((u) => /^rediss?:\/\/[^\s/@]+/i.test(u) && !/[?#@]/.test(u) && databaseOfUrl(u) !== undefined)
+  );
 }
 
 registerNode('lh-coordination', {
