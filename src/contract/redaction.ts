@@ -302,7 +302,8 @@ function redactFormFields(text: string): string {
     FORM_VALUE.lastIndex = start;
     const value = FORM_VALUE.exec(text);
     if (!value) continue;
-    const quote = value[0][0] === '"' || value[0][0] === "'" ? value[0][0] : '';
+    // quoted whole (`"a b"`): the quotes stay; a value that only begins with a quote (`token="#`) is hidden whole
+    const quote = /^(["'])[^\n]*\1$/.test(value[0]) && value[0].length >= 2 ? value[0][0] : '';
     if (quote !== '' && value[0].length === 2) continue; // `token=""` holds nothing
     out += `${text.slice(from, start)}${quote}${REDACTED}${quote}`;
     from = start + value[0].length;

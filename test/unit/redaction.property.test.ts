@@ -129,8 +129,10 @@ function colonFields(text: string): string {
     if (name.length > 128) continue;
     let k = j;
     // a quoted name ('password': …, "password": …, \"password\": …): the same quote closes it
-    const quoted = /(?:\\?["'])$/.exec(text.slice(Math.max(0, i - 2), i))?.[0];
-    if (quoted !== undefined && text.startsWith(quoted, j)) k = j + quoted.length;
+    // (`\"password": …`, the quote after the name unescaped: the plain quote before it is the one that pairs)
+    const before = text.slice(Math.max(0, i - 2), i);
+    const quoted = [/\\["']$/.exec(before)?.[0], /["']$/.exec(before)?.[0]].find((q) => q !== undefined && text.startsWith(q, j));
+    if (quoted !== undefined) k = j + quoted.length;
     while (text[k] === ' ' || text[k] === '\t') k++;
     if (text[k] !== ':' || text[k + 1] === ':' || text.startsWith('//', k + 1)) continue;
     if (!isSecretName(name) || (cut.length > 0 && i < cut[cut.length - 1][1])) continue;
@@ -315,6 +317,16 @@ describe('redaction: the skipping and kept spellings take out what e7dc281 took 
       ),
       { numRuns: 3000 },
     );
+  });
+
+  it('cases the reference comparison found (unseeded runs): a value that only opens a quote, an escaped quoted name', () => {
+    // `token="#`: not a quoted value (no closing quote) but a value beginning with one: hidden whole, no quote added
+    assert.equal(redactText('token="#', []), 'token=***');
+    assert.equal(redactText('token="a b"', []), 'token="***"');
+    assert.equal(redactText('token=""', []), 'token=""');
+    // `\"password": "` (the quote after the name unescaped): a secret-named field, its lone quote hidden
+    assert.equal(redactText('a\\"password": "', []), 'a\\"password": ***');
+    for (const text of ['token="#', 'a\\"password": "']) assert.equal(redactText(text, []), oldRedactText(text, []));
   });
 
   it('a list changed in place is spelled again: a secret put into it is taken out from then on', () => {
