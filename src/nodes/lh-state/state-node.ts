@@ -4,6 +4,7 @@
  * per error and run event; with coordination, only while this Node-RED holds the instrument's lease, and the current
  * document at once when it becomes the holder.
  */
+import { instrumentIdentity } from '../../coordination/instrument-identity';
 import { ErrorSource, LabEvent, onLabEvent } from '../../observe/lab-events';
 import { admit, RateGate } from '../../observe/rate-gate';
 import { fold, newMemory, shownError, StateDocument, StateMemory, topicLevel } from '../../observe/state-document';
@@ -35,6 +36,8 @@ export interface StateNodeOptions {
 }
 
 const ALL_SOURCES: readonly ErrorSource[] = ['A', 'B'];
+/** the other lh-server keys whose verdict a state node keeps (a fleet's, then forgotten and decided again) */
+const MAX_KEYS = 2000;
 /** the longest a change told in several events holds the document (its closing event lost, the gate stuck) */
 const CHANGE_WAIT_MS = 10_000;
 
@@ -74,13 +77,35 @@ export class StateNode {
   /** the sources listed since `awaitPoll`: the wait ends once every source in `polledSources` is among them */
   private readonly listedSinceAwait = new Set<ErrorSource>();
 
+  /** the instrument's identity, however its lh-server spells the URLs */
+  private readonly identity: string;
+  /** other lh-server keys heard: whether each names this instrument */
+  private readonly otherKeys = new Map<string, boolean>();
+
   constructor(private readonly o: StateNodeOptions) {
+    this.identity = instrumentIdentity(o.instrumentKey);
     this.now = o.now ?? Date.now;
     this.wasEmitting = o.emitting();
     this.memory = newMemory(o.instrument, this.now());
     this.stop = onLabEvent((event) => {
-      if (event.instrumentKey === o.instrumentKey) this.take(event);
+      if (this.isMine(event.instrumentKey)) this.take(event);
     });
+  }
+
+  /**
+   * Whether a lab event names this node's instrument: its lh-server's key, or another lh-server's whose URLs spell
+   * the same instrument (`HTTP://localhost:8080/` and `http://127.0.0.1:8080`: one home, one session, one
+   * coordination identity). Decided once per key (at most MAX_KEYS kept, then forgotten and decided again).
+   */
+  private isMine(instrumentKey: string): boolean {
+    if (instrumentKey === this.o.instrumentKey) return true;
+    let mine = this.otherKeys.get(instrumentKey);
+    if (mine === undefined) {
+      if (this.otherKeys.size >= MAX_KEYS) this.otherKeys.clear();
+      mine = instrumentIdentity(instrumentKey) === this.identity;
+      this.otherKeys.set(instrumentKey, mine);
+    }
+    return mine;
   }
 
   get document(): StateDocument {
