@@ -130,6 +130,11 @@ export class ErrorWatch {
    * at most 2 s) is in, and never before a msg passed earlier. The gate's next step does not wait for the photo.
    */
   private sending: Promise<unknown> = Promise.resolve();
+  /**
+   * The raised errors of polls whose msgs wait for their deck photo (up to 2 s): a close meanwhile takes their raise
+   * back (close()), as Node-RED drops what a closed node sends: the next node (a redeploy) raises them again.
+   */
+  private readonly unsent = new Set<{ raised: PushOutcome['raised']; retracted: boolean }>();
   /** the frames heard while this node's poll request is under way (undefined between requests) */
   private heard?: ErrorFrame[];
 
@@ -216,10 +221,29 @@ export class ErrorWatch {
       if (this.saveTimer) this.save(); // what the last frames changed is kept
     }
     this.offPassword();
+    this.retractUnsent();
     this.loop.stop();
     if (removed) forgetWatch(this.server.instrumentKey, this.node.id);
     if (removal) removal.then(done, done);
     else done();
+  }
+
+  /**
+   * The node closes while raised msgs of a poll wait for their photo: what it sends after the close goes nowhere (a
+   * full deploy stopped the flow), and the memory, which took those errors as raised, would keep the next node from
+   * raising them. Their raise is taken back (and saved): the next node raises them, once.
+   */
+  private retractUnsent(): void {
+    if (this.unsent.size === 0) return;
+    for (const pending of this.unsent) {
+      pending.retracted = true;
+      for (const r of pending.raised) {
+        const id = this.rules.keyOf(r.source, r.record);
+        if (id !== undefined) this.watch.sources[r.source].unraise(id, r.record);
+      }
+    }
+    this.unsent.clear();
+    this.save();
   }
 
   // ---- the memory of seen errors
@@ -385,9 +409,15 @@ export class ErrorWatch {
       if (connection.length > 0 && !loop.stopped) node.send([null, null, connection]);
       return;
     }
-    const raised = await this.snapshots.attach(
-      proposed.raised.map((r) => raisedMessage(r.source, r.record, instrument, template)),
-    );
+    // a poll's raised errors (listed: the instrument lists them again) are taken back if the node closes meanwhile
+    const pending = { raised: listed && proposed.raised.length > 0 ? proposed.raised : [], retracted: false };
+    if (pending.raised.length > 0) this.unsent.add(pending);
+    let raised = await this.snapshots.attach(proposed.raised.map((r) => raisedMessage(r.source, r.record, instrument, template)));
+    this.unsent.delete(pending);
+    if (pending.retracted) {
+      raised = []; // the next node raises them (a msg sent now would go nowhere, or be a second one)
+      proposed = { ...proposed, raised: [] };
+    }
     const resolved = proposed.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
     if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
     // resolved first, as the gate passes them: an id reused for an error of the same title is one error gone, then

@@ -228,6 +228,19 @@ export class SeenErrors {
   }
 
   /**
+   * Takes back the raise of `record` under `id`: its msg never went out (the node closed while the msg waited for its
+   * deck photo). Neither active nor remembered as resolved, the next poll that lists it raises it again.
+   */
+  unraise(id: string, record: unknown): void {
+    const before = this.active.get(id);
+    if (before)
+      this.setActive(
+        id,
+        before.filter((known) => another(id, known, record)),
+      );
+  }
+
+  /**
    * Whether `record` is an error reported here: active, or remembered as resolved, under `id` and not another error
    * (an id the instrument reused names a new error, which this memory does not know).
    */

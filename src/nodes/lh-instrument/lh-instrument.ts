@@ -17,9 +17,21 @@ export = function register(RED: Red): void {
         resolveSetting(RED, node, msg, name, config[name], config[`${name}Type`]);
       switch (operation) {
         case 'initialize': {
-          const refusal = initializeRefusal(await client.runs.status());
-          if (refusal) throw new LhError(refusal, { kind: 'validation', operation, field: 'operation' });
-          await client.deck.initialize();
+          // the instrument's start slot, held from the read of the run state to the answer: a run start of this
+          // Node-RED under way (its run not yet in progress) is not homed under, nor a run started while it homes
+          const starting = client.runStarts.current();
+          if (starting) {
+            const refusal = initializeRefusal({ protocolRunState: 'Idle', isRunInProgress: false }, starting.what);
+            throw new LhError(refusal ?? '', { kind: 'validation', operation, field: 'operation' });
+          }
+          const claim = client.runStarts.claim('initialize', operation);
+          try {
+            const refusal = initializeRefusal(await client.runs.status());
+            if (refusal) throw new LhError(refusal, { kind: 'validation', operation, field: 'operation' });
+            await client.deck.initialize();
+          } finally {
+            claim.release();
+          }
           return { payload: null, status: { key: 'lh-instrument.status.initialize' } };
         }
         case 'heater-start': {

@@ -1,0 +1,80 @@
+/**
+ * A deploy while a raised error's msg waits (up to 2 s) for its deck photo. The poll had already taken the error into
+ * the node's memory (and saved it) before the wait: the msg then left the closed node into a flow Node-RED had
+ * stopped (a full deploy) and was dropped, and the new node, finding the error in the memory, never raised it again.
+ * The notification of that error was lost for good. Now a raised msg the node could not send before it closed leaves
+ * its error out of the memory, so the next node raises it (with its own photo).
+ */
+import assert from 'node:assert/strict';
+import http from 'http';
+
+import { pollNode, recordDeliveries, stopRecording } from '../nodes/lh-error-poll.support';
+import { restartMemory } from '../support/homes';
+import { closeLocal, listenLocal } from '../support/local-server';
+import { useInstrument } from '../support/node-suite';
+import { helper, loadFlow, serverFlow } from '../support/runtime';
+import { until } from '../support/until';
+
+type Msg = Record<string, unknown>;
+
+describe('lh-error-poll: a deploy while a raised msg waits for its photo', function () {
+  this.timeout(30000);
+  const sim = useInstrument({
+    afterEach() {
+      stopRecording();
+      restartMemory();
+    },
+  });
+  /** camera requests held (not answered) while `hold` is set; the rest passes to the simulator */
+  let hold = true;
+  const held: http.ServerResponse[] = [];
+  let proxy: http.Server;
+  let url = '';
+  before(async function () {
+    proxy = http.createServer((req, res) => {
+      if (hold && req.url?.includes('/api/v1/camera/')) return void held.push(res);
+      const upstream = http.request(`${sim.baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      });
+      req.pipe(upstream);
+    });
+    url = await listenLocal(proxy);
+  });
+  afterEach(function () {
+    for (const res of held.splice(0)) res.destroy();
+    hold = true;
+  });
+  after(async function () {
+    await closeLocal(proxy);
+  });
+
+  const flow = (name: string): ReturnType<typeof serverFlow> => {
+    const server = serverFlow(sim, { withB: false, config: { baseUrl: url } });
+    return {
+      nodes: [...server.nodes, pollNode([['raised'], [], []], { name, interval: 0.3 }), { id: 'raised', type: 'helper', name }],
+      credentials: server.credentials,
+    };
+  };
+
+  for (const deploy of ['full', 'flows', 'nodes'] as const) {
+    it(`a ${deploy} deploy: the error is raised once all the same`, async function () {
+      const raised = recordDeliveries('raised');
+      const first = flow('one');
+      await loadFlow(first.nodes, first.credentials);
+      await until(() => sim.requests.some((r) => r.path === '/api/v1/errors/check-for-pending-errors'), 'first poll', 10000);
+      const error = sim.injectPendingError({ title: 'Arm collision' });
+      await until(() => held.length === 1, 'the camera asked for the raised error', 10000);
+      hold = false; // the next camera request (the new node's, if any) is answered
+      const next = flow('two');
+      await helper.setFlows(next.nodes, deploy, next.credentials);
+      await until(() => raised.length > 0, 'the error raised', 10000).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 3000)); // the old node's 2 s wait has passed
+      assert.deepEqual(
+        raised.map((m: Msg) => m.errorId),
+        [error.id],
+        'the error raised exactly once across the deploy',
+      );
+    });
+  }
+});
