@@ -61,6 +61,11 @@ const saidUnavailable = new WeakSet<WatchState>();
 const saidDropped = new WeakSet<WatchState>();
 /** Saves after pushed frames wait this long, folding a flood of frames into one write of the context store. */
 const FRAME_SAVE_DELAY_MS = 1000;
+/**
+ * How long a close waits for the msgs under way to be handed to the next instance: a raised msg's photo (at most 2 s)
+ * and, coordinated, a Redis round trip. Node-RED starts the redeployed node once every node closed.
+ */
+const CLOSE_WAIT_MS = 3000;
 /** Frames kept while a poll's request is under way (to drop a needless follow-up); beyond, the follow-up runs. */
 const MAX_HEARD_FRAMES = 32;
 
@@ -131,10 +136,11 @@ export class ErrorWatch {
    */
   private sending: Promise<unknown> = Promise.resolve();
   /**
-   * The raised errors of polls whose msgs wait for their deck photo (up to 2 s): a close meanwhile takes their raise
-   * back (close()), as Node-RED drops what a closed node sends: the next node (a redeploy) raises them again.
+   * Set by close(): what this node sends from then on (msgs waiting for their deck photo, up to 2 s; coordinated, for a
+   * Redis round trip) goes to its next instance (`watch.unsent`), not to a flow Node-RED stopped: the memory (and,
+   * coordinated, Redis) already took those errors as reported, so a msg dropped now would never be sent.
    */
-  private readonly unsent = new Set<{ raised: PushOutcome['raised']; retracted: boolean }>();
+  private closing = false;
   /** the frames heard while this node's poll request is under way (undefined between requests) */
   private heard?: ErrorFrame[];
 
@@ -186,7 +192,7 @@ export class ErrorWatch {
     this.offPassword = onPasswordWarning(
       client,
       (warning) => {
-        node.send([null, null, passwordExpiryMessage(warning, this.instrument)]);
+        this.deliver([null, null, passwordExpiryMessage(warning, this.instrument)]);
         this.lab.password(warning.daysLeft);
       },
       `poll ${node.id}`,
@@ -211,6 +217,7 @@ export class ErrorWatch {
 
   /** Stops watching; a node deleted from the flows forgets (its file too), a redeploy or a stop keeps its memory. */
   close(removed: boolean, done: () => void): void {
+    this.closing = true;
     // a redeploy or a stop keeps the file (after the saves queued so far; a save on close is dropped)
     const removal = this.memoryFile && removed ? this.memoryFile.remove() : undefined;
     this.slot.leave();
@@ -221,29 +228,40 @@ export class ErrorWatch {
       if (this.saveTimer) this.save(); // what the last frames changed is kept
     }
     this.offPassword();
-    this.retractUnsent();
     this.loop.stop();
     if (removed) forgetWatch(this.server.instrumentKey, this.node.id);
-    if (removal) removal.then(done, done);
-    else done();
+    // the msgs under way are handed to the next instance before it starts (a redeploy waits for this close), within
+    // CLOSE_WAIT_MS: one that comes later is still handed over, and goes out with the next instance's next poll
+    const handedOver = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, CLOSE_WAIT_MS);
+      void Promise.all([this.emitting, this.sending]).then(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    const finished = removal ? Promise.all([removal, handedOver]) : handedOver;
+    finished.then(done, done);
   }
 
   /**
-   * The node closes while raised msgs of a poll wait for their photo: what it sends after the close goes nowhere (a
-   * full deploy stopped the flow), and the memory, which took those errors as raised, would keep the next node from
-   * raising them. Their raise is taken back (and saved): the next node raises them, once.
+   * Sends `out` after what a closed instance of this node left unsent; once this node is closing, hands it to the
+   * next instance instead (see `closing`; a node deleted from the flows has none, and its msgs go with it).
    */
-  private retractUnsent(): void {
-    if (this.unsent.size === 0) return;
-    for (const pending of this.unsent) {
-      pending.retracted = true;
-      for (const r of pending.raised) {
-        const id = this.rules.keyOf(r.source, r.record);
-        if (id !== undefined) this.watch.sources[r.source].unraise(id, r.record);
-      }
+  private deliver(out: Parameters<Node['send']>[0]): void {
+    if (this.closing) {
+      (this.watch.unsent ??= []).push(out);
+      return;
     }
-    this.unsent.clear();
-    this.save();
+    this.sendUnsent();
+    this.node.send(out);
+  }
+
+  /** What a closed instance of this node handed over (`deliver`): sent first, in its order, once. */
+  private sendUnsent(): void {
+    const unsent = this.watch.unsent;
+    if (this.closing || !unsent || unsent.length === 0) return;
+    this.watch.unsent = undefined;
+    for (const out of unsent) this.node.send(out);
   }
 
   // ---- the memory of seen errors
@@ -294,6 +312,9 @@ export class ErrorWatch {
 
   private async pollOnce(started: number): Promise<number> {
     const { gate, rules, watch, client, sources } = this;
+    // what a closed instance handed over, whatever the role now (its replica reported it): not from the constructor,
+    // where the nodes it is wired to may not have started yet
+    this.sendUnsent();
     if (gate && !gate.active) {
       await gate.catchUp(); // what it notified during a Redis outage, for the shared memory
       this.showStatus(this.lastStatus ?? { kind: 'pending', count: 0 });
@@ -376,7 +397,7 @@ export class ErrorWatch {
     listed?: ReturnType<typeof listedKeysOf<PolledError>>,
     listedFirst = false,
   ): Promise<void> {
-    const { node, instrument, template, lab, loop } = this;
+    const { instrument, template, lab } = this;
     if (this.gate) {
       // coordinated: each msg goes out the moment the shared memory took it (see src/coordination/error-gate.ts); the
       // lab hears each at once too, marked `more` (a Redis round trip lies between two), and 'settled' at the end
@@ -384,12 +405,11 @@ export class ErrorWatch {
       const change = newChange();
       try {
         await this.gate.filter(proposed.raised, proposed.resolved, listed, (list, r) => {
-          if (loop.stopped) return;
-          told = true;
+          told = true; // closing meanwhile: Redis took it as reported; the next instance sends it (deliver)
           if (list === 'raised') {
             const msg = markLost(raisedMessage(r.source as Source, r.record, instrument, template), r);
             const photo = this.snapshots.attach([msg]); // asked now; the msgs after it wait for it (in order)
-            this.sending = this.sending.then(() => photo).then(([m]) => node.send([m, null, null]));
+            this.sending = this.sending.then(() => photo).then(([m]) => this.deliver([m, null, null]));
             // a new holder sending again what an earlier one may have sent: lh-state's event msg says so too
             lab.raised(r.source as Source, r.record as PolledError, {
               redelivered: r.redelivered !== undefined,
@@ -399,27 +419,22 @@ export class ErrorWatch {
             });
           } else {
             const msg = markLost(resolvedMessage(r.source as Source, r.record, instrument), r);
-            this.sending = this.sending.then(() => node.send([null, msg, null]));
+            this.sending = this.sending.then(() => this.deliver([null, msg, null]));
             lab.resolved(r.source as Source, r.record as PolledError, { listed: listedFirst, more: true, change });
           }
         });
       } finally {
         if (told) lab.settled(change);
       }
-      if (connection.length > 0 && !loop.stopped) node.send([null, null, connection]);
+      if (connection.length > 0) this.deliver([null, null, connection]);
       return;
     }
-    // a poll's raised errors (listed: the instrument lists them again) are taken back if the node closes meanwhile
-    const pending = { raised: listed && proposed.raised.length > 0 ? proposed.raised : [], retracted: false };
-    if (pending.raised.length > 0) this.unsent.add(pending);
-    let raised = await this.snapshots.attach(proposed.raised.map((r) => raisedMessage(r.source, r.record, instrument, template)));
-    this.unsent.delete(pending);
-    if (pending.retracted) {
-      raised = []; // the next node raises them (a msg sent now would go nowhere, or be a second one)
-      proposed = { ...proposed, raised: [] };
-    }
+    // the memory took them as reported: a close during the photo's wait hands them to the next instance (deliver)
+    const raised = await this.snapshots.attach(
+      proposed.raised.map((r) => raisedMessage(r.source, r.record, instrument, template)),
+    );
     const resolved = proposed.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
-    if (raised.length > 0 || resolved.length > 0 || connection.length > 0) node.send([raised, resolved, connection]);
+    if (raised.length > 0 || resolved.length > 0 || connection.length > 0) this.deliver([raised, resolved, connection]);
     // resolved first, as the gate passes them: an id reused for an error of the same title is one error gone, then
     // a new one raised (the metrics count a raise once while its error is pending); the document after the last
     const change = newChange();
@@ -535,7 +550,7 @@ export class ErrorWatch {
     };
     // watching without Redis (coordination lost): every replica says it, marked
     const mark = this.gate && coordinationStatus(this.server.coordination) ? { coordination: 'lost' } : {};
-    this.node.send([null, null, { ...connectionMessage(change.state, this.instrument, details), ...mark }]);
+    this.deliver([null, null, { ...connectionMessage(change.state, this.instrument, details), ...mark }]);
   }
 
   private showStatus(polled: StatusDecision): void {

@@ -11,6 +11,7 @@
 export type { ErrorSource as Source } from '../shared/poll-messages';
 import { type ErrorIdentity, fingerprint, fromFingerprint, hasFields, identityOf, sameError } from '../../client';
 import { findHome, homeOf, slot } from '../../instrument';
+import type { Node } from '../shared/node-red';
 import type { ErrorSource as Source } from '../shared/poll-messages';
 
 /** How many resolved ids are remembered, so an id that shows up again is not reported as new. */
@@ -228,19 +229,6 @@ export class SeenErrors {
   }
 
   /**
-   * Takes back the raise of `record` under `id`: its msg never went out (the node closed while the msg waited for its
-   * deck photo). Neither active nor remembered as resolved, the next poll that lists it raises it again.
-   */
-  unraise(id: string, record: unknown): void {
-    const before = this.active.get(id);
-    if (before)
-      this.setActive(
-        id,
-        before.filter((known) => another(id, known, record)),
-      );
-  }
-
-  /**
    * Whether `record` is an error reported here: active, or remembered as resolved, under `id` and not another error
    * (an id the instrument reused names a new error, which this memory does not know).
    */
@@ -355,6 +343,11 @@ export interface WatchState {
   connection: ConnectionState;
   /** true once the state was merged with the context store (persist option) */
   restored: boolean;
+  /**
+   * msgs (node.send's argument) a closed instance of the node could not send: its next instance (a redeploy) sends
+   * them before anything of its own; in memory only (a restart of Node-RED loses them)
+   */
+  unsent?: Parameters<Node['send']>[0][];
 }
 
 /** The layout of the memory a poll node saves in its context store (persist option). */
