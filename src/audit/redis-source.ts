@@ -1,5 +1,6 @@
 import Redis, { Cluster } from 'ioredis';
 
+import { addressOf } from '../coordination/connect';
 import { CoordinationKeys } from '../coordination/keys';
 import { type AuditStreamKeys } from './redis-log';
 
@@ -42,8 +43,7 @@ export function parseRedisSource(text: string, env: NodeJS.ProcessEnv = process.
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) throw new Error('prefix: letters, digits and - _ . : only, 1 to 64 characters');
   const instrument = u.searchParams.get('instrument') ?? undefined;
   return {
-    host: u.hostname,
-    port: Number(u.port || 6379),
+    ...addressOf(text), // an IPv6 literal without its brackets
     db: Number(db || 0),
     tls: u.protocol === 'rediss:',
     username: u.username ? decodeURIComponent(u.username) : undefined,

@@ -359,14 +359,31 @@ function jsonStrings(text: string): [number, number][] {
   return spans;
 }
 
-/** Where the value starting at `from` ends: its line's end, or the end of the JSON string it is in (`stringEnd`). */
-function lineEnd(text: string, from: number, stringEnd: number): number {
-  LINE_END.lastIndex = from;
-  const m = LINE_END.exec(text);
-  const end = Math.min(m ? m.index : text.length, stringEnd);
-  let trimmed = end;
-  while (trimmed > from && (text[trimmed - 1] === ' ' || text[trimmed - 1] === '\t')) trimmed--;
-  return trimmed;
+/**
+ * Where the values of one text end, asked in the order they are written: the end of a value's line, or of the JSON
+ * string it is in (`stringEnd`), its trailing blanks left out. The line break found and the last end trimmed are
+ * kept, so many values on one long line (util.inspect of an array: `{ password: 'x' }, { password: 'y' }, …`, or
+ * `token: null` repeated: kept values, each asking again) read the line once, not once per value (quadratic: 20 s
+ * on a 1 MiB line).
+ */
+function lineEnds(text: string): (from: number, stringEnd: number) => number {
+  let lineBreak = -1;
+  let trimmedOf = -1;
+  let trimmedTo = -1;
+  return (from, stringEnd) => {
+    if (lineBreak < from) {
+      LINE_END.lastIndex = from;
+      const m = LINE_END.exec(text);
+      lineBreak = m ? m.index : text.length;
+    }
+    const end = Math.min(lineBreak, stringEnd);
+    if (end !== trimmedOf) {
+      trimmedOf = end;
+      trimmedTo = end;
+      while (trimmedTo > 0 && (text[trimmedTo - 1] === ' ' || text[trimmedTo - 1] === '\t')) trimmedTo--;
+    }
+    return Math.max(trimmedTo, from);
+  };
 }
 
 /** The part of a value that is the secret: after a scheme word (`Bearer `), or all of it; none for `false`, `null`. */
@@ -386,15 +403,18 @@ function redactColonFields(text: string): string {
   let out = '';
   let from = 0;
   let strings: [number, number][] | undefined;
+  let next = 0; // the first string not ending before this match (the strings are in order, so are the matches)
+  const lineEnd = lineEnds(text);
   for (const m of text.matchAll(COLON_NAME)) {
     const at = m.index ?? 0;
     let start = at + m[0].length;
     if (at < from || !isSecretName(m[2])) continue;
     while (start < text.length && (text[start] === ' ' || text[start] === '\t')) start++;
     strings ??= text.includes('"') && /[{[]/.test(text) ? jsonStrings(text) : [];
-    const inString = strings.find(([a, b]) => a < at && at < b);
+    while (next < strings.length && strings[next][1] <= at) next++;
+    const inString = next < strings.length && strings[next][0] < at ? strings[next] : undefined;
     const stringEnd = inString ? inString[1] - 1 : text.length;
-    let end = lineEnd(text, start, stringEnd);
+    let end = lineEnd(start, stringEnd);
     const quote = text[start];
     if ((quote === '"' || quote === "'") && !inString) {
       let close = start + 1;

@@ -12,6 +12,15 @@ export interface RedisCredentials {
 export type CoordinationRedis = Redis | Cluster;
 
 /**
+ * The host and port of a coordination URL as a socket takes them: an IPv6 literal without the brackets a URL writes
+ * it in (`redis://[::1]:6379` → `::1`; given with them, the host name `[::1]` is looked up in DNS and never found).
+ */
+export function addressOf(url: string): { host: string; port: number } {
+  const u = new URL(url);
+  return { host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(u.port || 6379) };
+}
+
+/**
  * Opens the connection: commands fail at once while it is down (no offline queue, one attempt), so a replica that
  * lost Redis knows it within one round instead of queueing writes it can no longer prove it may make; it keeps
  * reconnecting in the background (back-off up to 2 s). Nothing here needs INFO (a server may refuse it).
@@ -37,10 +46,7 @@ export function connectRedis(
     // the round counts as a blip, as when Redis is down
     enableReadyCheck: false,
   };
-  const nodes = settings.urls.map((raw) => {
-    const u = new URL(raw);
-    return { host: u.hostname, port: Number(u.port || 6379) };
-  });
+  const nodes = settings.urls.map(addressOf);
   if (settings.mode === 'cluster') return new Cluster(nodes, { redisOptions: base, enableOfflineQueue: false });
   if (settings.mode === 'sentinel')
     return new Redis({
@@ -50,6 +56,5 @@ export function connectRedis(
       sentinelPassword: credentials.password || undefined,
       db: settings.database,
     });
-  const u = new URL(settings.urls[0]);
-  return new Redis({ ...base, host: u.hostname, port: Number(u.port || 6379), db: settings.database });
+  return new Redis({ ...base, ...addressOf(settings.urls[0]), db: settings.database });
 }

@@ -10,6 +10,13 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 
 import { isSecretName, REDACTED, redactText, redactValue } from '../../src/contract/redaction';
+import { parseSeed } from '../support/prng';
+
+/**
+ * The properties' seed, in their titles: fixed, so every `npm test` draws the same texts (unseeded, about one run in
+ * thirty failed in CI on a text the reference read wrong); `LH_PROPERTY_SEED=<n>` draws others.
+ */
+const SEED = process.env.LH_PROPERTY_SEED ? parseSeed(process.env.LH_PROPERTY_SEED) : 360_001;
 
 // ---- reference: redactText of e7dc281, its secret-named fields decided by name (issue 29.4), quoted values (review20),
 // the colon form (review32) ----
@@ -138,7 +145,9 @@ function colonFields(text: string): string {
     if (!isSecretName(name) || (cut.length > 0 && i < cut[cut.length - 1][1])) continue;
     let start = k + 1;
     while (text[start] === ' ' || text[start] === '\t') start++;
-    const span = spans.find(([a, b]) => a < i && i < b);
+    // in a JSON string: the name's own opening quote (a key, `{"token":"x\"y"}`) does not put it in one
+    const at = i - (quoted?.length ?? 0);
+    const span = spans.find(([a, b]) => a < at && at < b);
     let end = start;
     while (
       end < text.length &&
@@ -285,7 +294,7 @@ const secretsAndText = fc
   .chain((secrets) => fc.tuple(fc.constant(secrets), textWith(secrets)));
 
 describe('redaction: the skipping and kept spellings take out what e7dc281 took out (property)', () => {
-  it('redactText gives the same text as the reference, over secrets of any characters in any context', () => {
+  it(`redactText gives the same text as the reference, over secrets of any characters in any context (seed ${SEED})`, () => {
     fc.assert(
       fc.property(secretsAndText, ([secrets, text]) => {
         let expected: string;
@@ -298,11 +307,11 @@ describe('redaction: the skipping and kept spellings take out what e7dc281 took 
         // the list is kept: asking again with the same list gives the same answer
         assert.equal(redactText(text, secrets), expected);
       }),
-      { numRuns: 3000 },
+      { numRuns: 3000, seed: SEED },
     );
   });
 
-  it('no spelling of a secret is left in the redacted text (secrets without the mask character)', () => {
+  it(`no spelling of a secret is left in the redacted text (secrets without the mask character, seed ${SEED})`, () => {
     fc.assert(
       fc.property(
         secretsAndText.filter(([secrets]) => secrets.every((s) => !s.includes('*'))),
@@ -315,7 +324,7 @@ describe('redaction: the skipping and kept spellings take out what e7dc281 took 
           }
         },
       ),
-      { numRuns: 3000 },
+      { numRuns: 3000, seed: SEED },
     );
   });
 
@@ -327,6 +336,12 @@ describe('redaction: the skipping and kept spellings take out what e7dc281 took 
     // `\"password": "` (the quote after the name unescaped): a secret-named field, its lone quote hidden
     assert.equal(redactText('a\\"password": "', []), 'a\\"password": ***');
     for (const text of ['token="#', 'a\\"password": "']) assert.equal(redactText(text, []), oldRedactText(text, []));
+    // a quoted secret name that is a key of a JSON object inside a text (its field not taken out as a JSON field: the
+    // quote that opens it ended the field before): its value hidden (1 unseeded run in 30 failed on it, the reference
+    // reading the name as inside a JSON string because its own opening quote began one)
+    const keyed = '{"detail":"password: \r\n{"token":"x\\"y"}';
+    assert.equal(redactText(keyed, []), '{"detail":"password: \r\n{"token":"***"}');
+    assert.equal(oldRedactText(keyed, []), redactText(keyed, []));
   });
 
   it('a list changed in place is spelled again: a secret put into it is taken out from then on', () => {
