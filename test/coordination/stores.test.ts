@@ -43,6 +43,7 @@ describe('coordination: lh-coordination settings', function () {
     }
     assert.deepEqual(coordinationSettings({ url: 'rediss://r.example:6380' }), {
       urls: ['rediss://r.example:6380'],
+      database: 0,
       mode: 'single',
       sentinelName: '',
       prefix: 'labwire',
