@@ -51,7 +51,7 @@ import {
   SocketState,
   withFirmwareErrors,
 } from './push-decisions';
-import { forgetWatch, readSavedWatch, savedWatch, Source, watchKey, WatchState } from './seen-errors';
+import { forgetWatch, readSavedWatch, savedWatch, Source, UnsentError, watchKey, WatchState } from './seen-errors';
 import { seenFileStore } from './seen-file';
 
 const CONTEXT_KEY = 'lhErrorPoll';
@@ -143,6 +143,8 @@ export class ErrorWatch {
   private closing = false;
   /** the frames heard while this node's poll request is under way (undefined between requests) */
   private heard?: ErrorFrame[];
+  /** the last write of the memory asked for (close waits for it: a restart reads what it wrote) */
+  private written: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly RED: Red,
@@ -239,7 +241,10 @@ export class ErrorWatch {
         resolve();
       });
     });
-    const finished = removal ? Promise.all([removal, handedOver]) : handedOver;
+    // and what is saved then leaves the msgs handed over out (savedWatch): a stop has no next instance, the next start
+    // reads the saved memory
+    const saved = handedOver.then(() => this.written);
+    const finished = removal ? Promise.all([removal, saved]) : saved;
     finished.then(done, done);
   }
 
@@ -247,9 +252,10 @@ export class ErrorWatch {
    * Sends `out` after what a closed instance of this node left unsent; once this node is closing, hands it to the
    * next instance instead (see `closing`; a node deleted from the flows has none, and its msgs go with it).
    */
-  private deliver(out: Parameters<Node['send']>[0]): void {
+  private deliver(out: Parameters<Node['send']>[0], errors: UnsentError[] = []): void {
     if (this.closing) {
-      (this.watch.unsent ??= []).push(out);
+      (this.watch.unsent ??= []).push({ out, errors });
+      if (errors.length > 0) this.save(); // a stop takes the msg with it: the saved memory must not say it went out
       return;
     }
     this.sendUnsent();
@@ -261,7 +267,15 @@ export class ErrorWatch {
     const unsent = this.watch.unsent;
     if (this.closing || !unsent || unsent.length === 0) return;
     this.watch.unsent = undefined;
-    for (const out of unsent) this.node.send(out);
+    for (const { out } of unsent) this.node.send(out);
+    if (unsent.some((u) => u.errors.length > 0)) this.save(); // sent now: saved as reported
+  }
+
+  /** A polled error's part in a msg handed over (see `deliver`); none for a pushed firmware error (never saved). */
+  private unsentError(list: UnsentError['list'], source: string, record: unknown, polled: boolean): UnsentError[] {
+    if (!polled || (source !== 'A' && source !== 'B')) return [];
+    const id = this.rules.keyOf(source, record as PolledError);
+    return id === undefined ? [] : [{ list, source, id, record }];
   }
 
   // ---- the memory of seen errors
@@ -289,9 +303,12 @@ export class ErrorWatch {
     clearTimeout(this.saveTimer);
     this.saveTimer = undefined;
     if (!this.persist) return;
-    this.writeMemory(savedWatch(this.watch, this.server.instrumentKey), (err) => {
-      if (err) this.node.warn(this.RED._('lh-error-poll.errors.persist', { message: err.message }));
-    });
+    this.written = new Promise((resolve) =>
+      this.writeMemory(savedWatch(this.watch, this.server.instrumentKey), (err) => {
+        if (err) this.node.warn(this.RED._('lh-error-poll.errors.persist', { message: err.message }));
+        resolve();
+      }),
+    );
   }
 
   private restore(value: unknown): void {
@@ -409,7 +426,8 @@ export class ErrorWatch {
           if (list === 'raised') {
             const msg = markLost(raisedMessage(r.source as Source, r.record, instrument, template), r);
             const photo = this.snapshots.attach([msg]); // asked now; the msgs after it wait for it (in order)
-            this.sending = this.sending.then(() => photo).then(([m]) => this.deliver([m, null, null]));
+            const errors = this.unsentError('raised', r.source, r.record, listed !== undefined);
+            this.sending = this.sending.then(() => photo).then(([m]) => this.deliver([m, null, null], errors));
             // a new holder sending again what an earlier one may have sent: lh-state's event msg says so too
             lab.raised(r.source as Source, r.record as PolledError, {
               redelivered: r.redelivered !== undefined,
@@ -419,7 +437,8 @@ export class ErrorWatch {
             });
           } else {
             const msg = markLost(resolvedMessage(r.source as Source, r.record, instrument), r);
-            this.sending = this.sending.then(() => this.deliver([null, msg, null]));
+            const errors = this.unsentError('resolved', r.source, r.record, listed !== undefined);
+            this.sending = this.sending.then(() => this.deliver([null, msg, null], errors));
             lab.resolved(r.source as Source, r.record as PolledError, { listed: listedFirst, more: true, change });
           }
         });
@@ -434,7 +453,14 @@ export class ErrorWatch {
       proposed.raised.map((r) => raisedMessage(r.source, r.record, instrument, template)),
     );
     const resolved = proposed.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
-    if (raised.length > 0 || resolved.length > 0 || connection.length > 0) this.deliver([raised, resolved, connection]);
+    if (raised.length > 0 || resolved.length > 0 || connection.length > 0) {
+      const polled = listed !== undefined; // a frame's errors: a pushed firmware error, or none saved
+      const errors = [
+        ...proposed.raised.flatMap((r) => this.unsentError('raised', r.source, r.record, polled)),
+        ...proposed.resolved.flatMap((r) => this.unsentError('resolved', r.source, r.record, polled)),
+      ];
+      this.deliver([raised, resolved, connection], errors);
+    }
     // resolved first, as the gate passes them: an id reused for an error of the same title is one error gone, then
     // a new one raised (the metrics count a raise once while its error is pending); the document after the last
     const change = newChange();

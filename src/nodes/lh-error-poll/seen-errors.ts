@@ -344,10 +344,24 @@ export interface WatchState {
   /** true once the state was merged with the context store (persist option) */
   restored: boolean;
   /**
-   * msgs (node.send's argument) a closed instance of the node could not send: its next instance (a redeploy) sends
-   * them before anything of its own; in memory only (a restart of Node-RED loses them)
+   * msgs a closed instance of the node could not send: its next instance (a redeploy) sends them before anything of
+   * its own; in memory only (a restart of Node-RED loses them: what is saved leaves their errors out, see savedWatch)
    */
-  unsent?: Parameters<Node['send']>[0][];
+  unsent?: Unsent[];
+}
+
+/** One msg (node.send's argument) a closed instance of a poll node handed to its next instance, and its errors. */
+export interface Unsent {
+  out: Parameters<Node['send']>[0];
+  /** the polled errors the msg reports (a pushed firmware error's are not saved: none here) */
+  errors: UnsentError[];
+}
+
+export interface UnsentError {
+  list: 'raised' | 'resolved';
+  source: Source;
+  id: string;
+  record: unknown;
 }
 
 /** The layout of the memory a poll node saves in its context store (persist option). */
@@ -360,8 +374,69 @@ export interface SavedWatch {
   B: ErrorSnapshot;
 }
 
+/**
+ * What a poll node saves: its memory, less what waits unsent (`watch.unsent`): those msgs go with the process at a
+ * stop, so a restart must not read them as reported. An error raised unsent is left out (the next start raises it
+ * again from the list), one resolved unsent is still active (the next start resolves it), once its msg is sent the
+ * next save has them as they are.
+ */
 export function savedWatch(watch: WatchState, instrumentKey: string): SavedWatch {
-  return { version: SAVED_WATCH_VERSION, instrumentKey, A: watch.sources.A.snapshot(), B: watch.sources.B.snapshot() };
+  const held = (watch.unsent ?? []).flatMap((u) => u.errors);
+  const of = (source: Source): ErrorSnapshot =>
+    withheld(
+      watch.sources[source].snapshot(),
+      held.filter((e) => e.source === source),
+    );
+  return { version: SAVED_WATCH_VERSION, instrumentKey, A: of('A'), B: of('B') };
+}
+
+/** `snapshot` as if the msgs of `errors` had not been sent (see savedWatch). Pure. */
+export function withheld(snapshot: ErrorSnapshot, errors: readonly UnsentError[]): ErrorSnapshot {
+  if (errors.length === 0) return snapshot;
+  const active = { ...snapshot.active };
+  const activeMore = { ...(snapshot.activeMore ?? {}) };
+  const resolvedIdentities = { ...(snapshot.resolvedIdentities ?? {}) };
+  const resolvedMore = { ...(snapshot.resolvedMore ?? {}) };
+  let resolved = [...snapshot.resolved];
+  const activeUnder = (id: string): unknown[] => (id in active ? [active[id], ...(activeMore[id] ?? [])] : []);
+  const setActive = (id: string, records: unknown[]): void => {
+    delete active[id];
+    delete activeMore[id];
+    if (records.length > 0) active[id] = records[0];
+    if (records.length > 1) activeMore[id] = records.slice(1);
+  };
+  for (const { list, id, record } of errors) {
+    if (list === 'raised') {
+      setActive(
+        id,
+        activeUnder(id).filter((known) => another(id, known, record)),
+      );
+      continue;
+    }
+    // resolved: only an error this memory remembers resolved (a pushed firmware error is kept elsewhere, unsaved)
+    if (!resolved.includes(id)) continue;
+    const fps = [...(resolvedMore[id] ?? []), ...(id in resolvedIdentities ? [resolvedIdentities[id]] : [])];
+    const left = fps.filter((fp) => another(id, fp, record));
+    if (left.length === fps.length && fps.length > 0) continue;
+    if (left.length > 0) {
+      resolvedIdentities[id] = left[left.length - 1];
+      if (left.length > 1) resolvedMore[id] = left.slice(0, -1);
+      else delete resolvedMore[id];
+    } else {
+      delete resolvedIdentities[id];
+      delete resolvedMore[id];
+      resolved = resolved.filter((r) => r !== id);
+    }
+    const under = activeUnder(id);
+    if (!under.some((known) => !another(id, known, record))) setActive(id, [...under, record]);
+  }
+  return {
+    active,
+    ...(Object.keys(activeMore).length > 0 ? { activeMore } : {}),
+    resolved,
+    resolvedIdentities,
+    ...(Object.keys(resolvedMore).length > 0 ? { resolvedMore } : {}),
+  };
 }
 
 /**
