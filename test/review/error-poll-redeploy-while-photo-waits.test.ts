@@ -6,11 +6,10 @@
  * and resolved msgs, coordinated each msg the gate passed) is handed to its next instance, which sends it first, once.
  */
 import assert from 'node:assert/strict';
-import http from 'http';
 
 import { pollNode, recordDeliveries, stopRecording } from '../nodes/lh-error-poll.support';
+import { useHeldCamera } from '../support/camera-proxy';
 import { restartMemory } from '../support/homes';
-import { closeLocal, listenLocal } from '../support/local-server';
 import { useInstrument } from '../support/node-suite';
 import { helper, loadFlow, serverFlow } from '../support/runtime';
 import { until } from '../support/until';
@@ -25,32 +24,10 @@ describe('lh-error-poll: a deploy while a raised msg waits for its photo', funct
       restartMemory();
     },
   });
-  /** camera requests held (not answered) while `hold` is set; the rest passes to the simulator */
-  let hold = true;
-  const held: http.ServerResponse[] = [];
-  let proxy: http.Server;
-  let url = '';
-  before(async function () {
-    proxy = http.createServer((req, res) => {
-      if (hold && req.url?.includes('/api/v1/camera/')) return void held.push(res);
-      const upstream = http.request(`${sim.baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      });
-      req.pipe(upstream);
-    });
-    url = await listenLocal(proxy);
-  });
-  afterEach(function () {
-    for (const res of held.splice(0)) res.destroy();
-    hold = true;
-  });
-  after(async function () {
-    await closeLocal(proxy);
-  });
+  const camera = useHeldCamera(sim);
 
   const flow = (name: string): ReturnType<typeof serverFlow> => {
-    const server = serverFlow(sim, { withB: false, config: { baseUrl: url } });
+    const server = serverFlow(sim, { withB: false, config: { baseUrl: camera.url } });
     return {
       nodes: [
         ...server.nodes,
@@ -69,8 +46,8 @@ describe('lh-error-poll: a deploy while a raised msg waits for its photo', funct
       await loadFlow(first.nodes, first.credentials);
       await until(() => sim.requests.some((r) => r.path === '/api/v1/errors/check-for-pending-errors'), 'first poll', 10000);
       const error = sim.injectPendingError({ title: 'Arm collision' });
-      await until(() => held.length === 1, 'the camera asked for the raised error', 10000);
-      hold = false; // the next camera request (the new node's, if any) is answered
+      await until(() => camera.held.length === 1, 'the camera asked for the raised error', 10000);
+      camera.hold = false; // the next camera request (the new node's, if any) is answered
       const next = flow('two');
       await helper.setFlows(next.nodes, deploy, next.credentials);
       await until(() => raised.length > 0, 'the error raised', 10000).catch(() => undefined);
@@ -101,7 +78,7 @@ describe('lh-error-poll: a deploy while a raised msg waits for its photo', funct
     await new Promise((r) => setTimeout(r, 500)); // its answer in: X's msg waits for the photo (up to 2 s)
     const next = flow('two');
     await helper.setFlows(next.nodes, 'full', next.credentials);
-    hold = false;
+    camera.hold = false;
     await until(() => raised.length === 2 && resolved.length === 1, 'X raised and Y resolved', 10000).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 1000)); // nothing more comes
     assert.deepEqual(

@@ -9,11 +9,10 @@
  * instrument's list; a redeploy still sends the msgs handed over, once.
  */
 import assert from 'node:assert/strict';
-import http from 'http';
 
 import { loadContextStores, pollNode, recordDeliveries, stopRecording } from '../nodes/lh-error-poll.support';
+import { useHeldCamera } from '../support/camera-proxy';
 import { restartMemory } from '../support/homes';
-import { closeLocal, listenLocal } from '../support/local-server';
 import { useInstrument } from '../support/node-suite';
 import { helper, loadFlow, runtimeSettings, serverFlow } from '../support/runtime';
 import { until } from '../support/until';
@@ -28,33 +27,11 @@ describe('review: lh-error-poll, Node-RED restarted while a poll waits for its p
       restartMemory();
     },
   });
-  /** camera requests held (not answered) while `hold` is set; the rest passes to the simulator */
-  let hold = true;
-  const held: http.ServerResponse[] = [];
-  let proxy: http.Server;
-  let url = '';
-  before(async function () {
-    proxy = http.createServer((req, res) => {
-      if (hold && req.url?.includes('/api/v1/camera/')) return void held.push(res);
-      const upstream = http.request(`${sim.baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      });
-      req.pipe(upstream);
-    });
-    url = await listenLocal(proxy);
-  });
-  afterEach(function () {
-    for (const res of held.splice(0)) res.destroy();
-    hold = true;
-  });
-  after(async function () {
-    await closeLocal(proxy);
-  });
+  const camera = useHeldCamera(sim);
 
   /** on a tab, as in a real flows.json (Node-RED cleans the context of nodes it does not find on a flow) */
   const flow = (): ReturnType<typeof serverFlow> => {
-    const server = serverFlow(sim, { withB: false, config: { baseUrl: url } });
+    const server = serverFlow(sim, { withB: false, config: { baseUrl: camera.url } });
     return {
       nodes: [
         { id: 'tab', type: 'tab', label: 'errors' },
@@ -90,7 +67,7 @@ describe('review: lh-error-poll, Node-RED restarted while a poll waits for its p
       await until(() => polls() > before, 'the poll that sees both', 10000);
       await new Promise((r) => setTimeout(r, 500)); // its answer in: the msgs wait for X's photo
       if (restart) restartMemory(); // the next start is another process: nothing of this one's memory but the store
-      hold = false;
+      camera.hold = false;
       await helper.setFlows(f.nodes, 'full', f.credentials);
       await until(() => raised.length === 2 && resolved.length === 1, 'X raised and Y resolved', 10000).catch(() => undefined);
       await new Promise((r) => setTimeout(r, 1000)); // nothing more comes
