@@ -10,7 +10,9 @@ import type { AddressInfo } from 'net';
 import type { Simulator } from '../../src/simulator';
 import { restartMemory } from '../support/homes';
 import { InstrumentOptions, useInstrument } from '../support/node-suite';
-import { helper, packageNodes, tlsConfigNode } from '../support/runtime';
+import { helper, nextMessage, packageNodes, tlsConfigNode } from '../support/runtime';
+import { until } from '../support/until';
+import { bServerFlow } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 type NodeModule = (RED: unknown) => unknown;
@@ -163,4 +165,39 @@ export async function answerOnPage(link: string, value: string, by = '', headers
   const button = form.buttons.find((b) => b.value === value);
   if (!button) throw new Error(`no button ${value} on the page: ${page.status} ${page.text.slice(0, 400)}`);
   return fetchText(link.split('?')[0], { form: { t: form.t, form: form.form, by, [button.name]: value }, headers });
+}
+
+/** A coordinated page's link to an error: the link, its token `t`, and the URL a form posts to. */
+export interface CoordinatedLink {
+  link: string;
+  t: string;
+  post: string;
+}
+
+/**
+ * A Node-RED whose lh-server ('server', interface A only) is coordinated through the Redis at `redisUrl` (key prefix
+ * `prefix`), with the suite's answer page (msgs on 'out', audit msgs on 'audit'); once it holds the instrument (the
+ * page's link key is then the one shared in Redis), a new pending error and the link the page made for it.
+ */
+export async function coordinatedPageLink(suite: PageSuite, redisUrl: string, prefix: string): Promise<CoordinatedLink> {
+  const server = bServerFlow(suite.sim, { withB: false, config: { coordination: 'coord' } });
+  await loadWithPage(
+    [
+      { id: 'coord', type: 'lh-coordination', url: redisUrl, prefix },
+      ...server.nodes,
+      suite.pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
+      { id: 'out', type: 'helper' },
+      { id: 'audit', type: 'helper' },
+    ],
+    { ...server.credentials, page: { secret: 'test-secret-not-shown' } },
+  );
+  const coordinated = helper.getNode('server') as unknown as { coordination?: { isHolder: boolean } };
+  await until(() => coordinated.coordination?.isHolder === true, 'the Node-RED holds the instrument', 10000);
+  const error = suite.sim.injectPendingError({ title: 'Clot detected', responses: ['Retry', 'Abort'] });
+  const out = nextMessage(helper.getNode('out'));
+  helper.getNode('page').receive({ payload: error, source: 'A', event: 'raised', notification: 'sim: Clot' });
+  const msg = await out;
+  const link = String(msg.answerUrl);
+  if (!/\?t=/.test(link)) throw new Error(`the page made no link: ${JSON.stringify(msg.notification)}`);
+  return { link, t: new URL(link).searchParams.get('t') ?? '', post: link.split('?')[0] };
 }

@@ -8,17 +8,16 @@
  */
 import assert from 'node:assert/strict';
 
-import { fetchText, formOf, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
-import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { coordinatedPageLink, fetchText, formOf, usePageSuite } from '../nodes/lh-answer-page.support';
 import { describeWithRedis, useOlderDumps } from '../support/redis-server';
-import { helper, nextMessage } from '../support/runtime';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
 
 describeWithRedis('review: an answer form posted again after Redis came back from an older snapshot', function () {
   this.timeout(60000);
-  const { sim, pageNode } = usePageSuite();
+  const suite = usePageSuite();
+  const { sim } = suite;
   const dumps = useOlderDumps();
   let run = 0;
 
@@ -26,26 +25,8 @@ describeWithRedis('review: an answer form posted again after Redis came back fro
     sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
 
   it('the used token is gone with the data, and still the error is answered once', async function () {
-    const server = bServerFlow(sim, { withB: false, config: { coordination: 'coord' } });
     const prefix = `lh-form-restore-${process.pid}-${++run}`;
-    await loadWithPage(
-      [
-        { id: 'coord', type: 'lh-coordination', url: dumps.harness.url, prefix },
-        ...server.nodes,
-        pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
-        { id: 'out', type: 'helper' },
-        { id: 'audit', type: 'helper' },
-      ],
-      { ...server.credentials, page: { secret: 'test-secret-not-shown' } },
-    );
-    const coordinated = helper.getNode('server') as unknown as { coordination?: { isHolder: boolean } };
-    await until(() => coordinated.coordination?.isHolder === true, 'the Node-RED holds the instrument', 10000);
-    const error = sim.injectPendingError({ title: 'Clot detected', responses: ['Retry', 'Abort'] });
-    const out = nextMessage(helper.getNode('out'));
-    helper.getNode('page').receive({ payload: error, source: 'A', event: 'raised', notification: 'sim: Clot' });
-    const link = String((await out).answerUrl);
-    const t = new URL(link).searchParams.get('t') ?? '';
-    const post = link.split('?')[0];
+    const { link, t, post } = await coordinatedPageLink(suite, dumps.harness.url, prefix);
     const form = formOf((await fetchText(link)).text);
     const older = await dumps.snapshot(); // before the answer
     const first = await fetchText(post, { form: { t, form: form.form, response: 'Retry' } });

@@ -18,18 +18,16 @@ import assert from 'node:assert/strict';
 import FakeTimers from '@sinonjs/fake-timers';
 
 import { MAX_USED_PER_ERROR } from '../../src/nodes/lh-answer-page/form-tokens';
-import { fetchText, formOf, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
-import { bServerFlow } from '../nodes/lh-error-poll.support';
+import { CoordinatedLink, coordinatedPageLink, fetchText, formOf, usePageSuite } from '../nodes/lh-answer-page.support';
 import { describeWithRedis, useRedis } from '../support/redis-server';
-import { helper, nextMessage } from '../support/runtime';
-import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
 const MIN = 60_000;
 
 describeWithRedis("review: the answer page's used forms under coordination, a replica's clock off Redis's", function () {
   this.timeout(60000);
-  const { sim, pageNode } = usePageSuite();
+  const suite = usePageSuite();
+  const { sim } = suite;
   const db = useRedis();
   let run = 0;
   let clock: ReturnType<typeof FakeTimers.install> | undefined;
@@ -50,30 +48,11 @@ describeWithRedis("review: the answer page's used forms under coordination, a re
   const answers = (): unknown[] =>
     sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body);
 
-  /** A coordinated Node-RED with an answer page, and the link it made for a new pending error. */
-  async function linked(offset: number): Promise<{ link: string; t: string; post: string; later(ms: number): void }> {
+  /** A coordinated Node-RED with an answer page on a replica clock `offset` ms off Redis's, and its link to a new error. */
+  async function linked(offset: number): Promise<CoordinatedLink & { later(ms: number): void }> {
     const { later } = replicaClock(offset);
-    const server = bServerFlow(sim, { withB: false, config: { coordination: 'coord' } });
-    await loadWithPage(
-      [
-        { id: 'coord', type: 'lh-coordination', url: db.harness.url, prefix: `lh-forms-clock-${process.pid}-${++run}` },
-        ...server.nodes,
-        pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
-        { id: 'out', type: 'helper' },
-        { id: 'audit', type: 'helper' },
-      ],
-      { ...server.credentials, page: { secret: 'test-secret-not-shown' } },
-    );
-    // connected to Redis (the lease taken): the page's link key is the one shared in Redis
-    const coordinated = helper.getNode('server') as unknown as { coordination?: { isHolder: boolean } };
-    await until(() => coordinated.coordination?.isHolder === true, 'the Node-RED holds the instrument', 10000);
-    const error = sim.injectPendingError({ title: 'Clot detected', responses: ['Retry', 'Abort'] });
-    const out = nextMessage(helper.getNode('out'));
-    helper.getNode('page').receive({ payload: error, source: 'A', event: 'raised', notification: 'sim: Clot' });
-    const msg = await out;
-    const link = String(msg.answerUrl);
-    assert.match(link, /\?t=/, `the page made a link: ${JSON.stringify(msg.notification)}`);
-    return { link, t: new URL(link).searchParams.get('t') ?? '', post: link.split('?')[0], later };
+    const prefix = `lh-forms-clock-${process.pid}-${++run}`;
+    return { ...(await coordinatedPageLink(suite, db.harness.url, prefix)), later };
   }
 
   it('a replica 10 min behind Redis: a form in its last minutes is never answered twice', async function () {
