@@ -23,8 +23,9 @@ const SEED = process.env.LH_PROPERTY_SEED ? parseSeed(process.env.LH_PROPERTY_SE
 const BEARER = /\b(Bearer)\s+[A-Za-z0-9._~+/=-]+/gi;
 const JWT = /\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]*)?/g;
 const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]+@/gi;
-// review31: `"name": ""` holds nothing (kept, as in an object); an object or array under a secret name is taken out
-const JSON_SECRET_FIELD = /("((?:[^"\\\n]|\\.){1,128})"\s*:\s*)("(?:[^"\\]|\\.)+"|-?\d[\d.eE+-]*)/g;
+// review31: `"name": ""` holds nothing (kept, as in an object); an object or array under a secret name is taken out;
+// review38: a name opens at a quote no backslash escapes
+const JSON_SECRET_FIELD = /((?<!\\)"((?:[^"\\\n]|\\.){1,128})"\s*:\s*)("(?:[^"\\]|\\.)+"|-?\d[\d.eE+-]*)/g;
 const JSON_SECRET_OPEN = /("((?:[^"\\\n]|\\.){1,128})"\s*:\s*)(?=[{[])/y;
 /** Each object or array under a secret name, `"***"`: its end found with a stack of the closers it waits for. */
 function jsonContainers(text: string): string {
@@ -32,7 +33,7 @@ function jsonContainers(text: string): string {
   let i = 0;
   while (i < text.length) {
     JSON_SECRET_OPEN.lastIndex = i;
-    const m = text[i] === '"' ? JSON_SECRET_OPEN.exec(text) : null;
+    const m = text[i] === '"' && text[i - 1] !== '\\' ? JSON_SECRET_OPEN.exec(text) : null;
     if (!m || !isSecretName(m[2])) {
       out += text[i];
       i++;
@@ -66,6 +67,7 @@ function formFields(text: string): string {
     if (j === i || (j > 0 && /[A-Za-z0-9_.-]/.test(text[j - 1]))) continue;
     if (!isSecretName(text.slice(j, i))) continue;
     if (cut.length > 0 && i + 1 <= cut[cut.length - 1][1]) continue;
+    if (text[i + 1] === '>') continue; // review38: `name=>value` is the colon form's
     const q = text[i + 1];
     const close = q === '"' || q === "'" ? text.indexOf(q, i + 2) : -1;
     if (close > 0 && !text.slice(i + 2, close).includes('\n')) {
@@ -122,6 +124,50 @@ function jsonStringSpans(text: string): [number, number][] {
   return spans;
 }
 const NAME_CHAR = /[A-Za-z0-9_.-]/;
+/** review38: blanks are Unicode's spaces and the tab. */
+const isBlank = (c: string | undefined): boolean => c !== undefined && /^[\t\p{Zs}]$/u.test(c);
+/** Whether a line break ends right before `at` (`\n`, `\r`, U+2028/9, or a `\n`/`\r` escape). */
+function isLineBreakBefore(text: string, at: number): boolean {
+  return '\n\r\u2028\u2029'.includes(text[at - 1]) || (at >= 2 && text[at - 2] === '\\' && 'nr'.includes(text[at - 1]));
+}
+/**
+ * review38: the lines below a YAML name (from `from`, the end of its line, to `limit`) that belong to its value: deeper
+ * than `depth`, or an item (`- a`) at the name's `column` under an empty value; blank lines between them.
+ */
+function yamlBelow(
+  text: string,
+  from: number,
+  limit: number,
+  depth: number,
+  column: number,
+  empty: boolean,
+): [number, number] | undefined {
+  const lines: [number, number][] = []; // each line below: its start, its end
+  let p = from;
+  while (p < limit && ' \t'.includes(text[p])) p++;
+  for (;;) {
+    const rest = text.slice(p, limit);
+    const br = /^(?:\r\n|[\n\r\u2028\u2029]|\\r\\n|\\[nr])/.exec(rest);
+    if (!br) break;
+    const lineAt = p + br[0].length;
+    let e = lineAt;
+    while (e < limit && !'\n\r\u2028\u2029'.includes(text[e]) && !(text[e] === '\\' && 'nr'.includes(text[e + 1] ?? ''))) e++;
+    lines.push([lineAt, e]);
+    p = e;
+  }
+  let first = -1;
+  let last = -1;
+  for (const [a, b] of lines) {
+    const content = text.slice(a, b).replace(/^[ \t]+/, '');
+    if (content === '') continue; // a blank line
+    const indent = b - a - content.length;
+    const item = empty && indent === column && /^-(?:$|[ \t\\])/.test(content);
+    if (indent <= depth && !item) break;
+    if (first < 0) first = a + indent;
+    last = a + indent + content.replace(/[ \t]+$/, '').length;
+  }
+  return first < 0 ? undefined : [first, last];
+}
 /** review32: every `name: value` with a secret name, its value (quoted: between the quotes) to the end of its line. */
 function colonFields(text: string): string {
   const spans = jsonStringSpans(text);
@@ -140,11 +186,27 @@ function colonFields(text: string): string {
     const before = text.slice(Math.max(0, i - 2), i);
     const quoted = [/\\["']$/.exec(before)?.[0], /["']$/.exec(before)?.[0]].find((q) => q !== undefined && text.startsWith(q, j));
     if (quoted !== undefined) k = j + quoted.length;
-    while (text[k] === ' ' || text[k] === '\t') k++;
-    if (text[k] !== ':' || text[k + 1] === ':' || text.startsWith('//', k + 1)) continue;
+    // review38: a colon in any spelling (`：`, `﹕`, `\u003a`), an arrow, or `=` with a blank on a side, after any blanks
+    const afterName = k;
+    while (isBlank(text[k])) k++;
+    let colon = false;
+    if (text[k] === ':') {
+      if (text[k + 1] === ':' || text.startsWith('//', k + 1)) continue;
+      colon = true;
+      k += 1;
+    } else if (text[k] === '\uff1a' || text[k] === '\ufe55') {
+      colon = true;
+      k += 1;
+    } else if (/^\\u003[aA]$/.test(text.slice(k, k + 6))) {
+      colon = true;
+      k += 6;
+    } else if (text.startsWith('->', k) || text.startsWith('=>', k)) k += 2;
+    else if (text[k] === '=' && !'=>'.includes(text[k + 1] ?? '') && (k > afterName || isBlank(text[k + 1]))) k += 1;
+    else continue;
+    k -= 1;
     if (!isSecretName(name) || (cut.length > 0 && i < cut[cut.length - 1][1])) continue;
     let start = k + 1;
-    while (text[start] === ' ' || text[start] === '\t') start++;
+    while (isBlank(text[start])) start++;
     // in a JSON string: the name's own opening quote (a key, `{"token":"x\"y"}`) does not put it in one
     const at = i - (quoted?.length ?? 0);
     const span = spans.find(([a, b]) => a < at && at < b);
@@ -157,6 +219,20 @@ function colonFields(text: string): string {
       end++;
     if (span) end = Math.min(end, span[1] - 1);
     while (end > start && (text[end - 1] === ' ' || text[end - 1] === '\t')) end--;
+    // review38: an empty value or a YAML block header: the value is on the lines below
+    if (colon && (end === start || /^[|>](?:[1-9][+-]?|[+-][1-9]?)?(?:[ \t]+#.*)?$/.test(text.slice(start, end)))) {
+      let lineAt = at;
+      while (lineAt > 0 && !isLineBreakBefore(text, lineAt)) lineAt--;
+      if (span) lineAt = Math.max(lineAt, span[0] + 1);
+      let depth = 0;
+      while (lineAt + depth < at && ' \t'.includes(text[lineAt + depth])) depth++;
+      const below = yamlBelow(text, end, span ? span[1] - 1 : text.length, depth, at - lineAt, end === start);
+      if (below) {
+        cut.push(below);
+        i = below[1] - 1;
+        continue;
+      }
+    }
     const q = text[start];
     if (!span && (q === '"' || q === "'")) {
       let c = start + 1;
@@ -168,6 +244,55 @@ function colonFields(text: string): string {
     const scheme = /^(?:bearer|basic|digest|negotiate|ntlm|token)[ \t]+(?=\S)/i.exec(value);
     cut.push([start + (scheme ? scheme[0].length : 0), end]);
     i = end - 1;
+  }
+  let out = '';
+  let from = 0;
+  for (const [a, b] of cut) {
+    out += text.slice(from, a) + REDACTED;
+    from = b;
+  }
+  return out + text.slice(from);
+}
+/** review38: every encoded `name%3Dvalue` (`%3A`, `%253D`, `\u003d`) with a secret name, its value redacted. */
+function encodedFields(text: string): string {
+  const cut: [number, number][] = [];
+  for (let i = 0; i < text.length; i++) {
+    const sep = /^(?:%(?:25)*3[DdAa]|\\u003[dD])/.exec(text.slice(i, i + 64));
+    if (!sep) continue;
+    let runStart = i;
+    while (runStart > 0 && NAME_CHAR.test(text[runStart - 1])) runStart--;
+    // the leftmost start in the run after a boundary: not a name character, `%` or `\`, or an escape `%3F`, `\u0026`
+    let j = -1;
+    for (let k = runStart; k < i; k++) {
+      const plain = k === 0 || !/[A-Za-z0-9_.%\\-]/.test(text[k - 1]);
+      const escaped =
+        /%[0-9A-Fa-f]{2}$/.test(text.slice(Math.max(0, k - 3), k)) ||
+        /\\u00[0-9A-Fa-f]{2}$/.test(text.slice(Math.max(0, k - 6), k));
+      if ((plain || escaped) && i - k <= 128) {
+        j = k;
+        break;
+      }
+    }
+    if (j < 0 || !isSecretName(text.slice(j, i))) continue;
+    const start = i + sep[0].length;
+    if (cut.length > 0 && start <= cut[cut.length - 1][1]) continue;
+    let e = start;
+    for (;;) {
+      const c = text[e];
+      if (c === undefined) break;
+      // an `&` encoded as the separator was (`%26` after `%3D`, `%2526` after `%253D`); `\u0026` always
+      if (c === '%') {
+        if (sep[0].startsWith('%') && text.startsWith(`%${'25'.repeat((sep[0].length - 3) / 2)}26`, e)) break;
+        e++;
+      } else if (c === '\\') {
+        if (!/^\\u[0-9A-Fa-f]{4}/.test(text.slice(e, e + 6)) || text.startsWith('\\u0026', e)) break;
+        e += 6;
+      } else if (c === '&' || /\s/.test(c)) break;
+      else if ((c === '"' || c === "'") && (e + 1 === text.length || /[\s,;)}\]\\]/.test(text[e + 1]))) break;
+      else e++;
+    }
+    if (e > start) cut.push([start, e]);
+    i = start - 1;
   }
   let out = '';
   let from = 0;
@@ -190,16 +315,18 @@ function oldRedactText(text: string, secrets: readonly string[] = []): string {
       if (out.includes(form)) out = out.replace(new RegExp(escapeRegExp(form), 'g'), REDACTED);
     }
   }
-  return formFields(
-    colonFields(
-      out
-        .replace(JWT, REDACTED)
-        .replace(BEARER, `$1 ${REDACTED}`)
-        .replace(USERINFO, `$1${REDACTED}@`)
-        .replace(/[^]*/, (t) => jsonContainers(t))
-        .replace(JSON_SECRET_FIELD, (m: string, prefix: string, name: string) =>
-          isSecretName(name) ? `${prefix}"${REDACTED}"` : m,
-        ),
+  return encodedFields(
+    formFields(
+      colonFields(
+        out
+          .replace(JWT, REDACTED)
+          .replace(BEARER, `$1 ${REDACTED}`)
+          .replace(USERINFO, `$1${REDACTED}@`)
+          .replace(/[^]*/, (t) => jsonContainers(t))
+          .replace(JSON_SECRET_FIELD, (m: string, prefix: string, name: string) =>
+            isSecretName(name) ? `${prefix}"${REDACTED}"` : m,
+          ),
+      ),
     ),
   );
 }
@@ -256,6 +383,36 @@ const noise = fc.oneof(
     '\n',
     'login failed for ',
     'aGVsbG8=',
+    // review38: the other ways a name is given its value, and their ordinary look-alikes
+    'password = ',
+    'token =',
+    'secret= ',
+    'pwd\u00a0= ',
+    'password -> ',
+    'api_key => ',
+    '"password"=>"',
+    'token=>',
+    'password\uff1a',
+    'password\u00a0: ',
+    'password\\u003a ',
+    'password:\n',
+    'password: |\n',
+    'token: >-\n',
+    'tokens:\n- ',
+    '\\n  ',
+    '  ',
+    '- ',
+    '%3Fpassword%3D',
+    '%26token%253D',
+    '%26',
+    '%2526',
+    'password%3A',
+    '\\u0026password\\u003d',
+    '\\u0026',
+    '\\"\\"',
+    'x == y',
+    'a => b',
+    'Key: A1 not found',
   ),
 );
 
@@ -269,7 +426,7 @@ const textWith = (secrets: string[]): fc.Arbitrary<string> =>
           .tuple(
             fc.constantFrom(...secrets),
             fc.integer({ min: 0, max: 2 }),
-            fc.constantFrom('', 'url', 'json', 'query', 'header'),
+            fc.constantFrom('', 'url', 'json', 'query', 'header', 'ini', 'yaml', 'block', 'arrow', 'nested', 'gson'),
           )
           .map(([s, form, where]) => {
             let spelled: string;
@@ -282,6 +439,12 @@ const textWith = (secrets: string[]): fc.Arbitrary<string> =>
             if (where === 'json') return `{"password":"${spelled}","note":"${spelled}"}`;
             if (where === 'query') return `?user=a&password=${spelled}&x=1`;
             if (where === 'header') return `Authorization: Bearer ${spelled}`;
+            if (where === 'ini') return `password = ${spelled}\n`;
+            if (where === 'yaml') return `\npassword:\n  ${spelled}\n`;
+            if (where === 'block') return `\n  token: |\n    ${spelled}\n    ${spelled}\n`;
+            if (where === 'arrow') return `{"password" => "${spelled}"}`;
+            if (where === 'nested') return `?next=%2Flogin%3Fuser%3Da%26password%3D${encodeURIComponent(spelled)}%26b%3D2`;
+            if (where === 'gson') return `{"url":"/login?a\\u003d1\\u0026password\\u003d${spelled}\\u0026b\\u003d2"}`;
             return spelled;
           }),
       ),
