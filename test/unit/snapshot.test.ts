@@ -107,6 +107,23 @@ describe('snapshots with raised errors: bounded, rate-limited, never stopping a 
     assert.equal(cam.calls, 2);
   });
 
+  it('a photo is let go once its interval is over: the deck is not kept in memory past it (review35)', async function () {
+    const cam = camera(100);
+    const taker = new SnapshotTaker(cam.capture);
+    const taken = taker.take();
+    await clock.tickAsync(100);
+    assert.ok('snapshot' in (await taken));
+    assert.equal(taker.holdsPhoto, true, 'kept while it serves errors raised together');
+    await clock.tickAsync(SNAPSHOT_MIN_INTERVAL_MS - 1);
+    assert.equal(taker.holdsPhoto, true);
+    await clock.tickAsync(1);
+    assert.equal(taker.holdsPhoto, false, 'let go after the interval');
+    const again = taker.take();
+    await clock.tickAsync(100);
+    assert.ok('snapshot' in (await again));
+    assert.equal(cam.calls, 2, 'the next error gets a new photo');
+  });
+
   /** Slots for photos ahead: `free` of them; counts those out. */
   let slots = { free: Infinity, out: 0 };
   const room = (): (() => void) | undefined => {

@@ -156,9 +156,22 @@ export class SnapshotTaker {
         this.noCameraUntil = Date.now() + NO_CAMERA_RETRY_MS;
       }
     }
-    this.last = { at: Date.now(), result };
+    const last = (this.last = { at: Date.now(), result });
     this.inFlight = undefined;
+    // a photo serves errors raised within the interval, then is let go: the deck's picture (plates, labels, hands) is
+    // not kept in memory past that (the page node keeps its own copy until the link expires), nor 8 MiB per instrument
+    if ('snapshot' in result) {
+      const timer = setTimeout(() => {
+        if (this.last === last) this.last = undefined;
+      }, this.minIntervalMs);
+      timer.unref?.();
+    }
     return result;
+  }
+
+  /** Whether a photo is kept (tests): for SNAPSHOT_MIN_INTERVAL_MS after it was taken, no longer. */
+  get holdsPhoto(): boolean {
+    return this.last !== undefined && 'snapshot' in this.last.result;
   }
 }
 
