@@ -76,7 +76,17 @@ interface Pending {
   entry: SeenEntry;
   claim: number;
   generation: number;
+  /** its msg not sent yet (it waits for its deck photo, or for the node's next instance): never settled meanwhile */
+  held?: boolean;
 }
+
+/**
+ * Given to a poll node with each msg the gate passes: called at once, it keeps the msg's claim unsettled until the
+ * function it returns is called, when the node really sent the msg (see ErrorGate.filter).
+ */
+export type HoldClaim = () => () => void;
+
+const noRelease = (): void => undefined;
 
 interface Step<T> {
   list: 'raised' | 'resolved';
@@ -88,7 +98,9 @@ interface Step<T> {
 /**
  * Two-phase emissions: a msg is claimed in the shared memory under the holder's fencing token, sent, and settled a
  * round later (the msg had that time to leave through the flow). A holder that stops in between leaves the claim
- * unsettled: the next holder sends it again, marked (`redelivered`): at least once, never silently lost.
+ * unsettled: the next holder sends it again, marked (`redelivered`): at least once, never silently lost. A msg the
+ * node does not send at once (it waits for its deck photo, or for the node's next instance) is held: its claim is
+ * settled only a round after the node released it (sent it), never by a round or a leave before.
  */
 export class ErrorGate<T> {
   /** what this replica emitted while coordination was lost: written to the shared memory once it holds the lease again */
@@ -169,19 +181,22 @@ export class ErrorGate<T> {
 
   /**
    * Filters a poll's (or a pushed frame's) proposals. `listed`: per source that answered this poll, the keys it
-   * lists, to find what an earlier holder raised and nobody saw resolve; omit it for a pushed frame.
+   * lists, to find what an earlier holder raised and nobody saw resolve; omit it for a pushed frame. `onPass` hears
+   * each msg to send, the moment the shared memory took it; a node that sends it later calls `hold()` then, and the
+   * function it returns once it sent it: until then the claim is not settled (a stop meanwhile leaves it to the next
+   * holder, marked). Not calling `hold` means sent at once.
    */
   async filter(
     raised: GateItem<T>[],
     resolved: GateItem<T>[],
     listed?: ListedRecords<T>,
-    onPass?: (list: 'raised' | 'resolved', item: GateItem<T>) => void,
+    onPass?: (list: 'raised' | 'resolved', item: GateItem<T>, hold: HoldClaim) => void,
   ): Promise<GateOutcome<T>> {
     const out: GateOutcome<T> = { raised: [], resolved: [] };
     // each item goes out the moment the shared memory took it: a replica killed then loses at most that one msg
-    const pass = (list: 'raised' | 'resolved', item: GateItem<T>): void => {
+    const pass = (list: 'raised' | 'resolved', item: GateItem<T>, claim?: Pending): void => {
       out[list].push(item);
-      onPass?.(list, item);
+      onPass?.(list, item, () => this.hold(claim));
     };
     const passAll = (outcome: GateOutcome<T>): GateOutcome<T> => {
       for (const item of outcome.resolved) pass('resolved', item);
@@ -250,14 +265,14 @@ export class ErrorGate<T> {
           this.sweptToken = undefined;
           return out;
         }
-        this.remember(step.list, step.entry, token);
+        const claim = this.remember(step.list, step.entry, token);
         const item =
           this.marking.has(step.item.source) && !step.item.redelivered
             ? { ...step.item, redelivered: 'shared-memory-lost' as const }
             : step.item;
-        pass(step.list, item);
+        pass(step.list, item, claim);
         // the lease was given up (a handover) while this step was on its way: settled at once, so that the next
-        // holder does not send it again (it went out from this live replica)
+        // holder does not send it again (it went out from this live replica); one held (not sent yet) stays unsettled
         if (!this.coordination.isHolder) await this.settle(true);
       }
       if (listed) for (const source of listed.keys()) this.marking.delete(source);
@@ -399,7 +414,7 @@ export class ErrorGate<T> {
   }
 
   /** A claim went out: settled a round later; the local mirror of open errors follows. */
-  private remember(list: 'raised' | 'resolved', entry: SeenEntry, claim: number): void {
+  private remember(list: 'raised' | 'resolved', entry: SeenEntry, claim: number): Pending {
     const field = SharedSeen.fieldOf(entry);
     const { source, key, identity, record } = entry;
     const flag = list === 'resolved' && entry.unsettledRaise ? { unsettledRaise: true } : {};
@@ -407,22 +422,47 @@ export class ErrorGate<T> {
       if (this.mirror.size < MAX_MIRROR) this.mirror.set(field, { source, key, identity, record });
       else this.mirrorToken = undefined;
     } else this.mirror.delete(field);
-    this.pending.push({ list, entry: { source, key, identity, record, ...flag }, claim, generation: this.generation });
+    const pending: Pending = { list, entry: { source, key, identity, record, ...flag }, claim, generation: this.generation };
+    this.pending.push(pending);
     if (this.pending.length > MAX_PENDING) this.pending.splice(0, this.pending.length - MAX_PENDING);
+    return pending;
+  }
+
+  /**
+   * Holds a claim whose msg the node sends later: no settle takes it until the returned function releases it (the
+   * msg sent), then the round after. Without a claim (a msg passed without the shared memory) there is nothing to hold.
+   */
+  private hold(claim: Pending | undefined): () => void {
+    if (!claim || !this.pending.includes(claim)) return noRelease;
+    claim.held = true;
+    return () => {
+      if (!claim.held) return;
+      claim.held = false;
+      claim.generation = this.generation; // it leaves through the flow now: a round from now on
+    };
   }
 
   /**
    * Settles the claims sent before the last call (`all`: every claim sent): they had a round to leave through the
-   * flow. A Redis failure keeps the rest for the next call.
+   * flow. A held claim (its msg not sent yet) is never settled: at a stop it stays unsettled, for the next holder to
+   * send again. A Redis failure keeps the rest, in order, for the next call.
    */
   async settle(all: boolean): Promise<void> {
     const before = this.generation++;
-    while (this.pending.length > 0) {
-      const p = this.pending[0];
-      if (!all && p.generation >= before) break;
+    // in order, past the held ones (left in place); a claim taken meanwhile is reached too (`all`: a leave)
+    let i = 0;
+    while (i < this.pending.length) {
+      const p = this.pending[i];
+      if (p.held || (!all && p.generation >= before)) {
+        i++;
+        continue;
+      }
       if (p.list === 'raised') await this.seen.settleRaise(p.entry, p.claim);
       else await this.seen.settleResolve(p.entry, p.claim);
-      this.pending.shift();
+      // MAX_PENDING may have dropped the oldest meanwhile
+      const at = this.pending[i] === p ? i : this.pending.indexOf(p);
+      if (at >= 0) this.pending.splice(at, 1);
+      i = Math.max(0, at);
     }
   }
 

@@ -251,15 +251,18 @@ export class ErrorWatch {
   /**
    * Sends `out` after what a closed instance of this node left unsent; once this node is closing, hands it to the
    * next instance instead (see `closing`; a node deleted from the flows has none, and its msgs go with it).
+   * Coordinated, `release` lets the gate settle the msg's claim once it is sent (here, or by the next instance): a
+   * stop before leaves the claim unsettled, and the next holder sends it again, marked.
    */
-  private deliver(out: Parameters<Node['send']>[0], errors: UnsentError[] = []): void {
+  private deliver(out: Parameters<Node['send']>[0], errors: UnsentError[] = [], release?: () => void): void {
     if (this.closing) {
-      (this.watch.unsent ??= []).push({ out, errors });
+      (this.watch.unsent ??= []).push({ out, errors, ...(release ? { release } : {}) });
       if (errors.length > 0) this.save(); // a stop takes the msg with it: the saved memory must not say it went out
       return;
     }
     this.sendUnsent();
     this.node.send(out);
+    release?.();
   }
 
   /** What a closed instance of this node handed over (`deliver`): sent first, in its order, once. */
@@ -267,7 +270,10 @@ export class ErrorWatch {
     const unsent = this.watch.unsent;
     if (this.closing || !unsent || unsent.length === 0) return;
     this.watch.unsent = undefined;
-    for (const { out } of unsent) this.node.send(out);
+    for (const { out, release } of unsent) {
+      this.node.send(out);
+      release?.();
+    }
     if (unsent.some((u) => u.errors.length > 0)) this.save(); // sent now: saved as reported
   }
 
@@ -421,13 +427,16 @@ export class ErrorWatch {
       let told = false;
       const change = newChange();
       try {
-        await this.gate.filter(proposed.raised, proposed.resolved, listed, (list, r) => {
+        await this.gate.filter(proposed.raised, proposed.resolved, listed, (list, r, hold) => {
           told = true; // closing meanwhile: Redis took it as reported; the next instance sends it (deliver)
+          // its claim is settled only once the msg is sent (after a photo, or by the next instance): a stop before
+          // leaves it to the next holder, marked, not taken for sent
+          const release = hold();
           if (list === 'raised') {
             const msg = markLost(raisedMessage(r.source as Source, r.record, instrument, template), r);
             const photo = this.snapshots.attach([msg]); // asked now; the msgs after it wait for it (in order)
             const errors = this.unsentError('raised', r.source, r.record, listed !== undefined);
-            this.sending = this.sending.then(() => photo).then(([m]) => this.deliver([m, null, null], errors));
+            this.sending = this.sending.then(() => photo).then(([m]) => this.deliver([m, null, null], errors, release));
             // a new holder sending again what an earlier one may have sent: lh-state's event msg says so too
             lab.raised(r.source as Source, r.record as PolledError, {
               redelivered: r.redelivered !== undefined,
@@ -438,7 +447,7 @@ export class ErrorWatch {
           } else {
             const msg = markLost(resolvedMessage(r.source as Source, r.record, instrument), r);
             const errors = this.unsentError('resolved', r.source, r.record, listed !== undefined);
-            this.sending = this.sending.then(() => this.deliver([null, msg, null], errors));
+            this.sending = this.sending.then(() => this.deliver([null, msg, null], errors, release));
             lab.resolved(r.source as Source, r.record as PolledError, { listed: listedFirst, more: true, change });
           }
         });

@@ -355,6 +355,11 @@ export interface Unsent {
   out: Parameters<Node['send']>[0];
   /** the polled errors the msg reports (a pushed firmware error's are not saved: none here) */
   errors: UnsentError[];
+  /**
+   * coordinated: releases the msg's claim once it is sent (ErrorGate.filter's `hold`), so that it is settled only
+   * then; a stop before leaves it unsettled in Redis, for the next holder to send again
+   */
+  release?: () => void;
 }
 
 export interface UnsentError {
