@@ -99,9 +99,9 @@ export default tseslint.config(
     'src/observe': { may: [] },
   }),
   {
-    // Type-only imports spelled `import type` (issue 30.2), so a type never becomes a runtime arrow. Enabled where the
-    // tree was fixed (npx eslint --fix); the rooms other work is rewriting in 0.4 (nodes, coordination, editor) follow.
-    files: ['src/client/**/*.ts', 'src/audit/**/*.ts', 'src/contract/**/*.ts', 'src/instrument/**/*.ts'],
+    // Type-only imports spelled `import type` (issue 30.2), so a type never becomes a runtime arrow: every room of src/
+    // (fixed with npx eslint --fix).
+    files: ['src/**/*.ts'],
     rules: { '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }] },
   },
   {

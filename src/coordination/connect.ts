@@ -1,7 +1,7 @@
-import Redis, { Cluster, RedisOptions } from 'ioredis';
+import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { ConnectionOptions } from 'tls';
 
-import { CoordinationSettings } from './config';
+import { type CoordinationSettings } from './config';
 
 export interface RedisCredentials {
   username?: string;

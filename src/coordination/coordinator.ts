@@ -1,14 +1,14 @@
 import { createHash, randomBytes } from 'crypto';
 import os from 'os';
 
-import { answeredAnother, fingerprint, SharedAnswerClaims } from '../client';
+import { answeredAnother, fingerprint, type SharedAnswerClaims } from '../client';
 import { MAX_ANSWERS_KEPT } from '../client/answer-ledger';
-import { ApplyLockOptions, ApplyLocks } from './apply-locks';
-import { ErrorGate, GateRules } from './error-gate';
+import { type ApplyLockOptions, ApplyLocks } from './apply-locks';
+import { ErrorGate, type GateRules } from './error-gate';
 import { fairShare, planLeases } from './fair-share';
 import { instrumentIdentity } from './instrument-identity';
 import { CoordinationKeys } from './keys';
-import { FencedError, LeaseGrant, Leases, leaseSafetyMs } from './leases';
+import { FencedError, type LeaseGrant, Leases, leaseSafetyMs } from './leases';
 import { CoordinatedDefaults } from './policy-defaults';
 import { CoordinatedMemory, SharedValue } from './shared-memory';
 import {
@@ -20,7 +20,7 @@ import {
   SharedSeen,
   STALE_LEDGER_CLAIM_MS,
   staleClaimMsFor,
-  StoreRedis,
+  type StoreRedis,
 } from './stores';
 
 /**

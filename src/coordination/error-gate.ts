@@ -5,9 +5,9 @@
  * Without the lease nothing passes; with Redis lost everything passes, marked (a duplicate beats a miss).
  */
 import { fingerprint, fromFingerprint, identityOf, sameError } from '../client/error-identity';
-import { InstrumentCoordination } from './coordinator';
+import { type InstrumentCoordination } from './coordinator';
 import { FencedError } from './leases';
-import { SeenEntry, SharedSeen } from './stores';
+import { type SeenEntry, SharedSeen } from './stores';
 
 /**
  * Why a msg is sent again (`msg.redelivered = true`, `msg.redeliveryReason`): `holder-stopped` the replica that

@@ -1,4 +1,4 @@
-import { CoordinationKeys } from './keys';
+import { type CoordinationKeys } from './keys';
 import { ACQUIRE, EPOCH, EPOCH_ROTATE, GROUP_INSTRUMENTS, HEARTBEAT, HOLDING, RELEASE, RENEW, SEQUENCE } from './scripts';
 
 /** The part of an ioredis client the coordination uses: scripts, and a few plain reads. */

@@ -4,9 +4,9 @@
  * new holder that finds it due after a failover. A default is therefore sent by one replica only, and a holder that
  * dies leaves its defaults to the next one. The node's own book (memory and context store) stays as it is.
  */
-import { InstrumentCoordination } from './coordinator';
+import { type InstrumentCoordination } from './coordinator';
 import { FencedError } from './leases';
-import { SharedDefaults } from './stores';
+import { type SharedDefaults } from './stores';
 
 /** What to do with a default whose time came: send it, drop it (another replica has it, or it was cancelled), or look again later (Redis unreachable: no automatic answer). */
 export type TakeVerdict = 'send' | 'drop' | 'later';

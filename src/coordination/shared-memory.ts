@@ -4,11 +4,11 @@
  * lease (a new holder continues where the old one stopped) and writes it, fenced by its lease, after each decision
  * and before anything is sent; a paused old holder's write is refused, and it sends nothing.
  */
-import { InstrumentCoordination } from './coordinator';
-import { InstrumentKeys } from './keys';
+import { type InstrumentCoordination } from './coordinator';
+import { type InstrumentKeys } from './keys';
 import { fenced, FencedError } from './leases';
 import { FENCED_SET } from './scripts';
-import { StoreRedis } from './stores';
+import { type StoreRedis } from './stores';
 
 /**
  * A shared memory is kept this long after its last write: the memory of a node removed from the flows (or copied

@@ -8,8 +8,8 @@ import { createHash } from 'crypto';
 import type { AnswerRecord } from '../client';
 import { MAX_ANSWERS_KEPT } from '../client/answer-ledger';
 import { LOGIN_TIMEOUT_MS } from '../client/session';
-import { InstrumentKeys } from './keys';
-import { fenced, RedisLike } from './leases';
+import { type InstrumentKeys } from './keys';
+import { fenced, type RedisLike } from './leases';
 import {
   CANCEL,
   FENCED_LEDGER_CLAIM,

@@ -4,7 +4,7 @@
  * a property missing from a flow (a hand-written one, an example, a 0.1 flow) shows as the runtime treats it, and
  * pressing Done stores exactly that — never a blank that would change behaviour (e.g. `listen` unticked).
  */
-import { migrate, Migrated, MigrationTable } from '../contract/migration-steps';
+import { migrate, type Migrated, type MigrationTable } from '../contract/migration-steps';
 import type { EditorNode } from './red';
 
 /** The id prefix of the dialog's inputs: config nodes are edited in a tray of their own. */

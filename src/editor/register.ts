@@ -3,10 +3,10 @@
  * category and colour, `defaults` and `version` generated from the runtime's migration table, the lh-server row,
  * labels, typed inputs, and the dialog's migration of a saved node.
  */
-import { dialogDefaults, latestVersion, Migrated } from '../contract/migration-steps';
+import { dialogDefaults, latestVersion, type Migrated } from '../contract/migration-steps';
 import { keepMigrated, migratedConfig, showMigrated } from './dialog-migration';
-import { TypedField, typedField } from './fields';
-import { EditorNode, migrationTable, NodeDefinition, PropertyDef, Validator } from './red';
+import { type TypedField, typedField } from './fields';
+import { type EditorNode, migrationTable, type NodeDefinition, type PropertyDef, type Validator } from './red';
 
 export const CATEGORY = 'liquid handler';
 const COLOR = '#a6bbcf';

@@ -6,7 +6,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-import { LabEvent, onAuditSync, onLabEvent } from './lab-events';
+import { type LabEvent, onAuditSync, onLabEvent } from './lab-events';
 
 export const MAX_INSTRUMENTS = 1000;
 const MAX_RAISE_TIMES = 20000;

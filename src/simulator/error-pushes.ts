@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'crypto';
 
-import { FrameCasing, nestedFrame } from './event-sockets';
+import { type FrameCasing, nestedFrame } from './event-sockets';
 import { field, isObject, requireObject, requireString } from './json-fields';
 import { badRequest, HttpProblem, notFound } from './problem';
 import type { Reply, RequestContext } from './router';

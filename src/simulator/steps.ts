@@ -14,7 +14,7 @@ import {
   FieldErrors,
   isInt32,
   isObject,
-  JsonObject,
+  type JsonObject,
   optionalBoolean,
   optionalInt32,
   parseBoolQuery,

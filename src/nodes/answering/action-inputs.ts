@@ -4,7 +4,7 @@
  * action that requires an input is never sent without one, and a value outside the declared type or range is refused
  * with the input named (`inputs.<id>`). Pure: no I/O.
  */
-import { InputValue, validationError } from '../../client';
+import { type InputValue, validationError } from '../../client';
 
 export type InputType = 'number' | 'integer' | 'text' | 'boolean';
 

@@ -1,6 +1,6 @@
-import { PendingError, RuntimeErrorAnswer, validate as v, validationError } from '../../client';
+import { type PendingError, type RuntimeErrorAnswer, validate as v, validationError } from '../../client';
 import { responseNames } from '../shared/error-records';
-import { NodeMessage } from '../shared/node-red';
+import { type NodeMessage } from '../shared/node-red';
 import { readPendingError } from '../shared/poll-messages';
 
 const OP = 'answer-error';

@@ -8,19 +8,19 @@ import { EventEmitter } from 'events';
 
 import { currentActor, withActor } from '../../audit';
 import {
-  AnswerOptions,
-  AnswerRecord,
+  type AnswerOptions,
+  type AnswerRecord,
   asLhError,
-  ErrorIdentity,
-  ErrorRecovery,
+  type ErrorIdentity,
+  type ErrorRecovery,
   identityOf,
-  InstrumentError,
+  type InstrumentError,
   LhError,
-  LiquidHandlerClient,
-  PendingError,
-  RecoveryKind,
-  RuntimeErrorAnswer,
-  SharedAnswerClaim,
+  type LiquidHandlerClient,
+  type PendingError,
+  type RecoveryKind,
+  type RuntimeErrorAnswer,
+  type SharedAnswerClaim,
 } from '../../client';
 import { FencedError } from '../../coordination/leases';
 import { homeOf } from '../../instrument';

@@ -1,4 +1,4 @@
-import { NodeMessage } from '../shared/node-red';
+import { type NodeMessage } from '../shared/node-red';
 import type { ErrorSource } from '../shared/poll-messages';
 
 export type ErrorRecord = Record<string, unknown>;

@@ -1,6 +1,6 @@
-import { ErrorRecovery, InstrumentError, RecoveryKind, validate as v, validationError } from '../../client';
+import { type ErrorRecovery, type InstrumentError, type RecoveryKind, validate as v, validationError } from '../../client';
 import { describeActions, offeredActions } from '../shared/error-records';
-import { NodeMessage } from '../shared/node-red';
+import { type NodeMessage } from '../shared/node-red';
 import { readInstrumentError } from '../shared/poll-messages';
 import { checkInputs, declaredInputs, givenInputs, inputsOfAction } from './action-inputs';
 

@@ -1,8 +1,8 @@
-import { identityOf, LhError, LiquidHandlerClient, PendingError, sameError, validate as v } from '../../client';
+import { identityOf, LhError, type LiquidHandlerClient, type PendingError, sameError, validate as v } from '../../client';
 import { answerBody, answeredBy, pendingErrorIn } from '../answering/answer-body';
 import { isFirmwareError, sendAnswerA, settledOrThrow } from '../answering/answer-error';
 import { migrateConfig } from '../shared/migrations';
-import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { asNode, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveSetting } from '../shared/typed-inputs';
 

@@ -2,7 +2,7 @@
 // The boundary with Node-RED's HTTP node app (an Express app): register a page's routes and remove them on close.
 import type { IncomingMessage, ServerResponse } from 'http';
 
-import { Red } from '../shared/node-red';
+import { type Red } from '../shared/node-red';
 
 export type PageRequest = IncomingMessage & { body?: unknown };
 export type PageHandler = (req: PageRequest, res: ServerResponse) => void;

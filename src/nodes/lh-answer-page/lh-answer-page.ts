@@ -1,6 +1,6 @@
 /** lh-answer-page: wiring only (issue 30 point 3); the node's behaviour is AnswerPageNode (page-node.ts). */
 import { migrateConfig } from '../shared/migrations';
-import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { asNode, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { AnswerPageNode } from './page-node';
 
 export = function register(RED: Red): void {

@@ -8,39 +8,39 @@ import type { ServerResponse } from 'http';
 
 import {
   CAMERA_TIMEOUT_MS,
-  ErrorIdentity,
+  type ErrorIdentity,
   fingerprint,
   fromFingerprint,
   identityOf,
-  InstrumentError,
+  type InstrumentError,
   LhError,
-  LiquidHandlerClient,
-  PendingError,
+  type LiquidHandlerClient,
+  type PendingError,
   sameError,
 } from '../../client';
-import { LabEvent, labListened, onLabEvent, PendingErrorView, publishLab } from '../../observe/lab-events';
+import { type LabEvent, labListened, onLabEvent, type PendingErrorView, publishLab } from '../../observe/lab-events';
 import { answerAuditMsg } from '../answering/answer-audit';
-import { answerA, answerB, AnswerOutcome, lookupAnswer } from '../answering/answer-error';
+import { answerA, answerB, type AnswerOutcome, lookupAnswer } from '../answering/answer-error';
 import { errorInMsg } from '../answering/error-in-msg';
 import { openFirmwareError } from '../answering/open-firmware-errors';
 import { PagePhotos, photoAsked, sendPhoto } from '../deck/page-photos';
-import { BUSY_REASON, photoRoom, SnapshotHook, snapshotHook, snapshotIn, snapshotTaker } from '../deck/snapshot';
+import { BUSY_REASON, photoRoom, type SnapshotHook, snapshotHook, snapshotIn, snapshotTaker } from '../deck/snapshot';
 import { addRunRule, hasPolicy, similarity } from '../runs/run-scope';
 import { asNodeActor, httpNodeBasicChecked } from '../shared/audit';
-import { Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { type Node, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { redact } from '../shared/redaction';
-import { LhServerNode, requireClient } from '../shared/server-node';
+import { type LhServerNode, requireClient } from '../shared/server-node';
 import { isServerNode } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { isChecked, renderTemplate } from '../shared/typed-inputs';
 import { zonedTime } from '../shared/zoned-time';
-import { AnswerPlan, errorLabel, planAnswer, showOutcome } from './answer-decision';
-import { FormTokens, MAX_USED_PER_ERROR, MAX_USED_TOKENS, SharedUsedSet } from './form-tokens';
-import { basicAuthUser, MAX_FORM_BYTES, PageRequest, queryParam, routeClash, servePage } from './http-routes';
+import { type AnswerPlan, errorLabel, planAnswer, showOutcome } from './answer-decision';
+import { FormTokens, MAX_USED_PER_ERROR, MAX_USED_TOKENS, type SharedUsedSet } from './form-tokens';
+import { basicAuthUser, MAX_FORM_BYTES, type PageRequest, queryParam, routeClash, servePage } from './http-routes';
 import { derivedSecret, linkKey, sharedLinkKey } from './link-key';
-import { instrumentDigest, LinkCheck, signedBy, signLink, unownedReason, verifyLink } from './link-signing';
-import { AnswerFields, answerFields } from './page-fields';
-import { forbiddenPage, outcomePage, OutcomeView, PAGE_HEADERS, questionPage } from './page-html';
+import { instrumentDigest, type LinkCheck, signedBy, signLink, unownedReason, verifyLink } from './link-signing';
+import { type AnswerFields, answerFields } from './page-fields';
+import { forbiddenPage, outcomePage, type OutcomeView, PAGE_HEADERS, questionPage } from './page-html';
 import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath, statusKey } from './page-links';
 import { formSecret, PageSecrets } from './page-secrets';
 import { answerInTheWay, answerLabel, errorView, itemProblem } from './page-view';

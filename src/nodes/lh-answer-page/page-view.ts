@@ -1,10 +1,10 @@
 /** What the page shows of an error: built from the record the instrument lists, without Node-RED. */
-import { answeredAnother, AnswerRecord, ErrorIdentity } from '../../client';
-import { DeclaredInput, describeInput, inputsOfAction } from '../answering/action-inputs';
+import { answeredAnother, type AnswerRecord, type ErrorIdentity } from '../../client';
+import { type DeclaredInput, describeInput, inputsOfAction } from '../answering/action-inputs';
 import { defaultActionOf } from '../answering/answer-error';
 import { offeredActions, responseNames } from '../shared/error-records';
 import { zonedTime } from '../shared/zoned-time';
-import { AnswerOption, ErrorView, InputField, ItemChoice } from './page-html';
+import { type AnswerOption, type ErrorView, type InputField, type ItemChoice } from './page-html';
 
 type ErrorRecord = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
-import { AuditProblem, AuditRecord, onAuditProblem, onAuditRecord } from '../../audit';
-import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { type AuditProblem, type AuditRecord, onAuditProblem, onAuditRecord } from '../../audit';
+import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { isServerNode } from '../shared/server-node';
 import { Status } from '../shared/status';
 

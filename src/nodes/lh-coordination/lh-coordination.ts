@@ -1,12 +1,12 @@
-import { AuditRedis } from '../../audit';
+import { type AuditRedis } from '../../audit';
 import { coordinationSettings } from '../../coordination/config';
-import { connectRedis, CoordinationRedis } from '../../coordination/connect';
+import { connectRedis, type CoordinationRedis } from '../../coordination/connect';
 import { Coordinator } from '../../coordination/coordinator';
 import { redisAuditReleased } from '../../instrument';
-import { LhCoordinationNode } from '../shared/coordination-node';
+import { type LhCoordinationNode } from '../shared/coordination-node';
 import { migrateConfig } from '../shared/migrations';
 import { logError, logInfo, logWarn } from '../shared/node-log';
-import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { forgetSecrets, rememberSecrets } from '../shared/redaction';
 import { tlsOptionsFrom } from '../shared/tls-config';
 

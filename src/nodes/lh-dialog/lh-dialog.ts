@@ -1,6 +1,6 @@
 import { LhError } from '../../client';
 import { migrateConfig } from '../shared/migrations';
-import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice } from '../shared/typed-inputs';
 import { viewIdOf } from './view-id';

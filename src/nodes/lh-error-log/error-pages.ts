@@ -1,4 +1,4 @@
-import { ErrorList, ErrorRecord, LhError, LiquidHandlerClient } from '../../client';
+import { type ErrorList, type ErrorRecord, LhError, type LiquidHandlerClient } from '../../client';
 import { readPages } from '../shared/pager';
 
 export const DEFAULT_PAGE_SIZE = 50;

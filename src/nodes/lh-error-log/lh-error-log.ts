@@ -1,6 +1,6 @@
 import { LhError, validate as v, validationError } from '../../client';
 import { migrateConfig } from '../shared/migrations';
-import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { isChecked, resolveChoice, resolveSetting } from '../shared/typed-inputs';
 import { DEFAULT_MAX_ITEMS, DEFAULT_PAGE_SIZE, readAllPages } from './error-pages';

@@ -4,7 +4,7 @@ import { checkInputs, declaredInputs, givenInputs } from '../answering/action-in
 import { defaultActionOf } from '../answering/answer-error';
 import { describeActions, offeredActions } from '../shared/error-records';
 import type { ErrorSource } from '../shared/poll-messages';
-import { CompiledRule, Step, stepAt } from './rules';
+import { type CompiledRule, type Step, stepAt } from './rules';
 
 /** The step of a rule's ladder an error gets. */
 export interface Rung {

@@ -1,6 +1,6 @@
 import { rulesToLadders } from '../../contract/migration-transforms';
 import { check, contextStoreSelect } from '../../editor/fields';
-import { EditorNode } from '../../editor/red';
+import { type EditorNode } from '../../editor/red';
 import { registerNode, text } from '../../editor/register';
 
 const MODES = ['manual', 'semi-automatic', 'walk-away'];

@@ -1,6 +1,6 @@
 /** lh-error-policy: wiring only (issue 30 point 3); the node's behaviour is ErrorPolicyNode (policy-node.ts). */
 import { migrateConfig } from '../shared/migrations';
-import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { asNode, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { ErrorPolicyNode } from './policy-node';
 
 export = function register(RED: Red): void {

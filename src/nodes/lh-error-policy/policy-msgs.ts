@@ -7,7 +7,7 @@ import { answerAuditMsg } from '../answering/answer-audit';
 import type { AnswerOutcome } from '../answering/answer-error';
 import type { RunRule } from '../runs/run-scope';
 import type { NodeMessage } from '../shared/node-red';
-import { answerLabel, Decision } from './decision';
+import { answerLabel, type Decision } from './decision';
 import type { PendingDefault } from './pending-defaults';
 import type { CompiledRule } from './rules';
 

@@ -4,24 +4,32 @@
  * answer in flight), and, with coordination, the shared schedule that lets exactly one replica send each default.
  * Decisions are pure (decision.ts, rules.ts, policy-msgs.ts); what is said to the user is in the locale files.
  */
-import { fingerprint, identityOf, InstrumentError, LhError, LiquidHandlerClient, PendingError, sameError } from '../../client';
+import {
+  fingerprint,
+  identityOf,
+  type InstrumentError,
+  LhError,
+  type LiquidHandlerClient,
+  type PendingError,
+  sameError,
+} from '../../client';
 import type { CoordinatedDefaults } from '../../coordination/policy-defaults';
 import { homeKey, homeOf } from '../../instrument';
-import { answerA, answerB, answerEvents, AnswerOutcome, instrumentKeyOf, lookupAnswer } from '../answering/answer-error';
+import { answerA, answerB, answerEvents, type AnswerOutcome, instrumentKeyOf, lookupAnswer } from '../answering/answer-error';
 import { asAutomatic } from '../answering/automatic';
 import { errorInMsg } from '../answering/error-in-msg';
-import { isOwnRun, policyApplies, runRuleEvents, runRuleFor, runRulesOf, RunScope, runSighting } from '../runs/run-scope';
+import { isOwnRun, policyApplies, runRuleEvents, runRuleFor, runRulesOf, type RunScope, runSighting } from '../runs/run-scope';
 import { asNodeActor } from '../shared/audit';
-import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
-import { Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { type InstrumentInfo, instrumentInfo } from '../shared/error-records';
+import { type Node, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import type { ErrorSource } from '../shared/poll-messages';
-import { LhServerNode, requireClient } from '../shared/server-node';
+import { type LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { zonedTime } from '../shared/zoned-time';
-import { answerLabel, decide, Decision } from './decision';
-import { newPolicyBook, PendingBook, PendingDefault, POLICY_BOOKS, PolicyBook } from './pending-defaults';
+import { answerLabel, decide, type Decision } from './decision';
+import { newPolicyBook, type PendingBook, type PendingDefault, POLICY_BOOKS, type PolicyBook } from './pending-defaults';
 import { defaultAuditMsg, heldDecision, pendingOf, policyOf, runRuleDecision } from './policy-msgs';
-import { CompiledRule, compileRules, legacyRuleSignature, matchRule, ruleSignature, stepAt } from './rules';
+import { type CompiledRule, compileRules, legacyRuleSignature, matchRule, ruleSignature, stepAt } from './rules';
 
 const CONTEXT_KEY = 'lhErrorPolicy';
 const MAX_TIMER_MS = 2 ** 31 - 1;

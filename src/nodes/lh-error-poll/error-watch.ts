@@ -6,33 +6,41 @@
  */
 import {
   asLhError,
-  ErrorFrame,
-  EventStateChange,
+  type ErrorFrame,
+  type EventStateChange,
   firmwareErrorFromFrame,
   identityOf,
-  InstrumentEvent,
-  LiquidHandlerClient,
+  type InstrumentEvent,
+  type LiquidHandlerClient,
 } from '../../client';
 import { offerFirmwareErrors } from '../answering/open-firmware-errors';
 import { severityFilter } from '../answering/severity';
-import { photoRoom, SnapshotHook, snapshotHook, snapshotTaker } from '../deck/snapshot';
-import { Api, connectionChange, ConnectionView } from '../shared/connection-state';
+import { photoRoom, type SnapshotHook, snapshotHook, snapshotTaker } from '../deck/snapshot';
+import { type Api, connectionChange, type ConnectionView } from '../shared/connection-state';
 import { coordinationStatus, gateFor, listedKeysOf, markLost } from '../shared/coordinated-poll';
 import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../shared/error-messages';
-import { InstrumentInfo } from '../shared/error-records';
+import { type InstrumentInfo } from '../shared/error-records';
 import { LabPublisher, newChange } from '../shared/lab-publish';
 import { LivePolls } from '../shared/live-polls';
 import { logInfo, logWarn } from '../shared/node-log';
-import { Node, NodeConfig, Red } from '../shared/node-red';
+import { type Node, type NodeConfig, type Red } from '../shared/node-red';
 import { onPasswordWarning, passwordExpiryMessage } from '../shared/password-warning';
 import { intervalMs, PollLoop } from '../shared/poll-loop';
-import { PolledError } from '../shared/poll-messages';
+import { type PolledError } from '../shared/poll-messages';
 import { pollPermits } from '../shared/poll-permits';
 import { pollSchedule } from '../shared/poll-schedule';
-import { LhServerNode } from '../shared/server-node';
-import { Status } from '../shared/status';
+import { type LhServerNode } from '../shared/server-node';
+import { type Status } from '../shared/status';
 import { isChecked } from '../shared/typed-inputs';
-import { applyPoll, newPollMemory, offlineAfterOf, pendingOnly, PollRules, SourceResult, StatusDecision } from './poll-decisions';
+import {
+  applyPoll,
+  newPollMemory,
+  offlineAfterOf,
+  pendingOnly,
+  type PollRules,
+  type SourceResult,
+  type StatusDecision,
+} from './poll-decisions';
 import {
   adoptListed,
   adoptPushed,
@@ -45,13 +53,13 @@ import {
   openFirmwareRecord,
   openFirmwareRecords,
   photoAhead,
-  PushOutcome,
+  type PushOutcome,
   reactToSocket,
   resolveAnswered,
-  SocketState,
+  type SocketState,
   withFirmwareErrors,
 } from './push-decisions';
-import { forgetWatch, readSavedWatch, savedWatch, Source, UnsentError, watchKey, WatchState } from './seen-errors';
+import { forgetWatch, readSavedWatch, savedWatch, type Source, type UnsentError, watchKey, type WatchState } from './seen-errors';
 import { seenFileStore } from './seen-file';
 
 const CONTEXT_KEY = 'lhErrorPoll';

@@ -3,10 +3,10 @@ import { asLhError, LhError } from '../../client';
 import { instrumentInfo } from '../shared/error-records';
 import { migrateConfig } from '../shared/migrations';
 import { logError } from '../shared/node-log';
-import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { asNode, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
-import { ErrorWatch, Watcher } from './error-watch';
+import { ErrorWatch, type Watcher } from './error-watch';
 import { sourcesOf } from './poll-decisions';
 import { watchFor } from './seen-errors';
 

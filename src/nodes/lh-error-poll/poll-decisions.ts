@@ -6,9 +6,9 @@
  * applyPoll() and carries out the outcome; pushed events (an error raised or resolved on a socket) go through
  * applyPush() under the same exactly-once memory.
  */
-import { isUnreachable, LhError } from '../../client';
+import { isUnreachable, type LhError } from '../../client';
 import { backoffMs, desyncMs, withJitter } from '../shared/poll-loop';
-import { SeenErrors, Source, WatchState } from './seen-errors';
+import { SeenErrors, type Source, type WatchState } from './seen-errors';
 
 export { DEFAULT_OFFLINE_AFTER, offlineAfterOf } from '../shared/connection-state';
 

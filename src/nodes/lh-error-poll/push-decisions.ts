@@ -14,8 +14,8 @@
 import type { ErrorFrame } from '../../client';
 import { identityOf, sameError, validate as v } from '../../client';
 import type { PolledError } from '../shared/poll-messages';
-import { applyPush, PollRules, Sourced, SourceResult, StatusDecision } from './poll-decisions';
-import { SeenErrors, WatchState } from './seen-errors';
+import { applyPush, type PollRules, type Sourced, type SourceResult, type StatusDecision } from './poll-decisions';
+import { type SeenErrors, type WatchState } from './seen-errors';
 
 /** The memory of firmware errors in WatchState.channels. */
 export const FIRMWARE_CHANNEL = 'firmware';

@@ -1,7 +1,7 @@
-import { asLhError, codeMatches, EventStateChange } from '../../client';
+import { asLhError, codeMatches, type EventStateChange } from '../../client';
 import { instrumentInfo } from '../shared/error-records';
 import { migrateConfig } from '../shared/migrations';
-import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { connectionMessage, eventMessage, parseCodes } from './event-messages';

@@ -1,8 +1,8 @@
 import { LhError } from '../../client';
 import { snapshotMsgFields } from '../deck/snapshot';
 import { migrateConfig } from '../shared/migrations';
-import { asNode, NodeConfig, Red } from '../shared/node-red';
-import { OperationResult, runOperationNode } from '../shared/operation-node';
+import { asNode, type NodeConfig, type Red } from '../shared/node-red';
+import { type OperationResult, runOperationNode } from '../shared/operation-node';
 import { isChecked, resolveChoice, resolveSetting } from '../shared/typed-inputs';
 import { initializeRefusal, instrumentOperation } from './operations';
 

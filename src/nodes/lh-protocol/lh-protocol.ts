@@ -1,6 +1,6 @@
-import { LhError, LiquidHandlerClient, protocolRef, resolveProtocol } from '../../client';
+import { LhError, type LiquidHandlerClient, protocolRef, resolveProtocol } from '../../client';
 import { migrateConfig } from '../shared/migrations';
-import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { asNode, type Node, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/typed-inputs';
 import { protocolOperation, runProtocolOperation } from './protocol-operations';

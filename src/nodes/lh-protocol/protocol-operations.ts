@@ -5,9 +5,9 @@
 import { randomUUID } from 'crypto';
 
 import { withActor } from '../../audit';
-import { LiquidHandlerClient, protocolRef, validationError } from '../../client';
-import { NodeMessage } from '../shared/node-red';
-import { OperationResult } from '../shared/operation-node';
+import { type LiquidHandlerClient, protocolRef, validationError } from '../../client';
+import { type NodeMessage } from '../shared/node-red';
+import { type OperationResult } from '../shared/operation-node';
 import { applyPlan, ApplyStopped, readProtocol, requireUniqueNames } from './apply-plan';
 import { exportDigest, readDesired } from './export-format';
 import { makePlan, readPlan } from './plan';

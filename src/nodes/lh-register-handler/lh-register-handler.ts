@@ -1,10 +1,10 @@
-import { LhError, LiquidHandlerClient, validate as v } from '../../client';
+import { LhError, type LiquidHandlerClient, validate as v } from '../../client';
 import { migrateConfig } from '../shared/migrations';
 import { logError, logNodeFailure } from '../shared/node-log';
-import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { asNode, type Node, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { redact } from '../shared/redaction';
-import { LhServerNode, requireClient } from '../shared/server-node';
+import { type LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { isChecked, resolveChoice, resolveSetting } from '../shared/typed-inputs';
 

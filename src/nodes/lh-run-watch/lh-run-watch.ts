@@ -1,9 +1,9 @@
-import { asLhError, isUnreachable, LhError, LiquidHandlerClient, RunStatus } from '../../client';
+import { asLhError, isUnreachable, type LhError, type LiquidHandlerClient, type RunStatus } from '../../client';
 import {
   commitMemory,
   draftMemory,
   durationOf,
-  FinishedRun,
+  type FinishedRun,
   matchRecord,
   observe,
   progressDue,
@@ -11,21 +11,21 @@ import {
   resultOf,
   triggersPoll,
 } from '../runs/run-decisions';
-import { RunMemoryStore, runMemoryStore } from '../runs/run-memory-store';
-import { connectionChange, ConnectionView, offlineAfterOf } from '../shared/connection-state';
+import { type RunMemoryStore, runMemoryStore } from '../runs/run-memory-store';
+import { connectionChange, type ConnectionView, offlineAfterOf } from '../shared/connection-state';
 import { connectionMessage } from '../shared/error-messages';
-import { InstrumentInfo, instrumentInfo } from '../shared/error-records';
+import { type InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { LabPublisher, stepName } from '../shared/lab-publish';
 import { LivePolls } from '../shared/live-polls';
 import { migrateConfig } from '../shared/migrations';
 import { logInfo, logWarn } from '../shared/node-log';
-import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { asNode, type Node, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { backoffMs, intervalMs, PollLoop, withJitter } from '../shared/poll-loop';
 import { pollPermits } from '../shared/poll-permits';
-import { pollSchedule, PollSlot } from '../shared/poll-schedule';
-import { LhServerNode, requireClient } from '../shared/server-node';
+import { pollSchedule, type PollSlot } from '../shared/poll-schedule';
+import { type LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
-import { forgetMemory, memoryFor, memoryKey, UnsentReport, WatchMemory } from './run-memory';
+import { forgetMemory, memoryFor, memoryKey, type UnsentReport, type WatchMemory } from './run-memory';
 
 const DEFAULT_PROGRESS_S = 5;
 

@@ -4,7 +4,7 @@
  * stable across redeploys). A restart of Node-RED starts from empty.
  */
 import { findHome, homeOf, slot } from '../../instrument';
-import { newMemory, RunMemory } from '../runs/run-decisions';
+import { newMemory, type RunMemory } from '../runs/run-decisions';
 import type { LabPublisher } from '../shared/lab-publish';
 import type { NodeMessage } from '../shared/node-red';
 

@@ -1,8 +1,8 @@
-import { LhError, RunStatus, validate as v, validationError } from '../../client';
-import { ProtocolRef, protocolRef, resolveProtocolName } from '../../client';
+import { LhError, type RunStatus, validate as v, validationError } from '../../client';
+import { type ProtocolRef, protocolRef, resolveProtocolName } from '../../client';
 import { migrateConfig } from '../shared/migrations';
-import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
-import { OperationResult, runOperationNode } from '../shared/operation-node';
+import { asNode, type Node, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
+import { type OperationResult, runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/typed-inputs';
 import { loadOverrides, startRun } from './start-run';
 

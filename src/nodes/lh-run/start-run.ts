@@ -3,22 +3,22 @@
  * operator), wait for Running. No Node-RED here: the node passes the client and a sleep that its close cancels.
  */
 import {
-  HeldClaim,
+  type HeldClaim,
   isBusy,
   LhError,
   mapRunResult,
   newRecords,
-  ProtocolName,
-  ProtocolValidation,
-  RunRecordSummary,
-  RunsApi,
-  RunStateName,
-  RunStatus,
+  type ProtocolName,
+  type ProtocolValidation,
+  type RunRecordSummary,
+  type RunsApi,
+  type RunStateName,
+  type RunStatus,
   startBlockers,
-  StartReadiness,
+  type StartReadiness,
 } from '../../client';
-import { ProtocolRef, resolveProtocolName } from '../../client';
-import { judgeStart, pathOf, see, StartStage } from './start-decisions';
+import { type ProtocolRef, resolveProtocolName } from '../../client';
+import { judgeStart, pathOf, see, type StartStage } from './start-decisions';
 
 const OP = 'start-run';
 

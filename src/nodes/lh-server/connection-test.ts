@@ -1,7 +1,7 @@
 import {
   asLhError,
-  AuthResult,
-  ClientOptions,
+  type AuthResult,
+  type ClientOptions,
   describeExpiry,
   LhError,
   LiquidHandlerClient,

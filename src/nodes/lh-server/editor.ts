@@ -1,5 +1,5 @@
 import { requestError } from '../../editor/fields';
-import { EditorNode, Validator } from '../../editor/red';
+import { type EditorNode, type Validator } from '../../editor/red';
 import { registerNode, text } from '../../editor/register';
 
 /** What Test connection and Change password report. */

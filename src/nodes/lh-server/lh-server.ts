@@ -1,5 +1,5 @@
 import { withActor } from '../../audit';
-import { asLhError, ClientOptions, LhError, LiquidHandlerClient, trimBase, validate } from '../../client';
+import { asLhError, type ClientOptions, LhError, LiquidHandlerClient, trimBase, validate } from '../../client';
 import { instrumentIdentity } from '../../coordination/instrument-identity';
 import { attachHome } from '../../instrument';
 import { publishLab } from '../../observe/lab-events';
@@ -8,13 +8,20 @@ import { isCoordinationNode } from '../shared/coordination-node';
 import { registerMetricsRoute } from '../shared/metrics-route';
 import { migrateConfig } from '../shared/migrations';
 import { logError, logInfo, logWarn } from '../shared/node-log';
-import { AdminRequest, AdminResponse, asNode, NodeConfig, Red } from '../shared/node-red';
+import { type AdminRequest, type AdminResponse, asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { onPasswordWarning } from '../shared/password-warning';
 import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/redaction';
 import { ServerConnection } from '../shared/server-connection';
-import { isServerNode, LhServerNode } from '../shared/server-node';
+import { isServerNode, type LhServerNode } from '../shared/server-node';
 import { simulatorTlsOptions, tlsOptionsFrom } from '../shared/tls-config';
-import { chooseCredentials, crossSiteReason, isJsonContentType, rebindingReason, ServerSecrets, targetOf } from './admin-guard';
+import {
+  chooseCredentials,
+  crossSiteReason,
+  isJsonContentType,
+  rebindingReason,
+  type ServerSecrets,
+  targetOf,
+} from './admin-guard';
 import { accountActionMessage, testConnection } from './connection-test';
 import { expandEnvUrl } from './env-url';
 import { startSessionCheck } from './session-check';

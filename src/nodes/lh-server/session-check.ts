@@ -2,9 +2,9 @@
  * lh-server's session health check: its interval from settings.js and the log of failing checks. The check itself
  * (what is sent, and when it may not be) is the client's checkSessionEvery.
  */
-import { LiquidHandlerClient, SESSION_CHECK_MAX_MS, SESSION_CHECK_MIN_MS } from '../../client';
+import { type LiquidHandlerClient, SESSION_CHECK_MAX_MS, SESSION_CHECK_MIN_MS } from '../../client';
 import { logWarn } from '../shared/node-log';
-import { Node } from '../shared/node-red';
+import { type Node } from '../shared/node-red';
 
 /** How often lh-server checks its session with check-authentication, unless settings.js says otherwise. */
 export const SESSION_CHECK_MS = 5 * 60_000;

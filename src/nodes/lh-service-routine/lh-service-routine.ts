@@ -1,5 +1,5 @@
 import { migrateConfig } from '../shared/migrations';
-import { asNode, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { asNode, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveFlag, resolveSetting } from '../shared/typed-inputs';
 import { listRoutines, routineOperation, updateRoutine } from './operations';

@@ -1,5 +1,5 @@
 import { withActor } from '../../audit';
-import { PrepApi, ServiceRoutine, serviceRoutine, validate as v, validationError } from '../../client';
+import { type PrepApi, type ServiceRoutine, serviceRoutine, validate as v, validationError } from '../../client';
 
 export const ROUTINE_OPERATIONS = ['list', 'get', 'update'] as const;
 export type RoutineOperation = (typeof ROUTINE_OPERATIONS)[number];

@@ -1,5 +1,5 @@
 import { migrateConfig } from '../shared/migrations';
-import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice } from '../shared/typed-inputs';
 import { setMode, setSoftwareSettings, settingsOperation } from './operations';

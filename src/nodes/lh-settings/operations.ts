@@ -1,5 +1,5 @@
 import { withActor } from '../../audit';
-import { PrepApi, SoftwareSettings, softwareSettings, validate as v, validate, validationError } from '../../client';
+import { type PrepApi, type SoftwareSettings, softwareSettings, validate as v, validate, validationError } from '../../client';
 
 export const SETTINGS_OPERATIONS = ['get-software-settings', 'set-software-settings', 'get-policy-settings'] as const;
 export type SettingsOperation = (typeof SETTINGS_OPERATIONS)[number];

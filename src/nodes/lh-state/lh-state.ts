@@ -2,10 +2,10 @@ import { asLhError } from '../../client';
 import { publishLab } from '../../observe/lab-events';
 import { instrumentInfo } from '../shared/error-records';
 import { migrateConfig } from '../shared/migrations';
-import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
-import { nameClash, NamedState } from './name-clash';
+import { nameClash, type NamedState } from './name-clash';
 import { StateNode } from './state-node';
 
 /** Bounds of the dialog's numbers (a hand-written flow may say anything). */

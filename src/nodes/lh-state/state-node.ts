@@ -5,9 +5,9 @@
  * document at once when it becomes the holder.
  */
 import { instrumentIdentity } from '../../coordination/instrument-identity';
-import { ErrorSource, LabEvent, onLabEvent } from '../../observe/lab-events';
-import { admit, RateGate } from '../../observe/rate-gate';
-import { fold, newMemory, shownError, StateDocument, StateMemory, topicLevel } from '../../observe/state-document';
+import { type ErrorSource, type LabEvent, onLabEvent } from '../../observe/lab-events';
+import { admit, type RateGate } from '../../observe/rate-gate';
+import { fold, newMemory, shownError, type StateDocument, type StateMemory, topicLevel } from '../../observe/state-document';
 
 export type StateMsg = {
   topic: string;

@@ -1,9 +1,9 @@
 import { validate as v, validationError } from '../../client';
 import { migrateConfig } from '../shared/migrations';
-import { asNode, Node, NodeConfig, NodeMessage, Red } from '../shared/node-red';
+import { asNode, type Node, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { renderTemplate, resolveChoice, resolveFlag, resolveSetting } from '../shared/typed-inputs';
-import { runStepOperation, StepOperation, stepOperation, StepRequest } from './operations';
+import { runStepOperation, type StepOperation, stepOperation, type StepRequest } from './operations';
 
 /** The operation names the client reports in msg.error.operation. */
 const CLIENT_OPERATION: Record<StepOperation, string> = {

@@ -1,4 +1,4 @@
-import { PrepApi, Step, validate as v, validationError } from '../../client';
+import { type PrepApi, type Step, validate as v, validationError } from '../../client';
 import { listAllSteps } from './pages';
 
 export const STEP_OPERATIONS = ['create', 'update', 'list', 'get', 'reorder', 'rename', 'enable', 'disable', 'delete'] as const;

@@ -1,4 +1,4 @@
-import { LhError, ListStepsQuery, PrepApi, Step } from '../../client';
+import { LhError, type ListStepsQuery, type PrepApi, type Step } from '../../client';
 import { readPages } from '../shared/pager';
 
 /** Page size of "fetch all pages" when no limit is set. */

@@ -3,7 +3,7 @@ import { answeredBy } from '../answering/answer-body';
 import { sendRecovery, settledOrThrow } from '../answering/answer-error';
 import { kindOf, recoveryBody } from '../answering/recovery-body';
 import { migrateConfig } from '../shared/migrations';
-import { asNode, NodeConfig, Red } from '../shared/node-red';
+import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveSetting } from '../shared/typed-inputs';
 

@@ -5,13 +5,13 @@
  */
 import {
   instrumentDate,
-  MappedRunResult,
+  type MappedRunResult,
   mapRunResult,
   newRecords,
   recordStartMs,
-  RunOutcome,
-  RunStateName,
-  RunStatus,
+  type RunOutcome,
+  type RunStateName,
+  type RunStatus,
 } from '../../client';
 
 /** A finished run's result as lh-run-watch reports it (`unknown`: the instrument's words are not known ones). */

@@ -7,9 +7,9 @@
  */
 import type { CoordinatedMemory } from '../../coordination/shared-memory';
 import { coordinationStatus } from '../shared/coordinated-poll';
-import { NodeStatus } from '../shared/node-red';
-import { LhServerNode } from '../shared/server-node';
-import { newMemory, RunMemory } from './run-decisions';
+import { type NodeStatus } from '../shared/node-red';
+import { type LhServerNode } from '../shared/server-node';
+import { newMemory, type RunMemory } from './run-decisions';
 
 /** What a save said: `ok` send; `fenced` send nothing (another replica watches); `lost` send, marked. */
 export type RunSaveVerdict = 'ok' | 'fenced' | 'lost';

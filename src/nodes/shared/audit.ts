@@ -1,8 +1,8 @@
-import { Actor, AuditRedis, AuditSettings, AuditUse, onAuditProblem, withActor } from '../../audit';
+import { type Actor, type AuditRedis, type AuditSettings, type AuditUse, onAuditProblem, withActor } from '../../audit';
 import type { Coordinator } from '../../coordination/coordinator';
 import type { InstrumentHome } from '../../instrument';
 import { logError, logWarn } from './node-log';
-import { Node, NodeMessage, Red } from './node-red';
+import { type Node, type NodeMessage, type Red } from './node-red';
 
 /**
  * The audit trail of an lh-server node's instrument (kept in its home), per `lhAudit` in settings.js (on by default, in

@@ -17,7 +17,7 @@
  *   requests go through the session: A, and B unless B has its own instrument token (then B is watched as usual).
  * - A socket that closes is not counted: instruments close idle sockets; the polls and the reconnects are the probe.
  */
-import { isUnreachable, LhError, SessionState } from '../../client';
+import { isUnreachable, LhError, type SessionState } from '../../client';
 
 export type Api = 'A' | 'B';
 export const APIS: readonly Api[] = ['A', 'B'];

@@ -1,8 +1,8 @@
 /** The thin wiring between a poll node and the coordination (several Node-REDs through Redis): gate, status, mark. */
 import type { InstrumentCoordination } from '../../coordination/coordinator';
 import type { ErrorGate, GateItem } from '../../coordination/error-gate';
-import { NodeStatus } from './node-red';
-import { LhServerNode } from './server-node';
+import { type NodeStatus } from './node-red';
+import { type LhServerNode } from './server-node';
 
 /** The node's raised / resolved gate when its lh-server is coordinated; undefined for "this Node-RED only". */
 export function gateFor<T>(

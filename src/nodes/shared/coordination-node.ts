@@ -1,5 +1,5 @@
-import { Coordinator } from '../../coordination/coordinator';
-import { Node } from './node-red';
+import { type Coordinator } from '../../coordination/coordinator';
+import { type Node } from './node-red';
 
 /** What lh-server nodes use of an lh-coordination config node. */
 export interface LhCoordinationNode extends Node {

@@ -1,14 +1,14 @@
-import { InstrumentError, PendingError } from '../../client';
-import { describeActions, InstrumentInfo, offeredActions, responseNames } from './error-records';
+import { type InstrumentError, type PendingError } from '../../client';
+import { describeActions, type InstrumentInfo, offeredActions, responseNames } from './error-records';
 import {
-  ConnectionMsg,
+  type ConnectionMsg,
   DEFAULT_NOTIFICATION,
-  ErrorSource as Source,
-  InstrumentErrorFields,
-  PendingErrorFields,
-  PolledError,
-  RaisedErrorMsg,
-  ResolvedErrorMsg,
+  type ErrorSource as Source,
+  type InstrumentErrorFields,
+  type PendingErrorFields,
+  type PolledError,
+  type RaisedErrorMsg,
+  type ResolvedErrorMsg,
 } from './poll-messages';
 import { redact } from './redaction';
 import { renderTemplate } from './typed-inputs';

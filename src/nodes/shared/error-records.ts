@@ -1,5 +1,5 @@
-import { LiquidHandlerClient } from '../../client';
-import { LhServerNode } from './server-node';
+import { type LiquidHandlerClient } from '../../client';
+import { type LhServerNode } from './server-node';
 
 /** What a msg may say about the instrument: its name and URLs, never credentials. */
 export interface InstrumentInfo {

@@ -3,7 +3,7 @@
  * metrics: each hook in a node is one call here, and costs nothing while nobody listens.
  */
 import { fingerprint, identityOf } from '../../client';
-import { LabEvent, labListened, PendingErrorView, publishLab } from '../../observe/lab-events';
+import { type LabEvent, labListened, type PendingErrorView, publishLab } from '../../observe/lab-events';
 import { type InstrumentInfo, responseNames } from './error-records';
 import type { ErrorSource, PolledError } from './poll-messages';
 import { redact } from './redaction';

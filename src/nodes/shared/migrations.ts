@@ -10,12 +10,12 @@ import {
   dialogDefaults as stepsDialogDefaults,
   latestVersion as stepsLatestVersion,
   migrate as stepsMigrate,
-  Migrated,
-  MigrationStep,
-  MigrationTable,
+  type Migrated,
+  type MigrationStep,
+  type MigrationTable,
   savedVersion,
 } from '../../contract/migration-steps';
-import { NodeConfig } from './node-red';
+import { type NodeConfig } from './node-red';
 import { DEFAULT_NOTIFICATION } from './poll-messages';
 
 export { applyStep, savedVersion };

@@ -1,6 +1,6 @@
 /** The one way nodes write to the Node-RED log: every line passes the redaction step first. */
 import { LhError } from '../../client';
-import { Node } from './node-red';
+import { type Node } from './node-red';
 import { redact } from './redaction';
 
 function text(message: unknown): string {

@@ -1,9 +1,9 @@
-import { asLhError, LhError, LiquidHandlerClient } from '../../client';
+import { asLhError, LhError, type LiquidHandlerClient } from '../../client';
 import { asNodeActor, httpNodeBasicChecked } from './audit';
-import { Api } from './connection-state';
-import { Node, NodeConfig, NodeMessage, Red } from './node-red';
+import { type Api } from './connection-state';
+import { type Node, type NodeConfig, type NodeMessage, type Red } from './node-red';
 import { redactDeep, redactErr } from './redaction';
-import { isServerNode, LhServerNode, requireClient } from './server-node';
+import { isServerNode, type LhServerNode, requireClient } from './server-node';
 import { Status } from './status';
 
 export interface OperationResult {

@@ -3,8 +3,8 @@
  * (lh-answer-error, lh-submit-recovery, lh-answer-page, lh-error-policy), in one place: the types of the three
  * outputs, and readers that take an error back out of a msg without casting.
  */
-import { InstrumentError, PendingError } from '../../client';
-import { InstrumentInfo } from './error-records';
+import { type InstrumentError, type PendingError } from '../../client';
+import { type InstrumentInfo } from './error-records';
 
 export type { InstrumentInfo } from './error-records';
 

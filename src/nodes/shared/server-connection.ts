@@ -4,16 +4,16 @@
  * it hears with connection-state.ts; subscribers get their view whenever it changes. The lh-server creates one per
  * deploy and closes it with itself; a node unsubscribes when it closes, so redeploys leave no listener behind.
  */
-import { LiquidHandlerClient, SessionState } from '../../client';
+import { type LiquidHandlerClient, type SessionState } from '../../client';
 import {
-  Api,
+  type Api,
   APIS,
-  ConnectionView,
+  type ConnectionView,
   DEFAULT_OFFLINE_AFTER,
   newReachability,
-  Observation,
+  type Observation,
   observe,
-  Reachability,
+  type Reachability,
   viewOf,
 } from './connection-state';
 

@@ -1,7 +1,7 @@
-import { LhError, LiquidHandlerClient } from '../../client';
+import { LhError, type LiquidHandlerClient } from '../../client';
 import type { Coordinator, InstrumentCoordination } from '../../coordination/coordinator';
 import type { InstrumentHome } from '../../instrument';
-import { Node, Red } from './node-red';
+import { type Node, type Red } from './node-red';
 import type { ServerConnection } from './server-connection';
 
 /** What an operation node may use of its lh-server config node. */

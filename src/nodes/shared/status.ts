@@ -1,6 +1,6 @@
 import { LhError } from '../../client';
-import { Api, ConnectionView } from './connection-state';
-import { Node, NodeStatus, Red } from './node-red';
+import { type Api, type ConnectionView } from './connection-state';
+import { type Node, type NodeStatus, type Red } from './node-red';
 import { redact } from './redaction';
 import type { ConnectionSubscription, ServerConnection } from './server-connection';
 

@@ -1,8 +1,8 @@
 import fs from 'fs';
 import path from 'path';
 
-import { LhError, TlsOptions } from '../../client';
-import { Red } from './node-red';
+import { LhError, type TlsOptions } from '../../client';
+import { type Red } from './node-red';
 
 interface TlsConfigNode {
   addTLSOptions(options: Record<string, unknown>): void;

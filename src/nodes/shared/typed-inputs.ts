@@ -5,7 +5,7 @@
 import Mustache from 'mustache';
 
 import { validate as v } from '../../client';
-import { Node, NodeMessage, Red } from './node-red';
+import { type Node, type NodeMessage, type Red } from './node-red';
 
 /** Types of a typedInput whose value is looked up rather than literal. */
 const LOOKUP_TYPES = new Set(['msg', 'flow', 'global', 'env', 'jsonata', 'json', 'num', 'bool', 'date']);
