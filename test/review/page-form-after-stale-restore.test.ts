@@ -10,7 +10,6 @@ import assert from 'node:assert/strict';
 
 import { coordinatedPageLink, fetchText, formOf, usePageSuite } from '../nodes/lh-answer-page.support';
 import { describeWithRedis, useOlderDumps } from '../support/redis-server';
-import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
 
@@ -35,14 +34,7 @@ describeWithRedis('review: an answer form posted again after Redis came back fro
     assert.ok((await dumps.redis.keys(forms)).length > 0, 'the used token is in Redis');
 
     await dumps.restartFrom(older);
-    await until(
-      async () =>
-        String(await dumps.redis.client('LIST'))
-          .trim()
-          .split('\n').length > 1,
-      'the Node-RED reconnected to Redis',
-      10000,
-    );
+    await dumps.reconnected();
     assert.deepEqual(await dumps.redis.keys(forms), [], 'the used token went with the data');
     const again = await fetchText(post, { form: { t, form: form.form, response: 'Abort' } });
     assert.match(again.text, /Already answered with <b>Retry<\/b>/);

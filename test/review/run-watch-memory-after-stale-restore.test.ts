@@ -78,14 +78,7 @@ describeWithRedis('review: lh-run-watch after Redis came back from an older snap
   async function restartFrom(copy: string): Promise<void> {
     await dumps.restartFrom(copy);
     // the Node-RED's connection back (it reconnects within 2 s): its reads and writes reach the restored data
-    await until(
-      async () =>
-        String(await dumps.redis.client('LIST'))
-          .trim()
-          .split('\n').length > 1,
-      'the Node-RED reconnected to Redis',
-      10000,
-    );
+    await dumps.reconnected();
   }
 
   /**

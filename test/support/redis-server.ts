@@ -12,6 +12,7 @@ import Redis from 'ioredis';
 
 import { Coordinator } from '../../src/coordination/coordinator';
 import { freePort } from './free-port';
+import { until } from './until';
 
 /** The redis-server binary on the PATH, or undefined. */
 export function redisServerBinary(): string | undefined {
@@ -164,6 +165,8 @@ export interface OlderDumps {
   redis: Redis;
   snapshot(): Promise<string>;
   restartFrom(copy: string): Promise<void>;
+  /** Until a client other than `redis` is connected again (a Node-RED under test reconnects within 2 s of a restart). */
+  reconnected(): Promise<void>;
 }
 
 /**
@@ -187,6 +190,16 @@ export function useOlderDumps(): OlderDumps {
       fs.copyFileSync(copy, path.join(dir, 'dump.rdb'));
       await used.harness.start();
       await used.redis.ping();
+    },
+    async reconnected() {
+      await until(
+        async () =>
+          String(await used.redis.client('LIST'))
+            .trim()
+            .split('\n').length > 1,
+        'the Node-RED reconnected to Redis',
+        10000,
+      );
     },
   } as OlderDumps;
   before(async function () {
