@@ -21,8 +21,8 @@ import assert from 'node:assert/strict';
 import { restartMemory } from '../support/homes';
 import { builtNode, useInstrument } from '../support/node-suite';
 import { describeWithRedis, useRedis } from '../support/redis-server';
-import { RUN_WATCH_OUTPUTS, runWatchModules } from '../support/run-watch-suite';
-import { helper, serverFlow } from '../support/runtime';
+import { recordRunWatch, RUN_WATCH_OUTPUTS, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
+import { helper } from '../support/runtime';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
@@ -34,36 +34,12 @@ describeWithRedis('review: coordinated lh-run-watch redeployed while its memory 
   afterEach(() => db.harness.resume());
 
   const received: Record<string, Msg[]> = {};
-  function record(): void {
-    for (const id of RUN_WATCH_OUTPUTS) {
-      received[id] ??= [];
-      helper.getNode(id).on('input', (msg: Msg) => received[id].push(msg));
-    }
-  }
+  const record = (): void => recordRunWatch(received);
   const statusPolls = (): number => sim.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/protocol-run').length;
 
-  function flow(prefix: string, name: string): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
-    const server = serverFlow(sim, { withB: false, config: { coordination: 'coord' } });
-    return {
-      nodes: [
-        { id: 'tab', type: 'tab', label: 'runs' },
-        { id: 'coord', type: 'lh-coordination', url: db.harness.url, prefix, leaseSeconds: 5 },
-        ...server.nodes,
-        {
-          id: 'watch',
-          type: 'lh-run-watch',
-          z: 'tab',
-          name,
-          server: 'server',
-          interval: '0.5',
-          progressInterval: '0',
-          listen: false,
-          wires: RUN_WATCH_OUTPUTS.map((id) => [id]),
-        },
-        ...RUN_WATCH_OUTPUTS.map((id) => ({ id, type: 'helper', z: 'tab' })),
-      ],
-      credentials: server.credentials,
-    };
+  function flow(prefix: string, name: string): ReturnType<typeof runWatchFlow> {
+    const coordination = { id: 'coord', type: 'lh-coordination', url: db.harness.url, prefix, leaseSeconds: 5 };
+    return runWatchFlow(sim, { name, interval: '0.5', progressInterval: '0', listen: false }, coordination);
   }
 
   /** The flow deployed and its first state (Idle) reported; a protocol of one pause step of `duration` s to run. */

@@ -19,8 +19,8 @@ import { CoordinationKeys } from '../../src/coordination/keys';
 import { restartMemory } from '../support/homes';
 import { builtNode, useInstrument } from '../support/node-suite';
 import { describeWithRedis, useOlderDumps } from '../support/redis-server';
-import { RUN_WATCH_OUTPUTS, runWatchModules } from '../support/run-watch-suite';
-import { helper, serverFlow } from '../support/runtime';
+import { recordRunWatch, RUN_WATCH_OUTPUTS, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
+import { helper } from '../support/runtime';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
@@ -32,12 +32,7 @@ describeWithRedis('review: lh-run-watch after Redis came back from an older snap
   let run = 0;
 
   const received: Record<string, Msg[]> = {};
-  function record(): void {
-    for (const id of RUN_WATCH_OUTPUTS) {
-      received[id] ??= [];
-      helper.getNode(id).on('input', (msg: Msg) => received[id].push(msg));
-    }
-  }
+  const record = (): void => recordRunWatch(received);
   const statusPolls = (): number => sim.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/protocol-run').length;
   async function polls(n: number): Promise<void> {
     for (let i = 0; i < n; i++) {
@@ -46,32 +41,9 @@ describeWithRedis('review: lh-run-watch after Redis came back from an older snap
     }
   }
 
-  function flow(
-    prefix: string,
-    name: string,
-    leaseSeconds: number,
-  ): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
-    const server = serverFlow(sim, { withB: false, config: { coordination: 'coord' } });
-    return {
-      nodes: [
-        { id: 'tab', type: 'tab', label: 'runs' },
-        { id: 'coord', type: 'lh-coordination', url: dumps.harness.url, prefix, leaseSeconds },
-        ...server.nodes,
-        {
-          id: 'watch',
-          type: 'lh-run-watch',
-          z: 'tab',
-          name,
-          server: 'server',
-          interval: '0.3',
-          progressInterval: '0',
-          listen: false,
-          wires: RUN_WATCH_OUTPUTS.map((id) => [id]),
-        },
-        ...RUN_WATCH_OUTPUTS.map((id) => ({ id, type: 'helper', z: 'tab' })),
-      ],
-      credentials: server.credentials,
-    };
+  function flow(prefix: string, name: string, leaseSeconds: number): ReturnType<typeof runWatchFlow> {
+    const coordination = { id: 'coord', type: 'lh-coordination', url: dumps.harness.url, prefix, leaseSeconds };
+    return runWatchFlow(sim, { name, interval: '0.3', progressInterval: '0', listen: false }, coordination);
   }
 
   /** Redis killed (nothing saved) and restarted on the older dump: a new run id, the writes since the dump gone. */

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
-import { RUN_WATCH_OUTPUTS, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
+import { recordRunWatch, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
 import { helper } from '../support/runtime';
 import { until } from '../support/until';
 
@@ -25,12 +25,7 @@ describe('lh-run-watch: a redeploy while the finished run record is read', funct
   });
 
   const received: Record<string, Msg[]> = {};
-  function record(): void {
-    for (const id of RUN_WATCH_OUTPUTS) {
-      received[id] ??= [];
-      helper.getNode(id).on('input', (msg: Msg) => received[id].push(msg));
-    }
-  }
+  const record = (): void => recordRunWatch(received);
   const recordReads = (): number => sim.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/run-data').length;
 
   it('reports the finished run once, with its result, from the redeployed node', async function () {
