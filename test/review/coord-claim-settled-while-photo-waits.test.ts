@@ -10,9 +10,8 @@
  * Real Node-RED processes, a real Redis, the simulator behind a proxy that holds the camera's requests.
  */
 import assert from 'node:assert/strict';
-import http from 'http';
 
-import { closeLocal, listenLocal } from '../support/local-server';
+import { HeldCameraProxy, startHeldCamera } from '../support/camera-proxy';
 import { credentialsFor, leaseHolder, Replica, useReplicaFleet, watchFlows } from '../support/red-replicas';
 import { describeWithRedis, useRedis } from '../support/redis-server';
 import { startSimulator } from '../support/runtime';
@@ -24,31 +23,22 @@ describeWithRedis('review: coordinated, the holder stops while a raised msg wait
   this.timeout(90000);
   const db = useRedis();
   const fleet = useReplicaFleet('photo-hold');
-  /** camera requests held (not answered) while `hold` is set; the rest passes to the simulator */
-  let hold = true;
-  const held: http.ServerResponse[] = [];
-  let proxy: http.Server | undefined;
+  /** the simulator's camera, held (a proxy before it, started by each test) */
+  let running: HeldCameraProxy | undefined;
   afterEach(async function () {
-    for (const res of held.splice(0)) res.destroy();
-    hold = true;
-    if (proxy) await closeLocal(proxy);
-    proxy = undefined;
+    running?.release();
+    await running?.close();
+    running = undefined;
   });
 
   /** The simulator, behind a proxy holding the camera; `n` replicas (r1 first, alone, so that it holds the lease). */
-  async function start(n: number): Promise<{ sim: Awaited<ReturnType<typeof startSimulator>>; replicas: Replica[] }> {
+  async function start(
+    n: number,
+  ): Promise<{ sim: Awaited<ReturnType<typeof startSimulator>>; replicas: Replica[]; camera: HeldCameraProxy }> {
     const sim = await startSimulator();
     fleet.sims.push(sim);
-    proxy = http.createServer((req, res) => {
-      if (hold && req.url?.includes('/api/v1/camera/')) return void held.push(res);
-      const upstream = http.request(`${sim.baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      });
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
-    });
-    const url = await listenLocal(proxy);
+    const camera = (running = await startHeldCamera(sim.baseUrl));
+    const url = camera.url;
     const instruments = [{ id: 'i1', baseUrl: url }];
     // a deck photo with each raised error is the default (the flows leave the option unset)
     const flows = watchFlows({
@@ -69,7 +59,7 @@ describeWithRedis('review: coordinated, the holder stops while a raised msg wait
       15000,
     );
     for (const r of replicas.slice(1)) await r.start();
-    return { sim, replicas };
+    return { sim, replicas, camera };
   }
 
   const raisedOf = (id: string): { replica: string; redelivered?: string }[] =>
@@ -77,10 +67,10 @@ describeWithRedis('review: coordinated, the holder stops while a raised msg wait
 
   for (const end of ['stopped', 'killed'] as const) {
     it(`the holder ${end} while the msg waits: the other replica raises the error, marked`, async function () {
-      const { sim, replicas } = await start(2);
+      const { sim, replicas, camera } = await start(2);
       const [r1] = replicas;
       const error = sim.injectPendingError({ title: 'Arm collision' });
-      await until(() => held.length === 1, 'r1 claimed the error and asked the camera', 15000);
+      await until(() => camera.held.length === 1, 'r1 claimed the error and asked the camera', 15000);
       // stopped: at once (Node-RED's stop leaves the coordination, which settled every claim); killed: once the round
       // after the claim has run (every lease / 3 s: it settled the claim), before the 2 s wait ends
       if (end === 'stopped') await r1.stop();
@@ -88,7 +78,7 @@ describeWithRedis('review: coordinated, the holder stops while a raised msg wait
         await new Promise((r) => setTimeout(r, 1600));
         await r1.kill();
       }
-      hold = false;
+      camera.hold = false;
       await until(() => raisedOf(String(error.id)).length > 0, 'the error raised', 20000).catch(() => undefined);
       await new Promise((r) => setTimeout(r, 1000)); // nothing more comes
       assert.deepEqual(
@@ -100,12 +90,12 @@ describeWithRedis('review: coordinated, the holder stops while a raised msg wait
   }
 
   it('one Node-RED restarted while the msg waits: the restarted one raises the error, marked', async function () {
-    const { sim, replicas } = await start(1);
+    const { sim, replicas, camera } = await start(1);
     const [r1] = replicas;
     const error = sim.injectPendingError({ title: 'Arm collision' });
-    await until(() => held.length === 1, 'r1 claimed the error and asked the camera', 15000);
+    await until(() => camera.held.length === 1, 'r1 claimed the error and asked the camera', 15000);
     await r1.stop();
-    hold = false;
+    camera.hold = false;
     await r1.start();
     await until(() => raisedOf(String(error.id)).length > 0, 'the error raised', 20000).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 1000));

@@ -1,7 +1,6 @@
 /**
  * A proxy in front of the simulator that holds its camera requests, unanswered, while `hold` is set: a deck photo
- * that does not come, so a raised msg waits (up to 2 s) for it. Everything else passes through. Mocha hooks: the
- * proxy listens before the suite, each test ends with the held requests destroyed and `hold` set again.
+ * that does not come, so a raised msg waits (up to 2 s) for it. Everything else passes through.
  */
 import http from 'http';
 
@@ -13,30 +12,72 @@ export interface HeldCamera {
   readonly url: string;
   /** camera requests are held while true; set false to let the next ones through */
   hold: boolean;
-  /** the camera requests held so far in this test */
+  /** the camera requests held so far */
   readonly held: http.ServerResponse[];
 }
 
-export function useHeldCamera(sim: Simulator): HeldCamera {
-  const camera = { url: '', hold: true, held: [] as http.ServerResponse[] };
-  let proxy: http.Server;
-  before(async function () {
-    proxy = http.createServer((req, res) => {
-      if (camera.hold && req.url?.includes('/api/v1/camera/')) return void camera.held.push(res);
-      const upstream = http.request(`${sim.baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      });
-      req.pipe(upstream);
+/** A started proxy: `release()` ends the held requests and holds again; `close()` stops it. */
+export interface HeldCameraProxy extends HeldCamera {
+  release(): void;
+  close(): Promise<void>;
+}
+
+/** A proxy to `baseUrl` (a simulator's), listening on loopback. */
+export async function startHeldCamera(baseUrl: string): Promise<HeldCameraProxy> {
+  const proxy = http.createServer((req, res) => {
+    if (camera.hold && req.url?.includes('/api/v1/camera/')) return void camera.held.push(res);
+    const upstream = http.request(`${baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
     });
-    camera.url = await listenLocal(proxy);
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  const camera: HeldCameraProxy = {
+    url: '',
+    hold: true,
+    held: [],
+    release() {
+      for (const res of camera.held.splice(0)) res.destroy();
+      camera.hold = true;
+    },
+    close: () => closeLocal(proxy),
+  };
+  (camera as { url: string }).url = await listenLocal(proxy);
+  return camera;
+}
+
+/**
+ * Mocha hooks for a suite on one simulator: the proxy listens before the suite, each test ends with the held requests
+ * destroyed and `hold` set again, the proxy closes after the suite.
+ */
+export function useHeldCamera(sim: Simulator): HeldCamera {
+  let proxy: HeldCameraProxy | undefined;
+  const started = (): HeldCameraProxy => {
+    if (!proxy) throw new Error('the held camera starts in before(): use it inside hooks and tests');
+    return proxy;
+  };
+  before(async function () {
+    proxy = await startHeldCamera(sim.baseUrl);
   });
   afterEach(function () {
-    for (const res of camera.held.splice(0)) res.destroy();
-    camera.hold = true;
+    proxy?.release();
   });
   after(async function () {
-    await closeLocal(proxy);
+    await proxy?.close();
   });
-  return camera;
+  return {
+    get url() {
+      return started().url;
+    },
+    get hold() {
+      return started().hold;
+    },
+    set hold(value: boolean) {
+      started().hold = value;
+    },
+    get held() {
+      return started().held;
+    },
+  };
 }
