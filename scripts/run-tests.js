@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The test step of `npm test`, in three lanes: the suite on Node-RED 4; the coordination suite (several Node-RED
-// processes and a real Redis: test/coordination), then the bounded chaos run (test/chaos), then Node-RED 5 on Node.js 22
-// (test:nr5); the node tests on Node-RED 3.1 (test:nr3), then the browser, examples and standard-Node-RED tests
-// (Chromium, npm start, a fresh user dir). Most of each
+// processes and a real Redis: test/coordination), then Node-RED 5 on Node.js 22 (test:nr5); the type checks and lint
+// (scripts/checks.js), the node tests on Node-RED 3.1 (test:nr3), the browser, examples and standard-Node-RED tests
+// (Chromium, npm start, a fresh user dir), then the bounded chaos run (test/chaos). Most of each
 // is waiting on real sockets and child processes (about a third of two cores busy), so together they take the time of
 // the longest lane instead of the sum. The other runs' output is held and printed after the main run's, so none is
 // interleaved. Exits non-zero when any run fails. LH_TEST_SEQUENTIAL=1 runs them one after the other.
@@ -65,6 +65,8 @@ function failures(output) {
 
 /** The runs of `npm test`; `after`: started once that run ended (it shares its lane, so at most three run at once). */
 const RUNS = [
+  // type checks, ESLint and Prettier: a minute of CPU at the start of the shortest lane
+  { name: 'static checks', title: 'type checks and lint (scripts/checks.js)', script: 'scripts/checks.js', args: [] },
   // the suite on Node-RED 4 but for what the other runs take (its output is written as it comes)
   {
     name: 'Node-RED 4 suite',
@@ -92,23 +94,16 @@ const RUNS = [
     title: 'node tests on Node-RED 3.1 (test:nr3)',
     args: ['--config', '.mocharc.nr3.json'],
     env: { LH_NODE_RED: 'node-red-3' },
+    after: 'static checks',
   },
-  // the bounded chaos run (two Node-REDs, redis-server restarts, the simulators; about 70 s) and the chaos harness'
-  // pure tests, once the coordination suite (also Node-REDs on Redis) is done: they share its lane
-  {
-    name: 'chaos run',
-    title: 'bounded chaos run (test/chaos; npm run chaos is the long one)',
-    // a named file: .mocharc.cjs adds ts-node and the secret scan, not the whole suite
-    args: ['test/chaos/*.test.ts'],
-    after: 'coordination suite',
-  },
-  // Node-RED 5 on Node.js 22 (scripts/nr5.js): the node tests and the standard-install test, after the chaos run
+  // Node-RED 5 on Node.js 22 (scripts/nr5.js): the node tests and the standard-install test, after the coordination
+  // suite
   {
     name: 'Node-RED 5 suite',
     title: 'node tests and the standard install on Node-RED 5 under Node.js 22 (test:nr5)',
     script: 'scripts/nr5.js',
     args: [],
-    after: 'chaos run',
+    after: 'coordination suite',
   },
   // Chromium, npm start, the examples and a standard Node-RED user dir: mostly waiting on child processes
   {
@@ -116,6 +111,15 @@ const RUNS = [
     title: 'browser, examples and standard Node-RED (test/browser, test/e2e, test/standard)',
     args: ['--config', '.mocharc.processes.json'],
     after: 'Node-RED 3.1 suite',
+  },
+  // the bounded chaos run (two Node-REDs, redis-server restarts, the simulators; about 70 s) and the chaos harness'
+  // pure tests, last in their lane: the coordination suite (also Node-REDs on Redis) has ended by then
+  {
+    name: 'chaos run',
+    title: 'bounded chaos run (test/chaos; npm run chaos is the long one)',
+    // a named file: .mocharc.cjs adds ts-node and the secret scan, not the whole suite
+    args: ['test/chaos/*.test.ts'],
+    after: 'browser, examples and standard Node-RED suite',
   },
 ];
 
