@@ -11,7 +11,9 @@
  *   answer page), its body and its Location header (the simulator's own servers are not express apps: not scanned);
  * - every file written (fs writeFile/appendFile and FileHandle writes: audit files, seen-error files, link keys),
  *   except Node-RED's credentials file and the runtime's own config and session files;
- * - every command sent to Redis (ioredis), except AUTH/HELLO/ACL/CONFIG, which carry the password on purpose.
+ * - every command sent to Redis (ioredis), except AUTH/HELLO/ACL/CONFIG, which carry the password on purpose;
+ * - the whole keyspace of each test Redis before the harness stops it (scanRedisKeyspace): what Node-REDs in child
+ *   processes wrote, whose commands this process never sees.
  */
 import fs from 'fs';
 import http from 'http';
@@ -292,6 +294,52 @@ function wrapRedis(): void {
 wrapHttp();
 wrapFs();
 wrapRedis();
+
+/** Keys read per keyspace scan at most, and entries per key (a test's Redis holds a few hundred keys). */
+const MAX_SCANNED_KEYS = 5000;
+const MAX_ENTRIES = 1000;
+
+/**
+ * Every key and value in the Redis at `url` (strings, hashes, lists, sets, sorted sets, streams), scanned as the other
+ * channels are: for what Node-RED processes of other tests' children wrote there, which the command hook of this
+ * process never sees. Bounded (keys, entries, a 2 s command timeout); a Redis that does not answer is left alone.
+ */
+export async function scanRedisKeyspace(url: string, where: string): Promise<void> {
+  const { default: Redis } = (await import('ioredis')) as unknown as { default: typeof import('ioredis').default };
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1000,
+    commandTimeout: 2000,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    let cursor = '0';
+    let keys = 0;
+    do {
+      const [next, batch] = await redis.scan(cursor, 'COUNT', 500);
+      cursor = next;
+      for (const key of batch) {
+        if (++keys > MAX_SCANNED_KEYS) return;
+        const type = await redis.type(key);
+        let values: unknown;
+        if (type === 'string') values = await redis.get(key);
+        else if (type === 'hash') values = await redis.hgetall(key);
+        else if (type === 'list') values = await redis.lrange(key, 0, MAX_ENTRIES - 1);
+        else if (type === 'set') values = await redis.sscan(key, '0', 'COUNT', MAX_ENTRIES);
+        else if (type === 'zset') values = await redis.zrange(key, 0, MAX_ENTRIES - 1);
+        else if (type === 'stream') values = await redis.xrange(key, '-', '+', 'COUNT', MAX_ENTRIES);
+        scanText('redis keyspace', `redis ${where}`, 'redis', `${key} ${textOf(values)}`);
+      }
+    } while (cursor !== '0');
+  } catch {
+    // stopped, paused or gone: nothing to read
+  } finally {
+    redis.disconnect();
+  }
+}
 
 export const mochaHooks = {
   beforeEach(this: { currentTest?: { fullTitle(): string } }): void {
