@@ -12,6 +12,7 @@ import Redis from 'ioredis';
 
 import { Coordinator } from '../../src/coordination/coordinator';
 import { freePort } from './free-port';
+import { scanRedisKeyspace } from './secret-scan';
 import { until } from './until';
 
 /** The redis-server binary on the PATH, or undefined. */
@@ -54,6 +55,7 @@ export class RedisHarness {
   private dir?: string;
   url = '';
   port = 0;
+  private paused = false;
   readonly external = Boolean(process.env.LH_REDIS_URL);
 
   /** `args`: more redis-server arguments (e.g. `--rename-command INFO ""`), for a child started here. */
@@ -105,7 +107,10 @@ export class RedisHarness {
   /** Stops the server (SIGKILL: nothing is saved, clients see the connection drop). */
   async stop(): Promise<void> {
     const child = this.child;
+    // what the Node-REDs of the test left in Redis holds no secret (a frozen server is not asked)
+    if (child && child.exitCode === null && !this.paused) await scanRedisKeyspace(this.url, this.url);
     this.child = undefined;
+    this.paused = false;
     if (!child || child.exitCode !== null) return;
     child.kill('SIGCONT');
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -127,10 +132,12 @@ export class RedisHarness {
 
   /** Freezes the server (SIGSTOP): connections stay open, nothing answers (a network partition, as clients see it). */
   pause(): void {
+    this.paused = true;
     this.child?.kill('SIGSTOP');
   }
 
   resume(): void {
+    this.paused = false;
     this.child?.kill('SIGCONT');
   }
 

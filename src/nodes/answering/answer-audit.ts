@@ -1,5 +1,6 @@
 import type { NodeMessage } from '../shared/node-red';
 import type { ErrorSource } from '../shared/poll-messages';
+import { redact, redactDeep } from '../shared/redaction';
 import type { AnswerOutcome } from './answer-error';
 
 /** What an answering node says of one answer on its audit output, besides the common frame. */
@@ -17,7 +18,8 @@ export interface AnswerAudit {
 /**
  * The audit msg of lh-answer-page and lh-error-policy: `topic` "outcome: key", `payload` with source, key, response,
  * the node's details, time and outcome (and the reason when not answered), and the raised msg's fields (`source`,
- * `errorId`/`uuid`, `error`) so the msg can be wired where a raised msg goes.
+ * `errorId`/`uuid`, `error`) so the msg can be wired where a raised msg goes. The instrument's words (the error, a
+ * refusal's reason) pass the redaction step: an instrument that echoes a password or a token sends it nowhere.
  */
 export function answerAuditMsg(a: AnswerAudit, now: Date = new Date()): NodeMessage {
   const { outcome } = a.outcome;
@@ -30,11 +32,11 @@ export function answerAuditMsg(a: AnswerAudit, now: Date = new Date()): NodeMess
       ...a.details,
       at: now.toISOString(),
       outcome,
-      ...(a.outcome.outcome === 'answered' ? {} : { reason: a.outcome.message }),
+      ...(a.outcome.outcome === 'answered' ? {} : { reason: redact(a.outcome.message) }),
     },
     outcome,
     source: a.source,
     ...(a.source === 'A' ? { errorId: a.errorKey } : { uuid: a.errorKey }),
-    error: a.error,
+    error: redactDeep(a.error),
   };
 }

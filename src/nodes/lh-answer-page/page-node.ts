@@ -28,7 +28,7 @@ import { BUSY_REASON, photoRoom, type SnapshotHook, snapshotHook, snapshotIn, sn
 import { addRunRule, hasPolicy, similarity } from '../runs/run-scope';
 import { asNodeActor, httpNodeBasicChecked } from '../shared/audit';
 import { type Node, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
-import { redact } from '../shared/redaction';
+import { redact, redactDeep } from '../shared/redaction';
 import { type LhServerNode, requireClient } from '../shared/server-node';
 import { isServerNode } from '../shared/server-node';
 import { Status } from '../shared/status';
@@ -40,7 +40,14 @@ import { basicAuthUser, MAX_FORM_BYTES, type PageRequest, queryParam, routeClash
 import { derivedSecret, linkKey, sharedLinkKey } from './link-key';
 import { instrumentDigest, type LinkCheck, signedBy, signLink, unownedReason, verifyLink } from './link-signing';
 import { type AnswerFields, answerFields } from './page-fields';
-import { forbiddenPage, outcomePage, type OutcomeView, PAGE_HEADERS, questionPage } from './page-html';
+import {
+  type ErrorView,
+  forbiddenPage,
+  outcomePage as outcomeHtml,
+  type OutcomeView,
+  PAGE_HEADERS,
+  questionPage as questionHtml,
+} from './page-html';
 import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath, statusKey } from './page-links';
 import { formSecret, PageSecrets } from './page-secrets';
 import { answerInTheWay, answerLabel, errorView, itemProblem } from './page-view';
@@ -128,6 +135,28 @@ async function pendingRecord(
     const r = e as ErrorRecord;
     return String(source === 'A' ? r.id : r.uuid) === key && r.handled !== true;
   });
+}
+
+/**
+ * The page as shown: every text of the instrument's (title, message, action and item labels, a refusal's reason) and
+ * of the flow passes the redaction step first, as msgs do; the form values the page posts back (a response, an
+ * action id, an input's suggested value, an item's responses) stay as the instrument gave them, so an answer still
+ * names what it offered.
+ */
+function questionPage(view: ErrorView, linkToken: string, formToken: string): string {
+  const shown = redactDeep(view);
+  shown.options = shown.options.map((o, i) => ({
+    ...o,
+    value: view.options[i].value,
+    ...(o.inputs ? { inputs: o.inputs.map((f, j) => ({ ...f, value: view.options[i].inputs?.[j]?.value })) } : {}),
+  }));
+  if (shown.items && view.items)
+    shown.items = shown.items.map((item, i) => ({ ...item, options: view.items?.[i]?.options ?? [] }));
+  return questionHtml(shown, linkToken, formToken);
+}
+
+function outcomePage(view: OutcomeView): string {
+  return outcomeHtml(redactDeep(view));
 }
 
 function reply(res: ServerResponse, status: number, html: string): void {

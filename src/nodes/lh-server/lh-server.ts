@@ -10,7 +10,7 @@ import { migrateConfig } from '../shared/migrations';
 import { logError, logInfo, logWarn } from '../shared/node-log';
 import { type AdminRequest, type AdminResponse, asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { onPasswordWarning } from '../shared/password-warning';
-import { forgetSecrets, redact, redactDeep, rememberSecrets } from '../shared/redaction';
+import { forgetSecrets, redactDeep, rememberSecrets } from '../shared/redaction';
 import { ServerConnection } from '../shared/server-connection';
 import { isServerNode, type LhServerNode } from '../shared/server-node';
 import { simulatorTlsOptions, tlsOptionsFrom } from '../shared/tls-config';
@@ -241,14 +241,16 @@ function deployedServer(RED: Red, id: unknown): LhServerNode | undefined {
   return found;
 }
 
-function reply(res: AdminResponse, work: () => Promise<unknown>): void {
+/** `typed`: secrets the request brought (a password typed in the dialog), taken out of an error answer too. */
+function reply(res: AdminResponse, work: () => Promise<unknown>, typed: unknown[] = []): void {
   Promise.resolve()
     .then(work)
     .then(
       (body) => res.json(body),
       (err: unknown) => {
         const e = asLhError(err, 'admin');
-        res.status(e.kind === 'validation' || e.kind === 'config' ? 400 : 502).json({ error: redact(e.message) });
+        const secrets = typed.filter((s): s is string => typeof s === 'string');
+        res.status(e.kind === 'validation' || e.kind === 'config' ? 400 : 502).json({ error: redactDeep(e.message, secrets) });
       },
     );
 }
@@ -354,7 +356,8 @@ function registerAdminEndpoints(RED: Red): void {
           client.prep.changeExpiredPassword(creds.username ?? '', oldPassword ?? '', body.newPassword as string),
         );
         return { ok: true, message: 'password changed: enter the new password in the lh-server node and deploy' };
-      });
+        // an instrument refusing the change may quote the passwords it was sent
+      }, [body.oldPassword, body.newPassword]);
     },
   );
 
