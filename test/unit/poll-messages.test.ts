@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 
 import { errorInMsg } from '../../src/nodes/answering/error-in-msg';
 import { raisedMessage, resolvedMessage } from '../../src/nodes/shared/error-messages';
+import { errorView } from '../../src/nodes/shared/lab-publish';
 import type { NodeMessage } from '../../src/nodes/shared/node-red';
 import { errorKey, readInstrumentError, readPendingError } from '../../src/nodes/shared/poll-messages';
+import { forgetSecrets, rememberSecrets } from '../../src/nodes/shared/redaction';
 
 /** The one reader of a raised msg (lh-answer-page, lh-error-policy). */
 const read = (msg: object): ReturnType<typeof errorInMsg> => errorInMsg(msg as NodeMessage);
@@ -34,6 +36,36 @@ describe('the message contract of lh-error-poll', function () {
     assert.equal(msg.event, 'resolved');
     assert.equal(msg.topic, 'resolved: bench 1: Error Tip lost');
     assert.equal(read(msg)?.key, 'e1');
+  });
+
+  it('an instrument that echoes a secret into an error: the topic, notification and lab view leave it out, the payload is the record', function () {
+    // review42: the package's own texts from an error go to people (e-mail, chat, an MQTT broker)
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZG1pbiJ9.c2lnbmF0dXJlLXBhcnQtb25l';
+    const echoed = {
+      ...pending,
+      title: 'Login refused for admin with password Sekr3t-pw',
+      message: `Authorization: Bearer ${jwt}`,
+    };
+    rememberSecrets('poll-messages test', ['Sekr3t-pw']);
+    try {
+      for (const source of ['A', 'B'] as const) {
+        const record = source === 'A' ? echoed : { ...unhandled, title: echoed.title, message: echoed.message };
+        const raised = raisedMessage(source, record, instrument, '{{title}} / {{message}} / {{{error.message}}}');
+        const resolved = resolvedMessage(source, record, instrument);
+        for (const text of [raised.topic, raised.notification, resolved.topic]) {
+          assert.ok(!text.includes('Sekr3t-pw') && !text.includes(jwt), `${source}: ${text}`);
+        }
+        assert.match(raised.notification, /password \*\*\*/);
+        // the record as read: the error's identity, which the answering nodes match against the instrument's list
+        assert.deepEqual(raised.payload, record);
+        const view = errorView(source, record);
+        assert.equal(view.title, 'Login refused for admin with password ***');
+        assert.equal(view.titleClipped, true, "a title that is not the instrument's is marked");
+        assert.equal(errorView(source, source === 'A' ? pending : unhandled).titleClipped, undefined);
+      }
+    } finally {
+      forgetSecrets('poll-messages test');
+    }
   });
 
   it('a hand-built msg is read by the payload shape', function () {

@@ -693,7 +693,9 @@ export class AnswerPageNode {
   /** A listed error's identity: the watch's fingerprint of it, else its id, title and severity. */
   private static seenOf(e: PendingErrorView): ErrorIdentity | undefined {
     const whole = e.seen === undefined ? undefined : fromFingerprint(e.id, e.seen);
-    return whole ?? identityOf({ [e.source === 'A' ? 'id' : 'uuid']: e.id, title: e.title, severity: e.severity });
+    // a clipped or redacted title is not the instrument's: left out of the identity
+    const title = e.titleClipped ? undefined : e.title;
+    return whole ?? identityOf({ [e.source === 'A' ? 'id' : 'uuid']: e.id, title, severity: e.severity });
   }
 
   private async labLink(e: PendingErrorView, server: LhServerNode, digest: string): Promise<void> {

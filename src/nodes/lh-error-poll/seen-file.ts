@@ -4,7 +4,8 @@
  * its link key there. So it survives a restart of Node-RED with the default settings.js, whose context store is memory
  * and is emptied on every stop. A write goes to a temporary file that is then renamed over the old one: a crash
  * leaves the old memory or the new one, never half of one. The file holds error ids and what the instrument said of
- * them (title, time, severity), never a secret. Bounded: a file larger than MAX_FILE_BYTES is not read.
+ * them (title, time, severity), never a credential of the package's (a secret an instrument wrote into an error's
+ * text stays in it: README "Security"). Bounded: a file larger than MAX_FILE_BYTES is not read.
  */
 import { createHash, randomBytes } from 'crypto';
 import fs from 'fs';

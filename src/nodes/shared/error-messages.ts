@@ -53,9 +53,10 @@ export function templateView(source: Source, record: PolledError, instrument: In
   };
 }
 
+/** The msg's topic: instrument, severity and title on one line, through the redaction step (the package's text). */
 function summary(view: Record<string, unknown>): string {
   const instrument = view.instrument as InstrumentInfo;
-  return oneLine(`${instrument.name}: ${text(view.severity)} ${text(view.title)}`);
+  return redact(oneLine(`${instrument.name}: ${text(view.severity)} ${text(view.title)}`));
 }
 
 /** The fields that say which error it is: A by errorId (and groupId), B by uuid. */
@@ -75,7 +76,9 @@ export function raisedMessage(source: Source, record: PolledError, instrument: I
     event: 'raised',
     ...identity(source, record),
     instrument,
-    notification: renderTemplate(template || DEFAULT_NOTIFICATION, view),
+    // text for people (an e-mail, a chat): what an instrument echoed of a secret into its error is taken out here;
+    // msg.payload stays the record as read, the error's identity (README "Security")
+    notification: redact(renderTemplate(template || DEFAULT_NOTIFICATION, view)),
   };
 }
 

@@ -18,10 +18,15 @@ export function errorView(source: ErrorSource, record: PolledError): PendingErro
   const r = record as unknown as Record<string, unknown>;
   const responses = source === 'A' ? responseNames(r.errorResponses) : [];
   const seen = identityOf(r);
+  const title = text(r.title) || text(r.type) || 'Runtime error';
+  // the document goes to a broker: a secret the instrument echoed into a title is taken out, and the title shown is
+  // then not the instrument's (a page answering the error as shown leaves it out of the identity, as for a clipped one)
+  const shown = redact(title);
   return {
     source,
     id: text(source === 'A' ? r.id : r.uuid),
-    title: text(r.title) || text(r.type) || 'Runtime error',
+    title: shown,
+    ...(shown !== title ? { titleClipped: true } : {}),
     severity: text(r.severity) || 'Error',
     ...(responses.length > 0 ? { responses } : {}),
     ...(seen ? { seen: fingerprint(seen) } : {}),
