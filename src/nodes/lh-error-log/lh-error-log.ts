@@ -2,7 +2,7 @@ import { LhError, validate as v, validationError } from '../../client';
 import { migrateConfig } from '../shared/migrations';
 import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
-import { isChecked, resolveChoice, resolveSetting } from '../shared/typed-inputs';
+import { isChecked, resolveOperation, resolveSetting } from '../shared/typed-inputs';
 import { DEFAULT_MAX_ITEMS, DEFAULT_PAGE_SIZE, readAllPages } from './error-pages';
 
 const OPERATIONS = ['list', 'get'] as const;
@@ -19,7 +19,7 @@ export = function register(RED: Red): void {
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }) => {
-      const operation = operationOf(resolveChoice(msg, 'operation', config.operation));
+      const operation = operationOf(resolveOperation(msg, config.operation, OPERATIONS, 'lh-error-log'));
       if (operation === 'get') {
         const raw = await resolveSetting(RED, node, msg, 'errorId', config.errorId, config.errorIdType);
         if (raw === undefined || raw === null || raw === '') {

@@ -3,8 +3,8 @@ import { snapshotMsgFields } from '../deck/snapshot';
 import { migrateConfig } from '../shared/migrations';
 import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { type OperationResult, runOperationNode } from '../shared/operation-node';
-import { isChecked, resolveChoice, resolveSetting } from '../shared/typed-inputs';
-import { initializeRefusal, instrumentOperation } from './operations';
+import { isChecked, resolveOperation, resolveSetting } from '../shared/typed-inputs';
+import { initializeRefusal, INSTRUMENT_OPERATIONS, instrumentOperation } from './operations';
 
 export = function register(RED: Red): void {
   function LhInstrument(this: unknown, config: NodeConfig): void {
@@ -12,7 +12,7 @@ export = function register(RED: Red): void {
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }): Promise<OperationResult> => {
-      const operation = instrumentOperation(resolveChoice(msg, 'operation', config.operation));
+      const operation = instrumentOperation(resolveOperation(msg, config.operation, INSTRUMENT_OPERATIONS, 'lh-instrument'));
       const setting = (name: string): Promise<unknown> =>
         resolveSetting(RED, node, msg, name, config[name], config[`${name}Type`]);
       switch (operation) {

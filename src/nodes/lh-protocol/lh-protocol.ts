@@ -2,8 +2,8 @@ import { LhError, type LiquidHandlerClient, protocolRef, resolveProtocol } from 
 import { migrateConfig } from '../shared/migrations';
 import { asNode, type Node, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
-import { resolveChoice, resolveSetting } from '../shared/typed-inputs';
-import { protocolOperation, runProtocolOperation } from './protocol-operations';
+import { resolveOperation, resolveSetting } from '../shared/typed-inputs';
+import { OPERATIONS, protocolOperation, runProtocolOperation } from './protocol-operations';
 
 const filled = (x: unknown): boolean => x !== undefined && x !== null && x !== '';
 
@@ -23,7 +23,7 @@ export = function register(RED: Red): void {
     }
 
     runOperationNode(RED, node, config, async ({ client, msg }) => {
-      const value = resolveChoice(msg, 'operation', config.operation);
+      const value = resolveOperation(msg, config.operation, OPERATIONS, 'lh-protocol');
       if (!filled(value)) {
         throw new LhError('operation is required: set it in the dialog or in msg.operation', {
           kind: 'validation',

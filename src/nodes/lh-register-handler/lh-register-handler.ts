@@ -6,7 +6,7 @@ import { runOperationNode } from '../shared/operation-node';
 import { redact } from '../shared/redaction';
 import { type LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
-import { isChecked, resolveChoice, resolveSetting } from '../shared/typed-inputs';
+import { isChecked, resolveOperation, resolveSetting } from '../shared/typed-inputs';
 
 const OPERATIONS = ['register', 'unregister', 'check'] as const;
 type Operation = (typeof OPERATIONS)[number];
@@ -57,7 +57,7 @@ export = function register(RED: Red): void {
       node,
       config,
       async ({ client, server, msg }) => {
-        const operation = operationOf(resolveChoice(msg, 'operation', config.operation));
+        const operation = operationOf(resolveOperation(msg, config.operation, OPERATIONS, 'lh-register-handler'));
         if (operation === 'check') {
           const registered = await client.instrument.isErrorHandlerRegistered();
           return { payload: registered, status: { key: registered ? 'registered' : 'notRegistered' } };

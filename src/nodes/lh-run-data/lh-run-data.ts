@@ -2,7 +2,7 @@ import { validationError } from '../../client';
 import { migrateConfig } from '../shared/migrations';
 import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
-import { resolveChoice, resolveSetting } from '../shared/typed-inputs';
+import { resolveOperation, resolveSetting } from '../shared/typed-inputs';
 
 const DATA_OPERATIONS = ['list', 'get', 'report', 'pipetting-csv'] as const;
 type DataOperation = (typeof DATA_OPERATIONS)[number];
@@ -18,7 +18,7 @@ export = function register(RED: Red): void {
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }) => {
-      const operation = dataOperation(resolveChoice(msg, 'operation', config.operation));
+      const operation = dataOperation(resolveOperation(msg, config.operation, DATA_OPERATIONS, 'lh-run-data'));
       const runId = async (): Promise<unknown> => {
         const id = await resolveSetting(RED, node, msg, 'runId', config.runId, config.runIdType);
         if (id === undefined || id === null || id === '') {

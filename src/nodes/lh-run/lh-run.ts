@@ -3,7 +3,7 @@ import { type ProtocolRef, protocolRef, resolveProtocolName } from '../../client
 import { migrateConfig } from '../shared/migrations';
 import { asNode, type Node, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { type OperationResult, runOperationNode } from '../shared/operation-node';
-import { resolveChoice, resolveSetting } from '../shared/typed-inputs';
+import { resolveOperation, resolveSetting } from '../shared/typed-inputs';
 import { loadOverrides, startRun } from './start-run';
 
 const RUN_OPERATIONS = ['start', 'pause', 'resume', 'abort', 'cleanup', 'status', 'protocols', 'validate'] as const;
@@ -101,7 +101,7 @@ export = function register(RED: Red): void {
     }
 
     runOperationNode(RED, node, config, async ({ client, msg, status }) => {
-      const operation = runOperation(resolveChoice(msg, 'operation', config.operation));
+      const operation = runOperation(resolveOperation(msg, config.operation, RUN_OPERATIONS, 'lh-run'));
       const runs = client.runs;
       switch (operation) {
         case 'start': {

@@ -8,13 +8,21 @@ interface Report {
   error?: string;
 }
 
+// `${NAME}` and `${NAME:-default}`, as the lh-server expands them when it starts (env-url.ts).
+const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]{0,127})(?::-([^}]{0,512}))?\}/g;
+
 // The rules of the runtime (src/client/url-checks.ts): http(s), no user:password@ in the URL, no query or fragment, B over https
-// unless "allow unencrypted B (tests only)" is ticked.
+// unless "allow unencrypted B (tests only)" is ticked. A URL with environment variables is checked as their defaults give
+// it; one that starts with a variable without a default takes its scheme from the environment, which only the
+// lh-server knows (it checks the expanded URL when it starts and names the field in its status).
 function urlProblem(v: unknown, httpsOnly: boolean): string {
-  const m = /^(https?):\/\/([^\s/?#]+)/i.exec(typeof v === 'string' ? v : '');
+  const written = typeof v === 'string' ? v.trim() : '';
+  if (/^\$\{[A-Za-z_][A-Za-z0-9_]{0,127}\}/.test(written)) return '';
+  const text = written.replace(ENV_REFERENCE, (_whole, _name: string, fallback?: string) => fallback ?? 'env');
+  const m = /^(https?):\/\/([^\s/?#]+)/i.exec(text);
   if (!m) return 'url';
   if (m[2].includes('@')) return 'userinfo';
-  if (/[?#]/.test(String(v))) return 'query';
+  if (/[?#]/.test(text)) return 'query';
   if (httpsOnly && m[1].toLowerCase() !== 'https') return 'insecureB';
   return '';
 }

@@ -1,8 +1,8 @@
 import { migrateConfig } from '../shared/migrations';
 import { asNode, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
-import { resolveChoice, resolveFlag, resolveSetting } from '../shared/typed-inputs';
-import { listRoutines, routineOperation, updateRoutine } from './operations';
+import { resolveFlag, resolveOperation, resolveSetting } from '../shared/typed-inputs';
+import { listRoutines, ROUTINE_OPERATIONS, routineOperation, updateRoutine } from './operations';
 
 /** A checkbox: ticked means true; unticked takes `msg[name]` (a boolean) when present, else false. */
 function flag(config: unknown, msg: NodeMessage, name: string, op: string): boolean {
@@ -15,7 +15,7 @@ export = function register(RED: Red): void {
     RED.nodes.createNode(this, config);
     const node = asNode(this);
     runOperationNode(RED, node, config, async ({ client, msg }) => {
-      const operation = routineOperation(resolveChoice(msg, 'operation', config.operation));
+      const operation = routineOperation(resolveOperation(msg, config.operation, ROUTINE_OPERATIONS, 'lh-service-routine'));
       const routineId = (): Promise<unknown> =>
         resolveSetting(RED, node, msg, 'routineId', config.routineId, config.routineIdType);
       switch (operation) {

@@ -2,8 +2,8 @@ import { validate as v, validationError } from '../../client';
 import { migrateConfig } from '../shared/migrations';
 import { asNode, type Node, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
-import { renderTemplate, resolveChoice, resolveFlag, resolveSetting } from '../shared/typed-inputs';
-import { runStepOperation, type StepOperation, stepOperation, type StepRequest } from './operations';
+import { renderTemplate, resolveChoice, resolveFlag, resolveOperation, resolveSetting } from '../shared/typed-inputs';
+import { runStepOperation, STEP_OPERATIONS, type StepOperation, stepOperation, type StepRequest } from './operations';
 
 /** The operation names the client reports in msg.error.operation. */
 const CLIENT_OPERATION: Record<StepOperation, string> = {
@@ -50,7 +50,7 @@ function withStepId(body: Record<string, unknown>, stepId: unknown): Record<stri
 }
 
 async function stepRequest(RED: Red, node: Node, config: NodeConfig, msg: NodeMessage): Promise<StepRequest> {
-  const operation = stepOperation(resolveChoice(msg, 'operation', config.operation));
+  const operation = stepOperation(resolveOperation(msg, config.operation, STEP_OPERATIONS, 'lh-steps'));
   const op = CLIENT_OPERATION[operation];
   const setting = (name: string): Promise<unknown> => resolveSetting(RED, node, msg, name, config[name], config[`${name}Type`]);
   const request: StepRequest = { operation, protocolId: await setting('protocolId') };

@@ -4,7 +4,7 @@
  */
 import Mustache from 'mustache';
 
-import { validate as v } from '../../client';
+import { LhError, validate as v } from '../../client';
 import { type Node, type NodeMessage, type Red } from './node-red';
 
 /** Types of a typedInput whose value is looked up rather than literal. */
@@ -57,4 +57,24 @@ export function resolveFlag(value: unknown, msg: NodeMessage, name: string, oper
 /** A choice (select) setting: empty or "msg" takes `msg[name]`. */
 export function resolveChoice(msg: NodeMessage, name: string, value: unknown): unknown {
   return value === undefined || value === '' || value === 'msg' ? msg[name] : value;
+}
+
+/**
+ * The operation of an operation node: the dialog's, or msg.operation when the dialog says "from msg". A msg whose
+ * msg.operation names another of this node's `operations` than the one chosen in the dialog is refused before anything
+ * is sent: running the dialog's operation instead would do what the msg did not ask (an lh-run left at its default,
+ * start, would start a run for msg.operation = "abort"), and the dialog is never silently overridden either. A
+ * msg.operation that is none of this node's operations (a msg passing on from another node) is left alone.
+ */
+export function resolveOperation(msg: NodeMessage, value: unknown, operations: readonly string[], nodeType: string): unknown {
+  const chosen = resolveChoice(msg, 'operation', value);
+  const asked = msg.operation;
+  if (typeof asked === 'string' && asked !== chosen && operations.includes(asked)) {
+    throw new LhError(
+      `msg.operation is "${asked}" but this node's operation is "${String(chosen)}", chosen in its dialog: nothing was sent ` +
+        '(choose "from msg.operation" in the dialog to take the operation from the msg, or remove msg.operation)',
+      { kind: 'validation', operation: nodeType, field: 'operation' },
+    );
+  }
+  return chosen;
 }
