@@ -52,9 +52,14 @@ describe('review 41: a msg.operation that names another operation than the dialo
   const sim = useInstrument();
 
   /** Sends msg to a node of `type` whose dialog says `operation`: what came out first, and what the instrument got. */
-  async function send(type: string, operation: string, msg: Msg): Promise<{ out?: Msg; caught?: Msg; requests: string[] }> {
+  async function send(
+    type: string,
+    operation: string,
+    msg: Msg,
+    config: Msg = {},
+  ): Promise<{ out?: Msg; caught?: Msg; requests: string[] }> {
     await helper.unload();
-    const loaded = await loadNode(sim, { id: 'op', type, operation }, { server: { withB: true } });
+    const loaded = await loadNode(sim, { id: 'op', type, operation, ...config }, { server: { withB: true } });
     sim.clearRequests();
     const outs = collect(loaded.out);
     const caught = nextMessage(loaded.caught);
@@ -96,6 +101,29 @@ describe('review 41: a msg.operation that names another operation than the dialo
         assert.notEqual((same.caught?._error as Msg | undefined)?.field, 'operation', `${type}: ${fixed} named twice`);
       }
     }
+  });
+
+  it('an lh-run whose dialog says a real run (or a simulated one) refuses a msg.simulate that says otherwise: nothing sent', async function () {
+    // a dialog set to Simulate "no" started a real run, hardware moving, for msg.simulate = true
+    for (const [dialog, asked] of [
+      ['false', true],
+      ['true', false],
+    ] as const) {
+      const { out, caught, requests } = await send('lh-run', 'start', { protocolId: 1, simulate: asked }, { simulate: dialog });
+      const what = `Simulate ${dialog}, msg.simulate ${String(asked)}`;
+      assert.equal(out, undefined, `${what}: the node ran`);
+      const error = caught?._error as Msg;
+      assert.equal(error.field, 'simulate', `${what}: ${String(error.message)}`);
+      assert.match(String(error.message), new RegExp(`msg\\.simulate is ${String(asked)} but this node's Simulate is`));
+      assert.deepEqual(requests, [], `${what}: sent ${requests.join(', ')}`);
+    }
+    // what agrees with the dialog is no conflict: the simulated run starts
+    const agreed = await send('lh-run', 'start', { protocolId: 1, simulate: true }, { simulate: 'true', stopAtLoading: true });
+    assert.equal(agreed.caught, undefined, String((agreed.caught?._error as Msg | undefined)?.message));
+    assert.ok(
+      agreed.requests.some((r) => r === 'POST /api/v1/protocol-run/create'),
+      agreed.requests.join(', '),
+    );
   });
 
   it('a msg.operation that is none of the node operations (passing on from another node) is left alone', async function () {

@@ -23,12 +23,23 @@ function seconds(value: unknown, fallback: number): number {
   return value === '' || value === undefined || value === null || !Number.isFinite(n) || n <= 0 ? fallback : n;
 }
 
-/** The dialog's choice, else msg.simulate (a boolean), else false. */
+/**
+ * The dialog's choice, else msg.simulate (a boolean), else false. A msg.simulate that the dialog's choice contradicts
+ * is refused before anything is sent, as a msg.operation naming another operation is: a dialog set to a real run
+ * would otherwise start one with hardware moving for a msg that asked for a simulation (review41).
+ */
 function simulateOf(config: unknown, msg: NodeMessage): boolean {
-  if (config === 'true' || config === true) return true;
-  if (config === 'false' || config === false) return false;
+  const chosen = config === 'true' || config === true ? true : config === 'false' || config === false ? false : undefined;
   const given = msg.simulate;
-  return given === undefined || given === null ? false : v.strictBoolean(given, 'simulate', 'start-run');
+  const asked = given === undefined || given === null ? undefined : v.strictBoolean(given, 'simulate', 'start-run');
+  if (chosen !== undefined && asked !== undefined && asked !== chosen) {
+    throw new LhError(
+      `msg.simulate is ${String(asked)} but this node's Simulate is "${chosen ? 'yes' : 'no'}", chosen in its dialog: ` +
+        'nothing was sent (choose "from msg.simulate" in the dialog to take it from the msg, or remove msg.simulate)',
+      { kind: 'validation', operation: 'start-run', field: 'simulate' },
+    );
+  }
+  return chosen ?? asked ?? false;
 }
 
 /** A sleep that the node's close cuts short with an error, so a waiting start does not outlive its flow. */
@@ -105,12 +116,13 @@ export = function register(RED: Red): void {
       const runs = client.runs;
       switch (operation) {
         case 'start': {
+          const simulate = simulateOf(config.simulate, msg); // before any request: a contradiction sends nothing
           const confirmLoading =
             msg.confirmLoading === undefined ? false : v.strictBoolean(msg.confirmLoading, 'confirmLoading', 'start-run');
           const protocol = await protocolOf(msg, !confirmLoading);
           const result = await startRun(runs, {
             protocol,
-            simulate: simulateOf(config.simulate, msg),
+            simulate,
             stopAtLoading: config.stopAtLoading === true || config.stopAtLoading === 'true',
             confirmLoading,
             loadOverrides: loadOverrides(msg.payload),
