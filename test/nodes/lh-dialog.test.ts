@@ -59,10 +59,17 @@ describe('lh-dialog', function () {
     );
   });
 
-  it('a result chosen in the dialog is not overridden by msg.viewResult', async function () {
+  it('a result chosen in the dialog is not overridden by msg.viewResult: a contradicting one is refused, nothing sent', async function () {
     await load({ viewResult: 'Ok' });
     const { msg, viewId } = boxEvent();
-    const out = await dialog.run({ ...msg, viewResult: 'Cancel' });
+    await dialog.expectFailure(
+      { ...msg, viewResult: 'Cancel' },
+      'viewResult',
+      /msg\.viewResult is "Cancel" but this node's Answer is "Ok", chosen in its dialog: nothing was sent/,
+    );
+    assert.deepEqual(closeViews(), []);
+    // one that agrees (in any case) is no contradiction
+    const out = await dialog.run({ ...msg, viewResult: 'ok' });
     assert.deepEqual(out.payload, { viewId, viewResult: 'Ok', viewInput: '' });
   });
 

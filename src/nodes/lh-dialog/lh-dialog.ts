@@ -33,6 +33,16 @@ export = function register(RED: Red): void {
           },
         );
       }
+      const asked = msg.viewResult;
+      if (typeof asked === 'string' && asked.trim() !== '' && asked.trim().toLowerCase() !== String(viewResult).toLowerCase()) {
+        // the dialog's answer chosen for a msg that asks another: pressing Ok for a rule that decided Cancel could run
+        // on what the rule meant to stop; refused, as operation nodes refuse a msg.operation naming another (review41)
+        throw new LhError(
+          `msg.viewResult is "${asked}" but this node's Answer is "${String(viewResult)}", chosen in its dialog: nothing ` +
+            'was sent (choose "from msg.viewResult" in the dialog to take it from the msg, or remove msg.viewResult)',
+          { kind: 'validation', operation: 'close-view', field: 'viewResult' },
+        );
+      }
       // validated before anything is sent; a failed request is never resent: the instrument may have acted on it
       const body = await client.dialogs.closeView({ viewId, viewResult, viewInput: msg.viewInput });
       return { payload: body, status: { key: 'lh-dialog.status.closed', subs: { result: body.viewResult } } };
