@@ -10,7 +10,7 @@ export type ProtocolRef = { id: number } | { name: string };
 
 export function protocolRef(id: unknown, name: unknown, operation: string): ProtocolRef {
   if (id !== undefined && id !== null && id !== '') return { id: v.databaseId(id, 'protocolId', operation) };
-  if (typeof name === 'string' && name.trim() !== '') return { name: name.trim() };
+  if (typeof name === 'string' && name.trim() !== '') return { name }; // as given: a protocol may be named "Mix " (see below)
   if (name !== undefined && name !== null && name !== '') {
     throw new LhError('protocolName must be a text', { kind: 'validation', operation, field: 'protocolName' });
   }
@@ -21,13 +21,22 @@ export function protocolRef(id: unknown, name: unknown, operation: string): Prot
   });
 }
 
+/** A name as a person reads it: no leading or trailing whitespace, one Unicode form (NFC), any letter case. */
+function looseName(name: string): string {
+  return name.trim().normalize('NFC').toLowerCase();
+}
+
 /**
- * The id of the protocol named `name`: an exact match wins, else a match ignoring letter case; none or several
- * is an error that lists what the instrument has.
+ * The id of the protocol named `name`: an exact match wins (the name as given: "Mix " is not "Mix"), then one without
+ * the whitespace around the name, else a match as a person reads names (whitespace around them, Unicode form, letter
+ * case ignored: "Café" typed is the "Café" the instrument may hold decomposed); none or several is an error that
+ * lists what the instrument has.
  */
 export function resolveProtocolName(name: string, names: ProtocolName[], operation: string): ProtocolName {
+  const trimmed = name.trim();
   const exact = names.filter((p) => p.name === name);
-  const matches = exact.length > 0 ? exact : names.filter((p) => p.name.toLowerCase() === name.toLowerCase());
+  const close = exact.length > 0 ? exact : names.filter((p) => p.name === trimmed);
+  const matches = close.length > 0 ? close : names.filter((p) => looseName(p.name) === looseName(name));
   if (matches.length === 1) return matches[0];
   if (matches.length > 1) {
     throw new LhError(

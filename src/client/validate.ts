@@ -106,6 +106,16 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * An object as JSON.parse or an object literal makes it (not an array, class instance, Date, Buffer…), from any realm:
+ * a function node's code runs in a sandbox with an Object of its own, so its `{}` has another Object.prototype.
+ */
+export function isDataObject(value: unknown): value is Record<string, unknown> {
+  if (!isPlainObject(value) || Object.prototype.toString.call(value) !== '[object Object]') return false;
+  const proto = Object.getPrototypeOf(value) as object | null;
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
 export function plainObject(value: unknown, field: string, operation: string): Record<string, unknown> {
   if (!isPlainObject(value)) throw validationError(operation, field, 'must be an object', value);
   return value;

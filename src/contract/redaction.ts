@@ -648,8 +648,10 @@ function walk(value: unknown, secrets: readonly string[], depth: number, seen: W
     for (const item of value) out.push(walk(item, secrets, depth + 1, seen));
     return out;
   }
-  const proto = Object.getPrototypeOf(value) as unknown;
-  if (proto !== Object.prototype && proto !== null) return value;
+  // an object literal of any realm (a function node's code runs in a sandbox with an Object of its own) is walked
+  const proto = Object.getPrototypeOf(value) as object | null;
+  if (proto !== null && (Object.getPrototypeOf(proto) !== null || Object.prototype.toString.call(value) !== '[object Object]'))
+    return value;
   const out: Record<string, unknown> = {};
   seen.set(value, out);
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {

@@ -56,13 +56,43 @@ export function stepOf(spec: StepSpec): ExportStep {
 
 const NAMES = 'ABCDEFGHIJKLMNOP'.split('').map((c) => `Step ${c}`);
 
+/**
+ * Names a person can tell apart only by looking closely, all legal and all different: letter case only, NFC and NFD
+ * of one accented name, whitespace only (leading, trailing, doubled, a tab), names of exactly 200 characters (one
+ * of them in surrogate pairs), and a few ordinary ones.
+ */
+export const ODD_NAMES = [
+  'Mix',
+  'mix',
+  'MIX',
+  'Caf\u00e9',
+  'Cafe\u0301',
+  'Step A',
+  'Step A ',
+  ' Step A',
+  'Step  A',
+  'Step\tA',
+  'x'.repeat(200),
+  `${'x'.repeat(199)}X`,
+  '\u{1F9EA}'.repeat(100),
+  'Incubate',
+  'Wash',
+  'Pause',
+];
+
+/** The name a step renamed without `renamedFrom` gets: at most the 200 characters a name may have. */
+function renamed(name: string): string {
+  const to = `${name} renamed`;
+  return to.length <= 200 ? to : `${name.slice(0, 180)} renamed ${name.slice(-10)}`;
+}
+
 const stepSpec = (name: string): fc.Arbitrary<StepSpec> =>
   fc.record({ stepType: fc.constantFrom(...STEP_TYPES), disabled: fc.boolean(), k: fc.nat(3) }).map((r) => ({ name, ...r }));
 
 /** A protocol of `min`..`max` steps with unique names, every step type possible. */
-export function protocolSpecs(min: number, max: number): fc.Arbitrary<StepSpec[]> {
+export function protocolSpecs(min: number, max: number, names: readonly string[] = NAMES): fc.Arbitrary<StepSpec[]> {
   return fc
-    .uniqueArray(fc.constantFrom(...NAMES), { minLength: min, maxLength: max })
+    .uniqueArray(fc.constantFrom(...names), { minLength: min, maxLength: max })
     .chain((names) => fc.tuple(...names.map(stepSpec)))
     .map((steps) => [...steps]);
 }
@@ -85,9 +115,13 @@ const fate: fc.Arbitrary<Fate> = fc.record({
   key: fc.nat(1000),
 });
 
-/** A current protocol and a desired one made from it, with `min`..`max` steps each. */
-export function currentAndDesired(min: number, max: number): fc.Arbitrary<{ current: StepSpec[]; desired: DesiredStep[] }> {
-  return protocolSpecs(min, max).chain((current) =>
+/** A current protocol and a desired one made from it, with `min`..`max` steps each (names from `names`). */
+export function currentAndDesired(
+  min: number,
+  max: number,
+  names: readonly string[] = NAMES,
+): fc.Arbitrary<{ current: StepSpec[]; desired: DesiredStep[] }> {
+  return protocolSpecs(min, max, names).chain((current) =>
     fc
       .tuple(
         fc.array(fate, { minLength: current.length, maxLength: current.length }),
@@ -102,7 +136,7 @@ export function currentAndDesired(min: number, max: number): fc.Arbitrary<{ curr
           const stepType = f.changeType ? otherType : s.stepType;
           // rotate: takes the name of the next current step (renames in chains and cycles)
           const name =
-            f.rename === 'no' ? s.name : f.rename === 'rotate' ? current[(i + 1) % current.length].name : `${s.name} renamed`;
+            f.rename === 'no' ? s.name : f.rename === 'rotate' ? current[(i + 1) % current.length].name : renamed(s.name);
           const step: DesiredStep = stepOf({ name, stepType, disabled: f.toggle ? !s.disabled : s.disabled, k: f.k });
           if ((f.rename === 'with-renamedFrom' || f.rename === 'rotate') && name !== s.name) step.renamedFrom = s.name;
           out.push({ key: f.key, step });

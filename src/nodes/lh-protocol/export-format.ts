@@ -204,7 +204,7 @@ function checkJson(value: unknown, field: string, operation: string, depth = 0):
     value.forEach((item, i) => checkJson(item, `${field}[${i}]`, operation, depth + 1));
     return;
   }
-  if (v.isPlainObject(value) && Object.getPrototypeOf(value) === Object.prototype) {
+  if (v.isDataObject(value)) {
     for (const [k, item] of Object.entries(value)) {
       refuseForbiddenKey(k, `${field}.${k}`, operation);
       refuseUnreadSpelling(k, `${field}.${k}`, operation);

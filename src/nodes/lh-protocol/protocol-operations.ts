@@ -5,7 +5,7 @@
 import { randomUUID } from 'crypto';
 
 import { withActor } from '../../audit';
-import { type LiquidHandlerClient, protocolRef, validationError } from '../../client';
+import { type LiquidHandlerClient, protocolRef, urlKey, validationError } from '../../client';
 import { type NodeMessage } from '../shared/node-red';
 import { type OperationResult } from '../shared/operation-node';
 import { applyPlan, ApplyStopped, readProtocol, requireUniqueNames } from './apply-plan';
@@ -69,7 +69,8 @@ export async function runProtocolOperation(ctx: ProtocolNodeContext, operation: 
     }
     case 'apply': {
       const plan = readPlan(msg.plan, op);
-      if (plan.instrument !== client.baseUrl) {
+      // one instrument however its URL is spelled (host case, trailing slash, localhost or 127.0.0.1), as homes key it
+      if (urlKey(plan.instrument) !== urlKey(client.baseUrl)) {
         throw validationError(
           op,
           'plan.instrument',

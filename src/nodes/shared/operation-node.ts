@@ -1,6 +1,7 @@
 import { asLhError, LhError, type LiquidHandlerClient } from '../../client';
 import { asNodeActor, httpNodeBasicChecked } from './audit';
 import { type Api } from './connection-state';
+import { cutTooDeep } from './msg-depth';
 import { type Node, type NodeConfig, type NodeMessage, type Red } from './node-red';
 import { redactDeep, redactErr } from './redaction';
 import { isServerNode, type LhServerNode, requireClient } from './server-node';
@@ -75,6 +76,7 @@ export function fail(node: Node, status: Status, msg: NodeMessage, err: unknown,
   // Redacted in place: the same error reaches Catch nodes (message, cause), the log and the status.
   const error = redactErr(asLhError(err, node.type));
   msg.error = redactDeep(error.toMsgError());
+  cutTooDeep(msg); // Node-RED copies the msg for each Catch node: one nested thousands of levels deep would end it
   status.failed(error);
   done(error);
 }
