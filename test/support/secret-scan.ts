@@ -90,8 +90,15 @@ function scan(what: string, node: { type?: string; id?: string }, args: unknown[
 }
 
 /** One text leaving by a channel (`what`) from `source` (`tag` for EXCLUDED): a finding per secret pattern in it. */
-function scanText(what: string, source: string, tag: string, text: string): void {
+/**
+ * The simulator's login as the README and every example's comment node publish it for a newcomer ("type user admin,
+ * password `labwire`"): the tests log in with it, so it is learned, but a flow export that shows the comment is no leak.
+ */
+const PUBLISHED = 'password `labwire`';
+
+function scanText(what: string, source: string, tag: string, given: string): void {
   scannedBy[what] = (scannedBy[what] ?? 0) + 1;
+  const text = given.includes(PUBLISHED) ? given.split(PUBLISHED).join('password (published)') : given;
   for (const pattern of [...PATTERNS, { exec: learnedIn }]) {
     const m = pattern.exec(text);
     if (!m) continue;
