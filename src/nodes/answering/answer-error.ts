@@ -25,11 +25,11 @@ import {
 import { FencedError } from '../../coordination/leases';
 import { homeOf } from '../../instrument';
 import { answeredBy, labListened, publishLab } from '../../observe/lab-events';
-import { offeredActions } from '../shared/error-records';
+import { type OfferedAction, offeredActions } from '../shared/error-records';
 import { redactErr } from '../shared/redaction';
 import { answerBody } from './answer-body';
 import { isAutomatic } from './automatic';
-import { recoveryBody } from './recovery-body';
+import { checkOffered, recoveryBody } from './recovery-body';
 
 /** An answer this Node-RED gave (the ledger's record). */
 export type GivenAnswer = AnswerRecord;
@@ -252,6 +252,12 @@ export async function sendRecovery(
   const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
   const listed = expected ? undefined : await listedUnder(client, body.uuid);
   const sending = listed ? { ...body, uuid: listed.uuid } : body;
+  // a uuid given alone: the error just read tells which actions it offers (a recovery solution must be one)
+  try {
+    checkOffered(kind, listed?.actions, sending.selectedActionId, sending.uuid, op);
+  } catch (err) {
+    return answerOutcomeOf(err, op);
+  }
   return settle(
     client,
     sending.uuid,
@@ -273,13 +279,16 @@ export async function sendRecovery(
  * UUID's canonical one) and its identity, so the answer is kept as the answer of that very error (never of a later
  * one under the same uuid). A failed read gives no identity: the answer goes as given, by uuid.
  */
-async function listedUnder(client: LiquidHandlerClient, uuid: string): Promise<{ uuid: string; identity?: ErrorIdentity }> {
+async function listedUnder(
+  client: LiquidHandlerClient,
+  uuid: string,
+): Promise<{ uuid: string; identity?: ErrorIdentity; actions?: OfferedAction[] }> {
   const lower = typeof uuid === 'string' ? uuid.toLowerCase() : uuid;
   try {
     const found = (await client.instrument.unhandledErrors()).find(
       (e) => e && typeof e === 'object' && typeof e.uuid === 'string' && e.uuid.toLowerCase() === lower && e.handled !== true,
     );
-    return found ? { uuid: found.uuid, identity: identityOf(found) } : { uuid: lower };
+    return found ? { uuid: found.uuid, identity: identityOf(found), actions: offeredActions(found) } : { uuid: lower };
   } catch {
     return { uuid: lower };
   }

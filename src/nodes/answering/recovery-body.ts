@@ -1,5 +1,5 @@
 import { type ErrorRecovery, type InstrumentError, type RecoveryKind, validate as v, validationError } from '../../client';
-import { describeActions, offeredActions } from '../shared/error-records';
+import { describeActions, type OfferedAction, offeredActions } from '../shared/error-records';
 import { type NodeMessage } from '../shared/node-red';
 import { readInstrumentError } from '../shared/poll-messages';
 import { checkInputs, declaredInputs, givenInputs, inputsOfAction } from './action-inputs';
@@ -29,6 +29,33 @@ export interface RecoveryInput {
 }
 
 /**
+ * The action `actionId` among those an error offers (`actions`, as its record lists them), for a submission of
+ * `kind`: a recovery solution must be an action the error marks as one (`isRecovery` not false); an action may be
+ * any it offers. Throws naming selectedActionId otherwise; undefined when the record lists no actions (the
+ * instrument checks).
+ */
+export function checkOffered(
+  kind: RecoveryKind,
+  actions: OfferedAction[] | undefined,
+  actionId: number,
+  uuid: unknown,
+  op: string,
+): OfferedAction | undefined {
+  if (!actions || actions.length === 0) return undefined;
+  const action = actions.find((a) => a.id === actionId);
+  if (!action) {
+    const rule = `must be one of the actions error ${String(uuid)} offers: ${describeActions(actions)}`;
+    throw validationError(op, 'selectedActionId', rule, actionId);
+  }
+  if (kind === 'recovery' && action.isRecovery === false) {
+    const recoveries = actions.filter((a) => a.isRecovery !== false);
+    const rule = `must be one of the recovery solutions error ${String(uuid)} offers: ${describeActions(recoveries) || 'none'} (${describeActions([action])} is an action: submit it as one)`;
+    throw validationError(op, 'selectedActionId', rule, actionId);
+  }
+  return action;
+}
+
+/**
  * The ErrorRecovery body (2.8) from the msg: the error from msg.payload (as lh-error-poll emits it) tells which
  * actions exist; msg.selectedActionIsRecovery, msg.inputs, msg.detailedErrorRecoveries and msg.date complete it.
  * The client validates the whole body (uuid, integers, booleans, dates) before anything is sent.
@@ -46,15 +73,7 @@ export function recoveryBody(msg: NodeMessage, input: RecoveryInput, op: string)
   }
   const actionId = v.int32(input.selectedActionId, 'selectedActionId', op);
   const actions = error && error.uuid === uuid ? offeredActions(error) : undefined;
-  const action = actions?.find((a) => a.id === actionId);
-  if (actions && actions.length > 0 && !action) {
-    throw validationError(
-      op,
-      'selectedActionId',
-      `must be one of the actions error ${String(uuid)} offers: ${describeActions(actions)}`,
-      actionId,
-    );
-  }
+  const action = checkOffered(input.kind, actions, actionId, uuid, op);
   const isRecovery =
     msg.selectedActionIsRecovery !== undefined
       ? v.strictBoolean(msg.selectedActionIsRecovery, 'selectedActionIsRecovery', op)

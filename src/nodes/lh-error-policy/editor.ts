@@ -7,6 +7,8 @@ const MODES = ['manual', 'semi-automatic', 'walk-away'];
 const DELAY = 120;
 /** Most steps a ladder may have (the runtime's limit, src/nodes/lh-error-policy/rules.ts). */
 const MAX_STEPS = 10;
+/** Most rules a policy may have (the runtime's limit, src/nodes/lh-error-policy/rules.ts). */
+const MAX_RULES = 200;
 const INPUTS = /^\s*(-?\d+\s*=[^,;]*)([,;]\s*-?\d+\s*=[^,;]*)*\s*$/;
 
 /** One step of a rule's ladder, as the dialog edits it (the runtime's shape, src/nodes/lh-error-policy/rules.ts). */
@@ -60,7 +62,7 @@ function rulesValid(saved: unknown): boolean {
   const config: Record<string, unknown> = { rules: saved };
   rulesToLadders(config);
   const rules = config.rules;
-  if (!Array.isArray(rules)) return false;
+  if (!Array.isArray(rules) || rules.length > MAX_RULES) return false;
   return rules.every((r: Partial<Rule>) => {
     if (r.pattern && !validPattern(r.pattern)) return false;
     const steps = Array.isArray(r.steps) ? r.steps : [];

@@ -2,7 +2,7 @@
  * The pending defaults of one policy node: what goes out when, kept as plain data so that it can be saved in a
  * context store and restored after a redeploy or a restart of Node-RED. No timers here.
  */
-import { slot } from '../../instrument';
+import { homeKey, slot } from '../../instrument';
 import { RunScope } from '../runs/run-scope';
 import type { ErrorSource } from '../shared/poll-messages';
 
@@ -89,14 +89,15 @@ export class PendingBook {
     return { version: 1, pending: this.all() };
   }
 
-  /** Merges a saved snapshot: only entries of this instrument, and none already known. */
+  /** Merges a saved snapshot: only entries of this instrument (its URL in any spelling), and none already known. */
   restore(saved: unknown, instrument: string): number {
     if (!saved || typeof saved !== 'object') return 0;
     const list = (saved as Partial<PendingSnapshot>).pending;
     if (!Array.isArray(list)) return 0;
+    const home = homeKey(instrument);
     let added = 0;
     for (const p of list) {
-      if (!isPending(p) || p.instrument !== instrument || this.byKey.has(p.key)) continue;
+      if (!isPending(p) || homeKey(p.instrument) !== home || this.byKey.has(p.key)) continue;
       this.byKey.set(p.key, p);
       added++;
     }

@@ -237,7 +237,8 @@ export class ErrorPolicyNode {
   private startPending(kept: string[] = []): void {
     // coordinated: a default only this replica had before the redeploy or restart is still its own to send or hand over
     for (const key of kept) if (this.coordinated && this.book.get(key)) this.coordinated.keep(key);
-    for (const p of this.book.all()) if (p.instrument === this.instrument) this.schedule(p);
+    // every spelling of the instrument's URL is one instrument: a redeploy that respelled it keeps its defaults
+    for (const p of this.book.all()) if (homeKey(p.instrument) === homeKey(this.instrument)) this.schedule(p);
     this.showStatus();
   }
 
@@ -245,7 +246,7 @@ export class ErrorPolicyNode {
     const coordinated = this.coordinated;
     if (!coordinated) return;
     for (const p of await coordinated.due(Date.now())) {
-      if (this.closed || p.instrument !== this.instrument) continue;
+      if (this.closed || homeKey(p.instrument) !== homeKey(this.instrument)) continue;
       if (this.finishedHere(p) && !this.book.get(p.key)) {
         coordinated.done(p.key);
         this.node.debug(
@@ -398,7 +399,9 @@ export class ErrorPolicyNode {
   private readonly onAnswered = (where: string, key: string): void => {
     const pending = this.book.get(key);
     const client = this.client;
-    if (client && pending && where === instrumentKeyOf(client) && lookupAnswer(client, key, identityOf(pending.record))) {
+    // an answer through another lh-server node of the instrument (its URL spelled otherwise) is an answer to it too
+    const ours = client !== undefined && homeKey(where) === homeKey(instrumentKeyOf(client));
+    if (client && pending && ours && lookupAnswer(client, key, identityOf(pending.record))) {
       this.cancel(key);
       this.showStatus();
     }

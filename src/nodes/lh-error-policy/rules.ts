@@ -61,6 +61,12 @@ export const MAX_MATCHED_TEXT = 4096;
 
 export const DEFAULT_DELAY_S = 120;
 const MAX_DELAY_S = 7 * 24 * 3600;
+/**
+ * Most rules a policy may have: each raised error is matched against them in turn (twice: the lab's rules are asked
+ * whether they send it to a person before a run-scoped answer applies), so their number bounds the time an error
+ * holds the event loop; it is also the number of rules whose ladder counts a run keeps (runs/run-scope.ts).
+ */
+export const MAX_RULES = 200;
 /** Most steps a ladder may have, and inputs a step may give. */
 export const MAX_STEPS = 10;
 const MAX_STEP_INPUTS = 20;
@@ -79,6 +85,7 @@ function text(value: unknown): string {
 export function compileRules(value: unknown): CompiledRule[] {
   if (value === undefined || value === null || value === '') return [];
   if (!Array.isArray(value)) throw invalid('rules', 'must be a list of rules');
+  if (value.length > MAX_RULES) throw invalid('rules', `must be at most ${MAX_RULES} rules (got ${value.length})`);
   const given = new Set<string>();
   value.forEach((raw: unknown, index) => {
     const id = raw && typeof raw === 'object' ? (raw as { id?: unknown }).id : undefined;

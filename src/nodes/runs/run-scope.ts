@@ -1,5 +1,6 @@
 import { EventEmitter } from 'events';
 
+import { urlKey } from '../../client';
 import { findHome, homeOf, slot } from '../../instrument';
 import { severityRank } from '../answering/severity';
 import type { ErrorSource } from '../shared/poll-messages';
@@ -206,14 +207,13 @@ function instrumentOf(msg: Record<string, unknown>): RunSighting['instrument'] {
   return { baseUrl, instrumentUrl: typeof instrumentUrl === 'string' ? instrumentUrl : '' };
 }
 
-/** A URL for comparison: host in lower case, default port and trailing slashes dropped (as `new URL` does). */
+/**
+ * A URL for comparison: the instrument's identity as its home knows it (`urlKey`: letter case, loopback aliases, a
+ * default port and trailing slashes make no difference), so a run watch on another lh-server node of the same
+ * instrument, its URL spelled otherwise, is this instrument's.
+ */
 function comparableUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`.replace(/\/+$/, '');
-  } catch {
-    return url.trim().replace(/\/+$/, '');
-  }
+  return urlKey(url);
 }
 
 /**
