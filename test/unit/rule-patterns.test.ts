@@ -39,6 +39,17 @@ describe('lh-error-policy rule patterns (bounded matching)', function () {
     for (const [pattern, message] of refused) {
       assert.throws(() => compileRules([rule('ok'), rule(pattern)]), message, pattern);
     }
+    // legal, short, linear, and still 100 ms to 0.5 s a match on 4 KiB (review43): refused by program size
+    for (const costly of ['[^x]{1000}[^y]{500}q', '[^x]{1000}[^y]{1000}[^z]{1000}q', '[^x]{999}[^y]{200}', 'a{1000}b']) {
+      assert.throws(
+        () => compileRules([rule('ok'), rule(costly)]),
+        /rules\[1\]\.pattern is too costly to match: it compiles to \d+ instructions, at most 1000/,
+        costly,
+      );
+    }
+    for (const fine of ['[^x]{100}q', '(?:[^x]{100}){9}', 'tip (lost|missing)', '\\d{3}-[A-Z]{2,10}']) {
+      assert.equal(compileRules([rule(fine)]).length, 1, fine);
+    }
     assert.throws(
       () => compileRules([rule('a'.repeat(MAX_PATTERN_LENGTH + 1))]),
       /rules\[0\]\.pattern must be at most 500 characters/,
