@@ -133,10 +133,22 @@ describe('lh-answer-error', function () {
     await expectFailure({ payload: injected, selectedResponse: 7 }, 'selectedResponse', /must be a non-empty text/);
   });
 
-  it('prefers the dialog response over msg.selectedResponse', async function () {
+  it('a response set in the dialog is not overridden: a msg.selectedResponse that says otherwise is refused, nothing sent', async function () {
     const injected = sim.injectPendingError();
     await load({ selectedResponse: 'Ignore', selectedResponseType: 'str' });
-    const out = await answer.run({ payload: injected, selectedResponse: 'Abort' });
+    sim.clearRequests();
+    await expectFailure(
+      { payload: injected, selectedResponse: 'Abort' },
+      'selectedResponse',
+      /msg\.selectedResponse is "Abort" but this node's selectedResponse is "Ignore", set in its dialog: nothing was sent/,
+    );
+    assert.deepEqual(
+      sim.requests.filter((r) => r.method === 'PUT'),
+      [],
+      'the dialog answer went out for a msg that chose another',
+    );
+    // one that agrees is no contradiction
+    const out = await answer.run({ payload: injected, selectedResponse: 'Ignore' });
     assert.equal((out.payload as Msg).selectedResponse, 'Ignore');
   });
 

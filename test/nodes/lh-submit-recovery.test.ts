@@ -107,6 +107,21 @@ describe('lh-submit-recovery', function () {
     assert.equal(answers.lookup(injected.uuid, identityOf({ ...injected, title: 'Door open during run' })), undefined);
   });
 
+  it('an action set in the dialog is not overridden: a msg.selectedActionId that says otherwise is refused, nothing sent', async function () {
+    const injected = sim.injectInstrumentError();
+    sim.state.handlers.add('nodered1');
+    await load({ selectedActionId: '1', selectedActionIdType: 'num' });
+    await expectFailure(
+      { payload: injected, selectedActionId: 2 },
+      'selectedActionId',
+      /msg\.selectedActionId is 2 but this node's selectedActionId is 1, set in its dialog: nothing was sent/,
+    );
+    assert.deepEqual(submissions(), [], 'the dialog action went out for a msg that chose another');
+    // the same action in the msg (a number or its text) is no contradiction
+    const out = await submit.run({ payload: injected, selectedActionId: '1' });
+    assert.equal((out.payload as Msg).success, true);
+  });
+
   it('validates everything before sending', async function () {
     const injected = sim.injectInstrumentError();
     await load();

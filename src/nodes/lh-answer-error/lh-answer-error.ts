@@ -4,7 +4,7 @@ import { isFirmwareError, sendAnswerA, settledOrThrow } from '../answering/answe
 import { migrateConfig } from '../shared/migrations';
 import { asNode, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
-import { resolveSetting } from '../shared/typed-inputs';
+import { refuseContradicted, resolveSetting } from '../shared/typed-inputs';
 
 const OP = 'answer-error';
 
@@ -75,6 +75,7 @@ export = function register(RED: Red): void {
         config.selectedResponse,
         config.selectedResponseType,
       );
+      refuseContradicted(msg, 'selectedResponse', config.selectedResponse, config.selectedResponseType, selected, OP);
       if (selected === undefined || selected === null || selected === '') {
         throw new LhError('selectedResponse is required: set it in the dialog or in msg.selectedResponse', {
           kind: 'validation',

@@ -42,6 +42,35 @@ export async function resolveSetting(
   return value;
 }
 
+/**
+ * An answer set in a node's dialog (a literal: not looked up in msg, flow, global, env or JSONata, not a template)
+ * that a msg contradicts with its own `msg[name]` is refused before anything is sent: the instrument would get the
+ * dialog's answer for a msg that chose another (an lh-answer-error set to Ignore answered Ignore for a msg that said
+ * Abort). A `msg[name]` that agrees, or a setting that takes the msg, is no contradiction.
+ */
+export function refuseContradicted(
+  msg: NodeMessage,
+  name: string,
+  value: unknown,
+  type: unknown,
+  chosen: unknown,
+  operation: string,
+): void {
+  const literal =
+    value !== undefined &&
+    value !== null &&
+    value !== '' &&
+    !(typeof type === 'string' && ['msg', 'flow', 'global', 'env', 'jsonata'].includes(type)) &&
+    !(typeof value === 'string' && value.includes('{{'));
+  const asked = msg[name];
+  if (!literal || asked === undefined || asked === null || asked === '' || String(asked) === String(chosen)) return;
+  throw new LhError(
+    `msg.${name} is ${JSON.stringify(asked)} but this node's ${name} is ${JSON.stringify(chosen)}, set in its dialog: ` +
+      `nothing was sent (leave it empty in the dialog to take it from the msg, or remove msg.${name})`,
+    { kind: 'validation', operation, field: name },
+  );
+}
+
 /** A checkbox setting: ticked is `true` (or `'true'`, as a flow written by hand may hold it). */
 export function isChecked(value: unknown): boolean {
   return value === true || value === 'true';
