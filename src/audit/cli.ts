@@ -10,13 +10,15 @@
  * instrument's chain under the prefix without instrument=). Its password is never printed.
  */
 import fs from 'fs';
+import path from 'path';
 import { parseArgs } from 'util';
 
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 
+import { sha256Hex } from './canonical';
 import { parseRecords, toCsv } from './export';
-import { expandChain } from './files';
+import { chainName, expandChain, FILE_PATTERN } from './files';
 import { type AuditRecord } from './record';
 import { readStreamChain, streamRecords, verifyStreamChain } from './redis-chain';
 import {
@@ -28,7 +30,7 @@ import {
   safeRedisUrl,
   sourceStreams,
 } from './redis-source';
-import { authenticated, describeReport, verifyChain, verifyExitCode, type VerifyReport } from './verify';
+import { authenticated, describeReport, verifyChain, verifyExitCode, type VerifyInput, type VerifyReport } from './verify';
 
 const USAGE = `usage:
   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]
@@ -105,6 +107,16 @@ async function fromRedis(
   }
 }
 
+/**
+ * Whose chain a file is, by its name as the package gives it (`lh-audit-<host>-<digest of the instrument>`); a chain
+ * renamed otherwise (an archive) names nobody.
+ */
+function fileChainOwner(file: string): VerifyInput['owner'] {
+  const name = FILE_PATTERN.exec(path.basename(file))?.[1];
+  if (name === undefined || !/^lh-audit-.*-[0-9a-f]{10}$/.test(name)) return undefined;
+  return { what: `the chain ${name}`, is: (instrument) => chainName(instrument, sha256Hex(instrument)) === name };
+}
+
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -150,6 +162,7 @@ async function main(argv: string[]): Promise<number> {
     files: texts,
     checkpoint: checkpoint ? fs.readFileSync(checkpoint, 'utf8') : undefined,
     key: keyOf(values),
+    owner: fileChainOwner(files[0]),
   });
   console.log(
     values.json ? JSON.stringify({ ...report, authenticated: authenticated(report) }, null, 2) : describeReport(report),

@@ -43,6 +43,12 @@ export interface VerifyInput {
   /** The checkpoint file's text, when there is one. */
   checkpoint?: string;
   key?: Buffer;
+  /**
+   * Whose chain this is, where its place says it (the chain's file name, the stream key): `is` tells whether an
+   * instrument of a record is that one. Every chain of one Node-RED is signed with the same key, and a checkpoint names
+   * no instrument: without this, the whole chain of another instrument put in its place verifies as this one.
+   */
+  owner?: { what: string; is: (instrument: string) => boolean };
 }
 
 /**
@@ -69,6 +75,15 @@ export function verifyChain(input: VerifyInput): VerifyReport {
   const ids = new Map<string, number>();
   /** Outcomes after a declared gap whose intent is not in the chain (lost with the gap), by id: one each. */
   const outcomesOfLost = new Map<string, number>();
+  /** The instruments of records found to be the owner's (replicas sharing a stream may spell it apart). */
+  const owners = new Set<string>();
+  const ownerSays = (instrument: unknown): boolean => {
+    if (typeof instrument !== 'string') return false;
+    if (owners.has(instrument)) return true;
+    if (!input.owner?.is(instrument)) return false;
+    owners.add(instrument);
+    return true;
+  };
   let checkpoint: Checkpoint | undefined;
   let checkpointHashSeen: string | undefined;
   if (input.checkpoint !== undefined && input.checkpoint.trim() !== '') {
@@ -104,6 +119,14 @@ export function verifyChain(input: VerifyInput): VerifyReport {
       }
       if (hashOf(record) !== record.hash)
         return bad(name, lineNo, `record #${String(record.seq)} was altered: its hash does not match its content`);
+      // one chain, one instrument: a record of another comes from another instrument's chain
+      if (input.owner && !ownerSays(record.instrument)) {
+        return bad(
+          name,
+          lineNo,
+          `record #${String(record.seq)} is of the instrument ${JSON.stringify(record.instrument)}, not of ${input.owner.what}: it comes from another instrument's chain`,
+        );
+      }
       const gap = i === 0 && record.phase === 'file' ? record.gap : undefined;
       if (gap !== undefined) {
         // a declared gap must start right after the records before it and end right before this record
