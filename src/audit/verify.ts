@@ -119,6 +119,10 @@ export function verifyChain(input: VerifyInput): VerifyReport {
       }
       if (hashOf(record) !== record.hash)
         return bad(name, lineNo, `record #${String(record.seq)} was altered: its hash does not match its content`);
+      // the writer writes each record as JSON.stringify makes it: another spelling of the same value (a key given twice,
+      // of which JSON.parse keeps the last but another reader the first; spaces; escapes) is an edit of the line
+      if (JSON.stringify(record) !== lines[i])
+        return bad(name, lineNo, `record #${String(record.seq)} was altered: its line is not the one written for its content`);
       // one chain, one instrument: a record of another comes from another instrument's chain
       if (input.owner && !ownerSays(record.instrument)) {
         return bad(
