@@ -6,6 +6,13 @@ export interface ChainFileText {
   text: string;
 }
 
+/** A chain file read only when verify comes to it: one file of a long chain in memory at a time. */
+export interface ChainFileSource {
+  /** A name to report (the file's path). */
+  name: string;
+  read: () => string;
+}
+
 export interface BadRecord {
   file: string;
   /** 1-based line within the file. */
@@ -39,7 +46,7 @@ export interface VerifyReport {
 }
 
 export interface VerifyInput {
-  files: ChainFileText[];
+  files: readonly (ChainFileText | ChainFileSource)[];
   /** The checkpoint file's text, when there is one. */
   checkpoint?: string;
   key?: Buffer;
@@ -100,8 +107,13 @@ export function verifyChain(input: VerifyInput): VerifyReport {
     return report;
   };
 
+  /** The last file's text (the one file held once the loop is done): a tail removed is named after its last line. */
+  let lastText = '';
   for (let f = 0; f < input.files.length; f++) {
-    const { name, text } = input.files[f];
+    const file = input.files[f];
+    const name = file.name;
+    const text = 'text' in file ? file.text : file.read();
+    lastText = text;
     const lines = text.split('\n');
     const tail = lines.pop() ?? '';
     if (lines.length === 0 && tail === '') return bad(name, 1, `file ${f + 1} of the chain is empty (its records were removed)`);
@@ -249,7 +261,7 @@ export function verifyChain(input: VerifyInput): VerifyReport {
       const last = input.files[input.files.length - 1];
       report.firstBad = {
         file: last?.name ?? 'checkpoint',
-        line: lineCount(last?.text ?? '') + 1,
+        line: lineCount(lastText) + 1,
         seq: report.lastSeq + 1,
         reason: `records #${report.lastSeq + 1} to #${checkpoint.seq} were removed from the end: the checkpoint names record #${checkpoint.seq}`,
       };
