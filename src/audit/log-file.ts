@@ -1,3 +1,4 @@
+import { randomBytes } from 'crypto';
 import { EventEmitter } from 'events';
 import fs from 'fs';
 import os from 'os';
@@ -660,12 +661,16 @@ function tookSome(bytes: number): number {
   throw new Error('the disk took none of a write (0 bytes written)');
 }
 
+/** Tells this process from an earlier one that had its pid on this host, in the lock it writes. */
+const PROCESS_TOKEN = randomBytes(8).toString('hex');
+
 /**
  * One writer per chain: two processes appending to the same files would interleave two chains. The lock names its
- * process; a lock left by a process of this host that is gone (killed) is taken over.
+ * process (pid, host and a token of this process); a lock left by a process of this host that is gone (killed) is
+ * taken over, one naming this pid included.
  */
 function takeLock(file: string): { path: string; ino: number; owner: string } {
-  const me = `${process.pid}@${os.hostname()}`;
+  const me = `${process.pid}@${os.hostname()} ${PROCESS_TOKEN}`;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       fs.writeFileSync(file, me, { flag: 'wx', mode: 0o600 });
@@ -674,8 +679,11 @@ function takeLock(file: string): { path: string; ino: number; owner: string } {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const holder = fs.readFileSync(file, 'utf8').trim();
-    const [pid, host] = holder.split('@');
-    if (holder === me || host !== os.hostname() || isAlive(Number(pid))) {
+    const [pid, host] = holder.split(' ')[0].split('@');
+    // this pid and host but not this process (an earlier lock has no token, or another): a process that had this pid
+    // before, gone (a container's Node-RED restarted after a kill has the same host and, most often, the same pid)
+    const earlierWithMyPid = Number(pid) === process.pid && host === os.hostname();
+    if (holder === me || host !== os.hostname() || (!earlierWithMyPid && isAlive(Number(pid)))) {
       throw new Error(
         `the audit chain ${file.replace(/\.lock$/, '')} is being written by process ${holder}; one writer per chain (give each Node-RED its own lhAudit.dir)`,
       );
