@@ -110,12 +110,15 @@ export function verifyStreamChain(name: string, chain: StreamChain, key?: Buffer
 
 /**
  * Whose chain a stream is, by the instrument id in its key (`…:i:{<id>}:audit`, the first 24 hex digits of the
- * SHA-256 of the instrument's identity, as src/coordination/keys.ts makes it).
+ * SHA-256 of the instrument's identity, as src/coordination/keys.ts makes it; of its key as spelled before 0.4.0).
  */
 function streamOwner(name: string): VerifyInput['owner'] {
   const id = /\{([0-9a-f]{24})\}/.exec(name)?.[1];
   if (id === undefined) return undefined;
-  return { what: `the instrument ${id}`, is: (instrument) => sha256Hex(instrumentIdentity(instrument)).slice(0, 24) === id };
+  // before 0.4.0 the id was the hash of the instrument as spelled, not of its identity: a chain of then still verifies
+  const hashes = (instrument: string): string[] =>
+    [instrumentIdentity(instrument), instrument].map((t) => sha256Hex(t).slice(0, 24));
+  return { what: `the instrument ${id}`, is: (instrument) => hashes(instrument).includes(id) };
 }
 
 /** The stream's lines cut into parts, each from a file record (a line that does not parse stays in its part). */

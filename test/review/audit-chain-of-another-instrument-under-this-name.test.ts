@@ -127,3 +127,19 @@ describeWithRedis('review: audit stream of another instrument under this instrum
     assert.match(report.firstBad?.reason ?? '', /another instrument/);
   });
 });
+
+describeWithRedis('review: audit stream written before 0.4.0 (its id the hash of the instrument as spelled)', function () {
+  const db = useRedis();
+
+  it('a chain under the id of a spelling that is not its identity still verifies', async function () {
+    const spelled = 'http://localhost:8080/|';
+    const id = sha256Hex(spelled).slice(0, 24);
+    const k = new CoordinationKeys(freshStream().prefix).instrumentById(id);
+    const keys = { stream: k.audit, head: k.auditHead, checkpoint: k.auditCheckpoint };
+    const log = new RedisAuditLog({ redis: db.redis, keys, instrument: spelled, key: KEY });
+    for (let i = 0; i < 3; i++) for (const f of actionFields(i)) await log.append({ ...f, instrument: spelled });
+    await log.close();
+    const report = await verifiedStream(db.redis, keys);
+    assert.strictEqual(report.ok, true, describeReport(report));
+  });
+});
