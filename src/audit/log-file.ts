@@ -174,7 +174,8 @@ export class AuditLog extends EventEmitter {
   private handle?: { file: number; fh: fs.promises.FileHandle; bytes: number };
   /** The last record made durable (and acknowledged): what the checkpoint names when the chain file is lost. */
   private lastDurable?: Pick<Checkpoint, 'seq' | 'hash' | 'file'>;
-  private checkpointFh?: fs.promises.FileHandle;
+  /** The checkpoint file, rewritten in place (made again at its path when it is no longer the file named there). */
+  private checkpointOut?: { fd: number; close: () => Promise<void> };
   private broken?: Error;
   private closed = false;
   private lock?: { path: string; ino: number; owner: string };
@@ -219,7 +220,8 @@ export class AuditLog extends EventEmitter {
     const resume = resumeAt(tail, readCheckpointHead(cpPath), chain);
     await (await fs.promises.open(cpPath, 'a', 0o600)).close();
     // r+, not a: positional writes of an append-mode file go to its end on Linux
-    this.checkpointFh = await fs.promises.open(cpPath, 'r+');
+    const fh = await fs.promises.open(cpPath, 'r+');
+    this.checkpointOut = { fd: fh.fd, close: () => fh.close() };
     if (resume) {
       // the checkpoint names records no file holds: the chain goes on after them, in a new file that says so
       this.seq = resume.seq;
@@ -576,11 +578,22 @@ export class AuditLog extends EventEmitter {
 
   /** Rewritten in place after the records it names are on disk, so it never names a record that is not. */
   private writeCheckpoint(cp: Checkpoint): void {
-    if (!this.checkpointFh) return;
+    const held = this.checkpointOut;
+    if (!held) return;
+    // deleted, moved or replaced (an older copy put back) while the writer ran: written in place, it would go to a file
+    // no name leads to, and the chain's end would be vouched for by nothing: made again at its path
+    const path = checkpointFile(this.options.dir, this.options.name);
+    let fd = held.fd;
+    if (!namesHeld(path, fd)) {
+      const made = fs.openSync(path, 'w', 0o600);
+      fd = made;
+      this.checkpointOut = { fd: made, close: async () => fs.closeSync(made) };
+      void held.close().catch(() => undefined);
+    }
     const buf = Buffer.from(checkpointText(cp, this.options.key));
     // not synced: a checkpoint lost in a crash only lags the records. On the main thread in every mode: a positional
     // write into the page cache costs about 2 µs there, a hand-over to the thread pool 10-16 µs (measured)
-    writeWhole(this.checkpointFh.fd, buf, 0);
+    writeWhole(fd, buf, 0);
   }
 
   /** Waits for every append made so far, then closes the files. */
@@ -595,10 +608,22 @@ export class AuditLog extends EventEmitter {
     this.lazyTimer = undefined;
     await this.handle?.fh.close();
     this.handle = undefined;
-    await this.checkpointFh?.close();
-    this.checkpointFh = undefined;
+    await this.checkpointOut?.close();
+    this.checkpointOut = undefined;
     if (this.lock) releaseLock(this.lock);
     this.lock = undefined;
+  }
+}
+
+/** Whether `path` still names the file `fd` holds (not deleted, moved away or replaced). */
+function namesHeld(path: string, fd: number): boolean {
+  const held = fs.fstatSync(fd);
+  try {
+    const named = fs.statSync(path);
+    return held.nlink > 0 && named.ino === held.ino && named.dev === held.dev;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
   }
 }
 
