@@ -9,14 +9,17 @@
  * REDIS-URL names the Redis of an lh-coordination group: redis://host:6379/0?prefix=labwire&instrument=ID (every
  * instrument's chain under the prefix without instrument=). Its password is never printed.
  */
+import { once } from 'events';
 import fs from 'fs';
+import path from 'path';
 import { parseArgs } from 'util';
 
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 
-import { parseRecords, toCsv } from './export';
-import { expandChain } from './files';
+import { sha256Hex } from './canonical';
+import { csvHeader, csvRowsOf, parseRecords, toCsv } from './export';
+import { chainName, expandChain, FILE_PATTERN } from './files';
 import { type AuditRecord } from './record';
 import { readStreamChain, streamRecords, verifyStreamChain } from './redis-chain';
 import {
@@ -28,7 +31,7 @@ import {
   safeRedisUrl,
   sourceStreams,
 } from './redis-source';
-import { authenticated, describeReport, verifyChain, verifyExitCode, type VerifyReport } from './verify';
+import { authenticated, describeReport, verifyChain, verifyExitCode, type VerifyInput, type VerifyReport } from './verify';
 
 const USAGE = `usage:
   lh-audit verify FILE|REDIS-URL [--key TEXT | --key-file FILE] [--json]
@@ -105,6 +108,16 @@ async function fromRedis(
   }
 }
 
+/**
+ * Whose chain a file is, by its name as the package gives it (`lh-audit-<host>-<digest of the instrument>`); a chain
+ * renamed otherwise (an archive) names nobody.
+ */
+function fileChainOwner(file: string): VerifyInput['owner'] {
+  const name = FILE_PATTERN.exec(path.basename(file))?.[1];
+  if (name === undefined || !/^lh-audit-.*-[0-9a-f]{10}$/.test(name)) return undefined;
+  return { what: `the chain ${name}`, is: (instrument) => chainName(instrument, sha256Hex(instrument)) === name };
+}
+
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -139,17 +152,29 @@ async function main(argv: string[]): Promise<number> {
     console.error(`lh-audit: ${file}: no such chain file`);
     return 2;
   }
-  const texts = files.map((name) => ({ name, text: fs.readFileSync(name, 'utf8') }));
+  // one file in memory at a time: a chain of years is many files of up to 64 MiB
   if (command === 'export') {
-    const csv = toCsv(texts.flatMap((t) => parseRecords(t.text, t.name)));
-    if (values.out) fs.writeFileSync(values.out, csv);
-    else process.stdout.write(csv);
+    // every file parsed before anything is written: a line that is not a record exports nothing (exit 2)
+    for (const name of files) parseRecords(fs.readFileSync(name, 'utf8'), name);
+    const fd = values.out ? fs.openSync(values.out, 'w') : undefined;
+    try {
+      // stdout (a pipe is written asynchronously): each file's rows wait until the ones before them drained
+      const write = async (text: string): Promise<void> => {
+        if (fd !== undefined) fs.writeSync(fd, text);
+        else if (!process.stdout.write(text)) await once(process.stdout, 'drain');
+      };
+      await write(`${csvHeader()}\n`);
+      for (const name of files) await write(csvRowsOf(fs.readFileSync(name, 'utf8'), name));
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
+    }
     return 0;
   }
   const report = verifyChain({
-    files: texts,
+    files: files.map((name) => ({ name, read: () => fs.readFileSync(name, 'utf8') })),
     checkpoint: checkpoint ? fs.readFileSync(checkpoint, 'utf8') : undefined,
     key: keyOf(values),
+    owner: fileChainOwner(files[0]),
   });
   console.log(
     values.json ? JSON.stringify({ ...report, authenticated: authenticated(report) }, null, 2) : describeReport(report),

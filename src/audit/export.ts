@@ -38,32 +38,50 @@ function gapText(gap: ChainGap | undefined): string {
   return `${what} (${String(gap.reason ?? '')})`;
 }
 
+/** The CSV header line (without its line end). */
+export function csvHeader(): string {
+  return CSV_COLUMNS.join(',');
+}
+
+/** One record as a CSV row (without its line end). */
+export function csvRow(r: AuditRecord): string {
+  const row: Record<(typeof CSV_COLUMNS)[number], unknown> = {
+    seq: r.seq,
+    at: r.at,
+    phase: r.phase,
+    id: r.phase === 'file' ? '' : r.id,
+    instrument: r.instrument,
+    operation: r.phase === 'intent' ? r.what.operation : r.phase === 'outcome' ? r.operation : '',
+    method: r.phase === 'intent' ? r.what.method : '',
+    path: r.phase === 'intent' ? r.what.path : '',
+    who: r.phase === 'intent' ? r.who : '',
+    body: r.phase === 'intent' ? r.what.body : '',
+    old: r.phase === 'intent' ? r.old : '',
+    why: r.phase === 'intent' ? r.why : '',
+    result: r.phase === 'outcome' ? r.outcome.result : '',
+    status: r.phase === 'outcome' ? r.outcome.status : '',
+    reason: r.phase === 'outcome' ? r.outcome.reason : r.phase === 'file' ? gapText(r.gap) : '',
+    hash: r.hash,
+    prev: r.prev,
+  };
+  return CSV_COLUMNS.map((c) => cell(row[c])).join(',');
+}
+
 /** The records as CSV (RFC 4180, one header line), for a spreadsheet or a review. */
 export function toCsv(records: Iterable<AuditRecord>): string {
-  const lines = [CSV_COLUMNS.join(',')];
-  for (const r of records) {
-    const row: Record<(typeof CSV_COLUMNS)[number], unknown> = {
-      seq: r.seq,
-      at: r.at,
-      phase: r.phase,
-      id: r.phase === 'file' ? '' : r.id,
-      instrument: r.instrument,
-      operation: r.phase === 'intent' ? r.what.operation : r.phase === 'outcome' ? r.operation : '',
-      method: r.phase === 'intent' ? r.what.method : '',
-      path: r.phase === 'intent' ? r.what.path : '',
-      who: r.phase === 'intent' ? r.who : '',
-      body: r.phase === 'intent' ? r.what.body : '',
-      old: r.phase === 'intent' ? r.old : '',
-      why: r.phase === 'intent' ? r.why : '',
-      result: r.phase === 'outcome' ? r.outcome.result : '',
-      status: r.phase === 'outcome' ? r.outcome.status : '',
-      reason: r.phase === 'outcome' ? r.outcome.reason : r.phase === 'file' ? gapText(r.gap) : '',
-      hash: r.hash,
-      prev: r.prev,
-    };
-    lines.push(CSV_COLUMNS.map((c) => cell(row[c])).join(','));
-  }
+  const lines = [csvHeader()];
+  for (const r of records) lines.push(csvRow(r));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The rows of a chain file's complete records, each with its line end (a torn last line is left out): a chain is
+ * exported a file at a time, never as one string (a long chain's CSV passes the longest string V8 makes).
+ */
+export function csvRowsOf(text: string, name = 'the chain'): string {
+  let out = '';
+  for (const record of parseRecords(text, name)) out += `${csvRow(record)}\n`;
+  return out;
 }
 
 /** The complete records of a chain file's text (a torn last line is left out); `name` names it in an error. */

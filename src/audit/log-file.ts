@@ -1,3 +1,4 @@
+import { randomBytes } from 'crypto';
 import { EventEmitter } from 'events';
 import fs from 'fs';
 import os from 'os';
@@ -173,7 +174,8 @@ export class AuditLog extends EventEmitter {
   private handle?: { file: number; fh: fs.promises.FileHandle; bytes: number };
   /** The last record made durable (and acknowledged): what the checkpoint names when the chain file is lost. */
   private lastDurable?: Pick<Checkpoint, 'seq' | 'hash' | 'file'>;
-  private checkpointFh?: fs.promises.FileHandle;
+  /** The checkpoint file, rewritten in place (made again at its path when it is no longer the file named there). */
+  private checkpointOut?: { fd: number; close: () => Promise<void> };
   private broken?: Error;
   private closed = false;
   private lock?: { path: string; ino: number; owner: string };
@@ -218,7 +220,8 @@ export class AuditLog extends EventEmitter {
     const resume = resumeAt(tail, readCheckpointHead(cpPath), chain);
     await (await fs.promises.open(cpPath, 'a', 0o600)).close();
     // r+, not a: positional writes of an append-mode file go to its end on Linux
-    this.checkpointFh = await fs.promises.open(cpPath, 'r+');
+    const fh = await fs.promises.open(cpPath, 'r+');
+    this.checkpointOut = { fd: fh.fd, close: () => fh.close() };
     if (resume) {
       // the checkpoint names records no file holds: the chain goes on after them, in a new file that says so
       this.seq = resume.seq;
@@ -575,11 +578,22 @@ export class AuditLog extends EventEmitter {
 
   /** Rewritten in place after the records it names are on disk, so it never names a record that is not. */
   private writeCheckpoint(cp: Checkpoint): void {
-    if (!this.checkpointFh) return;
+    const held = this.checkpointOut;
+    if (!held) return;
+    // deleted, moved or replaced (an older copy put back) while the writer ran: written in place, it would go to a file
+    // no name leads to, and the chain's end would be vouched for by nothing: made again at its path
+    const path = checkpointFile(this.options.dir, this.options.name);
+    let fd = held.fd;
+    if (!namesHeld(path, fd)) {
+      const made = fs.openSync(path, 'w', 0o600);
+      fd = made;
+      this.checkpointOut = { fd: made, close: async () => fs.closeSync(made) };
+      void held.close().catch(() => undefined);
+    }
     const buf = Buffer.from(checkpointText(cp, this.options.key));
     // not synced: a checkpoint lost in a crash only lags the records. On the main thread in every mode: a positional
     // write into the page cache costs about 2 µs there, a hand-over to the thread pool 10-16 µs (measured)
-    writeWhole(this.checkpointFh.fd, buf, 0);
+    writeWhole(fd, buf, 0);
   }
 
   /** Waits for every append made so far, then closes the files. */
@@ -594,10 +608,22 @@ export class AuditLog extends EventEmitter {
     this.lazyTimer = undefined;
     await this.handle?.fh.close();
     this.handle = undefined;
-    await this.checkpointFh?.close();
-    this.checkpointFh = undefined;
+    await this.checkpointOut?.close();
+    this.checkpointOut = undefined;
     if (this.lock) releaseLock(this.lock);
     this.lock = undefined;
+  }
+}
+
+/** Whether `path` still names the file `fd` holds (not deleted, moved away or replaced). */
+function namesHeld(path: string, fd: number): boolean {
+  const held = fs.fstatSync(fd);
+  try {
+    const named = fs.statSync(path);
+    return held.nlink > 0 && named.ino === held.ino && named.dev === held.dev;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
   }
 }
 
@@ -660,12 +686,16 @@ function tookSome(bytes: number): number {
   throw new Error('the disk took none of a write (0 bytes written)');
 }
 
+/** Tells this process from an earlier one that had its pid on this host, in the lock it writes. */
+const PROCESS_TOKEN = randomBytes(8).toString('hex');
+
 /**
  * One writer per chain: two processes appending to the same files would interleave two chains. The lock names its
- * process; a lock left by a process of this host that is gone (killed) is taken over.
+ * process (pid, host and a token of this process); a lock left by a process of this host that is gone (killed) is
+ * taken over, one naming this pid included.
  */
 function takeLock(file: string): { path: string; ino: number; owner: string } {
-  const me = `${process.pid}@${os.hostname()}`;
+  const me = `${process.pid}@${os.hostname()} ${PROCESS_TOKEN}`;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       fs.writeFileSync(file, me, { flag: 'wx', mode: 0o600 });
@@ -674,8 +704,11 @@ function takeLock(file: string): { path: string; ino: number; owner: string } {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const holder = fs.readFileSync(file, 'utf8').trim();
-    const [pid, host] = holder.split('@');
-    if (holder === me || host !== os.hostname() || isAlive(Number(pid))) {
+    const [pid, host] = holder.split(' ')[0].split('@');
+    // this pid and host but not this process (an earlier lock has no token, or another): a process that had this pid
+    // before, gone (a container's Node-RED restarted after a kill has the same host and, most often, the same pid)
+    const earlierWithMyPid = Number(pid) === process.pid && host === os.hostname();
+    if (holder === me || host !== os.hostname() || (!earlierWithMyPid && isAlive(Number(pid)))) {
       throw new Error(
         `the audit chain ${file.replace(/\.lock$/, '')} is being written by process ${holder}; one writer per chain (give each Node-RED its own lhAudit.dir)`,
       );

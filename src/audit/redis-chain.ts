@@ -1,7 +1,9 @@
+import { instrumentIdentity } from '../coordination/instrument-identity';
+import { sha256Hex } from './canonical';
 import { parseRecords } from './export';
 import { type AuditRecord } from './record';
 import { type AuditStreamKeys } from './redis-log';
-import { failAtCheckpoint, verifyChain, type VerifyReport } from './verify';
+import { failAtCheckpoint, verifyChain, type VerifyInput, type VerifyReport } from './verify';
 
 /** The reads verify and export make of a Redis audit chain. */
 export interface AuditStreamReader {
@@ -54,6 +56,7 @@ export function verifyStreamChain(name: string, chain: StreamChain, key?: Buffer
     files: parts.map((p, i) => ({ name: partName(i), text: p.text })),
     checkpoint: chain.checkpoint,
     key,
+    owner: streamOwner(name),
   });
   report.files = 1;
   // a part's line as a line of the whole stream (entry ids are numbered over the whole stream)
@@ -103,6 +106,19 @@ export function verifyStreamChain(name: string, chain: StreamChain, key?: Buffer
     } else report.firstBad = { ...report.firstBad, file: `${name} (after the last entry)` };
   }
   return report;
+}
+
+/**
+ * Whose chain a stream is, by the instrument id in its key (`…:i:{<id>}:audit`, the first 24 hex digits of the
+ * SHA-256 of the instrument's identity, as src/coordination/keys.ts makes it; of its key as spelled before 0.4.0).
+ */
+function streamOwner(name: string): VerifyInput['owner'] {
+  const id = /\{([0-9a-f]{24})\}/.exec(name)?.[1];
+  if (id === undefined) return undefined;
+  // before 0.4.0 the id was the hash of the instrument as spelled, not of its identity: a chain of then still verifies
+  const hashes = (instrument: string): string[] =>
+    [instrumentIdentity(instrument), instrument].map((t) => sha256Hex(t).slice(0, 24));
+  return { what: `the instrument ${id}`, is: (instrument) => hashes(instrument).includes(id) };
 }
 
 /** The stream's lines cut into parts, each from a file record (a line that does not parse stays in its part). */

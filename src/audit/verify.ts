@@ -6,6 +6,13 @@ export interface ChainFileText {
   text: string;
 }
 
+/** A chain file read only when verify comes to it: one file of a long chain in memory at a time. */
+export interface ChainFileSource {
+  /** A name to report (the file's path). */
+  name: string;
+  read: () => string;
+}
+
 export interface BadRecord {
   file: string;
   /** 1-based line within the file. */
@@ -39,10 +46,16 @@ export interface VerifyReport {
 }
 
 export interface VerifyInput {
-  files: ChainFileText[];
+  files: readonly (ChainFileText | ChainFileSource)[];
   /** The checkpoint file's text, when there is one. */
   checkpoint?: string;
   key?: Buffer;
+  /**
+   * Whose chain this is, where its place says it (the chain's file name, the stream key): `is` tells whether an
+   * instrument of a record is that one. Every chain of one Node-RED is signed with the same key, and a checkpoint names
+   * no instrument: without this, the whole chain of another instrument put in its place verifies as this one.
+   */
+  owner?: { what: string; is: (instrument: string) => boolean };
 }
 
 /**
@@ -69,6 +82,15 @@ export function verifyChain(input: VerifyInput): VerifyReport {
   const ids = new Map<string, number>();
   /** Outcomes after a declared gap whose intent is not in the chain (lost with the gap), by id: one each. */
   const outcomesOfLost = new Map<string, number>();
+  /** The instruments of records found to be the owner's (replicas sharing a stream may spell it apart). */
+  const owners = new Set<string>();
+  const ownerSays = (instrument: unknown): boolean => {
+    if (typeof instrument !== 'string') return false;
+    if (owners.has(instrument)) return true;
+    if (!input.owner?.is(instrument)) return false;
+    owners.add(instrument);
+    return true;
+  };
   let checkpoint: Checkpoint | undefined;
   let checkpointHashSeen: string | undefined;
   if (input.checkpoint !== undefined && input.checkpoint.trim() !== '') {
@@ -85,8 +107,13 @@ export function verifyChain(input: VerifyInput): VerifyReport {
     return report;
   };
 
+  /** The last file's text (the one file held once the loop is done): a tail removed is named after its last line. */
+  let lastText = '';
   for (let f = 0; f < input.files.length; f++) {
-    const { name, text } = input.files[f];
+    const file = input.files[f];
+    const name = file.name;
+    const text = 'text' in file ? file.text : file.read();
+    lastText = text;
     const lines = text.split('\n');
     const tail = lines.pop() ?? '';
     if (lines.length === 0 && tail === '') return bad(name, 1, `file ${f + 1} of the chain is empty (its records were removed)`);
@@ -104,6 +131,18 @@ export function verifyChain(input: VerifyInput): VerifyReport {
       }
       if (hashOf(record) !== record.hash)
         return bad(name, lineNo, `record #${String(record.seq)} was altered: its hash does not match its content`);
+      // the writer writes each record as JSON.stringify makes it: another spelling of the same value (a key given twice,
+      // of which JSON.parse keeps the last but another reader the first; spaces; escapes) is an edit of the line
+      if (JSON.stringify(record) !== lines[i])
+        return bad(name, lineNo, `record #${String(record.seq)} was altered: its line is not the one written for its content`);
+      // one chain, one instrument: a record of another comes from another instrument's chain
+      if (input.owner && !ownerSays(record.instrument)) {
+        return bad(
+          name,
+          lineNo,
+          `record #${String(record.seq)} is of the instrument ${JSON.stringify(record.instrument)}, not of ${input.owner.what}: it comes from another instrument's chain`,
+        );
+      }
       const gap = i === 0 && record.phase === 'file' ? record.gap : undefined;
       if (gap !== undefined) {
         // a declared gap must start right after the records before it and end right before this record
@@ -222,7 +261,7 @@ export function verifyChain(input: VerifyInput): VerifyReport {
       const last = input.files[input.files.length - 1];
       report.firstBad = {
         file: last?.name ?? 'checkpoint',
-        line: lineCount(last?.text ?? '') + 1,
+        line: lineCount(lastText) + 1,
         seq: report.lastSeq + 1,
         reason: `records #${report.lastSeq + 1} to #${checkpoint.seq} were removed from the end: the checkpoint names record #${checkpoint.seq}`,
       };

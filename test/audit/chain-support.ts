@@ -118,10 +118,13 @@ export function verify(chain: ChainText, key: Buffer | undefined = KEY): VerifyR
 export const INSTRUMENT = 'https://lh.example|';
 let streams = 0;
 
-/** The keys of a chain in a Redis stream, under a prefix of their own. */
-export function freshStream(): { prefix: string; id: string; keys: AuditStreamKeys } {
+/**
+ * The keys of the chain of `instrument` in a Redis stream, under a prefix of their own (its records must name that
+ * instrument: verify checks that a stream holds the records of the instrument its keys name).
+ */
+export function freshStream(instrument = INSTRUMENT): { prefix: string; id: string; keys: AuditStreamKeys } {
   const prefix = `lh-audit-${process.pid}-${++streams}`;
-  const k = new CoordinationKeys(prefix).instrument(INSTRUMENT);
+  const k = new CoordinationKeys(prefix).instrument(instrument);
   return { prefix, id: k.id, keys: { stream: k.audit, head: k.auditHead, checkpoint: k.auditCheckpoint } };
 }
 

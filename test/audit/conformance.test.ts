@@ -210,9 +210,12 @@ conformance('audit: every instrument-changing request has an intent and an outco
 describeWithRedis('audit: every instrument-changing request has an intent and an outcome record (Redis stream)', function () {
   const db = useRedis();
   conformance('with the chain in a Redis stream', describe, () => {
-    const { keys } = freshStream();
+    let keys = freshStream().keys;
     return {
-      open: (instrument) => new RedisAuditLog({ redis: db.redis, keys, instrument }),
+      open: (instrument) => {
+        keys = freshStream(instrument).keys;
+        return new RedisAuditLog({ redis: db.redis, keys, instrument });
+      },
       // everything the suite wrote is one intact chain in the stream
       cleanup: async () => {
         const report = verifyStreamChain(keys.stream, await readStreamChain(db.redis, keys));

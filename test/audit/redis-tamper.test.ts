@@ -12,7 +12,7 @@ import Redis from 'ioredis';
 
 import { AuditRecord, AuditStreamKeys, readStreamChain, RedisAuditLog, verifyStreamChain } from '../../src/audit';
 import { describeWithRedis, useRedis } from '../support/redis-server';
-import { actionFields, freshStream, KEY } from './chain-support';
+import { actionFields, freshStream, INSTRUMENT, KEY } from './chain-support';
 import { edited, EditedField, editedField, editedRehashed, rewritten } from './tamper-support';
 
 /** LH_AUDIT_TAMPER_RUNS=10000 for the full count (220 s on the shared 2-core machine: each run copies and reads a stream). */
@@ -51,7 +51,7 @@ describeWithRedis('audit chain in a Redis stream: tamper evidence', function () 
     this.timeout(120_000);
     original = freshStream().keys;
     const other = new Redis(db.harness.url);
-    const logs = [db.redis, other].map((redis) => new RedisAuditLog({ redis, keys: original, instrument: 'i', key: KEY }));
+    const logs = [db.redis, other].map((redis) => new RedisAuditLog({ redis, keys: original, instrument: INSTRUMENT, key: KEY }));
     const writes: Promise<AuditRecord>[] = [];
     for (let i = 0; writes.length < 1000; i++) for (const f of actionFields(i)) writes.push(logs[i % 2].append(f));
     await Promise.all(writes);

@@ -56,7 +56,9 @@ describeWithRedis('audit: the chain in a Redis Cluster', function () {
       const logs = clients.map(
         (redis) => new RedisAuditLog({ redis: redis as unknown as AuditRedis, keys: s, instrument: instruments[n], key: KEY }),
       );
-      for (let a = 0; a < 20; a++) for (const f of actionFields(a)) writes.push(logs[a % 2].append(f));
+      for (let a = 0; a < 20; a++) {
+        for (const f of actionFields(a)) writes.push(logs[a % 2].append({ ...f, instrument: instruments[n] }));
+      }
     });
     await Promise.all(writes);
     for (const s of streams) {
