@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { nestsDeeper } from '../../src/nodes/shared/msg-depth';
 import { Simulator } from '../../src/simulator';
 import { Rng } from '../support/prng';
-import { credentialsFor, type FlowNode, Replica } from '../support/red-replicas';
+import { caughtToLog, credentialsFor, type FlowNode, Replica } from '../support/red-replicas';
 import { until } from '../support/until';
 
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
@@ -51,15 +51,7 @@ describe('review: a msg nested thousands of levels deep fails to Catch, Node-RED
         protocolIdType: 'num',
         wires: [[]],
       },
-      { id: 'c', type: 'catch', z: 'tab', scope: ['proto'], wires: [['w']] },
-      {
-        id: 'w',
-        type: 'function',
-        z: 'tab',
-        outputs: 1,
-        func: "node.warn('CAUGHT ' + msg.error.message); return null;",
-        wires: [],
-      },
+      ...caughtToLog(['proto']),
     ];
     const red = new Replica('deep-msg', flows, credentialsFor([{ id: 'a' }]));
     try {

@@ -16,7 +16,7 @@ import fc from 'fast-check';
 
 import { readDesired } from '../../src/nodes/lh-protocol/export-format';
 import { Simulator } from '../../src/simulator';
-import { credentialsFor, type FlowNode, Replica } from '../support/red-replicas';
+import { caughtToLog, credentialsFor, type FlowNode, Replica } from '../support/red-replicas';
 import { until } from '../support/until';
 import { currentAndDesired } from '../unit/protocol-arbitraries';
 
@@ -67,15 +67,7 @@ describe('review: a desired protocol built in a function node (another realm)', 
         func: "if (msg.operation === 'plan') { node.warn('PLANNED ' + msg.plan.summary.join('; ')); msg.operation = 'apply'; return msg; } node.warn('OUTCOME ' + msg.outcome); return null;",
         wires: [['proto']],
       },
-      { id: 'c', type: 'catch', z: 'tab', scope: ['proto'], wires: [['w']] },
-      {
-        id: 'w',
-        type: 'function',
-        z: 'tab',
-        outputs: 1,
-        func: "node.warn('CAUGHT ' + msg.error.message); return null;",
-        wires: [],
-      },
+      ...caughtToLog(['proto']),
     ];
     const red = new Replica('realm', flows, credentialsFor([{ id: 'a' }]));
     try {

@@ -17,6 +17,14 @@ import { CoordinationKeys } from '../../src/coordination/keys';
 import type { Simulator } from '../../src/simulator';
 import { startSimulator, USER } from './runtime';
 
+/** A Catch node for `scope` on tab `z` and a function node that logs each caught error as `CAUGHT <message>`. */
+export function caughtToLog(scope: string[], z = 'tab'): FlowNode[] {
+  return [
+    { id: 'c', type: 'catch', z, scope, wires: [['w']] },
+    { id: 'w', type: 'function', z, outputs: 1, func: "node.warn('CAUGHT ' + msg.error.message); return null;", wires: [] },
+  ];
+}
+
 /** The credentials of watchFlows' lh-server nodes (`server-<id>`), the simulator's user for each. */
 export function credentialsFor(instruments: { id: string }[]): Record<string, Record<string, string>> {
   return Object.fromEntries(instruments.map((i) => [`server-${i.id}`, { username: USER.username, password: USER.password }]));
