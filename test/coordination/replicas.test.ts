@@ -171,16 +171,37 @@ describeWithRedis('coordination: several Node-RED processes, one Redis (issue 19
     await until(() => fleet.collector.count('resolved', first) >= 1, 'resolution seen by the new holder', 15000);
     const taker = await holderOf(sim.baseUrl);
     assert.ok(taker && taker !== paused, 'the lease moved');
+    // who holds the lease from here on, sampled: on a machine loaded enough to delay the new holder's renewal past
+    // its lease, the lease may pass back to the resumed replica with a new fencing token (seen in CI-like runs at load
+    // 12); it then sends as the holder, which is right. What it must never send is what it held before the pause.
+    const holders = new Set<string>();
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const h = await holderOf(sim.baseUrl).catch(() => undefined);
+        if (h) holders.add(h.name);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
     paused.resume();
     // the resumed process's timers fire at once: give it several polls and rounds to misbehave
     const after = String(sim.injectPendingError({ title: 'after the resume' }).id);
     await until(() => fleet.collector.count('raised', after) === 1, 'raised after the resume', 10000);
     await new Promise((r) => setTimeout(r, 3 * LEASE_S * 1000));
+    sampling = false;
+    await sampler;
     // the paused holder's claim of `first` was not settled: the new holder sends it again, marked
     for (const id of [first, during, after]) assert.equal(unmarked('raised', id), 1, `${id} raised once (unmarked)`);
     assert.equal(unmarked('resolved', first), 1);
     const emitted = fleet.collector.events.filter((e) => e.replica === paused.name && e.id !== first);
-    assert.deepEqual(emitted, [], 'the paused replica emitted nothing after');
+    if (holders.has(paused.name)) {
+      // it took the lease back: only the error raised after the resume may be its, once (checked above)
+      assert.deepEqual(
+        emitted.filter((e) => e.id !== after),
+        [],
+        'the paused replica, holder again, emitted nothing of before the pause',
+      );
+    } else assert.deepEqual(emitted, [], 'the paused replica emitted nothing after');
   });
 
   it('Redis unreachable: everyone keeps notifying (marked), nothing is missed; once it is back, each error once again', async function () {
