@@ -111,13 +111,16 @@ export function resolveChoice(msg: NodeMessage, name: string, value: unknown): u
  * The operation of an operation node: the dialog's, or msg.operation when the dialog says "from msg". A msg whose
  * msg.operation names another of this node's `operations` than the one chosen in the dialog is refused before anything
  * is sent: running the dialog's operation instead would do what the msg did not ask (an lh-run left at its default,
- * start, would start a run for msg.operation = "abort"), and the dialog is never silently overridden either. A
- * msg.operation that is none of this node's operations (a msg passing on from another node) is left alone.
+ * start, would start a run for msg.operation = "abort", or "Abort", or " abort "), and the dialog is never silently
+ * overridden either. A msg.operation that is none of this node's operations in any letter case or spacing (a msg
+ * passing on from another node) is left alone.
  */
 export function resolveOperation(msg: NodeMessage, value: unknown, operations: readonly string[], nodeType: string): unknown {
   const chosen = resolveChoice(msg, 'operation', value);
   const asked = msg.operation;
-  if (typeof asked === 'string' && asked !== chosen && operations.includes(asked)) {
+  // "Abort" or " abort " from a button or a form names abort too: not a msg passing on from another node
+  const named = typeof asked === 'string' ? asked.trim().toLowerCase() : undefined;
+  if (typeof asked === 'string' && asked !== chosen && named !== chosen && named !== undefined && operations.includes(named)) {
     throw new LhError(
       `msg.operation is "${asked}" but this node's operation is "${String(chosen)}", chosen in its dialog: nothing was sent ` +
         '(choose "from msg.operation" in the dialog to take the operation from the msg, or remove msg.operation)',
