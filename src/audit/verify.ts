@@ -120,9 +120,11 @@ export function verifyChain(input: VerifyInput): VerifyReport {
     for (let i = 0; i < lines.length; i++) {
       const lineNo = i + 1;
       const expectedSeq = report.lastSeq + 1;
+      // a line end of a copy through Windows (CRLF) is the file's, not the record's: no reader reads the record otherwise
+      const line = lines[i].endsWith('\r') ? lines[i].slice(0, -1) : lines[i];
       let record: AuditRecord;
       try {
-        record = JSON.parse(lines[i]) as AuditRecord;
+        record = JSON.parse(line) as AuditRecord;
       } catch {
         return bad(name, lineNo, `line ${lineNo} is not a JSON record (altered or inserted)`);
       }
@@ -133,7 +135,7 @@ export function verifyChain(input: VerifyInput): VerifyReport {
         return bad(name, lineNo, `record #${String(record.seq)} was altered: its hash does not match its content`);
       // the writer writes each record as JSON.stringify makes it: another spelling of the same value (a key given twice,
       // of which JSON.parse keeps the last but another reader the first; spaces; escapes) is an edit of the line
-      if (JSON.stringify(record) !== lines[i])
+      if (JSON.stringify(record) !== line)
         return bad(name, lineNo, `record #${String(record.seq)} was altered: its line is not the one written for its content`);
       // one chain, one instrument: a record of another comes from another instrument's chain
       if (input.owner && !ownerSays(record.instrument)) {

@@ -4,6 +4,7 @@ import { identityOf } from '../../src/client/error-identity';
 import { restartMemory } from '../support/homes';
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 import { collect, helper, nextMessage } from '../support/runtime';
+import { until } from '../support/until';
 import { bServerFlow, loadFlowWithChange, pollsDone, setProperty } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
@@ -120,6 +121,42 @@ describe('lh-submit-recovery', function () {
     // the same action in the msg (a number or its text) is no contradiction
     const out = await submit.run({ payload: injected, selectedActionId: '1' });
     assert.equal((out.payload as Msg).success, true);
+  });
+
+  it('an action set in the dialog takes the same id in any form the id check reads (3, "3", " 3", "03"): not refused', async function () {
+    sim.state.handlers.add('nodered1');
+    // the dialog's forms: as the editor saves it, a number in a hand-written flow, a text id
+    for (const dialog of [
+      { selectedActionId: '3', selectedActionIdType: 'num' },
+      { selectedActionId: 3, selectedActionIdType: 'num' },
+      { selectedActionId: '3', selectedActionIdType: 'str' },
+    ]) {
+      await helper.unload();
+      await load(dialog);
+      for (const asked of [3, '3', ' 3', '3 ', '03', '003']) {
+        const injected = sim.injectInstrumentError(); // one answer per error: a new error for each form
+        const what = `dialog ${JSON.stringify(dialog.selectedActionId)} (${dialog.selectedActionIdType}), msg ${JSON.stringify(asked)}`;
+        const outs = collect(submit.out);
+        const caught = collect(submit.caught);
+        submit.node.receive({ payload: injected, selectedActionId: asked });
+        await until(() => outs.length + caught.length > 0, what);
+        assert.deepEqual(
+          caught.map((m) => (m._error as Msg).message),
+          [],
+          what,
+        );
+        assert.equal((outs[0].payload as Msg).success, true, what);
+      }
+      // another id in any form is still refused
+      for (const asked of [2, '2', ' 4', '30']) {
+        const injected = sim.injectInstrumentError();
+        await expectFailure(
+          { payload: injected, selectedActionId: asked },
+          'selectedActionId',
+          /but this node's selectedActionId is/,
+        );
+      }
+    }
   });
 
   it('validates everything before sending', async function () {

@@ -58,4 +58,22 @@ describe('review: a record line edited keeping its JSON value', function () {
       { numRuns: 300, seed: 44 },
     );
   });
+
+  it('a copy whose line ends became CRLF (through Windows) verifies as the original; an edit in it is still named', async function () {
+    const { dir, name } = await writeChain(60, 4 * 1024);
+    const chain = readChain(dir, name);
+    fs.rmSync(dir, { recursive: true, force: true });
+    const original = verify(chain);
+    assert.strictEqual(original.ok, true);
+    const crlf = { ...chain, files: chain.files.map((f) => ({ ...f, text: f.text.replace(/\n/g, '\r\n') })) };
+    const copied = verify(crlf);
+    assert.strictEqual(copied.ok, true, `a CRLF copy: ${JSON.stringify(copied.firstBad)}`);
+    assert.strictEqual(copied.lastSeq, original.lastSeq);
+    // the exact-line rule still holds inside a CRLF line
+    const lines = crlf.files[0].text.split('\n');
+    lines[2] = lines[2].replace('"seq":', '"seq": ');
+    const edited = verify({ ...crlf, files: crlf.files.map((f, i) => (i === 0 ? { ...f, text: lines.join('\n') } : f)) });
+    assert.strictEqual(edited.ok, false);
+    assert.deepStrictEqual([edited.firstBad?.file, edited.firstBad?.line], [crlf.files[0].name, 3]);
+  });
 });

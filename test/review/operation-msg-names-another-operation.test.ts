@@ -83,6 +83,25 @@ describe('review 41: a msg.operation that names another operation than the dialo
     assert.deepEqual(requests, []);
   });
 
+  it('another operation named in another letter case or with spaces ("Abort", " abort ") is refused too; the dialog\'s own so written runs', async function () {
+    // a dashboard button labelled "Abort" wired to an lh-run left at start started a run: "Abort" was taken for a msg
+    // passing on from another node, though the node would read it as abort under "from msg.operation"
+    for (const asked of ['Abort', 'ABORT', ' abort', 'abort ', ' Abort\n']) {
+      const { out, caught, requests } = await send('lh-run', 'start', { operation: asked, protocolId: 1, simulate: true });
+      const what = `msg.operation ${JSON.stringify(asked)}`;
+      assert.equal(out, undefined, `${what}: the node ran: ${JSON.stringify(out?.payload)}`);
+      assert.equal((caught?._error as Msg).field, 'operation', what);
+      assert.deepEqual(requests, [], `${what}: sent ${requests.join(', ')}`);
+    }
+    for (const asked of ['Protocols', ' protocols ']) {
+      const same = await send('lh-run', 'protocols', { operation: asked });
+      assert.equal(same.caught, undefined, `${asked}: ${String((same.caught?._error as Msg | undefined)?.message)}`);
+    }
+    // a word that is no operation of the node stays a msg passing on
+    const other = await send('lh-run', 'protocols', { operation: 'Get-Software-Settings' });
+    assert.equal(other.caught, undefined, String((other.caught?._error as Msg | undefined)?.message));
+  });
+
   it('every operation node, seeded pairs (dialog, msg): refused naming both, nothing sent; the same operation runs', async function () {
     const rng = new Rng(41);
     for (const [type, { operations, msg }] of Object.entries(NODES)) {

@@ -37,7 +37,30 @@ const STEP_LINE = { display: 'flex', flexWrap: 'nowrap', alignItems: 'center', g
 const SHRINKING_INPUT = { flex: '1 1 80px', minWidth: '40px', width: 'auto', margin: '0' };
 const SHRINKING_TEXT = { flex: '0 4 auto', minWidth: '1em', overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' };
 
+/** Longest pattern (the runtime's limit, src/nodes/lh-error-policy/rules.ts MAX_PATTERN_LENGTH). */
+const MAX_PATTERN_LENGTH = 500;
+/** Whether the pattern has what RE2 cannot match in linear time, refused at deploy: lookaround, backreferences. */
+function notRe2(pattern: string): boolean {
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      const next = pattern[i + 1] ?? '';
+      if (!inClass && /[1-9]/.test(next)) return true;
+      i++; // an escaped character is itself
+    } else if (inClass) inClass = c !== ']';
+    else if (c === '[') inClass = true;
+    else if (c === '(' && /^\?<?[=!]/.test(pattern.slice(i + 1, i + 4))) return true;
+  }
+  return false;
+}
+
+/**
+ * A pattern the runtime compiles: JavaScript syntax, at most MAX_PATTERN_LENGTH characters, nothing RE2 refuses
+ * (the size of the compiled program is checked at deploy only).
+ */
 function validPattern(pattern: string): boolean {
+  if (pattern.length > MAX_PATTERN_LENGTH || notRe2(pattern)) return false;
   try {
     new RegExp(pattern, 'i');
     return true;

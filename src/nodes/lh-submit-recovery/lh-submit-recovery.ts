@@ -5,7 +5,7 @@ import { kindOf, recoveryBody } from '../answering/recovery-body';
 import { migrateConfig } from '../shared/migrations';
 import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
-import { refuseContradicted, resolveChoice, resolveSetting } from '../shared/typed-inputs';
+import { refuseContradicted, resolveChoice, resolveSetting, sameWholeNumber } from '../shared/typed-inputs';
 
 export = function register(RED: Red): void {
   function LhSubmitRecovery(this: unknown, config: NodeConfig): void {
@@ -28,7 +28,16 @@ export = function register(RED: Red): void {
           config.selectedActionId,
           config.selectedActionIdType,
         );
-        refuseContradicted(msg, 'selectedActionId', config.selectedActionId, config.selectedActionIdType, selectedActionId, op);
+        // one action id in any form the id check reads (3, "3", " 3", "03") is no contradiction
+        refuseContradicted(
+          msg,
+          'selectedActionId',
+          config.selectedActionId,
+          config.selectedActionIdType,
+          selectedActionId,
+          op,
+          sameWholeNumber,
+        );
         const givenKey = msg.errorHandlingKey ?? msg.clientKey;
         const key = givenKey === undefined || givenKey === null || givenKey === '' ? server.clientKey : givenKey;
         const errorHandlingKey = key === undefined || key === '' ? null : v.clientKey(key, 'errorHandlingKey', op);

@@ -46,7 +46,8 @@ export async function resolveSetting(
  * An answer set in a node's dialog (a literal: not looked up in msg, flow, global, env or JSONata, not a template)
  * that a msg contradicts with its own `msg[name]` is refused before anything is sent: the instrument would get the
  * dialog's answer for a msg that chose another (an lh-answer-error set to Ignore answered Ignore for a msg that said
- * Abort). A `msg[name]` that agrees, or a setting that takes the msg, is no contradiction.
+ * Abort). A `msg[name]` that agrees (as `same` compares, by default as text), or a setting that takes the msg, is no
+ * contradiction.
  */
 export function refuseContradicted(
   msg: NodeMessage,
@@ -55,6 +56,7 @@ export function refuseContradicted(
   type: unknown,
   chosen: unknown,
   operation: string,
+  same: (asked: unknown, chosen: unknown) => boolean = (a, b) => String(a) === String(b),
 ): void {
   const literal =
     value !== undefined &&
@@ -63,12 +65,29 @@ export function refuseContradicted(
     !(typeof type === 'string' && ['msg', 'flow', 'global', 'env', 'jsonata'].includes(type)) &&
     !(typeof value === 'string' && value.includes('{{'));
   const asked = msg[name];
-  if (!literal || asked === undefined || asked === null || asked === '' || String(asked) === String(chosen)) return;
+  if (!literal || asked === undefined || asked === null || asked === '' || same(asked, chosen)) return;
   throw new LhError(
     `msg.${name} is ${JSON.stringify(asked)} but this node's ${name} is ${JSON.stringify(chosen)}, set in its dialog: ` +
       `nothing was sent (leave it empty in the dialog to take it from the msg, or remove msg.${name})`,
     { kind: 'validation', operation, field: name },
   );
+}
+
+/**
+ * Whether two values name the same whole number as the field's check reads them (`3`, `"3"`, `" 3"`, `"03"`: one
+ * action id); values that are no whole number are compared as text.
+ */
+export function sameWholeNumber(a: unknown, b: unknown): boolean {
+  const whole = (x: unknown): number | undefined => {
+    try {
+      return v.int32(x, 'value', 'compare');
+    } catch {
+      return undefined;
+    }
+  };
+  const x = whole(a);
+  const y = whole(b);
+  return x !== undefined && y !== undefined ? x === y : String(a) === String(b);
 }
 
 /** A checkbox setting: ticked is `true` (or `'true'`, as a flow written by hand may hold it). */
@@ -92,13 +111,16 @@ export function resolveChoice(msg: NodeMessage, name: string, value: unknown): u
  * The operation of an operation node: the dialog's, or msg.operation when the dialog says "from msg". A msg whose
  * msg.operation names another of this node's `operations` than the one chosen in the dialog is refused before anything
  * is sent: running the dialog's operation instead would do what the msg did not ask (an lh-run left at its default,
- * start, would start a run for msg.operation = "abort"), and the dialog is never silently overridden either. A
- * msg.operation that is none of this node's operations (a msg passing on from another node) is left alone.
+ * start, would start a run for msg.operation = "abort", or "Abort", or " abort "), and the dialog is never silently
+ * overridden either. A msg.operation that is none of this node's operations in any letter case or spacing (a msg
+ * passing on from another node) is left alone.
  */
 export function resolveOperation(msg: NodeMessage, value: unknown, operations: readonly string[], nodeType: string): unknown {
   const chosen = resolveChoice(msg, 'operation', value);
   const asked = msg.operation;
-  if (typeof asked === 'string' && asked !== chosen && operations.includes(asked)) {
+  // "Abort" or " abort " from a button or a form names abort too: not a msg passing on from another node
+  const named = typeof asked === 'string' ? asked.trim().toLowerCase() : undefined;
+  if (typeof asked === 'string' && asked !== chosen && named !== chosen && named !== undefined && operations.includes(named)) {
     throw new LhError(
       `msg.operation is "${asked}" but this node's operation is "${String(chosen)}", chosen in its dialog: nothing was sent ` +
         '(choose "from msg.operation" in the dialog to take the operation from the msg, or remove msg.operation)',
