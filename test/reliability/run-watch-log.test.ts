@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'http';
 import { inspect } from 'util';
 
-import type { AddressInfo } from 'net';
-
+import { closeLocal, listenLocal } from '../support/local-server';
 import { builtNode } from '../support/node-suite';
 import { helper, startServer, stopServer, tlsConfigNode, USER } from '../support/runtime';
 import { until } from '../support/until';
@@ -16,7 +15,7 @@ function fakeJwt(): string {
 }
 
 /** An instrument that logs in and then refuses (400) every request, echoing the Authorization header and a URL with the password. */
-function startEcho(): Promise<{ url: string; close(): Promise<void> }> {
+async function startEcho(): Promise<{ url: string; close(): Promise<void> }> {
   const token = fakeJwt();
   const server = http.createServer((req, res) => {
     req.resume();
@@ -44,18 +43,7 @@ function startEcho(): Promise<{ url: string; close(): Promise<void> }> {
       );
     });
   });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      }),
-    );
-  });
+  return { url: await listenLocal(server), close: () => closeLocal(server) };
 }
 
 describe('lh-run-watch: log lines', function () {

@@ -10,16 +10,15 @@ import assert from 'node:assert/strict';
 import fs from 'fs';
 import http from 'http';
 
-import type { AddressInfo } from 'net';
-
 import { useAuditDir } from '../audit/chain-support';
+import { closeLocal, listenLocal } from '../support/local-server';
 import { helper, packageNodes, runtimeSettings, USER } from '../support/runtime';
 
 const NEW_PASSWORD = 'N3w-Pw-echo-71';
 const OLD_PASSWORD = 'Old-Pw-echo-52';
 
 /** An instrument that refuses every request, quoting what it was sent in plain words. */
-function startEcho(): Promise<{ url: string; close(): Promise<void> }> {
+async function startEcho(): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
@@ -36,18 +35,7 @@ function startEcho(): Promise<{ url: string; close(): Promise<void> }> {
       res.end(JSON.stringify({ title: 'Bad Request', detail: `refused: ${said} was used before` }));
     });
   });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      }),
-    ),
-  );
+  return { url: await listenLocal(server), close: () => closeLocal(server) };
 }
 
 describe('review: Change password keeps the typed passwords an instrument echoes out of the answer and the audit', function () {

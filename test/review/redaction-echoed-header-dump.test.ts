@@ -9,8 +9,7 @@ import assert from 'node:assert/strict';
 import http from 'http';
 import { inspect } from 'util';
 
-import type { AddressInfo } from 'net';
-
+import { closeLocal, listenLocal } from '../support/local-server';
 import { builtNode } from '../support/node-suite';
 import { helper, nextMessage, startServer, stopServer, tlsConfigNode, USER } from '../support/runtime';
 
@@ -25,7 +24,7 @@ const DUMP = [
   "config: {'host': 'lims', 'token': 'TOKQ-PY-88'}",
 ].join('\r\n');
 
-function startInstrument(json: boolean): Promise<{ url: string; close(): Promise<void> }> {
+async function startInstrument(json: boolean): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -38,18 +37,7 @@ function startInstrument(json: boolean): Promise<{ url: string; close(): Promise
       }
     });
   });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () =>
-      resolve({
-        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        close: () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      }),
-    );
-  });
+  return { url: await listenLocal(server), close: () => closeLocal(server) };
 }
 
 describe('review: secrets an instrument echoes in the colon form reach no msg, status or log', function () {
