@@ -7,6 +7,7 @@ import { loadWithPage, usePageSuite } from '../nodes/lh-answer-page.support';
 import { bServerFlow } from '../nodes/lh-error-poll.support';
 import { usePhonePage } from '../support/browser';
 import { helper, nextMessage } from '../support/runtime';
+import { recoverySubmissions } from '../support/sim-requests';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
@@ -29,10 +30,7 @@ describe('answer page inputs in Chromium', function () {
     sim.state.handlers.add('nodered1');
   });
 
-  const submissions = (): Msg[] =>
-    sim.requests
-      .filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/'))
-      .map((r) => r.body as Msg);
+  const submissions = (): Msg[] => recoverySubmissions(sim).map((r) => r.body as Msg);
 
   async function linkFor(record: unknown): Promise<string> {
     const out = nextMessage(helper.getNode('linked'));

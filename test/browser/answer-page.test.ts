@@ -8,6 +8,7 @@ import { fetchText, loadWithPage, usePageSuite } from '../nodes/lh-answer-page.s
 import { bServerFlow } from '../nodes/lh-error-poll.support';
 import { usePhonePage } from '../support/browser';
 import { helper, nextMessage } from '../support/runtime';
+import { answersSent } from '../support/sim-requests';
 
 type Msg = Record<string, unknown>;
 
@@ -33,8 +34,7 @@ describe('answer page in Chromium', function () {
     );
   });
 
-  const puts = (): Msg[] =>
-    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+  const puts = (): Msg[] => answersSent<Msg>(sim);
 
   async function linkFor(record: unknown): Promise<string> {
     const out = nextMessage(helper.getNode('linked'));

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { helper, nextMessage } from '../support/runtime';
+import { answersSent, recoverySubmissions } from '../support/sim-requests';
 import { until } from '../support/until';
 import { fetchText, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
 import { bServerFlow, statusWhere } from './lh-error-poll.support';
@@ -40,12 +41,8 @@ describe('lh-answer-page: answers that carry what they need', function () {
     await web.close();
   });
 
-  const submissions = (): Msg[] =>
-    sim.requests
-      .filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/'))
-      .map((r) => r.body as Msg);
-  const puts = (): Msg[] =>
-    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+  const submissions = (): Msg[] => recoverySubmissions(sim).map((r) => r.body as Msg);
+  const puts = (): Msg[] => answersSent<Msg>(sim);
 
   async function load(withPolicy = false, withB = true): Promise<void> {
     const server = withB ? bServerFlow(sim) : bServerFlow(sim, { withB: false });

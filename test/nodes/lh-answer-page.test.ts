@@ -5,6 +5,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 
 import { MAX_USED_PER_ERROR } from '../../src/nodes/lh-answer-page/form-tokens';
 import { collect, helper, nextMessage } from '../support/runtime';
+import { answersSent, recoverySubmissions } from '../support/sim-requests';
 import { answerOnPage, fetchText, formOf, loadWithPage, usePageSuite } from './lh-answer-page.support';
 import { bServerFlow } from './lh-error-poll.support';
 
@@ -14,10 +15,8 @@ describe('lh-answer-page', function () {
   this.timeout(20000);
   const { sim, web, pageNode } = usePageSuite();
 
-  const puts = (): unknown[] =>
-    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body);
-  const submissions = (): { path: string; body: unknown }[] =>
-    sim.requests.filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/'));
+  const puts = (): unknown[] => answersSent(sim);
+  const submissions = (): { path: string; body: unknown }[] => recoverySubmissions(sim);
 
   async function load(page: Msg = {}, withB = false): Promise<void> {
     const server = withB ? bServerFlow(sim) : bServerFlow(sim, { withB: false });

@@ -5,6 +5,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
+import { answersSent, recoverySubmissions } from '../support/sim-requests';
 import { until } from '../support/until';
 import { loadWithPage } from './lh-answer-page.support';
 import { bServerFlow } from './lh-error-poll.support';
@@ -35,12 +36,8 @@ describe('lh-error-policy: recovery ladders', function () {
     clock = undefined;
   });
 
-  const submissions = (): Msg[] =>
-    sim.requests
-      .filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/'))
-      .map((r) => r.body as Msg);
-  const puts = (): Msg[] =>
-    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+  const submissions = (): Msg[] => recoverySubmissions(sim).map((r) => r.body as Msg);
+  const puts = (): Msg[] => answersSent<Msg>(sim);
 
   function flowOf(rules: Msg[], store = ''): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
     const server = bServerFlow(sim);

@@ -27,6 +27,7 @@ import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { Rng as Rand } from '../support/prng';
 import { collect, helper } from '../support/runtime';
+import { recoverySubmissions } from '../support/sim-requests';
 import { loadWithPage } from './lh-answer-page.support';
 import { bServerFlow } from './lh-error-poll.support';
 
@@ -270,10 +271,7 @@ describe('lh-error-policy: model-based test over seeded random sequences (issue 
       { name: 'Z', baseUrl: 'http://lab-2.example:8090', instrumentUrl: '' },
     ];
     const receive = (msg: Msg): void => (helper.getNode('policy') as unknown as { receive(m: Msg): void }).receive(msg);
-    const submissions = (): number[] =>
-      sim.requests
-        .filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/'))
-        .map((r) => Number((r.body as Msg).selectedActionId));
+    const submissions = (): number[] => recoverySubmissions(sim).map((r) => Number((r.body as Msg).selectedActionId));
 
     // this instrument's runs as lh-run-watch reports them
     let protocol = 1;

@@ -7,6 +7,7 @@ type Clock = ReturnType<typeof FakeTimers.install>;
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
+import { answersSent, recoverySubmissions } from '../support/sim-requests';
 import { until } from '../support/until';
 import { answerOnPage, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
 import { bServerFlow, pollsDone } from './lh-error-poll.support';
@@ -34,10 +35,8 @@ describe('lh-error-policy', function () {
     clock = undefined;
   });
 
-  const puts = (): Msg[] =>
-    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
-  const submissions = (): { path: string; body: unknown }[] =>
-    sim.requests.filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/'));
+  const puts = (): Msg[] => answersSent<Msg>(sim);
+  const submissions = (): { path: string; body: unknown }[] => recoverySubmissions(sim);
 
   function flow(
     rules: Msg[],

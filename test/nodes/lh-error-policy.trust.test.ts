@@ -8,6 +8,7 @@ import path from 'path';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper } from '../support/runtime';
+import { recoverySubmissions } from '../support/sim-requests';
 import { until } from '../support/until';
 import { loadWithPage } from './lh-answer-page.support';
 import { bServerFlow } from './lh-error-poll.support';
@@ -86,10 +87,7 @@ describe('lh-error-policy: trust fixes of issue 29 (8, 9, 10, 12)', function () 
     collectOutputs();
   }
   const policy = (): { receive(msg: Msg): void } => helper.getNode('policy') as unknown as { receive(msg: Msg): void };
-  const submissions = (): number[] =>
-    sim.requests
-      .filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/'))
-      .map((r) => Number((r.body as Msg).selectedActionId));
+  const submissions = (): number[] => recoverySubmissions(sim).map((r) => Number((r.body as Msg).selectedActionId));
 
   /** Raises a new B error; resolves with what the policy did: the step answered, 'escalated', or 'notified'. */
   async function raise(seed: Msg = {}): Promise<string> {

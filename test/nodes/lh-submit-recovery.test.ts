@@ -4,6 +4,7 @@ import { identityOf } from '../../src/client/error-identity';
 import { restartMemory } from '../support/homes';
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 import { collect, helper, nextMessage } from '../support/runtime';
+import { recoverySubmissions } from '../support/sim-requests';
 import { until } from '../support/until';
 import { bServerFlow, loadFlowWithChange, pollsDone, setProperty } from './lh-error-poll.support';
 
@@ -14,8 +15,7 @@ describe('lh-submit-recovery', function () {
   const sim = useInstrument({ afterEach: () => restartMemory() });
   let submit: LoadedNode;
 
-  const submissions = (): { path: string; body: unknown }[] =>
-    sim.requests.filter((r) => r.api === 'B' && r.method === 'POST' && r.path.startsWith('/api/vector/v3/instrument-errors/'));
+  const submissions = (): { path: string; body: unknown }[] => recoverySubmissions(sim);
 
   async function load(recovery: Record<string, unknown> = {}): Promise<void> {
     submit = await loadNode(

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 
 import { collect, helper, nextMessage } from '../support/runtime';
+import { answersSent } from '../support/sim-requests';
 import { until } from '../support/until';
 import { fetchText, formOf, loadWithPage, usePageSuite } from './lh-answer-page.support';
 import { bServerFlow, pollsDone } from './lh-error-poll.support';
@@ -15,8 +16,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
   this.timeout(30000);
   const { sim, web, pageNode } = usePageSuite();
 
-  const puts = (): Msg[] =>
-    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+  const puts = (): Msg[] => answersSent<Msg>(sim);
   const tip = { id: '7', title: 'Tip pickup failed', severity: 'Error' as const, responses: ['Retry', 'Abort'] };
   const arm = {
     id: '7',

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 
 import { coordinatedPageLink, fetchText, formOf, usePageSuite } from '../nodes/lh-answer-page.support';
 import { describeWithRedis, useOlderDumps } from '../support/redis-server';
+import { answersSent } from '../support/sim-requests';
 
 type Msg = Record<string, unknown>;
 
@@ -20,8 +21,7 @@ describeWithRedis('review: an answer form posted again after Redis came back fro
   const dumps = useOlderDumps();
   let run = 0;
 
-  const answers = (): Msg[] =>
-    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+  const answers = (): Msg[] => answersSent<Msg>(sim);
 
   it('the used token is gone with the data, and still the error is answered once', async function () {
     const prefix = `lh-form-restore-${process.pid}-${++run}`;

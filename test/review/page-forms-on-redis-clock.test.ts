@@ -20,6 +20,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 import { MAX_USED_PER_ERROR } from '../../src/nodes/lh-answer-page/form-tokens';
 import { CoordinatedLink, coordinatedPageLink, fetchText, formOf, usePageSuite } from '../nodes/lh-answer-page.support';
 import { describeWithRedis, useRedis } from '../support/redis-server';
+import { answersSent } from '../support/sim-requests';
 
 type Msg = Record<string, unknown>;
 const MIN = 60_000;
@@ -45,8 +46,7 @@ describeWithRedis("review: the answer page's used forms under coordination, a re
     return { later: (ms) => fake.setSystemTime(Date.now() + ms) };
   }
 
-  const answers = (): unknown[] =>
-    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body);
+  const answers = (): unknown[] => answersSent(sim);
 
   /** A coordinated Node-RED with an answer page on a replica clock `offset` ms off Redis's, and its link to a new error. */
   async function linked(offset: number): Promise<CoordinatedLink & { later(ms: number): void }> {

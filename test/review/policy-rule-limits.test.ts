@@ -12,6 +12,7 @@ import { loadWithPage } from '../nodes/lh-answer-page.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, nextMessage, serverFlow } from '../support/runtime';
+import { answersSent } from '../support/sim-requests';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
@@ -20,8 +21,7 @@ describe('review: error policy rules at their limits', function () {
   this.timeout(30000);
   const sim = useInstrument({ afterEach: () => restartMemory() });
 
-  const puts = (): Msg[] =>
-    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+  const puts = (): Msg[] => answersSent<Msg>(sim);
 
   async function load(rules: Msg[]): Promise<void> {
     const server = serverFlow(sim, { withB: false });

@@ -17,6 +17,7 @@ import { loadWithPage } from '../nodes/lh-answer-page.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { collect, helper, nextMessage, runtimeSettings, serverFlow } from '../support/runtime';
+import { answersSent } from '../support/sim-requests';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
@@ -44,8 +45,7 @@ describe('review: an error policy and an instrument URL spelled two ways', funct
     runtimeSettings({ contextStorage: undefined });
   });
 
-  const puts = (): Msg[] =>
-    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+  const puts = (): Msg[] => answersSent<Msg>(sim);
   const semi = (delay: number): Msg => ({
     id: 'semi',
     source: 'A',

@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 
 import { restartMemory } from '../support/homes';
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
+import { recoverySubmissions } from '../support/sim-requests';
 
 type Msg = Record<string, unknown>;
 
@@ -22,8 +23,7 @@ describe('review: lh-submit-recovery sends only an action the error offers for t
   const sim = useInstrument({ afterEach: () => restartMemory() });
   let submit: LoadedNode;
 
-  const submissions = (): { path: string; body: unknown }[] =>
-    sim.requests.filter((r) => r.api === 'B' && r.method === 'POST' && r.path.startsWith('/api/vector/v3/instrument-errors/'));
+  const submissions = (): { path: string; body: unknown }[] => recoverySubmissions(sim);
 
   beforeEach(async function () {
     sim.state.handlers.add('nodered1');

@@ -17,6 +17,7 @@ import { restartMemory } from '../support/homes';
 import { LoadedNode, loadNode, useInstrument } from '../support/node-suite';
 import { Rng } from '../support/prng';
 import { collect, nextMessage } from '../support/runtime';
+import { recoverySubmissions } from '../support/sim-requests';
 
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
 
@@ -30,8 +31,7 @@ describe('review: lh-submit-recovery with msg.uuid in another letter case', func
   const sim = useInstrument({ afterEach: () => restartMemory() });
   let submit: LoadedNode;
 
-  const submissions = (): { path: string; body: unknown }[] =>
-    sim.requests.filter((r) => r.api === 'B' && r.method === 'POST' && r.path.startsWith('/api/vector/v3/instrument-errors/'));
+  const submissions = (): { path: string; body: unknown }[] => recoverySubmissions(sim);
 
   beforeEach(async function () {
     sim.state.handlers.add('nodered1');
