@@ -29,6 +29,7 @@ import { EmbeddedNodeRed, FlowNode, Msg, serverNode, sink, startNodeRed, tab } f
 import { PushTrace, summarise } from './support/push-trace';
 import { forceGc, percentile, preciseNow, printTable, round, Row, sleep, verdict, writeResult } from './support/report';
 import { FleetUsage, SimFleet } from './support/sim-fleet';
+import type { InjectionKind } from './support/sim-protocol';
 
 const PARTS = (process.env.LH_BENCH_FLEET_PARTS ?? 'poll,push').split(',').map((p) => p.trim());
 const INSTRUMENTS = Number(process.env.LH_BENCH_INSTRUMENTS ?? 100);
@@ -55,6 +56,12 @@ const TRACE = process.env.LH_BENCH_TRACE !== '0';
  * the bench did before issue 23; by default the errors come at 2/s over the fleet from the start (Poisson).
  */
 const BURST = process.env.LH_BENCH_PUSH_BURST === '1';
+/**
+ * LH_BENCH_PUSH_KIND=firmware: the errors injected are firmware errors (on the socket only, never listed: raised from
+ * their frame, as every error frame that does not say its error is listed is); by default listed runtime errors, whose
+ * frame says so (raised by the poll the frame starts).
+ */
+const PUSH_KIND: InjectionKind = process.env.LH_BENCH_PUSH_KIND === 'firmware' ? 'F' : 'A';
 /** LH_BENCH_CPU_PROFILE=file.cpuprofile: a CPU profile of Node-RED's process over the push part's window (open it in
  * Chrome's DevTools, or sum it with bench/support/profile-summary.ts) */
 const CPU_PROFILE = process.env.LH_BENCH_CPU_PROFILE;
@@ -271,7 +278,7 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
     const perInstrument = PUSH_RATE_PER_SEC / PUSH_INSTRUMENTS;
     await Promise.all(
       fleet.addresses.map((_a, i) =>
-        fleet.inject(i, perInstrument, PUSH_WINDOW_MS - PUSH_HOLD_MS * 2, PUSH_HOLD_MS, ['A'], BURST),
+        fleet.inject(i, perInstrument, PUSH_WINDOW_MS - PUSH_HOLD_MS * 2, PUSH_HOLD_MS, [PUSH_KIND], BURST),
       ),
     );
     for (let at = FIRST_DROP_MS; at < PUSH_WINDOW_MS; at += DROP_EVERY_MS) {
@@ -342,7 +349,7 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
     },
   };
   printTable(
-    `Fleet, pushes${BURST ? ' (burst: one error on every instrument in the first 200 ms)' : ''}: ${PUSH_INSTRUMENTS} instruments with sockets and a ${PUSH_INTERVAL_MS / 1000} s safety-net poll for ${result.windowS} s, ${DROP_SHARE * 100} % of the sockets dropped every minute`,
+    `Fleet, pushes${BURST ? ' (burst: one error on every instrument in the first 200 ms)' : ''}${PUSH_KIND === 'F' ? ', firmware errors (raised from their frame)' : ''}: ${PUSH_INSTRUMENTS} instruments with sockets and a ${PUSH_INTERVAL_MS / 1000} s safety-net poll for ${result.windowS} s, ${DROP_SHARE * 100} % of the sockets dropped every minute`,
     [
       ...usageRows(result.cpu.shareOfOneCore, rss, PUSH_RSS_TARGET_MB, result.pass, PUSH_CPU_TARGET * 100),
       simulatorRow(sims),

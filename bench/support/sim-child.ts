@@ -7,7 +7,7 @@ import { monitorEventLoopDelay } from 'perf_hooks';
 import type { Faults, LoggedRequest } from '../../src/simulator';
 import { Simulator } from '../../src/simulator';
 import { preciseNow } from './report';
-import type { ChildCommand, ChildReply, ChildUsage, InjectionRecord, LogEntry } from './sim-protocol';
+import type { ChildCommand, ChildReply, ChildUsage, InjectionKind, InjectionRecord, LogEntry } from './sim-protocol';
 
 const sims: Simulator[] = [];
 const injections: InjectionRecord[] = [];
@@ -59,7 +59,7 @@ function startInjecting(
   ratePerSec: number,
   durationMs: number,
   holdMs: number,
-  kinds: ('A' | 'B')[] = ['A', 'B'],
+  kinds: InjectionKind[] = ['A', 'B'],
   burst = false,
 ): void {
   const sim = sims[index];
@@ -73,9 +73,19 @@ function startInjecting(
     }
     const kind = kinds[n++ % kinds.length];
     const time = preciseNow();
-    const key = kind === 'A' ? sim.injectPendingError({ severity: 'Error' }).id : sim.injectInstrumentError().uuid;
+    const key =
+      kind === 'A'
+        ? sim.injectPendingError({ severity: 'Error' }).id
+        : kind === 'F'
+          ? sim.raiseFirmwareError({ severity: 'Error' }).id
+          : sim.injectInstrumentError().uuid;
     injections.push({ key, kind, time });
-    later(holdMs, () => (kind === 'A' ? sim.resolvePendingError(key) : sim.resolveInstrumentError(key)));
+    const resolve: Record<InjectionKind, (id: string) => void> = {
+      A: (id) => sim.resolvePendingError(id),
+      B: (id) => sim.resolveInstrumentError(id),
+      F: (id) => sim.resolveFirmwareError(id),
+    };
+    later(holdMs, () => resolve[kind](key));
     later(-Math.log(1 - Math.random()) * (1000 / ratePerSec), next);
   };
   later(burst ? Math.random() * 200 : -Math.log(1 - Math.random()) * (1000 / ratePerSec), next);

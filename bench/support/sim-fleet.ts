@@ -8,7 +8,7 @@ import { ChildProcess, fork } from 'child_process';
 import path from 'path';
 
 import type { SimulatorOptions } from '../../src/simulator';
-import type { ChildCommand, ChildReply, ChildUsage, InjectionRecord, LogEntry, SimAddress } from './sim-protocol';
+import type { ChildCommand, ChildReply, ChildUsage, InjectionKind, InjectionRecord, LogEntry, SimAddress } from './sim-protocol';
 
 type Distribute<T> = T extends unknown ? Omit<T, 'cmd'> : never;
 type ArgsOf<C extends ChildCommand['cmd']> = Distribute<Extract<ChildCommand, { cmd: C }>>;
@@ -144,7 +144,7 @@ export class SimFleet {
     ratePerSec: number,
     durationMs: number,
     holdMs: number,
-    kinds?: ('A' | 'B')[],
+    kinds?: InjectionKind[],
     burst = false,
   ): Promise<unknown> {
     const { child, local } = this.locate(index);

@@ -14,7 +14,7 @@ export type ChildCommand =
       ratePerSec: number;
       durationMs: number;
       holdMs: number;
-      kinds?: ('A' | 'B')[];
+      kinds?: InjectionKind[];
       /** the first error within 200 ms instead of at a Poisson time */
       burst?: boolean;
     }
@@ -56,10 +56,13 @@ export interface LogEntry {
   auth: string;
 }
 
+/** A: a listed runtime error (pushed too), B: an instrument error, F: a firmware error (pushed, never listed) */
+export type InjectionKind = 'A' | 'B' | 'F';
+
 export interface InjectionRecord {
-  /** the pending error's id (A) or the instrument error's uuid (B) */
+  /** the pending error's id (A), the instrument error's uuid (B) or the firmware error's id (F: on the socket only) */
   key: string;
-  kind: 'A' | 'B';
+  kind: InjectionKind;
   /** performance.timeOrigin + performance.now() at injection */
   time: number;
 }
