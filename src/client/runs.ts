@@ -279,7 +279,9 @@ export class RunsApi {
 
   async listRunData(): Promise<RunRecordSummary[]> {
     const op = 'list-run-data';
-    const list = await this.data<unknown>({ method: 'GET', path: '/run-data', operation: op, idempotent: true });
+    // an instrument without run records may answer null, or 204 (what ASP.NET makes of a null list), as the pending
+    // errors of an instrument without errors: no records, not a wrong URL (a read of one record still wants a body)
+    const list = (await this.send<unknown>({ method: 'GET', path: '/run-data', operation: op, idempotent: true })).data ?? [];
     if (!Array.isArray(list))
       throw new LhError(`${op}: expected an array of run records`, { kind: 'response', operation: op, body: list });
     return list

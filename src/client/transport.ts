@@ -724,10 +724,23 @@ function networkError(err: unknown, spec: RequestSpec, url: string, timeoutMs: n
       code,
     });
   }
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    // the chain is trusted (Node checks the name only after it): the certificate is made out to another name than
+    // the URL's host, as a self-signed instrument certificate reached by its IP address is
+    const names = certificateNames(e.cause ?? e);
+    return new LhError(
+      `${spec.operation}: the TLS certificate of ${where} is trusted but made out to ${names ?? 'other names'}, ` +
+        `not to ${hostOf(url)} (${code}). Enter a name the certificate lists as Server name in the TLS configuration ` +
+        'node on the lh-server node (or use that name in the URL), or, only on a trusted network, switch certificate ' +
+        'verification off there',
+      { kind: 'tls', operation: spec.operation, code },
+    );
+  }
   if (code && TLS_CODES.has(code)) {
     return new LhError(
       `${spec.operation}: the TLS certificate of ${where} is not trusted (${code}: ${e.message}). ` +
-        "Add the instrument's CA certificate in a TLS configuration node on the lh-server node, " +
+        "Add the instrument's CA certificate (for a self-signed certificate, the certificate itself) in a TLS " +
+        'configuration node on the lh-server node, ' +
         'or, only on a trusted network, switch certificate verification off there',
       { kind: 'tls', operation: spec.operation, code },
     );
@@ -738,4 +751,29 @@ function networkError(err: unknown, spec: RequestSpec, url: string, timeoutMs: n
     operation: spec.operation,
     code,
   });
+}
+
+/** The names a peer certificate is made out to (its subject alternative names, else its CN), for a message; at most 200 characters. */
+function certificateNames(err: unknown): string | undefined {
+  const cert = (err as { cert?: { subjectaltname?: unknown; subject?: { CN?: unknown } } } | undefined)?.cert;
+  const alt = typeof cert?.subjectaltname === 'string' ? cert.subjectaltname : '';
+  // DNS and IP entries only (the ones a host is checked against); `DNS:a, IP Address:10.0.0.5`
+  const names = alt
+    .split(',')
+    .map((entry) => /^\s*(?:DNS|IP Address):(.+)$/.exec(entry)?.[1].trim())
+    .filter((name): name is string => name !== undefined && name !== '');
+  const cn = cert?.subject?.CN;
+  const list = names.length > 0 ? names : typeof cn === 'string' && cn !== '' ? [cn] : [];
+  if (list.length === 0) return undefined;
+  const text = list.map((n) => `"${n}"`).join(', ');
+  return text.length > 200 ? `${text.slice(0, 199)}…` : text;
+}
+
+/** The host of a URL as the certificate was checked against. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return "the URL's host";
+  }
 }
