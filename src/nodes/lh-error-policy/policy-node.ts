@@ -27,7 +27,14 @@ import { type LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { zonedTime } from '../shared/zoned-time';
 import { answerLabel, decide, type Decision } from './decision';
-import { newPolicyBook, type PendingBook, type PendingDefault, POLICY_BOOKS, type PolicyBook } from './pending-defaults';
+import {
+  newPolicyBook,
+  type PendingBook,
+  type PendingDefault,
+  POLICY_BOOKS,
+  type PolicyBook,
+  type SettledOutcome,
+} from './pending-defaults';
 import { defaultAuditMsg, heldDecision, pendingOf, policyOf, runRuleDecision } from './policy-msgs';
 import { type CompiledRule, compileRules, legacyRuleSignature, matchRule, ruleSignature, stepAt } from './rules';
 
@@ -329,6 +336,8 @@ export class ErrorPolicyNode {
     const p = this.book.get(key);
     const { client, coordinated } = this;
     if (!p || !client) return;
+    // sent by the instance before a redeploy, which learned the outcome after it closed: reported here, not sent again
+    if (p.settled) return this.reportSettled(key, p, p.settled);
     const given = lookupAnswer(client, key, identityOf(p.record));
     if (given?.outcome === 'answered') {
       this.cancel(key);
@@ -369,11 +378,10 @@ export class ErrorPolicyNode {
     // another error raised under the id meanwhile (a reused id, or two errors listed under one) keeps its own default
     const held = this.book.get(key);
     const mine = !held || sameRecord(held.record, p.record);
+    if (this.closed && !over) return this.handOver(held, mine, outcome);
     if (over) {
       if (mine) this.cancel(key);
-    } else if (this.closed)
-      return; // kept in the book, in flight: the next instance sends it again
-    else if (outcome.outcome === 'already-answered') return this.waitForOther(p);
+    } else if (outcome.outcome === 'already-answered') return this.waitForOther(p);
     else if (mine) this.cancel(key); // refused or failed (or ambiguous): escalated, a person must act
     if (this.closed && outcome.outcome !== 'answered') return;
     if (this.coordinated && this.answeredByThisPolicy(p, outcome)) {
@@ -382,6 +390,35 @@ export class ErrorPolicyNode {
       this.node.debug(outcome.message);
       return this.showStatus();
     }
+    this.report(p, outcome);
+  }
+
+  /**
+   * Closed by a redeploy while the default's answer was out: a refused or failed outcome (or one not sent because the
+   * instrument lists another error under the id) stays in the book, which the next instance of this node shares, for
+   * it to report; it sends nothing again. An answer still in flight elsewhere stays in flight (the next instance
+   * waits for it through the answer ledger).
+   */
+  private handOver(held: PendingDefault | undefined, mine: boolean, outcome: AnswerOutcome): void {
+    if (!held || !mine || outcome.outcome === 'answered' || outcome.outcome === 'not-pending') return;
+    if (outcome.outcome === 'already-answered') return; // another answer in flight: the next instance waits for it
+    // the redeploy closed the lh-server's client too and cut the answer: not the instrument's outcome, the default stays
+    // in flight and the next instance sends it again (the answer ledger or the instrument refuses a second answer)
+    if (outcome.outcome === 'failed' && this.client?.closed === true) return;
+    const { inFlight: _sent, ...rest } = held;
+    this.book.add({ ...rest, settled: { outcome: outcome.outcome, message: outcome.message } });
+  }
+
+  /** Reports the outcome a closed instance of this node learned for the default (see handOver): escalated, once. */
+  private reportSettled(key: string, p: PendingDefault, settled: SettledOutcome): void {
+    this.cancel(key);
+    const error = new LhError(settled.message, { kind: settled.outcome === 'failed' ? 'network' : 'instrument', operation: OP });
+    const outcome: AnswerOutcome =
+      settled.outcome === 'changed'
+        ? { outcome: 'changed', message: settled.message, error, current: {} }
+        : settled.outcome === 'ambiguous'
+          ? { outcome: 'ambiguous', message: settled.message, error, listed: [] }
+          : { outcome: settled.outcome, message: settled.message, error };
     this.report(p, outcome);
   }
 
