@@ -35,7 +35,7 @@ import {
   type PolicyBook,
   type SettledOutcome,
 } from './pending-defaults';
-import { defaultAuditMsg, heldDecision, pendingOf, policyOf, runRuleDecision } from './policy-msgs';
+import { defaultAuditMsg, heldDecision, pendingOf, policyOf, runRuleDecision, staleDefault } from './policy-msgs';
 import { type CompiledRule, compileRules, legacyRuleSignature, matchRule, ruleSignature, stepAt } from './rules';
 
 const CONTEXT_KEY = 'lhErrorPolicy';
@@ -48,6 +48,8 @@ const COORDINATED_SWEEP_MS = 1000;
 const FINISHED_KEPT = 1000;
 /** Instruments whose run-watch msgs were ignored, logged at most. */
 const IGNORED_RUNS_LOGGED = 20;
+/** Pending defaults cancelled at a deploy, named in its log line at most. */
+const STALE_LOGGED = 10;
 
 type Send = (msgs: (NodeMessage | null)[]) => void;
 type Found = { source: ErrorSource; key: string; record: Record<string, unknown> };
@@ -244,16 +246,46 @@ export class ErrorPolicyNode {
   private startPending(kept: string[] = []): void {
     // coordinated: a default only this replica had before the redeploy or restart is still its own to send or hand over
     for (const key of kept) if (this.coordinated && this.book.get(key)) this.coordinated.keep(key);
+    this.dropStale(this.book.all().filter((p) => homeKey(p.instrument) === homeKey(this.instrument)));
     // every spelling of the instrument's URL is one instrument: a redeploy that respelled it keeps its defaults
     for (const p of this.book.all()) if (homeKey(p.instrument) === homeKey(this.instrument)) this.schedule(p);
     this.showStatus();
   }
 
+  /**
+   * At deploy (and start): a pending default decided by a rule this deploy removed or changed so that it no longer
+   * answers the error so (see staleDefault) is cancelled, and the log says so once. One being sent (or whose outcome
+   * a closed instance handed over) is left to its outcome. Returns the keys cancelled.
+   */
+  private dropStale(pending: PendingDefault[]): Set<string> {
+    const dropped = new Map<string, string>();
+    for (const p of pending) {
+      if (p.inFlight || p.settled) continue;
+      const why = staleDefault(p, this.rules);
+      if (why === undefined) continue;
+      if (this.book.get(p.key) === p) this.cancel(p.key);
+      else if (this.coordinated) void this.coordinated.cancel(p.key);
+      dropped.set(p.key, why);
+    }
+    if (dropped.size > 0) {
+      const shown = [...dropped].slice(0, STALE_LOGGED).map(([key, why]) => `${key} (${why})`);
+      const more = dropped.size > STALE_LOGGED ? `, and ${dropped.size - STALE_LOGGED} more` : '';
+      this.node.warn(this.RED._('lh-error-policy.log.staleDefaults', { count: dropped.size, errors: shown.join(', ') + more }));
+    }
+    return new Set(dropped.keys());
+  }
+
   private async sweepDue(): Promise<void> {
     const coordinated = this.coordinated;
     if (!coordinated) return;
-    for (const p of await coordinated.due(Date.now())) {
-      if (this.closed || homeKey(p.instrument) !== homeKey(this.instrument)) continue;
+    const due = (await coordinated.due(Date.now())).filter((p) => homeKey(p.instrument) === homeKey(this.instrument));
+    // a default another replica scheduled under a rule this deploy removed or changed is not sent either
+    const stale = this.closed ? new Set<string>() : this.dropStale(due.filter((p) => !this.book.get(p.key)));
+    for (const p of due) {
+      if (this.closed || stale.has(p.key)) {
+        if (stale.has(p.key)) coordinated.done(p.key);
+        continue;
+      }
       if (this.finishedHere(p) && !this.book.get(p.key)) {
         coordinated.done(p.key);
         this.node.debug(
