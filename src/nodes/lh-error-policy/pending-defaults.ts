@@ -14,6 +14,8 @@ export interface PendingDefault {
   answer: string;
   /** ms since the epoch */
   deadline: number;
+  /** when the policy decided it (ms since the epoch; absent: saved before 0.4.1) */
+  decidedAt?: number;
   /** which deadline applies: the rule's delay, or the B error's own timeoutSeconds */
   deadlineBy?: 'rule' | 'instrument';
   /** the rule's position when decided (-1: a run-scoped rule) */

@@ -111,6 +111,7 @@ export function pendingOf(
     source: found.source,
     answer: decision.answer,
     ...(decision.kind === 'schedule' ? { deadline: decision.deadline, deadlineBy: decision.deadlineBy } : { deadline: now }),
+    decidedAt: now,
     rule: decision.rule.index,
     ruleId: decision.rule.id,
     step: decision.rung.number,

@@ -99,6 +99,8 @@ export class ErrorPolicyNode {
   /** Instruments whose run-watch msgs this policy ignored (logged once each, bounded): a spelling that differs shows. */
   private readonly ignoredRuns = new Set<string>();
   private readonly withdraw?: () => void;
+  /** when this instance started (its deploy): what other replicas decided before it, under rules it removed, is stale */
+  private readonly deployedAt = Date.now();
   private readonly sweep?: NodeJS.Timeout;
 
   constructor(
@@ -279,8 +281,10 @@ export class ErrorPolicyNode {
     const coordinated = this.coordinated;
     if (!coordinated) return;
     const due = (await coordinated.due(Date.now())).filter((p) => homeKey(p.instrument) === homeKey(this.instrument));
-    // a default another replica scheduled under a rule this deploy removed or changed is not sent either
-    const stale = this.closed ? new Set<string>() : this.dropStale(due.filter((p) => !this.book.get(p.key)));
+    // a default another replica decided before this deploy, under a rule this deploy removed or changed, is not sent
+    // either; one decided since may come from a replica whose flows are newer than this one's (a rolling deploy): kept
+    const before = (p: PendingDefault): boolean => p.decidedAt !== undefined && p.decidedAt < this.deployedAt;
+    const stale = this.closed ? new Set<string>() : this.dropStale(due.filter((p) => !this.book.get(p.key) && before(p)));
     for (const p of due) {
       if (this.closed || stale.has(p.key)) {
         if (stale.has(p.key)) coordinated.done(p.key);
