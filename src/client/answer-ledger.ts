@@ -203,11 +203,38 @@ export function alreadyAnsweredThere(errorKey: string, operation: string, cause:
   });
 }
 
-/** A 409, or a refusal (4xx, or the instrument's `success: false`) whose text says the error was already handled. */
+/**
+ * A 409, or a refusal (4xx, or the instrument's `success: false`) whose text says the error was already handled: an
+ * answer that may have been refused because someone answered first. Only `saysAlreadyHandled` settles that; a 409
+ * that does not say so is told by the instrument's record of the error (see `conflictRefusal`).
+ */
 export function isAlreadyHandled(err: LhError): boolean {
-  if (err.statusCode === 409) return true;
+  return err.statusCode === 409 || saysAlreadyHandled(err);
+}
+
+/** A refusal (4xx, or the instrument's `success: false`) whose text says the error was already handled or answered. */
+export function saysAlreadyHandled(err: LhError): boolean {
   const refusal = err.kind === 'instrument' || (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500);
   return refusal && /already (been )?(handled|answered)/i.test(`${err.message} ${JSON.stringify(err.body ?? '')}`);
+}
+
+/**
+ * A 409 whose text does not say the error was already handled, while the instrument still shows the error pending (or
+ * its state cannot be read): a refusal for another reason, not an answer someone else gave. `pending`: what the
+ * instrument's record of the error says now (undefined: it could not be read).
+ */
+export function conflictRefusal(errorKey: string, operation: string, cause: LhError, pending: boolean | undefined): LhError {
+  const state =
+    pending === undefined
+      ? 'whether it is still pending could not be read'
+      : 'the instrument still lists it as pending, so nobody answered it';
+  return new LhError(`${operation}: the instrument refused the answer to error ${errorKey} (${cause.message}); ${state}`, {
+    kind: 'instrument',
+    operation,
+    statusCode: cause.statusCode,
+    body: cause.body,
+    attempts: cause.attempts,
+  });
 }
 
 /** The error keys (`id` for A, `uuid` for B) of a list of open errors, as the ledger keys them. */

@@ -232,6 +232,11 @@ export class LiquidHandlerClient extends EventEmitter {
     return this.transport.observe(observer);
   }
 
+  /** Whether close() (or destroy()) ended this client: a request it aborted failed because of that, not the instrument. */
+  get closed(): boolean {
+    return this.transport.isClosed;
+  }
+
   /** Logs out and frees every socket and timer. */
   async close(): Promise<void> {
     for (const stop of [...this.checkStops]) stop();

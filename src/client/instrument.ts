@@ -3,8 +3,10 @@ import {
   AnswerLedger,
   type AnswerOptions,
   checkStillTheSame,
+  conflictRefusal,
   isAlreadyHandled,
   listedKeys,
+  saysAlreadyHandled,
 } from './answer-ledger';
 import { LhError, validationError } from './errors';
 import { type Sender } from './prep';
@@ -97,6 +99,18 @@ export class InstrumentApi {
    * Submits once, never retried, and at most once per error from this Node-RED (see AnswerLedger).
    * `success: false` becomes an error carrying the instrument's message; "already handled" becomes `already-answered`.
    */
+  /** Whether the instrument still lists the error as unhandled (undefined: the list could not be read). */
+  private async stillUnhandled(uuid: string): Promise<boolean | undefined> {
+    try {
+      const lower = uuid.toLowerCase();
+      return (await this.unhandledErrors()).some(
+        (e) => !!e && typeof e.uuid === 'string' && e.uuid.toLowerCase() === lower && e.handled !== true,
+      );
+    } catch {
+      return undefined;
+    }
+  }
+
   async submit(kind: RecoveryKind, recovery: ErrorRecovery, options: AnswerOptions = {}): Promise<ResultWrapper<string>> {
     const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
     const body = errorRecovery(recovery, op);
@@ -124,6 +138,9 @@ export class InstrumentApi {
     } catch (err) {
       slot.release();
       if (err instanceof LhError && isAlreadyHandled(err)) {
+        // a 409 that does not say "already handled", with the error still unhandled: refused for another reason
+        const pending = saysAlreadyHandled(err) ? false : await this.stillUnhandled(body.uuid);
+        if (pending !== false) throw conflictRefusal(body.uuid, op, err, pending);
         throw alreadyAnsweredThere(body.uuid, op, err, 'the instrument says it was already handled');
       }
       throw err;

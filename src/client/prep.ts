@@ -5,8 +5,10 @@ import {
   type AnswerOptions,
   type AnswerRecord,
   checkStillTheSame,
+  conflictRefusal,
   isAlreadyHandled,
   listedKeys,
+  saysAlreadyHandled,
 } from './answer-ledger';
 import { LhError, validationError } from './errors';
 import { CHECK_AUTHENTICATION, type UnsignedSpec } from './session';
@@ -258,7 +260,8 @@ export class PrepApi {
   }
 
   /**
-   * Answers a pending error once for this Node-RED (see AnswerLedger). A 409 means someone answered first; on a
+   * Answers a pending error once for this Node-RED (see AnswerLedger). A 409 saying "already handled", or one for an
+   * error the instrument shows handled, means someone answered first (any other 409 is a refusal); on a
    * resent attempt the earlier one may have been ours, so the error is read back: only when the instrument shows
    * this very response is it reported as answered, otherwise `already-answered`.
    */
@@ -290,8 +293,11 @@ export class PrepApi {
         slot.release();
         throw err;
       }
-      if (err.attempts > 1 && (await this.appliedResponse(id)) === answer.selectedResponse) return slot.confirm();
+      const record = err.attempts > 1 || !saysAlreadyHandled(err) ? await this.readError(id) : undefined;
+      if (err.attempts > 1 && record?.selectedResponse === answer.selectedResponse) return slot.confirm();
       slot.release();
+      // a 409 that does not say "already handled", with the error still pending: refused for another reason
+      if (!saysAlreadyHandled(err) && record?.handled !== true) throw conflictRefusal(id, op, err, record && !record.handled);
       throw alreadyAnsweredThere(
         id,
         op,
@@ -328,10 +334,13 @@ export class PrepApi {
   }
 
   /** The response the instrument applied to error `id`, when its error record says so (undefined when unknown). */
-  private async appliedResponse(id: string): Promise<string | undefined> {
+  /** The instrument's record of one error (its `handled` flag and the response applied), undefined when unreadable. */
+  private async readError(id: string): Promise<{ handled: boolean; selectedResponse?: string } | undefined> {
     try {
-      const record = await this.getError(id);
-      return typeof record?.selectedResponse === 'string' ? record.selectedResponse : undefined;
+      const record = (await this.getError(id)) as unknown;
+      if (!record || typeof record !== 'object') return undefined;
+      const { handled, selectedResponse } = record as { handled?: unknown; selectedResponse?: unknown };
+      return { handled: handled === true, ...(typeof selectedResponse === 'string' ? { selectedResponse } : {}) };
     } catch {
       return undefined;
     }

@@ -40,9 +40,9 @@ describe('answer page inputs in Chromium', function () {
 
   it('a value out of range is held back by the browser; the value typed goes out with the action', async function () {
     await phone.page.goto(await linkFor(sim.injectInstrumentError()));
-    const height = phone.page.locator('input[name="input.2.1"]');
+    const height = phone.page.locator('input[name="input.#1.1"]');
     assert.equal(await height.inputValue(), '2', "the instrument's default is filled in");
-    assert.match(await phone.page.locator('label[for="input-2-1"]').innerText(), /number from 0\.5 to 10 mm, required/);
+    assert.match(await phone.page.locator('label[for="input-1-1"]').innerText(), /number from 0\.5 to 10 mm, required/);
 
     await height.fill('42');
     await phone.page.click('button:has-text("Retry with a new aspiration height")');
@@ -61,7 +61,7 @@ describe('answer page inputs in Chromium', function () {
 
   it("an action without inputs is never held back by another action's field", async function () {
     await phone.page.goto(await linkFor(sim.injectInstrumentError()));
-    await phone.page.locator('input[name="input.2.1"]').fill('42');
+    await phone.page.locator('input[name="input.#1.1"]').fill('42');
     await phone.page.click('button:has-text("Skip this step")');
     await phone.page.waitForSelector('.outcome');
     await until(() => submissions().length === 1, 'the submission', 5000);

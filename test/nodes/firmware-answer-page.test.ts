@@ -61,7 +61,7 @@ describe('firmware errors on the answer page', function () {
     assert.equal(page.status, 200);
     assert.match(page.text, /Tip pickup failed/);
     assert.deepEqual(
-      formOf(page.text).buttons.map((b) => b.value),
+      formOf(page.text).buttons.map((b) => b.label),
       ['Retry', 'Abort'],
       `the instrument waits for an answer: the page offers it (${page.text.slice(0, 300)})`,
     );

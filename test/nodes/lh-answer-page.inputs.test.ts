@@ -5,12 +5,18 @@ import { useInstrument } from '../support/node-suite';
 import { helper, nextMessage } from '../support/runtime';
 import { answersSent, recoverySubmissions } from '../support/sim-requests';
 import { until } from '../support/until';
-import { fetchText, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
+import { buttonText, fetchText, formOf, loadWithPage, PageServer, startPageServer } from './lh-answer-page.support';
 import { bServerFlow, statusWhere } from './lh-error-poll.support';
 
 type Msg = Record<string, unknown>;
 
-/** Submits the page's form as a browser does: the hidden fields, the fields' values (as filled in or changed), the button. */
+/** The simulator's action 2, the one with an input (the second button: its fields are `input.#1.<id>`). */
+const AT_HEIGHT = 'Retry with a new aspiration height';
+
+/**
+ * Submits the page's form as a browser does: the hidden fields, the fields' values (as filled in or changed), the
+ * button labelled `button` (its value is its position, `#<n>`; fields are named `input.#<n>.<input id>`).
+ */
 async function submitPage(
   link: string,
   button: string,
@@ -18,12 +24,14 @@ async function submitPage(
 ): Promise<{ status: number; text: string }> {
   const page = await fetchText(link);
   const form = formOf(page.text);
-  const b = form.buttons.find((x) => x.value === button);
+  const b = form.buttons.find((x) => buttonText(x.label) === button);
   if (!b) throw new Error(`no button ${button}: ${page.text.slice(0, 300)}`);
   const filled: Record<string, string> = {};
   for (const m of page.text.matchAll(/<input type="(?:number|text)"[^>]*?(?:value="([^"]*)")? id="[^"]*" name="([^"]+)"/g))
     filled[m[2]] = m[1] ?? '';
-  return fetchText(link.split('?')[0], { form: { t: form.t, form: form.form, ...filled, ...fields, [b.name]: button } });
+  return fetchText(link.split('?')[0], {
+    form: { t: form.t, form: form.form, o: form.o, ...filled, ...fields, [b.name]: b.value },
+  });
 }
 
 describe('lh-answer-page: answers that carry what they need', function () {
@@ -93,11 +101,11 @@ describe('lh-answer-page: answers that carry what they need', function () {
     const page = await fetchText(link);
     assert.match(
       page.text,
-      /<label for="input-2-1">Aspiration height above bottom \(mm\) \(number from 0\.5 to 10 mm, required\)<\/label>\n<input type="number" min="0\.5" max="10" step="any" value="2" id="input-2-1" name="input\.2\.1">\n<button type="submit" name="action" value="2">/,
+      /<label for="input-1-1">Aspiration height above bottom \(mm\) \(number from 0\.5 to 10 mm, required\)<\/label>\n<input type="number" min="0\.5" max="10" step="any" value="2" id="input-1-1" name="input\.#1\.1">\n<button type="submit" name="action" value="#1">/,
     );
     assert.match(
       page.text,
-      /name="action" value="1" formnovalidate class="default">Retry \(default\)/,
+      /name="action" value="#0" formnovalidate class="default">Retry \(default\)/,
       'an action without inputs needs no field',
     );
   });
@@ -106,18 +114,18 @@ describe('lh-answer-page: answers that carry what they need', function () {
     await load();
     const error = sim.injectInstrumentError() as unknown as Msg;
     const link = await linkFor(error, 'B');
-    const bad = await submitPage(link, '2', { 'input.2.1': '42' });
+    const bad = await submitPage(link, AT_HEIGHT, { 'input.#1.1': '42' });
     assert.equal(bad.status, 502);
     assert.match(
       bad.text,
       /Nothing was sent: inputs\.1 \(Aspiration height above bottom \(mm\), a number from 0\.5 to 10 mm\) must be a number from 0\.5 to 10 mm/,
     );
-    const empty = await submitPage(link, '2', { 'input.2.1': '' });
+    const empty = await submitPage(link, AT_HEIGHT, { 'input.#1.1': '' });
     assert.match(empty.text, /Nothing was sent: inputs\.1 .* is required by action 2/);
     assert.equal(submissions().length, 0);
 
     const audit = nextMessage(helper.getNode('audit'));
-    const ok = await submitPage(link, '2', { 'input.2.1': '3.25' });
+    const ok = await submitPage(link, AT_HEIGHT, { 'input.#1.1': '3.25' });
     assert.equal(ok.status, 200, ok.text);
     assert.deepEqual(submissions()[0].inputs, [{ id: 1, value: '3.25' }]);
     assert.deepEqual(sim.state.instrumentErrors[0].selectedInputs, [{ id: 1, value: '3.25' }]);
@@ -138,9 +146,9 @@ describe('lh-answer-page: answers that carry what they need', function () {
     const page = await fetchText(link);
     assert.match(
       page.text,
-      /<label for="item-ch1">Item ch1 \(Channel 1\): offers Skip, Abort<\/label>\n<select id="item-ch1" name="item\.ch1">/,
+      /<label for="item-0">Item ch1 \(Channel 1\): offers Skip, Abort<\/label>\n<select id="item-0" name="item\.#0"><option value="">as the answer below<\/option><option value="#0">Skip<\/option><option value="#1">Abort<\/option><\/select>/,
     );
-    assert.doesNotMatch(page.text, /item-ch2/, 'an item offering what the error offers takes the main answer');
+    assert.doesNotMatch(page.text, /item-1|ch2/, 'an item offering what the error offers takes the main answer');
 
     const refused = await submitPage(link, 'Retry');
     assert.match(
@@ -149,7 +157,7 @@ describe('lh-answer-page: answers that carry what they need', function () {
     );
     assert.equal(puts().length, 0);
 
-    const ok = await submitPage(link, 'Retry', { 'item.ch1': 'Skip' });
+    const ok = await submitPage(link, 'Retry', { 'item.#0': '#0' });
     assert.equal(ok.status, 200, ok.text);
     assert.deepEqual(puts()[0].errorData, [
       { id: 'ch1', selectedResponse: 'Skip' },
@@ -169,7 +177,7 @@ describe('lh-answer-page: answers that carry what they need', function () {
     const link = await linkFor(first, 'B');
     assert.match((await fetchText(link)).text, /name="scope" value="run"/);
     const shown = statusWhere('policy', (s) => /rule\(s\) until the run ends|runRules/.test(String(s.text)), 5000);
-    const ok = await submitPage(link, '2', { 'input.2.1': '4', scope: 'run' });
+    const ok = await submitPage(link, AT_HEIGHT, { 'input.#1.1': '4', scope: 'run' });
     assert.match(ok.text, /Similar errors get the same answer until this run ends/);
     await shown; // the policy's status shows the run-scoped rule
 

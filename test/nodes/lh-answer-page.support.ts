@@ -143,28 +143,51 @@ export function fetchText(
   });
 }
 
-/** The hidden fields and buttons of the page's form. */
-export function formOf(html: string): { t: string; form: string; buttons: { name: string; value: string; label: string }[] } {
+/**
+ * The hidden fields and buttons of the page's form: `o` is its signed state (the buttons post positions, `#0`, `#1`, …,
+ * and their labels show the responses and actions).
+ */
+export function formOf(html: string): {
+  t: string;
+  form: string;
+  o: string;
+  buttons: { name: string; value: string; label: string }[];
+} {
   const hidden = (name: string): string => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '';
   const buttons = [...html.matchAll(/<button type="submit" name="(\w+)" value="([^"]*)"[^>]*>([^<]*)<\/button>/g)].map((m) => ({
     name: m[1],
     value: unescape(m[2]),
     label: unescape(m[3]),
   }));
-  return { t: unescape(hidden('t')), form: unescape(hidden('form')), buttons };
+  return { t: unescape(hidden('t')), form: unescape(hidden('form')), o: unescape(hidden('o')), buttons };
 }
 
 function unescape(s: string): string {
   return s.replace(/&#(\d+);/g, (_, n: string) => String.fromCharCode(Number(n))).replace(/&amp;/g, '&');
 }
 
-/** Answers on the page as a person does: GET the link, press the button `value`, optionally with a name. */
+/** A button's label without the page's " (default)" mark. */
+export function buttonText(label: string): string {
+  return label.replace(/ \(default\)$/, '');
+}
+
+/**
+ * Answers on the page as a person does: GET the link, press the button labelled `value` (a response, or an action's
+ * text), optionally with a name. A B action given by its id (no label shows it) is posted as a form shown before
+ * positions did (`action=<id>`, no state), which the page still takes.
+ */
 export async function answerOnPage(link: string, value: string, by = '', headers: Record<string, string> = {}): Promise<Reply> {
   const page = await fetchText(link, { headers });
   const form = formOf(page.text);
-  const button = form.buttons.find((b) => b.value === value);
-  if (!button) throw new Error(`no button ${value} on the page: ${page.status} ${page.text.slice(0, 400)}`);
-  return fetchText(link.split('?')[0], { form: { t: form.t, form: form.form, by, [button.name]: value }, headers });
+  const button = form.buttons.find((b) => buttonText(b.label) === value);
+  if (button)
+    return fetchText(link.split('?')[0], {
+      form: { t: form.t, form: form.form, o: form.o, by, [button.name]: button.value },
+      headers,
+    });
+  if (form.buttons.length === 0 || !/^\d+$/.test(value))
+    throw new Error(`no button ${value} on the page: ${page.status} ${page.text.slice(0, 400)}`);
+  return fetchText(link.split('?')[0], { form: { t: form.t, form: form.form, by, [form.buttons[0].name]: value }, headers });
 }
 
 /** A coordinated page's link to an error: the link, its token `t`, and the URL a form posts to. */

@@ -103,7 +103,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
     assert.doesNotMatch(page.text, /Already answered/, 'Retry went to "Tip pickup failed", not to the Fatal error');
     assert.match(page.text, /Arm collision/);
     assert.deepEqual(
-      formOf(page.text).buttons.map((b) => b.value),
+      formOf(page.text).buttons.map((b) => b.label),
       ['Retry', 'Abort'],
     );
   });

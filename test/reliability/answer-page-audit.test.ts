@@ -44,11 +44,11 @@ describe('answer page: audit', function () {
     const link = await linkFor(error as unknown as Msg);
     const page = await fetchText(link, { headers: auth });
     const form = formOf(page.text);
-    const button = form.buttons.find((b) => b.value === 'Abort');
+    const button = form.buttons.find((b) => b.label === 'Abort');
     assert.ok(button, page.text);
     const audit = nextMessage(helper.getNode('audit'));
     const answered = await fetchText(link.split('?')[0], {
-      form: { t: form.t, form: form.form, by: 'Mallory', [button.name]: 'Abort' },
+      form: { t: form.t, form: form.form, o: form.o, by: 'Mallory', [button.name]: button.value },
       headers: auth,
     });
     assert.equal(answered.status, 200, answered.text);

@@ -28,8 +28,9 @@ export function answerAuditMsg(a: AnswerAudit, now: Date = new Date()): NodeMess
     payload: {
       source: a.source,
       errorKey: a.errorKey,
-      response: a.response,
-      ...a.details,
+      // an instrument may echo a secret into a response name: the msg says the answer redacted, as it says the error
+      response: a.response === null ? null : redact(a.response),
+      ...redactDeep(a.details),
       at: now.toISOString(),
       outcome,
       ...(a.outcome.outcome === 'answered' ? {} : { reason: redact(a.outcome.message) }),

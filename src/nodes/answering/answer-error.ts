@@ -88,7 +88,8 @@ export function answerOutcomeOf(err: unknown, operation: string): AnswerOutcome 
     const current = e.body && typeof e.body === 'object' ? (e.body as Record<string, unknown>) : {};
     return { outcome: 'changed', message: e.message, error: e, current };
   }
-  if (e.kind === 'already-answered' || e.code === 'LH_ALREADY_ANSWERED' || e.statusCode === 409) {
+  // a 409 is one only when the client found the error handled (a 409 for another reason is a refusal)
+  if (e.kind === 'already-answered' || e.code === 'LH_ALREADY_ANSWERED') {
     const previous = isRecord(e.body) ? e.body : undefined;
     return { outcome: 'already-answered', message: e.message, previous, inFlight: previous?.outcome === 'in-flight', error: e };
   }

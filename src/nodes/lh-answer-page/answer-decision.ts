@@ -28,6 +28,8 @@ export interface PostedAnswer {
   changedTo?: string;
   /** an A item's answer that the error does not offer (what is wrong with it), checked only for A */
   itemProblem?: string;
+  /** the form's choice cannot be read against what the error offers (its signed state does not hold, a bad position) */
+  choiceProblem?: string;
 }
 
 /** Either an outcome reached without sending anything, or the request to send. */
@@ -60,6 +62,7 @@ export function planAnswer(p: PostedAnswer): AnswerPlan {
       },
     };
   }
+  if (p.choiceProblem !== undefined) return { send: false, outcome: refused(p.choiceProblem, 'choice') };
   const chosen = p.chosen;
   if (chosen === undefined || chosen === null || chosen === '') return { send: false, outcome: refused('no answer was chosen') };
   if (p.source === 'A') {

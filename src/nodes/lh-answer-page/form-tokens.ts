@@ -100,6 +100,22 @@ export class FormTokens {
     return this.usedCount >= MAX_USED_TOKENS || (this.used.get(errorKey)?.size ?? 0) >= MAX_USED_PER_ERROR;
   }
 
+  /**
+   * The signed state of a form shown for `errorKey`: a MAC over the digest of the choices it offered (form-choices.ts).
+   * A post brings it back; the choices read afresh must give the same (so each position names what was shown).
+   */
+  state(errorKey: string, digest: string): string {
+    return createHmac('sha256', this.secret).update(`state\n${errorKey}\n${digest}`).digest('base64url').slice(0, MAC_LENGTH);
+  }
+
+  /** Whether `given` is the state of a form shown for `errorKey` with choices of this digest. */
+  stateHolds(given: unknown, errorKey: string, digest: string): boolean {
+    if (typeof given !== 'string' || given.length !== MAC_LENGTH) return false;
+    const expected = Buffer.from(this.state(errorKey, digest));
+    const got = Buffer.from(given);
+    return got.length === expected.length && timingSafeEqual(got, expected);
+  }
+
   /** Used tokens remembered now (the only memory the tokens take). */
   get size(): number {
     return this.usedCount;

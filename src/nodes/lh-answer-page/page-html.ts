@@ -48,11 +48,11 @@ function page(title: string, body: string): string {
 }
 
 export interface AnswerOption {
-  /** the form value: the response (A) or the action id (B) */
+  /** the response (A) or the action id (B); never in the page: the form posts the option's position (`#<n>`) */
   value: string;
   label: string;
   isDefault?: boolean;
-  /** B: the inputs the action needs, one field each (named `input.<action>.<input>`) */
+  /** B: the inputs the action needs, one field each (named `input.#<position>.<input>`) */
   inputs?: InputField[];
 }
 
@@ -67,12 +67,14 @@ export interface InputField {
   step?: string;
   /** the instrument's suggestion, filled in */
   value?: string;
+  /** the instrument's suggestion looks like a secret: not shown, and used when the field is left empty */
+  hiddenValue?: boolean;
   /** "a number from 0.5 to 10 mm" */
   hint: string;
   required: boolean;
 }
 
-/** An A error's item (errorData) that offers responses of its own: answered on its own (named `item.<id>`). */
+/** An A error's item (errorData) that offers responses of its own: answered on its own (named `item.#<position>`). */
 export interface ItemChoice {
   id: string;
   label: string;
@@ -133,11 +135,11 @@ function errorHeader(e: Pick<ErrorView, 'instrument' | 'title' | 'severity' | 't
 ${e.message ? `<div class="message">${escapeHtml(e.message)}</div>` : ''}`;
 }
 
-/** The fields of an action's inputs, above its button. */
-function inputFields(action: string, fields: InputField[]): string {
+/** The fields of the inputs of the action at `at`, above its button. */
+function inputFields(at: number, fields: InputField[]): string {
   return fields
     .map((f) => {
-      const id = `input-${escapeHtml(action)}-${f.id}`;
+      const id = `input-${at}-${f.id}`;
       const attrs = [
         f.kind === 'number' ? 'type="number"' : 'type="text" maxlength="200"',
         f.min !== undefined ? `min="${f.min}"` : '',
@@ -145,8 +147,9 @@ function inputFields(action: string, fields: InputField[]): string {
         f.step ? `step="${escapeHtml(f.step)}"` : '',
         f.value !== undefined ? `value="${escapeHtml(f.value)}"` : '',
       ].filter((a) => a !== '');
-      return `<label for="${id}">${escapeHtml(f.label)} (${escapeHtml(f.hint)}${f.required ? ', required' : ''})</label>
-<input ${attrs.join(' ')} id="${id}" name="input.${escapeHtml(action)}.${f.id}">`;
+      const hidden = f.hiddenValue ? "; the instrument's suggested value is not shown here, left empty it is used" : '';
+      return `<label for="${id}">${escapeHtml(f.label)} (${escapeHtml(f.hint)}${f.required ? ', required' : ''}${hidden})</label>
+<input ${attrs.join(' ')} id="${id}" name="input.#${at}.${f.id}">`;
     })
     .join('\n');
 }
@@ -155,23 +158,27 @@ function inputFields(action: string, fields: InputField[]): string {
 function itemChoices(items: ItemChoice[]): string {
   if (items.length === 0) return '';
   const selects = items
-    .map((item) => {
-      const id = `item-${escapeHtml(item.id)}`;
-      const options = item.options.map((o) => `<option value="${escapeHtml(o)}">${escapeHtml(o)}</option>`).join('');
+    .map((item, k) => {
+      const id = `item-${k}`;
+      const options = item.options.map((o, j) => `<option value="#${j}">${escapeHtml(o)}</option>`).join('');
       return `<label for="${id}">${escapeHtml(item.label)}: offers ${escapeHtml(item.options.join(', '))}</label>
-<select id="${id}" name="item.${escapeHtml(item.id)}"><option value="">as the answer below</option>${options}</select>`;
+<select id="${id}" name="item.#${k}"><option value="">as the answer below</option>${options}</select>`;
     })
     .join('\n');
   return `<p class="meta">Some parts of this error offer their own answers. An item left "as the answer below" gets the button's answer, which it must offer.</p>\n${selects}`;
 }
 
-/** The question: the error and one button per response or action, posting back with the one-time form token. */
-export function questionPage(e: ErrorView, linkToken: string, formToken: string): string {
+/**
+ * The question: the error and one button per response or action, posting back with the one-time form token and the
+ * form's signed state. Buttons, inputs and item choices post positions (`#<n>`), never the instrument's names or
+ * values (form-choices.ts): the page's HTML holds only the texts it shows, redacted by the caller.
+ */
+export function questionPage(e: ErrorView, linkToken: string, formToken: string, formState: string): string {
   const field = e.source === 'A' ? 'response' : 'action';
   const buttons = e.options
-    .map((o) => {
-      const button = `<button type="submit" name="${field}" value="${escapeHtml(o.value)}"${o.inputs?.length ? '' : ' formnovalidate'}${o.isDefault ? ' class="default"' : ''}>${escapeHtml(o.label)}${o.isDefault ? ' (default)' : ''}</button>`;
-      return o.inputs?.length ? `${inputFields(o.value, o.inputs)}\n${button}` : button;
+    .map((o, i) => {
+      const button = `<button type="submit" name="${field}" value="#${i}"${o.inputs?.length ? '' : ' formnovalidate'}${o.isDefault ? ' class="default"' : ''}>${escapeHtml(o.label)}${o.isDefault ? ' (default)' : ''}</button>`;
+      return o.inputs?.length ? `${inputFields(i, o.inputs)}\n${button}` : button;
     })
     .join('\n');
   const runScope = e.runScope
@@ -184,6 +191,7 @@ ${photoSection(e.photo, linkToken)}
 <form method="post">
 <input type="hidden" name="t" value="${escapeHtml(linkToken)}">
 <input type="hidden" name="form" value="${escapeHtml(formToken)}">
+<input type="hidden" name="o" value="${escapeHtml(formState)}">
 <label for="by">Your name (for the record, optional)</label>
 <input type="text" id="by" name="by" maxlength="80" autocomplete="name">
 ${itemChoices(e.items ?? [])}

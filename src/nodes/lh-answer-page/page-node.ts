@@ -35,6 +35,7 @@ import { Status } from '../shared/status';
 import { isChecked, renderTemplate } from '../shared/typed-inputs';
 import { zonedTime } from '../shared/zoned-time';
 import { type AnswerPlan, errorLabel, planAnswer, showOutcome } from './answer-decision';
+import { choicesDigest, looksSecret, readPositions } from './form-choices';
 import { FormTokens, MAX_USED_PER_ERROR, MAX_USED_TOKENS, type SharedUsedSet } from './form-tokens';
 import { basicAuthUser, MAX_FORM_BYTES, type PageRequest, queryParam, routeClash, servePage } from './http-routes';
 import { derivedSecret, linkKey, sharedLinkKey } from './link-key';
@@ -50,7 +51,7 @@ import {
 } from './page-html';
 import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath, statusKey } from './page-links';
 import { formSecret, PageSecrets } from './page-secrets';
-import { answerInTheWay, answerLabel, errorView, itemProblem } from './page-view';
+import { answerInTheWay, answerLabel, answerOptions, errorView, itemChoices, itemProblem } from './page-view';
 import { RecentLists } from './recent-lists';
 
 const OP = 'answer-page';
@@ -138,21 +139,25 @@ async function pendingRecord(
 }
 
 /**
- * The page as shown: every text of the instrument's (title, message, action and item labels, a refusal's reason) and
- * of the flow passes the redaction step first, as msgs do; the form values the page posts back (a response, an
- * action id, an input's suggested value, an item's responses) stay as the instrument gave them, so an answer still
- * names what it offered.
+ * The page as shown: every text of the instrument's (title, message, action, response and item labels, a refusal's
+ * reason) and of the flow passes the redaction step first, as msgs do. The form posts positions and a signed state,
+ * never the instrument's names or values (form-choices.ts); an input's suggested value is filled in unless it looks
+ * like a secret (then it is not shown, and used when the field is left empty).
  */
-function questionPage(view: ErrorView, linkToken: string, formToken: string): string {
+function questionPage(view: ErrorView, linkToken: string, formToken: string, formState: string): string {
   const shown = redactDeep(view);
   shown.options = shown.options.map((o, i) => ({
     ...o,
-    value: view.options[i].value,
-    ...(o.inputs ? { inputs: o.inputs.map((f, j) => ({ ...f, value: view.options[i].inputs?.[j]?.value })) } : {}),
+    ...(o.inputs
+      ? {
+          inputs: o.inputs.map((f, j) => {
+            const raw = view.options[i].inputs?.[j]?.value;
+            return raw !== undefined && looksSecret(raw) ? { ...f, value: undefined, hiddenValue: true } : { ...f, value: raw };
+          }),
+        }
+      : {}),
   }));
-  if (shown.items && view.items)
-    shown.items = shown.items.map((item, i) => ({ ...item, options: view.items?.[i]?.options ?? [] }));
-  return questionHtml(shown, linkToken, formToken);
+  return questionHtml(shown, linkToken, formToken, formState);
 }
 
 function outcomePage(view: OutcomeView): string {
@@ -471,7 +476,8 @@ export class AnswerPageNode {
       const fresh = queryParam(req, 'view') === 'fresh';
       view.photo = { raised: !!kept, takenAt: kept?.takenAt, fresh, nonce: Date.now() };
     }
-    reply(res, 200, questionPage(view, String(token), this.forms.issue(recordKey(link))));
+    const state = this.forms.state(recordKey(link), choicesDigest({ options: view.options, items: view.items ?? [] }));
+    reply(res, 200, questionPage(view, String(token), this.forms.issue(recordKey(link)), state));
   }
 
   /**
@@ -524,6 +530,32 @@ export class AnswerPageNode {
     return asNodeActor(this.node, { req } as unknown as NodeMessage, send, httpNodeBasicChecked(this.RED));
   }
 
+  /**
+   * What the form chose, by the instrument's names: a form of positions (it carries the signed state `o`) is mapped
+   * back through the choices the error offers now, which must be the ones the page showed; a form shown before
+   * positions (no state) posts the names themselves, and a choice that is not a position is taken as a name.
+   */
+  private postedChoice(
+    form: URLSearchParams,
+    link: LinkedError & { source: Source },
+    record: ErrorRecord | undefined,
+  ): { chosen?: string | null; fields: AnswerFields; problem?: string } {
+    const field = link.source === 'A' ? 'response' : 'action';
+    const state = form.get('o');
+    if (state === null || !/^#\d+$/.test(form.get(field) ?? '')) {
+      const chosen = form.get(field);
+      return { chosen, fields: answerFields(form, chosen) };
+    }
+    if (!record) return { fields: { inputs: {} } };
+    const offered = { options: answerOptions(link.source, record), items: itemChoices(link.source, record) };
+    if (!this.forms.stateHolds(state, recordKey(link), choicesDigest(offered)))
+      return {
+        fields: { inputs: {} },
+        problem: 'the answers this error offers are not the ones this page showed: open the link again to answer',
+      };
+    return readPositions(form, field, offered);
+  }
+
   private async takeAnswer(req: PageRequest, res: ServerResponse, form: URLSearchParams): Promise<void> {
     const token = form.get('t') ?? queryParam(req, 't');
     await this.secrets.ready();
@@ -542,12 +574,11 @@ export class AnswerPageNode {
     // the user httpNodeAuth checked is who answered; a typed name never replaces it (it goes into `name`)
     const user = httpNodeBasicChecked(this.RED) ? basicAuthUser(req) : undefined;
     const by = user ?? (typed !== '' ? typed : undefined);
-    const chosen = link.source === 'A' ? form.get('response') : form.get('action');
-    // the chosen action's input fields (B) and the per-item answers (A) the form carries
-    const fields = answerFields(form, chosen);
     const { client, server } = this.instrument();
     const already = this.alreadyView(client, link);
     const record = already ? undefined : await this.currentRecord(client, link, { fresh: true });
+    // the choice, the chosen action's input fields (B) and the per-item answers (A) the form carries
+    const { chosen, fields, problem } = this.postedChoice(form, link, record ?? this.records.get(recordKey(link)));
     const plan = planAnswer({
       source: link.source,
       key: link.key,
@@ -555,6 +586,7 @@ export class AnswerPageNode {
       already: !!already,
       record,
       changedTo: record ? this.changedView(link, record)?.reason : undefined,
+      choiceProblem: problem,
       itemProblem: record && link.source === 'A' && chosen ? itemProblem(record, chosen, fields.items) : undefined,
     });
     const given = await this.sendPlanned(req, plan, link, by, fields);

@@ -14,6 +14,8 @@ export interface PendingDefault {
   answer: string;
   /** ms since the epoch */
   deadline: number;
+  /** when the policy decided it (ms since the epoch; absent: saved before 0.4.1) */
+  decidedAt?: number;
   /** which deadline applies: the rule's delay, or the B error's own timeoutSeconds */
   deadlineBy?: 'rule' | 'instrument';
   /** the rule's position when decided (-1: a run-scoped rule) */
@@ -34,6 +36,18 @@ export interface PendingDefault {
   runRule?: { by: string | null; at: number; errorKey: string };
   /** the default is being sent: it stays here until the instrument's outcome is known (a redeploy or a restart re-sends it; the answer ledger or the instrument refuses a second answer) */
   inFlight?: boolean;
+  /**
+   * The outcome of this default's answer, learned by a node instance that a redeploy had closed meanwhile (refused,
+   * failed, or not sent because the instrument lists another error or several under the id): the next instance
+   * reports it (escalates) and sends nothing again.
+   */
+  settled?: SettledOutcome;
+}
+
+/** An automatic answer's outcome that escalates, as handed over from a closed node instance to the next. */
+export interface SettledOutcome {
+  outcome: 'refused' | 'failed' | 'changed' | 'ambiguous';
+  message: string;
 }
 
 export interface PendingSnapshot {

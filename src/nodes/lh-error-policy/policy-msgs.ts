@@ -7,9 +7,9 @@ import { answerAuditMsg } from '../answering/answer-audit';
 import type { AnswerOutcome } from '../answering/answer-error';
 import type { RunRule } from '../runs/run-scope';
 import type { NodeMessage } from '../shared/node-red';
-import { answerLabel, type Decision } from './decision';
+import { answerLabel, type Decision, stepAnswer } from './decision';
 import type { PendingDefault } from './pending-defaults';
-import type { CompiledRule } from './rules';
+import { type CompiledRule, matchRule } from './rules';
 
 /** The msg of a default sent, for output 2 (answered) or 3 (refused, failed): what the audit trail and flows read. */
 export function defaultAuditMsg(p: PendingDefault, outcome: AnswerOutcome, by: string): NodeMessage {
@@ -68,7 +68,7 @@ export function runRuleDecision(
 export function heldDecision(p: PendingDefault, rules: readonly CompiledRule[]): Decision {
   const rule = p.ruleId !== undefined ? rules.find((r) => r.id === p.ruleId) : rules[p.rule];
   if (!rule) {
-    // a run-scoped rule's answer, or a default kept from a rule a redeploy removed: it goes out as decided
+    // a run-scoped rule's answer (a default whose rule a redeploy removed was cancelled at deploy: see staleDefault)
     const steps = [{ mode: 'semi-automatic' as const, answer: p.answer, delay: 0, inputs: p.inputs ?? {} }];
     const kept = { id: p.ruleId ?? '', index: p.rule, source: p.source, minSeverity: '', pattern: '', code: '', steps };
     return {
@@ -111,6 +111,7 @@ export function pendingOf(
     source: found.source,
     answer: decision.answer,
     ...(decision.kind === 'schedule' ? { deadline: decision.deadline, deadlineBy: decision.deadlineBy } : { deadline: now }),
+    decidedAt: now,
     rule: decision.rule.index,
     ruleId: decision.rule.id,
     step: decision.rung.number,
@@ -118,4 +119,33 @@ export function pendingOf(
     instrument,
     record: found.record,
   };
+}
+
+/** The same input values (by input id), whatever their order. */
+function sameInputs(a: Record<string, string> = {}, b: Record<string, string> = {}): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.prototype.hasOwnProperty.call(b, k) && a[k] === b[k]);
+}
+
+/**
+ * Why a pending default no longer stands under the rules deployed now (undefined: it stands). It was decided by a
+ * rule (known by its id) that a redeploy removed, or that no longer matches the error, or whose step for it is manual
+ * now or answers otherwise (another response or action, other input values). A person's run-scoped answer, and a
+ * default saved before rules had ids, stand as decided. A change of mode between semi-automatic and walk-away, or of
+ * delay, keeps the default (its deadline stays).
+ */
+export function staleDefault(p: PendingDefault, rules: CompiledRule[]): string | undefined {
+  if (p.runRule || p.ruleId === undefined || p.ruleId === '') return undefined;
+  const rule = rules.find((r) => r.id === p.ruleId);
+  if (!rule) return `rule ${p.ruleId} was removed`;
+  if (!matchRule([rule], p.source, p.record)) return `rule ${p.ruleId} no longer matches the error`;
+  const number = Math.min(Math.max(1, p.step ?? 1), rule.steps.length);
+  const step = rule.steps[number - 1];
+  const where = rule.steps.length > 1 ? `step ${number} of rule ${p.ruleId}` : `rule ${p.ruleId}`;
+  if (step.mode === 'manual') return `${where} is manual now`;
+  const answer = stepAnswer(step, p.source, p.record);
+  const same = answer !== undefined && (p.source === 'B' ? Number(answer) === Number(p.answer) : answer === p.answer);
+  if (!same) return `${where} answers otherwise now`;
+  if (!sameInputs(step.inputs, p.inputs)) return `${where} gives other input values now`;
+  return undefined;
 }

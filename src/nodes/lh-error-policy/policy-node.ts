@@ -27,8 +27,15 @@ import { type LhServerNode, requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { zonedTime } from '../shared/zoned-time';
 import { answerLabel, decide, type Decision } from './decision';
-import { newPolicyBook, type PendingBook, type PendingDefault, POLICY_BOOKS, type PolicyBook } from './pending-defaults';
-import { defaultAuditMsg, heldDecision, pendingOf, policyOf, runRuleDecision } from './policy-msgs';
+import {
+  newPolicyBook,
+  type PendingBook,
+  type PendingDefault,
+  POLICY_BOOKS,
+  type PolicyBook,
+  type SettledOutcome,
+} from './pending-defaults';
+import { defaultAuditMsg, heldDecision, pendingOf, policyOf, runRuleDecision, staleDefault } from './policy-msgs';
 import { type CompiledRule, compileRules, legacyRuleSignature, matchRule, ruleSignature, stepAt } from './rules';
 
 const CONTEXT_KEY = 'lhErrorPolicy';
@@ -41,6 +48,8 @@ const COORDINATED_SWEEP_MS = 1000;
 const FINISHED_KEPT = 1000;
 /** Instruments whose run-watch msgs were ignored, logged at most. */
 const IGNORED_RUNS_LOGGED = 20;
+/** Pending defaults cancelled at a deploy, named in its log line at most. */
+const STALE_LOGGED = 10;
 
 type Send = (msgs: (NodeMessage | null)[]) => void;
 type Found = { source: ErrorSource; key: string; record: Record<string, unknown> };
@@ -90,6 +99,8 @@ export class ErrorPolicyNode {
   /** Instruments whose run-watch msgs this policy ignored (logged once each, bounded): a spelling that differs shows. */
   private readonly ignoredRuns = new Set<string>();
   private readonly withdraw?: () => void;
+  /** when this instance started (its deploy): what other replicas decided before it, under rules it removed, is stale */
+  private readonly deployedAt = Date.now();
   private readonly sweep?: NodeJS.Timeout;
 
   constructor(
@@ -237,16 +248,48 @@ export class ErrorPolicyNode {
   private startPending(kept: string[] = []): void {
     // coordinated: a default only this replica had before the redeploy or restart is still its own to send or hand over
     for (const key of kept) if (this.coordinated && this.book.get(key)) this.coordinated.keep(key);
+    this.dropStale(this.book.all().filter((p) => homeKey(p.instrument) === homeKey(this.instrument)));
     // every spelling of the instrument's URL is one instrument: a redeploy that respelled it keeps its defaults
     for (const p of this.book.all()) if (homeKey(p.instrument) === homeKey(this.instrument)) this.schedule(p);
     this.showStatus();
   }
 
+  /**
+   * At deploy (and start): a pending default decided by a rule this deploy removed or changed so that it no longer
+   * answers the error so (see staleDefault) is cancelled, and the log says so once. One being sent (or whose outcome
+   * a closed instance handed over) is left to its outcome. Returns the keys cancelled.
+   */
+  private dropStale(pending: PendingDefault[]): Set<string> {
+    const dropped = new Map<string, string>();
+    for (const p of pending) {
+      if (p.inFlight || p.settled) continue;
+      const why = staleDefault(p, this.rules);
+      if (why === undefined) continue;
+      if (this.book.get(p.key) === p) this.cancel(p.key);
+      else if (this.coordinated) void this.coordinated.cancel(p.key);
+      dropped.set(p.key, why);
+    }
+    if (dropped.size > 0) {
+      const shown = [...dropped].slice(0, STALE_LOGGED).map(([key, why]) => `${key} (${why})`);
+      const more = dropped.size > STALE_LOGGED ? `, and ${dropped.size - STALE_LOGGED} more` : '';
+      this.node.warn(this.RED._('lh-error-policy.log.staleDefaults', { count: dropped.size, errors: shown.join(', ') + more }));
+    }
+    return new Set(dropped.keys());
+  }
+
   private async sweepDue(): Promise<void> {
     const coordinated = this.coordinated;
     if (!coordinated) return;
-    for (const p of await coordinated.due(Date.now())) {
-      if (this.closed || homeKey(p.instrument) !== homeKey(this.instrument)) continue;
+    const due = (await coordinated.due(Date.now())).filter((p) => homeKey(p.instrument) === homeKey(this.instrument));
+    // a default another replica decided before this deploy, under a rule this deploy removed or changed, is not sent
+    // either; one decided since may come from a replica whose flows are newer than this one's (a rolling deploy): kept
+    const before = (p: PendingDefault): boolean => p.decidedAt !== undefined && p.decidedAt < this.deployedAt;
+    const stale = this.closed ? new Set<string>() : this.dropStale(due.filter((p) => !this.book.get(p.key) && before(p)));
+    for (const p of due) {
+      if (this.closed || stale.has(p.key)) {
+        if (stale.has(p.key)) coordinated.done(p.key);
+        continue;
+      }
       if (this.finishedHere(p) && !this.book.get(p.key)) {
         coordinated.done(p.key);
         this.node.debug(
@@ -329,6 +372,8 @@ export class ErrorPolicyNode {
     const p = this.book.get(key);
     const { client, coordinated } = this;
     if (!p || !client) return;
+    // sent by the instance before a redeploy, which learned the outcome after it closed: reported here, not sent again
+    if (p.settled) return this.reportSettled(key, p, p.settled);
     const given = lookupAnswer(client, key, identityOf(p.record));
     if (given?.outcome === 'answered') {
       this.cancel(key);
@@ -369,11 +414,10 @@ export class ErrorPolicyNode {
     // another error raised under the id meanwhile (a reused id, or two errors listed under one) keeps its own default
     const held = this.book.get(key);
     const mine = !held || sameRecord(held.record, p.record);
+    if (this.closed && !over) return this.handOver(held, mine, outcome);
     if (over) {
       if (mine) this.cancel(key);
-    } else if (this.closed)
-      return; // kept in the book, in flight: the next instance sends it again
-    else if (outcome.outcome === 'already-answered') return this.waitForOther(p);
+    } else if (outcome.outcome === 'already-answered') return this.waitForOther(p);
     else if (mine) this.cancel(key); // refused or failed (or ambiguous): escalated, a person must act
     if (this.closed && outcome.outcome !== 'answered') return;
     if (this.coordinated && this.answeredByThisPolicy(p, outcome)) {
@@ -382,6 +426,35 @@ export class ErrorPolicyNode {
       this.node.debug(outcome.message);
       return this.showStatus();
     }
+    this.report(p, outcome);
+  }
+
+  /**
+   * Closed by a redeploy while the default's answer was out: a refused or failed outcome (or one not sent because the
+   * instrument lists another error under the id) stays in the book, which the next instance of this node shares, for
+   * it to report; it sends nothing again. An answer still in flight elsewhere stays in flight (the next instance
+   * waits for it through the answer ledger).
+   */
+  private handOver(held: PendingDefault | undefined, mine: boolean, outcome: AnswerOutcome): void {
+    if (!held || !mine || outcome.outcome === 'answered' || outcome.outcome === 'not-pending') return;
+    if (outcome.outcome === 'already-answered') return; // another answer in flight: the next instance waits for it
+    // the redeploy closed the lh-server's client too and cut the answer: not the instrument's outcome, the default stays
+    // in flight and the next instance sends it again (the answer ledger or the instrument refuses a second answer)
+    if (outcome.outcome === 'failed' && this.client?.closed === true) return;
+    const { inFlight: _sent, ...rest } = held;
+    this.book.add({ ...rest, settled: { outcome: outcome.outcome, message: outcome.message } });
+  }
+
+  /** Reports the outcome a closed instance of this node learned for the default (see handOver): escalated, once. */
+  private reportSettled(key: string, p: PendingDefault, settled: SettledOutcome): void {
+    this.cancel(key);
+    const error = new LhError(settled.message, { kind: settled.outcome === 'failed' ? 'network' : 'instrument', operation: OP });
+    const outcome: AnswerOutcome =
+      settled.outcome === 'changed'
+        ? { outcome: 'changed', message: settled.message, error, current: {} }
+        : settled.outcome === 'ambiguous'
+          ? { outcome: 'ambiguous', message: settled.message, error, listed: [] }
+          : { outcome: settled.outcome, message: settled.message, error };
     this.report(p, outcome);
   }
 

@@ -16,7 +16,8 @@ function text(value: unknown): string {
 /** What the state document shows of one error. */
 export function errorView(source: ErrorSource, record: PolledError): PendingErrorView {
   const r = record as unknown as Record<string, unknown>;
-  const responses = source === 'A' ? responseNames(r.errorResponses) : [];
+  // a response whose name echoes a secret (`Retry password=…`) is left out: the answer page offers it, redacted
+  const responses = source === 'A' ? responseNames(r.errorResponses).filter((name) => redact(name) === name) : [];
   const seen = identityOf(r);
   const title = text(r.title) || text(r.type) || 'Runtime error';
   // the document goes to a broker: a secret the instrument echoed into a title is taken out, and the title shown is

@@ -98,12 +98,12 @@ export function chatSuite(ctx: E2e): void {
       // the chat service unfurls the link: a plain GET with a bot user agent changes nothing
       const preview = await request('GET', link);
       assert.equal(preview.status, 200);
-      assert.match(preview.text, /<button type="submit" name="response" value="Retry"[^>]*>Retry<\/button>/);
-      assert.match(preview.text, /<button type="submit" name="response" value="Abort"[^>]*>Abort<\/button>/);
+      assert.match(preview.text, /<button type="submit" name="response" value="#0"[^>]*>Retry<\/button>/);
+      assert.match(preview.text, /<button type="submit" name="response" value="#1"[^>]*>Abort<\/button>/);
       assert.equal(puts().length, 0, 'the preview answered the error');
 
       // a person presses Abort
-      const answered = await formPost(link.split('?')[0], { ...pageForm(preview.text), response: 'Abort', by: 'Kim' });
+      const answered = await formPost(link.split('?')[0], { ...pageForm(preview.text), response: '#1', by: 'Kim' });
       assert.equal(answered.status, 200, answered.text);
       assert.match(answered.text, /Answered with <b>Abort<\/b> by Kim/);
       assert.equal(puts().length, 1);
@@ -122,7 +122,7 @@ export function chatSuite(ctx: E2e): void {
       // the same link later: already answered, by whom, and nothing more is sent
       const again = await request('GET', link);
       assert.match(again.text, /Already answered with <b>Abort<\/b> by Kim/);
-      const second = await formPost(link.split('?')[0], { ...pageForm(preview.text), response: 'Retry' });
+      const second = await formPost(link.split('?')[0], { ...pageForm(preview.text), response: '#0' });
       assert.equal(second.status, 403, 'a used form token answered again');
 
       // an answer from the flow (the example's button) comes second: "already answered", nothing sent

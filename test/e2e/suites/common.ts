@@ -56,12 +56,12 @@ export function delay(ms: number): Promise<void> {
 }
 
 /** The hidden fields of an answer page's form (lh-answer-page): the signed link and the one-time form token. */
-export function pageForm(html: string): { t: string; form: string } {
+export function pageForm(html: string): { t: string; form: string; o: string } {
   const field = (name: string): string =>
     (new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1] ?? '').replace(/&#(\d+);/g, (_, n: string) =>
       String.fromCharCode(Number(n)),
     );
-  return { t: field('t'), form: field('form') };
+  return { t: field('t'), form: field('form'), o: field('o') };
 }
 
 /** A form POST, as a browser sends the answer page's form. */
