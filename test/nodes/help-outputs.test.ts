@@ -33,6 +33,11 @@ describe('help: every msg property an older node sets is in its help Outputs', f
     ['lh-service-routine', { operation: 'list' }, [{}]],
     ['lh-clear-errors', {}, [{}]],
     ['lh-register-handler', { operation: 'msg' }, [{ operation: 'register' }, { operation: 'check' }], true],
+    [
+      'lh-instrument',
+      { operation: 'msg' },
+      [{ operation: 'snapshot' }, { operation: 'traces', limit: 2 }, { operation: 'heater-status' }, { operation: 'has-tips' }],
+    ],
   ];
   for (const [type, config, msgs, withB] of cases) {
     it(`${type} ${JSON.stringify(config)}`, async function () {
