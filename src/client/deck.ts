@@ -125,6 +125,7 @@ export function lightColour(value: unknown, field = 'payload', operation = 'ligh
   }
   const out: Partial<LightColour> = {};
   for (const [key, given] of Object.entries(value)) {
+    if (given === undefined) continue; // left out, as JSON would drop it: white 0, a colour channel then required
     const name = key.toLowerCase() as (typeof CHANNELS)[number];
     if (!CHANNELS.includes(name))
       throw validationError(operation, `${field}.${key}`, 'is not a colour channel (red, green, blue, white)');

@@ -87,11 +87,14 @@ export function typedText(key: string, pattern: RegExp, errorKey: string): Valid
   );
 }
 
-/** A num-typed count: empty or a whole number from `min` to INT32_MAX. */
-export function typedCount(key: string, min: number, errorKey: string): Validator {
+/** A num-typed count: empty or a whole number from `min` to `max` (INT32_MAX when not given). */
+export function typedCount(key: string, min: number, errorKey: string, max = INT32_MAX): Validator {
   return check(
     (v, node) =>
-      v === '' || v === undefined || fieldType(node, key, 'num') !== 'num' || (/^\d+$/.test(String(v)) && wholeNumber(v, min)),
+      v === '' ||
+      v === undefined ||
+      fieldType(node, key, 'num') !== 'num' ||
+      (/^\d+$/.test(String(v)) && wholeNumber(v, min) && Number(v) <= max),
     errorKey,
   );
 }

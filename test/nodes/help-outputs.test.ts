@@ -7,6 +7,8 @@ import path from 'path';
 
 import { restartMemory } from '../support/homes';
 import { loadNode, useInstrument } from '../support/node-suite';
+import { helper, loadFlow, nextMessage, serverFlow } from '../support/runtime';
+import { loadWithPage, startPageServer } from './lh-answer-page.support';
 
 type Msg = Record<string, unknown>;
 
@@ -31,6 +33,11 @@ describe('help: every msg property an older node sets is in its help Outputs', f
     ['lh-service-routine', { operation: 'list' }, [{}]],
     ['lh-clear-errors', {}, [{}]],
     ['lh-register-handler', { operation: 'msg' }, [{ operation: 'register' }, { operation: 'check' }], true],
+    [
+      'lh-instrument',
+      { operation: 'msg' },
+      [{ operation: 'snapshot' }, { operation: 'traces', limit: 2 }, { operation: 'heater-status' }, { operation: 'has-tips' }],
+    ],
   ];
   for (const [type, config, msgs, withB] of cases) {
     it(`${type} ${JSON.stringify(config)}`, async function () {
@@ -64,4 +71,64 @@ describe('help: every msg property an older node sets is in its help Outputs', f
       `sets ${added.join(', ')}; documents ${[...documented].join(', ')}`,
     );
   });
+
+  // the deck photo (README "The deck in view"): what it puts on a raised msg, and why there is none, is in the help
+  for (const camera of [true, false]) {
+    it(`lh-error-poll's raised msg, ${camera ? 'with its deck photo' : 'the instrument without a camera'}`, async function () {
+      sim.configureDeck({ camera });
+      sim.injectPendingError({ title: 'Clot detected' });
+      const server = serverFlow(sim, { withB: false });
+      await loadFlow(
+        [
+          ...server.nodes,
+          { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 0.5, wires: [['raised'], [], []] },
+          { id: 'raised', type: 'helper' },
+        ],
+        server.credentials,
+      );
+      const out = await nextMessage(helper.getNode('raised'));
+      assert.ok(camera ? out.snapshot : out.snapshotError, 'the photo, or why there is none');
+      const undocumented = Object.keys(out).filter((k) => !k.startsWith('_') && !documentedOutputs('lh-error-poll').has(k));
+      assert.deepEqual(undocumented, [], `its help documents ${[...documentedOutputs('lh-error-poll')].join(', ')}`);
+    });
+
+    it(`lh-answer-page's msg, ${camera ? 'with the photo it took' : 'the instrument without a camera'}`, async function () {
+      sim.configureDeck({ camera });
+      const web = await startPageServer();
+      try {
+        const server = serverFlow(sim, { withB: false });
+        await loadWithPage(
+          [
+            ...server.nodes,
+            {
+              id: 'page',
+              type: 'lh-answer-page',
+              server: 'server',
+              publicUrl: web.url,
+              publicUrlType: 'str',
+              wires: [['out'], []],
+            },
+            { id: 'out', type: 'helper' },
+          ],
+          server.credentials,
+        );
+        const error = sim.injectPendingError({ title: 'Clot detected' });
+        const msg: Msg = { payload: error, source: 'A', event: 'raised', notification: 'n' };
+        const got = nextMessage(helper.getNode('out'));
+        helper.getNode('page').receive({ ...msg });
+        const out = await got;
+        assert.ok(camera ? out.snapshotUrl : out.snapshotError, 'the photo, or why there is none');
+        const documented = documentedOutputs('lh-answer-page');
+        const added = Object.keys(out).filter((k) => !(k in msg) && !k.startsWith('_'));
+        assert.deepEqual(
+          added.filter((k) => !documented.has(k)),
+          [],
+          `sets ${added.join(', ')}; documents ${[...documented].join(', ')}`,
+        );
+      } finally {
+        await helper.unload();
+        await web.close();
+      }
+    });
+  }
 });

@@ -85,6 +85,15 @@ describe('deck inputs: °C and colours checked before sending', function () {
     );
   });
 
+  it('a channel set to undefined is left out (as JSON drops it): white 0, a missing red, green or blue named', function () {
+    // `{red, green, blue, white: msg.white}` with no msg.white: README "white 0 when left out"
+    assert.deepEqual(lightColour({ red: 1, green: 2, blue: 3, white: undefined }), { red: 1, green: 2, blue: 3, white: 0 });
+    for (const name of ['red', 'green', 'blue']) {
+      const colour: Record<string, unknown> = { red: 1, green: 2, blue: 3, [name]: undefined };
+      refused(() => lightColour(colour), new RegExp(`^payload\\.${name}$`));
+    }
+  });
+
   it('refuses a missing channel, an unknown key, a key given twice and text that is not a colour', function () {
     refused(() => lightColour({ red: 1, green: 2 }), /^payload\.blue$/);
     refused(() => lightColour({ red: 1, green: 2, blue: 3, amber: 4 }), /^payload\.amber$/);

@@ -10,7 +10,7 @@ export = function register(RED: Red): void {
     const node = asNode(this);
     const page = new AnswerPageNode(RED, node, config);
     node.on('input', (msg: NodeMessage, send, done) => page.input(msg, send, done));
-    node.on('close', (_removed: boolean, done: () => void) => page.close(done));
+    node.on('close', (removed: boolean, done: () => void) => page.close(removed, done));
   }
 
   RED.nodes.registerType('lh-answer-page', LhAnswerPage, { credentials: { secret: { type: 'password' } } });

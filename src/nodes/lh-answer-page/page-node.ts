@@ -18,6 +18,7 @@ import {
   type PendingError,
   sameError,
 } from '../../client';
+import { homeOf, slot } from '../../instrument';
 import { type LabEvent, labListened, onLabEvent, type PendingErrorView, publishLab } from '../../observe/lab-events';
 import { answerAuditMsg } from '../answering/answer-audit';
 import { answerA, answerB, type AnswerOutcome, lookupAnswer } from '../answering/answer-error';
@@ -74,6 +75,28 @@ function recordKey(link: LinkedError): string {
 
 /** Key files this process already warned about (one warning per Node-RED, not per node or link). */
 const warnedKeys = new Set<string>();
+
+/**
+ * How long a close waits for the raised msgs under way (the photo taken as the link is made: at most 2 s) to be
+ * handed to the next instance. Node-RED starts the redeployed node once every node closed.
+ */
+const CLOSE_WAIT_MS = 3000;
+/**
+ * The msgs a closed page node had under way, by node id, for its next instance: a full deploy stops the whole flow,
+ * so a msg sent by the closed node would be dropped, and lh-error-poll, which took the error as reported, never
+ * raises it again (the notification lost for good). The next instance sends them once the flows started.
+ */
+const handedOver = new Map<string, NodeMessage[]>();
+/** The page node of each id now deployed (the one a late hand-over goes to). */
+const deployed = new Map<string, AnswerPageNode>();
+/**
+ * The photos a closed page node kept, by node id, in its instrument's home, for its next instance (README: kept until
+ * the link expires): a deploy that restarts the node (a full one restarts every node) would otherwise drop them, and
+ * `msg.snapshotUrl` already sent would answer 404. Taken by the next instance of the same instrument with *Deck photo*
+ * ticked; one with it unticked lets them go. They still go at their links' expiry meanwhile; a restart of Node-RED
+ * forgets them, as it forgets the home.
+ */
+const PHOTOS_HANDED_OVER = slot('answer-page-photos', () => new Map<string, PagePhotos>());
 
 /**
  * The node's link secrets, the one it signs with first: the secret its dialog stored, and the one derived from the
@@ -180,7 +203,9 @@ export class AnswerPageNode {
   private readonly forms = new FormTokens();
   /** deck photos (issue 33): the one of each linked error until its link expires (src/nodes/deck) */
   private readonly photosOn: boolean;
-  private readonly photos = new PagePhotos();
+  private readonly photos: PagePhotos;
+  /** the instrument whose photos those are (its lh-server node's at deploy), for the next instance */
+  private readonly photosOf: string | undefined;
   private photoHook?: SnapshotHook;
   private readonly secrets: PageSecrets;
   /** why links could not be made, each warned once while deployed (not once per error) */
@@ -207,7 +232,19 @@ export class AnswerPageNode {
   private readonly listedBefore = new Set<string>();
   private readonly relinked = new Set<string>();
   private readonly offLab: () => void;
-  private readonly onFlowsStarted = (): void => this.checkClash();
+  private readonly onFlowsStarted = (): void => {
+    this.started = true;
+    this.sendHandedOver();
+    this.checkClash();
+  };
+  /** the flows started since this node did: the nodes it is wired to take msgs (a hand-over is sent from then on) */
+  private started = false;
+  /** set by close(): what this node sends from then on goes to its next instance (see handedOver) */
+  private closing = false;
+  /** deleted from the flows: no next instance, what is under way goes with it */
+  private removed = false;
+  /** the raised msgs whose link (and photo) is being made: a close waits for them (CLOSE_WAIT_MS at most) */
+  private readonly underWay = new Set<Promise<void>>();
 
   constructor(
     private readonly RED: Red,
@@ -219,6 +256,8 @@ export class AnswerPageNode {
     this.lifetime = expiryMs(config.expiryHours);
     this.linkText = typeof config.linkText === 'string' ? config.linkText : DEFAULT_LINK_TEXT;
     this.photosOn = isChecked(config.snapshot);
+    this.photosOf = this.instrumentKey();
+    this.photos = this.photosHandedOver();
     this.secrets = pageSecrets(RED, node, config.server, (shared) => this.forms.rekey(formSecret(shared)));
     this.unroute = this.mount();
     if (this.unroute === false) {
@@ -227,6 +266,46 @@ export class AnswerPageNode {
     this.checkClash();
     RED.events?.on('flows:started', this.onFlowsStarted);
     this.offLab = onLabEvent((event) => this.onLab(event));
+    deployed.set(node.id, this);
+  }
+
+  /** The instrument of this node's lh-server node, if it has one. */
+  private instrumentKey(): string | undefined {
+    const server = this.RED.nodes.getNode(String(this.config.server ?? ''));
+    return isServerNode(server) ? server.instrumentKey : undefined;
+  }
+
+  /** The photos the closed instance of this node kept, when they are this instrument's and photos are on; else none. */
+  private photosHandedOver(): PagePhotos {
+    if (this.photosOf === undefined) return new PagePhotos();
+    const kept = homeOf(this.photosOf).slot(PHOTOS_HANDED_OVER);
+    const handed = kept.get(this.node.id);
+    kept.delete(this.node.id);
+    if (handed && this.photosOn) return handed;
+    handed?.close();
+    return new PagePhotos();
+  }
+
+  /** Sends `msg` on output 1, after what a closed instance left; once closing, hands it to the next instance. */
+  private passOn(msg: NodeMessage, send: Send): void {
+    if (this.closing) {
+      if (this.removed) return;
+      const list = handedOver.get(this.node.id) ?? [];
+      handedOver.set(this.node.id, [...list, msg]);
+      deployed.get(this.node.id)?.sendHandedOver(); // a late one: the next instance may be running already
+      return;
+    }
+    this.sendHandedOver();
+    send([msg, null]);
+  }
+
+  /** What a closed instance of this node handed over: sent first, in its order, once (never from the constructor). */
+  private sendHandedOver(): void {
+    if (this.closing || !this.started) return;
+    const list = handedOver.get(this.node.id);
+    if (!list) return;
+    handedOver.delete(this.node.id);
+    for (const msg of list) this.node.send([msg, null]);
   }
 
   /** with coordination: the replicas' used-set of form tokens (a form posted to two replicas answers once) */
@@ -304,7 +383,7 @@ export class AnswerPageNode {
       send([msg, null]);
       return done(new LhError(`no answer link: ${why}`, { kind: 'config', operation: OP, field: 'path' }));
     }
-    (async () => {
+    const work = (async () => {
       const { digest, server } = this.instrument();
       const secret = await this.secrets.signing();
       const given = await this.publicBase(msg);
@@ -334,7 +413,7 @@ export class AnswerPageNode {
     })().then(
       () => {
         this.status.ok('lh-answer-page.status.linked', { id: statusKey(found.key) });
-        send([msg, null]);
+        this.passOn(msg, send);
         done();
       },
       (err: unknown) => {
@@ -347,10 +426,12 @@ export class AnswerPageNode {
           this.warnedNoLink.add(reason);
           this.node.warn(this.RED._('lh-answer-page.errors.noLink', { reason }));
         }
-        send([msg, null]);
+        this.passOn(msg, send);
         done();
       },
     );
+    this.underWay.add(work);
+    void work.then(() => this.underWay.delete(work));
   }
 
   /**
@@ -769,12 +850,31 @@ export class AnswerPageNode {
     }
   }
 
-  close(done: () => void): void {
+  /**
+   * A redeploy or a stop hands the raised msgs under way to the next instance (within CLOSE_WAIT_MS; one that comes
+   * later is handed over all the same); a node deleted from the flows has none, and its msgs go with it.
+   */
+  close(removed: boolean, done: () => void): void {
+    this.closing = true;
+    this.removed = removed;
+    if (deployed.get(this.node.id) === this) deployed.delete(this.node.id);
+    if (removed) handedOver.delete(this.node.id);
     this.offLab();
     this.RED.events?.removeListener('flows:started', this.onFlowsStarted);
     this.secrets.close();
-    this.photos.close();
+    // kept for the next instance (a photo still being taken joins them), unless the node is deleted
+    if (removed || this.photosOf === undefined || !this.photosOn) this.photos.close();
+    else homeOf(this.photosOf).slot(PHOTOS_HANDED_OVER).set(this.node.id, this.photos);
     if (this.unroute) this.unroute();
-    done();
+    if (removed || this.underWay.size === 0) return done();
+    let closed = false;
+    const finish = (): void => {
+      if (closed) return;
+      closed = true;
+      clearTimeout(timer);
+      done();
+    };
+    const timer = setTimeout(finish, CLOSE_WAIT_MS);
+    void Promise.all(this.underWay).then(finish);
   }
 }

@@ -8,10 +8,12 @@ registerNode('lh-instrument', {
   icon: 'lh-instrument.svg',
   rules: {
     operation: { validate: oneOf(OPERATIONS, 'lh-instrument.errors.choice') },
-    temperature: { validate: typedCount('temperature', 0, 'lh-instrument.errors.temperature') },
+    // the node's own bounds (src/client/deck.ts MAX_CELSIUS, MAX_DECK_POSITION, MAX_TRACE_LIMIT): a value the node
+    // refuses gets the red triangle here, not a deploy whose every msg goes to Catch
+    temperature: { validate: typedCount('temperature', 0, 'lh-instrument.errors.temperature', 105) },
     colour: { validate: typedText('colour', /^#?([0-9a-f]{6}|[0-9a-f]{8})$/i, 'lh-instrument.errors.colour') },
-    position: { validate: typedCount('position', 1, 'lh-instrument.errors.position') },
-    limit: { validate: typedCount('limit', 1, 'lh-instrument.errors.limit') },
+    position: { validate: typedCount('position', 1, 'lh-instrument.errors.position', 999) },
+    limit: { validate: typedCount('limit', 1, 'lh-instrument.errors.limit', 1000) },
   },
   typed: {
     temperature: { type: 'num' },
