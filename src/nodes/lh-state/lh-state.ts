@@ -6,6 +6,7 @@ import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { nameClash, type NamedState } from './name-clash';
+import { RetainedTopics } from './retained-topics';
 import { StateNode } from './state-node';
 
 /** Bounds of the dialog's numbers (a hand-written flow may say anything). */
@@ -21,9 +22,19 @@ function clampNumber(value: unknown, fallback: number, min: number, max: number)
   return Math.min(max, Math.max(min, n));
 }
 
+/**
+ * MQTT 5 expiry of a document: three of its repeats, so one nobody sends again (its instrument removed in a full
+ * deploy, its Node-RED stopped) leaves the broker instead of saying "online" for ever. None without repeats.
+ */
+function expiryOf(repeatMs: number): number | undefined {
+  return repeatMs > 0 ? Math.ceil((3 * Math.max(MIN_REPEAT_MS, repeatMs)) / 1000) : undefined;
+}
+
 export = function register(RED: Red): void {
   /** the instruments of the state nodes running now, by node id (two of one name cannot be told apart) */
   const running = new Map<string, NamedState>();
+  /** the document topics of the state nodes, across redeploys */
+  const topics = new RetainedTopics();
 
   function LhState(this: unknown, config: NodeConfig): void {
     config = migrateConfig(config);
@@ -31,6 +42,7 @@ export = function register(RED: Red): void {
     const node = asNode(this);
     const status = new Status(node, RED);
     const stops: (() => void)[] = [];
+    let onClose: ((removed: boolean) => void) | undefined;
     try {
       const { server, client } = requireClient(RED, config.server, node.type);
       const instrument = instrumentInfo(server, client);
@@ -41,12 +53,14 @@ export = function register(RED: Red): void {
       stops.push(() => running.delete(node.id));
       const coordination = server.coordination;
       const emitting = (): boolean => !coordination || coordination.isHolder || coordination.state.role === 'lost';
+      const repeatMs = clampNumber(config.repeat, 60, 0, 86400) * 1000;
       const state = new StateNode({
         instrumentKey: server.instrumentKey,
         instrument: instrument.name,
         stateTopic: String(config.topic || 'lab/{{instrument}}/state'),
         eventTopic: String(config.eventTopic || 'lab/{{instrument}}'),
         perSecond: clampNumber(config.rate, 2, 0.1, MAX_PER_SECOND),
+        expirySeconds: expiryOf(repeatMs),
         emitting,
         send: (doc, event) => {
           node.send([doc, event]);
@@ -54,6 +68,13 @@ export = function register(RED: Red): void {
         },
       });
       stops.push(() => state.close());
+      const topic = state.topic;
+      const movedFrom = topics.started(node.id, topic);
+      // removed from the flows: its retained document goes too (unless another state node publishes on that topic)
+      onClose = (removed) => {
+        if (removed && !topics.inUse(topic, node.id)) state.clearRetained(topic);
+        topics.stopped(node.id, removed);
+      };
       status.follow(server.connection);
       // a document goes out once the errors of a first poll are in (at most 10 s after a deploy or a lease taken
       // over: a flow without an error watch still gets its document)
@@ -100,8 +121,11 @@ export = function register(RED: Red): void {
       // after a deploy: the document once the first poll is in (above), again once the mqtt out node beside it has
       // connected (it drops what comes before) and every `repeat` seconds, so a broker that restarted without its
       // retained msgs gets it back
-      const repeatMs = clampNumber(config.repeat, 60, 0, 86400) * 1000;
-      const settle = setTimeout(() => state.emitNow(), AFTER_DEPLOY_MS);
+      const settle = setTimeout(() => {
+        state.emitNow();
+        // the lh-server renamed: the document under the old name is no longer this instrument's
+        if (movedFrom !== undefined && !topics.inUse(movedFrom, node.id)) state.clearRetained(movedFrom);
+      }, AFTER_DEPLOY_MS);
       const every = repeatMs > 0 ? setInterval(() => state.emitNow(), Math.max(MIN_REPEAT_MS, repeatMs)) : undefined;
       stops.push(() => {
         clearTimeout(settle);
@@ -116,7 +140,8 @@ export = function register(RED: Red): void {
       status.failed(error);
       node.error(error.message);
     }
-    node.on('close', (_removed: boolean, done: () => void) => {
+    node.on('close', (removed: boolean, done: () => void) => {
+      onClose?.(removed);
       for (const stop of stops.splice(0)) stop();
       done();
     });
