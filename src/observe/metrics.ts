@@ -37,6 +37,20 @@ export function hostOfUrl(name: string): string {
   }
 }
 
+/** The longest instrument label (UTF-16 units). */
+const MAX_LABEL = 64;
+
+/** A name clipped to MAX_LABEL units, never cutting a character in two (a lone surrogate is written as U+FFFD). */
+export function clipLabel(name: string): string {
+  if (name.length <= MAX_LABEL) return name;
+  let out = '';
+  for (const c of name) {
+    if (out.length + c.length > MAX_LABEL) break;
+    out += c;
+  }
+  return out;
+}
+
 export class LabMetrics {
   readonly registry = new Registry();
   private readonly names = new Set<string>();
@@ -141,7 +155,7 @@ export class LabMetrics {
     if (event.instrument !== '' && (this.nameOf.has(event.instrumentKey) || this.nameOf.size < MAX_INSTRUMENTS))
       this.nameOf.set(event.instrumentKey, event.instrument);
     const name = hostOfUrl(event.instrument || this.nameOf.get(event.instrumentKey) || 'unknown');
-    const label = name.slice(0, 64) || '_';
+    const label = clipLabel(name) || '_';
     if (this.names.has(label)) return label;
     if (this.names.size >= MAX_INSTRUMENTS) return 'other';
     this.names.add(label);
