@@ -103,6 +103,18 @@ describe('review: a retained state document once its instrument left the flows',
     });
   }
 
+  it('an lh-server deleted while its state node stays in the flows leaves no retained document', async function () {
+    const first = instrumentNodes('Nimbus 7');
+    await helper.load([...packageNodes(), tlsConfigNode, coreMqtt], [...first.nodes, ...coreMqttOut(broker)], first.credentials);
+    await until(async () => (await retained()).has('lab/Nimbus 7/state'), 'the document retained', 20_000);
+    // the lh-server and the watch deleted; the state node, pointing at no lh-server now, deployed as it is
+    const left = first.nodes.filter((n) => n.type === 'lh-state');
+    await helper.setFlows([...left, ...coreMqttOut(broker)] as never, 'full', {} as never);
+    await until(async () => !(await retained()).has('lab/Nimbus 7/state'), 'the document gone', 8_000).catch(() =>
+      assert.fail('still retained after its lh-server was deleted'),
+    );
+  });
+
   it('a second state node of the instrument keeps its document when the first is deleted', async function () {
     const first = instrumentNodes('Nimbus 7');
     const twin = { id: 'twin', type: 'lh-state', server: 'server', machineInterval: '0', wires: [['out'], []] };

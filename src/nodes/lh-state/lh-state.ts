@@ -89,35 +89,8 @@ export = function register(RED: Red): void {
       }
       // door and system ready: read by the one emitting, every machineInterval seconds (0: never)
       const machineMs = clampNumber(config.machineInterval, 30, 0, 3600) * 1000;
-      if (machineMs > 0) {
-        let timer: NodeJS.Timeout | undefined;
-        let stopped = false;
-        const read = async (): Promise<void> => {
-          if (emitting()) {
-            try {
-              const r = await client.machine.startReadiness();
-              if (stopped) return;
-              publishLab({
-                instrumentKey: server.instrumentKey,
-                instrument: instrument.name,
-                kind: 'machine',
-                doorClosed: r.sensors?.isDoorClosed,
-                systemReady: r.systemReady
-                  ? r.systemReady.isServerReady && r.systemReady.stoppedServices.length === 0
-                  : undefined,
-              });
-            } catch {
-              // the instrument's reachability is lh-server's to show; the document keeps what it knew
-            }
-          }
-          if (!stopped) timer = setTimeout(() => void read(), Math.max(MIN_MACHINE_SECONDS * 1000, machineMs));
-        };
-        timer = setTimeout(() => void read(), 0);
-        stops.push(() => {
-          stopped = true;
-          clearTimeout(timer);
-        });
-      }
+      const about = { instrumentKey: server.instrumentKey, instrument: instrument.name };
+      if (machineMs > 0) stops.push(readMachine(client, about, emitting, machineMs));
       // after a deploy: the document once the first poll is in (above), again once the mqtt out node beside it has
       // connected (it drops what comes before) and every `repeat` seconds, so a broker that restarted without its
       // retained msgs gets it back
@@ -139,6 +112,13 @@ export = function register(RED: Red): void {
       const error = asLhError(err, node.type);
       status.failed(error);
       node.error(error.message);
+      // its lh-server deleted (the node left pointing at it): the document it published is no instrument's now
+      const orphan = topics.orphaned(node.id);
+      const clear = setTimeout(() => {
+        if (orphan !== undefined && !topics.inUse(orphan, node.id))
+          node.send([{ topic: orphan, payload: '', retain: true, qos: 1 }, null]);
+      }, AFTER_DEPLOY_MS);
+      stops.push(() => clearTimeout(clear));
     }
     node.on('close', (removed: boolean, done: () => void) => {
       onClose?.(removed);
@@ -149,6 +129,39 @@ export = function register(RED: Red): void {
 
   RED.nodes.registerType('lh-state', LhState);
 };
+
+/** Door and system ready, read every `everyMs` by the one emitting, told to the lab; returns the call that stops. */
+function readMachine(
+  client: ReturnType<typeof requireClient>['client'],
+  about: { instrumentKey: string; instrument: string },
+  emitting: () => boolean,
+  everyMs: number,
+): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const read = async (): Promise<void> => {
+    if (emitting()) {
+      try {
+        const r = await client.machine.startReadiness();
+        if (stopped) return;
+        publishLab({
+          ...about,
+          kind: 'machine',
+          doorClosed: r.sensors?.isDoorClosed,
+          systemReady: r.systemReady ? r.systemReady.isServerReady && r.systemReady.stoppedServices.length === 0 : undefined,
+        });
+      } catch {
+        // the instrument's reachability is lh-server's to show; the document keeps what it knew
+      }
+    }
+    if (!stopped) timer = setTimeout(() => void read(), Math.max(MIN_MACHINE_SECONDS * 1000, everyMs));
+  };
+  timer = setTimeout(() => void read(), 0);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
 
 function summary(doc: { connection: { state: string }; errors: { pending: number }; run: { state: string | null } }): string {
   const run = doc.run.state ? `, run ${doc.run.state}` : '';

@@ -17,6 +17,13 @@ export class RetainedTopics {
     return before !== undefined && before !== topic ? before : undefined;
   }
 
+  /** A state node that could not start (its lh-server deleted): the topic it published on before, forgotten. */
+  orphaned(id: string): string | undefined {
+    const before = this.published.get(id);
+    this.published.delete(id);
+    return before;
+  }
+
   stopped(id: string, removed: boolean): void {
     this.running.delete(id);
     if (removed) this.published.delete(id);
