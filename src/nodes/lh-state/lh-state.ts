@@ -90,7 +90,14 @@ export = function register(RED: Red): void {
       // door and system ready: read by the one emitting, every machineInterval seconds (0: never)
       const machineMs = clampNumber(config.machineInterval, 30, 0, 3600) * 1000;
       const about = { instrumentKey: server.instrumentKey, instrument: instrument.name };
-      if (machineMs > 0) stops.push(readMachine(client, about, emitting, machineMs));
+      // the password expiry the session knows from its last login: the error watch warns once a day, so a state node
+      // deployed alone would say nothing of it until the next warning
+      const tellPassword = (): void => {
+        const expiresInDays = passwordDaysLeft(client.session.passwordExpiry, Date.now());
+        if (expiresInDays !== undefined) state.take({ ...about, kind: 'password', expiresInDays });
+      };
+      tellPassword();
+      if (machineMs > 0) stops.push(readMachine(client, about, emitting, machineMs, tellPassword));
       // after a deploy: the document once the first poll is in (above), again once the mqtt out node beside it has
       // connected (it drops what comes before) and every `repeat` seconds, so a broker that restarted without its
       // retained msgs gets it back
@@ -130,17 +137,34 @@ export = function register(RED: Red): void {
   RED.nodes.registerType('lh-state', LhState);
 };
 
-/** Door and system ready, read every `everyMs` by the one emitting, told to the lab; returns the call that stops. */
+const DAY_MS = 24 * 60 * 60 * 1000;
+type Client = ReturnType<typeof requireClient>['client'];
+
+/**
+ * The days left of a password whose expiry is due a warning (as the error watch's warning says it: null in the
+ * document otherwise), counted from now: a login's "3 days" is 2 a day later.
+ */
+function passwordDaysLeft(expiry: Client['session']['passwordExpiry'], now: number): number | undefined {
+  if (!expiry?.warn) return undefined;
+  return Math.ceil((expiry.expiresAt - now) / DAY_MS);
+}
+
+/**
+ * Door and system ready, read every `everyMs` by the one emitting, told to the lab (`alongside` runs at each read);
+ * returns the call that stops.
+ */
 function readMachine(
-  client: ReturnType<typeof requireClient>['client'],
+  client: Client,
   about: { instrumentKey: string; instrument: string },
   emitting: () => boolean,
   everyMs: number,
+  alongside: () => void,
 ): () => void {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const read = async (): Promise<void> => {
     if (emitting()) {
+      alongside();
       try {
         const r = await client.machine.startReadiness();
         if (stopped) return;
