@@ -138,6 +138,14 @@ function dropReusedLinks(before: PendingErrorView[], after: PendingErrorView[], 
   for (const e of after) if (gone.get(linkKey(e))) links.delete(linkKey(e));
 }
 
+/**
+ * A's errors, then B's, each source as listed: the order does not depend on which source was polled last (two watch
+ * nodes of one instrument, one source each, would otherwise turn the list round at every poll, a document each time).
+ */
+function bySource(list: PendingErrorView[]): PendingErrorView[] {
+  return [...list.filter((e) => e.source === 'A'), ...list.filter((e) => e.source !== 'A')];
+}
+
 /** `memory` after `event` (a new document object when anything changed; the same one otherwise). */
 export function fold(memory: StateMemory, event: LabEvent, now: number): StateMemory {
   const doc = memory.doc;
@@ -148,10 +156,12 @@ export function fold(memory: StateMemory, event: LabEvent, now: number): StateMe
     case 'errors': {
       // a list of some sources replaces only their errors (two poll nodes of one instrument may poll one each)
       const before = pending;
-      pending = unique([
-        ...(event.sources ? pending.filter((e) => !event.sources?.includes(e.source)) : []),
-        ...event.pending.map(shownError),
-      ]);
+      pending = bySource(
+        unique([
+          ...(event.sources ? pending.filter((e) => !event.sources?.includes(e.source)) : []),
+          ...event.pending.map(shownError),
+        ]),
+      );
       dropReusedLinks(before, pending, links);
       next = { ...doc, errors: errorsOf(pending, links) };
       break;
