@@ -50,8 +50,15 @@ export function emptyDocument(instrument: string, now: number): StateDocument {
   };
 }
 
+/** At most `max` UTF-16 units, `…` in the last place when clipped; a character is never cut in two. */
 function clip(value: string, max = MAX_TEXT): string {
-  return value.length > max ? `${value.slice(0, max - 1)}…` : value;
+  if (value.length <= max) return value;
+  let out = '';
+  for (const c of value) {
+    if (out.length + c.length > max - 1) break;
+    out += c;
+  }
+  return `${out}…`;
 }
 
 /** An answer link as the state keeps it: its URL and until when it works. */
