@@ -37,6 +37,20 @@ export function hostOfUrl(name: string): string {
   }
 }
 
+/** The longest instrument label (UTF-16 units). */
+const MAX_LABEL = 64;
+
+/** A name clipped to MAX_LABEL units, never cutting a character in two (a lone surrogate is written as U+FFFD). */
+export function clipLabel(name: string): string {
+  if (name.length <= MAX_LABEL) return name;
+  let out = '';
+  for (const c of name) {
+    if (out.length + c.length > MAX_LABEL) break;
+    out += c;
+  }
+  return out;
+}
+
 export class LabMetrics {
   readonly registry = new Registry();
   private readonly names = new Set<string>();
@@ -60,6 +74,11 @@ export class LabMetrics {
   private readonly stops: (() => void)[] = [];
   /** the lh-server nodes running now, by instrument label: the gauges of a label none is left of are taken off */
   private readonly servers = new Map<string, number>();
+  /**
+   * the instrument keys this Node-RED stands by for (another holds the lease and polls): their up and pending gauges
+   * are the holder's to say; what this one last saw as holder is no longer so
+   */
+  private readonly standby = new Set<string>();
 
   constructor(private readonly now: () => number = Date.now) {
     const registers = [this.registry];
@@ -141,7 +160,7 @@ export class LabMetrics {
     if (event.instrument !== '' && (this.nameOf.has(event.instrumentKey) || this.nameOf.size < MAX_INSTRUMENTS))
       this.nameOf.set(event.instrumentKey, event.instrument);
     const name = hostOfUrl(event.instrument || this.nameOf.get(event.instrumentKey) || 'unknown');
-    const label = name.slice(0, 64) || '_';
+    const label = clipLabel(name) || '_';
     if (this.names.has(label)) return label;
     if (this.names.size >= MAX_INSTRUMENTS) return 'other';
     this.names.add(label);
@@ -180,6 +199,7 @@ export class LabMetrics {
         break;
       }
       case 'errors': {
+        if (this.standby.has(event.instrumentKey)) break; // a poll that ended after the lease went elsewhere
         // per source: a list of source B says nothing of source A's errors (two poll nodes, one source each)
         const counts = this.pendingOf.get(event.instrumentKey) ?? new Map<string, number>();
         if (!this.pendingOf.has(event.instrumentKey) && this.pendingOf.size < MAX_INSTRUMENTS)
@@ -194,7 +214,7 @@ export class LabMetrics {
         break;
       }
       case 'connection':
-        this.up.set({ instrument }, event.state === 'online' ? 1 : 0);
+        if (!this.standby.has(event.instrumentKey)) this.up.set({ instrument }, event.state === 'online' ? 1 : 0);
         break;
       case 'run':
         if (event.started) this.runsStarted.inc({ instrument });
@@ -209,6 +229,7 @@ export class LabMetrics {
           break;
         }
         this.servers.delete(instrument);
+        this.standby.delete(event.instrumentKey);
         // no lh-server of that name any more: its last up, pending and lease holder values are no longer true (an
         // instrument renamed or removed would stay "up" with its errors pending, a second lease holder, until a restart)
         this.pendingOf.delete(event.instrumentKey);
@@ -218,6 +239,15 @@ export class LabMetrics {
       case 'lease':
         this.holder.set({ instrument }, event.holder ? 1 : 0);
         if (event.failover) this.failovers.inc({ instrument });
+        if (event.holder || event.lost) {
+          this.standby.delete(event.instrumentKey); // it polls (again): its next poll says
+          break;
+        }
+        // a standby does not poll: up and pending as it last saw them would stay for ever (an alert on pending errors
+        // firing from the standby's page after the holder saw them answered); the holder's page says them
+        if (this.standby.size < MAX_INSTRUMENTS) this.standby.add(event.instrumentKey);
+        this.pendingOf.delete(event.instrumentKey);
+        for (const gauge of [this.up, this.pending]) gauge.remove({ instrument });
         break;
       default:
         break;

@@ -50,8 +50,15 @@ export function emptyDocument(instrument: string, now: number): StateDocument {
   };
 }
 
+/** At most `max` UTF-16 units, `…` in the last place when clipped; a character is never cut in two. */
 function clip(value: string, max = MAX_TEXT): string {
-  return value.length > max ? `${value.slice(0, max - 1)}…` : value;
+  if (value.length <= max) return value;
+  let out = '';
+  for (const c of value) {
+    if (out.length + c.length > max - 1) break;
+    out += c;
+  }
+  return `${out}…`;
 }
 
 /** An answer link as the state keeps it: its URL and until when it works. */
@@ -138,6 +145,14 @@ function dropReusedLinks(before: PendingErrorView[], after: PendingErrorView[], 
   for (const e of after) if (gone.get(linkKey(e))) links.delete(linkKey(e));
 }
 
+/**
+ * A's errors, then B's, each source as listed: the order does not depend on which source was polled last (two watch
+ * nodes of one instrument, one source each, would otherwise turn the list round at every poll, a document each time).
+ */
+function bySource(list: PendingErrorView[]): PendingErrorView[] {
+  return [...list.filter((e) => e.source === 'A'), ...list.filter((e) => e.source !== 'A')];
+}
+
 /** `memory` after `event` (a new document object when anything changed; the same one otherwise). */
 export function fold(memory: StateMemory, event: LabEvent, now: number): StateMemory {
   const doc = memory.doc;
@@ -148,10 +163,12 @@ export function fold(memory: StateMemory, event: LabEvent, now: number): StateMe
     case 'errors': {
       // a list of some sources replaces only their errors (two poll nodes of one instrument may poll one each)
       const before = pending;
-      pending = unique([
-        ...(event.sources ? pending.filter((e) => !event.sources?.includes(e.source)) : []),
-        ...event.pending.map(shownError),
-      ]);
+      pending = bySource(
+        unique([
+          ...(event.sources ? pending.filter((e) => !event.sources?.includes(e.source)) : []),
+          ...event.pending.map(shownError),
+        ]),
+      );
       dropReusedLinks(before, pending, links);
       next = { ...doc, errors: errorsOf(pending, links) };
       break;

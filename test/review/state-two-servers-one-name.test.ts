@@ -3,6 +3,11 @@
  * instrument, its server left unrenamed) publish their state documents on one topic, and the fleet tab, whose rows
  * are known by the instrument's name, showed one row flipping between the two instruments: one instrument and its
  * pending errors missing from the screen, without a word. A state node now warns at deploy, naming the name.
+ *
+ * review47: one instrument whose URLs two lh-server nodes spell two ways (`localhost` and `127.0.0.1`, README: "however
+ * they are spelled") was taken for two instruments: a warning about "another instrument" at every deploy, though both
+ * state nodes send that one instrument's document. The clash now compares the instruments' identities; the second
+ * instrument here is another address.
  */
 import assert from 'node:assert/strict';
 
@@ -40,8 +45,11 @@ describe('review: two instruments of one name are said at deploy', function () {
     );
   }
 
+  /** Another instrument (nothing answers there: a state node without watches never asks it). */
+  const otherInstrument = 'http://127.0.0.1:1';
+
   it('two instruments named alike: a warning that names the name', async function () {
-    await deploy('sim', sim.baseUrl.replace('127.0.0.1', 'localhost'));
+    await deploy('sim', otherInstrument);
     const warnings = stateWarnings();
     assert.equal(warnings.length, 1, 'one warning (from the second state node)');
     assert.equal(warnings[0], 'lh-state.errors.sameName', 'the test runtime logs the key (its text: below)');
@@ -54,13 +62,25 @@ describe('review: two instruments of one name are said at deploy', function () {
   });
 
   it('two instruments of two names: no warning', async function () {
-    await deploy('other', sim.baseUrl.replace('127.0.0.1', 'localhost'));
+    await deploy('other', otherInstrument);
+    assert.deepEqual(stateWarnings(), []);
+  });
+
+  it('one instrument whose URLs two lh-server nodes of one name spell two ways: no warning', async function () {
+    await deploy('sim', sim.baseUrl.replace('127.0.0.1', 'localhost'));
     assert.deepEqual(stateWarnings(), []);
   });
 
   it('names that differ only in what a topic level cannot hold clash too; one instrument never clashes with itself', function () {
     assert.ok(nameClash({ instrumentKey: 'a', instrument: 'Star/1' }, [{ instrumentKey: 'b', instrument: 'Star+1' }]));
     assert.equal(nameClash({ instrumentKey: 'a', instrument: 'Star' }, [{ instrumentKey: 'a', instrument: 'Star' }]), undefined);
+    assert.equal(
+      nameClash({ instrumentKey: 'HTTP://localhost:8080/|', instrument: 'Star' }, [
+        { instrumentKey: 'http://127.0.0.1:8080|', instrument: 'Star' },
+      ]),
+      undefined,
+      'one instrument spelled two ways',
+    );
     assert.equal(
       nameClash({ instrumentKey: 'a', instrument: 'Star' }, [{ instrumentKey: 'b', instrument: 'Vantage' }]),
       undefined,

@@ -371,6 +371,8 @@ export class ErrorWatch {
     // the list first, then each error's event: a state document made between two of those events (coordinated, each
     // waits for Redis) would show a step the instrument never was in, e.g. one error resolved, the next not yet raised.
     // The list has the open firmware errors (source A): the instrument never lists them, and they wait for an answer.
+    // It is the instrument's whole list, whatever this watch's severity filter (which picks what it raises): two watches
+    // of one source with different filters would each replace the other's list, the document flipping at every poll.
     // Each event after the list says so (`listed`): the document keeps the list's errors, whatever the events (an id
     // reused for an error of the same title resolves the old one after the list shows the new one; a new holder's
     // sweep raises again what an earlier one raised and the list no longer shows)
@@ -378,7 +380,7 @@ export class ErrorWatch {
     const listedFirst = this.lab.pending(
       results.map((r) =>
         'records' in r
-          ? { source: r.source, records: [...r.records.filter(rules.wanted), ...(r.source === 'A' ? firmware : [])] }
+          ? { source: r.source, records: [...r.records, ...(r.source === 'A' ? firmware : [])] }
           : { source: r.source },
       ),
     );

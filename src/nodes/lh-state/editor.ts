@@ -28,6 +28,9 @@ registerNode('lh-state', {
     machineInterval: {
       validate: check((v) => String(v ?? '').trim() === '0' || numberIn(5, 3600)(v), 'lh-state.errors.machineInterval'),
     },
+    repeat: {
+      validate: check((v) => String(v ?? '').trim() === '0' || numberIn(1, 86400)(v), 'lh-state.errors.repeat'),
+    },
   },
   label() {
     return this.name || text(this, 'paletteLabel');

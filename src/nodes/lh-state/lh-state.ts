@@ -6,6 +6,7 @@ import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { nameClash, type NamedState } from './name-clash';
+import { RetainedTopics } from './retained-topics';
 import { StateNode } from './state-node';
 
 /** Bounds of the dialog's numbers (a hand-written flow may say anything). */
@@ -21,9 +22,19 @@ function clampNumber(value: unknown, fallback: number, min: number, max: number)
   return Math.min(max, Math.max(min, n));
 }
 
+/**
+ * MQTT 5 expiry of a document: three of its repeats, so one nobody sends again (its instrument removed in a full
+ * deploy, its Node-RED stopped) leaves the broker instead of saying "online" for ever. None without repeats.
+ */
+function expiryOf(repeatMs: number): number | undefined {
+  return repeatMs > 0 ? Math.ceil((3 * Math.max(MIN_REPEAT_MS, repeatMs)) / 1000) : undefined;
+}
+
 export = function register(RED: Red): void {
   /** the instruments of the state nodes running now, by node id (two of one name cannot be told apart) */
   const running = new Map<string, NamedState>();
+  /** the document topics of the state nodes, across redeploys */
+  const topics = new RetainedTopics();
 
   function LhState(this: unknown, config: NodeConfig): void {
     config = migrateConfig(config);
@@ -31,6 +42,7 @@ export = function register(RED: Red): void {
     const node = asNode(this);
     const status = new Status(node, RED);
     const stops: (() => void)[] = [];
+    let onClose: ((removed: boolean) => void) | undefined;
     try {
       const { server, client } = requireClient(RED, config.server, node.type);
       const instrument = instrumentInfo(server, client);
@@ -41,12 +53,14 @@ export = function register(RED: Red): void {
       stops.push(() => running.delete(node.id));
       const coordination = server.coordination;
       const emitting = (): boolean => !coordination || coordination.isHolder || coordination.state.role === 'lost';
+      const repeatMs = clampNumber(config.repeat, 60, 0, 86400) * 1000;
       const state = new StateNode({
         instrumentKey: server.instrumentKey,
         instrument: instrument.name,
         stateTopic: String(config.topic || 'lab/{{instrument}}/state'),
         eventTopic: String(config.eventTopic || 'lab/{{instrument}}'),
         perSecond: clampNumber(config.rate, 2, 0.1, MAX_PER_SECOND),
+        expirySeconds: expiryOf(repeatMs),
         emitting,
         send: (doc, event) => {
           node.send([doc, event]);
@@ -54,6 +68,13 @@ export = function register(RED: Red): void {
         },
       });
       stops.push(() => state.close());
+      const topic = state.topic;
+      const movedFrom = topics.started(node.id, topic);
+      // removed from the flows: its retained document goes too (unless another state node publishes on that topic)
+      onClose = (removed) => {
+        if (removed && !topics.inUse(topic, node.id)) state.clearRetained(topic);
+        topics.stopped(node.id, removed);
+      };
       status.follow(server.connection);
       // a document goes out once the errors of a first poll are in (at most 10 s after a deploy or a lease taken
       // over: a flow without an error watch still gets its document)
@@ -68,40 +89,23 @@ export = function register(RED: Red): void {
       }
       // door and system ready: read by the one emitting, every machineInterval seconds (0: never)
       const machineMs = clampNumber(config.machineInterval, 30, 0, 3600) * 1000;
-      if (machineMs > 0) {
-        let timer: NodeJS.Timeout | undefined;
-        let stopped = false;
-        const read = async (): Promise<void> => {
-          if (emitting()) {
-            try {
-              const r = await client.machine.startReadiness();
-              if (stopped) return;
-              publishLab({
-                instrumentKey: server.instrumentKey,
-                instrument: instrument.name,
-                kind: 'machine',
-                doorClosed: r.sensors?.isDoorClosed,
-                systemReady: r.systemReady
-                  ? r.systemReady.isServerReady && r.systemReady.stoppedServices.length === 0
-                  : undefined,
-              });
-            } catch {
-              // the instrument's reachability is lh-server's to show; the document keeps what it knew
-            }
-          }
-          if (!stopped) timer = setTimeout(() => void read(), Math.max(MIN_MACHINE_SECONDS * 1000, machineMs));
-        };
-        timer = setTimeout(() => void read(), 0);
-        stops.push(() => {
-          stopped = true;
-          clearTimeout(timer);
-        });
-      }
+      const about = { instrumentKey: server.instrumentKey, instrument: instrument.name };
+      // the password expiry the session knows from its last login: the error watch warns once a day, so a state node
+      // deployed alone would say nothing of it until the next warning
+      const tellPassword = (): void => {
+        const expiresInDays = passwordDaysLeft(client.session.passwordExpiry, Date.now());
+        if (expiresInDays !== undefined) state.take({ ...about, kind: 'password', expiresInDays });
+      };
+      tellPassword();
+      if (machineMs > 0) stops.push(readMachine(client, about, emitting, machineMs, tellPassword));
       // after a deploy: the document once the first poll is in (above), again once the mqtt out node beside it has
       // connected (it drops what comes before) and every `repeat` seconds, so a broker that restarted without its
       // retained msgs gets it back
-      const repeatMs = clampNumber(config.repeat, 60, 0, 86400) * 1000;
-      const settle = setTimeout(() => state.emitNow(), AFTER_DEPLOY_MS);
+      const settle = setTimeout(() => {
+        state.emitNow();
+        // the lh-server renamed: the document under the old name is no longer this instrument's
+        if (movedFrom !== undefined && !topics.inUse(movedFrom, node.id)) state.clearRetained(movedFrom);
+      }, AFTER_DEPLOY_MS);
       const every = repeatMs > 0 ? setInterval(() => state.emitNow(), Math.max(MIN_REPEAT_MS, repeatMs)) : undefined;
       stops.push(() => {
         clearTimeout(settle);
@@ -115,8 +119,16 @@ export = function register(RED: Red): void {
       const error = asLhError(err, node.type);
       status.failed(error);
       node.error(error.message);
+      // its lh-server deleted (the node left pointing at it): the document it published is no instrument's now
+      const orphan = topics.orphaned(node.id);
+      const clear = setTimeout(() => {
+        if (orphan !== undefined && !topics.inUse(orphan, node.id))
+          node.send([{ topic: orphan, payload: '', retain: true, qos: 1 }, null]);
+      }, AFTER_DEPLOY_MS);
+      stops.push(() => clearTimeout(clear));
     }
-    node.on('close', (_removed: boolean, done: () => void) => {
+    node.on('close', (removed: boolean, done: () => void) => {
+      onClose?.(removed);
       for (const stop of stops.splice(0)) stop();
       done();
     });
@@ -124,6 +136,56 @@ export = function register(RED: Red): void {
 
   RED.nodes.registerType('lh-state', LhState);
 };
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+type Client = ReturnType<typeof requireClient>['client'];
+
+/**
+ * The days left of a password whose expiry is due a warning (as the error watch's warning says it: null in the
+ * document otherwise), counted from now: a login's "3 days" is 2 a day later.
+ */
+function passwordDaysLeft(expiry: Client['session']['passwordExpiry'], now: number): number | undefined {
+  if (!expiry?.warn) return undefined;
+  return Math.ceil((expiry.expiresAt - now) / DAY_MS);
+}
+
+/**
+ * Door and system ready, read every `everyMs` by the one emitting, told to the lab (`alongside` runs at each read);
+ * returns the call that stops.
+ */
+function readMachine(
+  client: Client,
+  about: { instrumentKey: string; instrument: string },
+  emitting: () => boolean,
+  everyMs: number,
+  alongside: () => void,
+): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const read = async (): Promise<void> => {
+    if (emitting()) {
+      alongside();
+      try {
+        const r = await client.machine.startReadiness();
+        if (stopped) return;
+        publishLab({
+          ...about,
+          kind: 'machine',
+          doorClosed: r.sensors?.isDoorClosed,
+          systemReady: r.systemReady ? r.systemReady.isServerReady && r.systemReady.stoppedServices.length === 0 : undefined,
+        });
+      } catch {
+        // the instrument's reachability is lh-server's to show; the document keeps what it knew
+      }
+    }
+    if (!stopped) timer = setTimeout(() => void read(), Math.max(MIN_MACHINE_SECONDS * 1000, everyMs));
+  };
+  timer = setTimeout(() => void read(), 0);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
 
 function summary(doc: { connection: { state: string }; errors: { pending: number }; run: { state: string | null } }): string {
   const run = doc.run.state ? `, run ${doc.run.state}` : '';

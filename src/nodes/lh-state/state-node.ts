@@ -15,6 +15,8 @@ export type StateMsg = {
   retain: boolean;
   qos: 0 | 1 | 2;
   instrument: string;
+  /** MQTT 5: the broker forgets the retained document after this many seconds unless it is sent again */
+  messageExpiryInterval?: number;
 };
 
 export interface StateNodeOptions {
@@ -25,6 +27,11 @@ export interface StateNodeOptions {
   /** prefix of the event topics: `<prefix>/errors/<source>-<id>`, `<prefix>/runs` */
   eventTopic: string;
   perSecond: number;
+  /**
+   * MQTT 5 message expiry of a document (seconds): a document not sent again within it leaves the broker (its
+   * instrument removed, its Node-RED stopped). Absent: kept until replaced.
+   */
+  expirySeconds?: number;
   /** whether this Node-RED may emit now (the lease holder, or no coordination) */
   emitting: () => boolean;
   send: (state: StateMsg | null, event: StateMsg | null) => void;
@@ -236,14 +243,29 @@ export class StateNode {
     this.gate.held = false;
   }
 
+  /** The topic of this node's document. */
+  get topic(): string {
+    return topicOf(this.o.stateTopic, this.o.instrument);
+  }
+
   private stateMsg(doc: StateDocument): StateMsg {
     return {
-      topic: topicOf(this.o.stateTopic, this.o.instrument),
+      topic: this.topic,
       payload: doc,
       retain: true,
       qos: 1,
       instrument: this.o.instrument,
+      ...(this.o.expirySeconds ? { messageExpiryInterval: this.o.expirySeconds } : {}),
     };
+  }
+
+  /**
+   * An empty retained msg on `topic` (MQTT's way of deleting a retained msg): the instrument left the flows, or its
+   * document moved to another topic. Only the one that emits sends it (a standby's broker view is the holder's).
+   */
+  clearRetained(topic: string): void {
+    if (!this.o.emitting()) return;
+    this.o.send({ topic, payload: '', retain: true, qos: 1, instrument: this.o.instrument }, null);
   }
 
   private sendEvent(event: LabEvent): void {
