@@ -210,19 +210,19 @@ export class RunsApi {
   }
 
   pause(): Promise<void> {
-    return this.control('pause', 'pause-run');
+    return this.control('pause', 'pause-run', ['Pausing', 'Paused']);
   }
 
   resume(): Promise<void> {
-    return this.control('resume', 'resume-run');
+    return this.control('resume', 'resume-run', ['Running']);
   }
 
   abort(): Promise<void> {
-    return this.control('abort', 'abort-run');
+    return this.control('abort', 'abort-run', ['Aborting', 'Idle']);
   }
 
   cleanupUnloading(): Promise<void> {
-    return this.control('cleanup-unloading', 'cleanup-unloading');
+    return this.control('cleanup-unloading', 'cleanup-unloading', ['Idle']);
   }
 
   async globalRunState(): Promise<RunStateName | string> {
@@ -331,8 +331,27 @@ export class RunsApi {
     };
   }
 
-  private async control(action: string, op: string): Promise<void> {
-    await this.send({ method: 'PUT', path: `/protocol-run/${action}`, operation: op, idempotent: true });
+  /**
+   * A state-setting PUT, resent after a lost connection or a 5xx. The instrument refuses a resend with 409 once the
+   * attempt before did the work (a pause sent again to a run already Pausing): such a 409 is read back, and the
+   * request succeeds only when the run status shows the action done (`done`); otherwise it fails with that state.
+   */
+  private async control(action: string, op: string, done: readonly RunStateName[]): Promise<void> {
+    const res = await this.send({
+      method: 'PUT',
+      path: `/protocol-run/${action}`,
+      operation: op,
+      idempotent: true,
+      alreadyDoneStatus: 409,
+    });
+    if (res.status !== 409) return;
+    const status = await this.status();
+    if (done.includes(status.protocolRunState)) return;
+    throw new LhError(
+      `${op}: the instrument refused the request sent again after a lost reply (409) and shows the run ` +
+        `${status.protocolRunState}, not ${done.join(' or ')}`,
+      { kind: 'http', operation: op, statusCode: 409, body: status },
+    );
   }
 }
 
