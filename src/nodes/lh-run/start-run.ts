@@ -33,6 +33,11 @@ export interface StartOptions {
   /** the protocol to run; may be left out when confirming a run stopped at Loading */
   protocol?: ProtocolRef;
   simulate: boolean;
+  /**
+   * the mode the dialog's Simulate or msg.simulate asks (undefined: neither asks one): a confirm of a run waiting at
+   * Loading in the other mode is refused, nothing sent (a dry-run node never starts a real run left there)
+   */
+  simulateAsked?: boolean;
   /** stop at Loading and output the load instructions instead of confirming the loading */
   stopAtLoading: boolean;
   /** confirm the loading of a run that stopped at Loading (msg.confirmLoading) */
@@ -269,6 +274,15 @@ async function confirm(api: RunControl, o: StartOptions): Promise<StartResult> {
     }
   }
   refuseForeignLoading(o, status);
+  if (o.simulateAsked !== undefined && o.simulateAsked !== status.isSimulation) {
+    const waiting = status.isSimulation ? 'a simulated run' : 'a real run (hardware moves)';
+    const asked = o.simulateAsked ? 'a simulation' : 'a real run';
+    throw new LhError(
+      `msg.confirmLoading: the run waiting at Loading is ${waiting}, but this start asks for ${asked} (the dialog's ` +
+        'Simulate, or msg.simulate): nothing was sent; confirm it from a node that asks for its mode, or abort it',
+      { kind: 'validation', operation: OP, field: 'simulate', body: status },
+    );
+  }
   await refuseUnready(o);
   o.loadingMemory?.forget(); // load-complete is sent for it below: it no longer waits for a confirm
   return loadAndRun(api, { ...o, simulate: status.isSimulation }, status.protocolId, status.protocolName ?? '', undefined, [
