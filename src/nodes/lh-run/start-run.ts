@@ -3,6 +3,7 @@
  * operator), wait for Running. No Node-RED here: the node passes the client and a sleep that its close cancels.
  */
 import {
+  CREATE_TIMEOUT_MS,
   type HeldClaim,
   isBusy,
   LhError,
@@ -203,13 +204,13 @@ export async function startRun(api: RunControl, o: StartOptions): Promise<StartR
       : 'a run';
   const held = o.claim?.(what);
   try {
-    return await (o.confirmLoading ? confirm(api, o) : create(api, o));
+    return await (o.confirmLoading ? confirm(api, o) : create(api, o, held));
   } finally {
     held?.release();
   }
 }
 
-async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
+async function create(api: RunControl, o: StartOptions, held: HeldClaim | undefined): Promise<StartResult> {
   if (!o.protocol)
     throw new LhError('a protocol is required to start a run', { kind: 'validation', operation: OP, field: 'protocolId' });
   o.onPhase?.('validating');
@@ -223,6 +224,7 @@ async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
       body: current,
     });
   }
+  held?.refuseWhileCreateUnanswered(); // Idle, but an earlier create that got no answer may still make its run
   await refuseUnready(o);
   const protocol = await protocolOf(api, o.protocol);
   const validation: ProtocolValidation = await api.validateProtocol(protocol.protocolId);
@@ -235,7 +237,18 @@ async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
   o.onPhase?.('creating');
   refuseIfStopped(o, 'create');
   o.loadingMemory?.forget(); // whatever was left at Loading before, this create replaces it
-  const created = await api.createRun({ protocolId: protocol.protocolId, simulate: o.simulate, recompile: false });
+  const sentAt = Date.now();
+  let created: unknown;
+  try {
+    created = await api.createRun({ protocolId: protocol.protocolId, simulate: o.simulate, recompile: false });
+  } catch (err) {
+    // no answer (closed by a redeploy, lost, the deadline): the instrument may still be creating the run, showing
+    // Idle meanwhile; no other start of this Node-RED sends a create until it shows a run or CREATE_TIMEOUT_MS passed
+    if (err instanceof LhError && (err.kind === 'network' || err.kind === 'timeout')) {
+      held?.createUnanswered(sentAt, CREATE_TIMEOUT_MS);
+    }
+    throw err;
+  }
   const runId = runIdOf(created);
   o.onPhase?.('scheduling');
   const seen: RunStateName[] = [];
