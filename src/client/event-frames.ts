@@ -16,32 +16,58 @@ export interface InstrumentEvent {
 /** Codes the instrument is known to send on `instinctevents` (observed), plus the run codes of this package. */
 export const KNOWN_EVENT_CODES = ['messagebox', 'maintenancedata', 'finished', 'runstatus', 'timeremaining'] as const;
 
-const MAX_DEPTH = 8;
+/** JSON texts inside strings unwrapped along one path of a frame (a string of a string counts once). */
+const MAX_STRING_LEVELS = 8;
+/**
+ * Levels of objects and arrays kept in a frame; a value deeper is replaced by TOO_DEEP. Node-RED copies a msg for each
+ * further wire (and for Catch nodes) with a recursive copy that overflows the stack near 3000 levels: a frame nested
+ * deeper (1 MiB holds 500,000 levels) would reach one wire and be lost on the others, silently.
+ */
+export const MAX_FRAME_DEPTH = 128;
+/** What stands for a value nested deeper than MAX_FRAME_DEPTH. */
+export const TOO_DEEP = `(nested deeper than ${MAX_FRAME_DEPTH} levels: left out)`;
 
 /** Parses a frame and every JSON text nested in its string values (objects, arrays, or JSON strings of them). */
 export function unwrapFrame(frame: string | Buffer): unknown {
   const text = typeof frame === 'string' ? frame : frame.toString('utf8');
+  let parsed: unknown;
   try {
-    return unwrapValue(JSON.parse(text) as unknown, 0);
+    parsed = JSON.parse(text) as unknown;
   } catch {
     return text;
   }
+  return unwrapValue(parsed);
 }
 
-/** A value with every nested JSON text parsed; strings that are not JSON objects or arrays stay strings. */
-export function unwrapValue(value: unknown, depth = 0): unknown {
-  if (depth > MAX_DEPTH) return value;
+/**
+ * A value with every nested JSON text parsed (up to MAX_STRING_LEVELS along a path, whatever the objects between
+ * them); strings that are not JSON objects or arrays stay strings; keys start in lower case; values nested deeper
+ * than MAX_FRAME_DEPTH become TOO_DEEP.
+ */
+export function unwrapValue(value: unknown): unknown {
+  return unwrapAt(value, 0, 0);
+}
+
+function unwrapAt(value: unknown, depth: number, strings: number): unknown {
   if (typeof value === 'string') {
+    if (strings >= MAX_STRING_LEVELS) return value;
     const parsed = parseNested(value);
-    return parsed === undefined ? value : unwrapValue(parsed, depth + 1);
+    return parsed === undefined ? value : unwrapAt(parsed, depth, strings + 1);
   }
-  if (Array.isArray(value)) return value.map((v) => unwrapValue(v, depth + 1));
-  if (isRecord(value)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[camel(k)] = unwrapValue(v, depth + 1);
-    return out;
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth >= MAX_FRAME_DEPTH) return TOO_DEEP;
+  if (Array.isArray(value)) return value.map((v) => unwrapAt(v, depth + 1, strings));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    // an own property as JSON.parse makes it: a key "__proto__" assigned would replace the object's prototype
+    Object.defineProperty(out, camel(k), {
+      value: unwrapAt(v, depth + 1, strings),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   }
-  return value;
+  return out;
 }
 
 /** JSON text of an object, an array, or a JSON string holding one of those; else undefined (`"42"` stays a string). */

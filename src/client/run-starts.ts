@@ -32,17 +32,38 @@ export interface LeftAtLoading {
 /** A claim held by one start: release it when the start returns or fails (releasing twice is harmless). */
 export interface HeldClaim {
   release(): void;
+  /**
+   * The create this start sent got no answer (the connection closed or was lost, the deadline passed): the
+   * instrument may still be creating that run, and shows Idle until it has. No other start sends a create until a
+   * status read started after it shows a run, or until `holdMs` after it was sent (refuseWhileCreateUnanswered).
+   */
+  createUnanswered(sentAt: number, holdMs: number): void;
+  /**
+   * Throws `busy` while an earlier create got no answer and no status read since showed its run (call it after a
+   * status read that showed the instrument Idle: a run that shows is refused by name instead).
+   */
+  refuseWhileCreateUnanswered(): void;
 }
 
 export class RunStartClaims {
   private held?: RunStartClaim & { token: object };
+  /** a create that got no answer: its run may still appear; no other start until it shows or `until` */
+  private unanswered?: RunStartClaim & { until: number };
   private loading?: LeftAtLoading;
 
   constructor(private readonly now: () => number = Date.now) {}
 
   /** The start in flight, if any. */
   current(): RunStartClaim | undefined {
-    return this.held ? { what: this.held.what, since: this.held.since } : undefined;
+    if (this.held) return { what: this.held.what, since: this.held.since };
+    const unanswered = this.pendingCreate();
+    return unanswered ? { what: unanswered.what, since: unanswered.since } : undefined;
+  }
+
+  /** The create that got no answer, while its run may still appear. */
+  private pendingCreate(): (RunStartClaim & { until: number }) | undefined {
+    if (this.unanswered && this.now() >= this.unanswered.until) this.unanswered = undefined;
+    return this.unanswered;
   }
 
   /** Remembers the run this Node-RED left at Loading (replacing any earlier one). */
@@ -71,6 +92,8 @@ export class RunStartClaims {
     const startedAt = this.now();
     return (state) => {
       if (this.loading && startedAt > this.loading.since && !STILL_AT_LOADING.includes(state)) this.loading = undefined;
+      // the run of a create that got no answer shows: from now on the busy check of a start names it
+      if (this.unanswered && startedAt > this.unanswered.since && state !== 'Idle') this.unanswered = undefined;
     };
   }
 
@@ -89,6 +112,20 @@ export class RunStartClaims {
     return {
       release: () => {
         if (this.held?.token === token) this.held = undefined;
+      },
+      refuseWhileCreateUnanswered: () => {
+        const pending = this.pendingCreate();
+        if (!pending) return;
+        const ago = Math.max(0, Math.round((this.now() - pending.since) / 1000));
+        const left = Math.max(1, Math.round((pending.until - this.now()) / 1000));
+        throw new LhError(
+          `start refused: a create sent ${ago} s ago (${pending.what}) got no answer, and the instrument may still be ` +
+            `creating that run; nothing was sent (wait until the instrument shows it, at most ${left} s)`,
+          { kind: 'busy', operation, statusCode: 409, body: { startInProgress: pending.what } },
+        );
+      },
+      createUnanswered: (sentAt, holdMs) => {
+        this.unanswered = { what, since: sentAt, until: sentAt + holdMs };
       },
     };
   }

@@ -210,19 +210,19 @@ export class RunsApi {
   }
 
   pause(): Promise<void> {
-    return this.control('pause', 'pause-run');
+    return this.control('pause', 'pause-run', ['Pausing', 'Paused']);
   }
 
   resume(): Promise<void> {
-    return this.control('resume', 'resume-run');
+    return this.control('resume', 'resume-run', ['Running']);
   }
 
   abort(): Promise<void> {
-    return this.control('abort', 'abort-run');
+    return this.control('abort', 'abort-run', ['Aborting', 'Idle']);
   }
 
   cleanupUnloading(): Promise<void> {
-    return this.control('cleanup-unloading', 'cleanup-unloading');
+    return this.control('cleanup-unloading', 'cleanup-unloading', ['Idle']);
   }
 
   async globalRunState(): Promise<RunStateName | string> {
@@ -333,8 +333,20 @@ export class RunsApi {
     };
   }
 
-  private async control(action: string, op: string): Promise<void> {
-    await this.send({ method: 'PUT', path: `/protocol-run/${action}`, operation: op, idempotent: true });
+  /**
+   * A state-setting PUT, resent after a lost connection or a 5xx. The instrument refuses a resend with 409 once the
+   * attempt before did the work (a pause sent again to a run already Pausing): such a 409 is read back, and the
+   * request succeeds when the run status shows the action done (`done`); otherwise the 409 stands. (The audit trail
+   * records the resend's 409 as the instrument gave it.)
+   */
+  private async control(action: string, op: string, done: readonly RunStateName[]): Promise<void> {
+    try {
+      await this.send({ method: 'PUT', path: `/protocol-run/${action}`, operation: op, idempotent: true });
+    } catch (err) {
+      if (!(err instanceof LhError) || err.statusCode !== 409 || (err.attempts ?? 1) <= 1) throw err;
+      const status = await this.status();
+      if (!done.includes(status.protocolRunState)) throw err;
+    }
   }
 }
 

@@ -3,10 +3,12 @@
  * polls, 5 s timeout) whose configuration each test sets, loaded with lh-server and lh-run alone.
  */
 import type { Simulator } from '../../src/simulator';
+import { restartMemory } from '../support/homes';
 import { ConfiguredNode, configuredNode, useInstrument } from '../support/node-suite';
 
 export function useRunNode(): ConfiguredNode & { sim: Simulator } {
-  const sim = useInstrument({ simulator: { simulationSpeed: 1000 } });
+  // each test starts as after a restart of Node-RED: a create left unanswered by one (a reset) holds no other's start
+  const sim = useInstrument({ simulator: { simulationSpeed: 1000 }, afterEach: () => restartMemory() });
   const node = configuredNode(
     sim,
     { id: 'run', type: 'lh-run', pollInterval: '0.05', timeout: '5' },

@@ -28,7 +28,7 @@ function seconds(value: unknown, fallback: number): number {
  * is refused before anything is sent, as a msg.operation naming another operation is: a dialog set to a real run
  * would otherwise start one with hardware moving for a msg that asked for a simulation (review41).
  */
-function simulateOf(config: unknown, msg: NodeMessage): boolean {
+function simulateOf(config: unknown, msg: NodeMessage): boolean | undefined {
   const chosen = config === 'true' || config === true ? true : config === 'false' || config === false ? false : undefined;
   const given = msg.simulate;
   const asked = given === undefined || given === null ? undefined : v.strictBoolean(given, 'simulate', 'start-run');
@@ -39,7 +39,7 @@ function simulateOf(config: unknown, msg: NodeMessage): boolean {
       { kind: 'validation', operation: 'start-run', field: 'simulate' },
     );
   }
-  return chosen ?? asked ?? false;
+  return chosen ?? asked;
 }
 
 /** A sleep that the node's close cuts short with an error, so a waiting start does not outlive its flow. */
@@ -116,13 +116,15 @@ export = function register(RED: Red): void {
       const runs = client.runs;
       switch (operation) {
         case 'start': {
-          const simulate = simulateOf(config.simulate, msg); // before any request: a contradiction sends nothing
+          // before any request: a contradiction sends nothing; undefined: neither the dialog nor the msg asks a mode
+          const asked = simulateOf(config.simulate, msg);
           const confirmLoading =
             msg.confirmLoading === undefined ? false : v.strictBoolean(msg.confirmLoading, 'confirmLoading', 'start-run');
           const protocol = await protocolOf(msg, !confirmLoading);
           const result = await startRun(runs, {
             protocol,
-            simulate,
+            simulate: asked ?? false,
+            simulateAsked: asked,
             stopAtLoading: config.stopAtLoading === true || config.stopAtLoading === 'true',
             confirmLoading,
             loadOverrides: loadOverrides(msg.payload),

@@ -3,6 +3,7 @@
  * operator), wait for Running. No Node-RED here: the node passes the client and a sleep that its close cancels.
  */
 import {
+  CREATE_TIMEOUT_MS,
   type HeldClaim,
   isBusy,
   LhError,
@@ -33,6 +34,11 @@ export interface StartOptions {
   /** the protocol to run; may be left out when confirming a run stopped at Loading */
   protocol?: ProtocolRef;
   simulate: boolean;
+  /**
+   * the mode the dialog's Simulate or msg.simulate asks (undefined: neither asks one): a confirm of a run waiting at
+   * Loading in the other mode is refused, nothing sent (a dry-run node never starts a real run left there)
+   */
+  simulateAsked?: boolean;
   /** stop at Loading and output the load instructions instead of confirming the loading */
   stopAtLoading: boolean;
   /** confirm the loading of a run that stopped at Loading (msg.confirmLoading) */
@@ -198,13 +204,13 @@ export async function startRun(api: RunControl, o: StartOptions): Promise<StartR
       : 'a run';
   const held = o.claim?.(what);
   try {
-    return await (o.confirmLoading ? confirm(api, o) : create(api, o));
+    return await (o.confirmLoading ? confirm(api, o) : create(api, o, held));
   } finally {
     held?.release();
   }
 }
 
-async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
+async function create(api: RunControl, o: StartOptions, held: HeldClaim | undefined): Promise<StartResult> {
   if (!o.protocol)
     throw new LhError('a protocol is required to start a run', { kind: 'validation', operation: OP, field: 'protocolId' });
   o.onPhase?.('validating');
@@ -218,6 +224,7 @@ async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
       body: current,
     });
   }
+  held?.refuseWhileCreateUnanswered(); // Idle, but an earlier create that got no answer may still make its run
   await refuseUnready(o);
   const protocol = await protocolOf(api, o.protocol);
   const validation: ProtocolValidation = await api.validateProtocol(protocol.protocolId);
@@ -230,7 +237,18 @@ async function create(api: RunControl, o: StartOptions): Promise<StartResult> {
   o.onPhase?.('creating');
   refuseIfStopped(o, 'create');
   o.loadingMemory?.forget(); // whatever was left at Loading before, this create replaces it
-  const created = await api.createRun({ protocolId: protocol.protocolId, simulate: o.simulate, recompile: false });
+  const sentAt = Date.now();
+  let created: unknown;
+  try {
+    created = await api.createRun({ protocolId: protocol.protocolId, simulate: o.simulate, recompile: false });
+  } catch (err) {
+    // no answer (closed by a redeploy, lost, the deadline): the instrument may still be creating the run, showing
+    // Idle meanwhile; no other start of this Node-RED sends a create until it shows a run or CREATE_TIMEOUT_MS passed
+    if (err instanceof LhError && (err.kind === 'network' || err.kind === 'timeout')) {
+      held?.createUnanswered(sentAt, CREATE_TIMEOUT_MS);
+    }
+    throw err;
+  }
   const runId = runIdOf(created);
   o.onPhase?.('scheduling');
   const seen: RunStateName[] = [];
@@ -269,6 +287,15 @@ async function confirm(api: RunControl, o: StartOptions): Promise<StartResult> {
     }
   }
   refuseForeignLoading(o, status);
+  if (o.simulateAsked !== undefined && o.simulateAsked !== status.isSimulation) {
+    const waiting = status.isSimulation ? 'a simulated run' : 'a real run (hardware moves)';
+    const asked = o.simulateAsked ? 'a simulation' : 'a real run';
+    throw new LhError(
+      `msg.confirmLoading: the run waiting at Loading is ${waiting}, but this start asks for ${asked} (the dialog's ` +
+        'Simulate, or msg.simulate): nothing was sent; confirm it from a node that asks for its mode, or abort it',
+      { kind: 'validation', operation: OP, field: 'simulate', body: status },
+    );
+  }
   await refuseUnready(o);
   o.loadingMemory?.forget(); // load-complete is sent for it below: it no longer waits for a confirm
   return loadAndRun(api, { ...o, simulate: status.isSimulation }, status.protocolId, status.protocolName ?? '', undefined, [

@@ -11,6 +11,13 @@ function shorten(text: string): string {
 }
 
 const MAX_CACHED_TEXTS = 500;
+/**
+ * A text made from longer values than this (an instrument's event code of 1 MiB) is not cached, and is shown clipped
+ * to MAX_LONG_TEXT after redaction: 500 cached texts of a flood of such codes would hold a gigabyte, and every status
+ * goes to each open editor.
+ */
+const MAX_CACHED_ID = 1024;
+const MAX_LONG_TEXT = 200;
 const statusTexts = new WeakMap<Red, Map<string, string>>();
 
 /**
@@ -34,6 +41,11 @@ export class Status {
     const full = key.includes('.') ? key : `common.status.${key}`;
     // Each text is translated once: RED._ (i18next, plural rules) took ~8 % of lh-steps' CPU per message (profiled).
     const id = subs ? `${full}|${JSON.stringify(subs)}` : full;
+    if (id.length > MAX_CACHED_ID) {
+      const long = redact(this.RED._(full, subs)); // redacted whole, then clipped: a clipped secret is not recognised
+      // copied, not sliced: a slice would keep the whole long text alive as long as the status is kept
+      return long.length > MAX_LONG_TEXT ? Buffer.from(`${long.slice(0, MAX_LONG_TEXT - 1)}…`).toString() : long;
+    }
     let cache = statusTexts.get(this.RED);
     if (!cache) statusTexts.set(this.RED, (cache = new Map()));
     let text = cache.get(id);
