@@ -13,6 +13,7 @@ import { useClients } from '../support/client-suite';
 import { closeLocal, listenLocal } from '../support/local-server';
 import { Rng } from '../support/prng';
 import { USER } from '../support/runtime';
+import { until } from '../support/until';
 
 interface Framing {
   contentType: 'as-is' | 'none' | 'text/plain' | 'json-charset';
@@ -166,8 +167,10 @@ describe('review: a real instrument framing its answers its own way (seeded)', f
     const rng = new Rng(49);
     for (let round = 0; round < 40; round++) {
       if (round === 20) {
-        await c.runs.createRun({ protocolId: 1 }); // states other than Idle, dates that are set
-        await c.runs.pause().catch(() => undefined);
+        await c.runs.createRun({ protocolId: 1 }); // a state other than Idle
+        // Loading waits for load-complete: a state that holds between the plain read and the framed one (the run
+        // reaches it by itself; a read in Scheduling could see Scheduled next on a busy machine)
+        await until(() => sim.runs.state === 'Loading', 'the run at Loading', 10_000);
       }
       framing = undefined;
       const plain = await reads(c);
