@@ -103,6 +103,31 @@ function readCheckpointHead(file: string): Pick<Checkpoint, 'seq' | 'hash' | 'fi
 }
 
 /**
+ * What a chain with records found without a usable checkpoint when it is opened says (undefined: the checkpoint is
+ * there, or the chain is new). The writer writes a new one and goes on, but what the old one named is lost: records
+ * removed from the chain's end with it (or while it was gone) can no longer be told, and once the new one is written
+ * `verify` says OK. A person should learn it (the lh-server node logs it, lh-audit shows it).
+ */
+export function checkpointMissing(tail: Pick<Tail, 'seq'> | undefined, cpPath: string): string | undefined {
+  if (!tail || tail.seq < 0) return undefined;
+  let how: string;
+  try {
+    how =
+      fs.readFileSync(cpPath, 'utf8').trim() === ''
+        ? 'empty (emptied, or never written: a crash before its first write)'
+        : 'not a checkpoint (altered)';
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    how = code === 'ENOENT' ? 'missing (deleted while no writer ran)' : `unreadable (${String(code)})`;
+  }
+  return (
+    `the audit checkpoint ${cpPath} was ${how} when its chain (last record #${tail.seq}) was opened: records removed ` +
+    `from the chain's end with it can no longer be told, and a new checkpoint names #${tail.seq} from now on; compare ` +
+    `#${tail.seq} with the last seq your lh-audit nodes sent elsewhere (a SIEM)`
+  );
+}
+
+/**
  * Where a chain reopened goes on, decided from what is on disk: after its last complete record, or, when its
  * checkpoint names a later record that no file holds any more (a file deleted, moved or cut short), after that record
  * in a new file whose file record declares the records missing.
@@ -217,11 +242,14 @@ export class AuditLog extends EventEmitter {
     const tail = readTail(this.options.dir, this.options.name);
     const cpPath = checkpointFile(this.options.dir, this.options.name);
     const chain = chainFile(this.options.dir, this.options.name, 1).replace(/\.000001\.jsonl$/, '.NNNNNN.jsonl');
-    const resume = resumeAt(tail, readCheckpointHead(cpPath), chain);
+    const checkpoint = readCheckpointHead(cpPath);
+    const missing = checkpoint ? undefined : checkpointMissing(tail, cpPath);
+    const resume = resumeAt(tail, checkpoint, chain);
     await (await fs.promises.open(cpPath, 'a', 0o600)).close();
     // r+, not a: positional writes of an append-mode file go to its end on Linux
     const fh = await fs.promises.open(cpPath, 'r+');
     this.checkpointOut = { fd: fh.fd, close: () => fh.close() };
+    if (missing) this.emit('checkpoint-missing', missing);
     if (resume) {
       // the checkpoint names records no file holds: the chain goes on after them, in a new file that says so
       this.seq = resume.seq;
