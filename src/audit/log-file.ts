@@ -2,6 +2,7 @@ import { randomBytes } from 'crypto';
 import { EventEmitter } from 'events';
 import fs from 'fs';
 import os from 'os';
+import path from 'path';
 
 import { publishAuditSync } from '../observe/lab-events';
 import { chainFile, chainIndexes, checkpointFile } from './files';
@@ -737,13 +738,36 @@ function takeLock(file: string): { path: string; ino: number; owner: string } {
     // before, gone (a container's Node-RED restarted after a kill has the same host and, most often, the same pid)
     const earlierWithMyPid = Number(pid) === process.pid && host === os.hostname();
     if (holder === me || host !== os.hostname() || (!earlierWithMyPid && isAlive(Number(pid)))) {
-      throw new Error(
-        `the audit chain ${file.replace(/\.lock$/, '')} is being written by process ${holder}; one writer per chain (give each Node-RED its own lhAudit.dir)`,
-      );
+      throw new Error(lockRefusal(file, holder, os.hostname()));
     }
     fs.rmSync(file, { force: true });
   }
   throw new Error(`cannot lock the audit chain ${file}`);
+}
+
+/**
+ * Why a chain's lock is not taken, and what to do. A lock of another host is never taken over: nothing seen from here
+ * tells a Node-RED there that is gone from one that is paused (docker pause, a suspended VM, a stalled disk) and
+ * writes again when it resumes (a lease renewed by the writer would need every write to check it still holds it, and
+ * a file system has no step that checks and writes at once). Only a person knows it is gone: the message says how.
+ */
+export function lockRefusal(file: string, holder: string, myHost: string): string {
+  const chain = file.replace(/\.lock$/, '');
+  const remove = `remove the lock file ${file} once no Node-RED writes in ${path.dirname(file)} any more, then redeploy (or restart) this one`;
+  const m = /^(\d+)@(\S+)/.exec(holder);
+  if (!m) {
+    const text = JSON.stringify(holder.slice(0, 80));
+    return `the audit chain ${chain} is locked by a lock file that names no writer (${text}: cut short by a crash, or altered); ${remove}`;
+  }
+  if (m[2] !== myHost) {
+    return (
+      `the audit chain ${chain} is being written by process ${holder}, of the host ${m[2]}, not this one (${myHost}): ` +
+      'whether it still runs cannot be told from here; one writer per chain (give each Node-RED its own lhAudit.dir, ' +
+      `or use lh-coordination). If that Node-RED is gone (a container recreated under a new host name on the same volume), ${remove}; ` +
+      'a container given a fixed host name (docker --hostname, compose hostname:) takes its own lock over at its next start'
+    );
+  }
+  return `the audit chain ${chain} is being written by process ${holder}; one writer per chain (give each Node-RED its own lhAudit.dir)`;
 }
 
 /** Removes the lock only while it is still this writer's (the same file, naming this process): never another's. */
