@@ -86,9 +86,20 @@ export function readTail(dir: string, name: string): Tail | undefined {
 
 /** The checkpoint's seq, hash and file when it is one (its signature is the verifier's business, not the writer's). */
 function readCheckpointHead(file: string): Pick<Checkpoint, 'seq' | 'hash' | 'file'> | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  return parseCheckpoint(text);
+}
+
+/** The checkpoint in `text`, with its signature if it has one; undefined when it is not a checkpoint. */
+function parseCheckpoint(text: string): (Pick<Checkpoint, 'seq' | 'hash' | 'file'> & { mac?: unknown }) | undefined {
   let cp: Partial<Checkpoint>;
   try {
-    cp = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Checkpoint>;
+    cp = JSON.parse(text) as Partial<Checkpoint>;
   } catch {
     return undefined;
   }
@@ -100,7 +111,7 @@ function readCheckpointHead(file: string): Pick<Checkpoint, 'seq' | 'hash' | 'fi
     /^[0-9a-f]{64}$/.test(cp.hash) &&
     Number.isSafeInteger(cp.file) &&
     (cp.file as number) >= 1;
-  return ok ? { seq: cp.seq as number, hash: cp.hash as string, file: cp.file as number } : undefined;
+  return ok ? { seq: cp.seq as number, hash: cp.hash as string, file: cp.file as number, mac: cp.mac } : undefined;
 }
 
 /**
@@ -109,14 +120,18 @@ function readCheckpointHead(file: string): Pick<Checkpoint, 'seq' | 'hash' | 'fi
  * removed from the chain's end with it (or while it was gone) can no longer be told, and once the new one is written
  * `verify` says OK. A person should learn it (the lh-server node logs it, lh-audit shows it).
  */
-export function checkpointMissing(tail: Pick<Tail, 'seq'> | undefined, cpPath: string): string | undefined {
+export function checkpointMissing(tail: Pick<Tail, 'seq'> | undefined, cpPath: string, key?: Buffer): string | undefined {
   if (!tail || tail.seq < 0) return undefined;
   let how: string;
   try {
-    how =
-      fs.readFileSync(cpPath, 'utf8').trim() === ''
-        ? 'empty (emptied, or never written: a crash before its first write)'
-        : 'not a checkpoint (altered)';
+    const text = fs.readFileSync(cpPath, 'utf8');
+    const cp = parseCheckpoint(text);
+    if (text.trim() === '') how = 'empty (emptied, or never written: a crash before its first write)';
+    else if (!cp) how = 'not a checkpoint (altered)';
+    // one this writer's key did not sign is one someone without the key may have written over the real one
+    else if (key && cp.mac !== checkpointMac(key, cp))
+      how = "not signed with this Node-RED's key (written by someone without it, or lhAudit.key changed since)";
+    else return undefined;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     how = code === 'ENOENT' ? 'missing (deleted while no writer ran)' : `unreadable (${String(code)})`;
@@ -244,7 +259,7 @@ export class AuditLog extends EventEmitter {
     const cpPath = checkpointFile(this.options.dir, this.options.name);
     const chain = chainFile(this.options.dir, this.options.name, 1).replace(/\.000001\.jsonl$/, '.NNNNNN.jsonl');
     const checkpoint = readCheckpointHead(cpPath);
-    const missing = checkpoint ? undefined : checkpointMissing(tail, cpPath);
+    const missing = checkpointMissing(tail, cpPath, this.options.key);
     const resume = resumeAt(tail, checkpoint, chain);
     await (await fs.promises.open(cpPath, 'a', 0o600)).close();
     // r+, not a: positional writes of an append-mode file go to its end on Linux

@@ -7,12 +7,12 @@
 import assert from 'node:assert/strict';
 import fs from 'fs';
 
-import { AuditLog, AuditRecord, chainFile, chainIndexes, checkpointFile } from '../../src/audit';
+import { AuditLog, AuditRecord, chainFile, chainIndexes, checkpointFile, checkpointMac } from '../../src/audit';
 import { Rng } from '../support/prng';
 import { actionFields, KEY, readChain, tempDir, verify } from './chain-support';
 
 const NAME = 'chain';
-const FATES = ['kept', 'deleted', 'emptied', 'altered'] as const;
+const FATES = ['kept', 'deleted', 'emptied', 'altered', 'unsigned', 'other-key'] as const;
 
 async function session(
   dir: string,
@@ -41,7 +41,7 @@ describe('audit chain file: its checkpoint gone while no writer ran', function (
   it('seeded: said once at the next start, naming the last record, exactly when a chain with records has none', async function () {
     this.timeout(60_000);
     const seen = new Set<string>();
-    for (let seed = 1; seed <= 60; seed++) {
+    for (let seed = 1; seed <= 90; seed++) {
       const rng = new Rng(seed);
       const dir = tempDir();
       try {
@@ -64,7 +64,23 @@ describe('audit chain file: its checkpoint gone while no writer ran', function (
         if (fate === 'deleted') fs.rmSync(cp, { force: true });
         else if (fate === 'emptied' && fs.existsSync(cp)) fs.writeFileSync(cp, '');
         else if (fate === 'altered') fs.writeFileSync(cp, 'not a checkpoint');
+        else if ((fate === 'unsigned' || fate === 'other-key') && records > 0) {
+          // a checkpoint naming the chain's last record, as someone without the key can write one over a cut end
+          const left = chainIndexes(dir, NAME);
+          const file = left[left.length - 1];
+          const last = JSON.parse(
+            fs
+              .readFileSync(chainFile(dir, NAME, file), 'utf8')
+              .trim()
+              .split('\n')
+              .pop() ?? '',
+          ) as AuditRecord;
+          const head = { seq: last.seq, hash: last.hash, file };
+          const mac = fate === 'other-key' ? { mac: checkpointMac(Buffer.from('another key'), head) } : {};
+          fs.writeFileSync(cp, JSON.stringify({ ...head, at: new Date().toISOString(), ...mac }));
+        }
         const checkpointGone = fate !== 'kept' || !fs.existsSync(cp) || fs.readFileSync(cp, 'utf8').trim() === '';
+        // (every file gone and the checkpoint kept: a gap is declared instead)
         const expected = records > 0 && checkpointGone;
         seen.add(`${String(expected)}:${fate}`);
         const second = await session(dir, 1, 100, maxFileBytes);
@@ -75,7 +91,14 @@ describe('audit chain file: its checkpoint gone while no writer ran', function (
           const text = second.missing[0];
           assert.ok(text.includes(cp), text);
           assert.match(text, new RegExp(`last record #${records - 1}\\)`), text);
-          const how = { deleted: /missing \(deleted/, emptied: /was empty/, altered: /not a checkpoint/, kept: /missing|empty/ };
+          const how = {
+            deleted: /missing \(deleted/,
+            emptied: /was empty/,
+            altered: /not a checkpoint/,
+            unsigned: /not signed with this Node-RED's key/,
+            'other-key': /not signed with this Node-RED's key/,
+            kept: /missing|empty/,
+          };
           assert.match(text, how[fate], text);
           // what the warning stands for: the chain verifies now, a cut end included
           const report = verify(readChain(dir, NAME));
@@ -88,7 +111,15 @@ describe('audit chain file: its checkpoint gone while no writer ran', function (
         fs.rmSync(dir, { recursive: true, force: true });
       }
     }
-    for (const k of ['true:deleted', 'true:emptied', 'true:altered', 'false:kept', 'false:deleted', 'false:altered'])
+    for (const k of [
+      'true:deleted',
+      'true:emptied',
+      'true:altered',
+      'true:unsigned',
+      'true:other-key',
+      'false:kept',
+      'false:deleted',
+    ])
       assert.ok(seen.has(k), `case ${k} drawn: ${[...seen].join(', ')}`);
   });
 });
