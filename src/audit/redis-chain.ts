@@ -10,6 +10,15 @@ export interface AuditStreamReader {
   xrange(key: string, start: string, end: string, count: 'COUNT', n: number): Promise<[string, string[]][]>;
   xrevrange(key: string, end: string, start: string, count: 'COUNT', n: number): Promise<[string, string[]][]>;
   get(key: string): Promise<string | null>;
+  /** A transaction (MULTI/EXEC), when the connection has one: the last entry and the checkpoint read in one step. */
+  multi?(): AuditSnapshotTransaction;
+}
+
+/** The part of an ioredis transaction a snapshot uses. */
+export interface AuditSnapshotTransaction {
+  xrevrange(key: string, end: string, start: string, count: 'COUNT', n: number): unknown;
+  get(key: string): unknown;
+  exec(): Promise<[Error | null, unknown][] | null>;
 }
 
 /**
@@ -34,10 +43,11 @@ export interface StreamChain {
 }
 
 /**
- * A chain in Redis as one moment saw it: its last entry and its checkpoint, which every append writes in one step.
- * The last entry is read before and after the checkpoint, again until both name the same entry (an append between
- * them would pair a checkpoint with records it does not name); the pages are then read up to that entry, so records
- * appended while they are read are not part of this reading.
+ * A chain in Redis as one moment saw it: its last entry and its checkpoint, which every append writes in one step,
+ * read in one transaction (MULTI/EXEC); the pages are then read up to that entry, so records appended while they are
+ * read are not part of this reading (and the checkpoint is never ahead of the records read). A user not allowed
+ * transactions reads the last entry before and after the checkpoint, again (after a short random pause) until both
+ * name the same entry.
  */
 export interface StreamSnapshot {
   /** The last entry's id; undefined: the stream is empty (or absent). */
@@ -50,14 +60,36 @@ async function lastEntry(redis: AuditStreamReader, stream: string): Promise<stri
   return last?.[0];
 }
 
+/** The snapshot in one transaction; undefined when there is none (no multi, or not allowed). */
+async function snapshotInOneStep(redis: AuditStreamReader, keys: AuditStreamKeys): Promise<StreamSnapshot | undefined> {
+  if (!redis.multi) return undefined;
+  let replies: [Error | null, unknown][] | null;
+  try {
+    const tx = redis.multi();
+    tx.xrevrange(keys.stream, '+', '-', 'COUNT', 1);
+    tx.get(keys.checkpoint);
+    replies = await tx.exec();
+  } catch {
+    return undefined;
+  }
+  if (!replies || replies.length !== 2 || replies.some(([err]) => err)) return undefined;
+  const last = replies[0][1];
+  const checkpoint = replies[1][1];
+  const end = Array.isArray(last) && Array.isArray(last[0]) && typeof last[0][0] === 'string' ? last[0][0] : undefined;
+  return { end, checkpoint: typeof checkpoint === 'string' ? checkpoint : undefined };
+}
+
 export async function streamSnapshot(redis: AuditStreamReader, keys: AuditStreamKeys): Promise<StreamSnapshot> {
+  const inOneStep = await snapshotInOneStep(redis, keys);
+  if (inOneStep) return inOneStep;
   for (let attempt = 0; ; attempt++) {
     const before = await lastEntry(redis, keys.stream);
     const checkpoint = (await redis.get(keys.checkpoint)) ?? undefined;
     const after = await lastEntry(redis, keys.stream);
-    // under appends without pause: the entry before the checkpoint was read (the checkpoint may name a later one, as
-    // when the stream is read first and the checkpoint then)
+    // appends without pause all the while: the entry before the checkpoint was read (the checkpoint may then name a
+    // later one, reported as records removed from the end: run it again)
     if (before === after || attempt >= 20) return { end: before, checkpoint };
+    await new Promise((resolve) => setTimeout(resolve, 1 + Math.floor(Math.random() * 10)));
   }
 }
 

@@ -145,6 +145,40 @@ describeWithRedis('audit chain in Redis: verify reads it in pages', function () 
     assert.strictEqual(seen.size, kinds.length, [...seen].join(', '));
   });
 
+  it('verify while a replica appends: every run reads the chain as it stood, never a checkpoint ahead of its records', async function () {
+    this.timeout(120_000);
+    const { keys, prefix, id } = freshStream();
+    const log = new RedisAuditLog({ redis: db.redis, keys, instrument: INSTRUMENT, key: KEY });
+    for (let i = 0; i < 100; i++) for (const f of actionFields(i)) await log.append(f);
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'key'), KEY.toString('utf8'));
+    let appending = true;
+    const appends = (async () => {
+      for (let i = 100; appending; i++) for (const f of actionFields(i)) await log.append(f);
+    })();
+    try {
+      for (let run = 0; run < 8; run++) {
+        const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
+          const child = spawn(
+            process.execPath,
+            [CLI, 'verify', `${db.harness.url}?prefix=${prefix}&instrument=${id}`, '--key-file', path.join(dir, 'key')],
+            { stdio: ['ignore', 'pipe', 'pipe'] },
+          );
+          let out = '';
+          child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+          child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+          child.on('close', (code) => resolve({ code, out }));
+        });
+        assert.strictEqual(r.code, 0, `run ${run}: ${r.out}`);
+      }
+    } finally {
+      appending = false;
+      await appends;
+      await db.redis.del(keys.stream, keys.checkpoint, keys.head);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   describe('the command, in a heap smaller than the chain', function () {
     let keys: AuditStreamKeys;
     let prefix: string;
