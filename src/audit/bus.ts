@@ -14,8 +14,11 @@ export function onAuditRecord(listener: (record: AuditRecord) => void): () => vo
 /** Why a chain refuses to record (so nothing is sent), or what it found missing when it opened: for statuses and logs. */
 export interface AuditProblem {
   instrument: string;
-  /** 'refusing': nothing more is recorded (or sent) until the chain is reopened; 'gap': it went on after records missing */
-  kind: 'refusing' | 'gap';
+  /**
+   * 'refusing': nothing more is recorded (or sent) until the chain is reopened; 'gap': it went on after records missing;
+   * 'checkpoint': it had records but no checkpoint when it opened (deleted while no writer ran), and went on with a new one
+   */
+  kind: 'refusing' | 'gap' | 'checkpoint';
   message: string;
 }
 

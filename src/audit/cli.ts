@@ -18,10 +18,9 @@ import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 
 import { sha256Hex } from './canonical';
-import { csvHeader, csvRowsOf, parseRecords, toCsv } from './export';
+import { csvHeader, csvRowsOf, parseRecords } from './export';
 import { chainName, expandChain, FILE_PATTERN } from './files';
-import { type AuditRecord } from './record';
-import { readStreamChain, streamRecords, verifyStreamChain } from './redis-chain';
+import { STREAM_PAGE, streamCsvRows, streamSnapshot, verifyRedisChain } from './redis-chain';
 import {
   connectSource,
   isRedisUrl,
@@ -62,6 +61,15 @@ function worstExitCode(reports: VerifyReport[]): number {
   return codes.includes(1) ? 1 : codes.includes(3) ? 3 : 0;
 }
 
+/**
+ * Writes to the file `fd`, or to stdout (a pipe is written asynchronously: each piece waits until the ones before it
+ * drained, so an export holds one file's or one page's rows at a time).
+ */
+async function writeOut(fd: number | undefined, text: string): Promise<void> {
+  if (fd !== undefined) fs.writeSync(fd, text);
+  else if (!process.stdout.write(text)) await once(process.stdout, 'drain');
+}
+
 /** verify / export of the chains in a Redis (one instrument, or all under the prefix). */
 async function fromRedis(
   command: 'verify' | 'export',
@@ -79,9 +87,10 @@ async function fromRedis(
     });
     redis = await openSource(first, source);
     const streams = await sourceStreams(redis, source);
+    // each chain as one moment saw it (its last entry and checkpoint), then read a page at a time: never held whole
     const chains = [];
-    for (const keys of streams) chains.push({ keys, chain: await readStreamChain(redis, keys) });
-    const present = chains.filter((c) => c.chain.ids.length > 0 || c.chain.checkpoint !== undefined);
+    for (const keys of streams) chains.push({ keys, snapshot: await streamSnapshot(redis, keys) });
+    const present = chains.filter((c) => c.snapshot.end !== undefined || c.snapshot.checkpoint !== undefined);
     if (present.length === 0) {
       console.error(
         `lh-audit: no audit chain under the prefix ${source.prefix}${source.instrument ? ` for ${source.instrument}` : ''}`,
@@ -89,17 +98,23 @@ async function fromRedis(
       return 2;
     }
     if (command === 'export') {
-      const records: AuditRecord[] = present.flatMap((c) => streamRecords(c.chain, c.keys.stream));
-      const csv = toCsv(records);
-      if (values.out) fs.writeFileSync(values.out, csv);
-      else process.stdout.write(csv);
+      // every record parsed before anything is written: a line that is not a record exports nothing (exit 2)
+      for (const c of present) for await (const rows of streamCsvRows(redis, c.keys, c.snapshot)) void rows;
+      const fd = values.out ? fs.openSync(values.out, 'w') : undefined;
+      try {
+        await writeOut(fd, `${csvHeader()}\n`);
+        for (const c of present) for await (const rows of streamCsvRows(redis, c.keys, c.snapshot)) await writeOut(fd, rows);
+      } finally {
+        if (fd !== undefined) fs.closeSync(fd);
+      }
       return 0;
     }
     const key = keyOf(values);
-    const reports = present.map((c) => {
-      const report = verifyStreamChain(c.keys.stream, c.chain, key);
-      return { stream: c.keys.stream, ...report, authenticated: authenticated(report) };
-    });
+    const reports = [];
+    for (const c of present) {
+      const report = await verifyRedisChain(redis, c.keys, key, STREAM_PAGE, c.snapshot);
+      reports.push({ stream: c.keys.stream, ...report, authenticated: authenticated(report) });
+    }
     if (values.json) console.log(JSON.stringify(reports.length === 1 ? reports[0] : reports, null, 2));
     else for (const r of reports) console.log(`${r.stream}:\n${describeReport(r)}`);
     return worstExitCode(reports);
@@ -158,13 +173,8 @@ async function main(argv: string[]): Promise<number> {
     for (const name of files) parseRecords(fs.readFileSync(name, 'utf8'), name);
     const fd = values.out ? fs.openSync(values.out, 'w') : undefined;
     try {
-      // stdout (a pipe is written asynchronously): each file's rows wait until the ones before them drained
-      const write = async (text: string): Promise<void> => {
-        if (fd !== undefined) fs.writeSync(fd, text);
-        else if (!process.stdout.write(text)) await once(process.stdout, 'drain');
-      };
-      await write(`${csvHeader()}\n`);
-      for (const name of files) await write(csvRowsOf(fs.readFileSync(name, 'utf8'), name));
+      await writeOut(fd, `${csvHeader()}\n`);
+      for (const name of files) await writeOut(fd, csvRowsOf(fs.readFileSync(name, 'utf8'), name));
     } finally {
       if (fd !== undefined) fs.closeSync(fd);
     }

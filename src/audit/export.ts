@@ -23,9 +23,24 @@ export const CSV_COLUMNS = [
 function cell(value: unknown): string {
   if (value === undefined || value === null) return '';
   const text = typeof value === 'string' ? value : JSON.stringify(value);
-  // a leading = + - @ would be a formula in a spreadsheet
+  return quoted(guardFormulas(text));
+}
+
+/**
+ * The text with a `'` before each place a spreadsheet could start a cell with a formula sign (= + - @ tab CR): the
+ * start, and after a `;` or a line break inside it. A spreadsheet of a locale whose list separator is `;` (a European
+ * Excel, LibreOffice set so) splits a row at every `;` and takes a `"` as quoting only at the start of a cell, so a
+ * comma-quoted cell `"x;=HYPERLINK(…)"` is two cells there, the second starting with `=`; a line break inside a quoted
+ * cell likewise ends that row there. Quotes before the sign (`;"=`) are passed over: a cell's quote is not text.
+ */
+export function guardFormulas(text: string): string {
   const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
-  return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+  return safe.replace(/([;\n\r])(?="*[=+\-@\t\r])/g, "$1'");
+}
+
+/** RFC 4180: a cell with a quote, a comma or a line break is quoted. */
+function quoted(text: string): string {
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 /** What a file record declaring records missing says, for a reader of the export (as `verify` says it). */

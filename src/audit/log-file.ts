@@ -2,6 +2,7 @@ import { randomBytes } from 'crypto';
 import { EventEmitter } from 'events';
 import fs from 'fs';
 import os from 'os';
+import path from 'path';
 
 import { publishAuditSync } from '../observe/lab-events';
 import { chainFile, chainIndexes, checkpointFile } from './files';
@@ -85,9 +86,20 @@ export function readTail(dir: string, name: string): Tail | undefined {
 
 /** The checkpoint's seq, hash and file when it is one (its signature is the verifier's business, not the writer's). */
 function readCheckpointHead(file: string): Pick<Checkpoint, 'seq' | 'hash' | 'file'> | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  return parseCheckpoint(text);
+}
+
+/** The checkpoint in `text`, with its signature if it has one; undefined when it is not a checkpoint. */
+function parseCheckpoint(text: string): (Pick<Checkpoint, 'seq' | 'hash' | 'file'> & { mac?: unknown }) | undefined {
   let cp: Partial<Checkpoint>;
   try {
-    cp = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<Checkpoint>;
+    cp = JSON.parse(text) as Partial<Checkpoint>;
   } catch {
     return undefined;
   }
@@ -99,7 +111,36 @@ function readCheckpointHead(file: string): Pick<Checkpoint, 'seq' | 'hash' | 'fi
     /^[0-9a-f]{64}$/.test(cp.hash) &&
     Number.isSafeInteger(cp.file) &&
     (cp.file as number) >= 1;
-  return ok ? { seq: cp.seq as number, hash: cp.hash as string, file: cp.file as number } : undefined;
+  return ok ? { seq: cp.seq as number, hash: cp.hash as string, file: cp.file as number, mac: cp.mac } : undefined;
+}
+
+/**
+ * What a chain with records found without a usable checkpoint when it is opened says (undefined: the checkpoint is
+ * there, or the chain is new). The writer writes a new one and goes on, but what the old one named is lost: records
+ * removed from the chain's end with it (or while it was gone) can no longer be told, and once the new one is written
+ * `verify` says OK. A person should learn it (the lh-server node logs it, lh-audit shows it).
+ */
+export function checkpointMissing(tail: Pick<Tail, 'seq'> | undefined, cpPath: string, key?: Buffer): string | undefined {
+  if (!tail || tail.seq < 0) return undefined;
+  let how: string;
+  try {
+    const text = fs.readFileSync(cpPath, 'utf8');
+    const cp = parseCheckpoint(text);
+    if (text.trim() === '') how = 'empty (emptied, or never written: a crash before its first write)';
+    else if (!cp) how = 'not a checkpoint (altered)';
+    // one this writer's key did not sign is one someone without the key may have written over the real one
+    else if (key && cp.mac !== checkpointMac(key, cp))
+      how = "not signed with this Node-RED's key (written by someone without it, or lhAudit.key changed since)";
+    else return undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    how = code === 'ENOENT' ? 'missing (deleted while no writer ran)' : `unreadable (${String(code)})`;
+  }
+  return (
+    `the audit checkpoint ${cpPath} was ${how} when its chain (last record #${tail.seq}) was opened: records removed ` +
+    `from the chain's end with it can no longer be told, and a new checkpoint names #${tail.seq} from now on; compare ` +
+    `#${tail.seq} with the last seq your lh-audit nodes sent elsewhere (a SIEM)`
+  );
 }
 
 /**
@@ -217,11 +258,14 @@ export class AuditLog extends EventEmitter {
     const tail = readTail(this.options.dir, this.options.name);
     const cpPath = checkpointFile(this.options.dir, this.options.name);
     const chain = chainFile(this.options.dir, this.options.name, 1).replace(/\.000001\.jsonl$/, '.NNNNNN.jsonl');
-    const resume = resumeAt(tail, readCheckpointHead(cpPath), chain);
+    const checkpoint = readCheckpointHead(cpPath);
+    const missing = checkpointMissing(tail, cpPath, this.options.key);
+    const resume = resumeAt(tail, checkpoint, chain);
     await (await fs.promises.open(cpPath, 'a', 0o600)).close();
     // r+, not a: positional writes of an append-mode file go to its end on Linux
     const fh = await fs.promises.open(cpPath, 'r+');
     this.checkpointOut = { fd: fh.fd, close: () => fh.close() };
+    if (missing) this.emit('checkpoint-missing', missing);
     if (resume) {
       // the checkpoint names records no file holds: the chain goes on after them, in a new file that says so
       this.seq = resume.seq;
@@ -709,13 +753,36 @@ function takeLock(file: string): { path: string; ino: number; owner: string } {
     // before, gone (a container's Node-RED restarted after a kill has the same host and, most often, the same pid)
     const earlierWithMyPid = Number(pid) === process.pid && host === os.hostname();
     if (holder === me || host !== os.hostname() || (!earlierWithMyPid && isAlive(Number(pid)))) {
-      throw new Error(
-        `the audit chain ${file.replace(/\.lock$/, '')} is being written by process ${holder}; one writer per chain (give each Node-RED its own lhAudit.dir)`,
-      );
+      throw new Error(lockRefusal(file, holder, os.hostname()));
     }
     fs.rmSync(file, { force: true });
   }
   throw new Error(`cannot lock the audit chain ${file}`);
+}
+
+/**
+ * Why a chain's lock is not taken, and what to do. A lock of another host is never taken over: nothing seen from here
+ * tells a Node-RED there that is gone from one that is paused (docker pause, a suspended VM, a stalled disk) and
+ * writes again when it resumes (a lease renewed by the writer would need every write to check it still holds it, and
+ * a file system has no step that checks and writes at once). Only a person knows it is gone: the message says how.
+ */
+export function lockRefusal(file: string, holder: string, myHost: string): string {
+  const chain = file.replace(/\.lock$/, '');
+  const remove = `remove the lock file ${file} once no Node-RED writes in ${path.dirname(file)} any more, then redeploy (or restart) this one`;
+  const m = /^(\d+)@(\S+)/.exec(holder);
+  if (!m) {
+    const text = JSON.stringify(holder.slice(0, 80));
+    return `the audit chain ${chain} is locked by a lock file that names no writer (${text}: cut short by a crash, or altered); ${remove}`;
+  }
+  if (m[2] !== myHost) {
+    return (
+      `the audit chain ${chain} is being written by process ${holder}, of the host ${m[2]}, not this one (${myHost}): ` +
+      'whether it still runs cannot be told from here; one writer per chain (give each Node-RED its own lhAudit.dir, ' +
+      `or use lh-coordination). If that Node-RED is gone (a container recreated under a new host name on the same volume), ${remove}; ` +
+      'a container given a fixed host name (docker --hostname, compose hostname:) takes its own lock over at its next start'
+    );
+  }
+  return `the audit chain ${chain} is being written by process ${holder}; one writer per chain (give each Node-RED its own lhAudit.dir)`;
 }
 
 /** Removes the lock only while it is still this writer's (the same file, naming this process): never another's. */

@@ -1,15 +1,32 @@
 import { instrumentIdentity } from '../coordination/instrument-identity';
 import { sha256Hex } from './canonical';
-import { parseRecords } from './export';
+import { csvRow, parseRecords } from './export';
 import { type AuditRecord } from './record';
 import { type AuditStreamKeys } from './redis-log';
-import { failAtCheckpoint, verifyChain, type VerifyInput, type VerifyReport } from './verify';
+import { ChainVerifier, failAtCheckpoint, type VerifyInput, type VerifyReport } from './verify';
 
 /** The reads verify and export make of a Redis audit chain. */
 export interface AuditStreamReader {
   xrange(key: string, start: string, end: string, count: 'COUNT', n: number): Promise<[string, string[]][]>;
+  xrevrange(key: string, end: string, start: string, count: 'COUNT', n: number): Promise<[string, string[]][]>;
   get(key: string): Promise<string | null>;
+  /** A transaction (MULTI/EXEC), when the connection has one: the last entry and the checkpoint read in one step. */
+  multi?(): AuditSnapshotTransaction;
 }
+
+/** The part of an ioredis transaction a snapshot uses. */
+export interface AuditSnapshotTransaction {
+  xrevrange(key: string, end: string, start: string, count: 'COUNT', n: number): unknown;
+  get(key: string): unknown;
+  exec(): Promise<[Error | null, unknown][] | null>;
+}
+
+/**
+ * The entries verify and export ask Redis for at a time: a chain of millions of records is read page by page and
+ * never held whole (a record is about 490 bytes; one with its body, old value and why at their 64 KiB bound about
+ * 200 KiB, so a page stays within some 50 MiB even then).
+ */
+export const STREAM_PAGE = 256;
 
 /** One stream entry as a line of the chain: its `r` field (anything else is not a record, and verify says so). */
 function lineOf(fields: string[]): string {
@@ -25,22 +42,135 @@ export interface StreamChain {
   checkpoint?: string;
 }
 
-/** Reads a whole chain from Redis, in pages. */
-export async function readStreamChain(redis: AuditStreamReader, keys: AuditStreamKeys, page = 1000): Promise<StreamChain> {
-  const lines: string[] = [];
-  const ids: string[] = [];
+/**
+ * A chain in Redis as one moment saw it: its last entry and its checkpoint, which every append writes in one step,
+ * read in one transaction (MULTI/EXEC); the pages are then read up to that entry, so records appended while they are
+ * read are not part of this reading (and the checkpoint is never ahead of the records read). A user not allowed
+ * transactions reads the last entry before and after the checkpoint, again (after a short random pause) until both
+ * name the same entry.
+ */
+export interface StreamSnapshot {
+  /** The last entry's id; undefined: the stream is empty (or absent). */
+  end?: string;
+  checkpoint?: string;
+}
+
+async function lastEntry(redis: AuditStreamReader, stream: string): Promise<string | undefined> {
+  const [last] = await redis.xrevrange(stream, '+', '-', 'COUNT', 1);
+  return last?.[0];
+}
+
+/** The snapshot in one transaction; undefined when there is none (no multi, or not allowed). */
+async function snapshotInOneStep(redis: AuditStreamReader, keys: AuditStreamKeys): Promise<StreamSnapshot | undefined> {
+  if (!redis.multi) return undefined;
+  let replies: [Error | null, unknown][] | null;
+  try {
+    const tx = redis.multi();
+    tx.xrevrange(keys.stream, '+', '-', 'COUNT', 1);
+    tx.get(keys.checkpoint);
+    replies = await tx.exec();
+  } catch {
+    return undefined;
+  }
+  if (!replies || replies.length !== 2 || replies.some(([err]) => err)) return undefined;
+  const last = replies[0][1];
+  const checkpoint = replies[1][1];
+  const end = Array.isArray(last) && Array.isArray(last[0]) && typeof last[0][0] === 'string' ? last[0][0] : undefined;
+  return { end, checkpoint: typeof checkpoint === 'string' ? checkpoint : undefined };
+}
+
+export async function streamSnapshot(redis: AuditStreamReader, keys: AuditStreamKeys): Promise<StreamSnapshot> {
+  const inOneStep = await snapshotInOneStep(redis, keys);
+  if (inOneStep) return inOneStep;
+  for (let attempt = 0; ; attempt++) {
+    const before = await lastEntry(redis, keys.stream);
+    const checkpoint = (await redis.get(keys.checkpoint)) ?? undefined;
+    const after = await lastEntry(redis, keys.stream);
+    // appends without pause all the while: the entry before the checkpoint was read (the checkpoint may then name a
+    // later one, reported as records removed from the end: run it again)
+    if (before === after || attempt >= 20) return { end: before, checkpoint };
+    await new Promise((resolve) => setTimeout(resolve, 1 + Math.floor(Math.random() * 10)));
+  }
+}
+
+/** The snapshot's entries, a page (at most `page` entries) at a time. */
+export async function* streamPages(
+  redis: AuditStreamReader,
+  stream: string,
+  snapshot: StreamSnapshot,
+  page = STREAM_PAGE,
+): AsyncGenerator<[string, string[]][]> {
+  if (snapshot.end === undefined) return;
   let start = '-';
   for (;;) {
-    const entries = await redis.xrange(keys.stream, start, '+', 'COUNT', page);
+    const entries = await redis.xrange(stream, start, snapshot.end, 'COUNT', page);
+    if (entries.length > 0) yield entries;
+    const last = entries[entries.length - 1]?.[0];
+    if (entries.length < page || last === undefined || last === snapshot.end) return;
+    start = `(${last}`;
+  }
+}
+
+/** Reads a whole chain from Redis into memory, in pages (for a test or a short chain: verify and export stream it). */
+export async function readStreamChain(redis: AuditStreamReader, keys: AuditStreamKeys, page = STREAM_PAGE): Promise<StreamChain> {
+  const snapshot = await streamSnapshot(redis, keys);
+  const lines: string[] = [];
+  const ids: string[] = [];
+  for await (const entries of streamPages(redis, keys.stream, snapshot, page)) {
     for (const [id, fields] of entries) {
       ids.push(id);
       lines.push(lineOf(fields));
     }
-    if (entries.length < page) break;
-    start = `(${entries[entries.length - 1][0]}`;
   }
-  const checkpoint = await redis.get(keys.checkpoint);
-  return { text: lines.map((l) => `${l}\n`).join(''), ids, checkpoint: checkpoint ?? undefined };
+  return { text: lines.map((l) => `${l}\n`).join(''), ids, checkpoint: snapshot.checkpoint };
+}
+
+/**
+ * Verifies a chain in Redis as verifyStreamChain does, reading it page by page: what is held is a page and the
+ * state of the check, never the chain. Stops at the first bad record.
+ */
+export async function verifyRedisChain(
+  redis: AuditStreamReader,
+  keys: AuditStreamKeys,
+  key?: Buffer,
+  page = STREAM_PAGE,
+  snapshot?: StreamSnapshot,
+): Promise<VerifyReport & { firstBadEntry?: string }> {
+  const seen = snapshot ?? (await streamSnapshot(redis, keys));
+  const verifier = new StreamVerifier(keys.stream, seen.checkpoint, key);
+  pages: for await (const entries of streamPages(redis, keys.stream, seen, page)) {
+    for (const [id, fields] of entries) if (!verifier.entry(id, lineOf(fields))) break pages;
+  }
+  return verifier.finish();
+}
+
+/**
+ * The records of a chain in Redis as CSV rows (each with its line end), a page at a time, up to the snapshot's last
+ * entry. A line that is not a record throws, naming it (`name line <n>`).
+ */
+export async function* streamCsvRows(
+  redis: AuditStreamReader,
+  keys: AuditStreamKeys,
+  snapshot: StreamSnapshot,
+  page = STREAM_PAGE,
+): AsyncGenerator<string> {
+  let line = 0;
+  for await (const entries of streamPages(redis, keys.stream, snapshot, page)) {
+    let rows = '';
+    for (const [, fields] of entries) {
+      line++;
+      let record: AuditRecord;
+      try {
+        record = JSON.parse(lineOf(fields)) as AuditRecord;
+      } catch {
+        throw new Error(
+          `${keys.stream} line ${line} is not a JSON record: nothing exported (lh-audit verify names what was altered)`,
+        );
+      }
+      rows += `${csvRow(record)}\n`;
+    }
+    yield rows;
+  }
 }
 
 /**
@@ -49,63 +179,127 @@ export async function readStreamChain(redis: AuditStreamReader, keys: AuditStrea
  * record is named by its stream entry id.
  */
 export function verifyStreamChain(name: string, chain: StreamChain, key?: Buffer): VerifyReport & { firstBadEntry?: string } {
-  // each file record opens a part of the chain (the first one, and one declaring records Redis lost before it)
-  const parts = partsOf(chain.text);
-  const partName = (i: number): string => (parts.length === 1 ? name : `${name} part ${i + 1}`);
-  const report: VerifyReport & { firstBadEntry?: string } = verifyChain({
-    files: parts.map((p, i) => ({ name: partName(i), text: p.text })),
-    checkpoint: chain.checkpoint,
-    key,
-    owner: streamOwner(name),
-  });
-  report.files = 1;
-  // a part's line as a line of the whole stream (entry ids are numbered over the whole stream)
-  if (report.firstBad) {
-    const i = parts.findIndex((_, k) => partName(k) === report.firstBad?.file);
-    if (i >= 0) report.firstBad = { ...report.firstBad, file: name, line: parts[i].firstLine + report.firstBad.line - 1 };
+  const verifier = new StreamVerifier(name, chain.checkpoint, key);
+  const lines = chain.text.split('\n');
+  lines.pop();
+  for (let i = 0; i < lines.length; i++) if (!verifier.entry(chain.ids[i], lines[i])) break;
+  return verifier.finish();
+}
+
+/**
+ * The check of a stream, an entry at a time: each file record opens a part of the chain (the first one, and one
+ * declaring records Redis lost before it), verified as verifyChain verifies a file; what it keeps of the entries is
+ * the ids it may have to name (the first, the bad one, the one after the checkpoint's record).
+ */
+class StreamVerifier {
+  private readonly verifier: ChainVerifier;
+  /** The first line (1-based, over the whole stream) of each part. */
+  private readonly partLines: number[] = [];
+  private lines = 0;
+  /** The entry ids of the lines a report may name, by line. */
+  private readonly named = new Map<number, string>();
+  /** The seq the checkpoint names; the first line holding it, and the seq of the line after it (and of the first). */
+  private readonly checkpointSeq: number | undefined;
+  private atLine: number | undefined;
+  private afterSeq: number | undefined;
+  private firstSeq: number | undefined;
+
+  constructor(
+    private readonly name: string,
+    private readonly checkpoint: string | undefined,
+    key: Buffer | undefined,
+  ) {
+    this.verifier = new ChainVerifier({ checkpoint, key, owner: streamOwner(name) });
+    this.checkpointSeq = checkpointSeq(checkpoint);
   }
-  // a declared gap makes the report not ok, yet what follows still checks the records around it: a gap record needs no
-  // key, so one appended by someone without it must not excuse records after the checkpoint or a checkpoint removed
-  const intact = (): boolean => report.firstBad === undefined;
-  if (intact() && chain.ids.length > 0 && chain.checkpoint === undefined) {
-    failAtCheckpoint(report, report.lastSeq, 'the checkpoint is missing (it is written with every append: it was deleted)');
+
+  private partName(i: number): string {
+    return `${this.name} part ${i + 1}`;
   }
-  const named = checkpointSeq(chain.checkpoint);
-  if (intact() && named !== undefined && named < report.lastSeq) {
-    // unlike a file's, a stream's checkpoint is set in the same atomic step as every append: records after it were
-    // put there by someone who can seal records (no key needed) but not sign the checkpoint
-    // located by seq, not by line (after a declared gap the chain goes on above the records lost)
-    const seqs = seqsOf(chain.text);
-    const at = seqs.indexOf(named);
-    const next = seqs[at + 1] ?? named + 1;
-    report.ok = false;
-    report.firstBad = {
-      file: name,
-      line: at + 2,
-      seq: next,
-      reason: `records #${next} to #${report.lastSeq} come after the checkpoint (#${named}), which is written with every append: they were added by someone who could not sign it`,
-    };
-    report.records = at + 1;
-    // a gap declared by one of those records is theirs: not records missing around which the chain verifies
-    report.gaps = report.gaps.filter((g) => g.to + 1 <= named);
+
+  /** One entry: false once a bad record ended the check. */
+  entry(id: string, line: string): boolean {
+    const at = ++this.lines;
+    if (this.partLines.length === 0 || opensPart(line)) {
+      if (this.partLines.length > 0) this.verifier.endFile('');
+      this.verifier.beginFile(this.partName(this.partLines.length));
+      this.partLines.push(at);
+    }
+    if (at === 1) this.named.set(at, id);
+    if (!this.verifier.line(line)) {
+      this.named.set(at, id);
+      return false;
+    }
+    const seq = this.verifier.report.lastSeq;
+    if (at === 1) this.firstSeq = seq;
+    if (this.atLine !== undefined && this.afterSeq === undefined) {
+      this.afterSeq = seq;
+      this.named.set(at, id);
+    }
+    if (this.atLine === undefined && seq === this.checkpointSeq) this.atLine = at;
+    return true;
   }
-  if (chain.ids.length === 0 && chain.checkpoint !== undefined && intact()) {
-    report.ok = false;
-    report.firstBad = {
-      file: name,
-      line: 1,
-      seq: 0,
-      reason: 'the stream is empty but its checkpoint names records: they were removed',
-    };
+
+  finish(): VerifyReport & { firstBadEntry?: string } {
+    const { name } = this;
+    if (this.partLines.length === 0) {
+      this.verifier.beginFile(this.partName(0));
+      this.partLines.push(1);
+    }
+    this.verifier.endFile('');
+    const report: VerifyReport & { firstBadEntry?: string } = this.verifier.finish();
+    report.files = 1;
+    // one part is named as the stream
+    const single = this.partLines.length === 1;
+    const partOf = (file: string): number => this.partLines.findIndex((_, k) => this.partName(k) === file);
+    if (single) report.gaps = report.gaps.map((g) => (partOf(g.file) === 0 ? { ...g, file: name } : g));
+    // a part's line as a line of the whole stream (entry ids are numbered over the whole stream)
+    if (report.firstBad) {
+      const i = partOf(report.firstBad.file);
+      if (i >= 0) report.firstBad = { ...report.firstBad, file: name, line: this.partLines[i] + report.firstBad.line - 1 };
+    }
+    // a declared gap makes the report not ok, yet what follows still checks the records around it: a gap record needs
+    // no key, so one appended by someone without it must not excuse records after the checkpoint or a checkpoint removed
+    const intact = (): boolean => report.firstBad === undefined;
+    if (intact() && this.lines > 0 && this.checkpoint === undefined) {
+      failAtCheckpoint(report, report.lastSeq, 'the checkpoint is missing (it is written with every append: it was deleted)');
+    }
+    const named = this.checkpointSeq;
+    if (intact() && named !== undefined && named < report.lastSeq) {
+      // unlike a file's, a stream's checkpoint is set in the same atomic step as every append: records after it were
+      // put there by someone who can seal records (no key needed) but not sign the checkpoint
+      // located by seq, not by line (after a declared gap the chain goes on above the records lost)
+      const at = this.atLine ?? 0;
+      const next = (this.atLine === undefined ? this.firstSeq : this.afterSeq) ?? named + 1;
+      report.ok = false;
+      report.firstBad = {
+        file: name,
+        line: at + 1,
+        seq: next,
+        reason: `records #${next} to #${report.lastSeq} come after the checkpoint (#${named}), which is written with every append: they were added by someone who could not sign it`,
+      };
+      report.records = at;
+      // a gap declared by one of those records is theirs: not records missing around which the chain verifies
+      report.gaps = report.gaps.filter((g) => g.to + 1 <= named);
+    }
+    if (this.lines === 0 && this.checkpoint !== undefined && intact()) {
+      report.ok = false;
+      report.firstBad = {
+        file: name,
+        line: 1,
+        seq: 0,
+        reason: 'the stream is empty but its checkpoint names records: they were removed',
+      };
+    }
+    if (report.firstBad && report.firstBad.file === name) {
+      const id = this.named.get(report.firstBad.line);
+      if (id !== undefined) {
+        report.firstBadEntry = id;
+        report.firstBad = { ...report.firstBad, file: `${name} entry ${id}` };
+      } else report.firstBad = { ...report.firstBad, file: `${name} (after the last entry)` };
+    }
+    return report;
   }
-  if (report.firstBad && report.firstBad.file === name) {
-    const id = chain.ids[report.firstBad.line - 1];
-    if (id !== undefined) {
-      report.firstBadEntry = id;
-      report.firstBad = { ...report.firstBad, file: `${name} entry ${id}` };
-    } else report.firstBad = { ...report.firstBad, file: `${name} (after the last entry)` };
-  }
-  return report;
 }
 
 /**
@@ -121,20 +315,6 @@ function streamOwner(name: string): VerifyInput['owner'] {
   return { what: `the instrument ${id}`, is: (instrument) => hashes(instrument).includes(id) };
 }
 
-/** The stream's lines cut into parts, each from a file record (a line that does not parse stays in its part). */
-function partsOf(text: string): { text: string; firstLine: number }[] {
-  const lines = text.split('\n');
-  lines.pop();
-  const parts: { lines: string[]; firstLine: number }[] = [];
-  lines.forEach((line, i) => {
-    if (parts.length === 0 || (i > 0 && opensPart(line))) parts.push({ lines: [], firstLine: i + 1 });
-    parts[parts.length - 1].lines.push(line);
-  });
-  return parts.length === 0
-    ? [{ text, firstLine: 1 }]
-    : parts.map((p) => ({ text: p.lines.map((l) => `${l}\n`).join(''), firstLine: p.firstLine }));
-}
-
 function opensPart(line: string): boolean {
   if (!line.includes('"phase":"file"')) return false;
   try {
@@ -142,20 +322,6 @@ function opensPart(line: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** The seq of each line of a verified stream (NaN for a line that does not parse). */
-function seqsOf(text: string): number[] {
-  const lines = text.split('\n');
-  lines.pop();
-  return lines.map((line) => {
-    try {
-      const seq = (JSON.parse(line) as { seq?: unknown }).seq;
-      return typeof seq === 'number' ? seq : NaN;
-    } catch {
-      return NaN;
-    }
-  });
 }
 
 /** The seq a checkpoint names, if it parses. */

@@ -135,6 +135,7 @@ export class AuditChains {
       log.on('record', (record) => auditBus.emit('record', record));
       log.on('broken', (err: Error) => auditBus.emit('problem', problem(instrument, 'refusing', err.message)));
       log.on('gap', (gap: ChainGap) => auditBus.emit('problem', problem(instrument, 'gap', gap.reason)));
+      log.on('checkpoint-missing', (text: string) => auditBus.emit('problem', problem(instrument, 'checkpoint', text)));
       shared = { log, order: new OutcomeOrder(), users: 0 };
       files.set(file, shared);
     }

@@ -64,10 +64,30 @@ export interface VerifyInput {
  * removed from the end is found too. Reports the first record that fails.
  */
 export function verifyChain(input: VerifyInput): VerifyReport {
-  const report: VerifyReport = {
+  const verifier = new ChainVerifier(input);
+  verifier.report.files = input.files.length;
+  for (const file of input.files) {
+    const text = 'text' in file ? file.text : file.read();
+    const lines = text.split('\n');
+    const tail = lines.pop() ?? '';
+    verifier.beginFile(file.name);
+    for (const line of lines) if (!verifier.line(line)) return verifier.report;
+    if (!verifier.endFile(tail)) return verifier.report;
+  }
+  return verifier.finish();
+}
+
+/**
+ * verifyChain a line at a time, for a chain read in pieces (a Redis stream, page by page): what it holds is the state
+ * of the check (the intent ids seen, the open intents), never the records. Feed each file with beginFile, its complete
+ * lines with line and what follows its last line end with endFile, then finish; line and endFile say false once a bad
+ * record ended the check (the report is then final: read no further).
+ */
+export class ChainVerifier {
+  readonly report: VerifyReport = {
     ok: true,
     records: 0,
-    files: input.files.length,
+    files: 0,
     lastSeq: -1,
     lastHash: GENESIS,
     torn: [],
@@ -76,208 +96,230 @@ export function verifyChain(input: VerifyInput): VerifyReport {
     gaps: [],
   };
   /** The index of the file read before (a file record names the next one, or a later one after a declared gap). */
-  let fileBefore = 0;
-  const open = new Map<string, true>();
+  private fileBefore = 0;
+  private readonly open = new Map<string, true>();
   /** Every intent id and its seq: an id is used once (a random UUID per request). */
-  const ids = new Map<string, number>();
+  private readonly ids = new Map<string, number>();
   /** Outcomes after a declared gap whose intent is not in the chain (lost with the gap), by id: one each. */
-  const outcomesOfLost = new Map<string, number>();
+  private readonly outcomesOfLost = new Map<string, number>();
   /** The instruments of records found to be the owner's (replicas sharing a stream may spell it apart). */
-  const owners = new Set<string>();
-  const ownerSays = (instrument: unknown): boolean => {
-    if (typeof instrument !== 'string') return false;
-    if (owners.has(instrument)) return true;
-    if (!input.owner?.is(instrument)) return false;
-    owners.add(instrument);
-    return true;
-  };
-  let checkpoint: Checkpoint | undefined;
-  let checkpointHashSeen: string | undefined;
-  if (input.checkpoint !== undefined && input.checkpoint.trim() !== '') {
-    try {
-      checkpoint = JSON.parse(input.checkpoint) as Checkpoint;
-    } catch {
-      report.checkpoint = 'bad';
-    }
-  }
-  const bad = (file: string, line: number, reason: string): VerifyReport => {
-    report.ok = false;
-    report.firstBad = { file, line, seq: report.lastSeq + 1, reason };
-    report.openIntents = [...open.keys()];
-    return report;
-  };
+  private readonly owners = new Set<string>();
+  private readonly checkpoint: Checkpoint | undefined;
+  private checkpointHashSeen: string | undefined;
+  /** The file being read: its place in the chain (from 0), name and lines read. */
+  private f = -1;
+  private name = '';
+  private lineNo = 0;
+  private stopped = false;
 
-  /** The last file's text (the one file held once the loop is done): a tail removed is named after its last line. */
-  let lastText = '';
-  for (let f = 0; f < input.files.length; f++) {
-    const file = input.files[f];
-    const name = file.name;
-    const text = 'text' in file ? file.text : file.read();
-    lastText = text;
-    const lines = text.split('\n');
-    const tail = lines.pop() ?? '';
-    if (lines.length === 0 && tail === '') return bad(name, 1, `file ${f + 1} of the chain is empty (its records were removed)`);
-    for (let i = 0; i < lines.length; i++) {
-      const lineNo = i + 1;
-      const expectedSeq = report.lastSeq + 1;
-      // a line end of a copy through Windows (CRLF) is the file's, not the record's: no reader reads the record otherwise
-      const line = lines[i].endsWith('\r') ? lines[i].slice(0, -1) : lines[i];
-      let record: AuditRecord;
+  constructor(private readonly input: Omit<VerifyInput, 'files'>) {
+    if (input.checkpoint !== undefined && input.checkpoint.trim() !== '') {
       try {
-        record = JSON.parse(line) as AuditRecord;
+        this.checkpoint = JSON.parse(input.checkpoint) as Checkpoint;
       } catch {
-        return bad(name, lineNo, `line ${lineNo} is not a JSON record (altered or inserted)`);
+        this.report.checkpoint = 'bad';
       }
-      if (typeof record !== 'object' || record === null || typeof record.hash !== 'string') {
-        return bad(name, lineNo, `line ${lineNo} is not an audit record`);
-      }
-      if (hashOf(record) !== record.hash)
-        return bad(name, lineNo, `record #${String(record.seq)} was altered: its hash does not match its content`);
-      // the writer writes each record as JSON.stringify makes it: another spelling of the same value (a key given twice,
-      // of which JSON.parse keeps the last but another reader the first; spaces; escapes) is an edit of the line
-      if (JSON.stringify(record) !== line)
-        return bad(name, lineNo, `record #${String(record.seq)} was altered: its line is not the one written for its content`);
-      // one chain, one instrument: a record of another comes from another instrument's chain
-      if (input.owner && !ownerSays(record.instrument)) {
-        return bad(
-          name,
-          lineNo,
-          `record #${String(record.seq)} is of the instrument ${JSON.stringify(record.instrument)}, not of ${input.owner.what}: it comes from another instrument's chain`,
-        );
-      }
-      const gap = i === 0 && record.phase === 'file' ? record.gap : undefined;
-      if (gap !== undefined) {
-        // a declared gap must start right after the records before it and end right before this record
-        const after = gap && typeof gap === 'object' ? gap.after : undefined;
-        const fits =
-          !!gap &&
-          typeof gap === 'object' &&
-          (after === null ? report.lastSeq === -1 : !!after && after.seq === report.lastSeq && after.hash === report.lastHash) &&
-          gap.from === report.lastSeq + 1 &&
-          Number.isSafeInteger(gap.to) &&
-          // no numbers (to = from - 1): records lost whose numbers were used again since, by another writer
-          gap.to >= gap.from - 1 &&
-          record.seq === gap.to + 1 &&
-          record.phase === 'file' &&
-          record.file > fileBefore;
-        if (!fits) {
-          return bad(
-            name,
-            lineNo,
-            `record #${String(record.seq)} declares records missing that do not fit the records before it (#${report.lastSeq} is the last one)`,
-          );
-        }
-        report.gaps.push({ file: name, line: lineNo, from: gap.from, to: gap.to, reason: String(gap.reason ?? '') });
-      } else if (record.prev !== report.lastHash || record.seq !== expectedSeq) {
-        return bad(
-          name,
-          lineNo,
-          `record #${String(record.seq)} does not follow record #${report.lastSeq} (expected #${expectedSeq}): a record before it was removed, inserted or moved`,
-        );
-      }
-      const opensFile = i === 0;
-      if (opensFile !== (record.phase === 'file')) {
-        return bad(
-          name,
-          lineNo,
-          opensFile ? `file ${f + 1} does not open with its file record` : `a file record in the middle of a file`,
-        );
-      }
-      if (record.phase === 'file' && gap === undefined && record.file !== fileBefore + 1) {
-        return bad(
-          name,
-          lineNo,
-          `this is file ${String(record.file)} of the chain, found in place ${f + 1} (files swapped or missing)`,
-        );
-      }
-      if (record.phase === 'file') fileBefore = record.file;
-      if (record.phase === 'intent') {
-        const seen = ids.get(record.id);
-        if (seen !== undefined) {
-          return bad(
-            name,
-            lineNo,
-            `record #${record.seq} repeats the intent id ${record.id} of record #${seen} (appended twice)`,
-          );
-        }
-        ids.set(record.id, record.seq);
-        open.set(record.id, true);
-      }
-      if (record.phase === 'outcome') {
-        const lostIntent = !open.has(record.id) && report.gaps.length > 0 && !ids.has(record.id);
-        const before = outcomesOfLost.get(record.id);
-        if (before !== undefined) {
-          return bad(
-            name,
-            lineNo,
-            `record #${record.seq} is a second outcome of the intent ${record.id} lost in a gap (its first: record #${before}): appended twice`,
-          );
-        }
-        if (!open.has(record.id) && !lostIntent) {
-          const intent = ids.get(record.id);
-          return bad(
-            name,
-            lineNo,
-            intent === undefined
-              ? `record #${record.seq} is an outcome without an intent before it`
-              : `record #${record.seq} is a second outcome of the intent #${intent} (${record.id}): appended twice`,
-          );
-        }
-        if (lostIntent) outcomesOfLost.set(record.id, record.seq);
-        open.delete(record.id);
-      }
-      report.records++;
-      report.lastSeq = record.seq;
-      report.lastHash = record.hash;
-      if (checkpoint && record.seq === checkpoint.seq) checkpointHashSeen = record.hash;
-    }
-    if (tail !== '') {
-      // Only the end of a file may be torn; the chain goes on from the last complete record.
-      report.torn.push({ file: name, line: lines.length + 1 });
     }
   }
-  report.openIntents = [...open.keys()];
-  if (report.gaps.length > 0) report.ok = false;
 
-  if (checkpoint) {
-    if (typeof checkpoint.mac === 'string') {
-      if (!input.key) report.checkpoint = 'unchecked';
-      else if (checkpointMac(input.key, checkpoint) !== checkpoint.mac) {
-        report.checkpoint = 'bad';
-        return failAtCheckpoint(report, checkpoint.seq, 'the checkpoint signature does not match (altered, or another key)');
-      } else report.checkpoint = 'verified';
-    } else {
-      report.checkpoint = 'unsigned';
-      if (input.key) {
-        // a writer given the key signs every checkpoint: an unsigned one where a key is expected was put there by
-        // someone who could write the chain but not sign it (every hash of a rewritten chain can be recomputed)
-        return failAtCheckpoint(
-          report,
-          checkpoint.seq,
-          'the checkpoint is not signed, but a key was given: the chain was rewritten by someone without the key',
-        );
-      }
+  /** Whether a bad record ended the check. */
+  get failed(): boolean {
+    return this.stopped;
+  }
+
+  private ownerSays(instrument: unknown): boolean {
+    if (typeof instrument !== 'string') return false;
+    if (this.owners.has(instrument)) return true;
+    if (!this.input.owner?.is(instrument)) return false;
+    this.owners.add(instrument);
+    return true;
+  }
+
+  private bad(line: number, reason: string): false {
+    const report = this.report;
+    report.ok = false;
+    report.firstBad = { file: this.name, line, seq: report.lastSeq + 1, reason };
+    report.openIntents = [...this.open.keys()];
+    this.stopped = true;
+    return false;
+  }
+
+  /** The next file of the chain begins (`name` names it in the report). */
+  beginFile(name: string): void {
+    this.f++;
+    this.report.files = Math.max(this.report.files, this.f + 1);
+    this.name = name;
+    this.lineNo = 0;
+  }
+
+  /** The end of the current file: `tail` is what follows its last line end (a line cut short by a crash). */
+  endFile(tail: string): boolean {
+    if (this.stopped) return false;
+    if (this.lineNo === 0 && tail === '')
+      return this.bad(1, `file ${this.f + 1} of the chain is empty (its records were removed)`);
+    // Only the end of a file may be torn; the chain goes on from the last complete record.
+    if (tail !== '') this.report.torn.push({ file: this.name, line: this.lineNo + 1 });
+    return true;
+  }
+
+  /** One complete line of the current file (without its line end). */
+  line(text: string): boolean {
+    if (this.stopped) return false;
+    const report = this.report;
+    const f = this.f;
+    const lineNo = ++this.lineNo;
+    const expectedSeq = report.lastSeq + 1;
+    // a line end of a copy through Windows (CRLF) is the file's, not the record's: no reader reads the record otherwise
+    const line = text.endsWith('\r') ? text.slice(0, -1) : text;
+    let record: AuditRecord;
+    try {
+      record = JSON.parse(line) as AuditRecord;
+    } catch {
+      return this.bad(lineNo, `line ${lineNo} is not a JSON record (altered or inserted)`);
     }
-    if (checkpoint.seq > report.lastSeq) {
-      report.ok = false;
-      const last = input.files[input.files.length - 1];
-      report.firstBad = {
-        file: last?.name ?? 'checkpoint',
-        line: lineCount(lastText) + 1,
-        seq: report.lastSeq + 1,
-        reason: `records #${report.lastSeq + 1} to #${checkpoint.seq} were removed from the end: the checkpoint names record #${checkpoint.seq}`,
-      };
-    } else if (checkpointHashSeen !== checkpoint.hash) {
-      failAtCheckpoint(
-        report,
-        checkpoint.seq,
-        `record #${checkpoint.seq} is not the one the checkpoint names: the chain was rewritten`,
+    if (typeof record !== 'object' || record === null || typeof record.hash !== 'string') {
+      return this.bad(lineNo, `line ${lineNo} is not an audit record`);
+    }
+    if (hashOf(record) !== record.hash)
+      return this.bad(lineNo, `record #${String(record.seq)} was altered: its hash does not match its content`);
+    // the writer writes each record as JSON.stringify makes it: another spelling of the same value (a key given twice,
+    // of which JSON.parse keeps the last but another reader the first; spaces; escapes) is an edit of the line
+    if (JSON.stringify(record) !== line)
+      return this.bad(lineNo, `record #${String(record.seq)} was altered: its line is not the one written for its content`);
+    // one chain, one instrument: a record of another comes from another instrument's chain
+    if (this.input.owner && !this.ownerSays(record.instrument)) {
+      return this.bad(
+        lineNo,
+        `record #${String(record.seq)} is of the instrument ${JSON.stringify(record.instrument)}, not of ${this.input.owner.what}: it comes from another instrument's chain`,
       );
     }
-  } else if (report.checkpoint === 'bad') {
-    failAtCheckpoint(report, 0, 'the checkpoint file is not JSON');
+    const gap = lineNo === 1 && record.phase === 'file' ? record.gap : undefined;
+    if (gap !== undefined) {
+      // a declared gap must start right after the records before it and end right before this record
+      const after = gap && typeof gap === 'object' ? gap.after : undefined;
+      const fits =
+        !!gap &&
+        typeof gap === 'object' &&
+        (after === null ? report.lastSeq === -1 : !!after && after.seq === report.lastSeq && after.hash === report.lastHash) &&
+        gap.from === report.lastSeq + 1 &&
+        Number.isSafeInteger(gap.to) &&
+        // no numbers (to = from - 1): records lost whose numbers were used again since, by another writer
+        gap.to >= gap.from - 1 &&
+        record.seq === gap.to + 1 &&
+        record.phase === 'file' &&
+        record.file > this.fileBefore;
+      if (!fits) {
+        return this.bad(
+          lineNo,
+          `record #${String(record.seq)} declares records missing that do not fit the records before it (#${report.lastSeq} is the last one)`,
+        );
+      }
+      report.gaps.push({ file: this.name, line: lineNo, from: gap.from, to: gap.to, reason: String(gap.reason ?? '') });
+    } else if (record.prev !== report.lastHash || record.seq !== expectedSeq) {
+      return this.bad(
+        lineNo,
+        `record #${String(record.seq)} does not follow record #${report.lastSeq} (expected #${expectedSeq}): a record before it was removed, inserted or moved`,
+      );
+    }
+    const opensFile = lineNo === 1;
+    if (opensFile !== (record.phase === 'file')) {
+      return this.bad(
+        lineNo,
+        opensFile ? `file ${f + 1} does not open with its file record` : `a file record in the middle of a file`,
+      );
+    }
+    if (record.phase === 'file' && gap === undefined && record.file !== this.fileBefore + 1) {
+      return this.bad(
+        lineNo,
+        `this is file ${String(record.file)} of the chain, found in place ${f + 1} (files swapped or missing)`,
+      );
+    }
+    if (record.phase === 'file') this.fileBefore = record.file;
+    if (record.phase === 'intent') {
+      const seen = this.ids.get(record.id);
+      if (seen !== undefined) {
+        return this.bad(lineNo, `record #${record.seq} repeats the intent id ${record.id} of record #${seen} (appended twice)`);
+      }
+      this.ids.set(record.id, record.seq);
+      this.open.set(record.id, true);
+    }
+    if (record.phase === 'outcome') {
+      const lostIntent = !this.open.has(record.id) && report.gaps.length > 0 && !this.ids.has(record.id);
+      const before = this.outcomesOfLost.get(record.id);
+      if (before !== undefined) {
+        return this.bad(
+          lineNo,
+          `record #${record.seq} is a second outcome of the intent ${record.id} lost in a gap (its first: record #${before}): appended twice`,
+        );
+      }
+      if (!this.open.has(record.id) && !lostIntent) {
+        const intent = this.ids.get(record.id);
+        return this.bad(
+          lineNo,
+          intent === undefined
+            ? `record #${record.seq} is an outcome without an intent before it`
+            : `record #${record.seq} is a second outcome of the intent #${intent} (${record.id}): appended twice`,
+        );
+      }
+      if (lostIntent) this.outcomesOfLost.set(record.id, record.seq);
+      this.open.delete(record.id);
+    }
+    report.records++;
+    report.lastSeq = record.seq;
+    report.lastHash = record.hash;
+    if (this.checkpoint && record.seq === this.checkpoint.seq) this.checkpointHashSeen = record.hash;
+    return true;
   }
-  return report;
+
+  /** The end of the chain: the checkpoint is checked against the records read. */
+  finish(): VerifyReport {
+    const report = this.report;
+    if (this.stopped) return report;
+    this.stopped = true;
+    report.openIntents = [...this.open.keys()];
+    if (report.gaps.length > 0) report.ok = false;
+    const checkpoint = this.checkpoint;
+    const key = this.input.key;
+    if (checkpoint) {
+      if (typeof checkpoint.mac === 'string') {
+        if (!key) report.checkpoint = 'unchecked';
+        else if (checkpointMac(key, checkpoint) !== checkpoint.mac) {
+          report.checkpoint = 'bad';
+          return failAtCheckpoint(report, checkpoint.seq, 'the checkpoint signature does not match (altered, or another key)');
+        } else report.checkpoint = 'verified';
+      } else {
+        report.checkpoint = 'unsigned';
+        if (key) {
+          // a writer given the key signs every checkpoint: an unsigned one where a key is expected was put there by
+          // someone who could write the chain but not sign it (every hash of a rewritten chain can be recomputed)
+          return failAtCheckpoint(
+            report,
+            checkpoint.seq,
+            'the checkpoint is not signed, but a key was given: the chain was rewritten by someone without the key',
+          );
+        }
+      }
+      if (checkpoint.seq > report.lastSeq) {
+        report.ok = false;
+        report.firstBad = {
+          // a tail removed is named after the last line of the last file
+          file: this.f >= 0 ? this.name : 'checkpoint',
+          line: (this.f >= 0 ? this.lineNo : 0) + 1,
+          seq: report.lastSeq + 1,
+          reason: `records #${report.lastSeq + 1} to #${checkpoint.seq} were removed from the end: the checkpoint names record #${checkpoint.seq}`,
+        };
+      } else if (this.checkpointHashSeen !== checkpoint.hash) {
+        failAtCheckpoint(
+          report,
+          checkpoint.seq,
+          `record #${checkpoint.seq} is not the one the checkpoint names: the chain was rewritten`,
+        );
+      }
+    } else if (report.checkpoint === 'bad') {
+      failAtCheckpoint(report, 0, 'the checkpoint file is not JSON');
+    }
+    return report;
+  }
 }
 
 /**
@@ -288,10 +330,6 @@ export function failAtCheckpoint(report: VerifyReport, seq: number, reason: stri
   report.ok = false;
   report.firstBad = { file: 'checkpoint', line: 1, seq, reason };
   return report;
-}
-
-function lineCount(text: string): number {
-  return text.split('\n').length - 1;
 }
 
 /** Why an intact chain is still not shown to be authentic: the checkpoint could not be checked against a key. */

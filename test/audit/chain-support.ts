@@ -13,9 +13,9 @@ import {
   checkpointFile,
   expandChain,
   FILE_PATTERN,
-  readStreamChain,
   RecordFields,
   verifyChain,
+  verifyRedisChain,
   VerifyReport,
   verifyStreamChain,
 } from '../../src/audit';
@@ -142,13 +142,16 @@ export async function countDatasyncs(dir: string): Promise<{ count: () => number
   return { count: () => count, restore: () => (proto.datasync = original) };
 }
 
-/** The chain `keys` as `lh-audit verify` reads it from Redis (through `redis`), checked with `key`. */
+/**
+ * The chain `keys` as `lh-audit verify` reads it from Redis (through `redis`), checked with `key`: in pages of 7
+ * entries, so that every test of a chain in Redis also reads it across pages.
+ */
 export async function verifiedStream(
   redis: AuditStreamReader,
   keys: AuditStreamKeys,
   key: Buffer = KEY,
 ): Promise<ReturnType<typeof verifyStreamChain>> {
-  return verifyStreamChain(keys.stream, await readStreamChain(redis, keys), key);
+  return verifyRedisChain(redis, keys, key, 7);
 }
 
 // The real timer, taken when this module loads (before any test installs a fake clock): a wait that never ends fails

@@ -172,4 +172,50 @@ describe('audit in Node-RED: lh-server writes the chain of its instrument', func
     assert.match(String(((await again).error as { message: string }).message), /was not sent/);
     assert.equal(sim.requests.filter((r) => r.path === '/api/v1/errors/clear-errors').length, sent, 'nothing sent');
   });
+  it('the checkpoint deleted while Node-RED was stopped: at the next start the lh-server node warns once and lh-audit says so', async function () {
+    const server = serverFlow(sim, { withB: false });
+    const flow = [
+      ...server.nodes,
+      { id: 'clear', type: 'lh-clear-errors', server: 'server', wires: [['out']] },
+      { id: 'out', type: 'helper' },
+      { id: 'audit', type: 'lh-audit', server: 'server', wires: [[]] },
+    ];
+    await loadFlow(flow, server.credentials);
+    const out = nextMessage(helper.getNode('out'));
+    helper.getNode('clear').receive({ payload: 1 });
+    await out;
+    await helper.unload();
+    const checkpoint = fs.readdirSync(audit.dir()).find((f) => f.endsWith('.checkpoint.json'));
+    assert.ok(checkpoint);
+    fs.unlinkSync(`${audit.dir()}/${checkpoint}`);
+    const spies = helper as unknown as { log(): { args: { level?: unknown; msg?: unknown }[][] } };
+    const warnings = (): string[] =>
+      spies
+        .log()
+        .args.map((a) => a[0])
+        .filter((m) => m?.level === 30 && /audit checkpoint .* was missing/.test(String(m.msg)))
+        .map((m) => String(m.msg));
+    await loadFlow(flow, server.credentials);
+    const statuses = (): string[] =>
+      (helper.getNode('audit').status as unknown as { getCalls(): { thisValue: { id: string }; args: { text?: unknown }[] }[] })
+        .getCalls()
+        .filter((c) => c.thisValue.id === 'audit')
+        .map((c) => String(c.args[0]?.text));
+    await until(() => statuses().includes('audit checkpoint missing'), 'lh-audit shows the checkpoint missing');
+    await until(() => warnings().length > 0, 'the lh-server node warns');
+    assert.equal(warnings().length, 1, warnings().join('\n'));
+    assert.ok(warnings()[0].includes(checkpoint), warnings()[0]);
+    // a request still goes (the chain goes on, with a new checkpoint), and the next start says nothing
+    const again = nextMessage(helper.getNode('out'));
+    helper.getNode('clear').receive({ payload: 2 });
+    await again;
+    await helper.unload();
+    await loadFlow(flow, server.credentials);
+    const next = nextMessage(helper.getNode('out'));
+    helper.getNode('clear').receive({ payload: 3 });
+    await next;
+    assert.deepEqual(warnings(), [], 'said once: not at the start after');
+    await helper.unload();
+    assert.ok(chain().ok, chain().reason);
+  });
 });

@@ -44,6 +44,7 @@ export = function register(RED: Red): void {
       if (instrument !== undefined && problem.instrument !== instrument) return;
       if (problem.kind === 'refusing')
         status.other({ fill: 'red', shape: 'ring', text: `audit refusing: ${shortReason(problem)}` });
+      else if (problem.kind === 'checkpoint') status.other({ fill: 'yellow', shape: 'ring', text: 'audit checkpoint missing' });
       else status.other({ fill: 'yellow', shape: 'ring', text: `audit gap: ${shortReason(problem)}` });
     });
     node.on('close', () => {
