@@ -95,10 +95,6 @@ export class InstrumentApi {
     return list;
   }
 
-  /**
-   * Submits once, never retried, and at most once per error from this Node-RED (see AnswerLedger).
-   * `success: false` becomes an error carrying the instrument's message; "already handled" becomes `already-answered`.
-   */
   /** Whether the instrument still lists the error as unhandled (undefined: the list could not be read). */
   private async stillUnhandled(uuid: string): Promise<boolean | undefined> {
     try {
@@ -111,6 +107,10 @@ export class InstrumentApi {
     }
   }
 
+  /**
+   * Submits once, never retried, and at most once per error from this Node-RED (see AnswerLedger).
+   * `success: false` becomes an error carrying the instrument's message; "already handled" becomes `already-answered`.
+   */
   async submit(kind: RecoveryKind, recovery: ErrorRecovery, options: AnswerOptions = {}): Promise<ResultWrapper<string>> {
     const op = kind === 'recovery' ? 'submit-recovery' : 'submit-action';
     const body = errorRecovery(recovery, op);

@@ -333,7 +333,6 @@ export class PrepApi {
     }
   }
 
-  /** The response the instrument applied to error `id`, when its error record says so (undefined when unknown). */
   /** The instrument's record of one error (its `handled` flag and the response applied), undefined when unreadable. */
   private async readError(id: string): Promise<{ handled: boolean; selectedResponse?: string } | undefined> {
     try {

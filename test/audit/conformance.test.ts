@@ -155,8 +155,9 @@ const HELPERS = new Set([
   'deck.flag',
   'prep.send',
   'prep.data',
-  'prep.appliedResponse',
+  'prep.readError', // a read of the error's record after a 409 (is it handled?)
   'instrument.send',
+  'instrument.stillUnhandled', // a read of the unhandled list after a 409 (is it still pending?)
   'runs.send',
   'runs.data',
   'runs.getFile',
