@@ -53,7 +53,16 @@ export * from './run-state';
 export { CREATE_TIMEOUT_MS, LOAD_COMPLETE_TIMEOUT_MS, ProtocolName, ProtocolValidation, RunRecordSummary, RunsApi } from './runs';
 export { FileDownload } from './runs';
 export { Credentials, Session, SESSION_CHECK_MAX_MS, SESSION_CHECK_MIN_MS, sessionCheckDue, SessionState } from './session';
-export { MAX_BODY_BYTES, MEDIA_JSON, MEDIA_JSON_PATCH, MEDIA_VECTOR, TlsOptions, Transport, trimBase } from './transport';
+export {
+  MAX_BODY_BYTES,
+  MEDIA_JSON,
+  MEDIA_JSON_PATCH,
+  MEDIA_VECTOR,
+  neverReached,
+  TlsOptions,
+  Transport,
+  trimBase,
+} from './transport';
 export { AuditedRequest, AuditHook, AuditIntent, AuditOutcome, AuditResult, isAudited, UNAUDITED_OPERATIONS } from './transport';
 export { RequestObservation, RequestObserver } from './transport';
 export * from './types';

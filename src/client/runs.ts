@@ -336,7 +336,7 @@ export class RunsApi {
   /**
    * A state-setting PUT, resent after a lost connection or a 5xx. The instrument refuses a resend with 409 once the
    * attempt before did the work (a pause sent again to a run already Pausing): such a 409 is read back, and the
-   * request succeeds when the run status shows the action done (`done`); otherwise the 409 stands. (The audit trail
+   * request succeeds when the run status shows the action done (`done`); otherwise (or when the read fails) the 409 stands. (The audit trail
    * records the resend's 409 as the instrument gave it.)
    */
   private async control(action: string, op: string, done: readonly RunStateName[]): Promise<void> {
@@ -344,8 +344,9 @@ export class RunsApi {
       await this.send({ method: 'PUT', path: `/protocol-run/${action}`, operation: op, idempotent: true });
     } catch (err) {
       if (!(err instanceof LhError) || err.statusCode !== 409 || (err.attempts ?? 1) <= 1) throw err;
-      const status = await this.status();
-      if (!done.includes(status.protocolRunState)) throw err;
+      // the read back failing tells nothing: the instrument's refusal stands (its 409 and reason, not the read's failure)
+      const status = await this.status().catch(() => undefined);
+      if (!status || !done.includes(status.protocolRunState)) throw err;
     }
   }
 }

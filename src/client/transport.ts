@@ -482,6 +482,14 @@ export function auditOutcomeOf(res: ApiResponse<unknown>): AuditOutcome {
  * got past its audit gate (`passed` false: ended while its intent was being made durable); unknown otherwise (a
  * timeout, a reset, a 5xx: the instrument may have done it), never applied.
  */
+/**
+ * Whether a request that failed so was never sent: no connection was made (refused, host not found or unreachable) on
+ * its only attempt, or Node refused a header value before connecting. Such a write cannot have reached the instrument.
+ */
+export function neverReached(err: unknown): boolean {
+  return err instanceof LhError && (err.attempts ?? 1) <= 1 && NOT_CONNECTED.has(String(err.code));
+}
+
 export function auditOutcomeOfError(err: unknown, passed = true): AuditOutcome {
   const e = err instanceof LhError ? err : undefined;
   const reason = err instanceof Error ? err.message : String(err);
@@ -489,8 +497,7 @@ export function auditOutcomeOfError(err: unknown, passed = true): AuditOutcome {
   if (!passed) return { result: 'not-sent', reason, attempts };
   if (e?.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 500)
     return { result: 'refused', status: e.statusCode, reason, attempts };
-  if (e && (attempts ?? 1) <= 1 && (e.kind === 'tls' || NOT_CONNECTED.has(String(e.code))))
-    return { result: 'not-sent', reason, attempts };
+  if (e && (e.kind === 'tls' ? (attempts ?? 1) <= 1 : neverReached(e))) return { result: 'not-sent', reason, attempts };
   return { result: 'unknown', ...(e?.statusCode !== undefined ? { status: e.statusCode } : {}), reason, attempts };
 }
 

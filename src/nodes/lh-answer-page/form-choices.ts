@@ -15,7 +15,16 @@ import { redact } from '../shared/redaction';
 import type { AnswerFields } from './page-fields';
 import type { AnswerOption, ItemChoice } from './page-html';
 
-const MAX_FIELDS = 50;
+/** The fields a page's form has besides its items and inputs: t, form, o, by, scope and the button pressed (and slack). */
+const FRAME_FIELDS = 8;
+
+/**
+ * How many fields the page offering `c` posts at most: a browser posts every field of the form (each item's choice and
+ * every action's inputs, not only the chosen one's), so a fixed cap dropped the last items' choices and inputs.
+ */
+function fieldsOffered(c: OfferedChoices): number {
+  return c.options.reduce((n, o) => n + (o.inputs?.length ?? 0), FRAME_FIELDS + c.items.length);
+}
 
 /** The choices a page offered for one error, in the order shown (from answerOptions and itemChoices). */
 export interface OfferedChoices {
@@ -63,9 +72,11 @@ export function readPositions(form: URLSearchParams, field: string, c: OfferedCh
   const inputs: Record<string, string> = {};
   const items: Record<string, string> = {};
   let problem: string | undefined;
+  const most = fieldsOffered(c);
   let n = 0;
   for (const [name, value] of form) {
-    if (++n > MAX_FIELDS) break;
+    // more fields than the page has: not its form; refused whole, never read in part (a choice past the cap was lost)
+    if (++n > most) return { fields: { inputs: {} }, problem: `the form has more fields (over ${most}) than this error's page` };
     const input = /^input\.#(\d{1,4})\.(-?\d+)$/.exec(name);
     if (input && option && Number(input[1]) === at && value.trim() !== '') inputs[input[2]] = value;
     const item = /^item\.#(\d{1,4})$/.exec(name);

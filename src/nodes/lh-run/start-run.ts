@@ -8,6 +8,7 @@ import {
   isBusy,
   LhError,
   mapRunResult,
+  neverReached,
   newRecords,
   type ProtocolName,
   type ProtocolValidation,
@@ -243,8 +244,9 @@ async function create(api: RunControl, o: StartOptions, held: HeldClaim | undefi
     created = await api.createRun({ protocolId: protocol.protocolId, simulate: o.simulate, recompile: false });
   } catch (err) {
     // no answer (closed by a redeploy, lost, the deadline): the instrument may still be creating the run, showing
-    // Idle meanwhile; no other start of this Node-RED sends a create until it shows a run or CREATE_TIMEOUT_MS passed
-    if (err instanceof LhError && (err.kind === 'network' || err.kind === 'timeout')) {
+    // Idle meanwhile; no other start of this Node-RED sends a create until it shows a run or CREATE_TIMEOUT_MS passed.
+    // A create that never left (no connection made) holds nothing: the next start may send its own at once
+    if (err instanceof LhError && (err.kind === 'network' || err.kind === 'timeout') && !neverReached(err)) {
       held?.createUnanswered(sentAt, CREATE_TIMEOUT_MS);
     }
     throw err;
