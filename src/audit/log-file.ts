@@ -60,6 +60,8 @@ interface Tail {
   size: number;
   /** The file ends in a torn line (a write cut short): nothing more is appended to it. */
   torn: boolean;
+  /** the last complete record's time ('' when there is none) */
+  at: string;
 }
 
 /** The last complete record of a chain on disk, or undefined for a new chain. */
@@ -74,14 +76,14 @@ export function readTail(dir: string, name: string): Tail | undefined {
   const last = complete.slice(complete.lastIndexOf('\n') + 1);
   if (last === '') {
     // a first file holding only a line cut short: it stays (evidence), the chain starts in the next file
-    if (file === 1 && torn) return { file, seq: -1, hash: GENESIS, size: Buffer.byteLength(text), torn };
+    if (file === 1 && torn) return { file, seq: -1, hash: GENESIS, size: Buffer.byteLength(text), torn, at: '' };
     if (file === 1) return undefined;
     throw new Error(
       `audit chain ${name}: file ${file} has no complete record; verify it (npx lh-audit verify) before writing more`,
     );
   }
   const record = JSON.parse(last) as AuditRecord;
-  return { file, seq: record.seq, hash: record.hash, size: Buffer.byteLength(text), torn };
+  return { file, seq: record.seq, hash: record.hash, size: Buffer.byteLength(text), torn, at: record.at };
 }
 
 /** The checkpoint's seq, hash and file when it is one (its signature is the verifier's business, not the writer's). */
@@ -265,7 +267,12 @@ export class AuditLog extends EventEmitter {
     // r+, not a: positional writes of an append-mode file go to its end on Linux
     const fh = await fs.promises.open(cpPath, 'r+');
     this.checkpointOut = { fd: fh.fd, close: () => fh.close() };
-    if (missing) this.emit('checkpoint-missing', missing);
+    if (missing) {
+      this.emit('checkpoint-missing', missing);
+      // the new checkpoint at once, not with the next record: said once (a start that records nothing would say it
+      // again, "empty" then), and verify agrees with what was said from now on
+      if (!resume && tail) this.writeCheckpoint({ seq: tail.seq, hash: tail.hash, file: tail.file, at: tail.at });
+    }
     if (resume) {
       // the checkpoint names records no file holds: the chain goes on after them, in a new file that says so
       this.seq = resume.seq;

@@ -93,6 +93,19 @@ export async function streamSnapshot(redis: AuditStreamReader, keys: AuditStream
   }
 }
 
+const MAX_SEQ = 2n ** 64n - 1n;
+
+/**
+ * The smallest stream entry id after `id` (`<ms>-<seq>`), where the next page starts: XRANGE's exclusive start
+ * (`(id`) is Redis 6.2's, and Redis 5.0 and 6.0 (which the README supports) refuse it as an invalid stream id.
+ */
+export function streamIdAfter(id: string): string {
+  const m = /^(\d+)-(\d+)$/.exec(id);
+  if (!m) throw new Error(`not a stream entry id: ${id}`);
+  const seq = BigInt(m[2]);
+  return seq < MAX_SEQ ? `${m[1]}-${seq + 1n}` : `${BigInt(m[1]) + 1n}-0`;
+}
+
 /** The snapshot's entries, a page (at most `page` entries) at a time. */
 export async function* streamPages(
   redis: AuditStreamReader,
@@ -107,7 +120,7 @@ export async function* streamPages(
     if (entries.length > 0) yield entries;
     const last = entries[entries.length - 1]?.[0];
     if (entries.length < page || last === undefined || last === snapshot.end) return;
-    start = `(${last}`;
+    start = streamIdAfter(last);
   }
 }
 

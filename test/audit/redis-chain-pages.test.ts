@@ -14,6 +14,7 @@ import {
   AuditStreamKeys,
   type AuditStreamReader,
   RedisAuditLog,
+  streamIdAfter,
   verifyRedisChain,
   verifyStreamChain,
 } from '../../src/audit';
@@ -24,7 +25,18 @@ import { edited } from './tamper-support';
 
 const CLI = path.resolve(__dirname, '..', '..', 'nodes', 'audit', 'cli.js');
 
-/** The reads of `redis`, counted: XRANGE calls, the largest COUNT asked and the most entries one answer held. */
+/**
+ * An id XRANGE takes on Redis 5.0 and 6.0 (the README's "Redis 5.0 or later"): `-`, `+`, `<ms>` or `<ms>-<seq>`; the
+ * exclusive `(<id>` is Redis 6.2's, refused before as below.
+ */
+function redis5Id(id: string): void {
+  if (!/^(-|\+|\d+(-\d+)?)$/.test(id)) throw new Error('ERR Invalid stream ID specified as stream command argument');
+}
+
+/**
+ * The reads of `redis`, counted: XRANGE calls, the largest COUNT asked and the most entries one answer held; each
+ * XRANGE's ids as Redis 5.0 takes them.
+ */
 function counted(redis: AuditStreamReader): AuditStreamReader & { xranges: number; largestCount: number; largestAnswer: number } {
   const reader = {
     xranges: 0,
@@ -32,6 +44,8 @@ function counted(redis: AuditStreamReader): AuditStreamReader & { xranges: numbe
     largestAnswer: 0,
     async xrange(key: string, start: string, end: string, count: 'COUNT', n: number) {
       reader.xranges++;
+      redis5Id(start);
+      redis5Id(end);
       reader.largestCount = Math.max(reader.largestCount, n);
       const entries = await redis.xrange(key, start, end, count, n);
       reader.largestAnswer = Math.max(reader.largestAnswer, entries.length);
@@ -87,6 +101,24 @@ describeWithRedis('audit chain in Redis: verify reads it in pages', function () 
     assert.strictEqual(report.records, 14);
     assert.strictEqual(reader.xranges, 2);
     assert.strictEqual(reader.largestCount, 10);
+  });
+
+  it('pages on Redis 5.0: ids of one millisecond and a sequence at its largest lose and repeat no entry', async function () {
+    const keys = await copy();
+    const lines = entries.map(([, line]) => line);
+    const max = 2n ** 64n - 1n;
+    // the ids a stream may hold: one millisecond's sequence up to its largest value, then the next millisecond's
+    const ids = lines.map((_, i) => (i < 6 ? `7-${max - 5n + BigInt(i)}` : `8-${i - 6}`));
+    const p = db.redis.multi().del(keys.stream);
+    lines.forEach((line, i) => p.xadd(keys.stream, ids[i], 'r', line));
+    await p.exec();
+    for (const page of [1, 2, 3, 5, 7]) {
+      const report = await verifyRedisChain(counted(db.redis), keys, KEY, page);
+      assert.strictEqual(report.ok, true, `page ${page}: ${report.firstBad?.reason ?? ''}`);
+      assert.strictEqual(report.records, lines.length, `page ${page}`);
+    }
+    assert.strictEqual(streamIdAfter(`7-${max}`), '8-0');
+    assert.strictEqual(streamIdAfter('1700000000000-41'), '1700000000000-42');
   });
 
   it('seeded: at any page size the report is the one of the chain read at once, and no read asks for more than a page', async function () {

@@ -130,4 +130,24 @@ describe('lh-answer-page: a deploy while a raised msg waits for the page’s pho
     assert.equal(gone.status, 404);
     assert.equal(imageType(gone.body), undefined);
   });
+
+  it('photos off in the deploy that moves the page to another instrument: moved back, what it kept is gone', async function () {
+    // review53: the kept photos waited in the first instrument's home, where the next instance (of another
+    // instrument) never looked: the privacy switch let them be, they came back with the page, and meanwhile they
+    // weighed on top of the node's 200 photos / 64 MiB
+    camera.hold = false;
+    const out = await loadFirst();
+    sim.injectPendingError({ title: 'Arm collision' });
+    await until(() => out.length === 1, 'the notification', 10000);
+    const url = String(out[0].snapshotUrl);
+    assert.equal((await fetchBytes(url)).status, 200);
+    const other = bServerFlow(sim, { id: 'server2', withB: false, config: { name: 'bay 9' } });
+    const away = flow('away', { server: 'server2', snapshot: false });
+    away.nodes.push(...other.nodes);
+    await helper.setFlows(away.nodes, 'nodes', { ...away.credentials, ...other.credentials });
+    const back = flow('back');
+    await helper.setFlows(back.nodes, 'nodes', back.credentials);
+    const gone = await fetchBytes(url);
+    assert.equal(gone.status, 404, 'unticked, what the page kept went');
+  });
 });

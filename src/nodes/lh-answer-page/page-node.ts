@@ -18,7 +18,7 @@ import {
   type PendingError,
   sameError,
 } from '../../client';
-import { homeOf, slot } from '../../instrument';
+import { findHome, homeOf, slot } from '../../instrument';
 import { type LabEvent, labListened, onLabEvent, type PendingErrorView, publishLab } from '../../observe/lab-events';
 import { answerAuditMsg } from '../answering/answer-audit';
 import { answerA, answerB, type AnswerOutcome, lookupAnswer } from '../answering/answer-error';
@@ -97,6 +97,12 @@ const deployed = new Map<string, AnswerPageNode>();
  * forgets them, as it forgets the home.
  */
 const PHOTOS_HANDED_OVER = slot('answer-page-photos', () => new Map<string, PagePhotos>());
+/**
+ * The instrument in whose home each closed page node left its photos, by node id: its next instance may be of another
+ * instrument (its lh-server changed or deleted), and then lets them go there (never kept unserved beside its own 200
+ * photos / 64 MiB, nor back with the page when it is moved back after *Deck photo* was unticked).
+ */
+const photosLeftAt = new Map<string, string>();
 
 /**
  * The node's link secrets, the one it signs with first: the secret its dialog stored, and the one derived from the
@@ -277,11 +283,12 @@ export class AnswerPageNode {
 
   /** The photos the closed instance of this node kept, when they are this instrument's and photos are on; else none. */
   private photosHandedOver(): PagePhotos {
-    if (this.photosOf === undefined) return new PagePhotos();
-    const kept = homeOf(this.photosOf).slot(PHOTOS_HANDED_OVER);
-    const handed = kept.get(this.node.id);
-    kept.delete(this.node.id);
-    if (handed && this.photosOn) return handed;
+    const at = photosLeftAt.get(this.node.id);
+    photosLeftAt.delete(this.node.id);
+    const kept = at === undefined ? undefined : findHome(at)?.slot(PHOTOS_HANDED_OVER);
+    const handed = kept?.get(this.node.id);
+    kept?.delete(this.node.id);
+    if (handed && this.photosOn && at === this.photosOf) return handed;
     handed?.close();
     return new PagePhotos();
   }
@@ -864,7 +871,10 @@ export class AnswerPageNode {
     this.secrets.close();
     // kept for the next instance (a photo still being taken joins them), unless the node is deleted
     if (removed || this.photosOf === undefined || !this.photosOn) this.photos.close();
-    else homeOf(this.photosOf).slot(PHOTOS_HANDED_OVER).set(this.node.id, this.photos);
+    else {
+      homeOf(this.photosOf).slot(PHOTOS_HANDED_OVER).set(this.node.id, this.photos);
+      photosLeftAt.set(this.node.id, this.photosOf);
+    }
     if (this.unroute) this.unroute();
     if (removed || this.underWay.size === 0) return done();
     let closed = false;

@@ -68,13 +68,8 @@ export = function register(RED: Red): void {
         },
       });
       stops.push(() => state.close());
-      const topic = state.topic;
-      const movedFrom = topics.started(node.id, topic);
-      // removed from the flows: its retained document goes too (unless another state node publishes on that topic)
-      onClose = (removed) => {
-        if (removed && !topics.inUse(topic, node.id)) state.clearRetained(topic);
-        topics.stopped(node.id, removed);
-      };
+      const retained = retainedClearing(topics, node.id, state, emitting);
+      onClose = (removed) => retained.closed(removed);
       status.follow(server.connection);
       // a document goes out once the errors of a first poll are in (at most 10 s after a deploy or a lease taken
       // over: a flow without an error watch still gets its document)
@@ -83,6 +78,7 @@ export = function register(RED: Red): void {
         stops.push(
           coordination.onChange(() => {
             state.roleChanged(); // a new holder, or every replica once Redis is lost: the state once its watch polled
+            retained.roleChanged();
             if (!emitting()) status.idle('lh-state.status.standby');
           }),
         );
@@ -103,8 +99,7 @@ export = function register(RED: Red): void {
       // retained msgs gets it back
       const settle = setTimeout(() => {
         state.emitNow();
-        // the lh-server renamed: the document under the old name is no longer this instrument's
-        if (movedFrom !== undefined && !topics.inUse(movedFrom, node.id)) state.clearRetained(movedFrom);
+        retained.settled();
       }, AFTER_DEPLOY_MS);
       const every = repeatMs > 0 ? setInterval(() => state.emitNow(), Math.max(MIN_REPEAT_MS, repeatMs)) : undefined;
       stops.push(() => {
@@ -136,6 +131,45 @@ export = function register(RED: Red): void {
 
   RED.nodes.registerType('lh-state', LhState);
 };
+
+/**
+ * What a state node clears of the broker's retained documents. Removed from the flows: its document (unless another
+ * state node publishes on that topic). Its lh-server renamed: the document under the old name, no longer this
+ * instrument's, once it is settled (2 s after the deploy: the mqtt out node beside it has connected, it drops what
+ * comes before) and emits. With lh-coordination that may be later: a rename restarts the lh-server, which releases the
+ * lease, and the replica holding it 2 s after its deploy may have deployed the rename while it stood by.
+ */
+function retainedClearing(
+  topics: RetainedTopics,
+  id: string,
+  state: StateNode,
+  emitting: () => boolean,
+): { settled(): void; roleChanged(): void; closed(removed: boolean): void } {
+  const topic = state.topic;
+  topics.started(id, topic);
+  let settled = false;
+  const clearMoved = (): void => {
+    const owed = topics.owedBy(id);
+    if (owed === undefined || !settled || !emitting()) return;
+    if (!topics.inUse(owed, id)) state.clearRetained(owed);
+    topics.cleared(id);
+  };
+  return {
+    settled() {
+      settled = true;
+      clearMoved();
+    },
+    roleChanged: clearMoved,
+    closed(removed) {
+      if (removed) {
+        settled = true;
+        clearMoved();
+        if (!topics.inUse(topic, id)) state.clearRetained(topic);
+      }
+      topics.stopped(id, removed);
+    },
+  };
+}
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 type Client = ReturnType<typeof requireClient>['client'];

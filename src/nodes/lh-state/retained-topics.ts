@@ -8,25 +8,47 @@ export class RetainedTopics {
   private readonly running = new Map<string, string>();
   /** the topic each state node last published on, by node id, kept while the node is in the flows */
   private readonly published = new Map<string, string>();
+  /**
+   * a topic each state node moved away from and has not cleared yet, by node id: only the Node-RED that emits clears,
+   * and a rename restarts the lh-server, whose lease may be another replica's for a while (until it is cleared, across
+   * later redeploys too)
+   */
+  private readonly owed = new Map<string, string>();
 
-  /** A state node started on `topic`: the topic it published on before, when that is another one. */
+  /** A state node started on `topic`: the topic it moved away from and still owes a clear, if any. */
   started(id: string, topic: string): string | undefined {
     const before = this.published.get(id);
     this.published.set(id, topic);
     this.running.set(id, topic);
-    return before !== undefined && before !== topic ? before : undefined;
+    if (before !== undefined && before !== topic) this.owed.set(id, before);
+    if (this.owed.get(id) === topic) this.owed.delete(id); // moved back: that topic is its own again
+    return this.owed.get(id);
+  }
+
+  /** The topic a state node still owes a clear (see started). */
+  owedBy(id: string): string | undefined {
+    return this.owed.get(id);
+  }
+
+  /** The owed topic cleared (or another state node publishes there now). */
+  cleared(id: string): void {
+    this.owed.delete(id);
   }
 
   /** A state node that could not start (its lh-server deleted): the topic it published on before, forgotten. */
   orphaned(id: string): string | undefined {
     const before = this.published.get(id);
     this.published.delete(id);
+    this.owed.delete(id);
     return before;
   }
 
   stopped(id: string, removed: boolean): void {
     this.running.delete(id);
-    if (removed) this.published.delete(id);
+    if (removed) {
+      this.published.delete(id);
+      this.owed.delete(id);
+    }
   }
 
   /** Whether a running state node other than `id` publishes on `topic`. */
