@@ -115,6 +115,7 @@ describe('lh-answer-page', function () {
   });
 
   it('an error whose forms were all used up (200 posted in 30 min) says so and where to answer, not "open the link again"', async function () {
+    this.timeout(90_000); // 200 forms posted, each read back from the instrument: 1.3 s quiet, over 20 s at load 10
     await load();
     const error = sim.injectPendingError({ responses: ['Retry', 'Abort'] });
     const link = String((await linkFor(error as unknown as Msg, 'A')).answerUrl);
