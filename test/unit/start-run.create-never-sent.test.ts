@@ -59,7 +59,8 @@ async function secondStartSends(failure: LhError): Promise<{ sent: boolean; refu
       return { runId: 'r2' };
     },
   });
-  const options = startOptions({ protocol: { id: 1 }, claim: (what) => claims.claim(what, 'start-run') });
+  // timeoutMs 0: a second start that sends its create fails at once on the stub's Idle (only whether it sent counts)
+  const options = startOptions({ protocol: { id: 1 }, claim: (what) => claims.claim(what, 'start-run'), timeoutMs: 0 });
   await assert.rejects(startRun(api, options));
   const second = await startRun(api, options).then(
     () => undefined,
