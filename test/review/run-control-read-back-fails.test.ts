@@ -11,10 +11,10 @@
 import assert from 'node:assert/strict';
 
 import type { Simulator } from '../../src/simulator';
-import { LossyProxy, type ProxyDecision } from '../reliability/lossy-proxy';
-import { type LoadedNode, loadNode, useInstrument } from '../support/node-suite';
+import { type ProxyDecision } from '../reliability/lossy-proxy';
 import { helper } from '../support/runtime';
 import { until } from '../support/until';
+import { useRunBehindLossyProxy } from './run-control-proxy.support';
 
 type Msg = Record<string, unknown>;
 
@@ -27,19 +27,8 @@ async function running(sim: Simulator): Promise<void> {
 
 describe('review: a resent run control whose read back fails keeps the instrument refusal', function () {
   this.timeout(60000);
-  let proxy: LossyProxy;
-  const sim = useInstrument({ simulator: { simulationSpeed: 1 }, afterEach: () => proxy.stop() });
-  let node: LoadedNode;
-
-  beforeEach(async function () {
-    proxy = new LossyProxy({ target: sim.baseUrl });
-    await proxy.start();
-    node = await loadNode(
-      sim,
-      { id: 'run', type: 'lh-run', operation: 'msg' },
-      { only: ['lh-server', 'lh-run'], server: { config: { baseUrl: `${proxy.url}/` } } },
-    );
-  });
+  const run = useRunBehindLossyProxy(1);
+  const { sim } = run;
 
   for (const action of ['pause', 'abort'] as const) {
     it(`${action}: the 409 reaches Catch, not the failed read`, async function () {
@@ -47,7 +36,7 @@ describe('review: a resent run control whose read back fails keeps the instrumen
       await running(sim);
       let first = true;
       let acted = false;
-      proxy.decide = (r): ProxyDecision => {
+      run.proxy.decide = (r): ProxyDecision => {
         if (r.method === 'PUT' && r.path.endsWith(`/protocol-run/${action}`)) {
           if (!first) return 'forward';
           first = false;
@@ -60,7 +49,7 @@ describe('review: a resent run control whose read back fails keeps the instrumen
       const outputs: Msg[] = [];
       helper.getNode('caught').on('input', (m: Msg) => caught.push(m));
       helper.getNode('out').on('input', (m: Msg) => outputs.push(m));
-      node.node.receive({ operation: action });
+      run.node.node.receive({ operation: action });
       await until(() => caught.length + outputs.length > 0, `${action} settled`, 40000);
       assert.equal(outputs.length, 0);
       const error = caught[0]._error as Msg;

@@ -14,11 +14,11 @@
 import assert from 'node:assert/strict';
 
 import type { Simulator } from '../../src/simulator';
-import { LossyProxy, type ProxyDecision } from '../reliability/lossy-proxy';
-import { type LoadedNode, loadNode, useInstrument } from '../support/node-suite';
+import { type ProxyDecision } from '../reliability/lossy-proxy';
 import { Rng } from '../support/prng';
 import { helper } from '../support/runtime';
 import { until } from '../support/until';
+import { useRunBehindLossyProxy } from './run-control-proxy.support';
 
 type Msg = Record<string, unknown>;
 type Action = 'pause' | 'resume' | 'abort';
@@ -70,19 +70,8 @@ async function reach(sim: Simulator, state: State): Promise<void> {
 
 describe('review: pause, resume and abort whose reply was lost after the instrument applied them', function () {
   this.timeout(120000);
-  let proxy: LossyProxy;
-  const sim = useInstrument({ simulator: { simulationSpeed: 5 }, afterEach: () => proxy.stop() });
-  let node: LoadedNode;
-
-  beforeEach(async function () {
-    proxy = new LossyProxy({ target: sim.baseUrl });
-    await proxy.start();
-    node = await loadNode(
-      sim,
-      { id: 'run', type: 'lh-run', operation: 'msg' },
-      { only: ['lh-server', 'lh-run'], server: { config: { baseUrl: `${proxy.url}/` } } },
-    );
-  });
+  const run = useRunBehindLossyProxy(5);
+  const { sim } = run;
 
   /** Runs one case; returns what the node reported. */
   async function runCase(state: State, action: Action, fate: Fate): Promise<{ ok: boolean; out: Msg }> {
@@ -90,23 +79,23 @@ describe('review: pause, resume and abort whose reply was lost after the instrum
     await reach(sim, state);
     let first = true;
     const isAction = (method: string, path: string): boolean => method === 'PUT' && path.endsWith(`/protocol-run/${action}`);
-    proxy.decide = (r): ProxyDecision => {
+    run.proxy.decide = (r): ProxyDecision => {
       if (!isAction(r.method, r.path) || !first) return 'forward';
       first = false;
       return fate;
     };
-    const reached = proxy.log.length;
+    const reached = run.proxy.log.length;
     const outputs: Msg[] = [];
     const caught: Msg[] = [];
     const onOut = (m: Msg): number => outputs.push(m);
     const onCaught = (m: Msg): number => caught.push(m);
     helper.getNode('out').on('input', onOut);
     helper.getNode('caught').on('input', onCaught);
-    node.node.receive({ operation: action });
+    run.node.node.receive({ operation: action });
     await until(() => outputs.length + caught.length > 0, `${action} at ${state} (${fate}) answered`, 20000);
     helper.getNode('out').removeListener('input', onOut);
     helper.getNode('caught').removeListener('input', onCaught);
-    const sent = proxy.log.slice(reached).filter((r) => isAction(r.method, r.path) && r.upstreamStatus !== 0);
+    const sent = run.proxy.log.slice(reached).filter((r) => isAction(r.method, r.path) && r.upstreamStatus !== 0);
     assert.ok(sent.length <= 2, `${action} reached the instrument ${sent.length} times`);
     return outputs.length > 0 ? { ok: true, out: outputs[0] } : { ok: false, out: caught[0] };
   }
