@@ -15,6 +15,7 @@ import { fetchText, formOf, loadWithPage, usePageSuite } from '../nodes/lh-answe
 import { bServerFlow } from '../nodes/lh-error-poll.support';
 import { Rng } from '../support/prng';
 import { helper, nextMessage } from '../support/runtime';
+import { answersSent, recoverySubmissions } from '../support/sim-requests';
 
 type Msg = Record<string, unknown>;
 
@@ -25,12 +26,8 @@ describe('review: the answer page reads every field of its form', function () {
   this.timeout(120000);
   const { sim, pageNode } = usePageSuite();
 
-  const puts = (): Msg[] =>
-    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
-  const submissions = (): Msg[] =>
-    sim.requests
-      .filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/'))
-      .map((r) => r.body as Msg);
+  const puts = (): Msg[] => answersSent<Msg>(sim);
+  const submissions = (): Msg[] => recoverySubmissions(sim).map((r) => r.body as Msg);
 
   async function linkOf(source: 'A' | 'B', key: string): Promise<string> {
     const out = nextMessage(helper.getNode('out'));

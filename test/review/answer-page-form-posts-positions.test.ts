@@ -18,6 +18,7 @@ import { buttonText, fetchText, formOf, loadWithPage, usePageSuite } from '../no
 import { bServerFlow } from '../nodes/lh-error-poll.support';
 import { Rng } from '../support/prng';
 import { helper, nextMessage } from '../support/runtime';
+import { answersSent, recoverySubmissions } from '../support/sim-requests';
 
 type Msg = Record<string, unknown>;
 
@@ -29,12 +30,8 @@ describe('review: the answer page form carries no name an instrument echoed a se
   this.timeout(60000);
   const { sim, pageNode } = usePageSuite();
 
-  const puts = (): Msg[] =>
-    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
-  const submissions = (): Msg[] =>
-    sim.requests
-      .filter((r) => r.api === 'B' && r.method === 'POST' && r.path.includes('/instrument-errors/'))
-      .map((r) => r.body as Msg);
+  const puts = (): Msg[] => answersSent<Msg>(sim);
+  const submissions = (): Msg[] => recoverySubmissions(sim).map((r) => r.body as Msg);
 
   it(`shows redacted labels, posts positions, and answers with the instrument's own names (seed ${SEED}, ${CASES} cases)`, async function () {
     const server = bServerFlow(sim);

@@ -15,6 +15,7 @@ import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { Rng } from '../support/prng';
 import { collect, helper, loadFlow, serverFlow } from '../support/runtime';
+import { answersSent } from '../support/sim-requests';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
@@ -37,8 +38,7 @@ describe('review: a redeploy that removes or changes the rule of a pending defau
   this.timeout(120000);
   const sim = useInstrument({ afterEach: () => restartMemory() });
 
-  const puts = (): Msg[] =>
-    sim.requests.filter((r) => r.method === 'PUT' && r.path === '/api/v1/errors/runtime').map((r) => r.body as Msg);
+  const puts = (): Msg[] => answersSent<Msg>(sim);
 
   function ruleOf(m: ModelRule, i: number, after: boolean): Msg {
     const steps = m.answers.map((answer, s) => {
