@@ -7,6 +7,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 import { type LabEvent, onAuditSync, onLabEvent } from './lab-events';
+import { wholeCharactersWithin } from './whole-characters';
 
 export const MAX_INSTRUMENTS = 1000;
 const MAX_RAISE_TIMES = 20000;
@@ -42,13 +43,7 @@ const MAX_LABEL = 64;
 
 /** A name clipped to MAX_LABEL units, never cutting a character in two (a lone surrogate is written as U+FFFD). */
 export function clipLabel(name: string): string {
-  if (name.length <= MAX_LABEL) return name;
-  let out = '';
-  for (const c of name) {
-    if (out.length + c.length > MAX_LABEL) break;
-    out += c;
-  }
-  return out;
+  return wholeCharactersWithin(name, MAX_LABEL);
 }
 
 export class LabMetrics {

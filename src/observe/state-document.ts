@@ -4,6 +4,7 @@
  * on a change.
  */
 import type { LabEvent, PendingErrorView } from './lab-events';
+import { wholeCharactersWithin } from './whole-characters';
 
 export type ConnectionState = 'online' | 'offline' | 'standby' | 'unknown';
 
@@ -52,13 +53,7 @@ export function emptyDocument(instrument: string, now: number): StateDocument {
 
 /** At most `max` UTF-16 units, `…` in the last place when clipped; a character is never cut in two. */
 function clip(value: string, max = MAX_TEXT): string {
-  if (value.length <= max) return value;
-  let out = '';
-  for (const c of value) {
-    if (out.length + c.length > max - 1) break;
-    out += c;
-  }
-  return `${out}…`;
+  return value.length <= max ? value : `${wholeCharactersWithin(value, max - 1)}…`;
 }
 
 /** An answer link as the state keeps it: its URL and until when it works. */
