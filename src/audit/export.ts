@@ -31,11 +31,12 @@ function cell(value: unknown): string {
  * start, and after a `;` or a line break inside it. A spreadsheet of a locale whose list separator is `;` (a European
  * Excel, LibreOffice set so) splits a row at every `;` and takes a `"` as quoting only at the start of a cell, so a
  * comma-quoted cell `"x;=HYPERLINK(…)"` is two cells there, the second starting with `=`; a line break inside a quoted
- * cell likewise ends that row there. Quotes before the sign (`;"=`) are passed over: a cell's quote is not text.
+ * cell likewise ends that row there. Quotes before the sign (`;"=`) are passed over: a cell's quote is not text; so
+ * are spaces and tabs (` =HYPERLINK(…)`): LibreOffice's "trim spaces" takes them off and reads the rest as a formula.
  */
 export function guardFormulas(text: string): string {
-  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
-  return safe.replace(/([;\n\r])(?="*[=+\-@\t\r])/g, "$1'");
+  const safe = /^[ \t]*[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return safe.replace(/([;\n\r])(?="*[ \t]*[=+\-@\t\r])/g, "$1'");
 }
 
 /** RFC 4180: a cell with a quote, a comma or a line break is quoted. */

@@ -5,6 +5,7 @@ import os from 'os';
 import path from 'path';
 
 import { publishAuditSync } from '../observe/lab-events';
+import { wholeCharactersWithin } from '../observe/whole-characters';
 import { chainFile, chainIndexes, checkpointFile } from './files';
 import { type AuditRecord, type ChainGap, type Checkpoint, checkpointMac, GENESIS, type RecordFields, seal } from './record';
 
@@ -778,18 +779,31 @@ export function lockRefusal(file: string, holder: string, myHost: string): strin
   const remove = `remove the lock file ${file} once no Node-RED writes in ${path.dirname(file)} any more, then redeploy (or restart) this one`;
   const m = /^(\d+)@(\S+)/.exec(holder);
   if (!m) {
-    const text = JSON.stringify(holder.slice(0, 80));
+    const text = JSON.stringify(fromLockFile(holder, 80));
     return `the audit chain ${chain} is locked by a lock file that names no writer (${text}: cut short by a crash, or altered); ${remove}`;
   }
+  const writer = fromLockFile(holder, MAX_LOCK_TEXT);
   if (m[2] !== myHost) {
     return (
-      `the audit chain ${chain} is being written by process ${holder}, of the host ${m[2]}, not this one (${myHost}): ` +
+      `the audit chain ${chain} is being written by process ${writer}, of the host ${fromLockFile(m[2], MAX_LOCK_TEXT)}, not this one (${myHost}): ` +
       'whether it still runs cannot be told from here; one writer per chain (give each Node-RED its own lhAudit.dir, ' +
       `or use lh-coordination). If that Node-RED is gone (a container recreated under a new host name on the same volume), ${remove}; ` +
       'a container given a fixed host name (docker --hostname, compose hostname:) takes its own lock over at its next start'
     );
   }
-  return `the audit chain ${chain} is being written by process ${holder}; one writer per chain (give each Node-RED its own lhAudit.dir)`;
+  return `the audit chain ${chain} is being written by process ${writer}; one writer per chain (give each Node-RED its own lhAudit.dir)`;
+}
+
+/** The longest text of a lock file put in a message (a lock file anyone could have written megabytes into). */
+const MAX_LOCK_TEXT = 200;
+
+/**
+ * Text read from a lock file as a message may show it: at most `max` whole characters (then "…"), every control or
+ * format character and lone surrogate half as U+FFFD, so no line break, escape sequence or bidi override reaches the log.
+ */
+function fromLockFile(text: string, max: number): string {
+  const cut = wholeCharactersWithin(text, max);
+  return `${cut}${cut.length < text.length ? '…' : ''}`.replace(/[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029]/gu, '\ufffd');
 }
 
 /** Removes the lock only while it is still this writer's (the same file, naming this process): never another's. */

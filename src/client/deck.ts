@@ -341,7 +341,9 @@ export class DeckApi {
       idempotent: true,
     });
     const body = res.data;
-    const list = Array.isArray(body) ? body : v.isPlainObject(body) && Array.isArray(body.items) ? body.items : undefined;
+    // `items: null` is what ASP.NET makes of an empty list left null: no traces (as a null list of run records)
+    const listed = v.isPlainObject(body) ? (body.items === null ? [] : body.items) : undefined;
+    const list = Array.isArray(body) ? body : Array.isArray(listed) ? listed : undefined;
     if (!list)
       throw new LhError(`${op}: expected {items: [{date, message}]} from the instrument`, {
         kind: 'response',

@@ -232,6 +232,9 @@ export class RunsApi {
       path: '/instruments/global-run-state',
       operation: op,
       idempotent: true,
+      // observed as the JSON string "Idle"; a service that writes it as text/plain sends the bare word: a known state
+      // name in any letter case is read, any other text is still refused
+      bareWord: (text) => (/^[A-Za-z]+$/.test(text) ? runStateName(text) : undefined),
     });
     const name = runStateName(body);
     if (name) return name;

@@ -129,6 +129,11 @@ export interface RequestSpec {
   accept?: string;
   /** A lower cap on this answer's body than the transport's (a camera image): reading stops past it. */
   maxResponseBytes?: number;
+  /**
+   * A 2xx body that is not JSON, read by this instead (trimmed): undefined refuses it as not JSON. For an answer a real
+   * instrument may send as a bare word (`Idle` as text/plain where the observed answer is the JSON string `"Idle"`).
+   */
+  bareWord?: (text: string) => unknown;
 }
 
 /** The longest delay setTimeout keeps (2^31-1 ms, about 24.8 days); a longer one fires at once. */
@@ -654,6 +659,8 @@ function parseBody<T>(res: TextAnswer, spec: RequestSpec, url: string): T {
   try {
     return normaliseKeys(JSON.parse(text)) as T;
   } catch {
+    const word = spec.bareWord?.(text.trim());
+    if (word !== undefined) return word as T;
     throw new LhError(`${spec.operation}: ${describeTarget(spec)} answered with text that is not JSON`, {
       kind: 'response',
       operation: spec.operation,

@@ -13,6 +13,8 @@
  * - Safe to show: an answer link is kept only when it is an http(s) URL (never `javascript:`); texts are data, the
  *   page escapes them.
  */
+import { wholeCharactersWithin } from './whole-characters';
+
 export interface FleetError {
   source: string;
   id: string;
@@ -42,7 +44,8 @@ const MAX_TEXT = 200;
 
 function clip(value: unknown, max: number): string {
   const s = typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);
-  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+  // never cutting a character in two: a lone surrogate half is refused by strict JSON readers (the page's msg)
+  return s.length > max ? `${wholeCharactersWithin(s, max - 1)}…` : s;
 }
 
 function textOrNull(value: unknown): string | null {

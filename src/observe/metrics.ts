@@ -10,6 +10,8 @@ import { type LabEvent, onAuditSync, onLabEvent } from './lab-events';
 import { wholeCharactersWithin } from './whole-characters';
 
 export const MAX_INSTRUMENTS = 1000;
+/** Pending counts kept: the named instruments' and as many folded into "other" (their sum is its gauge). */
+const MAX_PENDING_KEYS = 2 * MAX_INSTRUMENTS;
 const MAX_RAISE_TIMES = 20000;
 const SEVERITIES = new Set(['fatal', 'error', 'warning', 'info']);
 const RESULTS = new Set(['completed', 'aborted', 'failed', 'unknown']);
@@ -46,6 +48,12 @@ export function clipLabel(name: string): string {
   return wholeCharactersWithin(name, MAX_LABEL);
 }
 
+function total(counts: Map<string, number> | undefined): number {
+  let sum = 0;
+  for (const n of counts?.values() ?? []) sum += n;
+  return sum;
+}
+
 export class LabMetrics {
   readonly registry = new Registry();
   private readonly names = new Set<string>();
@@ -55,6 +63,8 @@ export class LabMetrics {
   private readonly raisedAt = new Map<string, { at: number; severity: string }>();
   /** the pending count of each instrument key by source, as the last list of that source said */
   private readonly pendingOf = new Map<string, Map<string, number>>();
+  /** the instrument keys whose pending counts are summed in the "other" label (a subset of pendingOf's keys) */
+  private readonly otherKeys = new Set<string>();
   private readonly raised: Counter<'instrument' | 'source' | 'severity'>;
   private readonly answered: Counter<'instrument' | 'source' | 'severity' | 'by'>;
   private readonly toAnswer: Histogram<'source'>;
@@ -197,15 +207,20 @@ export class LabMetrics {
         if (this.standby.has(event.instrumentKey)) break; // a poll that ended after the lease went elsewhere
         // per source: a list of source B says nothing of source A's errors (two poll nodes, one source each)
         const counts = this.pendingOf.get(event.instrumentKey) ?? new Map<string, number>();
-        if (!this.pendingOf.has(event.instrumentKey) && this.pendingOf.size < MAX_INSTRUMENTS)
+        if (!this.pendingOf.has(event.instrumentKey) && this.pendingOf.size < MAX_PENDING_KEYS)
           this.pendingOf.set(event.instrumentKey, counts);
         if (!event.sources) counts.clear();
         for (const source of event.sources ?? ['A', 'B']) counts.set(source, 0);
         for (const e of event.pending) counts.set(e.source, (counts.get(e.source) ?? 0) + 1);
-        this.pending.set(
-          { instrument },
-          [...counts.values()].reduce((a, b) => a + b, 0),
-        );
+        if (instrument !== 'other') {
+          if (this.otherKeys.delete(event.instrumentKey)) this.setOtherPending(); // renamed to a name of its own
+          this.pending.set({ instrument }, total(counts));
+          break;
+        }
+        // past MAX_INSTRUMENTS names: "other" is the sum over the instruments folded into it, not the last one polled
+        const kept = this.pendingOf.has(event.instrumentKey);
+        if (kept) this.otherKeys.add(event.instrumentKey);
+        this.setOtherPending(kept ? undefined : total(counts));
         break;
       }
       case 'connection':
@@ -221,10 +236,16 @@ export class LabMetrics {
         const running = (this.servers.get(instrument) ?? 0) + (event.present ? 1 : -1);
         if (running > 0) {
           this.servers.set(instrument, running);
+          // one of the instruments folded into "other" removed: its errors leave the sum
+          if (!event.present && this.otherKeys.delete(event.instrumentKey)) {
+            this.pendingOf.delete(event.instrumentKey);
+            this.setOtherPending();
+          }
           break;
         }
         this.servers.delete(instrument);
         this.standby.delete(event.instrumentKey);
+        this.otherKeys.delete(event.instrumentKey);
         // no lh-server of that name any more: its last up, pending and lease holder values are no longer true (an
         // instrument renamed or removed would stay "up" with its errors pending, a second lease holder, until a restart)
         this.pendingOf.delete(event.instrumentKey);
@@ -242,11 +263,21 @@ export class LabMetrics {
         // firing from the standby's page after the holder saw them answered); the holder's page says them
         if (this.standby.size < MAX_INSTRUMENTS) this.standby.add(event.instrumentKey);
         this.pendingOf.delete(event.instrumentKey);
-        for (const gauge of [this.up, this.pending]) gauge.remove({ instrument });
+        this.up.remove({ instrument });
+        if (instrument !== 'other') this.pending.remove({ instrument });
+        else if (this.otherKeys.delete(event.instrumentKey)) this.setOtherPending(); // the others' errors stay
         break;
       default:
         break;
     }
+  }
+
+  /** The "other" pending gauge: the sum over the instruments folded into it; none left, no gauge. */
+  private setOtherPending(unkept?: number): void {
+    let sum = unkept ?? 0; // an instrument past MAX_PENDING_KEYS: counted at its own poll only
+    for (const key of this.otherKeys) sum += total(this.pendingOf.get(key));
+    if (this.otherKeys.size > 0 || unkept !== undefined) this.pending.set({ instrument: 'other' }, sum);
+    else this.pending.remove({ instrument: 'other' });
   }
 
   /** The page a Prometheus server scrapes. */

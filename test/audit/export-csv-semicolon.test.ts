@@ -115,9 +115,37 @@ describe('audit export CSV in a semicolon locale', function () {
       // the guard only adds quotes: taken out again where it put them, the text is the record's
       for (const t of Object.values(texts))
         assert.strictEqual(
-          guardFormulas(t).replace(/(^|[;\n\r])'(?="*[=+\-@\t\r])/g, '$1'),
-          t.replace(/(^|[;\n\r])'(?="*[=+\-@\t\r])/g, '$1'),
+          guardFormulas(t).replace(/(^|[;\n\r])'(?="*[ \t]*[=+\-@\t\r])/g, '$1'),
+          t.replace(/(^|[;\n\r])'(?="*[ \t]*[=+\-@\t\r])/g, '$1'),
         );
     }
+  });
+
+  it('seeded: no cell starts like a formula once a spreadsheet trims its leading spaces and tabs (either separator)', function () {
+    // LibreOffice's import option "trim spaces" reads the cell ` =HYPERLINK(…)` as the formula =HYPERLINK(…)
+    const seed = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
+    const cases = process.env.LH_CASES ? Number(process.env.LH_CASES) : 200;
+    console.log(`      csv trim seed: ${seed} (LH_SEED=${seed} replays it)`);
+    const rng = new Rng(seed);
+    const pieces = [' ', '  ', '\t', ' \t ', '=', '+', '-', '@', ';', '\n', '"', 'x', 'HYPERLINK("http://e.x")'];
+    const trimmed = (cell: string): string => cell.replace(/^[ \t]+/, '');
+    for (let n = 0; n < cases; n++) {
+      let text = '';
+      for (let k = rng.int(1, 8); k > 0; k--) text += rng.pick(pieces);
+      const { records } = recordsOf(rng);
+      const outcome = records[1] as Extract<AuditRecord, { phase: 'outcome' }>;
+      const forged = seal({ ...outcome, outcome: { result: 'refused', reason: text } }, 1, records[0].hash);
+      const csv = toCsv([records[0], forged] as AuditRecord[]);
+      for (const sep of [';', ','])
+        for (const cell of readCells(csv, sep).flat())
+          assert.doesNotMatch(
+            trimmed(cell),
+            FORMULA,
+            `seed ${seed}, case ${n}: ${JSON.stringify(text)} gave ${JSON.stringify(cell)}`,
+          );
+    }
+    // the case as found
+    assert.equal(guardFormulas(' =HYPERLINK("http://e.x","a")'), `' =HYPERLINK("http://e.x","a")`);
+    assert.equal(guardFormulas('x; \t=1'), "x;' \t=1");
   });
 });

@@ -84,6 +84,26 @@ describe('lh-answer-error', function () {
     assert.equal((out.payload as Msg).selectedResponse, 'Retry');
   });
 
+  it('takes an error given with errorResponses null (a list left null) as that error, checked against the listed responses', async function () {
+    const injected = sim.injectPendingError();
+    await load();
+    const payload = { ...injected, errorResponses: null };
+    // the responses are the ones the instrument lists under the id: one it does not offer is refused, nothing sent
+    await expectFailure(
+      { payload, selectedResponse: 'Continue' },
+      'selectedResponse',
+      /selectedResponse must be one of the responses error .* offers: Retry, Abort, Ignore \(got "Continue"\)/,
+    );
+    const out = await answer.run({ payload, selectedResponse: 'Abort' });
+    assert.deepEqual(out.payload, {
+      id: injected.id,
+      groupId: injected.groupId,
+      selectedResponse: 'Abort',
+      errorData: [{ id: injected.id, selectedResponse: 'Abort' }],
+    });
+    assert.deepEqual(answers(), [out.payload]);
+  });
+
   it('refuses an id the instrument lists for two different errors: LH_AMBIGUOUS to Catch, nothing sent (issue 29.5)', async function () {
     sim.injectPendingError({ id: '7', title: 'Clot detected', severity: 'Error' });
     const door = sim.injectPendingError({ id: '7', title: 'Door open', severity: 'Warning', shareId: true });

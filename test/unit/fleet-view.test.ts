@@ -207,4 +207,50 @@ describe('the fleet view folded from state documents (fleet-view.ts, example 07)
       }),
     );
   });
+
+  it('clips names and texts at whole characters, never inside a surrogate pair (module and example 07 alike)', function () {
+    // a name of 100 units or a text of 200 was cut at unit 99 / 199 by slice: an emoji straddling the cut left its
+    // high half, a lone surrogate strict JSON readers refuse (the page's msg) and a browser shows as U+FFFD
+    const run = exampleFold();
+    const seed = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
+    console.log(`      fleet clip seed: ${seed} (LH_SEED=${seed} replays it)`);
+    const lone = /\p{Cs}/u; // a surrogate half not in a pair
+    const piece = fc.constantFrom('x', 'é', '\u{1f9ea}', '\u{20000}', ' ');
+    const text = fc
+      .tuple(fc.integer({ min: 35, max: 205 }), fc.array(piece, { minLength: 1, maxLength: 6 }))
+      .map(([n, tail]) => 'x'.repeat(n) + tail.join(''));
+    /** value is source clipped to max units: the longest start of whole characters within max - 1, then "…" */
+    const clippedFrom = (value: string, source: string, max: number): void => {
+      assert.doesNotMatch(value, lone, JSON.stringify(value));
+      if (source.length <= max) return assert.equal(value, source);
+      assert.ok(value.endsWith('…'), JSON.stringify(value));
+      const kept = value.slice(0, -1);
+      assert.ok(source.startsWith(kept) && kept.length <= max - 1, JSON.stringify(value));
+      const next = [...source.slice(kept.length)][0];
+      assert.ok(kept.length + next.length > max - 1, `${JSON.stringify(value)} left out more than it had to`);
+    };
+    fc.assert(
+      fc.property(text, text, text, (name, long, stamp) => {
+        const payload = doc(name, {
+          connection: { state: 'offline', reason: long },
+          run: { state: long, protocol: long, step: long, progress: null },
+          errors: { pending: 1, list: [{ source: 'A', id: long, title: long, severity: long, answerUrl: null }] },
+          updatedAt: stamp,
+        });
+        const ours = foldFleet([], { payload }, 1);
+        assert.deepEqual(run([], { payload }, 1).rows, ours, 'example 07 clips as the module does');
+        const row = ours[0];
+        clippedFrom(row.instrument, name, 100);
+        clippedFrom(row.updatedAt, stamp, 40);
+        const e = row.errors[0];
+        for (const value of [row.reason, row.run.state, row.run.protocol, row.run.step, e.id, e.title, e.severity])
+          clippedFrom(value ?? '', long, 200);
+      }),
+      { seed, numRuns: process.env.LH_CASES ? Number(process.env.LH_CASES) : 100 },
+    );
+    // the case as found: an emoji across the 100th unit of a name
+    const name = `${'x'.repeat(98)}\u{1f9ea}bay`;
+    assert.equal(foldFleet([], { payload: doc(name) }, 1)[0].instrument, `${'x'.repeat(98)}…`);
+    assert.equal((run([], { payload: doc(name) }, 1).rows[0] as FleetRow).instrument, `${'x'.repeat(98)}…`);
+  });
 });

@@ -41,11 +41,13 @@ async function findError(client: LiquidHandlerClient, msg: NodeMessage, configur
 /**
  * An error given without its items (`errorData` absent: a page that shows id, title, severity and responses, as
  * example 07's buttons send it) gets its items and group from the record the instrument lists for it now: an error
- * with items is answered per item, and an answer to the error's own id would be refused. Not listed, or listed more
- * than once: as given (the answer path then says why).
+ * with items is answered per item, and an answer to the error's own id would be refused. One given with
+ * `errorResponses: null` gets the responses listed, so the response is checked against them. Not listed, or listed
+ * more than once: as given (the answer path then says why).
  */
 async function withItems(client: LiquidHandlerClient, error: PendingError): Promise<PendingError> {
-  if (Array.isArray(error.errorData)) return error;
+  const noResponses = (error.errorResponses as unknown) === null;
+  if (Array.isArray(error.errorData) && !noResponses) return error;
   const seen = identityOf(error);
   const listed = (await client.prep.pendingErrors()).filter((e) => {
     const now = identityOf(e);
@@ -55,7 +57,8 @@ async function withItems(client: LiquidHandlerClient, error: PendingError): Prom
   const found = listed[0];
   return {
     ...error,
-    ...(Array.isArray(found.errorData) ? { errorData: found.errorData } : {}),
+    ...(Array.isArray(found.errorData) && !Array.isArray(error.errorData) ? { errorData: found.errorData } : {}),
+    ...(noResponses && Array.isArray(found.errorResponses) ? { errorResponses: found.errorResponses } : {}),
     ...(error.groupId === undefined && typeof found.groupId === 'string' ? { groupId: found.groupId } : {}),
   };
 }

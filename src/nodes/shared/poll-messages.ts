@@ -76,9 +76,13 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** msg.payload as a pending error of A: an object with a string `id` and a list of `errorResponses`. */
+/**
+ * msg.payload as a pending error of A: an object with a string `id` and a list of `errorResponses`, or `null` there
+ * (a list left null, as an ASP.NET service writes an empty one: the responses are then the ones listed under the id).
+ */
 export function readPendingError(payload: unknown): PendingError | undefined {
-  if (!isObject(payload) || typeof payload.id !== 'string' || !Array.isArray(payload.errorResponses)) return undefined;
+  if (!isObject(payload) || typeof payload.id !== 'string') return undefined;
+  if (!Array.isArray(payload.errorResponses) && payload.errorResponses !== null) return undefined;
   return payload as PendingError;
 }
 
