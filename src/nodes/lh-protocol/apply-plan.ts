@@ -243,7 +243,17 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
     applied.push(...w.changes);
   }
 
-  const after = await readProtocol(deps.runs, pid, operation);
+  // every write was made: a read back that fails says so (a flow that saw only the read's error applied the plan again)
+  const after = await readProtocol(deps.runs, pid, operation).catch((err: unknown) => {
+    const cause = err instanceof LhError ? err : new LhError(String(err), { kind: 'response', operation });
+    throw new ApplyStopped(
+      `plan ${plan.id}: every change was written, but reading protocol ${pid} back failed: ${cause.message.replace(/\.+$/, '')}. Applied (${applied.length}): ${list(applied)}. A new plan shows whether the protocol is as the plan's target (it is empty then)`,
+      cause.kind,
+      { operation, statusCode: cause.statusCode, body: cause.body },
+      applied,
+      [],
+    );
+  });
   if (after.digest !== plan.target) {
     throw new ApplyStopped(
       `plan ${plan.id}: every change was written, but protocol ${pid} read back differs from the plan's target (someone else changed it meanwhile, or the instrument placed a step otherwise); a new plan from here shows the difference`,
