@@ -134,13 +134,24 @@ function sharedName(
   return `Steps ${ids.join(' and ')} both have the name ${JSON.stringify(name)} now (the apply stopped inside a cycle of renames), and plan refuses a protocol with two steps of one name: first ${rename} (lh-steps rename), then a new plan completes it.`;
 }
 
+function altered(plan: Plan, operation: string): LhError {
+  return new LhError(
+    `plan ${plan.id}: its changes do not lead to its target (the plan was altered after it was made): nothing was written; make a new plan`,
+    { kind: 'validation', operation, field: 'plan.changes' },
+  );
+}
+
 /**
  * Applies `plan` (checked by readPlan, made for this instrument and protocol). With coordination (the home's apply
  * locks) the apply holds the protocol's lock in Redis from before its base check to its end: an apply from another
  * Node-RED meanwhile is refused, writing nothing, and a lock lost midway stops this one before its next write.
  */
 export async function applyPlan(deps: ApplyDeps, plan: Plan, operation: string): Promise<ApplyResult> {
-  if (plan.changes.length === 0) return { outcome: 'unchanged', applied: [] };
+  if (plan.changes.length === 0) {
+    // a plan made empty has base = target: one whose changes were taken out no longer leads to its target
+    if (plan.base !== plan.target) throw altered(plan, operation);
+    return { outcome: 'unchanged', applied: [] };
+  }
   const home = homeOf(plan.instrument);
   return oneAtATime(home.slot(APPLYING), String(plan.protocolId), async () => {
     const lock = await home.applyLocks?.take(plan.protocolId, operation);
@@ -163,12 +174,7 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
   }
   requireUniqueNames(before, operation);
   const replayed = exportDigest(replayChanges(before.export, plan.changes, operation));
-  if (replayed !== plan.target) {
-    throw new LhError(
-      `plan ${plan.id}: its changes do not lead to its target (the plan was altered after it was made): nothing was written; make a new plan`,
-      { kind: 'validation', operation, field: 'plan.changes' },
-    );
-  }
+  if (replayed !== plan.target) throw altered(plan, operation);
   const originals = originalNames(before.export.steps, plan.changes, operation);
   const idOf = new Map(before.steps.map((s) => [s.step.name, s.id]));
   const id = (i: number): number => idOf.get(originals[i] as string) as number;
