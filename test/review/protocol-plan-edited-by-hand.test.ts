@@ -41,4 +41,20 @@ describe('review: lh-protocol plan edited by hand', function () {
     const same = { ...plan, changes: [], target: plan.base };
     assert.equal((await node.run({ operation: 'apply', plan: same })).outcome, 'unchanged');
   });
+
+  it('an update whose fields were edited is refused naming them; the plan as made applies', async function () {
+    const { node, plan } = await planned();
+    const [update] = plan.changes;
+    for (const fields of [['message'], [], ['duration', 'message'], ['x'.repeat(100_000)]]) {
+      await node.expectFailure(
+        { operation: 'apply', plan: { ...plan, changes: [{ ...update, fields }] } },
+        'plan.changes[0].fields',
+        /must be the fields the update changes: duration/,
+      );
+    }
+    assert.equal(writes().length, 0);
+    const done = await node.run({ operation: 'apply', plan });
+    assert.equal(done.outcome, 'applied');
+    assert.deepEqual(((done.payload as Msg).applied as Msg[])[0].fields, ['duration']);
+  });
 });

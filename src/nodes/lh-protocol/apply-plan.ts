@@ -4,11 +4,18 @@
  * the plan's order (the moves in one reorder-step call), each under the plan's id and base in the audit trail, and
  * the protocol read back after them.
  */
-import { type HeldApplyLock, isBusy, LhError, type LhErrorKind, type PrepApi, type RunsApi } from '../../client';
+import { type HeldApplyLock, isBusy, LhError, type LhErrorKind, type PrepApi, type RunsApi, validationError } from '../../client';
 import { homeOf, slot } from '../../instrument';
-import { duplicateNames, exportDigest, type InstrumentStep, type ProtocolExport, readInstrumentProtocol } from './export-format';
+import {
+  duplicateNames,
+  exportDigest,
+  type ExportStep,
+  type InstrumentStep,
+  type ProtocolExport,
+  readInstrumentProtocol,
+} from './export-format';
 import { type Plan } from './plan';
-import { type Change, describeChange } from './plan-make';
+import { type Change, changedFields, describeChange } from './plan-make';
 import { originalNames, replayChanges } from './plan-replay';
 
 export interface ProtocolRead {
@@ -134,6 +141,31 @@ function sharedName(
   return `Steps ${ids.join(' and ')} both have the name ${JSON.stringify(name)} now (the apply stopped inside a cycle of renames), and plan refuses a protocol with two steps of one name: first ${rename} (lh-steps rename), then a new plan completes it.`;
 }
 
+/**
+ * An update's `fields` are what msg.applied and the audit trail's why say it changes, but the target check does not
+ * read them: they must be the fields its step changes, as plan lists them (an edited list is refused, naming it).
+ */
+function requireTrueFields(
+  steps: readonly ExportStep[],
+  changes: readonly Change[],
+  originals: readonly (string | undefined)[],
+  operation: string,
+): void {
+  const byName = new Map(steps.map((s) => [s.name, s]));
+  changes.forEach((c, i) => {
+    if (c.action !== 'update') return;
+    const was = byName.get(originals[i] as string) as ExportStep;
+    const fields = changedFields(was, c.step);
+    if (fields.length === c.fields.length && fields.every((f, k) => f === c.fields[k])) return;
+    const shown = fields.length > 20 ? `${fields.slice(0, 20).join(', ')}, …` : fields.join(', ') || 'none';
+    throw validationError(
+      operation,
+      `plan.changes[${i}].fields`,
+      `must be the fields the update changes: ${shown} (the plan was altered after it was made): nothing was written; make a new plan`,
+    );
+  });
+}
+
 function altered(plan: Plan, operation: string): LhError {
   return new LhError(
     `plan ${plan.id}: its changes do not lead to its target (the plan was altered after it was made): nothing was written; make a new plan`,
@@ -176,6 +208,7 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
   const replayed = exportDigest(replayChanges(before.export, plan.changes, operation));
   if (replayed !== plan.target) throw altered(plan, operation);
   const originals = originalNames(before.export.steps, plan.changes, operation);
+  requireTrueFields(before.export.steps, plan.changes, originals, operation);
   const idOf = new Map(before.steps.map((s) => [s.step.name, s.id]));
   const id = (i: number): number => idOf.get(originals[i] as string) as number;
   const why = (detail: string): Record<string, unknown> => ({
