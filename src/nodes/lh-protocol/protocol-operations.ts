@@ -68,6 +68,10 @@ export async function runProtocolOperation(ctx: ProtocolNodeContext, operation: 
       };
     }
     case 'apply': {
+      // what this apply tells is about this apply: a msg retried after a stop carries the earlier one's lists
+      delete msg.applied;
+      delete msg.notApplied;
+      delete msg.outcome;
       const plan = readPlan(msg.plan, op);
       // one instrument however its URL is spelled (host case, trailing slash, localhost or 127.0.0.1), as homes key it
       if (urlKey(plan.instrument) !== urlKey(client.baseUrl)) {
