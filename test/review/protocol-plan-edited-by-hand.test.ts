@@ -57,4 +57,24 @@ describe('review: lh-protocol plan edited by hand', function () {
     assert.equal(done.outcome, 'applied');
     assert.deepEqual(((done.payload as Msg).applied as Msg[])[0].fields, ['duration']);
   });
+
+  it('an update of more than 1000 fields, as plan makes it, applies', async function () {
+    const node = await load({ operation: 'msg', protocolId: '' });
+    const pid = sim.addProtocol('Wide');
+    const wide = (value: number): Msg => ({
+      name: 'Wide',
+      stepType: 'LidStep',
+      disabled: false,
+      ...Object.fromEntries(Array.from({ length: 1200 }, (_, i) => [`f${i}`, value])),
+    });
+    await node.run({
+      operation: 'apply',
+      plan: (await node.run({ operation: 'plan', protocolId: pid, payload: { steps: [wide(0)] } })).plan,
+    });
+    const plan = (await node.run({ operation: 'plan', protocolId: pid, payload: { steps: [wide(1)] } })).plan as Msg & {
+      changes: { fields: string[] }[];
+    };
+    assert.equal(plan.changes[0].fields.length, 1200);
+    assert.equal((await node.run({ operation: 'apply', plan })).outcome, 'applied');
+  });
 });

@@ -94,8 +94,11 @@ function readChange(raw: unknown, i: number, operation: string): Change {
         step: changeStep(c.step, name, `${at}.step`, operation),
       };
     case 'update': {
-      const fields = Array.isArray(c.fields) && c.fields.every((f) => typeof f === 'string') ? (c.fields as string[]) : [];
-      return { action: 'update', name, fields: fields.slice(0, 1000), step: changeStep(c.step, name, `${at}.step`, operation) };
+      // apply checks them against the fields its step changes (they show in msg.applied and the audit trail)
+      if (!Array.isArray(c.fields) || !c.fields.every((f) => typeof f === 'string'))
+        throw validationError(operation, `${at}.fields`, 'must be the list of field names plan gave', c.fields);
+      const fields = [...(c.fields as string[])];
+      return { action: 'update', name, fields, step: changeStep(c.step, name, `${at}.step`, operation) };
     }
   }
 }
