@@ -10,7 +10,7 @@ import fc from 'fast-check';
 
 import { STEP_TYPES } from '../../src/contract/instrument-contract';
 import { applyPlan, readProtocol } from '../../src/nodes/lh-protocol/apply-plan';
-import { exportText, readDesired } from '../../src/nodes/lh-protocol/export-format';
+import { type DesiredStep, exportText, readDesired } from '../../src/nodes/lh-protocol/export-format';
 import { readPlan } from '../../src/nodes/lh-protocol/plan';
 import { planChanges } from '../../src/nodes/lh-protocol/plan-make';
 import { useClients } from '../support/client-suite';
@@ -61,7 +61,7 @@ describe('review: lh-protocol round trip of any JSON own fields (property, real 
         tried++;
         let document = '';
         for (let round = 0; round < 2; round++) {
-          const steps = round === 0 ? (desired ?? []) : readDesired(JSON.parse(document), 'plan');
+          const steps: DesiredStep[] = round === 0 ? (desired ?? []) : readDesired(JSON.parse(document), 'plan');
           const pid = sim.addProtocol(`Round trip ${round}`);
           const before = await readProtocol(client.runs, pid, 'plan');
           const { target, plan: made } = planned(before.export, steps, { protocolId: pid, instrument: client.baseUrl });
