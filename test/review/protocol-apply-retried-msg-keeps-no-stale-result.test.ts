@@ -40,6 +40,7 @@ describe('review: lh-protocol apply retried with the msg of a stopped apply', fu
     assert.equal((retried._error as Msg).kind, 'changed');
     assert.equal(retried.applied, undefined);
     assert.equal(retried.notApplied, undefined);
+    assert.equal(retried.unconfirmed, undefined);
     assert.equal(retried.outcome, undefined);
 
     // a new plan on that msg applies: nothing is left not applied

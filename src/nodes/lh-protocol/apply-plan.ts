@@ -4,7 +4,16 @@
  * the plan's order (the moves in one reorder-step call), each under the plan's id and base in the audit trail, and
  * the protocol read back after them.
  */
-import { type HeldApplyLock, isBusy, LhError, type LhErrorKind, type PrepApi, type RunsApi, validationError } from '../../client';
+import {
+  type HeldApplyLock,
+  isBusy,
+  LhError,
+  type LhErrorKind,
+  neverReached,
+  type PrepApi,
+  type RunsApi,
+  validationError,
+} from '../../client';
 import { homeOf, slot } from '../../instrument';
 import {
   duplicateNames,
@@ -35,7 +44,10 @@ export interface ApplyDeps {
 export type ApplyResult =
   { outcome: 'unchanged'; applied: Change[] } | { outcome: 'applied'; applied: Change[]; protocol: ProtocolExport };
 
-/** A write refused (or failed) midway: what was applied and what was not. A new plan from there completes it. */
+/**
+ * A write refused (or failed) midway: what was applied, what was not, and what the instrument received without
+ * saying whether it made it (unconfirmed). A new plan from there completes it.
+ */
 export class ApplyStopped extends LhError {
   constructor(
     message: string,
@@ -43,9 +55,19 @@ export class ApplyStopped extends LhError {
     init: { operation: string; statusCode?: number; body?: unknown },
     readonly applied: Change[],
     readonly notApplied: Change[],
+    readonly unconfirmed: Change[] = [],
   ) {
     super(message, { kind, ...init });
   }
+}
+
+/**
+ * Whether a failed write may have been made, as the audit trail records its outcome (unknown): no answer (a timeout,
+ * a connection reset) or a 5xx, unless no connection was ever made; a 4xx is the instrument saying it did not.
+ */
+function mayHaveBeenDone(err: LhError): boolean {
+  if (err.statusCode !== undefined) return err.statusCode >= 500;
+  return (err.kind === 'network' || err.kind === 'timeout') && !neverReached(err);
 }
 
 export async function readProtocol(runs: RunsApi, protocolId: number, operation: string): Promise<ProtocolRead> {
@@ -251,15 +273,21 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
     writes.push({ changes: moves.map((m) => m.c), write: () => deps.audited(why(detail), () => prep.reorderSteps(pid, items)) });
   }
 
-  const stopped = (at: Change[], cause: LhError, unsure: string): ApplyStopped => {
-    const notApplied = plan.changes.filter((c) => !applied.includes(c));
+  /** `unconfirmed`: the changes of a write the instrument received without saying whether it made it */
+  const stopped = (at: Change[], cause: LhError, unconfirmed: Change[] = []): ApplyStopped => {
+    const notApplied = plan.changes.filter((c) => !applied.includes(c) && !unconfirmed.includes(c));
     const next = sharedName(before.steps, plan.changes, applied, id) ?? 'A new plan from the protocol as it is now completes it.';
+    const unsure =
+      unconfirmed.length > 0
+        ? ` The instrument received that write but did not say whether it made it: whether it was done shows in a new plan. Not known whether applied (${unconfirmed.length}): ${list(unconfirmed)}.`
+        : '';
     return new ApplyStopped(
       `apply of plan ${plan.id} stopped at ${list(at)}: ${cause.message.replace(/\.+$/, '')}.${unsure} Applied (${applied.length}): ${list(applied)}. Not applied (${notApplied.length}): ${list(notApplied)}. ${next}`,
       cause.kind,
       { operation, statusCode: cause.statusCode, body: cause.body },
       [...applied],
       notApplied,
+      unconfirmed,
     );
   };
   for (const w of writes) {
@@ -268,16 +296,12 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
       () => undefined,
       (err: unknown) => (err instanceof LhError ? err : new LhError(String(err), { kind: 'busy', operation })),
     );
-    if (lost) throw stopped(w.changes, lost, '');
+    if (lost) throw stopped(w.changes, lost);
     try {
       await w.write();
     } catch (err) {
       const cause = err instanceof LhError ? err : new LhError(String(err), { kind: 'response', operation });
-      const unsure =
-        cause.kind === 'network' || cause.kind === 'timeout'
-          ? ' The instrument did not answer that write: whether it was done shows in a new plan.'
-          : '';
-      throw stopped(w.changes, cause, unsure);
+      throw stopped(w.changes, cause, mayHaveBeenDone(cause) ? w.changes : []);
     }
     applied.push(...w.changes);
   }

@@ -71,6 +71,7 @@ export async function runProtocolOperation(ctx: ProtocolNodeContext, operation: 
       // what this apply tells is about this apply: a msg retried after a stop carries the earlier one's lists
       delete msg.applied;
       delete msg.notApplied;
+      delete msg.unconfirmed;
       delete msg.outcome;
       const plan = readPlan(msg.plan, op);
       // one instrument however its URL is spelled (host case, trailing slash, localhost or 127.0.0.1), as homes key it
@@ -111,6 +112,7 @@ export async function runProtocolOperation(ctx: ProtocolNodeContext, operation: 
         if (err instanceof ApplyStopped) {
           msg.applied = err.applied;
           msg.notApplied = err.notApplied;
+          msg.unconfirmed = err.unconfirmed;
         }
         throw err;
       }
