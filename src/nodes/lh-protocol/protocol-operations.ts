@@ -5,12 +5,12 @@
 import { randomUUID } from 'crypto';
 
 import { withActor } from '../../audit';
-import { type LiquidHandlerClient, protocolRef, urlKey, validationError } from '../../client';
+import { LhError, type LiquidHandlerClient, protocolRef, urlKey, validationError } from '../../client';
 import { type NodeMessage } from '../shared/node-red';
 import { type OperationResult } from '../shared/operation-node';
 import { applyPlan, ApplyStopped, readProtocol, requireUniqueNames } from './apply-plan';
 import { exportDigest, readDesired } from './export-format';
-import { makePlan, readPlan } from './plan';
+import { makePlan, MAX_CHANGES, readPlan } from './plan';
 import { planChanges } from './plan-make';
 
 export const OPERATIONS = ['export', 'plan', 'apply', 'validate'] as const;
@@ -51,6 +51,12 @@ export async function runProtocolOperation(ctx: ProtocolNodeContext, operation: 
       const read = await readProtocol(client.runs, await requiredProtocol(op), op);
       requireUniqueNames(read, op);
       const { changes, target } = planChanges(read.export, desired);
+      if (changes.length > MAX_CHANGES) {
+        throw new LhError(
+          `protocol ${read.protocolId} has ${read.export.steps.length} steps: the plan to the desired protocol takes ${changes.length} changes, more than the ${MAX_CHANGES} an apply takes; delete steps with lh-steps first, or plan the way there in parts`,
+          { kind: 'validation', operation: op, field: 'steps' },
+        );
+      }
       const plan = makePlan({
         id: randomUUID(),
         protocolId: read.protocolId,
