@@ -4,11 +4,27 @@
  * the plan's order (the moves in one reorder-step call), each under the plan's id and base in the audit trail, and
  * the protocol read back after them.
  */
-import { type HeldApplyLock, isBusy, LhError, type LhErrorKind, type PrepApi, type RunsApi } from '../../client';
+import {
+  type HeldApplyLock,
+  isBusy,
+  LhError,
+  type LhErrorKind,
+  neverReached,
+  type PrepApi,
+  type RunsApi,
+  validationError,
+} from '../../client';
 import { homeOf, slot } from '../../instrument';
-import { duplicateNames, exportDigest, type InstrumentStep, type ProtocolExport, readInstrumentProtocol } from './export-format';
+import {
+  duplicateNames,
+  exportDigest,
+  type ExportStep,
+  type InstrumentStep,
+  type ProtocolExport,
+  readInstrumentProtocol,
+} from './export-format';
 import { type Plan } from './plan';
-import { type Change, describeChange } from './plan-make';
+import { type Change, changedFields, describeChange } from './plan-make';
 import { originalNames, replayChanges } from './plan-replay';
 
 export interface ProtocolRead {
@@ -28,7 +44,10 @@ export interface ApplyDeps {
 export type ApplyResult =
   { outcome: 'unchanged'; applied: Change[] } | { outcome: 'applied'; applied: Change[]; protocol: ProtocolExport };
 
-/** A write refused (or failed) midway: what was applied and what was not. A new plan from there completes it. */
+/**
+ * A write refused (or failed) midway: what was applied, what was not, and what the instrument received without
+ * saying whether it made it (unconfirmed). A new plan from there completes it.
+ */
 export class ApplyStopped extends LhError {
   constructor(
     message: string,
@@ -36,9 +55,19 @@ export class ApplyStopped extends LhError {
     init: { operation: string; statusCode?: number; body?: unknown },
     readonly applied: Change[],
     readonly notApplied: Change[],
+    readonly unconfirmed: Change[] = [],
   ) {
     super(message, { kind, ...init });
   }
+}
+
+/**
+ * Whether a failed write may have been made, as the audit trail records its outcome (unknown): no answer (a timeout,
+ * a connection reset) or a 5xx, unless no connection was ever made; a 4xx is the instrument saying it did not.
+ */
+function mayHaveBeenDone(err: LhError): boolean {
+  if (err.statusCode !== undefined) return err.statusCode >= 500;
+  return (err.kind === 'network' || err.kind === 'timeout') && !neverReached(err);
 }
 
 export async function readProtocol(runs: RunsApi, protocolId: number, operation: string): Promise<ProtocolRead> {
@@ -135,12 +164,48 @@ function sharedName(
 }
 
 /**
+ * An update's `fields` are what msg.applied and the audit trail's why say it changes, but the target check does not
+ * read them: they must be the fields its step changes, as plan lists them (an edited list is refused, naming it).
+ */
+function requireTrueFields(
+  steps: readonly ExportStep[],
+  changes: readonly Change[],
+  originals: readonly (string | undefined)[],
+  operation: string,
+): void {
+  const byName = new Map(steps.map((s) => [s.name, s]));
+  changes.forEach((c, i) => {
+    if (c.action !== 'update') return;
+    const was = byName.get(originals[i] as string) as ExportStep;
+    const fields = changedFields(was, c.step);
+    if (fields.length === c.fields.length && fields.every((f, k) => f === c.fields[k])) return;
+    const shown = fields.length > 20 ? `${fields.slice(0, 20).join(', ')}, …` : fields.join(', ') || 'none';
+    throw validationError(
+      operation,
+      `plan.changes[${i}].fields`,
+      `must be the fields the update changes: ${shown} (the plan was altered after it was made): nothing was written; make a new plan`,
+    );
+  });
+}
+
+function altered(plan: Plan, operation: string): LhError {
+  return new LhError(
+    `plan ${plan.id}: its changes do not lead to its target (the plan was altered after it was made): nothing was written; make a new plan`,
+    { kind: 'validation', operation, field: 'plan.changes' },
+  );
+}
+
+/**
  * Applies `plan` (checked by readPlan, made for this instrument and protocol). With coordination (the home's apply
  * locks) the apply holds the protocol's lock in Redis from before its base check to its end: an apply from another
  * Node-RED meanwhile is refused, writing nothing, and a lock lost midway stops this one before its next write.
  */
 export async function applyPlan(deps: ApplyDeps, plan: Plan, operation: string): Promise<ApplyResult> {
-  if (plan.changes.length === 0) return { outcome: 'unchanged', applied: [] };
+  if (plan.changes.length === 0) {
+    // a plan made empty has base = target: one whose changes were taken out no longer leads to its target
+    if (plan.base !== plan.target) throw altered(plan, operation);
+    return { outcome: 'unchanged', applied: [] };
+  }
   const home = homeOf(plan.instrument);
   return oneAtATime(home.slot(APPLYING), String(plan.protocolId), async () => {
     const lock = await home.applyLocks?.take(plan.protocolId, operation);
@@ -163,13 +228,9 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
   }
   requireUniqueNames(before, operation);
   const replayed = exportDigest(replayChanges(before.export, plan.changes, operation));
-  if (replayed !== plan.target) {
-    throw new LhError(
-      `plan ${plan.id}: its changes do not lead to its target (the plan was altered after it was made): nothing was written; make a new plan`,
-      { kind: 'validation', operation, field: 'plan.changes' },
-    );
-  }
+  if (replayed !== plan.target) throw altered(plan, operation);
   const originals = originalNames(before.export.steps, plan.changes, operation);
+  requireTrueFields(before.export.steps, plan.changes, originals, operation);
   const idOf = new Map(before.steps.map((s) => [s.step.name, s.id]));
   const id = (i: number): number => idOf.get(originals[i] as string) as number;
   const why = (detail: string): Record<string, unknown> => ({
@@ -212,15 +273,21 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
     writes.push({ changes: moves.map((m) => m.c), write: () => deps.audited(why(detail), () => prep.reorderSteps(pid, items)) });
   }
 
-  const stopped = (at: Change[], cause: LhError, unsure: string): ApplyStopped => {
-    const notApplied = plan.changes.filter((c) => !applied.includes(c));
+  /** `unconfirmed`: the changes of a write the instrument received without saying whether it made it */
+  const stopped = (at: Change[], cause: LhError, unconfirmed: Change[] = []): ApplyStopped => {
+    const notApplied = plan.changes.filter((c) => !applied.includes(c) && !unconfirmed.includes(c));
     const next = sharedName(before.steps, plan.changes, applied, id) ?? 'A new plan from the protocol as it is now completes it.';
+    const unsure =
+      unconfirmed.length > 0
+        ? ` The instrument received that write but did not say whether it made it: whether it was done shows in a new plan. Not known whether applied (${unconfirmed.length}): ${list(unconfirmed)}.`
+        : '';
     return new ApplyStopped(
       `apply of plan ${plan.id} stopped at ${list(at)}: ${cause.message.replace(/\.+$/, '')}.${unsure} Applied (${applied.length}): ${list(applied)}. Not applied (${notApplied.length}): ${list(notApplied)}. ${next}`,
       cause.kind,
       { operation, statusCode: cause.statusCode, body: cause.body },
       [...applied],
       notApplied,
+      unconfirmed,
     );
   };
   for (const w of writes) {
@@ -229,21 +296,27 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
       () => undefined,
       (err: unknown) => (err instanceof LhError ? err : new LhError(String(err), { kind: 'busy', operation })),
     );
-    if (lost) throw stopped(w.changes, lost, '');
+    if (lost) throw stopped(w.changes, lost);
     try {
       await w.write();
     } catch (err) {
       const cause = err instanceof LhError ? err : new LhError(String(err), { kind: 'response', operation });
-      const unsure =
-        cause.kind === 'network' || cause.kind === 'timeout'
-          ? ' The instrument did not answer that write: whether it was done shows in a new plan.'
-          : '';
-      throw stopped(w.changes, cause, unsure);
+      throw stopped(w.changes, cause, mayHaveBeenDone(cause) ? w.changes : []);
     }
     applied.push(...w.changes);
   }
 
-  const after = await readProtocol(deps.runs, pid, operation);
+  // every write was made: a read back that fails says so (a flow that saw only the read's error applied the plan again)
+  const after = await readProtocol(deps.runs, pid, operation).catch((err: unknown) => {
+    const cause = err instanceof LhError ? err : new LhError(String(err), { kind: 'response', operation });
+    throw new ApplyStopped(
+      `plan ${plan.id}: every change was written, but reading protocol ${pid} back failed: ${cause.message.replace(/\.+$/, '')}. Applied (${applied.length}): ${list(applied)}. A new plan shows whether the protocol is as the plan's target (it is empty then)`,
+      cause.kind,
+      { operation, statusCode: cause.statusCode, body: cause.body },
+      applied,
+      [],
+    );
+  });
   if (after.digest !== plan.target) {
     throw new ApplyStopped(
       `plan ${plan.id}: every change was written, but protocol ${pid} read back differs from the plan's target (someone else changed it meanwhile, or the instrument placed a step otherwise); a new plan from here shows the difference`,

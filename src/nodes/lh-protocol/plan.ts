@@ -30,6 +30,8 @@ export const MAX_CHANGES = 5 * MAX_STEPS;
 /** A name the instrument's protocol has (a delete's, a rename's `from`): as long as a name the client writes. */
 const MAX_CURRENT_NAME_LENGTH = 1000;
 
+/** The longest instrument URL a plan may name (the lh-server's URL; longer is not one). */
+const MAX_URL_LENGTH = 2048;
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 const PLAN_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 
@@ -92,10 +94,39 @@ function readChange(raw: unknown, i: number, operation: string): Change {
         step: changeStep(c.step, name, `${at}.step`, operation),
       };
     case 'update': {
-      const fields = Array.isArray(c.fields) && c.fields.every((f) => typeof f === 'string') ? (c.fields as string[]) : [];
-      return { action: 'update', name, fields: fields.slice(0, 1000), step: changeStep(c.step, name, `${at}.step`, operation) };
+      // apply checks them against the fields its step changes (they show in msg.applied and the audit trail)
+      if (!Array.isArray(c.fields) || !c.fields.every((f) => typeof f === 'string'))
+        throw validationError(operation, `${at}.fields`, 'must be the list of field names plan gave', c.fields);
+      const fields = [...(c.fields as string[])];
+      return { action: 'update', name, fields, step: changeStep(c.step, name, `${at}.step`, operation) };
     }
   }
+}
+
+/**
+ * The plan's instrument: the lh-server's URL as plan wrote it, so an http(s) URL without a user name, password, query
+ * or fragment (as the lh-server's URL is checked), of bounded length. Never echoed when it is not one: a plan edited
+ * by hand may hold a password there, and the refusal goes to msg.error and the log.
+ */
+function instrumentUrl(value: unknown, operation: string): string {
+  const refused = (): never => {
+    throw validationError(
+      operation,
+      'plan.instrument',
+      `must be the instrument URL plan gave: http:// or https://, no user name, password, query or fragment, at most ${MAX_URL_LENGTH} characters`,
+    );
+  };
+  if (typeof value !== 'string' || value.length > MAX_URL_LENGTH || /[?#]/.test(value)) return refused();
+  const text = value.trim();
+  if (!/^https?:\/\/[^/\s]+/i.test(text)) return refused();
+  let url: URL | undefined;
+  try {
+    url = new URL(text);
+  } catch {
+    return refused();
+  }
+  if (url.username !== '' || url.password !== '') return refused();
+  return value;
 }
 
 /** msg.plan, checked: every field of the plan and of each change, named when wrong. */
@@ -104,8 +135,7 @@ export function readPlan(value: unknown, operation: string): Plan {
   if (typeof p.id !== 'string' || !PLAN_ID.test(p.id))
     throw validationError(operation, 'plan.id', 'must be the id plan gave (1 to 100 letters, digits or . _ : -)', p.id);
   const protocolId = v.databaseId(p.protocolId, 'plan.protocolId', operation);
-  if (typeof p.instrument !== 'string' || p.instrument === '')
-    throw validationError(operation, 'plan.instrument', 'must be the instrument URL plan gave', p.instrument);
+  const instrument = instrumentUrl(p.instrument, operation);
   for (const field of ['base', 'target'] as const) {
     if (typeof p[field] !== 'string' || !DIGEST.test(p[field] as string)) {
       throw validationError(operation, `plan.${field}`, 'must be a digest as plan gives it (sha256:<64 hex digits>)', p[field]);
@@ -119,7 +149,7 @@ export function readPlan(value: unknown, operation: string): Plan {
     id: p.id,
     protocolId,
     protocolName: typeof p.protocolName === 'string' ? p.protocolName : '',
-    instrument: p.instrument,
+    instrument,
     base: p.base as string,
     target: p.target as string,
     changes,

@@ -5,12 +5,12 @@
 import { randomUUID } from 'crypto';
 
 import { withActor } from '../../audit';
-import { type LiquidHandlerClient, protocolRef, urlKey, validationError } from '../../client';
+import { LhError, type LiquidHandlerClient, protocolRef, urlKey, validationError } from '../../client';
 import { type NodeMessage } from '../shared/node-red';
 import { type OperationResult } from '../shared/operation-node';
 import { applyPlan, ApplyStopped, readProtocol, requireUniqueNames } from './apply-plan';
 import { exportDigest, readDesired } from './export-format';
-import { makePlan, readPlan } from './plan';
+import { makePlan, MAX_CHANGES, readPlan } from './plan';
 import { planChanges } from './plan-make';
 
 export const OPERATIONS = ['export', 'plan', 'apply', 'validate'] as const;
@@ -51,6 +51,12 @@ export async function runProtocolOperation(ctx: ProtocolNodeContext, operation: 
       const read = await readProtocol(client.runs, await requiredProtocol(op), op);
       requireUniqueNames(read, op);
       const { changes, target } = planChanges(read.export, desired);
+      if (changes.length > MAX_CHANGES) {
+        throw new LhError(
+          `protocol ${read.protocolId} has ${read.export.steps.length} steps: the plan to the desired protocol takes ${changes.length} changes, more than the ${MAX_CHANGES} an apply takes; delete steps with lh-steps first, or plan the way there in parts`,
+          { kind: 'validation', operation: op, field: 'steps' },
+        );
+      }
       const plan = makePlan({
         id: randomUUID(),
         protocolId: read.protocolId,
@@ -68,6 +74,11 @@ export async function runProtocolOperation(ctx: ProtocolNodeContext, operation: 
       };
     }
     case 'apply': {
+      // what this apply tells is about this apply: a msg retried after a stop carries the earlier one's lists
+      delete msg.applied;
+      delete msg.notApplied;
+      delete msg.unconfirmed;
+      delete msg.outcome;
       const plan = readPlan(msg.plan, op);
       // one instrument however its URL is spelled (host case, trailing slash, localhost or 127.0.0.1), as homes key it
       if (urlKey(plan.instrument) !== urlKey(client.baseUrl)) {
@@ -107,6 +118,7 @@ export async function runProtocolOperation(ctx: ProtocolNodeContext, operation: 
         if (err instanceof ApplyStopped) {
           msg.applied = err.applied;
           msg.notApplied = err.notApplied;
+          msg.unconfirmed = err.unconfirmed;
         }
         throw err;
       }

@@ -1,4 +1,4 @@
-import { type PrepApi, type Step, validate as v, validationError } from '../../client';
+import { asLhError, LhError, type PrepApi, type Step, validate as v, validationError } from '../../client';
 import { listAllSteps } from './pages';
 
 export const STEP_OPERATIONS = ['create', 'update', 'list', 'get', 'reorder', 'rename', 'enable', 'disable', 'delete'] as const;
@@ -45,7 +45,10 @@ export async function runStepOperation(prep: PrepApi, r: StepRequest): Promise<S
       const answer = await prep.updateStep(r.protocolId, r.payload, r.makeNameUnique);
       if (isStep(answer)) return { payload: answer, status: saved };
       const id = (r.payload as { id: unknown }).id;
-      return { payload: await prep.getStep(r.protocolId, id, r.includeCustomLiquidSettings), status: saved };
+      const step = await madeThen('update-step', 'update', 'step', () =>
+        prep.getStep(r.protocolId, id, r.includeCustomLiquidSettings),
+      );
+      return { payload: step, status: saved };
     }
     case 'list': {
       const query = {
@@ -61,16 +64,18 @@ export async function runStepOperation(prep: PrepApi, r: StepRequest): Promise<S
       return { payload: await prep.getStep(r.protocolId, r.stepId, r.includeCustomLiquidSettings), status: { key: 'done' } };
     case 'reorder': {
       await prep.reorderSteps(r.protocolId, r.payload);
-      const steps = await listAllSteps(prep, r.protocolId, { includeFullStepData: r.includeFullStepData });
+      const steps = await madeThen('reorder-steps', 'reorder', 'steps', () =>
+        listAllSteps(prep, r.protocolId, { includeFullStepData: r.includeFullStepData }),
+      );
       return { payload: steps, status: saved };
     }
     case 'rename':
       await prep.renameStep(r.protocolId, r.stepId, newNameOf(r.payload));
-      return readBack(prep, r);
+      return readBack(prep, r, 'rename-step');
     case 'enable':
     case 'disable':
       await prep.setStepDisabled(r.protocolId, r.stepId, r.operation === 'disable');
-      return readBack(prep, r);
+      return readBack(prep, r, `${r.operation}-step`);
     case 'delete':
       await prep.deleteStep(r.protocolId, r.stepId);
       return {
@@ -84,8 +89,27 @@ export async function runStepOperation(prep: PrepApi, r: StepRequest): Promise<S
   }
 }
 
-async function readBack(prep: PrepApi, r: StepRequest): Promise<StepResult> {
-  return { payload: await prep.getStep(r.protocolId, r.stepId, r.includeCustomLiquidSettings), status: { key: 'saved' } };
+async function readBack(prep: PrepApi, r: StepRequest, op: string): Promise<StepResult> {
+  const step = await madeThen(op, r.operation, 'step', () => prep.getStep(r.protocolId, r.stepId, r.includeCustomLiquidSettings));
+  return { payload: step, status: { key: 'saved' } };
+}
+
+/**
+ * The read back after a write that was made: its failure says the write was made (under the write's operation), so
+ * the msg at Catch is not taken for a write that failed.
+ */
+async function madeThen<T>(op: string, what: string, read: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    const cause = asLhError(err, op);
+    throw new LhError(`${op}: the ${what} was made, but reading the ${read} back failed: ${cause.message}`, {
+      kind: cause.kind,
+      operation: op,
+      statusCode: cause.statusCode,
+      body: cause.body,
+    });
+  }
 }
 
 function isStep(value: unknown): value is Step {

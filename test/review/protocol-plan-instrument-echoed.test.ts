@@ -1,0 +1,41 @@
+/**
+ * Review finding: apply echoed a plan's `instrument` into its refusal as given: a plan edited by hand (or pasted) with
+ * `http://user:password@host` put the password into msg.error, the log and every debug sidebar, and one of a million
+ * characters made an error message of a million characters. plan only ever writes the lh-server's URL (checked: http
+ * or https, no user name or password, no query or fragment), so apply now takes only such a URL, of at most 2048
+ * characters, and shows it without what it must not have; nothing is sent either way.
+ */
+import assert from 'node:assert/strict';
+
+import { configuredNode, useInstrument } from '../support/node-suite';
+
+type Msg = Record<string, unknown>;
+
+describe('review: lh-protocol plan.instrument never echoed with a password, nor unbounded', function () {
+  const sim = useInstrument();
+  const { load } = configuredNode(sim, { id: 'protocol', type: 'lh-protocol' }, { only: ['lh-server', 'lh-protocol'] });
+
+  it('refuses a plan whose instrument holds a password or is not a URL plan gives, without echoing it', async function () {
+    const node = await load({ operation: 'msg', protocolId: '' });
+    const plan = (await node.run({ operation: 'plan', protocolId: 1, payload: { steps: [] } })).plan as Msg;
+    const before = sim.requests.length;
+    for (const instrument of [
+      'http://admin:s3cret-pw@lh-2.example:8080',
+      'admin:s3cret-pw@lh-2.example',
+      `http://lh-2.example/${'a'.repeat(1_000_000)}`,
+      'http://lh-2.example/api?token=s3cret-pw',
+    ]) {
+      const err = await node.expectFailure(
+        { operation: 'apply', plan: { ...plan, instrument } },
+        'plan.instrument',
+        /instrument/,
+      );
+      const text = JSON.stringify(err);
+      assert.doesNotMatch(text, /s3cret-pw/);
+      assert.ok(text.length < 4000, `an error of ${text.length} characters`);
+    }
+    assert.equal(sim.requests.length, before, 'nothing sent');
+    // the plan as made still applies
+    assert.ok(['applied', 'unchanged'].includes((await node.run({ operation: 'apply', plan })).outcome as string));
+  });
+});
