@@ -155,6 +155,49 @@ describe('answer ledger: an instrument that reuses an error id', function () {
     assert.equal(suite.sim.requests.length, before);
   });
 
+  it('A: after a poll saw the answered error go, a second answer to that very error is refused without a request', async function () {
+    // review55: a stale msg of an error this Node-RED answered (a second link, a flow's replay) once the error left the
+    // list went out again by id; the instrument refuses it at best, and one that reused the id meanwhile applies it
+    const client = suite.make();
+    const error = suite.sim.injectPendingError({ id: '9', title: 'Clot' });
+    const answer = (response: string, identity = identityOf(error)) =>
+      client.prep.answerRuntimeError(
+        {
+          id: error.id,
+          groupId: error.groupId,
+          selectedResponse: response,
+          errorData: [{ id: error.id, selectedResponse: response }],
+        },
+        { by: 'alice', identity },
+      );
+    await answer('Retry');
+    assert.equal((await client.prep.pendingErrors()).length, 0, 'a poll saw the error go');
+    const before = suite.sim.requests.length;
+    await assert.rejects(
+      answer('Abort'),
+      (err: LhError) => err.kind === 'already-answered' && /by alice with "Retry"/.test(err.message),
+    );
+    assert.deepEqual(
+      suite.sim.requests.slice(before).map((r) => `${r.method} ${r.path}`),
+      [],
+      'nothing was sent, not even the list read',
+    );
+    // a new error under the id (another time stamp) is answered
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const next = suite.sim.injectPendingError({ id: '9', title: 'Clot', reuseId: true, groupId: error.groupId });
+    await client.prep.answerRuntimeError(
+      { id: next.id, groupId: next.groupId, selectedResponse: 'Abort', errorData: [{ id: next.id, selectedResponse: 'Abort' }] },
+      { identity: identityOf(next) },
+    );
+    assert.equal(
+      suite.sim.state.history
+        .filter((h) => h.id === '9')
+        .map((h) => h.selectedResponse)
+        .join(),
+      'Retry,Abort',
+    );
+  });
+
   const recovery = (uuid: string) => ({
     uuid,
     date: new Date().toISOString(),
