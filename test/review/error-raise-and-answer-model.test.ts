@@ -1,0 +1,222 @@
+/**
+ * review55: a model-based pass over the first promise: never drop an instrument error, never answer the wrong one,
+ * never answer one twice. A seeded run draws, per case, a history a real instrument can produce — errors raised and
+ * resolved at the instrument, an id reused after its error was resolved or while it was pending (same or another
+ * title and severity), two errors listed under one id, the socket dropped, the instrument restarted, polls answered
+ * 503, cut or held, redeploys — and answers from the raised msgs (some of them stale: the error resolved or its id
+ * reused under them) through lh-answer-error. Every msg and every request is checked against the model (the
+ * simulator's own errors, one per group id):
+ *  - each error the instrument listed is raised at most once, and every one pending at the end exactly once;
+ *  - nothing raised or resolved that the instrument did not list;
+ *  - each raised error that is gone by the end is resolved exactly once (nothing stuck pending), none pending is;
+ *  - an answer reaches the instrument only while the error it was decided for is the one (the only one) listed under
+ *    its id (or none is), never after this Node-RED's answer to that error was accepted;
+ *  - an answer reported "answered" was applied to that very error.
+ * A few cases a run (LH_SEED replays a run, LH_CASES draws more).
+ */
+import assert from 'node:assert/strict';
+
+import type { LoggedRequest, Severity } from '../../src/simulator/types';
+import { recordDeliveries, socketOpen, stopRecording } from '../nodes/lh-error-poll.support';
+import { restartMemory } from '../support/homes';
+import { useInstrument } from '../support/node-suite';
+import { Rng } from '../support/prng';
+import { helper, loadFlow, serverFlow } from '../support/runtime';
+import { until } from '../support/until';
+
+type Msg = Record<string, unknown>;
+
+const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
+const CASES = Number(process.env.LH_CASES ?? 3);
+const STEPS = 12;
+const IDS = ['1', '2', '3'];
+const TITLES = ['Clot detected', 'Door open'];
+const SEVERITIES: Severity[] = ['Warning', 'Error', 'Fatal'];
+
+type Op = 'inject' | 'resolve' | 'answer' | 'fault' | 'drop' | 'restart' | 'redeploy';
+
+describe('review: a drawn instrument history against the model of raise and answer', function () {
+  this.timeout(120000);
+  const sim = useInstrument({
+    afterEach: () => {
+      stopRecording();
+      restartMemory();
+    },
+  });
+
+  it(`raises each error once, resolves it once, answers only the error seen (seed ${SEED}, ${CASES} cases)`, async function () {
+    const rng = new Rng(SEED);
+    for (let c = 0; c < CASES; c++) {
+      const trail: string[] = [];
+      try {
+        await runCase(rng, trail);
+      } catch (err) {
+        console.log(`case ${c} of seed ${SEED}:\n  ${trail.join('\n  ')}`);
+        throw err;
+      }
+      await helper.unload();
+      stopRecording();
+      restartMemory();
+      sim.reset();
+    }
+  });
+
+  /** The group ids of the errors the simulator lists under `id` now (its model: one group id per error). */
+  const pendingUnder = (id: string): string[] => sim.state.pendingErrors.filter((e) => e.id === id).map((e) => e.groupId);
+
+  async function runCase(rng: Rng, trail: string[]): Promise<void> {
+    const server = serverFlow(sim, { withB: false });
+    const flow: Msg[] = [
+      ...server.nodes,
+      { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 5, wires: [['raised'], ['resolved'], []] },
+      { id: 'raised', type: 'helper' },
+      { id: 'resolved', type: 'helper' },
+      { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
+      { id: 'answered', type: 'helper' },
+      { id: 'catcher', type: 'catch', scope: ['answer'], wires: [['caught']] },
+      { id: 'caught', type: 'helper' },
+    ];
+    const raised = recordDeliveries('raised');
+    const resolved = recordDeliveries('resolved');
+    const answered = recordDeliveries('answered');
+    const caught = recordDeliveries('caught');
+    const violations: string[] = [];
+    /** group ids this Node-RED's answer was accepted for */
+    const accepted = new Set<string>();
+    const stop = sim.onRequest((r: LoggedRequest) => {
+      if (r.method !== 'PUT' || !r.path.endsWith('/errors/runtime')) return;
+      const body = r.body as { id?: string; groupId?: string };
+      const under = pendingUnder(String(body.id));
+      if (under.length > 0 && (under.length > 1 || under[0] !== body.groupId))
+        violations.push(`an answer for group ${body.groupId} reached id ${body.id} listing ${under.join(', ')}`);
+      if (body.groupId !== undefined && accepted.has(body.groupId))
+        violations.push(`a second answer to group ${body.groupId} (id ${body.id}) after the first was accepted`);
+    });
+    try {
+      await loadFlow(flow, server.credentials);
+      await until(() => socketOpen(sim), 'the errors socket open', 10000);
+      // a msg polls at once (after the poll under way, if any); polls never overlap, so the second poll's request means
+      // the first poll (which began after the step) was handled
+      const polls = (): number => sim.requests.filter((r) => r.path === '/api/v1/errors/check-for-pending-errors').length;
+      const settle = async (): Promise<void> => {
+        const target = polls() + 2;
+        while (polls() < target) {
+          const n = polls();
+          helper.getNode('poll').receive({});
+          await until(() => polls() > n, 'a poll', 10000);
+        }
+      };
+
+      for (let step = 0; step < STEPS; step++) {
+        const op = rng.weighted<Op>({ inject: 4, resolve: 2, answer: 3, fault: 1, drop: 1, restart: 0.5, redeploy: 1 });
+        if (op === 'inject') {
+          const id = rng.pick(IDS);
+          const title = rng.pick(TITLES);
+          const severity = rng.pick(SEVERITIES);
+          const pending = pendingUnder(id).length > 0;
+          const used = sim.state.history.some((h) => h.id === id);
+          const share = pending && rng.chance(0.2);
+          const e = sim.injectPendingError({
+            id,
+            title,
+            severity,
+            responses: ['Retry', 'Abort'],
+            ...(share ? { shareId: true } : used ? { reuseId: true } : {}),
+          });
+          trail.push(
+            `inject ${id} "${title}" ${severity}${share ? ' beside' : used ? ' reusing' : ''} (${e.groupId.slice(0, 4)})`,
+          );
+        } else if (op === 'resolve') {
+          const ids = IDS.filter((id) => pendingUnder(id).length > 0);
+          if (ids.length === 0) continue;
+          const id = rng.pick(ids);
+          sim.resolvePendingError(id);
+          trail.push(`resolve ${id} at the instrument`);
+        } else if (op === 'answer') {
+          if (raised.length === 0) continue;
+          const msg = rng.pick(raised);
+          const payload = msg.payload as { id: string; groupId: string };
+          const response = rng.pick(['Retry', 'Abort']);
+          const under = pendingUnder(payload.id);
+          const alone = under.length === 1 && under[0] === payload.groupId;
+          const tag = `answer ${step}`;
+          const mine = (m: Msg): boolean => m.tag === tag;
+          helper.getNode('answer').receive({ ...msg, selectedResponse: response, tag, _msgid: undefined });
+          await until(() => answered.some(mine) || caught.some(mine), 'the answer settled', 10000);
+          await settle(); // and no second outcome of it
+          const outcomes = [...answered.filter(mine).map(() => 'answered'), ...caught.filter(mine).map((m) => String(m.outcome))];
+          if (outcomes.length !== 1) violations.push(`${tag}: ${outcomes.length} outcomes (${outcomes.join(', ')})`);
+          const outcome = outcomes[0];
+          trail.push(`answer ${payload.id} (${payload.groupId.slice(0, 4)}) ${response}: ${outcome}`);
+          const record = sim.state.history.find((h) => h.groupId === payload.groupId);
+          if (outcome === 'answered') {
+            if (record?.selectedResponse !== response || !alone)
+              violations.push(`"answered" for group ${payload.groupId}, which the instrument shows ${JSON.stringify(record)}`);
+            accepted.add(payload.groupId);
+          } else if (alone && !accepted.has(payload.groupId) && Object.keys(sim.faults).length === 0) {
+            violations.push(`the error ${payload.id} (${payload.groupId}) listed alone went unanswered: ${outcome}`);
+          }
+        } else if (op === 'fault') {
+          const kind = rng.pick(['503', 'reset', 'held'] as const);
+          sim.setFaults(
+            kind === '503'
+              ? { statusRate: 1, methods: ['GET'] }
+              : kind === 'reset'
+                ? { resetRate: 1, methods: ['GET'] }
+                : { timeoutRate: 1, timeoutHoldMs: 200, methods: ['GET'] },
+          );
+          trail.push(`polls ${kind}`);
+          await settle();
+          // an error appears while the polls fail: its frame alone cannot raise it (it is a listed error)
+          if (rng.chance(0.5)) {
+            const id = rng.pick(IDS);
+            const used = sim.state.history.some((h) => h.id === id);
+            const e = sim.injectPendingError({ id, title: rng.pick(TITLES), ...(used ? { reuseId: true } : {}) });
+            trail.push(`inject ${id} during the fault (${e.groupId.slice(0, 4)})`);
+          }
+          sim.clearFaults();
+        } else if (op === 'drop') {
+          sim.dropEventSockets();
+          trail.push('socket dropped'); // back within ~75 ms, or after a back-off when it drops again soon
+          if (rng.chance(0.5)) {
+            const id = rng.pick(IDS);
+            const used = sim.state.history.some((h) => h.id === id);
+            const e = sim.injectPendingError({ id, title: rng.pick(TITLES), ...(used ? { reuseId: true } : {}) });
+            trail.push(`inject ${id} while the socket is down (${e.groupId.slice(0, 4)})`);
+          }
+        } else if (op === 'restart') {
+          await sim.restart(100);
+          // the socket comes back after its back-off (seconds): the steps go on meanwhile, as the instrument does
+          trail.push('instrument restarted');
+        } else {
+          // a full redeploy: every node stopped and started again (the memory of errors and answers stays)
+          await helper.setFlows(flow, 'full', server.credentials);
+          trail.push('redeploy');
+        }
+        await settle();
+      }
+      sim.clearFaults();
+      await settle();
+      await settle();
+    } finally {
+      stop();
+    }
+
+    // the model: every error the instrument had, by group id (one per error); pending at the end or gone
+    const known = new Set(sim.state.history.map((h) => h.groupId));
+    const pendingAtEnd = new Set(sim.state.pendingErrors.map((e) => e.groupId));
+    const groupOf = (m: Msg): string => String((m.payload as { groupId?: unknown }).groupId);
+    const count = (list: Msg[], g: string): number => list.filter((m) => groupOf(m) === g && m.redelivered !== true).length;
+    for (const m of [...raised, ...resolved])
+      if (!known.has(groupOf(m))) violations.push(`a msg about group ${groupOf(m)}, which the instrument never listed`);
+    for (const g of known) {
+      const up = count(raised, g);
+      const down = count(resolved, g);
+      if (up > 1) violations.push(`group ${g} raised ${up} times`);
+      if (pendingAtEnd.has(g) && up !== 1) violations.push(`group ${g}, pending at the end, raised ${up} times`);
+      if (pendingAtEnd.has(g) && down !== 0) violations.push(`group ${g}, pending at the end, resolved ${down} times`);
+      if (!pendingAtEnd.has(g) && down !== up) violations.push(`group ${g}, gone, raised ${up} and resolved ${down} times`);
+    }
+    assert.deepEqual(violations, []);
+  }
+});
