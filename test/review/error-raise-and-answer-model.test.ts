@@ -2,8 +2,9 @@
  * review55: a model-based pass over the first promise: never drop an instrument error, never answer the wrong one,
  * never answer one twice. A seeded run draws, per case, a history a real instrument can produce — errors raised and
  * resolved at the instrument, an id reused after its error was resolved or while it was pending (same or another
- * title and severity), two errors listed under one id, the socket dropped, the instrument restarted, polls answered
- * 503, cut or held, redeploys — and answers from the raised msgs (some of them stale: the error resolved or its id
+ * title and severity), two errors listed under one id, frames ahead of the list (listed after or never), frames of
+ * errors that are over, resolution frames while still listed, the socket dropped, the instrument restarted, polls
+ * answered 503, cut or held, redeploys, Remember on or off (on: restarts of Node-RED) — and answers from the raised msgs (some of them stale: the error resolved or its id
  * reused under them) through lh-answer-error. Every msg and every request is checked against the model (the
  * simulator's own errors, one per group id):
  *  - each error the instrument listed is raised at most once, and every one pending at the end exactly once;
@@ -15,13 +16,14 @@
  * A few cases a run (LH_SEED replays a run, LH_CASES draws more).
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 
 import type { LoggedRequest, Severity } from '../../src/simulator/types';
-import { recordDeliveries, socketOpen, stopRecording } from '../nodes/lh-error-poll.support';
+import { loadContextStores, recordDeliveries, socketOpen, stopRecording } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { Rng } from '../support/prng';
-import { helper, loadFlow, serverFlow } from '../support/runtime';
+import { helper, loadFlow, runtimeSettings, serverFlow } from '../support/runtime';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
@@ -33,7 +35,7 @@ const IDS = ['1', '2', '3'];
 const TITLES = ['Clot detected', 'Door open'];
 const SEVERITIES: Severity[] = ['Warning', 'Error', 'Fatal'];
 
-type Op = 'inject' | 'resolve' | 'answer' | 'fault' | 'drop' | 'restart' | 'redeploy';
+type Op = 'inject' | 'resolve' | 'answer' | 'frame' | 'fault' | 'drop' | 'restart' | 'redeploy' | 'node-red';
 
 describe('review: a drawn instrument history against the model of raise and answer', function () {
   this.timeout(120000);
@@ -65,16 +67,32 @@ describe('review: a drawn instrument history against the model of raise and answ
   const pendingUnder = (id: string): string[] => sim.state.pendingErrors.filter((e) => e.id === id).map((e) => e.groupId);
 
   async function runCase(rng: Rng, trail: string[]): Promise<void> {
+    // Remember: the watch's memory in a persistent context store, so that a restart of Node-RED raises nothing again
+    const remember = rng.chance(0.5);
+    trail.push(`Remember ${remember ? 'on' : 'off'}`);
     const server = serverFlow(sim, { withB: false });
+    const poll = {
+      id: 'poll',
+      type: 'lh-error-poll',
+      server: 'server',
+      source: 'A',
+      interval: 5,
+      persist: remember,
+      store: 'keep',
+    };
+    // on a tab, as in a real flows.json (Node-RED cleans the context of nodes it does not find on a flow)
     const flow: Msg[] = [
+      { id: 'tab', type: 'tab', label: 'errors' },
       ...server.nodes,
-      { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 5, wires: [['raised'], ['resolved'], []] },
-      { id: 'raised', type: 'helper' },
-      { id: 'resolved', type: 'helper' },
-      { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
-      { id: 'answered', type: 'helper' },
-      { id: 'catcher', type: 'catch', scope: ['answer'], wires: [['caught']] },
-      { id: 'caught', type: 'helper' },
+      ...[
+        { ...poll, wires: [['raised'], ['resolved'], []] },
+        { id: 'raised', type: 'helper' },
+        { id: 'resolved', type: 'helper' },
+        { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
+        { id: 'answered', type: 'helper' },
+        { id: 'catcher', type: 'catch', scope: ['answer'], wires: [['caught']] },
+        { id: 'caught', type: 'helper' },
+      ].map((n) => ({ ...n, z: 'tab' })),
     ];
     const raised = recordDeliveries('raised');
     const resolved = recordDeliveries('resolved');
@@ -93,7 +111,11 @@ describe('review: a drawn instrument history against the model of raise and answ
         violations.push(`a second answer to group ${body.groupId} (id ${body.id}) after the first was accepted`);
     });
     try {
+      runtimeSettings({ contextStorage: { default: { module: 'memory' }, keep: { module: 'memory' } } });
       await loadFlow(flow, server.credentials);
+      await loadContextStores();
+      restartMemory();
+      await helper.setFlows(flow, 'full', server.credentials);
       await until(() => socketOpen(sim), 'the errors socket open', 10000);
       // a msg polls at once (after the poll under way, if any); polls never overlap, so the second poll's request means
       // the first poll (which began after the step) was handled
@@ -108,7 +130,17 @@ describe('review: a drawn instrument history against the model of raise and answ
       };
 
       for (let step = 0; step < STEPS; step++) {
-        const op = rng.weighted<Op>({ inject: 4, resolve: 2, answer: 3, fault: 1, drop: 1, restart: 0.5, redeploy: 1 });
+        const op = rng.weighted<Op>({
+          inject: 4,
+          resolve: 2,
+          answer: 3,
+          frame: 1.5,
+          fault: 1,
+          drop: 1,
+          restart: 0.5,
+          redeploy: 1,
+          'node-red': remember ? 1 : 0,
+        });
         if (op === 'inject') {
           const id = rng.pick(IDS);
           const title = rng.pick(TITLES);
@@ -156,6 +188,42 @@ describe('review: a drawn instrument history against the model of raise and answ
           } else if (alone && !accepted.has(payload.groupId) && Object.keys(sim.faults).length === 0) {
             violations.push(`the error ${payload.id} (${payload.groupId}) listed alone went unanswered: ${outcome}`);
           }
+        } else if (op === 'frame') {
+          const id = rng.pick(IDS);
+          const pending = sim.state.pendingErrors.filter((e) => e.id === id);
+          const gone = sim.state.history.filter((h) => h.handled);
+          if (gone.length > 0 && rng.chance(0.3)) {
+            // a frame of an error that is over, arriving late (its record as the list showed it)
+            const h = rng.pick(gone);
+            const error = { id: h.id, groupId: h.groupId, severity: h.severity, timeStamp: h.date, message: h.message };
+            sim.publishEvent('RuntimeError', h.message, { ...error, source: 'Service' }, 'errors');
+            trail.push(`frame: ${h.id} (${h.groupId.slice(0, 4)}), over, pushed late`);
+          } else if (pending.length > 0 && rng.chance(0.5)) {
+            // the resolution pushed ahead of the list (or a stale one): the list still shows the error
+            sim.publishEvent('RuntimeErrorResolved', `Error ${id} resolved`, { id }, 'errors');
+            trail.push(`frame: ${id} resolved, still listed`);
+          } else {
+            // an error pushed before the list shows it (time stamp not in the frame), listed just after or never
+            const groupId = randomUUID();
+            const title = rng.pick(TITLES);
+            const severity = rng.pick(SEVERITIES);
+            const responses = ['Retry', 'Abort'];
+            const error = { id, title, severity, groupId, errorResponses: responses.map((response) => ({ response })) };
+            sim.publishEvent('RuntimeError', title, { ...error, source: 'Service' }, 'errors');
+            const listed = rng.chance(0.5);
+            const used = sim.state.history.some((h) => h.id === id);
+            if (listed) sim.injectPendingError({ id, title, severity, groupId, responses, ...(used ? { reuseId: true } : {}) });
+            trail.push(
+              `frame: ${id} "${title}" raised (${groupId.slice(0, 4)}), ${listed ? 'listed just after' : 'never listed'}`,
+            );
+          }
+        } else if (op === 'node-red') {
+          // a restart of Node-RED: nothing of its memory but the context store (the answer ledger is memory: the
+          // instrument's list, read before every answer, and its 409 keep a second answer from landing)
+          restartMemory();
+          accepted.clear();
+          await helper.setFlows(flow, 'full', server.credentials);
+          trail.push('Node-RED restarted');
         } else if (op === 'fault') {
           const kind = rng.pick(['503', 'reset', 'held'] as const);
           sim.setFaults(
