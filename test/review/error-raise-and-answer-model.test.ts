@@ -31,11 +31,17 @@ type Msg = Record<string, unknown>;
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
 const CASES = Number(process.env.LH_CASES ?? 3);
 const STEPS = 12;
-const IDS = ['1', '2', '3'];
+// UUIDs, so that a B error may have the id of an A error (A ids are strings of any form)
+const IDS = [
+  '00000000-0000-4000-8000-000000000001',
+  '00000000-0000-4000-8000-000000000002',
+  '00000000-0000-4000-8000-000000000003',
+];
 const TITLES = ['Clot detected', 'Door open'];
 const SEVERITIES: Severity[] = ['Warning', 'Error', 'Fatal'];
 
-type Op = 'inject' | 'resolve' | 'answer' | 'frame' | 'fault' | 'drop' | 'restart' | 'redeploy' | 'node-red';
+type Op =
+  'inject' | 'resolve' | 'inject-b' | 'resolve-b' | 'answer' | 'frame' | 'fault' | 'drop' | 'restart' | 'redeploy' | 'node-red';
 
 describe('review: a drawn instrument history against the model of raise and answer', function () {
   this.timeout(120000);
@@ -70,16 +76,12 @@ describe('review: a drawn instrument history against the model of raise and answ
     // Remember: the watch's memory in a persistent context store, so that a restart of Node-RED raises nothing again
     const remember = rng.chance(0.5);
     trail.push(`Remember ${remember ? 'on' : 'off'}`);
-    const server = serverFlow(sim, { withB: false });
-    const poll = {
-      id: 'poll',
-      type: 'lh-error-poll',
-      server: 'server',
-      source: 'A',
-      interval: 5,
-      persist: remember,
-      store: 'keep',
-    };
+    // A alone, or A and B (B errors under the ids of A errors too)
+    const both = rng.chance(0.5);
+    trail.push(both ? 'A and B' : 'A');
+    const server = serverFlow(sim, { withB: both });
+    const source = both ? 'both' : 'A';
+    const poll = { id: 'poll', type: 'lh-error-poll', server: 'server', source, interval: 5, persist: remember, store: 'keep' };
     // on a tab, as in a real flows.json (Node-RED cleans the context of nodes it does not find on a flow)
     const flow: Msg[] = [
       { id: 'tab', type: 'tab', label: 'errors' },
@@ -90,7 +92,8 @@ describe('review: a drawn instrument history against the model of raise and answ
         { id: 'resolved', type: 'helper' },
         { id: 'answer', type: 'lh-answer-error', server: 'server', wires: [['answered']] },
         { id: 'answered', type: 'helper' },
-        { id: 'catcher', type: 'catch', scope: ['answer'], wires: [['caught']] },
+        { id: 'recover', type: 'lh-submit-recovery', server: 'server', wires: [['answered']] },
+        { id: 'catcher', type: 'catch', scope: ['answer', 'recover'], wires: [['caught']] },
         { id: 'caught', type: 'helper' },
       ].map((n) => ({ ...n, z: 'tab' })),
     ];
@@ -101,8 +104,19 @@ describe('review: a drawn instrument history against the model of raise and answ
     const violations: string[] = [];
     /** group ids this Node-RED's answer was accepted for */
     const accepted = new Set<string>();
+    /** the error the answer under way was decided for (A: its group id, B: "B:" and its uuid) */
+    let answering: string | undefined;
     const stop = sim.onRequest((r: LoggedRequest) => {
+      const b = /^\/api\/vector\/v3\/instrument-errors\/([^/]+)\/(recovery|action)$/.exec(r.path);
+      if (r.method === 'POST' && b) {
+        const key = `B:${b[1]}`;
+        if (!sim.state.instrumentErrors.some((e) => e.uuid === b[1] && !e.handled) && accepted.has(key))
+          violations.push(`a second answer to B error ${b[1]} after the first was accepted`);
+        if (answering !== key) violations.push(`a B answer to ${b[1]} while answering ${answering}`);
+        return;
+      }
       if (r.method !== 'PUT' || !r.path.endsWith('/errors/runtime')) return;
+      if (answering?.startsWith('B:')) violations.push(`an A answer to ${JSON.stringify(r.body)} while answering ${answering}`);
       const body = r.body as { id?: string; groupId?: string };
       const under = pendingUnder(String(body.id));
       if (under.length > 0 && (under.length > 1 || under[0] !== body.groupId))
@@ -116,6 +130,7 @@ describe('review: a drawn instrument history against the model of raise and answ
       await loadContextStores();
       restartMemory();
       await helper.setFlows(flow, 'full', server.credentials);
+      if (both) sim.state.handlers.add('nodered1');
       await until(() => socketOpen(sim), 'the errors socket open', 10000);
       // a msg polls at once (after the poll under way, if any); polls never overlap, so the second poll's request means
       // the first poll (which began after the step) was handled
@@ -140,6 +155,8 @@ describe('review: a drawn instrument history against the model of raise and answ
           restart: 0.5,
           redeploy: 1,
           'node-red': remember ? 1 : 0,
+          'inject-b': both ? 2 : 0,
+          'resolve-b': both ? 1 : 0,
         });
         if (op === 'inject') {
           const id = rng.pick(IDS);
@@ -167,15 +184,44 @@ describe('review: a drawn instrument history against the model of raise and answ
         } else if (op === 'answer') {
           if (raised.length === 0) continue;
           const msg = rng.pick(raised);
+          if (msg.source === 'B') {
+            const error = msg.payload as { uuid: string; defaultActionId: number };
+            const key = `B:${error.uuid}`;
+            const open = sim.state.instrumentErrors.some((e) => e.uuid === error.uuid && !e.handled);
+            const tag = `answer ${step}`;
+            const mine = (m: Msg): boolean => m.tag === tag;
+            answering = key;
+            helper.getNode('recover').receive({ ...msg, selectedActionId: error.defaultActionId, tag, _msgid: undefined });
+            await until(() => answered.some(mine) || caught.some(mine), 'the B answer settled', 10000);
+            await settle();
+            answering = undefined;
+            const outcomes = [
+              ...answered.filter(mine).map(() => 'answered'),
+              ...caught.filter(mine).map((m) => String(m.outcome)),
+            ];
+            if (outcomes.length !== 1) violations.push(`${tag}: ${outcomes.length} outcomes (${outcomes.join(', ')})`);
+            trail.push(`answer B ${error.uuid.slice(-1)}: ${outcomes.join(', ')}`);
+            const handled = sim.state.instrumentErrors.find((e) => e.uuid === error.uuid);
+            if (outcomes[0] === 'answered') {
+              if (!open || handled?.selectedActionId !== error.defaultActionId)
+                violations.push(`"answered" for B ${error.uuid}, which the instrument shows ${JSON.stringify(handled)}`);
+              accepted.add(key);
+            } else if (open && !accepted.has(key) && Object.keys(sim.faults).length === 0) {
+              violations.push(`the B error ${error.uuid}, open, went unanswered: ${outcomes.join(', ')}`);
+            }
+            continue;
+          }
           const payload = msg.payload as { id: string; groupId: string };
           const response = rng.pick(['Retry', 'Abort']);
           const under = pendingUnder(payload.id);
           const alone = under.length === 1 && under[0] === payload.groupId;
           const tag = `answer ${step}`;
           const mine = (m: Msg): boolean => m.tag === tag;
+          answering = payload.groupId;
           helper.getNode('answer').receive({ ...msg, selectedResponse: response, tag, _msgid: undefined });
           await until(() => answered.some(mine) || caught.some(mine), 'the answer settled', 10000);
           await settle(); // and no second outcome of it
+          answering = undefined;
           const outcomes = [...answered.filter(mine).map(() => 'answered'), ...caught.filter(mine).map((m) => String(m.outcome))];
           if (outcomes.length !== 1) violations.push(`${tag}: ${outcomes.length} outcomes (${outcomes.join(', ')})`);
           const outcome = outcomes[0];
@@ -188,6 +234,17 @@ describe('review: a drawn instrument history against the model of raise and answ
           } else if (alone && !accepted.has(payload.groupId) && Object.keys(sim.faults).length === 0) {
             violations.push(`the error ${payload.id} (${payload.groupId}) listed alone went unanswered: ${outcome}`);
           }
+        } else if (op === 'inject-b') {
+          const free = IDS.filter((id) => !sim.state.instrumentErrors.some((e) => e.uuid === id));
+          const uuid = free.length > 0 && rng.chance(0.7) ? rng.pick(free) : randomUUID();
+          sim.injectInstrumentError({ uuid, title: rng.pick(TITLES), severity: rng.pick(SEVERITIES) });
+          trail.push(`inject B ${uuid.slice(-1)}`);
+        } else if (op === 'resolve-b') {
+          const open = sim.state.instrumentErrors.filter((e) => !e.handled);
+          if (open.length === 0) continue;
+          const uuid = rng.pick(open).uuid;
+          sim.resolveInstrumentError(uuid);
+          trail.push(`resolve B ${uuid.slice(-1)} at the instrument`);
         } else if (op === 'frame') {
           const id = rng.pick(IDS);
           const pending = sim.state.pendingErrors.filter((e) => e.id === id);
@@ -271,9 +328,16 @@ describe('review: a drawn instrument history against the model of raise and answ
     }
 
     // the model: every error the instrument had, by group id (one per error); pending at the end or gone
-    const known = new Set(sim.state.history.map((h) => h.groupId));
-    const pendingAtEnd = new Set(sim.state.pendingErrors.map((e) => e.groupId));
-    const groupOf = (m: Msg): string => String((m.payload as { groupId?: unknown }).groupId);
+    const b = sim.state.instrumentErrors;
+    const known = new Set([...sim.state.history.map((h) => h.groupId), ...b.map((e) => `B:${e.uuid}`)]);
+    const pendingAtEnd = new Set([
+      ...sim.state.pendingErrors.map((e) => e.groupId),
+      ...b.filter((e) => !e.handled).map((e) => `B:${e.uuid}`),
+    ]);
+    const groupOf = (m: Msg): string => {
+      const payload = m.payload as { groupId?: unknown; uuid?: unknown };
+      return m.source === 'B' ? `B:${String(payload.uuid)}` : String(payload.groupId);
+    };
     const count = (list: Msg[], g: string): number => list.filter((m) => groupOf(m) === g && m.redelivered !== true).length;
     for (const m of [...raised, ...resolved])
       if (!known.has(groupOf(m))) violations.push(`a msg about group ${groupOf(m)}, which the instrument never listed`);
