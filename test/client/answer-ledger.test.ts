@@ -208,6 +208,21 @@ describe('answer ledger: an instrument that reuses an error id', function () {
     inputs: [],
   });
 
+  it('B: after the unhandled list no longer holds the answered error, a second answer to it is refused without a request', async function () {
+    const client = suite.make();
+    suite.sim.state.handlers.add('key1');
+    const uuid = '5a1c6c1e-0d4a-4c8e-9a51-2b7d9e0f1a22';
+    const error = suite.sim.injectInstrumentError({ uuid });
+    await client.instrument.submit('recovery', recovery(uuid), { identity: identityOf(error) });
+    assert.equal((await client.instrument.unhandledErrors()).length, 0, 'a poll saw the error go');
+    const before = suite.sim.requests.length;
+    await assert.rejects(
+      client.instrument.submit('recovery', recovery(uuid), { identity: identityOf(error) }),
+      (err: LhError) => err.kind === 'already-answered',
+    );
+    assert.equal(suite.sim.requests.length, before, 'nothing was sent');
+  });
+
   it('B: once the unhandled list no longer holds the answered error, a new error with the same uuid is answered', async function () {
     const client = suite.make();
     suite.sim.state.handlers.add('key1');
