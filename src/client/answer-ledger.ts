@@ -87,6 +87,10 @@ export class AnswerLedger {
     if (existing && existing.outcome === 'answered' && answeredAnother(existing, options.identity)) {
       this.retire(errorKey, existing); // an answer to the error that had this id before: that error is over
     } else if (existing) throw alreadyAnsweredHere(existing, operation);
+    // this very error answered here and over since (a stale msg, a second link): refused without a request, which the
+    // instrument could only refuse, or, had it reused the id meanwhile, apply to the error that holds it now
+    const given = this.answeredBefore(errorKey, options.identity);
+    if (given) throw alreadyAnsweredHere(given, operation);
     const record: AnswerRecord = { errorKey, response, at: this.now(), outcome: 'in-flight' };
     if (options.by !== undefined && options.by !== '') record.by = options.by;
     if (options.identity) record.identity = fingerprint(options.identity);
@@ -138,6 +142,17 @@ export class AnswerLedger {
     const kept = this.past.get(errorKey) ?? [];
     for (let i = kept.length - 1; i >= 0; i--) if (!answeredAnother(kept[i], identity)) return { ...kept[i] };
     return undefined;
+  }
+
+  /**
+   * The answer given to this very error before it was over: only an identity with a time stamp, equal in every field
+   * (an id reused for a new error with the same title, group and severity is told apart by its time stamp alone; an
+   * identity without one cannot tell it, and a new error under the id is answered as the README says).
+   */
+  private answeredBefore(errorKey: string, identity: ErrorIdentity | undefined): AnswerRecord | undefined {
+    if (!identity || identity.fields.d === undefined) return undefined;
+    const fp = fingerprint(identity);
+    return (this.past.get(errorKey) ?? []).find((r) => r.identity === fp);
   }
 
   /** When a list of open errors is asked for (the ledger's clock). */

@@ -155,6 +155,49 @@ describe('answer ledger: an instrument that reuses an error id', function () {
     assert.equal(suite.sim.requests.length, before);
   });
 
+  it('A: after a poll saw the answered error go, a second answer to that very error is refused without a request', async function () {
+    // review55: a stale msg of an error this Node-RED answered (a second link, a flow's replay) once the error left the
+    // list went out again by id; the instrument refuses it at best, and one that reused the id meanwhile applies it
+    const client = suite.make();
+    const error = suite.sim.injectPendingError({ id: '9', title: 'Clot' });
+    const answer = (response: string, identity = identityOf(error)) =>
+      client.prep.answerRuntimeError(
+        {
+          id: error.id,
+          groupId: error.groupId,
+          selectedResponse: response,
+          errorData: [{ id: error.id, selectedResponse: response }],
+        },
+        { by: 'alice', identity },
+      );
+    await answer('Retry');
+    assert.equal((await client.prep.pendingErrors()).length, 0, 'a poll saw the error go');
+    const before = suite.sim.requests.length;
+    await assert.rejects(
+      answer('Abort'),
+      (err: LhError) => err.kind === 'already-answered' && /by alice with "Retry"/.test(err.message),
+    );
+    assert.deepEqual(
+      suite.sim.requests.slice(before).map((r) => `${r.method} ${r.path}`),
+      [],
+      'nothing was sent, not even the list read',
+    );
+    // a new error under the id (another time stamp) is answered
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const next = suite.sim.injectPendingError({ id: '9', title: 'Clot', reuseId: true, groupId: error.groupId });
+    await client.prep.answerRuntimeError(
+      { id: next.id, groupId: next.groupId, selectedResponse: 'Abort', errorData: [{ id: next.id, selectedResponse: 'Abort' }] },
+      { identity: identityOf(next) },
+    );
+    assert.equal(
+      suite.sim.state.history
+        .filter((h) => h.id === '9')
+        .map((h) => h.selectedResponse)
+        .join(),
+      'Retry,Abort',
+    );
+  });
+
   const recovery = (uuid: string) => ({
     uuid,
     date: new Date().toISOString(),
@@ -163,6 +206,21 @@ describe('answer ledger: an instrument that reuses an error id', function () {
     errorHandlingKey: 'key1',
     detailedErrorRecoveries: [],
     inputs: [],
+  });
+
+  it('B: after the unhandled list no longer holds the answered error, a second answer to it is refused without a request', async function () {
+    const client = suite.make();
+    suite.sim.state.handlers.add('key1');
+    const uuid = '5a1c6c1e-0d4a-4c8e-9a51-2b7d9e0f1a22';
+    const error = suite.sim.injectInstrumentError({ uuid });
+    await client.instrument.submit('recovery', recovery(uuid), { identity: identityOf(error) });
+    assert.equal((await client.instrument.unhandledErrors()).length, 0, 'a poll saw the error go');
+    const before = suite.sim.requests.length;
+    await assert.rejects(
+      client.instrument.submit('recovery', recovery(uuid), { identity: identityOf(error) }),
+      (err: LhError) => err.kind === 'already-answered',
+    );
+    assert.equal(suite.sim.requests.length, before, 'nothing was sent');
   });
 
   it('B: once the unhandled list no longer holds the answered error, a new error with the same uuid is answered', async function () {
