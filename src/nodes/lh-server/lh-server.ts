@@ -1,5 +1,5 @@
 import { withActor } from '../../audit';
-import { asLhError, type ClientOptions, LhError, LiquidHandlerClient, trimBase, validate } from '../../client';
+import { asLhError, type ClientOptions, LhError, LiquidHandlerClient, type SessionState, trimBase, validate } from '../../client';
 import { instrumentIdentity } from '../../coordination/instrument-identity';
 import { attachHome } from '../../instrument';
 import { publishLab } from '../../observe/lab-events';
@@ -34,6 +34,17 @@ const AUDIT_SETTLE_MS = 1000;
 /** The configured request timeout (ms), 10 s when empty or not a number > 0 (the node says so at start). */
 function requestTimeoutOf(config: NodeConfig): number {
   return timeoutSetting(config.timeout) ?? DEFAULT_TIMEOUT_MS;
+}
+
+/**
+ * A refused login (rejected, expired password, locked out) is said once per lh-server, when its session is refused,
+ * not by each node of the instrument (they show it in their status): loginRefusalOf keeps them from saying it again.
+ */
+function sayLoginRefusals(node: LhServerNode, client: LiquidHandlerClient): void {
+  client.on('session', (state: SessionState) => {
+    if (state === 'login-failed' || state === 'password-expired' || state === 'locked')
+      logWarn(node, client.session.loginBlockedBy?.message ?? `login refused (${state})`);
+  });
 }
 
 /**
@@ -125,6 +136,7 @@ export = function register(RED: Red): void {
             : logInfo(node, 'instrument reachable again'),
       );
       node.connection.attach(node.client);
+      sayLoginRefusals(node, node.client);
       // said once per channel: an oversized frame closes the socket (the cap protects memory), polling goes on
       node.client.events.onNotice((notice) => logWarn(node, notice.message));
       onPasswordWarning(node.client, (warning) =>
