@@ -1,9 +1,10 @@
 /**
  * The lh-coordination node's settings, checked: a clear error naming the field and the rule, never a guess. The
  * password is a credential: a URL carrying one (`redis://:pw@host`) is refused, so it cannot end up in flows.json.
+ * Pure (no Node.js modules): the edit dialog checks its fields with this same function.
  */
 import { DATABASE_RULE, databaseOfUrl } from './database';
-import { validPrefix } from './keys';
+import { validPrefix } from './prefix';
 
 export interface CoordinationSettings {
   /** redis:// or rediss:// (TLS) URLs; several for Sentinel (`mode: 'sentinel'`) or Cluster (`mode: 'cluster'`) */
@@ -20,9 +21,10 @@ export interface CoordinationSettings {
 export class CoordinationConfigError extends Error {
   constructor(
     readonly field: string,
-    message: string,
+    /** the rule the value broke, without the field's name */
+    readonly rule: string,
   ) {
-    super(`lh-coordination ${field}: ${message}`);
+    super(`lh-coordination ${field}: ${rule}`);
     this.name = 'CoordinationConfigError';
   }
 }

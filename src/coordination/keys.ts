@@ -84,8 +84,4 @@ export interface InstrumentKeys {
   auditCheckpoint: string;
 }
 
-/** A key prefix as configured: letters, digits and `-_.:` only, 1..64 characters; undefined when not valid. */
-export function validPrefix(value: unknown): string | undefined {
-  const s = typeof value === 'string' ? value.trim() : '';
-  return /^[A-Za-z0-9_.:-]{1,64}$/.test(s) ? s : undefined;
-}
+export { validPrefix } from './prefix';

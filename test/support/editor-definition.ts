@@ -42,7 +42,7 @@ export function editorDefinition(type: string): EditorDefinition {
   // An empty jQuery selection: no dialog is open, so validators read the node's own properties.
   const empty = { length: 0, val: () => undefined };
   const $ = Object.assign(() => empty, { fn: {} });
-  for (const script of scripts) vm.runInNewContext(script, { RED, window: {}, $, jQuery: $, console });
+  for (const script of scripts) vm.runInNewContext(script, { RED, window: {}, $, jQuery: $, console, URL }); // URL: as every browser has it
   assert.ok(definition, `${type}.html registers no node type`);
   return definition;
 }

@@ -1,5 +1,6 @@
 import { check, contextStoreSelect, numberIn, oneOf, showWhenChecked } from '../../editor/fields';
 import { registerNode, text } from '../../editor/register';
+import { rememberTurnedOn } from './remember-migrated';
 
 registerNode('lh-error-poll', {
   icon: 'lh-error-poll.svg',
@@ -16,5 +17,10 @@ registerNode('lh-error-poll', {
   prepare(config) {
     contextStoreSelect('store', text(this, 'hint.store'), config.store);
     showWhenChecked('#node-input-persist', '.lh-error-poll-store-row');
+    // saved by an older version with Remember off: it is on now, said beside the box (Done keeps it, or untick it)
+    if (rememberTurnedOn(this))
+      $('<div class="form-tips lh-error-poll-remember-migrated">')
+        .text(text(this, 'migrated.persist'))
+        .insertAfter($('#node-input-persist').closest('.form-row'));
   },
 });

@@ -2,19 +2,22 @@
 import { asLhError, LhError } from '../../client';
 import { instrumentInfo } from '../shared/error-records';
 import { migrateConfig } from '../shared/migrations';
-import { logError } from '../shared/node-log';
+import { logError, logInfo } from '../shared/node-log';
 import { asNode, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { requireClient } from '../shared/server-node';
 import { Status } from '../shared/status';
 import { ErrorWatch, type Watcher } from './error-watch';
 import { sourcesOf } from './poll-decisions';
+import { rememberTurnedOn } from './remember-migrated';
 import { watchFor } from './seen-errors';
 
 export = function register(RED: Red): void {
   function LhErrorPoll(this: unknown, config: NodeConfig): void {
+    const turnedOn = rememberTurnedOn(config);
     config = migrateConfig(config);
     RED.nodes.createNode(this, config);
     const node = asNode(this);
+    if (turnedOn) logInfo(node, RED._('lh-error-poll.log.rememberMigrated'));
     const status = new Status(node, RED);
     const sources = sourcesOf(config.source);
 

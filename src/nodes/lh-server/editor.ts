@@ -1,6 +1,7 @@
 import { requestError } from '../../editor/fields';
 import { type EditorNode, type Validator } from '../../editor/red';
 import { registerNode, text } from '../../editor/register';
+import { timeoutSetting } from './timeout';
 
 /** What Test connection and Change password report. */
 interface Report {
@@ -32,7 +33,7 @@ function insecureAllowed(node: EditorNode): boolean {
   return box.length > 0 ? box.is(':checked') : node.allowInsecureInstrument === true;
 }
 
-/** A URL check: `problem` names what is wrong (a key under lh-server.errors), or ''. */
+/** A field check (the URLs, the client key, the timeout): `problem` names what is wrong (a key under lh-server.errors), or ''. */
 function urlCheck(problem: (node: EditorNode, v: unknown) => string): Validator {
   return function (v, opt) {
     const found = problem(this, v);
@@ -75,7 +76,7 @@ registerNode('lh-server', {
     },
     clientKey: { validate: urlCheck((_n, v) => (!v || /^[A-Za-z0-9]{1,128}$/.test(String(v)) ? '' : 'clientKey')) },
     tls: { type: 'tls-config', required: false },
-    timeout: { validate: RED.validators.number() },
+    timeout: { validate: urlCheck((_n, v) => (timeoutSetting(v) === undefined ? 'timeout' : '')) },
     coordination: { type: 'lh-coordination', required: false },
   },
   credentials: { username: { type: 'text' }, password: { type: 'password' }, instrumentToken: { type: 'password' } },

@@ -1,5 +1,5 @@
 import { withActor } from '../../audit';
-import { asLhError, type ClientOptions, LhError, LiquidHandlerClient, trimBase, validate } from '../../client';
+import { asLhError, type ClientOptions, LhError, LiquidHandlerClient, type SessionState, trimBase, validate } from '../../client';
 import { instrumentIdentity } from '../../coordination/instrument-identity';
 import { attachHome } from '../../instrument';
 import { publishLab } from '../../observe/lab-events';
@@ -25,15 +25,26 @@ import {
 import { accountActionMessage, testConnection } from './connection-test';
 import { expandEnvUrl } from './env-url';
 import { startSessionCheck } from './session-check';
+import { DEFAULT_TIMEOUT_MS, timeoutSetting } from './timeout';
 
 const CLOSE_TIMEOUT_MS = 3000;
 /** How long a close waits for the audit outcomes of the requests it aborted before the trail closes. */
 const AUDIT_SETTLE_MS = 1000;
 
-/** The configured request timeout (ms), 10 s when not a number > 0. */
+/** The configured request timeout (ms), 10 s when empty or not a number > 0 (the node says so at start). */
 function requestTimeoutOf(config: NodeConfig): number {
-  const timeout = Number(config.timeout);
-  return Number.isFinite(timeout) && timeout > 0 ? timeout : 10000;
+  return timeoutSetting(config.timeout) ?? DEFAULT_TIMEOUT_MS;
+}
+
+/**
+ * A refused login (rejected, expired password, locked out) is said once per lh-server, when its session is refused,
+ * not by each node of the instrument (they show it in their status): loginRefusalOf keeps them from saying it again.
+ */
+function sayLoginRefusals(node: LhServerNode, client: LiquidHandlerClient): void {
+  client.on('session', (state: SessionState) => {
+    if (state === 'login-failed' || state === 'password-expired' || state === 'locked')
+      logWarn(node, client.session.loginBlockedBy?.message ?? `login refused (${state})`);
+  });
 }
 
 /**
@@ -93,6 +104,11 @@ export = function register(RED: Red): void {
     publishLab({ ...about, kind: 'server', present: true });
     node.on('close', () => publishLab({ ...about, kind: 'server', present: false }));
     node.home = attachment.home;
+    if (timeoutSetting(config.timeout) === undefined)
+      logWarn(
+        node,
+        `timeout: ${JSON.stringify(config.timeout)} is not a number of milliseconds above 0: requests wait ${DEFAULT_TIMEOUT_MS} ms, the default (set Timeout (ms) in the lh-server node, or leave it empty)`,
+      );
     rememberSecrets(node.id, [node.credentials?.password, node.credentials?.instrumentToken]);
     let audit: ReturnType<typeof serverAuditTrail>;
     let stopSessionCheck = (): void => undefined;
@@ -120,6 +136,7 @@ export = function register(RED: Red): void {
             : logInfo(node, 'instrument reachable again'),
       );
       node.connection.attach(node.client);
+      sayLoginRefusals(node, node.client);
       // said once per channel: an oversized frame closes the socket (the cap protects memory), polling goes on
       node.client.events.onNotice((notice) => logWarn(node, notice.message));
       onPasswordWarning(node.client, (warning) =>

@@ -34,3 +34,12 @@ export function isUnreachable(err: unknown): boolean {
 export function logError(node: Node, message: unknown): void {
   node.error(text(message));
 }
+
+/**
+ * Whether `message` is the refused login of `client`'s session (rejected, expired password, locked out): its lh-server
+ * logs that once, so the nodes of the instrument do not log it again, each (they show it in their status).
+ */
+export function loginRefusalOf(client: { session: { loginBlockedBy?: { message: string } } }, message: string): boolean {
+  const blocked = client.session.loginBlockedBy;
+  return blocked !== undefined && blocked.message !== '' && message.includes(blocked.message);
+}
