@@ -19,9 +19,13 @@ import { performance } from 'perf_hooks';
 
 import axios from 'axios';
 
+import type * as LabEvents from '../src/observe/lab-events';
 import { EmbeddedNodeRed, FlowNode, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
 import { percentile, printTable, round, Row, verdict, writeResult } from './support/report';
 import { SimFleet } from './support/sim-fleet';
+
+// the embedded Node-RED runs the built package: its audit trail publishes each fsync on that copy of lab-events
+const builtLabEvents = require('../nodes/observe/lab-events') as typeof LabEvents;
 
 const OPS = Number(process.env.LH_BENCH_OPS ?? 2000);
 /** Each variant runs OPS operations once per round, variants interleaved (and rotated) so drift hits all alike; the median round counts. */
@@ -57,6 +61,8 @@ interface RunResult {
   p99ms: number;
   /** CPU time of this process (Node-RED, client, harness; the simulator runs elsewhere) per operation */
   cpuUsPerOp: number;
+  /** writes (renames) per audit fsync: how many intents one group commit carried (lh-steps, audit with fsync) */
+  writesPerSync?: number;
 }
 
 /** Runs `count` operations keeping `concurrency` in flight; bounded by RUN_LIMIT_MS. */
@@ -66,6 +72,9 @@ async function drive(variant: string, run: Runner, count: number, concurrency: n
   let errors = 0;
   const started = performance.now();
   const cpu0 = process.cpuUsage();
+  let syncs = 0;
+  // only lh-steps writes audit records (a late lazy fsync of its outcomes may fall in the next variant's run)
+  const stopCounting = variant === 'lh' ? builtLabEvents.onAuditSync(() => syncs++) : () => undefined;
   const deadline = started + RUN_LIMIT_MS;
   async function worker(): Promise<void> {
     while (issued < count && performance.now() < deadline) {
@@ -82,6 +91,7 @@ async function drive(variant: string, run: Runner, count: number, concurrency: n
   }
   const kindLat: Record<string, number[]> = {};
   await Promise.all(Array.from({ length: concurrency }, () => worker()));
+  stopCounting();
   // LH_BENCH_KINDS=1: each kind's latency (a rename's is where the audit's fsync shows)
   if (process.env.LH_BENCH_KINDS) console.log(`  ${variant} c=${concurrency}: ${kindLatencies(kindLat)}`);
   const seconds = (performance.now() - started) / 1000;
@@ -96,6 +106,7 @@ async function drive(variant: string, run: Runner, count: number, concurrency: n
     p50ms: round(percentile(latencies, 50), 2),
     p99ms: round(percentile(latencies, 99), 2),
     cpuUsPerOp: round((cpu.user + cpu.system) / Math.max(1, latencies.length), 0),
+    ...(syncs > 0 ? { writesPerSync: round((kindLat.rename?.length ?? 0) / syncs, 2) } : {}),
   };
 }
 
@@ -349,7 +360,8 @@ async function main(): Promise<void> {
         seq += OPS;
         all.push(r);
         console.log(
-          `  round ${round + 1} ${v.name} c=${c}: ${r.opsPerSec} ops/s, ${r.cpuUsPerOp} µs CPU/op (${r.errors} errors)`,
+          `  round ${round + 1} ${v.name} c=${c}: ${r.opsPerSec} ops/s, ${r.cpuUsPerOp} µs CPU/op (${r.errors} errors)` +
+            (r.writesPerSync === undefined ? '' : `, ${r.writesPerSync} writes per audit fsync`),
         );
       }
     }
@@ -404,6 +416,7 @@ async function main(): Promise<void> {
         'p99 ms': r.p99ms,
         'CPU µs/op': r.cpuUsPerOp,
         'lh-steps ×': round(lh.opsPerSec / r.opsPerSec, 2),
+        'writes/fsync': r.writesPerSync ?? '',
       });
     }
     rows.push({
@@ -419,6 +432,7 @@ async function main(): Promise<void> {
       'p99 ms': '',
       'CPU µs/op': '',
       'lh-steps ×': '',
+      'writes/fsync': '',
     });
   }
   printTable(
