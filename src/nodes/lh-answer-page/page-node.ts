@@ -131,7 +131,8 @@ function pageSecrets(RED: Red, node: Node, serverId: unknown, onShared: (secret:
   const coordinator = isServerNode(server) && server.coordination ? server.coordinator : undefined;
   const load =
     coordinator && isServerNode(server)
-      ? () => sharedLinkKey({ secret: (name, candidate) => coordinator.secret(server.instrumentKey, name, candidate) })
+      ? (known?: Buffer) =>
+          sharedLinkKey({ secret: (name, candidate) => coordinator.secret(server.instrumentKey, name, candidate) }, known)
       : undefined;
   let warned = '';
   return new PageSecrets(node.id, localSecrets(RED, node), load, onShared, (err) => {
