@@ -58,3 +58,21 @@ export function connectRedis(
     });
   return new Redis({ ...base, ...addressOf(settings.urls[0]), db: settings.database });
 }
+
+/**
+ * What the coordination's log says when Redis evicts keys once it is full (`INFO memory`: a `maxmemory` and a policy
+ * other than `noeviction`): it drops the replicas' keys with the others, least recently used first (the memory of
+ * errors raised long ago, an answer ledger, an audit chain's checkpoint). Undefined when it does not, or does not say
+ * (INFO refused, fields missing). Said once, when the connection is first made; the replicas tell an eviction as a
+ * loss of data.
+ */
+export function evictionWarning(info: string): string | undefined {
+  const max = /^maxmemory:(\d+)\s*$/m.exec(info);
+  const policy = /^maxmemory_policy:([a-z-]+)\s*$/m.exec(info);
+  if (!max || !policy || Number(max[1]) === 0 || policy[1] === 'noeviction') return undefined;
+  return (
+    `coordination Redis evicts keys when it is full (maxmemory-policy ${policy[1]}, maxmemory ${max[1]} bytes): ` +
+    "the replicas' shared memory, answer ledgers and audit chains may go with them (taken as Redis losing its data: " +
+    'msgs marked as redelivered, audit gaps); set maxmemory-policy noeviction on this Redis'
+  );
+}

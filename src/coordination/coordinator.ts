@@ -250,6 +250,14 @@ export class Coordinator {
    * instrument left and joined again) keeps them; bounded per instrument and source (MAX_OWN_CLAIMS).
    */
   private readonly ownClaims = new Map<string, Map<string, Map<string, string>>>();
+  /**
+   * The registrations this replica counts itself among the users of (instrument key → names, see registrationUsers):
+   * the count is written once, when a node starts using one; after Redis lost its data this replica counts itself
+   * again, or the next replica to stop would take itself for the last user and unregister under this one.
+   */
+  private readonly registrations = new Map<string, Set<string>>();
+  /** the registrations are still to be counted again after a loss (a Redis error cut it short) */
+  private recountDue = false;
 
   constructor(private readonly options: CoordinatorOptions) {
     this.replica = options.replica ?? replicaName();
@@ -345,8 +353,22 @@ export class Coordinator {
   private async reseedLedgers(): Promise<void> {
     this.lossSeenAt = performance.now();
     this.writeBackDue = true;
+    this.recountDue = true;
     // a Redis error leaves it due: the next round tries again (and the round goes on with its leases meanwhile)
     await this.writeBack().catch(() => undefined);
+    await this.recount().catch(() => undefined);
+  }
+
+  /** Counts this replica again among the users of the registrations it uses (after a loss); due again on a failure. */
+  private async recount(): Promise<void> {
+    for (const [instrumentKey, names] of this.registrations)
+      for (const name of [...names]) {
+        // a node that stopped using it meanwhile (removed below before its own count) is not counted again
+        if (!this.registrations.get(instrumentKey)?.has(name)) continue;
+        const keys = this.keys.instrument(instrumentKey);
+        await registrationUsers(this.redis, keys, this.keys.replicas, name, this.replica, 'add');
+      }
+    this.recountDue = false;
   }
 
   /** Writes the own claims back; a write-back cut short (a Redis error) is due again at the next round. */
@@ -374,7 +396,19 @@ export class Coordinator {
   async registrationUsers(instrumentKey: string, name: string, op: 'add' | 'remove'): Promise<number> {
     // live before counting: a user without a heartbeat is taken for a dead replica by the next replica that counts
     if (op === 'add' && !this.closed) await this.leases.heartbeat(this.replica, this.options.leaseMs);
-    return registrationUsers(this.redis, this.keys.instrument(instrumentKey), this.keys.replicas, name, this.replica, op);
+    const names = this.registrations.get(instrumentKey) ?? new Set<string>();
+    if (op === 'remove') names.delete(name);
+    if (names.size === 0) this.registrations.delete(instrumentKey);
+    const users = await registrationUsers(
+      this.redis,
+      this.keys.instrument(instrumentKey),
+      this.keys.replicas,
+      name,
+      this.replica,
+      op,
+    );
+    if (op === 'add') this.registrations.set(instrumentKey, names.add(name));
+    return users;
   }
 
   /**
@@ -521,6 +555,7 @@ export class Coordinator {
       if (lost) this.lossRoundsLeft = Math.ceil((2 * ttl) / this.roundMs) + 1;
       if (lost) await this.reseedLedgers();
       else if (this.writeBackDue) await this.writeBack();
+      if (!lost && this.recountDue) await this.recount();
       let afterLoss = this.lossRoundsLeft > 0;
       if (this.lossRoundsLeft > 0) this.lossRoundsLeft--;
       // the share counts every instrument a live replica knows, not only this one's (replicas whose flows differ)

@@ -16,6 +16,11 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
   private readonly taken = new Set<string>();
   /** defaults that could not be written to Redis: only this replica knows them, so it sends them itself */
   private readonly unshared = new Set<string>();
+  /**
+   * defaults this replica wrote to the shared schedule as the holder, with the loss of Redis's data it knew then (the
+   * coordination's dataLost): one Redis lost since is this replica's to send (see take)
+   */
+  private readonly scheduledUnder = new Map<string, { token: number; seen: number } | undefined>();
 
   constructor(
     private readonly coordination: InstrumentCoordination,
@@ -33,6 +38,7 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
       try {
         await this.shared.schedule(this.coordination.leaseValue('default'), p.key, p.deadline, p);
         this.unshared.delete(p.key);
+        this.scheduledUnder.set(p.key, this.coordination.dataLost);
       } catch {
         // not written: Redis unreachable, or the lease moved on since this replica raised the error as its holder
         // (the shared memory has it raised, so the new holder will not raise it): this replica keeps it, and sends it
@@ -49,6 +55,7 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
   async cancel(key: string): Promise<void> {
     this.taken.delete(key);
     this.unshared.delete(key);
+    this.scheduledUnder.delete(key);
     await this.shared.cancel(key).catch(() => false);
   }
 
@@ -62,10 +69,11 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
         this.taken.add(key);
         return 'send';
       }
-      if (this.unshared.has(key)) {
+      if (this.unshared.has(key) || this.lostSinceScheduled(key)) {
         this.taken.add(key);
         return 'send';
       }
+      this.scheduledUnder.delete(key);
       return 'drop';
     } catch (err) {
       if (!(err instanceof FencedError)) return 'later';
@@ -73,6 +81,18 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
       // handed to it rather than dropped
       return this.unshared.has(key) ? this.handOver(key, p).catch((): TakeVerdict => 'later') : 'drop';
     }
+  }
+
+  /**
+   * Whether Redis lost its data since this replica scheduled the default (FLUSHALL, a restart without persistence,
+   * an eviction) and it holds the instrument under the lease that recovers from that loss: the schedule went with
+   * the data, and only this replica still knows the default. Sent by it (the answer ledger, written back by every
+   * replica after the loss, and the instrument's list refuse it if another replica answered the error before).
+   */
+  private lostSinceScheduled(key: string): boolean {
+    if (!this.scheduledUnder.has(key) || !this.coordination.isHolder) return false;
+    const lost = this.coordination.dataLost;
+    return lost !== undefined && lost !== this.scheduledUnder.get(key) && lost.token === this.coordination.state.token;
   }
 
   /**
@@ -152,5 +172,6 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
   done(key: string): void {
     this.taken.delete(key);
     this.unshared.delete(key);
+    this.scheduledUnder.delete(key);
   }
 }

@@ -198,11 +198,21 @@ end
 return out
 `;
 
-/** Sets `run` to the run id of the server running the script ('' when INFO is refused: renamed, or an ACL). */
+/**
+ * Sets `run` to the run id of the server running the script ('' when INFO is refused: renamed, or an ACL), followed
+ * by `:<n>` once that server has evicted n keys (INFO stats `evicted_keys`): a Redis at its `maxmemory` with an
+ * evicting policy (`allkeys-lru`, `volatile-lru`...) drops keys of the group (the shared memory of raised errors,
+ * answer ledgers) and tells nobody else; the count growing reads as another run, a loss like a restart.
+ */
 const RUN_ID = `
 local ok, info = pcall(redis.call, 'INFO', 'server')
 local run = ''
 if ok and type(info) == 'string' then run = string.match(info, 'run_id:(%x+)') or '' end
+if run ~= '' then
+  local sok, stats = pcall(redis.call, 'INFO', 'stats')
+  local evicted = sok and type(stats) == 'string' and string.match(stats, 'evicted_keys:(%d+)')
+  if evicted and evicted ~= '0' then run = run .. ':' .. evicted end
+end
 `;
 
 /**

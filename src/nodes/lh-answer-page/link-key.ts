@@ -78,10 +78,11 @@ export const SHARED_KEY_NAME = 'answer-page-link-key';
 
 /**
  * The link key of an instrument shared by every replica of a coordination group (kept in Redis, made once by the
- * first replica that needs it): a link made by one replica is verified by any other. Undefined when what Redis holds
- * is not a key (never overwritten: the caller keeps its own key and says why).
+ * first replica that needs it; `candidate`, the key a replica signs with, put back where Redis lost it): a link made by
+ * one replica is verified by any other. Undefined when what Redis holds is not a key (never overwritten: the caller
+ * keeps its own key and says why).
  */
-export async function sharedLinkKey(store: SharedKeyStore): Promise<Buffer | undefined> {
-  const text = await store.secret(SHARED_KEY_NAME, randomBytes(KEY_BYTES).toString('base64url'));
+export async function sharedLinkKey(store: SharedKeyStore, candidate?: Buffer): Promise<Buffer | undefined> {
+  const text = await store.secret(SHARED_KEY_NAME, (candidate ?? randomBytes(KEY_BYTES)).toString('base64url'));
   return parseKey(text);
 }

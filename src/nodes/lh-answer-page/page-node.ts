@@ -131,7 +131,8 @@ function pageSecrets(RED: Red, node: Node, serverId: unknown, onShared: (secret:
   const coordinator = isServerNode(server) && server.coordination ? server.coordinator : undefined;
   const load =
     coordinator && isServerNode(server)
-      ? () => sharedLinkKey({ secret: (name, candidate) => coordinator.secret(server.instrumentKey, name, candidate) })
+      ? (known?: Buffer) =>
+          sharedLinkKey({ secret: (name, candidate) => coordinator.secret(server.instrumentKey, name, candidate) }, known)
       : undefined;
   let warned = '';
   return new PageSecrets(node.id, localSecrets(RED, node), load, onShared, (err) => {
@@ -337,6 +338,18 @@ export class AnswerPageNode {
   private verify(token: unknown): LinkCheck {
     const checks = this.secrets.all.map((s) => verifyLink(token, s, Date.now()));
     return checks.find((c) => c.ok || c.reason !== 'signature') ?? checks[0];
+  }
+
+  /**
+   * When the link was made, as far as this page can tell: when it made it itself, or (a link another Node-RED made,
+   * several of them sharing the key) its expiry less this page's link lifetime; a list read before that is not used
+   * for it. A time ahead of now (a longer lifetime there) is not used: reads stay bounded.
+   */
+  private madeAt(link: { key: string; expires: number }): number | undefined {
+    const here = this.linkedAt.get(link.key);
+    const signed = link.expires - this.lifetime;
+    if (signed > Date.now()) return here;
+    return here === undefined ? signed : Math.max(here, signed);
   }
 
   private linked(key: string): void {
@@ -546,7 +559,7 @@ export class AnswerPageNode {
     const { client } = this.instrument();
     const already = this.alreadyView(client, link);
     if (already) return reply(res, 200, outcomePage(already));
-    let record = await this.currentRecord(client, link, { linkedAt: this.linkedAt.get(link.key) });
+    let record = await this.currentRecord(client, link, { linkedAt: this.madeAt(link) });
     // the shared read may be older than an answer this Node-RED gave meanwhile (a later read no longer listed the
     // error): read afresh then, so the page never offers a form for an answered error (bounded: only answered ids)
     if (record && client.answers.lookupPast(link.key)) record = await this.currentRecord(client, link, { fresh: true });

@@ -1,6 +1,6 @@
 import { type AuditRedis } from '../../audit';
 import { coordinationSettings } from '../../coordination/config';
-import { connectRedis, type CoordinationRedis } from '../../coordination/connect';
+import { connectRedis, type CoordinationRedis, evictionWarning } from '../../coordination/connect';
 import { Coordinator } from '../../coordination/coordinator';
 import { redisAuditReleased } from '../../instrument';
 import { type LhCoordinationNode } from '../shared/coordination-node';
@@ -55,6 +55,17 @@ export = function register(RED: Red): void {
       const log = connectionLog(node);
       redis.on('error', (err: Error) => log.error(err));
       redis.on('ready', () => log.ready());
+      // a Redis that evicts keys when full drops the replicas' with the others: said once per connection made
+      const connected = redis;
+      redis.once('ready', () => {
+        connected.info('memory').then(
+          (info) => {
+            const warning = evictionWarning(String(info));
+            if (warning) logWarn(node, warning);
+          },
+          () => undefined, // INFO refused: nothing to say
+        );
+      });
       node.coordinator = new Coordinator({ redis, prefix: settings.prefix, leaseMs: settings.leaseMs });
     } catch (err) {
       node.configError = err instanceof Error ? err : new Error(String(err));
