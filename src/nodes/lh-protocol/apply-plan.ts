@@ -62,11 +62,14 @@ export class ApplyStopped extends LhError {
 }
 
 /**
- * Whether a failed write may have been made, as the audit trail records its outcome (unknown): no answer (a timeout,
- * a connection reset) or a 5xx, unless no connection was ever made; a 4xx is the instrument saying it did not.
+ * Whether a failed write may have been made, as the audit trail records its outcome (unknown, see the transport's
+ * auditOutcomeOfError): any answer but a 4xx (a 5xx, a redirect, a 2xx whose body could not be read), or none (a
+ * timeout, a connection reset, a TLS failure after a first attempt), unless no connection was ever made; a 4xx is the
+ * instrument saying it did not.
  */
 function mayHaveBeenDone(err: LhError): boolean {
-  if (err.statusCode !== undefined) return err.statusCode >= 500;
+  if (err.statusCode !== undefined) return err.statusCode < 400 || err.statusCode >= 500;
+  if (err.kind === 'tls') return (err.attempts ?? 1) > 1;
   return (err.kind === 'network' || err.kind === 'timeout') && !neverReached(err);
 }
 
