@@ -63,14 +63,17 @@ export class ApplyStopped extends LhError {
 
 /**
  * Whether a failed write may have been made, as the audit trail records its outcome (unknown, see the transport's
- * auditOutcomeOfError): any answer but a 4xx (a 5xx, a redirect, a 2xx whose body could not be read), or none (a
- * timeout, a connection reset, a TLS failure after a first attempt), unless no connection was ever made; a 4xx is the
- * instrument saying it did not.
+ * auditOutcomeOfError): any answer but a 4xx (a 5xx, a redirect, a 2xx whose body could not be read or was larger
+ * than the limit), or none (a timeout, a connection reset, a TLS failure after a first attempt), unless nothing of it
+ * left (no connection made, or its audit intent not durable in time: never sent); a 4xx is the instrument saying it
+ * did not. `err` is what the client threw (not an LhError: a fault here, nothing known to be sent).
  */
-function mayHaveBeenDone(err: LhError): boolean {
+function mayHaveBeenDone(err: unknown): boolean {
+  if (!(err instanceof LhError)) return false;
   if (err.statusCode !== undefined) return err.statusCode < 400 || err.statusCode >= 500;
-  if (err.kind === 'tls') return (err.attempts ?? 1) > 1;
-  return (err.kind === 'network' || err.kind === 'timeout') && !neverReached(err);
+  if (neverReached(err)) return false;
+  if (err.kind === 'tls') return err.attempts > 1;
+  return err.kind === 'network' || err.kind === 'timeout' || err.kind === 'response';
 }
 
 export async function readProtocol(runs: RunsApi, protocolId: number, operation: string): Promise<ProtocolRead> {
@@ -304,7 +307,7 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
       await w.write();
     } catch (err) {
       const cause = err instanceof LhError ? err : new LhError(String(err), { kind: 'response', operation });
-      throw stopped(w.changes, cause, mayHaveBeenDone(cause) ? w.changes : []);
+      throw stopped(w.changes, cause, mayHaveBeenDone(err) ? w.changes : []);
     }
     applied.push(...w.changes);
   }
