@@ -15,6 +15,7 @@ import {
   validationError,
 } from '../../client';
 import { homeOf, slot } from '../../instrument';
+import { wholeCharactersWithin } from '../../observe/whole-characters';
 import {
   duplicateNames,
   exportDigest,
@@ -185,13 +186,21 @@ function requireTrueFields(
     const was = byName.get(originals[i] as string) as ExportStep;
     const fields = changedFields(was, c.step);
     if (fields.length === c.fields.length && fields.every((f, k) => f === c.fields[k])) return;
-    const shown = fields.length > 20 ? `${fields.slice(0, 20).join(', ')}, …` : fields.join(', ') || 'none';
+    // field names are any text a step has (a plan's own, of any length and with line breaks): quoted and clipped
+    const named = fields.slice(0, 20).map((f) => JSON.stringify(shortName(f)).replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, '\ufffd'));
+    const shown = fields.length > 20 ? `${named.join(', ')}, …` : named.join(', ') || 'none';
     throw validationError(
       operation,
       `plan.changes[${i}].fields`,
       `must be the fields the update changes: ${shown} (the plan was altered after it was made): nothing was written; make a new plan`,
     );
   });
+}
+
+/** A field name as a message shows it: at most 60 whole characters, then "…". */
+function shortName(name: string): string {
+  const cut = wholeCharactersWithin(name, 60);
+  return cut.length < name.length ? `${cut}…` : cut;
 }
 
 function altered(plan: Plan, operation: string): LhError {
