@@ -345,6 +345,8 @@ export class Transport {
     const deadlineMs = Math.max(this.timeoutMs, spec.minTimeoutMs ?? 0);
     const maxResponseBytes = Math.min(this.maxResponseBytes, spec.maxResponseBytes ?? Infinity);
     const endAt = Date.now() + deadlineMs;
+    /** whether an attempt so far may have reached the instrument (past the gate, not ended before anything left) */
+    let reached = false;
     for (let attempt = 1; ; attempt++) {
       this.assertOpen(spec.operation);
       let failure: LhError;
@@ -392,7 +394,9 @@ export class Transport {
         else failure = err instanceof LhError ? err : networkError(err, spec, url, deadlineMs);
       }
       failure.attempts = attempt;
-      if (gate?.passed && !started?.neverSent) gate.reached = true;
+      if ((!gate || gate.passed) && !started?.neverSent) reached = true;
+      if (gate && reached) gate.reached = true;
+      if (!reached) NEVER_SENT.add(failure); // the failure a caller gets says so (neverReached), as the audit trail does
       // closed: no retry (its wait would hold the caller for a back-off after close(), and then fail anyway)
       if (attempt >= maxAttempts || this.closed || !isRetryable(failure)) throw failure;
       const wait = this.retryBaseDelayMs * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5);
@@ -492,8 +496,15 @@ export function auditOutcomeOf(res: ApiResponse<unknown>): AuditOutcome {
  * its only attempt, or Node refused a header value before connecting. Such a write cannot have reached the instrument.
  */
 export function neverReached(err: unknown): boolean {
-  return err instanceof LhError && (err.attempts ?? 1) <= 1 && NOT_CONNECTED.has(String(err.code));
+  if (!(err instanceof LhError)) return false;
+  return NEVER_SENT.has(err) || ((err.attempts ?? 1) <= 1 && NOT_CONNECTED.has(String(err.code)));
 }
+
+/**
+ * Failures of requests no attempt of which can have left (an audited one ended, by its deadline or close(), while its
+ * intent was being made durable; one ended before its socket connected): as its audit outcome says, not-sent.
+ */
+const NEVER_SENT = new WeakSet<LhError>();
 
 export function auditOutcomeOfError(err: unknown, passed = true): AuditOutcome {
   const e = err instanceof LhError ? err : undefined;

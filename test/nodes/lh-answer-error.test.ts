@@ -104,6 +104,18 @@ describe('lh-answer-error', function () {
     assert.deepEqual(answers(), [out.payload]);
   });
 
+  it('refuses an error given with errorResponses null that the instrument no longer lists: its responses cannot be checked, nothing sent', async function () {
+    const injected = sim.injectPendingError();
+    await load();
+    sim.resolvePendingError(String(injected.id)); // answered on the touchscreen meanwhile
+    // a response the error never offered would otherwise go out unchecked (a list of [] says "any", null says "unknown")
+    await expectFailure(
+      { payload: { ...injected, errorResponses: null }, selectedResponse: 'Continue' },
+      'payload.errorResponses',
+      /errorResponses is null and the instrument does not list error .* now .*nothing was sent/,
+    );
+  });
+
   it('refuses an id the instrument lists for two different errors: LH_AMBIGUOUS to Catch, nothing sent (issue 29.5)', async function () {
     sim.injectPendingError({ id: '7', title: 'Clot detected', severity: 'Error' });
     const door = sim.injectPendingError({ id: '7', title: 'Door open', severity: 'Warning', shareId: true });

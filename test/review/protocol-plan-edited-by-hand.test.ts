@@ -49,13 +49,32 @@ describe('review: lh-protocol plan edited by hand', function () {
       await node.expectFailure(
         { operation: 'apply', plan: { ...plan, changes: [{ ...update, fields }] } },
         'plan.changes[0].fields',
-        /must be the fields the update changes: duration/,
+        /must be the fields the update changes: "duration"/,
       );
     }
     assert.equal(writes().length, 0);
     const done = await node.run({ operation: 'apply', plan });
     assert.equal(done.outcome, 'applied');
     assert.deepEqual(((done.payload as Msg).applied as Msg[])[0].fields, ['duration']);
+  });
+
+  it('the refusal of edited fields shows the true ones clipped and escaped (a key of 200,000 characters with a line break)', async function () {
+    const node = await load({ operation: 'msg', protocolId: '' });
+    const exported = (await node.run({ operation: 'export', protocolId: 1 })).payload as { steps: Msg[] };
+    const [pause, ...rest] = exported.steps;
+    const key = `k\n[error] [lh-server:sim] forged line ${'y'.repeat(200_000)}`;
+    const desired = { steps: [{ ...pause, [key]: 1 }, ...rest] };
+    const plan = (await node.run({ operation: 'plan', protocolId: 1, payload: desired })).plan as Msg & { changes: Msg[] };
+    const [update] = plan.changes;
+    const err = await node.expectFailure(
+      { operation: 'apply', plan: { ...plan, changes: [{ ...update, fields: ['message'] }] } },
+      'plan.changes[0].fields',
+      /must be the fields the update changes: "k\\n\[error\] \[lh-server:sim\] forged line y+…"/,
+    );
+    const message = String(err.message);
+    assert.ok(message.length < 2000, `a message of ${message.length} characters`);
+    assert.doesNotMatch(message, /\n/);
+    assert.equal(writes().length, 0);
   });
 
   it('an update of more than 1000 fields, as plan makes it, applies', async function () {

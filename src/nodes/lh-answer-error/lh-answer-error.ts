@@ -42,8 +42,9 @@ async function findError(client: LiquidHandlerClient, msg: NodeMessage, configur
  * An error given without its items (`errorData` absent: a page that shows id, title, severity and responses, as
  * example 07's buttons send it) gets its items and group from the record the instrument lists for it now: an error
  * with items is answered per item, and an answer to the error's own id would be refused. One given with
- * `errorResponses: null` gets the responses listed, so the response is checked against them. Not listed, or listed
- * more than once: as given (the answer path then says why).
+ * `errorResponses: null` gets the responses listed, so the response is checked against them, and is refused when the
+ * instrument lists no error under its id (nothing to check against). Not listed, or listed more than once: as given
+ * (the answer path then says why).
  */
 async function withItems(client: LiquidHandlerClient, error: PendingError): Promise<PendingError> {
   const noResponses = (error.errorResponses as unknown) === null;
@@ -53,6 +54,13 @@ async function withItems(client: LiquidHandlerClient, error: PendingError): Prom
     const now = identityOf(e);
     return String(e.id) === String(error.id) && (!seen || !now || sameError(seen, now));
   });
+  if (listed.length === 0 && noResponses) {
+    // null says the responses are not known (a list of [] says any): with nothing listed they cannot be checked
+    throw new LhError(
+      `payload.errorResponses is null and the instrument does not list error ${String(error.id)} now (answered or cleared already?): the response cannot be checked against the error's; nothing was sent`,
+      { kind: 'validation', operation: OP, field: 'payload.errorResponses' },
+    );
+  }
   if (listed.length !== 1) return error;
   const found = listed[0];
   return {

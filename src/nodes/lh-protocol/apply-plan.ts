@@ -15,6 +15,7 @@ import {
   validationError,
 } from '../../client';
 import { homeOf, slot } from '../../instrument';
+import { wholeCharactersWithin } from '../../observe/whole-characters';
 import {
   duplicateNames,
   exportDigest,
@@ -62,12 +63,18 @@ export class ApplyStopped extends LhError {
 }
 
 /**
- * Whether a failed write may have been made, as the audit trail records its outcome (unknown): no answer (a timeout,
- * a connection reset) or a 5xx, unless no connection was ever made; a 4xx is the instrument saying it did not.
+ * Whether a failed write may have been made, as the audit trail records its outcome (unknown, see the transport's
+ * auditOutcomeOfError): any answer but a 4xx (a 5xx, a redirect, a 2xx whose body could not be read or was larger
+ * than the limit), or none (a timeout, a connection reset, a TLS failure after a first attempt), unless nothing of it
+ * left (no connection made, or its audit intent not durable in time: never sent); a 4xx is the instrument saying it
+ * did not. `err` is what the client threw (not an LhError: a fault here, nothing known to be sent).
  */
-function mayHaveBeenDone(err: LhError): boolean {
-  if (err.statusCode !== undefined) return err.statusCode >= 500;
-  return (err.kind === 'network' || err.kind === 'timeout') && !neverReached(err);
+function mayHaveBeenDone(err: unknown): boolean {
+  if (!(err instanceof LhError)) return false;
+  if (err.statusCode !== undefined) return err.statusCode < 400 || err.statusCode >= 500;
+  if (neverReached(err)) return false;
+  if (err.kind === 'tls') return err.attempts > 1;
+  return err.kind === 'network' || err.kind === 'timeout' || err.kind === 'response';
 }
 
 export async function readProtocol(runs: RunsApi, protocolId: number, operation: string): Promise<ProtocolRead> {
@@ -179,13 +186,21 @@ function requireTrueFields(
     const was = byName.get(originals[i] as string) as ExportStep;
     const fields = changedFields(was, c.step);
     if (fields.length === c.fields.length && fields.every((f, k) => f === c.fields[k])) return;
-    const shown = fields.length > 20 ? `${fields.slice(0, 20).join(', ')}, …` : fields.join(', ') || 'none';
+    // field names are any text a step has (a plan's own, of any length and with line breaks): quoted and clipped
+    const named = fields.slice(0, 20).map((f) => JSON.stringify(shortName(f)).replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, '\ufffd'));
+    const shown = fields.length > 20 ? `${named.join(', ')}, …` : named.join(', ') || 'none';
     throw validationError(
       operation,
       `plan.changes[${i}].fields`,
       `must be the fields the update changes: ${shown} (the plan was altered after it was made): nothing was written; make a new plan`,
     );
   });
+}
+
+/** A field name as a message shows it: at most 60 whole characters, then "…". */
+function shortName(name: string): string {
+  const cut = wholeCharactersWithin(name, 60);
+  return cut.length < name.length ? `${cut}…` : cut;
 }
 
 function altered(plan: Plan, operation: string): LhError {
@@ -301,7 +316,7 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
       await w.write();
     } catch (err) {
       const cause = err instanceof LhError ? err : new LhError(String(err), { kind: 'response', operation });
-      throw stopped(w.changes, cause, mayHaveBeenDone(cause) ? w.changes : []);
+      throw stopped(w.changes, cause, mayHaveBeenDone(err) ? w.changes : []);
     }
     applied.push(...w.changes);
   }

@@ -105,20 +105,23 @@ function readChange(raw: unknown, i: number, operation: string): Change {
 
 /**
  * The plan's instrument: the lh-server's URL as plan wrote it, so an http(s) URL without a user name, password, query
- * or fragment (as the lh-server's URL is checked), of bounded length. Never echoed when it is not one: a plan edited
- * by hand may hold a password there, and the refusal goes to msg.error and the log.
+ * or fragment (as the lh-server's URL is checked), nor a space, control or format character inside, of bounded length.
+ * Never echoed when it is not one: a plan edited by hand may hold a password there (or a line break, to forge a log
+ * line), and the refusal goes to msg.error and the log.
  */
 function instrumentUrl(value: unknown, operation: string): string {
   const refused = (): never => {
     throw validationError(
       operation,
       'plan.instrument',
-      `must be the instrument URL plan gave: http:// or https://, no user name, password, query or fragment, at most ${MAX_URL_LENGTH} characters`,
+      `must be the instrument URL plan gave: http:// or https://, no user name, password, query, fragment, space or control character, at most ${MAX_URL_LENGTH} characters`,
     );
   };
   if (typeof value !== 'string' || value.length > MAX_URL_LENGTH || /[?#]/.test(value)) return refused();
   const text = value.trim();
   if (!/^https?:\/\/[^/\s]+/i.test(text)) return refused();
+  // the URL parser drops line breaks and tabs and takes controls and bidi overrides: shown, they would forge the log
+  if (/[\s\p{Cc}\p{Cf}]/u.test(text)) return refused();
   let url: URL | undefined;
   try {
     url = new URL(text);
