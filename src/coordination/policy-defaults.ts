@@ -73,6 +73,9 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
         this.taken.add(key);
         return 'send';
       }
+      // the schedule may have gone with data Redis lost since this replica's last round, not told yet (a restart on an
+      // older snapshot that kept the lease): that round tells it (holding then, it sends it, see lostSinceScheduled)
+      if (this.scheduledUnder.has(key) && (await this.coordination.untoldLoss())) return 'later';
       this.scheduledUnder.delete(key);
       return 'drop';
     } catch (err) {
