@@ -359,7 +359,10 @@ export class Coordinator {
     await this.recount().catch(() => undefined);
   }
 
-  /** Counts this replica again among the users of the registrations it uses (after a loss); due again on a failure. */
+  /**
+   * Counts this replica again among the users of the registrations it uses (after a loss, or a count Redis refused);
+   * due again on a failure.
+   */
   private async recount(): Promise<void> {
     for (const [instrumentKey, names] of this.registrations)
       for (const name of [...names]) {
@@ -394,21 +397,22 @@ export class Coordinator {
    * handler key); returns how many live replicas use it now: only the last one unregisters it on the instrument.
    */
   async registrationUsers(instrumentKey: string, name: string, op: 'add' | 'remove'): Promise<number> {
-    // live before counting: a user without a heartbeat is taken for a dead replica by the next replica that counts
-    if (op === 'add' && !this.closed) await this.leases.heartbeat(this.replica, this.options.leaseMs);
+    // known here first: a count Redis refuses (unreachable, full) is written at its next round that Redis answers
+    // (see recount), else the replica would stay uncounted and another replica that stops unregister under it
     const names = this.registrations.get(instrumentKey) ?? new Set<string>();
-    if (op === 'remove') names.delete(name);
-    if (names.size === 0) this.registrations.delete(instrumentKey);
-    const users = await registrationUsers(
-      this.redis,
-      this.keys.instrument(instrumentKey),
-      this.keys.replicas,
-      name,
-      this.replica,
-      op,
-    );
     if (op === 'add') this.registrations.set(instrumentKey, names.add(name));
-    return users;
+    else {
+      names.delete(name);
+      if (names.size === 0) this.registrations.delete(instrumentKey);
+    }
+    try {
+      // live before counting: a user without a heartbeat is taken for a dead replica by the next replica that counts
+      if (op === 'add' && !this.closed) await this.leases.heartbeat(this.replica, this.options.leaseMs);
+      return await registrationUsers(this.redis, this.keys.instrument(instrumentKey), this.keys.replicas, name, this.replica, op);
+    } catch (err) {
+      if (op === 'add') this.recountDue = true;
+      throw err;
+    }
   }
 
   /**
@@ -555,7 +559,7 @@ export class Coordinator {
       if (lost) this.lossRoundsLeft = Math.ceil((2 * ttl) / this.roundMs) + 1;
       if (lost) await this.reseedLedgers();
       else if (this.writeBackDue) await this.writeBack();
-      if (!lost && this.recountDue) await this.recount();
+      if (!lost && this.recountDue) await this.recount().catch(() => undefined); // due again: the next round
       let afterLoss = this.lossRoundsLeft > 0;
       if (this.lossRoundsLeft > 0) this.lossRoundsLeft--;
       // the share counts every instrument a live replica knows, not only this one's (replicas whose flows differ)

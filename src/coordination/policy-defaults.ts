@@ -73,13 +73,22 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
         this.taken.add(key);
         return 'send';
       }
+      // the schedule may have gone with data Redis lost since this replica's last round, not told yet (a restart on an
+      // older snapshot that kept the lease): that round tells it (holding then, it sends it, see lostSinceScheduled)
+      if (this.scheduledUnder.has(key) && (await this.coordination.untoldLoss())) return 'later';
       this.scheduledUnder.delete(key);
       return 'drop';
     } catch (err) {
       if (!(err instanceof FencedError)) return 'later';
       // another replica holds the instrument (this one has not noticed yet): a default only this replica knows is
       // handed to it rather than dropped
-      return this.unshared.has(key) ? this.handOver(key, p).catch((): TakeVerdict => 'later') : 'drop';
+      if (this.unshared.has(key)) return this.handOver(key, p).catch((): TakeVerdict => 'later');
+      // or the lease went with Redis's data (a FLUSHALL, a restart without persistence), the schedule with it, and
+      // this replica still holds by its own clock: its next round tells which (holding again, it sends it, see
+      // lostSinceScheduled; a standby then drops it); bounded by the lease's local validity
+      if (this.scheduledUnder.has(key) && this.coordination.isHolder) return 'later';
+      this.scheduledUnder.delete(key);
+      return 'drop';
     }
   }
 

@@ -44,6 +44,35 @@ describeWithRedis('review: a pending policy default when Redis loses its data', 
     assert.equal(await defaults.take('e1', p), 'send', 'its default goes out from this replica');
   });
 
+  it('falling due after a FLUSHALL and before the round that tells it, it waits for that round, then goes out', async function () {
+    // review61: the lease went with the data, so the fenced take was refused while this replica still held the
+    // instrument by its own clock, and a refused take dropped the default: the schedule gone, nobody sent it
+    const c = await holder();
+    const defaults = c.defaults<Pending>('inst', 'policy');
+    const p: Pending = { key: 'e1', deadline: Date.now(), answer: 'Retry' };
+    await defaults.add(p);
+
+    await db.redis.flushall();
+    assert.equal(await defaults.take('e1', p), 'later', 'not dropped: this replica still takes itself for the holder');
+    await c.round(); // tells the loss and takes the instrument again
+    assert.ok(c.held().includes('inst'), 'it holds the instrument again');
+    assert.equal(await defaults.take('e1', p), 'send', 'its default goes out from this replica');
+  });
+
+  it('refused by the fence once another replica holds the instrument, it is dropped (that one sends it)', async function () {
+    const c = await holder();
+    const defaults = c.defaults<Pending>('inst', 'policy');
+    const p: Pending = { key: 'e1', deadline: Date.now(), answer: 'Retry' };
+    await defaults.add(p);
+    // another replica holds the lease now (this one's went over to it), and this one's round saw it
+    const lease = (await db.redis.keys(`lh-review-default-loss-${process.pid}-${n}*`)).find((k) => k.endsWith(':lease'));
+    assert.ok(lease, 'the lease key');
+    await db.redis.set(lease, 'b:999');
+    await c.round();
+    assert.ok(!c.held().includes('inst'), 'a standby now');
+    assert.equal(await defaults.take('e1', p), 'drop');
+  });
+
   it('without a loss, a default another replica took is not sent again', async function () {
     const c = await holder();
     const defaults = c.defaults<Pending>('inst', 'policy');

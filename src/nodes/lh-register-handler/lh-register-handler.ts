@@ -87,7 +87,7 @@ type SharedRegistration = (op: 'add' | 'remove') => Promise<number>;
 
 /**
  * Counts this replica among the registration's users, retrying while Redis is still connecting (at start); the
- * handler is registered either way (a replica not counted only unregisters when no other one is).
+ * handler is registered either way (a count Redis refused is written at the coordinator's next round it answers).
  */
 async function joinUsers(shared: SharedRegistration, tries = 20): Promise<void> {
   for (let i = 1; i <= tries; i++) {
