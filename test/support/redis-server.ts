@@ -61,7 +61,11 @@ export class RedisHarness {
   /** `args`: more redis-server arguments (e.g. `--rename-command INFO ""`), for a child started here. */
   constructor(private readonly args: readonly string[] = []) {}
 
-  /** Starts it on a free port (again on the same port after `stop`, so clients reconnect to the same URL). */
+  /**
+   * Starts it on a free port (again on the same port after `stop`, so clients reconnect to the same URL). The port is
+   * below the ephemeral range, but another test process may be probing it (free-port.ts binds for a moment) or hold it
+   * while the server is down: a first start takes another port, a restart tries the same one again for up to 10 s.
+   */
   async start(): Promise<void> {
     if (this.external) {
       this.url = String(process.env.LH_REDIS_URL);
@@ -69,8 +73,23 @@ export class RedisHarness {
     }
     const binary = redisServerBinary();
     if (!binary) throw new Error('redis-server is not installed (apt-get install redis-server)');
-    if (this.port === 0) this.port = await freePort();
+    const restart = this.port !== 0;
+    if (!restart) this.port = await freePort();
     this.dir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'lh-redis-'));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.spawn(binary);
+        break;
+      } catch (err) {
+        if (!/Address already in use/.test((err as Error).message) || attempt >= 40) throw err;
+        if (restart) await new Promise((resolve) => setTimeout(resolve, 250));
+        else this.port = await freePort();
+      }
+    }
+    this.url = `redis://127.0.0.1:${this.port}`;
+  }
+
+  private async spawn(binary: string): Promise<void> {
     const child = spawn(
       binary,
       [
@@ -79,7 +98,7 @@ export class RedisHarness {
         '--bind',
         '127.0.0.1',
         '--dir',
-        this.dir,
+        this.dir as string,
         '--save',
         '',
         '--appendonly',
@@ -101,7 +120,6 @@ export class RedisHarness {
       child.stderr?.on('data', onData);
       child.once('exit', (code) => reject(new Error(`redis-server exited (${String(code)}):\n${output}`)));
     });
-    this.url = `redis://127.0.0.1:${this.port}`;
   }
 
   /** Stops the server (SIGKILL: nothing is saved, clients see the connection drop). */
