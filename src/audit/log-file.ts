@@ -55,6 +55,7 @@ interface Entry {
 }
 
 interface Tail {
+  /** The chain's last file: where it goes on (in the next file when this one is torn or full). */
   file: number;
   seq: number;
   hash: string;
@@ -63,28 +64,49 @@ interface Tail {
   torn: boolean;
   /** the last complete record's time ('' when there is none) */
   at: string;
+  /** The file of the last complete record: an earlier one when the last files hold none (see readTail). */
+  recordFile: number;
 }
 
-/** The last complete record of a chain on disk, or undefined for a new chain. */
+/**
+ * The last complete record of a chain on disk, or undefined for a new chain. The chain's last files may hold no
+ * complete record when a writer was killed while it began one (between creating it and its file record being written
+ * whole): an empty last file is gone on in (its file record written into it), a file holding only a torn line stays
+ * (evidence) and the chain goes on in the next; the record they go on from is the last one of the file before.
+ */
 export function readTail(dir: string, name: string): Tail | undefined {
   const indexes = chainIndexes(dir, name);
   const file = indexes[indexes.length - 1];
   if (file === undefined) return undefined;
-  const text = fs.readFileSync(chainFile(dir, name, file), 'utf8');
-  const end = text.lastIndexOf('\n');
-  const torn = end !== text.length - 1;
-  const complete = end < 0 ? '' : text.slice(0, end);
-  const last = complete.slice(complete.lastIndexOf('\n') + 1);
-  if (last === '') {
-    // a first file holding only a line cut short: it stays (evidence), the chain starts in the next file
-    if (file === 1 && torn) return { file, seq: -1, hash: GENESIS, size: Buffer.byteLength(text), torn, at: '' };
-    if (file === 1) return undefined;
-    throw new Error(
-      `audit chain ${name}: file ${file} has no complete record; verify it (npx lh-audit verify) before writing more`,
-    );
+  let size = 0;
+  let torn = false;
+  for (let i = indexes.length - 1; i >= 0; i--) {
+    const index = indexes[i];
+    const text = fs.readFileSync(chainFile(dir, name, index), 'utf8');
+    const end = text.lastIndexOf('\n');
+    if (index === file) {
+      size = Buffer.byteLength(text);
+      torn = end !== text.length - 1;
+    }
+    const complete = end < 0 ? '' : text.slice(0, end);
+    const last = complete.slice(complete.lastIndexOf('\n') + 1);
+    if (last !== '') {
+      const record = JSON.parse(last) as AuditRecord;
+      return { file, seq: record.seq, hash: record.hash, size, torn, at: record.at, recordFile: index };
+    }
+    // no complete record: only a file begun by a writer killed at once (the last one empty, or one holding a torn
+    // line only, and the files after it such), right after the file before it, can be gone on from
+    const begun = (index === file && text === '') || (end < 0 && text !== '');
+    const next = i > 0 ? indexes[i - 1] + 1 : 1;
+    if (!begun || index !== next) {
+      throw new Error(
+        `audit chain ${name}: file ${index} has no complete record; verify it (npx lh-audit verify) before writing more`,
+      );
+    }
   }
-  const record = JSON.parse(last) as AuditRecord;
-  return { file, seq: record.seq, hash: record.hash, size: Buffer.byteLength(text), torn, at: record.at };
+  // no complete record in any file: a first file begun and cut short (or empty, then written anew)
+  if (file === 1 && size === 0) return undefined;
+  return { file, seq: -1, hash: GENESIS, size, torn, at: '', recordFile: 0 };
 }
 
 /** The checkpoint's seq, hash and file when it is one (its signature is the verifier's business, not the writer's). */
@@ -272,7 +294,7 @@ export class AuditLog extends EventEmitter {
       this.emit('checkpoint-missing', missing);
       // the new checkpoint at once, not with the next record: said once (a start that records nothing would say it
       // again, "empty" then), and verify agrees with what was said from now on
-      if (!resume && tail) this.writeCheckpoint({ seq: tail.seq, hash: tail.hash, file: tail.file, at: tail.at });
+      if (!resume && tail) this.writeCheckpoint({ seq: tail.seq, hash: tail.hash, file: tail.recordFile, at: tail.at });
     }
     if (resume) {
       // the checkpoint names records no file holds: the chain goes on after them, in a new file that says so
@@ -293,10 +315,12 @@ export class AuditLog extends EventEmitter {
     this.file = tail.file;
     this.size = tail.size;
     // on disk already: what the checkpoint names should the file be lost before this writer makes a record durable
-    if (tail.seq >= 0) this.lastDurable = { seq: tail.seq, hash: tail.hash, file: tail.file };
+    if (tail.seq >= 0) this.lastDurable = { seq: tail.seq, hash: tail.hash, file: tail.recordFile };
     this.resumedFile = { file: tail.file, size: tail.size };
     // a torn line stays where it is (evidence of the crash); the chain goes on in a new file
     if (tail.torn || tail.size >= this.maxFileBytes) this.startFile(tail.file + 1);
+    // a file begun by a writer killed before it wrote anything into it: the chain goes on in it, from its file record
+    else if (tail.recordFile !== tail.file) this.startFile(tail.file);
   }
 
   /** Seals the file record that opens file `index` (its prev links to the previous file's last record). */
