@@ -3,7 +3,9 @@
  * whole, leaves that file empty or holding a torn line only. That is a crash, not an edit: verify must say the chain is
  * intact (the file reported as torn), never TAMPERED ("file N of the chain is empty"), and the next start must go on
  * with the chain, not refuse it ("file N has no complete record": every write to the instrument refused until a person
- * came). A second crash at the next file the restarted writer begins leaves two such files: the same.
+ * came). A second crash at the next file the restarted writer begins leaves two such files: the same. The disk full at
+ * a rotation (the new file made, its first write refused with ENOSPC) leaves an empty file too: refused then, and once
+ * space is back a redeploy goes on.
  *
  * Property (seeded PRNG, the seed printed; LH_SEED=<n> replays it, LH_CASES=<n> draws more): the file the crash falls
  * at, how it falls (created, or its first write cut short) and the write mode are drawn.
@@ -13,7 +15,7 @@ import { spawn } from 'child_process';
 import fs from 'fs';
 import path from 'path';
 
-import { AuditLog, chainIndexes } from '../../src/audit';
+import { AuditLog, chainFile, chainIndexes } from '../../src/audit';
 import { actionFields, KEY, readChain, tempDir, verify } from '../audit/chain-support';
 import { Rng } from '../support/prng';
 
@@ -116,5 +118,47 @@ describe('audit: a writer killed at a rotation, its next file begun and not writ
       assert.ok(after.records > records, `${what}: the restart's records are in the chain`);
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('the disk full at a rotation: refused, the new file left empty; once space is back a redeploy goes on', async function () {
+    dir = tempDir();
+    const second = chainFile(dir, NAME, 2);
+    const writeSync = fs.writeSync;
+    // ENOSPC for every write to file 2 (the chain's appends; the checkpoint is written in place, in its own file)
+    (fs as { writeSync: unknown }).writeSync = (fd: number, ...rest: unknown[]): number => {
+      if (fs.existsSync(second) && fs.fstatSync(fd).ino === fs.statSync(second).ino) {
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      }
+      return (writeSync as (...a: unknown[]) => number)(fd, ...rest);
+    };
+    const options = { dir, name: NAME, instrument: 'https://lh.example|', key: KEY, maxFileBytes: 1200 };
+    let acknowledged = -1;
+    try {
+      const log = new AuditLog(options);
+      let refused: Error | undefined;
+      for (let i = 0; !refused && i < 100; i++) {
+        await log.append(actionFields(i)[0]).then(
+          (r) => (acknowledged = r.seq),
+          (err: Error) => (refused = err),
+        );
+      }
+      await log.close();
+      assert.match(String(refused?.message), /ENOSPC: no space left on device.*nothing more is sent to the instrument/);
+    } finally {
+      (fs as { writeSync: unknown }).writeSync = writeSync;
+    }
+    assert.equal(fs.readFileSync(second, 'utf8'), '', 'file 2 made, nothing in it');
+    const report = verify(readChain(dir, NAME), KEY);
+    assert.equal(report.ok, true, report.firstBad?.reason);
+    assert.equal(report.lastSeq, acknowledged);
+
+    const log = new AuditLog(options);
+    const written = await log.append(actionFields(1000)[0]);
+    await log.close();
+    const after = verify(readChain(dir, NAME), KEY);
+    assert.equal(after.ok, true, after.firstBad?.reason);
+    assert.equal(after.checkpoint, 'verified');
+    assert.deepEqual([after.lastSeq, after.torn], [written.seq, []], 'the file record and the intent written into file 2');
+    assert.deepEqual(chainIndexes(dir, NAME), [1, 2]);
   });
 });
