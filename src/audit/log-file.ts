@@ -91,7 +91,13 @@ export function readTail(dir: string, name: string): Tail | undefined {
     const complete = end < 0 ? '' : text.slice(0, end);
     const last = complete.slice(complete.lastIndexOf('\n') + 1);
     if (last !== '') {
-      const record = JSON.parse(last) as AuditRecord;
+      const record = tailRecord(last);
+      if (!record) {
+        // the chain cannot be gone on from it (a writer would link to nothing, or take numbers from an edit)
+        throw new Error(
+          `audit chain ${name}: the last line of ${chainFile(dir, name, index)} is not an audit record (altered, or left so by a crash); verify it (npx lh-audit verify) before writing more`,
+        );
+      }
       return { file, seq: record.seq, hash: record.hash, size, torn, at: record.at, recordFile: index };
     }
     // no complete record: only a file begun by a writer killed at once (the last one empty, or one holding a torn
@@ -107,6 +113,22 @@ export function readTail(dir: string, name: string): Tail | undefined {
   // no complete record in any file: a first file begun and cut short (or empty, then written anew)
   if (file === 1 && size === 0) return undefined;
   return { file, seq: -1, hash: GENESIS, size, torn, at: '', recordFile: 0 };
+}
+
+/** The record a chain's last line holds, when it holds one a writer can go on from (its seq and hash). */
+function tailRecord(line: string): Pick<AuditRecord, 'seq' | 'hash' | 'at'> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { seq, hash, at } = value as Partial<Record<'seq' | 'hash' | 'at', unknown>>;
+  if (!Number.isSafeInteger(seq) || (seq as number) < 0 || typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash)) {
+    return undefined;
+  }
+  return { seq: seq as number, hash, at: typeof at === 'string' ? at : '' };
 }
 
 /** The checkpoint's seq, hash and file when it is one (its signature is the verifier's business, not the writer's). */
