@@ -290,7 +290,16 @@ export class AuditLog extends EventEmitter {
       () => {
         this.opened = true;
       },
-      () => undefined,
+      // told at once, as a chain that breaks later is: not only to the first request refused (its lock held by another
+      // Node-RED, its last file not a record, the dir not writable)
+      (err: unknown) => {
+        const message = err instanceof Error ? err.message : String(err);
+        // a refusal of the chain names it already (its lock, its last file); any other error (EACCES) is given its place
+        const what = /^(the )?audit chain /.test(message)
+          ? message
+          : `the audit chain ${this.path} cannot be opened (${message})`;
+        this.emit('broken', new Error(`${what}: nothing is sent to the instrument until it can be`));
+      },
     );
   }
 
