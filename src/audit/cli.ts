@@ -162,7 +162,11 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
   }
-  const { files, checkpoint } = expandChain(file);
+  // the checkpoint before the files are listed: a live chain's writer moves it only to records already in files, and
+  // read after the listing it may name a record of a file the writer started meanwhile (TAMPERED, of an honest chain)
+  const checkpointPath = command === 'verify' ? expandChain(file).checkpoint : undefined;
+  const checkpointText = checkpointPath ? fs.readFileSync(checkpointPath, 'utf8') : undefined;
+  const { files } = expandChain(file);
   if (files.length === 0 || !files.every((f) => fs.existsSync(f))) {
     console.error(`lh-audit: ${file}: no such chain file`);
     return 2;
@@ -182,7 +186,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const report = verifyChain({
     files: files.map((name) => ({ name, read: () => fs.readFileSync(name, 'utf8') })),
-    checkpoint: checkpoint ? fs.readFileSync(checkpoint, 'utf8') : undefined,
+    checkpoint: checkpointText,
     key: keyOf(values),
     owner: fileChainOwner(files[0]),
   });
