@@ -804,11 +804,29 @@ const PROCESS_TOKEN = randomBytes(8).toString('hex');
 function takeLock(file: string): { path: string; ino: number; owner: string } {
   const me = `${process.pid}@${os.hostname()} ${PROCESS_TOKEN}`;
   for (let attempt = 0; attempt < 2; attempt++) {
+    let fd: number | undefined;
     try {
-      fs.writeFileSync(file, me, { flag: 'wx', mode: 0o600 });
-      return { path: file, ino: fs.statSync(file).ino, owner: me };
+      fd = fs.openSync(file, 'wx', 0o600);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    if (fd !== undefined) {
+      try {
+        writeWhole(fd, Buffer.from(me));
+        const ino = fs.fstatSync(fd).ino;
+        fs.closeSync(fd);
+        return { path: file, ino, owner: me };
+      } catch (err) {
+        // made and not written (a full disk): left so, it would name no writer and lock the chain until a person
+        // removed it, long after space came back
+        try {
+          fs.closeSync(fd);
+        } catch {
+          // closed or not, it goes
+        }
+        fs.rmSync(file, { force: true });
+        throw err;
+      }
     }
     const holder = fs.readFileSync(file, 'utf8').trim();
     const [pid, host] = holder.split(' ')[0].split('@');
