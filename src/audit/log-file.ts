@@ -6,7 +6,7 @@ import path from 'path';
 
 import { publishAuditSync } from '../observe/lab-events';
 import { wholeCharactersWithin } from '../observe/whole-characters';
-import { chainFile, chainIndexes, checkpointFile } from './files';
+import { chainFile, chainIndexes, checkpointFile, readChainText } from './files';
 import { type AuditRecord, type ChainGap, type Checkpoint, checkpointMac, GENESIS, type RecordFields, seal } from './record';
 
 export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
@@ -82,7 +82,7 @@ export function readTail(dir: string, name: string): Tail | undefined {
   let torn = false;
   for (let i = indexes.length - 1; i >= 0; i--) {
     const index = indexes[i];
-    const text = fs.readFileSync(chainFile(dir, name, index), 'utf8');
+    const text = readChainText(chainFile(dir, name, index));
     const end = text.lastIndexOf('\n');
     if (index === file) {
       size = Buffer.byteLength(text);
@@ -135,7 +135,7 @@ function tailRecord(line: string): Pick<AuditRecord, 'seq' | 'hash' | 'at'> | un
 function readCheckpointHead(file: string): Pick<Checkpoint, 'seq' | 'hash' | 'file'> | undefined {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readChainText(file);
   } catch {
     return undefined;
   }
@@ -171,7 +171,7 @@ export function checkpointMissing(tail: Pick<Tail, 'seq'> | undefined, cpPath: s
   if (!tail || tail.seq < 0) return undefined;
   let how: string;
   try {
-    const text = fs.readFileSync(cpPath, 'utf8');
+    const text = readChainText(cpPath);
     const cp = parseCheckpoint(text);
     if (text.trim() === '') how = 'empty (emptied, or never written: a crash before its first write)';
     else if (!cp) how = 'not a checkpoint (altered)';
@@ -181,7 +181,7 @@ export function checkpointMissing(tail: Pick<Tail, 'seq'> | undefined, cpPath: s
     else return undefined;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    how = code === 'ENOENT' ? 'missing (deleted while no writer ran)' : `unreadable (${String(code)})`;
+    how = code === 'ENOENT' ? 'missing (deleted while no writer ran)' : `unreadable (${code ?? (err as Error).message})`;
   }
   return (
     `the audit checkpoint ${cpPath} was ${how} when its chain (last record #${tail.seq}) was opened: records removed ` +
