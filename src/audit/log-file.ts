@@ -263,7 +263,7 @@ export class AuditLog extends EventEmitter {
   /** The last record made durable (and acknowledged): what the checkpoint names when the chain file is lost. */
   private lastDurable?: Pick<Checkpoint, 'seq' | 'hash' | 'file'>;
   /** The checkpoint file, rewritten in place (made again at its path when it is no longer the file named there). */
-  private checkpointOut?: { fd: number; close: () => Promise<void> };
+  private checkpointOut?: { fd: number; close: () => Promise<void>; sized?: boolean };
   private broken?: Error;
   private closed = false;
   private lock?: { path: string; ino: number; owner: string };
@@ -701,6 +701,13 @@ export class AuditLog extends EventEmitter {
     // not synced: a checkpoint lost in a crash only lags the records. On the main thread in every mode: a positional
     // write into the page cache costs about 2 µs there, a hand-over to the thread pool 10-16 µs (measured)
     writeWhole(fd, buf, 0);
+    // at its first write here: what follows it in a file longer than a checkpoint (altered, or another file put in its
+    // place) is cut, else the file would not parse (verify: "not JSON"; every start: "not a checkpoint" again)
+    const out = this.checkpointOut;
+    if (out && !out.sized) {
+      out.sized = true;
+      if (fs.fstatSync(fd).size > buf.length) fs.ftruncateSync(fd, buf.length);
+    }
   }
 
   /** Waits for every append made so far, then closes the files. */
