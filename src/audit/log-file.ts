@@ -101,10 +101,10 @@ export function readTail(dir: string, name: string): Tail | undefined {
       return { file, seq: record.seq, hash: record.hash, size, torn, at: record.at, recordFile: index };
     }
     // no complete record: only a file begun by a writer killed at once (the last one empty, or one holding a torn
-    // line only, and the files after it such), right after the file before it, can be gone on from
+    // line only, and the files after it such) can be gone on from; not always right after the file before it (the file
+    // that declares a gap is numbered after the checkpoint's file): verify tells a file out of its place
     const begun = (index === file && text === '') || (end < 0 && text !== '');
-    const next = i > 0 ? indexes[i - 1] + 1 : 1;
-    if (!begun || index !== next) {
+    if (!begun) {
       throw new Error(
         `audit chain ${name}: file ${index} has no complete record; verify it (npx lh-audit verify) before writing more`,
       );
@@ -202,10 +202,12 @@ export function resumeAt(
 ): { gap?: ChainGap; seq: number; hash: string; file: number } | undefined {
   const tailSeq = tail?.seq ?? -1;
   if (!checkpoint || checkpoint.seq <= tailSeq) return undefined;
+  // a last file begun and left empty (by a writer killed as it began the file declaring this very gap) is that file
+  const begunEmpty = !!tail && tail.size === 0 && tail.recordFile < tail.file && tail.file > checkpoint.file;
   return {
     seq: checkpoint.seq,
     hash: checkpoint.hash,
-    file: Math.max(tail?.file ?? 0, checkpoint.file) + 1,
+    file: begunEmpty ? tail.file : Math.max(tail?.file ?? 0, checkpoint.file) + 1,
     gap: {
       after: tail && tail.seq >= 0 ? { seq: tail.seq, hash: tail.hash } : null,
       from: tailSeq + 1,

@@ -5,7 +5,8 @@
  * with the chain, not refuse it ("file N has no complete record": every write to the instrument refused until a person
  * came). A second crash at the next file the restarted writer begins leaves two such files: the same. The disk full at
  * a rotation (the new file made, its first write refused with ENOSPC) leaves an empty file too: refused then, and once
- * space is back a redeploy goes on.
+ * space is back a redeploy goes on. A crash as the writer begins the file that declares records missing (a chain file
+ * deleted while Node-RED was stopped): the next start goes on in that file, declaring the same gap.
  *
  * Property (seeded PRNG, the seed printed; LH_SEED=<n> replays it, LH_CASES=<n> draws more): the file the crash falls
  * at, how it falls (created, or its first write cut short) and the write mode are drawn.
@@ -160,5 +161,30 @@ describe('audit: a writer killed at a rotation, its next file begun and not writ
     assert.equal(after.checkpoint, 'verified');
     assert.deepEqual([after.lastSeq, after.torn], [written.seq, []], 'the file record and the intent written into file 2');
     assert.deepEqual(chainIndexes(dir, NAME), [1, 2]);
+  });
+
+  it('killed as it begins the file declaring a gap: the next start declares it in that file, verify says INCOMPLETE', async function () {
+    dir = tempDir();
+    const options = { dir, name: NAME, instrument: 'https://lh.example|', key: KEY, maxFileBytes: 1200 };
+    const log = new AuditLog(options);
+    for (let i = 0; chainIndexes(dir, NAME).length < 3; i++) await log.append(actionFields(i)[0]);
+    await log.close();
+    fs.rmSync(chainFile(dir, NAME, 3)); // deleted while Node-RED was stopped: the checkpoint names a record it held
+
+    // the next start declares the gap in file 4 and is killed once file 4 exists
+    await crashAt(dir, 4, 'created', 'datasync', 100_000);
+    assert.equal(fs.readFileSync(chainFile(dir, NAME, 4), 'utf8'), '');
+
+    const next = new AuditLog(options);
+    const gaps: unknown[] = [];
+    next.on('gap', (gap) => gaps.push(gap));
+    const written = await next.append(actionFields(200_000)[0]);
+    await next.close();
+    assert.equal(gaps.length, 1, 'the gap declared');
+    assert.deepEqual(chainIndexes(dir, NAME), [1, 2, 4], 'the gap declared in the file begun, not after it');
+    const report = verify(readChain(dir, NAME), KEY);
+    assert.equal(report.firstBad, undefined, report.firstBad?.reason);
+    assert.equal(report.gaps.length, 1, 'INCOMPLETE: the records of file 3 missing, declared');
+    assert.equal(report.lastSeq, written.seq);
   });
 });
