@@ -19,7 +19,7 @@ import type { Cluster } from 'ioredis';
 
 import { sha256Hex } from './canonical';
 import { csvHeader, csvRowsOf, parseRecords } from './export';
-import { chainName, expandChain, FILE_PATTERN } from './files';
+import { chainName, expandChain, FILE_PATTERN, readChainText } from './files';
 import { STREAM_PAGE, streamCsvRows, streamSnapshot, verifyRedisChain } from './redis-chain';
 import {
   connectSource,
@@ -162,7 +162,11 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
   }
-  const { files, checkpoint } = expandChain(file);
+  // the checkpoint before the files are listed: a live chain's writer moves it only to records already in files, and
+  // read after the listing it may name a record of a file the writer started meanwhile (TAMPERED, of an honest chain)
+  const checkpointPath = command === 'verify' ? expandChain(file).checkpoint : undefined;
+  const checkpointText = checkpointPath ? readChainText(checkpointPath) : undefined;
+  const { files } = expandChain(file);
   if (files.length === 0 || !files.every((f) => fs.existsSync(f))) {
     console.error(`lh-audit: ${file}: no such chain file`);
     return 2;
@@ -170,19 +174,19 @@ async function main(argv: string[]): Promise<number> {
   // one file in memory at a time: a chain of years is many files of up to 64 MiB
   if (command === 'export') {
     // every file parsed before anything is written: a line that is not a record exports nothing (exit 2)
-    for (const name of files) parseRecords(fs.readFileSync(name, 'utf8'), name);
+    for (const name of files) parseRecords(readChainText(name), name);
     const fd = values.out ? fs.openSync(values.out, 'w') : undefined;
     try {
       await writeOut(fd, `${csvHeader()}\n`);
-      for (const name of files) await writeOut(fd, csvRowsOf(fs.readFileSync(name, 'utf8'), name));
+      for (const name of files) await writeOut(fd, csvRowsOf(readChainText(name), name));
     } finally {
       if (fd !== undefined) fs.closeSync(fd);
     }
     return 0;
   }
   const report = verifyChain({
-    files: files.map((name) => ({ name, read: () => fs.readFileSync(name, 'utf8') })),
-    checkpoint: checkpoint ? fs.readFileSync(checkpoint, 'utf8') : undefined,
+    files: files.map((name) => ({ name, read: () => readChainText(name) })),
+    checkpoint: checkpointText,
     key: keyOf(values),
     owner: fileChainOwner(files[0]),
   });

@@ -1,3 +1,4 @@
+import { constants } from 'buffer';
 import fs from 'fs';
 import path from 'path';
 
@@ -49,4 +50,19 @@ export function chainName(instrument: string, digest: string): string {
     .replace(/^_+|_+$/g, '')
     .slice(0, 60);
   return `lh-audit-${readable || 'instrument'}-${digest.slice(0, 10)}`;
+}
+
+/**
+ * A file of a chain (a chain file, its checkpoint) as text, read whole. One larger than any string V8 makes (about 512
+ * MiB) is refused by its size, before it is read: the package never writes one (lhAudit.maxFileBytes is at most 256
+ * MiB), and reading it only to fail would hold it all in memory and say nothing of the file.
+ */
+export function readChainText(file: string): string {
+  const size = fs.statSync(file).size;
+  if (size > constants.MAX_STRING_LENGTH) {
+    throw new Error(
+      `${file} is ${size} bytes: larger than any file of an audit chain (they start anew at lhAudit.maxFileBytes, at most 256 MiB) and than can be read as text; not read`,
+    );
+  }
+  return fs.readFileSync(file, 'utf8');
 }

@@ -6,7 +6,7 @@ import path from 'path';
 
 import { publishAuditSync } from '../observe/lab-events';
 import { wholeCharactersWithin } from '../observe/whole-characters';
-import { chainFile, chainIndexes, checkpointFile } from './files';
+import { chainFile, chainIndexes, checkpointFile, readChainText } from './files';
 import { type AuditRecord, type ChainGap, type Checkpoint, checkpointMac, GENESIS, type RecordFields, seal } from './record';
 
 export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
@@ -55,6 +55,7 @@ interface Entry {
 }
 
 interface Tail {
+  /** The chain's last file: where it goes on (in the next file when this one is torn or full). */
   file: number;
   seq: number;
   hash: string;
@@ -63,35 +64,78 @@ interface Tail {
   torn: boolean;
   /** the last complete record's time ('' when there is none) */
   at: string;
+  /** The file of the last complete record: an earlier one when the last files hold none (see readTail). */
+  recordFile: number;
 }
 
-/** The last complete record of a chain on disk, or undefined for a new chain. */
+/**
+ * The last complete record of a chain on disk, or undefined for a new chain. The chain's last files may hold no
+ * complete record when a writer was killed while it began one (between creating it and its file record being written
+ * whole): an empty last file is gone on in (its file record written into it), a file holding only a torn line stays
+ * (evidence) and the chain goes on in the next; the record they go on from is the last one of the file before.
+ */
 export function readTail(dir: string, name: string): Tail | undefined {
   const indexes = chainIndexes(dir, name);
   const file = indexes[indexes.length - 1];
   if (file === undefined) return undefined;
-  const text = fs.readFileSync(chainFile(dir, name, file), 'utf8');
-  const end = text.lastIndexOf('\n');
-  const torn = end !== text.length - 1;
-  const complete = end < 0 ? '' : text.slice(0, end);
-  const last = complete.slice(complete.lastIndexOf('\n') + 1);
-  if (last === '') {
-    // a first file holding only a line cut short: it stays (evidence), the chain starts in the next file
-    if (file === 1 && torn) return { file, seq: -1, hash: GENESIS, size: Buffer.byteLength(text), torn, at: '' };
-    if (file === 1) return undefined;
-    throw new Error(
-      `audit chain ${name}: file ${file} has no complete record; verify it (npx lh-audit verify) before writing more`,
-    );
+  let size = 0;
+  let torn = false;
+  for (let i = indexes.length - 1; i >= 0; i--) {
+    const index = indexes[i];
+    const text = readChainText(chainFile(dir, name, index));
+    const end = text.lastIndexOf('\n');
+    if (index === file) {
+      size = Buffer.byteLength(text);
+      torn = end !== text.length - 1;
+    }
+    const complete = end < 0 ? '' : text.slice(0, end);
+    const last = complete.slice(complete.lastIndexOf('\n') + 1);
+    if (last !== '') {
+      const record = tailRecord(last);
+      if (!record) {
+        // the chain cannot be gone on from it (a writer would link to nothing, or take numbers from an edit)
+        throw new Error(
+          `audit chain ${name}: the last line of ${chainFile(dir, name, index)} is not an audit record (altered, or left so by a crash); verify it (npx lh-audit verify) before writing more`,
+        );
+      }
+      return { file, seq: record.seq, hash: record.hash, size, torn, at: record.at, recordFile: index };
+    }
+    // no complete record: only a file begun by a writer killed at once (the last one empty, or one holding a torn
+    // line only, and the files after it such) can be gone on from; not always right after the file before it (the file
+    // that declares a gap is numbered after the checkpoint's file): verify tells a file out of its place
+    const begun = (index === file && text === '') || (end < 0 && text !== '');
+    if (!begun) {
+      throw new Error(
+        `audit chain ${name}: file ${index} has no complete record; verify it (npx lh-audit verify) before writing more`,
+      );
+    }
   }
-  const record = JSON.parse(last) as AuditRecord;
-  return { file, seq: record.seq, hash: record.hash, size: Buffer.byteLength(text), torn, at: record.at };
+  // no complete record in any file: a first file begun and cut short (or empty, then written anew)
+  if (file === 1 && size === 0) return undefined;
+  return { file, seq: -1, hash: GENESIS, size, torn, at: '', recordFile: 0 };
+}
+
+/** The record a chain's last line holds, when it holds one a writer can go on from (its seq and hash). */
+function tailRecord(line: string): Pick<AuditRecord, 'seq' | 'hash' | 'at'> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { seq, hash, at } = value as Partial<Record<'seq' | 'hash' | 'at', unknown>>;
+  if (!Number.isSafeInteger(seq) || (seq as number) < 0 || typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash)) {
+    return undefined;
+  }
+  return { seq: seq as number, hash, at: typeof at === 'string' ? at : '' };
 }
 
 /** The checkpoint's seq, hash and file when it is one (its signature is the verifier's business, not the writer's). */
 function readCheckpointHead(file: string): Pick<Checkpoint, 'seq' | 'hash' | 'file'> | undefined {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readChainText(file);
   } catch {
     return undefined;
   }
@@ -127,7 +171,7 @@ export function checkpointMissing(tail: Pick<Tail, 'seq'> | undefined, cpPath: s
   if (!tail || tail.seq < 0) return undefined;
   let how: string;
   try {
-    const text = fs.readFileSync(cpPath, 'utf8');
+    const text = readChainText(cpPath);
     const cp = parseCheckpoint(text);
     if (text.trim() === '') how = 'empty (emptied, or never written: a crash before its first write)';
     else if (!cp) how = 'not a checkpoint (altered)';
@@ -137,7 +181,7 @@ export function checkpointMissing(tail: Pick<Tail, 'seq'> | undefined, cpPath: s
     else return undefined;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    how = code === 'ENOENT' ? 'missing (deleted while no writer ran)' : `unreadable (${String(code)})`;
+    how = code === 'ENOENT' ? 'missing (deleted while no writer ran)' : `unreadable (${code ?? (err as Error).message})`;
   }
   return (
     `the audit checkpoint ${cpPath} was ${how} when its chain (last record #${tail.seq}) was opened: records removed ` +
@@ -158,10 +202,12 @@ export function resumeAt(
 ): { gap?: ChainGap; seq: number; hash: string; file: number } | undefined {
   const tailSeq = tail?.seq ?? -1;
   if (!checkpoint || checkpoint.seq <= tailSeq) return undefined;
+  // a last file begun and left empty (by a writer killed as it began the file declaring this very gap) is that file
+  const begunEmpty = !!tail && tail.size === 0 && tail.recordFile < tail.file && tail.file > checkpoint.file;
   return {
     seq: checkpoint.seq,
     hash: checkpoint.hash,
-    file: Math.max(tail?.file ?? 0, checkpoint.file) + 1,
+    file: begunEmpty ? tail.file : Math.max(tail?.file ?? 0, checkpoint.file) + 1,
     gap: {
       after: tail && tail.seq >= 0 ? { seq: tail.seq, hash: tail.hash } : null,
       from: tailSeq + 1,
@@ -219,7 +265,7 @@ export class AuditLog extends EventEmitter {
   /** The last record made durable (and acknowledged): what the checkpoint names when the chain file is lost. */
   private lastDurable?: Pick<Checkpoint, 'seq' | 'hash' | 'file'>;
   /** The checkpoint file, rewritten in place (made again at its path when it is no longer the file named there). */
-  private checkpointOut?: { fd: number; close: () => Promise<void> };
+  private checkpointOut?: { fd: number; close: () => Promise<void>; sized?: boolean };
   private broken?: Error;
   private closed = false;
   private lock?: { path: string; ino: number; owner: string };
@@ -246,7 +292,16 @@ export class AuditLog extends EventEmitter {
       () => {
         this.opened = true;
       },
-      () => undefined,
+      // told at once, as a chain that breaks later is: not only to the first request refused (its lock held by another
+      // Node-RED, its last file not a record, the dir not writable)
+      (err: unknown) => {
+        const message = err instanceof Error ? err.message : String(err);
+        // a refusal of the chain names it already (its lock, its last file); any other error (EACCES) is given its place
+        const what = /^(the )?audit chain /.test(message)
+          ? message
+          : `the audit chain ${this.path} cannot be opened (${message})`;
+        this.emit('broken', new Error(`${what}: nothing is sent to the instrument until it can be`));
+      },
     );
   }
 
@@ -272,7 +327,7 @@ export class AuditLog extends EventEmitter {
       this.emit('checkpoint-missing', missing);
       // the new checkpoint at once, not with the next record: said once (a start that records nothing would say it
       // again, "empty" then), and verify agrees with what was said from now on
-      if (!resume && tail) this.writeCheckpoint({ seq: tail.seq, hash: tail.hash, file: tail.file, at: tail.at });
+      if (!resume && tail) this.writeCheckpoint({ seq: tail.seq, hash: tail.hash, file: tail.recordFile, at: tail.at });
     }
     if (resume) {
       // the checkpoint names records no file holds: the chain goes on after them, in a new file that says so
@@ -293,10 +348,12 @@ export class AuditLog extends EventEmitter {
     this.file = tail.file;
     this.size = tail.size;
     // on disk already: what the checkpoint names should the file be lost before this writer makes a record durable
-    if (tail.seq >= 0) this.lastDurable = { seq: tail.seq, hash: tail.hash, file: tail.file };
+    if (tail.seq >= 0) this.lastDurable = { seq: tail.seq, hash: tail.hash, file: tail.recordFile };
     this.resumedFile = { file: tail.file, size: tail.size };
     // a torn line stays where it is (evidence of the crash); the chain goes on in a new file
     if (tail.torn || tail.size >= this.maxFileBytes) this.startFile(tail.file + 1);
+    // a file begun by a writer killed before it wrote anything into it: the chain goes on in it, from its file record
+    else if (tail.recordFile !== tail.file) this.startFile(tail.file);
   }
 
   /** Seals the file record that opens file `index` (its prev links to the previous file's last record). */
@@ -646,6 +703,13 @@ export class AuditLog extends EventEmitter {
     // not synced: a checkpoint lost in a crash only lags the records. On the main thread in every mode: a positional
     // write into the page cache costs about 2 µs there, a hand-over to the thread pool 10-16 µs (measured)
     writeWhole(fd, buf, 0);
+    // at its first write here: what follows it in a file longer than a checkpoint (altered, or another file put in its
+    // place) is cut, else the file would not parse (verify: "not JSON"; every start: "not a checkpoint" again)
+    const out = this.checkpointOut;
+    if (out && !out.sized) {
+      out.sized = true;
+      if (fs.fstatSync(fd).size > buf.length) fs.ftruncateSync(fd, buf.length);
+    }
   }
 
   /** Waits for every append made so far, then closes the files. */
@@ -749,11 +813,29 @@ const PROCESS_TOKEN = randomBytes(8).toString('hex');
 function takeLock(file: string): { path: string; ino: number; owner: string } {
   const me = `${process.pid}@${os.hostname()} ${PROCESS_TOKEN}`;
   for (let attempt = 0; attempt < 2; attempt++) {
+    let fd: number | undefined;
     try {
-      fs.writeFileSync(file, me, { flag: 'wx', mode: 0o600 });
-      return { path: file, ino: fs.statSync(file).ino, owner: me };
+      fd = fs.openSync(file, 'wx', 0o600);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    if (fd !== undefined) {
+      try {
+        writeWhole(fd, Buffer.from(me));
+        const ino = fs.fstatSync(fd).ino;
+        fs.closeSync(fd);
+        return { path: file, ino, owner: me };
+      } catch (err) {
+        // made and not written (a full disk): left so, it would name no writer and lock the chain until a person
+        // removed it, long after space came back
+        try {
+          fs.closeSync(fd);
+        } catch {
+          // closed or not, it goes
+        }
+        fs.rmSync(file, { force: true });
+        throw err;
+      }
     }
     const holder = fs.readFileSync(file, 'utf8').trim();
     const [pid, host] = holder.split(' ')[0].split('@');

@@ -25,7 +25,7 @@ export interface AuditSettings {
    * chains only on a head whose checkpoint its key signed; with this, also on one the previous key signed.
    */
   previousKey?: string;
-  /** A chain file is continued in a new one at this size (default 64 MiB). */
+  /** A chain file is continued in a new one at this size (default 64 MiB, at most 256 MiB: MAX_FILE_BYTES_LIMIT). */
   maxFileBytes?: number;
   /** false: no fsync before a request is sent (not for regulated use). Default true. */
   fsync?: boolean;
@@ -45,6 +45,23 @@ export interface AuditSettings {
 }
 
 export const KEY_FILE_NAME = 'lh-audit.key';
+
+/**
+ * The largest `lhAudit.maxFileBytes`: a chain file is read whole, as one string, by `lh-audit verify` and by Node-RED
+ * when it reopens the chain, and V8 makes no string of 512 MiB or more (a file past it could be neither verified nor
+ * written on after a restart). Half of that leaves room for the batch that passes the size.
+ */
+export const MAX_FILE_BYTES_LIMIT = 256 * 1024 * 1024;
+
+/** `lhAudit.maxFileBytes` checked: undefined (the default), or a whole number of bytes from 1 to the limit. */
+export function auditMaxFileBytes(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 && value <= MAX_FILE_BYTES_LIMIT) return value;
+  throw new Error(
+    `lhAudit.maxFileBytes in settings.js must be a whole number of bytes from 1 to ${MAX_FILE_BYTES_LIMIT} (256 MiB: a ` +
+      `chain file is read whole by lh-audit verify and when Node-RED reopens the chain), not ${String(JSON.stringify(value)).slice(0, 40)}`,
+  );
+}
 
 interface Shared {
   log: AuditAppender;
@@ -122,12 +139,13 @@ export class AuditChains {
     const { files, closing } = this;
     let shared = files.get(file);
     if (!shared) {
+      const maxFileBytes = auditMaxFileBytes(s.maxFileBytes);
       const log = new AuditLog({
         dir,
         name,
         instrument,
         key: auditKey(s, dir),
-        maxFileBytes: s.maxFileBytes,
+        maxFileBytes,
         fsync: s.fsync,
         writeMode: s.writeMode === 'dsync' || s.writeMode === 'sync' ? s.writeMode : undefined,
         after: closing.get(file),

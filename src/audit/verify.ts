@@ -66,8 +66,14 @@ export interface VerifyInput {
 export function verifyChain(input: VerifyInput): VerifyReport {
   const verifier = new ChainVerifier(input);
   verifier.report.files = input.files.length;
-  for (const file of input.files) {
+  for (const [i, file] of input.files.entries()) {
     const text = 'text' in file ? file.text : file.read();
+    // the last file empty: a new file begun by a writer killed before it wrote into it (a crash, not an edit: its next
+    // writer writes into it); records removed from the end with it are told by the checkpoint, as any cut at a line end
+    if (text === '' && i === input.files.length - 1) {
+      verifier.report.torn.push({ file: file.name, line: 1 });
+      break;
+    }
     const lines = text.split('\n');
     const tail = lines.pop() ?? '';
     verifier.beginFile(file.name);
@@ -159,6 +165,8 @@ export class ChainVerifier {
       return this.bad(1, `file ${this.f + 1} of the chain is empty (its records were removed)`);
     // Only the end of a file may be torn; the chain goes on from the last complete record.
     if (tail !== '') this.report.torn.push({ file: this.name, line: this.lineNo + 1 });
+    // a file holding a torn line only (its file record cut short by a crash): it keeps its place, the next file follows
+    if (this.lineNo === 0) this.fileBefore++;
     return true;
   }
 
