@@ -7,117 +7,23 @@
  * the other, behind a load balancer half the clicks) until every replica restarted.
  * Real Node-RED processes, a real simulator, a real redis-server.
  */
-import assert from 'assert';
-
-import Redis from 'ioredis';
-
 import { derivedSecret } from '../../src/nodes/lh-answer-page/link-key';
 import { type LinkClaims, signLink } from '../../src/nodes/lh-answer-page/link-signing';
-import { Simulator } from '../../src/simulator';
-import { requestText } from '../support/http-text';
-import { Collector, FlowNode, Replica, watchFlows } from '../support/red-replicas';
-import { describeWithRedis, RedisHarness } from '../support/redis-server';
-import { startSimulator, USER } from '../support/runtime';
+import { describeWithRedis } from '../support/redis-server';
 import { until } from '../support/until';
-
-interface Linked {
-  kind: string;
-  id: string;
-  replica: string;
-  url?: string;
-}
-
-/** watchFlows with an answer page behind the poll: each link goes to the collector. */
-function pageFlows(options: Parameters<typeof watchFlows>[0]): FlowNode[] {
-  const flows = watchFlows(options);
-  const poll = flows.find((n) => n.id === 'poll-i1');
-  if (!poll) throw new Error('no poll node');
-  poll.wires = [['page'], [], []];
-  flows.push(
-    {
-      id: 'page',
-      type: 'lh-answer-page',
-      z: 'tab',
-      server: 'server-i1',
-      path: '/lh/answer',
-      publicUrlType: 'str',
-      publicUrl: 'http://127.0.0.1:9',
-      expiryHours: 1,
-      wires: [['to-linked'], []],
-    },
-    {
-      id: 'to-linked',
-      type: 'function',
-      z: 'tab',
-      func: `msg.payload = { kind: 'linked', id: String(msg.errorId), replica: env.get('LH_REPLICA'), url: msg.answerUrl }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
-      outputs: 1,
-      wires: [['post']],
-    },
-  );
-  return flows;
-}
+import { useAnswerPageReplicas } from './answer-page-replicas.support';
 
 describeWithRedis('review: the answer-link key after Redis lost its data and a replica restarted', function () {
   this.timeout(120000);
-  const redisServer = new RedisHarness();
-  let redis: Redis;
-  let collector: Collector;
-  let sim: Simulator;
-  const replicas: Replica[] = [];
-
-  before(async function () {
-    await redisServer.start();
-    redis = new Redis(redisServer.url);
-    collector = new Collector();
-    await collector.start();
-    sim = await startSimulator();
-    const flows = pageFlows({
-      redisUrl: redisServer.url,
-      prefix,
-      leaseSeconds: 2,
-      instruments: [{ id: 'i1', baseUrl: sim.baseUrl }],
-      collectorUrl: collector.url,
-      interval: 0.3,
-    });
-    const credentials = { 'server-i1': { username: USER.username, password: USER.password } };
-    for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentials));
-    await Promise.all(replicas.map((r) => r.start()));
-  });
-  after(async function () {
-    if (this.currentTest?.state === 'failed') for (const r of replicas) console.log(`--- ${r.name} log:\n${r.log.slice(-3000)}`);
-    for (const r of replicas.splice(0)) await r.destroy();
-    await sim?.stop();
-    await collector?.stop();
-    redis?.disconnect();
-    await redisServer.destroy();
-  });
-
-  async function link(title: string): Promise<{ query: string; maker: Replica; other: Replica }> {
-    const id = String(sim.injectPendingError({ title, responses: ['Retry', 'Abort'] }).id);
-    await until(() => collector.count('linked', id) > 0, `a link for ${title}`, 15000);
-    const linked = collector.events.find((e) => e.kind === 'linked' && e.id === id) as unknown as Linked;
-    assert.ok(linked.url, 'the msg carries an answer link');
-    const maker = replicas.find((r) => r.name === linked.replica);
-    const other = replicas.find((r) => r.name !== linked.replica);
-    assert.ok(maker && other);
-    return { query: new URL(linked.url).search, maker, other };
-  }
-
-  async function opens(query: string, r: Replica): Promise<void> {
-    const page = await requestText(`http://127.0.0.1:${r.httpPort}/lh/answer${query}`, { method: 'GET' });
-    const text = page.text.replace(/<style[\s\S]*<\/style>/, '').slice(0, 600);
-    assert.equal(page.status, 200, `${r.name}: ${text}`);
-    assert.match(page.text, /name="form"/, `${r.name} shows the form: ${text}`);
-  }
-
   const prefix = `lh-review-linkkey-${process.pid}`;
-  const keyInRedis = async (): Promise<boolean> => (await redis.keys(`${prefix}:*:secret:answer-page-link-key`)).length > 0;
+  const { replicas, redis, link, opens } = useAnswerPageReplicas(prefix);
+  const keyInRedis = async (): Promise<boolean> => (await redis().keys(`${prefix}:*:secret:answer-page-link-key`)).length > 0;
 
   it('a replica restarted after the loss finds the key the others sign with: every link opens on every replica', async function () {
     const before = await link('Clot detected');
     for (const r of replicas) await opens(before.query, r); // one key, shared
 
-    await redis.flushall(); // a restart without persistence alike
+    await redis().flushall(); // a restart without persistence alike
     // the running replicas put the key they sign with back (within a refresh; else the restart below makes another,
     // and the links below say what that does)
     await until(keyInRedis, 'the link key back in Redis', 5000).catch(() => undefined);
@@ -134,7 +40,7 @@ describeWithRedis('review: the answer-link key after Redis lost its data and a r
     const [r1, r2] = replicas;
     r1.pause();
     try {
-      await redis.flushall();
+      await redis().flushall();
       await r2.stop();
       await r2.start();
       await until(keyInRedis, 'the key r2 made', 10000);
@@ -144,8 +50,8 @@ describeWithRedis('review: the answer-link key after Redis lost its data and a r
     // the key the group signs with now is the one in Redis: a link of the error signed with it opens on both replicas
     // once r1 has read it (a refresh, 2 s); a link r1 made before that is signed with the key it had
     const first = await link('Tip lost');
-    const [name] = await redis.keys(`${prefix}:*:secret:answer-page-link-key`);
-    const secret = derivedSecret(Buffer.from(String(await redis.get(name)), 'base64url'), 'page');
+    const [name] = await redis().keys(`${prefix}:*:secret:answer-page-link-key`);
+    const secret = derivedSecret(Buffer.from(String(await redis().get(name)), 'base64url'), 'page');
     const t = new URLSearchParams(first.query).get('t') ?? '';
     const claims = JSON.parse(Buffer.from(t.split('.')[0], 'base64url').toString()) as LinkClaims;
     const resigned = `?t=${signLink(claims, secret)}`;
