@@ -10,30 +10,11 @@
  */
 import assert from 'assert';
 
-import { Coordinator } from '../../src/coordination/coordinator';
-import { ErrorGate, GateItem } from '../../src/coordination/error-gate';
+import type { Coordinator } from '../../src/coordination/coordinator';
 import { CoordinationKeys } from '../../src/coordination/keys';
-import { StoreRedis } from '../../src/coordination/stores';
+import type { StoreRedis } from '../../src/coordination/stores';
+import { holderOf, INSTRUMENT, pollGate, type Rec, type Sent, startGateNode, unmarked } from '../support/gate-replicas';
 import { describeWithRedis, useRedis } from '../support/redis-server';
-
-interface Rec {
-  id: string;
-  title: string;
-}
-
-const INSTRUMENT = 'http://127.0.0.1:9|';
-
-interface Replica {
-  coordinator: Coordinator;
-  gate: ErrorGate<Rec>;
-  memory: Map<string, Rec>;
-}
-
-interface Sent {
-  kind: 'raised' | 'resolved';
-  id: string;
-  redelivered?: string;
-}
 
 function infoField(info: string, name: string): number {
   const m = new RegExp(`^${name}:(\\d+)`, 'm').exec(info);
@@ -49,31 +30,6 @@ describeWithRedis('review: the shared memory of raised errors evicted by Redis (
     await db.redis.config('SET', 'maxmemory', '0').catch(() => undefined);
     await db.redis.config('SET', 'maxmemory-policy', 'noeviction').catch(() => undefined);
   });
-
-  function start(prefix: string, name: string): Replica {
-    const coordinator = new Coordinator({ redis: db.redis as unknown as StoreRedis, prefix, leaseMs: 60000, replica: name });
-    coordinators.push(coordinator);
-    coordinator.join(INSTRUMENT);
-    return {
-      coordinator,
-      gate: coordinator.errorGate<Rec>(INSTRUMENT, 'poll', { keyOf: (_s: string, r: Rec) => r.id }),
-      memory: new Map(),
-    };
-  }
-
-  async function poll(n: Replica, listed: Map<string, Rec>, sent: Sent[]): Promise<void> {
-    const raised: GateItem<Rec>[] = [...listed.values()]
-      .filter((r) => !n.memory.has(r.id))
-      .map((r) => ({ source: 'A', record: r }));
-    const resolved: GateItem<Rec>[] = [...n.memory.values()]
-      .filter((r) => !listed.has(r.id))
-      .map((r) => ({ source: 'A', record: r }));
-    for (const r of raised) n.memory.set(r.record.id, r.record);
-    for (const r of resolved) n.memory.delete(r.record.id);
-    await n.gate.filter(raised, resolved, new Map([['A', new Map([...listed].map(([id, r]) => [id, [r]]))]]), (list, item) =>
-      sent.push({ kind: list, id: item.record.id, ...(item.redelivered ? { redelivered: item.redelivered } : {}) }),
-    );
-  }
 
   /**
    * Redis at its `maxmemory` (allkeys-lru) evicts least recently used keys until `victim` is gone: the victim was used
@@ -109,19 +65,13 @@ describeWithRedis('review: the shared memory of raised errors evicted by Redis (
   it('an error raised before the eviction is never raised again unmarked by the next holder', async function () {
     if (db.harness.external) this.skip(); // CONFIG SET on a Redis of the test's own only
     const prefix = `lh-review-evict-${process.pid}`;
-    const nodes = [start(prefix, 'r0'), start(prefix, 'r1')];
-    let holder: Replica | undefined;
-    for (let i = 0; i < 5 && !holder; i++) {
-      for (const n of nodes) await n.coordinator.round();
-      holder = nodes.find((n) => n.coordinator.held().length > 0);
-    }
-    assert.ok(holder, 'one replica holds the instrument');
-    const other = nodes.find((n) => n !== holder) as Replica;
+    const nodes = ['r0', 'r1'].map((name) => startGateNode(db.redis as unknown as StoreRedis, prefix, name, coordinators));
+    const { holder, other } = await holderOf(nodes);
     const keys = new CoordinationKeys(prefix).instrument(INSTRUMENT);
 
     const listed = new Map<string, Rec>([['e1', { id: 'e1', title: 'clot' }]]);
     const sent: Sent[] = [];
-    await poll(holder, listed, sent);
+    await pollGate(holder, listed, sent);
     for (const n of nodes) await n.coordinator.round();
     for (const n of nodes) await n.coordinator.round();
 
@@ -130,15 +80,14 @@ describeWithRedis('review: the shared memory of raised errors evicted by Redis (
 
     // the rounds go on; the holder polls as ever (the instrument still lists e1), then hands over
     for (const n of nodes) await n.coordinator.round();
-    await poll(holder, listed, sent);
+    await pollGate(holder, listed, sent);
     for (const n of nodes) await n.coordinator.round();
     await holder.coordinator.close();
     for (let i = 0; i < 3 && other.coordinator.held().length === 0; i++) await other.coordinator.round();
     assert.equal(other.coordinator.held().length, 1, 'the other replica holds the instrument');
-    await poll(other, listed, sent);
-    await poll(other, listed, sent);
+    await pollGate(other, listed, sent);
+    await pollGate(other, listed, sent);
 
-    const unmarked = sent.filter((s) => s.kind === 'raised' && s.id === 'e1' && !s.redelivered);
-    assert.equal(unmarked.length, 1, `e1 raised once unmarked: ${JSON.stringify(sent)}`);
+    assert.equal(unmarked(sent, 'e1').length, 1, `e1 raised once unmarked: ${JSON.stringify(sent)}`);
   });
 });
