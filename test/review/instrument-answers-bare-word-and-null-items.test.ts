@@ -8,56 +8,36 @@
  * A proxy in front of the simulator rewrites those answers; every other answer passes as the simulator gave it.
  */
 import assert from 'node:assert/strict';
-import http from 'http';
 
 import { LhError, LiquidHandlerClient } from '../../src/client';
+import { answerWith, pathOf, useAnswerProxy } from '../support/answer-proxy';
 import { useClients } from '../support/client-suite';
-import { closeLocal, listenLocal } from '../support/local-server';
 import { USER } from '../support/runtime';
 import { until } from '../support/until';
 
 describe('review: answers a real instrument writes plainer (bare run state, traces items null)', function () {
   this.timeout(30000);
   const { sim } = useClients({ strict: false });
-  let proxy: http.Server;
-  let url = '';
   /** the answer given instead of the simulator's for a path (matched on the path without its query) */
   const rewrite = new Map<string, { type: string; body: (simBody: string) => string }>();
   const open: LiquidHandlerClient[] = [];
 
-  before(async function () {
-    proxy = http.createServer((req, res) => {
-      const upstream = http.request(`${sim.baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
-        const chunks: Buffer[] = [];
-        up.on('data', (c: Buffer) => chunks.push(c));
-        up.on('end', () => {
-          const body = Buffer.concat(chunks).toString('utf8');
-          const path = (req.url ?? '').split('?')[0];
-          const instead = [...rewrite].find(([p]) => path.endsWith(p))?.[1];
-          if (!instead || (up.statusCode ?? 500) >= 300) {
-            res.writeHead(up.statusCode ?? 502, up.headers);
-            return void res.end(body);
-          }
-          const out = instead.body(body);
-          res.writeHead(up.statusCode ?? 200, { 'content-type': instead.type, 'content-length': Buffer.byteLength(out) });
-          res.end(out);
-        });
-      });
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
-    });
-    url = await listenLocal(proxy);
-  });
-  after(async function () {
-    await closeLocal(proxy);
-  });
+  const proxy = useAnswerProxy(
+    () => sim.baseUrl,
+    (req, up, res) => {
+      const instead = [...rewrite].find(([p]) => pathOf(req).endsWith(p))?.[1];
+      if (!instead || up.status >= 300) return false;
+      answerWith(res, up.status, { 'content-type': instead.type }, instead.body(up.body.toString('utf8')));
+      return true;
+    },
+  );
   afterEach(async function () {
     rewrite.clear();
     await Promise.all(open.splice(0).map((c) => c.close()));
   });
 
   const client = (): LiquidHandlerClient => {
-    const c = new LiquidHandlerClient({ baseUrl: url, credentials: { ...USER }, retries: 0 });
+    const c = new LiquidHandlerClient({ baseUrl: proxy.url, credentials: { ...USER }, retries: 0 });
     open.push(c);
     return c;
   };

@@ -15,8 +15,8 @@ import { applyPlan, ApplyStopped, readProtocol } from '../../src/nodes/lh-protoc
 import { readDesired } from '../../src/nodes/lh-protocol/export-format';
 import { readPlan } from '../../src/nodes/lh-protocol/plan';
 import { useAuditDir } from '../audit/chain-support';
+import { answerWith, pathOf, useAnswerProxy } from '../support/answer-proxy';
 import { useClients } from '../support/client-suite';
-import { closeLocal, listenLocal } from '../support/local-server';
 import { configuredNode, useInstrument } from '../support/node-suite';
 import { planned } from '../support/protocol-plan';
 import { helper, runtimeSettings } from '../support/runtime';
@@ -34,33 +34,19 @@ describe('review: lh-protocol apply of a write answered 2xx unreadably or 3xx ag
     { id: 'protocol', type: 'lh-protocol' },
     { only: ['lh-server', 'lh-protocol'], server: { config: server } },
   );
-  let proxy: http.Server;
   /** the answer given instead of the simulator's to a create (POST …/step), once the simulator answered it */
   let instead: { status: number; headers: http.OutgoingHttpHeaders; body: string } | undefined;
 
-  before(async function () {
-    proxy = http.createServer((req, res) => {
-      const upstream = http.request(`${sim.baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
-        const chunks: Buffer[] = [];
-        up.on('data', (c: Buffer) => chunks.push(c));
-        up.on('end', () => {
-          const body = Buffer.concat(chunks);
-          const path = (req.url ?? '').split('?')[0];
-          if (instead && req.method === 'POST' && path.endsWith('/step') && (up.statusCode ?? 500) < 300) {
-            res.writeHead(instead.status, { ...instead.headers, 'content-length': Buffer.byteLength(instead.body) });
-            return void res.end(instead.body);
-          }
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          res.end(body);
-        });
-      });
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
-    });
-    server.baseUrl = await listenLocal(proxy);
-  });
-  after(async function () {
-    await closeLocal(proxy);
+  const proxy = useAnswerProxy(
+    () => sim.baseUrl,
+    (req, up, res) => {
+      if (!instead || req.method !== 'POST' || !pathOf(req).endsWith('/step') || up.status >= 300) return false;
+      answerWith(res, instead.status, instead.headers, instead.body);
+      return true;
+    },
+  );
+  before(function () {
+    server.baseUrl = proxy.url;
   });
   afterEach(function () {
     instead = undefined;
@@ -99,35 +85,16 @@ describe('review: lh-protocol apply of a write answered 2xx unreadably or 3xx ag
 
 describe('review: lh-protocol apply of a write answered with a body larger than the limit (client, real HTTP)', function () {
   const { sim, make } = useClients();
-  let proxy: http.Server;
-  let url = '';
 
-  before(async function () {
-    // the create is made by the simulator, then answered 201 with a body of 64 KiB (the client here takes 16 KiB)
-    proxy = http.createServer((req, res) => {
-      const upstream = http.request(`${sim.baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
-        const chunks: Buffer[] = [];
-        up.on('data', (c: Buffer) => chunks.push(c));
-        up.on('end', () => {
-          const path = (req.url ?? '').split('?')[0];
-          const body =
-            req.method === 'POST' && path.endsWith('/step') && (up.statusCode ?? 500) < 300
-              ? JSON.stringify({ padding: 'x'.repeat(64 * 1024) })
-              : Buffer.concat(chunks).toString('utf8');
-          const headers = { ...up.headers, 'content-length': String(Buffer.byteLength(body)) };
-          delete headers['transfer-encoding'];
-          res.writeHead(up.statusCode ?? 502, headers);
-          res.end(body);
-        });
-      });
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
-    });
-    url = await listenLocal(proxy);
-  });
-  after(async function () {
-    await closeLocal(proxy);
-  });
+  // the create is made by the simulator, then answered 201 with a body of 64 KiB (the client here takes 16 KiB)
+  const proxy = useAnswerProxy(
+    () => sim.baseUrl,
+    (req, up, res) => {
+      if (req.method !== 'POST' || !pathOf(req).endsWith('/step') || up.status >= 300) return false;
+      answerWith(res, up.status, up.headers, JSON.stringify({ padding: 'x'.repeat(64 * 1024) }));
+      return true;
+    },
+  );
 
   it('a create answered so: in unconfirmed, as the audit trail records it (unknown)', async function () {
     const outcomes: { operation: string; result: string }[] = [];
@@ -138,7 +105,7 @@ describe('review: lh-protocol apply of a write answered with a body larger than 
         return Promise.resolve();
       },
     };
-    const client = make({ baseUrl: url, audit, maxResponseBytes: 16 * 1024, retries: 0 });
+    const client = make({ baseUrl: proxy.url, audit, maxResponseBytes: 16 * 1024, retries: 0 });
     const pid = sim.addProtocol('Answered large');
     const before = await readProtocol(client.runs, pid, 'plan');
     const desired = readDesired({ steps: [{ name: 'Close lid', stepType: 'LidStep', position: 'HeaterShaker1' }] }, 'plan');

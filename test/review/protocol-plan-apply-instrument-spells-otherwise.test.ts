@@ -9,7 +9,6 @@
  * sets the number of protocols (8).
  */
 import assert from 'node:assert/strict';
-import http from 'http';
 
 import fc from 'fast-check';
 
@@ -18,8 +17,8 @@ import { applyPlan, readProtocol } from '../../src/nodes/lh-protocol/apply-plan'
 import { exportText, readDesired } from '../../src/nodes/lh-protocol/export-format';
 import { readPlan } from '../../src/nodes/lh-protocol/plan';
 import { planChanges } from '../../src/nodes/lh-protocol/plan-make';
+import { answerWith, pathOf, useAnswerProxy } from '../support/answer-proxy';
 import { useClients } from '../support/client-suite';
-import { closeLocal, listenLocal } from '../support/local-server';
 import { planned } from '../support/protocol-plan';
 import { currentAndDesired, stepOf } from '../unit/protocol-arbitraries';
 
@@ -57,45 +56,25 @@ function spelledOtherwise(step: Json): Json {
 describe('review: an honest plan is applied when the instrument reorders and re-cases its fields (property)', function () {
   this.timeout(120_000);
   const { sim, make } = useClients();
-  let proxy: http.Server;
-  let url = '';
   let reads = 0;
 
-  before(async function () {
-    proxy = http.createServer((req, res) => {
-      const upstream = http.request(`${sim.baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
-        const chunks: Buffer[] = [];
-        up.on('data', (c: Buffer) => chunks.push(c));
-        up.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          const path = (req.url ?? '').split('?')[0];
-          let out = text;
-          if (req.method === 'GET' && /\/protocols\/\d+$/.test(path) && (up.statusCode ?? 500) === 200) {
-            const body = JSON.parse(text) as Json;
-            const n = reads++;
-            // one read spelled so, the next otherwise: plan's read and apply's differ in key order and letter case
-            const steps = (body.steps as Json[]).map((s) => (n % 2 === 0 ? spelledOtherwise(s) : s));
-            const rewritten = { ...body, steps };
-            out = JSON.stringify(n % 2 === 0 ? reversed(rewritten) : rewritten);
-          }
-          const headers = { ...up.headers, 'content-length': String(Buffer.byteLength(out)) };
-          delete headers['transfer-encoding'];
-          res.writeHead(up.statusCode ?? 502, headers);
-          res.end(out);
-        });
-      });
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
-    });
-    url = await listenLocal(proxy);
-  });
-  after(async function () {
-    await closeLocal(proxy);
-  });
+  const proxy = useAnswerProxy(
+    () => sim.baseUrl,
+    (req, up, res) => {
+      if (req.method !== 'GET' || !/\/protocols\/\d+$/.test(pathOf(req)) || up.status !== 200) return false;
+      const body = JSON.parse(up.body.toString('utf8')) as Json;
+      const n = reads++;
+      // one read spelled so, the next otherwise: plan's read and apply's differ in key order and letter case
+      const steps = (body.steps as Json[]).map((s) => (n % 2 === 0 ? spelledOtherwise(s) : s));
+      const rewritten = { ...body, steps };
+      answerWith(res, up.status, up.headers, JSON.stringify(n % 2 === 0 ? reversed(rewritten) : rewritten));
+      return true;
+    },
+  );
 
   it('plan + apply reaches the desired protocol, a second plan is empty', async function () {
     console.log(`      protocol spelled-otherwise seed: ${SEED}, ${CASES} protocols (LH_SEED=${SEED} replays it)`);
-    const client = make({ baseUrl: url });
+    const client = make({ baseUrl: proxy.url });
     let updates = 0;
     await fc.assert(
       fc.asyncProperty(currentAndDesired(2, 10), async ({ current, desired: given }) => {

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import http from 'http';
 
 import { LiquidHandlerClient, RUN_STATE_NAMES } from '../../src/client';
+import { type UpstreamAnswer, useAnswerProxy } from '../support/answer-proxy';
 import { useClients } from '../support/client-suite';
-import { closeLocal, listenLocal } from '../support/local-server';
 import { Rng } from '../support/prng';
 import { USER } from '../support/runtime';
 import { until } from '../support/until';
@@ -61,7 +61,8 @@ function runState(value: unknown, f: Framing): unknown {
 }
 
 /** The answer re-framed: JSON bodies renamed, the type header, a BOM, the body cut into chunks (chunked encoding). */
-function reframe(res: http.ServerResponse, up: http.IncomingMessage, body: Buffer, f: Framing): void {
+function reframe(res: http.ServerResponse, up: UpstreamAnswer, f: Framing): void {
+  const body = up.body;
   const headers = { ...up.headers };
   delete headers['content-length'];
   delete headers['transfer-encoding'];
@@ -75,10 +76,10 @@ function reframe(res: http.ServerResponse, up: http.IncomingMessage, body: Buffe
     else if (f.contentType === 'json-charset') headers['content-type'] = 'application/json; charset=utf-8';
   }
   if (f.chunks === 0) {
-    res.writeHead(up.statusCode ?? 502, { ...headers, 'content-length': String(out.length) });
+    res.writeHead(up.status, { ...headers, 'content-length': String(out.length) });
     return void res.end(out);
   }
-  res.writeHead(up.statusCode ?? 502, headers); // no length: Node sends it chunked
+  res.writeHead(up.status, headers); // no length: Node sends it chunked
   const size = Math.max(1, Math.ceil(out.length / (f.chunks + 1)));
   for (let at = 0; at < out.length; at += size) res.write(out.subarray(at, at + size));
   res.end();
@@ -87,34 +88,18 @@ function reframe(res: http.ServerResponse, up: http.IncomingMessage, body: Buffe
 describe('review: a real instrument framing its answers its own way (seeded)', function () {
   this.timeout(60000);
   const { sim } = useClients({ strict: false });
-  let proxy: http.Server;
-  let url = '';
   let framing: Framing | undefined;
   const open: LiquidHandlerClient[] = [];
 
-  before(async function () {
-    proxy = http.createServer((req, res) => {
-      const upstream = http.request(`${sim.baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
-        const chunks: Buffer[] = [];
-        up.on('data', (c: Buffer) => chunks.push(c));
-        up.on('end', () => {
-          const body = Buffer.concat(chunks);
-          // the login answer is left as it is: its token is what every other request carries
-          if (!framing || /\/authenticate/.test(req.url ?? '')) {
-            res.writeHead(up.statusCode ?? 502, up.headers);
-            return void res.end(body);
-          }
-          reframe(res, up, body, framing);
-        });
-      });
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
-    });
-    url = await listenLocal(proxy);
-  });
-  after(async function () {
-    await closeLocal(proxy);
-  });
+  // the login answer is left as it is: its token is what every other request carries
+  const proxy = useAnswerProxy(
+    () => sim.baseUrl,
+    (req, up, res) => {
+      if (!framing || /\/authenticate/.test(req.url ?? '')) return false;
+      reframe(res, up, framing);
+      return true;
+    },
+  );
   afterEach(async function () {
     framing = undefined;
     await Promise.all(open.splice(0).map((c) => c.close()));
@@ -161,7 +146,7 @@ describe('review: a real instrument framing its answers its own way (seeded)', f
   }
 
   it('40 framings drawn per answer: every read gives what the plain answer gives, also during a run', async function () {
-    const c = new LiquidHandlerClient({ baseUrl: url, credentials: { ...USER }, retries: 0 });
+    const c = new LiquidHandlerClient({ baseUrl: proxy.url, credentials: { ...USER }, retries: 0 });
     open.push(c);
     sim.injectPendingError({ severity: 'Error' });
     const rng = new Rng(49);
