@@ -6,7 +6,7 @@
 import assert from 'assert';
 
 import { Simulator } from '../../src/simulator';
-import { Collector, Replica, watchFlows } from '../support/red-replicas';
+import { Collector, registerHandlerFlows, Replica } from '../support/red-replicas';
 import { describeWithRedis, RedisHarness } from '../support/redis-server';
 import { startSimulator, USER } from '../support/runtime';
 import { until } from '../support/until';
@@ -40,24 +40,12 @@ describeWithRedis('coordination: the B error handler on several Node-REDs (issue
     sim.requests.filter((r) => r.method === method && r.path.endsWith('/error-handler')).length;
 
   it('stopping one replica keeps the handler registered; the last one to stop unregisters it', async function () {
-    const flows = watchFlows({
+    const flows = registerHandlerFlows({
       redisUrl: redisServer.url,
       prefix: `lh-reg-${process.pid}`,
       leaseSeconds: 2,
       instruments: [{ id: 'i1', baseUrl: sim.baseUrl, instrumentUrl: sim.instrumentUrl }],
       collectorUrl: collector.url,
-    });
-    const server = flows.find((n) => n.id === 'server-i1');
-    assert.ok(server);
-    server.clientKey = 'nodered1';
-    flows.push({
-      id: 'reg',
-      type: 'lh-register-handler',
-      z: 'tab',
-      server: 'server-i1',
-      operation: 'check',
-      autoRegister: true,
-      wires: [[]],
     });
     const credentials = { 'server-i1': { username: USER.username, password: USER.password } };
     for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentials));

@@ -12,7 +12,7 @@ import assert from 'assert';
 import Redis from 'ioredis';
 
 import { Simulator } from '../../src/simulator';
-import { Collector, Replica, watchFlows } from '../support/red-replicas';
+import { Collector, registerHandlerFlows, Replica } from '../support/red-replicas';
 import { describeWithRedis, RedisHarness } from '../support/redis-server';
 import { startSimulator, USER } from '../support/runtime';
 import { until } from '../support/until';
@@ -46,24 +46,12 @@ describeWithRedis('review: the B error handler after Redis lost its data', funct
 
   it('a replica that stops after the loss leaves the handler registered for the one still running', async function () {
     const prefix = `lh-review-reg-${process.pid}`;
-    const flows = watchFlows({
+    const flows = registerHandlerFlows({
       redisUrl: redisServer.url,
       prefix,
       leaseSeconds: 2,
       instruments: [{ id: 'i1', baseUrl: sim.baseUrl, instrumentUrl: sim.instrumentUrl }],
       collectorUrl: collector.url,
-    });
-    const server = flows.find((n) => n.id === 'server-i1');
-    assert.ok(server);
-    server.clientKey = 'nodered1';
-    flows.push({
-      id: 'reg',
-      type: 'lh-register-handler',
-      z: 'tab',
-      server: 'server-i1',
-      operation: 'check',
-      autoRegister: true,
-      wires: [[]],
     });
     const credentials = { 'server-i1': { username: USER.username, password: USER.password } };
     for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentials));

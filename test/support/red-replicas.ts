@@ -236,6 +236,27 @@ export function watchFlows(options: {
   return flows;
 }
 
+/**
+ * watchFlows with an lh-register-handler of instrument i1 (interface B) that registers the error handler at start,
+ * under one client key for every replica (the handler is the instrument's, shared by the group).
+ */
+export function registerHandlerFlows(options: Parameters<typeof watchFlows>[0]): FlowNode[] {
+  const flows = watchFlows(options);
+  const server = flows.find((n) => n.id === 'server-i1');
+  if (!server) throw new Error('no lh-server of instrument i1');
+  server.clientKey = 'nodered1';
+  flows.push({
+    id: 'reg',
+    type: 'lh-register-handler',
+    z: 'tab',
+    server: 'server-i1',
+    operation: 'check',
+    autoRegister: true,
+    wires: [[]],
+  });
+  return flows;
+}
+
 /** One Node-RED process. */
 export class Replica {
   private proc?: ChildProcess;
