@@ -74,6 +74,8 @@ const RUNS = [
       '--ignore',
       'test/coordination/**',
       '--ignore',
+      'test/review/coord-*.test.ts',
+      '--ignore',
       'test/browser/**',
       '--ignore',
       'test/e2e/**',
@@ -84,9 +86,10 @@ const RUNS = [
     ],
     live: true,
   },
+  // the review tests of coordination (test/review/coord-*) run here too: Node-REDs and Redis, like the rest of it
   {
     name: 'coordination suite',
-    title: 'coordination suite (test/coordination)',
+    title: 'coordination suite (test/coordination, test/review/coord-*)',
     args: ['--config', '.mocharc.coordination.json'],
   },
   {
