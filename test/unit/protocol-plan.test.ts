@@ -10,7 +10,13 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 
 import { exportText, type ProtocolExport, readDesired } from '../../src/nodes/lh-protocol/export-format';
-import { type Change, longestIncreasingRun, planChanges, writeCount } from '../../src/nodes/lh-protocol/plan-make';
+import {
+  type Change,
+  describeChange,
+  longestIncreasingRun,
+  planChanges,
+  writeCount,
+} from '../../src/nodes/lh-protocol/plan-make';
 import { replayChanges } from '../../src/nodes/lh-protocol/plan-replay';
 import { currentAndDesired, keptInCurrentOrder, lisLength, stepOf } from './protocol-arbitraries';
 
@@ -130,5 +136,28 @@ describe('lh-protocol planner (plan-make)', () => {
     const a = stepOf({ name: 'New name', stepType: 'PauseStep', disabled: false, k: 0 });
     const { changes } = planChanges({ name: 'P', steps: [a] }, readDesired({ steps: [{ ...a, renamedFrom: 'Old name' }] }, 't'));
     assert.deepEqual(changes, []);
+  });
+});
+
+describe('lh-protocol: an update as msg.applied and a stop message describe it (describeChange)', () => {
+  const step = stepOf({ name: 'Pause', stepType: 'PauseStep', disabled: false, k: 0 });
+  const update = (fields: string[]): Change => ({ action: 'update', name: 'Pause', fields, step });
+
+  it('names ordinary fields as they are', () => {
+    assert.equal(describeChange(update(['duration', 'message'])), 'update "Pause": duration, message');
+  });
+
+  it('never shows a line break, an escape or a bidi override of a key, nor more than 20 keys of 60 characters', () => {
+    // a step's own keys are any text (a desired document from elsewhere, the instrument's own): a key with a line
+    // break would start a forged line in the log, one of 200,000 characters a message of that size
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'binary', maxLength: 300 }), { minLength: 1, maxLength: 40 }), (fields) => {
+        const text = describeChange(update(fields));
+        assert.doesNotMatch(text, /[\p{Cc}\p{Cf}\u2028\u2029]/u);
+        assert.ok(text.length <= 'update "Pause": '.length + 20 * (61 + 2) + 3, `bounded: ${text.length}`);
+      }),
+      { numRuns: 200 },
+    );
+    assert.equal(describeChange(update([`k\n[error] forged ${'y'.repeat(100)}`])).includes('\n'), false);
   });
 });

@@ -15,7 +15,6 @@ import {
   validationError,
 } from '../../client';
 import { homeOf, slot } from '../../instrument';
-import { wholeCharactersWithin } from '../../observe/whole-characters';
 import {
   duplicateNames,
   exportDigest,
@@ -25,7 +24,7 @@ import {
   readInstrumentProtocol,
 } from './export-format';
 import { type Plan } from './plan';
-import { type Change, changedFields, describeChange } from './plan-make';
+import { type Change, changedFields, clippedFieldName, describeChange } from './plan-make';
 import { originalNames, replayChanges } from './plan-replay';
 
 export interface ProtocolRead {
@@ -187,7 +186,9 @@ function requireTrueFields(
     const fields = changedFields(was, c.step);
     if (fields.length === c.fields.length && fields.every((f, k) => f === c.fields[k])) return;
     // field names are any text a step has (a plan's own, of any length and with line breaks): quoted and clipped
-    const named = fields.slice(0, 20).map((f) => JSON.stringify(shortName(f)).replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, '\ufffd'));
+    const named = fields
+      .slice(0, 20)
+      .map((f) => JSON.stringify(clippedFieldName(f)).replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, '\ufffd'));
     const shown = fields.length > 20 ? `${named.join(', ')}, …` : named.join(', ') || 'none';
     throw validationError(
       operation,
@@ -195,12 +196,6 @@ function requireTrueFields(
       `must be the fields the update changes: ${shown} (the plan was altered after it was made): nothing was written; make a new plan`,
     );
   });
-}
-
-/** A field name as a message shows it: at most 60 whole characters, then "…". */
-function shortName(name: string): string {
-  const cut = wholeCharactersWithin(name, 60);
-  return cut.length < name.length ? `${cut}…` : cut;
 }
 
 function altered(plan: Plan, operation: string): LhError {
