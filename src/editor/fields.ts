@@ -70,10 +70,13 @@ export function numberIn(min: number, max: number, errorKey: string, empty = fal
   );
 }
 
-/** Seconds: empty, or a decimal number of at least `min` (greater than `min` when `strict`). */
-export function seconds(min: number, errorKey: string, strict = false): Validator {
+/** Seconds: empty, or a decimal number of at least `min` (greater than `min` when `strict`) and at most `max`. */
+export function seconds(min: number, errorKey: string, strict = false, max = Infinity): Validator {
   return check(
-    (v) => v === '' || v === undefined || (/^\d+(\.\d+)?$/.test(String(v)) && (strict ? Number(v) > min : Number(v) >= min)),
+    (v) =>
+      v === '' ||
+      v === undefined ||
+      (/^\d+(\.\d+)?$/.test(String(v)) && (strict ? Number(v) > min : Number(v) >= min) && Number(v) <= max),
     errorKey,
     { min },
   );

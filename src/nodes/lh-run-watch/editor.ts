@@ -7,12 +7,7 @@ registerNode('lh-run-watch', {
   outputLabels: ['state', 'finished', 'progress', 'connection'],
   rules: {
     // the node polls at least every 0.5 s and at most every 24 h (as lh-error-poll): beyond, it would silently clamp
-    interval: {
-      validate: check(
-        (v) => v === '' || (/^\d+(\.\d+)?$/.test(String(v)) && Number(v) >= 0.5 && Number(v) <= 86400),
-        'lh-run-watch.errors.interval',
-      ),
-    },
+    interval: { validate: seconds(0.5, 'lh-run-watch.errors.interval', false, 86400) },
     progressInterval: { validate: seconds(0, 'lh-run-watch.errors.seconds') },
     offlineAfter: {
       validate: check((v) => v === '' || (/^\d+$/.test(String(v)) && Number(v) >= 1), 'lh-run-watch.errors.offlineAfter'),
