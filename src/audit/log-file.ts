@@ -5,7 +5,7 @@ import os from 'os';
 import path from 'path';
 
 import { publishAuditSync } from '../observe/lab-events';
-import { wholeCharactersWithin } from '../observe/whole-characters';
+import { clippedText, shownInLog } from '../observe/whole-characters';
 import { chainFile, chainIndexes, checkpointFile, readChainText } from './files';
 import { type AuditRecord, type ChainGap, type Checkpoint, checkpointMac, GENESIS, type RecordFields, seal } from './record';
 
@@ -884,8 +884,7 @@ const MAX_LOCK_TEXT = 200;
  * format character and lone surrogate half as U+FFFD, so no line break, escape sequence or bidi override reaches the log.
  */
 function fromLockFile(text: string, max: number): string {
-  const cut = wholeCharactersWithin(text, max);
-  return `${cut}${cut.length < text.length ? '…' : ''}`.replace(/[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029]/gu, '\ufffd');
+  return shownInLog(clippedText(text, max));
 }
 
 /** Removes the lock only while it is still this writer's (the same file, naming this process): never another's. */

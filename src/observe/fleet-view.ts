@@ -13,7 +13,7 @@
  * - Safe to show: an answer link is kept only when it is an http(s) URL (never `javascript:`); texts are data, the
  *   page escapes them.
  */
-import { wholeCharactersWithin } from './whole-characters';
+import { clippedWithin } from './whole-characters';
 
 export interface FleetError {
   source: string;
@@ -45,7 +45,7 @@ const MAX_TEXT = 200;
 function clip(value: unknown, max: number): string {
   const s = typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);
   // never cutting a character in two: a lone surrogate half is refused by strict JSON readers (the page's msg)
-  return s.length > max ? `${wholeCharactersWithin(s, max - 1)}…` : s;
+  return clippedWithin(s, max);
 }
 
 function textOrNull(value: unknown): string | null {

@@ -4,7 +4,7 @@
  * on a change.
  */
 import type { LabEvent, PendingErrorView } from './lab-events';
-import { wholeCharactersWithin } from './whole-characters';
+import { clippedWithin } from './whole-characters';
 
 export type ConnectionState = 'online' | 'offline' | 'standby' | 'unknown';
 
@@ -53,7 +53,7 @@ export function emptyDocument(instrument: string, now: number): StateDocument {
 
 /** At most `max` UTF-16 units, `…` in the last place when clipped; a character is never cut in two. */
 function clip(value: string, max = MAX_TEXT): string {
-  return value.length <= max ? value : `${wholeCharactersWithin(value, max - 1)}…`;
+  return clippedWithin(value, max);
 }
 
 /** An answer link as the state keeps it: its URL and until when it works. */

@@ -15,6 +15,7 @@ import {
   validationError,
 } from '../../client';
 import { homeOf, slot } from '../../instrument';
+import { shownInLog } from '../../observe/whole-characters';
 import {
   duplicateNames,
   exportDigest,
@@ -186,9 +187,7 @@ function requireTrueFields(
     const fields = changedFields(was, c.step);
     if (fields.length === c.fields.length && fields.every((f, k) => f === c.fields[k])) return;
     // field names are any text a step has (a plan's own, of any length and with line breaks): quoted and clipped
-    const named = fields
-      .slice(0, 20)
-      .map((f) => JSON.stringify(clippedFieldName(f)).replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, '\ufffd'));
+    const named = fields.slice(0, 20).map((f) => shownInLog(JSON.stringify(clippedFieldName(f))));
     const shown = fields.length > 20 ? `${named.join(', ')}, …` : named.join(', ') || 'none';
     throw validationError(
       operation,

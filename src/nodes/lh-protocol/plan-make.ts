@@ -17,7 +17,7 @@
  *   6. move     the kept steps outside the longest run in order, in one reorder-step call of {stepId, stepOrder}
  *               with their final places (the instrument places them together; every other step keeps its order).
  */
-import { wholeCharactersWithin } from '../../observe/whole-characters';
+import { clippedText, shownInLog } from '../../observe/whole-characters';
 import { asExportStep, type DesiredStep, type ExportStep, ownFieldsText, type ProtocolExport } from './export-format';
 
 export type Change =
@@ -183,16 +183,12 @@ export function writeCount(changes: readonly Change[]): number {
   return changes.length - moves + (moves > 0 ? 1 : 0);
 }
 
-/** One line per change, for a notification or a review: `rename "Mix" → "Mix well"`. */
 /** A field name as a message shows it: at most 60 whole characters, then "…" (a step's key is any text it has). */
 export function clippedFieldName(name: string): string {
-  const cut = wholeCharactersWithin(name, 60);
-  return cut.length < name.length ? `${cut}…` : cut;
+  return clippedText(name, 60);
 }
 
-/** Control and format characters (line breaks, escapes, bidi overrides) as U+FFFD: a message never forges a log line. */
-const UNSHOWN = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
-
+/** One line per change, for a notification or a review: `rename "Mix" → "Mix well"`. */
 export function describeChange(change: Change): string {
   const name = JSON.stringify(change.name);
   switch (change.action) {
@@ -200,7 +196,7 @@ export function describeChange(change: Change): string {
       return `rename ${JSON.stringify(change.from)} → ${name}`;
     case 'update': {
       // a step's own keys come from the desired document or the instrument: clipped, and no line break reaches a log
-      const fields = change.fields.slice(0, 20).map((f) => clippedFieldName(f).replace(UNSHOWN, '\ufffd'));
+      const fields = change.fields.slice(0, 20).map((f) => shownInLog(clippedFieldName(f)));
       return `update ${name}: ${fields.join(', ')}${change.fields.length > 20 ? ', …' : ''}`;
     }
     case 'create':
