@@ -125,10 +125,13 @@ function tailRecord(line: string): Pick<AuditRecord, 'seq' | 'hash' | 'at'> | un
   }
   if (typeof value !== 'object' || value === null) return undefined;
   const { seq, hash, at } = value as Partial<Record<'seq' | 'hash' | 'at', unknown>>;
-  if (!Number.isSafeInteger(seq) || (seq as number) < 0 || typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash)) {
-    return undefined;
-  }
-  return { seq: seq as number, hash, at: typeof at === 'string' ? at : '' };
+  if (!isChainPosition(seq, hash)) return undefined;
+  return { seq: seq as number, hash: hash as string, at: typeof at === 'string' ? at : '' };
+}
+
+/** Whether `seq` and `hash` name a place in a chain (a record's number and its SHA-256), as a record or a checkpoint does. */
+function isChainPosition(seq: unknown, hash: unknown): boolean {
+  return Number.isSafeInteger(seq) && (seq as number) >= 0 && typeof hash === 'string' && /^[0-9a-f]{64}$/.test(hash);
 }
 
 /** The checkpoint's seq, hash and file when it is one (its signature is the verifier's business, not the writer's). */
@@ -150,14 +153,7 @@ function parseCheckpoint(text: string): (Pick<Checkpoint, 'seq' | 'hash' | 'file
   } catch {
     return undefined;
   }
-  const ok =
-    !!cp &&
-    Number.isSafeInteger(cp.seq) &&
-    (cp.seq as number) >= 0 &&
-    typeof cp.hash === 'string' &&
-    /^[0-9a-f]{64}$/.test(cp.hash) &&
-    Number.isSafeInteger(cp.file) &&
-    (cp.file as number) >= 1;
+  const ok = !!cp && isChainPosition(cp.seq, cp.hash) && Number.isSafeInteger(cp.file) && (cp.file as number) >= 1;
   return ok ? { seq: cp.seq as number, hash: cp.hash as string, file: cp.file as number, mac: cp.mac } : undefined;
 }
 
