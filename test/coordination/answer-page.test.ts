@@ -9,7 +9,7 @@ import Redis from 'ioredis';
 
 import { Simulator } from '../../src/simulator';
 import { requestText } from '../support/http-text';
-import { Collector, FlowNode, Replica, watchFlows } from '../support/red-replicas';
+import { answerPageFlows, Collector, Replica } from '../support/red-replicas';
 import { describeWithRedis, RedisHarness } from '../support/redis-server';
 import { startSimulator, USER } from '../support/runtime';
 import { until } from '../support/until';
@@ -20,44 +20,6 @@ interface Linked {
   replica: string;
   url?: string;
   outcome?: string;
-}
-
-/** watchFlows with an answer page behind the poll: each link and each audit record goes to the collector. */
-function pageFlows(options: Parameters<typeof watchFlows>[0]): FlowNode[] {
-  const flows = watchFlows(options);
-  const poll = flows.find((n) => n.id === 'poll-i1');
-  if (!poll) throw new Error('no poll node');
-  poll.wires = [['page'], [], []];
-  flows.push(
-    {
-      id: 'page',
-      type: 'lh-answer-page',
-      z: 'tab',
-      server: 'server-i1',
-      path: '/lh/answer',
-      publicUrlType: 'str',
-      publicUrl: 'http://127.0.0.1:9',
-      expiryHours: 1,
-      wires: [['to-linked'], ['to-audit']],
-    },
-    {
-      id: 'to-linked',
-      type: 'function',
-      z: 'tab',
-      func: `msg.payload = { kind: 'linked', id: String(msg.errorId), replica: env.get('LH_REPLICA'), url: msg.answerUrl }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
-      outputs: 1,
-      wires: [['post']],
-    },
-    {
-      id: 'to-audit',
-      type: 'function',
-      z: 'tab',
-      func: `msg.payload = { kind: 'audit', id: String(msg.payload.errorKey), replica: env.get('LH_REPLICA'), outcome: msg.payload.outcome }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
-      outputs: 1,
-      wires: [['post']],
-    },
-  );
-  return flows;
 }
 
 describeWithRedis('coordination: the answer page on several Node-REDs (issue 19)', function () {
@@ -81,14 +43,17 @@ describeWithRedis('coordination: the answer page on several Node-REDs (issue 19)
     collector = new Collector();
     await collector.start();
     sim = await startSimulator();
-    const flows = pageFlows({
-      redisUrl: redisServer.url,
-      prefix: `lh-page-${process.pid}-${++run}`,
-      leaseSeconds: 2,
-      instruments: [{ id: 'i1', baseUrl: sim.baseUrl }],
-      collectorUrl: collector.url,
-      interval: 0.3,
-    });
+    const flows = answerPageFlows(
+      {
+        redisUrl: redisServer.url,
+        prefix: `lh-page-${process.pid}-${++run}`,
+        leaseSeconds: 2,
+        instruments: [{ id: 'i1', baseUrl: sim.baseUrl }],
+        collectorUrl: collector.url,
+        interval: 0.3,
+      },
+      true,
+    );
     const credentials = { 'server-i1': { username: USER.username, password: USER.password } };
     for (const name of ['r1', 'r2']) replicas.push(new Replica(name, flows, credentials));
     await Promise.all(replicas.map((r) => r.start()));

@@ -10,7 +10,7 @@ import Redis from 'ioredis';
 
 import type { Simulator } from '../../src/simulator';
 import { requestText } from '../support/http-text';
-import { Collector, type FlowNode, Replica, watchFlows } from '../support/red-replicas';
+import { answerPageFlows, Collector, Replica } from '../support/red-replicas';
 import { RedisHarness } from '../support/redis-server';
 import { startSimulator, USER } from '../support/runtime';
 import { until } from '../support/until';
@@ -20,36 +20,6 @@ interface Linked {
   id: string;
   replica: string;
   url?: string;
-}
-
-/** watchFlows with an answer page behind the poll: each link goes to the collector. */
-function pageFlows(options: Parameters<typeof watchFlows>[0]): FlowNode[] {
-  const flows = watchFlows(options);
-  const poll = flows.find((n) => n.id === 'poll-i1');
-  if (!poll) throw new Error('no poll node');
-  poll.wires = [['page'], [], []];
-  flows.push(
-    {
-      id: 'page',
-      type: 'lh-answer-page',
-      z: 'tab',
-      server: 'server-i1',
-      path: '/lh/answer',
-      publicUrlType: 'str',
-      publicUrl: 'http://127.0.0.1:9',
-      expiryHours: 1,
-      wires: [['to-linked'], []],
-    },
-    {
-      id: 'to-linked',
-      type: 'function',
-      z: 'tab',
-      func: `msg.payload = { kind: 'linked', id: String(msg.errorId), replica: env.get('LH_REPLICA'), url: msg.answerUrl }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
-      outputs: 1,
-      wires: [['post']],
-    },
-  );
-  return flows;
 }
 
 export interface AnswerPageReplicas {
@@ -74,7 +44,7 @@ export function useAnswerPageReplicas(prefix: string): AnswerPageReplicas {
     collector = new Collector();
     await collector.start();
     sim = await startSimulator();
-    const flows = pageFlows({
+    const flows = answerPageFlows({
       redisUrl: redisServer.url,
       prefix,
       leaseSeconds: 2,

@@ -257,6 +257,49 @@ export function registerHandlerFlows(options: Parameters<typeof watchFlows>[0]):
   return flows;
 }
 
+/**
+ * watchFlows with an answer page behind instrument i1's poll: each link made goes to the collector
+ * (`{kind: 'linked', id, replica, url}`), and with `audit` each audit record of an answer too
+ * (`{kind: 'audit', id, replica, outcome}`).
+ */
+export function answerPageFlows(options: Parameters<typeof watchFlows>[0], audit = false): FlowNode[] {
+  const flows = watchFlows(options);
+  const poll = flows.find((n) => n.id === 'poll-i1');
+  if (!poll) throw new Error('no poll node');
+  poll.wires = [['page'], [], []];
+  const toCollector = (id: string, payload: string): FlowNode => ({
+    id,
+    type: 'function',
+    z: 'tab',
+    func: `msg.payload = ${payload}; msg.headers = { 'content-type': 'application/json' }; return msg;`,
+    outputs: 1,
+    wires: [['post']],
+  });
+  flows.push(
+    {
+      id: 'page',
+      type: 'lh-answer-page',
+      z: 'tab',
+      server: 'server-i1',
+      path: '/lh/answer',
+      publicUrlType: 'str',
+      publicUrl: 'http://127.0.0.1:9',
+      expiryHours: 1,
+      wires: [['to-linked'], audit ? ['to-audit'] : []],
+    },
+    toCollector('to-linked', "{ kind: 'linked', id: String(msg.errorId), replica: env.get('LH_REPLICA'), url: msg.answerUrl }"),
+  );
+  if (audit) {
+    flows.push(
+      toCollector(
+        'to-audit',
+        "{ kind: 'audit', id: String(msg.payload.errorKey), replica: env.get('LH_REPLICA'), outcome: msg.payload.outcome }",
+      ),
+    );
+  }
+  return flows;
+}
+
 /** One Node-RED process. */
 export class Replica {
   private proc?: ChildProcess;
