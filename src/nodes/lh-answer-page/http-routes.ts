@@ -137,15 +137,18 @@ export function servePage(
     };
     const onPost = (req: PageRequest, res: ServerResponse): void => {
       withoutCors(res);
-      readForm(req).then(
-        (form) => {
-          const token = form.get('t') ?? queryParam(req, 't');
-          const found = owner(token);
-          if (found) found.post(req, res, form);
-          else refuse(res, undefined, token);
-        },
-        (err: unknown) => refuse(res, err instanceof FormTooLarge ? 'too-large' : undefined),
-      );
+      readForm(req)
+        .then(
+          (form) => {
+            const token = form.get('t') ?? queryParam(req, 't');
+            const found = owner(token);
+            if (found) found.post(req, res, form);
+            else refuse(res, undefined, token);
+          },
+          (err: unknown) => refuse(res, err instanceof FormTooLarge ? 'too-large' : undefined),
+        )
+        // never an unhandled rejection (red.js exits on one): whatever threw, the request gets the plain refusal
+        .catch(() => refuse(res));
     };
     ourHandlers.add(onGet);
     ourHandlers.add(onPost);
@@ -233,7 +236,16 @@ export function basicAuthUser(req: IncomingMessage): string | undefined {
   return user !== '' ? user : undefined;
 }
 
+/**
+ * A parameter of the request's query. Read from the text between `?` and a `#`, never by parsing the whole target
+ * as a URL: Node's HTTP parser and Express's router accept targets the URL parser refuses (`http://:99999/lh-answer`,
+ * an absolute form whose port is out of range, is `/lh-answer` to the router), and a throw here took Node-RED down.
+ */
 export function queryParam(req: IncomingMessage, name: string): string | undefined {
-  const url = new URL(req.url ?? '/', 'http://x');
-  return url.searchParams.get(name) ?? undefined;
+  const whole = typeof req.url === 'string' ? req.url : '';
+  const hash = whole.indexOf('#');
+  const target = hash < 0 ? whole : whole.slice(0, hash);
+  const start = target.indexOf('?');
+  // `&` first: URLSearchParams would take a leading `?` of the query itself (`??t=`) for the separator
+  return start < 0 ? undefined : (new URLSearchParams(`&${target.slice(start + 1)}`).get(name) ?? undefined);
 }
