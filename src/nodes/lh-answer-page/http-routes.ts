@@ -38,6 +38,11 @@ function middleware(RED: Red): Middleware[] {
 export interface PageEndpoint {
   /** true when the link token carries this node's signature (whatever else is wrong with it) */
   owns(token: unknown): boolean;
+  /**
+   * true while the node cannot tell yet whether it signed a link (its key shared in Redis is still awaited): it takes
+   * the links no node on the path owns, never one another node signed
+   */
+  awaiting(): boolean;
   get(req: PageRequest, res: ServerResponse): void;
   post(req: PageRequest, res: ServerResponse, form: URLSearchParams): void;
 }
@@ -126,7 +131,8 @@ export function servePage(
   let here = paths.get(path);
   if (!here) {
     const endpoints = new Set<PageEndpoint>();
-    const owner = (token: unknown): PageEndpoint | undefined => [...endpoints].find((e) => e.owns(token));
+    const owner = (token: unknown): PageEndpoint | undefined =>
+      [...endpoints].find((e) => e.owns(token)) ?? [...endpoints].find((e) => e.awaiting());
     const before = middleware(RED);
     const onGet = (req: PageRequest, res: ServerResponse): void => {
       withoutCors(res);

@@ -776,7 +776,8 @@ export class AnswerPageNode {
       this.RED,
       this.path,
       {
-        owns: (token) => this.secrets.pending || this.secrets.all.some((s) => signedBy(token, s)),
+        owns: (token) => this.secrets.all.some((s) => signedBy(token, s)),
+        awaiting: () => this.secrets.pending,
         get: (req, res) =>
           void (photoAsked(queryParam(req, 'photo')) ? this.servePhoto(req, res) : this.showQuestion(req, res)).catch(
             this.failed(res),
