@@ -14,8 +14,8 @@ import net from 'net';
 import os from 'os';
 import path from 'path';
 
-import { Simulator } from '../../src/simulator';
 import { queryParam } from '../../src/nodes/lh-answer-page/http-routes';
+import { Simulator } from '../../src/simulator';
 import { freePort } from '../support/free-port';
 import { requestText } from '../support/http-text';
 import { Rng } from '../support/prng';

@@ -25,7 +25,14 @@ describe('review: a page sharing its path with a coordinated page that waits for
     await loadWithPage(
       [
         { id: 'coord', type: 'lh-coordination', url: `redis://127.0.0.1:${nobody}`, prefix: `lh-review-await-${process.pid}` },
-        { id: 'far', type: 'lh-server', name: 'far instrument', baseUrl: 'http://127.0.0.1:9', clientKey: 'far1', coordination: 'coord' },
+        {
+          id: 'far',
+          type: 'lh-server',
+          name: 'far instrument',
+          baseUrl: 'http://127.0.0.1:9',
+          clientKey: 'far1',
+          coordination: 'coord',
+        },
         pageNode({ id: 'waiting', server: 'far', path: '/lh-answer', wires: [[], []] }),
         ...plain.nodes,
         pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
