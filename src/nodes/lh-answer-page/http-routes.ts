@@ -122,7 +122,7 @@ export function servePage(
   RED: Red,
   path: string,
   endpoint: PageEndpoint,
-  refuse: (res: ServerResponse, why?: 'too-large', token?: unknown) => void,
+  refuse: (res: ServerResponse, why?: 'too-large' | 'cross-site', token?: unknown) => void,
 ): (() => void) | false {
   const app = httpNode(RED);
   if (!app) return false;
@@ -143,6 +143,10 @@ export function servePage(
     };
     const onPost = (req: PageRequest, res: ServerResponse): void => {
       withoutCors(res);
+      if (postedFromAnotherSite(req)) {
+        req.resume();
+        return refuse(res, 'cross-site');
+      }
       readForm(req)
         .then(
           (form) => {
@@ -170,6 +174,19 @@ export function servePage(
     entry.endpoints.delete(endpoint);
     if (entry.endpoints.size === 0) entry.unmount();
   };
+}
+
+/**
+ * Whether the browser says a POST comes from a page of another site (`Sec-Fetch-Site` other than `same-origin`, or
+ * `none` for one the person made themselves): the page's own forms post from the page. Whoever can open a link can
+ * put its form token in a form on a site of theirs; a person pressing its button would answer with their own browser's
+ * cookies and HTTP Basic credentials (httpNodeAuth), in their name. `Origin` cannot tell: the page's own posts carry
+ * `Origin: null` (its Referrer-Policy is no-referrer). A post with no such header (curl, a script) is judged as before.
+ */
+export function postedFromAnotherSite(req: IncomingMessage): boolean {
+  const header = req.headers['sec-fetch-site'];
+  const site = (Array.isArray(header) ? header[0] : header)?.trim().toLowerCase();
+  return site !== undefined && site !== '' && site !== 'same-origin' && site !== 'none';
 }
 
 export const MAX_FORM_BYTES = 16 * 1024;

@@ -785,18 +785,29 @@ export class AnswerPageNode {
         post: (req, res, form) => void this.takeAnswer(req, res, form).catch(this.failed(res)),
       },
       (res, why, token) =>
-        why === 'too-large'
+        why === 'cross-site'
           ? reply(
               res,
-              413,
+              403,
               outcomePage({
-                kind: 'failed',
+                kind: 'invalid',
                 instrument: '',
                 errorKey: '',
-                reason: `the form is larger than ${MAX_FORM_BYTES / 1024} KiB`,
+                reason: 'the form was posted from another web site; answers are taken from the answer page itself',
               }),
             )
-          : reply(res, 403, forbiddenPage(unownedReason(token), this.lifetime)),
+          : why === 'too-large'
+            ? reply(
+                res,
+                413,
+                outcomePage({
+                  kind: 'failed',
+                  instrument: '',
+                  errorKey: '',
+                  reason: `the form is larger than ${MAX_FORM_BYTES / 1024} KiB`,
+                }),
+              )
+            : reply(res, 403, forbiddenPage(unownedReason(token), this.lifetime)),
     );
   }
 
