@@ -38,6 +38,11 @@ function middleware(RED: Red): Middleware[] {
 export interface PageEndpoint {
   /** true when the link token carries this node's signature (whatever else is wrong with it) */
   owns(token: unknown): boolean;
+  /**
+   * true while the node cannot tell yet whether it signed a link (its key shared in Redis is still awaited): it takes
+   * the links no node on the path owns, never one another node signed
+   */
+  awaiting(): boolean;
   get(req: PageRequest, res: ServerResponse): void;
   post(req: PageRequest, res: ServerResponse, form: URLSearchParams): void;
 }
@@ -117,7 +122,7 @@ export function servePage(
   RED: Red,
   path: string,
   endpoint: PageEndpoint,
-  refuse: (res: ServerResponse, why?: 'too-large', token?: unknown) => void,
+  refuse: (res: ServerResponse, why?: 'too-large' | 'cross-site', token?: unknown) => void,
 ): (() => void) | false {
   const app = httpNode(RED);
   if (!app) return false;
@@ -126,7 +131,8 @@ export function servePage(
   let here = paths.get(path);
   if (!here) {
     const endpoints = new Set<PageEndpoint>();
-    const owner = (token: unknown): PageEndpoint | undefined => [...endpoints].find((e) => e.owns(token));
+    const owner = (token: unknown): PageEndpoint | undefined =>
+      [...endpoints].find((e) => e.owns(token)) ?? [...endpoints].find((e) => e.awaiting());
     const before = middleware(RED);
     const onGet = (req: PageRequest, res: ServerResponse): void => {
       withoutCors(res);
@@ -137,15 +143,22 @@ export function servePage(
     };
     const onPost = (req: PageRequest, res: ServerResponse): void => {
       withoutCors(res);
-      readForm(req).then(
-        (form) => {
-          const token = form.get('t') ?? queryParam(req, 't');
-          const found = owner(token);
-          if (found) found.post(req, res, form);
-          else refuse(res, undefined, token);
-        },
-        (err: unknown) => refuse(res, err instanceof FormTooLarge ? 'too-large' : undefined),
-      );
+      if (postedFromAnotherSite(req)) {
+        req.resume();
+        return refuse(res, 'cross-site');
+      }
+      readForm(req)
+        .then(
+          (form) => {
+            const token = form.get('t') ?? queryParam(req, 't');
+            const found = owner(token);
+            if (found) found.post(req, res, form);
+            else refuse(res, undefined, token);
+          },
+          (err: unknown) => refuse(res, err instanceof FormTooLarge ? 'too-large' : undefined),
+        )
+        // never an unhandled rejection (red.js exits on one): whatever threw, the request gets the plain refusal
+        .catch(() => refuse(res));
     };
     ourHandlers.add(onGet);
     ourHandlers.add(onPost);
@@ -161,6 +174,19 @@ export function servePage(
     entry.endpoints.delete(endpoint);
     if (entry.endpoints.size === 0) entry.unmount();
   };
+}
+
+/**
+ * Whether the browser says a POST comes from a page of another site (`Sec-Fetch-Site` other than `same-origin`, or
+ * `none` for one the person made themselves): the page's own forms post from the page. Whoever can open a link can
+ * put its form token in a form on a site of theirs; a person pressing its button would answer with their own browser's
+ * cookies and HTTP Basic credentials (httpNodeAuth), in their name. `Origin` cannot tell: the page's own posts carry
+ * `Origin: null` (its Referrer-Policy is no-referrer). A post with no such header (curl, a script) is judged as before.
+ */
+export function postedFromAnotherSite(req: IncomingMessage): boolean {
+  const header = req.headers['sec-fetch-site'];
+  const site = (Array.isArray(header) ? header[0] : header)?.trim().toLowerCase();
+  return site !== undefined && site !== '' && site !== 'same-origin' && site !== 'none';
 }
 
 export const MAX_FORM_BYTES = 16 * 1024;
@@ -233,7 +259,16 @@ export function basicAuthUser(req: IncomingMessage): string | undefined {
   return user !== '' ? user : undefined;
 }
 
+/**
+ * A parameter of the request's query. Read from the text between `?` and a `#`, never by parsing the whole target
+ * as a URL: Node's HTTP parser and Express's router accept targets the URL parser refuses (`http://:99999/lh-answer`,
+ * an absolute form whose port is out of range, is `/lh-answer` to the router), and a throw here took Node-RED down.
+ */
 export function queryParam(req: IncomingMessage, name: string): string | undefined {
-  const url = new URL(req.url ?? '/', 'http://x');
-  return url.searchParams.get(name) ?? undefined;
+  const whole = typeof req.url === 'string' ? req.url : '';
+  const hash = whole.indexOf('#');
+  const target = hash < 0 ? whole : whole.slice(0, hash);
+  const start = target.indexOf('?');
+  // `&` first: URLSearchParams would take a leading `?` of the query itself (`??t=`) for the separator
+  return start < 0 ? undefined : (new URLSearchParams(`&${target.slice(start + 1)}`).get(name) ?? undefined);
 }

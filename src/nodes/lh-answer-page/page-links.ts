@@ -11,6 +11,18 @@ export function routePath(value: unknown): string {
   return `/${p.replace(/^\/+/, '').replace(/\/+$/, '')}`;
 }
 
+/**
+ * Why the page's path cannot be served, or undefined: the edit dialog's rule (letters, digits, - _ /, at most 100),
+ * checked at run time too, since a flow imported or written without the dialog could give Express's route syntax
+ * (`/:page`, `/*`, `(.*)`), which would take the GET and POST of other routes (a flow's own http in endpoints).
+ */
+export function pathProblem(value: unknown): string | undefined {
+  if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) return undefined;
+  if (typeof value === 'string' && /^\/?[A-Za-z0-9_\-/]{1,100}$/.test(value.trim())) return undefined;
+  const shown = typeof value === 'string' ? JSON.stringify(value.slice(0, 120)) : typeof value;
+  return `path ${shown} is not a page path: it must be like /lh-answer (letters, digits, - _ /, at most 100), so the page never takes other routes`;
+}
+
 export function expiryMs(hours: unknown): number {
   const h = Number(hours);
   return (

@@ -50,7 +50,7 @@ import {
   PAGE_HEADERS,
   questionPage as questionHtml,
 } from './page-html';
-import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, routePath, statusKey } from './page-links';
+import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, pathProblem, routePath, statusKey } from './page-links';
 import { formSecret, PageSecrets } from './page-secrets';
 import { answerInTheWay, answerLabel, answerOptions, errorView, itemChoices, itemProblem } from './page-view';
 import { RecentLists } from './recent-lists';
@@ -226,7 +226,9 @@ export class AnswerPageNode {
   private readonly records = new Map<string, ErrorRecord>();
   /** when this node last made a link for an error: a view of it never uses a list read before that */
   private readonly linkedAt = new Map<string, number>();
-  /** the route's removal; false: no HTTP nodes (httpNodeRoot false); undefined: standing back for another route */
+  /** why the configured path is not served (not a page path: Express route syntax), if so */
+  private readonly badPath: string | undefined;
+  /** the route's removal; false: no HTTP nodes (httpNodeRoot false) or a bad path; undefined: standing back for another route */
   private unroute: (() => void) | false | undefined;
   /** the other route on this path, while the page stands back for it */
   private clash?: string;
@@ -266,8 +268,13 @@ export class AnswerPageNode {
     this.photosOf = this.instrumentKey();
     this.photos = this.photosHandedOver();
     this.secrets = pageSecrets(RED, node, config.server, (shared) => this.forms.rekey(formSecret(shared)));
-    this.unroute = this.mount();
-    if (this.unroute === false) {
+    this.badPath = pathProblem(config.path);
+    this.unroute = this.badPath === undefined ? this.mount() : false;
+    if (this.badPath !== undefined) {
+      const error = new LhError(this.badPath, { kind: 'config', operation: OP, field: 'path' });
+      this.status.failed(error);
+      this.node.warn(error.message);
+    } else if (this.unroute === false) {
       this.status.failed(new LhError(RED._('lh-answer-page.errors.noHttp'), { kind: 'config', operation: OP }));
     } else this.status.idle('lh-answer-page.status.ready', { path: this.path });
     this.checkClash();
@@ -394,12 +401,13 @@ export class AnswerPageNode {
       return done();
     }
     if (this.unroute === false || this.clash) {
-      // a link to a path this page does not serve (no HTTP nodes, or another route holds it) would lead the person
+      // a link to a path this page does not serve (not a page path, no HTTP nodes, or another route holds it) would lead the person
       // to someone else's route: the msg goes on without one, and the reason reaches Catch nodes
       const why =
-        this.unroute === false
+        this.badPath ??
+        (this.unroute === false
           ? this.RED._('lh-answer-page.errors.noHttp')
-          : this.RED._('lh-answer-page.errors.clash', { path: this.path, route: this.clash ?? '' });
+          : this.RED._('lh-answer-page.errors.clash', { path: this.path, route: this.clash ?? '' }));
       send([msg, null]);
       return done(new LhError(`no answer link: ${why}`, { kind: 'config', operation: OP, field: 'path' }));
     }
@@ -768,7 +776,8 @@ export class AnswerPageNode {
       this.RED,
       this.path,
       {
-        owns: (token) => this.secrets.pending || this.secrets.all.some((s) => signedBy(token, s)),
+        owns: (token) => this.secrets.all.some((s) => signedBy(token, s)),
+        awaiting: () => this.secrets.pending,
         get: (req, res) =>
           void (photoAsked(queryParam(req, 'photo')) ? this.servePhoto(req, res) : this.showQuestion(req, res)).catch(
             this.failed(res),
@@ -776,18 +785,29 @@ export class AnswerPageNode {
         post: (req, res, form) => void this.takeAnswer(req, res, form).catch(this.failed(res)),
       },
       (res, why, token) =>
-        why === 'too-large'
+        why === 'cross-site'
           ? reply(
               res,
-              413,
+              403,
               outcomePage({
-                kind: 'failed',
+                kind: 'invalid',
                 instrument: '',
                 errorKey: '',
-                reason: `the form is larger than ${MAX_FORM_BYTES / 1024} KiB`,
+                reason: 'the form was posted from another web site; answers are taken from the answer page itself',
               }),
             )
-          : reply(res, 403, forbiddenPage(unownedReason(token), this.lifetime)),
+          : why === 'too-large'
+            ? reply(
+                res,
+                413,
+                outcomePage({
+                  kind: 'failed',
+                  instrument: '',
+                  errorKey: '',
+                  reason: `the form is larger than ${MAX_FORM_BYTES / 1024} KiB`,
+                }),
+              )
+            : reply(res, 403, forbiddenPage(unownedReason(token), this.lifetime)),
     );
   }
 

@@ -69,8 +69,8 @@ export class PageSecrets {
   }
 
   /**
-   * Whether the shared key is still awaited: the page then claims every link on its path (it cannot tell yet whether
-   * it signed it) and checks it once the key is there.
+   * Whether the shared key is still awaited: the page then claims the links on its path no other page there signed
+   * (it cannot tell yet whether it signed them) and checks them once the key is there.
    */
   get pending(): boolean {
     return this.loadShared !== undefined && this.shared === undefined;

@@ -76,12 +76,13 @@ function hostName(header: string | undefined): string | undefined {
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /**
- * Why a request without adminAuth is refused because of the name it was sent to, or undefined. A foreign page can
- * rebind its own DNS name to this Node-RED's address and is then same-origin for the browser (Host = Origin = its
- * name), so the Origin check alone passes it. The editor is reached by an IP address, `localhost`, or a name the
- * user lists in settings.js (`liquidHandler.editorHosts`); any other name is refused with that advice.
+ * Why a request of no logged-in user (without adminAuth, or adminAuth's anonymous `default` user: `adminAuth` true)
+ * is refused because of the name it was sent to, or undefined. A foreign page can rebind its own DNS name to this
+ * Node-RED's address and is then same-origin for the browser (Host = Origin = its name), so the Origin check alone
+ * passes it. The editor is reached by an IP address, `localhost`, or a name the user lists in settings.js
+ * (`liquidHandler.editorHosts`); any other name is refused with that advice.
  */
-export function rebindingReason(headers: Headers, editorHosts: readonly string[] = []): string | undefined {
+export function rebindingReason(headers: Headers, editorHosts: readonly string[] = [], adminAuth = false): string | undefined {
   const raw = first(headers.host);
   if (raw === undefined) return undefined;
   const parsed = hostName(raw);
@@ -90,7 +91,8 @@ export function rebindingReason(headers: Headers, editorHosts: readonly string[]
   if (parsed !== undefined && (IPV4.test(name) || name.includes(':'))) return undefined;
   if (name === 'localhost' || name.endsWith('.localhost')) return undefined;
   if (editorHosts.some((h) => typeof h === 'string' && h.trim().toLowerCase() === name)) return undefined;
-  return `Host ${name} is not ${parsed === undefined ? 'a valid host name, ' : ''}an address or a listed editor host name (settings.js liquidHandler.editorHosts, or adminAuth)`;
+  const remedy = adminAuth ? 'or log in to the editor' : 'or adminAuth';
+  return `Host ${name} is not ${parsed === undefined ? 'a valid host name, ' : ''}an address or a listed editor host name (settings.js liquidHandler.editorHosts, ${remedy})`;
 }
 
 /** A URL compared by scheme, host, port and path (no trailing slash; case of scheme and host, query and fragment ignored). */

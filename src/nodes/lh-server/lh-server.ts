@@ -280,26 +280,33 @@ function jsonOnly(req: AdminRequest, res: AdminResponse, next: () => void): void
 }
 
 /**
- * Without adminAuth the editor app answers every origin (`Access-Control-Allow-Origin: *`): a foreign web page could
- * read the instrument's protocols and routines through the pickers, and post JSON after a preflight the editor app
- * grants. Requests from another site, or sent to a host name that is neither an address, localhost nor listed in
- * settings.js (DNS rebinding), are refused (403);
- * the editor's own requests (same origin) and requests from no browser page pass. With adminAuth, the permission
- * check needs the editor's bearer token, which another site cannot have.
+ * The editor app answers every origin (`Access-Control-Allow-Origin: *`, and it grants CORS preflights): a foreign web
+ * page could read the instrument's protocols and routines through the pickers, and post JSON after a preflight.
+ * Requests from another site, or sent to a host name that is neither an address, localhost nor listed in settings.js
+ * (DNS rebinding), are refused (403); the editor's own requests (same origin) and requests from no browser page pass.
+ * Runs after the permission check: with adminAuth, a user who logged in (the editor's bearer token, which another
+ * site cannot have) passes; an anonymous one (adminAuth's `default` user, which Node-RED lets in without a token, and
+ * so lets in any web page) gets the checks as without adminAuth.
  */
 function sameOriginReads(RED: Red): (req: AdminRequest, res: AdminResponse, next: () => void) => void {
   return (req, res, next) => {
-    if (RED.settings.adminAuth) return next();
+    if (RED.settings.adminAuth && loggedIn(req)) return next();
     const headers = (req as unknown as { headers?: Record<string, string | string[] | undefined> }).headers ?? {};
-    const why = crossSiteReason(headers) ?? rebindingReason(headers, editorHosts(RED));
+    const why = crossSiteReason(headers) ?? rebindingReason(headers, editorHosts(RED), !!RED.settings.adminAuth);
     if (why === undefined) return next();
     res.removeHeader('Access-Control-Allow-Origin');
     res.status(403).json({ error: `cross-site read refused (${why}): this endpoint answers the Node-RED editor only` });
   };
 }
 
+/** Whether Node-RED's permission check found a user who logged in (not adminAuth's anonymous `default` user). */
+function loggedIn(req: AdminRequest): boolean {
+  const user = (req as unknown as { user?: { anonymous?: unknown } }).user;
+  return !!user && typeof user === 'object' && user.anonymous !== true;
+}
+
 /**
- * The metrics page's guard without adminAuth: a request from a browser page (it names its site: Sec-Fetch-Site or
+ * The metrics page's guard (after the permission check): a request from a browser page (it names its site: Sec-Fetch-Site or
  * Origin) gets the editor endpoints' checks (other sites and rebound names refused, 403); a request with neither
  * (Prometheus, curl) passes by whatever host name it was sent to, as scrapers name the host they scrape.
  */
@@ -332,7 +339,7 @@ function registerAdminEndpoints(RED: Red): void {
 
   // The edit dialog sends what is on screen; secrets the user did not retype come from the deployed node, and only
   // when the dialog still points at that node's addresses.
-  RED.httpAdmin.post('/lh-server/test-connection', jsonOnly, sameOrigin, write, (req: AdminRequest, res: AdminResponse) => {
+  RED.httpAdmin.post('/lh-server/test-connection', jsonOnly, write, sameOrigin, (req: AdminRequest, res: AdminResponse) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     reply(res, async () => {
       const server = deployedServer(RED, body.id);
@@ -358,8 +365,8 @@ function registerAdminEndpoints(RED: Red): void {
   RED.httpAdmin.post(
     '/lh-server/:id/change-expired-password',
     jsonOnly,
-    sameOrigin,
     write,
+    sameOrigin,
     (req: AdminRequest, res: AdminResponse) => {
       const body = (req.body ?? {}) as Record<string, unknown>;
       reply(res, async () => {
@@ -380,7 +387,7 @@ function registerAdminEndpoints(RED: Red): void {
 
   // setup-wizard and kba-password-reset answer with a login (a token): the editor gets only what it means.
   for (const action of ['setup-wizard', 'kba-password-reset'] as const) {
-    RED.httpAdmin.post(`/lh-server/:id/${action}`, jsonOnly, sameOrigin, write, (req: AdminRequest, res: AdminResponse) => {
+    RED.httpAdmin.post(`/lh-server/:id/${action}`, jsonOnly, write, sameOrigin, (req: AdminRequest, res: AdminResponse) => {
       reply(res, async () => {
         const server = deployedServer(RED, req.params.id);
         if (!server?.client) throw new LhError('deploy the lh-server node first', { kind: 'config', operation: action });
@@ -393,7 +400,7 @@ function registerAdminEndpoints(RED: Red): void {
     });
   }
 
-  RED.httpAdmin.get('/lh-server/:id/protocols/:protocolId/steps', sameOrigin, read, (req: AdminRequest, res: AdminResponse) => {
+  RED.httpAdmin.get('/lh-server/:id/protocols/:protocolId/steps', read, sameOrigin, (req: AdminRequest, res: AdminResponse) => {
     reply(res, async () => {
       const server = deployedServer(RED, req.params.id);
       if (!server?.client) return [];
@@ -402,14 +409,14 @@ function registerAdminEndpoints(RED: Red): void {
     });
   });
 
-  RED.httpAdmin.get('/lh-server/:id/service-routines', sameOrigin, read, (req: AdminRequest, res: AdminResponse) => {
+  RED.httpAdmin.get('/lh-server/:id/service-routines', read, sameOrigin, (req: AdminRequest, res: AdminResponse) => {
     reply(res, async () => {
       const server = deployedServer(RED, req.params.id);
       return server?.client ? server.client.prep.listServiceRoutines() : [];
     });
   });
 
-  RED.httpAdmin.get('/lh-server/step-types', sameOrigin, read, (_req: AdminRequest, res: AdminResponse) => {
+  RED.httpAdmin.get('/lh-server/step-types', read, sameOrigin, (_req: AdminRequest, res: AdminResponse) => {
     res.json(validate.STEP_TYPES);
   });
 }
