@@ -7,6 +7,8 @@ export type RoutineOperation = (typeof ROUTINE_OPERATIONS)[number];
 const OP_UPDATE = 'update-service-routine';
 /** The fields of a service routine (2.7): an update names only these, as a settings update names only settings. */
 const ROUTINE_FIELDS = ['id', 'name', 'isRecommended', 'lastRun'];
+/** The longest name an update gives a routine (a step's name is bounded the same): refused before the routine is read. */
+export const MAX_ROUTINE_NAME_LENGTH = 1000;
 
 export function routineOperation(value: unknown): RoutineOperation {
   return v.oneOf(value, ROUTINE_OPERATIONS, 'operation', 'lh-service-routine');
@@ -64,6 +66,9 @@ export function routineChanges(u: RoutineUpdate): Record<string, unknown> & { id
   const id = given ?? inBody;
   if (id === undefined)
     throw validationError(OP_UPDATE, 'routineId', 'is required: set it in the dialog, in msg.routineId or in payload.id');
+  if (typeof changes.name === 'string' && changes.name.length > MAX_ROUTINE_NAME_LENGTH) {
+    throw validationError(OP_UPDATE, 'payload.name', `must be at most ${MAX_ROUTINE_NAME_LENGTH} characters`, changes.name);
+  }
   if (u.markRunNow) changes.lastRun = (u.now ?? (() => new Date()))().toISOString();
   if (Object.keys(changes).filter((k) => k !== 'id').length === 0) {
     throw validationError(OP_UPDATE, 'payload', 'names no field to change (name, isRecommended, lastRun)');
