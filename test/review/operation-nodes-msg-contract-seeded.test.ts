@@ -27,8 +27,20 @@ const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_
 const CASES = process.env.LH_CASES ? Number(process.env.LH_CASES) : 4;
 
 /** How a node's setting gets its value. */
-type Source = 'msg' | 'msg-path' | 'flow' | 'global' | 'env' | 'jsonata' | 'jsonata-fails';
-const SOURCES: readonly Source[] = ['msg', 'msg-path', 'flow', 'global', 'env', 'jsonata', 'jsonata-fails'];
+type Source = 'msg' | 'msg-path' | 'flow' | 'global' | 'env' | 'jsonata' | 'jsonata-fails' | 'template' | 'template-fails';
+const SOURCES: readonly Source[] = [
+  'msg',
+  'msg-path',
+  'flow',
+  'global',
+  'env',
+  'jsonata',
+  'jsonata-fails',
+  'template',
+  'template-fails',
+];
+/** Sources that give the drawn value (not one that fails of itself). */
+const GIVING = SOURCES.filter((x) => !x.endsWith('-fails'));
 
 /** A typed-input setting of a node, with the operation that uses it. */
 interface Setting {
@@ -504,6 +516,17 @@ describe('review: the msg contract of the operation nodes, as a seeded property'
         };
       case 'jsonata-fails':
         return { config: { ...s.config, [s.field]: '$number("not a number")', [typeKey]: 'jsonata' }, put: () => undefined };
+      case 'template':
+        return {
+          config: { ...s.config, [s.field]: '{{lh.v}}', [typeKey]: 'str' },
+          put: (value, msg) => void (msg.lh = { v: value }),
+        };
+      case 'template-fails':
+        // a typo: the tag is not closed (Mustache throws "Unclosed tag")
+        return {
+          config: { ...s.config, [s.field]: '{{lh.v}', [typeKey]: 'str' },
+          put: (value, msg) => void (msg.lh = { v: value }),
+        };
       case 'flow':
         return {
           config: { ...s.config, [s.field]: 'lhValue', [typeKey]: 'flow' },
@@ -527,6 +550,8 @@ describe('review: the msg contract of the operation nodes, as a seeded property'
   /** What JSON or an env variable can carry of a drawn value (env: text only; JSONata: values JSON holds). */
   function carried(source: Source, value: unknown): boolean {
     if (source === 'env') return typeof value === 'string' && !value.includes('\u0000');
+    // a template renders text: a value is carried as its text, a text with braces or no text at all is another one
+    if (source === 'template') return typeof value === 'string' && !/[{}]/.test(value) && value.trim() !== '';
     // JSONata gives a one-item array as its item, and nothing for an empty one: arrays are the msg sources' to draw
     if (source === 'jsonata') return !Array.isArray(value) && (typeof value !== 'number' || Number.isFinite(value));
     return true;
@@ -556,7 +581,7 @@ describe('review: the msg contract of the operation nodes, as a seeded property'
     const how = bySource(s, source);
     const msg: Msg = {};
     let put: ((p: Placed) => void) | undefined;
-    if (source === 'msg' || source === 'msg-path' || source === 'jsonata') how.put(value, msg, undefined as never);
+    if (['msg', 'msg-path', 'jsonata', 'template', 'template-fails'].includes(source)) how.put(value, msg, undefined as never);
     else put = (p) => how.put(value, msg, p);
     return {
       p: place(s.node, how.config),
@@ -716,10 +741,10 @@ describe('review: the msg contract of the operation nodes, as a seeded property'
     for (const s of SETTINGS.filter((x) => x.good)) {
       for (let i = 0; i < Math.max(1, CASES / 2); i++) {
         const { value, check } = (s.good as NonNullable<Setting['good']>)(rng, sim);
-        const source = rng.pick(SOURCES.filter((x) => x !== 'jsonata-fails' && carried(x, value)));
+        const source = rng.pick(GIVING.filter((x) => carried(x, value)));
         const how = bySource(s, source);
         const msg: Msg = {};
-        const direct = source === 'msg' || source === 'msg-path' || source === 'jsonata';
+        const direct = ['msg', 'msg-path', 'jsonata', 'template'].includes(source);
         if (direct) how.put(value, msg, undefined as never);
         goods.push({
           p: place(s.node, how.config),

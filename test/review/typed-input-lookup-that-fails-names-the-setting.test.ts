@@ -2,7 +2,8 @@
  * Review finding (review66): a typed input whose lookup fails, a JSONata expression that throws (`$number("x")` on a
  * msg's text) or does not parse, reached Catch nodes as "[object Object]" (JSONata throws plain objects, not Errors),
  * with no msg.error.field and as kind "response", as if the instrument had answered so: the user could not tell
- * which setting failed, nor why. Now it is refused naming the setting and JSONata's reason, nothing is sent.
+ * which setting failed, nor why. A mustache template with a typo (`{{payload.id}`) the same, as "Unclosed tag at 13".
+ * Now each is refused naming the setting and the reason, nothing is sent.
  */
 import assert from 'node:assert/strict';
 
@@ -37,6 +38,20 @@ describe('review: a typed input whose lookup fails is refused naming the setting
       field: 'stepId',
       why: /Invalid property expression/,
     },
+    {
+      what: 'a mustache template with a typo (a tag not closed)',
+      node: steps,
+      config: { operation: 'get', protocolId: '{{payload.protocolId}', protocolIdType: 'str', stepId: '1', stepIdType: 'num' },
+      field: 'protocolId',
+      why: /Unclosed tag at 21/,
+    },
+    {
+      what: "a step name template with a section not closed (the dialog's Step name)",
+      node: steps,
+      config: { operation: 'create', protocolId: '1', protocolIdType: 'num', stepName: 'Mix {{#payload}}' },
+      field: 'stepName',
+      why: /Unclosed section "payload" at 16/,
+    },
   ];
 
   for (const c of cases) {
@@ -44,9 +59,9 @@ describe('review: a typed input whose lookup fails is refused naming the setting
       const loaded = await c.node.load(c.config);
       const before = sim.requests.length;
       const details = await loaded.expectFailure(
-        { payload: 'not a number\n[error] forged' },
+        { payload: c.field === 'stepName' ? { stepType: 'PauseStep' } : 'not a number\n[error] forged' },
         c.field,
-        new RegExp(`^${c.field}: this node's ${c.field} setting \\((jsonata|msg)\\) could not be read: ${c.why.source}`),
+        new RegExp(`^${c.field}: this node's ${c.field} setting \\((jsonata|msg|template)\\) could not be read: ${c.why.source}`),
       );
       assert.equal(details.kind, 'validation');
       assert.doesNotMatch(String(details.message), /\[object Object\]|\n/);

@@ -28,19 +28,31 @@ function evaluate(RED: Red, node: Node, msg: NodeMessage, name: string, value: u
       err ? reject(err) : resolve(result),
     );
   }).catch((err: unknown) => {
-    throw lookupFailed(node, name, type, err);
+    throw lookupFailed(node.type, name, type, err);
   });
 }
 
 /** The refusal of a setting whose lookup failed: names the setting, its type and why, in one line. */
-function lookupFailed(node: Node, name: string, type: string, err: unknown): LhError {
+function lookupFailed(operation: string, name: string, type: string, err: unknown): LhError {
   const given = (err as { message?: unknown } | null)?.message;
   const why = typeof given === 'string' && given !== '' ? given : String(err);
   return new LhError(`${name}: this node's ${name} setting (${type}) could not be read: ${clippedText(shownInLog(why), 200)}`, {
     kind: 'validation',
-    operation: node.type,
+    operation,
     field: name,
   });
+}
+
+/**
+ * A setting's mustache template rendered over msg. One that does not parse (a typo: `{{payload.id}`, an unclosed
+ * section) is refused naming the setting: Mustache's own error ("Unclosed tag at 13") named none.
+ */
+export function renderSetting(template: string, msg: NodeMessage, name: string, operation: string): string {
+  try {
+    return renderTemplate(template, msg);
+  } catch (err) {
+    throw lookupFailed(operation, name, 'template', err);
+  }
 }
 
 /**
@@ -57,7 +69,7 @@ export async function resolveSetting(
 ): Promise<unknown> {
   if (value === undefined || value === null || value === '') return msg[name];
   if (typeof type === 'string' && LOOKUP_TYPES.has(type)) return evaluate(RED, node, msg, name, value, type);
-  if (typeof value === 'string' && value.includes('{{')) return renderTemplate(value, msg);
+  if (typeof value === 'string' && value.includes('{{')) return renderSetting(value, msg, name, node.type);
   return value;
 }
 
