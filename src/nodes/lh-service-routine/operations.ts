@@ -1,5 +1,7 @@
 import { withActor } from '../../audit';
 import { type PrepApi, type ServiceRoutine, serviceRoutine, validate as v, validationError } from '../../client';
+import { homeOf, slot } from '../../instrument';
+import { oneAtATime } from '../shared/one-at-a-time';
 
 export const ROUTINE_OPERATIONS = ['list', 'get', 'update'] as const;
 export type RoutineOperation = (typeof ROUTINE_OPERATIONS)[number];
@@ -77,9 +79,23 @@ export function routineChanges(u: RoutineUpdate): Record<string, unknown> & { id
   return { ...changes, id };
 }
 
-/** Merges the changes into the routine as it is, writes it, and returns it as the instrument now has it. */
-export async function updateRoutine(prep: PrepApi, u: RoutineUpdate): Promise<ServiceRoutine> {
+/**
+ * The routine updates under way in this process, per instrument (its home) and routine: two updates of one routine at
+ * once both read it before either wrote, and the second wrote the first's change back (a "mark as run now" and a
+ * rename: one was lost, reported saved).
+ */
+const ROUTINE_UPDATES = slot('service-routine-updates', () => new Map<string, Promise<unknown>>());
+
+/**
+ * Merges the changes into the routine as it is, writes it, and returns it as the instrument now has it; after every
+ * update of the same routine of `instrument` from this process (checked before it waits).
+ */
+export async function updateRoutine(instrument: string, prep: PrepApi, u: RoutineUpdate): Promise<ServiceRoutine> {
   const changes = routineChanges(u);
+  return oneAtATime(homeOf(instrument).slot(ROUTINE_UPDATES), String(changes.id), () => writeRoutine(prep, changes));
+}
+
+async function writeRoutine(prep: PrepApi, changes: Record<string, unknown> & { id: number }): Promise<ServiceRoutine> {
   const current = await prep.getServiceRoutine(changes.id);
   // the audit record shows old -> new
   await withActor({ old: current }, () => prep.updateServiceRoutine({ ...current, ...changes }));
