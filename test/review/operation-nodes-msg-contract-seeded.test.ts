@@ -425,6 +425,36 @@ const BODY_CASES: ((rng: Rng) => BodyCase)[] = [
     what: 'msg.confirmLoading that is no boolean',
   }),
   (rng) => ({
+    node: 'lh-run',
+    config: { operation: 'start', simulate: 'true' },
+    msg: {
+      protocolId: 1,
+      payload: rng.pick<unknown>([
+        { residualTips: 'x' },
+        { barcodes: {} },
+        { liquidVolumes: [1, NaN] },
+        { residualTips: [deep(rng.int(65, 500))] },
+        { barcodes: [JSON.parse('{"__proto__":{"x":1}}')] },
+      ]),
+    },
+    field: /^payload\.(residualTips|barcodes|liquidVolumes)/,
+    what: 'load-complete fields of a start that load-complete would refuse',
+  }),
+  (rng) => ({
+    node: 'lh-steps',
+    config: { operation: 'update', protocolId: '1', protocolIdType: 'num', stepId: '1', stepIdType: 'num' },
+    msg: { payload: { ...STEP, id: rng.int(2, 1000) } },
+    field: 'stepId',
+    what: 'a step id in the dialog that payload.id contradicts',
+  }),
+  (rng) => ({
+    node: 'lh-service-routine',
+    config: { operation: 'update' },
+    msg: { routineId: 1, payload: { id: rng.int(2, 1000), isRecommended: true } },
+    field: 'routineId',
+    what: 'msg.routineId that payload.id contradicts',
+  }),
+  (rng) => ({
     node: 'lh-instrument',
     config: { operation: 'lights-custom' },
     msg: {
