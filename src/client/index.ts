@@ -50,7 +50,15 @@ export { ProtocolRef, protocolRef, resolveProtocol, resolveProtocolName } from '
 export * from './run-results';
 export * from './run-starts';
 export * from './run-state';
-export { CREATE_TIMEOUT_MS, LOAD_COMPLETE_TIMEOUT_MS, ProtocolName, ProtocolValidation, RunRecordSummary, RunsApi } from './runs';
+export {
+  checkLoadOverrides,
+  CREATE_TIMEOUT_MS,
+  LOAD_COMPLETE_TIMEOUT_MS,
+  ProtocolName,
+  ProtocolValidation,
+  RunRecordSummary,
+  RunsApi,
+} from './runs';
 export { FileDownload } from './runs';
 export { Credentials, Session, SESSION_CHECK_MAX_MS, SESSION_CHECK_MIN_MS, sessionCheckDue, SessionState } from './session';
 export {

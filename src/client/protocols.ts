@@ -1,16 +1,25 @@
 /**
  * Which protocol a node means: by id, or by name through the instrument's list (lh-run, lh-protocol). Pure.
  */
-import { LhError } from './errors';
+import { LhError, validationError } from './errors';
 import type { ProtocolName, RunsApi } from './runs';
 import * as v from './validate';
+
+/** The longest protocol name a msg or dialog may give (a longer one is refused before anything is sent). */
+export const MAX_PROTOCOL_NAME_LENGTH = 1000;
 
 /** Which protocol a msg or dialog names: by id, or by name (resolved through the instrument's list). */
 export type ProtocolRef = { id: number } | { name: string };
 
 export function protocolRef(id: unknown, name: unknown, operation: string): ProtocolRef {
   if (id !== undefined && id !== null && id !== '') return { id: v.databaseId(id, 'protocolId', operation) };
-  if (typeof name === 'string' && name.trim() !== '') return { name }; // as given: a protocol may be named "Mix " (see below)
+  if (typeof name === 'string' && name.trim() !== '') {
+    // bounded before the instrument's list is read for it: no name is that long, and the refusal echoes it
+    if (name.length > MAX_PROTOCOL_NAME_LENGTH) {
+      throw validationError(operation, 'protocolName', `must be at most ${MAX_PROTOCOL_NAME_LENGTH} characters`, name);
+    }
+    return { name }; // as given: a protocol may be named "Mix " (see below)
+  }
   if (name !== undefined && name !== null && name !== '') {
     throw new LhError('protocolName must be a text', { kind: 'validation', operation, field: 'protocolName' });
   }

@@ -7,7 +7,7 @@ import { LhError, validationError } from './errors';
 import type { Sender } from './prep';
 import { parseRunStatus, type RunStateName, runStateName, type RunStatus } from './run-state';
 import type { UnsignedSpec } from './session';
-import { type ApiResponse, MEDIA_JSON } from './transport';
+import { type ApiResponse, checkRequestBody, MEDIA_JSON } from './transport';
 import * as v from './validate';
 
 type ASpec = Omit<UnsignedSpec, 'api'>;
@@ -370,6 +370,15 @@ function safeDecode(text: string): string {
   } catch {
     return text;
   }
+}
+
+/**
+ * Checks overrides of the load-complete body as its send would (the lists, then JSON values, prototype keys, size),
+ * sending nothing: a start checks its msg.payload so before its first request, not after it created a run and left
+ * it at Loading.
+ */
+export function checkLoadOverrides(overrides: unknown): void {
+  checkRequestBody({ operation: 'load-complete', body: loadCompleteBody({ protocolId: 0, overrides }) });
 }
 
 /** The load-complete body: defaults with the overrides of msg.payload; protocolId and simulate are the run's. */

@@ -16,6 +16,7 @@ import {
 } from '../../client';
 import { homeOf, slot } from '../../instrument';
 import { shownInLog } from '../../observe/whole-characters';
+import { oneAtATime } from '../shared/one-at-a-time';
 import {
   duplicateNames,
   exportDigest,
@@ -121,22 +122,6 @@ function list(changes: readonly Change[]): string {
 const APPLYING = slot('protocol-applies', () => new Map<string, Promise<unknown>>());
 
 /**
- * Runs `work` after every apply to the same protocol of the same instrument has ended: two msgs applying at once
- * never interleave their writes; the second reads the protocol after the first and is refused (LH_CHANGED).
- */
-async function oneAtATime<R>(applying: Map<string, Promise<unknown>>, key: string, work: () => Promise<R>): Promise<R> {
-  const before = applying.get(key) ?? Promise.resolve();
-  const mine = before.then(work, work);
-  const tail = mine.catch(() => undefined);
-  applying.set(key, tail);
-  try {
-    return await mine;
-  } finally {
-    if (applying.get(key) === tail) applying.delete(key);
-  }
-}
-
-/**
  * After an apply stopped inside a cycle of renames (a swap: A → B while B still holds B), two steps have one name, and
  * plan refuses such a protocol: what to do, naming the steps by id; undefined when every name is unique.
  */
@@ -216,6 +201,8 @@ export async function applyPlan(deps: ApplyDeps, plan: Plan, operation: string):
     return { outcome: 'unchanged', applied: [] };
   }
   const home = homeOf(plan.instrument);
+  // two msgs applying at once never interleave their writes; the second reads the protocol after the first and is
+  // refused (LH_CHANGED)
   return oneAtATime(home.slot(APPLYING), String(plan.protocolId), async () => {
     const lock = await home.applyLocks?.take(plan.protocolId, operation);
     try {

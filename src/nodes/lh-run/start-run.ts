@@ -3,6 +3,7 @@
  * operator), wait for Running. No Node-RED here: the node passes the client and a sleep that its close cancels.
  */
 import {
+  checkLoadOverrides,
   CREATE_TIMEOUT_MS,
   type HeldClaim,
   isBusy,
@@ -112,12 +113,19 @@ export interface StartResult {
 /** The fields of msg.payload that load-complete takes; anything else in the payload (e.g. a LIMS request) is not sent. */
 export const LOAD_FIELDS = ['residualTips', 'barcodes', 'liquidVolumes'] as const;
 
+/**
+ * Those fields of msg.payload, checked as load-complete will send them (each a list, JSON values, no prototype key,
+ * under the body limit) before anything is sent: a start refused at load-complete had already created its run and
+ * left it at Loading, holding the instrument.
+ */
 export function loadOverrides(payload: unknown): Record<string, unknown> | undefined {
   if (!payload || typeof payload !== 'object' || Array.isArray(payload)) return undefined;
   const out: Record<string, unknown> = {};
   for (const key of LOAD_FIELDS)
     if ((payload as Record<string, unknown>)[key] !== undefined) out[key] = (payload as Record<string, unknown>)[key];
-  return Object.keys(out).length > 0 ? out : undefined;
+  if (Object.keys(out).length === 0) return undefined;
+  checkLoadOverrides(out);
+  return out;
 }
 
 /** "a run of protocol 'Demo' (1) is in progress (Running)" */

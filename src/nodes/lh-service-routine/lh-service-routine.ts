@@ -30,7 +30,8 @@ export = function register(RED: Red): void {
           return { payload: await client.prep.getServiceRoutine(await routineId()), status: { key: 'done' } };
         case 'update': {
           const markRunNow = flag(config.markRunNow, msg, 'markRunNow', 'update-service-routine');
-          const routine = await updateRoutine(client.prep, { routineId: await routineId(), payload: msg.payload, markRunNow });
+          const update = { routineId: await routineId(), payload: msg.payload, markRunNow };
+          const routine = await updateRoutine(client.baseUrl, client.prep, update);
           return { payload: routine, status: { key: 'saved' } };
         }
       }

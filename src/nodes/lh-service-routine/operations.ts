@@ -1,5 +1,7 @@
 import { withActor } from '../../audit';
 import { type PrepApi, type ServiceRoutine, serviceRoutine, validate as v, validationError } from '../../client';
+import { homeOf, slot } from '../../instrument';
+import { oneAtATime } from '../shared/one-at-a-time';
 
 export const ROUTINE_OPERATIONS = ['list', 'get', 'update'] as const;
 export type RoutineOperation = (typeof ROUTINE_OPERATIONS)[number];
@@ -7,6 +9,8 @@ export type RoutineOperation = (typeof ROUTINE_OPERATIONS)[number];
 const OP_UPDATE = 'update-service-routine';
 /** The fields of a service routine (2.7): an update names only these, as a settings update names only settings. */
 const ROUTINE_FIELDS = ['id', 'name', 'isRecommended', 'lastRun'];
+/** The longest name an update gives a routine (a step's name is bounded the same): refused before the routine is read. */
+export const MAX_ROUTINE_NAME_LENGTH = 1000;
 
 export function routineOperation(value: unknown): RoutineOperation {
   return v.oneOf(value, ROUTINE_OPERATIONS, 'operation', 'lh-service-routine');
@@ -64,6 +68,9 @@ export function routineChanges(u: RoutineUpdate): Record<string, unknown> & { id
   const id = given ?? inBody;
   if (id === undefined)
     throw validationError(OP_UPDATE, 'routineId', 'is required: set it in the dialog, in msg.routineId or in payload.id');
+  if (typeof changes.name === 'string' && changes.name.length > MAX_ROUTINE_NAME_LENGTH) {
+    throw validationError(OP_UPDATE, 'payload.name', `must be at most ${MAX_ROUTINE_NAME_LENGTH} characters`, changes.name);
+  }
   if (u.markRunNow) changes.lastRun = (u.now ?? (() => new Date()))().toISOString();
   if (Object.keys(changes).filter((k) => k !== 'id').length === 0) {
     throw validationError(OP_UPDATE, 'payload', 'names no field to change (name, isRecommended, lastRun)');
@@ -72,9 +79,23 @@ export function routineChanges(u: RoutineUpdate): Record<string, unknown> & { id
   return { ...changes, id };
 }
 
-/** Merges the changes into the routine as it is, writes it, and returns it as the instrument now has it. */
-export async function updateRoutine(prep: PrepApi, u: RoutineUpdate): Promise<ServiceRoutine> {
+/**
+ * The routine updates under way in this process, per instrument (its home) and routine: two updates of one routine at
+ * once both read it before either wrote, and the second wrote the first's change back (a "mark as run now" and a
+ * rename: one was lost, reported saved).
+ */
+const ROUTINE_UPDATES = slot('service-routine-updates', () => new Map<string, Promise<unknown>>());
+
+/**
+ * Merges the changes into the routine as it is, writes it, and returns it as the instrument now has it; after every
+ * update of the same routine of `instrument` from this process (checked before it waits).
+ */
+export async function updateRoutine(instrument: string, prep: PrepApi, u: RoutineUpdate): Promise<ServiceRoutine> {
   const changes = routineChanges(u);
+  return oneAtATime(homeOf(instrument).slot(ROUTINE_UPDATES), String(changes.id), () => writeRoutine(prep, changes));
+}
+
+async function writeRoutine(prep: PrepApi, changes: Record<string, unknown> & { id: number }): Promise<ServiceRoutine> {
   const current = await prep.getServiceRoutine(changes.id);
   // the audit record shows old -> new
   await withActor({ old: current }, () => prep.updateServiceRoutine({ ...current, ...changes }));

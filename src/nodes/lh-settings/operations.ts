@@ -1,5 +1,7 @@
 import { withActor } from '../../audit';
 import { type PrepApi, type SoftwareSettings, softwareSettings, validate as v, validate, validationError } from '../../client';
+import { homeOf, slot } from '../../instrument';
+import { oneAtATime } from '../shared/one-at-a-time';
 
 export const SETTINGS_OPERATIONS = ['get-software-settings', 'set-software-settings', 'get-policy-settings'] as const;
 export type SettingsOperation = (typeof SETTINGS_OPERATIONS)[number];
@@ -36,6 +38,27 @@ export async function setSoftwareSettings(prep: PrepApi, payload: unknown, mode:
   if (Object.keys(given).length === 0) {
     throw validationError(op, 'payload', `must name at least one software setting (${SOFTWARE_FIELDS.join(', ')})`);
   }
+  return writeSettings(prep, given, mode);
+}
+
+/**
+ * The sets of software settings under way in this process, per instrument (its home: every lh-server node of it).
+ * Two merges at once both read the settings before either wrote, and the second wrote the first's setting back to
+ * its old value: a set reported saved was undone, and the audit's old value of the second was not the old one.
+ */
+const SETTING_SETS = slot('software-setting-sets', () => new Map<string, Promise<unknown>>());
+
+/** setSoftwareSettings() one at a time per instrument: each reads, writes and reads back after the one before. */
+export function setSoftwareSettingsInTurn(
+  instrument: string,
+  prep: PrepApi,
+  payload: unknown,
+  mode: SetMode,
+): Promise<SoftwareSettings> {
+  return oneAtATime(homeOf(instrument).slot(SETTING_SETS), 'software-settings', () => setSoftwareSettings(prep, payload, mode));
+}
+
+async function writeSettings(prep: PrepApi, given: Partial<SoftwareSettings>, mode: SetMode): Promise<SoftwareSettings> {
   const old = mode === 'replace' ? undefined : known(await prep.getSoftwareSettings());
   const next = old === undefined ? given : { ...old, ...given };
   // the audit record shows old -> new where the node read the old value

@@ -2,7 +2,7 @@ import { validate as v, validationError } from '../../client';
 import { migrateConfig } from '../shared/migrations';
 import { asNode, type Node, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
-import { renderTemplate, resolveChoice, resolveFlag, resolveOperation, resolveSetting } from '../shared/typed-inputs';
+import { renderSetting, resolveChoice, resolveFlag, resolveOperation, resolveSetting } from '../shared/typed-inputs';
 import { runStepOperation, STEP_OPERATIONS, type StepOperation, stepOperation, type StepRequest } from './operations';
 
 /** The operation names the client reports in msg.error.operation. */
@@ -23,16 +23,16 @@ const WITH_STEP_ID: ReadonlySet<StepOperation> = new Set(['update', 'get', 'rena
 const flag = resolveFlag;
 
 /** A text setting that may hold a mustache template; empty means "not set". */
-function text(value: unknown, msg: NodeMessage): string | undefined {
+function text(value: unknown, msg: NodeMessage, name: string, op: string): string | undefined {
   if (typeof value !== 'string' || value === '') return undefined;
-  return value.includes('{{') ? renderTemplate(value, msg) : value;
+  return value.includes('{{') ? renderSetting(value, msg, name, op) : value;
 }
 
 /** create/update body: msg.payload, with the step type and name of the dialog filled in (the dialog wins). */
 function stepBody(config: NodeConfig, msg: NodeMessage, op: string): Record<string, unknown> {
   const body = { ...v.plainObject(msg.payload, 'payload', op) };
-  const stepType = text(config.stepType, msg);
-  const name = text(config.stepName, msg);
+  const stepType = text(config.stepType, msg, 'stepType', op);
+  const name = text(config.stepName, msg, 'stepName', op);
   if (stepType !== undefined) body.stepType = stepType;
   if (name !== undefined) body.name = name;
   return body;

@@ -1,4 +1,5 @@
 import { asLhError, LhError, type LiquidHandlerClient } from '../../client';
+import { shownInLog, wholeCharactersWithin } from '../../observe/whole-characters';
 import { asNodeActor, httpNodeBasicChecked } from './audit';
 import { type Api } from './connection-state';
 import { cutTooDeep } from './msg-depth';
@@ -74,9 +75,41 @@ export function runOperationNode(
 /** Reports a failure the one way every node does it, with every secret taken out of what it shows. */
 export function fail(node: Node, status: Status, msg: NodeMessage, err: unknown, done: (err?: Error) => void): void {
   // Redacted in place: the same error reaches Catch nodes (message, cause), the log and the status.
-  const error = redactErr(asLhError(err, node.type));
+  const error = shownAsOneLine(redactErr(asLhError(err, node.type)));
   msg.error = redactDeep(error.toMsgError());
   cutTooDeep(msg); // Node-RED copies the msg for each Catch node: one nested thousands of levels deep would end it
   status.failed(error);
   done(error);
+}
+
+/** The longest message a failure shows (at Catch, in the log, in msg.error); what it echoes is cut with "…". */
+export const MAX_FAILURE_MESSAGE = 1000;
+
+/**
+ * `text` in at most `max` UTF-16 units of whole characters: its start and its end with "…" between, where a message
+ * puts what it echoes (a key, a name) between the field it names and the rule.
+ */
+function clippedInTheMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = wholeCharactersWithin(text, Math.ceil(max * 0.6));
+  let tail = text.slice(text.length - (max - head.length - 1));
+  if (/^[\udc00-\udfff]/.test(tail)) tail = tail.slice(1); // the second half of a character cut in two
+  return `${head}…${tail}`;
+}
+
+/**
+ * The error with its message as one line of at most MAX_FAILURE_MESSAGE characters, in place (its stack's first line
+ * too, which a verbose log shows): a message echoes what the msg held (a body's key, a protocol name, a JSONata
+ * error) or the instrument sent, and a line break in it started a forged log line, a bidi override reordered one, a
+ * key of 200,000 characters made a message that long.
+ */
+export function shownAsOneLine<E extends Error>(error: E): E {
+  const was = error.message;
+  const shown = clippedInTheMiddle(shownInLog(was), MAX_FAILURE_MESSAGE);
+  if (shown === was) return error;
+  error.message = shown;
+  const head = `${error.name}: ${was}`;
+  if (typeof error.stack === 'string' && error.stack.startsWith(head))
+    error.stack = `${error.name}: ${shown}${error.stack.slice(head.length)}`;
+  return error;
 }

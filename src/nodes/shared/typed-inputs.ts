@@ -5,6 +5,7 @@
 import Mustache from 'mustache';
 
 import { LhError, validate as v } from '../../client';
+import { clippedText, shownInLog } from '../../observe/whole-characters';
 import { type Node, type NodeMessage, type Red } from './node-red';
 
 /** Types of a typedInput whose value is looked up rather than literal. */
@@ -15,13 +16,43 @@ export function renderTemplate(template: string, view: unknown): string {
   return Mustache.render(template, view, {}, { escape: (s: string) => s });
 }
 
-function evaluate(RED: Red, node: Node, msg: NodeMessage, value: unknown, type: string): Promise<unknown> {
-  return new Promise((resolve, reject) => {
+/**
+ * A setting's value looked up as its typedInput says. A lookup that fails (a JSONata expression that does not parse or
+ * throws, a msg or context path that is no path) is refused naming the setting: JSONata throws plain objects, not
+ * Errors, which reached Catch nodes as "[object Object]", with no field and as an answer of the instrument.
+ */
+function evaluate(RED: Red, node: Node, msg: NodeMessage, name: string, value: unknown, type: string): Promise<unknown> {
+  return new Promise<unknown>((resolve, reject) => {
     // Declared for strings; the runtime also takes the numbers and booleans a hand-written flow may hold.
     RED.util.evaluateNodeProperty(value as string, type, node, msg, (err, result: unknown) =>
       err ? reject(err) : resolve(result),
     );
+  }).catch((err: unknown) => {
+    throw lookupFailed(node.type, name, type, err);
   });
+}
+
+/** The refusal of a setting whose lookup failed: names the setting, its type and why, in one line. */
+function lookupFailed(operation: string, name: string, type: string, err: unknown): LhError {
+  const given = (err as { message?: unknown } | null)?.message;
+  const why = typeof given === 'string' && given !== '' ? given : String(err);
+  return new LhError(`${name}: this node's ${name} setting (${type}) could not be read: ${clippedText(shownInLog(why), 200)}`, {
+    kind: 'validation',
+    operation,
+    field: name,
+  });
+}
+
+/**
+ * A setting's mustache template rendered over msg. One that does not parse (a typo: `{{payload.id}`, an unclosed
+ * section) is refused naming the setting: Mustache's own error ("Unclosed tag at 13") named none.
+ */
+export function renderSetting(template: string, msg: NodeMessage, name: string, operation: string): string {
+  try {
+    return renderTemplate(template, msg);
+  } catch (err) {
+    throw lookupFailed(operation, name, 'template', err);
+  }
 }
 
 /**
@@ -37,8 +68,8 @@ export async function resolveSetting(
   type: unknown,
 ): Promise<unknown> {
   if (value === undefined || value === null || value === '') return msg[name];
-  if (typeof type === 'string' && LOOKUP_TYPES.has(type)) return evaluate(RED, node, msg, value, type);
-  if (typeof value === 'string' && value.includes('{{')) return renderTemplate(value, msg);
+  if (typeof type === 'string' && LOOKUP_TYPES.has(type)) return evaluate(RED, node, msg, name, value, type);
+  if (typeof value === 'string' && value.includes('{{')) return renderSetting(value, msg, name, node.type);
   return value;
 }
 
