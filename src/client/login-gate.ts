@@ -18,6 +18,8 @@ const MAX_ENTRIES = 1000;
  */
 export class LoginGate {
   private readonly entries = new Map<string, { inFlight?: Promise<void>; rejected?: LhError }>();
+  /** The sessions to tell when a user acts on their credentials (they hold a copy of the rejection): live ones only. */
+  private readonly listeners = new Map<string, Set<() => void>>();
 
   /**
    * The key of a user name and password (a digest: the gate keeps no password). The user name in lower case: the
@@ -56,10 +58,25 @@ export class LoginGate {
     };
   }
 
-  /** A user acted (deploy, Test connection): these credentials may be tried once more. A login in flight stays. */
+  /**
+   * A user acted (deploy, Test connection): these credentials may be tried once more, by every session held back by
+   * them (each is told, see onRelease), one at a time as ever. A login in flight stays.
+   */
   release(key: string): void {
     const entry = this.entries.get(key);
     if (entry?.rejected) this.entries.delete(key);
+    for (const fn of [...(this.listeners.get(key) ?? [])]) fn();
+  }
+
+  /** Calls `fn` at each release of `key` until the returned function is called (a session, until it ends). */
+  onRelease(key: string, fn: () => void): () => void {
+    let set = this.listeners.get(key);
+    if (!set) this.listeners.set(key, (set = new Set()));
+    set.add(fn);
+    return () => {
+      set.delete(fn);
+      if (set.size === 0 && this.listeners.get(key) === set) this.listeners.delete(key);
+    };
   }
 
   /** Forgets the oldest rejections past MAX_ENTRIES; a login in flight stays (forgotten, a second could go out beside it). */

@@ -96,6 +96,7 @@ export class Session extends EventEmitter {
   private readonly defaultLifetimeMs: number;
   private readonly logins: LoginGate;
   private readonly loginKey: string;
+  private readonly stopHearingReleases: () => void;
 
   constructor(
     private readonly transport: Transport,
@@ -109,6 +110,9 @@ export class Session extends EventEmitter {
     this.loginKey = LoginGate.keyOf(credentials.username ?? '', credentials.password ?? '');
     // a new session is a deploy: a user action, so these credentials may be tried once more
     this.logins.release(this.loginKey);
+    // a user action on these credentials through another session (Test connection on another lh-server node of this
+    // instrument and user, a deploy of one) frees this one too: it holds a copy of the same rejection
+    this.stopHearingReleases = this.logins.onRelease(this.loginKey, () => this.released());
   }
 
   get state(): SessionState {
@@ -131,9 +135,16 @@ export class Session extends EventEmitter {
 
   /** A user action (deploy, Test connection) may try a rejected login once more. */
   allowLoginAgain(): void {
+    this.released();
+    this.logins.release(this.loginKey); // tells every other session of these credentials (released() here too)
+  }
+
+  /** The gate let these credentials go (a user acted): the next request may log in, through the gate. */
+  private released(): void {
+    if (this.closed) return;
+    if (this.blocked === undefined && this.stateValue === 'authenticated') return;
     this.blocked = undefined;
-    this.logins.release(this.loginKey);
-    if (this.stateValue !== 'closed') this.setState('idle');
+    if (this.stateValue !== 'logging-in') this.setState('idle');
   }
 
   /** The bearer token to send, logging in or renewing first when needed; undefined when no user is configured. */
@@ -198,6 +209,7 @@ export class Session extends EventEmitter {
    */
   async end(): Promise<void> {
     this.closed = true;
+    this.stopHearingReleases();
     clearTimeout(this.renewTimer);
     if (this.pending) await this.pending.catch(() => undefined);
     const token = this.current?.value;
