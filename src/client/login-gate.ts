@@ -41,9 +41,9 @@ const MAX_ENTRIES = 1000;
 /**
  * The logins of one instrument with one pair of credentials, shared by every session of that instrument in this
  * Node-RED (its home's): while one session sends the password, another with the same credentials waits for the
- * answer instead of sending it too, and a rejection holds them all back until a user acts (`release`: a deploy,
- * Test connection). So several lh-server nodes of one instrument with one wrong password cost the instrument one
- * failed login per user action, not one per node. A login that fails without a verdict on the password (a 5xx, a
+ * answer instead of sending it too, and a rejection holds them all back until a user acts (`release`: a successful
+ * Test connection; a deploy does not, changed credentials being another key). So several lh-server nodes of one instrument with one wrong password cost the instrument one
+ * failed login per wrong password, not one per node or deploy. A login that fails without a verdict on the password (a 5xx, a
  * reset, a timeout), which the instrument may count all the same, spaces the next out: 1 s, 2 s, 4 s, … at most 60 s
  * (a user action lets the next go at once). Only a one-way digest of the credentials is kept.
  */
@@ -100,7 +100,7 @@ export class LoginGate {
   }
 
   /**
-   * A user acted (deploy, Test connection): these credentials may be tried once more, by every session held back by
+   * A user acted (Test connection): these credentials may be tried once more, by every session held back by
    * them (each is told, see onRelease), one at a time as ever. A login in flight stays.
    */
   release(key: string): void {

@@ -116,10 +116,11 @@ export class Session extends EventEmitter {
     this.defaultLifetimeMs = options.defaultLifetimeMs ?? 5 * 60000;
     this.logins = options.logins ?? new LoginGate();
     this.loginKey = LoginGate.keyOf(credentials.username ?? '', credentials.password ?? '');
-    // a new session is a deploy: a user action, so these credentials may be tried once more
-    this.logins.release(this.loginKey);
+    // A new session (a deploy, a restart of the node) does not release a rejection of these credentials: a full deploy
+    // restarts every lh-server node, also when the user only edited other flows, and each would cost the instrument one
+    // more failed login. Changed credentials are another key (tried at once); the same ones go again by Test connection.
     // a user action on these credentials through another session (Test connection on another lh-server node of this
-    // instrument and user, a deploy of one) frees this one too: it holds a copy of the same rejection
+    // instrument and user) frees this one too: it holds a copy of the same rejection
     this.stopHearingReleases = this.logins.onRelease(this.loginKey, () => this.released());
   }
 
@@ -141,7 +142,7 @@ export class Session extends EventEmitter {
     return this.blocked;
   }
 
-  /** A user action (deploy, Test connection) may try a rejected login once more. */
+  /** A user action (Test connection with these credentials, successful) lets a rejected login go once more. */
   allowLoginAgain(): void {
     this.released();
     this.logins.release(this.loginKey); // tells every other session of these credentials (released() here too)
@@ -290,7 +291,7 @@ export class Session extends EventEmitter {
    */
   private endTurn(turn: Extract<LoginTurn, { go: true }>, err: unknown, failure: unknown): void {
     if (this.blocked !== undefined && failure === this.blocked) turn.done(this.blocked);
-    // one a close ended (a redeploy) does not delay the new session's login: the deploy is the user's action
+    // one a close ended (a redeploy) does not delay the new session's login: it was the close, not the instrument
     else if (mayHaveReached(err) && failure instanceof LhError && !this.closed) turn.failed(failure, this.now());
     else turn.done();
   }
@@ -454,11 +455,15 @@ export class Session extends EventEmitter {
         'in the lh-server node (or on the instrument), update the password there and deploy again';
     } else if (text.includes('lock') || err.statusCode === 423) {
       state = 'locked';
-      message = `user "${user}" is locked out by the instrument after too many failed logins; wait for the lock to end, then deploy again`;
+      message =
+        `user "${user}" is locked out by the instrument after too many failed logins; these credentials are not sent again ` +
+        '(also not after a deploy): wait for the lock to end, then press Test connection in the lh-server node';
     } else {
       message =
         `login as "${user}" was rejected (${err.statusCode ?? 'no status'})${instrumentWords(err)}: check the user name and password in the lh-server node. ` +
-        'It is not retried automatically (one attempt per deploy, for every lh-server node of this instrument), so this Node-RED does not lock the user out; deploy again or use Test connection to retry';
+        'This user name and password are not sent again, by any lh-server node of this instrument, also not after a deploy, ' +
+        'so this Node-RED does not lock the user out: correct the password there and deploy, or, once it is right on the ' +
+        'instrument, press Test connection';
     }
     this.blocked = new LhError(message, { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body });
     rejectionStates.set(this.blocked, state);
