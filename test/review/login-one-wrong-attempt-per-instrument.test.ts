@@ -68,7 +68,7 @@ function randomCase(rng: Rng, text: string): string {
   return [...text].map((c) => (rng.chance(0.5) ? c.toUpperCase() : c)).join('');
 }
 
-describe('review: one failed login per wrong password and deploy, however many lh-server nodes', function () {
+describe('review: one failed login per wrong password, however many lh-server nodes and deploys', function () {
   this.timeout(60000);
   const sim = useInstrument({ simulator: { policy: { maximumLoginAttempts: 100 } }, afterEach: () => restartMemory() });
 
