@@ -1,9 +1,17 @@
 import { EventEmitter } from 'events';
 
 import { LhError } from './errors';
-import { LoginGate, type LoginTurn } from './login-gate';
+import { LOGIN_SPACING_MAX_MS, LoginGate, type LoginTurn } from './login-gate';
 import { describeExpiry, type PasswordExpiry, passwordExpiryOf, type PasswordWarning, warnNow } from './password-expiry';
-import { type ApiResponse, checkRequestBody, MEDIA_JSON_PATCH, type RequestSpec, timerDelay, type Transport } from './transport';
+import {
+  type ApiResponse,
+  checkRequestBody,
+  MEDIA_JSON_PATCH,
+  neverReached,
+  type RequestSpec,
+  timerDelay,
+  type Transport,
+} from './transport';
 import { type AuthResult } from './types';
 
 export interface Credentials {
@@ -96,6 +104,7 @@ export class Session extends EventEmitter {
   private readonly defaultLifetimeMs: number;
   private readonly logins: LoginGate;
   private readonly loginKey: string;
+  private readonly stopHearingReleases: () => void;
 
   constructor(
     private readonly transport: Transport,
@@ -107,8 +116,12 @@ export class Session extends EventEmitter {
     this.defaultLifetimeMs = options.defaultLifetimeMs ?? 5 * 60000;
     this.logins = options.logins ?? new LoginGate();
     this.loginKey = LoginGate.keyOf(credentials.username ?? '', credentials.password ?? '');
-    // a new session is a deploy: a user action, so these credentials may be tried once more
-    this.logins.release(this.loginKey);
+    // A new session (a deploy, a restart of the node) does not release a rejection of these credentials: a full deploy
+    // restarts every lh-server node, also when the user only edited other flows, and each would cost the instrument one
+    // more failed login. Changed credentials are another key (tried at once); the same ones go again by Test connection.
+    // a user action on these credentials through another session (Test connection on another lh-server node of this
+    // instrument and user) frees this one too: it holds a copy of the same rejection
+    this.stopHearingReleases = this.logins.onRelease(this.loginKey, () => this.released());
   }
 
   get state(): SessionState {
@@ -129,11 +142,18 @@ export class Session extends EventEmitter {
     return this.blocked;
   }
 
-  /** A user action (deploy, Test connection) may try a rejected login once more. */
+  /** A user action (Test connection with these credentials, successful) lets a rejected login go once more. */
   allowLoginAgain(): void {
+    this.released();
+    this.logins.release(this.loginKey); // tells every other session of these credentials (released() here too)
+  }
+
+  /** The gate let these credentials go (a user acted): the next request may log in, through the gate. */
+  private released(): void {
+    if (this.closed) return;
+    if (this.blocked === undefined && this.stateValue === 'authenticated') return;
     this.blocked = undefined;
-    this.logins.release(this.loginKey);
-    if (this.stateValue !== 'closed') this.setState('idle');
+    if (this.stateValue !== 'logging-in') this.setState('idle');
   }
 
   /** The bearer token to send, logging in or renewing first when needed; undefined when no user is configured. */
@@ -198,6 +218,7 @@ export class Session extends EventEmitter {
    */
   async end(): Promise<void> {
     this.closed = true;
+    this.stopHearingReleases();
     clearTimeout(this.renewTimer);
     if (this.pending) await this.pending.catch(() => undefined);
     const token = this.current?.value;
@@ -253,13 +274,26 @@ export class Session extends EventEmitter {
     try {
       const res = await this.sendCredentials('/authenticate', 'authenticate');
       this.stats.logins++;
+      const token = this.accept(res.data, started, 'authenticate');
       turn.done();
-      return this.accept(res.data, started, 'authenticate');
+      return token;
     } catch (err) {
       const failure = this.loginFailed(err);
-      turn.done(failure === this.blocked ? this.blocked : undefined);
+      this.endTurn(turn, err, failure);
       throw failure;
     }
+  }
+
+  /**
+   * Ends a turn of the gate after a failed login or renewal: a rejection holds the credentials back; a failure after
+   * the password may have reached the instrument (a 5xx, a reset, a timeout, an answer without a token) spaces the
+   * next login out; one that cannot have left (no connection, TLS refused) leaves the next free.
+   */
+  private endTurn(turn: Extract<LoginTurn, { go: true }>, err: unknown, failure: unknown): void {
+    if (this.blocked !== undefined && failure === this.blocked) turn.done(this.blocked);
+    // one a close ended (a redeploy) does not delay the new session's login: it was the close, not the instrument
+    else if (mayHaveReached(err) && failure instanceof LhError && !this.closed) turn.failed(failure, this.now());
+    else turn.done();
   }
 
   /**
@@ -269,8 +303,14 @@ export class Session extends EventEmitter {
   private async loginTurn(operation: string): Promise<Extract<LoginTurn, { go: true }>> {
     for (;;) {
       if (this.closed) throw new LhError('the lh-server node was closed', { kind: 'config', operation });
-      const turn = this.logins.turn(this.loginKey);
+      const turn = this.logins.turn(this.loginKey, this.now());
       if (turn.go) return turn;
+      if ('spaced' in turn) {
+        if (this.stateValue === 'logging-in') this.setState('idle');
+        const error = spacedOut(turn.spaced, this.now(), this.credentials.username ?? '');
+        spacedUntil.set(error, turn.spaced.nextAt);
+        throw error;
+      }
       if ('held' in turn) {
         // its own copy: a node may add to the error it throws
         const { message, statusCode, body } = turn.held;
@@ -303,7 +343,17 @@ export class Session extends EventEmitter {
   private async renew(): Promise<string> {
     const current = this.current;
     if (!current) return this.login();
-    const turn = await this.loginTurn('renew-token');
+    let turn: Extract<LoginTurn, { go: true }>;
+    try {
+      turn = await this.loginTurn('renew-token');
+    } catch (err) {
+      // logins are spaced out after failures without a verdict: while the token still lives, renew when the gate lets
+      const until = err instanceof LhError ? spacedUntil.get(err) : undefined;
+      if (until === undefined || this.current !== current || this.now() >= current.expiresAt - EXPIRY_GUARD_MS) throw err;
+      current.renewAt = until;
+      this.scheduleRenewal();
+      return current.value;
+    }
     const started = this.now();
     try {
       const res = await this.sendCredentials('/authenticate/renew-token', 'renew-token', current.value);
@@ -326,10 +376,11 @@ export class Session extends EventEmitter {
         turn.done(this.blocked);
         throw failure;
       }
-      turn.done();
-      // Renewal is early; while the token still lives, keep using it and renew on a later call.
+      this.endTurn(turn, err, err);
+      // Renewal is early; while the token still lives, keep using it and renew on a later call (not before the gate
+      // lets another login or renewal of these credentials go)
       if (this.current && this.now() < this.current.expiresAt - EXPIRY_GUARD_MS) {
-        this.current.renewAt = this.now() + 1000;
+        this.current.renewAt = Math.max(this.now() + 1000, this.logins.nextAt(this.loginKey) ?? 0);
         this.scheduleRenewal();
         return this.current.value;
       }
@@ -386,7 +437,7 @@ export class Session extends EventEmitter {
       if (err instanceof LhError && err.statusCode !== undefined && err.statusCode >= 500) {
         return new LhError(
           `login as "${this.credentials.username ?? ''}" failed: the instrument answered ${err.message.replace(/^[\w-]+ failed: /, '')}. ` +
-            'It was sent once; the next request tries again',
+            `It was sent once; the next login goes with a later request, logins failing so spaced out (1 s, 2 s, 4 s, … at most ${LOGIN_SPACING_MAX_MS / 1000} s apart)`,
           { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body, attempts: err.attempts },
         );
       }
@@ -404,11 +455,15 @@ export class Session extends EventEmitter {
         'in the lh-server node (or on the instrument), update the password there and deploy again';
     } else if (text.includes('lock') || err.statusCode === 423) {
       state = 'locked';
-      message = `user "${user}" is locked out by the instrument after too many failed logins; wait for the lock to end, then deploy again`;
+      message =
+        `user "${user}" is locked out by the instrument after too many failed logins; these credentials are not sent again ` +
+        '(also not after a deploy): wait for the lock to end, then press Test connection in the lh-server node';
     } else {
       message =
         `login as "${user}" was rejected (${err.statusCode ?? 'no status'})${instrumentWords(err)}: check the user name and password in the lh-server node. ` +
-        'It is not retried automatically (one attempt per deploy, for every lh-server node of this instrument), so this Node-RED does not lock the user out; deploy again or use Test connection to retry';
+        'This user name and password are not sent again, by any lh-server node of this instrument, also not after a deploy, ' +
+        'so this Node-RED does not lock the user out: correct the password there and deploy, or, once it is right on the ' +
+        'instrument, press Test connection';
     }
     this.blocked = new LhError(message, { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body });
     rejectionStates.set(this.blocked, state);
@@ -438,6 +493,34 @@ export class Session extends EventEmitter {
     this.stateValue = state;
     this.emit('state', state);
   }
+}
+
+/** When the gate lets the next login go, for the error a spaced-out login failed with. */
+const spacedUntil = new WeakMap<LhError, number>();
+
+/** Whether a failed login or renewal may have reached the instrument (which may have counted it): all but no connection. */
+function mayHaveReached(err: unknown): boolean {
+  if (!(err instanceof LhError) || neverReached(err)) return false;
+  return err.kind !== 'tls' && err.kind !== 'config' && err.kind !== 'validation';
+}
+
+/** The error of a login the gate spaces out: what failed, and when the next goes. No password, no token. */
+function spacedOut(spaced: { failure: LhError; count: number; nextAt: number }, now: number, user: string): LhError {
+  const { failure, count, nextAt } = spaced;
+  const cause =
+    failure.kind === 'response'
+      ? 'an answer without a token'
+      : failure.statusCode !== undefined
+        ? `the instrument answered ${failure.statusCode}`
+        : failure.kind === 'timeout'
+          ? 'no answer in time'
+          : `the connection failed${failure.code ? ` (${String(failure.code)})` : ''}`;
+  return new LhError(
+    `login as "${user}" not sent: ${count === 1 ? 'the last login' : `the last ${count} logins`} failed without a verdict on ` +
+      `the password (${cause}), and the instrument may count each as a failed login, so logins are spaced out (1 s, 2 s, ` +
+      `4 s, … at most ${LOGIN_SPACING_MAX_MS / 1000} s apart): the next goes with a request in ${(Math.max(0, nextAt - now) / 1000).toFixed(1)} s`,
+    { kind: 'auth', operation: 'authenticate', statusCode: failure.statusCode },
+  );
 }
 
 /** The session state each rejection put its session in: another session held back by it says the same. */

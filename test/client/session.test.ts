@@ -155,7 +155,7 @@ describe('session', function () {
     for (let i = 0; i < 10; i++) {
       await assert.rejects(c.prep.getSoftwareSettings(), (err: LhError) => {
         assert.equal(err.kind, 'auth');
-        assert.match(err.message, /rejected.*not retried automatically/s);
+        assert.match(err.message, /rejected.*not sent again/s);
         assert.doesNotMatch(err.message, /wrong/);
         return true;
       });

@@ -93,8 +93,8 @@ describe('lockout safety', function () {
         String((m.error as Msg).source && ((m.error as Msg).source as Msg).id),
       );
       const expected = refusedWhileAnswering
-        ? /login as "admin" was rejected .*not retried automatically|is being answered/
-        : /login as "admin" was rejected .*not retried automatically/;
+        ? /login as "admin" was rejected .*not sent again|is being answered/
+        : /login as "admin" was rejected .*not sent again/;
       assert.match(String(m.error && (m.error as Msg).message), expected);
       assert.doesNotMatch(JSON.stringify(m), /wrong-pw-1/);
     }

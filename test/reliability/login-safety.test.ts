@@ -103,12 +103,16 @@ describe('login safety (simulated time)', function () {
     assert.match(failures[0].message, /rejected \(401\)/);
   });
 
-  it('a 5xx to a login is not resent within the request and reads "login failed"; the next poll logs in', async function () {
+  it('a 5xx to a login is not resent within the request and reads "login failed"; a poll 1 s later logs in', async function () {
     sim.setFaults({ statusRate: 1, statusCode: 503 });
     const c = deploy(USER.password);
     await assert.rejects(c.prep.pendingErrors(), (err: LhError) => err.kind === 'auth' && /503/.test(err.message));
     assert.equal(credentialRequests().length, 1, 'sent once');
     sim.clearFaults();
+    // at once: not sent again (logins failing without a verdict are spaced out: 1 s, 2 s, 4 s, …)
+    await assert.rejects(c.prep.pendingErrors(), (err: LhError) => /not sent: the last login failed .*503/.test(err.message));
+    assert.equal(credentialRequests().length, 1);
+    await clock.tickAsync(1000);
     assert.deepEqual(await poll(c, 3), []);
     assert.equal(rejected(), 0);
   });

@@ -161,3 +161,23 @@ function refusal(name: (typeof SECRET_NAMES)[number], deployed: boolean): string
     : `this lh-server node is not deployed, so there is no stored ${what} to use`;
   return `${why}: deploy first, or type the ${what} here`;
 }
+
+/**
+ * Whether a successful connection test tried the deployed node's own login: the dialog points at its addresses and TLS
+ * settings and the user name (in any letter case, as the instrument finds it) and password tested are the ones it holds,
+ * typed again or left as stored. Only then may the test free that node's rejected login (a stored B token beside a
+ * newly typed password proves nothing of the stored password).
+ */
+export function testedDeployedLogin(
+  body: Record<string, unknown>,
+  deployed: DeployedServer | undefined,
+  tested: ServerSecrets,
+): boolean {
+  if (!deployed || !sameTarget(deployed.target, targetOf(body))) return false;
+  const held = deployed.credentials;
+  return (
+    (tested.username ?? '').toLowerCase() === (held.username ?? '').toLowerCase() &&
+    (tested.password ?? '') === (held.password ?? '') &&
+    Boolean(held.username)
+  );
+}

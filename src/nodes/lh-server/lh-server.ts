@@ -21,6 +21,7 @@ import {
   rebindingReason,
   type ServerSecrets,
   targetOf,
+  testedDeployedLogin,
 } from './admin-guard';
 import { accountActionMessage, testConnection } from './connection-test';
 import { expandEnvUrl } from './env-url';
@@ -356,7 +357,10 @@ function registerAdminEndpoints(RED: Red): void {
         allowInsecureInstrument: body.allowInsecureInstrument === true,
       };
       const report = await testConnection(clientOptions(RED, config, choice.credentials, server));
-      if (report.ok && choice.usesStored && server?.client) server.client.session.allowLoginAgain();
+      const deployed = server?.target ? { target: server.target, credentials: server.credentials ?? {} } : undefined;
+      // the deployed node's own login worked (stored or typed again): its rejection no longer holds
+      if (report.ok && server?.client && testedDeployedLogin(body, deployed, choice.credentials))
+        server.client.session.allowLoginAgain();
       // An instrument may echo the login: the editor gets no password back, not even the one typed.
       return redactDeep(report, [choice.credentials.password, choice.credentials.instrumentToken]);
     });

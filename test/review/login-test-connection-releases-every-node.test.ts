@@ -1,0 +1,92 @@
+/**
+ * Review62 finding (logins, lockout): the lh-server nodes of one instrument and user share a rejected login (the
+ * home's LoginGate), and the README says the rejection holds logins back "until you deploy or press Test connection".
+ * Test connection released the gate but cleared only its own node's session: another lh-server node of the same
+ * instrument and user kept the rejection it had copied from the gate, so its nodes stayed "login failed" after the
+ * user fixed the cause (the password restored on the instrument, the lock ended) and pressed Test connection, until a
+ * redeploy. Now a release of the gate (a deploy, Test connection) clears every session held back by it; their logins
+ * still go one at a time.
+ */
+import assert from 'node:assert/strict';
+
+import { restartMemory } from '../support/homes';
+import { useInstrument } from '../support/node-suite';
+import { helper, loadFlow, nextMessage, serverFlow, USER } from '../support/runtime';
+
+type Msg = Record<string, unknown>;
+
+describe('review: Test connection on one lh-server lets every lh-server of that user log in again', function () {
+  this.timeout(30000);
+  const sim = useInstrument({
+    simulator: { policy: { maximumLoginAttempts: 100 } },
+    adminServer: true,
+    afterEach: () => restartMemory(),
+  });
+
+  const logins = (): { status: number }[] => sim.requests.filter((r) => r.method === 'POST' && r.path === '/api/v1/authenticate');
+
+  function flow(): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
+    const nodes: Msg[] = [];
+    const credentials: Record<string, Record<string, string>> = {};
+    for (const i of [0, 1]) {
+      const f = serverFlow(sim, { id: `s${i}`, withB: false, credentials: { ...USER } });
+      nodes.push(...f.nodes, {
+        id: `get${i}`,
+        type: 'lh-settings',
+        server: `s${i}`,
+        operation: 'get-software-settings',
+        wires: [['out']],
+      });
+      Object.assign(credentials, f.credentials);
+    }
+    nodes.push(
+      { id: 'catcher', type: 'catch', wires: [['caught']] },
+      { id: 'out', type: 'helper' },
+      { id: 'caught', type: 'helper' },
+    );
+    return { nodes, credentials };
+  }
+
+  /** Fires one lh-settings node; resolves with its outcome (the msg out, or the msg a Catch node got). */
+  async function fire(id: string): Promise<{ ok: boolean; msg: Msg }> {
+    const out = nextMessage(helper.getNode('out')).then((msg) => ({ ok: true, msg }));
+    const caught = nextMessage(helper.getNode('caught')).then((msg) => ({ ok: false, msg }));
+    helper.getNode(id).receive({});
+    const result = await Promise.race([out, caught]);
+    helper.getNode('out').removeAllListeners('input');
+    helper.getNode('caught').removeAllListeners('input');
+    return result;
+  }
+
+  it('the password restored on the instrument, Test connection on s0: nodes of s1 work again', async function () {
+    sim.setUserPassword(USER.username, 'changed-on-the-screen');
+    const f = flow();
+    await loadFlow(f.nodes, f.credentials);
+    for (const id of ['get0', 'get1']) {
+      const r = await fire(id);
+      assert.equal(r.ok, false);
+      assert.match(String((r.msg.error as Msg).message), /login as "admin" was rejected/);
+    }
+    assert.equal(logins().length, 1, 'one rejected login for both lh-server nodes');
+
+    sim.setUserPassword(USER.username, USER.password); // the administrator put it back
+    const res = await helper
+      .request()
+      .post('/lh-server/test-connection')
+      .send({ id: 's0', baseUrl: sim.baseUrl, instrumentUrl: '', tls: '', username: USER.username, password: '__PWRD__' });
+    assert.equal(res.status, 200);
+    assert.equal((res.body as { ok: boolean }).ok, true, JSON.stringify(res.body));
+    const afterTest = logins().length;
+
+    const second = await fire('get1');
+    assert.equal(second.ok, true, `s1 is still held back: ${JSON.stringify(second.msg.error)}`);
+    assert.equal((await fire('get0')).ok, true);
+    // each lh-server node has its session: one login each, none refused
+    assert.deepEqual(
+      logins()
+        .slice(afterTest)
+        .map((l) => l.status),
+      [200, 200],
+    );
+  });
+});
