@@ -281,9 +281,13 @@ class ChannelConnection {
       if (generation !== this.generation) return;
       const frame = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
       const event = eventFromFrame(frame);
-      for (const listener of [...this.listeners]) {
+      // each listener its own copy: Node-RED copies a msg only for a node's further wires, never across nodes, so one
+      // event object in the msgs of two nodes (two lh-events, lh-error-polls, lh-run-watch) let one flow's change to
+      // msg.payload reach the other's msg (a logging flow setting msg.payload.data stopped lh-dialog in another)
+      const listeners = [...this.listeners];
+      for (const [i, listener] of listeners.entries()) {
         try {
-          listener(event);
+          listener(i === 0 ? event : structuredClone(event));
         } catch {
           // one listener's failure must not starve the others; listeners report their own errors
         }
