@@ -72,6 +72,28 @@ describe('review: two event nodes of one instrument share no msg.payload', funct
     assert.equal((logged[0].payload as Msg).data, 'shown in the log');
   });
 
+  it('msg.instrument edited by a flow after lh-events is not the next msg’s', async function () {
+    const server = serverFlow(sim, { withB: false });
+    await loadFlowWithChange(
+      [
+        ...server.nodes,
+        { id: 'ev', type: 'lh-events', server: 'server', codes: 'finished', wires: [['rename', 'seen'], ['conn']] },
+        setProperty('rename', 'instrument.name', 'renamed by a flow', []),
+        { id: 'seen', type: 'helper' },
+        { id: 'conn', type: 'helper' },
+      ],
+      server.credentials,
+    );
+    const conn = collect(helper.getNode('conn'));
+    const seen = collect(helper.getNode('seen'));
+    await waitFor('the events socket', () => conn.find((m) => (m.payload as Msg).state === 'connected'));
+    sim.publishEvent('finished', 'Run finished', { runId: 'r1' });
+    await waitFor('the first event', () => seen[0]);
+    sim.publishEvent('finished', 'Run finished', { runId: 'r2' });
+    await waitFor('the second event', () => seen[1]);
+    assert.equal((seen[1].instrument as Msg).name, 'sim');
+  });
+
   it('every listener of a channel gets an event of its own, equal to the others (client)', async function () {
     const events = new InstrumentEvents({ baseUrl: sim.baseUrl });
     try {
