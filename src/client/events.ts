@@ -8,6 +8,9 @@
  * a connection counts as established only once it proved useful by staying open `usefulAfterMs` (5 s), and the
  * second of such early closes in a row (an instrument that accepts the upgrade and closes at once, or sends a frame and
  * closes) starts the full back-off (3 s doubling to 30 s): such a socket is reopened a few times a minute, not a storm.
+ * Attempts that get no HTTP answer at all (an instrument restarting or away: refused, reset, unreachable) wait at most
+ * `reconnectUnreachableMaxMs` (3 s, as the tested client) however long it was away: a firmware error pushed once it is
+ * back exists on the socket alone, and a socket still waiting out a 30 s back-off would never hear it.
  * Frames are capped at `maxFrameBytes` (1 MiB by default, like HTTP bodies); a larger one closes the connection and
  * is said once (`onNotice`).
  */
@@ -43,6 +46,11 @@ export const DEFAULT_USEFUL_AFTER_MS = 5_000;
 export const DEFAULT_RECONNECT_FIRST_MS = 50;
 /** Where the back-off starts after repeated early closes. */
 export const DEFAULT_RECONNECT_INITIAL_MS = 3000;
+/**
+ * The longest wait after attempts that got no HTTP answer (while at most FAST_EARLY_CLOSES connections closed early):
+ * the tested client's 3 s. Such an attempt costs the instrument nothing (it is not there, or not listening yet).
+ */
+export const DEFAULT_RECONNECT_UNREACHABLE_MAX_MS = 3000;
 /** Early closes in a row that still reconnect fast: one may be a fluke (the instrument restarting its server). */
 export const FAST_EARLY_CLOSES = 1;
 
@@ -75,6 +83,11 @@ export interface EventStreamOptions {
   reconnectAfterDropMs?: number;
   /** reconnect delay cap, default 30000 ms; also the interval of the silent retries while unavailable */
   reconnectMaxMs?: number;
+  /**
+   * the cap while attempts get no HTTP answer at all (refused, reset, unreachable: an instrument restarting), default
+   * 3000 ms: the socket is back within seconds of the instrument; an answered refusal and early closes keep reconnectMaxMs
+   */
+  reconnectUnreachableMaxMs?: number;
   /**
    * a ping this often; neither a pong nor a frame by the next one drops the connection (reconnect): an instrument
    * that never answers pings keeps a socket that delivers frames. Default 30000 ms, 0 = off
@@ -112,24 +125,30 @@ export interface ReconnectHistory {
   earlyCloses: number;
   /** attempts that never opened (refused, unreachable, handshake failed) */
   failures: number;
+  /** the last of those got no HTTP answer (refused, reset, unreachable, timed out): the instrument is away */
+  unanswered?: boolean;
 }
 
 export interface ReconnectTimings {
   firstMs: number;
   initialMs: number;
   maxMs: number;
+  /** the cap of the fast path after an unanswered attempt (default DEFAULT_RECONNECT_UNREACHABLE_MAX_MS) */
+  unreachableMaxMs?: number;
 }
 
 /**
- * The wait before the next attempt: fast (firstMs ±50 %, then doubled per failed attempt, ±20 %) while at most FAST_EARLY_CLOSES
- * connections closed early in a row; beyond, the back-off from initialMs (±20 %), doubled per further early close or
+ * The wait before the next attempt: fast (firstMs ±50 %, then doubled per failed attempt, ±20 %, up to unreachableMaxMs
+ * when the last attempt got no HTTP answer) while at most FAST_EARLY_CLOSES connections closed early in a row; beyond, the back-off from initialMs (±20 %), doubled per further early close or
  * failed attempt. Always capped at maxMs (+20 %). Pure: the client and the tests share it.
  */
 export function reconnectWaitMs(history: ReconnectHistory, t: ReconnectTimings, random: () => number): number {
   if (history.earlyCloses <= FAST_EARLY_CLOSES) {
     // the first wait spreads a fleet's reconnects (±50 %); the doubling ones keep the usual ±20 %
     if (history.failures === 0) return Math.round(Math.min(t.maxMs, t.firstMs) * (0.5 + random()));
-    return reconnectDelay(history.failures, t.firstMs, t.maxMs, random);
+    // the instrument away (no HTTP answer): tried every few seconds, so a restart of any length is heard at once after
+    const cap = history.unanswered ? Math.min(t.maxMs, t.unreachableMaxMs ?? DEFAULT_RECONNECT_UNREACHABLE_MAX_MS) : t.maxMs;
+    return reconnectDelay(history.failures, t.firstMs, cap, random);
   }
   return reconnectDelay(history.earlyCloses - FAST_EARLY_CLOSES - 1 + history.failures, t.initialMs, t.maxMs, random);
 }
@@ -262,9 +281,13 @@ class ChannelConnection {
       if (generation !== this.generation) return;
       const frame = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
       const event = eventFromFrame(frame);
-      for (const listener of [...this.listeners]) {
+      // each listener its own copy: Node-RED copies a msg only for a node's further wires, never across nodes, so one
+      // event object in the msgs of two nodes (two lh-events, lh-error-polls, lh-run-watch) let one flow's change to
+      // msg.payload reach the other's msg (a logging flow setting msg.payload.data stopped lh-dialog in another)
+      const listeners = [...this.listeners];
+      for (const [i, listener] of listeners.entries()) {
         try {
-          listener(event);
+          listener(i === 0 ? event : structuredClone(event));
         } catch {
           // one listener's failure must not starve the others; listeners report their own errors
         }
@@ -278,6 +301,7 @@ class ChannelConnection {
       // closed before it proved useful (or for an oversized frame): an early close; never opened: a failed attempt
       if (opened && (!useful || tooLarge)) this.history.earlyCloses++;
       else if (!opened) this.history.failures++;
+      this.history.unanswered = !opened && refusedStatus === undefined;
       if (refusedStatus !== undefined && isUnavailableStatus(refusedStatus)) {
         this.setState(
           'unavailable',
@@ -315,6 +339,7 @@ class ChannelConnection {
       firstMs: this.options.reconnectAfterDropMs ?? DEFAULT_RECONNECT_FIRST_MS,
       initialMs: this.options.reconnectInitialMs ?? DEFAULT_RECONNECT_INITIAL_MS,
       maxMs: this.maxDelay,
+      unreachableMaxMs: this.options.reconnectUnreachableMaxMs ?? DEFAULT_RECONNECT_UNREACHABLE_MAX_MS,
     };
     return reconnectWaitMs(this.history, timings, this.options.random ?? Math.random);
   }

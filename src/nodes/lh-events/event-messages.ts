@@ -15,7 +15,8 @@ export function parseCodes(raw: unknown): string[] {
 }
 
 export function eventMessage(event: InstrumentEvent, instrument: InstrumentInfo): NodeMessage {
-  return { topic: event.code, payload: event, instrument };
+  // msg.instrument a copy: the node's own object edited by a flow (change node on the first wire) would be every next msg's
+  return { topic: event.code, payload: event, instrument: { ...instrument } };
 }
 
 export function connectionMessage(change: EventStateChange, instrument: InstrumentInfo, now = new Date()): NodeMessage {
@@ -28,6 +29,6 @@ export function connectionMessage(change: EventStateChange, instrument: Instrume
       socket: 'instinctevents',
       since: now.toISOString(),
     },
-    instrument,
+    instrument: { ...instrument },
   };
 }

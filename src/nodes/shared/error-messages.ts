@@ -60,12 +60,18 @@ function summary(view: Record<string, unknown>): string {
 }
 
 /** The fields that say which error it is: A by errorId (and groupId), B by uuid. */
+/**
+ * A copy of the record as msg.payload: the node's memory holds the record itself, and a node on the first wire gets
+ * the msg as sent (Node-RED copies it only for further wires). Edited there in place (a title prefixed, "set
+ * msg.payload.title"), the remembered error no longer matched the instrument's at the next poll and was reported
+ * resolved and raised again as another error under its id (review64).
+ */
 function identity(source: Source, record: PolledError): PendingErrorFields | InstrumentErrorFields {
   if (source === 'A') {
-    const error = record as PendingError;
+    const error = structuredClone(record as PendingError);
     return { source, payload: error, errorId: error.id, groupId: error.groupId };
   }
-  const error = record as InstrumentError;
+  const error = structuredClone(record as InstrumentError);
   return { source, payload: error, uuid: error.uuid };
 }
 
@@ -75,7 +81,7 @@ export function raisedMessage(source: Source, record: PolledError, instrument: I
     topic: summary(view),
     event: 'raised',
     ...identity(source, record),
-    instrument,
+    instrument: { ...instrument }, // the node's own, not the flow's to edit for the next msgs
     // text for people (an e-mail, a chat): what an instrument echoed of a secret into its error is taken out here;
     // msg.payload stays the record as read, the error's identity (README "Security")
     notification: redact(renderTemplate(template || DEFAULT_NOTIFICATION, view)),
@@ -88,7 +94,7 @@ export function resolvedMessage(source: Source, record: PolledError, instrument:
     topic: `resolved: ${summary(view)}`,
     event: 'resolved',
     ...identity(source, record),
-    instrument,
+    instrument: { ...instrument },
     resolvedAt: new Date().toISOString(),
   };
 }
@@ -109,6 +115,6 @@ export function connectionMessage(
       ...(details.interfaces ? { interfaces: details.interfaces } : {}),
     },
     event: state,
-    instrument,
+    instrument: { ...instrument },
   };
 }
