@@ -129,7 +129,7 @@ export class RunScope {
     if (!this.ladders.has(to)) this.ladders.set(to, ladder);
   }
 
-  /** How many matching errors each rule has seen in the current scope. */
+  /** How many new matching errors each rule has seen in the current scope. */
   counts(now: number): Record<string, number> {
     this.follow(now);
     return Object.fromEntries([...this.ladders].map(([rule, l]) => [rule, l.next]));
@@ -168,13 +168,22 @@ export class RunScope {
     const key = scopeId(this.current(now));
     if (key !== this.scopeKey) {
       this.scopeKey = key;
-      this.ladders.clear();
+      this.restartCounts();
     }
   }
 
   private reset(now: number): void {
-    this.ladders.clear();
+    this.restartCounts();
     this.scopeKey = scopeId(this.current(now));
+  }
+
+  /**
+   * A new scope: every ladder starts at its first step again. The errors decided before stay known with the step they
+   * got: one raised again (still pending after its run ended, or past the hour) keeps its step and takes none of the
+   * new scope's.
+   */
+  private restartCounts(): void {
+    for (const ladder of this.ladders.values()) ladder.next = 0;
   }
 }
 
