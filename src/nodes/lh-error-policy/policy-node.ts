@@ -646,6 +646,15 @@ export class ErrorPolicyNode {
         break;
       }
       case 'answer-now': {
+        if (lost) {
+          // raised while coordination is lost (Redis unreachable): no automatic answer until it is back, so a person is
+          // told now, as of a semi-automatic default (the answer still goes out then, unless someone answered first)
+          const label = answerLabel(found.source, found.record, decision.answer);
+          msg.policy = { ...policy, answer: decision.answer, label, coordination: 'lost' };
+          if (typeof msg.notification === 'string')
+            msg.notification = `${msg.notification}\nCoordination is lost: the policy answers ${label} only once Redis is back, unless someone answers first`;
+          send([msg, null, null]);
+        }
         // through the book like a semi-automatic default, so that it waits for another answer in flight
         const p = pendingOf(decision, found, this.instrument, Date.now());
         this.addPending(p, lost);
