@@ -38,7 +38,7 @@ describe('review: an error policy rule answering what the error does not offer',
     };
   }
 
-  it('A: a response the error (or one of its items) does not list semi-automatic step escalates at once, no deadline', async function () {
+  it('A: a semi-automatic step naming a response the error (or an item) does not list escalates at once', async function () {
     const rules = [
       { id: 'skip', source: 'A', pattern: 'Clot', steps: [{ mode: 'semi-automatic', answer: 'Skip', delay: 600 }] },
       { id: 'retry', source: 'A', pattern: 'Door', steps: [{ mode: 'semi-automatic', answer: 'Retry', delay: 600 }] },
