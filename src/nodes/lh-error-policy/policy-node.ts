@@ -579,6 +579,19 @@ export class ErrorPolicyNode {
     this.node.log(this.RED._('lh-error-policy.log.otherRun', { instrument: baseUrl, own: this.own?.baseUrl ?? '' }));
   }
 
+  /**
+   * An error raised while coordination is lost (Redis unreachable) that the policy would answer at once (walk-away, a
+   * person's "the same for similar errors"): no automatic answer goes out until Redis is back, and such an error is
+   * never notified otherwise, so a person is told now (the answer still goes out then, unless someone answered first).
+   */
+  private notifyWhileLost(msg: NodeMessage, found: Found, answer: string, policy: Record<string, unknown>, send: Send): void {
+    const label = answerLabel(found.source, found.record, answer);
+    msg.policy = { ...policy, answer, label, coordination: 'lost' };
+    if (typeof msg.notification === 'string')
+      msg.notification = `${msg.notification}\nCoordination is lost: the policy answers ${label} only once Redis is back, unless someone answers first`;
+    send([msg, null, null]);
+  }
+
   private ignoredErrorsOf(baseUrl: string): void {
     if (this.ignoredErrors.has(baseUrl) || this.ignoredErrors.size >= IGNORED_RUNS_LOGGED) return;
     this.ignoredErrors.add(baseUrl);
@@ -609,8 +622,10 @@ export class ErrorPolicyNode {
       // a person chose on the answer page: "the same for similar errors until this run ends"
       const { p, policy } = runRuleDecision(runRule, Date.now());
       msg.policy = policy;
-      this.book.add({ ...p, key: found.key, source: found.source, instrument: this.instrument, record: found.record });
-      this.save();
+      if (lost) this.notifyWhileLost(msg, found, p.answer, policy, send);
+      // through the book and, coordinated, the shared schedule (as a walk-away answer): a default taken from a schedule
+      // that never had it was dropped, so one chosen while Redis was lost never went out once it was back
+      this.addPending({ ...p, key: found.key, source: found.source, instrument: this.instrument, record: found.record }, lost);
       void this.fire(found.key);
       return;
     }
@@ -646,15 +661,7 @@ export class ErrorPolicyNode {
         break;
       }
       case 'answer-now': {
-        if (lost) {
-          // raised while coordination is lost (Redis unreachable): no automatic answer until it is back, so a person is
-          // told now, as of a semi-automatic default (the answer still goes out then, unless someone answered first)
-          const label = answerLabel(found.source, found.record, decision.answer);
-          msg.policy = { ...policy, answer: decision.answer, label, coordination: 'lost' };
-          if (typeof msg.notification === 'string')
-            msg.notification = `${msg.notification}\nCoordination is lost: the policy answers ${label} only once Redis is back, unless someone answers first`;
-          send([msg, null, null]);
-        }
+        if (lost) this.notifyWhileLost(msg, found, decision.answer, policy, send);
         // through the book like a semi-automatic default, so that it waits for another answer in flight
         const p = pendingOf(decision, found, this.instrument, Date.now());
         this.addPending(p, lost);
