@@ -289,6 +289,12 @@ export class PrepApi {
       });
       return slot.confirm();
     } catch (err) {
+      if (err instanceof LhError && err.statusCode === 404 && err.kind === 'http') {
+        slot.release();
+        // "no such error" for an error the instrument still lists: refused (a person must act), not "not pending"
+        if ((await this.stillListed(id)) === true) throw conflictRefusal(id, op, err, true);
+        throw err;
+      }
       if (!(err instanceof LhError) || !isAlreadyHandled(err)) {
         slot.release();
         throw err;
@@ -330,6 +336,15 @@ export class PrepApi {
         ...(failure.code.startsWith('LH_') ? {} : { code: failure.code }),
         attempts: failure.attempts,
       });
+    }
+  }
+
+  /** Whether the instrument lists error `id` as pending now (undefined: the list could not be read). */
+  private async stillListed(id: string): Promise<boolean | undefined> {
+    try {
+      return (await this.pendingErrors()).some((e) => !!e && typeof e === 'object' && String(e.id) === id && e.handled !== true);
+    } catch {
+      return undefined;
     }
   }
 

@@ -8,7 +8,8 @@
  * What the model promises (README, "error policy" and "Recovery ladders"):
  * - the first matching rule decides; no rule matches: notify only;
  * - a rule's ladder counts per rule identity (its id and what it matches, never its position), per instrument and
- *   per run (no run: per clock hour); the same error raised again keeps its step; the last step answers every later
+ *   per run (no run: per clock hour); the same error raised again keeps its step (also in a later run or hour: it
+ *   takes none of that scope's steps, review63); the last step answers every later
  *   error; a redeploy (with or without rule edits) keeps the counts;
  * - a run is this instrument's: a state other than Idle starts it (a start time appearing is the same run), Idle or
  *   its own finished msg ends it; another instrument's msgs, and a finished msg of another run, change nothing;
@@ -105,12 +106,16 @@ class PolicyModel {
     const id = this.current(now).id;
     if (id !== this.scope) {
       this.scope = id;
-      this.ladders.clear();
+      this.restartCounts();
     }
   }
   private newScope(now: number): void {
-    this.ladders.clear();
+    this.restartCounts();
     this.scope = this.current(now).id;
+  }
+  /** a new scope: every ladder at step 1 again; an error decided before, raised again, keeps its step (review63) */
+  private restartCounts(): void {
+    for (const l of this.ladders.values()) l.next = 0;
   }
 
   /** A run-watch msg of this instrument: `key` of the run ('' with `ended`: Idle). */

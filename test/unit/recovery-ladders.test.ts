@@ -36,7 +36,7 @@ const rules = compileRules(
 );
 
 describe('recovery ladders (property)', function () {
-  it('for any sequence of errors and runs, an error gets the step of its own rule for its rank in the current run or hour', function () {
+  it('for any sequence of errors and runs, a new error gets the step of its rule for its rank in the run or hour, kept when raised again', function () {
     fc.assert(
       fc.property(events, fc.integer({ min: 0, max: 10 * HOUR }), (seq, start) => {
         const scope = new RunScope();
@@ -45,7 +45,9 @@ describe('recovery ladders (property)', function () {
         let run: number | undefined;
         let instance = 0;
         let hour = Math.floor(now / HOUR);
-        const seen = new Map<string, number[]>(); // `${instance}|${rule}` → distinct errors in order
+        const seen = new Map<string, number[]>(); // `${instance}|${rule}` → distinct new errors in order
+        // an error decided in an earlier run or hour, raised again, keeps its step (review63): `${rule}:${error}` → step
+        const decided = new Map<string, number>();
         for (const e of seq) {
           if (e.kind === 'wait') {
             now += e.ms;
@@ -63,9 +65,10 @@ describe('recovery ladders (property)', function () {
             const rule = rules[e.rule];
             const key = `${instance}|${e.rule}`;
             const list = seen.get(key) ?? [];
-            if (!list.includes(e.error)) list.push(e.error);
+            if (!decided.has(`${e.rule}:${e.error}`)) list.push(e.error);
             seen.set(key, list);
-            const expected = Math.min(list.indexOf(e.error), rule.steps.length - 1) + 1;
+            const expected = decided.get(`${e.rule}:${e.error}`) ?? Math.min(list.indexOf(e.error), rule.steps.length - 1) + 1;
+            decided.set(`${e.rule}:${e.error}`, expected);
             // the error id names its rule too: the same id under two rules is two errors
             const occurrence = scope.occurrence(ruleSignature(rule), `${e.rule}:${e.error}`, now);
             const d = decide(rule, 'A', { id: String(e.error), code: e.rule }, now, occurrence);

@@ -93,7 +93,8 @@ export function answerOutcomeOf(err: unknown, operation: string): AnswerOutcome 
     const previous = isRecord(e.body) ? e.body : undefined;
     return { outcome: 'already-answered', message: e.message, previous, inFlight: previous?.outcome === 'in-flight', error: e };
   }
-  if (e.statusCode === 404) return { outcome: 'not-pending', message: e.message, error: e };
+  // a 404 the client found refused (the instrument still lists the error) is a refusal: kind 'instrument'
+  if (e.statusCode === 404 && e.kind !== 'instrument') return { outcome: 'not-pending', message: e.message, error: e };
   if (e.kind === 'network' || e.kind === 'timeout' || e.kind === 'tls' || e.kind === 'auth' || (e.statusCode ?? 0) >= 500)
     return { outcome: 'failed', message: e.message, error: e };
   return { outcome: 'refused', message: e.message, error: e };

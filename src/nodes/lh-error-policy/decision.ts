@@ -2,7 +2,7 @@
 import { instrumentDate, LhError } from '../../client';
 import { checkInputs, declaredInputs, givenInputs } from '../answering/action-inputs';
 import { defaultActionOf } from '../answering/answer-error';
-import { describeActions, offeredActions } from '../shared/error-records';
+import { describeActions, offeredActions, responseNames } from '../shared/error-records';
 import type { ErrorSource } from '../shared/poll-messages';
 import { type CompiledRule, type Step, stepAt } from './rules';
 
@@ -82,6 +82,29 @@ function inputProblem(rung: Rung, record: Record<string, unknown>, answer: strin
 }
 
 /**
+ * Why the answer is not one the error offers (the responses of an A error and of each of its errorData items, the
+ * actions of a B error), when its record lists what it offers: the answer would be refused before anything is sent.
+ */
+export function offerProblem(source: ErrorSource, record: Record<string, unknown>, answer: string): string | undefined {
+  if (source === 'B') {
+    const actions = offeredActions(record);
+    if (!actions?.length || actions.some((a) => String(a.id) === answer)) return undefined;
+    return `which the error does not offer (it offers ${describeActions(actions)})`;
+  }
+  const offered = responseNames(record.errorResponses);
+  if (offered.length > 0 && !offered.includes(answer)) return `which the error does not offer (it offers ${offered.join(', ')})`;
+  const items: unknown[] = Array.isArray(record.errorData) ? (record.errorData as unknown[]) : [];
+  for (const item of items) {
+    if (!item || typeof item !== 'object') continue;
+    const own = responseNames((item as Record<string, unknown>).errorResponses);
+    const id = String((item as Record<string, unknown>).id);
+    if (own.length > 0 && !own.includes(answer))
+      return `which item ${id} of the error does not offer (it offers ${own.join(', ')})`;
+  }
+  return undefined;
+}
+
+/**
  * The decision for an error that matched `rule` as its `occurrence`-th (0-based) in the current run. A ladder's manual
  * step after the first escalates to a person (output 3); a rule with only a manual step notifies (output 1).
  */
@@ -112,6 +135,10 @@ export function decide(
     if (problem) return { kind: 'escalate', rule, rung, reason: `${rungLabel(rung)}: ${problem}; a person must answer` };
   }
   if (step.mode === 'walk-away') return { kind: 'answer-now', rule, rung, answer };
+  // a default the error does not offer would be refused when it falls due: a person is told now, with no deadline
+  const unoffered = offerProblem(source, record, answer);
+  if (unoffered)
+    return { kind: 'escalate', rule, rung, reason: `${rungLabel(rung)} answers ${answer}, ${unoffered}: a person must answer` };
   const byRule = now + step.delay * 1000;
   const byInstrument = source === 'B' ? instrumentDeadline(record, now) : undefined;
   return byInstrument !== undefined && byInstrument < byRule

@@ -18,7 +18,17 @@ import { homeKey, homeOf } from '../../instrument';
 import { answerA, answerB, answerEvents, type AnswerOutcome, instrumentKeyOf, lookupAnswer } from '../answering/answer-error';
 import { asAutomatic } from '../answering/automatic';
 import { errorInMsg } from '../answering/error-in-msg';
-import { isOwnRun, policyApplies, runRuleEvents, runRuleFor, runRulesOf, type RunScope, runSighting } from '../runs/run-scope';
+import {
+  instrumentOf,
+  isOwnInstrument,
+  isOwnRun,
+  policyApplies,
+  runRuleEvents,
+  runRuleFor,
+  runRulesOf,
+  type RunScope,
+  runSighting,
+} from '../runs/run-scope';
 import { asNodeActor } from '../shared/audit';
 import { type InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { type Node, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
@@ -98,6 +108,8 @@ export class ErrorPolicyNode {
   private readonly finished = new Map<string, Record<string, unknown>>();
   /** Instruments whose run-watch msgs this policy ignored (logged once each, bounded): a spelling that differs shows. */
   private readonly ignoredRuns = new Set<string>();
+  /** Instruments whose errors this policy only passed on (logged once each, bounded): a wiring to correct. */
+  private readonly ignoredErrors = new Set<string>();
   private readonly withdraw?: () => void;
   /** when this instance started (its deploy): what other replicas decided before it, under rules it removed, is stale */
   private readonly deployedAt = Date.now();
@@ -539,6 +551,16 @@ export class ErrorPolicyNode {
       send([msg, null, null]);
       return done();
     }
+    // an error of another instrument (its error poll wired here too): this policy cannot answer it (its answers go to
+    // its own instrument, where the id may name another error), nor count it, nor cancel a default for it; a person
+    // is told, as of an error no rule matches
+    const theirs = instrumentOf(msg);
+    if (this.own && theirs && !isOwnInstrument(theirs, this.own)) {
+      if (msg.event === 'raised') msg.policy = { mode: 'manual', rule: null, otherInstrument: theirs.baseUrl };
+      this.ignoredErrorsOf(theirs.baseUrl);
+      send([msg, null, null]);
+      return done();
+    }
     if (msg.event === 'resolved') {
       this.resolved(msg, found);
       this.showStatus();
@@ -555,6 +577,25 @@ export class ErrorPolicyNode {
     if (this.ignoredRuns.has(baseUrl) || this.ignoredRuns.size >= IGNORED_RUNS_LOGGED) return;
     this.ignoredRuns.add(baseUrl);
     this.node.log(this.RED._('lh-error-policy.log.otherRun', { instrument: baseUrl, own: this.own?.baseUrl ?? '' }));
+  }
+
+  /**
+   * An error raised while coordination is lost (Redis unreachable) that the policy would answer at once (walk-away, a
+   * person's "the same for similar errors"): no automatic answer goes out until Redis is back, and such an error is
+   * never notified otherwise, so a person is told now (the answer still goes out then, unless someone answered first).
+   */
+  private notifyWhileLost(msg: NodeMessage, found: Found, answer: string, policy: Record<string, unknown>, send: Send): void {
+    const label = answerLabel(found.source, found.record, answer);
+    msg.policy = { ...policy, answer, label, coordination: 'lost' };
+    if (typeof msg.notification === 'string')
+      msg.notification = `${msg.notification}\nCoordination is lost: the policy answers ${label} only once Redis is back, unless someone answers first`;
+    send([msg, null, null]);
+  }
+
+  private ignoredErrorsOf(baseUrl: string): void {
+    if (this.ignoredErrors.has(baseUrl) || this.ignoredErrors.size >= IGNORED_RUNS_LOGGED) return;
+    this.ignoredErrors.add(baseUrl);
+    this.node.warn(this.RED._('lh-error-policy.log.otherErrors', { instrument: baseUrl, own: this.own?.baseUrl ?? '' }));
   }
 
   private resolved(msg: NodeMessage, found: Found): void {
@@ -581,8 +622,10 @@ export class ErrorPolicyNode {
       // a person chose on the answer page: "the same for similar errors until this run ends"
       const { p, policy } = runRuleDecision(runRule, Date.now());
       msg.policy = policy;
-      this.book.add({ ...p, key: found.key, source: found.source, instrument: this.instrument, record: found.record });
-      this.save();
+      if (lost) this.notifyWhileLost(msg, found, p.answer, policy, send);
+      // through the book and, coordinated, the shared schedule (as a walk-away answer): a default taken from a schedule
+      // that never had it was dropped, so one chosen while Redis was lost never went out once it was back
+      this.addPending({ ...p, key: found.key, source: found.source, instrument: this.instrument, record: found.record }, lost);
       void this.fire(found.key);
       return;
     }
@@ -618,6 +661,7 @@ export class ErrorPolicyNode {
         break;
       }
       case 'answer-now': {
+        if (lost) this.notifyWhileLost(msg, found, decision.answer, policy, send);
         // through the book like a semi-automatic default, so that it waits for another answer in flight
         const p = pendingOf(decision, found, this.instrument, Date.now());
         this.addPending(p, lost);

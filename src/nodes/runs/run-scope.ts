@@ -129,7 +129,7 @@ export class RunScope {
     if (!this.ladders.has(to)) this.ladders.set(to, ladder);
   }
 
-  /** How many matching errors each rule has seen in the current scope. */
+  /** How many new matching errors each rule has seen in the current scope. */
   counts(now: number): Record<string, number> {
     this.follow(now);
     return Object.fromEntries([...this.ladders].map(([rule, l]) => [rule, l.next]));
@@ -168,13 +168,22 @@ export class RunScope {
     const key = scopeId(this.current(now));
     if (key !== this.scopeKey) {
       this.scopeKey = key;
-      this.ladders.clear();
+      this.restartCounts();
     }
   }
 
   private reset(now: number): void {
-    this.ladders.clear();
+    this.restartCounts();
     this.scopeKey = scopeId(this.current(now));
+  }
+
+  /**
+   * A new scope: every ladder starts at its first step again. The errors decided before stay known with the step they
+   * got: one raised again (still pending after its run ended, or past the hour) keeps its step and takes none of the
+   * new scope's.
+   */
+  private restartCounts(): void {
+    for (const ladder of this.ladders.values()) ladder.next = 0;
   }
 }
 
@@ -198,8 +207,11 @@ function runKeyOf(payload: Record<string, unknown>): string {
   return `${String(protocol)}|${start}`;
 }
 
-/** The instrument a run-watch msg names (`msg.instrument`: its public URLs), when it names one. */
-function instrumentOf(msg: Record<string, unknown>): RunSighting['instrument'] {
+/**
+ * The instrument a msg names (`msg.instrument`: its public URLs, as lh-run-watch and lh-error-poll set it), when it
+ * names one.
+ */
+export function instrumentOf(msg: Record<string, unknown>): RunSighting['instrument'] {
   const i = msg.instrument;
   if (!i || typeof i !== 'object') return undefined;
   const { baseUrl, instrumentUrl } = i as Record<string, unknown>;
@@ -217,14 +229,19 @@ function comparableUrl(url: string): string {
 }
 
 /**
- * Whether a run-watch msg is about the policy's own instrument (`own`: its lh-server's public URLs). A msg that names
- * no instrument (written by hand, or by a function node) is taken as the policy's own; one that names another
- * instrument's interface A (or, when both name one, another interface B) is not.
+ * Whether a run-watch msg (or an error of lh-error-poll) is about the policy's own instrument (`own`: its lh-server's
+ * public URLs). A msg that names no instrument (written by hand, or by a function node) is taken as the policy's own;
+ * one that names another instrument's interface A (or, when both name one, another interface B) is not.
  */
 export function isOwnRun(s: RunSighting, own: { baseUrl: string; instrumentUrl: string }): boolean {
-  if (!s.instrument) return true;
-  if (comparableUrl(s.instrument.baseUrl) !== comparableUrl(own.baseUrl)) return false;
-  const [theirs, mine] = [s.instrument.instrumentUrl, own.instrumentUrl];
+  return isOwnInstrument(s.instrument, own);
+}
+
+/** Whether the instrument a msg names (none: taken as the policy's own) is the policy's own (see isOwnRun). */
+export function isOwnInstrument(named: RunSighting['instrument'], own: { baseUrl: string; instrumentUrl: string }): boolean {
+  if (!named) return true;
+  if (comparableUrl(named.baseUrl) !== comparableUrl(own.baseUrl)) return false;
+  const [theirs, mine] = [named.instrumentUrl, own.instrumentUrl];
   return theirs === '' || mine === '' || comparableUrl(theirs) === comparableUrl(mine);
 }
 
