@@ -21,10 +21,18 @@ interface Expression {
   evaluate(input: unknown): Promise<unknown>;
 }
 
-// the JSONata of the Node-RED the package is tested with (the debug node evaluates its expression with it)
-const jsonata = require(require.resolve('jsonata', { paths: [path.dirname(require.resolve('node-red/package.json'))] })) as (
-  text: string,
-) => Expression;
+/**
+ * The JSONata of the Node-RED the package is tested with (the debug node evaluates its expression with it): 4.1.15
+ * carries its own copy in @node-red/util/lib/jsonata.js, earlier 4.1 releases depend on the jsonata package.
+ */
+function nodeRedJsonata(): (text: string) => Expression {
+  const util = path.dirname(
+    require.resolve('@node-red/util/package.json', { paths: [path.dirname(require.resolve('node-red/package.json'))] }),
+  );
+  const own = path.join(util, 'lib', 'jsonata.js');
+  return require(fs.existsSync(own) ? own : require.resolve('jsonata', { paths: [util] })) as (text: string) => Expression;
+}
+const jsonata = nodeRedJsonata();
 
 /** What the debug sidebar shows of a value before it is opened (Node-RED 4.1, red/utils.js). */
 function preview(value: unknown): string {
