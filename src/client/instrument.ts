@@ -137,14 +137,13 @@ export class InstrumentApi {
       return wrapper;
     } catch (err) {
       slot.release();
-      // "no such error" for an error the instrument still lists: refused (a person must act), not "not pending"
-      if (
-        err instanceof LhError &&
-        err.statusCode === 404 &&
-        err.kind === 'http' &&
-        (await this.stillUnhandled(body.uuid)) === true
-      )
-        throw conflictRefusal(body.uuid, op, err, true);
+      // "no such error" for an error the instrument still lists, or when the list cannot be read: refused (a person
+      // must act), not "not pending" (which nobody is told of)
+      if (err instanceof LhError && err.statusCode === 404 && err.kind === 'http') {
+        const listed = await this.stillUnhandled(body.uuid);
+        if (listed !== false) throw conflictRefusal(body.uuid, op, err, listed);
+        throw err;
+      }
       if (err instanceof LhError && isAlreadyHandled(err)) {
         // a 409 that does not say "already handled", with the error still unhandled: refused for another reason
         const pending = saysAlreadyHandled(err) ? false : await this.stillUnhandled(body.uuid);

@@ -291,8 +291,10 @@ export class PrepApi {
     } catch (err) {
       if (err instanceof LhError && err.statusCode === 404 && err.kind === 'http') {
         slot.release();
-        // "no such error" for an error the instrument still lists: refused (a person must act), not "not pending"
-        if ((await this.stillListed(id)) === true) throw conflictRefusal(id, op, err, true);
+        // "no such error" for an error the instrument still lists, or when the list cannot be read: refused (a person
+        // must act), not "not pending" (which nobody is told of)
+        const listed = await this.stillListed(id);
+        if (listed !== false) throw conflictRefusal(id, op, err, listed);
         throw err;
       }
       if (!(err instanceof LhError) || !isAlreadyHandled(err)) {
