@@ -8,6 +8,7 @@ import {
   listedKeys,
   saysAlreadyHandled,
 } from './answer-ledger';
+import { type ErrorIdentity, mayBeTheError } from './error-identity';
 import { LhError, validationError } from './errors';
 import { type Sender } from './prep';
 import { type UnsignedSpec } from './session';
@@ -96,11 +97,13 @@ export class InstrumentApi {
   }
 
   /** Whether the instrument still lists the error as unhandled (undefined: the list could not be read). */
-  private async stillUnhandled(uuid: string): Promise<boolean | undefined> {
+  private async stillUnhandled(uuid: string, seen?: ErrorIdentity): Promise<boolean | undefined> {
     try {
       const lower = uuid.toLowerCase();
+      // with `seen` (the error the answer was for): only that error, not another one listed under a reused uuid
       return (await this.unhandledErrors()).some(
-        (e) => !!e && typeof e.uuid === 'string' && e.uuid.toLowerCase() === lower && e.handled !== true,
+        (e) =>
+          !!e && typeof e.uuid === 'string' && e.uuid.toLowerCase() === lower && e.handled !== true && mayBeTheError(e, seen),
       );
     } catch {
       return undefined;
@@ -140,7 +143,7 @@ export class InstrumentApi {
       // "no such error" for an error the instrument still lists, or when the list cannot be read: refused (a person
       // must act), not "not pending" (which nobody is told of)
       if (err instanceof LhError && err.statusCode === 404 && err.kind === 'http') {
-        const listed = await this.stillUnhandled(body.uuid);
+        const listed = await this.stillUnhandled(body.uuid, options.identity);
         if (listed !== false) throw conflictRefusal(body.uuid, op, err, listed);
         throw err;
       }

@@ -125,6 +125,31 @@ describe('review: a 404 for an error the instrument still lists', function () {
     assert.ok(recoverySubmissions(sim).length <= 1);
   });
 
+  // review69: between the 404 and the re-read, the error left and the instrument reused its id for another error: the
+  // error the answer was for is gone ("not pending"), not a refusal that tells a person the id's new error was refused
+  it('A: a 404 for an error whose id now names another error escalates nothing', async function () {
+    const out = await load('A', 'Retry');
+    sim.setFaults({ statusRate: 1, statusCode: 404, methods: ['PUT'] });
+    const e = sim.injectPendingError({ title: 'Clot detected', severity: 'Error', responses: ['Retry', 'Abort'] });
+    const stop = sim.onRequest((entry) => {
+      if (entry.method !== 'PUT') return;
+      sim.resolvePendingError(e.id);
+      sim.injectPendingError({ id: e.id, reuseId: true, title: 'Door open', severity: 'Error', responses: ['Retry'] });
+    });
+    const policy = helper.getNode('policy') as unknown as { on(e: string, l: (c: { args: unknown[] }) => void): void };
+    const debug: string[] = [];
+    policy.on('call:debug', (c) => debug.push(String(c.args[0])));
+    try {
+      helper.getNode('policy').receive({ payload: structuredClone(e), source: 'A', event: 'raised', errorId: e.id });
+      await until(() => debug.some((t) => t.includes('404')) || out.escalate.length > 0, 'the outcome of the answer', 5000);
+    } finally {
+      stop();
+    }
+    assert.deepEqual(out.escalate, [], 'the new error under the id is not escalated as refused');
+    assert.deepEqual(out.auto, []);
+    assert.equal(answersSent(sim).length, 1);
+  });
+
   it('A: a 404 for an error no longer listed (resolved meanwhile) escalates nothing', async function () {
     const out = await load('A', 'Retry');
     const e = sim.injectPendingError({ title: 'Clot detected', severity: 'Error', responses: ['Retry', 'Abort'] });
