@@ -114,6 +114,15 @@ export function sameError(a: ErrorIdentity, b: ErrorIdentity): boolean {
   return true;
 }
 
+/**
+ * Whether a listed record (already found under the error's id) may be the error seen (`expected`): no field that both
+ * have differs. Without an expected identity it may be.
+ */
+export function mayBeTheError(record: unknown, expected: ErrorIdentity | undefined): boolean {
+  const listed = expected ? identityOf(record) : undefined;
+  return !expected || !listed || sameError(expected, { ...listed, id: expected.id });
+}
+
 /** Whether the identity says anything beyond the id (only then can a changed error be told apart). */
 export function hasFields(identity: ErrorIdentity): boolean {
   return FIELD_ORDER.some((f) => identity.fields[f] !== undefined);

@@ -8,6 +8,7 @@ import {
   listedKeys,
   saysAlreadyHandled,
 } from './answer-ledger';
+import { type ErrorIdentity, mayBeTheError } from './error-identity';
 import { LhError, validationError } from './errors';
 import { type Sender } from './prep';
 import { type UnsignedSpec } from './session';
@@ -96,11 +97,13 @@ export class InstrumentApi {
   }
 
   /** Whether the instrument still lists the error as unhandled (undefined: the list could not be read). */
-  private async stillUnhandled(uuid: string): Promise<boolean | undefined> {
+  private async stillUnhandled(uuid: string, seen?: ErrorIdentity): Promise<boolean | undefined> {
     try {
       const lower = uuid.toLowerCase();
+      // with `seen` (the error the answer was for): only that error, not another one listed under a reused uuid
       return (await this.unhandledErrors()).some(
-        (e) => !!e && typeof e.uuid === 'string' && e.uuid.toLowerCase() === lower && e.handled !== true,
+        (e) =>
+          !!e && typeof e.uuid === 'string' && e.uuid.toLowerCase() === lower && e.handled !== true && mayBeTheError(e, seen),
       );
     } catch {
       return undefined;
@@ -137,14 +140,13 @@ export class InstrumentApi {
       return wrapper;
     } catch (err) {
       slot.release();
-      // "no such error" for an error the instrument still lists: refused (a person must act), not "not pending"
-      if (
-        err instanceof LhError &&
-        err.statusCode === 404 &&
-        err.kind === 'http' &&
-        (await this.stillUnhandled(body.uuid)) === true
-      )
-        throw conflictRefusal(body.uuid, op, err, true);
+      // "no such error" for an error the instrument still lists, or when the list cannot be read: refused (a person
+      // must act), not "not pending" (which nobody is told of)
+      if (err instanceof LhError && err.statusCode === 404 && err.kind === 'http') {
+        const listed = await this.stillUnhandled(body.uuid, options.identity);
+        if (listed !== false) throw conflictRefusal(body.uuid, op, err, listed);
+        throw err;
+      }
       if (err instanceof LhError && isAlreadyHandled(err)) {
         // a 409 that does not say "already handled", with the error still unhandled: refused for another reason
         const pending = saysAlreadyHandled(err) ? false : await this.stillUnhandled(body.uuid);

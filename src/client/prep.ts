@@ -10,6 +10,7 @@ import {
   listedKeys,
   saysAlreadyHandled,
 } from './answer-ledger';
+import { type ErrorIdentity, mayBeTheError } from './error-identity';
 import { LhError, validationError } from './errors';
 import { CHECK_AUTHENTICATION, type UnsignedSpec } from './session';
 import { type ApiResponse, MEDIA_JSON, MEDIA_JSON_PATCH } from './transport';
@@ -291,8 +292,10 @@ export class PrepApi {
     } catch (err) {
       if (err instanceof LhError && err.statusCode === 404 && err.kind === 'http') {
         slot.release();
-        // "no such error" for an error the instrument still lists: refused (a person must act), not "not pending"
-        if ((await this.stillListed(id)) === true) throw conflictRefusal(id, op, err, true);
+        // "no such error" for an error the instrument still lists, or when the list cannot be read: refused (a person
+        // must act), not "not pending" (which nobody is told of)
+        const listed = await this.stillListed(id, options.identity);
+        if (listed !== false) throw conflictRefusal(id, op, err, listed);
         throw err;
       }
       if (!(err instanceof LhError) || !isAlreadyHandled(err)) {
@@ -339,10 +342,15 @@ export class PrepApi {
     }
   }
 
-  /** Whether the instrument lists error `id` as pending now (undefined: the list could not be read). */
-  private async stillListed(id: string): Promise<boolean | undefined> {
+  /**
+   * Whether the instrument lists error `id` as pending now (undefined: the list could not be read); with `seen` (the
+   * error the answer was for), only that error: another one listed under a reused id is not it.
+   */
+  private async stillListed(id: string, seen?: ErrorIdentity): Promise<boolean | undefined> {
     try {
-      return (await this.pendingErrors()).some((e) => !!e && typeof e === 'object' && String(e.id) === id && e.handled !== true);
+      return (await this.pendingErrors()).some(
+        (e) => !!e && typeof e === 'object' && String(e.id) === id && e.handled !== true && mayBeTheError(e, seen),
+      );
     } catch {
       return undefined;
     }

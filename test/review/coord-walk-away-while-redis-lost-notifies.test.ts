@@ -108,4 +108,31 @@ describeWithRedis('review: a walk-away error raised while Redis is unreachable',
       ['Retry'],
     );
   });
+
+  // review69: a person answers the held error at the instrument during the outage (the shared answer ledger refuses an
+  // answer through Node-RED then): once Redis is back the policy's held answer never follows
+  it('answered at the instrument while Redis is away: the held answer never goes out', async function () {
+    if (db.harness.external) this.skip();
+    const rule = { id: 'walk', source: 'A', steps: [{ mode: 'walk-away', answer: 'Retry' }] };
+    const { notify, auto, role } = await start([rule], `lh-walk-lost-person-${process.pid}`);
+
+    db.harness.pause();
+    await until(() => role() === 'lost', 'the coordination lost', 20_000);
+    const e = sim.injectPendingError({ title: 'Clot detected', severity: 'Error', responses: ['Retry', 'Abort'] });
+    await until(() => notify.some((m) => (m.payload as Msg).id === e.id), 'the error notified while Redis is away', 10_000);
+    sim.resolvePendingError(e.id);
+    await until(
+      () => notify.some((m) => m.event === 'resolved' && (m.payload as Msg).id === e.id),
+      'the error resolved while Redis is away',
+      10_000,
+    );
+
+    db.harness.resume();
+    await until(() => role() === 'holder', 'the lease held again', 20_000);
+    // another walk-away error answered after Redis is back: the policy's held answers have had their turn by then
+    const next = sim.injectPendingError({ title: 'Clot detected', severity: 'Error', responses: ['Retry', 'Abort'] });
+    await until(() => auto.some((m) => (m.payload as Msg).errorKey === next.id), 'the next error answered', 30_000);
+    assert.deepEqual(answersSent(sim, e.id), [], 'nothing sent for the error answered at the instrument');
+    assert.ok(!auto.some((m) => (m.payload as Msg).errorKey === e.id), 'no automatic answer reported for it');
+  });
 });

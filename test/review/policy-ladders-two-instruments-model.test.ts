@@ -25,6 +25,8 @@
  * Found: an error of the other instrument answered through this policy's instrument (c0413e5), a semi-automatic
  * default the error does not offer promised and escalated only at its deadline (bca4168), an error raised again after
  * its run ended taking the new run's first step (fd937ce).
+ * review69: msg.instrument is drawn as other lh-server nodes of the instrument may spell it (loopback alias, letter
+ * case, trailing slash): an own error so spelled is answered as the policy's own, never notified as another's.
  * A few drawn cases per run (< 15 s); the seed is printed; LH_SEED replays, LH_CASES sequences (default 2).
  */
 import assert from 'node:assert/strict';
@@ -163,7 +165,15 @@ describe('review: error policies and ladders over two instruments, model-based',
       escalate: recordDeliveries(`escalate${i}`),
     }));
     const caught = recordDeliveries('caught');
-    const instrumentOf = (i: number): Msg => ({ name: `sim${i}`, baseUrl: sims[i].baseUrl, instrumentUrl: '' });
+    // review69: msg.instrument as another lh-server node of the same instrument spells it (a loopback alias, letter
+    // case, a trailing slash): still that instrument's; `model` marks whose error it is for the checks below
+    const spell = (url: string): string => {
+      const u = new URL(url);
+      const host = rand.pick([u.hostname, 'localhost', '127.0.0.1', '[::1]']);
+      const spelled = `${u.protocol}//${host}:${u.port}${u.pathname.replace(/\/+$/, '')}`;
+      return rand.pick([spelled, spelled.toUpperCase(), `${spelled}/`]);
+    };
+    const instrumentOf = (i: number): Msg => ({ name: `sim${i}`, baseUrl: spell(sims[i].baseUrl), instrumentUrl: '', model: i });
     const scopes: Scope[] = [0, 1].map(() => ({ run: null, ladders: new Map() }));
     const errors: ModelError[] = [];
     const expected: string[][] = [[...answersSent(sim).map(put)], [...answersSent(other).map(put)]];
@@ -368,9 +378,15 @@ describe('review: error policies and ladders over two instruments, model-based',
             `outputs of the policy of instrument ${x}`,
           );
           for (const m of o.notify) {
-            const named = (m.instrument as Msg | undefined)?.baseUrl;
-            if (m.event === 'raised' && named !== sims[x].baseUrl)
-              assert.equal((m.policy as Msg).otherInstrument, named, 'an error of the other instrument is only notified');
+            const named = m.instrument as Msg | undefined;
+            if (m.event === 'raised' && named?.model !== x)
+              assert.equal(
+                (m.policy as Msg).otherInstrument,
+                named?.baseUrl,
+                'an error of the other instrument is only notified',
+              );
+            else if (m.event === 'raised')
+              assert.equal((m.policy as Msg).otherInstrument, undefined, `its own error (spelled ${String(named?.baseUrl)})`);
           }
         }
         assert.deepEqual(

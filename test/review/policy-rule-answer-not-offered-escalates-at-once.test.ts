@@ -84,4 +84,22 @@ describe('review: an error policy rule answering what the error does not offer',
     assert.deepEqual(recoverySubmissions(sim), []);
     assert.deepEqual(out.auto, []);
   });
+
+  // review69: the rule's action id is checked as a number (as answerB sends it): "01" is action 1, which the error offers
+  it('B: an action id written with a leading zero is the action the error offers: scheduled and sent', async function () {
+    const rules = [{ id: 'one', source: 'B', steps: [{ mode: 'semi-automatic', answer: '01', delay: 1 }] }];
+    const out = await load(rules);
+    sim.state.handlers.add('nodered1'); // the lh-server's client key, registered as the error handler
+    const e = sim.injectInstrumentError({ title: 'Clot' });
+    helper.getNode('policy').receive({ payload: structuredClone(e), source: 'B', event: 'raised' });
+    await until(() => out.auto.length + out.escalate.length >= 1, 'the default', 8000);
+    assert.deepEqual(out.escalate, []);
+    assert.equal(typeof out.notify[0]?.deadline, 'string', 'notified with the deadline of the default');
+    assert.equal(out.auto.length, 1);
+    assert.equal(out.auto[0].outcome, 'answered');
+    assert.deepEqual(
+      recoverySubmissions(sim).map((r) => (r.body as Msg).selectedActionId),
+      [1],
+    );
+  });
 });

@@ -88,7 +88,8 @@ function inputProblem(rung: Rung, record: Record<string, unknown>, answer: strin
 export function offerProblem(source: ErrorSource, record: Record<string, unknown>, answer: string): string | undefined {
   if (source === 'B') {
     const actions = offeredActions(record);
-    if (!actions?.length || actions.some((a) => String(a.id) === answer)) return undefined;
+    // by number, as answerB sends it: a rule's "01" is action 1
+    if (!actions?.length || actions.some((a) => a.id === Number(answer))) return undefined;
     return `which the error does not offer (it offers ${describeActions(actions)})`;
   }
   const offered = responseNames(record.errorResponses);
