@@ -1,6 +1,6 @@
 import { EventEmitter } from 'events';
 
-import { LhError } from './errors';
+import { isUnreachable, LhError } from './errors';
 import { LOGIN_SPACING_MAX_MS, LoginGate, type LoginTurn } from './login-gate';
 import { describeExpiry, type PasswordExpiry, passwordExpiryOf, type PasswordWarning, warnNow } from './password-expiry';
 import {
@@ -309,6 +309,7 @@ export class Session extends EventEmitter {
         if (this.stateValue === 'logging-in') this.setState('idle');
         const error = spacedOut(turn.spaced, this.now(), this.credentials.username ?? '');
         spacedUntil.set(error, turn.spaced.nextAt);
+        if (isUnreachable(error)) this.transport.heldBack('A', operation, error); // the login's interface
         throw error;
       }
       if ('held' in turn) {
@@ -518,8 +519,10 @@ function spacedOut(spaced: { failure: LhError; count: number; nextAt: number }, 
   return new LhError(
     `login as "${user}" not sent: ${count === 1 ? 'the last login' : `the last ${count} logins`} failed without a verdict on ` +
       `the password (${cause}), and the instrument may count each as a failed login, so logins are spaced out (1 s, 2 s, ` +
-      `4 s, … at most ${LOGIN_SPACING_MAX_MS / 1000} s apart): the next goes with a request in ${(Math.max(0, nextAt - now) / 1000).toFixed(1)} s`,
-    { kind: 'auth', operation: 'authenticate', statusCode: failure.statusCode },
+      `4 s, … at most ${LOGIN_SPACING_MAX_MS / 1000} s apart): the next goes with a request in ${(Math.ceil(Math.max(0, nextAt - now) / 100) / 10).toFixed(1)} s`,
+    // the kind of the failure it waits out: no answer, a reset or a 5xx is the instrument unreachable for the nodes
+    // (their status, and one warning by the lh-server), not a refused login each node would log (issue 32)
+    { kind: failure.kind, operation: 'authenticate', statusCode: failure.statusCode, code: failure.code },
   );
 }
 

@@ -284,29 +284,36 @@ export class Transport {
     };
   }
 
+  /**
+   * A request of `api` that could not go because the instrument failed to answer before (a login spaced out after one
+   * that got no answer): observers count it as the failure sending it would have met, so an instrument that answers
+   * nothing still shows offline at the pace of its nodes' requests.
+   */
+  heldBack(api: Api, operation: string, error: LhError): void {
+    if (this.observers.size === 0 || this.closed) return;
+    const seq = ++this.sentCount;
+    this.tell({ api, operation, sent: seq, latest: seq, status: error.statusCode, error });
+  }
+
+  private tell(observation: RequestObservation): void {
+    for (const observer of this.observers) {
+      try {
+        // an async observer's failure would be an unhandled rejection (which ends the process): caught too
+        const returned = observer(observation) as unknown;
+        if (returned instanceof Promise) returned.catch(ignore);
+      } catch {
+        // an observer's failure is its own: the request's outcome goes to its caller unchanged
+      }
+    }
+  }
+
   /** Without observers the request is returned as it is: no work is added to the path of a request. */
   private observed<T>(spec: RequestSpec, sent: Promise<ApiResponse<T>>): Promise<ApiResponse<T>> {
     if (this.observers.size === 0) return sent;
     const seq = ++this.sentCount;
     const report = (status?: number, error?: LhError): void => {
       if (this.closed) return;
-      const observation: RequestObservation = {
-        api: spec.api,
-        operation: spec.operation,
-        sent: seq,
-        latest: this.sentCount,
-        status,
-        error,
-      };
-      for (const observer of this.observers) {
-        try {
-          // an async observer's failure would be an unhandled rejection (which ends the process): caught too
-          const returned = observer(observation) as unknown;
-          if (returned instanceof Promise) returned.catch(ignore);
-        } catch {
-          // an observer's failure is its own: the request's outcome goes to its caller unchanged
-        }
-      }
+      this.tell({ api: spec.api, operation: spec.operation, sent: seq, latest: this.sentCount, status, error });
     };
     sent.then(
       (res) => report(res.status),
