@@ -56,6 +56,19 @@ export function renderSetting(template: string, msg: NodeMessage, name: string, 
 }
 
 /**
+ * Why a setting's mustache template cannot be rendered (a tag or a section not closed), refused naming the setting;
+ * undefined when it parses. For a template checked once, at deploy, rather than on each msg.
+ */
+export function templateProblem(template: string, name: string, operation: string): LhError | undefined {
+  try {
+    Mustache.parse(template);
+    return undefined;
+  } catch (err) {
+    return lookupFailed(operation, name, 'template', err);
+  }
+}
+
+/**
  * One setting of an edit dialog, resolved the way core nodes do it: a typedInput pointing at msg/flow/global/env
  * is looked up; a text is rendered as a mustache template over msg; an empty setting falls back to `msg[name]`.
  */
