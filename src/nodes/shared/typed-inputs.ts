@@ -33,7 +33,7 @@ function evaluate(RED: Red, node: Node, msg: NodeMessage, name: string, value: u
 }
 
 /** The refusal of a setting whose lookup failed: names the setting, its type and why, in one line. */
-function lookupFailed(operation: string, name: string, type: string, err: unknown): LhError {
+export function lookupFailed(operation: string, name: string, type: string, err: unknown): LhError {
   const given = (err as { message?: unknown } | null)?.message;
   const why = typeof given === 'string' && given !== '' ? given : String(err);
   return new LhError(`${name}: this node's ${name} setting (${type}) could not be read: ${clippedText(shownInLog(why), 200)}`, {
