@@ -800,6 +800,7 @@ export class AnswerPageNode {
       {
         owns: (token) => this.secrets.all.some((s) => signedBy(token, s)),
         awaiting: () => this.secrets.pending,
+        ready: () => this.secrets.ready(),
         get: (req, res) =>
           void (photoAsked(queryParam(req, 'photo')) ? this.servePhoto(req, res) : this.showQuestion(req, res)).catch(
             this.failed(res),
@@ -818,18 +819,30 @@ export class AnswerPageNode {
                 reason: 'the form was posted from another web site; answers are taken from the answer page itself',
               }),
             )
-          : why === 'too-large'
+          : why === 'unavailable'
             ? reply(
                 res,
-                413,
+                503,
                 outcomePage({
                   kind: 'failed',
                   instrument: '',
                   errorKey: '',
-                  reason: `the form is larger than ${MAX_FORM_BYTES / 1024} KiB`,
+                  reason:
+                    'the answer pages cannot check links until Redis answers (lh-coordination): reload the page in a moment',
                 }),
               )
-            : reply(res, 403, forbiddenPage(unownedReason(token), this.lifetime)),
+            : why === 'too-large'
+              ? reply(
+                  res,
+                  413,
+                  outcomePage({
+                    kind: 'failed',
+                    instrument: '',
+                    errorKey: '',
+                    reason: `the form is larger than ${MAX_FORM_BYTES / 1024} KiB`,
+                  }),
+                )
+              : reply(res, 403, forbiddenPage(unownedReason(token), this.lifetime)),
     );
   }
 
