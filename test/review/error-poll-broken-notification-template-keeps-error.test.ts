@@ -7,8 +7,13 @@
  */
 import assert from 'node:assert/strict';
 
+import { raisedMessage, templateView } from '../../src/nodes/shared/error-messages';
+import type { InstrumentInfo } from '../../src/nodes/shared/error-records';
+import type { PolledError } from '../../src/nodes/shared/poll-messages';
+import { renderTemplate, templateProblem } from '../../src/nodes/shared/typed-inputs';
 import { bServerFlow, messageWhere, pollsDone } from '../nodes/lh-error-poll.support';
 import { useInstrument } from '../support/node-suite';
+import { Rng } from '../support/prng';
 import { collect, helper, loadFlow } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
@@ -86,5 +91,56 @@ describe('review: lh-error-poll with a broken notification template still sends 
     assert.equal(msg.notification, 'A|Tip pickup failed');
     assert.equal(raised.length, 1);
     assert.equal(caught.length, 0);
+  });
+});
+
+describe('review: a raised msg is built whatever the notification template says (seeded property)', function () {
+  const seed = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
+  const cases = process.env.LH_CASES ? Number(process.env.LH_CASES) : 300;
+  const pieces = [
+    '{{',
+    '}}',
+    '{{{',
+    '}}}',
+    '{{#',
+    '{{^',
+    '{{/',
+    '{{!',
+    '{{>',
+    '{{=',
+    '=}}',
+    '{{&',
+    'title',
+    'error',
+    'message',
+    ' ',
+    '\n',
+    'x',
+    '|',
+    '.',
+  ];
+
+  it(`never throws; a template that parses renders as it always did (seed ${seed}, ${cases} templates)`, function () {
+    const rng = new Rng(seed);
+    const record = { id: 7, title: 'Clot detected', message: 'no tip', severity: 'Error', errorResponses: ['Retry'] };
+    const instrument = { name: 'sim', key: 'k' } as unknown as InstrumentInfo;
+    const view = templateView('A', record as unknown as PolledError, instrument);
+    let broken = 0;
+    for (let i = 0; i < cases; i++) {
+      const template = Array.from({ length: rng.int(1, 12) }, () => rng.pick(pieces)).join('');
+      const shown = `template ${JSON.stringify(template)} (LH_SEED=${seed})`;
+      const msg = raisedMessage('A', record as unknown as PolledError, instrument, template);
+      const problem = templateProblem(template, 'template', 'lh-error-poll');
+      if (problem) {
+        broken++;
+        assert.match(String(msg.notification), /^sim: Error Clot detected\n/, shown);
+        assert.match(String(msg.notification), /Notification template could not be read and was not used/, shown);
+        assert.equal(problem.field, 'template', shown);
+      } else {
+        assert.equal(msg.notification, renderTemplate(template, view), shown);
+      }
+      assert.equal((msg as unknown as Record<string, unknown>).errorId, 7, shown);
+    }
+    assert.ok(broken > 0 && broken < cases, `both kinds drawn: ${broken} of ${cases} broken`);
   });
 });
