@@ -43,6 +43,8 @@ export interface PageEndpoint {
    * the links no node on the path owns, never one another node signed
    */
   awaiting(): boolean;
+  /** settles once the node can tell whether it signed a link (its shared key loaded, or the load failed) */
+  ready(): Promise<unknown>;
   get(req: PageRequest, res: ServerResponse): void;
   post(req: PageRequest, res: ServerResponse, form: URLSearchParams): void;
 }
@@ -122,7 +124,7 @@ export function servePage(
   RED: Red,
   path: string,
   endpoint: PageEndpoint,
-  refuse: (res: ServerResponse, why?: 'too-large' | 'cross-site', token?: unknown) => void,
+  refuse: (res: ServerResponse, why?: 'too-large' | 'cross-site' | 'unavailable', token?: unknown) => void,
 ): (() => void) | false {
   const app = httpNode(RED);
   if (!app) return false;
@@ -131,15 +133,36 @@ export function servePage(
   let here = paths.get(path);
   if (!here) {
     const endpoints = new Set<PageEndpoint>();
-    const owner = (token: unknown): PageEndpoint | undefined =>
-      [...endpoints].find((e) => e.owns(token)) ?? [...endpoints].find((e) => e.awaiting());
+    /**
+     * The page that signed the link; while pages wait for their keys shared in Redis, the one waiting (it checks the
+     * link once its key is there). Several waiting (a fleet on the default path, after a restart while Redis was
+     * away): the first took the others' links and, its key loaded, called them not valid; now each loads its key
+     * first, and while none can (Redis still away) the request is told to try again, by no page in particular.
+     */
+    const owner = async (token: unknown): Promise<PageEndpoint | 'unavailable' | undefined> => {
+      const signer = (): PageEndpoint | undefined => [...endpoints].find((e) => e.owns(token));
+      const waiting = [...endpoints].filter((e) => e.awaiting());
+      const found = signer();
+      if (found || waiting.length <= 1) return found ?? waiting[0];
+      await Promise.allSettled(waiting.map((e) => e.ready()));
+      return signer() ?? ([...endpoints].some((e) => e.awaiting()) ? 'unavailable' : undefined);
+    };
+    const answer = (
+      found: PageEndpoint | 'unavailable' | undefined,
+      res: ServerResponse,
+      token: unknown,
+    ): PageEndpoint | undefined => {
+      if (found === 'unavailable') refuse(res, 'unavailable');
+      else if (!found) refuse(res, undefined, token);
+      return found === 'unavailable' ? undefined : found;
+    };
     const before = middleware(RED);
     const onGet = (req: PageRequest, res: ServerResponse): void => {
       withoutCors(res);
       const token = queryParam(req, 't');
-      const found = owner(token);
-      if (found) found.get(req, res);
-      else refuse(res, undefined, token);
+      owner(token)
+        .then((found) => answer(found, res, token)?.get(req, res))
+        .catch(() => refuse(res));
     };
     const onPost = (req: PageRequest, res: ServerResponse): void => {
       withoutCors(res);
@@ -149,11 +172,9 @@ export function servePage(
       }
       readForm(req)
         .then(
-          (form) => {
+          async (form) => {
             const token = form.get('t') ?? queryParam(req, 't');
-            const found = owner(token);
-            if (found) found.post(req, res, form);
-            else refuse(res, undefined, token);
+            answer(await owner(token), res, token)?.post(req, res, form);
           },
           (err: unknown) => refuse(res, err instanceof FormTooLarge ? 'too-large' : undefined),
         )

@@ -33,7 +33,7 @@ import { redact, redactDeep } from '../shared/redaction';
 import { type LhServerNode, requireClient } from '../shared/server-node';
 import { isServerNode } from '../shared/server-node';
 import { Status } from '../shared/status';
-import { isChecked, renderTemplate } from '../shared/typed-inputs';
+import { isChecked, lookupFailed, renderTemplate, templateProblem } from '../shared/typed-inputs';
 import { zonedTime } from '../shared/zoned-time';
 import { type AnswerPlan, errorLabel, planAnswer, showOutcome } from './answer-decision';
 import { choicesDigest, looksSecret, readPositions } from './form-choices';
@@ -207,6 +207,9 @@ export class AnswerPageNode {
   private readonly path: string;
   private readonly lifetime: number;
   private readonly linkText: string;
+  /** why the Link line cannot be rendered (the default line is used), and whether Catch nodes were told */
+  private readonly linkTextRefusal?: LhError;
+  private linkTextReported = false;
   private readonly forms = new FormTokens();
   /** deck photos (issue 33): the one of each linked error until its link expires (src/nodes/deck) */
   private readonly photosOn: boolean;
@@ -264,6 +267,7 @@ export class AnswerPageNode {
     this.path = routePath(config.path);
     this.lifetime = expiryMs(config.expiryHours);
     this.linkText = typeof config.linkText === 'string' ? config.linkText : DEFAULT_LINK_TEXT;
+    this.linkTextRefusal = templateProblem(this.linkText, 'linkText', node.type);
     this.photosOn = isChecked(config.snapshot);
     this.photosOf = this.instrumentKey();
     this.photos = this.photosHandedOver();
@@ -390,7 +394,25 @@ export class AnswerPageNode {
     if (type === 'str') return Promise.resolve(value);
     return new Promise((resolve, reject) =>
       this.RED.util.evaluateNodeProperty(value, type, this.node, msg, (err, result) => (err ? reject(err) : resolve(result))),
-    );
+    ).catch((err: unknown) => {
+      // a context path the msg cannot fill in (`urls[msg.lab.name]`): the no-link line names the setting and why
+      throw lookupFailed(OP, 'publicUrl', type, err);
+    });
+  }
+
+  /**
+   * The Link line rendered over `view`. One that cannot be rendered (a tag or section not closed) gives the default line
+   * (the link was made: the notification must carry it), and its refusal naming linkText reaches Catch nodes with the
+   * first msg of this deploy.
+   */
+  private linkLine(view: Record<string, unknown>, msg: NodeMessage): string {
+    const refusal = this.linkTextRefusal;
+    if (refusal === undefined) return renderTemplate(this.linkText, view);
+    if (!this.linkTextReported) {
+      this.linkTextReported = true;
+      this.node.error(refusal, msg); // Node-RED gives Catch nodes a copy: this msg goes on
+    }
+    return renderTemplate(DEFAULT_LINK_TEXT, view);
   }
 
   /** A raised error gets its answer link (and photo); anything else passes. */
@@ -436,7 +458,7 @@ export class AnswerPageNode {
         publishLab({ ...about, kind: 'link', source: found.source, id: found.key, answerUrl, answerExpires });
       }
       if (this.linkText !== '' && typeof msg.notification === 'string') {
-        msg.notification = `${msg.notification}\n${renderTemplate(this.linkText, { ...msg, answerExpires: zonedTime(expires) })}`;
+        msg.notification = `${msg.notification}\n${this.linkLine({ ...msg, answerExpires: zonedTime(expires) }, msg)}`;
       }
     })().then(
       () => {
@@ -778,6 +800,7 @@ export class AnswerPageNode {
       {
         owns: (token) => this.secrets.all.some((s) => signedBy(token, s)),
         awaiting: () => this.secrets.pending,
+        ready: () => this.secrets.ready(),
         get: (req, res) =>
           void (photoAsked(queryParam(req, 'photo')) ? this.servePhoto(req, res) : this.showQuestion(req, res)).catch(
             this.failed(res),
@@ -796,18 +819,30 @@ export class AnswerPageNode {
                 reason: 'the form was posted from another web site; answers are taken from the answer page itself',
               }),
             )
-          : why === 'too-large'
+          : why === 'unavailable'
             ? reply(
                 res,
-                413,
+                503,
                 outcomePage({
                   kind: 'failed',
                   instrument: '',
                   errorKey: '',
-                  reason: `the form is larger than ${MAX_FORM_BYTES / 1024} KiB`,
+                  reason:
+                    'the answer pages cannot check links until Redis answers (lh-coordination): reload the page in a moment',
                 }),
               )
-            : reply(res, 403, forbiddenPage(unownedReason(token), this.lifetime)),
+            : why === 'too-large'
+              ? reply(
+                  res,
+                  413,
+                  outcomePage({
+                    kind: 'failed',
+                    instrument: '',
+                    errorKey: '',
+                    reason: `the form is larger than ${MAX_FORM_BYTES / 1024} KiB`,
+                  }),
+                )
+              : reply(res, 403, forbiddenPage(unownedReason(token), this.lifetime)),
     );
   }
 

@@ -11,6 +11,7 @@ import {
   firmwareErrorFromFrame,
   identityOf,
   type InstrumentEvent,
+  type LhError,
   type LiquidHandlerClient,
 } from '../../client';
 import { offerFirmwareErrors } from '../answering/open-firmware-errors';
@@ -31,7 +32,7 @@ import { pollPermits } from '../shared/poll-permits';
 import { pollSchedule } from '../shared/poll-schedule';
 import { type LhServerNode } from '../shared/server-node';
 import { type Status } from '../shared/status';
-import { isChecked } from '../shared/typed-inputs';
+import { isChecked, templateProblem } from '../shared/typed-inputs';
 import {
   applyPoll,
   newPollMemory,
@@ -117,6 +118,8 @@ export class ErrorWatch {
   private readonly instrument: InstrumentInfo;
   private readonly rules: PollRules<PolledError>;
   private readonly template: string;
+  /** why the Notification template cannot be rendered; reported once, with the first raised msg, then cleared */
+  private templateRefusal?: LhError;
   private readonly persist: boolean;
   private readonly store?: string;
   private readonly memoryFile?: SeenFile;
@@ -169,6 +172,9 @@ export class ErrorWatch {
       wanted: (record) => wanted(record.severity),
     };
     this.template = typeof config.template === 'string' ? config.template : '';
+    // a template that cannot be rendered: each error goes out with the default notification (error-messages.ts), and
+    // the refusal naming the setting reaches Catch nodes with the first one
+    this.templateRefusal = templateProblem(this.template, 'template', node.type);
     this.persist = isChecked(config.persist);
     this.store = typeof config.store === 'string' && config.store.trim() !== '' ? config.store.trim() : undefined;
     // Remember without a chosen context store: a file in the user directory (the default context store is memory,
@@ -444,7 +450,7 @@ export class ErrorWatch {
           // leaves it to the next holder, marked, not taken for sent
           const release = hold();
           if (list === 'raised') {
-            const msg = markLost(raisedMessage(r.source as Source, r.record, instrument, template), r);
+            const msg = markLost(this.raisedMessage(r.source as Source, r.record as PolledError, instrument, template), r);
             const photo = this.snapshots.attach([msg]); // asked now; the msgs after it wait for it (in order)
             const errors = this.unsentError('raised', r.source, r.record, listed !== undefined);
             this.sending = this.sending.then(() => photo).then(([m]) => this.deliver([m, null, null], errors, release));
@@ -470,7 +476,7 @@ export class ErrorWatch {
     }
     // the memory took them as reported: a close during the photo's wait hands them to the next instance (deliver)
     const raised = await this.snapshots.attach(
-      proposed.raised.map((r) => raisedMessage(r.source, r.record, instrument, template)),
+      proposed.raised.map((r) => this.raisedMessage(r.source, r.record, instrument, template)),
     );
     const resolved = proposed.resolved.map((r) => resolvedMessage(r.source, r.record, instrument));
     if (raised.length > 0 || resolved.length > 0 || connection.length > 0) {
@@ -489,6 +495,20 @@ export class ErrorWatch {
       ...proposed.raised.map((r) => (more: boolean) => lab.raised(r.source, r.record, { listed: listedFirst, more, change })),
     ];
     events.forEach((tell, i) => tell(i < events.length - 1));
+  }
+
+  /**
+   * The msg of a raised error (never throws: a Notification template that cannot be rendered gives the default one); the
+   * template's refusal naming the setting goes to Catch nodes with the first such msg of this deploy.
+   */
+  private raisedMessage(...args: Parameters<typeof raisedMessage>): ReturnType<typeof raisedMessage> {
+    const msg = raisedMessage(...args);
+    const refusal = this.templateRefusal;
+    if (refusal) {
+      this.templateRefusal = undefined;
+      this.node.error(refusal, msg); // Node-RED gives Catch nodes a copy of the msg, this one goes on
+    }
+    return msg;
   }
 
   /** A poll now (an input msg), or at once after the one in flight. */

@@ -33,12 +33,17 @@ function known(current: unknown): Partial<SoftwareSettings> {
  * Everything is checked before the first request.
  */
 export async function setSoftwareSettings(prep: PrepApi, payload: unknown, mode: SetMode): Promise<SoftwareSettings> {
+  return writeSettings(prep, settingsToSet(payload, mode), mode);
+}
+
+/** The settings a set's msg.payload names, checked (throws naming the field and the rule). */
+function settingsToSet(payload: unknown, mode: SetMode): Partial<SoftwareSettings> {
   const op = 'set-software-settings';
   const given = softwareSettings(payload, op, mode === 'replace');
   if (Object.keys(given).length === 0) {
     throw validationError(op, 'payload', `must name at least one software setting (${SOFTWARE_FIELDS.join(', ')})`);
   }
-  return writeSettings(prep, given, mode);
+  return given;
 }
 
 /**
@@ -48,14 +53,18 @@ export async function setSoftwareSettings(prep: PrepApi, payload: unknown, mode:
  */
 const SETTING_SETS = slot('software-setting-sets', () => new Map<string, Promise<unknown>>());
 
-/** setSoftwareSettings() one at a time per instrument: each reads, writes and reads back after the one before. */
-export function setSoftwareSettingsInTurn(
+/**
+ * setSoftwareSettings() one at a time per instrument: each reads, writes and reads back after the one before. The
+ * msg.payload is checked before it waits (a bad one refused at once, read as it came, never after other merges).
+ */
+export async function setSoftwareSettingsInTurn(
   instrument: string,
   prep: PrepApi,
   payload: unknown,
   mode: SetMode,
 ): Promise<SoftwareSettings> {
-  return oneAtATime(homeOf(instrument).slot(SETTING_SETS), 'software-settings', () => setSoftwareSettings(prep, payload, mode));
+  const given = settingsToSet(payload, mode);
+  return oneAtATime(homeOf(instrument).slot(SETTING_SETS), 'software-settings', () => writeSettings(prep, given, mode));
 }
 
 async function writeSettings(prep: PrepApi, given: Partial<SoftwareSettings>, mode: SetMode): Promise<SoftwareSettings> {

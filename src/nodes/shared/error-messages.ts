@@ -84,8 +84,23 @@ export function raisedMessage(source: Source, record: PolledError, instrument: I
     instrument: { ...instrument }, // the node's own, not the flow's to edit for the next msgs
     // text for people (an e-mail, a chat): what an instrument echoed of a secret into its error is taken out here;
     // msg.payload stays the record as read, the error's identity (README "Security")
-    notification: redact(renderTemplate(template || DEFAULT_NOTIFICATION, view)),
+    notification: redact(notificationOf(template, view)),
   };
+}
+
+/**
+ * The notification of a raised error: the node's template rendered over the view, or, where that template cannot be
+ * rendered (a tag or section not closed), the default one and a line saying so. Never throws: the msg of the error
+ * must go out whatever the template says (the node refuses the template itself at Catch, see lh-error-poll).
+ */
+export function notificationOf(template: string, view: Record<string, unknown>): string {
+  if (template === '') return renderTemplate(DEFAULT_NOTIFICATION, view);
+  try {
+    return renderTemplate(template, view);
+  } catch (err) {
+    const why = oneLine(err instanceof Error ? err.message : String(err));
+    return `${renderTemplate(DEFAULT_NOTIFICATION, view)}\n(this node's Notification template could not be read and was not used: ${why})`;
+  }
 }
 
 export function resolvedMessage(source: Source, record: PolledError, instrument: InstrumentInfo): ResolvedErrorMsg {

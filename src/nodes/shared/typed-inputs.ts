@@ -33,7 +33,7 @@ function evaluate(RED: Red, node: Node, msg: NodeMessage, name: string, value: u
 }
 
 /** The refusal of a setting whose lookup failed: names the setting, its type and why, in one line. */
-function lookupFailed(operation: string, name: string, type: string, err: unknown): LhError {
+export function lookupFailed(operation: string, name: string, type: string, err: unknown): LhError {
   const given = (err as { message?: unknown } | null)?.message;
   const why = typeof given === 'string' && given !== '' ? given : String(err);
   return new LhError(`${name}: this node's ${name} setting (${type}) could not be read: ${clippedText(shownInLog(why), 200)}`, {
@@ -52,6 +52,19 @@ export function renderSetting(template: string, msg: NodeMessage, name: string, 
     return renderTemplate(template, msg);
   } catch (err) {
     throw lookupFailed(operation, name, 'template', err);
+  }
+}
+
+/**
+ * Why a setting's mustache template cannot be rendered (a tag or a section not closed), refused naming the setting;
+ * undefined when it parses. For a template checked once, at deploy, rather than on each msg.
+ */
+export function templateProblem(template: string, name: string, operation: string): LhError | undefined {
+  try {
+    Mustache.parse(template);
+    return undefined;
+  } catch (err) {
+    return lookupFailed(operation, name, 'template', err);
   }
 }
 
