@@ -457,13 +457,14 @@ export class Session extends EventEmitter {
       state = 'locked';
       message =
         `user "${user}" is locked out by the instrument after too many failed logins; these credentials are not sent again ` +
-        '(also not after a deploy): wait for the lock to end, then press Test connection in the lh-server node';
+        '(also not after a deploy): wait for the lock to end, then press Test connection in the lh-server node ' +
+        `(${HEADLESS_WAY_OUT})`;
     } else {
       message =
         `login as "${user}" was rejected (${err.statusCode ?? 'no status'})${instrumentWords(err)}: check the user name and password in the lh-server node. ` +
         'This user name and password are not sent again, by any lh-server node of this instrument, also not after a deploy, ' +
         'so this Node-RED does not lock the user out: correct the password there and deploy, or, once it is right on the ' +
-        'instrument, press Test connection';
+        `instrument, press Test connection (${HEADLESS_WAY_OUT})`;
     }
     this.blocked = new LhError(message, { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body });
     rejectionStates.set(this.blocked, state);
@@ -494,6 +495,12 @@ export class Session extends EventEmitter {
     this.emit('state', state);
   }
 }
+
+/**
+ * The way out of a held rejection where nobody can press Test connection (a Node-RED run without its editor, from a
+ * flows file): a restart, as each start of Node-RED tries the credentials once (review68).
+ */
+const HEADLESS_WAY_OUT = 'without the editor: restart Node-RED, each start tries these credentials once';
 
 /** When the gate lets the next login go, for the error a spaced-out login failed with. */
 const spacedUntil = new WeakMap<LhError, number>();
