@@ -159,5 +159,10 @@ describe('review68: the raised msg copies any record without throwing', function
       const b = raisedMessage('B', { ...unhandled, details: make() }, instrument, '');
       assert.equal(b.source === 'B' && b.uuid, unhandled.uuid, why);
     }
+    // a key "__proto__" (JSON.parse makes it an own property) stays one: the copy's prototype is never replaced
+    const proto = JSON.parse('{"__proto__": {"x": 1}, "y": 2}') as Record<string, unknown>;
+    const copied = raisedMessage('A', { ...pending, details: proto }, instrument, '').payload as unknown as { details: object };
+    assert.deepEqual(Object.keys(copied.details), ['__proto__', 'y']);
+    assert.equal(Object.getPrototypeOf(copied.details), Object.prototype);
   });
 });

@@ -107,7 +107,8 @@ export function recordCopy(value: unknown, depth = 0): unknown {
     const copy = recordCopy(v, depth + 1);
     if (copy === undefined && v !== undefined) continue;
     // an own property as JSON.parse makes it: a key "__proto__" assigned would replace the object's prototype
-    Object.defineProperty(out, k, { value: copy, enumerable: true, writable: true, configurable: true });
+    if (k === '__proto__') Object.defineProperty(out, k, { value: copy, enumerable: true, writable: true, configurable: true });
+    else out[k] = copy;
   }
   return out;
 }
