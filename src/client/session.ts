@@ -435,10 +435,12 @@ export class Session extends EventEmitter {
     if (!(err instanceof LhError) || !isRejection(err)) {
       this.setState('idle');
       if (err instanceof LhError && err.statusCode !== undefined && err.statusCode >= 500) {
-        return new LhError(
-          `login as "${this.credentials.username ?? ''}" failed: the instrument answered ${err.message.replace(/^[\w-]+ failed: /, '')}. ` +
-            `It was sent once; the next login goes with a later request, logins failing so spaced out (1 s, 2 s, 4 s, … at most ${LOGIN_SPACING_MAX_MS / 1000} s apart)`,
-          { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body, attempts: err.attempts },
+        return withoutVerdict(
+          new LhError(
+            `login as "${this.credentials.username ?? ''}" failed: the instrument answered ${err.message.replace(/^[\w-]+ failed: /, '')}. ` +
+              `It was sent once; the next login goes with a later request, logins failing so spaced out (1 s, 2 s, 4 s, … at most ${LOGIN_SPACING_MAX_MS / 1000} s apart)`,
+            { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body, attempts: err.attempts },
+          ),
         );
       }
       return err;
@@ -522,12 +524,31 @@ function spacedOut(spaced: { failure: LhError; count: number; nextAt: number }, 
         : failure.kind === 'timeout'
           ? 'no answer in time'
           : `the connection failed${failure.code ? ` (${String(failure.code)})` : ''}`;
-  return new LhError(
+  const error = new LhError(
     `login as "${user}" not sent: ${count === 1 ? 'the last login' : `the last ${count} logins`} failed without a verdict on ` +
       `the password (${cause}), and the instrument may count each as a failed login, so logins are spaced out (1 s, 2 s, ` +
       `4 s, … at most ${LOGIN_SPACING_MAX_MS / 1000} s apart): the next goes with a request in ${(Math.max(0, nextAt - now) / 1000).toFixed(1)} s`,
     { kind: 'auth', operation: 'authenticate', statusCode: failure.statusCode },
   );
+  return withoutVerdict(error);
+}
+
+/**
+ * The errors of logins that failed without a verdict on the password (a 5xx) or were not sent for such failures
+ * before (spaced out): the instrument failing or away, which the lh-server's connection state says once, not each
+ * node that polls through it (review68: their texts change with each poll, a count and a countdown, so each node
+ * logged one line per poll while the instrument failed).
+ */
+const noVerdict = new WeakSet<LhError>();
+
+function withoutVerdict(err: LhError): LhError {
+  noVerdict.add(err);
+  return err;
+}
+
+/** Whether `err` is a login that failed without a verdict, or one not sent because of such failures (see noVerdict). */
+export function isLoginWithoutVerdict(err: unknown): boolean {
+  return err instanceof LhError && noVerdict.has(err);
 }
 
 /** The session state each rejection put its session in: another session held back by it says the same. */
