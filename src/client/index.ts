@@ -60,7 +60,15 @@ export {
   RunsApi,
 } from './runs';
 export { FileDownload } from './runs';
-export { Credentials, Session, SESSION_CHECK_MAX_MS, SESSION_CHECK_MIN_MS, sessionCheckDue, SessionState } from './session';
+export {
+  Credentials,
+  isLoginWithoutVerdict,
+  Session,
+  SESSION_CHECK_MAX_MS,
+  SESSION_CHECK_MIN_MS,
+  sessionCheckDue,
+  SessionState,
+} from './session';
 export {
   MAX_BODY_BYTES,
   MEDIA_JSON,

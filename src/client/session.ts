@@ -436,10 +436,12 @@ export class Session extends EventEmitter {
     if (!(err instanceof LhError) || !isRejection(err)) {
       this.setState('idle');
       if (err instanceof LhError && err.statusCode !== undefined && err.statusCode >= 500) {
-        return new LhError(
-          `login as "${this.credentials.username ?? ''}" failed: the instrument answered ${err.message.replace(/^[\w-]+ failed: /, '')}. ` +
-            `It was sent once; the next login goes with a later request, logins failing so spaced out (1 s, 2 s, 4 s, … at most ${LOGIN_SPACING_MAX_MS / 1000} s apart)`,
-          { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body, attempts: err.attempts },
+        return withoutVerdict(
+          new LhError(
+            `login as "${this.credentials.username ?? ''}" failed: the instrument answered ${err.message.replace(/^[\w-]+ failed: /, '')}. ` +
+              `It was sent once; the next login goes with a later request, logins failing so spaced out (1 s, 2 s, 4 s, … at most ${LOGIN_SPACING_MAX_MS / 1000} s apart)`,
+            { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body, attempts: err.attempts },
+          ),
         );
       }
       return err;
@@ -458,13 +460,14 @@ export class Session extends EventEmitter {
       state = 'locked';
       message =
         `user "${user}" is locked out by the instrument after too many failed logins; these credentials are not sent again ` +
-        '(also not after a deploy): wait for the lock to end, then press Test connection in the lh-server node';
+        '(also not after a deploy): wait for the lock to end, then press Test connection in the lh-server node ' +
+        `(${HEADLESS_WAY_OUT})`;
     } else {
       message =
         `login as "${user}" was rejected (${err.statusCode ?? 'no status'})${instrumentWords(err)}: check the user name and password in the lh-server node. ` +
         'This user name and password are not sent again, by any lh-server node of this instrument, also not after a deploy, ' +
         'so this Node-RED does not lock the user out: correct the password there and deploy, or, once it is right on the ' +
-        'instrument, press Test connection';
+        `instrument, press Test connection (${HEADLESS_WAY_OUT})`;
     }
     this.blocked = new LhError(message, { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body });
     rejectionStates.set(this.blocked, state);
@@ -496,6 +499,12 @@ export class Session extends EventEmitter {
   }
 }
 
+/**
+ * The way out of a held rejection where nobody can press Test connection (a Node-RED run without its editor, from a
+ * flows file): a restart, as each start of Node-RED tries the credentials once (review68).
+ */
+const HEADLESS_WAY_OUT = 'without the editor: restart Node-RED, each start tries these credentials once';
+
 /** When the gate lets the next login go, for the error a spaced-out login failed with. */
 const spacedUntil = new WeakMap<LhError, number>();
 
@@ -516,7 +525,7 @@ function spacedOut(spaced: { failure: LhError; count: number; nextAt: number }, 
         : failure.kind === 'timeout'
           ? 'no answer in time'
           : `the connection failed${failure.code ? ` (${String(failure.code)})` : ''}`;
-  return new LhError(
+  const error = new LhError(
     `login as "${user}" not sent: ${count === 1 ? 'the last login' : `the last ${count} logins`} failed without a verdict on ` +
       `the password (${cause}), and the instrument may count each as a failed login, so logins are spaced out (1 s, 2 s, ` +
       `4 s, … at most ${LOGIN_SPACING_MAX_MS / 1000} s apart): the next goes with a request in ${(Math.ceil(Math.max(0, nextAt - now) / 100) / 10).toFixed(1)} s`,
@@ -524,6 +533,25 @@ function spacedOut(spaced: { failure: LhError; count: number; nextAt: number }, 
     // (their status, and one warning by the lh-server), not a refused login each node would log (issue 32)
     { kind: failure.kind, operation: 'authenticate', statusCode: failure.statusCode, code: failure.code },
   );
+  return withoutVerdict(error);
+}
+
+/**
+ * The errors of logins that failed without a verdict on the password (a 5xx) or were not sent for such failures
+ * before (spaced out): the instrument failing or away, which the lh-server's connection state says once, not each
+ * node that polls through it (review68: their texts change with each poll, a count and a countdown, so each node
+ * logged one line per poll while the instrument failed).
+ */
+const noVerdict = new WeakSet<LhError>();
+
+function withoutVerdict(err: LhError): LhError {
+  noVerdict.add(err);
+  return err;
+}
+
+/** Whether `err` is a login that failed without a verdict, or one not sent because of such failures (see noVerdict). */
+export function isLoginWithoutVerdict(err: unknown): boolean {
+  return err instanceof LhError && noVerdict.has(err);
 }
 
 /** The session state each rejection put its session in: another session held back by it says the same. */

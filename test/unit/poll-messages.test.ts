@@ -93,3 +93,76 @@ describe('the message contract of lh-error-poll', function () {
     assert.equal(errorKey('A', null), undefined);
   });
 });
+
+describe('review68: the raised msg copies any record without throwing', function () {
+  const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
+  const CASES = process.env.LH_CASES ? Number(process.env.LH_CASES) : 6;
+
+  /** Values a record may hold where it came from no JSON (a context store) or nests deeper than a copy may recurse. */
+  const ODD: [string, () => unknown][] = [
+    ['nested 3,000 levels', () => nestedObjects(3000)],
+    ['an array nested 3,000 levels', () => JSON.parse('['.repeat(3000) + ']'.repeat(3000)) as unknown],
+    ['a Buffer', () => Buffer.from('abc')],
+    ['a Date', () => new Date(0)],
+    ['a function', () => () => 1],
+    ['a cycle', () => cycle()],
+    ['a getter that throws', () => throwingGetter()],
+    ['a Map', () => new Map([[1, 2]])],
+    [
+      'a class with a method',
+      () =>
+        new (class Part {
+          x = 1;
+          m(): number {
+            return this.x;
+          }
+        })(),
+    ],
+  ];
+
+  function nestedObjects(depth: number): unknown {
+    let value: unknown = { leaf: true };
+    for (let i = 0; i < depth; i++) value = { a: value };
+    return value;
+  }
+  function cycle(): unknown {
+    const a: Record<string, unknown> = { name: 'a' };
+    a.self = a;
+    return a;
+  }
+  function throwingGetter(): unknown {
+    const o = { ok: 1 };
+    Object.defineProperty(o, 'bad', {
+      enumerable: true,
+      get: () => {
+        throw new Error('no');
+      },
+    });
+    return o;
+  }
+
+  it(`raised and resolved msgs keep the identity, whatever else the record holds (seed ${SEED})`, function () {
+    let s = SEED;
+    const draw = (n: number): number => ((s = (s * 48271) % 2_147_483_647), s % n);
+    const picks = [0, 2, ...Array.from({ length: CASES }, () => draw(ODD.length))];
+    for (const i of picks) {
+      const [what, make] = ODD[i];
+      const why = `seed ${SEED}, ${what}`;
+      const record = { ...pending, details: make() };
+      const msg = raisedMessage('A', record, instrument, '');
+      assert.equal(msg.source === 'A' && msg.errorId, 'e1', why);
+      assert.equal((msg.payload as { title?: unknown }).title, 'Tip lost', why);
+      assert.notEqual((msg.payload as { details?: unknown }).details, record.details, `${why}: the msg's own copy`);
+      assert.doesNotThrow(() => JSON.stringify(msg), why);
+      const gone = resolvedMessage('A', record, instrument);
+      assert.equal(gone.source === 'A' && gone.errorId, 'e1', why);
+      const b = raisedMessage('B', { ...unhandled, details: make() }, instrument, '');
+      assert.equal(b.source === 'B' && b.uuid, unhandled.uuid, why);
+    }
+    // a key "__proto__" (JSON.parse makes it an own property) stays one: the copy's prototype is never replaced
+    const proto = JSON.parse('{"__proto__": {"x": 1}, "y": 2}') as Record<string, unknown>;
+    const copied = raisedMessage('A', { ...pending, details: proto }, instrument, '').payload as unknown as { details: object };
+    assert.deepEqual(Object.keys(copied.details), ['__proto__', 'y']);
+    assert.equal(Object.getPrototypeOf(copied.details), Object.prototype);
+  });
+});

@@ -23,7 +23,7 @@ import { connectionMessage, errorKey, raisedMessage, resolvedMessage } from '../
 import { type InstrumentInfo } from '../shared/error-records';
 import { LabPublisher, newChange } from '../shared/lab-publish';
 import { LivePolls } from '../shared/live-polls';
-import { logInfo, loginRefusalOf, logWarn } from '../shared/node-log';
+import { logInfo, loginRefusalOf, logWarn, serverSaysIt } from '../shared/node-log';
 import { type Node, type NodeConfig, type Red } from '../shared/node-red';
 import { onPasswordWarning, passwordExpiryMessage } from '../shared/password-warning';
 import { intervalMs, PollLoop } from '../shared/poll-loop';
@@ -400,8 +400,12 @@ export class ErrorWatch {
       ),
       listedFirst,
     );
-    // a refused login is the lh-server's to say (once); this node shows it in its status
-    if (outcome.warn && !loginRefusalOf(this.client, outcome.warn)) logWarn(this.node, outcome.warn);
+    // a refused or failing login is the lh-server's to say (once); this node shows it in its status
+    const serverSays =
+      outcome.warn !== undefined &&
+      (loginRefusalOf(this.client, outcome.warn) ||
+        (outcome.status.kind === 'refused' && serverSaysIt(this.client, outcome.status.error)));
+    if (outcome.warn && !serverSays) logWarn(this.node, outcome.warn);
     this.lastStatus = outcome.status;
     this.showStatus(outcome.status);
     this.catchUpConnection();

@@ -18,7 +18,7 @@ import { type InstrumentInfo, instrumentInfo } from '../shared/error-records';
 import { LabPublisher, stepName } from '../shared/lab-publish';
 import { LivePolls } from '../shared/live-polls';
 import { migrateConfig } from '../shared/migrations';
-import { logInfo, loginRefusalOf, logWarn } from '../shared/node-log';
+import { logInfo, logWarn, serverSaysIt } from '../shared/node-log';
 import { asNode, type Node, type NodeConfig, type NodeMessage, type Red } from '../shared/node-red';
 import { backoffMs, intervalMs, PollLoop, withJitter } from '../shared/poll-loop';
 import { pollPermits } from '../shared/poll-permits';
@@ -328,8 +328,8 @@ class RunWatch {
     this.catchUpConnection();
     const e = asLhError(err, 'run-status');
     if (!isUnreachable(e)) {
-      // a refused login is the lh-server's to say (once); this node shows it in its status
-      if (e.message !== this.lastProblem && !loginRefusalOf(this.client, e.message)) logWarn(this.node, e.message);
+      // a refused or failing login is the lh-server's to say (once); this node shows it in its status
+      if (e.message !== this.lastProblem && !serverSaysIt(this.client, e)) logWarn(this.node, e.message);
       this.lastProblem = e.message;
       this.status.failed(e);
       return withJitter(backoffMs(this.baseMs, 1, 0));

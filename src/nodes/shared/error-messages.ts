@@ -1,4 +1,4 @@
-import { type InstrumentError, type PendingError } from '../../client';
+import { type InstrumentError, MAX_FRAME_DEPTH, type PendingError, TOO_DEEP } from '../../client';
 import { describeActions, type InstrumentInfo, offeredActions, responseNames } from './error-records';
 import {
   type ConnectionMsg,
@@ -68,11 +68,49 @@ function summary(view: Record<string, unknown>): string {
  */
 function identity(source: Source, record: PolledError): PendingErrorFields | InstrumentErrorFields {
   if (source === 'A') {
-    const error = structuredClone(record as PendingError);
+    const error = recordCopy(record) as PendingError;
     return { source, payload: error, errorId: error.id, groupId: error.groupId };
   }
-  const error = structuredClone(record as InstrumentError);
+  const error = recordCopy(record) as InstrumentError;
   return { source, payload: error, uuid: error.uuid };
+}
+
+/**
+ * A copy of a record (parsed JSON) that cannot throw: a value nested deeper than MAX_FRAME_DEPTH becomes TOO_DEEP, as
+ * in an event frame. structuredClone recursed: interface A's answers are not bounded in depth, and a record with a
+ * value nested about 2,000 levels deep made it overflow the stack after the memory had taken the error as reported,
+ * so its raised msg was dropped (review68). Not JSON (a value a context store may give back): a Date stays a Date,
+ * anything else a clone or its text; functions and getters that throw are left out, a cycle ends at the bound.
+ */
+export function recordCopy(value: unknown, depth = 0): unknown {
+  if (typeof value === 'function' || typeof value === 'symbol') return undefined;
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth >= MAX_FRAME_DEPTH) return TOO_DEEP;
+  if (Array.isArray(value)) return value.map((v: unknown) => recordCopy(v, depth + 1) ?? null);
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) {
+    if (value instanceof Date) return new Date(value.getTime());
+    try {
+      return structuredClone(value);
+    } catch {
+      return String(value);
+    }
+  }
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(value)) {
+    let v: unknown;
+    try {
+      v = (value as Record<string, unknown>)[k];
+    } catch {
+      continue; // a getter that throws: left out
+    }
+    const copy = recordCopy(v, depth + 1);
+    if (copy === undefined && v !== undefined) continue;
+    // an own property as JSON.parse makes it: a key "__proto__" assigned would replace the object's prototype
+    if (k === '__proto__') Object.defineProperty(out, k, { value: copy, enumerable: true, writable: true, configurable: true });
+    else out[k] = copy;
+  }
+  return out;
 }
 
 export function raisedMessage(source: Source, record: PolledError, instrument: InstrumentInfo, template: string): RaisedErrorMsg {

@@ -1,5 +1,5 @@
 /** The one way nodes write to the Node-RED log: every line passes the redaction step first. */
-import { LhError } from '../../client';
+import { isLoginWithoutVerdict, LhError } from '../../client';
 import { type Node } from './node-red';
 import { redact } from './redaction';
 
@@ -42,4 +42,14 @@ export function logError(node: Node, message: unknown): void {
 export function loginRefusalOf(client: { session: { loginBlockedBy?: { message: string } } }, message: string): boolean {
   const blocked = client.session.loginBlockedBy;
   return blocked !== undefined && blocked.message !== '' && message.includes(blocked.message);
+}
+
+/**
+ * Whether a node's failure is its lh-server's to log, not the node's (the node shows it in its status): a refused
+ * login (loginRefusalOf), or a login that failed without a verdict or was not sent for such failures (the instrument
+ * failing: its lh-server says it once, as it says an outage).
+ */
+export function serverSaysIt(client: { session: { loginBlockedBy?: { message: string } } }, err: unknown): boolean {
+  if (isLoginWithoutVerdict(err)) return true;
+  return err instanceof Error && loginRefusalOf(client, err.message);
 }
