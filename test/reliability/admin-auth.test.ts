@@ -3,21 +3,13 @@
  * package's editor endpoints refuse requests without a valid admin token and answer with one.
  */
 import assert from 'node:assert/strict';
-import { ChildProcess, spawn } from 'child_process';
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
 
 import { Simulator } from '../../src/simulator';
 import { freePort } from '../support/free-port';
 import { requestText, TextResponse } from '../support/http-text';
+import { adminPasswordHash, type RedProcess, startRedProcess } from '../support/red-process';
 import { startSimulator } from '../support/runtime';
 
-const root = path.resolve(__dirname, '..', '..');
-const redJs = path.join(path.dirname(require.resolve('node-red/package.json')), 'red.js');
-const bcrypt = require(require.resolve('bcryptjs', { paths: [path.dirname(require.resolve('node-red/package.json'))] })) as {
-  hashSync(s: string, rounds: number): string;
-};
 const ADMIN_PASSWORD = 'admin-pass-7';
 
 function call(method: string, url: string, body?: unknown, token?: string): Promise<TextResponse> {
@@ -38,8 +30,7 @@ function call(method: string, url: string, body?: unknown, token?: string): Prom
 describe('admin endpoints with adminAuth (real Node-RED, red.js)', function () {
   this.timeout(60000);
   let sim: Simulator;
-  let child: ChildProcess | undefined;
-  let userDir: string;
+  let red: RedProcess | undefined;
   let url: string;
   let token: string;
 
@@ -47,7 +38,6 @@ describe('admin endpoints with adminAuth (real Node-RED, red.js)', function () {
     sim = await startSimulator();
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-adminauth-'));
     const flows = [
       {
         id: 'server',
@@ -59,38 +49,16 @@ describe('admin endpoints with adminAuth (real Node-RED, red.js)', function () {
         timeout: 3000,
       },
     ];
-    fs.writeFileSync(path.join(userDir, 'flows.json'), JSON.stringify(flows));
-    const settings = {
-      uiHost: '127.0.0.1',
-      uiPort: port,
-      userDir,
-      flowFile: 'flows.json',
-      nodesDir: [root],
-      credentialSecret: false,
-      logging: { console: { level: 'info', metrics: false, audit: false } },
-      editorTheme: { tours: false },
-      adminAuth: {
-        type: 'credentials',
-        users: [{ username: 'admin', password: bcrypt.hashSync(ADMIN_PASSWORD, 8), permissions: '*' }],
+    red = await startRedProcess({
+      port,
+      flows,
+      prefix: 'lh-adminauth-',
+      settings: {
+        adminAuth: {
+          type: 'credentials',
+          users: [{ username: 'admin', password: adminPasswordHash(ADMIN_PASSWORD), permissions: '*' }],
+        },
       },
-    };
-    const settingsFile = path.join(userDir, 'settings.js');
-    fs.writeFileSync(settingsFile, `module.exports = ${JSON.stringify(settings, null, 2)};\n`);
-    const proc = spawn(process.execPath, [redJs, '--settings', settingsFile, '--userDir', userDir], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = proc;
-    let output = '';
-    // Started once the log says the flows run and the server listens (an event, not a sleep; red.js starts the flows
-    // before it listens, so "Started flows" alone raced the listen on a loaded CI machine); fails if the process ends first.
-    await new Promise<void>((resolve, reject) => {
-      const onData = (chunk: Buffer): void => {
-        output += chunk.toString();
-        if (/Started flows/.test(output) && /Server now running/.test(output)) resolve();
-      };
-      proc.stdout?.on('data', onData);
-      proc.stderr?.on('data', onData);
-      proc.once('exit', (code) => reject(new Error(`node-red exited (${String(code)}):\n${output}`)));
     });
     const res = await call('POST', `${url}/auth/token`, {
       client_id: 'node-red-admin',
@@ -104,13 +72,7 @@ describe('admin endpoints with adminAuth (real Node-RED, red.js)', function () {
   });
 
   after(async function () {
-    const proc = child;
-    if (proc && proc.exitCode === null) {
-      const exited = new Promise((resolve) => proc.once('exit', resolve));
-      proc.kill('SIGTERM');
-      await exited;
-    }
-    if (userDir) fs.rmSync(userDir, { recursive: true, force: true });
+    await red?.stop();
     await sim.stop();
   });
 

@@ -9,23 +9,13 @@
  * instrument; anonymous from the editor's own origin reads; a read-only user cannot write; a logged-in user is served.
  */
 import assert from 'node:assert/strict';
-import { ChildProcess, spawn } from 'child_process';
-import fs from 'fs';
-import os from 'os';
-import path from 'path';
 
 import { Simulator } from '../../src/simulator';
 import { freePort } from '../support/free-port';
 import { requestText, TextResponse } from '../support/http-text';
-import { NODE_RED_PACKAGE, startSimulator } from '../support/runtime';
+import { adminPasswordHash, type RedProcess, startRedProcess } from '../support/red-process';
+import { startSimulator } from '../support/runtime';
 
-const root = path.resolve(__dirname, '..', '..');
-// the Node-RED under test (node-red, or node-red-5 under scripts/nr5.js)
-const redDir = path.dirname(require.resolve(`${NODE_RED_PACKAGE}/package.json`));
-const redJs = path.join(redDir, 'red.js');
-const bcrypt = require(require.resolve('bcryptjs', { paths: [redDir] })) as {
-  hashSync(s: string, rounds: number): string;
-};
 const PASSWORD = 'admin-pass-7';
 
 interface Route {
@@ -49,8 +39,7 @@ const ROUTES: Route[] = [
 describe('admin routes with adminAuth and an anonymous default user (real Node-RED, red.js)', function () {
   this.timeout(60000);
   let sim: Simulator;
-  let child: ChildProcess | undefined;
-  let userDir: string;
+  let red: RedProcess | undefined;
   let port: number;
   const tokens: Record<string, string> = {};
 
@@ -73,7 +62,6 @@ describe('admin routes with adminAuth and an anonymous default user (real Node-R
   before(async function () {
     sim = await startSimulator();
     port = await freePort();
-    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-anon-'));
     const flows = [
       {
         id: 'server',
@@ -85,45 +73,21 @@ describe('admin routes with adminAuth and an anonymous default user (real Node-R
         timeout: 3000,
       },
     ];
-    fs.writeFileSync(path.join(userDir, 'flows.json'), JSON.stringify(flows));
-    fs.writeFileSync(
-      path.join(userDir, 'flows_cred.json'),
-      JSON.stringify({ server: { username: 'admin', password: 'labwire' } }),
-    );
-    const hash = bcrypt.hashSync(PASSWORD, 8);
-    const settings = {
-      uiHost: '127.0.0.1',
-      uiPort: port,
-      userDir,
-      flowFile: 'flows.json',
-      nodesDir: [root],
-      credentialSecret: false,
-      logging: { console: { level: 'info', metrics: false, audit: false } },
-      editorTheme: { tours: false },
-      adminAuth: {
-        type: 'credentials',
-        users: [
-          { username: 'admin', password: hash, permissions: '*' },
-          { username: 'reader', password: hash, permissions: 'read' },
-        ],
-        default: { permissions: 'read' },
+    red = await startRedProcess({
+      port,
+      flows,
+      credentials: { server: { username: 'admin', password: 'labwire' } },
+      prefix: 'lh-anon-',
+      settings: {
+        adminAuth: {
+          type: 'credentials',
+          users: [
+            { username: 'admin', password: adminPasswordHash(PASSWORD), permissions: '*' },
+            { username: 'reader', password: adminPasswordHash(PASSWORD), permissions: 'read' },
+          ],
+          default: { permissions: 'read' },
+        },
       },
-    };
-    const settingsFile = path.join(userDir, 'settings.js');
-    fs.writeFileSync(settingsFile, `module.exports = ${JSON.stringify(settings, null, 2)};\n`);
-    const proc = spawn(process.execPath, [redJs, '--settings', settingsFile, '--userDir', userDir], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = proc;
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      const onData = (chunk: Buffer): void => {
-        output += chunk.toString();
-        if (/Started flows/.test(output) && /Server now running/.test(output)) resolve();
-      };
-      proc.stdout?.on('data', onData);
-      proc.stderr?.on('data', onData);
-      proc.once('exit', (code) => reject(new Error(`node-red exited (${String(code)}):\n${output}`)));
     });
     for (const [username, scope] of [
       ['admin', '*'],
@@ -140,13 +104,7 @@ describe('admin routes with adminAuth and an anonymous default user (real Node-R
   });
 
   after(async function () {
-    const proc = child;
-    if (proc && proc.exitCode === null) {
-      const exited = new Promise((resolve) => proc.once('exit', resolve));
-      proc.kill('SIGTERM');
-      await exited;
-    }
-    if (userDir) fs.rmSync(userDir, { recursive: true, force: true });
+    await red?.stop();
     await sim?.stop();
   });
 

@@ -8,21 +8,15 @@
  * A real Node-RED (red.js in a child process): such requests get the page's plain 403, and Node-RED stays up.
  */
 import assert from 'node:assert/strict';
-import { ChildProcess, spawn } from 'child_process';
-import fs from 'fs';
 import net from 'net';
-import os from 'os';
-import path from 'path';
 
 import { queryParam } from '../../src/nodes/lh-answer-page/http-routes';
 import { Simulator } from '../../src/simulator';
 import { freePort } from '../support/free-port';
 import { requestText } from '../support/http-text';
 import { Rng } from '../support/prng';
-import { NODE_RED_PACKAGE, startSimulator } from '../support/runtime';
-
-const root = path.resolve(__dirname, '..', '..');
-const redJs = path.join(path.dirname(require.resolve(`${NODE_RED_PACKAGE}/package.json`)), 'red.js');
+import { type RedProcess, startRedProcess } from '../support/red-process';
+import { startSimulator } from '../support/runtime';
 
 /** One raw HTTP/1.1 request (the target as written), the whole reply as text ('' when the socket closes unanswered). */
 function raw(port: number, requestLine: string, body = ''): Promise<string> {
@@ -44,15 +38,12 @@ function raw(port: number, requestLine: string, body = ''): Promise<string> {
 describe('answer page: a request target that is no URL (real Node-RED, red.js)', function () {
   this.timeout(60000);
   let sim: Simulator;
-  let child: ChildProcess | undefined;
-  let userDir: string;
+  let red: RedProcess | undefined;
   let port: number;
-  let output = '';
 
   before(async function () {
     sim = await startSimulator();
     port = await freePort();
-    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lh-target-'));
     const flows = [
       { id: 'tab', type: 'tab', label: 'page' },
       { id: 'server', type: 'lh-server', name: 'sim', baseUrl: sim.baseUrl, instrumentUrl: '', clientKey: 'nodered1' },
@@ -67,59 +58,29 @@ describe('answer page: a request target that is no URL (real Node-RED, red.js)',
         wires: [[], []],
       },
     ];
-    fs.writeFileSync(path.join(userDir, 'flows.json'), JSON.stringify(flows));
-    fs.writeFileSync(
-      path.join(userDir, 'flows_cred.json'),
-      JSON.stringify({ server: { username: 'admin', password: 'labwire' } }),
-    );
-    const settings = {
-      uiHost: '127.0.0.1',
-      uiPort: port,
-      userDir,
-      flowFile: 'flows.json',
-      nodesDir: [root],
-      credentialSecret: false,
-      logging: { console: { level: 'info', metrics: false, audit: false } },
-      editorTheme: { tours: false },
-    };
-    const settingsFile = path.join(userDir, 'settings.js');
-    fs.writeFileSync(settingsFile, `module.exports = ${JSON.stringify(settings, null, 2)};\n`);
-    const proc = spawn(process.execPath, [redJs, '--settings', settingsFile, '--userDir', userDir], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = proc;
-    await new Promise<void>((resolve, reject) => {
-      const onData = (chunk: Buffer): void => {
-        output += chunk.toString();
-        if (/Started flows/.test(output) && /Server now running/.test(output)) resolve();
-      };
-      proc.stdout?.on('data', onData);
-      proc.stderr?.on('data', onData);
-      proc.once('exit', (code) => reject(new Error(`node-red exited (${String(code)}):\n${output}`)));
+    red = await startRedProcess({
+      port,
+      flows,
+      credentials: { server: { username: 'admin', password: 'labwire' } },
+      prefix: 'lh-target-',
     });
   });
 
   after(async function () {
-    const proc = child;
-    if (proc && proc.exitCode === null && proc.signalCode === null) {
-      const exited = new Promise((resolve) => proc.once('exit', resolve));
-      proc.kill('SIGTERM');
-      await exited;
-    }
-    if (userDir) fs.rmSync(userDir, { recursive: true, force: true });
+    await red?.stop();
     await sim?.stop();
   });
 
   async function stillUp(): Promise<void> {
-    assert.equal(child?.exitCode, null, `Node-RED exited:\n${output.slice(-2000)}`);
+    assert.equal(red?.child.exitCode, null, `Node-RED exited:\n${red?.output().slice(-2000)}`);
     const page = await requestText(`http://127.0.0.1:${port}/lh-answer?t=nothing`, { method: 'GET' });
-    assert.equal(page.status, 403, `Node-RED no longer answers:\n${output.slice(-2000)}`);
+    assert.equal(page.status, 403, `Node-RED no longer answers:\n${red?.output().slice(-2000)}`);
   }
 
   for (const target of ['http://:99999/lh-answer', 'http://:99999/lh-answer?t=x', 'http://nodered.lab:65536/lh-answer']) {
     it(`POST ${target} (a form without t): the plain 403 page, Node-RED stays up`, async function () {
       const reply = await raw(port, `POST ${target} HTTP/1.1`, 'response=%230');
-      assert.match(reply, /^HTTP\/1\.1 403 /, reply || `(no reply: the socket closed)\n${output.slice(-1500)}`);
+      assert.match(reply, /^HTTP\/1\.1 403 /, reply || `(no reply: the socket closed)\n${red?.output().slice(-1500)}`);
       assert.match(reply, /content-security-policy: default-src 'none'/i);
       assert.match(reply, /This link is not valid/);
       await stillUp();
@@ -127,7 +88,7 @@ describe('answer page: a request target that is no URL (real Node-RED, red.js)',
 
     it(`GET ${target}: the plain 403 page, no stack trace`, async function () {
       const reply = await raw(port, `GET ${target} HTTP/1.1`);
-      assert.match(reply, /^HTTP\/1\.1 403 /, reply || `(no reply: the socket closed)\n${output.slice(-1500)}`);
+      assert.match(reply, /^HTTP\/1\.1 403 /, reply || `(no reply: the socket closed)\n${red?.output().slice(-1500)}`);
       assert.match(reply, /content-security-policy: default-src 'none'/i);
       assert.doesNotMatch(reply, /TypeError|Invalid URL|node_modules|\.js:\d+/);
       await stillUp();
