@@ -156,6 +156,7 @@ const HELPERS = new Set([
   'prep.send',
   'prep.data',
   'prep.readError', // a read of the error's record after a 409 (is it handled?)
+  'prep.stillListed', // a read of the error list after a 404 (is the error still pending?)
   'instrument.send',
   'instrument.stillUnhandled', // a read of the unhandled list after a 409 (is it still pending?)
   'runs.send',
