@@ -309,7 +309,10 @@ export class Session extends EventEmitter {
         if (this.stateValue === 'logging-in') this.setState('idle');
         const error = spacedOut(turn.spaced, this.now(), this.credentials.username ?? '');
         spacedUntil.set(error, turn.spaced.nextAt);
-        if (isUnreachable(error)) this.transport.heldBack('A', operation, error); // the login's interface
+        // the login's interface; one failed login is one piece of evidence, not one per request held back after it
+        // (review70: nodes polling through one lh-server turned a single reset login into offline, online 1 s later):
+        // requests held back count once the instrument failed logins in a row, at its nodes' pace from then on
+        if (isUnreachable(error) && turn.spaced.count >= 2) this.transport.heldBack('A', operation, error);
         throw error;
       }
       if ('held' in turn) {

@@ -65,6 +65,11 @@ export type Observation =
       latest: number;
       /** undefined: answered (2xx) */
       error?: LhError;
+      /**
+       * a login or renewal (sent, or held back after one that got no answer): unanswered, it counts for every
+       * interface whose requests go through the session, as none of them can go without it
+       */
+      login?: boolean;
     }
   | { kind: 'socket'; state: 'connected' | 'disconnected' | 'unavailable' }
   | { kind: 'session'; state: SessionState; error?: LhError };
@@ -92,16 +97,27 @@ export function observe(state: Reachability, obs: Observation): Reachability {
       if (!isUnreachable(obs.error)) {
         return obs.error.kind === 'config' ? state : answeredAt(withTrack(state, obs.api, answered(track)), obs.api, obs.latest);
       }
-      if (refusedFor(state, [obs.api]) || obs.sent <= track.countedUpTo || obs.sent <= state.answeredUpTo[obs.api]) return state;
-      return withTrack(state, obs.api, {
-        ...track,
-        heard: true,
-        failures: track.failures + 1,
-        reason: obs.error.message,
-        countedUpTo: obs.latest,
-      });
+      // a login that got no answer stops B too when B goes through the session (review70: an error poll of B
+      // alone never went offline while every login was reset: each of its requests failed at the login, counted on A)
+      const apis = obs.login ? APIS.filter((api) => api === obs.api || state.sessionApis.includes(api)) : [obs.api];
+      let next = state;
+      for (const api of apis) next = unanswered(next, api, obs.sent, obs.latest, obs.error);
+      return next;
     }
   }
+}
+
+/** One unanswered request of `api`, counted unless the evidence was counted already or the instrument answered meanwhile. */
+function unanswered(state: Reachability, api: Api, sent: number, latest: number, error: LhError): Reachability {
+  const track = state.tracks[api];
+  if (refusedFor(state, [api]) || sent <= track.countedUpTo || sent <= state.answeredUpTo[api]) return state;
+  return withTrack(state, api, {
+    ...track,
+    heard: true,
+    failures: track.failures + 1,
+    reason: error.message,
+    countedUpTo: latest,
+  });
 }
 
 function answered(track: InterfaceTrack): InterfaceTrack {

@@ -40,6 +40,9 @@ interface Seen {
 /** What the instrument as a whole went through: the lh-server says it once in the log (not every node, every poll). */
 export type Reachable = { state: 'offline'; reason?: string; interfaces: Api[] } | { state: 'online' };
 
+/** The session's requests that send the credentials (and those held back in their place, Transport.heldBack). */
+const LOGIN_OPERATIONS: ReadonlySet<string> = new Set(['authenticate', 'renew-token']);
+
 export class ServerConnection {
   private state: Reachability = newReachability();
   private readonly subscriptions = new Map<ConnectionSubscription, Seen>();
@@ -62,7 +65,14 @@ export class ServerConnection {
     this.state = newReachability(client.instrumentUsesSession ? APIS : ['A']);
     this.detach.push(
       client.onRequestOutcome((o) =>
-        this.observe({ kind: 'request', api: o.api, sent: o.sent, latest: o.latest, error: o.error }),
+        this.observe({
+          kind: 'request',
+          api: o.api,
+          sent: o.sent,
+          latest: o.latest,
+          error: o.error,
+          login: LOGIN_OPERATIONS.has(o.operation),
+        }),
       ),
       client.events.onState((change) => {
         if (change.channel === 'events' || change.channel === 'errors') this.observe({ kind: 'socket', state: change.state });
