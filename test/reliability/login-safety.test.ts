@@ -11,7 +11,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 import { LhError, LiquidHandlerClient } from '../../src/client';
 import { failureReason } from '../../src/nodes/shared/status';
 import { Simulator } from '../../src/simulator';
-import { HttpTransit } from '../support/http-transit';
+import { useSimulatorInTransit } from '../support/http-transit';
 import { USER } from '../support/runtime';
 
 const realSetTimeout = setTimeout;
@@ -19,18 +19,10 @@ const realSetTimeout = setTimeout;
 describe('login safety (simulated time)', function () {
   this.timeout(60000);
   const sim = new Simulator({ policy: { maximumLoginAttempts: 3 } });
+  const transit = useSimulatorInTransit(sim);
   let clock: ReturnType<typeof FakeTimers.install>;
   const clients: LiquidHandlerClient[] = [];
-  let transit: HttpTransit;
 
-  before(async function () {
-    await sim.start();
-    transit = new HttpTransit(Number(new URL(sim.baseUrl).port));
-  });
-  after(async function () {
-    transit.close();
-    await sim.stop();
-  });
   beforeEach(function () {
     clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
   });

@@ -19,7 +19,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 import { type LhError, LiquidHandlerClient, ownBooks } from '../../src/client';
 import { failureReason } from '../../src/nodes/shared/status';
 import { Simulator } from '../../src/simulator';
-import { HttpTransit } from '../support/http-transit';
+import { useSimulatorInTransit } from '../support/http-transit';
 import { Rng } from '../support/prng';
 import { USER } from '../support/runtime';
 
@@ -30,20 +30,12 @@ const CASES = process.env.LH_CASES ? Number(process.env.LH_CASES) : 2;
 describe('review: logins failing without a verdict are spaced out, and recover by themselves', function () {
   this.timeout(60000);
   const sim = new Simulator({ policy: { maximumLoginAttempts: 3 } });
+  const transit = useSimulatorInTransit(sim);
   let clock: ReturnType<typeof FakeTimers.install> | undefined;
   const clients: LiquidHandlerClient[] = [];
-  let transit: HttpTransit;
   let posts: number[] = [];
   let stopListening = (): void => undefined;
 
-  before(async function () {
-    await sim.start();
-    transit = new HttpTransit(Number(new URL(sim.baseUrl).port));
-  });
-  after(async function () {
-    transit.close();
-    await sim.stop();
-  });
   beforeEach(function () {
     clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     posts = [];

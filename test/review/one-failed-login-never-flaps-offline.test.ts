@@ -17,7 +17,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 import { LiquidHandlerClient } from '../../src/client';
 import { type Reachable, ServerConnection } from '../../src/nodes/shared/server-connection';
 import { Simulator } from '../../src/simulator';
-import { HttpTransit } from '../support/http-transit';
+import { useSimulatorInTransit } from '../support/http-transit';
 import { Rng } from '../support/prng';
 import { USER } from '../support/runtime';
 
@@ -28,19 +28,11 @@ const CASES = process.env.LH_CASES ? Number(process.env.LH_CASES) : 3;
 describe('review: one login without an answer never turns a healthy instrument offline', function () {
   this.timeout(30000);
   const sim = new Simulator();
+  const transit = useSimulatorInTransit(sim);
   let clock: ReturnType<typeof FakeTimers.install> | undefined;
   let client: LiquidHandlerClient | undefined;
   let connection: ServerConnection | undefined;
-  let transit: HttpTransit;
 
-  before(async function () {
-    await sim.start();
-    transit = new HttpTransit(Number(new URL(sim.baseUrl).port));
-  });
-  after(async function () {
-    transit.close();
-    await sim.stop();
-  });
   afterEach(async function () {
     clock?.uninstall();
     clock = undefined;

@@ -16,7 +16,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 import { LiquidHandlerClient } from '../../src/client';
 import { Simulator } from '../../src/simulator';
 import type { LoggedRequest } from '../../src/simulator/types';
-import { HttpTransit } from '../support/http-transit';
+import { useSimulatorInTransit } from '../support/http-transit';
 import { Rng } from '../support/prng';
 import { USER } from '../support/runtime';
 
@@ -30,20 +30,12 @@ type Seen = Pick<LoggedRequest, 'method' | 'path' | 'status' | 'authorization'>;
 describe('review: a token expiring under 8 concurrent requests (seeded model)', function () {
   this.timeout(60000);
   const sim = new Simulator();
+  const transit = useSimulatorInTransit(sim);
   let clock: ReturnType<typeof FakeTimers.install> | undefined;
-  let transit: HttpTransit;
   let client: LiquidHandlerClient | undefined;
   let seen: Seen[] = [];
   let stop = (): void => undefined;
 
-  before(async function () {
-    await sim.start();
-    transit = new HttpTransit(Number(new URL(sim.baseUrl).port));
-  });
-  after(async function () {
-    transit.close();
-    await sim.stop();
-  });
   beforeEach(function () {
     clock = FakeTimers.install({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     seen = [];

@@ -65,3 +65,32 @@ export class HttpTransit {
     diagnostics.unsubscribe('http.server.request.start', this.onServerStart);
   }
 }
+
+/**
+ * The mocha hooks of a suite that drives clients on a fake clock against `sim` (a simulator of its own): starts it
+ * and watches its port before the suite, stops both after. Returns the transit, there once the suite started.
+ */
+export function useSimulatorInTransit(sim: { baseUrl: string; start(): Promise<unknown>; stop(): Promise<unknown> }): {
+  quiet: HttpTransit['quiet'];
+  readonly inTransit: number;
+} {
+  let transit: HttpTransit | undefined;
+  before(async function () {
+    await sim.start();
+    transit = new HttpTransit(Number(new URL(sim.baseUrl).port));
+  });
+  after(async function () {
+    transit?.close();
+    await sim.stop();
+  });
+  const started = (): HttpTransit => {
+    if (!transit) throw new Error('the simulator is not started: use the transit inside the suite');
+    return transit;
+  };
+  return {
+    quiet: (...args) => started().quiet(...args),
+    get inTransit() {
+      return started().inTransit;
+    },
+  };
+}
