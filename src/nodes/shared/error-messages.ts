@@ -59,12 +59,12 @@ function summary(view: Record<string, unknown>): string {
   return redact(oneLine(`${instrument.name}: ${text(view.severity)} ${text(view.title)}`));
 }
 
-/** The fields that say which error it is: A by errorId (and groupId), B by uuid. */
 /**
- * A copy of the record as msg.payload: the node's memory holds the record itself, and a node on the first wire gets
- * the msg as sent (Node-RED copies it only for further wires). Edited there in place (a title prefixed, "set
- * msg.payload.title"), the remembered error no longer matched the instrument's at the next poll and was reported
- * resolved and raised again as another error under its id (review64).
+ * The fields that say which error it is: A by errorId (and groupId), B by uuid; and a copy of the record as
+ * msg.payload: the node's memory holds the record itself, and a node on the first wire gets the msg as sent (Node-RED
+ * copies it only for further wires). Edited there in place (a title prefixed, "set msg.payload.title"), the remembered
+ * error no longer matched the instrument's at the next poll and was reported resolved and raised again as another
+ * error under its id (review64).
  */
 function identity(source: Source, record: PolledError): PendingErrorFields | InstrumentErrorFields {
   if (source === 'A') {
