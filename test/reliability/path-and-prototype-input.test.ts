@@ -71,7 +71,7 @@ describe('odd input: dot-segment run ids and prototype keys', function () {
       assert.ok(Object.prototype.hasOwnProperty.call(payload, key));
       for (const mode of ['merge', 'replace'] as const) {
         await assert.rejects(
-          setSoftwareSettings(c.prep, payload, mode),
+          setSoftwareSettings(c.baseUrl, c.prep, payload, mode),
           (err: LhError) => err.kind === 'validation' && err.field === `payload.${key}` && /is not allowed/.test(err.message),
         );
       }
@@ -103,11 +103,11 @@ describe('odd input: dot-segment run ids and prototype keys', function () {
         const bad = keys.find((k) => !(k in SETTINGS) || !Object.prototype.hasOwnProperty.call(SETTINGS, k));
         sim.clearRequests();
         if (bad === undefined) {
-          await setSoftwareSettings(c.prep, payload, 'merge');
+          await setSoftwareSettings(c.baseUrl, c.prep, payload, 'merge');
           return;
         }
         await assert.rejects(
-          setSoftwareSettings(c.prep, payload, 'merge'),
+          setSoftwareSettings(c.baseUrl, c.prep, payload, 'merge'),
           (err: LhError) => err.kind === 'validation' && /^payload\./.test(err.field ?? ''),
         );
         assert.equal(sim.requests.filter((r) => r.method !== 'GET').length, 0, `${text} was written`);

@@ -2,7 +2,7 @@ import { migrateConfig } from '../shared/migrations';
 import { asNode, type NodeConfig, type Red } from '../shared/node-red';
 import { runOperationNode } from '../shared/operation-node';
 import { resolveChoice, resolveOperation } from '../shared/typed-inputs';
-import { setMode, setSoftwareSettingsInTurn, SETTINGS_OPERATIONS, settingsOperation } from './operations';
+import { setMode, setSoftwareSettings, SETTINGS_OPERATIONS, settingsOperation } from './operations';
 
 export = function register(RED: Red): void {
   function LhSettings(this: unknown, config: NodeConfig): void {
@@ -17,7 +17,7 @@ export = function register(RED: Red): void {
           return { payload: await client.prep.getPolicySettings(), status: { key: 'done' } };
         case 'set-software-settings': {
           const mode = setMode(resolveChoice(msg, 'mode', config.mode));
-          const settings = await setSoftwareSettingsInTurn(client.baseUrl, client.prep, msg.payload, mode);
+          const settings = await setSoftwareSettings(client.baseUrl, client.prep, msg.payload, mode);
           return { payload: settings, status: { key: 'saved' } };
         }
       }

@@ -27,15 +27,6 @@ function known(current: unknown): Partial<SoftwareSettings> {
   return out as Partial<SoftwareSettings>;
 }
 
-/**
- * Writes software settings and returns them as the instrument now has them. merge: `payload` may name some of the
- * settings, the others keep their current values (read, merge, write). replace: `payload` must name all of them.
- * Everything is checked before the first request.
- */
-export async function setSoftwareSettings(prep: PrepApi, payload: unknown, mode: SetMode): Promise<SoftwareSettings> {
-  return writeSettings(prep, settingsToSet(payload, mode), mode);
-}
-
 /** The settings a set's msg.payload names, checked (throws naming the field and the rule). */
 function settingsToSet(payload: unknown, mode: SetMode): Partial<SoftwareSettings> {
   const op = 'set-software-settings';
@@ -54,10 +45,13 @@ function settingsToSet(payload: unknown, mode: SetMode): Partial<SoftwareSetting
 const SETTING_SETS = slot('software-setting-sets', () => new Map<string, Promise<unknown>>());
 
 /**
- * setSoftwareSettings() one at a time per instrument: each reads, writes and reads back after the one before. The
- * msg.payload is checked before it waits (a bad one refused at once, read as it came, never after other merges).
+ * Writes software settings and returns them as the instrument now has them. merge: `payload` may name some of the
+ * settings, the others keep their current values (read, merge, write). replace: `payload` must name all of them.
+ * One at a time per instrument (`instrument`: its URL): each reads, writes and reads back after the one before.
+ * Everything is checked before the first request, and before it waits (a bad one refused at once, read as it came,
+ * never after other merges).
  */
-export async function setSoftwareSettingsInTurn(
+export async function setSoftwareSettings(
   instrument: string,
   prep: PrepApi,
   payload: unknown,
