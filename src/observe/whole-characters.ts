@@ -27,6 +27,18 @@ export function clippedText(text: string, max: number): string {
 }
 
 /**
+ * `text` in at most `max` UTF-16 units of whole characters: its start and its end with "…" between, where a message
+ * puts what it echoes (a key, a name) between the field it names and the rule.
+ */
+export function clippedInTheMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = wholeCharactersWithin(text, Math.ceil(max * 0.6));
+  let tail = text.slice(text.length - (max - head.length - 1));
+  if (/^[\udc00-\udfff]/.test(tail)) tail = tail.slice(1); // the second half of a character cut in two
+  return `${head}…${tail}`;
+}
+
+/**
  * `text` with every control and format character, line and paragraph separator and lone surrogate half as U+FFFD: a
  * text from elsewhere (a file, a step's key) that a message shows starts no forged log line, escape sequence or bidi
  * override.

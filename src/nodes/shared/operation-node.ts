@@ -1,5 +1,5 @@
 import { asLhError, LhError, type LiquidHandlerClient } from '../../client';
-import { shownInLog, wholeCharactersWithin } from '../../observe/whole-characters';
+import { clippedInTheMiddle, shownInLog } from '../../observe/whole-characters';
 import { asNodeActor, httpNodeBasicChecked } from './audit';
 import { type Api } from './connection-state';
 import { cutTooDeep } from './msg-depth';
@@ -84,18 +84,6 @@ export function fail(node: Node, status: Status, msg: NodeMessage, err: unknown,
 
 /** The longest message a failure shows (at Catch, in the log, in msg.error); what it echoes is cut with "…". */
 export const MAX_FAILURE_MESSAGE = 1000;
-
-/**
- * `text` in at most `max` UTF-16 units of whole characters: its start and its end with "…" between, where a message
- * puts what it echoes (a key, a name) between the field it names and the rule.
- */
-function clippedInTheMiddle(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const head = wholeCharactersWithin(text, Math.ceil(max * 0.6));
-  let tail = text.slice(text.length - (max - head.length - 1));
-  if (/^[\udc00-\udfff]/.test(tail)) tail = tail.slice(1); // the second half of a character cut in two
-  return `${head}…${tail}`;
-}
 
 /**
  * The error with its message as one line of at most MAX_FAILURE_MESSAGE characters, in place (its stack's first line
