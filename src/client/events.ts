@@ -139,8 +139,8 @@ export interface ReconnectTimings {
 
 /**
  * The wait before the next attempt: fast (firstMs ±50 %, then doubled per failed attempt, ±20 %, up to unreachableMaxMs
- * when the last attempt got no HTTP answer) while at most FAST_EARLY_CLOSES connections closed early in a row; beyond, the back-off from initialMs (±20 %), doubled per further early close or
- * failed attempt. Always capped at maxMs (+20 %). Pure: the client and the tests share it.
+ * when the last attempt got no HTTP answer) while at most FAST_EARLY_CLOSES connections closed early in a row;
+ * beyond, the back-off from initialMs (±20 %), doubled per further early close or failed attempt. Always capped at maxMs (+20 %). Pure: the client and the tests share it.
  */
 export function reconnectWaitMs(history: ReconnectHistory, t: ReconnectTimings, random: () => number): number {
   if (history.earlyCloses <= FAST_EARLY_CLOSES) {

@@ -42,10 +42,11 @@ const MAX_ENTRIES = 1000;
  * The logins of one instrument with one pair of credentials, shared by every session of that instrument in this
  * Node-RED (its home's): while one session sends the password, another with the same credentials waits for the
  * answer instead of sending it too, and a rejection holds them all back until a user acts (`release`: a successful
- * Test connection; a deploy does not, changed credentials being another key). So several lh-server nodes of one instrument with one wrong password cost the instrument one
- * failed login per wrong password, not one per node or deploy. A login that fails without a verdict on the password (a 5xx, a
- * reset, a timeout), which the instrument may count all the same, spaces the next out: 1 s, 2 s, 4 s, … at most 60 s
- * (a user action lets the next go at once). Only a one-way digest of the credentials is kept.
+ * Test connection; a deploy does not, changed credentials being another key). So several lh-server nodes of one
+ * instrument with one wrong password cost the instrument one failed login per wrong password, not one per node or
+ * deploy. A login that fails without a verdict on the password (a 5xx, a reset, a timeout), which the instrument may
+ * count all the same, spaces the next out: 1 s, 2 s, 4 s, … at most 60 s (a user action lets the next go at once).
+ * Only a one-way digest of the credentials is kept.
  */
 export class LoginGate {
   private readonly entries = new Map<string, Entry>();
