@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// The test step of `npm test`, in three lanes: the suite on Node-RED 4; the coordination suite (several Node-RED
-// processes and a real Redis: test/coordination), then Node-RED 5 on Node.js 22 (test:nr5); the type checks and lint
-// (scripts/checks.js), the node tests on Node-RED 3.1 (test:nr3), the browser, examples and standard-Node-RED tests
-// (Chromium, npm start, a fresh user dir), then the bounded chaos run (test/chaos). Most of each
+// The test step of `npm test`, in three lanes: the suite on Node-RED 4, then the node tests on Node-RED 3.1 (test:nr3);
+// the coordination suite (several Node-RED processes and a real Redis: test/coordination), then Node-RED 5 on Node.js
+// 22 (test:nr5); the type checks and lint (scripts/checks.js), the review tests (test/review, the seeded models and the
+// cases hostile passes found), the browser, examples and standard-Node-RED tests (Chromium, npm start, a fresh user
+// dir), then the bounded chaos run (test/chaos). Most of each
 // is waiting on real sockets and child processes (about a third of two cores busy), so together they take the time of
 // the longest lane instead of the sum. The other runs' output is held and printed after the main run's, so none is
 // interleaved. Exits non-zero when any run fails. LH_TEST_SEQUENTIAL=1 runs them one after the other.
@@ -74,7 +75,7 @@ const RUNS = [
       '--ignore',
       'test/coordination/**',
       '--ignore',
-      'test/review/coord-*.test.ts',
+      'test/review/**',
       '--ignore',
       'test/browser/**',
       '--ignore',
@@ -97,7 +98,7 @@ const RUNS = [
     title: 'node tests on Node-RED 3.1 (test:nr3)',
     args: ['--config', '.mocharc.nr3.json'],
     env: { LH_NODE_RED: 'node-red-3' },
-    after: 'static checks',
+    after: 'Node-RED 4 suite',
   },
   // Node-RED 5 on Node.js 22 (scripts/nr5.js): the node tests and the standard-install test, after the coordination
   // suite
@@ -108,12 +109,20 @@ const RUNS = [
     args: [],
     after: 'coordination suite',
   },
+  // the review tests on Node-RED 4 but for coordination's (about five minutes of the twelve the main run took with
+  // them): the cases hostile passes found and their seeded models, after the static checks
+  {
+    name: 'review suite',
+    title: 'review tests on Node-RED 4 (test/review but test/review/coord-*)',
+    args: ['test/review/*.test.ts', '--ignore', 'test/review/coord-*.test.ts'],
+    after: 'static checks',
+  },
   // Chromium, npm start, the examples and a standard Node-RED user dir: mostly waiting on child processes
   {
     name: 'browser, examples and standard Node-RED suite',
     title: 'browser, examples and standard Node-RED (test/browser, test/e2e, test/standard)',
     args: ['--config', '.mocharc.processes.json'],
-    after: 'Node-RED 3.1 suite',
+    after: 'review suite',
   },
   // the bounded chaos run (two Node-REDs, redis-server restarts, the simulators; about 70 s) and the chaos harness'
   // pure tests, last in their lane: the coordination suite (also Node-REDs on Redis) has ended by then
