@@ -228,6 +228,7 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
   const originals = originalNames(before.export.steps, plan.changes, operation);
   requireTrueFields(before.export.steps, plan.changes, originals, operation);
   const idOf = new Map(before.steps.map((s) => [s.step.name, s.id]));
+  const disabledOf = new Map(before.steps.map((s) => [s.step.name, s.step.disabled]));
   const id = (i: number): number => idOf.get(originals[i] as string) as number;
   const why = (detail: string): Record<string, unknown> => ({
     plan: plan.id,
@@ -251,8 +252,11 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
       case 'rename':
         return one(() => prep.renameStep(pid, id(i), c.name));
       case 'update': {
+        // `disabled` as the step has it now (an enable or disable is a write of its own, after the updates): sent, not
+        // left out, as an instrument binding the body to its step type reads a missing one as false and enables it
         const { disabled: _d, ...body } = c.step;
-        return one(() => prep.updateStep(pid, { ...body, id: id(i) }));
+        const disabled = disabledOf.get(originals[i] as string) === true;
+        return one(() => prep.updateStep(pid, { ...body, disabled, id: id(i) }));
       }
       case 'enable':
       case 'disable':
