@@ -5,7 +5,9 @@
  * the server there answered the TLS hello in plain HTTP (a 400, as IIS, Kestrel, nginx and Node do), OpenSSL's
  * "wrong version number". The same for an instrument URL (B) pointing at a plain HTTP port. The check now says the
  * server speaks plain HTTP and which URL to fix; a server that drops the hello without a word (the simulator) gets
- * a hint that it may not speak HTTPS. A real certificate problem keeps its advice.
+ * a hint that it may not speak HTTPS. The other way round (http:// for a server that speaks only HTTPS: it closes
+ * the connection, "socket hang up") Test connection adds a hint to write https://. A real certificate problem keeps
+ * its advice.
  */
 import assert from 'node:assert/strict';
 import http from 'http';
@@ -66,6 +68,16 @@ describe('review: Test connection with an https:// URL of a service that speaks 
   it('A on the simulator (it drops a TLS hello unanswered): a hint that the server may speak plain HTTP', async function () {
     const report = await testConnection({ baseUrl: sim.baseUrl.replace(/^http:/, 'https:') });
     assert.match(check(report, 'A'), /cannot reach .* the server there may speak plain HTTP .*an http:\/\/ base URL\?/);
+  });
+
+  it('the other way round, http:// for a server that speaks only HTTPS (it drops plain HTTP): a hint to write https://', async function () {
+    const httpOfB = sim.instrumentUrl.replace(/^https:/, 'http:');
+    const a = await testConnection({ baseUrl: httpOfB });
+    assert.match(check(a, 'A'), /cannot reach .*\. If the server there speaks HTTPS, write the URL with https:\/\//);
+    const b = await testConnection({ baseUrl: sim.baseUrl, instrumentUrl: httpOfB, allowInsecureInstrument: true });
+    assert.match(check(b, 'B'), /cannot reach .*\. If the server there speaks HTTPS, write the URL with https:\/\//);
+    const refused = await testConnection({ baseUrl: plainUrl.replace(/:\d+$/, ':9') });
+    assert.doesNotMatch(check(refused, 'A'), /HTTPS/, 'a connection refused gets no such hint');
   });
 
   it('a certificate the lh-server does not trust still says to add the CA certificate', async function () {

@@ -69,13 +69,23 @@ export async function testConnection(options: ClientOptions): Promise<Connection
         });
       } catch (err) {
         const e = asLhError(err, 'check-error-handler');
-        checks.push({ name: 'B', ok: false, message: `${e.message}${await simulatorCaHint(e, options)}` });
+        const hint = httpsServerHint(e, options.instrumentUrl) || (await simulatorCaHint(e, options));
+        checks.push({ name: 'B', ok: false, message: `${e.message}${hint}` });
       }
     }
     return { ok: checks.every((c) => c.ok), checks };
   } finally {
     await client.close();
   }
+}
+
+/**
+ * An http:// URL whose server closed the connection on the request without a word (ECONNRESET, "socket hang up"): what
+ * a server that speaks only HTTPS there does with plain HTTP. A hint for the editor's check, '' otherwise.
+ */
+function httpsServerHint(e: LhError, url: string | undefined): string {
+  if (e.kind !== 'network' || e.code !== 'ECONNRESET' || !/^http:/i.test(url ?? '')) return '';
+  return '. If the server there speaks HTTPS, write the URL with https://';
 }
 
 /** The codes of a certificate no CA the client was given vouches for (a self-signed one, or one of an unknown CA). */
@@ -130,7 +140,9 @@ async function reach(client: LiquidHandlerClient): Promise<CheckResult> {
     const answered = e instanceof LhError && e.statusCode !== undefined && e.statusCode !== 404 && e.kind !== 'response';
     if (!answered) {
       const hint =
-        e.statusCode === 404 ? ': the API was not found there; check the path prefix of the base URL (e.g. /NimbusLite)' : '';
+        e.statusCode === 404
+          ? ': the API was not found there; check the path prefix of the base URL (e.g. /NimbusLite)'
+          : httpsServerHint(e, client.baseUrl);
       return { name: 'A', ok: false, message: `${e.message}${hint}` };
     }
   }
