@@ -740,6 +740,7 @@ function networkError(err: unknown, spec: RequestSpec, url: string, timeoutMs: n
   const e = err as Error & { code?: string; cause?: unknown };
   const code = e.code ?? (e.cause as { code?: string } | undefined)?.code;
   const where = `${describeTarget(spec)} at ${url}`;
+  const https = /^https:/i.test(url);
   if (code !== undefined && UNSENDABLE_HEADER.has(code)) {
     // Node refused a header value before anything was sent (its message names the header, never the value): a token
     // holding a line break or a character outside Latin-1. Not the network: no retry, the instrument is not offline.
@@ -768,6 +769,16 @@ function networkError(err: unknown, spec: RequestSpec, url: string, timeoutMs: n
       { kind: 'tls', operation: spec.operation, code },
     );
   }
+  if (https && plainHttpAnswer(code, e.message)) {
+    // the server answered the TLS hello in plain text (an HTTP 400, as most servers do): not a certificate to trust
+    return new LhError(
+      `${spec.operation}: ${where} did not answer in TLS (${code}: wrong version number): the server there speaks plain ` +
+        (spec.api === 'A'
+          ? 'HTTP: write the base URL with http:// (interface A is served over HTTP), or check its port'
+          : 'HTTP, not the HTTPS interface B is served over: check the host and port of the instrument URL'),
+      { kind: 'tls', operation: spec.operation, code },
+    );
+  }
   if (code && TLS_CODES.has(code)) {
     return new LhError(
       `${spec.operation}: the TLS certificate of ${where} is not trusted (${code}: ${e.message}). ` +
@@ -778,11 +789,27 @@ function networkError(err: unknown, spec: RequestSpec, url: string, timeoutMs: n
     );
   }
   const reason = code === 'ECONNREFUSED' ? 'connection refused' : code === 'ENOTFOUND' ? 'host not found' : e.message;
-  return new LhError(`${spec.operation}: cannot reach ${where} (${reason})`, {
+  // closed before TLS was set up: a server that speaks plain HTTP there and drops a TLS hello, most often
+  const hint =
+    https && /before secure TLS connection/i.test(e.message ?? '')
+      ? spec.api === 'A'
+        ? ': the server there may speak plain HTTP (interface A is served over HTTP: an http:// base URL?)'
+        : ': the server there may not speak HTTPS (check the host and port of the instrument URL)'
+      : '';
+  return new LhError(`${spec.operation}: cannot reach ${where} (${reason})${hint}`, {
     kind: 'network',
     operation: spec.operation,
     code,
   });
+}
+
+/**
+ * Whether a TLS failure is the server answering the hello in plain text (OpenSSL: "wrong version number", or a record
+ * "packet length too long" when the text's first bytes read as a length): an http:// server on an https:// URL.
+ */
+function plainHttpAnswer(code: string | undefined, message: string | undefined): boolean {
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER') return true;
+  return code === 'EPROTO' && /wrong version number|packet length too long/i.test(message ?? '');
 }
 
 /** The names a peer certificate is made out to (its subject alternative names, else its CN), for a message; at most 200 characters. */

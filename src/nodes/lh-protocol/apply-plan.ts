@@ -121,6 +121,59 @@ function list(changes: readonly Change[]): string {
  */
 const APPLYING = slot('protocol-applies', () => new Map<string, Promise<unknown>>());
 
+/** One write of an apply; `prepare`: a read before it (its failure: nothing of this write sent). */
+interface Write {
+  changes: Change[];
+  prepare?: () => Promise<void>;
+  write: () => Promise<unknown>;
+}
+
+/**
+ * An update's write. `disabled` as the step has it now (an enable or disable is a write of its own, after the
+ * updates): sent, not left out, as an instrument binding the body to its step type reads a missing one as false and
+ * enables the step. A PUT replaces the step's fields: those the protocol read did not show (custom liquid settings,
+ * served only when asked) are read from the step first and sent back, so an apply never removes what the export
+ * cannot show.
+ */
+function updateWrite(
+  prep: PrepApi,
+  pid: number,
+  stepId: number,
+  was: ExportStep | undefined,
+  c: Extract<Change, { action: 'update' }>,
+  audited: (work: () => Promise<unknown>) => Promise<unknown>,
+): Write {
+  const { disabled: _d, ...body } = c.step;
+  const disabled = was?.disabled === true;
+  const shown = new Set(Object.keys(was ?? {}).map((k) => k.toLowerCase()));
+  let hidden: Record<string, unknown> = {};
+  return {
+    changes: [c],
+    prepare: async () => {
+      hidden = hiddenFields(await prep.getStep(pid, stepId, true), shown);
+    },
+    write: () => audited(() => prep.updateStep(pid, { ...hidden, ...body, disabled, id: stepId })),
+  };
+}
+
+/** Fields every step has: never carried over from a step's own read. */
+const COMMON_FIELDS = new Set(['steptype', 'id', 'name', 'steporder', 'disabled', 'makenameunique']);
+
+/**
+ * The fields of a step as read on its own (custom liquid settings included) that the protocol read did not show
+ * (`shown`: its keys in lower case): sent back with an update, which replaces the step's fields.
+ */
+function hiddenFields(step: unknown, shown: ReadonlySet<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (typeof step !== 'object' || step === null || Array.isArray(step)) return out;
+  for (const [key, value] of Object.entries(step as Record<string, unknown>)) {
+    const lower = key.toLowerCase();
+    if (COMMON_FIELDS.has(lower) || shown.has(lower) || value === undefined) continue;
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
 /**
  * After an apply stopped inside a cycle of renames (a swap: A → B while B still holds B), two steps have one name, and
  * plan refuses such a protocol: what to do, naming the steps by id; undefined when every name is unique.
@@ -228,6 +281,7 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
   const originals = originalNames(before.export.steps, plan.changes, operation);
   requireTrueFields(before.export.steps, plan.changes, originals, operation);
   const idOf = new Map(before.steps.map((s) => [s.step.name, s.id]));
+  const exportOf = new Map(before.steps.map((s) => [s.step.name, s.step]));
   const id = (i: number): number => idOf.get(originals[i] as string) as number;
   const why = (detail: string): Record<string, unknown> => ({
     plan: plan.id,
@@ -240,7 +294,7 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
 
   const applied: Change[] = [];
   const moves = plan.changes.map((c, i) => ({ c, i })).filter((x) => x.c.action === 'move');
-  const writes: { changes: Change[]; write: () => Promise<unknown> }[] = [];
+  const writes: Write[] = [];
   plan.changes.forEach((c, i) => {
     const one = (write: () => Promise<unknown>): void => {
       writes.push({ changes: [c], write: () => deps.audited(why(describeChange(c)), write) });
@@ -250,10 +304,11 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
         return one(() => prep.deleteStep(pid, id(i)));
       case 'rename':
         return one(() => prep.renameStep(pid, id(i), c.name));
-      case 'update': {
-        const { disabled: _d, ...body } = c.step;
-        return one(() => prep.updateStep(pid, { ...body, id: id(i) }));
-      }
+      case 'update':
+        writes.push(
+          updateWrite(prep, pid, id(i), exportOf.get(originals[i] as string), c, (w) => deps.audited(why(describeChange(c)), w)),
+        );
+        return undefined;
       case 'enable':
       case 'disable':
         return one(() => prep.setStepDisabled(pid, id(i), c.action === 'disable'));
@@ -293,6 +348,12 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
       (err: unknown) => (err instanceof LhError ? err : new LhError(String(err), { kind: 'busy', operation })),
     );
     if (lost) throw stopped(w.changes, lost);
+    try {
+      await w.prepare?.();
+    } catch (err) {
+      // a read: nothing of this write was sent
+      throw stopped(w.changes, err instanceof LhError ? err : new LhError(String(err), { kind: 'response', operation }));
+    }
     try {
       await w.write();
     } catch (err) {

@@ -216,11 +216,26 @@ function checkJson(value: unknown, field: string, operation: string, depth = 0):
 }
 
 /**
+ * A JSON document a msg carries (the desired protocol, a plan): an object. A text or a Buffer, as a file-in node gives
+ * a file, is refused saying to parse it first (a json node), not only "must be an object"; never echoed whole.
+ */
+export function documentObject(value: unknown, field: string, what: string, operation: string): Record<string, unknown> {
+  if (typeof value === 'string' || Buffer.isBuffer(value)) {
+    throw validationError(
+      operation,
+      field,
+      `must be ${what}, an object: it is ${typeof value === 'string' ? 'a text' : 'a Buffer'} (a file's content?): parse it first with a json node`,
+    );
+  }
+  return v.plainObject(value, field, operation);
+}
+
+/**
  * The desired protocol of a plan (`msg.payload = { steps: [...] }`, as export writes it): every step checked, named
  * by its place and name, before anything is sent. Returns the steps in canonical form.
  */
 export function readDesired(payload: unknown, operation: string): DesiredStep[] {
-  const body = v.plainObject(payload, 'payload', operation);
+  const body = documentObject(payload, 'payload', 'the desired protocol as export writes it', operation);
   if (body.name !== undefined && typeof body.name !== 'string')
     throw validationError(operation, 'payload.name', 'must be a text', body.name);
   if (!Array.isArray(body.steps))

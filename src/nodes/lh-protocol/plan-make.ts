@@ -11,7 +11,7 @@
  *   1. delete   steps that are not wanted (frees their names for renames and creates),
  *   2. rename   a rename whose new name another kept step still holds waits until that one is renamed away
  *               (in a cycle of renames, a step holds a name another one has for a moment),
- *   3. update   a step's type and own fields (one PUT, name as desired, disabled left as it is),
+ *   3. update   a step's type and own fields (one PUT, name as desired, disabled as the step has it now),
  *   4. enable / disable,
  *   5. create   each new step at its place among the steps already in order (stepOrder of the POST),
  *   6. move     the kept steps outside the longest run in order, in one reorder-step call of {stepId, stepOrder}

@@ -3,7 +3,7 @@
  * since it travels through a flow (and a person's approval) between the two. Pure.
  */
 import { validate as v, validationError } from '../../client';
-import { canonicalStep, type ExportStep, MAX_NAME_LENGTH, MAX_STEPS, readDesired } from './export-format';
+import { canonicalStep, documentObject, type ExportStep, MAX_NAME_LENGTH, MAX_STEPS, readDesired } from './export-format';
 import { type Change, CHANGE_ACTIONS, type ChangeAction, describeChange } from './plan-make';
 
 export interface Plan {
@@ -134,7 +134,7 @@ function instrumentUrl(value: unknown, operation: string): string {
 
 /** msg.plan, checked: every field of the plan and of each change, named when wrong. */
 export function readPlan(value: unknown, operation: string): Plan {
-  const p = v.plainObject(value, 'plan', operation);
+  const p = documentObject(value, 'plan', 'the plan as plan gave it', operation);
   if (typeof p.id !== 'string' || !PLAN_ID.test(p.id))
     throw validationError(operation, 'plan.id', 'must be the id plan gave (1 to 100 letters, digits or . _ : -)', p.id);
   const protocolId = v.databaseId(p.protocolId, 'plan.protocolId', operation);

@@ -1,3 +1,6 @@
+import { isIP } from 'net';
+import tls from 'tls';
+
 import {
   asLhError,
   type AuthResult,
@@ -7,6 +10,7 @@ import {
   LiquidHandlerClient,
   passwordExpiryOf,
 } from '../../client';
+import { simulatorTlsOptions } from '../shared/tls-config';
 
 export interface CheckResult {
   name: 'A' | 'login' | 'instrument' | 'B';
@@ -64,13 +68,67 @@ export async function testConnection(options: ClientOptions): Promise<Connection
           message: `instrument control interface answers (error handler ${registered ? 'registered' : 'not registered'})`,
         });
       } catch (err) {
-        checks.push({ name: 'B', ok: false, message: asLhError(err, 'check-error-handler').message });
+        const e = asLhError(err, 'check-error-handler');
+        const hint = httpsServerHint(e, options.instrumentUrl) || (await simulatorCaHint(e, options));
+        checks.push({ name: 'B', ok: false, message: `${e.message}${hint}` });
       }
     }
     return { ok: checks.every((c) => c.ok), checks };
   } finally {
     await client.close();
   }
+}
+
+/**
+ * An http:// URL whose server closed the connection on the request without a word (ECONNRESET, "socket hang up"): what
+ * a server that speaks only HTTPS there does with plain HTTP. A hint for the editor's check, '' otherwise.
+ */
+function httpsServerHint(e: LhError, url: string | undefined): string {
+  if (e.kind !== 'network' || e.code !== 'ECONNRESET' || !/^http:/i.test(url ?? '')) return '';
+  return '. If the server there speaks HTTPS, write the URL with https://';
+}
+
+/** The codes of a certificate no CA the client was given vouches for (a self-signed one, or one of an unknown CA). */
+const UNTRUSTED = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+]);
+
+/**
+ * B's certificate not trusted, and it is the lh-simulator's (a TLS handshake with the bundled test CA verifies it; no
+ * request is sent): the option that trusts it, which a new lh-server node has off. '' otherwise.
+ */
+async function simulatorCaHint(e: LhError, options: ClientOptions): Promise<string> {
+  if (e.kind !== 'tls' || !UNTRUSTED.has(e.code) || !options.instrumentUrl) return '';
+  let url: URL;
+  try {
+    url = new URL(options.instrumentUrl);
+  } catch {
+    return '';
+  }
+  if (url.protocol !== 'https:') return '';
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const verified = await new Promise<boolean>((resolve) => {
+    const socket = tls.connect({
+      ...simulatorTlsOptions(),
+      host,
+      port: Number(url.port || 443),
+      servername: isIP(host) ? undefined : host,
+      timeout: 3000,
+    });
+    const end = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('secureConnect', () => end(socket.authorized));
+    socket.once('error', () => end(false));
+    socket.once('timeout', () => end(false));
+  });
+  return verified
+    ? `. The certificate there is the lh-simulator's: tick "Trust the bundled lh-simulator test CA" in this lh-server node, with no TLS configuration selected (for the simulator only)`
+    : '';
 }
 
 /** Any HTTP answer from A, even 401, proves the address, TLS and API path are right. */
@@ -82,7 +140,9 @@ async function reach(client: LiquidHandlerClient): Promise<CheckResult> {
     const answered = e instanceof LhError && e.statusCode !== undefined && e.statusCode !== 404 && e.kind !== 'response';
     if (!answered) {
       const hint =
-        e.statusCode === 404 ? ': the API was not found there; check the path prefix of the base URL (e.g. /NimbusLite)' : '';
+        e.statusCode === 404
+          ? ': the API was not found there; check the path prefix of the base URL (e.g. /NimbusLite)'
+          : httpsServerHint(e, client.baseUrl);
       return { name: 'A', ok: false, message: `${e.message}${hint}` };
     }
   }
