@@ -9,10 +9,13 @@
 import assert from 'node:assert/strict';
 import http from 'http';
 
+import { LhError } from '../../src/client';
+import { Transport } from '../../src/client/transport';
 import { recordDeliveries, stopRecording } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
 import { closeLocal, listenLocal } from '../support/local-server';
 import { useInstrument } from '../support/node-suite';
+import { Rng } from '../support/prng';
 import { helper, loadFlow, serverFlow } from '../support/runtime';
 import { until } from '../support/until';
 
@@ -77,5 +80,63 @@ describe('review: a camera redirecting to a signed URL', function () {
       `the reason is logged once: ${lines.join('\n')}`,
     );
     for (const line of lines) assert.doesNotMatch(line, new RegExp(SIGNATURE), `no signed query in the log: ${line}`);
+  });
+});
+
+describe('review: a refused redirect never names its target’s query, fragment or userinfo (seeded)', function () {
+  const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Math.floor(Math.random() * 2 ** 32);
+  const CASES = process.env.LH_CASES ? Number(process.env.LH_CASES) : 40;
+  let server: http.Server | undefined;
+  let base = '';
+  const locations: string[] = [];
+
+  before(async function () {
+    server = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(Number((req.url ?? '').split('/').pop()) || 302, { Location: locations.shift() ?? '/' });
+      res.end();
+    });
+    base = await listenLocal(server);
+  });
+  after(async function () {
+    if (server) await closeLocal(server);
+  });
+
+  it(`seed ${SEED}, ${CASES} cases: the secret parts of the Location are left out, where it leads is said`, async function () {
+    const rng = new Rng(SEED);
+    const word = (n: number): string =>
+      Array.from({ length: n }, () => rng.pick([...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~%'])).join(
+        '',
+      );
+    const transport = new Transport({ baseUrl: base, retries: 0, timeoutMs: 5000 });
+    try {
+      for (let i = 0; i < CASES; i++) {
+        const secret = `S3CR3T${word(rng.int(8, 40))}`;
+        const host = rng.pick(['store.example', 'cam.lab.local:8443', '10.0.0.7', '[fd00::7]:9000']);
+        const where = `/${word(rng.int(1, 12))}/${word(rng.int(1, 12))}.png`;
+        const userinfo = rng.chance(0.3) ? `${word(4)}:${secret}@` : '';
+        const scheme = rng.pick(['https://', 'http://', '//', '']);
+        const query = rng.chance(0.8)
+          ? `?${rng.pick(['X-Amz-Signature', 'sig', 'token', 'se', 'key'])}=${secret}&a=${word(3)}`
+          : '';
+        const fragment = rng.chance(0.3) || (!query && !userinfo) ? `#${secret}` : '';
+        const location = scheme === '' ? `${where}${query}${fragment}` : `${scheme}${userinfo}${host}${where}${query}${fragment}`;
+        locations.push(location);
+        const status = rng.pick([301, 302, 303, 307, 308]);
+        const what = `seed ${SEED} case ${i}: ${location}`;
+        await assert.rejects(
+          transport.request({ api: 'A', method: 'GET', path: `/camera/${status}`, operation: 'snapshot', idempotent: true }),
+          (err: unknown) => {
+            assert.ok(err instanceof LhError, what);
+            assert.equal(err.statusCode, status, what);
+            assert.doesNotMatch(err.message, /S3CR3T/, `${what}: ${err.message}`);
+            assert.ok(err.message.includes(where), `${what}: the path is named: ${err.message}`);
+            return true;
+          },
+        );
+      }
+    } finally {
+      await transport.close();
+    }
   });
 });
