@@ -20,6 +20,13 @@ export const DECK_SCAN_TIMEOUT_MS = 120_000;
 export const INITIALIZE_TIMEOUT_MS = 180_000;
 /** The largest camera image accepted. */
 export const MAX_IMAGE_BYTES = 8 * 1024 * 1024;
+/**
+ * The most pixels of a camera image accepted (an 8K frame is 33 million), and the longest side: 8 MiB of PNG can say
+ * 30,000 × 30,000 (a uniform picture compresses a thousandfold), 3.6 GB once decoded by the phone of whoever opens
+ * the answer page or the mail client of every inbox on the list.
+ */
+export const MAX_IMAGE_PIXELS = 50_000_000;
+export const MAX_IMAGE_SIDE = 16_384;
 /** The heater-cooler set points accepted before sending (whole °C). */
 export const MIN_CELSIUS = 0;
 export const MAX_CELSIUS = 105;
@@ -73,6 +80,51 @@ export function imageType(bytes: Buffer): Snapshot['contentType'] | undefined {
   return undefined;
 }
 
+/** JPEG markers of a start of frame (SOF0..SOF15 less DHT, JPG, DAC): the frame's size follows. */
+const JPEG_SOF = new Set([0xc0, 0xc1, 0xc2, 0xc3, 0xc5, 0xc6, 0xc7, 0xc9, 0xca, 0xcb, 0xcd, 0xce, 0xcf]);
+
+/**
+ * The width and height an image's header says (PNG: its IHDR; JPEG: its first start of frame before the scan), or
+ * undefined when the header cannot be read (too short, or not there). Reads the header only, never the pixels.
+ */
+export function imageSize(bytes: Buffer): { width: number; height: number } | undefined {
+  const type = imageType(bytes);
+  if (type === 'image/png') {
+    if (bytes.length < 24 || bytes.toString('latin1', 12, 16) !== 'IHDR') return undefined;
+    return { width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) };
+  }
+  if (type !== 'image/jpeg') return undefined;
+  let i = 2;
+  while (i + 1 < bytes.length) {
+    if (bytes[i] !== 0xff) return undefined;
+    const marker = bytes[i + 1];
+    if (marker === 0xff) {
+      i += 1; // a fill byte
+      continue;
+    }
+    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd8)) {
+      i += 2; // no length
+      continue;
+    }
+    if (marker === 0xda || marker === 0xd9 || i + 4 > bytes.length) return undefined; // the scan (or the end) first
+    if (JPEG_SOF.has(marker)) {
+      if (i + 9 > bytes.length) return undefined;
+      return { width: bytes.readUInt16BE(i + 7), height: bytes.readUInt16BE(i + 5) };
+    }
+    i += 2 + bytes.readUInt16BE(i + 2);
+  }
+  return undefined;
+}
+
+/** Why an image's size is refused (its header says more pixels than MAX_IMAGE_PIXELS or a longer side), if it is. */
+export function oversizedImage(bytes: Buffer): string | undefined {
+  const size = imageSize(bytes);
+  if (!size) return undefined;
+  const { width, height } = size;
+  if (width * height <= MAX_IMAGE_PIXELS && width <= MAX_IMAGE_SIDE && height <= MAX_IMAGE_SIDE) return undefined;
+  return `${width} × ${height} pixels, over the cap of ${MAX_IMAGE_PIXELS} pixels and ${MAX_IMAGE_SIDE} a side`;
+}
+
 /** The camera's answer as a snapshot, or an LhError saying why it is refused (too large, not an image). */
 export function readImage(bytes: Buffer, operation: string, takenAt: Date): Snapshot {
   if (bytes.length > MAX_IMAGE_BYTES) {
@@ -87,6 +139,10 @@ export function readImage(bytes: Buffer, operation: string, takenAt: Date): Snap
       kind: 'response',
       operation,
     });
+  }
+  const oversized = oversizedImage(bytes);
+  if (oversized) {
+    throw new LhError(`${operation}: the camera's image is ${oversized}`, { kind: 'response', operation });
   }
   return { contentType: type, content: bytes, takenAt: takenAt.toISOString() };
 }

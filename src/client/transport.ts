@@ -688,6 +688,17 @@ function parseBody<T>(res: TextAnswer, spec: RequestSpec, url: string): T {
   }
 }
 
+/**
+ * Where a redirect leads, as a refusal names it: scheme, host and path, never its query or fragment (a camera or file
+ * service redirecting to a pre-signed URL puts the credential there, `?X-Amz-Signature=…`, `?sig=…`, which the
+ * redaction step does not know) nor its userinfo; clipped. Enough to put the final URL in the lh-server node.
+ */
+function whereTo(location: string): string {
+  const cut = location.replace(/[?#].*$/s, (rest) => (rest.length > 1 ? `${rest[0]}…` : ''));
+  const bare = cut.replace(/^((?:[a-z][a-z0-9+.-]*:)?\/\/)[^/@]*@/i, '$1');
+  return bare.length > 300 ? `${bare.slice(0, 300)}…` : bare;
+}
+
 function httpError(res: TextAnswer, spec: RequestSpec, url: string): LhError {
   const text = typeof res.data === 'string' ? res.data : '';
   let body: unknown = text.slice(0, 2000);
@@ -695,7 +706,7 @@ function httpError(res: TextAnswer, spec: RequestSpec, url: string): LhError {
   if (res.status >= 300 && res.status < 400) {
     const location = res.headers.location;
     return new LhError(
-      `${spec.operation}: ${url} redirects to ${typeof location === 'string' ? location : 'another address'}; ` +
+      `${spec.operation}: ${url} redirects to ${typeof location === 'string' ? whereTo(location) : 'another address'}; ` +
         'redirects are not followed so credentials never leave the configured host: put the final URL in the lh-server node',
       { kind: 'http', operation: spec.operation, statusCode: res.status },
     );

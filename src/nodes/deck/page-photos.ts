@@ -25,7 +25,13 @@ export const PHOTO_HEADERS: Readonly<Record<string, string>> = {
 
 export class PagePhotos {
   private readonly kept = new Map<string, { snapshot: Snapshot; expires: number }>();
+  /**
+   * The bytes held: each photo's content once, however many links keep it (errors raised together share one photo,
+   * one Buffer: counted per link, a burst of 20 errors with a 4 MiB photo took 80 MiB and lost the first links' photo)
+   */
   private bytes = 0;
+  /** how many kept links hold each content */
+  private readonly holders = new Map<Buffer, number>();
   /** the node closed: a photo it was still waiting for is not kept (nobody can ask for it) */
   private closed = false;
   /** one timer per kept photo, firing when its link expires: the photo goes then, whether or not anyone asks */
@@ -42,7 +48,7 @@ export class PagePhotos {
     if (this.closed || expires <= now || snapshot.content.length > this.maxBytes) return;
     this.drop(key);
     this.kept.set(key, { snapshot, expires });
-    this.bytes += snapshot.content.length;
+    this.hold(snapshot.content);
     this.arm(key, expires, now);
     while (this.kept.size > this.maxEntries || this.bytes > this.maxBytes) this.drop(this.kept.keys().next().value as string);
   }
@@ -85,13 +91,33 @@ export class PagePhotos {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.kept.clear();
+    this.holders.clear();
     this.bytes = 0;
+  }
+
+  /** The bytes the node holds (each photo's content once). */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
+  private hold(content: Buffer): void {
+    const n = this.holders.get(content) ?? 0;
+    this.holders.set(content, n + 1);
+    if (n === 0) this.bytes += content.length;
+  }
+
+  private let(content: Buffer): void {
+    const n = this.holders.get(content) ?? 0;
+    if (n <= 1) {
+      this.holders.delete(content);
+      if (n === 1) this.bytes -= content.length;
+    } else this.holders.set(content, n - 1);
   }
 
   private drop(key: string): void {
     const entry = this.kept.get(key);
     if (!entry) return;
-    this.bytes -= entry.snapshot.content.length;
+    this.let(entry.snapshot.content);
     this.kept.delete(key);
     clearTimeout(this.timers.get(key));
     this.timers.delete(key);

@@ -5,7 +5,7 @@
  * msg gets: `msg.snapshot = {contentType, content, takenAt}` and `msg.attachments` as node-red-node-email sends them,
  * or `msg.snapshotError` saying why there is none.
  */
-import { LhError, type LiquidHandlerClient, MAX_IMAGE_BYTES, type Snapshot } from '../../client';
+import { LhError, type LiquidHandlerClient, MAX_IMAGE_BYTES, oversizedImage, type Snapshot } from '../../client';
 import { homeOf, slot } from '../../instrument';
 import { PollPermits, pollPermits } from '../shared/poll-permits';
 import { redact } from '../shared/redaction';
@@ -265,11 +265,11 @@ export function snapshotHook(taker: SnapshotTaker | undefined, warn: (text: stri
   };
 }
 
-/** A msg's `snapshot` when it is one (an image under the cap), else undefined. */
+/** A msg's `snapshot` when it is one (an image under the caps of bytes and pixels), else undefined. */
 export function snapshotIn(msg: Record<string, unknown>): Snapshot | undefined {
   const s = msg.snapshot as Partial<Snapshot> | undefined;
   if (!s || typeof s !== 'object' || !Buffer.isBuffer(s.content)) return undefined;
   if (s.contentType !== 'image/png' && s.contentType !== 'image/jpeg') return undefined;
-  if (s.content.length > MAX_IMAGE_BYTES) return undefined;
+  if (s.content.length > MAX_IMAGE_BYTES || oversizedImage(s.content) !== undefined) return undefined;
   return { contentType: s.contentType, content: s.content, takenAt: typeof s.takenAt === 'string' ? s.takenAt : '' };
 }

@@ -517,6 +517,10 @@ export class AnswerPageNode {
       const shot = this.photos.get(recordKey(link));
       return shot ? sendPhoto(res, shot) : none(404, 'no photo of the deck from when the error was raised is kept here');
     }
+    // a fresh photo is a live view of the deck: only while the error the link was made for waits for an answer (the
+    // page offers the button then only), not for the link's whole life to whoever holds it (a forwarded mail, a chat)
+    if (!(await this.stillWaits(link)))
+      return none(404, 'no fresh photo of the deck: the error of this link is no longer waiting for an answer');
     const result = await snapshotTaker(this.instrument().client).take(CAMERA_TIMEOUT_MS, photoRoom);
     if ('snapshot' in result) return sendPhoto(res, result.snapshot);
     if (result.error === BUSY_REASON)
@@ -525,6 +529,18 @@ export class AnswerPageNode {
         'no fresh photo of the deck now: this Node-RED is busy (many errors or cameras at once); try again shortly',
       );
     none(503, `no fresh photo of the deck: ${redact(result.error)}`);
+  }
+
+  /**
+   * Whether the error the link was made for still waits for an answer, as the question page tells it: not answered
+   * by this Node-RED, listed (or an open firmware error) under its id, and the same error as linked.
+   */
+  private async stillWaits(link: LinkedError & { source: Source; expires: number }): Promise<boolean> {
+    const { client } = this.instrument();
+    if (this.alreadyView(client, link)) return false;
+    let record = await this.currentRecord(client, link, { linkedAt: this.madeAt(link) });
+    if (record && client.answers.lookupPast(link.key)) record = await this.currentRecord(client, link, { fresh: true });
+    return record !== undefined && this.changedView(link, record) === undefined;
   }
 
   /** The checked link, or undefined after a 403 was sent. */
