@@ -40,7 +40,7 @@ export function severityRank(severity: string): number {
 /** A document for an instrument nothing is known of yet. */
 export function emptyDocument(instrument: string, now: number): StateDocument {
   return {
-    instrument,
+    instrument: clip(instrument), // an lh-server's name, of any length
     connection: { state: 'unknown', reason: null },
     run: { state: null, protocol: null, step: null, progress: null, eta: null },
     errors: { pending: 0, mostSevere: null, list: [] },
@@ -206,11 +206,12 @@ export function fold(memory: StateMemory, event: LabEvent, now: number): StateMe
       next = {
         ...doc,
         run: {
-          state: event.state,
+          state: event.state === null ? null : clip(event.state),
           protocol: event.protocol === undefined ? doc.run.protocol : event.protocol === null ? null : clip(event.protocol),
           step: event.step === undefined ? doc.run.step : event.step === null ? null : clip(event.step),
           progress: event.progress === undefined ? doc.run.progress : event.progress,
-          eta: event.eta === undefined ? doc.run.eta : event.eta,
+          // the instrument's end time as it wrote it: a date with a comment of any length parses ("1 jan 2027 10:00 (…)")
+          eta: event.eta === undefined ? doc.run.eta : event.eta === null ? null : clip(event.eta),
         },
       };
       break;
