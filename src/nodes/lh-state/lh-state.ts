@@ -98,16 +98,16 @@ export = function register(RED: Red): void {
       // connected (it drops what comes before) and every `repeat` seconds, so a broker that restarted without its
       // retained msgs gets it back
       const settle = setTimeout(() => {
-        state.emitNow();
+        state.resend();
         retained.settled();
       }, AFTER_DEPLOY_MS);
-      const every = repeatMs > 0 ? setInterval(() => state.emitNow(), Math.max(MIN_REPEAT_MS, repeatMs)) : undefined;
+      const every = repeatMs > 0 ? setInterval(() => state.resend(), Math.max(MIN_REPEAT_MS, repeatMs)) : undefined;
       stops.push(() => {
         clearTimeout(settle);
         clearInterval(every);
       });
       node.on('input', (_msg: unknown, _send: unknown, done: () => void) => {
-        state.emitNow(); // any msg in: the current document out (e.g. when a broker says it restarted)
+        state.resend(); // any msg in: the current document out (e.g. when a broker says it restarted), within the rate
         done();
       });
     } catch (err) {
