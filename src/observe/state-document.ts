@@ -256,6 +256,19 @@ function notInTopic(c: string): boolean {
   );
 }
 
+/** The longest topic template (UTF-16 units), as lh-state's dialog takes it. */
+export const MAX_TOPIC_TEMPLATE = 200;
+
+/**
+ * Whether a topic template (lh-state's State topic, Event topics) makes a topic a broker takes whatever the name put
+ * in for `{{instrument}}`: at most 200 characters, no wildcard `+` or `#`, none of the characters a broker refuses
+ * (see notInTopic: a control character in a hand-written flow would get the mqtt out node's connection dropped).
+ */
+export function topicTemplateOk(template: string): boolean {
+  if (template.length > MAX_TOPIC_TEMPLATE) return false;
+  return ![...template.split('{{instrument}}').join('')].some((c) => c !== '/' && notInTopic(c));
+}
+
 /** The longest topic level made from a name (UTF-16 units; a character is never cut in two). */
 const MAX_LEVEL = 64;
 
