@@ -14,6 +14,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 
 import { topicTemplateOk } from '../../src/observe/state-document';
+import { editorDefinition } from '../support/editor-definition';
 import { useInstrument } from '../support/node-suite';
 import { helper, packageNodes, serverFlow, tlsConfigNode } from '../support/runtime';
 import { until } from '../support/until';
@@ -52,6 +53,12 @@ describe('review: a topic template a broker refuses, from a hand-written flow', 
         const outside = template.split('{{instrument}}').join('');
         const expected = template.length <= 200 && ![...outside].some(refused);
         assert.equal(topicTemplateOk(template), expected, JSON.stringify(template));
+        // the dialog marks what the runtime refuses, and takes what it takes
+        for (const field of ['topic', 'eventTopic'])
+          assert.equal(
+            editorDefinition('lh-state').defaults[field]?.validate?.call({}, template) === true,
+            expected || template === '',
+          );
       }),
       { seed, numRuns: 500 },
     );
