@@ -8,7 +8,9 @@
  *   the rows sorted by name. Anything else (an event msg of lh-state's second output, junk) changes nothing: the same
  *   array comes back.
  * - A msg with `topic` "prune" drops the rows not heard of for `STALE_MS` (lh-state sends its document again every
- *   minute by default): an instrument removed from the flows leaves the screen.
+ *   minute by default), or for as long as the document's MQTT 5 expiry says when that is longer (three of its state
+ *   node's repeats: one repeating every 10 minutes is not dropped between two): an instrument removed from the flows
+ *   leaves the screen.
  * - Bounded: at most `MAX_FLEET` rows (the one heard of longest ago goes first), 20 errors a row, texts clipped.
  * - Safe to show: an answer link is kept only when it is an http(s) URL (never `javascript:`); texts are data, the
  *   page escapes them.
@@ -34,11 +36,15 @@ export interface FleetRow {
   updatedAt: string;
   /** when this row was last heard of (ms) */
   seenAt: number;
+  /** how long it stays without a document (ms): its document's expiry, at least STALE_MS */
+  keepMs: number;
 }
 
 export const MAX_FLEET = 200;
 export const MAX_FLEET_ERRORS = 20;
 export const STALE_MS = 5 * 60_000;
+/** the longest a row is kept unheard of: three of lh-state's longest repeats (a day) */
+export const MAX_KEEP_MS = 3 * 86_400_000;
 const MAX_NAME = 100;
 const MAX_TEXT = 200;
 
@@ -73,8 +79,15 @@ function errorOf(e: unknown): FleetError | null {
   };
 }
 
+/** How long a row stays unheard of: the msg's MQTT 5 expiry (seconds; three lh-state repeats), at least STALE_MS. */
+export function keepMsOf(msg: Record<string, unknown>): number {
+  const seconds = msg.messageExpiryInterval;
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds)) return STALE_MS;
+  return Math.min(MAX_KEEP_MS, Math.max(STALE_MS, seconds * 1000));
+}
+
 /** The row of a state document, or null when the payload is not one. */
-export function rowOf(doc: unknown, now: number): FleetRow | null {
+export function rowOf(doc: unknown, now: number, keepMs = STALE_MS): FleetRow | null {
   if (!isObject(doc) || typeof doc.instrument !== 'string' || doc.instrument === '') return null;
   if (!isObject(doc.connection) || !isObject(doc.errors)) return null;
   const run = isObject(doc.run) ? doc.run : {};
@@ -94,6 +107,7 @@ export function rowOf(doc: unknown, now: number): FleetRow | null {
     errors,
     updatedAt: clip(doc.updatedAt, 40),
     seenAt: now,
+    keepMs,
   };
 }
 
@@ -101,10 +115,11 @@ export function rowOf(doc: unknown, now: number): FleetRow | null {
 export function foldFleet(rows: readonly FleetRow[], msg: unknown, now: number): readonly FleetRow[] {
   if (!isObject(msg)) return rows;
   if (msg.topic === 'prune') {
-    const fresh = rows.filter((r) => now - r.seenAt <= STALE_MS);
+    // a row kept before rows said how long (flow context of an earlier version): STALE_MS
+    const fresh = rows.filter((r) => now - r.seenAt <= (typeof r.keepMs === 'number' ? r.keepMs : STALE_MS));
     return fresh.length === rows.length ? rows : fresh;
   }
-  const row = rowOf(msg.payload, now);
+  const row = rowOf(msg.payload, now, keepMsOf(msg));
   if (!row) return rows;
   let next = rows.filter((r) => r.instrument !== row.instrument);
   next.push(row);

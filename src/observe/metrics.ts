@@ -45,7 +45,18 @@ const MAX_LABEL = 64;
 
 /** A name clipped to MAX_LABEL units, never cutting a character in two (a lone surrogate is written as U+FFFD). */
 export function clipLabel(name: string): string {
-  return wholeCharactersWithin(name, MAX_LABEL);
+  // two names told apart by a lone surrogate half alone are one label (the page writes both halves as U+FFFD)
+  return wholeCharactersWithin(name, MAX_LABEL).replace(/\p{Cs}/gu, '\ufffd');
+}
+
+/** What this Node-RED last saw of one instrument key (see LabMetrics `seen`). */
+interface Seen {
+  identity: string;
+  label: string;
+  pending?: Map<string, number>;
+  pendingAt: number;
+  up?: number;
+  upAt: number;
 }
 
 function total(counts: Map<string, number> | undefined): number {
@@ -61,10 +72,16 @@ export class LabMetrics {
   private readonly nameOf = new Map<string, string>();
   /** when this process saw each pending error raised and its severity (for time to answer), oldest dropped first */
   private readonly raisedAt = new Map<string, { at: number; severity: string }>();
-  /** the pending count of each instrument key by source, as the last list of that source said */
-  private readonly pendingOf = new Map<string, Map<string, number>>();
-  /** the instrument keys whose pending counts are summed in the "other" label (a subset of pendingOf's keys) */
-  private readonly otherKeys = new Set<string>();
+  /**
+   * what this Node-RED last saw of each instrument key (its poll's pending counts by source, its reachability), at
+   * most MAX_PENDING_KEYS: the gauges of a label say every instrument under it (names alike in their first 64
+   * characters, one host's unnamed lh-servers, the instruments past MAX_INSTRUMENTS folded into "other")
+   */
+  private readonly seen = new Map<string, Seen>();
+  /** the keys of `seen` under each label */
+  private readonly members = new Map<string, Set<string>>();
+  /** the order of the reports (one instrument under two keys, its URLs spelled two ways: the latest report counts) */
+  private seq = 0;
   private readonly raised: Counter<'instrument' | 'source' | 'severity'>;
   private readonly answered: Counter<'instrument' | 'source' | 'severity' | 'by'>;
   private readonly toAnswer: Histogram<'source'>;
@@ -79,13 +96,22 @@ export class LabMetrics {
   private readonly stops: (() => void)[] = [];
   /** the lh-server nodes running now, by instrument label: the gauges of a label none is left of are taken off */
   private readonly servers = new Map<string, number>();
+  /** the lh-server nodes running now, by instrument key: what was seen of a key none is left of leaves its label */
+  private readonly serversOfKey = new Map<string, number>();
   /**
    * the instrument keys this Node-RED stands by for (another holds the lease and polls): their up and pending gauges
    * are the holder's to say; what this one last saw as holder is no longer so
    */
   private readonly standby = new Set<string>();
 
-  constructor(private readonly now: () => number = Date.now) {
+  /**
+   * `identityOf`: the instrument an instrument key names, however its URLs are spelled (the coordination's identity,
+   * given by the caller: two lh-server nodes of one instrument under one name count once in its label's gauges)
+   */
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly identityOf: (instrumentKey: string) => string = (key) => key,
+  ) {
     const registers = [this.registry];
     this.raised = new Counter({
       name: 'lh_errors_raised_total',
@@ -206,26 +232,23 @@ export class LabMetrics {
       case 'errors': {
         if (this.standby.has(event.instrumentKey)) break; // a poll that ended after the lease went elsewhere
         // per source: a list of source B says nothing of source A's errors (two poll nodes, one source each)
-        const counts = this.pendingOf.get(event.instrumentKey) ?? new Map<string, number>();
-        if (!this.pendingOf.has(event.instrumentKey) && this.pendingOf.size < MAX_PENDING_KEYS)
-          this.pendingOf.set(event.instrumentKey, counts);
+        const seen = this.entry(event.instrumentKey, instrument);
+        const counts = seen?.pending ?? new Map<string, number>();
         if (!event.sources) counts.clear();
         for (const source of event.sources ?? ['A', 'B']) counts.set(source, 0);
         for (const e of event.pending) counts.set(e.source, (counts.get(e.source) ?? 0) + 1);
-        if (instrument !== 'other') {
-          if (this.otherKeys.delete(event.instrumentKey)) this.setOtherPending(); // renamed to a name of its own
-          this.pending.set({ instrument }, total(counts));
-          break;
-        }
-        // past MAX_INSTRUMENTS names: "other" is the sum over the instruments folded into it, not the last one polled
-        const kept = this.pendingOf.has(event.instrumentKey);
-        if (kept) this.otherKeys.add(event.instrumentKey);
-        this.setOtherPending(kept ? undefined : total(counts));
+        if (seen) Object.assign(seen, { pending: counts, pendingAt: ++this.seq });
+        this.refresh(instrument, seen ? undefined : { pending: total(counts) });
         break;
       }
-      case 'connection':
-        if (!this.standby.has(event.instrumentKey)) this.up.set({ instrument }, event.state === 'online' ? 1 : 0);
+      case 'connection': {
+        if (this.standby.has(event.instrumentKey)) break;
+        const up = event.state === 'online' ? 1 : 0;
+        const seen = this.entry(event.instrumentKey, instrument);
+        if (seen) Object.assign(seen, { up, upAt: ++this.seq });
+        this.refresh(instrument, seen ? undefined : { up });
         break;
+      }
       case 'run':
         if (event.started) this.runsStarted.inc({ instrument });
         break;
@@ -233,26 +256,27 @@ export class LabMetrics {
         this.runsFinished.inc({ instrument, result: resultLabel(event.result) });
         break;
       case 'server': {
+        const ofKey = (this.serversOfKey.get(event.instrumentKey) ?? 0) + (event.present ? 1 : -1);
+        if (ofKey > 0) this.serversOfKey.set(event.instrumentKey, ofKey);
+        else {
+          // no lh-server of this instrument key left: what was seen of it leaves its label's gauges
+          this.serversOfKey.delete(event.instrumentKey);
+          this.standby.delete(event.instrumentKey);
+          this.forget(event.instrumentKey);
+        }
         const running = (this.servers.get(instrument) ?? 0) + (event.present ? 1 : -1);
         if (running > 0) {
           this.servers.set(instrument, running);
-          // one of the instruments folded into "other" removed: its errors leave the sum
-          if (!event.present && this.otherKeys.delete(event.instrumentKey)) {
-            this.pendingOf.delete(event.instrumentKey);
-            this.setOtherPending();
-          }
           break;
         }
         this.servers.delete(instrument);
-        this.standby.delete(event.instrumentKey);
-        this.otherKeys.delete(event.instrumentKey);
         // no lh-server of that name any more: its last up, pending and lease holder values are no longer true (an
         // instrument renamed or removed would stay "up" with its errors pending, a second lease holder, until a restart)
-        this.pendingOf.delete(event.instrumentKey);
+        for (const key of [...(this.members.get(instrument) ?? [])]) this.forget(key);
         for (const gauge of [this.up, this.pending, this.holder]) gauge.remove({ instrument });
         break;
       }
-      case 'lease':
+      case 'lease': {
         this.holder.set({ instrument }, event.holder ? 1 : 0);
         if (event.failover) this.failovers.inc({ instrument });
         if (event.holder || event.lost) {
@@ -262,22 +286,76 @@ export class LabMetrics {
         // a standby does not poll: up and pending as it last saw them would stay for ever (an alert on pending errors
         // firing from the standby's page after the holder saw them answered); the holder's page says them
         if (this.standby.size < MAX_INSTRUMENTS) this.standby.add(event.instrumentKey);
-        this.pendingOf.delete(event.instrumentKey);
-        this.up.remove({ instrument });
-        if (instrument !== 'other') this.pending.remove({ instrument });
-        else if (this.otherKeys.delete(event.instrumentKey)) this.setOtherPending(); // the others' errors stay
+        const seen = this.seen.get(event.instrumentKey);
+        if (seen) Object.assign(seen, { pending: undefined, up: undefined });
+        this.refresh(seen?.label ?? instrument); // the others' under its label stay
         break;
+      }
       default:
         break;
     }
   }
 
-  /** The "other" pending gauge: the sum over the instruments folded into it; none left, no gauge. */
-  private setOtherPending(unkept?: number): void {
-    let sum = unkept ?? 0; // an instrument past MAX_PENDING_KEYS: counted at its own poll only
-    for (const key of this.otherKeys) sum += total(this.pendingOf.get(key));
-    if (this.otherKeys.size > 0 || unkept !== undefined) this.pending.set({ instrument: 'other' }, sum);
-    else this.pending.remove({ instrument: 'other' });
+  /**
+   * What is kept of an instrument key, now under `label` (a key renamed leaves its old label's gauges); undefined past
+   * MAX_PENDING_KEYS keys (that instrument's report then counts at the time it comes only).
+   */
+  private entry(key: string, label: string): Seen | undefined {
+    let seen = this.seen.get(key);
+    if (seen === undefined) {
+      if (this.seen.size >= MAX_PENDING_KEYS) return undefined;
+      seen = { identity: this.identityOf(key), label, pendingAt: 0, upAt: 0 };
+      this.seen.set(key, seen);
+    } else if (seen.label !== label) {
+      const old = seen.label;
+      this.leave(key, old);
+      seen.label = label;
+      this.refresh(old);
+    } else return seen;
+    const keys = this.members.get(label) ?? new Set<string>();
+    this.members.set(label, keys.add(key));
+    return seen;
+  }
+
+  private leave(key: string, label: string): void {
+    const keys = this.members.get(label);
+    keys?.delete(key);
+    if (keys?.size === 0) this.members.delete(label);
+  }
+
+  /** What was seen of an instrument key, forgotten (its lh-server gone): its label's gauges without it. */
+  private forget(key: string): void {
+    const seen = this.seen.get(key);
+    if (seen === undefined) return;
+    this.seen.delete(key);
+    this.leave(key, seen.label);
+    this.refresh(seen.label);
+  }
+
+  /**
+   * The gauges of a label from every instrument under it (one instrument under two keys counted once, by its latest
+   * report): pending their sum, up 0 while any is offline; none known, no gauge. `unkept`: the report of an instrument
+   * past MAX_PENDING_KEYS, counted with them.
+   */
+  private refresh(label: string, unkept: { pending?: number; up?: number } = {}): void {
+    const pendingOf = new Map<string, { n: number; at: number }>();
+    const upOf = new Map<string, { n: number; at: number }>();
+    for (const key of this.members.get(label) ?? []) {
+      const s = this.seen.get(key);
+      if (s?.pending && (pendingOf.get(s.identity)?.at ?? -1) < s.pendingAt)
+        pendingOf.set(s.identity, { n: total(s.pending), at: s.pendingAt });
+      if (s?.up !== undefined && (upOf.get(s.identity)?.at ?? -1) < s.upAt) upOf.set(s.identity, { n: s.up, at: s.upAt });
+    }
+    const pending = [...pendingOf.values()].map((p) => p.n).concat(unkept.pending ?? []);
+    const up = [...upOf.values()].map((p) => p.n).concat(unkept.up ?? []);
+    if (pending.length > 0)
+      this.pending.set(
+        { instrument: label },
+        pending.reduce((a, b) => a + b, 0),
+      );
+    else this.pending.remove({ instrument: label });
+    if (up.length > 0) this.up.set({ instrument: label }, Math.min(...up));
+    else this.up.remove({ instrument: label });
   }
 
   /** The page a Prometheus server scrapes. */

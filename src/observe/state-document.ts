@@ -40,7 +40,7 @@ export function severityRank(severity: string): number {
 /** A document for an instrument nothing is known of yet. */
 export function emptyDocument(instrument: string, now: number): StateDocument {
   return {
-    instrument,
+    instrument: clip(instrument), // an lh-server's name, of any length
     connection: { state: 'unknown', reason: null },
     run: { state: null, protocol: null, step: null, progress: null, eta: null },
     errors: { pending: 0, mostSevere: null, list: [] },
@@ -206,11 +206,12 @@ export function fold(memory: StateMemory, event: LabEvent, now: number): StateMe
       next = {
         ...doc,
         run: {
-          state: event.state,
+          state: event.state === null ? null : clip(event.state),
           protocol: event.protocol === undefined ? doc.run.protocol : event.protocol === null ? null : clip(event.protocol),
           step: event.step === undefined ? doc.run.step : event.step === null ? null : clip(event.step),
           progress: event.progress === undefined ? doc.run.progress : event.progress,
-          eta: event.eta === undefined ? doc.run.eta : event.eta,
+          // the instrument's end time as it wrote it: a date with a comment of any length parses ("1 jan 2027 10:00 (…)")
+          eta: event.eta === undefined ? doc.run.eta : event.eta === null ? null : clip(event.eta),
         },
       };
       break;
@@ -253,6 +254,19 @@ function notInTopic(c: string): boolean {
     (cp >= 0xfdd0 && cp <= 0xfdef) ||
     (cp & 0xfffe) === 0xfffe
   );
+}
+
+/** The longest topic template (UTF-16 units), as lh-state's dialog takes it. */
+export const MAX_TOPIC_TEMPLATE = 200;
+
+/**
+ * Whether a topic template (lh-state's State topic, Event topics) makes a topic a broker takes whatever the name put
+ * in for `{{instrument}}`: at most 200 characters, no wildcard `+` or `#`, none of the characters a broker refuses
+ * (see notInTopic: a control character in a hand-written flow would get the mqtt out node's connection dropped).
+ */
+export function topicTemplateOk(template: string): boolean {
+  if (template.length > MAX_TOPIC_TEMPLATE) return false;
+  return ![...template.split('{{instrument}}').join('')].some((c) => c !== '/' && notInTopic(c));
 }
 
 /** The longest topic level made from a name (UTF-16 units; a character is never cut in two). */

@@ -1,10 +1,14 @@
 import { check } from '../../editor/fields';
 import { registerNode, text } from '../../editor/register';
+import { topicTemplateOk } from '../../observe/state-document';
 
-/** A topic template: no MQTT wildcards (the name is put in as one level, its own + # / replaced). */
+/**
+ * A topic template: no MQTT wildcards, no character a broker refuses (the name is put in as one level, its own + # /
+ * replaced); the runtime's rule, so what the dialog takes the node starts with.
+ */
 function topicOk(v: unknown): boolean {
   const s = String(v ?? '');
-  return s === '' || (s.length <= 200 && !/[+#]/.test(s.split('{{instrument}}').join('')));
+  return s === '' || topicTemplateOk(s);
 }
 
 function numberIn(min: number, max: number): (v: unknown) => boolean {

@@ -1,5 +1,7 @@
-import { asLhError } from '../../client';
+import { asLhError, LhError } from '../../client';
 import { publishLab } from '../../observe/lab-events';
+import { topicTemplateOk } from '../../observe/state-document';
+import { clippedInTheMiddle, shownInLog } from '../../observe/whole-characters';
 import { instrumentInfo } from '../shared/error-records';
 import { migrateConfig } from '../shared/migrations';
 import { asNode, type NodeConfig, type Red } from '../shared/node-red';
@@ -44,6 +46,19 @@ export = function register(RED: Red): void {
     const stops: (() => void)[] = [];
     let onClose: ((removed: boolean) => void) | undefined;
     try {
+      const topicTemplate = (field: 'topic' | 'eventTopic', fallback: string): string => {
+        const value = config[field] === undefined || config[field] === '' ? fallback : String(config[field]);
+        if (topicTemplateOk(value)) return value;
+        // a hand-written flow (the dialog checks it): a topic the broker refuses would cost every msg of its connection
+        const shown = JSON.stringify(shownInLog(clippedInTheMiddle(value, 60)));
+        throw new LhError(`${field} ${shown}: ${RED._('lh-state.errors.topic')}`, {
+          kind: 'validation',
+          operation: 'lh-state',
+          field,
+        });
+      };
+      const stateTopic = topicTemplate('topic', 'lab/{{instrument}}/state');
+      const eventTopic = topicTemplate('eventTopic', 'lab/{{instrument}}');
       const { server, client } = requireClient(RED, config.server, node.type);
       const instrument = instrumentInfo(server, client);
       const named: NamedState = { instrumentKey: server.instrumentKey, instrument: instrument.name };
@@ -57,8 +72,8 @@ export = function register(RED: Red): void {
       const state = new StateNode({
         instrumentKey: server.instrumentKey,
         instrument: instrument.name,
-        stateTopic: String(config.topic || 'lab/{{instrument}}/state'),
-        eventTopic: String(config.eventTopic || 'lab/{{instrument}}'),
+        stateTopic,
+        eventTopic,
         perSecond: clampNumber(config.rate, 2, 0.1, MAX_PER_SECOND),
         expirySeconds: expiryOf(repeatMs),
         emitting,
@@ -98,16 +113,16 @@ export = function register(RED: Red): void {
       // connected (it drops what comes before) and every `repeat` seconds, so a broker that restarted without its
       // retained msgs gets it back
       const settle = setTimeout(() => {
-        state.emitNow();
+        state.resend();
         retained.settled();
       }, AFTER_DEPLOY_MS);
-      const every = repeatMs > 0 ? setInterval(() => state.emitNow(), Math.max(MIN_REPEAT_MS, repeatMs)) : undefined;
+      const every = repeatMs > 0 ? setInterval(() => state.resend(), Math.max(MIN_REPEAT_MS, repeatMs)) : undefined;
       stops.push(() => {
         clearTimeout(settle);
         clearInterval(every);
       });
       node.on('input', (_msg: unknown, _send: unknown, done: () => void) => {
-        state.emitNow(); // any msg in: the current document out (e.g. when a broker says it restarted)
+        state.resend(); // any msg in: the current document out (e.g. when a broker says it restarted), within the rate
         done();
       });
     } catch (err) {

@@ -223,6 +223,16 @@ export class StateNode {
     this.o.send(this.stateMsg(this.memory.doc), null);
   }
 
+  /**
+   * The current document asked for again (an input msg, the repeat, the resend after a deploy): at once, or when the
+   * rate's gap ends (a storm of input msgs sends at most `perSecond` documents a second, the current one last).
+   */
+  resend(): void {
+    if (!this.o.emitting() || this.awaiting) return;
+    this.force = true;
+    this.offer();
+  }
+
   private offer(): void {
     if ((this.memory.doc === this.lastSent && !this.force) || !this.o.emitting() || this.awaiting) return;
     if (this.changeWait !== undefined) return; // the change's last event offers

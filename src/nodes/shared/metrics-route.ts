@@ -5,6 +5,7 @@
  * check: lh-server's refusal of foreign web pages (the editor app grants every origin a read), for every request but
  * one of a user who logged in.
  */
+import { instrumentIdentity } from '../../coordination/instrument-identity';
 import { LabMetrics } from '../../observe/metrics';
 import type { AdminRequest, AdminResponse, Red } from './node-red';
 
@@ -15,7 +16,7 @@ export const METRICS_PATH = '/lh/metrics';
 export type AdminGuard = (req: AdminRequest, res: AdminResponse, next: () => void) => void;
 
 export function registerMetricsRoute(RED: Red, guard: AdminGuard): void {
-  metrics ??= new LabMetrics();
+  metrics ??= new LabMetrics(Date.now, instrumentIdentity);
   const page = metrics;
   RED.httpAdmin.get(METRICS_PATH, RED.auth.needsPermission('lh-server.read'), guard, (_req: AdminRequest, res: AdminResponse) => {
     page.render().then(
