@@ -125,14 +125,27 @@ export function observe(memory: RunMemory, status: RunStatus, now: number): Obse
   return out;
 }
 
+/** States a run reaches only after its loading was confirmed: it never goes back to being prepared from them. */
+const PAST_LOADING: readonly RunStateName[] = ['Running', 'Pausing', 'Paused', 'Aborting'];
+/** States of a run being prepared (before load-complete). */
+const BEING_PREPARED: readonly RunStateName[] = ['Scheduling', 'Scheduled', 'Loading'];
+
 /**
  * Whether an active status shows another run than the tracked one (a run that replaced it between two polls, its Idle
  * missed): both have start times and they differ, or both name a protocol and they differ (a run's protocol does not
- * change while it runs; a run first seen at Loading has no start time yet). Without either, the instrument's status
+ * change while it runs; a run first seen at Loading has no start time yet), or the tracked run was seen running (or
+ * aborting, or with a start time) and the status shows a run being prepared without one (Scheduling, Scheduled,
+ * Loading: a run never goes back there; a reload mid-run is Reloading), or the tracked run was seen aborting and the
+ * status shows another active state (an abort ends only in Idle). Without any of these, the instrument's status
  * names no run: the same run.
  */
 function replaced(tracked: TrackedRun, status: RunStatus): boolean {
+  const state = status.protocolRunState;
   if (tracked.startTime && status.startTime && tracked.startTime !== status.startTime) return true;
+  // a run that was seen running (or with a start time) is never again being prepared; an abort only ends in Idle
+  const ran = tracked.startTime !== null || tracked.states.some((s) => PAST_LOADING.includes(s));
+  if (ran && BEING_PREPARED.includes(state) && !status.startTime) return true;
+  if (tracked.states.includes('Aborting') && state !== 'Aborting') return true;
   return tracked.protocolId !== null && status.protocolId !== null && tracked.protocolId !== status.protocolId;
 }
 
