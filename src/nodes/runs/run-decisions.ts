@@ -193,10 +193,11 @@ function instrumentMs(value: unknown): number {
 
 /**
  * The run record of a finished run. Only a record the instrument did not list when the watch first saw the run
- * counts (newest first; the one whose start is the run's own start time, when the status gave one, before
- * others). Without that list, only a record whose start is the run's start time as the instrument gave it (both
- * on the instrument's clock) counts. Never a time window against this Node-RED's clock: the instrument's clock
- * and zone are its own.
+ * counts: the one whose start is the run's own start time, when the status gave one, else the oldest of them (runs
+ * follow one another: the watched run ended before any later run began, so its record, when it left one, is the
+ * first written since; the newest may be a later run's, one that came and went between two polls). Without that
+ * list, only a record whose start is the run's start time as the instrument gave it (both on the instrument's clock)
+ * counts. Never a time window against this Node-RED's clock: the instrument's clock and zone are its own.
  */
 export function matchRecord(records: RunRecordLike[], run: TrackedRun): RunRecordLike | undefined {
   const started = run.startTime ? instrumentMs(run.startTime) : NaN;
@@ -206,7 +207,9 @@ export function matchRecord(records: RunRecordLike[], run: TrackedRun): RunRecor
     !run.protocolName || typeof r.protocolName !== 'string' || r.protocolName === run.protocolName;
   if (Array.isArray(run.priorRecordIds)) {
     const fresh = newRecords(records, new Set(run.priorRecordIds), run.protocolName);
-    return fresh.find(sameStart) ?? fresh[0];
+    // newest first, undated last: the oldest dated one, else the first undated
+    const dated = fresh.filter((r) => !Number.isNaN(recordStartMs(r)));
+    return fresh.find(sameStart) ?? (dated.length > 0 ? dated[dated.length - 1] : fresh[0]);
   }
   return records.find((r) => ofProtocol(r) && sameStart(r));
 }
