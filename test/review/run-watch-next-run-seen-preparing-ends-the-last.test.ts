@@ -9,6 +9,7 @@
  */
 import assert from 'node:assert/strict';
 
+import { RunScope, runSighting } from '../../src/nodes/runs/run-scope';
 import { useInstrument } from '../support/node-suite';
 import { recordRunWatch, runWatchFlow, runWatchModules } from '../support/run-watch-suite';
 import { helper } from '../support/runtime';
@@ -17,6 +18,7 @@ import { until } from '../support/until';
 type Msg = Record<string, unknown>;
 
 const BUSY_MS = 20000;
+const T = Date.parse('2026-03-01T10:00:00Z');
 
 describe('lh-run-watch: the next run seen being prepared ends the run seen running (review)', function () {
   const sim = useInstrument({ simulator: { simulationSpeed: 20 } });
@@ -34,8 +36,9 @@ describe('lh-run-watch: the next run seen being prepared ends the run seen runni
     const received: Record<string, Msg[]> = {};
     recordRunWatch(received);
     const order: string[] = []; // outputs 1 and 2 in the order they arrive
-    helper.getNode('states').on('input', (m: Msg) => order.push(`state ${String(m.state)}`));
-    helper.getNode('finished').on('input', (m: Msg) => order.push(`finished ${String(m.result)}`));
+    const arrived: Msg[] = [];
+    helper.getNode('states').on('input', (m: Msg) => (order.push(`state ${String(m.state)}`), arrived.push(m)));
+    helper.getNode('finished').on('input', (m: Msg) => (order.push(`finished ${String(m.result)}`), arrived.push(m)));
     await until(() => received.states.length === 1, 'the first state', BUSY_MS);
     const watch = helper.getNode('watch');
     const polls = (): number => sim.requests.filter((r) => r.method === 'GET' && r.path === '/api/v1/protocol-run').length;
@@ -73,6 +76,17 @@ describe('lh-run-watch: the next run seen being prepared ends the run seen runni
     assert.equal(received.finished[0].protocolId, quick);
     assert.deepEqual((received.finished[0].payload as Msg).states, ['Running']);
     assert.deepEqual(order.slice(-2), ['finished completed', 'state Loading'], 'its end comes before the next state');
+    // lh-error-policy's run scope, reading both outputs in that order, is in the next run (not back to the hour)
+    const scope = new RunScope();
+    arrived.forEach((m, i) => {
+      const s = runSighting(m);
+      if (s) scope.sighting(s, T + i);
+    });
+    assert.deepEqual(
+      { kind: scope.current(T + 10).kind, key: scope.current(T + 10).key },
+      { kind: 'run', key: `${quick}|` },
+      'the policy is in the run waiting at Loading',
+    );
 
     // the next run is aborted at the instrument while at Loading (its Aborting falls between two polls): reported on its
     // own, with its own record, never with the first run's record or result
