@@ -208,8 +208,8 @@ function check(seed: number): void {
       assert.equal(rep.protocolId, runs[r].protocolId, `run ${r} reported under another protocol — ${where()}`);
     }
     // merged only where nothing seen tells them apart: the same protocol, the earlier ones never seen past Loading
-    // (a run seen running, or with its start time, then a run seen being prepared without one; a run seen aborting,
-    // then one in any other active state; a start time seen in each: told apart)
+    // (a run seen running, or with its start time, then a run seen being prepared without one; a run seen aborting
+    // without a start time, then one with a start time; a start time seen in each: told apart)
     const preparing: RunStateName[] = ['Scheduling', 'Scheduled', 'Loading'];
     rep.group.slice(1).forEach((later, k) => {
       const earlier = rep.group[k];
@@ -218,7 +218,7 @@ function check(seed: number): void {
       const ran = startSeen.has(earlier) || was.some((st) => !preparing.includes(st) && st !== 'ErrorHandling');
       const told =
         (ran && is.some((st) => preparing.includes(st))) ||
-        (was.includes('Aborting') && is.some((st) => st !== 'Aborting')) ||
+        (was.includes('Aborting') && !startSeen.has(earlier) && startSeen.has(later)) ||
         (startSeen.has(earlier) && startSeen.has(later));
       assert.ok(!told, `run ${earlier} (seen ${was}) merged with run ${later} (seen ${is}) — ${where()}`);
     });

@@ -135,17 +135,17 @@ const BEING_PREPARED: readonly RunStateName[] = ['Scheduling', 'Scheduled', 'Loa
  * missed): both have start times and they differ, or both name a protocol and they differ (a run's protocol does not
  * change while it runs; a run first seen at Loading has no start time yet), or the tracked run was seen running (or
  * aborting, or with a start time) and the status shows a run being prepared without one (Scheduling, Scheduled,
- * Loading: a run never goes back there; a reload mid-run is Reloading), or the tracked run was seen aborting and the
- * status shows another active state (an abort ends only in Idle). Without any of these, the instrument's status
- * names no run: the same run.
+ * Loading: a run never goes back there; a reload mid-run is Reloading), or the tracked run was seen aborting without
+ * a start time and the status has one (a run aborted while being prepared never starts). Without any of these, the
+ * instrument's status names no run: the same run.
  */
 function replaced(tracked: TrackedRun, status: RunStatus): boolean {
   const state = status.protocolRunState;
   if (tracked.startTime && status.startTime && tracked.startTime !== status.startTime) return true;
-  // a run that was seen running (or with a start time) is never again being prepared; an abort only ends in Idle
+  // a run that was seen running (or with a start time) is never again being prepared; one aborted unstarted never starts
   const ran = tracked.startTime !== null || tracked.states.some((s) => PAST_LOADING.includes(s));
   if (ran && BEING_PREPARED.includes(state) && !status.startTime) return true;
-  if (tracked.states.includes('Aborting') && state !== 'Aborting') return true;
+  if (tracked.states.includes('Aborting') && !tracked.startTime && status.startTime) return true;
   return tracked.protocolId !== null && status.protocolId !== null && tracked.protocolId !== status.protocolId;
 }
 
