@@ -18,6 +18,25 @@ export const MEDIA_JSON_PATCH = 'application/json-patch+json';
 export const MEDIA_VECTOR = 'application/json; x-api-version=3.0';
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+/**
+ * An answer nests no deeper than this (instrument answers are a few levels deep): a deeper one, however small, is
+ * refused, since Node-RED cannot carry it (the clone of a msg wired to two nodes, a debug node's JSON overflow the stack).
+ */
+export const MAX_ANSWER_DEPTH = 128;
+
+/** Whether a parsed JSON value nests deeper than `max` levels; iterative, so any depth JSON.parse made is measured. */
+export function nestsDeeper(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= max) return true;
+    for (const item of Array.isArray(v) ? v : Object.values(v as object)) {
+      if (typeof item === 'object' && item !== null) stack.push([item, depth + 1]);
+    }
+  }
+  return false;
+}
 
 export interface TransportOptions {
   baseUrl: string;
@@ -674,8 +693,9 @@ function parseBody<T>(res: TextAnswer, spec: RequestSpec, url: string): T {
       { kind: 'response', operation: spec.operation, statusCode: res.status, body: text.slice(0, 500) },
     );
   }
+  let parsed: unknown;
   try {
-    return normaliseKeys(JSON.parse(text)) as T;
+    parsed = JSON.parse(text);
   } catch {
     const word = spec.bareWord?.(text.trim());
     if (word !== undefined) return word as T;
@@ -686,6 +706,14 @@ function parseBody<T>(res: TextAnswer, spec: RequestSpec, url: string): T {
       body: text.slice(0, 500),
     });
   }
+  if (nestsDeeper(parsed, MAX_ANSWER_DEPTH)) {
+    throw new LhError(
+      `${spec.operation}: ${describeTarget(spec)} answered JSON nested deeper than ${MAX_ANSWER_DEPTH} levels, deeper ` +
+        'than any answer of the instrument: refused, as Node-RED could not carry it in a msg',
+      { kind: 'response', operation: spec.operation, statusCode: res.status, body: text.slice(0, 500) },
+    );
+  }
+  return normaliseKeys(parsed) as T;
 }
 
 /**

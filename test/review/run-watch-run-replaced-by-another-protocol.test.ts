@@ -71,7 +71,7 @@ describe('lh-run-watch: a run replaced by a run of another protocol between two 
       });
 
       // what a poll could tell: the runs seen, merged where nothing seen tells one from the one before it
-      const groups: { protocolId: number; startTime?: string }[] = [];
+      const groups: { protocolId: number; startTime?: string; pastLoading?: boolean; aborting?: boolean }[] = [];
       let idleBetween = true;
       for (const s of polled) {
         if (s.run < 0) {
@@ -80,14 +80,21 @@ describe('lh-run-watch: a run replaced by a run of another protocol between two 
         }
         const group = groups[groups.length - 1];
         const start = s.startTime === NOT_SET ? undefined : s.startTime;
-        // (a run seen Scheduled without a start time and then running with another start than the group's is told apart
-        // only then: it is merged until its start time shows)
+        // (a run seen Scheduled without a start time after one seen only being prepared, and then running with another
+        // start than the group's, is told apart only then: it is merged until its start time shows)
+        // (a run never goes back from Running, Paused or Aborting to Scheduling, Scheduled or Loading, and a run
+        // aborted before it had a start time never gets one: review73)
+        const preparing = s.state === 'Scheduling' || s.state === 'Scheduled' || s.state === 'Loading';
         const other =
           idleBetween ||
           group.protocolId !== s.protocolId ||
-          (group.startTime !== undefined && start !== undefined && group.startTime !== start);
+          (group.startTime !== undefined && start !== undefined && group.startTime !== start) ||
+          (group.pastLoading === true && preparing) ||
+          (group.aborting === true && group.startTime === undefined && start !== undefined);
         if (other) groups.push({ protocolId: protocols[s.run], startTime: start });
         else if (group.startTime === undefined) group.startTime = start;
+        if (!preparing) groups[groups.length - 1].pastLoading = true;
+        if (s.state === 'Aborting') groups[groups.length - 1].aborting = true;
         idleBetween = false;
       }
       const where = `seed ${seed}: polled ${polled.map((s) => (s.run < 0 ? 'Idle' : `${s.run}:${s.protocolId}:${s.state}`)).join(' ')}`;

@@ -246,8 +246,9 @@ class RunWatch {
   /** A poll's msgs and what the lab hears of them. */
   private sendReport(report: UnsentReport): void {
     for (const out of report.sends) this.node.send(out);
+    if (report.finished !== undefined && report.finishedFirst) this.lab.runFinished(report.finished);
     if (report.run) this.lab.run(report.run);
-    if (report.finished !== undefined) this.lab.runFinished(report.finished);
+    if (report.finished !== undefined && !report.finishedFirst) this.lab.runFinished(report.finished);
   }
 
   /**
@@ -373,6 +374,11 @@ function reportOf(
   const { change, progress, finished } = msgs;
   const mark = lost ? { coordination: 'lost' } : {};
   const report: UnsentReport = { sends: [] };
+  const finishedMsg: (NodeMessage | null)[] | undefined = finished && [null, { ...finished, ...mark }, null, null];
+  // a run replaced by the next one between two polls (the poll shows a run, not Idle): its end goes out before the
+  // next run's state, so a reader of both outputs (lh-error-policy's run scope) ends the one before it begins the other
+  const replacedRun = finishedMsg !== undefined && s.protocolRunState !== 'Idle';
+  if (replacedRun) report.sends.push(finishedMsg);
   if (change || progress) {
     report.sends.push([change && { ...change, ...mark }, null, progress && { ...progress, ...mark }, null]);
     report.run = {
@@ -384,9 +390,10 @@ function reportOf(
       eta: p ? (p.eta ?? null) : null,
     };
   }
-  if (finished) {
-    report.sends.push([null, { ...finished, ...mark }, null, null]);
+  if (finished && finishedMsg) {
+    if (!replacedRun) report.sends.push(finishedMsg);
     report.finished = String(finished.result ?? 'unknown');
+    if (replacedRun) report.finishedFirst = true;
   }
   return report;
 }

@@ -18,6 +18,8 @@ export interface UnsentReport {
   /** what the lab (lh-state, metrics) hears with them */
   run?: Parameters<LabPublisher['run']>[0];
   finished?: string;
+  /** the finished run was replaced by the run now shown (no Idle between): its end is told before that run's state */
+  finishedFirst?: boolean;
 }
 
 export interface WatchMemory extends RunMemory {

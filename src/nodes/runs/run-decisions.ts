@@ -125,14 +125,27 @@ export function observe(memory: RunMemory, status: RunStatus, now: number): Obse
   return out;
 }
 
+/** States a run reaches only after its loading was confirmed: it never goes back to being prepared from them. */
+const PAST_LOADING: readonly RunStateName[] = ['Running', 'Pausing', 'Paused', 'Aborting'];
+/** States of a run being prepared (before load-complete). */
+const BEING_PREPARED: readonly RunStateName[] = ['Scheduling', 'Scheduled', 'Loading'];
+
 /**
  * Whether an active status shows another run than the tracked one (a run that replaced it between two polls, its Idle
  * missed): both have start times and they differ, or both name a protocol and they differ (a run's protocol does not
- * change while it runs; a run first seen at Loading has no start time yet). Without either, the instrument's status
- * names no run: the same run.
+ * change while it runs; a run first seen at Loading has no start time yet), or the tracked run was seen running (or
+ * aborting, or with a start time) and the status shows a run being prepared without one (Scheduling, Scheduled,
+ * Loading: a run never goes back there; a reload mid-run is Reloading), or the tracked run was seen aborting without
+ * a start time and the status has one (a run aborted while being prepared never starts). Without any of these, the
+ * instrument's status names no run: the same run.
  */
 function replaced(tracked: TrackedRun, status: RunStatus): boolean {
+  const state = status.protocolRunState;
   if (tracked.startTime && status.startTime && tracked.startTime !== status.startTime) return true;
+  // a run that was seen running (or with a start time) is never again being prepared; one aborted unstarted never starts
+  const ran = tracked.startTime !== null || tracked.states.some((s) => PAST_LOADING.includes(s));
+  if (ran && BEING_PREPARED.includes(state) && !status.startTime) return true;
+  if (tracked.states.includes('Aborting') && !tracked.startTime && status.startTime) return true;
   return tracked.protocolId !== null && status.protocolId !== null && tracked.protocolId !== status.protocolId;
 }
 
@@ -180,10 +193,11 @@ function instrumentMs(value: unknown): number {
 
 /**
  * The run record of a finished run. Only a record the instrument did not list when the watch first saw the run
- * counts (newest first; the one whose start is the run's own start time, when the status gave one, before
- * others). Without that list, only a record whose start is the run's start time as the instrument gave it (both
- * on the instrument's clock) counts. Never a time window against this Node-RED's clock: the instrument's clock
- * and zone are its own.
+ * counts: the one whose start is the run's own start time, when the status gave one, else the oldest of them (runs
+ * follow one another: the watched run ended before any later run began, so its record, when it left one, is the
+ * first written since; the newest may be a later run's, one that came and went between two polls). Without that
+ * list, only a record whose start is the run's start time as the instrument gave it (both on the instrument's clock)
+ * counts. Never a time window against this Node-RED's clock: the instrument's clock and zone are its own.
  */
 export function matchRecord(records: RunRecordLike[], run: TrackedRun): RunRecordLike | undefined {
   const started = run.startTime ? instrumentMs(run.startTime) : NaN;
@@ -193,7 +207,9 @@ export function matchRecord(records: RunRecordLike[], run: TrackedRun): RunRecor
     !run.protocolName || typeof r.protocolName !== 'string' || r.protocolName === run.protocolName;
   if (Array.isArray(run.priorRecordIds)) {
     const fresh = newRecords(records, new Set(run.priorRecordIds), run.protocolName);
-    return fresh.find(sameStart) ?? fresh[0];
+    // newest first, undated last: the oldest dated one, else the first undated
+    const dated = fresh.filter((r) => !Number.isNaN(recordStartMs(r)));
+    return fresh.find(sameStart) ?? (dated.length > 0 ? dated[dated.length - 1] : fresh[0]);
   }
   return records.find((r) => ofProtocol(r) && sameStart(r));
 }
