@@ -443,7 +443,7 @@ export class Session extends EventEmitter {
 
   /**
    * Any 4xx to a request carrying the password holds further ones back until a user acts (allowLoginAgain):
-   * the instrument counts rejections and locks the user out. A 5xx is reported as a failed login, not held back.
+   * the instrument counts rejections and locks the user out. A 5xx is the instrument failing (kind http), not held back.
    */
   private loginFailed(err: unknown): unknown {
     if (!(err instanceof LhError) || !isRejection(err)) {
@@ -451,9 +451,11 @@ export class Session extends EventEmitter {
       if (err instanceof LhError && err.statusCode !== undefined && err.statusCode >= 500) {
         return withoutVerdict(
           new LhError(
-            `login as "${this.credentials.username ?? ''}" failed: the instrument answered ${err.message.replace(/^[\w-]+ failed: /, '')}. ` +
+            `login as "${this.credentials.username ?? ''}" failed: the instrument answered ${err.message.replace(/^[\w-]+ failed: /, '').replace(/\.$/, '')}. ` +
               `It was sent once; the next login goes with a later request, logins failing so spaced out (1 s, 2 s, 4 s, … at most ${LOGIN_SPACING_MAX_MS / 1000} s apart)`,
-            { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body, attempts: err.attempts },
+            // the instrument's trouble, not the credentials': the server kind, as a reset gets the network kind, so the
+            // status says the instrument failed (not "login failed") and a spaced-out login after it counts as it does
+            { kind: 'http', operation: 'authenticate', statusCode: err.statusCode, body: err.body, attempts: err.attempts },
           ),
         );
       }
