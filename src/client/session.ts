@@ -317,7 +317,9 @@ export class Session extends EventEmitter {
         // the login's interface; one failed login is one piece of evidence, not one per request held back after it
         // (review70: nodes polling through one lh-server turned a single reset login into offline, online 1 s later):
         // requests held back count once the instrument failed logins in a row, at its nodes' pace from then on
-        if (isUnreachable(error) && turn.spaced.count >= 2) this.transport.heldBack('A', operation, error);
+        // counted with the failure it waits out, the cause: the lh-server's outage line and an offline msg's reason
+        // quote it, and this error's countdown ("the next goes … in 3.9 s") would be stale from the moment it is said
+        if (isUnreachable(error) && turn.spaced.count >= 2) this.transport.heldBack('A', operation, turn.spaced.failure);
         throw error;
       }
       if ('held' in turn) {
