@@ -9,6 +9,12 @@ export interface ProtocolApplyLocks {
    * holds it (kind `busy`) or Redis cannot be reached (kind `network`): the apply writes nothing then.
    */
   take(protocolId: number, operation: string): Promise<HeldApplyLock>;
+  /**
+   * Takes the lock of the instrument's software settings before a set reads them (a merge is a read-modify-write):
+   * waits while another Node-RED holds it (at most `waitMs`), then throws an LhError (kind `busy`); kind `network`
+   * when Redis cannot be reached. The set writes nothing then.
+   */
+  takeSettings(operation: string, waitMs?: number): Promise<HeldApplyLock>;
 }
 
 /** A lock an apply holds (renewed while it runs). */

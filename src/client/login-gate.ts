@@ -1,13 +1,16 @@
 import { createHash } from 'crypto';
 
-import { type LhError } from './errors';
+import { LhError } from './errors';
 
 /** What a session asks the gate before it sends the password: go ahead, wait for another login, or hold back. */
 export type LoginTurn =
   | {
       go: true;
-      /** The login ended: answered (a token), or rejected (`rejection`: held back until a user acts). */
-      done: (rejection?: LhError) => void;
+      /**
+       * The login ended: answered (a token), or rejected (`rejection`: held back until a user acts; `state`: the
+       * session state it puts a session in, kept with it across restarts when the gate keeps rejections).
+       */
+      done: (rejection?: LhError, state?: string) => void;
       /**
        * The login failed without a verdict on the password after it may have reached the instrument (a 5xx, a reset, a
        * timeout): the next login with these credentials waits (spacedOutMs), as the instrument may have counted it.
@@ -15,7 +18,7 @@ export type LoginTurn =
       failed: (failure: LhError, now?: number) => void;
     }
   | { go: false; wait: Promise<void> }
-  | { go: false; held: LhError }
+  | { go: false; held: LhError; kept?: KeptRejection }
   | { go: false; spaced: { failure: LhError; count: number; nextAt: number } };
 
 /** After the first login failing without a verdict the next waits this long, doubling with each more, up to the cap. */
@@ -28,9 +31,36 @@ export function spacedOutMs(count: number): number {
   return Math.min(LOGIN_SPACING_MAX_MS, LOGIN_SPACING_FIRST_MS * 2 ** Math.min(count - 1, 30));
 }
 
+/**
+ * A held rejection as kept across restarts of Node-RED: what the instrument decided and when, never the password, the
+ * user name or the instrument's words (which may echo the password).
+ */
+export interface KeptRejection {
+  /** the session state the rejection put its session in (login-failed, password-expired, locked) */
+  state: string;
+  statusCode?: number;
+  /** when it was rejected (ms since the epoch) */
+  at: number;
+}
+
+/**
+ * Where a gate keeps its rejections so that they outlive the process (a file per rejection in Node-RED's user
+ * directory): a Node-RED restarted in a loop (systemd, a container's restart policy) with a wrong password would
+ * otherwise send it once per start and lock the user out. Keyed by the gate's key (a digest), never the password.
+ */
+export interface RejectionStore {
+  load(key: string): KeptRejection | undefined;
+  save(key: string, kept: KeptRejection): void;
+  remove(key: string): void;
+  /** The way out of a kept rejection where nobody can press Test connection (a Node-RED run without its editor). */
+  readonly wayOut: string;
+}
+
 interface Entry {
   inFlight?: Promise<void>;
   rejected?: LhError;
+  /** the rejection as kept across restarts: it was restored from the store (its own words are this start's) */
+  kept?: KeptRejection;
   /** logins in a row that failed without a verdict, the last failure, and when the next may go */
   spaced?: { failure: LhError; count: number; nextAt: number };
 }
@@ -46,12 +76,66 @@ const MAX_ENTRIES = 1000;
  * instrument with one wrong password cost the instrument one failed login per wrong password, not one per node or
  * deploy. A login that fails without a verdict on the password (a 5xx, a reset, a timeout), which the instrument may
  * count all the same, spaces the next out: 1 s, 2 s, 4 s, … at most 60 s (a user action lets the next go at once).
- * Only a one-way digest of the credentials is kept.
+ * Only a one-way digest of the credentials is kept. With a store (keepIn: Node-RED's user directory) a rejection also
+ * outlives the process, so a Node-RED restarted in a loop sends a wrong password once, not once per start.
  */
 export class LoginGate {
   private readonly entries = new Map<string, Entry>();
   /** The sessions to tell when a user acts on their credentials (they hold a copy of the rejection): live ones only. */
   private readonly listeners = new Map<string, Set<() => void>>();
+  /** Where rejections are kept across restarts, if anywhere (keepIn), and the keys already looked up there. */
+  private store?: RejectionStore;
+  private looked = new Set<string>();
+
+  /**
+   * From now on rejections are kept in `store` as well, and a key this gate holds nothing for is looked up there first
+   * (once): a rejection from before a restart holds the credentials back as one of this start's. The same store again
+   * changes nothing.
+   */
+  keepIn(store: RejectionStore | undefined): void {
+    if (store === this.store) return;
+    this.store = store;
+    this.looked = new Set();
+  }
+
+  /** The way out of a kept rejection without the editor, when rejections are kept across restarts. */
+  get wayOut(): string | undefined {
+    return this.store?.wayOut;
+  }
+
+  /** The rejection kept for `key` before this start, made this gate's entry; looked up once per key and store. */
+  private restored(key: string): Entry | undefined {
+    const store = this.store;
+    if (!store || this.looked.has(key)) return undefined;
+    if (this.looked.size >= MAX_ENTRIES) this.looked.clear();
+    this.looked.add(key);
+    let kept: KeptRejection | undefined;
+    try {
+      kept = store.load(key);
+    } catch {
+      kept = undefined; // an unreadable file holds nothing back: the login goes as without the store
+    }
+    if (!kept) return undefined;
+    const rejected = new LhError(`login rejected (${kept.statusCode ?? 'no status'}) before this start of Node-RED`, {
+      kind: 'auth',
+      operation: 'authenticate',
+      statusCode: kept.statusCode,
+    });
+    const entry: Entry = { rejected, kept };
+    this.entries.set(key, entry);
+    this.bound();
+    return entry;
+  }
+
+  private keep(key: string, rejection: LhError, state: string | undefined, now: number): KeptRejection {
+    const kept: KeptRejection = { state: state ?? 'login-failed', statusCode: rejection.statusCode, at: now };
+    try {
+      this.store?.save(key, kept);
+    } catch {
+      // not kept across restarts (the user directory not writable): held in memory as before
+    }
+    return kept;
+  }
 
   /**
    * The key of a user name and password (a digest: the gate keeps no password). The user name in lower case: the
@@ -69,8 +153,8 @@ export class LoginGate {
    * or `failed` is called once. Logins that failed without a verdict space the next out (`spaced`: fail at once).
    */
   turn(key: string, now: number = Date.now()): LoginTurn {
-    const entry = this.entries.get(key);
-    if (entry?.rejected) return { go: false, held: entry.rejected };
+    const entry = this.entries.get(key) ?? this.restored(key);
+    if (entry?.rejected) return { go: false, held: entry.rejected, kept: entry.kept };
     if (entry?.inFlight) return { go: false, wait: entry.inFlight };
     if (entry?.spaced && now < entry.spaced.nextAt) return { go: false, spaced: entry.spaced };
     let finish = (): void => undefined;
@@ -92,7 +176,10 @@ export class LoginGate {
     };
     return {
       go: true,
-      done: (rejection) => end(rejection ? { rejected: rejection } : undefined),
+      done: (rejection, state) => {
+        if (rejection && !ended) this.keep(key, rejection, state, Date.now());
+        end(rejection ? { rejected: rejection } : undefined);
+      },
       failed: (failure, at = Date.now()) => {
         const count = (spaced?.count ?? 0) + 1;
         end({ spaced: { failure, count, nextAt: at + spacedOutMs(count) } });
@@ -105,6 +192,12 @@ export class LoginGate {
    * them (each is told, see onRelease), one at a time as ever. A login in flight stays.
    */
   release(key: string): void {
+    try {
+      this.store?.remove(key);
+    } catch {
+      // a file that cannot be removed is found again at the next start (and released again by Test connection)
+    }
+    this.looked.add(key);
     const entry = this.entries.get(key);
     if (entry?.rejected || (entry?.spaced && !entry.inFlight)) this.entries.delete(key);
     else if (entry?.spaced) entry.spaced = undefined;

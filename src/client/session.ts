@@ -1,7 +1,7 @@
 import { EventEmitter } from 'events';
 
 import { isUnreachable, LhError } from './errors';
-import { LOGIN_SPACING_MAX_MS, LoginGate, type LoginTurn } from './login-gate';
+import { type KeptRejection, LOGIN_SPACING_MAX_MS, LoginGate, type LoginTurn } from './login-gate';
 import { describeExpiry, type PasswordExpiry, passwordExpiryOf, type PasswordWarning, warnNow } from './password-expiry';
 import {
   type ApiResponse,
@@ -148,6 +148,11 @@ export class Session extends EventEmitter {
     this.logins.release(this.loginKey); // tells every other session of these credentials (released() here too)
   }
 
+  /** The way out of a held rejection without the editor: a restart, or where the gate keeps rejections, more. */
+  private wayOut(): string {
+    return this.logins.wayOut ?? HEADLESS_WAY_OUT;
+  }
+
   /** The gate let these credentials go (a user acted): the next request may log in, through the gate. */
   private released(): void {
     if (this.closed) return;
@@ -290,7 +295,7 @@ export class Session extends EventEmitter {
    * next login out; one that cannot have left (no connection, TLS refused) leaves the next free.
    */
   private endTurn(turn: Extract<LoginTurn, { go: true }>, err: unknown, failure: unknown): void {
-    if (this.blocked !== undefined && failure === this.blocked) turn.done(this.blocked);
+    if (this.blocked !== undefined && failure === this.blocked) turn.done(this.blocked, stateOfRejection(this.blocked));
     // one a close ended (a redeploy) does not delay the new session's login: it was the close, not the instrument
     else if (mayHaveReached(err) && failure instanceof LhError && !this.closed) turn.failed(failure, this.now());
     else turn.done();
@@ -312,16 +317,23 @@ export class Session extends EventEmitter {
         // the login's interface; one failed login is one piece of evidence, not one per request held back after it
         // (review70: nodes polling through one lh-server turned a single reset login into offline, online 1 s later):
         // requests held back count once the instrument failed logins in a row, at its nodes' pace from then on
-        if (isUnreachable(error) && turn.spaced.count >= 2) this.transport.heldBack('A', operation, error);
+        // counted with the failure it waits out, the cause: the lh-server's outage line and an offline msg's reason
+        // quote it, and this error's countdown ("the next goes … in 3.9 s") would be stale from the moment it is said
+        if (isUnreachable(error) && turn.spaced.count >= 2) this.transport.heldBack('A', operation, turn.spaced.failure);
         throw error;
       }
       if ('held' in turn) {
         // its own copy: a node may add to the error it throws
-        const { message, statusCode, body } = turn.held;
+        const { statusCode, body } = turn.held;
+        // a rejection kept from before this start of Node-RED: said in this session's words (its user, its way out)
+        const state = turn.kept ? keptState(turn.kept.state) : stateOfRejection(turn.held);
+        const message = turn.kept
+          ? refusalMessage(state, this.credentials.username ?? '', keptCause(turn.kept), this.wayOut())
+          : turn.held.message;
         this.current = undefined;
         this.blocked = new LhError(message, { kind: 'auth', operation: 'authenticate', statusCode, body });
-        rejectionStates.set(this.blocked, stateOfRejection(turn.held));
-        this.setState(stateOfRejection(turn.held));
+        rejectionStates.set(this.blocked, state);
+        this.setState(state);
         throw this.blocked;
       }
       await turn.wait;
@@ -377,7 +389,7 @@ export class Session extends EventEmitter {
       if (isRejection(err)) {
         this.current = undefined;
         const failure = this.loginFailed(err);
-        turn.done(this.blocked);
+        turn.done(this.blocked, this.blocked ? stateOfRejection(this.blocked) : undefined);
         throw failure;
       }
       this.endTurn(turn, err, err);
@@ -433,7 +445,7 @@ export class Session extends EventEmitter {
 
   /**
    * Any 4xx to a request carrying the password holds further ones back until a user acts (allowLoginAgain):
-   * the instrument counts rejections and locks the user out. A 5xx is reported as a failed login, not held back.
+   * the instrument counts rejections and locks the user out. A 5xx is the instrument failing (kind http), not held back.
    */
   private loginFailed(err: unknown): unknown {
     if (!(err instanceof LhError) || !isRejection(err)) {
@@ -441,9 +453,11 @@ export class Session extends EventEmitter {
       if (err instanceof LhError && err.statusCode !== undefined && err.statusCode >= 500) {
         return withoutVerdict(
           new LhError(
-            `login as "${this.credentials.username ?? ''}" failed: the instrument answered ${err.message.replace(/^[\w-]+ failed: /, '')}. ` +
+            `login as "${this.credentials.username ?? ''}" failed: the instrument answered ${err.message.replace(/^[\w-]+ failed: /, '').replace(/\.$/, '')}. ` +
               `It was sent once; the next login goes with a later request, logins failing so spaced out (1 s, 2 s, 4 s, … at most ${LOGIN_SPACING_MAX_MS / 1000} s apart)`,
-            { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body, attempts: err.attempts },
+            // the instrument's trouble, not the credentials': the server kind, as a reset gets the network kind, so the
+            // status says the instrument failed (not "login failed") and a spaced-out login after it counts as it does
+            { kind: 'http', operation: 'authenticate', statusCode: err.statusCode, body: err.body, attempts: err.attempts },
           ),
         );
       }
@@ -452,26 +466,18 @@ export class Session extends EventEmitter {
     this.stats.loginFailures++;
     const user = this.credentials.username ?? '';
     const text = JSON.stringify(err.body ?? '').toLowerCase();
-    let state: SessionState = 'login-failed';
-    let message: string;
-    if (text.includes('expired')) {
-      state = 'password-expired';
-      message =
-        `the password of user "${user}" has expired: set a new one with "Change expired password" ` +
-        'in the lh-server node (or on the instrument), update the password there and deploy again';
-    } else if (text.includes('lock') || err.statusCode === 423) {
-      state = 'locked';
-      message =
-        `user "${user}" is locked out by the instrument after too many failed logins; these credentials are not sent again ` +
-        '(also not after a deploy): wait for the lock to end, then press Test connection in the lh-server node ' +
-        `(${HEADLESS_WAY_OUT})`;
-    } else {
-      message =
-        `login as "${user}" was rejected (${err.statusCode ?? 'no status'})${instrumentWords(err)}: check the user name and password in the lh-server node. ` +
-        'This user name and password are not sent again, by any lh-server node of this instrument, also not after a deploy, ' +
-        'so this Node-RED does not lock the user out: correct the password there and deploy, or, once it is right on the ' +
-        `instrument, press Test connection (${HEADLESS_WAY_OUT})`;
-    }
+    const state: SessionState = text.includes('expired')
+      ? 'password-expired'
+      : text.includes('lock') || err.statusCode === 423
+        ? 'locked'
+        : 'login-failed';
+    const message = refusalMessage(
+      state,
+      user,
+      // the expired and the locked-out message name no status: it says nothing more there
+      state === 'login-failed' ? `(${err.statusCode ?? 'no status'})${instrumentWords(err)}` : '',
+      this.wayOut(),
+    );
     this.blocked = new LhError(message, { kind: 'auth', operation: 'authenticate', statusCode: err.statusCode, body: err.body });
     rejectionStates.set(this.blocked, state);
     this.setState(state);
@@ -507,6 +513,40 @@ export class Session extends EventEmitter {
  * flows file): a restart, as each start of Node-RED tries the credentials once (review68).
  */
 const HEADLESS_WAY_OUT = 'without the editor: restart Node-RED, each start tries these credentials once';
+
+/**
+ * What a refused login says: `cause` is how it was refused (`(401), the instrument said "…"`, or when, for one kept
+ * from before a restart), `wayOut` the way out without the editor. The user name, never the password.
+ */
+function refusalMessage(state: SessionState, user: string, cause: string, wayOut: string): string {
+  if (state === 'password-expired')
+    return (
+      `the password of user "${user}" has expired${cause && ` ${cause}`}: set a new one with "Change expired password" ` +
+      'in the lh-server node (or on the instrument), update the password there and deploy again'
+    );
+  if (state === 'locked')
+    return (
+      `user "${user}" is locked out by the instrument after too many failed logins${cause && ` ${cause}`}; these credentials are not sent again ` +
+      '(also not after a deploy): wait for the lock to end, then press Test connection in the lh-server node ' +
+      `(${wayOut})`
+    );
+  return (
+    `login as "${user}" was rejected ${cause}: check the user name and password in the lh-server node. ` +
+    'This user name and password are not sent again, by any lh-server node of this instrument, also not after a deploy, ' +
+    'so this Node-RED does not lock the user out: correct the password there and deploy, or, once it is right on the ' +
+    `instrument, press Test connection (${wayOut})`
+  );
+}
+
+/** How a rejection kept from before this start of Node-RED was refused: its status and when. */
+function keptCause(kept: KeptRejection): string {
+  return `(${kept.statusCode ?? 'no status'}, at ${new Date(kept.at).toISOString()}, before this start of Node-RED)`;
+}
+
+/** The session state of a kept rejection (a file may say anything: what it does not know is a refused login). */
+function keptState(state: string): SessionState {
+  return state === 'password-expired' || state === 'locked' ? state : 'login-failed';
+}
 
 /** When the gate lets the next login go, for the error a spaced-out login failed with. */
 const spacedUntil = new WeakMap<LhError, number>();

@@ -7,6 +7,10 @@
  * TTL and before each write, given back by compare-and-delete when the apply ends. A second apply while another
  * Node-RED holds it is refused before anything is written; a lock lost mid-apply (Redis down, the key expired or gone)
  * stops the apply before its next write; a replica killed mid-apply leaves the lock to expire (30 s).
+ *
+ * The same lock guards a set of the instrument's software settings (lh-settings: a merge reads, merges and writes them):
+ * two Node-REDs merging different settings at once both read before either wrote, and the second wrote the first's
+ * setting back. There a second set waits for the lock (a set takes a moment) instead of being refused.
  */
 import { randomBytes } from 'crypto';
 import { performance } from 'perf_hooks';
@@ -46,7 +50,27 @@ export class ApplyLocks implements ProtocolApplyLocks {
   }
 
   async take(protocolId: number, operation: string): Promise<HeldApplyLock> {
-    const key = this.keys.applyLock(protocolId);
+    return this.takeKey(this.keys.applyLock(protocolId), protocolSubject(protocolId), operation);
+  }
+
+  /**
+   * The software settings' lock (lh-settings: a merge reads, merges and writes them): while another Node-RED holds it
+   * the set waits, trying again every SETTINGS_LOCK_RETRY_MS, for at most `waitMs` (default: the lock's TTL, so a
+   * Node-RED killed while it held the lock delays the set, not refuses it), then is refused (busy).
+   */
+  async takeSettings(operation: string, waitMs: number = this.ttlMs + SETTINGS_LOCK_RETRY_MS): Promise<HeldApplyLock> {
+    const until = this.now() + Math.max(0, waitMs);
+    for (;;) {
+      try {
+        return await this.takeKey(this.keys.settingsLock, SETTINGS_SUBJECT, operation);
+      } catch (err) {
+        if (!(err instanceof LhError) || err.kind !== 'busy' || this.now() >= until) throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, SETTINGS_LOCK_RETRY_MS));
+    }
+  }
+
+  private async takeKey(key: string, subject: LockSubject, operation: string): Promise<HeldApplyLock> {
     const value = `${randomBytes(16).toString('hex')}:${this.replica}`;
     const takenAt = this.now();
     let reply: unknown;
@@ -55,25 +79,48 @@ export class ApplyLocks implements ProtocolApplyLocks {
     } catch (err) {
       // the SET may have landed and its answer been lost: given back (else it expires)
       void this.redis.eval(RELEASE, 1, key, value).catch(() => undefined);
-      throw new LhError(
-        `protocol ${protocolId}: the apply lock shared by the Node-REDs cannot be reached in Redis (${reason(err)}): nothing was written; apply again once Redis is back`,
-        { kind: 'network', operation },
-      );
+      throw new LhError(subject.unreachable(reason(err)), { kind: 'network', operation });
     }
     const [taken, held, pttl] = Array.isArray(reply) ? (reply as unknown[]) : [reply];
     if (Number(taken) !== 1) {
       const holder = holderOf(typeof held === 'string' ? held : null);
-      const who =
-        holder === this.replica ? 'this Node-RED (an earlier apply of it)' : `another Node-RED${holder ? ` (${holder})` : ''}`;
       const left = Math.max(1, Math.ceil(Math.max(0, Number(pttl) || 0) / 1000));
-      throw new LhError(
-        `protocol ${protocolId} is locked: ${who} is applying a plan to it: nothing was written; apply again once that apply has ended (its lock expires within ${left} s if that Node-RED stopped)`,
-        { kind: 'busy', operation },
-      );
+      throw new LhError(subject.locked(holder === this.replica ? undefined : (holder ?? ''), left), { kind: 'busy', operation });
     }
-    return new HeldLock(this.redis, key, value, this.ttlMs, this.now, protocolId, operation, takenAt);
+    return new HeldLock(this.redis, key, value, this.ttlMs, this.now, subject, operation, takenAt);
   }
 }
+
+/** What a lock guards, in its messages. */
+interface LockSubject {
+  /** `holder`: undefined when it is this Node-RED, '' when unknown; `left`: seconds until it expires */
+  locked(holder: string | undefined, left: number): string;
+  unreachable(why: string): string;
+  lost(why: string): string;
+}
+
+function protocolSubject(protocolId: number): LockSubject {
+  return {
+    locked: (holder, left) =>
+      `protocol ${protocolId} is locked: ${holder === undefined ? 'this Node-RED (an earlier apply of it)' : `another Node-RED${holder ? ` (${holder})` : ''}`} is applying a plan to it: nothing was written; apply again once that apply has ended (its lock expires within ${left} s if that Node-RED stopped)`,
+    unreachable: (why) =>
+      `protocol ${protocolId}: the apply lock shared by the Node-REDs cannot be reached in Redis (${why}): nothing was written; apply again once Redis is back`,
+    lost: (why) =>
+      `protocol ${protocolId}: the lock this apply held in Redis was lost (${why}): another Node-RED may be applying a plan to it now, so this apply stopped before its next write`,
+  };
+}
+
+/** How often a set of software settings asks again for their lock while another Node-RED holds it. */
+export const SETTINGS_LOCK_RETRY_MS = 100;
+
+const SETTINGS_SUBJECT: LockSubject = {
+  locked: (holder, left) =>
+    `the software settings are locked: ${holder === undefined ? 'this Node-RED' : `another Node-RED${holder ? ` (${holder})` : ''}`} has been setting them too long: nothing was written; set them again later (its lock expires within ${left} s if that Node-RED stopped)`,
+  unreachable: (why) =>
+    `the software settings' lock shared by the Node-REDs cannot be reached in Redis (${why}): nothing was written; set them again once Redis is back`,
+  lost: (why) =>
+    `the software settings' lock this set held in Redis was lost (${why}): another Node-RED may be setting them now, so this set stopped before its write`,
+};
 
 /** A lock taken: renewed every third of its TTL until released or lost. */
 class HeldLock implements HeldApplyLock {
@@ -88,7 +135,7 @@ class HeldLock implements HeldApplyLock {
     private readonly value: string,
     private readonly ttlMs: number,
     private readonly now: () => number,
-    private readonly protocolId: number,
+    private readonly subject: LockSubject,
     private readonly operation: string,
     takenAt: number,
   ) {
@@ -112,10 +159,7 @@ class HeldLock implements HeldApplyLock {
     if (this.lost || this.released) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.lost = new LhError(
-      `protocol ${this.protocolId}: the lock this apply held in Redis was lost (${why}): another Node-RED may be applying a plan to it now, so this apply stopped before its next write`,
-      { kind, operation: this.operation },
-    );
+    this.lost = new LhError(this.subject.lost(why), { kind, operation: this.operation });
   }
 
   /** Compare-and-extend: the lock stays this apply's for another TTL, or it is lost. */

@@ -54,6 +54,7 @@ export class CoordinationKeys {
       users: (name: string) => `${base}:users:${name}`,
       registration: (name: string) => `${base}:registration:${name}`,
       applyLock: (protocolId: number) => `${base}:apply:${protocolId}`,
+      settingsLock: `${base}:settings-lock`,
       audit: `${base}:audit`,
       auditHead: `${base}:audit:head`,
       auditCheckpoint: `${base}:audit:checkpoint`,
@@ -78,6 +79,8 @@ export interface InstrumentKeys {
   registration(name: string): string;
   /** The lock an apply of a plan to protocol `protocolId` holds while it writes (lh-protocol, see apply-locks.ts). */
   applyLock(protocolId: number): string;
+  /** The lock a set of software settings holds while it reads, merges and writes them (lh-settings, apply-locks.ts). */
+  settingsLock: string;
   /** The audit chain (a stream, one entry per record), its head (`<seq> <hash>`) and its signed checkpoint. */
   audit: string;
   auditHead: string;

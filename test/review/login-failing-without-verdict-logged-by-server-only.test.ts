@@ -49,8 +49,10 @@ describe('review: logins failing without a verdict are logged by the lh-server, 
     );
     const logins = (): number => sim.requests.filter((r) => r.path === '/api/v1/authenticate').length;
     await until(() => logins() >= 3, 'three logins answered 503 (spaced 1 s, 2 s)', 15_000);
-    // every node shows it
-    const failed = (s: Msg): boolean => s.fill === 'red' && /^login failed \(503/.test(String(s.text));
+    // every node shows it: the instrument failing (fix75: a 5xx at login is the server kind, yellow below the offline
+    // threshold as a reset is, then red offline), not a refused login
+    const failed = (s: Msg): boolean =>
+      (s.fill === 'yellow' || s.fill === 'red') && /^instrument error \(login 503, not resent\)$/.test(String(s.text));
     for (const id of ['p1', 'p2', 'watch']) {
       const shown = (helper.getNode(id) as unknown as { status: { args: [Msg][] } }).status.args.map(([s]) => s);
       assert.ok(shown.some(failed), `${id} shows it: ${JSON.stringify(shown)}`);

@@ -25,6 +25,7 @@ import {
 } from './admin-guard';
 import { accountActionMessage, testConnection } from './connection-test';
 import { expandEnvUrl } from './env-url';
+import { keptRejections } from './kept-rejections';
 import { startSessionCheck } from './session-check';
 import { DEFAULT_TIMEOUT_MS, timeoutSetting } from './timeout';
 
@@ -105,6 +106,7 @@ export = function register(RED: Red): void {
     publishLab({ ...about, kind: 'server', present: true });
     node.on('close', () => publishLab({ ...about, kind: 'server', present: false }));
     node.home = attachment.home;
+    attachment.home.logins.keepIn(keptRejections(RED.settings.userDir, attachment.home.identity));
     if (timeoutSetting(config.timeout) === undefined)
       logWarn(
         node,

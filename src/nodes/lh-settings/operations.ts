@@ -1,5 +1,14 @@
 import { withActor } from '../../audit';
-import { type PrepApi, type SoftwareSettings, softwareSettings, validate as v, validate, validationError } from '../../client';
+import {
+  type HeldApplyLock,
+  type PrepApi,
+  type ProtocolApplyLocks,
+  type SoftwareSettings,
+  softwareSettings,
+  validate as v,
+  validate,
+  validationError,
+} from '../../client';
 import { homeOf, slot } from '../../instrument';
 import { oneAtATime } from '../shared/one-at-a-time';
 
@@ -58,12 +67,38 @@ export async function setSoftwareSettings(
   mode: SetMode,
 ): Promise<SoftwareSettings> {
   const given = settingsToSet(payload, mode);
-  return oneAtATime(homeOf(instrument).slot(SETTING_SETS), 'software-settings', () => writeSettings(prep, given, mode));
+  const home = homeOf(instrument);
+  return oneAtATime(home.slot(SETTING_SETS), 'software-settings', () => lockedAcrossNodeReds(home.applyLocks, prep, given, mode));
 }
 
-async function writeSettings(prep: PrepApi, given: Partial<SoftwareSettings>, mode: SetMode): Promise<SoftwareSettings> {
+/**
+ * With lh-coordination the set holds the settings' lock in Redis from its read to its write (apply-locks.ts): two
+ * Node-REDs merging different settings at once both read before either wrote, and the second wrote the first's
+ * setting back. A second set waits for the lock; Redis unreachable refuses the set before anything is written.
+ */
+async function lockedAcrossNodeReds(
+  locks: ProtocolApplyLocks | undefined,
+  prep: PrepApi,
+  given: Partial<SoftwareSettings>,
+  mode: SetMode,
+): Promise<SoftwareSettings> {
+  const lock = await locks?.takeSettings('set-software-settings');
+  try {
+    return await writeSettings(prep, given, mode, lock);
+  } finally {
+    await lock?.release();
+  }
+}
+
+async function writeSettings(
+  prep: PrepApi,
+  given: Partial<SoftwareSettings>,
+  mode: SetMode,
+  lock: HeldApplyLock | undefined,
+): Promise<SoftwareSettings> {
   const old = mode === 'replace' ? undefined : known(await prep.getSoftwareSettings());
   const next = old === undefined ? given : { ...old, ...given };
+  await lock?.confirm(); // still this set's: else another Node-RED may have written since the read
   // the audit record shows old -> new where the node read the old value
   await withActor(old === undefined ? {} : { old }, () => prep.setSoftwareSettings(next));
   return prep.getSoftwareSettings();

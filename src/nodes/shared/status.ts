@@ -172,6 +172,10 @@ function loginFailureCause(statusCode: number | undefined): string {
   return `rejected, ${statusCode}`;
 }
 
+function isLoginOperation(operation: string): boolean {
+  return operation === 'authenticate' || operation === 'renew-token';
+}
+
 function reasonOf(err: unknown): string {
   if (!(err instanceof LhError)) return err instanceof Error ? err.message : String(err);
   switch (err.kind) {
@@ -193,6 +197,11 @@ function reasonOf(err: unknown): string {
       if (/password .* has expired/.test(err.message)) return 'password expired: change in lh-server';
       if (/locked out/.test(err.message)) return 'login failed: user locked out';
       return `login failed (${loginFailureCause(err.statusCode)})`;
+    case 'http':
+      // a 5xx to a login (or a login held back after one): the instrument failing, not the credentials refused
+      if (isLoginOperation(err.operation) && (err.statusCode ?? 0) >= 500)
+        return `instrument error (login ${err.statusCode}, not resent)`;
+      return err.statusCode ? `${err.operation}: ${err.statusCode}` : err.operation;
     case 'config':
       return err.message;
     case 'instrument':

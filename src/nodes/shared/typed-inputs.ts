@@ -152,16 +152,45 @@ export function resolveChoice(msg: NodeMessage, name: string, value: unknown): u
 }
 
 /**
+ * Characters that show as nothing (zero-width spaces and joiners, the byte-order mark, the word joiner, soft hyphen,
+ * direction marks: Unicode's format characters; the Hangul fillers): a name holding one looks like another on screen.
+ */
+const INVISIBLE = /[\p{Cf}\u115F\u1160\u3164\uFFA0]/u;
+
+/**
+ * Refuses a `msg[name]` text that holds a character that shows as nothing (INVISIBLE): `"abort\u200B"` named no
+ * operation, so a node left it alone as a msg passing on and ran its dialog's (an lh-run set to start started a run
+ * for a msg asking to abort), and `"\u200B"` alone read as no operation. Said with the character's code point and place.
+ */
+export function refuseInvisible(asked: unknown, name: string, nodeType: string): void {
+  if (typeof asked !== 'string') return;
+  const found = INVISIBLE.exec(asked);
+  if (!found) return;
+  const code = `U+${(found[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+  // as JSON (quotes and controls escaped), each invisible character as its \u escape
+  const visible = JSON.stringify(clippedText(asked, 60)).replace(
+    new RegExp(INVISIBLE.source, 'gu'),
+    (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`,
+  );
+  throw new LhError(
+    `msg.${name} must not contain invisible characters: ${visible} has ${code} at position ${found.index + 1}, ` +
+      `so it names no ${name} anyone can read: nothing was sent (type the ${name}'s name without it, or remove msg.${name})`,
+    { kind: 'validation', operation: nodeType, field: name },
+  );
+}
+
+/**
  * The operation of an operation node: the dialog's, or msg.operation when the dialog says "from msg". A msg whose
  * msg.operation names another of this node's `operations` than the one chosen in the dialog is refused before anything
  * is sent: running the dialog's operation instead would do what the msg did not ask (an lh-run left at its default,
  * start, would start a run for msg.operation = "abort", or "Abort", or " abort "), and the dialog is never silently
  * overridden either. A msg.operation that is none of this node's operations in any letter case or spacing (a msg
- * passing on from another node) is left alone.
+ * passing on from another node) is left alone, unless it holds an invisible character (refuseInvisible).
  */
 export function resolveOperation(msg: NodeMessage, value: unknown, operations: readonly string[], nodeType: string): unknown {
   const chosen = resolveChoice(msg, 'operation', value);
   const asked = msg.operation;
+  refuseInvisible(asked, 'operation', nodeType);
   // "Abort" or " abort " from a button or a form names abort too: not a msg passing on from another node
   const named = typeof asked === 'string' ? asked.trim().toLowerCase() : undefined;
   if (typeof asked === 'string' && asked !== chosen && named !== chosen && named !== undefined && operations.includes(named)) {
