@@ -96,10 +96,19 @@ export function imageSize(bytes: Buffer): { width: number; height: number } | un
   if (type !== 'image/jpeg') return undefined;
   let i = 2;
   while (i + 1 < bytes.length) {
-    if (bytes[i] !== 0xff) return undefined;
+    // between segments a decoder (libjpeg's next_marker) skips any byte not 0xFF and a stuffed 0xFF 0x00, with a
+    // warning, and reads the frame after them: so does this, or such a header would be taken as unread, the image kept
+    if (bytes[i] !== 0xff) {
+      i += 1;
+      continue;
+    }
     const marker = bytes[i + 1];
     if (marker === 0xff) {
       i += 1; // a fill byte
+      continue;
+    }
+    if (marker === 0x00) {
+      i += 2;
       continue;
     }
     if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd8)) {

@@ -719,12 +719,20 @@ function parseBody<T>(res: TextAnswer, spec: RequestSpec, url: string): T {
 /**
  * Where a redirect leads, as a refusal names it: scheme, host and path, never its query or fragment (a camera or file
  * service redirecting to a pre-signed URL puts the credential there, `?X-Amz-Signature=…`, `?sig=…`, which the
- * redaction step does not know) nor its userinfo; clipped. Enough to put the final URL in the lh-server node.
+ * redaction step does not know) nor its userinfo; clipped. Enough to put the final URL in the lh-server node. Read as
+ * a client following it reads it (WHATWG URL, against the request's URL): a password holding `@` ends at the last one,
+ * `https:\\user:pw@host` is `https://`; one that reads as no URL is not quoted at all.
  */
-function whereTo(location: string): string {
-  const cut = location.replace(/[?#].*$/s, (rest) => (rest.length > 1 ? `${rest[0]}…` : ''));
-  const bare = cut.replace(/^((?:[a-z][a-z0-9+.-]*:)?\/\/)[^/@]*@/i, '$1');
-  return bare.length > 300 ? `${bare.slice(0, 300)}…` : bare;
+function whereTo(location: string, url: string): string {
+  let target: URL;
+  try {
+    target = new URL(location, url);
+  } catch {
+    return 'an address that is not a URL';
+  }
+  const rest = `${target.search ? '?…' : ''}${target.hash ? '#…' : ''}`;
+  const bare = `${target.protocol}${target.host ? `//${target.host}` : ''}${target.pathname}`;
+  return `${bare.length > 300 ? `${bare.slice(0, 300)}…` : bare}${rest}`;
 }
 
 function httpError(res: TextAnswer, spec: RequestSpec, url: string): LhError {
@@ -734,7 +742,7 @@ function httpError(res: TextAnswer, spec: RequestSpec, url: string): LhError {
   if (res.status >= 300 && res.status < 400) {
     const location = res.headers.location;
     return new LhError(
-      `${spec.operation}: ${url} redirects to ${typeof location === 'string' ? whereTo(location) : 'another address'}; ` +
+      `${spec.operation}: ${url} redirects to ${typeof location === 'string' ? whereTo(location, url) : 'another address'}; ` +
         'redirects are not followed so credentials never leave the configured host: put the final URL in the lh-server node',
       { kind: 'http', operation: spec.operation, statusCode: res.status },
     );

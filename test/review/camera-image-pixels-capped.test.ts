@@ -55,6 +55,9 @@ function jpeg(rng: Rng, width: number, height: number): Buffer {
     const len = Buffer.alloc(2);
     len.writeUInt16BE(body.length + 2);
     parts.push(Buffer.alloc(rng.int(0, 2), 0xff), Buffer.from([0xff, marker]), len, body);
+    // bytes a decoder skips between segments, warning of them (libjpeg: "extraneous bytes before marker")
+    if (rng.chance(0.3))
+      parts.push(rng.pick([Buffer.from([0x00]), Buffer.from([0x12, 0xff, 0x00, 0x34]), Buffer.alloc(rng.int(1, 9), 0x55)]));
   }
   const sof = Buffer.from([0xff, rng.pick([0xc0, 0xc1, 0xc2]), 0, 17, 8, 0, 0, 0, 0, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1]);
   sof.writeUInt16BE(height, 5);

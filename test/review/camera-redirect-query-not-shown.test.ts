@@ -113,9 +113,14 @@ describe('review: a refused redirect never names its target’s query, fragment 
       for (let i = 0; i < CASES; i++) {
         const secret = `S3CR3T${word(rng.int(8, 40))}`;
         const host = rng.pick(['store.example', 'cam.lab.local:8443', '10.0.0.7', '[fd00::7]:9000']);
-        const where = `/${word(rng.int(1, 12))}/${word(rng.int(1, 12))}.png`;
-        const userinfo = rng.chance(0.3) ? `${word(4)}:${secret}@` : '';
-        const scheme = rng.pick(['https://', 'http://', '//', '']);
+        // segments start with a letter: a drawn `..` or `%2e` would be a path a client resolves, not the one written
+        const where = `/p${word(rng.int(1, 12))}/p${word(rng.int(1, 12))}.png`;
+        // a password may hold `@` (a client reads the userinfo to the last one), or be the part after one
+        const userinfo = rng.chance(0.4)
+          ? rng.pick([`${word(4)}:${secret}@`, `${word(4)}:${word(3)}@${secret}@`, `${word(4)}:${secret}@${word(3)}@`])
+          : '';
+        // as written, or as a client following it reads it too: `https:\\` is `https://`, a tab is left out
+        const scheme = rng.pick(['https://', 'http://', '//', '', 'https:\\\\', 'http:/\\', 'ht\ttps://']);
         const query = rng.chance(0.8)
           ? `?${rng.pick(['X-Amz-Signature', 'sig', 'token', 'se', 'key'])}=${secret}&a=${word(3)}`
           : '';

@@ -136,8 +136,7 @@ interface Write {
  * cannot show.
  */
 function updateWrite(
-  prep: PrepApi,
-  pid: number,
+  { prep, pid, operation }: { prep: PrepApi; pid: number; operation: string },
   stepId: number,
   was: ExportStep | undefined,
   c: Extract<Change, { action: 'update' }>,
@@ -150,10 +149,48 @@ function updateWrite(
   return {
     changes: [c],
     prepare: async () => {
-      hidden = hiddenFields(await prep.getStep(pid, stepId, true), shown);
+      const read = await prep.getStep(pid, stepId, true);
+      const problem = stepReadProblem(read, stepId, was);
+      if (problem) {
+        throw new LhError(
+          `${operation}: the read of step ${stepId} before its update ${problem}: nothing of the update sent (its ` +
+            'fields the protocol read does not show would be lost or mixed); read the protocol and make a new plan',
+          { kind: 'response', operation },
+        );
+      }
+      hidden = hiddenFields(read, shown);
     },
     write: () => audited(() => prep.updateStep(pid, { ...hidden, ...body, disabled, id: stepId })),
   };
+}
+
+/**
+ * Why a step's own read cannot be the step the check before the writes read (`was`), if it cannot: no step object (an
+ * array, a string: no fields to keep, the update would drop them), another step's id, or another step type (changed
+ * since the check: its fields are not the plan's step's). An id or type left out is not held against it.
+ */
+function stepReadProblem(read: unknown, stepId: number, was: ExportStep | undefined): string | undefined {
+  if (typeof read !== 'object' || read === null || Array.isArray(read)) {
+    return `answered ${Array.isArray(read) ? 'an array' : `a JSON ${typeof read}`}, not a step`;
+  }
+  const field = (name: string): unknown => {
+    const key = Object.keys(read).find((k) => k.toLowerCase() === name);
+    return key === undefined ? undefined : (read as Record<string, unknown>)[key];
+  };
+  const id = field('id');
+  if (id !== undefined && id !== stepId) return `answered another step (id ${clip(JSON.stringify(id))})`;
+  const type = field('steptype');
+  const kind = (t: unknown): string => String(t).toLowerCase().replace(/step$/, '');
+  if (type !== undefined && was !== undefined && kind(type) !== kind(was.stepType)) {
+    return `answered a ${clip(String(type))}, not the ${was.stepType} the check read (changed since)`;
+  }
+  return undefined;
+}
+
+/** An instrument's value in a message: control characters shown as such, at most 60 characters. */
+function clip(text: string): string {
+  const chars = Array.from(shownInLog(text));
+  return chars.length > 60 ? `${chars.slice(0, 60).join('')}…` : chars.join('');
 }
 
 /** Fields every step has: never carried over from a step's own read. */
@@ -305,10 +342,11 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
       case 'rename':
         return one(() => prep.renameStep(pid, id(i), c.name));
       case 'update':
-        writes.push(
-          updateWrite(prep, pid, id(i), exportOf.get(originals[i] as string), c, (w) => deps.audited(why(describeChange(c)), w)),
+        return void writes.push(
+          updateWrite({ prep, pid, operation }, id(i), exportOf.get(originals[i] as string), c, (w) =>
+            deps.audited(why(describeChange(c)), w),
+          ),
         );
-        return undefined;
       case 'enable':
       case 'disable':
         return one(() => prep.setStepDisabled(pid, id(i), c.action === 'disable'));
