@@ -4,8 +4,9 @@
  * able to write Redis) while its head and signed checkpoint stayed was not listed at all: verify checked the other
  * instruments' chains and exited 0, every record of that instrument gone without a word, though its checkpoint still
  * said how many there were (the same chain named with `instrument=` is TAMPERED). Verify now lists a chain by any of
- * its keys (stream, head, checkpoint). Seeded: how many instruments, which one loses what; real Redis, the built CLI
- * (nodes/audit/cli.js: `node scripts/build.js` first).
+ * its keys (stream, head, checkpoint), and reads one whose head alone is left (its stream and checkpoint deleted: not
+ * read at all before, even named with `instrument=`), which is TAMPERED too. Seeded: how many instruments, which one
+ * loses what; real Redis, the built CLI (nodes/audit/cli.js: `node scripts/build.js` first).
  */
 import assert from 'assert';
 import { spawnSync } from 'child_process';
@@ -52,7 +53,7 @@ describeWithRedis('review: lh-audit verify of every chain under a prefix, one ch
       assert.strictEqual(intact.code, 0, `untouched (seed ${seed} round ${round}): ${intact.out}${intact.err}`);
 
       const victim = rng.below(count);
-      const lost = rng.pick([['stream'], ['stream', 'head']] as const);
+      const lost = rng.pick([['stream'], ['stream', 'head'], ['stream', 'checkpoint']] as const);
       await db.redis.del(...lost.map((k) => chains[victim][k]));
       const story = `seed ${seed} round ${round}: ${count} chains, chain ${victim} lost its ${lost.join(' and ')}`;
       const tampered = lhAudit('verify', url, '--key', KEY.toString('utf8'));
