@@ -88,9 +88,13 @@ async function fromRedis(
     redis = await openSource(first, source);
     const streams = await sourceStreams(redis, source);
     // each chain as one moment saw it (its last entry and checkpoint), then read a page at a time: never held whole
-    const chains = [];
-    for (const keys of streams) chains.push({ keys, snapshot: await streamSnapshot(redis, keys) });
-    const present = chains.filter((c) => c.snapshot.end !== undefined || c.snapshot.checkpoint !== undefined);
+    const present = [];
+    for (const keys of streams) {
+      const snapshot = await streamSnapshot(redis, keys);
+      // a head left alone (its stream and checkpoint deleted) still says records were there: read, it is TAMPERED
+      const empty = snapshot.end === undefined && snapshot.checkpoint === undefined;
+      if (!empty || (await redis.get(keys.head)) !== null) present.push({ keys, snapshot });
+    }
     if (present.length === 0) {
       console.error(
         `lh-audit: no audit chain under the prefix ${source.prefix}${source.instrument ? ` for ${source.instrument}` : ''}`,

@@ -99,20 +99,24 @@ export async function openSource(redis: Redis, source: RedisSource): Promise<Red
   return cluster;
 }
 
-/** The chains to read: the one instrument named, or every audit stream under the prefix (on every master). */
+/**
+ * The chains to read: the one instrument named, or every chain under the prefix (on every master), found by any of
+ * its keys: a chain whose stream was deleted while its head or signed checkpoint stayed is listed (and fails verify),
+ * not left out without a word.
+ */
 export async function sourceStreams(redis: Redis | Cluster, source: RedisSource): Promise<AuditStreamKeys[]> {
   if (source.instrument !== undefined) return [streamKeysOf(source.prefix, source.instrument)];
   const found = new Set<string>();
   for (const node of redis instanceof Cluster ? redis.nodes('master') : [redis]) {
     let cursor = '0';
     do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', `${source.prefix}:i:{*}:audit`, 'COUNT', 1000);
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${source.prefix}:i:{*}:audit*`, 'COUNT', 1000);
       cursor = next;
-      for (const k of keys) found.add(k);
+      for (const k of keys) {
+        const id = /:i:\{([0-9a-f]{24})\}:audit(?::head|:checkpoint)?$/.exec(k)?.[1];
+        if (id !== undefined) found.add(id);
+      }
     } while (cursor !== '0');
   }
-  return [...found].sort().map((stream) => {
-    const id = /:i:\{([0-9a-f]{24})\}:audit$/.exec(stream)?.[1] ?? '';
-    return streamKeysOf(source.prefix, id);
-  });
+  return [...found].sort().map((id) => streamKeysOf(source.prefix, id));
 }

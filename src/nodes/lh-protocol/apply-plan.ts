@@ -380,18 +380,19 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
     );
   };
   for (const w of writes) {
-    // the protocol's lock is still this apply's (with coordination): another Node-RED may write once it is lost
-    const lost = await lock?.confirm().then(
-      () => undefined,
-      (err: unknown) => (err instanceof LhError ? err : new LhError(String(err), { kind: 'busy', operation })),
-    );
-    if (lost) throw stopped(w.changes, lost);
     try {
       await w.prepare?.();
     } catch (err) {
       // a read: nothing of this write was sent
       throw stopped(w.changes, err instanceof LhError ? err : new LhError(String(err), { kind: 'response', operation }));
     }
+    // the protocol's lock is still this apply's (with coordination): another Node-RED may write once it is lost.
+    // Confirmed after the write's read, right before the write: the lock may expire or move while the read takes long
+    const lost = await lock?.confirm().then(
+      () => undefined,
+      (err: unknown) => (err instanceof LhError ? err : new LhError(String(err), { kind: 'busy', operation })),
+    );
+    if (lost) throw stopped(w.changes, lost);
     try {
       await w.write();
     } catch (err) {
