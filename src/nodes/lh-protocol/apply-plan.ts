@@ -303,6 +303,14 @@ export async function applyPlan(deps: ApplyDeps, plan: Plan, operation: string):
   });
 }
 
+/** Why the apply's lock (with coordination) is no longer this apply's, if it is not; undefined while it holds it. */
+async function lockLost(lock: HeldApplyLock | undefined, operation: string): Promise<LhError | undefined> {
+  return lock?.confirm().then(
+    () => undefined,
+    (err: unknown) => (err instanceof LhError ? err : new LhError(String(err), { kind: 'busy', operation })),
+  );
+}
+
 async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: HeldApplyLock): Promise<ApplyResult> {
   await refuseWhileRunning(deps.runs, plan, operation);
   const before = await readProtocol(deps.runs, plan.protocolId, operation);
@@ -388,10 +396,7 @@ async function applyNow(deps: ApplyDeps, plan: Plan, operation: string, lock?: H
     }
     // the protocol's lock is still this apply's (with coordination): another Node-RED may write once it is lost.
     // Confirmed after the write's read, right before the write: the lock may expire or move while the read takes long
-    const lost = await lock?.confirm().then(
-      () => undefined,
-      (err: unknown) => (err instanceof LhError ? err : new LhError(String(err), { kind: 'busy', operation })),
-    );
+    const lost = await lockLost(lock, operation);
     if (lost) throw stopped(w.changes, lost);
     try {
       await w.write();
