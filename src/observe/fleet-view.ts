@@ -116,8 +116,11 @@ export function foldFleet(rows: readonly FleetRow[], msg: unknown, now: number):
   if (!isObject(msg)) return rows;
   if (msg.topic === 'prune') {
     // a row kept before rows said how long (flow context of an earlier version): STALE_MS
-    const fresh = rows.filter((r) => now - r.seenAt <= (typeof r.keepMs === 'number' ? r.keepMs : STALE_MS));
-    return fresh.length === rows.length ? rows : fresh;
+    const fresh = rows
+      .filter((r) => now - r.seenAt <= (typeof r.keepMs === 'number' ? r.keepMs : STALE_MS))
+      // heard of "in the future": the clock was set back since; counted from now (not kept for as long as the step)
+      .map((r) => (r.seenAt > now ? { ...r, seenAt: now } : r));
+    return fresh.length === rows.length && fresh.every((r, i) => r === rows[i]) ? rows : fresh;
   }
   const row = rowOf(msg.payload, now, keepMsOf(msg));
   if (!row) return rows;

@@ -10,8 +10,11 @@ import { type LabEvent, onAuditSync, onLabEvent } from './lab-events';
 import { wholeCharactersWithin } from './whole-characters';
 
 export const MAX_INSTRUMENTS = 1000;
-/** Pending counts kept: the named instruments' and as many folded into "other" (their sum is its gauge). */
-const MAX_PENDING_KEYS = 2 * MAX_INSTRUMENTS;
+/**
+ * Instruments whose reports are kept (their label's gauges say them all; "other" folds every instrument past the first
+ * 1,000 names): a lab's whole fleet. A report costs its own instrument's keys, never its label's.
+ */
+export const MAX_PENDING_KEYS = 20 * MAX_INSTRUMENTS;
 const MAX_RAISE_TIMES = 20000;
 const SEVERITIES = new Set(['fatal', 'error', 'warning', 'info']);
 const RESULTS = new Set(['completed', 'aborted', 'failed', 'unknown']);
@@ -59,6 +62,21 @@ interface Seen {
   upAt: number;
 }
 
+/**
+ * The gauges of one label, kept as they go (a report costs the keys of its own instrument, not the label's: "other"
+ * holds a thousand instruments and more): each instrument (identity) under it counts by its latest report.
+ */
+interface Fold {
+  /** the keys under the label by the instrument they name (two keys of one instrument: its URLs spelled two ways) */
+  byIdentity: Map<string, Set<string>>;
+  /** the sum of the instruments' pending counts, and how many said one */
+  pendingSum: number;
+  pendingN: number;
+  /** how many instruments said their reachability, and how many of them are offline */
+  upN: number;
+  offline: number;
+}
+
 function total(counts: Map<string, number> | undefined): number {
   let sum = 0;
   for (const n of counts?.values() ?? []) sum += n;
@@ -78,8 +96,8 @@ export class LabMetrics {
    * characters, one host's unnamed lh-servers, the instruments past MAX_INSTRUMENTS folded into "other")
    */
   private readonly seen = new Map<string, Seen>();
-  /** the keys of `seen` under each label */
-  private readonly members = new Map<string, Set<string>>();
+  /** the keys of `seen` under each label, and the label's gauges from them */
+  private readonly folds = new Map<string, Fold>();
   /** the order of the reports (one instrument under two keys, its URLs spelled two ways: the latest report counts) */
   private seq = 0;
   private readonly raised: Counter<'instrument' | 'source' | 'severity'>;
@@ -233,11 +251,11 @@ export class LabMetrics {
         if (this.standby.has(event.instrumentKey)) break; // a poll that ended after the lease went elsewhere
         // per source: a list of source B says nothing of source A's errors (two poll nodes, one source each)
         const seen = this.entry(event.instrumentKey, instrument);
-        const counts = seen?.pending ?? new Map<string, number>();
+        const counts = new Map(seen?.pending); // a copy: its share before the report is taken out of the label first
         if (!event.sources) counts.clear();
         for (const source of event.sources ?? ['A', 'B']) counts.set(source, 0);
         for (const e of event.pending) counts.set(e.source, (counts.get(e.source) ?? 0) + 1);
-        if (seen) Object.assign(seen, { pending: counts, pendingAt: ++this.seq });
+        if (seen) this.change(seen, () => Object.assign(seen, { pending: counts, pendingAt: ++this.seq }));
         this.refresh(instrument, seen ? undefined : { pending: total(counts) });
         break;
       }
@@ -245,7 +263,7 @@ export class LabMetrics {
         if (this.standby.has(event.instrumentKey)) break;
         const up = event.state === 'online' ? 1 : 0;
         const seen = this.entry(event.instrumentKey, instrument);
-        if (seen) Object.assign(seen, { up, upAt: ++this.seq });
+        if (seen) this.change(seen, () => Object.assign(seen, { up, upAt: ++this.seq }));
         this.refresh(instrument, seen ? undefined : { up });
         break;
       }
@@ -272,7 +290,8 @@ export class LabMetrics {
         this.servers.delete(instrument);
         // no lh-server of that name any more: its last up, pending and lease holder values are no longer true (an
         // instrument renamed or removed would stay "up" with its errors pending, a second lease holder, until a restart)
-        for (const key of [...(this.members.get(instrument) ?? [])]) this.forget(key);
+        const fold = this.folds.get(instrument);
+        for (const keys of [...(fold?.byIdentity.values() ?? [])]) for (const key of [...keys]) this.forget(key);
         for (const gauge of [this.up, this.pending, this.holder]) gauge.remove({ instrument });
         break;
       }
@@ -287,7 +306,7 @@ export class LabMetrics {
         // firing from the standby's page after the holder saw them answered); the holder's page says them
         if (this.standby.size < MAX_INSTRUMENTS) this.standby.add(event.instrumentKey);
         const seen = this.seen.get(event.instrumentKey);
-        if (seen) Object.assign(seen, { pending: undefined, up: undefined });
+        if (seen) this.change(seen, () => Object.assign(seen, { pending: undefined, up: undefined }));
         this.refresh(seen?.label ?? instrument); // the others' under its label stay
         break;
       }
@@ -306,29 +325,79 @@ export class LabMetrics {
       if (this.seen.size >= MAX_PENDING_KEYS) return undefined;
       seen = { identity: this.identityOf(key), label, pendingAt: 0, upAt: 0 };
       this.seen.set(key, seen);
+      this.join(key, seen);
     } else if (seen.label !== label) {
-      const old = seen.label;
-      this.leave(key, old);
-      seen.label = label;
+      const moved = seen;
+      const old = moved.label;
+      this.change(moved, () => this.leave(key, moved));
+      moved.label = label;
+      this.change(moved, () => this.join(key, moved));
       this.refresh(old);
-    } else return seen;
-    const keys = this.members.get(label) ?? new Set<string>();
-    this.members.set(label, keys.add(key));
+    }
     return seen;
   }
 
-  private leave(key: string, label: string): void {
-    const keys = this.members.get(label);
+  private foldOf(label: string): Fold {
+    let fold = this.folds.get(label);
+    if (fold === undefined) {
+      fold = { byIdentity: new Map(), pendingSum: 0, pendingN: 0, upN: 0, offline: 0 };
+      this.folds.set(label, fold);
+    }
+    return fold;
+  }
+
+  private join(key: string, seen: Seen): void {
+    const byIdentity = this.foldOf(seen.label).byIdentity;
+    byIdentity.set(seen.identity, (byIdentity.get(seen.identity) ?? new Set<string>()).add(key));
+  }
+
+  private leave(key: string, seen: Seen): void {
+    const fold = this.folds.get(seen.label);
+    const keys = fold?.byIdentity.get(seen.identity);
     keys?.delete(key);
-    if (keys?.size === 0) this.members.delete(label);
+    if (keys?.size === 0) fold?.byIdentity.delete(seen.identity);
+    if (fold?.byIdentity.size === 0) this.folds.delete(seen.label);
+  }
+
+  /** An instrument's share of its label's gauges: its keys' latest report of each (none: undefined). */
+  private share(label: string, identity: string): { pending?: number; up?: number } {
+    let pending: { n: number; at: number } | undefined;
+    let up: { n: number; at: number } | undefined;
+    for (const key of this.folds.get(label)?.byIdentity.get(identity) ?? []) {
+      const s = this.seen.get(key);
+      if (s?.pending && (pending?.at ?? -1) < s.pendingAt) pending = { n: total(s.pending), at: s.pendingAt };
+      if (s?.up !== undefined && (up?.at ?? -1) < s.upAt) up = { n: s.up, at: s.upAt };
+    }
+    return { pending: pending?.n, up: up?.n };
+  }
+
+  /** What was seen of a key changed by `what`: its instrument's share of its label taken out before, put in after. */
+  private change(seen: Seen, what: () => void): void {
+    const { label, identity } = seen;
+    this.add(label, this.share(label, identity), -1);
+    what();
+    if (this.folds.has(label)) this.add(label, this.share(label, identity), 1);
+  }
+
+  private add(label: string, share: { pending?: number; up?: number }, sign: 1 | -1): void {
+    const fold = this.folds.get(label);
+    if (fold === undefined) return;
+    if (share.pending !== undefined) {
+      fold.pendingSum += sign * share.pending;
+      fold.pendingN += sign;
+    }
+    if (share.up !== undefined) {
+      fold.upN += sign;
+      if (share.up === 0) fold.offline += sign;
+    }
   }
 
   /** What was seen of an instrument key, forgotten (its lh-server gone): its label's gauges without it. */
   private forget(key: string): void {
     const seen = this.seen.get(key);
     if (seen === undefined) return;
+    this.change(seen, () => this.leave(key, seen));
     this.seen.delete(key);
-    this.leave(key, seen.label);
     this.refresh(seen.label);
   }
 
@@ -338,23 +407,12 @@ export class LabMetrics {
    * past MAX_PENDING_KEYS, counted with them.
    */
   private refresh(label: string, unkept: { pending?: number; up?: number } = {}): void {
-    const pendingOf = new Map<string, { n: number; at: number }>();
-    const upOf = new Map<string, { n: number; at: number }>();
-    for (const key of this.members.get(label) ?? []) {
-      const s = this.seen.get(key);
-      if (s?.pending && (pendingOf.get(s.identity)?.at ?? -1) < s.pendingAt)
-        pendingOf.set(s.identity, { n: total(s.pending), at: s.pendingAt });
-      if (s?.up !== undefined && (upOf.get(s.identity)?.at ?? -1) < s.upAt) upOf.set(s.identity, { n: s.up, at: s.upAt });
-    }
-    const pending = [...pendingOf.values()].map((p) => p.n).concat(unkept.pending ?? []);
-    const up = [...upOf.values()].map((p) => p.n).concat(unkept.up ?? []);
-    if (pending.length > 0)
-      this.pending.set(
-        { instrument: label },
-        pending.reduce((a, b) => a + b, 0),
-      );
+    const fold = this.folds.get(label);
+    if ((fold?.pendingN ?? 0) > 0 || unkept.pending !== undefined)
+      this.pending.set({ instrument: label }, (fold?.pendingSum ?? 0) + (unkept.pending ?? 0));
     else this.pending.remove({ instrument: label });
-    if (up.length > 0) this.up.set({ instrument: label }, Math.min(...up));
+    if ((fold?.upN ?? 0) > 0 || unkept.up !== undefined)
+      this.up.set({ instrument: label }, (fold?.offline ?? 0) > 0 || unkept.up === 0 ? 0 : 1);
     else this.up.remove({ instrument: label });
   }
 

@@ -14,9 +14,13 @@ export function gapMs(perSecond: number): number {
   return perSecond > 0 ? Math.ceil(1000 / perSecond) : 0;
 }
 
-/** 'now', or the ms to wait before the held change may go out. */
+/**
+ * 'now', or the ms to wait before the held change may go out. `now` is the wall clock: one that stepped back (an NTP
+ * correction, a VM resumed) puts the last emission in the future, and waiting for it would hold the latest state for
+ * as long as the step (an hour back: an hour late); the gap is then taken as passed.
+ */
 export function admit(gate: RateGate, now: number, perSecond: number): 'now' | number {
   const gap = gapMs(perSecond);
-  if (gate.lastAt === undefined || now - gate.lastAt >= gap) return 'now';
+  if (gate.lastAt === undefined || now < gate.lastAt || now - gate.lastAt >= gap) return 'now';
   return gate.lastAt + gap - now;
 }
