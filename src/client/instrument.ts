@@ -78,6 +78,7 @@ export class InstrumentApi {
       path: '/instrument-errors/unhandled',
       operation: op,
       idempotent: true,
+      deepAnswer: 'cut',
     });
     const wrapper = res.data;
     if (!wrapper || typeof wrapper !== 'object') {

@@ -238,6 +238,7 @@ export class PrepApi {
       path: `/errors/${encodeURIComponent(v.errorId(errorId, 'errorId', op))}`,
       operation: op,
       idempotent: true,
+      deepAnswer: 'cut',
     });
   }
 
@@ -245,7 +246,7 @@ export class PrepApi {
     const op = 'check-for-pending-errors';
     const askedAt = this.answers.stamp();
     const list = await this.data<unknown>(
-      { method: 'GET', path: '/errors/check-for-pending-errors', operation: op, idempotent: true },
+      { method: 'GET', path: '/errors/check-for-pending-errors', operation: op, idempotent: true, deepAnswer: 'cut' },
       true,
     );
     if (list === undefined || list === null) return [];

@@ -153,7 +153,13 @@ export class RunsApi {
   async status(): Promise<RunStatus> {
     const op = 'run-status';
     const seen = this.readingStatus?.();
-    const body = await this.data<unknown>({ method: 'GET', path: '/protocol-run', operation: op, idempotent: true });
+    const body = await this.data<unknown>({
+      method: 'GET',
+      path: '/protocol-run',
+      operation: op,
+      idempotent: true,
+      deepAnswer: 'cut',
+    });
     let status: RunStatus;
     try {
       status = parseRunStatus(body);
@@ -284,7 +290,9 @@ export class RunsApi {
     const op = 'list-run-data';
     // an instrument without run records may answer null, or 204 (what ASP.NET makes of a null list), as the pending
     // errors of an instrument without errors: no records, not a wrong URL (a read of one record still wants a body)
-    const list = (await this.send<unknown>({ method: 'GET', path: '/run-data', operation: op, idempotent: true })).data ?? [];
+    const list =
+      (await this.send<unknown>({ method: 'GET', path: '/run-data', operation: op, idempotent: true, deepAnswer: 'cut' })).data ??
+      [];
     if (!Array.isArray(list))
       throw new LhError(`${op}: expected an array of run records`, { kind: 'response', operation: op, body: list });
     return list

@@ -1,6 +1,7 @@
 import type http from 'http';
 
 import { isUnreachable, LhError, validationError } from './errors';
+import { TOO_DEEP } from './event-frames';
 import { bodyProblem, normaliseKeys } from './field-names';
 import { type HttpAnswer, InstrumentHttp, isAnswerTooLarge, type TlsOptions } from './http-client';
 import { PendingWork } from './pending-work';
@@ -36,6 +37,27 @@ export function nestsDeeper(value: unknown, max: number): boolean {
     }
   }
   return false;
+}
+
+/**
+ * `value` (parsed JSON, changed in place) with every object or array nested `max` levels or deeper replaced by
+ * TOO_DEEP, as event frames are; iterative, so any depth JSON.parse made is cut.
+ */
+export function cutDeeper(value: unknown, max: number): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (max <= 0) return TOO_DEEP;
+  const stack: [Record<string, unknown>, number][] = [[value as Record<string, unknown>, 0]];
+  while (stack.length > 0) {
+    const [container, depth] = stack.pop()!;
+    for (const key of Object.keys(container)) {
+      const child = container[key];
+      if (typeof child !== 'object' || child === null) continue;
+      // an own property (JSON.parse makes "__proto__" one too): assigning it never touches the prototype
+      if (depth + 1 >= max) container[key] = TOO_DEEP;
+      else stack.push([child as Record<string, unknown>, depth + 1]);
+    }
+  }
+  return value;
 }
 
 export interface TransportOptions {
@@ -153,6 +175,12 @@ export interface RequestSpec {
    * instrument may send as a bare word (`Idle` as text/plain where the observed answer is the JSON string `"Idle"`).
    */
   bareWord?: (text: string) => unknown;
+  /**
+   * A 2xx answer nested deeper than MAX_ANSWER_DEPTH: refused (default), or `cut`: the values that deep replaced by
+   * TOO_DEEP. Cut for the reads that watch the instrument (its errors and error records, the run status, the run
+   * records): refused, one deep field would hide every error listed, or a run's end, for as long as it is shown.
+   */
+  deepAnswer?: 'refuse' | 'cut';
 }
 
 /** The longest delay setTimeout keeps (2^31-1 ms, about 24.8 days); a longer one fires at once. */
@@ -707,6 +735,7 @@ function parseBody<T>(res: TextAnswer, spec: RequestSpec, url: string): T {
     });
   }
   if (nestsDeeper(parsed, MAX_ANSWER_DEPTH)) {
+    if (spec.deepAnswer === 'cut') return normaliseKeys(cutDeeper(parsed, MAX_ANSWER_DEPTH)) as T;
     throw new LhError(
       `${spec.operation}: ${describeTarget(spec)} answered JSON nested deeper than ${MAX_ANSWER_DEPTH} levels, deeper ` +
         'than any answer of the instrument: refused, as Node-RED could not carry it in a msg',
