@@ -42,7 +42,7 @@ export * from './event-frames';
 export * from './events';
 export { fieldName, FORBIDDEN_KEYS, normaliseKeys } from './field-names';
 export { InstrumentApi, RecoveryKind } from './instrument';
-export { type KeptRejection, LoginGate, type RejectionStore } from './login-gate';
+export { type KeptRejection, type LoginCredentials, LoginGate, type RejectionStore } from './login-gate';
 export * from './machine';
 export * from './password-expiry';
 export { CHECK_AUTHENTICATION, PrepApi, serviceRoutine, softwareSettings } from './prep';

@@ -43,15 +43,23 @@ export interface KeptRejection {
   at: number;
 }
 
+/** The user name and password a login sends, as a store needs them to find where it keeps their rejection. */
+export interface LoginCredentials {
+  username: string;
+  password: string;
+}
+
 /**
  * Where a gate keeps its rejections so that they outlive the process (a file per rejection in Node-RED's user
  * directory): a Node-RED restarted in a loop (systemd, a container's restart policy) with a wrong password would
- * otherwise send it once per start and lock the user out. Keyed by the gate's key (a digest), never the password.
+ * otherwise send it once per start and lock the user out. `key` is the gate's key (the same credentials, the same
+ * key: a store may remember what it worked out for it); what it writes must not let anyone who reads it test guessed
+ * passwords cheaply (the gate's key is a fast digest: a store does not write it).
  */
 export interface RejectionStore {
-  load(key: string): KeptRejection | undefined;
-  save(key: string, kept: KeptRejection): void;
-  remove(key: string): void;
+  load(key: string, credentials: LoginCredentials): KeptRejection | undefined;
+  save(key: string, credentials: LoginCredentials, kept: KeptRejection): void;
+  remove(key: string, credentials: LoginCredentials): void;
   /** The way out of a kept rejection where nobody can press Test connection (a Node-RED run without its editor). */
   readonly wayOut: string;
 }
@@ -104,14 +112,14 @@ export class LoginGate {
   }
 
   /** The rejection kept for `key` before this start, made this gate's entry; looked up once per key and store. */
-  private restored(key: string): Entry | undefined {
+  private restored(key: string, credentials: LoginCredentials | undefined): Entry | undefined {
     const store = this.store;
-    if (!store || this.looked.has(key)) return undefined;
+    if (!store || !credentials || this.looked.has(key)) return undefined;
     if (this.looked.size >= MAX_ENTRIES) this.looked.clear();
     this.looked.add(key);
     let kept: KeptRejection | undefined;
     try {
-      kept = store.load(key);
+      kept = store.load(key, credentials);
     } catch {
       kept = undefined; // an unreadable file holds nothing back: the login goes as without the store
     }
@@ -127,10 +135,16 @@ export class LoginGate {
     return entry;
   }
 
-  private keep(key: string, rejection: LhError, state: string | undefined, now: number): KeptRejection {
+  private keep(
+    key: string,
+    credentials: LoginCredentials | undefined,
+    rejection: LhError,
+    state: string | undefined,
+    now: number,
+  ): KeptRejection {
     const kept: KeptRejection = { state: state ?? 'login-failed', statusCode: rejection.statusCode, at: now };
     try {
-      this.store?.save(key, kept);
+      if (credentials) this.store?.save(key, credentials, kept);
     } catch {
       // not kept across restarts (the user directory not writable): held in memory as before
     }
@@ -151,9 +165,10 @@ export class LoginGate {
   /**
    * Whether a session may send the password now (`now`: its clock); when it may, the send is in flight until `done`
    * or `failed` is called once. Logins that failed without a verdict space the next out (`spaced`: fail at once).
+   * `credentials` (those `key` is of) let the gate look up and keep a rejection across restarts where it keeps them.
    */
-  turn(key: string, now: number = Date.now()): LoginTurn {
-    const entry = this.entries.get(key) ?? this.restored(key);
+  turn(key: string, now: number = Date.now(), credentials?: LoginCredentials): LoginTurn {
+    const entry = this.entries.get(key) ?? this.restored(key, credentials);
     if (entry?.rejected) return { go: false, held: entry.rejected, kept: entry.kept };
     if (entry?.inFlight) return { go: false, wait: entry.inFlight };
     if (entry?.spaced && now < entry.spaced.nextAt) return { go: false, spaced: entry.spaced };
@@ -177,7 +192,7 @@ export class LoginGate {
     return {
       go: true,
       done: (rejection, state) => {
-        if (rejection && !ended) this.keep(key, rejection, state, Date.now());
+        if (rejection && !ended) this.keep(key, credentials, rejection, state, Date.now());
         end(rejection ? { rejected: rejection } : undefined);
       },
       failed: (failure, at = Date.now()) => {
@@ -191,9 +206,9 @@ export class LoginGate {
    * A user acted (Test connection): these credentials may be tried once more, by every session held back by
    * them (each is told, see onRelease), one at a time as ever. A login in flight stays.
    */
-  release(key: string): void {
+  release(key: string, credentials?: LoginCredentials): void {
     try {
-      this.store?.remove(key);
+      if (credentials) this.store?.remove(key, credentials);
     } catch {
       // a file that cannot be removed is found again at the next start (and released again by Test connection)
     }

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'events';
 
 import { isUnreachable, LhError } from './errors';
-import { type KeptRejection, LOGIN_SPACING_MAX_MS, LoginGate, type LoginTurn } from './login-gate';
+import { type KeptRejection, LOGIN_SPACING_MAX_MS, type LoginCredentials, LoginGate, type LoginTurn } from './login-gate';
 import { describeExpiry, type PasswordExpiry, passwordExpiryOf, type PasswordWarning, warnNow } from './password-expiry';
 import {
   type ApiResponse,
@@ -145,7 +145,12 @@ export class Session extends EventEmitter {
   /** A user action (Test connection with these credentials, successful) lets a rejected login go once more. */
   allowLoginAgain(): void {
     this.released();
-    this.logins.release(this.loginKey); // tells every other session of these credentials (released() here too)
+    this.logins.release(this.loginKey, this.loginCredentials()); // tells every other session of these credentials (released() here too)
+  }
+
+  /** The user name and password a login sends, for the gate's store of rejections kept across restarts. */
+  private loginCredentials(): LoginCredentials {
+    return { username: this.credentials.username ?? '', password: this.credentials.password ?? '' };
   }
 
   /** The way out of a held rejection without the editor: a restart, or where the gate keeps rejections, more. */
@@ -308,7 +313,7 @@ export class Session extends EventEmitter {
   private async loginTurn(operation: string): Promise<Extract<LoginTurn, { go: true }>> {
     for (;;) {
       if (this.closed) throw new LhError('the lh-server node was closed', { kind: 'config', operation });
-      const turn = this.logins.turn(this.loginKey, this.now());
+      const turn = this.logins.turn(this.loginKey, this.now(), this.loginCredentials());
       if (turn.go) return turn;
       if ('spaced' in turn) {
         if (this.stateValue === 'logging-in') this.setState('idle');

@@ -179,18 +179,29 @@ export function refuseInvisible(asked: unknown, name: string, nodeType: string):
   );
 }
 
+/** Whether `asked`, without its invisible characters, trimmed and in lower case, is empty or one of `operations`. */
+function looksLikeOperation(asked: string, operations: readonly string[]): boolean {
+  const bare = asked.replace(new RegExp(INVISIBLE.source, 'gu'), '').trim().toLowerCase();
+  return bare === '' || operations.includes(bare);
+}
+
 /**
  * The operation of an operation node: the dialog's, or msg.operation when the dialog says "from msg". A msg whose
  * msg.operation names another of this node's `operations` than the one chosen in the dialog is refused before anything
  * is sent: running the dialog's operation instead would do what the msg did not ask (an lh-run left at its default,
  * start, would start a run for msg.operation = "abort", or "Abort", or " abort "), and the dialog is never silently
  * overridden either. A msg.operation that is none of this node's operations in any letter case or spacing (a msg
- * passing on from another node) is left alone, unless it holds an invisible character (refuseInvisible).
+ * passing on from another node) is left alone, unless it holds an invisible character and names one of them or
+ * nothing without it (refuseInvisible).
  */
 export function resolveOperation(msg: NodeMessage, value: unknown, operations: readonly string[], nodeType: string): unknown {
   const chosen = resolveChoice(msg, 'operation', value);
   const asked = msg.operation;
-  refuseInvisible(asked, 'operation', nodeType);
+  // refused where it would name an operation (taken from the msg, or one of this node's without the invisible
+  // characters, or none at all): a text of a msg passing on that names none (a Persian word with its zero-width
+  // non-joiner, an emoji joined by U+200D) is left alone as any other
+  if (typeof asked === 'string' && (chosen === asked || looksLikeOperation(asked, operations)))
+    refuseInvisible(asked, 'operation', nodeType);
   // "Abort" or " abort " from a button or a form names abort too: not a msg passing on from another node
   const named = typeof asked === 'string' ? asked.trim().toLowerCase() : undefined;
   if (typeof asked === 'string' && asked !== chosen && named !== chosen && named !== undefined && operations.includes(named)) {
