@@ -3,9 +3,11 @@
  * named by an unsalted sha256 of the instrument and LoginGate.keyOf (itself an unsalted sha256 of the user name and
  * password). Anyone who could read the user directory (a backup, a shared volume, a support bundle) could test guessed
  * passwords offline at GPU speed against the name, and the same credentials had the same name in every installation.
- * Now the name is scrypt (memory-hard) of the instrument, user name and password under a random salt kept in the
- * folder: the same credentials give another name in another user directory, no fast digest of them names a file, the
- * hash is paid once per credentials and start, and a file of the earlier naming is ignored.
+ * Now the file is named by a digest of a random salt kept in the folder, the instrument and the user name (no
+ * password), and holds a memory-hard hash (scrypt under that salt) of each rejected password: the same credentials
+ * give another name in another user directory, no fast digest of the password names a file or is in one, the hash is
+ * paid once per credentials and start and only where a file is kept for the instrument and user (a fleet's other
+ * instruments pay none), and a file of the earlier naming is ignored.
  *
  * And the folder attacked: a symlink to elsewhere, a file, read-only, a FIFO or a huge file in place of a hold, a
  * corrupt salt, two Node-RED processes sharing the folder: never a throw into the login, never a write outside the
@@ -140,6 +142,36 @@ describe('review: a kept login rejection costs a memory-hard hash per guessed pa
     gate.release(key, creds);
     assert.equal(holdNames(dir).length, 0, 'Test connection left the hold');
     assert.equal(calls, 1, `${calls} scrypt hashes for one key`);
+  });
+
+  it('a fleet: the first logins of instruments and users with nothing kept pay no hash (each costs 25–50 ms)', function () {
+    const dir = mkdir();
+    const creds = { username: 'operator', password: 'wrong-one' };
+    reject(dir, 'https://lh-0.example', creds); // a salt and one hold in the folder
+    let calls = 0;
+    cryptoMutable.scryptSync = (...args: Parameters<typeof scryptSync>) => {
+      calls++;
+      return scryptSync(...args);
+    };
+    for (let i = 1; i <= 200; i++) assert.equal(heldAfterRestart(dir, `https://lh-${i}.example`, creds), false);
+    assert.equal(heldAfterRestart(dir, 'https://lh-0.example', { ...creds, username: 'other' }), false);
+    assert.equal(calls, 0, `${calls} scrypt hashes for instruments and users with nothing kept`);
+    assert.equal(heldAfterRestart(dir, 'https://lh-0.example', creds), true);
+    assert.equal(calls, 1);
+  });
+
+  it('several wrong passwords of one user are each held; a release lets only its own go', function () {
+    const dir = mkdir();
+    const identity = 'https://lh.example';
+    const passwords = Array.from({ length: 3 }, (_, i) => ({ username: 'operator', password: `wrong-${i}` }));
+    for (const creds of passwords) reject(dir, identity, creds);
+    for (const creds of passwords) assert.equal(heldAfterRestart(dir, identity, creds), true, creds.password);
+    const gate = new LoginGate();
+    gate.keepIn(keptRejections(dir, identity));
+    const [first, ...rest] = passwords;
+    gate.release(LoginGate.keyOf(first.username, first.password), first);
+    assert.equal(heldAfterRestart(dir, identity, first), false, 'the released password is still held');
+    for (const creds of rest) assert.equal(heldAfterRestart(dir, identity, creds), true, `${creds.password} let go`);
   });
 
   it('a file of the earlier naming is ignored (the login goes)', function () {

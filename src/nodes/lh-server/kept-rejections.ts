@@ -1,19 +1,21 @@
 /**
  * Where the logins of an instrument keep a rejected user name and password across restarts of Node-RED: one file per
- * rejection in the user directory (`<userDir>/lh-login-holds/<name>.json`, mode 0600, in a folder of mode 0700). A
- * Node-RED restarted in a loop (systemd, a container's restart policy) with a wrong password so sends it once, not
- * once per start, and does not lock the user out. The file's name is a memory-hard hash (scrypt, with a random salt
- * kept in the folder) of the instrument, the user name and the password: anyone who can read the user directory must
- * pay that hash for each password guessed, as a fast digest of the password would let them test guesses offline at
- * GPU speed. The hash is paid once per credentials and start (at the first login), never per login. The file holds
- * the session state, the status and the time, never the password, the user name or the instrument's words. A Test
- * connection that succeeds deletes it; without the editor, deleting the folder and restarting Node-RED lets every kept
- * rejection go. Files of the earlier naming (a fast digest) are never looked up again, only pruned.
+ * instrument and user name in the user directory (`<userDir>/lh-login-holds/<name>.json`, mode 0600, in a folder of
+ * mode 0700). A Node-RED restarted in a loop (systemd, a container's restart policy) with a wrong password so sends it
+ * once, not once per start, and does not lock the user out. The file's name is a digest of the folder's random salt,
+ * the instrument and the user name (no password); the file holds, per rejected password (the newest few), a
+ * memory-hard hash of it (scrypt under the salt), the session state, the status and the time: anyone who can read the
+ * user directory must pay that hash for each password guessed, as a fast digest would let them test guesses offline
+ * at GPU speed. The hash is paid only where a file is kept for the instrument and user (at the first login of a
+ * start, and when a rejection is written), never per login, and never for the other instruments of a fleet. Never the
+ * password, the user name or the instrument's words. A Test connection that succeeds deletes its password's hold;
+ * without the editor, deleting the folder and restarting Node-RED lets every kept rejection go. Files of earlier
+ * namings are never looked up again, only pruned.
  *
  * The folder is trusted only when it is a real folder (not a symlink, not a file): nothing is written outside it, and
  * a file in it that is not a regular file (a FIFO, a device, a symlink) or is larger than a few numbers is not read.
  */
-import { randomBytes, scryptSync } from 'crypto';
+import { createHash, randomBytes, scryptSync, timingSafeEqual } from 'crypto';
 import fs from 'fs';
 import path from 'path';
 
@@ -24,18 +26,26 @@ export const HOLDS_DIR = 'lh-login-holds';
 export const SALT_FILE = 'salt';
 /** At most this many files are kept (the oldest goes first): every changed password leaves one behind until then. */
 export const MAX_HOLD_FILES = 200;
-/** A file larger than this is not read (it holds a few numbers). */
+/** A file larger than this is not read (it holds a few hashes and numbers). */
 const MAX_FILE_BYTES = 4096;
+/** Rejected passwords kept per instrument and user name (the newest): several nodes may hold several wrong ones. */
+export const MAX_HOLDS_PER_FILE = 8;
 /** scrypt's cost: 16 MiB and some 25–50 ms per hash on a small machine (paid once per credentials and start). */
 export const HOLD_SCRYPT = { N: 2 ** 14, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
 const SALT_PATTERN = /^[0-9a-f]{32}$/;
-/** Names worked out (credentials key → salt and name) are remembered at most this many. */
-const MAX_NAMES = 1000;
+/** Hashes worked out (credentials key → salt and hash) are remembered at most this many. */
+const MAX_CHECKS = 1000;
 
-/** The name of the file of a rejection of `credentials` at the instrument `identity`, under the folder's `salt`. */
+/** The name of the file of the rejections of the user name in `credentials` at the instrument `identity`. */
 export function holdName(salt: string, identity: string, credentials: LoginCredentials): string {
-  const input = JSON.stringify(['lh-login-hold-2', identity, credentials.username.toLowerCase(), credentials.password]);
-  return `${scryptSync(input, salt, 32, HOLD_SCRYPT).toString('hex')}.json`;
+  const input = JSON.stringify(['lh-login-hold-3', salt, identity, credentials.username.toLowerCase()]);
+  return `${createHash('sha256').update(input).digest('hex').slice(0, 40)}.json`;
+}
+
+/** The memory-hard hash a kept rejection of `credentials` at `identity` is known by, under the folder's `salt`. */
+export function holdCheck(salt: string, identity: string, credentials: LoginCredentials): string {
+  const input = JSON.stringify(['lh-login-hold-3', identity, credentials.username.toLowerCase(), credentials.password]);
+  return scryptSync(input, salt, 32, HOLD_SCRYPT).toString('hex');
 }
 
 /** A file's text when it is a regular file (not followed through a symlink, never blocking) of at most `max` bytes. */
@@ -78,7 +88,7 @@ export function keptRejections(userDir: unknown, identity: string): RejectionSto
   if (typeof userDir !== 'string' || userDir === '') return undefined;
   const dir = path.join(userDir, HOLDS_DIR);
   const saltFile = path.join(dir, SALT_FILE);
-  const names = new Map<string, { salt: string; name: string }>();
+  const checks = new Map<string, { salt: string; check: string }>();
 
   const saltNow = (): string | undefined => {
     if (!isRealDir(dir)) return undefined;
@@ -108,14 +118,33 @@ export function keptRejections(userDir: unknown, identity: string): RejectionSto
       fs.rmSync(tmp, { force: true });
     }
   };
-  const fileOf = (key: string, credentials: LoginCredentials, salt: string): string => {
-    let known = names.get(key);
+  /** The hash of `credentials` (scrypt: worked out once per key and salt, and only where a file is kept for them). */
+  const checkOf = (key: string, credentials: LoginCredentials, salt: string): string => {
+    let known = checks.get(key);
     if (known?.salt !== salt) {
-      known = { salt, name: holdName(salt, identity, credentials) };
-      if (names.size >= MAX_NAMES) names.clear();
-      names.set(key, known);
+      known = { salt, check: holdCheck(salt, identity, credentials) };
+      if (checks.size >= MAX_CHECKS) checks.clear();
+      checks.set(key, known);
     }
-    return path.join(dir, known.name);
+    return known.check;
+  };
+  /** The holds kept in `file` (none when it is missing, not a regular file, too large or not one). */
+  const holdsIn = (file: string): KeptHold[] => {
+    const text = readSmallFile(file, MAX_FILE_BYTES);
+    return text === undefined ? [] : holdsOf(text);
+  };
+  const write = (file: string, holds: KeptHold[]): void => {
+    if (holds.length === 0) {
+      fs.rmSync(file, { force: true });
+      return;
+    }
+    const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      fs.writeFileSync(tmp, `${JSON.stringify({ holds })}\n`, { mode: 0o600, flag: 'wx' });
+      fs.renameSync(tmp, file);
+    } finally {
+      fs.rmSync(tmp, { force: true });
+    }
   };
 
   return {
@@ -123,35 +152,59 @@ export function keptRejections(userDir: unknown, identity: string): RejectionSto
     load(key, credentials) {
       const salt = saltNow();
       if (!salt) return undefined; // none kept (or unreadable: the login goes as without a store)
-      const text = readSmallFile(fileOf(key, credentials, salt), MAX_FILE_BYTES);
-      return text === undefined ? undefined : keptOf(text);
+      const holds = holdsIn(path.join(dir, holdName(salt, identity, credentials)));
+      if (holds.length === 0) return undefined; // no hash paid for an instrument and user with nothing kept
+      const check = checkOf(key, credentials, salt);
+      const hold = holds.find((h) => sameCheck(h.check, check));
+      return hold && { state: hold.state, statusCode: hold.statusCode, at: hold.at };
     },
     save(key, credentials, kept) {
-      const file = fileOf(key, credentials, saltToWrite());
-      const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-      try {
-        fs.writeFileSync(tmp, `${JSON.stringify(kept)}\n`, { mode: 0o600, flag: 'wx' });
-        fs.renameSync(tmp, file);
-      } finally {
-        fs.rmSync(tmp, { force: true });
-      }
+      const salt = saltToWrite();
+      const file = path.join(dir, holdName(salt, identity, credentials));
+      const check = checkOf(key, credentials, salt);
+      const others = holdsIn(file).filter((h) => !sameCheck(h.check, check));
+      write(file, [...others, { check, ...kept }].slice(-MAX_HOLDS_PER_FILE));
       pruneOldest(dir);
     },
     remove(key, credentials) {
       const salt = saltNow();
-      if (salt) fs.rmSync(fileOf(key, credentials, salt), { force: true });
+      if (!salt) return;
+      const file = path.join(dir, holdName(salt, identity, credentials));
+      const holds = holdsIn(file);
+      if (holds.length === 0) return;
+      const check = checkOf(key, credentials, salt);
+      const rest = holds.filter((h) => !sameCheck(h.check, check));
+      if (rest.length < holds.length) write(file, rest);
     },
   };
 }
 
-/** A kept rejection from a file's text; undefined when it is not one (a file may say anything). */
-export function keptOf(text: string): KeptRejection | undefined {
+/** A kept rejection as its file holds it: the hash of the password it is known by, then what the gate kept. */
+type KeptHold = KeptRejection & { check: string };
+
+function sameCheck(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}
+
+/** The holds of a file's text; none when it is not such a file (a file may say anything). */
+export function holdsOf(text: string): KeptHold[] {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    return undefined;
+    return [];
   }
+  const holds = typeof value === 'object' && value !== null ? (value as { holds?: unknown }).holds : undefined;
+  if (!Array.isArray(holds)) return [];
+  return holds.flatMap((h: unknown) => {
+    const kept = keptOf(h);
+    const check = typeof h === 'object' && h !== null ? (h as { check?: unknown }).check : undefined;
+    return kept && typeof check === 'string' && /^[0-9a-f]{64}$/.test(check) ? [{ check, ...kept }] : [];
+  });
+}
+
+/** A kept rejection from a file's entry; undefined when it is not one. */
+export function keptOf(value: unknown): KeptRejection | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { state, statusCode, at } = value as Record<string, unknown>;
   if (typeof state !== 'string' || typeof at !== 'number' || !Number.isFinite(at)) return undefined;
