@@ -7,15 +7,14 @@
  * layouts (LH_SEED to replay, LH_CASES to draw more); a node-level case through a camera answering such a PNG.
  */
 import assert from 'node:assert/strict';
-import http from 'http';
 import zlib from 'zlib';
 
 import { imageSize, LhError, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, readImage, type Snapshot } from '../../src/client';
 import { snapshotIn } from '../../src/nodes/deck/snapshot';
 import { deckPng } from '../../src/simulator/deck-image';
 import { recordDeliveries, stopRecording } from '../nodes/lh-error-poll.support';
+import { answerWith, useAnswerProxy } from '../support/answer-proxy';
 import { restartMemory } from '../support/homes';
-import { closeLocal, listenLocal } from '../support/local-server';
 import { useInstrument } from '../support/node-suite';
 import { Rng } from '../support/prng';
 import { loadFlow, serverFlow } from '../support/runtime';
@@ -110,31 +109,16 @@ describe('review: a camera answering a 30,000 × 30,000 PNG', function () {
       restartMemory();
     },
   });
-  let proxy: http.Server | undefined;
-  let url = '';
   const bomb = png(30_000, 30_000);
-
-  before(async function () {
-    proxy = http.createServer((req, res) => {
-      if (req.url?.includes('/api/v1/camera/')) {
-        res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': bomb.length });
-        return void res.end(bomb);
-      }
-      const upstream = http.request(`${sim.baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      });
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
-    });
-    url = await listenLocal(proxy);
-  });
-  after(async function () {
-    if (proxy) await closeLocal(proxy);
-  });
+  // in front of the simulator: the camera's answer is the bomb, everything else goes on
+  const proxy = useAnswerProxy(
+    () => sim.baseUrl,
+    (req, _up, res) =>
+      req.url?.includes('/api/v1/camera/') === true && (answerWith(res, 200, { 'content-type': 'image/png' }, bomb), true),
+  );
 
   it('the raised msg goes on without it, no attachment, saying why', async function () {
-    const server = serverFlow(sim, { withB: false, config: { baseUrl: url } });
+    const server = serverFlow(sim, { withB: false, config: { baseUrl: proxy.url } });
     const raised = recordDeliveries('raised');
     await loadFlow(
       [

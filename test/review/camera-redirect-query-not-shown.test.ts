@@ -12,6 +12,7 @@ import http from 'http';
 import { LhError } from '../../src/client';
 import { Transport } from '../../src/client/transport';
 import { recordDeliveries, stopRecording } from '../nodes/lh-error-poll.support';
+import { useAnswerProxy } from '../support/answer-proxy';
 import { restartMemory } from '../support/homes';
 import { closeLocal, listenLocal } from '../support/local-server';
 import { useInstrument } from '../support/node-suite';
@@ -31,33 +32,21 @@ describe('review: a camera redirecting to a signed URL', function () {
       restartMemory();
     },
   });
-  let proxy: http.Server | undefined;
-  let url = '';
-
-  before(async function () {
-    // in front of the simulator: camera requests redirected to a pre-signed object URL, everything else passed on
-    proxy = http.createServer((req, res) => {
-      if (req.url?.includes('/api/v1/camera/')) {
-        res.writeHead(302, {
-          Location: `https://store.example/deck/latest.png?X-Amz-Signature=${SIGNATURE}&sig=${SIGNATURE}#k=${SIGNATURE}`,
-        });
-        return void res.end();
-      }
-      const upstream = http.request(`${sim.baseUrl}${req.url ?? ''}`, { method: req.method, headers: req.headers }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
+  // in front of the simulator: camera requests redirected to a pre-signed object URL, everything else passed on
+  const proxy = useAnswerProxy(
+    () => sim.baseUrl,
+    (req, _up, res) => {
+      if (!req.url?.includes('/api/v1/camera/')) return false;
+      res.writeHead(302, {
+        Location: `https://store.example/deck/latest.png?X-Amz-Signature=${SIGNATURE}&sig=${SIGNATURE}#k=${SIGNATURE}`,
       });
-      upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
-    });
-    url = await listenLocal(proxy);
-  });
-  after(async function () {
-    if (proxy) await closeLocal(proxy);
-  });
+      res.end();
+      return true;
+    },
+  );
 
   it('the raised msg and the log say where it redirects, without its signed query', async function () {
-    const server = serverFlow(sim, { withB: false, config: { baseUrl: url } });
+    const server = serverFlow(sim, { withB: false, config: { baseUrl: proxy.url } });
     const raised = recordDeliveries('raised');
     await loadFlow(
       [
