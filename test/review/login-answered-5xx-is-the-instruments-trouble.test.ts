@@ -11,10 +11,11 @@
  */
 import assert from 'node:assert/strict';
 
+import { fireThrough, lockOutAtInstrument, settingsReadNodes } from '../support/fire-through';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { Rng } from '../support/prng';
-import { helper, loadFlow, nextMessage, serverFlow, USER } from '../support/runtime';
+import { helper, loadFlow, serverFlow, USER } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
@@ -43,26 +44,7 @@ describe('review: a 5xx answer to a login is the instrument failing, not the cre
 
   async function start(): Promise<void> {
     const f = serverFlow(sim, { withB: false });
-    await loadFlow(
-      [
-        ...f.nodes,
-        { id: 'get', type: 'lh-settings', server: 'server', operation: 'get-software-settings', wires: [['out']] },
-        { id: 'catcher', type: 'catch', wires: [['caught']] },
-        { id: 'out', type: 'helper' },
-        { id: 'caught', type: 'helper' },
-      ],
-      f.credentials,
-    );
-  }
-
-  async function fire(): Promise<{ ok: boolean; msg: Msg }> {
-    const out = nextMessage(helper.getNode('out')).then((msg) => ({ ok: true, msg }));
-    const caught = nextMessage(helper.getNode('caught')).then((msg) => ({ ok: false, msg }));
-    helper.getNode('get').receive({});
-    const result = await Promise.race([out, caught]);
-    helper.getNode('out').removeAllListeners('input');
-    helper.getNode('caught').removeAllListeners('input');
-    return result;
+    await loadFlow([...f.nodes, ...settingsReadNodes()], f.credentials);
   }
 
   const lastStatus = (): Msg => {
@@ -74,15 +56,7 @@ describe('review: a 5xx answer to a login is the instrument failing, not the cre
     if (f.how === 'rejected') sim.setUserPassword(USER.username, 'changed-on-the-instrument');
     else if (f.how === '5xx') sim.setFaults({ statusRate: 1, statusCode: f.status, methods: ['POST'] });
     else if (f.how === 'reset') sim.setFaults({ resetRate: 1, methods: ['POST'] });
-    else
-      for (let i = 0; i < 3; i++) {
-        const res = await fetch(`${sim.baseUrl}/api/v1/authenticate`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ username: USER.username, password: 'typo' }),
-        });
-        assert.ok(res.status >= 400);
-      }
+    else await lockOutAtInstrument(sim.baseUrl, USER.username);
   }
 
   const rng = new Rng(SEED);
@@ -97,7 +71,7 @@ describe('review: a 5xx answer to a login is the instrument failing, not the cre
       await start();
       const want = expected(f);
       for (const attempt of ['the login', 'the request after it (held back or spaced out)']) {
-        const r = await fire();
+        const r = await fireThrough('get');
         assert.equal(r.ok, false, `${attempt}: ${JSON.stringify(r.msg).slice(0, 600)}`);
         const error = r.msg.error as Msg;
         assert.equal(error.kind ?? (error.cause as Msg | undefined)?.kind, want.kind, `${attempt}: ${JSON.stringify(error)}`);

@@ -14,10 +14,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+import { fireThrough, lockOutAtInstrument, settingsReadNodes } from '../support/fire-through';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { Rng } from '../support/prng';
-import { helper, loadFlow, nextMessage, runtimeSettings, serverFlow, USER } from '../support/runtime';
+import { helper, loadFlow, runtimeSettings, serverFlow, USER } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
@@ -48,16 +49,7 @@ describe('review: a rejected login stays held back across restarts of Node-RED',
 
   async function start(password = USER.password): Promise<void> {
     const f = serverFlow(sim, { withB: false, credentials: { ...USER, password } });
-    await loadFlow(
-      [
-        ...f.nodes,
-        { id: 'get', type: 'lh-settings', server: 'server', operation: 'get-software-settings', wires: [['out']] },
-        { id: 'catcher', type: 'catch', wires: [['caught']] },
-        { id: 'out', type: 'helper' },
-        { id: 'caught', type: 'helper' },
-      ],
-      f.credentials,
-    );
+    await loadFlow([...f.nodes, ...settingsReadNodes()], f.credentials);
   }
 
   /** Node-RED stopped and started again (its memory gone, its user directory kept). */
@@ -67,16 +59,6 @@ describe('review: a rejected login stays held back across restarts of Node-RED',
     await start(password);
   }
 
-  async function fire(): Promise<{ ok: boolean; msg: Msg }> {
-    const out = nextMessage(helper.getNode('out')).then((msg) => ({ ok: true, msg }));
-    const caught = nextMessage(helper.getNode('caught')).then((msg) => ({ ok: false, msg }));
-    helper.getNode('get').receive({});
-    const result = await Promise.race([out, caught]);
-    helper.getNode('out').removeAllListeners('input');
-    helper.getNode('caught').removeAllListeners('input');
-    return result;
-  }
-
   const messageOf = (r: { msg: Msg }): string => String((r.msg.error as Msg | undefined)?.message);
 
   /** Makes the instrument refuse USER's login that way (locked: someone typed a wrong password at it three times). */
@@ -84,14 +66,7 @@ describe('review: a rejected login stays held back across restarts of Node-RED',
     if (how === 'rejected') sim.setUserPassword(USER.username, 'changed-on-the-instrument');
     else if (how === 'expired') sim.setUserPasswordExpired(USER.username, true);
     else {
-      for (let i = 0; i < 3; i++) {
-        const res = await fetch(`${sim.baseUrl}/api/v1/authenticate`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ username: USER.username, password: 'typo' }),
-        });
-        assert.ok(res.status >= 400);
-      }
+      await lockOutAtInstrument(sim.baseUrl, USER.username);
     }
   }
 
@@ -109,13 +84,13 @@ describe('review: a rejected login stays held back across restarts of Node-RED',
       await refuse(how);
       await start();
       const before = failedLogins();
-      const first = await fire();
+      const first = await fireThrough('get');
       assert.equal(first.ok, false);
       const sent = failedLogins() - before;
       assert.ok(sent <= 1, `${sent} failed logins`);
       for (let i = 0; i < restarts; i++) {
         await restart();
-        const r = await fire();
+        const r = await fireThrough('get');
         assert.equal(r.ok, false, `restart ${i + 1}: logged in`);
         assert.equal(failedLogins() - before, sent, `restart ${i + 1} sent the refused password again`);
         assert.match(messageOf(r), words[how], `restart ${i + 1}`);
@@ -130,7 +105,7 @@ describe('review: a rejected login stays held back across restarts of Node-RED',
       // changed credentials are another key: tried at once (and refused by the instrument, which knows the old one)
       if (how === 'rejected') {
         await restart('another-wrong-one');
-        await fire();
+        await fireThrough('get');
         assert.equal(failedLogins() - before, sent + 1, 'changed credentials were not tried');
       }
 
@@ -144,9 +119,9 @@ describe('review: a rejected login stays held back across restarts of Node-RED',
         .post('/lh-server/test-connection')
         .send({ id: 'server', baseUrl: sim.baseUrl, instrumentUrl: '', tls: '', username: USER.username, password: '__PWRD__' });
       assert.equal((res.body as { ok: boolean }).ok, true, JSON.stringify(res.body));
-      assert.equal((await fire()).ok, true, 'still held after Test connection');
+      assert.equal((await fireThrough('get')).ok, true, 'still held after Test connection');
       await restart();
-      assert.equal((await fire()).ok, true, 'held again after a restart');
+      assert.equal((await fireThrough('get')).ok, true, 'held again after a restart');
     });
   }
 });

@@ -10,9 +10,10 @@
  */
 import assert from 'node:assert/strict';
 
+import { fireThrough, lockOutAtInstrument } from '../support/fire-through';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
-import { helper, loadFlow, nextMessage, serverFlow, USER } from '../support/runtime';
+import { helper, loadFlow, serverFlow, USER } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 
@@ -40,51 +41,34 @@ describe('review: a held login says the way out without an editor', function () 
     );
   }
 
-  async function fire(id: string): Promise<{ ok: boolean; msg: Msg }> {
-    const out = nextMessage(helper.getNode('out')).then((msg) => ({ ok: true, msg }));
-    const caught = nextMessage(helper.getNode('caught')).then((msg) => ({ ok: false, msg }));
-    helper.getNode(id).receive({});
-    const result = await Promise.race([out, caught]);
-    helper.getNode('out').removeAllListeners('input');
-    helper.getNode('caught').removeAllListeners('input');
-    return result;
-  }
-
   const messageOf = (r: { msg: Msg }): string => String((r.msg.error as Msg).message);
 
   it('rejected: the message names the restart; after the password is right on the instrument a restart logs in', async function () {
     sim.setUserPassword(USER.username, 'changed-on-the-instrument');
     await load();
     for (const id of ['get', 'get2']) {
-      const r = await fire(id);
+      const r = await fireThrough(id);
       assert.equal(r.ok, false);
       assert.match(messageOf(r), /rejected \(401\).*Test connection.*without the editor: restart Node-RED/, id);
     }
     assert.equal(logins(true), 1);
 
     sim.setUserPassword(USER.username, USER.password); // the administrator puts it back
-    assert.equal((await fire('get')).ok, false, 'held until a user acts');
+    assert.equal((await fireThrough('get')).ok, false, 'held until a user acts');
     await helper.unload();
     restartMemory(); // Node-RED restarted (the container)
     await load();
-    assert.equal((await fire('get')).ok, true);
-    assert.equal((await fire('get2')).ok, true);
+    assert.equal((await fireThrough('get')).ok, true);
+    assert.equal((await fireThrough('get2')).ok, true);
     assert.equal(logins(true), 1, 'no failed login more');
   });
 
   it('locked out: the message names the restart too, for every lh-server node of the user', async function () {
     // someone at the instrument typed a wrong password three times: the user is locked
-    for (let i = 0; i < 3; i++) {
-      const res = await fetch(`${sim.baseUrl}/api/v1/authenticate`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: USER.username, password: 'typo' }),
-      });
-      assert.ok(res.status >= 400);
-    }
+    await lockOutAtInstrument(sim.baseUrl, USER.username);
     await load();
     for (const id of ['get', 'get2']) {
-      const r = await fire(id);
+      const r = await fireThrough(id);
       assert.equal(r.ok, false);
       assert.match(messageOf(r), /locked out.*Test connection.*without the editor: restart Node-RED/, id);
     }

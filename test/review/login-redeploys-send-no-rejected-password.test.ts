@@ -9,9 +9,10 @@
 import assert from 'node:assert/strict';
 
 import { chooseCredentials, targetOf, testedDeployedLogin } from '../../src/nodes/lh-server/admin-guard';
+import { fireThrough, settingsReadNodes } from '../support/fire-through';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
-import { helper, loadFlow, nextMessage, serverFlow, USER } from '../support/runtime';
+import { helper, loadFlow, serverFlow, USER } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 
@@ -29,35 +30,19 @@ describe('review: deploys never send a rejected password again', function () {
   function flow(password: string): { nodes: Msg[]; credentials: Record<string, Record<string, string>> } {
     const f = serverFlow(sim, { withB: false, credentials: { username: USER.username, password } });
     return {
-      nodes: [
-        ...f.nodes,
-        { id: 'get', type: 'lh-settings', server: 'server', operation: 'get-software-settings', wires: [['out']] },
-        { id: 'catcher', type: 'catch', wires: [['caught']] },
-        { id: 'out', type: 'helper' },
-        { id: 'caught', type: 'helper' },
-      ],
+      nodes: [...f.nodes, ...settingsReadNodes()],
       credentials: f.credentials,
     };
-  }
-
-  async function fire(): Promise<{ ok: boolean; msg: Msg }> {
-    const out = nextMessage(helper.getNode('out')).then((msg) => ({ ok: true, msg }));
-    const caught = nextMessage(helper.getNode('caught')).then((msg) => ({ ok: false, msg }));
-    helper.getNode('get').receive({});
-    const result = await Promise.race([out, caught]);
-    helper.getNode('out').removeAllListeners('input');
-    helper.getNode('caught').removeAllListeners('input');
-    return result;
   }
 
   it('five full deploys with a wrong password cost one failed login; Test connection, once it is right, frees it', async function () {
     const f = flow('wrong-but-kept');
     await loadFlow(f.nodes, f.credentials);
-    assert.equal((await fire()).ok, false);
+    assert.equal((await fireThrough('get')).ok, false);
     assert.equal(failedLogins(), 1);
     for (let deploy = 0; deploy < 5; deploy++) {
       await helper.setFlows(f.nodes as never, 'full', f.credentials as never); // other flows edited, Deploy (full)
-      const r = await fire();
+      const r = await fireThrough('get');
       assert.equal(r.ok, false);
       assert.match(String((r.msg.error as Msg).message), /rejected \(401\).*not sent again.*Test connection/);
     }
@@ -72,13 +57,13 @@ describe('review: deploys never send a rejected password again', function () {
       // the stored password typed again (not left as stored): the same login, so it frees the node too
       .send({ id: 'server', baseUrl: sim.baseUrl, instrumentUrl: '', tls: '', username: 'ADMIN', password: 'wrong-but-kept' });
     assert.equal((res.body as { ok: boolean }).ok, true, JSON.stringify(res.body));
-    assert.equal((await fire()).ok, true);
+    assert.equal((await fireThrough('get')).ok, true);
 
     // changed credentials are tried at once on deploy
     sim.setUserPassword(USER.username, USER.password);
     const g = flow(USER.password);
     await helper.setFlows(g.nodes as never, 'full', g.credentials as never);
-    assert.equal((await fire()).ok, true);
+    assert.equal((await fireThrough('get')).ok, true);
     assert.equal(failedLogins(), 1);
   });
 

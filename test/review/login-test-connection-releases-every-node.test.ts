@@ -9,10 +9,11 @@
  */
 import assert from 'node:assert/strict';
 
+import { fireThrough } from '../support/fire-through';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
 import { Rng } from '../support/prng';
-import { helper, loadFlow, nextMessage, serverFlow, USER } from '../support/runtime';
+import { helper, loadFlow, serverFlow, USER } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
@@ -60,17 +61,6 @@ describe('review: Test connection on one lh-server lets every lh-server of that 
     return { nodes, credentials };
   }
 
-  /** Fires one lh-settings node; resolves with its outcome (the msg out, or the msg a Catch node got). */
-  async function fire(id: string): Promise<{ ok: boolean; msg: Msg }> {
-    const out = nextMessage(helper.getNode('out')).then((msg) => ({ ok: true, msg }));
-    const caught = nextMessage(helper.getNode('caught')).then((msg) => ({ ok: false, msg }));
-    helper.getNode(id).receive({});
-    const result = await Promise.race([out, caught]);
-    helper.getNode('out').removeAllListeners('input');
-    helper.getNode('caught').removeAllListeners('input');
-    return result;
-  }
-
   /** Spellings of the simulator's URL and the user name that name the same instrument and user (review68). */
   const rng = new Rng(SEED);
   rng.next();
@@ -101,7 +91,7 @@ describe('review: Test connection on one lh-server lets every lh-server of that 
     const f = flow(spelt);
     await loadFlow(f.nodes, f.credentials);
     for (const id of ['get0', 'get1']) {
-      const r = await fire(id);
+      const r = await fireThrough(id);
       assert.equal(r.ok, false);
       assert.match(String((r.msg.error as Msg).message), /login as "admin" was rejected/i);
     }
@@ -116,9 +106,9 @@ describe('review: Test connection on one lh-server lets every lh-server of that 
     assert.equal((res.body as { ok: boolean }).ok, true, JSON.stringify(res.body));
     const afterTest = logins().length;
 
-    const second = await fire('get1');
+    const second = await fireThrough('get1');
     assert.equal(second.ok, true, `s1 is still held back: ${JSON.stringify(second.msg.error)}`);
-    assert.equal((await fire('get0')).ok, true);
+    assert.equal((await fireThrough('get0')).ok, true);
     // each lh-server node has its session: one login each, none refused
     assert.deepEqual(
       logins()
