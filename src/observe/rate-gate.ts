@@ -17,10 +17,13 @@ export function gapMs(perSecond: number): number {
 /**
  * 'now', or the ms to wait before the held change may go out. `now` is the wall clock: one that stepped back (an NTP
  * correction, a VM resumed) puts the last emission in the future, and waiting for it would hold the latest state for
- * as long as the step (an hour back: an hour late); the gap is then taken as passed.
+ * as long as the step (an hour back: an hour late). Nor is the gap then taken as passed: a clock that goes back again
+ * and again (jitter) would let every change of a storm out. It waits one whole gap, on the caller's timer (monotonic),
+ * whose firing lets the held change out whatever the wall clock then says.
  */
 export function admit(gate: RateGate, now: number, perSecond: number): 'now' | number {
   const gap = gapMs(perSecond);
-  if (gate.lastAt === undefined || now < gate.lastAt || now - gate.lastAt >= gap) return 'now';
+  if (gate.lastAt === undefined || now - gate.lastAt >= gap) return 'now';
+  if (now < gate.lastAt) return gap;
   return gate.lastAt + gap - now;
 }

@@ -140,10 +140,16 @@ export class SnapshotTaker {
     return photo;
   }
 
-  /** The last result when it still serves: within the interval, or while the instrument counts as without a camera. */
+  /**
+   * The last result when it still serves: within the interval, or while the instrument counts as without a camera.
+   * Wall-clock times: one "in the future" (the clock was set back since) no longer serves, or the last result (a camera
+   * error, "no camera") would stand for every error raised for as long as the step.
+   */
   private fresh(now: number): SnapshotResult | undefined {
     if (!this.last) return undefined;
-    return now < this.noCameraUntil || now - this.last.at < this.minIntervalMs ? this.last.result : undefined;
+    const noCamera = now < this.noCameraUntil && this.noCameraUntil - now <= NO_CAMERA_RETRY_MS;
+    const recent = now >= this.last.at && now - this.last.at < this.minIntervalMs;
+    return noCamera || recent ? this.last.result : undefined;
   }
 
   private async shoot(): Promise<SnapshotResult> {

@@ -233,17 +233,18 @@ export class StateNode {
     this.offer();
   }
 
-  private offer(): void {
+  /** `due`: the rate's timer fired, the gap has passed on the timers' clock, whatever the wall clock says */
+  private offer(due = false): void {
     if ((this.memory.doc === this.lastSent && !this.force) || !this.o.emitting() || this.awaiting) return;
     if (this.changeWait !== undefined) return; // the change's last event offers
-    const verdict = admit(this.gate, this.now(), this.o.perSecond);
+    const verdict = due ? 'now' : admit(this.gate, this.now(), this.o.perSecond);
     if (verdict === 'now') return this.emitNow();
     if (this.gate.held) return; // the timer sends the latest document when the gap ends
     this.gate.held = true;
     this.timer = this.setTimer(() => {
       this.timer = undefined;
       this.gate.held = false;
-      this.offer();
+      this.offer(true);
     }, verdict);
   }
 
