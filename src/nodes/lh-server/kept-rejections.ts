@@ -10,7 +10,8 @@
  * start, and when a rejection is written), never per login, and never for the other instruments of a fleet. Never the
  * password, the user name or the instrument's words. A Test connection that succeeds deletes its password's hold;
  * without the editor, deleting the folder and restarting Node-RED lets every kept rejection go. Files of earlier
- * namings are never looked up again, only pruned.
+ * namings are never looked up again, only pruned. Node-REDs sharing the user directory share the folder: one salt
+ * (the first made is the one all take), and each file read and written in turn under its lock file (`<file>.lock`).
  *
  * The folder is trusted only when it is a real folder (not a symlink, not a file): nothing is written outside it, and
  * a file in it that is not a regular file (a FIFO, a device, a symlink) or is larger than a few numbers is not read.
@@ -105,10 +106,17 @@ export function keptRejections(userDir: unknown, identity: string): RejectionSto
     const tmp = path.join(dir, `${SALT_FILE}.${randomBytes(6).toString('hex')}.tmp`);
     try {
       fs.writeFileSync(tmp, `${salt}\n`, { mode: 0o600, flag: 'wx' });
-      // a salt file that is not one (cut short, overwritten) is replaced; else made only if still missing (EEXIST:
-      // another process made it first, and its salt is taken below); whichever salt is on disk then is the one used
-      if (fs.existsSync(saltFile)) fs.renameSync(tmp, saltFile);
-      else fs.linkSync(tmp, saltFile);
+      // made only if still missing (a link fails on a file there); one there is taken when it is a salt (another
+      // Node-RED made it since this one looked, and may have kept holds under it already: replacing it would lose
+      // them), replaced only when it is not one (cut short, overwritten); whichever salt is on disk then is used
+      try {
+        fs.linkSync(tmp, saltFile);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        const other = saltNow();
+        if (other) return other;
+        fs.renameSync(tmp, saltFile);
+      }
       return saltNow() ?? salt;
     } catch (err) {
       const other = saltNow();
@@ -162,21 +170,70 @@ export function keptRejections(userDir: unknown, identity: string): RejectionSto
       const salt = saltToWrite();
       const file = path.join(dir, holdName(salt, identity, credentials));
       const check = checkOf(key, credentials, salt);
-      const others = holdsIn(file).filter((h) => !sameCheck(h.check, check));
-      write(file, [...others, { check, ...kept }].slice(-MAX_HOLDS_PER_FILE));
+      // read, changed and written under the file's lock: another Node-RED sharing the folder writing its hold of
+      // another password of this user between the read and the write would lose this one's, or this one its
+      withFileLock(file, () => {
+        const others = holdsIn(file).filter((h) => !sameCheck(h.check, check));
+        write(file, [...others, { check, ...kept }].slice(-MAX_HOLDS_PER_FILE));
+      });
       pruneOldest(dir);
     },
     remove(key, credentials) {
       const salt = saltNow();
       if (!salt) return;
       const file = path.join(dir, holdName(salt, identity, credentials));
-      const holds = holdsIn(file);
-      if (holds.length === 0) return;
+      if (holdsIn(file).length === 0) return;
       const check = checkOf(key, credentials, salt);
-      const rest = holds.filter((h) => !sameCheck(h.check, check));
-      if (rest.length < holds.length) write(file, rest);
+      withFileLock(file, () => {
+        const holds = holdsIn(file);
+        const rest = holds.filter((h) => !sameCheck(h.check, check));
+        if (rest.length < holds.length) write(file, rest);
+      });
     },
   };
+}
+
+/** How long a save or release waits for another Node-RED's on the same file (each holds it well under 1 ms). */
+export const HOLD_LOCK_WAIT_MS = 1000;
+/** A lock file older (or, the clock set back, younger) than this was left by a Node-RED that died holding it. */
+const STALE_LOCK_MS = 5000;
+
+/** Blocks the thread for `ms` (the store is synchronous: a login asks it once per key and start). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Runs `work` holding `<file>.lock` (made exclusively: never through a symlink, never shared), so that the Node-REDs
+ * sharing a user directory read, change and write one file in turn. A lock left by a Node-RED that died holding it is
+ * taken over once stale; one held past HOLD_LOCK_WAIT_MS throws (the rejection is then held in memory only).
+ */
+function withFileLock<T>(file: string, work: () => T): T {
+  const lock = `${file}.lock`;
+  const until = Date.now() + HOLD_LOCK_WAIT_MS;
+  let fd: number | undefined;
+  while (fd === undefined) {
+    try {
+      fd = fs.openSync(lock, 'wx', 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      let age = 0;
+      try {
+        age = Date.now() - fs.lstatSync(lock).mtimeMs;
+      } catch {
+        continue; // given back meanwhile
+      }
+      if (Math.abs(age) > STALE_LOCK_MS) fs.rmSync(lock, { force: true });
+      else if (Date.now() >= until) throw new Error(`${lock} is held by another Node-RED`);
+      else sleepSync(2);
+    }
+  }
+  try {
+    return work();
+  } finally {
+    fs.closeSync(fd);
+    fs.rmSync(lock, { force: true });
+  }
 }
 
 /** A kept rejection as its file holds it: the hash of the password it is known by, then what the gate kept. */
