@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// The test step of `npm test`, in three lanes: the suite on Node-RED 4, then the node tests on Node-RED 3.1 (test:nr3);
-// the coordination suite (several Node-RED processes and a real Redis: test/coordination), then Node-RED 5 on Node.js
-// 22 (test:nr5); the type checks and lint (scripts/checks.js), the review tests (test/review, the seeded models and the
-// cases hostile passes found), the browser, examples and standard-Node-RED tests (Chromium, npm start, a fresh user
-// dir), then the bounded chaos run (test/chaos). Most of each
+// The test step of `npm test`, in three lanes of about equal time: the suite on Node-RED 4, then the browser, examples
+// and standard-Node-RED tests (Chromium, npm start, a fresh user dir); the coordination suite (several Node-RED
+// processes and a real Redis: test/coordination), then Node-RED 5 on Node.js 22 (test:nr5), then the bounded chaos run
+// (test/chaos); the type checks and lint (scripts/checks.js), the review tests (test/review, the seeded models and the
+// cases hostile passes found), then the node tests on Node-RED 3.1 (test:nr3). Most of each
 // is waiting on real sockets and child processes (about a third of two cores busy), so together they take the time of
 // the longest lane instead of the sum. The other runs' output is held and printed after the main run's, so none is
 // interleaved. Exits non-zero when any run fails. LH_TEST_SEQUENTIAL=1 runs them one after the other.
@@ -66,7 +66,7 @@ function failures(output) {
 
 /** The runs of `npm test`; `after`: started once that run ended (it shares its lane, so at most three run at once). */
 const RUNS = [
-  // type checks, ESLint and Prettier: a minute of CPU at the start of the shortest lane
+  // type checks, ESLint and Prettier: a minute of CPU at the start of their lane
   { name: 'static checks', title: 'type checks and lint (scripts/checks.js)', script: 'scripts/checks.js', args: [] },
   // the suite on Node-RED 4 but for what the other runs take (its output is written as it comes)
   {
@@ -93,12 +93,21 @@ const RUNS = [
     title: 'coordination suite (test/coordination, test/review/coord-*)',
     args: ['--config', '.mocharc.coordination.json'],
   },
+  // the review tests on Node-RED 4 but for coordination's (about 5 to 7 minutes, which the main run took with it): the
+  // cases hostile passes found and their seeded models, after the static checks
+  {
+    name: 'review suite',
+    title: 'review tests on Node-RED 4 (test/review but test/review/coord-*)',
+    args: ['test/review/*.test.ts', '--ignore', 'test/review/coord-*.test.ts'],
+    after: 'static checks',
+  },
+  // the node tests on the oldest Node-RED package.json promises, after the review tests
   {
     name: 'Node-RED 3.1 suite',
     title: 'node tests on Node-RED 3.1 (test:nr3)',
     args: ['--config', '.mocharc.nr3.json'],
     env: { LH_NODE_RED: 'node-red-3' },
-    after: 'Node-RED 4 suite',
+    after: 'review suite',
   },
   // Node-RED 5 on Node.js 22 (scripts/nr5.js): the node tests and the standard-install test, after the coordination
   // suite
@@ -109,29 +118,22 @@ const RUNS = [
     args: [],
     after: 'coordination suite',
   },
-  // the review tests on Node-RED 4 but for coordination's (about five minutes of the twelve the main run took with
-  // them): the cases hostile passes found and their seeded models, after the static checks
-  {
-    name: 'review suite',
-    title: 'review tests on Node-RED 4 (test/review but test/review/coord-*)',
-    args: ['test/review/*.test.ts', '--ignore', 'test/review/coord-*.test.ts'],
-    after: 'static checks',
-  },
-  // Chromium, npm start, the examples and a standard Node-RED user dir: mostly waiting on child processes
+  // Chromium, npm start, the examples and a standard Node-RED user dir (mostly waiting on child processes), after the
+  // main run
   {
     name: 'browser, examples and standard Node-RED suite',
     title: 'browser, examples and standard Node-RED (test/browser, test/e2e, test/standard)',
     args: ['--config', '.mocharc.processes.json'],
-    after: 'review suite',
+    after: 'Node-RED 4 suite',
   },
   // the bounded chaos run (two Node-REDs, redis-server restarts, the simulators; about 70 s) and the chaos harness'
-  // pure tests, last in their lane: the coordination suite (also Node-REDs on Redis) has ended by then
+  // pure tests, last in the coordination suite's lane (also Node-REDs on Redis), after Node-RED 5
   {
     name: 'chaos run',
     title: 'bounded chaos run (test/chaos; npm run chaos is the long one)',
     // a named file: .mocharc.cjs adds ts-node and the secret scan, not the whole suite
     args: ['test/chaos/*.test.ts'],
-    after: 'browser, examples and standard Node-RED suite',
+    after: 'Node-RED 5 suite',
   },
 ];
 
