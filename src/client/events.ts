@@ -366,7 +366,11 @@ class ChannelConnection {
       // runs before the frames that arrived meanwhile are read, and would drop a socket that kept delivering. A ping
       // is judged only once it had half an interval to be answered: a stall inside a timer makes the interval due
       // again at once (it is rescheduled from the time before the stall)
-      if (judging || Date.now() - pingedAt < every / 2) return;
+      // The wall clock: one set back since the ping (an NTP step, a VM resumed) puts it in the future, and waiting for
+      // it to pass would leave a dead connection undetected (no event heard, the status connected) for the step's
+      // length; such a ping has had this interval's timer to be answered, so it is judged now
+      const since = Date.now() - pingedAt;
+      if (judging || (since >= 0 && since < every / 2)) return;
       judging = true;
       setImmediate(() => {
         judging = false;

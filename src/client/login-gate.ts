@@ -171,6 +171,13 @@ export class LoginGate {
     const entry = this.entries.get(key) ?? this.restored(key, credentials);
     if (entry?.rejected) return { go: false, held: entry.rejected, kept: entry.kept };
     if (entry?.inFlight) return { go: false, wait: entry.inFlight };
+    // `now` is the wall clock: one set back since the failure (an NTP step, a VM resumed) puts the next login further
+    // ahead than its spacing, and waiting for it would hold every login for as long as the step (an hour back: no
+    // request for an hour). Nor may it then go at once (a clock jittering back would unspace every failure): the wait
+    // counts afresh from now, one spacing at most.
+    if (entry?.spaced && entry.spaced.nextAt - now > spacedOutMs(entry.spaced.count)) {
+      entry.spaced = { ...entry.spaced, nextAt: now + spacedOutMs(entry.spaced.count) };
+    }
     if (entry?.spaced && now < entry.spaced.nextAt) return { go: false, spaced: entry.spaced };
     let finish = (): void => undefined;
     const inFlight = new Promise<void>((resolve) => (finish = resolve));

@@ -48,8 +48,15 @@ export interface HeldClaim {
 export class RunStartClaims {
   private held?: RunStartClaim & { token: object };
   /** a create that got no answer: its run may still appear; no other start until it shows or `until` */
-  private unanswered?: RunStartClaim & { until: number };
+  private unanswered?: RunStartClaim & { until: number; holdMs: number };
   private loading?: LeftAtLoading;
+  /**
+   * The order of events (the run left at Loading, status reads started): "started after" by this count, not by the
+   * wall clock, which a step back (NTP, a VM resumed) would turn around for the step's length, so that no read
+   * forgot the run left at Loading and a run an operator prepares there meanwhile was confirmed as this Node-RED's.
+   */
+  private events = 0;
+  private loadingAt = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -62,13 +69,19 @@ export class RunStartClaims {
 
   /** The create that got no answer, while its run may still appear. */
   private pendingCreate(): (RunStartClaim & { until: number }) | undefined {
-    if (this.unanswered && this.now() >= this.unanswered.until) this.unanswered = undefined;
+    const now = this.now();
+    // the wall clock set back since the create: its hold would last the step's length (no start for an hour); it
+    // counts afresh from now instead, never longer than its hold (nor over at once: the run may still appear)
+    if (this.unanswered && this.unanswered.until - now > this.unanswered.holdMs)
+      this.unanswered = { ...this.unanswered, until: now + this.unanswered.holdMs };
+    if (this.unanswered && now >= this.unanswered.until) this.unanswered = undefined;
     return this.unanswered;
   }
 
   /** Remembers the run this Node-RED left at Loading (replacing any earlier one). */
   leftAtLoading(protocolId: number, runId?: string): void {
     this.loading = { protocolId, runId, since: this.now() };
+    this.loadingAt = ++this.events;
   }
 
   /** The run this Node-RED left at Loading, if it did and nothing has confirmed or replaced it since. */
@@ -90,8 +103,9 @@ export class RunStartClaims {
    */
   readingStatus(): (state: RunStateName) => void {
     const startedAt = this.now();
+    const order = ++this.events;
     return (state) => {
-      if (this.loading && startedAt > this.loading.since && !STILL_AT_LOADING.includes(state)) this.loading = undefined;
+      if (this.loading && order > this.loadingAt && !STILL_AT_LOADING.includes(state)) this.loading = undefined;
       // the run of a create that got no answer shows: from now on the busy check of a start names it
       if (this.unanswered && startedAt > this.unanswered.since && state !== 'Idle') this.unanswered = undefined;
     };
@@ -125,7 +139,7 @@ export class RunStartClaims {
         );
       },
       createUnanswered: (sentAt, holdMs) => {
-        this.unanswered = { what, since: sentAt, until: sentAt + holdMs };
+        this.unanswered = { what, since: sentAt, until: sentAt + holdMs, holdMs };
       },
     };
   }

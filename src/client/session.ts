@@ -254,7 +254,9 @@ export class Session extends EventEmitter {
     if (this.pending) return this.pending;
     if (this.current && this.current.value !== stale) return this.current.value;
     const age = this.current?.afterRefusal ? this.now() - this.current.issuedAt : Infinity;
-    if (age < FRESH_TOKEN_REFUSED_MS) {
+    // a token "issued in the future" (the wall clock set back since) is of no known age: held back for it, every
+    // request would fail with this 401 for as long as the step (an hour back: an hour); one login goes instead
+    if (age >= 0 && age < FRESH_TOKEN_REFUSED_MS) {
       throw new LhError(
         `the instrument refused (401) a token it issued ${(age / 1000).toFixed(1)} s ago, so this Node-RED does not log in again for it: ` +
           `check the instrument's clock and the user's permissions for ${operation}. A later request logs in again, at most once in ${FRESH_TOKEN_REFUSED_MS / 1000} s`,

@@ -398,7 +398,7 @@ export class Transport {
     // One deadline for the whole request, retries included: a caller (a poll) never waits longer than it.
     const deadlineMs = Math.max(this.timeoutMs, spec.minTimeoutMs ?? 0);
     const maxResponseBytes = Math.min(this.maxResponseBytes, spec.maxResponseBytes ?? Infinity);
-    const endAt = Date.now() + deadlineMs;
+    let endAt = Date.now() + deadlineMs;
     /** whether an attempt so far may have reached the instrument (past the gate, not ended before anything left) */
     let reached = false;
     for (let attempt = 1; ; attempt++) {
@@ -407,6 +407,10 @@ export class Transport {
       /** this attempt, once started (its end tells whether anything of it can have left) */
       let started: Attempt | undefined;
       try {
+        // the wall clock set back since the first attempt (an NTP step, a VM resumed) puts the deadline further than
+        // it can be: this attempt would hang for the step's length on an instrument that stopped answering, and retries
+        // follow it. The deadline then counts afresh from now (a request so ends within two deadlines, not the step).
+        if (endAt - Date.now() > deadlineMs) endAt = Date.now() + deadlineMs;
         const left = Math.max(1, endAt - Date.now());
         const raw = await this.withinDeadline(left, async (one) => {
           const current = one;

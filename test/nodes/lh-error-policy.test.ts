@@ -6,6 +6,7 @@ import FakeTimers from '@sinonjs/fake-timers';
 type Clock = ReturnType<typeof FakeTimers.install>;
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
+import { Rng } from '../support/prng';
 import { collect, helper, nextMessage, runtimeSettings } from '../support/runtime';
 import { answersSent, recoverySubmissions } from '../support/sim-requests';
 import { until } from '../support/until';
@@ -15,6 +16,8 @@ import { bServerFlow, pollsDone } from './lh-error-poll.support';
 type Msg = Record<string, unknown>;
 
 /** What a restart of Node-RED does to the package's module state. */
+const realSetTimeout = setTimeout;
+
 function restartState(): void {
   restartMemory();
 }
@@ -133,6 +136,61 @@ describe('lh-error-policy', function () {
     assert.equal(puts().length, 1);
     assert.equal(puts()[0].selectedResponse, 'Retry');
     assert.ok(!sim.state.pendingErrors.some((e) => e.id === error.id));
+  });
+
+  // the wall clock stepped back or forward (NTP, a VM resumed) or jittering back while a default waits: it goes out when
+  // its delay has passed on the timers, never held for a step's length, never early (seed printed, LH_SEED to replay)
+  const seed = Number(process.env.LH_SEED ?? Date.now() % 1_000_000);
+  it(`semi-automatic: a default goes out after its delay whatever the wall clock does meanwhile (seed ${seed})`, async function () {
+    const f = flow([semi('Retry', 120)]);
+    const cases = Number(process.env.LH_CASES ?? 3);
+    for (let c = 0; c < cases; c++) {
+      const rng = new Rng(seed + c);
+      const steps: string[] = [];
+      // a fresh flow per case: its session reads the real clock (Date.now taken before the fake one), the simulator
+      // (the instrument) the fake one, so a token of another case's clock must not carry over
+      await helper.unload();
+      restartState();
+      await loadWithPage(f.nodes, f.credentials);
+      fakeClock();
+      let ahead = 0;
+      const error = sim.injectPendingError({ title: `Clot detected ${c}` });
+      const esc = collect(helper.getNode('escalate'));
+      await raise(error as unknown as Msg, 'A');
+      const before = puts().length;
+      for (let ticked = 0; ticked < 119_000;) {
+        const t = Math.min(119_000 - ticked, rng.int(1, 30_000));
+        await clock?.tickAsync(t);
+        ticked += t;
+        const draw = rng.next();
+        const by =
+          draw < 0.3
+            ? -rng.pick([60_000, 3_600_000, 3 * 86_400_000])
+            : draw < 0.5
+              ? rng.int(1_000, Math.max(1_000, 120_000 - ahead)) // in all at most 2 min: the simulator's tokens live 5
+              : draw < 0.7
+                ? -1
+                : 0;
+        if (by !== 0) {
+          if (by > 0) ahead += by;
+          clock?.setSystemTime(Date.now() + by);
+          steps.push(String(by));
+        }
+      }
+      assert.equal(puts().length, before, `case ${c}: the default went out early (clock steps ${steps.join(' ')})`);
+      const auto = nextMessage(helper.getNode('auto'));
+      await clock?.tickAsync(1_000);
+      // the answer is real I/O: real time for it (2 s at most)
+      for (let i = 0; i < 200 && puts().length === before; i++) await new Promise((r) => realSetTimeout(r, 10));
+      assert.ok(
+        puts().length > before,
+        `case ${c}: no default 120 s after the error (clock steps ${steps.join(' ')}): ${JSON.stringify(esc.map((m) => (m.payload as Msg).reason))}`,
+      );
+      assert.equal((await auto).outcome, 'answered');
+      assert.equal(puts().length, before + 1);
+      clock?.uninstall();
+      clock = undefined;
+    }
   });
 
   it("is cancelled by a person's answer on the page: nothing more is sent", async function () {

@@ -208,12 +208,16 @@ export class ErrorPolicyNode {
   private schedule(p: PendingDefault): void {
     const old = this.timers.get(p.key);
     if (old) clearTimeout(old);
-    const wait = Math.min(MAX_TIMER_MS, Math.max(0, p.deadline - Date.now()));
+    const left = p.deadline - Date.now();
+    const wait = Math.min(MAX_TIMER_MS, Math.max(0, left));
     this.timers.set(
       p.key,
       setTimeout(() => {
         this.timers.delete(p.key);
-        if (p.deadline > Date.now())
+        // The timer measured the wait (monotonic): the deadline is reached whatever the wall clock says now. Asked
+        // again, a clock set back meanwhile (an NTP step, a VM resumed) would hold the default for the step's length
+        // (an hour back: the instrument waiting an hour longer than the person was told).
+        if (left > MAX_TIMER_MS && p.deadline > Date.now())
           this.schedule(p); // a deadline beyond the longest timer
         else void this.fire(p.key);
       }, wait),

@@ -159,8 +159,11 @@ async function waitFor(
   seen: RunStateName[],
 ): Promise<{ status: RunStatus; verdict: 'loading' | 'started' | 'idle' }> {
   const what = stage === 'loading' ? 'Loading' : 'Running';
-  const end = Date.now() + o.timeoutMs;
+  let end = Date.now() + o.timeoutMs;
   for (;;) {
+    // the wall clock set back meanwhile (an NTP step, a VM resumed) puts the end further than the timeout: the start
+    // would poll for the step's length (an hour back: an hour before it says the run did not start); counted afresh
+    if (end - Date.now() > o.timeoutMs) end = Date.now() + o.timeoutMs;
     const status = await api.status();
     see(seen, status.protocolRunState);
     const verdict = judgeStart(stage, status, seen, protocolId);

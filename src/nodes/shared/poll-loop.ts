@@ -8,6 +8,9 @@ import type { PollPermits, Release } from './poll-permits';
  * `stop()` clears the timer and makes the result of a poll still in flight irrelevant (the caller checks
  * `stopped`).
  */
+/** How early a timer may fire by Date.now() (libuv's clock) and still count as on time. */
+const EARLY_TIMER_MS = 10;
+
 export class PollLoop {
   private timer?: NodeJS.Timeout;
   private immediate?: NodeJS.Immediate;
@@ -130,7 +133,11 @@ export class PollLoop {
     }
     // a timer may fire a millisecond before its time by Date.now() (libuv's clock): the poll then counts from when
     // it was due, or a poll planned for a slot would find the slot still ahead and poll again a millisecond later
-    const started = Math.max(Date.now(), this.dueAt);
+    // Wall-clock readings: one set back (an NTP step, a VM resumed) puts dueAt far ahead; counting from it, or from a
+    // start the clock went back behind during the poll, would hold the next poll for the step's length (an error
+    // poll silent for an hour). Only an early firing counts from dueAt, and the wait never exceeds the poll's delay.
+    const now = Date.now();
+    const started = this.dueAt > now && this.dueAt - now <= EARLY_TIMER_MS ? this.dueAt : now;
     this.lastStart = started;
     let delay: number;
     try {
@@ -144,7 +151,7 @@ export class PollLoop {
     const followUp = this.again;
     this.again = false;
     this.againPinned = false;
-    this.schedule(followUp ? 0 : Math.max(0, delay - (Date.now() - started)), followUp);
+    this.schedule(followUp ? 0 : Math.max(0, delay - Math.max(0, Date.now() - started)), followUp);
     if (followUp) this.triggered = true;
   }
 }

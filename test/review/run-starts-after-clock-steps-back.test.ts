@@ -1,0 +1,86 @@
+/**
+ * A run start's holds (src/client/run-starts.ts) against the wall clock set back or jittering back (an NTP step, a VM
+ * resumed) at drawn moments: a create that got no answer holds other starts for its hold at most (never for the step,
+ * never released at once by the step), and a status read started after a run was left at Loading forgets it when it
+ * shows the run gone, whatever the clock says (else a run an operator prepares there would be confirmed as ours).
+ */
+import assert from 'node:assert/strict';
+
+import { LhError } from '../../src/client';
+import { RunStartClaims } from '../../src/client/run-starts';
+import { Rng } from '../support/prng';
+
+const SEED = Number(process.env.LH_SEED ?? Date.now() % 1_000_000);
+const CASES = Number(process.env.LH_CASES ?? 50);
+const HOLD = 120_000;
+
+function drawStep(rng: Rng): number {
+  const draw = rng.next();
+  if (draw < 0.5) return -(rng.pick([1_000, 60_000, 3_600_000, 3 * 86_400_000]) + rng.int(0, 999));
+  if (draw < 0.8) return -1; // jitter: a reading a millisecond back
+  return rng.int(1, 3_600_000); // forward
+}
+
+function busy(fn: () => void): boolean {
+  try {
+    fn();
+    return false;
+  } catch (err) {
+    if (err instanceof LhError && err.kind === 'busy') return true;
+    throw err;
+  }
+}
+
+describe('review: run starts after the wall clock steps back', function () {
+  it(`an unanswered create holds the next start at most its hold, however the clock stepped (seed ${SEED})`, function () {
+    for (let c = 0; c < CASES; c++) {
+      const rng = new Rng(SEED + c);
+      let mono = 0;
+      let offset = rng.int(0, 1e12);
+      const claims = new RunStartClaims(() => mono + offset);
+      const first = claims.claim('protocol 1', 'start');
+      first.createUnanswered(mono + offset, HOLD);
+      first.release();
+      const steps: number[] = [];
+      let forward = false;
+      let backs = 0;
+      // probes over twice the hold, the clock stepping at drawn moments
+      for (let t = 0; t <= 3 * HOLD; t += rng.int(1, 20_000)) {
+        mono = t;
+        if (rng.chance(0.2)) {
+          const by = drawStep(rng);
+          offset += by;
+          steps.push(by);
+          if (by > 0) forward = true;
+          else if (by < -1) backs++;
+        }
+        const next = claims.claim('protocol 2', 'start');
+        const held = busy(() => next.refuseWhileCreateUnanswered());
+        next.release();
+        if (!forward && t < HOLD) assert.ok(held, `case ${c}: released at ${t} ms, before the hold (steps ${steps.join(' ')})`);
+        if (held)
+          assert.ok(
+            t <= HOLD * (1 + backs) + backs,
+            `case ${c}: still held at ${t} ms, past the hold (steps ${steps.join(' ')})`,
+          );
+      }
+    }
+  });
+
+  it(`a read started after a run was left at Loading forgets it when it shows another state (seed ${SEED})`, function () {
+    for (let c = 0; c < CASES; c++) {
+      const rng = new Rng(SEED + c);
+      let now = rng.int(0, 1e12);
+      const claims = new RunStartClaims(() => now);
+      claims.leftAtLoading(7, 'run-1');
+      const by = drawStep(rng);
+      now += by;
+      const before = claims.atLoading();
+      assert.equal(before?.protocolId, 7);
+      const read = claims.readingStatus();
+      now += rng.int(0, 5);
+      read(rng.pick(['Idle', 'Running', 'Aborting'] as const));
+      assert.equal(claims.atLoading(), undefined, `case ${c}: the clock stepped ${by} ms: the run left at Loading was kept`);
+    }
+  });
+});
