@@ -545,11 +545,6 @@ export function auditOutcomeOf(res: ApiResponse<unknown>): AuditOutcome {
 }
 
 /**
- * A failure: refused when the instrument answered 4xx; not-sent when no connection was made, or when the request never
- * got past its audit gate (`passed` false: ended while its intent was being made durable); unknown otherwise (a
- * timeout, a reset, a 5xx: the instrument may have done it), never applied.
- */
-/**
  * Whether a request that failed so was never sent: no connection was made (refused, host not found or unreachable) on
  * its only attempt, or Node refused a header value before connecting. Such a write cannot have reached the instrument.
  */
@@ -564,6 +559,11 @@ export function neverReached(err: unknown): boolean {
  */
 const NEVER_SENT = new WeakSet<LhError>();
 
+/**
+ * A failure: refused when the instrument answered 4xx; not-sent when no connection was made, or when the request never
+ * got past its audit gate (`passed` false: ended while its intent was being made durable); unknown otherwise (a
+ * timeout, a reset, a 5xx: the instrument may have done it), never applied.
+ */
 export function auditOutcomeOfError(err: unknown, passed = true): AuditOutcome {
   const e = err instanceof LhError ? err : undefined;
   const reason = err instanceof Error ? err.message : String(err);

@@ -1,5 +1,8 @@
 import type { PollPermits, Release } from './poll-permits';
 
+/** How early a timer may fire by Date.now() (libuv's clock) and still count as on time. */
+const EARLY_TIMER_MS = 10;
+
 /**
  * A self-rescheduling poll: the next poll is planned only when the previous one has finished, so polls never
  * overlap; the delay a poll returns counts from that poll's start, so the poll's own duration does not stretch
@@ -8,9 +11,6 @@ import type { PollPermits, Release } from './poll-permits';
  * `stop()` clears the timer and makes the result of a poll still in flight irrelevant (the caller checks
  * `stopped`).
  */
-/** How early a timer may fire by Date.now() (libuv's clock) and still count as on time. */
-const EARLY_TIMER_MS = 10;
-
 export class PollLoop {
   private timer?: NodeJS.Timeout;
   private immediate?: NodeJS.Immediate;
