@@ -1,7 +1,7 @@
 import type http from 'http';
 
 import { isUnreachable, LhError, validationError } from './errors';
-import { TOO_DEEP } from './event-frames';
+import { MAX_FRAME_DEPTH, TOO_DEEP } from './event-frames';
 import { bodyProblem, normaliseKeys } from './field-names';
 import { type HttpAnswer, InstrumentHttp, isAnswerTooLarge, type TlsOptions } from './http-client';
 import { PendingWork } from './pending-work';
@@ -22,8 +22,9 @@ export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 /**
  * An answer nests no deeper than this (instrument answers are a few levels deep): a deeper one, however small, is
  * refused, since Node-RED cannot carry it (the clone of a msg wired to two nodes, a debug node's JSON overflow the stack).
+ * The bound of event frames: a cut answer's values say TOO_DEEP, which names that bound.
  */
-export const MAX_ANSWER_DEPTH = 128;
+export const MAX_ANSWER_DEPTH = MAX_FRAME_DEPTH;
 
 /** Whether a parsed JSON value nests deeper than `max` levels; iterative, so any depth JSON.parse made is measured. */
 export function nestsDeeper(value: unknown, max: number): boolean {
