@@ -83,6 +83,7 @@ export { AuditedRequest, AuditHook, AuditIntent, AuditOutcome, AuditResult, isAu
 export { RequestObservation, RequestObserver } from './transport';
 export * from './types';
 export * as validate from './validate';
+export * from './wall-clock';
 
 /**
  * What a client keeps about its instrument beyond itself, shared by every client of the instrument: the answer

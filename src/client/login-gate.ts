@@ -1,6 +1,7 @@
 import { createHash } from 'crypto';
 
 import { LhError } from './errors';
+import { withinSpan } from './wall-clock';
 
 /** What a session asks the gate before it sends the password: go ahead, wait for another login, or hold back. */
 export type LoginTurn =
@@ -175,8 +176,9 @@ export class LoginGate {
     // ahead than its spacing, and waiting for it would hold every login for as long as the step (an hour back: no
     // request for an hour). Nor may it then go at once (a clock jittering back would unspace every failure): the wait
     // counts afresh from now, one spacing at most.
-    if (entry?.spaced && entry.spaced.nextAt - now > spacedOutMs(entry.spaced.count)) {
-      entry.spaced = { ...entry.spaced, nextAt: now + spacedOutMs(entry.spaced.count) };
+    if (entry?.spaced) {
+      const nextAt = withinSpan(entry.spaced.nextAt, now, spacedOutMs(entry.spaced.count));
+      if (nextAt !== entry.spaced.nextAt) entry.spaced = { ...entry.spaced, nextAt };
     }
     if (entry?.spaced && now < entry.spaced.nextAt) return { go: false, spaced: entry.spaced };
     let finish = (): void => undefined;

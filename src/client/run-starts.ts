@@ -6,6 +6,7 @@
  */
 import { LhError } from './errors';
 import type { RunStateName } from './run-state';
+import { withinSpan } from './wall-clock';
 
 /**
  * States in which a run left at Loading may still be the one waiting there (an error handling or a reload while it
@@ -72,8 +73,10 @@ export class RunStartClaims {
     const now = this.now();
     // the wall clock set back since the create: its hold would last the step's length (no start for an hour); it
     // counts afresh from now instead, never longer than its hold (nor over at once: the run may still appear)
-    if (this.unanswered && this.unanswered.until - now > this.unanswered.holdMs)
-      this.unanswered = { ...this.unanswered, until: now + this.unanswered.holdMs };
+    if (this.unanswered) {
+      const until = withinSpan(this.unanswered.until, now, this.unanswered.holdMs);
+      if (until !== this.unanswered.until) this.unanswered = { ...this.unanswered, until };
+    }
     if (this.unanswered && now >= this.unanswered.until) this.unanswered = undefined;
     return this.unanswered;
   }

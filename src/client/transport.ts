@@ -5,6 +5,7 @@ import { MAX_FRAME_DEPTH, TOO_DEEP } from './event-frames';
 import { bodyProblem, normaliseKeys } from './field-names';
 import { type HttpAnswer, InstrumentHttp, isAnswerTooLarge, type TlsOptions } from './http-client';
 import { PendingWork } from './pending-work';
+import { withinSpan } from './wall-clock';
 
 export { normaliseKeys } from './field-names';
 export type { TlsOptions } from './http-client';
@@ -408,10 +409,9 @@ export class Transport {
       /** this attempt, once started (its end tells whether anything of it can have left) */
       let started: Attempt | undefined;
       try {
-        // the wall clock set back since the first attempt (an NTP step, a VM resumed) puts the deadline further than
-        // it can be: this attempt would hang for the step's length on an instrument that stopped answering, and retries
-        // follow it. The deadline then counts afresh from now (a request so ends within two deadlines, not the step).
-        if (endAt - Date.now() > deadlineMs) endAt = Date.now() + deadlineMs;
+        // the wall clock set back since the first attempt: this attempt would hang for the step's length on an
+        // instrument that stopped answering, and retries follow it (a request so ends within two deadlines)
+        endAt = withinSpan(endAt, Date.now(), deadlineMs);
         const left = Math.max(1, endAt - Date.now());
         const raw = await this.withinDeadline(left, async (one) => {
           const current = one;

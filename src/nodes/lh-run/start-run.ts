@@ -20,7 +20,7 @@ import {
   startBlockers,
   type StartReadiness,
 } from '../../client';
-import { type ProtocolRef, resolveProtocolName } from '../../client';
+import { type ProtocolRef, resolveProtocolName, withinSpan } from '../../client';
 import { judgeStart, pathOf, see, type StartStage } from './start-decisions';
 
 const OP = 'start-run';
@@ -161,9 +161,8 @@ async function waitFor(
   const what = stage === 'loading' ? 'Loading' : 'Running';
   let end = Date.now() + o.timeoutMs;
   for (;;) {
-    // the wall clock set back meanwhile (an NTP step, a VM resumed) puts the end further than the timeout: the start
-    // would poll for the step's length (an hour back: an hour before it says the run did not start); counted afresh
-    if (end - Date.now() > o.timeoutMs) end = Date.now() + o.timeoutMs;
+    // the wall clock set back meanwhile: the start would poll for the step's length before it says the run did not start
+    end = withinSpan(end, Date.now(), o.timeoutMs);
     const status = await api.status();
     see(seen, status.protocolRunState);
     const verdict = judgeStart(stage, status, seen, protocolId);
