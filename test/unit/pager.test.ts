@@ -94,6 +94,18 @@ describe('pager', function () {
     for (let k = 0; k < 9; k++) assert.ok(ids.includes(k), `item ${k} read: ${ids.join(' ')}`);
   });
 
+  it('items without an identity are all kept, never taken for one another', async function () {
+    const fetch = async (offset: number, limit: number): Promise<Page<{ id?: number; n: number }>> => {
+      const items = Array.from({ length: Math.max(0, Math.min(limit, 5 - offset)) }, (_, k) => ({ n: offset + k }));
+      return { items };
+    };
+    const read = await readPages(fetch, { offset: 0, pageSize: 2, maxItems: 100, idOf: (x) => x.id, repeated });
+    assert.deepEqual(
+      read.items.map((x) => x.n),
+      [0, 1, 2, 3, 4],
+    );
+  });
+
   it("the error history's records: two errors under one id are two, a record read again is one", function () {
     const a = { id: '7', date: '2026-11-30T10:00:00Z', code: 3, message: 'Clot', severity: 'Error' };
     const reused = { ...a, date: '2026-11-30T11:00:00Z' };

@@ -53,11 +53,16 @@ export async function readPages<T>(
     const page = await fetchPage(next, limit);
     pages++;
     if (page.total !== undefined) total = page.total;
-    const fresh = idOf ? page.items.filter((item) => !seen.has(idOf(item))) : page.items;
+    // an item without an identity (an instrument leaving it out) is never taken for another: always kept
+    const known = (item: T): unknown => (idOf ? (idOf(item) ?? undefined) : undefined);
+    const fresh = page.items.filter((item) => {
+      const key = known(item);
+      return key === undefined || !seen.has(key);
+    });
     stale = page.items.length > 0 && fresh.length === 0 ? stale + 1 : 0;
     if (stale >= MAX_STALE_PAGES) throw options.repeated(next);
     const taken = fresh.slice(0, maxItems - items.length);
-    if (idOf) for (const item of taken) seen.add(idOf(item));
+    for (const item of taken) if (known(item) !== undefined) seen.add(known(item));
     items.push(...taken);
     next += page.items.length;
     if (taken.length < fresh.length) return { items, total: total ?? offset + items.length, truncated: true, pages };
