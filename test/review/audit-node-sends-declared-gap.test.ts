@@ -88,4 +88,20 @@ describe('lh-audit sends the record that declares a gap, and every file record',
       'the seqs the copy gets after the gap have no hole',
     );
   });
+
+  it('a chain that rotates into new files: the copy gets every record, seqs without a hole, one file/opened per file', async function () {
+    runtimeSettings({ lhAudit: { dir: audit.dir(), key: 'node-test-key', maxFileBytes: 1500 } });
+    const records = await deploy();
+    for (let i = 0; i < 6; i++) await clear();
+    await until(() => records.filter((m) => m.topic === 'outcome/clear-errors').length === 6, 'six outcomes');
+    const sent = seqs(records);
+    assert.deepEqual(
+      sent,
+      sent.map((_, i) => i),
+      'every seq of the chain, in order',
+    );
+    const files = fs.readdirSync(audit.dir()).filter((f) => FILE_PATTERN.test(f));
+    assert.ok(files.length > 1, `the chain rotated: ${files.join(', ')}`);
+    assert.equal(records.filter((m) => m.topic === 'file/opened').length, files.length, 'one file record per file');
+  });
 });
