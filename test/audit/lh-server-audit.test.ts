@@ -64,7 +64,7 @@ describe('audit in Node-RED: lh-server writes the chain of its instrument', func
     assert.deepEqual(fs.readdirSync(audit.dir()), []);
   });
 
-  it('lh-audit sends the intent and the outcome of each request into the flow, once they are on disk', async function () {
+  it('lh-audit sends the intent and the outcome of each request into the flow, once they are on disk (and the file record)', async function () {
     const server = serverFlow(sim, { withB: false });
     await loadFlow(
       [
@@ -80,12 +80,12 @@ describe('audit in Node-RED: lh-server writes the chain of its instrument', func
     const out = nextMessage(helper.getNode('out'));
     helper.getNode('clear').receive({ payload: 1 });
     await out;
-    await until(() => seen.length >= 2, 'two records');
+    await until(() => seen.length >= 3, 'the chain opened, then two records');
     assert.deepEqual(
       seen.map((m) => m.topic),
-      ['intent/clear-errors', 'outcome/clear-errors'],
+      ['file/opened', 'intent/clear-errors', 'outcome/clear-errors'],
     );
-    const [intent, outcome] = seen.map((m) => m.payload as AuditRecord);
+    const [intent, outcome] = seen.slice(1).map((m) => m.payload as AuditRecord);
     assert.equal(intent.phase === 'intent' && intent.who.node, 'clear');
     assert.equal(outcome.phase === 'outcome' && outcome.outcome.result, 'applied');
   });

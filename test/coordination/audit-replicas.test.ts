@@ -47,7 +47,7 @@ describeWithRedis('audit: two Node-RED processes share one chain per instrument 
         id: 'to-audit',
         type: 'function',
         z: 'tab',
-        func: `msg.payload = { kind: 'audit', id: msg.payload.phase + ':' + msg.payload.id, replica: env.get('LH_REPLICA') }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
+        func: `msg.payload = { kind: 'audit', id: msg.payload.phase + ':' + (msg.payload.id || msg.payload.seq), replica: env.get('LH_REPLICA') }; msg.headers = { 'content-type': 'application/json' }; return msg;`,
         outputs: 1,
         wires: [['post']],
       },
@@ -112,8 +112,10 @@ describeWithRedis('audit: two Node-RED processes share one chain per instrument 
     }
 
     // every record emitted once, by the replica that wrote it: both replicas wrote some
-    await until(() => collector.events.filter((e) => e.kind === 'audit').length >= 2 * sent, 'every record emitted');
-    const emitted = collector.events.filter((e) => e.kind === 'audit');
+    await until(() => collector.events.filter((e) => e.kind === 'audit').length >= 2 * sent + 1, 'every record emitted');
+    const opened = collector.events.filter((e) => e.kind === 'audit' && String(e.id).startsWith('file:'));
+    assert.strictEqual(opened.length, 1, 'the file record that opened the chain, by the replica that wrote it');
+    const emitted = collector.events.filter((e) => e.kind === 'audit' && !String(e.id).startsWith('file:'));
     assert.strictEqual(emitted.length, 2 * sent);
     assert.strictEqual(new Set(emitted.map((e) => e.id)).size, 2 * sent, 'no record emitted twice');
     assert.deepStrictEqual([...new Set(emitted.map((e) => e.replica))].sort(), ['r1', 'r2']);

@@ -56,10 +56,10 @@ describeWithRedis('audit in Node-RED with lh-coordination: the chain in the shar
     const out = nextMessage(helper.getNode('out'));
     helper.getNode('clear').receive({ payload: 1 });
     await out;
-    await until(() => seen.length >= 2, 'two records emitted');
+    await until(() => seen.length >= 3, 'the chain opened, then two records emitted');
     assert.deepEqual(
       seen.map((m) => m.topic),
-      ['intent/clear-errors', 'outcome/clear-errors'],
+      ['file/opened', 'intent/clear-errors', 'outcome/clear-errors'],
     );
     const keys = new CoordinationKeys(prefix).instrument(`${sim.baseUrl}|`);
     const stream = { stream: keys.audit, head: keys.auditHead, checkpoint: keys.auditCheckpoint };

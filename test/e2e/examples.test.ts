@@ -11,6 +11,7 @@ import { dailySuite } from './suites/05-daily';
 import { limsRunSuite } from './suites/06-lims-run';
 import { dashboardSuite } from './suites/07-dashboard';
 import { dialogsSuite } from './suites/08-dialogs';
+import { auditSuite } from './suites/09-audit';
 import { protocolsSuite } from './suites/10-protocols';
 import { labStateSuite } from './suites/11-lab-state';
 import { type E2e, USER } from './suites/common';
@@ -48,6 +49,7 @@ describe('one embedded Node-RED', function () {
     recoverySuite(ctx);
     dailySuite(ctx);
     dialogsSuite(ctx);
+    auditSuite(ctx);
     limsRunSuite(ctx);
     dashboardSuite(ctx);
     labStateSuite(ctx);

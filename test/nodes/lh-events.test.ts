@@ -51,6 +51,8 @@ describe('lh-events', function () {
     const state = await until('conn', seen.connection, connected);
     assert.equal(state.topic, 'connection');
     assert.equal(state.event, 'connected');
+    assert.equal((state.payload as Msg).socket, 'instinctevents');
+    assert.ok(Number.isFinite(Date.parse(String((state.payload as Msg).since))), 'since: an ISO time');
     assert.equal((state.instrument as Msg).baseUrl, sim.baseUrl);
 
     sim.publishEvent('RunStatus', 'Running', { state: 'Running' });

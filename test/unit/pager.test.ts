@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 
-import { Page, readPages } from '../../src/nodes/shared/pager';
+import { recordIdentity } from '../../src/nodes/lh-error-log/error-pages';
+import { MAX_STALE_PAGES, Page, readPages } from '../../src/nodes/shared/pager';
 
 /** An instrument holding `count` items (ids 0..count-1), serving at most `serves` per page, with or without a total. */
 function instrument(count: number, options: { serves?: number; total?: boolean; ignoreOffset?: boolean } = {}) {
@@ -50,9 +51,66 @@ describe('pager', function () {
     assert.deepEqual(i.asked.at(-1), { offset: 20, limit: 5 });
   });
 
-  it('fails when a page repeats (the instrument ignores offset)', async function () {
-    const i = instrument(10, { ignoreOffset: true });
-    await assert.rejects(readPages(i.fetch, { offset: 0, pageSize: 2, maxItems: 100, idOf, repeated }), /repeated at 2/);
+  it('fails when pages repeat (the instrument ignores offset), also before its total', async function () {
+    for (const total of [false, true]) {
+      const i = instrument(10, { ignoreOffset: true, total });
+      await assert.rejects(
+        readPages(i.fetch, { offset: 0, pageSize: 2, maxItems: 100, idOf, repeated }),
+        new RegExp(`repeated at ${2 * MAX_STALE_PAGES}`),
+      );
+      const four = instrument(4, { ignoreOffset: true, total });
+      await assert.rejects(readPages(four.fetch, { offset: 0, pageSize: 2, maxItems: 100, idOf, repeated }), /repeated/);
+    }
+  });
+
+  it('never more than maxItems, also from an instrument serving more a page than asked', async function () {
+    for (const total of [false, true]) {
+      const asked: number[] = [];
+      const fetch = async (offset: number, limit: number): Promise<Page<{ id: number }>> => {
+        asked.push(limit);
+        const items = Array.from({ length: Math.max(0, Math.min(limit * 3, 40 - offset)) }, (_, k) => ({ id: offset + k }));
+        return { items, total: total ? 40 : undefined };
+      };
+      const read = await readPages(fetch, { offset: 2, pageSize: 4, maxItems: 10, idOf, repeated });
+      assert.deepEqual(
+        read.items.map((x) => x.id),
+        [2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+      );
+      assert.equal(read.truncated, true);
+    }
+  });
+
+  it('a list gaining items at its start while it is read: each item once, none left out', async function () {
+    // newest first: before each later page one new item goes in front, moving every item one place on
+    let list = Array.from({ length: 9 }, (_, k) => ({ id: k }));
+    let calls = 0;
+    const fetch = async (offset: number, limit: number): Promise<Page<{ id: number }>> => {
+      if (calls++ > 0) list = [{ id: 100 + calls }, ...list];
+      return { items: list.slice(offset, offset + limit), total: list.length };
+    };
+    const read = await readPages(fetch, { offset: 0, pageSize: 2, maxItems: 100, idOf, repeated });
+    const ids = read.items.map((x) => x.id);
+    assert.equal(new Set(ids).size, ids.length, `each once: ${ids.join(' ')}`);
+    for (let k = 0; k < 9; k++) assert.ok(ids.includes(k), `item ${k} read: ${ids.join(' ')}`);
+  });
+
+  it('items without an identity are all kept, never taken for one another', async function () {
+    const fetch = async (offset: number, limit: number): Promise<Page<{ id?: number; n: number }>> => {
+      const items = Array.from({ length: Math.max(0, Math.min(limit, 5 - offset)) }, (_, k) => ({ n: offset + k }));
+      return { items };
+    };
+    const read = await readPages(fetch, { offset: 0, pageSize: 2, maxItems: 100, idOf: (x) => x.id, repeated });
+    assert.deepEqual(
+      read.items.map((x) => x.n),
+      [0, 1, 2, 3, 4],
+    );
+  });
+
+  it("the error history's records: two errors under one id are two, a record read again is one", function () {
+    const a = { id: '7', date: '2026-11-30T10:00:00Z', code: 3, message: 'Clot', severity: 'Error' };
+    const reused = { ...a, date: '2026-11-30T11:00:00Z' };
+    assert.notEqual(recordIdentity(a), recordIdentity(reused));
+    assert.equal(recordIdentity(a), recordIdentity({ ...a, handled: true, handledDateTime: '2026-11-30T10:01:00Z' }));
   });
 
   it('an empty list is one request', async function () {

@@ -14,6 +14,16 @@ function shortReason(problem: AuditProblem): string {
 }
 
 /**
+ * `intent/<operation>`, `outcome/<operation>`; a file record (the chain's first, and the first of each new file):
+ * `file/opened`, or `file/gap` when it declares records missing. Every record goes to the copy, so its seqs are the
+ * chain's without a hole, and a gap the chain declares is in the copy too.
+ */
+function recordTopic(record: AuditRecord): string {
+  if (record.phase === 'file') return record.gap ? 'file/gap' : 'file/opened';
+  return `${record.phase}/${record.phase === 'intent' ? record.what.operation : record.operation}`;
+}
+
+/**
  * lh-audit: sends every audit record of this Node-RED (or of one lh-server node's instrument) into the flow once it is
  * on disk, to pass on to the lab's own database or SIEM with core nodes. The records are already redacted.
  */
@@ -32,10 +42,8 @@ export = function register(RED: Red): void {
     const stop = onAuditRecord((record: AuditRecord) => {
       const instrument = selectedInstrumentKey();
       if (instrument !== undefined && record.instrument !== instrument) return;
-      if (record.phase === 'file') return;
       count++;
-      const operation = record.phase === 'intent' ? record.what.operation : record.operation;
-      node.send({ topic: `${record.phase}/${operation}`, payload: record });
+      node.send({ topic: recordTopic(record), payload: record });
       status.ok('records', { count });
     });
     // a chain that refuses to record (file deleted, disk full): nothing is sent to that instrument, the status says why

@@ -4,6 +4,15 @@ import { readPages } from '../shared/pager';
 export const DEFAULT_PAGE_SIZE = 50;
 export const DEFAULT_MAX_ITEMS = 1000;
 
+/**
+ * One record of the history, however often it is listed: its id with what the instrument says of the error (ids are
+ * reused: two errors under one id are two records), not what changes while it is read (handled, when).
+ */
+export function recordIdentity(record: ErrorRecord | undefined): string {
+  const r = record ?? ({} as Partial<ErrorRecord>);
+  return JSON.stringify([r.id, r.date, r.code, r.message, r.severity, r.type, r.groupId]);
+}
+
 export interface AllPages extends ErrorList {
   /** true when the cap stopped the reading before the last page */
   truncated: boolean;
@@ -29,12 +38,15 @@ export async function readAllPages(
       offset,
       pageSize,
       maxItems,
-      idOf: (record) => record?.id,
+      idOf: recordIdentity,
       repeated: (from) =>
-        new LhError(`list-errors: the instrument returned the same errors again for offset ${from}; it seems to ignore offset`, {
-          kind: 'response',
-          operation: 'list-errors',
-        }),
+        new LhError(
+          `list-errors: the instrument returned the same errors again for offset ${from}; it seems to ignore offset (or errors are raised as fast as it is read)`,
+          {
+            kind: 'response',
+            operation: 'list-errors',
+          },
+        ),
     },
   );
   return { totalItemCount: read.total, currentOffset: offset, items: read.items, truncated: read.truncated, pages: read.pages };

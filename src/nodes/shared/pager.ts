@@ -1,8 +1,14 @@
 /**
  * The one way a node reads a list page by page ("fetch all pages"): from `offset`, `pageSize` items a page, until a
- * page comes back empty or short, the instrument's total is reached, or `maxItems` were read. A page made only of
- * items already read means the instrument ignores `offset`: that fails rather than loop for ever.
+ * page comes back empty or short, the instrument's total is reached, or `maxItems` were read. Never more than
+ * `maxItems` items, also from an instrument that serves more a page than it was asked for. An item already read (a list
+ * that gains items at its start while it is read, newest first, moves them to the next page) is not taken again; a page
+ * made only of items already read, `MAX_STALE_PAGES` times in a row, means the instrument ignores `offset` (or its
+ * list grows as fast as it is read): that fails rather than loop for ever.
  */
+/** Pages in a row that bring nothing new before the reading fails. */
+export const MAX_STALE_PAGES = 3;
+
 export interface Page<T> {
   items: T[];
   /** The instrument's total count, when it says. */
@@ -13,7 +19,10 @@ export interface PagerOptions<T> {
   offset: number;
   pageSize: number;
   maxItems: number;
-  /** The identity of an item, to notice a repeated page; without it, repeats are not checked. */
+  /**
+   * The identity of an item: an item whose identity was read already is not taken again, and a page of such items
+   * only is a repeated page; without it, neither is checked.
+   */
   idOf?: (item: T) => unknown;
   /** The error for an instrument that serves the same page again. */
   repeated: (offset: number) => Error;
@@ -38,17 +47,28 @@ export async function readPages<T>(
   let total: number | undefined;
   let pages = 0;
   let next = offset;
+  let stale = 0;
   for (;;) {
     const limit = Math.min(pageSize, maxItems - items.length);
     const page = await fetchPage(next, limit);
     pages++;
     if (page.total !== undefined) total = page.total;
-    if (idOf && page.items.length > 0 && page.items.every((item) => seen.has(idOf(item)))) throw options.repeated(next);
-    if (idOf) for (const item of page.items) seen.add(idOf(item));
-    items.push(...page.items);
+    // an item without an identity (an instrument leaving it out) is never taken for another: always kept
+    const known = (item: T): unknown => (idOf ? (idOf(item) ?? undefined) : undefined);
+    const fresh = page.items.filter((item) => {
+      const key = known(item);
+      return key === undefined || !seen.has(key);
+    });
+    stale = page.items.length > 0 && fresh.length === 0 ? stale + 1 : 0;
+    if (stale >= MAX_STALE_PAGES) throw options.repeated(next);
+    const taken = fresh.slice(0, maxItems - items.length);
+    for (const item of taken) if (known(item) !== undefined) seen.add(known(item));
+    items.push(...taken);
     next += page.items.length;
-    // The instrument may serve fewer than asked per page: a known total says when the end is reached.
-    const end = page.items.length === 0 || (total !== undefined ? next >= total : page.items.length < limit);
+    if (taken.length < fresh.length) return { items, total: total ?? offset + items.length, truncated: true, pages };
+    // The instrument may serve fewer than asked per page: a known total says when the end is reached (not on a page of
+    // items read already: the list gained items meanwhile, or the instrument repeats its page)
+    const end = page.items.length === 0 || (total !== undefined ? next >= total && stale === 0 : page.items.length < limit);
     if (end) return { items, total: Math.max(total ?? 0, offset + items.length), truncated: false, pages };
     if (items.length >= maxItems) return { items, total: total ?? offset + items.length, truncated: true, pages };
   }
