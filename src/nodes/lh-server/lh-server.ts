@@ -3,6 +3,7 @@ import { asLhError, type ClientOptions, LhError, LiquidHandlerClient, type Sessi
 import { instrumentIdentity } from '../../coordination/instrument-identity';
 import { attachHome } from '../../instrument';
 import { publishLab } from '../../observe/lab-events';
+import { askCameraAgain } from '../deck/snapshot';
 import { httpAdminBasicChecked, requestUser, serverAuditTrail } from '../shared/audit';
 import { isCoordinationNode } from '../shared/coordination-node';
 import { registerMetricsRoute } from '../shared/metrics-route';
@@ -361,8 +362,11 @@ function registerAdminEndpoints(RED: Red): void {
       const report = await testConnection(clientOptions(RED, config, choice.credentials, server));
       const deployed = server?.target ? { target: server.target, credentials: server.credentials ?? {} } : undefined;
       // the deployed node's own login worked (stored or typed again): its rejection no longer holds
-      if (report.ok && server?.client && testedDeployedLogin(body, deployed, choice.credentials))
+      // ... and its camera, backed off after a 404 or a 401 a fresh login did not cure, is asked again at the next photo
+      if (report.ok && server?.client && testedDeployedLogin(body, deployed, choice.credentials)) {
         server.client.session.allowLoginAgain();
+        askCameraAgain(server.client);
+      }
       // An instrument may echo the login: the editor gets no password back, not even the one typed.
       return redactDeep(report, [choice.credentials.password, choice.credentials.instrumentToken]);
     });
