@@ -1,5 +1,6 @@
 import { withActor } from '../../audit';
 import { asLhError, type ClientOptions, LhError, LiquidHandlerClient, type SessionState, trimBase, validate } from '../../client';
+import { leaseFailover } from '../../coordination/failover';
 import { instrumentIdentity } from '../../coordination/instrument-identity';
 import { attachHome } from '../../instrument';
 import { publishLab } from '../../observe/lab-events';
@@ -236,13 +237,17 @@ function joinCoordination(RED: Red, node: LhServerNode, id: unknown, requestTime
   // and every apply of a plan to one of its protocols holds the protocol's lock in Redis while it writes
   const unlock = node.home?.useApplyLocks(found.coordinator.applyLocks(node.instrumentKey));
   if (unlock) node.on('close', unlock);
-  // the metrics' lease holder and failovers (a role change from standby to holder is a lease taken over)
+  // the metrics' lease holder and failovers (the lease taken over from another replica, not back from itself)
   const coordination = node.coordination;
+  const self = found.coordinator.replica;
   let role = coordination.state.role;
+  let memory = leaseFailover({ otherSince: false }, role, coordination.state, self).memory;
   const about = { instrumentKey: node.instrumentKey, instrument: node.displayName };
   const off = coordination.onChange((state) => {
+    const next = leaseFailover(memory, role, state, self);
+    memory = next.memory;
     if (state.role === role) return;
-    const failover = state.role === 'holder' && role === 'standby';
+    const failover = next.failover;
     role = state.role;
     if (state.role === 'holder' || state.role === 'standby')
       publishLab({ ...about, kind: 'lease', holder: state.role === 'holder', failover });
