@@ -138,7 +138,7 @@ export = function register(RED: Red): void {
       slot = pollSchedule.join(key, intervalMs(config.interval));
       // alone: in-process memory; coordinated (lh-coordination): only the lease holder watches, its memory in Redis
       const memory = memoryFor(instrumentKey, node.id);
-      const store = runMemoryStore(server, node.id, memory);
+      const store = runMemoryStore(server, node.id, memory, (text) => logWarn(node, text));
       loop = new RunWatch(node, status, server, client, memory, store, instrumentInfo(server, client), config, slot).loop;
       const started = loop;
       offRole = store.onChange(() => started.trigger()); // a new holder polls at once

@@ -62,7 +62,7 @@ export interface Observation {
   finished?: FinishedRun;
 }
 
-const FINISHED_MEMORY = 200;
+export const FINISHED_MEMORY = 200;
 
 export function newMemory(): RunMemory {
   return { finished: [] };
