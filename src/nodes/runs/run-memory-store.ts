@@ -53,6 +53,8 @@ function badRun(run: Record<string, unknown>): string | undefined {
   if (!Array.isArray(run.states) || !run.states.every((x) => STATES.has(x))) return 'run.states is not a list of run states';
   if (!(run.priorRecordIds === undefined || run.priorRecordIds === null || texts(run.priorRecordIds)))
     return 'run.priorRecordIds is not a list of texts or null';
+  if (!(run.priorRecordsUnsure === undefined || typeof run.priorRecordsUnsure === 'boolean'))
+    return 'run.priorRecordsUnsure is not true or false';
   return undefined;
 }
 
