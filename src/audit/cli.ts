@@ -20,7 +20,7 @@ import type { Cluster } from 'ioredis';
 import { sha256Hex } from './canonical';
 import { csvHeader, csvRowsOf, parseRecords } from './export';
 import { chainName, expandChain, FILE_PATTERN, readChainText } from './files';
-import { STREAM_PAGE, streamCsvRows, streamSnapshot, verifyRedisChain } from './redis-chain';
+import { readKey, STREAM_PAGE, streamCsvRows, streamSnapshot, verifyRedisChain } from './redis-chain';
 import {
   connectSource,
   isRedisUrl,
@@ -93,7 +93,8 @@ async function fromRedis(
       const snapshot = await streamSnapshot(redis, keys);
       // a head left alone (its stream and checkpoint deleted) still says records were there: read, it is TAMPERED
       const empty = snapshot.end === undefined && snapshot.checkpoint === undefined;
-      if (!empty || (await redis.get(keys.head)) !== null) present.push({ keys, snapshot });
+      if (!empty || (await readKey(redis, keys.head, 'a string', () => redis.get(keys.head))) !== null)
+        present.push({ keys, snapshot });
     }
     if (present.length === 0) {
       console.error(

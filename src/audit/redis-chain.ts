@@ -10,6 +10,8 @@ export interface AuditStreamReader {
   xrange(key: string, start: string, end: string, count: 'COUNT', n: number): Promise<[string, string[]][]>;
   xrevrange(key: string, end: string, start: string, count: 'COUNT', n: number): Promise<[string, string[]][]>;
   get(key: string): Promise<string | null>;
+  /** The type of a key (to name one holding the wrong type), when the connection can ask. */
+  type?(key: string): Promise<string>;
   /** A transaction (MULTI/EXEC), when the connection has one: the last entry and the checkpoint read in one step. */
   multi?(): AuditSnapshotTransaction;
 }
@@ -55,8 +57,29 @@ export interface StreamSnapshot {
   checkpoint?: string;
 }
 
+/**
+ * `read`, with a WRONGTYPE refusal (a key of the chain holding another type: someone able to write Redis, a prefix
+ * shared by mistake) told as the key and what it holds: Redis' own words name neither.
+ */
+export async function readKey<T>(
+  redis: Pick<AuditStreamReader, 'type'>,
+  key: string,
+  what: 'a stream' | 'a string',
+  read: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    if (!(err instanceof Error) || !/WRONGTYPE/.test(err.message)) throw err;
+    const type = redis.type ? await redis.type(key).catch(() => undefined) : undefined;
+    throw new Error(
+      `the key ${key} holds ${type ? `a ${type}` : 'another type'}, not ${what} as an audit chain's does (WRONGTYPE): it was written by something else`,
+    );
+  }
+}
+
 async function lastEntry(redis: AuditStreamReader, stream: string): Promise<string | undefined> {
-  const [last] = await redis.xrevrange(stream, '+', '-', 'COUNT', 1);
+  const [last] = await readKey(redis, stream, 'a stream', () => redis.xrevrange(stream, '+', '-', 'COUNT', 1));
   return last?.[0];
 }
 
@@ -84,7 +107,7 @@ export async function streamSnapshot(redis: AuditStreamReader, keys: AuditStream
   if (inOneStep) return inOneStep;
   for (let attempt = 0; ; attempt++) {
     const before = await lastEntry(redis, keys.stream);
-    const checkpoint = (await redis.get(keys.checkpoint)) ?? undefined;
+    const checkpoint = (await readKey(redis, keys.checkpoint, 'a string', () => redis.get(keys.checkpoint))) ?? undefined;
     const after = await lastEntry(redis, keys.stream);
     // appends without pause all the while: the entry before the checkpoint was read (the checkpoint may then name a
     // later one, reported as records removed from the end: run it again)
@@ -116,7 +139,10 @@ export async function* streamPages(
   if (snapshot.end === undefined) return;
   let start = '-';
   for (;;) {
-    const entries = await redis.xrange(stream, start, snapshot.end, 'COUNT', page);
+    const from = start;
+    const entries = await readKey(redis, stream, 'a stream', () =>
+      redis.xrange(stream, from, snapshot.end ?? '+', 'COUNT', page),
+    );
     if (entries.length > 0) yield entries;
     const last = entries[entries.length - 1]?.[0];
     if (entries.length < page || last === undefined || last === snapshot.end) return;
@@ -220,7 +246,7 @@ class StreamVerifier {
   constructor(
     private readonly name: string,
     private readonly checkpoint: string | undefined,
-    key: Buffer | undefined,
+    private readonly key: Buffer | undefined,
   ) {
     this.verifier = new ChainVerifier({ checkpoint, key, owner: streamOwner(name) });
     this.checkpointSeq = checkpointSeq(checkpoint);
@@ -228,6 +254,10 @@ class StreamVerifier {
 
   private partName(i: number): string {
     return `${this.name} part ${i + 1}`;
+  }
+
+  private emptied(): VerifyReport & { firstBadEntry?: string } {
+    return emptiedReport(this.name, this.checkpoint ?? '', this.key);
   }
 
   /** One entry: false once a bad record ended the check. */
@@ -255,6 +285,7 @@ class StreamVerifier {
 
   finish(): VerifyReport & { firstBadEntry?: string } {
     const { name } = this;
+    if (this.lines === 0 && this.checkpoint !== undefined) return this.emptied();
     if (this.partLines.length === 0) {
       this.verifier.beginFile(this.partName(0));
       this.partLines.push(1);
@@ -295,15 +326,6 @@ class StreamVerifier {
       // a gap declared by one of those records is theirs: not records missing around which the chain verifies
       report.gaps = report.gaps.filter((g) => g.to + 1 <= named);
     }
-    if (this.lines === 0 && this.checkpoint !== undefined && intact()) {
-      report.ok = false;
-      report.firstBad = {
-        file: name,
-        line: 1,
-        seq: 0,
-        reason: 'the stream is empty but its checkpoint names records: they were removed',
-      };
-    }
     if (report.firstBad && report.firstBad.file === name) {
       const id = this.named.get(report.firstBad.line);
       if (id !== undefined) {
@@ -313,6 +335,29 @@ class StreamVerifier {
     }
     return report;
   }
+}
+
+/**
+ * The report of an emptied stream whose checkpoint stayed: the checkpoint is checked (its signature, as for any chain)
+ * and said as found (verified, unchecked, unsigned, bad), never "absent"; the records it names were removed.
+ */
+function emptiedReport(name: string, checkpoint: string, key: Buffer | undefined): VerifyReport & { firstBadEntry?: string } {
+  const verifier = new ChainVerifier({ checkpoint, key, owner: streamOwner(name) });
+  const report: VerifyReport & { firstBadEntry?: string } = verifier.finish();
+  report.files = 1;
+  if (report.checkpoint === 'bad' && report.firstBad) {
+    report.firstBad = { ...report.firstBad, file: `${name} checkpoint` };
+    return report;
+  }
+  const named = checkpointSeq(checkpoint);
+  report.ok = false;
+  report.firstBad = {
+    file: `${name} (after the last entry)`,
+    line: 1,
+    seq: 0,
+    reason: `the stream is empty but its checkpoint (${report.checkpoint}) names records${named !== undefined ? ` up to #${named}` : ''}: they were removed`,
+  };
+  return report;
 }
 
 /**

@@ -189,7 +189,7 @@ export class LabMetrics {
     });
     this.failovers = new Counter({
       name: 'lh_coordination_failovers_total',
-      help: 'Leases this Node-RED took over from another holder',
+      help: 'Leases this Node-RED took over from another replica (not one taken back from itself after Redis lost its data)',
       labelNames: ['instrument'],
       registers,
     });

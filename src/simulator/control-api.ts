@@ -25,8 +25,8 @@
  *   GET    /sim/machine;  PUT /sim/machine {isDoorClosed?, isControlled?, controllerMachineName?, controllerUserName?,
  *          isServerReady?, stoppedServices?, instrumentName?, serialNumber?, isEnclosurePresent?, offered?} → 200 the state:
  *          what system-ready, instruments, connection-status, sensor-status and software-versions answer
- *   GET    /sim/deck;  PUT /sim/deck {camera?, cameraNotImage?, initialized?} → 200: the camera offered (false: 404),
- *          answering text instead of an image, the instrument initialised
+ *   GET    /sim/deck;  PUT /sim/deck {camera?, cameraNotImage?, cameraRefuses?, initialized?} → 200: the camera offered
+ *          (false: 404), answering text instead of an image, answering 401 whatever the token, the instrument initialised
  *   POST   /sim/run/error {title?, message?, responses?, atStep?} → 201 {armed, error?}: a runtime error during the
  *          run, now (ErrorHandling until answered) or when step atStep starts
  */

@@ -7,7 +7,7 @@
  */
 import { DECK_POSITIONS, deckPng } from './deck-image';
 import { isObject } from './json-fields';
-import { badRequest, HttpProblem, notFound } from './problem';
+import { badRequest, HttpProblem, notFound, unauthorized } from './problem';
 import type { Reply, Route } from './router';
 import type { RunMachine } from './run-machine';
 import type { TimerSet } from './timers';
@@ -28,6 +28,8 @@ export interface DeckOptions {
   camera: boolean;
   /** the camera answers text instead of an image (a broken camera service) */
   cameraNotImage: boolean;
+  /** the camera answers 401 whatever the token (a user without the camera permission, a camera service refusing) */
+  cameraRefuses: boolean;
 }
 
 interface Colour {
@@ -48,7 +50,7 @@ export interface DeckDeps {
 
 /** The deck's state: what the camera sees, the heater-cooler, the lights, initialisation and the traces. */
 export class DeckSim {
-  options: DeckOptions = { camera: true, cameraNotImage: false };
+  options: DeckOptions = { camera: true, cameraNotImage: false, cameraRefuses: false };
   initialized = true;
   private initializing = false;
   private lights: { mode: 'Automatic' | 'Custom'; colour: Colour } = { mode: 'Automatic', colour: { ...AUTOMATIC } };
@@ -64,7 +66,7 @@ export class DeckSim {
 
   reset(): void {
     this.cancelInit?.();
-    this.options = { camera: true, cameraNotImage: false };
+    this.options = { camera: true, cameraNotImage: false, cameraRefuses: false };
     this.initialized = true;
     this.initializing = false;
     this.lights = { mode: 'Automatic', colour: { ...AUTOMATIC } };
@@ -77,7 +79,7 @@ export class DeckSim {
   configure(body: unknown): DeckOptions & { initialized: boolean } {
     if (body !== undefined && body !== null) {
       if (!isObject(body)) throw new RangeError('the deck options must be a JSON object');
-      for (const key of ['camera', 'cameraNotImage', 'initialized'] as const) {
+      for (const key of ['camera', 'cameraNotImage', 'cameraRefuses', 'initialized'] as const) {
         if (body[key] === undefined) continue;
         if (typeof body[key] !== 'boolean') throw new RangeError(`${key} must be a boolean`);
         if (key === 'initialized') this.initialized = body[key];
@@ -186,6 +188,7 @@ export class DeckSim {
 
   camera(): Reply {
     if (!this.options.camera) throw notFound('No camera is installed.');
+    if (this.options.cameraRefuses) throw unauthorized('The camera is not available to this user.');
     if (this.options.cameraNotImage)
       return { status: 200, body: 'camera service unavailable', headers: { 'Content-Type': 'text/plain' } };
     const plates = this.runInProgress() ? [1, 2, 3, 5, 6] : [];

@@ -243,7 +243,7 @@ export class Simulator implements ControlTarget {
     return { ...this.machine };
   }
 
-  /** PUT /sim/deck {camera?, cameraNotImage?, initialized?}: an instrument without a camera, a broken one. */
+  /** PUT /sim/deck {camera?, cameraNotImage?, cameraRefuses?, initialized?}: no camera, a broken one, one refusing (401). */
   configureDeck(body: unknown): Record<string, unknown> {
     return { ...this.deck.configure(body) };
   }

@@ -6,7 +6,7 @@
  * or `msg.snapshotError` saying why there is none.
  */
 import { LhError, type LiquidHandlerClient, MAX_IMAGE_BYTES, oversizedImage, type Snapshot } from '../../client';
-import { homeOf, slot } from '../../instrument';
+import { findHome, homeOf, slot } from '../../instrument';
 import { PollPermits, pollPermits } from '../shared/poll-permits';
 import { redact } from '../shared/redaction';
 
@@ -14,7 +14,12 @@ import { redact } from '../shared/redaction';
 export const SNAPSHOT_WAIT_MS = 2000;
 /** At most one photo per instrument in this time; errors raised meanwhile get the same photo (or the same reason). */
 export const SNAPSHOT_MIN_INTERVAL_MS = 10_000;
-/** After a 404 (no camera) or 501 the camera is not asked again for this long. */
+/**
+ * After a 404 (no camera) or 501, or a 401 that the fresh login it led to did not cure (the camera refuses this user),
+ * the camera is not asked again for this long: a camera answering 401 to every token would otherwise cost a login per
+ * photo, one every SNAPSHOT_MIN_INTERVAL_MS for as long as errors are raised. A Test connection that logs in, or the
+ * lh-server node redeployed, asks it again at once.
+ */
 export const NO_CAMERA_RETRY_MS = 10 * 60_000;
 
 export type SnapshotResult = { snapshot: Snapshot } | { error: string };
@@ -50,10 +55,22 @@ function reasonOf(err: unknown): string {
   return redact(rawReason(err));
 }
 
+/** A camera answer that backs off for NO_CAMERA_RETRY_MS: no camera, or a 401 to the camera request itself. */
+function backsOff(err: unknown): boolean {
+  if (!(err instanceof LhError)) return false;
+  if (err.statusCode === 404 || err.statusCode === 501) return true;
+  // the session answers a 401 with one fresh login and one more try (or, for a token a 401 made it log in for less
+  // than 10 s ago, with no login): a 401 still here is the camera refusing this user, not an ended session. A refused
+  // login (operation authenticate) is the login holds' business, not the camera's.
+  return err.statusCode === 401 && err.operation === 'snapshot';
+}
+
 function rawReason(err: unknown): string {
   if (err instanceof LhError) {
     if (err.statusCode === 404 || err.statusCode === 501)
       return 'the instrument has no camera (it answered ' + err.statusCode + ')';
+    if (err.statusCode === 401 && err.operation === 'snapshot')
+      return `the camera refused this user (401) even after a fresh login: it is asked again in ${NO_CAMERA_RETRY_MS / 60_000} minutes, or at once after a Test connection or a redeploy of the lh-server node`;
     if (err.kind === 'timeout') return 'the camera did not answer in time';
     return err.message;
   }
@@ -158,9 +175,7 @@ export class SnapshotTaker {
       result = { snapshot: await this.capture() };
     } catch (err) {
       result = { error: reasonOf(err) };
-      if (err instanceof LhError && (err.statusCode === 404 || err.statusCode === 501)) {
-        this.noCameraUntil = Date.now() + NO_CAMERA_RETRY_MS;
-      }
+      if (backsOff(err)) this.noCameraUntil = Date.now() + NO_CAMERA_RETRY_MS;
     }
     const last = (this.last = { at: Date.now(), result });
     this.inFlight = undefined;
@@ -173,6 +188,15 @@ export class SnapshotTaker {
       timer.unref?.();
     }
     return result;
+  }
+
+  /**
+   * Asks the camera again at the next photo (a Test connection that logged in): the back-off after a 404 or a refusal
+   * ends, and a result kept from it no longer serves. A photo in flight is left to finish.
+   */
+  askAgain(): void {
+    this.noCameraUntil = 0;
+    if (this.last && !('snapshot' in this.last.result)) this.last = undefined;
   }
 
   /** Whether a photo is kept (tests): for SNAPSHOT_MIN_INTERVAL_MS after it was taken, no longer. */
@@ -226,6 +250,15 @@ export function snapshotTaker(client: LiquidHandlerClient): SnapshotTaker {
   const camera = homeOf(`${client.baseUrl}|${client.instrumentUrl ?? ''}`).slot(CAMERA);
   camera.use(client);
   return camera.taker;
+}
+
+/**
+ * The camera of the instrument `client` talks to is asked again at the next photo (a Test connection of its lh-server
+ * node that logged in): a back-off after no camera or a refusal ends. Nothing when no node of it took photos.
+ */
+export function askCameraAgain(client: LiquidHandlerClient): void {
+  const home = findHome(`${client.baseUrl}|${client.instrumentUrl ?? ''}`);
+  if (home?.has(CAMERA)) home.slot(CAMERA).taker.askAgain();
 }
 
 /** What a node hooks in: gives raised-error msgs their photo (or the reason there is none). */

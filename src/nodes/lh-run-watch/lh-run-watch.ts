@@ -9,6 +9,8 @@ import {
   progressDue,
   progressOf,
   resultOf,
+  stillGoingOn,
+  type TrackedRun,
   triggersPoll,
 } from '../runs/run-decisions';
 import { type RunMemoryStore, runMemoryStore } from '../runs/run-memory-store';
@@ -76,12 +78,26 @@ function listenForPushes(RED: Red, node: Node, client: LiquidHandlerClient, loop
 }
 
 /** The ids of the run records listed when a run is first seen (none is its record); null when they cannot be read. */
-async function listedIds(client: LiquidHandlerClient): Promise<string[] | null> {
+/**
+ * The ids of the run records listed at `run`'s first sight (none is its own; null when the list could not be read),
+ * and whether that is unsure: the status read after the list no longer shows the run going on, so it may have ended,
+ * and left its record, between the poll and the list (a run first seen in its last moments).
+ */
+async function priorRecords(
+  client: LiquidHandlerClient,
+  run: TrackedRun,
+): Promise<Pick<TrackedRun, 'priorRecordIds' | 'priorRecordsUnsure'>> {
+  let ids: string[];
   try {
-    return (await client.runs.listRunData()).map((r) => r.id);
+    ids = (await client.runs.listRunData()).map((r) => r.id);
   } catch {
-    return null;
+    return { priorRecordIds: null };
   }
+  const going = await client.runs.status().then(
+    (status) => stillGoingOn(run, status),
+    () => false,
+  );
+  return going ? { priorRecordIds: ids } : { priorRecordIds: ids, priorRecordsUnsure: true };
 }
 
 /** Output 2's msg: the result from the run record when the instrument lists one, else from the states seen. */
@@ -138,7 +154,7 @@ export = function register(RED: Red): void {
       slot = pollSchedule.join(key, intervalMs(config.interval));
       // alone: in-process memory; coordinated (lh-coordination): only the lease holder watches, its memory in Redis
       const memory = memoryFor(instrumentKey, node.id);
-      const store = runMemoryStore(server, node.id, memory);
+      const store = runMemoryStore(server, node.id, memory, (text) => logWarn(node, text));
       loop = new RunWatch(node, status, server, client, memory, store, instrumentInfo(server, client), config, slot).loop;
       const started = loop;
       offRole = store.onChange(() => started.trigger()); // a new holder polls at once
@@ -317,7 +333,7 @@ class RunWatch {
     if (!report.run) this.lab.run(current);
     const run = memory.run;
     if (run && run.priorRecordIds === undefined) {
-      run.priorRecordIds = await listedIds(client);
+      Object.assign(run, await priorRecords(client, run));
       await store.save(memory);
     }
     show(this.status, store, s, now);

@@ -12,6 +12,9 @@
  * without the editor, deleting the folder and restarting Node-RED lets every kept rejection go. Files of earlier
  * namings are never looked up again, only pruned. Node-REDs sharing the user directory share the folder: one salt
  * (the first made is the one all take), and each file read and written in turn under its lock file (`<file>.lock`).
+ * Upkeep: a folder or file with group or other bits is tightened (0700, 0600) at a store's first use; at each save,
+ * `.tmp` files of a Node-RED killed mid-write (older than STALE_TMP_MS) and hold files not written for
+ * MAX_HOLD_FILE_AGE_MS are pruned, then the oldest past MAX_HOLD_FILES.
  *
  * The folder is trusted only when it is a real folder (not a symlink, not a file): nothing is written outside it, and
  * a file in it that is not a regular file (a FIFO, a device, a symlink) or is larger than a few numbers is not read.
@@ -27,6 +30,14 @@ export const HOLDS_DIR = 'lh-login-holds';
 export const SALT_FILE = 'salt';
 /** At most this many files are kept (the oldest goes first): every changed password leaves one behind until then. */
 export const MAX_HOLD_FILES = 200;
+/**
+ * A hold file not written for this long is pruned at the next save (of any instrument or user): the files of
+ * credentials changed since (every corrected password leaves one behind) do not stay for ever below MAX_HOLD_FILES. A
+ * Node-RED still deployed with that wrong password then sends it once more, once in 30 days: no lockout counts that.
+ */
+export const MAX_HOLD_FILE_AGE_MS = 30 * 24 * 3_600_000;
+/** A `.tmp` file older than this was left by a Node-RED killed between its write and its rename: pruned. */
+export const STALE_TMP_MS = 60_000;
 /** A file larger than this is not read (it holds a few hashes and numbers). */
 const MAX_FILE_BYTES = 4096;
 /** Rejected passwords kept per instrument and user name (the newest): several nodes may hold several wrong ones. */
@@ -91,8 +102,10 @@ export function keptRejections(userDir: unknown, identity: string): RejectionSto
   const saltFile = path.join(dir, SALT_FILE);
   const checks = new Map<string, { salt: string; check: string }>();
 
+  let tightened = false;
   const saltNow = (): string | undefined => {
     if (!isRealDir(dir)) return undefined;
+    if (!tightened) tightened = tighten(dir);
     const text = readSmallFile(saltFile, 64)?.trim();
     return text !== undefined && SALT_PATTERN.test(text) ? text : undefined;
   };
@@ -176,7 +189,7 @@ export function keptRejections(userDir: unknown, identity: string): RejectionSto
         const others = holdsIn(file).filter((h) => !sameCheck(h.check, check));
         write(file, [...others, { check, ...kept }].slice(-MAX_HOLDS_PER_FILE));
       });
-      pruneOldest(dir);
+      prune(dir);
     },
     remove(key, credentials) {
       const salt = saltNow();
@@ -217,13 +230,13 @@ function withFileLock<T>(file: string, work: () => T): T {
       fd = fs.openSync(lock, 'wx', 0o600);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      let age = 0;
+      let seen: fs.Stats;
       try {
-        age = Date.now() - fs.lstatSync(lock).mtimeMs;
+        seen = fs.lstatSync(lock);
       } catch {
         continue; // given back meanwhile
       }
-      if (Math.abs(age) > STALE_LOCK_MS) fs.rmSync(lock, { force: true });
+      if (Math.abs(Date.now() - seen.mtimeMs) > STALE_LOCK_MS) takeOverStale(lock, seen);
       else if (Date.now() >= until) throw new Error(`${lock} is held by another Node-RED`);
       else sleepSync(2);
     }
@@ -231,8 +244,48 @@ function withFileLock<T>(file: string, work: () => T): T {
   try {
     return work();
   } finally {
+    releaseLock(lock, fd);
+  }
+}
+
+/**
+ * Removes the stale lock `seen` at `lock`, and only it: two Node-REDs finding one stale lock at once used to both
+ * delete "it" (the second deleting the lock the first had made meanwhile) and both hold the file. The lock is moved
+ * aside by a rename (atomic: of two renames of one file only one finds it); the one that moved a lock other than the
+ * stale one it saw (made by a Node-RED that took over first) links it back and waits its turn.
+ */
+function takeOverStale(lock: string, seen: fs.Stats): void {
+  const aside = `${lock}.${randomBytes(6).toString('hex')}.stale`;
+  try {
+    fs.renameSync(lock, aside);
+  } catch {
+    return; // taken over (or given back) by another meanwhile: try again
+  }
+  try {
+    const moved = fs.lstatSync(aside);
+    // the same file: its inode and its time (a stale lock's inode may be reused at once by the lock made after it)
+    if (moved.ino !== seen.ino || moved.dev !== seen.dev || moved.mtimeMs !== seen.mtimeMs) {
+      try {
+        fs.linkSync(aside, lock); // a live lock: back in place (unless a newer one is there, which then holds)
+      } catch {
+        // EEXIST: another lock was made meanwhile; the one moved aside was taken over as stale by its owner's peers
+      }
+    }
+  } finally {
+    fs.rmSync(aside, { force: true });
+  }
+}
+
+/** Gives the lock back: removed only when it is still this holder's (not one made since by a takeover). */
+function releaseLock(lock: string, fd: number): void {
+  try {
+    const own = fs.fstatSync(fd);
+    const there = fs.lstatSync(lock);
+    if (own.ino === there.ino && own.dev === there.dev) fs.rmSync(lock, { force: true });
+  } catch {
+    // gone already
+  } finally {
     fs.closeSync(fd);
-    fs.rmSync(lock, { force: true });
   }
 }
 
@@ -269,18 +322,61 @@ export function keptOf(value: unknown): KeptRejection | undefined {
   return { state, statusCode, at };
 }
 
-/** Deletes the oldest files past MAX_HOLD_FILES. */
-function pruneOldest(dir: string): void {
-  const names = fs.readdirSync(dir).filter((n) => n.endsWith('.json'));
-  if (names.length <= MAX_HOLD_FILES) return;
-  const byAge = names
-    .map((n) => {
-      try {
-        return { n, t: fs.statSync(path.join(dir, n)).mtimeMs };
-      } catch {
-        return { n, t: 0 };
-      }
-    })
-    .sort((a, b) => a.t - b.t);
-  for (const { n } of byAge.slice(0, names.length - MAX_HOLD_FILES)) fs.rmSync(path.join(dir, n), { force: true });
+/**
+ * Deletes the `.tmp` files older than STALE_TMP_MS (a Node-RED killed between its write and its rename), the hold
+ * files not written for MAX_HOLD_FILE_AGE_MS, and the oldest past MAX_HOLD_FILES. Times "in the future" (the clock
+ * set back since) count by their distance, as the lock's do.
+ */
+export function prune(dir: string, now = Date.now()): void {
+  const entries = fs.readdirSync(dir).flatMap((n) => {
+    try {
+      const stat = fs.lstatSync(path.join(dir, n));
+      return stat.isFile() ? [{ n, t: stat.mtimeMs }] : [];
+    } catch {
+      return [];
+    }
+  });
+  const gone = (n: string): void => fs.rmSync(path.join(dir, n), { force: true });
+  for (const { n, t } of entries) if (n.endsWith('.tmp') && Math.abs(now - t) > STALE_TMP_MS) gone(n);
+  const holds = entries.filter(({ n }) => n.endsWith('.json'));
+  const young = holds.filter(({ n, t }) => (Math.abs(now - t) > MAX_HOLD_FILE_AGE_MS ? (gone(n), false) : true));
+  if (young.length <= MAX_HOLD_FILES) return;
+  young.sort((a, b) => a.t - b.t);
+  for (const { n } of young.slice(0, young.length - MAX_HOLD_FILES)) gone(n);
+}
+
+/**
+ * Takes group and other bits off the folder (0700) and its files (0600): a folder made by an older version or by
+ * hand with looser modes would let other users of the machine read the hashes. Through descriptors opened without
+ * following symlinks, so nothing outside the folder is changed. True once done (or not possible: not retried per
+ * login).
+ */
+export function tighten(dir: string): boolean {
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+  const flags = O_RDONLY | (O_NOFOLLOW ?? 0) | (O_NONBLOCK ?? 0);
+  const fix = (file: string, mode: number, kind: (s: fs.Stats) => boolean): void => {
+    let fd: number;
+    try {
+      fd = fs.openSync(file, flags);
+    } catch {
+      return;
+    }
+    try {
+      const stat = fs.fstatSync(fd);
+      if (kind(stat) && (stat.mode & 0o077) !== 0) fs.fchmodSync(fd, stat.mode & mode);
+    } catch {
+      // not ours to change (another owner): left as it is
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+  fix(dir, 0o700, (s) => s.isDirectory());
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return true;
+  }
+  for (const n of names) fix(path.join(dir, n), 0o600, (s) => s.isFile());
+  return true;
 }

@@ -1,8 +1,10 @@
 import { withActor } from '../../audit';
 import { asLhError, type ClientOptions, LhError, LiquidHandlerClient, type SessionState, trimBase, validate } from '../../client';
+import { leaseFailover } from '../../coordination/failover';
 import { instrumentIdentity } from '../../coordination/instrument-identity';
 import { attachHome } from '../../instrument';
 import { publishLab } from '../../observe/lab-events';
+import { askCameraAgain } from '../deck/snapshot';
 import { httpAdminBasicChecked, requestUser, serverAuditTrail } from '../shared/audit';
 import { isCoordinationNode } from '../shared/coordination-node';
 import { registerMetricsRoute } from '../shared/metrics-route';
@@ -235,13 +237,17 @@ function joinCoordination(RED: Red, node: LhServerNode, id: unknown, requestTime
   // and every apply of a plan to one of its protocols holds the protocol's lock in Redis while it writes
   const unlock = node.home?.useApplyLocks(found.coordinator.applyLocks(node.instrumentKey));
   if (unlock) node.on('close', unlock);
-  // the metrics' lease holder and failovers (a role change from standby to holder is a lease taken over)
+  // the metrics' lease holder and failovers (the lease taken over from another replica, not back from itself)
   const coordination = node.coordination;
+  const self = found.coordinator.replica;
   let role = coordination.state.role;
+  let memory = leaseFailover({ otherSince: false }, role, coordination.state, self).memory;
   const about = { instrumentKey: node.instrumentKey, instrument: node.displayName };
   const off = coordination.onChange((state) => {
+    const next = leaseFailover(memory, role, state, self);
+    memory = next.memory;
     if (state.role === role) return;
-    const failover = state.role === 'holder' && role === 'standby';
+    const failover = next.failover;
     role = state.role;
     if (state.role === 'holder' || state.role === 'standby')
       publishLab({ ...about, kind: 'lease', holder: state.role === 'holder', failover });
@@ -361,8 +367,11 @@ function registerAdminEndpoints(RED: Red): void {
       const report = await testConnection(clientOptions(RED, config, choice.credentials, server));
       const deployed = server?.target ? { target: server.target, credentials: server.credentials ?? {} } : undefined;
       // the deployed node's own login worked (stored or typed again): its rejection no longer holds
-      if (report.ok && server?.client && testedDeployedLogin(body, deployed, choice.credentials))
+      // ... and its camera, backed off after a 404 or a 401 a fresh login did not cure, is asked again at the next photo
+      if (report.ok && server?.client && testedDeployedLogin(body, deployed, choice.credentials)) {
         server.client.session.allowLoginAgain();
+        askCameraAgain(server.client);
+      }
       // An instrument may echo the login: the editor gets no password back, not even the one typed.
       return redactDeep(report, [choice.credentials.password, choice.credentials.instrumentToken]);
     });

@@ -32,6 +32,11 @@ export interface TrackedRun {
    * record); undefined: not read yet; null: the list could not be read
    */
   priorRecordIds?: string[] | null;
+  /**
+   * the run no longer went on when the status was read again after that list (a run first seen in its last moments):
+   * its own record may be in the list, known then by the run's start time only
+   */
+  priorRecordsUnsure?: boolean;
 }
 
 export interface RunMemory {
@@ -62,7 +67,7 @@ export interface Observation {
   finished?: FinishedRun;
 }
 
-const FINISHED_MEMORY = 200;
+export const FINISHED_MEMORY = 200;
 
 export function newMemory(): RunMemory {
   return { finished: [] };
@@ -182,8 +187,13 @@ export interface RunRecordLike {
   [field: string]: unknown;
 }
 
-/** How far apart the record's start and the status's start may be (the two clocks round differently). */
+/** How far after the status's start the record's start may be (the two clocks round differently). */
 const START_TOLERANCE_MS = 5000;
+/**
+ * How far before it: a rounding only. A record starting earlier than the run is an older run's, and is never taken
+ * (a run aborted at once and started again within seconds must not get the first one's record).
+ */
+const START_ROUNDING_MS = 1000;
 
 /** An instrument date (ISO, or zone-less: the instrument's UTC) as ms; NaN when none. */
 function instrumentMs(value: unknown): number {
@@ -202,16 +212,31 @@ function instrumentMs(value: unknown): number {
 export function matchRecord(records: RunRecordLike[], run: TrackedRun): RunRecordLike | undefined {
   const started = run.startTime ? instrumentMs(run.startTime) : NaN;
   const sameStart = (r: RunRecordLike): boolean =>
-    !Number.isNaN(started) && Math.abs(recordStartMs(r) - started) <= START_TOLERANCE_MS;
+    !Number.isNaN(started) &&
+    recordStartMs(r) - started >= -START_ROUNDING_MS &&
+    recordStartMs(r) - started <= START_TOLERANCE_MS;
   const ofProtocol = (r: RunRecordLike): boolean =>
     !run.protocolName || typeof r.protocolName !== 'string' || r.protocolName === run.protocolName;
   if (Array.isArray(run.priorRecordIds)) {
     const fresh = newRecords(records, new Set(run.priorRecordIds), run.protocolName);
     // newest first, undated last: the oldest dated one, else the first undated
     const dated = fresh.filter((r) => !Number.isNaN(recordStartMs(r)));
-    return fresh.find(sameStart) ?? (dated.length > 0 ? dated[dated.length - 1] : fresh[0]);
+    const found = fresh.find(sameStart) ?? (dated.length > 0 ? dated[dated.length - 1] : fresh[0]);
+    // none new, and the run may have ended before the list was read: its own record may be a listed one
+    if (found || run.priorRecordsUnsure !== true) return found;
   }
   return records.find((r) => ofProtocol(r) && sameStart(r));
+}
+
+/**
+ * Whether `status`, read after the run records were listed at the run's first sight, shows the run still going on
+ * (not Idle, not aborting, not another run): then it had not ended when the list was read, and none of the records
+ * listed is its own. Otherwise the run may have ended in between (a run first seen in its last moments): its own
+ * record may be among them (`priorRecordsUnsure`: a listed record then counts by the run's start time only).
+ */
+export function stillGoingOn(run: TrackedRun, status: RunStatus): boolean {
+  const state = status.protocolRunState;
+  return state !== 'Idle' && state !== 'Aborting' && !replaced(run, status);
 }
 
 /** ms from the run's start (the instrument's, else first sight) to its end. */

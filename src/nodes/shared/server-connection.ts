@@ -45,6 +45,8 @@ const LOGIN_OPERATIONS: ReadonlySet<string> = new Set(['authenticate', 'renew-to
 
 export class ServerConnection {
   private state: Reachability = newReachability();
+  /** the interfaces the attached client uses: A, and B when it has one */
+  private apis: readonly Api[] = APIS;
   private readonly subscriptions = new Map<ConnectionSubscription, Seen>();
   private detach: (() => void)[] = [];
   /** the last overall state told to `reachability` (offline is told once until online again, and back) */
@@ -61,8 +63,11 @@ export class ServerConnection {
 
   /** Hears `client` until close(). */
   attach(client: LiquidHandlerClient): void {
-    // B with its own instrument token is not stopped by a refused login: it is watched as usual then
-    this.state = newReachability(client.instrumentUsesSession ? APIS : ['A']);
+    // B with its own instrument token is not stopped by a refused login: it is watched as usual then; an lh-server
+    // without B uses A alone: a login that gets no answer is no outage of a B it does not have (the outage line said
+    // "A and B" for it)
+    this.apis = client.hasInstrumentInterface ? APIS : ['A'];
+    this.state = newReachability(client.instrumentUsesSession ? this.apis : ['A']);
     this.detach.push(
       client.onRequestOutcome((o) =>
         this.observe({
@@ -94,7 +99,7 @@ export class ServerConnection {
   }
 
   /** The current view of `apis`, by the threshold in force, or by `offlineAfter` when given (a node's own view). */
-  view(apis: readonly Api[] = APIS, offlineAfter?: number): ConnectionView {
+  view(apis: readonly Api[] = this.apis, offlineAfter?: number): ConnectionView {
     return viewOf(this.state, apis, offlineAfter ?? this.offlineAfter);
   }
 
@@ -110,7 +115,7 @@ export class ServerConnection {
   }
 
   private tellReachability(): void {
-    const view = this.view();
+    const view = this.view(this.apis);
     const now = view.state === 'offline' ? 'offline' : view.state === 'online' ? 'online' : undefined;
     if (now === undefined || now === this.told) return;
     this.told = now;
