@@ -1,4 +1,5 @@
 import type { NodeMessage } from '../shared/node-red';
+import { oneLine } from '../shared/one-line';
 import type { ErrorSource } from '../shared/poll-messages';
 import { redact, redactDeep } from '../shared/redaction';
 import type { AnswerOutcome } from './answer-error';
@@ -24,7 +25,8 @@ export interface AnswerAudit {
 export function answerAuditMsg(a: AnswerAudit, now: Date = new Date()): NodeMessage {
   const { outcome } = a.outcome;
   return {
-    topic: `${outcome}: ${a.errorKey}`,
+    // the key as the instrument gave it in msg.payload; the topic one line (an id with a line break or an escape)
+    topic: oneLine(`${outcome}: ${a.errorKey}`),
     payload: {
       source: a.source,
       errorKey: a.errorKey,

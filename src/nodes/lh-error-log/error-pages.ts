@@ -41,7 +41,7 @@ export async function readAllPages(
       idOf: recordIdentity,
       repeated: (from) =>
         new LhError(
-          `list-errors: the instrument returned the same errors again for offset ${from}; it seems to ignore offset (or errors are raised as fast as it is read)`,
+          `list-errors: the instrument returned the same errors again for offset ${from}; it seems to ignore offset, list records alike beyond a page, or raise errors as fast as they are read`,
           {
             kind: 'response',
             operation: 'list-errors',

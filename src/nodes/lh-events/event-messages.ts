@@ -2,6 +2,7 @@
 import type { EventStateChange, InstrumentEvent } from '../../client';
 import type { InstrumentInfo } from '../shared/error-records';
 import type { NodeMessage } from '../shared/node-red';
+import { oneLine } from '../shared/one-line';
 
 /** The codes setting: an array or a comma/space/newline separated text; lower case, no duplicates; empty = all. */
 export function parseCodes(raw: unknown): string[] {
@@ -16,7 +17,8 @@ export function parseCodes(raw: unknown): string[] {
 
 export function eventMessage(event: InstrumentEvent, instrument: InstrumentInfo): NodeMessage {
   // msg.instrument a copy: the node's own object edited by a flow (change node on the first wire) would be every next msg's
-  return { topic: event.code, payload: event, instrument: { ...instrument } };
+  // msg.payload.code as the instrument sent it; the topic one line (a code with a line break or an escape sequence)
+  return { topic: oneLine(event.code), payload: event, instrument: { ...instrument } };
 }
 
 export function connectionMessage(change: EventStateChange, instrument: InstrumentInfo, now = new Date()): NodeMessage {

@@ -1,5 +1,6 @@
 import { type InstrumentError, MAX_FRAME_DEPTH, type PendingError, TOO_DEEP } from '../../client';
 import { describeActions, type InstrumentInfo, offeredActions, responseNames } from './error-records';
+import { oneLine } from './one-line';
 import {
   type ConnectionMsg,
   DEFAULT_NOTIFICATION,
@@ -17,17 +18,6 @@ export { DEFAULT_NOTIFICATION, errorKey } from './poll-messages';
 
 function text(value: unknown): string {
   return typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);
-}
-
-/**
- * One line: line breaks and blanks (U+0085 NEXT LINE too, which `\s` leaves out) as one space, and any other control
- * character (an escape sequence, a NUL: the text goes into e-mail subjects and console logs) as U+FFFD.
- */
-function oneLine(value: string): string {
-  return value
-    .replace(/[\s\u0085]+/g, ' ')
-    .trim()
-    .replace(/\p{Cc}/gu, '\ufffd');
 }
 
 /** `2026-01-31 12:00:00` in the Node-RED host's time zone; the raw text when it is not a date. */

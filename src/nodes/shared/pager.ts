@@ -4,7 +4,8 @@
  * `maxItems` items, also from an instrument that serves more a page than it was asked for. An item already read (a list
  * that gains items at its start while it is read, newest first, moves them to the next page) is not taken again; a page
  * made only of items already read, `MAX_STALE_PAGES` times in a row, means the instrument ignores `offset` (or its
- * list grows as fast as it is read): that fails rather than loop for ever.
+ * list grows as fast as it is read): that fails rather than loop for ever. With a total on both pages, one such page
+ * fails at once unless the total grew by as many items (only items added meanwhile move read ones onto the next page).
  */
 /** Pages in a row that bring nothing new before the reading fails. */
 export const MAX_STALE_PAGES = 3;
@@ -52,6 +53,7 @@ export async function readPages<T>(
     const limit = Math.min(pageSize, maxItems - items.length);
     const page = await fetchPage(next, limit);
     pages++;
+    const before = total;
     if (page.total !== undefined) total = page.total;
     // an item without an identity (an instrument leaving it out) is never taken for another: always kept
     const known = (item: T): unknown => (idOf ? (idOf(item) ?? undefined) : undefined);
@@ -61,6 +63,11 @@ export async function readPages<T>(
     });
     stale = page.items.length > 0 && fresh.length === 0 ? stale + 1 : 0;
     if (stale >= MAX_STALE_PAGES) throw options.repeated(next);
+    // A page of items read already moved here only if as many were added meanwhile (the total grew by as many): with
+    // fewer added, they are items served again (offset ignored) or records alike that the identity cannot tell apart;
+    // either way skipping them would end the reading short without a word, so it fails.
+    if (stale > 0 && before !== undefined && page.total !== undefined && page.total - before < page.items.length)
+      throw options.repeated(next);
     const taken = fresh.slice(0, maxItems - items.length);
     for (const item of taken) if (known(item) !== undefined) seen.add(known(item));
     items.push(...taken);
