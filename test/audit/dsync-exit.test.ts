@@ -10,14 +10,14 @@ import fs from 'fs';
 import path from 'path';
 
 import { AuditRecord } from '../../src/audit';
+import { tsChildArgs } from '../support/ts-child';
 import { actionFields, readChain, tempDir, verify } from './chain-support';
 
 function runChild(dir: string, writeMode: string): Promise<{ code: number | null; out: string }> {
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', path.join(__dirname, 'dsync-exit-child.ts'), dir, writeMode],
-    { cwd: path.resolve(__dirname, '..', '..'), stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+  const child = spawn(process.execPath, tsChildArgs(path.join(__dirname, 'dsync-exit-child.ts'), [dir, writeMode]), {
+    cwd: path.resolve(__dirname, '..', '..'),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, out })));

@@ -12,6 +12,7 @@ import { Readable } from 'stream';
 import { AuditLog } from '../../src/audit';
 import { Simulator } from '../../src/simulator';
 import { USER } from '../support/runtime';
+import { tsChildArgs } from '../support/ts-child';
 import { KEY as KEY_SUPPORT, readChain, tempDir, verify, writeChain } from './chain-support';
 
 const KEY = Buffer.from('kill-key');
@@ -150,7 +151,7 @@ describe('audit: a writer killed with SIGKILL mid-write', function () {
 
 /** Starts a child test script of this folder (`script` with `args`) as a separate Node process; its stdout is piped. */
 function spawnChild(script: string, ...args: string[]): ChildProcessByStdio<null, Readable, null> {
-  return spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(__dirname, script), ...args], {
+  return spawn(process.execPath, tsChildArgs(path.join(__dirname, script), args), {
     cwd: path.resolve(__dirname, '..', '..'),
     env: { ...process.env, LH_KILL_PASSWORD: USER.password },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -7,6 +7,8 @@ import { execFileSync } from 'child_process';
 import fs from 'fs';
 import path from 'path';
 
+import { tsChildArgs } from '../support/ts-child';
+
 const dir = process.env.LH_LIVE_DIR ?? '';
 const readdirSync = fs.readdirSync.bind(fs) as (...args: unknown[]) => unknown;
 let rotated = false;
@@ -14,14 +16,10 @@ let rotated = false;
   const listed = readdirSync(...args);
   if (!rotated && path.resolve(String(args[0])) === dir) {
     rotated = true;
-    execFileSync(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', path.join(__dirname, 'audit-cli-verify-live-chain-rotating-writer.ts'), dir],
-      {
-        cwd: path.resolve(__dirname, '..', '..'),
-        stdio: 'inherit',
-      },
-    );
+    execFileSync(process.execPath, tsChildArgs(path.join(__dirname, 'audit-cli-verify-live-chain-rotating-writer.ts'), [dir]), {
+      cwd: path.resolve(__dirname, '..', '..'),
+      stdio: 'inherit',
+    });
   }
   return listed;
 };

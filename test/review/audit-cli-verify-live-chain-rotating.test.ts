@@ -11,6 +11,7 @@ import path from 'path';
 
 import { chainFile, chainIndexes } from '../../src/audit';
 import { tempDir } from '../audit/chain-support';
+import { tsChildArgs } from '../support/ts-child';
 import { LIVE, rotate } from './audit-cli-verify-live-chain-rotating-writer';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -30,17 +31,7 @@ describe('lh-audit verify: a live chain starting a new file while it is verified
     const before = chainIndexes(dir, LIVE.name).length;
     const r = spawnSync(
       process.execPath,
-      [
-        '-r',
-        'ts-node/register/transpile-only',
-        '-r',
-        PRELOAD,
-        CLI,
-        'verify',
-        chainFile(dir, LIVE.name, 1),
-        '--key',
-        LIVE.key.toString(),
-      ],
+      tsChildArgs(CLI, ['verify', chainFile(dir, LIVE.name, 1), '--key', LIVE.key.toString()], [PRELOAD]),
       { cwd: ROOT, encoding: 'utf8', env: { ...process.env, LH_LIVE_DIR: dir } },
     );
     assert.equal(chainIndexes(dir, LIVE.name).length, before + 1, 'the writer started a new file while verify ran');

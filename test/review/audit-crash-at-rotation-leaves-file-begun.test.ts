@@ -19,6 +19,7 @@ import path from 'path';
 import { AuditLog, chainFile, chainIndexes } from '../../src/audit';
 import { actionFields, KEY, readChain, tempDir, verify } from '../audit/chain-support';
 import { Rng } from '../support/prng';
+import { tsChildArgs } from '../support/ts-child';
 
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
 const CASES = process.env.LH_CASES ? Number(process.env.LH_CASES) : 2;
@@ -36,16 +37,13 @@ async function crashAt(
 ): Promise<Map<number, string>> {
   const child = spawn(
     process.execPath,
-    [
-      '-r',
-      'ts-node/register/transpile-only',
-      path.join(__dirname, 'audit-crash-at-rotation-child.ts'),
+    tsChildArgs(path.join(__dirname, 'audit-crash-at-rotation-child.ts'), [
       dir,
       String(dieAt),
       how,
       writeMode,
       String(firstAction),
-    ],
+    ]),
     { cwd: path.resolve(__dirname, '..', '..'), stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const durable = new Map<number, string>();

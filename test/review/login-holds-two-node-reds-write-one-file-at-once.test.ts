@@ -11,7 +11,7 @@
  * for the salt, two stores interleaved at the moment one process has written its salt and not yet put it in place.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +19,7 @@ import path from 'node:path';
 import { type LoginCredentials, LoginGate } from '../../src/client';
 import { keptRejections } from '../../src/nodes/lh-server/kept-rejections';
 import { Rng } from '../support/prng';
+import { tsChildArgs } from '../support/ts-child';
 
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
 const CASES = process.env.LH_CASES ? Number(process.env.LH_CASES) : 3;
@@ -41,23 +42,19 @@ function heldAfterRestart(userDir: string, creds: LoginCredentials): boolean {
   return !turn.go && 'held' in turn;
 }
 
-/** A child Node-RED process keeping a rejection of `creds`; resolves words it prints as they come. */
-function keeper(userDir: string, creds: LoginCredentials, mode: 'pause' | 'go', go: string) {
-  const child = spawn(
-    process.execPath,
-    [
-      '-r',
-      'ts-node/register/transpile-only',
-      path.join(__dirname, 'login-holds-two-node-reds-write-one-file-at-once-child.ts'),
-      userDir,
-      IDENTITY,
-      creds.username,
-      creds.password,
-      mode,
-      go,
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+/** The children of the test under way: killed when it ends, however (one waiting for a file would keep mocha open). */
+const children = new Set<ChildProcess>();
+
+/**
+ * A child Node-RED process keeping a rejection of `creds`; resolves words it prints as they come. `start`: it keeps
+ * its hold once that file exists (loaded beforehand).
+ */
+function keeper(userDir: string, creds: LoginCredentials, mode: 'pause' | 'go', go: string, start = '') {
+  const file = path.join(__dirname, 'login-holds-two-node-reds-write-one-file-at-once-child.ts');
+  const args = [userDir, IDENTITY, creds.username, creds.password, mode, go, start];
+  const child = spawn(process.execPath, tsChildArgs(file, args), { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
   const words = new Set<string>();
   const waiting: { word: string; resolve: () => void }[] = [];
   child.stdout.setEncoding('utf8');
@@ -73,6 +70,9 @@ function keeper(userDir: string, creds: LoginCredentials, mode: 'pause' | 'go', 
 
 describe('review: login holds of two Node-REDs sharing one user directory, written at once', function () {
   this.timeout(30_000);
+  afterEach(() => {
+    for (const child of children) child.kill('SIGKILL');
+  });
   after(() => {
     for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -85,18 +85,20 @@ describe('review: login holds of two Node-REDs sharing one user directory, writt
     // the folder and its salt exist (an earlier hold of another user): both go straight to the user's file
     assert.ok(!heldAfterRestart(dir, { username: 'other', password: 'x' }));
     keptRejections(dir, IDENTITY)?.save('k', { username: 'other', password: 'x' }, { state: 'login-failed', at: 1 });
+    // both started before either keeps its hold: the other's start must not outlast the stale limit of the lock the
+    // paused one holds (5 s; a child's start took a CI-like load 15 s, and the lock taken over as a dead one's lost a
+    // hold: review84)
+    const start = path.join(dir, 'start');
     const one = keeper(dir, slow, 'pause', go);
-    try {
-      await one.said('paused'); // read the file (nothing of this user), its new content written aside
-      const two = keeper(dir, quick, 'go', go);
-      // the other either finishes (nothing stops it) or finds the file locked
-      await Promise.race([two.exited, two.said('blocked')]);
-      fs.writeFileSync(go, '');
-      assert.equal(await one.exited, 0);
-      assert.equal(await two.exited, 0);
-    } finally {
-      one.kill();
-    }
+    const two = keeper(dir, quick, 'go', go, start);
+    await two.said('ready');
+    await one.said('paused'); // read the file (nothing of this user), its new content written aside
+    fs.writeFileSync(start, '');
+    // the other either finishes (nothing stops it) or finds the file locked (and then lets the paused one go on)
+    await Promise.race([two.exited, two.said('blocked')]);
+    fs.writeFileSync(go, '');
+    assert.equal(await one.exited, 0);
+    assert.equal(await two.exited, 0);
     assert.equal(heldAfterRestart(dir, slow), true, 'the slow Node-RED’s hold was kept');
     assert.equal(heldAfterRestart(dir, quick), true, 'the hold written meanwhile by the other Node-RED was lost');
   });
