@@ -581,11 +581,16 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** A hex number as a pattern: its letters in either case, at least `width` digits (more leading zeros allowed). */
+/** Leading zeros an HTML reference may carry (`&#x000E4;`): a few, so a spelling's length stays bounded. */
+const MAX_LEADING_ZEROS = 6;
+/** The longest spelling of one character (code point) of a secret: `&#x` + zeros + 6 digits + `;`. */
+const MAX_SPELLED_CHAR = 4 + MAX_LEADING_ZEROS + 6;
+
+/** A hex number as a pattern: its letters in either case, at least `width` digits (a few more leading zeros allowed). */
 function hexPattern(n: number, width: number, moreZeros = false): string {
   const hex = n.toString(16).padStart(width, '0');
   const digits = [...hex].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join('');
-  return moreZeros ? `0*${digits}` : digits;
+  return moreZeros ? `0{0,${MAX_LEADING_ZEROS}}${digits}` : digits;
 }
 
 /** The named HTML references of the characters HTML escapers name. */
@@ -626,7 +631,7 @@ function characterPattern(ch: string): string {
   if (!lone) forms.push([...Buffer.from(ch, 'utf8')].map((b) => `%${hexPattern(b, 2)}`).join(''));
   if (ch === ' ') forms.push('\\+');
   const code = ch.codePointAt(0) ?? 0;
-  forms.push(`&#0*${code};`, `&#[xX]${hexPattern(code, 1, true)};`, ...(HTML_NAMES[ch] ?? []));
+  forms.push(`&#0{0,${MAX_LEADING_ZEROS}}${code};`, `&#[xX]${hexPattern(code, 1, true)};`, ...(HTML_NAMES[ch] ?? []));
   return `(?:${forms.join('|')})`;
 }
 
@@ -663,6 +668,45 @@ function patternsFor(secrets: readonly string[]): (SecretPattern | undefined)[] 
   const patterns = secrets.map((s) => (typeof s === 'string' && s.length >= MIN_SECRET_LENGTH ? secretPattern(s) : undefined));
   spelledLists.set(secrets, { from: [...secrets], patterns });
   return patterns;
+}
+
+/**
+ * The start of `text`, at most `max` characters, never cut inside a spelling of one of `secrets` (then cut before it):
+ * a secret cut in two is no longer recognised, and what was left of it would go out as it is. For the texts the client
+ * keeps of an answer (an error's body) before the redaction step at a node's edge sees them.
+ */
+export function clipOutside(text: string, max: number, secrets: readonly string[]): string {
+  if (text.length <= max) return text;
+  const longest = secrets.reduce((n, s) => (typeof s === 'string' ? Math.max(n, s.length) : n), 0);
+  const window = text.slice(0, max + longest * MAX_SPELLED_CHAR);
+  let cut = max;
+  for (let moved = true; moved;) {
+    moved = false;
+    for (const p of patternsFor(secrets)) {
+      if (!p) continue;
+      for (const m of window.matchAll(p.pattern)) {
+        const end = m.index + m[0].length;
+        if (m.index < cut && end > cut) {
+          cut = m.index;
+          moved = true;
+        }
+      }
+    }
+  }
+  return text.slice(0, cut);
+}
+
+/**
+ * The texts a request body holds under secret names (`password`, `newPassword`, `oldPassword`), longest first: an
+ * instrument refusing the request may quote them in free text, which no name then marks.
+ */
+export function secretsIn(body: unknown, depth = 0, out: string[] = []): string[] {
+  if (typeof body !== 'object' || body === null || depth > 4) return out;
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (typeof value === 'string' && value !== '' && isSecretName(name)) out.push(value);
+    else if (typeof value === 'object') secretsIn(value, depth + 1, out);
+  }
+  return depth === 0 ? out.sort((a, b) => b.length - a.length) : out;
 }
 
 export function redactText(text: string, secrets: readonly string[] = []): string {

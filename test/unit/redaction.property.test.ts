@@ -338,7 +338,7 @@ function spelledSecret(secret: string): RegExp {
       );
     if (c === ' ') forms.push('\\+');
     const code = c.codePointAt(0) ?? 0;
-    forms.push(`&#0*${code};`, `&#[xX]0*${anyCase(code.toString(16))};`);
+    forms.push(`&#0{0,6}${code};`, `&#[xX]0{0,6}${anyCase(code.toString(16))};`);
     if (named[c] !== undefined) forms.push(named[c]);
     return `(?:${forms.join('|')})`;
   };
