@@ -1,7 +1,7 @@
 import { randomUUID } from 'crypto';
 
 import type { AuditedRequest, AuditHook, AuditIntent, AuditOutcome } from '../client';
-import { isSecretName, redactText, redactValue } from '../contract/redaction';
+import { redactText, redactValue, secretsIn } from '../contract/redaction';
 import { currentActor } from './actor';
 import { canonicalJson, sha256Hex } from './canonical';
 import { OutcomeOrder } from './outcome-order';
@@ -62,7 +62,7 @@ export class AuditTrail implements AuditHook {
     const secrets = this.options.secrets?.() ?? [];
     const { why, old, ...who } = redactValue({ ...this.options.fallback, ...currentActor() }, secrets);
     const what = whatOf(request, secrets);
-    const sent = secretsSent(request.body);
+    const sent = secretsIn(request.body);
     if (sent.length > 0) this.sent.set(id, sent);
     const durable = this.log.append({
       phase: 'intent',
@@ -131,19 +131,6 @@ function boundedWho(who: Who): Who {
         : value;
   }
   return out as Who;
-}
-
-/**
- * The texts a request body holds under secret names (`newPassword`, `oldPassword`), longest first: an instrument
- * refusing the request may quote them in free text, which no name then marks.
- */
-function secretsSent(body: unknown, depth = 0, out: string[] = []): string[] {
-  if (typeof body !== 'object' || body === null || depth > 4) return out;
-  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-    if (typeof value === 'string' && value !== '' && isSecretName(name)) out.push(value);
-    else if (typeof value === 'object') secretsSent(value, depth + 1, out);
-  }
-  return depth === 0 ? out.sort((a, b) => b.length - a.length) : out;
 }
 
 /** The request as recorded: redacted first, so not even a digest of a secret enters a record. */

@@ -1,5 +1,6 @@
 import type http from 'http';
 
+import { clipOutside, secretsIn } from '../contract/redaction';
 import { isUnreachable, LhError, validationError } from './errors';
 import { MAX_FRAME_DEPTH, TOO_DEEP } from './event-frames';
 import { bodyProblem, normaliseKeys } from './field-names';
@@ -723,7 +724,7 @@ function parseBody<T>(res: TextAnswer, spec: RequestSpec, url: string): T {
   if (contentTypeOf(res).includes('text/html') || /^\s*</.test(text)) {
     throw new LhError(
       `${spec.operation}: ${describeTarget(spec)} at ${url} answered with an HTML page instead of JSON; check the URL in the lh-server node`,
-      { kind: 'response', operation: spec.operation, statusCode: res.status, body: text.slice(0, 500) },
+      { kind: 'response', operation: spec.operation, statusCode: res.status, body: keptOf(text, 500, spec) },
     );
   }
   let parsed: unknown;
@@ -736,7 +737,7 @@ function parseBody<T>(res: TextAnswer, spec: RequestSpec, url: string): T {
       kind: 'response',
       operation: spec.operation,
       statusCode: res.status,
-      body: text.slice(0, 500),
+      body: keptOf(text, 500, spec),
     });
   }
   if (nestsDeeper(parsed, MAX_ANSWER_DEPTH)) {
@@ -744,7 +745,7 @@ function parseBody<T>(res: TextAnswer, spec: RequestSpec, url: string): T {
     throw new LhError(
       `${spec.operation}: ${describeTarget(spec)} answered JSON nested deeper than ${MAX_ANSWER_DEPTH} levels, deeper ` +
         'than any answer of the instrument: refused, as Node-RED could not carry it in a msg',
-      { kind: 'response', operation: spec.operation, statusCode: res.status, body: text.slice(0, 500) },
+      { kind: 'response', operation: spec.operation, statusCode: res.status, body: keptOf(text, 500, spec) },
     );
   }
   return normaliseKeys(parsed) as T;
@@ -769,9 +770,20 @@ function whereTo(location: string, url: string): string {
   return `${bare.length > 300 ? `${bare.slice(0, 300)}…` : bare}${rest}`;
 }
 
+/**
+ * What an error keeps of an answer's text: its start, never cut inside a secret the request carried (its token, a
+ * login's password, a new password), which the redaction step at the node's edge would no longer recognise once cut.
+ */
+function keptOf(text: string, max: number, spec: RequestSpec): string {
+  if (text.length <= max) return text;
+  const secrets = secretsIn(spec.body);
+  if (spec.token) secrets.push(spec.token);
+  return clipOutside(text, max, secrets);
+}
+
 function httpError(res: TextAnswer, spec: RequestSpec, url: string): LhError {
   const text = typeof res.data === 'string' ? res.data : '';
-  let body: unknown = text.slice(0, 2000);
+  let body: unknown = keptOf(text, 2000, spec);
   let detail = '';
   if (res.status >= 300 && res.status < 400) {
     const location = res.headers.location;

@@ -581,39 +581,139 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** The forms a secret takes in an echoed text: as is, JSON-escaped, URL-encoded. */
-function spellings(secret: string): string[] {
-  const forms = new Set([secret, JSON.stringify(secret).slice(1, -1)]);
-  try {
-    forms.add(encodeURIComponent(secret));
-  } catch {
-    // a lone surrogate (a password read from JSON "\ud800") has no percent-encoding: its other forms still go
-  }
-  return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
+/** Leading zeros an HTML reference may carry (`&#x000E4;`): a few, so a spelling's length stays bounded. */
+const MAX_LEADING_ZEROS = 6;
+/** The longest spelling of one character (code point) of a secret: `&#x` + zeros + 6 digits + `;`. */
+const MAX_SPELLED_CHAR = 4 + MAX_LEADING_ZEROS + 6;
+
+/** A hex number as a pattern: its letters in either case, at least `width` digits (a few more leading zeros allowed). */
+function hexPattern(n: number, width: number, moreZeros = false): string {
+  const hex = n.toString(16).padStart(width, '0');
+  const digits = [...hex].map((d) => (/[a-f]/.test(d) ? `[${d}${d.toUpperCase()}]` : d)).join('');
+  return moreZeros ? `0{0,${MAX_LEADING_ZEROS}}${digits}` : digits;
+}
+
+/** The named HTML references of the characters HTML escapers name. */
+const HTML_NAMES: Record<string, string[]> = {
+  '&': ['&amp;'],
+  '<': ['&lt;'],
+  '>': ['&gt;'],
+  '"': ['&quot;'],
+  "'": ['&apos;'],
+};
+
+/** JSON's short escapes (JSON.stringify's, and PHP's `\/`). */
+const JSON_SHORT: Record<string, string> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '/': '\\/',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\b': '\\b',
+  '\f': '\\f',
+};
+
+/**
+ * How an echoed text may spell one character of a secret: letters and digits as they are; any other character also
+ * as JSON escapes it (`\u002B`, `\u00e4` in either letter case: System.Text.Json, Python and Jackson escape so; `\/`,
+ * `\"`), as URLs and forms encode it (`%2b` in either case, each UTF-8 byte; a space as `+`) and as HTML does
+ * (`&amp;`, `&#39;`, `&#xE4;`).
+ */
+function characterPattern(ch: string): string {
+  if (/^[A-Za-z0-9]$/.test(ch)) return ch;
+  const forms = [escapeRegExp(ch)];
+  const units = [...Array(ch.length).keys()].map((i) => ch.charCodeAt(i));
+  forms.push(units.map((u) => `\\\\u${hexPattern(u, 4)}`).join(''));
+  if (JSON_SHORT[ch]) forms.push(escapeRegExp(JSON_SHORT[ch]));
+  const lone = ch.length === 1 && ch.charCodeAt(0) >= 0xd800 && ch.charCodeAt(0) <= 0xdfff;
+  // a lone surrogate (a password read from JSON "\ud800") has no UTF-8 bytes: its other forms still go
+  if (!lone) forms.push([...Buffer.from(ch, 'utf8')].map((b) => `%${hexPattern(b, 2)}`).join(''));
+  if (ch === ' ') forms.push('\\+');
+  const code = ch.codePointAt(0) ?? 0;
+  forms.push(`&#0{0,${MAX_LEADING_ZEROS}}${code};`, `&#[xX]${hexPattern(code, 1, true)};`, ...(HTML_NAMES[ch] ?? []));
+  return `(?:${forms.join('|')})`;
+}
+
+/** The longest run of letters and digits in a secret: every spelling holds it as it is. */
+function plainRun(secret: string): string {
+  return (secret.match(/[A-Za-z0-9]+/g) ?? []).reduce((a, b) => (b.length > a.length ? b : a), '');
+}
+
+interface SecretPattern {
+  /** a text without this holds no spelling of the secret (undefined: every text is searched) */
+  probe?: string;
+  pattern: RegExp;
+}
+
+/** Every spelling of a secret in an echoed text (see characterPattern), as one pattern. */
+function secretPattern(secret: string): SecretPattern {
+  const run = plainRun(secret);
+  return {
+    ...(run.length >= MIN_SECRET_LENGTH ? { probe: run } : {}),
+    pattern: new RegExp([...secret].map(characterPattern).join(''), 'g'),
+  };
 }
 
 /**
- * spellings() of each secret of a list, kept per list (the configured secrets, an lh-server's own): every redacted
- * text asked for them again (profiled on the audit path). A list is compared with the one its spellings were made
+ * secretPattern() of each secret of a list, kept per list (the configured secrets, an lh-server's own): every redacted
+ * text asked for them again (profiled on the audit path). A list is compared with the one its patterns were made
  * from, so a list changed in place is spelled again; no secret is kept beyond the list that holds it.
  */
-const spelledLists = new WeakMap<readonly string[], { from: string[]; forms: string[][] }>();
+const spelledLists = new WeakMap<readonly string[], { from: string[]; patterns: (SecretPattern | undefined)[] }>();
 
-function spellingsFor(secrets: readonly string[]): string[][] {
+function patternsFor(secrets: readonly string[]): (SecretPattern | undefined)[] {
   const kept = spelledLists.get(secrets);
-  if (kept && kept.from.length === secrets.length && kept.from.every((s, i) => s === secrets[i])) return kept.forms;
-  const forms = secrets.map((s) => (typeof s === 'string' && s.length >= MIN_SECRET_LENGTH ? spellings(s) : []));
-  spelledLists.set(secrets, { from: [...secrets], forms });
-  return forms;
+  if (kept && kept.from.length === secrets.length && kept.from.every((s, i) => s === secrets[i])) return kept.patterns;
+  const patterns = secrets.map((s) => (typeof s === 'string' && s.length >= MIN_SECRET_LENGTH ? secretPattern(s) : undefined));
+  spelledLists.set(secrets, { from: [...secrets], patterns });
+  return patterns;
+}
+
+/**
+ * The start of `text`, at most `max` characters, never cut inside a spelling of one of `secrets` (then cut before it):
+ * a secret cut in two is no longer recognised, and what was left of it would go out as it is. For the texts the client
+ * keeps of an answer (an error's body) before the redaction step at a node's edge sees them.
+ */
+export function clipOutside(text: string, max: number, secrets: readonly string[]): string {
+  if (text.length <= max) return text;
+  const longest = secrets.reduce((n, s) => (typeof s === 'string' ? Math.max(n, s.length) : n), 0);
+  const window = text.slice(0, max + longest * MAX_SPELLED_CHAR);
+  let cut = max;
+  for (let moved = true; moved;) {
+    moved = false;
+    for (const p of patternsFor(secrets)) {
+      if (!p) continue;
+      for (const m of window.matchAll(p.pattern)) {
+        const end = m.index + m[0].length;
+        if (m.index < cut && end > cut) {
+          cut = m.index;
+          moved = true;
+        }
+      }
+    }
+  }
+  return text.slice(0, cut);
+}
+
+/**
+ * The texts a request body holds under secret names (`password`, `newPassword`, `oldPassword`), longest first: an
+ * instrument refusing the request may quote them in free text, which no name then marks.
+ */
+export function secretsIn(body: unknown, depth = 0, out: string[] = []): string[] {
+  if (typeof body !== 'object' || body === null || depth > 4) return out;
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    if (typeof value === 'string' && value !== '' && isSecretName(name)) out.push(value);
+    else if (typeof value === 'object') secretsIn(value, depth + 1, out);
+  }
+  return depth === 0 ? out.sort((a, b) => b.length - a.length) : out;
 }
 
 export function redactText(text: string, secrets: readonly string[] = []): string {
   let out = text;
   if (secrets.length > 0) {
-    for (const forms of spellingsFor(secrets)) {
-      for (const form of forms) {
-        if (out.includes(form)) out = out.replace(new RegExp(escapeRegExp(form), 'g'), REDACTED);
-      }
+    for (const p of patternsFor(secrets)) {
+      if (p && (p.probe === undefined || out.includes(p.probe))) out = out.replace(p.pattern, REDACTED);
     }
   }
   // Each pattern runs only on a text holding what its every match must contain (a text without a secret is

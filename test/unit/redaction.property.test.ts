@@ -3,7 +3,8 @@
  * generated secrets (any characters, unicode, regex metacharacters, lone surrogates) embedded in generated texts
  * (URLs, JSON, query strings, headers, error messages, their JSON-escaped and percent-encoded spellings), it takes
  * out exactly what the implementation before it (e7dc281, kept below as the reference) took out, and the redacted
- * text holds no spelling of a secret.
+ * text holds no spelling of a secret. Since review88 the reference takes a configured secret out in the escapes of
+ * other stacks too (spelledSecret below), as redactText does.
  */
 import assert from 'node:assert/strict';
 
@@ -303,17 +304,51 @@ function encodedFields(text: string): string {
   return out + text.slice(from);
 }
 const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-function oldSpellings(secret: string): string[] {
-  const forms = new Set([secret, JSON.stringify(secret).slice(1, -1), encodeURIComponent(secret)]);
-  return [...forms].filter((f) => f.length >= 3);
+/**
+ * review88: a secret in any escape of the stacks in front of an instrument, sign by sign (letters and digits as they
+ * are): `\uXXXX` per UTF-16 unit and hex digits in either case, JSON's short escapes, `%XX` per UTF-8 byte in either
+ * case, `+` for a space, HTML's decimal, hex and named references. Written out plainly here (no probe, no list kept).
+ */
+function spelledSecret(secret: string): RegExp {
+  const anyCase = (hex: string): string => hex.replace(/[a-f]/gi, (c) => `[${c.toLowerCase()}${c.toUpperCase()}]`);
+  const short: Record<string, string> = {
+    '"': '\\"',
+    '\\': '\\\\',
+    '/': '\\/',
+    '\n': '\\n',
+    '\r': '\\r',
+    '\t': '\\t',
+    '\b': '\\b',
+    '\f': '\\f',
+  };
+  const named: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+  const sign = (c: string): string => {
+    if (/^[A-Za-z0-9]$/.test(c)) return c;
+    const forms = [escapeRegExp(c)];
+    let units = '';
+    for (let i = 0; i < c.length; i++) units += `\\\\u${anyCase(c.charCodeAt(i).toString(16).padStart(4, '0'))}`;
+    forms.push(units);
+    if (short[c] !== undefined) forms.push(escapeRegExp(short[c]));
+    const lone = c.length === 1 && /[\ud800-\udfff]/.test(c);
+    if (!lone)
+      forms.push(
+        Array.from(Buffer.from(c, 'utf8'))
+          .map((b) => `%${anyCase(b.toString(16).padStart(2, '0'))}`)
+          .join(''),
+      );
+    if (c === ' ') forms.push('\\+');
+    const code = c.codePointAt(0) ?? 0;
+    forms.push(`&#0{0,6}${code};`, `&#[xX]0{0,6}${anyCase(code.toString(16))};`);
+    if (named[c] !== undefined) forms.push(named[c]);
+    return `(?:${forms.join('|')})`;
+  };
+  return new RegExp(Array.from(secret).map(sign).join(''), 'g');
 }
 function oldRedactText(text: string, secrets: readonly string[] = []): string {
   let out = text;
   for (const secret of secrets) {
     if (typeof secret !== 'string' || secret.length < 3) continue;
-    for (const form of oldSpellings(secret)) {
-      if (out.includes(form)) out = out.replace(new RegExp(escapeRegExp(form), 'g'), REDACTED);
-    }
+    out = out.replace(spelledSecret(secret), REDACTED);
   }
   return encodedFields(
     formFields(

@@ -43,7 +43,7 @@ export = function register(RED: Red): void {
     RED.nodes.createNode(this, config);
     const node = asNode(this) as LhCoordinationNode;
     const credentials = node.credentials ?? {};
-    rememberSecrets(node.id, [credentials.password]);
+    const remembered = rememberSecrets(node.id, [credentials.password]);
     let redis: CoordinationRedis | undefined;
     try {
       const settings = coordinationSettings(config);
@@ -73,7 +73,6 @@ export = function register(RED: Red): void {
     }
 
     node.on('close', (_removed: boolean, done: () => void) => {
-      forgetSecrets(node.id);
       const coordinator = node.coordinator;
       node.coordinator = undefined;
       const quit = (): void => {
@@ -85,6 +84,8 @@ export = function register(RED: Red): void {
           if (finished) return;
           finished = true;
           redis?.disconnect();
+          // known to the redaction step until the connection is closed (what it says while closing is redacted)
+          forgetSecrets(node.id, remembered);
           done();
         }
       };

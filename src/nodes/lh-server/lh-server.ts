@@ -114,7 +114,7 @@ export = function register(RED: Red): void {
         node,
         `timeout: ${JSON.stringify(config.timeout)} is not a number of milliseconds above 0: requests wait ${DEFAULT_TIMEOUT_MS} ms, the default (set Timeout (ms) in the lh-server node, or leave it empty)`,
       );
-    rememberSecrets(node.id, [node.credentials?.password, node.credentials?.instrumentToken]);
+    const remembered = rememberSecrets(node.id, [node.credentials?.password, node.credentials?.instrumentToken]);
     let audit: ReturnType<typeof serverAuditTrail>;
     let stopSessionCheck = (): void => undefined;
     try {
@@ -161,7 +161,6 @@ export = function register(RED: Red): void {
       stopSessionCheck();
       node.connection?.close(); // its subscribers closed first (Node-RED closes flow nodes before config nodes)
       node.connection = undefined;
-      forgetSecrets(node.id);
       if (node.coordinator) void node.coordinator.leave(node.instrumentKey);
       node.coordinator = undefined;
       node.coordination = undefined;
@@ -173,7 +172,7 @@ export = function register(RED: Red): void {
         released = true;
         void (audit?.release() ?? Promise.resolve())
           .catch(() => undefined)
-          .then(() => attachment.detach())
+          .then(() => (forgetSecrets(node.id, remembered), attachment.detach())) // once the client closed (its last login)
           .then(
             () => done(),
             () => done(),

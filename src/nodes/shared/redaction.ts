@@ -8,15 +8,23 @@ import { redactError, redactText, redactValue } from '../../contract/redaction';
 const byOwner = new Map<string, string[]>();
 let all: string[] = [];
 
-export function rememberSecrets(owner: string, secrets: (string | undefined)[]): void {
-  byOwner.set(
-    owner,
-    secrets.filter((s): s is string => typeof s === 'string' && s !== ''),
-  );
+/**
+ * Keeps `secrets` (one node's) in the list the redaction step takes out; returns the list kept, which `forgetSecrets`
+ * takes back.
+ */
+export function rememberSecrets(owner: string, secrets: (string | undefined)[]): readonly string[] {
+  const kept = secrets.filter((s): s is string => typeof s === 'string' && s !== '');
+  byOwner.set(owner, kept);
   all = [...new Set([...byOwner.values()].flat())].sort((a, b) => b.length - a.length);
+  return kept;
 }
 
-export function forgetSecrets(owner: string): void {
+/**
+ * Forgets `owner`'s secrets; with `kept`, only while they are the list `rememberSecrets` returned then: a node closing
+ * late (its close waited for a request) leaves the secrets of the node of the same id that started meanwhile.
+ */
+export function forgetSecrets(owner: string, kept?: readonly string[]): void {
+  if (kept !== undefined && byOwner.get(owner) !== kept) return;
   if (!byOwner.delete(owner)) return;
   all = [...new Set([...byOwner.values()].flat())].sort((a, b) => b.length - a.length);
 }

@@ -1,0 +1,112 @@
+/**
+ * README "Security": no password in msg, status or logs, "also when an instrument echoes them". The lh-server node
+ * forgot its secrets (the redaction step's list) first thing when it closed, and then waited for its client to close:
+ * the client waits for a login in flight before it logs out. A login the instrument refused during that wait (a
+ * redeploy while a poll logs in: the usual moment, a user correcting a password) with an answer quoting the password
+ * was told in the log (the lh-server's warning "login … was rejected … the instrument said …") by a redaction step that
+ * no longer knew the password: it went into the Node-RED log as it was. Now the secrets are forgotten once the client
+ * is closed, and only the list this node put there (a node of the same id started meanwhile keeps its own).
+ */
+import assert from 'node:assert/strict';
+import http from 'http';
+import { inspect } from 'util';
+
+import { forgetSecrets, redact, rememberSecrets } from '../../src/nodes/shared/redaction';
+import { closeLocal, listenLocal } from '../support/local-server';
+import { builtNode } from '../support/node-suite';
+import { helper, startServer, stopServer, tlsConfigNode, USER } from '../support/runtime';
+
+const PASSWORD = 'Zq8-Redeploy-Pw';
+
+/** An instrument that holds every login until `release()`, then refuses it quoting the password it was sent. */
+async function startInstrument(): Promise<{
+  url: string;
+  loginArrived: Promise<void>;
+  release(): void;
+  close(): Promise<void>;
+}> {
+  let arrived!: () => void;
+  const loginArrived = new Promise<void>((resolve) => (arrived = resolve));
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      if (req.method === 'POST' && /\/authenticate$/.test(req.url ?? '')) {
+        arrived();
+        void released.then(() => {
+          const sent = String((JSON.parse(body) as { password?: unknown }).password ?? '');
+          res.writeHead(401, { 'Content-Type': 'text/plain' });
+          res.end(`wrong password ${sent}`);
+        });
+        return;
+      }
+      res.writeHead(401, { 'Content-Type': 'text/plain' });
+      res.end('log in first');
+    });
+  });
+  const url = await listenLocal(server);
+  return { url, loginArrived, release, close: () => closeLocal(server) };
+}
+
+describe('review: a login refused while the lh-server closes (a redeploy) tells no password', function () {
+  let instrument: Awaited<ReturnType<typeof startInstrument>> | undefined;
+
+  before(startServer);
+  after(stopServer);
+  afterEach(async function () {
+    await helper.unload();
+    await instrument?.close();
+    instrument = undefined;
+  });
+
+  it('the warning of the refused login, written while the node closes, holds no password', async function () {
+    instrument = await startInstrument();
+    await helper.load(
+      [tlsConfigNode, builtNode('lh-server'), builtNode('lh-settings')],
+      [
+        { id: 'server', type: 'lh-server', baseUrl: instrument.url, instrumentUrl: '', clientKey: 'k1', timeout: 5000 },
+        { id: 'settings', type: 'lh-settings', server: 'server', operation: 'get-software-settings', wires: [[]] },
+      ],
+      { server: { username: USER.username, password: PASSWORD } },
+    );
+    const texts: string[] = [];
+    let toldIt!: () => void;
+    const told = new Promise<void>((resolve) => (toldIt = resolve));
+    // the node instances' own methods, wrapped: the test helper's spies end with the unload, the close goes on after it
+    for (const id of ['server', 'settings']) {
+      const node = helper.getNode(id) as unknown as Record<string, (...args: unknown[]) => unknown>;
+      for (const method of ['status', 'log', 'warn', 'error']) {
+        const original = node[method].bind(node);
+        node[method] = (...args: unknown[]): unknown => {
+          const text = `${id} ${method}: ${inspect(args, { depth: 8 })}`;
+          texts.push(text);
+          if (/rejected/.test(text)) toldIt();
+          return original(...args);
+        };
+      }
+    }
+    helper.getNode('settings').receive({ payload: null });
+    await instrument.loginArrived;
+    // the redeploy: the nodes close while the login waits for its answer; the answer comes during the close
+    const closing = helper.unload();
+    await new Promise((resolve) => setImmediate(resolve));
+    instrument.release();
+    await closing;
+    await told; // the refusal is told (the lh-server's warning, the lh-settings failure), whenever the close lets it
+    for (const t of texts) assert.ok(!t.includes(PASSWORD), `the log holds the password:\n${t}`);
+  });
+});
+
+describe('review: forgetting a node’s secrets forgets only the list it put there', function () {
+  it('a late forget of a closed node leaves the secrets of its successor under the same id', function () {
+    const first = rememberSecrets('same-id', ['old-secret-1']);
+    const second = rememberSecrets('same-id', ['new-secret-2']);
+    forgetSecrets('same-id', first);
+    assert.equal(redact('x new-secret-2 y'), 'x *** y');
+    forgetSecrets('same-id', second);
+    assert.equal(redact('x new-secret-2 y'), 'x new-secret-2 y');
+  });
+});
