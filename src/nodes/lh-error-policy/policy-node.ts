@@ -12,6 +12,7 @@ import {
   type LiquidHandlerClient,
   type PendingError,
   sameError,
+  steadyNow,
 } from '../../client';
 import type { CoordinatedDefaults } from '../../coordination/policy-defaults';
 import { homeKey, homeOf } from '../../instrument';
@@ -195,7 +196,7 @@ export class ErrorPolicyNode {
 
   private showStatus(): void {
     if (this.setupError) return;
-    const now = Date.now();
+    const now = steadyNow(); // the run scope's clock (run-scope.ts)
     const runRules = runRulesOf(this.instrument, this.scope.current(now).since).length;
     const where = this.scope.current(now).kind;
     if (runRules > 0) this.status.warn('lh-error-policy.status.runRules', { count: this.book.size, rules: runRules, where });
@@ -523,7 +524,7 @@ export class ErrorPolicyNode {
   private labSendsToPerson(found: Found): boolean {
     const rule = matchRule(this.rules, found.source, found.record);
     if (!rule) return false;
-    const occurrence = this.scope.peek(this.ladderKey(rule), ErrorPolicyNode.ladderErrorId(found), Date.now());
+    const occurrence = this.scope.peek(this.ladderKey(rule), ErrorPolicyNode.ladderErrorId(found), steadyNow());
     return stepAt(rule, occurrence).step.mode === 'manual';
   }
 
@@ -532,7 +533,8 @@ export class ErrorPolicyNode {
     const now = Date.now();
     const rule = matchRule(this.rules, found.source, found.record);
     if (!rule) return decide(undefined, found.source, found.record, now);
-    const occurrence = this.scope.occurrence(this.ladderKey(rule), ErrorPolicyNode.ladderErrorId(found), now);
+    // counted in the run scope by the steady clock; the deadline is the wall clock's (a person reads it)
+    const occurrence = this.scope.occurrence(this.ladderKey(rule), ErrorPolicyNode.ladderErrorId(found), steadyNow());
     this.save();
     return decide(rule, found.source, found.record, now, occurrence);
   }
@@ -546,7 +548,7 @@ export class ErrorPolicyNode {
     if (run) {
       // a message of lh-run-watch: the run the ladders count in (not passed on); another instrument's run is not ours
       if (this.own && !isOwnRun(run, this.own)) this.ignoredRunOf(run.instrument?.baseUrl ?? '');
-      else if (this.scope.sighting(run, Date.now())) this.save();
+      else if (this.scope.sighting(run, steadyNow())) this.save();
       this.showStatus();
       return done();
     }
@@ -621,7 +623,7 @@ export class ErrorPolicyNode {
     const runRule =
       existing || this.labSendsToPerson(found)
         ? undefined
-        : runRuleFor(this.instrument, this.scope.current(Date.now()).since, found.source, found.record);
+        : runRuleFor(this.instrument, this.scope.current(steadyNow()).since, found.source, found.record);
     if (runRule) {
       // a person chose on the answer page: "the same for similar errors until this run ends"
       const { p, policy } = runRuleDecision(runRule, Date.now());
@@ -634,7 +636,7 @@ export class ErrorPolicyNode {
       return;
     }
     const decision: Decision = existing ? heldDecision(existing, this.rules) : this.ladderDecision(found);
-    const policy = policyOf(decision, this.scope.current(Date.now()));
+    const policy = policyOf(decision, this.scope.current(steadyNow()));
     switch (decision.kind) {
       case 'notify':
         msg.policy = policy;
