@@ -297,7 +297,11 @@ export class ErrorPolicyNode {
   private async sweepDue(): Promise<void> {
     const coordinated = this.coordinated;
     if (!coordinated) return;
-    const due = (await coordinated.due(Date.now())).filter((p) => homeKey(p.instrument) === homeKey(this.instrument));
+    // a default this node's own timer will send is left to it (on time by the monotonic clock, whatever a step of the
+    // wall clock made of Date.now(): a step forward would have the sweep answer it before its deadline)
+    const due = (await coordinated.due(Date.now(), this.timers.keys())).filter(
+      (p) => homeKey(p.instrument) === homeKey(this.instrument),
+    );
     // a default another replica decided before this deploy, under a rule this deploy removed or changed, is not sent
     // either; one decided since may come from a replica whose flows are newer than this one's (a rolling deploy): kept
     const before = (p: PendingDefault): boolean => p.decidedAt !== undefined && p.decidedAt < this.deployedAt;
