@@ -13,6 +13,7 @@ import {
   type PendingError,
   sameError,
   steadyNow,
+  withinSpan,
 } from '../../client';
 import type { CoordinatedDefaults } from '../../coordination/policy-defaults';
 import { homeKey, homeOf } from '../../instrument';
@@ -209,7 +210,10 @@ export class ErrorPolicyNode {
   private schedule(p: PendingDefault): void {
     const old = this.timers.get(p.key);
     if (old) clearTimeout(old);
-    const left = p.deadline - Date.now();
+    const now = Date.now();
+    // a deadline further ahead than the default's span (the wall clock set back since it was decided: an NTP step, a
+    // VM resumed, a restart or redeploy after either) counts the span afresh: never the step's length
+    const left = withinSpan(p.deadline, now, Math.max(0, p.deadline - (p.decidedAt ?? now))) - now;
     const wait = Math.min(MAX_TIMER_MS, Math.max(0, left));
     this.timers.set(
       p.key,
