@@ -72,6 +72,14 @@ export class AnswerLedger {
   private readonly records = new Map<string, AnswerRecord>();
   /** answers to errors that are over (no longer listed): shown to whoever asks, never blocking a new answer */
   private readonly past = new Map<string, AnswerRecord[]>();
+  /**
+   * The ledger's own order of events (see stamp): what forgetOver compares. Never the records' `at`, which is the wall
+   * clock's: set back (NTP, a resumed VM) it dated an answer after every list for the step's length, so its error's
+   * id stayed "already answered" when the instrument reused it; set back between a list asked for and an answer
+   * confirmed, it dated the answer before that list, which forgot it (a second answer by id then went out).
+   */
+  private tick = 0;
+  private readonly confirmedTick = new WeakMap<AnswerRecord, number>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -102,6 +110,7 @@ export class AnswerLedger {
         settled = true;
         record.outcome = 'answered';
         record.at = this.now();
+        this.confirmedTick.set(record, ++this.tick);
         this.prune();
         return { ...record };
       },
@@ -114,13 +123,15 @@ export class AnswerLedger {
   }
 
   /**
-   * The instrument listed its open errors (`listed`, asked at `askedAt`): an error answered before that and no
-   * longer listed is over, so its id may come back as a new error (an instrument restarted, ids made from codes).
-   * Answers in flight, answers given after the list was asked for, and answers to unlisted (firmware) errors are kept.
+   * The instrument listed its open errors (`listed`, asked for at `askedAt`, a stamp()): an error answered before that
+   * and no longer listed is over, so its id may come back as a new error (an instrument restarted, ids made from
+   * codes). Answers in flight, answers given after the list was asked for, and answers to unlisted (firmware) errors
+   * are kept.
    */
   forgetOver(listed: ReadonlySet<string>, askedAt: number): void {
     for (const [key, record] of this.records) {
-      if (record.outcome !== 'answered' || record.unlisted || record.at > askedAt || listed.has(key)) continue;
+      if (record.outcome !== 'answered' || record.unlisted || listed.has(key)) continue;
+      if ((this.confirmedTick.get(record) ?? Infinity) > askedAt) continue;
       this.retire(key, record);
     }
   }
@@ -155,9 +166,9 @@ export class AnswerLedger {
     return (this.past.get(errorKey) ?? []).find((r) => r.identity === fp);
   }
 
-  /** When a list of open errors is asked for (the ledger's clock). */
+  /** When a list of open errors is asked for, in the ledger's order of events (not a time): for forgetOver. */
   stamp(): number {
-    return this.now();
+    return ++this.tick;
   }
 
   get size(): number {

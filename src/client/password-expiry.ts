@@ -40,10 +40,19 @@ export function passwordExpiryOf(result: AuthResult, now: number, warnDays = DEF
   };
 }
 
-/** Whether to warn now: a warning is due and none was given in the last day. */
+/**
+ * Whether to warn now: a warning is due and none was given in the last day. `lastWarnedAt` as `warnedAt` gives it: a
+ * last warning dated after now (the clock set back since: an NTP step, a resumed VM) counts as given now, so the
+ * next comes a day later, never after the step's length, and a clock jittering back does not warn at every login.
+ */
 export function warnNow(expiry: PasswordExpiry | undefined, lastWarnedAt: number | undefined, now: number): boolean {
   if (!expiry?.warn) return false;
-  return lastWarnedAt === undefined || now - lastWarnedAt >= WARN_EVERY_MS || now < lastWarnedAt;
+  return lastWarnedAt === undefined || now - lastWarnedAt >= WARN_EVERY_MS;
+}
+
+/** When the last warning counts as given, as read at `now`: never after now (keep it so for the next reading). */
+export function warnedAt(lastWarnedAt: number | undefined, now: number): number | undefined {
+  return lastWarnedAt === undefined ? undefined : Math.min(lastWarnedAt, now);
 }
 
 /** "the password of user "ana" expires in 3 days" */

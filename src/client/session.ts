@@ -2,7 +2,14 @@ import { EventEmitter } from 'events';
 
 import { isUnreachable, LhError } from './errors';
 import { type KeptRejection, LOGIN_SPACING_MAX_MS, type LoginCredentials, LoginGate, type LoginTurn } from './login-gate';
-import { describeExpiry, type PasswordExpiry, passwordExpiryOf, type PasswordWarning, warnNow } from './password-expiry';
+import {
+  describeExpiry,
+  type PasswordExpiry,
+  passwordExpiryOf,
+  type PasswordWarning,
+  warnedAt,
+  warnNow,
+} from './password-expiry';
 import {
   type ApiResponse,
   checkRequestBody,
@@ -438,8 +445,10 @@ export class Session extends EventEmitter {
     this.setState('authenticated');
     const expiry = passwordExpiryOf(result, this.now());
     if (expiry) this.passwordExpiryValue = expiry;
-    if (expiry && warnNow(expiry, this.passwordWarnedAt, this.now())) {
-      this.passwordWarnedAt = this.now();
+    const now = this.now();
+    this.passwordWarnedAt = warnedAt(this.passwordWarnedAt, now);
+    if (expiry && warnNow(expiry, this.passwordWarnedAt, now)) {
+      this.passwordWarnedAt = now;
       const warning: PasswordWarning = {
         ...expiry,
         user: this.credentials.username ?? '',

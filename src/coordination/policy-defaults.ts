@@ -116,11 +116,17 @@ export class CoordinatedDefaults<P extends { key: string; deadline: number }> {
     return 'drop';
   }
 
-  /** The holder's sweep: defaults due by `now` that no replica sent (their holder died): this replica sends them. */
-  async due(now: number): Promise<P[]> {
+  /**
+   * The holder's sweep: defaults due by `now` that no replica sent (their holder died): this replica sends them. Those
+   * of `timed` (this replica's own timers send them, on time by the monotonic clock) are left in the schedule: `now`
+   * is the wall clock's, which a step forward (NTP, a resumed VM) would make answer them early, before the deadline a
+   * person was told. A default another replica scheduled is due by that replica's clock: early or late here by the
+   * two hosts' skew (see README, "Several Node-REDs").
+   */
+  async due(now: number, timed: Iterable<string> = []): Promise<P[]> {
     if (!this.coordination.isHolder) return [];
     try {
-      const found = await this.shared.takeDue(this.coordination.leaseValue('default'), now);
+      const found = await this.shared.takeDue(this.coordination.leaseValue('default'), now, undefined, [...timed]);
       for (const d of found) this.taken.add(d.key);
       return found.map((d) => d.body as P);
     } catch {

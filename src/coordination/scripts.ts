@@ -125,17 +125,25 @@ return 1
 `;
 
 /**
- * KEYS: lease, zset of deadlines, hash of bodies. ARGV: lease value, now ms, max. Takes the defaults due by now:
- * removed from the schedule in the same step, so a default is handed out once across all replicas.
+ * KEYS: lease, zset of deadlines, hash of bodies. ARGV: lease value, now ms, max, then keys left where they are (the
+ * caller's own timers send them). Takes at most max of the other defaults due by now: removed from the schedule in
+ * the same step, so a default is handed out once across all replicas.
  */
 export const FENCED_TAKE_DUE = `${FENCE}
-local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+local skip = {}
+for i = 4, #ARGV do skip[ARGV[i]] = true end
+local max = tonumber(ARGV[3])
+local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[2], 'LIMIT', 0, max + #ARGV - 3)
 local out = {}
+local n = 0
 for _, k in ipairs(due) do
-  local body = redis.call('HGET', KEYS[3], k)
-  redis.call('ZREM', KEYS[2], k)
-  redis.call('HDEL', KEYS[3], k)
-  if body then table.insert(out, k); table.insert(out, body) end
+  if not skip[k] and n < max then
+    n = n + 1
+    local body = redis.call('HGET', KEYS[3], k)
+    redis.call('ZREM', KEYS[2], k)
+    redis.call('HDEL', KEYS[3], k)
+    if body then table.insert(out, k); table.insert(out, body) end
+  end
 end
 return out
 `;

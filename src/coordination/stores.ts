@@ -448,10 +448,13 @@ export class SharedDefaults {
     );
   }
 
-  /** Takes (removes) the defaults due by `now`: each is handed to exactly one caller, across replicas. */
-  async takeDue(leaseValue: string, now: number, max = 100): Promise<DueDefault[]> {
+  /**
+   * Takes (removes) the defaults due by `now`, but those of `leave` (the caller's own timers send them): each is
+   * handed to exactly one caller, across replicas.
+   */
+  async takeDue(leaseValue: string, now: number, max = 100, leave: readonly string[] = []): Promise<DueDefault[]> {
     const flat = (await fenced('default', () =>
-      this.redis.eval(FENCED_TAKE_DUE, 3, this.keys.lease, this.dueAt, this.dueBody, leaseValue, now, max),
+      this.redis.eval(FENCED_TAKE_DUE, 3, this.keys.lease, this.dueAt, this.dueBody, leaseValue, now, max, ...leave),
     )) as string[];
     const out: DueDefault[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) out.push({ key: flat[i], body: JSON.parse(flat[i + 1]) as unknown });

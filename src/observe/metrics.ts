@@ -127,8 +127,14 @@ export class LabMetrics {
    * given by the caller: two lh-server nodes of one instrument under one name count once in its label's gauges)
    */
   constructor(
+    /** the wall clock: detection latency compares it with the instrument's time stamps */
     private readonly now: () => number = Date.now,
     private readonly identityOf: (instrumentKey: string) => string = (key) => key,
+    /**
+     * the monotonic clock, for the time from raised to answered (two readings here): a step of the wall clock (NTP, a
+     * resumed VM) between them would add a day to it, or make it 0
+     */
+    private readonly elapsed: () => number = () => performance.now(),
   ) {
     const registers = [this.registry];
     this.raised = new Counter({
@@ -228,9 +234,9 @@ export class LabMetrics {
         const severity = severityLabel(event.error.severity);
         if (!this.raisedAt.has(key)) this.raised.inc({ instrument, source: event.error.source, severity });
         this.raisedAt.delete(key);
-        this.raisedAt.set(key, { at: this.now(), severity });
+        this.raisedAt.set(key, { at: this.elapsed(), severity });
         this.raisedAt.delete(byId); // an answer names the id alone: it finds the error raised last under it
-        this.raisedAt.set(byId, { at: this.now(), severity });
+        this.raisedAt.set(byId, { at: this.elapsed(), severity });
         while (this.raisedAt.size > MAX_RAISE_TIMES) this.raisedAt.delete(this.raisedAt.keys().next().value as string);
         const latency = (this.now() - event.raisedAt) / 1000;
         if (Number.isFinite(latency) && latency >= 0) this.detection.observe({ source: event.error.source }, latency);
@@ -244,7 +250,7 @@ export class LabMetrics {
         const key = `${event.instrumentKey}|${event.source}|${event.id}`;
         const raised = this.raisedAt.get(key);
         this.answered.inc({ instrument, source: event.source, severity: raised?.severity ?? 'other', by: event.by });
-        if (raised) this.toAnswer.observe({ source: event.source }, Math.max(0, this.now() - raised.at) / 1000);
+        if (raised) this.toAnswer.observe({ source: event.source }, Math.max(0, this.elapsed() - raised.at) / 1000);
         break;
       }
       case 'errors': {

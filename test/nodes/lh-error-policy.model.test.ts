@@ -228,8 +228,9 @@ describe('lh-error-policy: model-based test over seeded random sequences (issue 
 
   it(`every decision agrees with the model (seed ${SEED}, ${RUNS} × ${STEPS}; LH_MODEL_SEED, LH_MODEL_RUNS to change)`, async function () {
     console.log(`      model seed: LH_MODEL_SEED=${SEED}`);
-    // Date only: the run and hour scopes and run-rule times follow it; timers and the HTTP exchange run for real
-    clock = FakeTimers.install({ toFake: ['Date'], now: Date.parse('2026-11-24T10:00:00.000Z') });
+    // Date and the monotonic clock (the run and hour scopes and run-rule times follow them, run-scope.ts); timers and
+    // the HTTP exchange run for real
+    clock = FakeTimers.install({ toFake: ['Date', 'performance'], now: Date.parse('2026-11-24T10:00:00.000Z') });
     const rand = new Rand(SEED);
     for (let run = 0; run < RUNS; run++) await sequence(rand, run);
   });

@@ -20,7 +20,11 @@ describe('lab metrics (prom-client registry of the package)', function () {
   let metrics: LabMetrics;
   beforeEach(function () {
     now = 1_000_000;
-    metrics = new LabMetrics(() => now);
+    metrics = new LabMetrics(
+      () => now,
+      undefined,
+      () => now,
+    ); // one model clock for both
   });
   afterEach(function () {
     metrics.close();
@@ -56,7 +60,11 @@ describe('lab metrics (prom-client registry of the package)', function () {
           maxLength: 40,
         }),
         async (events) => {
-          const m = new LabMetrics(() => now);
+          const m = new LabMetrics(
+            () => now,
+            undefined,
+            () => now,
+          ); // one model clock for both
           try {
             for (const e of events) {
               m.observe({

@@ -16,7 +16,7 @@ import { migrate } from '../../src/nodes/shared/migrations';
 type Msg = Record<string, unknown>;
 
 function runRuleOn(record: Msg): RunRule {
-  return { source: 'B', match: similarity(record), answer: '1', by: 'ann', at: 0, errorKey: 'e1' };
+  return { source: 'B', match: similarity(record), answer: '1', by: 'ann', at: 0, errorKey: 'e1', steadyAt: 0 };
 }
 
 describe('error policy trust (issue 29, findings 8–13)', function () {

@@ -12,6 +12,8 @@ import {
   type LiquidHandlerClient,
   type PendingError,
   sameError,
+  steadyNow,
+  withinSpan,
 } from '../../client';
 import type { CoordinatedDefaults } from '../../coordination/policy-defaults';
 import { homeKey, homeOf } from '../../instrument';
@@ -195,7 +197,7 @@ export class ErrorPolicyNode {
 
   private showStatus(): void {
     if (this.setupError) return;
-    const now = Date.now();
+    const now = steadyNow(); // the run scope's clock (run-scope.ts)
     const runRules = runRulesOf(this.instrument, this.scope.current(now).since).length;
     const where = this.scope.current(now).kind;
     if (runRules > 0) this.status.warn('lh-error-policy.status.runRules', { count: this.book.size, rules: runRules, where });
@@ -208,7 +210,10 @@ export class ErrorPolicyNode {
   private schedule(p: PendingDefault): void {
     const old = this.timers.get(p.key);
     if (old) clearTimeout(old);
-    const left = p.deadline - Date.now();
+    const now = Date.now();
+    // a deadline further ahead than the default's span (the wall clock set back since it was decided: an NTP step, a
+    // VM resumed, a restart or redeploy after either) counts the span afresh: never the step's length
+    const left = withinSpan(p.deadline, now, Math.max(0, p.deadline - (p.decidedAt ?? now))) - now;
     const wait = Math.min(MAX_TIMER_MS, Math.max(0, left));
     this.timers.set(
       p.key,
@@ -296,7 +301,11 @@ export class ErrorPolicyNode {
   private async sweepDue(): Promise<void> {
     const coordinated = this.coordinated;
     if (!coordinated) return;
-    const due = (await coordinated.due(Date.now())).filter((p) => homeKey(p.instrument) === homeKey(this.instrument));
+    // a default this node's own timer will send is left to it (on time by the monotonic clock, whatever a step of the
+    // wall clock made of Date.now(): a step forward would have the sweep answer it before its deadline)
+    const due = (await coordinated.due(Date.now(), this.timers.keys())).filter(
+      (p) => homeKey(p.instrument) === homeKey(this.instrument),
+    );
     // a default another replica decided before this deploy, under a rule this deploy removed or changed, is not sent
     // either; one decided since may come from a replica whose flows are newer than this one's (a rolling deploy): kept
     const before = (p: PendingDefault): boolean => p.decidedAt !== undefined && p.decidedAt < this.deployedAt;
@@ -523,7 +532,7 @@ export class ErrorPolicyNode {
   private labSendsToPerson(found: Found): boolean {
     const rule = matchRule(this.rules, found.source, found.record);
     if (!rule) return false;
-    const occurrence = this.scope.peek(this.ladderKey(rule), ErrorPolicyNode.ladderErrorId(found), Date.now());
+    const occurrence = this.scope.peek(this.ladderKey(rule), ErrorPolicyNode.ladderErrorId(found), steadyNow());
     return stepAt(rule, occurrence).step.mode === 'manual';
   }
 
@@ -532,7 +541,8 @@ export class ErrorPolicyNode {
     const now = Date.now();
     const rule = matchRule(this.rules, found.source, found.record);
     if (!rule) return decide(undefined, found.source, found.record, now);
-    const occurrence = this.scope.occurrence(this.ladderKey(rule), ErrorPolicyNode.ladderErrorId(found), now);
+    // counted in the run scope by the steady clock; the deadline is the wall clock's (a person reads it)
+    const occurrence = this.scope.occurrence(this.ladderKey(rule), ErrorPolicyNode.ladderErrorId(found), steadyNow());
     this.save();
     return decide(rule, found.source, found.record, now, occurrence);
   }
@@ -546,7 +556,7 @@ export class ErrorPolicyNode {
     if (run) {
       // a message of lh-run-watch: the run the ladders count in (not passed on); another instrument's run is not ours
       if (this.own && !isOwnRun(run, this.own)) this.ignoredRunOf(run.instrument?.baseUrl ?? '');
-      else if (this.scope.sighting(run, Date.now())) this.save();
+      else if (this.scope.sighting(run, steadyNow())) this.save();
       this.showStatus();
       return done();
     }
@@ -621,7 +631,7 @@ export class ErrorPolicyNode {
     const runRule =
       existing || this.labSendsToPerson(found)
         ? undefined
-        : runRuleFor(this.instrument, this.scope.current(Date.now()).since, found.source, found.record);
+        : runRuleFor(this.instrument, this.scope.current(steadyNow()).since, found.source, found.record);
     if (runRule) {
       // a person chose on the answer page: "the same for similar errors until this run ends"
       const { p, policy } = runRuleDecision(runRule, Date.now());
@@ -634,7 +644,7 @@ export class ErrorPolicyNode {
       return;
     }
     const decision: Decision = existing ? heldDecision(existing, this.rules) : this.ladderDecision(found);
-    const policy = policyOf(decision, this.scope.current(Date.now()));
+    const policy = policyOf(decision, this.scope.current(steadyNow()));
     switch (decision.kind) {
       case 'notify':
         msg.policy = policy;

@@ -265,9 +265,17 @@ export function progressOf(status: RunStatus, now: number): Progress | undefined
   return { progress: Math.round(progress * 1000) / 1000, eta: status.estimatedEndTime, remainingMs: Math.max(0, end - now) };
 }
 
-/** Whether to report progress now: at most once per `everyMs` (0: on every poll). */
+/**
+ * Whether to report progress now: at most once per `everyMs` (0: on every poll). A last report dated after now (the
+ * wall clock set back since, or another replica's clock ahead of this one's) counts from now: the next report waits
+ * at most `everyMs`, never the step's length.
+ */
 export function progressDue(memory: RunMemory, now: number, everyMs: number): boolean {
-  if (memory.progressAt !== undefined && now - memory.progressAt < everyMs) return false;
+  const last = memory.progressAt === undefined ? undefined : Math.min(memory.progressAt, now);
+  if (last !== undefined && now - last < everyMs) {
+    memory.progressAt = last;
+    return false;
+  }
   memory.progressAt = now;
   return true;
 }

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'events';
 
-import { urlKey } from '../../client';
+import { steadyNow, urlKey } from '../../client';
 import { findHome, homeOf, slot } from '../../instrument';
 import { severityRank } from '../answering/severity';
 import type { ErrorSource } from '../shared/poll-messages';
@@ -16,6 +16,12 @@ const FATAL_RANK = 3;
  * A scope is the run the policy knows of (from lh-run-watch's messages: a state other than Idle starts or continues
  * a run, Idle or a finished run ends it), or, while no run is active, the clock hour. Counts restart whenever the
  * scope changes: a new run starts at the first step again.
+ *
+ * Its time is the steady clock's (`steadyNow`, the wall clock as it read at start moving monotonically), as is the
+ * time a run-scoped rule was chosen at (`addRunRule`): an NTP step or a resumed VM neither starts a new hour early
+ * (a step forward would put the ladders back to their first, automatic steps) nor holds one for the step's length
+ * (a step back; a clock jittering back across the hour would restart them twice), and a person's choice made after a
+ * step back is never taken for one made before the run began.
  */
 
 /** How a run-watch message names the run: the instrument's start time, else the protocol and when it was seen. */
@@ -66,9 +72,11 @@ export class RunScope {
 
   /** The scope at `now`: the run, else the clock hour (which begins no earlier than the last run's end). */
   current(now: number): ScopeInfo {
-    if (this.run) return { kind: 'run', key: this.run.key, since: this.run.since };
+    // never after now: a scope begun at a later reading (saved before a restart on a clock since set back) leaves a
+    // choice made now in force
+    if (this.run) return { kind: 'run', key: this.run.key, since: Math.min(now, this.run.since) };
     const hourStart = Math.floor(now / HOUR_MS) * HOUR_MS;
-    return { kind: 'hour', key: new Date(hourStart).toISOString(), since: Math.max(hourStart, this.lastRunEnd) };
+    return { kind: 'hour', key: new Date(hourStart).toISOString(), since: Math.min(now, Math.max(hourStart, this.lastRunEnd)) };
   }
 
   /** A run-watch message's news. Returns true when the scope changed (a run started, another replaced it, or it ended). */
@@ -283,10 +291,12 @@ export interface RunRule {
   /** per-item answers (A) given with it */
   items?: Record<string, string>;
   by: string | null;
-  /** when it was chosen (ms) */
+  /** when it was chosen (ms since the epoch, as a person reads it) */
   at: number;
   /** the error it was chosen on */
   errorKey: string;
+  /** when it was chosen by the steady clock (set by addRunRule): what the scope's start is compared with */
+  steadyAt: number;
 }
 
 const MAX_RUN_RULES = 50;
@@ -332,7 +342,8 @@ function sameMatch(a: RunRule, b: RunRule): boolean {
 }
 
 /** Records a run-scoped rule of an instrument (the answer page); the newest for the same kind of error wins. */
-export function addRunRule(instrument: string, rule: RunRule): void {
+export function addRunRule(instrument: string, chosen: Omit<RunRule, 'steadyAt'>, now = steadyNow()): void {
+  const rule: RunRule = { ...chosen, steadyAt: now };
   const rules = homeOf(instrument).slot(RUN_RULES);
   const list = rules.list.filter((r) => !sameMatch(r, rule));
   list.push(rule);
@@ -341,12 +352,15 @@ export function addRunRule(instrument: string, rule: RunRule): void {
   runRuleEvents.emit('added', instrument);
 }
 
-/** The run-scoped rules of an instrument still in force: made since `since` (the current scope's start). */
+/**
+ * The run-scoped rules of an instrument still in force: made since `since` (the current scope's start, by the
+ * steady clock).
+ */
 export function runRulesOf(instrument: string, since: number): RunRule[] {
   const home = findHome(instrument);
   if (!home?.has(RUN_RULES)) return [];
   const rules = home.slot(RUN_RULES);
-  rules.list = rules.list.filter((r) => r.at >= since);
+  rules.list = rules.list.filter((r) => r.steadyAt >= since);
   return rules.list;
 }
 

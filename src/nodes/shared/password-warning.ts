@@ -2,7 +2,7 @@
  * The session's password-expiry warning (at most once a day, from the login result) as lh-server logs it and as
  * lh-error-poll sends it on its connection output.
  */
-import { type PasswordWarning, warnNow } from '../../client';
+import { type PasswordWarning, warnedAt, warnNow } from '../../client';
 import { homeOf, slot } from '../../instrument';
 import type { InstrumentInfo } from './error-records';
 
@@ -56,7 +56,9 @@ export function onPasswordWarning(
     const lastWarned = homeOf(client.baseUrl).slot(LAST_WARNED);
     const key = `${warning.user}|${listener}`;
     const t = now();
-    if (!warnNow(warning, lastWarned.get(key), t)) return;
+    const last = warnedAt(lastWarned.get(key), t);
+    if (last !== undefined && last !== lastWarned.get(key)) lastWarned.set(key, last); // the clock went back: from now
+    if (!warnNow(warning, last, t)) return;
     lastWarned.delete(key);
     lastWarned.set(key, t);
     if (lastWarned.size > MAX_REMEMBERED) lastWarned.delete(lastWarned.keys().next().value as string);
