@@ -269,6 +269,15 @@ function takeOverStale(lock: string, seen: fs.Stats): void {
         fs.linkSync(aside, lock); // a live lock: back in place (unless a newer one is there, which then holds)
       } catch {
         // EEXIST: another lock was made meanwhile; the one moved aside was taken over as stale by its owner's peers
+        return;
+      }
+      // its holder may have given it up while it was aside (and found none to remove): it is nobody's, and would
+      // block every save of this file until stale. Given up locks are marked (releaseLock), so it goes now; the name
+      // aside still links it, so a lock there of the same inode is this one.
+      try {
+        if (fs.lstatSync(aside).size > 0 && fs.lstatSync(lock).ino === moved.ino) fs.rmSync(lock, { force: true });
+      } catch {
+        // removed by its holder meanwhile
       }
     }
   } finally {
@@ -276,9 +285,14 @@ function takeOverStale(lock: string, seen: fs.Stats): void {
   }
 }
 
-/** Gives the lock back: removed only when it is still this holder's (not one made since by a takeover). */
+/**
+ * Gives the lock back: removed only when it is still this holder's (not one made since by a takeover). Marked given
+ * up first (one byte written through the descriptor, wherever its name is): a Node-RED taking over a stale lock that
+ * moved this live one aside meanwhile, and puts it back after this looked, sees the mark and removes it.
+ */
 function releaseLock(lock: string, fd: number): void {
   try {
+    fs.writeSync(fd, '0');
     const own = fs.fstatSync(fd);
     const there = fs.lstatSync(lock);
     if (own.ino === there.ino && own.dev === there.dev) fs.rmSync(lock, { force: true });
