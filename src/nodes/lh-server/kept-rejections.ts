@@ -337,7 +337,8 @@ export function keptOf(value: unknown): KeptRejection | undefined {
 }
 
 /**
- * Deletes the `.tmp` files older than STALE_TMP_MS (a Node-RED killed between its write and its rename), the hold
+ * Deletes the `.tmp` files older than STALE_TMP_MS (a Node-RED killed between its write and its rename; `.stale`
+ * ones too: a lock moved aside by a Node-RED killed in its takeover), the hold
  * files not written for MAX_HOLD_FILE_AGE_MS, and the oldest past MAX_HOLD_FILES. Times "in the future" (the clock
  * set back since) count by their distance, as the lock's do.
  */
@@ -351,12 +352,25 @@ export function prune(dir: string, now = Date.now()): void {
     }
   });
   const gone = (n: string): void => fs.rmSync(path.join(dir, n), { force: true });
-  for (const { n, t } of entries) if (n.endsWith('.tmp') && Math.abs(now - t) > STALE_TMP_MS) gone(n);
+  // a hold file goes under its lock, and only when it is still the one listed: another Node-RED writing a hold into it
+  // since (a rename: another inode, a new time) keeps it (else that hold, just written, would be lost)
+  const holdGone = ({ n, t }: { n: string; t: number }): void => {
+    const file = path.join(dir, n);
+    try {
+      withFileLock(file, () => {
+        if (fs.lstatSync(file).mtimeMs === t) fs.rmSync(file, { force: true });
+      });
+    } catch {
+      // held by another Node-RED, or gone: left to the next save
+    }
+  };
+  const leftOver = (n: string): boolean => n.endsWith('.tmp') || n.endsWith('.stale');
+  for (const { n, t } of entries) if (leftOver(n) && Math.abs(now - t) > STALE_TMP_MS) gone(n);
   const holds = entries.filter(({ n }) => n.endsWith('.json'));
-  const young = holds.filter(({ n, t }) => (Math.abs(now - t) > MAX_HOLD_FILE_AGE_MS ? (gone(n), false) : true));
+  const young = holds.filter((h) => (Math.abs(now - h.t) > MAX_HOLD_FILE_AGE_MS ? (holdGone(h), false) : true));
   if (young.length <= MAX_HOLD_FILES) return;
   young.sort((a, b) => a.t - b.t);
-  for (const { n } of young.slice(0, young.length - MAX_HOLD_FILES)) gone(n);
+  for (const h of young.slice(0, young.length - MAX_HOLD_FILES)) holdGone(h);
 }
 
 /**
