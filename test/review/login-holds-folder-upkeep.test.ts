@@ -104,6 +104,51 @@ describe(`review: the upkeep of the kept login holds (seed ${SEED}, ${CASES} cas
     for (const f of files) assert.equal(fs.existsSync(f.name), !f.old, `seed ${SEED}: ${path.basename(f.name)} old=${f.old}`);
   });
 
+  it('a lock moved aside by a Node-RED killed in its takeover is pruned after a minute; a younger one is left', function () {
+    const dir = userDir();
+    save(dir, creds(0));
+    const holds = path.join(dir, HOLDS_DIR);
+    const old = path.join(holds, `${'b'.repeat(40)}.json.lock.0123456789ab.stale`);
+    const young = path.join(holds, `${'c'.repeat(40)}.json.lock.0123456789ab.stale`);
+    for (const f of [old, young]) fs.writeFileSync(f, '', { mode: 0o600 });
+    ago(old, STALE_TMP_MS + 5000);
+    save(dir, creds(1));
+    assert.equal(fs.existsSync(old), false, 'left aside for ever');
+    assert.equal(fs.existsSync(young), true, 'a takeover under way');
+  });
+
+  it('a hold written into an old file while a save prunes it is kept (review90)', function () {
+    // Node-RED A's save lists the folder and finds the file of creds(6) not written for 30 days; before A removes
+    // it, Node-RED B keeps a new rejection of creds(6) in it: that hold, just written, must not go with the old file
+    const dir = userDir();
+    save(dir, creds(0));
+    const holds = path.join(dir, HOLDS_DIR);
+    const names = new Set(fs.readdirSync(holds));
+    save(dir, creds(6));
+    const target = path.join(holds, fs.readdirSync(holds).find((n) => !names.has(n) && n.endsWith('.json')) ?? '');
+    ago(target, MAX_HOLD_FILE_AGE_MS + DAY);
+    const realLstat = fs.lstatSync;
+    let bSaved = false;
+    const writable = fs as { lstatSync: typeof fs.lstatSync };
+    writable.lstatSync = ((p: fs.PathLike, ...rest: unknown[]) => {
+      const seen = (realLstat as (p: fs.PathLike, ...r: unknown[]) => fs.Stats)(p, ...rest);
+      if (String(p) === target && !bSaved) {
+        bSaved = true;
+        save(dir, creds(6)); // B, between A's look and A's removal
+      }
+      return seen;
+    }) as typeof fs.lstatSync;
+    try {
+      save(dir, creds(7)); // A
+    } finally {
+      writable.lstatSync = realLstat;
+    }
+    assert.ok(bSaved, "B saved during A's prune");
+    const c = creds(6);
+    const store = keptRejections(dir, IDENTITY);
+    assert.ok(store?.load(LoginGate.keyOf(c.username, c.password), c), "B's hold is kept");
+  });
+
   it('two Node-REDs taking over one stale lock at once: only one holds it, the other waits', function () {
     const dir = userDir();
     save(dir, creds(0)); // the folder and its salt

@@ -269,6 +269,15 @@ function takeOverStale(lock: string, seen: fs.Stats): void {
         fs.linkSync(aside, lock); // a live lock: back in place (unless a newer one is there, which then holds)
       } catch {
         // EEXIST: another lock was made meanwhile; the one moved aside was taken over as stale by its owner's peers
+        return;
+      }
+      // its holder may have given it up while it was aside (and found none to remove): it is nobody's, and would
+      // block every save of this file until stale. Given up locks are marked (releaseLock), so it goes now; the name
+      // aside still links it, so a lock there of the same inode is this one.
+      try {
+        if (fs.lstatSync(aside).size > 0 && fs.lstatSync(lock).ino === moved.ino) fs.rmSync(lock, { force: true });
+      } catch {
+        // removed by its holder meanwhile
       }
     }
   } finally {
@@ -276,9 +285,14 @@ function takeOverStale(lock: string, seen: fs.Stats): void {
   }
 }
 
-/** Gives the lock back: removed only when it is still this holder's (not one made since by a takeover). */
+/**
+ * Gives the lock back: removed only when it is still this holder's (not one made since by a takeover). Marked given
+ * up first (one byte written through the descriptor, wherever its name is): a Node-RED taking over a stale lock that
+ * moved this live one aside meanwhile, and puts it back after this looked, sees the mark and removes it.
+ */
 function releaseLock(lock: string, fd: number): void {
   try {
+    fs.writeSync(fd, '0');
     const own = fs.fstatSync(fd);
     const there = fs.lstatSync(lock);
     if (own.ino === there.ino && own.dev === there.dev) fs.rmSync(lock, { force: true });
@@ -323,7 +337,8 @@ export function keptOf(value: unknown): KeptRejection | undefined {
 }
 
 /**
- * Deletes the `.tmp` files older than STALE_TMP_MS (a Node-RED killed between its write and its rename), the hold
+ * Deletes the `.tmp` files older than STALE_TMP_MS (a Node-RED killed between its write and its rename; `.stale`
+ * ones too: a lock moved aside by a Node-RED killed in its takeover), the hold
  * files not written for MAX_HOLD_FILE_AGE_MS, and the oldest past MAX_HOLD_FILES. Times "in the future" (the clock
  * set back since) count by their distance, as the lock's do.
  */
@@ -337,12 +352,25 @@ export function prune(dir: string, now = Date.now()): void {
     }
   });
   const gone = (n: string): void => fs.rmSync(path.join(dir, n), { force: true });
-  for (const { n, t } of entries) if (n.endsWith('.tmp') && Math.abs(now - t) > STALE_TMP_MS) gone(n);
+  // a hold file goes under its lock, and only when it is still the one listed: another Node-RED writing a hold into it
+  // since (a rename: another inode, a new time) keeps it (else that hold, just written, would be lost)
+  const holdGone = ({ n, t }: { n: string; t: number }): void => {
+    const file = path.join(dir, n);
+    try {
+      withFileLock(file, () => {
+        if (fs.lstatSync(file).mtimeMs === t) fs.rmSync(file, { force: true });
+      });
+    } catch {
+      // held by another Node-RED, or gone: left to the next save
+    }
+  };
+  const leftOver = (n: string): boolean => n.endsWith('.tmp') || n.endsWith('.stale');
+  for (const { n, t } of entries) if (leftOver(n) && Math.abs(now - t) > STALE_TMP_MS) gone(n);
   const holds = entries.filter(({ n }) => n.endsWith('.json'));
-  const young = holds.filter(({ n, t }) => (Math.abs(now - t) > MAX_HOLD_FILE_AGE_MS ? (gone(n), false) : true));
+  const young = holds.filter((h) => (Math.abs(now - h.t) > MAX_HOLD_FILE_AGE_MS ? (holdGone(h), false) : true));
   if (young.length <= MAX_HOLD_FILES) return;
   young.sort((a, b) => a.t - b.t);
-  for (const { n } of young.slice(0, young.length - MAX_HOLD_FILES)) gone(n);
+  for (const h of young.slice(0, young.length - MAX_HOLD_FILES)) holdGone(h);
 }
 
 /**

@@ -217,15 +217,25 @@ export function matchRecord(records: RunRecordLike[], run: TrackedRun): RunRecor
     recordStartMs(r) - started <= START_TOLERANCE_MS;
   const ofProtocol = (r: RunRecordLike): boolean =>
     !run.protocolName || typeof r.protocolName !== 'string' || r.protocolName === run.protocolName;
-  if (Array.isArray(run.priorRecordIds)) {
+  // of the records starting at the run's start time, the nearest: a run started again within seconds of this one's
+  // start (this one aborted at once) has its record start within the tolerance too, and must not win by list order
+  const nearest = (candidates: RunRecordLike[]): RunRecordLike | undefined => {
+    let best: RunRecordLike | undefined;
+    for (const r of candidates) {
+      if (!sameStart(r)) continue;
+      if (!best || Math.abs(recordStartMs(r) - started) < Math.abs(recordStartMs(best) - started)) best = r;
+    }
+    return best;
+  };
+  // the run may have ended before the list was read (unsure): its own record may be a listed one, and every new one
+  // may be a later run's, so it is known by its start time only, listed or new
+  if (Array.isArray(run.priorRecordIds) && run.priorRecordsUnsure !== true) {
     const fresh = newRecords(records, new Set(run.priorRecordIds), run.protocolName);
     // newest first, undated last: the oldest dated one, else the first undated
     const dated = fresh.filter((r) => !Number.isNaN(recordStartMs(r)));
-    const found = fresh.find(sameStart) ?? (dated.length > 0 ? dated[dated.length - 1] : fresh[0]);
-    // none new, and the run may have ended before the list was read: its own record may be a listed one
-    if (found || run.priorRecordsUnsure !== true) return found;
+    return nearest(fresh) ?? (dated.length > 0 ? dated[dated.length - 1] : fresh[0]);
   }
-  return records.find((r) => ofProtocol(r) && sameStart(r));
+  return nearest(records.filter(ofProtocol));
 }
 
 /**
