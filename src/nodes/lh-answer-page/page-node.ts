@@ -17,6 +17,7 @@ import {
   type LiquidHandlerClient,
   type PendingError,
   sameError,
+  steadyNow,
 } from '../../client';
 import { findHome, homeOf, slot } from '../../instrument';
 import { type LabEvent, labListened, onLabEvent, type PendingErrorView, publishLab } from '../../observe/lab-events';
@@ -53,7 +54,7 @@ import {
 import { expiryMs, missingPublicUrl, noLinkLine, pageUrl, pathProblem, routePath, statusKey } from './page-links';
 import { formSecret, PageSecrets } from './page-secrets';
 import { answerInTheWay, answerLabel, answerOptions, errorView, itemChoices, itemProblem } from './page-view';
-import { RecentLists } from './recent-lists';
+import { type MadeAt, RecentLists } from './recent-lists';
 
 const OP = 'answer-page';
 const DEFAULT_LINK_TEXT = 'Answer: {{answerUrl}}';
@@ -157,7 +158,7 @@ async function pendingRecord(
   source: Source,
   key: string,
   lists: RecentLists<string, unknown[]>,
-  options: { linkedAt?: number; fresh?: boolean } = {},
+  options: { linkedAt?: MadeAt; fresh?: boolean } = {},
 ): Promise<ErrorRecord | undefined> {
   const read = (): Promise<unknown[]> => readList(client, source);
   const list: unknown[] = await (options.fresh ? lists.refresh(source, read) : lists.get(source, read, options.linkedAt));
@@ -352,20 +353,20 @@ export class AnswerPageNode {
   }
 
   /**
-   * When the link was made, as far as this page can tell: when it made it itself, or (a link another Node-RED made,
-   * several of them sharing the key) its expiry less this page's link lifetime; a list read before that is not used
-   * for it. A time ahead of now (a longer lifetime there) is not used: reads stay bounded.
+   * When the link was made, as far as this page can tell: when it made it itself (on the steady clock: a step of the
+   * wall clock never dates it before a list read earlier), and (a link another Node-RED made, several of them sharing
+   * the key) its expiry less this page's link lifetime, a wall time; a list read before either is not used for it. A
+   * signed time ahead of now (a longer lifetime there) is not used: reads stay bounded.
    */
-  private madeAt(link: { key: string; expires: number }): number | undefined {
+  private madeAt(link: { key: string; expires: number }): MadeAt {
     const here = this.linkedAt.get(link.key);
     const signed = link.expires - this.lifetime;
-    if (signed > Date.now()) return here;
-    return here === undefined ? signed : Math.max(here, signed);
+    return { ...(here === undefined ? {} : { steady: here }), ...(signed > Date.now() ? {} : { wall: signed }) };
   }
 
   private linked(key: string): void {
     this.linkedAt.delete(key);
-    this.linkedAt.set(key, Date.now());
+    this.linkedAt.set(key, steadyNow());
     if (this.linkedAt.size > MAX_REMEMBERED) this.linkedAt.delete(this.linkedAt.keys().next().value as string);
   }
 
@@ -634,7 +635,7 @@ export class AnswerPageNode {
   private async currentRecord(
     client: LiquidHandlerClient,
     link: LinkedError & { source: Source },
-    options: { linkedAt?: number; fresh?: boolean },
+    options: { linkedAt?: MadeAt; fresh?: boolean },
   ): Promise<ErrorRecord | undefined> {
     const listed = await pendingRecord(client, link.source, link.key, this.lists, options);
     if (listed || link.source !== 'A') return listed;

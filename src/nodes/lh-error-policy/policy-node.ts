@@ -165,7 +165,11 @@ export class ErrorPolicyNode {
         node.context().get(CONTEXT_KEY, this.store, (err, value) => {
           if (err) node.warn(RED._('lh-error-policy.errors.persist', { message: err.message }));
           else {
-            if (value && typeof value === 'object') this.scope.restore((value as { scope?: unknown }).scope);
+            if (value && typeof value === 'object')
+              this.scope.restore((value as { scope?: unknown }).scope, {
+                steady: steadyNow(),
+                wall: Date.now(),
+              });
             if (this.book.restore(value, this.instrument) > 0) this.save();
           }
           if (!this.closed) this.startPending(err ? [] : keysIn(value));
@@ -181,9 +185,14 @@ export class ErrorPolicyNode {
     const mine = this.coordinated ? { mine: this.coordinated.mine() } : {};
     this.node
       .context()
-      .set(CONTEXT_KEY, { ...this.book.snapshot(), scope: this.scope.snapshot(), ...mine }, this.store, (err) => {
-        if (err) this.node.warn(this.RED._('lh-error-policy.errors.persist', { message: err.message }));
-      });
+      .set(
+        CONTEXT_KEY,
+        { ...this.book.snapshot(), scope: this.scope.snapshot({ steady: steadyNow(), wall: Date.now() }), ...mine },
+        this.store,
+        (err) => {
+          if (err) this.node.warn(this.RED._('lh-error-policy.errors.persist', { message: err.message }));
+        },
+      );
   }
 
   /** One write per burst of changes (a snapshot costs O(pending)); close() writes what is still queued. */

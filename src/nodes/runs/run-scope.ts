@@ -57,11 +57,23 @@ export interface ScopeInfo {
   since: number;
 }
 
+/**
+ * The steady and the wall clock read at one moment. A steady time means nothing to another process (a restart: the
+ * steady clock starts again from the wall clock, and moves apart from it with every step and suspend of the old
+ * process): a snapshot carries the pair it was taken at, and is read through it, by the wall clock both share.
+ */
+export interface ClockPair {
+  steady: number;
+  wall: number;
+}
+
 export interface RunScopeSnapshot {
   run?: { key: string; since: number };
   lastRunEnd?: number;
   scope?: string;
   ladders: [string, { next: number; seen: [string, number][] }][];
+  /** both clocks when it was taken; none: its times are the wall clock's (written before 0.4) */
+  clock?: ClockPair;
 }
 
 export class RunScope {
@@ -143,23 +155,38 @@ export class RunScope {
     return Object.fromEntries([...this.ladders].map(([rule, l]) => [rule, l.next]));
   }
 
-  snapshot(): RunScopeSnapshot {
+  /** `clock`: both clocks now (what lets another process read the times, see restore). */
+  snapshot(clock?: ClockPair): RunScopeSnapshot {
     return {
       ...(this.run ? { run: { ...this.run } } : {}),
       lastRunEnd: this.lastRunEnd,
       ...(this.scopeKey ? { scope: this.scopeKey } : {}),
       ladders: [...this.ladders].map(([rule, l]) => [rule, { next: l.next, seen: [...l.seen] }]),
+      ...(clock ? { clock: { ...clock } } : {}),
     };
   }
 
-  /** A saved snapshot (a restart of Node-RED in the middle of a run keeps the run's counts). */
-  restore(saved: unknown): void {
+  /**
+   * A saved snapshot (a restart of Node-RED in the middle of a run keeps the run's counts). `clock`: both clocks now,
+   * in this process; the snapshot's times are read on this process's steady clock through the wall clock (never
+   * after now): taken as they were, a run begun "later" than this process's now (the old process's steady clock ran
+   * ahead of the wall clock, which was set back) had every choice "the same for similar errors" made since the restart
+   * taken for one made before the run (dropped at the next error), and an hour read on the old steady clock restarted
+   * the ladders within the same hour, or kept them into the next.
+   */
+  restore(saved: unknown, clock?: ClockPair): void {
     if (!saved || typeof saved !== 'object') return;
     const s = saved as Partial<RunScopeSnapshot>;
+    const then = s.clock && Number.isFinite(s.clock.steady) && Number.isFinite(s.clock.wall) ? s.clock : undefined;
+    const here = (t: number): number =>
+      clock ? Math.min(clock.steady, t - (then ? then.steady - then.wall : 0) + (clock.steady - clock.wall)) : t;
     if (s.run && typeof s.run.key === 'string' && typeof s.run.since === 'number')
-      this.run = { key: s.run.key, since: s.run.since };
-    if (typeof s.lastRunEnd === 'number') this.lastRunEnd = s.lastRunEnd;
+      this.run = { key: s.run.key, since: here(s.run.since) };
+    if (typeof s.lastRunEnd === 'number') this.lastRunEnd = here(s.lastRunEnd);
     if (typeof s.scope === 'string') this.scopeKey = s.scope;
+    // the hour the counts were kept for, when it was the hour at the save: the hour of the save on this steady clock
+    if (clock && then && s.scope === `hour:${new Date(Math.floor(then.steady / HOUR_MS) * HOUR_MS).toISOString()}`)
+      this.scopeKey = `hour:${new Date(Math.floor(here(then.steady) / HOUR_MS) * HOUR_MS).toISOString()}`;
     if (!Array.isArray(s.ladders)) return;
     this.ladders.clear();
     for (const entry of s.ladders.slice(0, MAX_LADDERS)) {
