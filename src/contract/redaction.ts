@@ -583,8 +583,13 @@ function escapeRegExp(text: string): string {
 
 /** Leading zeros an HTML reference may carry (`&#x000E4;`): a few, so a spelling's length stays bounded. */
 const MAX_LEADING_ZEROS = 6;
-/** The longest spelling of one character (code point) of a secret: `&#x` + zeros + 6 digits + `;`. */
-const MAX_SPELLED_CHAR = 4 + MAX_LEADING_ZEROS + 6;
+/** The blanks that may indent the line after a space a text was wrapped at (more: not taken for the secret). */
+const MAX_WRAP_INDENT = 32;
+/**
+ * The longest spelling of one character (code point) of a secret: `&#x` + zeros + 6 digits + `;`, or a space as a
+ * line break (`\r\n`) and the next line's indent.
+ */
+const MAX_SPELLED_CHAR = Math.max(4 + MAX_LEADING_ZEROS + 6, 2 + MAX_WRAP_INDENT);
 
 /** A hex number as a pattern: its letters in either case, at least `width` digits (a few more leading zeros allowed). */
 function hexPattern(n: number, width: number, moreZeros = false): string {
@@ -600,6 +605,7 @@ const HTML_NAMES: Record<string, string[]> = {
   '>': ['&gt;'],
   '"': ['&quot;'],
   "'": ['&apos;'],
+  ' ': ['&nbsp;'],
 };
 
 /** JSON's short escapes (JSON.stringify's, and PHP's `\/`). */
@@ -617,21 +623,29 @@ const JSON_SHORT: Record<string, string> = {
 /**
  * How an echoed text may spell one character of a secret: letters and digits as they are; any other character also
  * as JSON escapes it (`\u002B`, `\u00e4` in either letter case: System.Text.Json, Python and Jackson escape so; `\/`,
- * `\"`), as URLs and forms encode it (`%2b` in either case, each UTF-8 byte; a space as `+`) and as HTML does
- * (`&amp;`, `&#39;`, `&#xE4;`).
+ * `\"`), as URLs and forms encode it (`%2b` in either case, each UTF-8 byte; a space as `+`), as Latin-1 URLs and
+ * JavaScript's escape() do (`%E4`: one byte up to U+00FF; `%u20AC`, a character beyond the BMP as its two halves) and
+ * as HTML does (`&amp;`, `&#39;`, `&#xE4;`, a space as `&nbsp;`). A space may also be where a text was wrapped: a
+ * line break and the next line's indent (all its blanks, at most MAX_WRAP_INDENT: one way to read them, no
+ * backtracking over them).
  */
 function characterPattern(ch: string): string {
   if (/^[A-Za-z0-9]$/.test(ch)) return ch;
-  const forms = [escapeRegExp(ch)];
+  const forms: string[] = [];
   const units = [...Array(ch.length).keys()].map((i) => ch.charCodeAt(i));
   forms.push(units.map((u) => `\\\\u${hexPattern(u, 4)}`).join(''));
   if (JSON_SHORT[ch]) forms.push(escapeRegExp(JSON_SHORT[ch]));
   const lone = ch.length === 1 && ch.charCodeAt(0) >= 0xd800 && ch.charCodeAt(0) <= 0xdfff;
   // a lone surrogate (a password read from JSON "\ud800") has no UTF-8 bytes: its other forms still go
   if (!lone) forms.push([...Buffer.from(ch, 'utf8')].map((b) => `%${hexPattern(b, 2)}`).join(''));
-  if (ch === ' ') forms.push('\\+');
+  if (ch.length === 1 && ch.charCodeAt(0) >= 0x80 && ch.charCodeAt(0) <= 0xff) forms.push(`%${hexPattern(ch.charCodeAt(0), 2)}`);
+  forms.push(units.map((u) => `%[uU]${hexPattern(u, 4)}`).join(''));
+  if (ch === ' ') forms.push('\\+', `\\r?\\n[ \\t]{0,${MAX_WRAP_INDENT}}(?![ \\t])`);
   const code = ch.codePointAt(0) ?? 0;
   forms.push(`&#0{0,${MAX_LEADING_ZEROS}}${code};`, `&#[xX]${hexPattern(code, 1, true)};`, ...(HTML_NAMES[ch] ?? []));
+  // as it is last: a sign that is also an escape's first (`%`, `&`, `\`) takes its whole escape when it can, so
+  // `%25` of a secret ending in `%` is not cut to `***25`
+  forms.push(escapeRegExp(ch));
   return `(?:${forms.join('|')})`;
 }
 
