@@ -658,6 +658,19 @@ interface SecretPattern {
   /** a text without this holds no spelling of the secret (undefined: every text is searched) */
   probe?: string;
   pattern: RegExp;
+  /** whether two of its echoes can overlap: its start is also its end (`x7kx7`, `!!!`), so each start is tried */
+  overlaps: boolean;
+}
+
+/** Whether a text starts with what it ends with (a border: `x7` of `x7kx7`), by the prefix function (linear). */
+function hasBorder(text: string): boolean {
+  const border = new Array<number>(text.length).fill(0);
+  for (let i = 1; i < text.length; i++) {
+    let k = border[i - 1];
+    while (k > 0 && text[i] !== text[k]) k = border[k - 1];
+    border[i] = text[i] === text[k] ? k + 1 : k;
+  }
+  return text.length > 0 && border[text.length - 1] > 0;
 }
 
 /** Every spelling of a secret in an echoed text (see characterPattern), as one pattern. */
@@ -666,6 +679,7 @@ function secretPattern(secret: string): SecretPattern {
   return {
     ...(run.length >= MIN_SECRET_LENGTH ? { probe: run } : {}),
     pattern: new RegExp([...secret].map(characterPattern).join(''), 'g'),
+    overlaps: hasBorder(secret),
   };
 }
 
@@ -685,6 +699,36 @@ function patternsFor(secrets: readonly string[]): (SecretPattern | undefined)[] 
 }
 
 /**
+ * Where spellings of a secret stand in `text`, those that overlap as one span, in order. Of a secret whose
+ * echoes can overlap, every one wherever it starts (`aba` twice in `ababa`: a search going on after the end of the
+ * last one found missed the second, and `ba` of it went out); of any other, one after the other (a search from each
+ * start would cost a secret's length at every character of a run of its echoes).
+ */
+function spansOf(text: string, { pattern, overlaps }: SecretPattern): [number, number][] {
+  const spans: [number, number][] = [];
+  pattern.lastIndex = 0;
+  for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
+    const end = m.index + m[0].length;
+    const last = spans[spans.length - 1];
+    if (last !== undefined && m.index < last[1]) last[1] = Math.max(last[1], end);
+    else spans.push([m.index, end]);
+    if (overlaps) pattern.lastIndex = m.index + 1;
+  }
+  return spans;
+}
+
+/** The text with each span `***`. */
+function blankSpans(text: string, spans: readonly [number, number][]): string {
+  let out = '';
+  let from = 0;
+  for (const [start, end] of spans) {
+    out += `${text.slice(from, start)}${REDACTED}`;
+    from = end;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/**
  * The start of `text`, at most `max` characters, never cut inside a spelling of one of `secrets` (then cut before it):
  * a secret cut in two is no longer recognised, and what was left of it would go out as it is. For the texts the client
  * keeps of an answer (an error's body) before the redaction step at a node's edge sees them.
@@ -698,10 +742,9 @@ export function clipOutside(text: string, max: number, secrets: readonly string[
     moved = false;
     for (const p of patternsFor(secrets)) {
       if (!p) continue;
-      for (const m of window.matchAll(p.pattern)) {
-        const end = m.index + m[0].length;
-        if (m.index < cut && end > cut) {
-          cut = m.index;
+      for (const [start, end] of spansOf(window, p)) {
+        if (start < cut && end > cut) {
+          cut = start;
           moved = true;
         }
       }
@@ -727,7 +770,7 @@ export function redactText(text: string, secrets: readonly string[] = []): strin
   let out = text;
   if (secrets.length > 0) {
     for (const p of patternsFor(secrets)) {
-      if (p && (p.probe === undefined || out.includes(p.probe))) out = out.replace(p.pattern, REDACTED);
+      if (p && (p.probe === undefined || out.includes(p.probe))) out = blankSpans(out, spansOf(out, p));
     }
   }
   // Each pattern runs only on a text holding what its every match must contain (a text without a secret is
