@@ -132,6 +132,13 @@ describe('review: forgetting a node’s secrets forgets only the list it put the
     assert.equal(redact('stuck-secret-0 stuck-secret-9'), 'stuck-secret-0 ***');
     for (const list of lists) forgetSecrets('stuck-id', list);
     assert.equal(redact('stuck-secret-9'), 'stuck-secret-9');
+    // two nodes that share a secret: the one closing leaves it to the other
+    const a = rememberSecrets('sharing-a', ['shared-secret-5']);
+    const b = rememberSecrets('sharing-b', ['shared-secret-5']);
+    forgetSecrets('sharing-a', a);
+    assert.equal(redact('shared-secret-5'), '***');
+    forgetSecrets('sharing-b', b);
+    assert.equal(redact('shared-secret-5'), 'shared-secret-5');
     // forgetting without a list (the unit tests' own owners) forgets all of them
     rememberSecrets('plain-id', ['plain-secret-1']);
     rememberSecrets('plain-id', ['plain-secret-2']);
