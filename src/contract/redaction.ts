@@ -583,8 +583,13 @@ function escapeRegExp(text: string): string {
 
 /** Leading zeros an HTML reference may carry (`&#x000E4;`): a few, so a spelling's length stays bounded. */
 const MAX_LEADING_ZEROS = 6;
-/** The longest spelling of one character (code point) of a secret: `&#x` + zeros + 6 digits + `;`. */
-const MAX_SPELLED_CHAR = 4 + MAX_LEADING_ZEROS + 6;
+/** The blanks that may indent the line after a space a text was wrapped at (more: not taken for the secret). */
+const MAX_WRAP_INDENT = 32;
+/**
+ * The longest spelling of one character (code point) of a secret: `&#x` + zeros + 6 digits + `;`, or a space as a
+ * line break (`\r\n`) and the next line's indent.
+ */
+const MAX_SPELLED_CHAR = Math.max(4 + MAX_LEADING_ZEROS + 6, 2 + MAX_WRAP_INDENT);
 
 /** A hex number as a pattern: its letters in either case, at least `width` digits (a few more leading zeros allowed). */
 function hexPattern(n: number, width: number, moreZeros = false): string {
@@ -600,6 +605,7 @@ const HTML_NAMES: Record<string, string[]> = {
   '>': ['&gt;'],
   '"': ['&quot;'],
   "'": ['&apos;'],
+  ' ': ['&nbsp;'],
 };
 
 /** JSON's short escapes (JSON.stringify's, and PHP's `\/`). */
@@ -617,21 +623,29 @@ const JSON_SHORT: Record<string, string> = {
 /**
  * How an echoed text may spell one character of a secret: letters and digits as they are; any other character also
  * as JSON escapes it (`\u002B`, `\u00e4` in either letter case: System.Text.Json, Python and Jackson escape so; `\/`,
- * `\"`), as URLs and forms encode it (`%2b` in either case, each UTF-8 byte; a space as `+`) and as HTML does
- * (`&amp;`, `&#39;`, `&#xE4;`).
+ * `\"`), as URLs and forms encode it (`%2b` in either case, each UTF-8 byte; a space as `+`), as Latin-1 URLs and
+ * JavaScript's escape() do (`%E4`: one byte up to U+00FF; `%u20AC`, a character beyond the BMP as its two halves) and
+ * as HTML does (`&amp;`, `&#39;`, `&#xE4;`, a space as `&nbsp;`). A space may also be where a text was wrapped: a
+ * line break and the next line's indent (all its blanks, at most MAX_WRAP_INDENT: one way to read them, no
+ * backtracking over them).
  */
 function characterPattern(ch: string): string {
   if (/^[A-Za-z0-9]$/.test(ch)) return ch;
-  const forms = [escapeRegExp(ch)];
+  const forms: string[] = [];
   const units = [...Array(ch.length).keys()].map((i) => ch.charCodeAt(i));
   forms.push(units.map((u) => `\\\\u${hexPattern(u, 4)}`).join(''));
   if (JSON_SHORT[ch]) forms.push(escapeRegExp(JSON_SHORT[ch]));
   const lone = ch.length === 1 && ch.charCodeAt(0) >= 0xd800 && ch.charCodeAt(0) <= 0xdfff;
   // a lone surrogate (a password read from JSON "\ud800") has no UTF-8 bytes: its other forms still go
   if (!lone) forms.push([...Buffer.from(ch, 'utf8')].map((b) => `%${hexPattern(b, 2)}`).join(''));
-  if (ch === ' ') forms.push('\\+');
+  if (ch.length === 1 && ch.charCodeAt(0) >= 0x80 && ch.charCodeAt(0) <= 0xff) forms.push(`%${hexPattern(ch.charCodeAt(0), 2)}`);
+  forms.push(units.map((u) => `%[uU]${hexPattern(u, 4)}`).join(''));
+  if (ch === ' ') forms.push('\\+', `\\r?\\n[ \\t]{0,${MAX_WRAP_INDENT}}(?![ \\t])`);
   const code = ch.codePointAt(0) ?? 0;
   forms.push(`&#0{0,${MAX_LEADING_ZEROS}}${code};`, `&#[xX]${hexPattern(code, 1, true)};`, ...(HTML_NAMES[ch] ?? []));
+  // as it is last: a sign that is also an escape's first (`%`, `&`, `\`) takes its whole escape when it can, so
+  // `%25` of a secret ending in `%` is not cut to `***25`
+  forms.push(escapeRegExp(ch));
   return `(?:${forms.join('|')})`;
 }
 
@@ -644,6 +658,19 @@ interface SecretPattern {
   /** a text without this holds no spelling of the secret (undefined: every text is searched) */
   probe?: string;
   pattern: RegExp;
+  /** whether two of its echoes can overlap: its start is also its end (`x7kx7`, `!!!`), so each start is tried */
+  overlaps: boolean;
+}
+
+/** Whether a text starts with what it ends with (a border: `x7` of `x7kx7`), by the prefix function (linear). */
+function hasBorder(text: string): boolean {
+  const border = new Array<number>(text.length).fill(0);
+  for (let i = 1; i < text.length; i++) {
+    let k = border[i - 1];
+    while (k > 0 && text[i] !== text[k]) k = border[k - 1];
+    border[i] = text[i] === text[k] ? k + 1 : k;
+  }
+  return text.length > 0 && border[text.length - 1] > 0;
 }
 
 /** Every spelling of a secret in an echoed text (see characterPattern), as one pattern. */
@@ -652,6 +679,7 @@ function secretPattern(secret: string): SecretPattern {
   return {
     ...(run.length >= MIN_SECRET_LENGTH ? { probe: run } : {}),
     pattern: new RegExp([...secret].map(characterPattern).join(''), 'g'),
+    overlaps: hasBorder(secret),
   };
 }
 
@@ -671,6 +699,36 @@ function patternsFor(secrets: readonly string[]): (SecretPattern | undefined)[] 
 }
 
 /**
+ * Where spellings of a secret stand in `text`, those that overlap as one span, in order. Of a secret whose
+ * echoes can overlap, every one wherever it starts (`aba` twice in `ababa`: a search going on after the end of the
+ * last one found missed the second, and `ba` of it went out); of any other, one after the other (a search from each
+ * start would cost a secret's length at every character of a run of its echoes).
+ */
+function spansOf(text: string, { pattern, overlaps }: SecretPattern): [number, number][] {
+  const spans: [number, number][] = [];
+  pattern.lastIndex = 0;
+  for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
+    const end = m.index + m[0].length;
+    const last = spans[spans.length - 1];
+    if (last !== undefined && m.index < last[1]) last[1] = Math.max(last[1], end);
+    else spans.push([m.index, end]);
+    if (overlaps) pattern.lastIndex = m.index + 1;
+  }
+  return spans;
+}
+
+/** The text with each span `***`. */
+function blankSpans(text: string, spans: readonly [number, number][]): string {
+  let out = '';
+  let from = 0;
+  for (const [start, end] of spans) {
+    out += `${text.slice(from, start)}${REDACTED}`;
+    from = end;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/**
  * The start of `text`, at most `max` characters, never cut inside a spelling of one of `secrets` (then cut before it):
  * a secret cut in two is no longer recognised, and what was left of it would go out as it is. For the texts the client
  * keeps of an answer (an error's body) before the redaction step at a node's edge sees them.
@@ -684,10 +742,9 @@ export function clipOutside(text: string, max: number, secrets: readonly string[
     moved = false;
     for (const p of patternsFor(secrets)) {
       if (!p) continue;
-      for (const m of window.matchAll(p.pattern)) {
-        const end = m.index + m[0].length;
-        if (m.index < cut && end > cut) {
-          cut = m.index;
+      for (const [start, end] of spansOf(window, p)) {
+        if (start < cut && end > cut) {
+          cut = start;
           moved = true;
         }
       }
@@ -713,7 +770,7 @@ export function redactText(text: string, secrets: readonly string[] = []): strin
   let out = text;
   if (secrets.length > 0) {
     for (const p of patternsFor(secrets)) {
-      if (p && (p.probe === undefined || out.includes(p.probe))) out = out.replace(p.pattern, REDACTED);
+      if (p && (p.probe === undefined || out.includes(p.probe))) out = blankSpans(out, spansOf(out, p));
     }
   }
   // Each pattern runs only on a text holding what its every match must contain (a text without a secret is

@@ -109,4 +109,40 @@ describe('review: forgetting a node’s secrets forgets only the list it put the
     forgetSecrets('same-id', second);
     assert.equal(redact('x new-secret-2 y'), 'x new-secret-2 y');
   });
+
+  // review92: a close that outlasts Node-RED's nodeCloseTimeout (`nodeCloseTimeout: 2000` in settings.js, shorter
+  // than a client's close) lets the redeployed node of the same id start while the old one still closes; the new
+  // node's rememberSecrets() replaced the old list, so a password changed in that deploy was no longer redacted in
+  // what the old node said while closing (its last login refused, quoting it)
+  it('a node still closing keeps its secrets though its successor of the same id started', function () {
+    const first = rememberSecrets('closing-id', ['old-secret-3']);
+    const second = rememberSecrets('closing-id', ['new-secret-4']);
+    assert.equal(redact('x old-secret-3 y new-secret-4'), 'x *** y ***');
+    forgetSecrets('closing-id', first);
+    assert.equal(redact('x old-secret-3 y new-secret-4'), 'x old-secret-3 y ***');
+    forgetSecrets('closing-id', second);
+    assert.equal(redact('x new-secret-4'), 'x new-secret-4');
+  });
+
+  it('redeploys of one id keep no secret forever: forgotten ones go, and a few closing at once at most', function () {
+    for (let i = 0; i < 1000; i++) forgetSecrets('cycled-id', rememberSecrets('cycled-id', [`cycle-secret-${i}`]));
+    assert.equal(redact('cycle-secret-1 cycle-secret-999'), 'cycle-secret-1 cycle-secret-999');
+    // closes that never forget (a close cut short): the oldest lists go past a few per id
+    const lists = [...Array(10).keys()].map((i) => rememberSecrets('stuck-id', [`stuck-secret-${i}`]));
+    assert.equal(redact('stuck-secret-0 stuck-secret-9'), 'stuck-secret-0 ***');
+    for (const list of lists) forgetSecrets('stuck-id', list);
+    assert.equal(redact('stuck-secret-9'), 'stuck-secret-9');
+    // two nodes that share a secret: the one closing leaves it to the other
+    const a = rememberSecrets('sharing-a', ['shared-secret-5']);
+    const b = rememberSecrets('sharing-b', ['shared-secret-5']);
+    forgetSecrets('sharing-a', a);
+    assert.equal(redact('shared-secret-5'), '***');
+    forgetSecrets('sharing-b', b);
+    assert.equal(redact('shared-secret-5'), 'shared-secret-5');
+    // forgetting without a list (the unit tests' own owners) forgets all of them
+    rememberSecrets('plain-id', ['plain-secret-1']);
+    rememberSecrets('plain-id', ['plain-secret-2']);
+    forgetSecrets('plain-id');
+    assert.equal(redact('plain-secret-1 plain-secret-2'), 'plain-secret-1 plain-secret-2');
+  });
 });

@@ -308,6 +308,9 @@ const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/
  * review88: a secret in any escape of the stacks in front of an instrument, sign by sign (letters and digits as they
  * are): `\uXXXX` per UTF-16 unit and hex digits in either case, JSON's short escapes, `%XX` per UTF-8 byte in either
  * case, `+` for a space, HTML's decimal, hex and named references. Written out plainly here (no probe, no list kept).
+ * review92: also a Latin-1 byte (`%E4`) and escape()'s `%uXXXX` per UTF-16 unit, a space as `&nbsp;` or a line break
+ * and the next line's indent (up to 32 blanks, all of them), and the sign as it is tried last (an escape is taken
+ * whole: a secret ending in `\` echoed in JSON as `\\` leaves no backslash behind).
  */
 function spelledSecret(secret: string): RegExp {
   const anyCase = (hex: string): string => hex.replace(/[a-f]/gi, (c) => `[${c.toLowerCase()}${c.toUpperCase()}]`);
@@ -321,10 +324,17 @@ function spelledSecret(secret: string): RegExp {
     '\b': '\\b',
     '\f': '\\f',
   };
-  const named: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+  const named: Record<string, string> = {
+    '&': '&amp;',
+    '<': '&lt;',
+    '>': '&gt;',
+    '"': '&quot;',
+    "'": '&apos;',
+    ' ': '&nbsp;',
+  };
   const sign = (c: string): string => {
     if (/^[A-Za-z0-9]$/.test(c)) return c;
-    const forms = [escapeRegExp(c)];
+    const forms: string[] = [];
     let units = '';
     for (let i = 0; i < c.length; i++) units += `\\\\u${anyCase(c.charCodeAt(i).toString(16).padStart(4, '0'))}`;
     forms.push(units);
@@ -336,10 +346,16 @@ function spelledSecret(secret: string): RegExp {
           .map((b) => `%${anyCase(b.toString(16).padStart(2, '0'))}`)
           .join(''),
       );
-    if (c === ' ') forms.push('\\+');
+    if (c.length === 1 && c.charCodeAt(0) >= 0x80 && c.charCodeAt(0) <= 0xff)
+      forms.push(`%${anyCase(c.charCodeAt(0).toString(16))}`);
+    let percentU = '';
+    for (let i = 0; i < c.length; i++) percentU += `%[uU]${anyCase(c.charCodeAt(i).toString(16).padStart(4, '0'))}`;
+    forms.push(percentU);
+    if (c === ' ') forms.push('\\+', '\\r?\\n[ \\t]{0,32}(?![ \\t])');
     const code = c.codePointAt(0) ?? 0;
     forms.push(`&#0{0,6}${code};`, `&#[xX]0{0,6}${anyCase(code.toString(16))};`);
     if (named[c] !== undefined) forms.push(named[c]);
+    forms.push(escapeRegExp(c));
     return `(?:${forms.join('|')})`;
   };
   return new RegExp(Array.from(secret).map(sign).join(''), 'g');
@@ -348,7 +364,17 @@ function oldRedactText(text: string, secrets: readonly string[] = []): string {
   let out = text;
   for (const secret of secrets) {
     if (typeof secret !== 'string' || secret.length < 3) continue;
-    out = out.replace(spelledSecret(secret), REDACTED);
+    // review92: echoes that overlap (a secret whose start is also its end) are all found, and taken out as one
+    const bordered = [...Array(secret.length).keys()].some((d) => d > 0 && secret.startsWith(secret.slice(d)));
+    const pattern = spelledSecret(secret);
+    const spans: [number, number][] = [];
+    for (let m = pattern.exec(out); m !== null; m = pattern.exec(out)) {
+      const last = spans[spans.length - 1];
+      if (last !== undefined && m.index < last[1]) last[1] = Math.max(last[1], m.index + m[0].length);
+      else spans.push([m.index, m.index + m[0].length]);
+      if (bordered) pattern.lastIndex = m.index + 1;
+    }
+    out = spans.reduceRight((t, [a, b]) => t.slice(0, a) + REDACTED + t.slice(b), out);
   }
   return encodedFields(
     formFields(

@@ -5,28 +5,44 @@
  */
 import { redactError, redactText, redactValue } from '../../contract/redaction';
 
-const byOwner = new Map<string, string[]>();
+/**
+ * The lists of secrets each node (by id) put here, oldest first: a redeployed node of an id starts while the node it
+ * replaces may still close (a close that outlasts Node-RED's nodeCloseTimeout), and that one still talks (its last
+ * login refused, quoting a password the deploy changed): each keeps its own list until it forgets it. At most
+ * MAX_LISTS_PER_OWNER per id (a close that never forgets keeps nothing forever over redeploys).
+ */
+const byOwner = new Map<string, (readonly string[])[]>();
+const MAX_LISTS_PER_OWNER = 4;
 let all: string[] = [];
 
+function gather(): void {
+  all = [...new Set([...byOwner.values()].flat(2))].sort((a, b) => b.length - a.length);
+}
+
 /**
- * Keeps `secrets` (one node's) in the list the redaction step takes out; returns the list kept, which `forgetSecrets`
- * takes back.
+ * Keeps `secrets` (one node's) in the list the redaction step takes out, beside those of a node of the same id still
+ * closing; returns the list kept, which `forgetSecrets` takes back.
  */
 export function rememberSecrets(owner: string, secrets: (string | undefined)[]): readonly string[] {
   const kept = secrets.filter((s): s is string => typeof s === 'string' && s !== '');
-  byOwner.set(owner, kept);
-  all = [...new Set([...byOwner.values()].flat())].sort((a, b) => b.length - a.length);
+  const lists = [...(byOwner.get(owner) ?? []), kept].slice(-MAX_LISTS_PER_OWNER);
+  byOwner.set(owner, lists);
+  gather();
   return kept;
 }
 
 /**
- * Forgets `owner`'s secrets; with `kept`, only while they are the list `rememberSecrets` returned then: a node closing
- * late (its close waited for a request) leaves the secrets of the node of the same id that started meanwhile.
+ * Forgets `owner`'s secrets: with `kept`, only that list (the one `rememberSecrets` returned: a node closing late
+ * leaves the secrets of the node of the same id that started meanwhile, and keeps its own until then); without, all.
  */
 export function forgetSecrets(owner: string, kept?: readonly string[]): void {
-  if (kept !== undefined && byOwner.get(owner) !== kept) return;
-  if (!byOwner.delete(owner)) return;
-  all = [...new Set([...byOwner.values()].flat())].sort((a, b) => b.length - a.length);
+  const lists = byOwner.get(owner);
+  if (lists === undefined) return;
+  const left = kept === undefined ? [] : lists.filter((list) => list !== kept);
+  if (left.length === lists.length) return;
+  if (left.length === 0) byOwner.delete(owner);
+  else byOwner.set(owner, left);
+  gather();
 }
 
 /** The text without any configured secret, token, JWT or URL userinfo. */
