@@ -76,6 +76,17 @@ export interface RunScopeSnapshot {
   clock?: ClockPair;
 }
 
+/** A time a date can be made of (finite, within ±8.64e15 ms of 1970): NaN or `1e300` in a saved snapshot is none. */
+function isTime(t: unknown): t is number {
+  return typeof t === 'number' && Number.isFinite(t) && Math.abs(t) <= 8.64e15;
+}
+
+/** The scope name of the clock hour `t` is in; undefined when it has no date. */
+function hourName(t: number): string | undefined {
+  const start = Math.floor(t / HOUR_MS) * HOUR_MS;
+  return isTime(start) ? `hour:${new Date(start).toISOString()}` : undefined;
+}
+
 export class RunScope {
   private run?: { key: string; since: number };
   private lastRunEnd = 0;
@@ -177,16 +188,17 @@ export class RunScope {
   restore(saved: unknown, clock?: ClockPair): void {
     if (!saved || typeof saved !== 'object') return;
     const s = saved as Partial<RunScopeSnapshot>;
-    const then = s.clock && Number.isFinite(s.clock.steady) && Number.isFinite(s.clock.wall) ? s.clock : undefined;
+    // a pair a date can be made of (a file edited or damaged: `1e300` made the hour's name throw, and no policy of
+    // the instrument started); else its times are read as the wall clock's, as a snapshot written before 0.4
+    const then = s.clock && isTime(s.clock.steady) && isTime(s.clock.wall) ? s.clock : undefined;
     const here = (t: number): number =>
       clock ? Math.min(clock.steady, t - (then ? then.steady - then.wall : 0) + (clock.steady - clock.wall)) : t;
-    if (s.run && typeof s.run.key === 'string' && typeof s.run.since === 'number')
-      this.run = { key: s.run.key, since: here(s.run.since) };
-    if (typeof s.lastRunEnd === 'number') this.lastRunEnd = here(s.lastRunEnd);
+    if (s.run && typeof s.run.key === 'string' && isTime(s.run.since)) this.run = { key: s.run.key, since: here(s.run.since) };
+    if (isTime(s.lastRunEnd)) this.lastRunEnd = here(s.lastRunEnd);
     if (typeof s.scope === 'string') this.scopeKey = s.scope;
     // the hour the counts were kept for, when it was the hour at the save: the hour of the save on this steady clock
-    if (clock && then && s.scope === `hour:${new Date(Math.floor(then.steady / HOUR_MS) * HOUR_MS).toISOString()}`)
-      this.scopeKey = `hour:${new Date(Math.floor(here(then.steady) / HOUR_MS) * HOUR_MS).toISOString()}`;
+    const moved = clock && then ? hourName(here(then.steady)) : undefined;
+    if (moved !== undefined && then && s.scope === hourName(then.steady)) this.scopeKey = moved;
     if (!Array.isArray(s.ladders)) return;
     this.ladders.clear();
     for (const entry of s.ladders.slice(0, MAX_LADDERS)) {

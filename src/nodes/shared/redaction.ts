@@ -9,10 +9,13 @@ import { redactError, redactText, redactValue } from '../../contract/redaction';
  * The lists of secrets each node (by id) put here, oldest first: a redeployed node of an id starts while the node it
  * replaces may still close (a close that outlasts Node-RED's nodeCloseTimeout), and that one still talks (its last
  * login refused, quoting a password the deploy changed): each keeps its own list until it forgets it. At most
- * MAX_LISTS_PER_OWNER per id (a close that never forgets keeps nothing forever over redeploys).
+ * MAX_LISTS_PER_OWNER per id (a close that never forgets keeps nothing forever over redeploys). A close forgets
+ * within seconds (lh-server: its client's close, at most 3 s, and 1 s for the audit; lh-coordination: 8 s), so the
+ * bound is set above the deploys a person (or a script) makes in that time: at 4, the fifth quick deploy dropped the
+ * list of the node still closing from the first, and its last login refused went to the log with its password.
  */
 const byOwner = new Map<string, (readonly string[])[]>();
-const MAX_LISTS_PER_OWNER = 4;
+const MAX_LISTS_PER_OWNER = 32;
 let all: string[] = [];
 
 function gather(): void {
