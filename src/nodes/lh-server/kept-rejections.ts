@@ -262,7 +262,14 @@ function takeOverStale(lock: string, seen: fs.Stats): void {
     return; // taken over (or given back) by another meanwhile: try again
   }
   try {
-    const moved = fs.lstatSync(aside);
+    let moved: fs.Stats;
+    try {
+      moved = fs.lstatSync(aside);
+    } catch {
+      // pruned meanwhile by another Node-RED's save: a rename keeps the time, and a stale lock's is past the minute a
+      // leftover `.stale` is kept (a live lock's is not): the one moved was stale; try again
+      return;
+    }
     // the same file: its inode and its time (a stale lock's inode may be reused at once by the lock made after it)
     if (moved.ino !== seen.ino || moved.dev !== seen.dev || moved.mtimeMs !== seen.mtimeMs) {
       try {
