@@ -68,7 +68,17 @@ describe('lh-run-watch: the next run seen being prepared ends the run seen runni
     const first = sim.runs.records.all[0];
     sim.runs.create({ protocolId: quick, simulate: true }, 'admin');
     await until(() => sim.runs.state === 'Loading', 'the next run at Loading', BUSY_MS);
+    const statusReads = polls();
     await poll();
+    // the next run's first sight: its records listed, then the status read once more (fix86: whether it still went on
+    // when the list was read). An abort before that read makes the list unsure, and a run never seen with a start time
+    // then gets no record (unknown, never another's): the case below is an abort after it (the CI-like run of 8c59c6c,
+    // a busy machine, aborted in between)
+    await until(
+      () => polls() >= statusReads + 2,
+      "the next run's records listed at first sight and its status read again",
+      BUSY_MS,
+    );
     await until(() => received.finished.length > 0, 'the first run reported finished', 3000).catch(() => undefined);
     assert.equal(received.finished.length, 1, `the run that ended is reported while the next one waits; ${order.join(', ')}`);
     assert.equal(received.finished[0].result, 'completed');
