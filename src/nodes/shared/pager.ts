@@ -55,12 +55,10 @@ export async function readPages<T>(
     pages++;
     const before = total;
     if (page.total !== undefined) total = page.total;
-    // an item without an identity (an instrument leaving it out) is never taken for another: always kept
-    const known = (item: T): unknown => (idOf ? (idOf(item) ?? undefined) : undefined);
-    const fresh = page.items.filter((item) => {
-      const key = known(item);
-      return key === undefined || !seen.has(key);
-    });
+    // an item without an identity (an instrument leaving it out) is never taken for another: always kept; each
+    // item's identity worked out once (a record's is a JSON text)
+    const keyed = page.items.map((item) => ({ item, key: idOf ? (idOf(item) ?? undefined) : undefined }));
+    const fresh = keyed.filter(({ key }) => key === undefined || !seen.has(key));
     stale = page.items.length > 0 && fresh.length === 0 ? stale + 1 : 0;
     if (stale >= MAX_STALE_PAGES) throw options.repeated(next);
     // A page of items read already moved here only if as many were added meanwhile (the total grew by as many): with
@@ -69,8 +67,8 @@ export async function readPages<T>(
     if (stale > 0 && before !== undefined && page.total !== undefined && page.total - before < page.items.length)
       throw options.repeated(next);
     const taken = fresh.slice(0, maxItems - items.length);
-    for (const item of taken) if (known(item) !== undefined) seen.add(known(item));
-    items.push(...taken);
+    for (const { key } of taken) if (key !== undefined) seen.add(key);
+    items.push(...taken.map(({ item }) => item));
     next += page.items.length;
     if (taken.length < fresh.length) return { items, total: total ?? offset + items.length, truncated: true, pages };
     // The instrument may serve fewer than asked per page: a known total says when the end is reached (not on a page of
