@@ -111,25 +111,45 @@ export function ephemeralLow(): number {
 export const OWN_RANGE_LOW = 20000;
 /** Ports tried in the range before the kernel is asked for one. */
 const OWN_RANGE_TRIES = 40;
+/**
+ * The ports any-port starts of this process's simulators were given: never given again. A Node-RED in the same
+ * process (the test runtime) knows an instrument by its URL and keeps its memory (held logins, answers given, errors
+ * seen) across a redeploy; a later simulator on an earlier one's port would be taken for that instrument. With some
+ * 600 random picks in 12,768 ports per test run, a dozen such reuses happened per run (a held login made a later
+ * test file's first request fail).
+ */
+const givenPorts = new Set<number>();
 
 /**
  * Listens on `port`; for any port (0), on a random free one below the kernel's ephemeral range: a simulator stopped
  * and started again on its port (an instrument restart, in tests and benches) would otherwise find it taken by an
  * outgoing connection of another process, which the kernel gives ephemeral ports. The kernel picks (0) when none of
- * OWN_RANGE_TRIES random ports is free or the range is empty.
+ * OWN_RANGE_TRIES random ports is free or the range is empty. A port an earlier simulator of this process was given
+ * is not given again (givenPorts).
  */
 async function listen(server: http.Server | https.Server, port: number, host: string): Promise<number> {
   const high = ephemeralLow() - 1;
-  if (port !== 0 || high <= OWN_RANGE_LOW) return listenOn(server, port, host);
-  for (let i = 0; i < OWN_RANGE_TRIES; i++) {
+  if (port !== 0) return listenOn(server, port, host);
+  for (let i = 0; i < OWN_RANGE_TRIES && high > OWN_RANGE_LOW; i++) {
     const candidate = OWN_RANGE_LOW + Math.floor(Math.random() * (high - OWN_RANGE_LOW + 1));
+    if (givenPorts.has(candidate)) continue;
     try {
-      return await listenOn(server, candidate, host);
+      return given(await listenOn(server, candidate, host));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
     }
   }
+  for (let i = 0; i < OWN_RANGE_TRIES; i++) {
+    const kernels = await listenOn(server, 0, host);
+    if (!givenPorts.has(kernels)) return given(kernels);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
   return listenOn(server, 0, host);
+}
+
+function given(port: number): number {
+  givenPorts.add(port);
+  return port;
 }
 
 function listenOn(server: http.Server | https.Server, port: number, host: string): Promise<number> {

@@ -21,7 +21,8 @@ describe('lh-run: msg.confirmLoading for a run this Node-RED did not leave at Lo
       10000,
     );
     const msg = await Promise.race([
-      run({ operation: 'start' }, { confirmLoading: true }),
+      // a refusal reaches the Catch node (run() then rejects, naming it)
+      run({ operation: 'start' }, { confirmLoading: true }).catch((e: Error) => ({ outcome: e.message })),
       new Promise<Record<string, unknown>>((r) => setTimeout(() => r({ outcome: 'refused (no output)' }), 4000)),
     ]);
     const sent = sim.requests.filter((r) => r.path === '/api/v1/protocol-run/load-complete').length;
