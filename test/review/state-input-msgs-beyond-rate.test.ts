@@ -107,8 +107,12 @@ describe('review: input msgs and repeats within the rate of lh-state', function 
       await new Promise((resolve) => setTimeout(resolve, 1500)); // nothing more comes
       const storm = docs.slice(before);
       assert.equal(storm.length, 2, `${storm.length} documents for 50 input msgs`);
-      assert.ok(storm[0] - stormAt < 500, 'the first one at once');
-      assert.ok(storm[1] - storm[0] >= 990, 'the second one a gap later');
+      // measured where the helper node receives them: each delivery is a step of the event loop after the node sent
+      // it, which a busy machine delays by tens of milliseconds (a CI run saw the gap short of 990 ms); the exact gap
+      // is the property test's above, on a model clock. Here: at once (well inside a gap), and the next a gap later
+      // (no rate at all would send it in the same millisecond).
+      assert.ok(storm[0] - stormAt < 800, `the first one at once (${storm[0] - stormAt} ms)`);
+      assert.ok(storm[1] - storm[0] >= 800, `the second one a gap later (${storm[1] - storm[0]} ms)`);
     });
   });
 });
