@@ -164,9 +164,60 @@ interface Emitter {
   once(event: string, listener: (msg: Record<string, unknown>) => void): unknown;
 }
 
-/** The next message a helper node receives. */
+/** Node-RED keeps a node's input listeners apart from its other events (Node.prototype.on): these, or none. */
+interface InputListeners {
+  _inputCallback?: unknown;
+  _inputCallbacks?: unknown[] | null;
+  on(event: string, listener: (msg: Record<string, unknown>) => void): unknown;
+  removeListener(event: string, listener: unknown): unknown;
+}
+
+/** How many input listeners a node has besides `mine`. */
+function otherInputListeners(node: InputListeners, mine: unknown): number {
+  if (node._inputCallbacks) return node._inputCallbacks.filter((l) => l !== mine).length;
+  return node._inputCallback && node._inputCallback !== mine ? 1 : 0;
+}
+
+/** The helper node behind the standard flow's Catch node ('caught'), when the flow has one and it is not `awaited`. */
+function catchHelper(awaited: Emitter): InputListeners | undefined {
+  let caught: unknown;
+  try {
+    caught = helper.getNode('caught');
+  } catch {
+    return undefined; // no runtime started
+  }
+  return caught && caught !== awaited ? (caught as InputListeners) : undefined;
+}
+
+/**
+ * The next message a helper node receives. When the flow's Catch helper ('caught') gets a msg first while the test
+ * does not watch it (no other input listener there: no collect(), no nextMessage()), rejects at once naming that
+ * failure: a node that failed instead of sending would otherwise leave this waiting, saying nothing, until the
+ * test's timeout.
+ */
 export function nextMessage(node: Emitter): Promise<Record<string, unknown>> {
-  return new Promise((resolve) => node.once('input', resolve));
+  const caught = catchHelper(node);
+  if (!caught || otherInputListeners(caught, undefined) > 0) return new Promise((resolve) => node.once('input', resolve));
+  return new Promise((resolve, reject) => {
+    // on(), not once(), on the Catch helper, let go after the delivery: Node-RED reads an input listener's parameters
+    // from its source (once()'s wrapper hides them) and walks a node's input listeners by a count taken before
+    const failed = (msg: Record<string, unknown>): void => {
+      if (otherInputListeners(caught, failed) > 0) return; // the test watches the Catch node since: its msg, not ours
+      queueMicrotask(() => caught.removeListener('input', failed));
+      const error = (msg.error ?? msg._error) as Record<string, unknown> | undefined;
+      reject(new Error(`expected a msg at ${nameOf(node)}; the Catch node got a failure instead: ${JSON.stringify(error)}`));
+    };
+    node.once('input', (msg) => {
+      queueMicrotask(() => caught.removeListener('input', failed));
+      resolve(msg);
+    });
+    caught.on('input', failed);
+  });
+}
+
+function nameOf(node: Emitter): string {
+  const id = (node as { id?: unknown }).id;
+  return typeof id === 'string' ? `helper node '${id}'` : 'the node';
 }
 
 /** Every message a node receives, as it happens. */
