@@ -6,7 +6,7 @@
  */
 import { LhError } from './errors';
 import type { RunStateName } from './run-state';
-import { withinSpan } from './wall-clock';
+import { steadyNow } from './wall-clock';
 
 /**
  * States in which a run left at Loading may still be the one waiting there (an error handling or a reload while it
@@ -48,8 +48,14 @@ export interface HeldClaim {
 
 export class RunStartClaims {
   private held?: RunStartClaim & { token: object };
-  /** a create that got no answer: its run may still appear; no other start until it shows or `until` */
-  private unanswered?: RunStartClaim & { until: number; holdMs: number };
+  /**
+   * a create that got no answer: its run may still appear; no other start until it shows or `until`, on the steady
+   * clock: the wall clock set back (NTP, a VM resumed) after the hold ran out, before anyone looked, revived it for
+   * another hold, and set back before then it would have held for the step's length
+   */
+  private unanswered?: RunStartClaim & { until: number };
+  /** the steady clock (monotonic), for the hold: what `now` was injected as unless given apart */
+  private readonly steady: () => number;
   private loading?: LeftAtLoading;
   /**
    * The order of events (the run left at Loading, status reads started): "started after" by this count, not by the
@@ -59,7 +65,16 @@ export class RunStartClaims {
   private events = 0;
   private loadingAt = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /**
+   * `now`: the wall clock (the times a claim names); `steady`: a clock no step moves, for how long a hold lasts
+   * (performance's by default; a clock a test injects as `now` stands for both unless `steady` is given too).
+   */
+  constructor(
+    private readonly now: () => number = Date.now,
+    steady?: () => number,
+  ) {
+    this.steady = steady ?? (now === Date.now ? steadyNow : now);
+  }
 
   /** The start in flight, if any. */
   current(): RunStartClaim | undefined {
@@ -70,14 +85,8 @@ export class RunStartClaims {
 
   /** The create that got no answer, while its run may still appear. */
   private pendingCreate(): (RunStartClaim & { until: number }) | undefined {
-    const now = this.now();
-    // the wall clock set back since the create: its hold would last the step's length (no start for an hour); it
-    // counts afresh from now instead, never longer than its hold (nor over at once: the run may still appear)
-    if (this.unanswered) {
-      const until = withinSpan(this.unanswered.until, now, this.unanswered.holdMs);
-      if (until !== this.unanswered.until) this.unanswered = { ...this.unanswered, until };
-    }
-    if (this.unanswered && now >= this.unanswered.until) this.unanswered = undefined;
+    // timed on the steady clock: a step of the wall clock neither holds it for the step's length nor ends it at once
+    if (this.unanswered && this.steady() >= this.unanswered.until) this.unanswered = undefined;
     return this.unanswered;
   }
 
@@ -134,7 +143,7 @@ export class RunStartClaims {
         const pending = this.pendingCreate();
         if (!pending) return;
         const ago = Math.max(0, Math.round((this.now() - pending.since) / 1000));
-        const left = Math.max(1, Math.round((pending.until - this.now()) / 1000));
+        const left = Math.max(1, Math.round((pending.until - this.steady()) / 1000));
         throw new LhError(
           `start refused: a create sent ${ago} s ago (${pending.what}) got no answer, and the instrument may still be ` +
             `creating that run; nothing was sent (wait until the instrument shows it, at most ${left} s)`,
@@ -142,7 +151,9 @@ export class RunStartClaims {
         );
       },
       createUnanswered: (sentAt, holdMs) => {
-        this.unanswered = { what, since: sentAt, until: sentAt + holdMs, holdMs };
+        // what is left of the hold by the wall clock, within it (a step since the send neither stretches nor ends it)
+        const left = Math.min(holdMs, Math.max(0, sentAt + holdMs - this.now()));
+        this.unanswered = { what, since: sentAt, until: this.steady() + left };
       },
     };
   }

@@ -37,13 +37,15 @@ describe('review: run starts after the wall clock steps back', function () {
       const rng = new Rng(SEED + c);
       let mono = 0;
       let offset = rng.int(0, 1e12);
-      const claims = new RunStartClaims(() => mono + offset);
+      // the wall clock steps; the steady one (performance's in the package) does not
+      const claims = new RunStartClaims(
+        () => mono + offset,
+        () => mono,
+      );
       const first = claims.claim('protocol 1', 'start');
       first.createUnanswered(mono + offset, HOLD);
       first.release();
       const steps: number[] = [];
-      let forward = false;
-      let backs = 0;
       // probes over twice the hold, the clock stepping at drawn moments
       for (let t = 0; t <= 3 * HOLD; t += rng.int(1, 20_000)) {
         mono = t;
@@ -51,18 +53,14 @@ describe('review: run starts after the wall clock steps back', function () {
           const by = drawStep(rng);
           offset += by;
           steps.push(by);
-          if (by > 0) forward = true;
-          else if (by < -1) backs++;
         }
         const next = claims.claim('protocol 2', 'start');
         const held = busy(() => next.refuseWhileCreateUnanswered());
         next.release();
-        if (!forward && t < HOLD) assert.ok(held, `case ${c}: released at ${t} ms, before the hold (steps ${steps.join(' ')})`);
-        if (held)
-          assert.ok(
-            t <= HOLD * (1 + backs) + backs,
-            `case ${c}: still held at ${t} ms, past the hold (steps ${steps.join(' ')})`,
-          );
+        // held for its hold after the send, whatever the steps: a step back after the hold ran out (before anyone
+        // looked) revived it for another hold; LH_SEED=853600587 LH_CASES=400, case 77, held at 243377 ms
+        if (t < HOLD) assert.ok(held, `case ${c}: released at ${t} ms, before the hold (steps ${steps.join(' ')})`);
+        else assert.ok(!held, `case ${c}: still held at ${t} ms, past the hold (steps ${steps.join(' ')})`);
       }
     }
   });
