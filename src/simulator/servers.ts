@@ -115,8 +115,8 @@ const OWN_RANGE_TRIES = 40;
  * The ports any-port starts of this process's simulators were given: never given again. A Node-RED in the same
  * process (the test runtime) knows an instrument by its URL and keeps its memory (held logins, answers given, errors
  * seen) across a redeploy; a later simulator on an earlier one's port would be taken for that instrument. With some
- * 600 random picks in 12,768 ports per test run, a dozen such reuses happened per run (a held login made a later
- * test file's first request fail).
+ * 600 random picks in 12,768 ports per test run, about a dozen such reuses happened per run (the likely cause of a
+ * later test file's first request failing in one CI run).
  */
 const givenPorts = new Set<number>();
 

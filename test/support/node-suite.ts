@@ -129,30 +129,8 @@ export async function loadNode(
     out: helper.getNode('out'),
     caught: helper.getNode('caught'),
     run(msg) {
-      // a failure at the Catch node ends the wait at once, naming it (instead of the test's timeout, saying nothing)
-      const out = new Promise<Msg>((resolve, reject) => {
-        // on(), not once(), and both let go after the delivery: Node-RED reads an input listener's parameters from
-        // its source (once()'s wrapper hides them) and walks a node's input listeners by a count taken before
-        const settle = (): void =>
-          queueMicrotask(() => {
-            loaded.out.removeListener('input', sent);
-            loaded.caught.removeListener('input', failed);
-          });
-        const failed = (caught: Msg): void => {
-          settle();
-          reject(
-            new Error(
-              `expected a message on the output; the node failed instead: ${JSON.stringify(caught.error ?? caught._error)}`,
-            ),
-          );
-        };
-        const sent = (m: Msg): void => {
-          settle();
-          resolve(m);
-        };
-        loaded.out.on('input', sent);
-        loaded.caught.on('input', failed);
-      });
+      // nextMessage() rejects at once, naming it, when the node fails to its Catch node instead (nobody else watching)
+      const out = nextMessage(loaded.out);
       loaded.node.receive(msg);
       return out;
     },
