@@ -57,6 +57,8 @@ export interface PageSuite {
   web: PageServer;
   /** An lh-answer-page node 'page' on the config node 'server', its public URL the page server's; `extra` adds or overrides. */
   pageNode(extra?: Msg): Msg;
+  /** pageNode() on /lh-answer wired to two helper nodes, 'out' (its msgs) and 'audit' (its audit msgs), with them. */
+  pageWithOutputs(extra?: Msg): Msg[];
 }
 
 /**
@@ -94,7 +96,12 @@ export function usePageSuite(options: InstrumentOptions = {}): PageSuite {
     publicUrlType: 'str',
     ...extra,
   });
-  return { sim, web, pageNode };
+  const pageWithOutputs = (extra: Msg = {}): Msg[] => [
+    pageNode({ path: '/lh-answer', wires: [['out'], ['audit']], ...extra }),
+    { id: 'out', type: 'helper' },
+    { id: 'audit', type: 'helper' },
+  ];
+  return { sim, web, pageNode, pageWithOutputs };
 }
 
 /** Every node of the package, the core tls-config node and `extra` modules, with the HTTP node app captured. */
@@ -205,13 +212,7 @@ export interface CoordinatedLink {
 export async function coordinatedPageLink(suite: PageSuite, redisUrl: string, prefix: string): Promise<CoordinatedLink> {
   const server = bServerFlow(suite.sim, { withB: false, config: { coordination: 'coord' } });
   await loadWithPage(
-    [
-      { id: 'coord', type: 'lh-coordination', url: redisUrl, prefix },
-      ...server.nodes,
-      suite.pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
-      { id: 'out', type: 'helper' },
-      { id: 'audit', type: 'helper' },
-    ],
+    [{ id: 'coord', type: 'lh-coordination', url: redisUrl, prefix }, ...server.nodes, ...suite.pageWithOutputs()],
     { ...server.credentials, page: { secret: 'test-secret-not-shown' } },
   );
   const coordinated = helper.getNode('server') as unknown as { coordination?: { isHolder: boolean } };

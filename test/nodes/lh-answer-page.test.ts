@@ -13,7 +13,7 @@ type Msg = Record<string, unknown>;
 
 describe('lh-answer-page', function () {
   this.timeout(20000);
-  const { sim, web, pageNode } = usePageSuite();
+  const { sim, web, pageNode, pageWithOutputs } = usePageSuite();
 
   const puts = (): unknown[] => answersSent(sim);
   const submissions = (): { path: string; body: unknown }[] => recoverySubmissions(sim);
@@ -23,9 +23,7 @@ describe('lh-answer-page', function () {
     await loadWithPage(
       [
         ...server.nodes,
-        pageNode({ path: '/lh-answer', wires: [['out'], ['audit']], ...page }),
-        { id: 'out', type: 'helper' },
-        { id: 'audit', type: 'helper' },
+        ...pageWithOutputs(page),
         { id: 'catcher', type: 'catch', scope: ['page'], wires: [['caught']] },
         { id: 'caught', type: 'helper' },
       ],

@@ -14,7 +14,7 @@ type Msg = Record<string, unknown>;
 
 describe('reused error ids: answer only the error that was seen, raise every error once', function () {
   this.timeout(30000);
-  const { sim, web, pageNode } = usePageSuite();
+  const { sim, web, pageNode, pageWithOutputs } = usePageSuite();
 
   const puts = (): Msg[] => answersSent<Msg>(sim);
   const tip = { id: '7', title: 'Tip pickup failed', severity: 'Error' as const, responses: ['Retry', 'Abort'] };
@@ -41,11 +41,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
     ]);
 
   it('a page form shown for "Tip pickup failed" does not answer "Arm collision" listed later under id 7; the page says so', async function () {
-    await load([
-      pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
-      { id: 'out', type: 'helper' },
-      { id: 'audit', type: 'helper' },
-    ]);
+    await load([...pageWithOutputs()]);
     const first = sim.injectPendingError(tip);
     const linked = nextMessage(helper.getNode('out'));
     helper.getNode('page').receive({ payload: first, source: 'A', event: 'raised' });
@@ -71,11 +67,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
   });
 
   it('a page form for an id the instrument lists for two different errors sends nothing and says why (issue 29.5)', async function () {
-    await load([
-      pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
-      { id: 'out', type: 'helper' },
-      { id: 'audit', type: 'helper' },
-    ]);
+    await load([...pageWithOutputs()]);
     const first = sim.injectPendingError(tip);
     sim.injectPendingError({ ...arm, reuseId: false, shareId: true });
     const linked = nextMessage(helper.getNode('out'));
@@ -242,9 +234,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
         listen: false,
         wires: [['page'], [], []],
       },
-      pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
-      { id: 'out', type: 'helper' },
-      { id: 'audit', type: 'helper' },
+      ...pageWithOutputs(),
     ]);
     const linked = collect(helper.getNode('out'));
     const links: { title: string; url: string; page: string }[] = [];

@@ -9,22 +9,14 @@ type Msg = Record<string, unknown>;
 /** The answer page's audit says who really answered, and never claims a delivery it cannot know. */
 describe('answer page: audit', function () {
   this.timeout(20000);
-  const { sim, pageNode } = usePageSuite();
+  const { sim, pageWithOutputs } = usePageSuite();
   afterEach(function () {
     runtimeSettings({});
   });
 
   async function load(timeout?: number): Promise<void> {
     const server = bServerFlow(sim, { withB: false, ...(timeout ? { timeout } : {}) });
-    await loadWithPage(
-      [
-        ...server.nodes,
-        pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
-        { id: 'out', type: 'helper' },
-        { id: 'audit', type: 'helper' },
-      ],
-      { ...server.credentials, page: { secret: 'audit-test-secret' } },
-    );
+    await loadWithPage([...server.nodes, ...pageWithOutputs()], { ...server.credentials, page: { secret: 'audit-test-secret' } });
   }
 
   async function linkFor(record: Msg): Promise<string> {

@@ -18,22 +18,14 @@ const SECRETS = [USER.password, JWT, 'TOKQ-PAGE-17', 'APIK-PAGE-93'];
 
 describe('review: the answer page shows no secret an instrument error echoes', function () {
   this.timeout(20000);
-  const { sim, pageNode } = usePageSuite();
+  const { sim, pageWithOutputs } = usePageSuite();
 
   async function load(withB: boolean): Promise<void> {
     const server = bServerFlow(sim, withB ? {} : { withB: false });
-    await loadWithPage(
-      [
-        ...server.nodes,
-        pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
-        { id: 'out', type: 'helper' },
-        { id: 'audit', type: 'helper' },
-      ],
-      {
-        ...server.credentials,
-        page: { secret: 'test-secret-not-shown' },
-      },
-    );
+    await loadWithPage([...server.nodes, ...pageWithOutputs()], {
+      ...server.credentials,
+      page: { secret: 'test-secret-not-shown' },
+    });
   }
 
   async function linkFor(record: unknown, source: 'A' | 'B'): Promise<string> {

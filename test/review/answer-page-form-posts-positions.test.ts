@@ -28,22 +28,17 @@ const NAMES = ['password', 'token', 'api_key', 'secret', 'pin'];
 
 describe('review: the answer page form carries no name an instrument echoed a secret into', function () {
   this.timeout(60000);
-  const { sim, pageNode } = usePageSuite();
+  const { sim, pageWithOutputs } = usePageSuite();
 
   const puts = (): Msg[] => answersSent<Msg>(sim);
   const submissions = (): Msg[] => recoverySubmissions(sim).map((r) => r.body as Msg);
 
   it(`shows redacted labels, posts positions, and answers with the instrument's own names (seed ${SEED}, ${CASES} cases)`, async function () {
     const server = bServerFlow(sim);
-    await loadWithPage(
-      [
-        ...server.nodes,
-        pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
-        { id: 'out', type: 'helper' },
-        { id: 'audit', type: 'helper' },
-      ],
-      { ...server.credentials, page: { secret: 'positions-test-secret' } },
-    );
+    await loadWithPage([...server.nodes, ...pageWithOutputs()], {
+      ...server.credentials,
+      page: { secret: 'positions-test-secret' },
+    });
     sim.state.handlers.add('nodered1');
     const rng = new Rng(SEED);
     for (let i = 0; i < CASES; i++) {

@@ -17,7 +17,7 @@ type Msg = Record<string, unknown>;
 
 describe('review: a page sharing its path with a coordinated page that waits for Redis', function () {
   this.timeout(20000);
-  const { sim, pageNode } = usePageSuite();
+  const { sim, pageNode, pageWithOutputs } = usePageSuite();
 
   it("the other instrument's link opens and answers, GET and POST, while Redis is away", async function () {
     const nobody = await freePort(); // no Redis listens here: the coordinated page waits for its key throughout
@@ -35,9 +35,7 @@ describe('review: a page sharing its path with a coordinated page that waits for
         },
         pageNode({ id: 'waiting', server: 'far', path: '/lh-answer', wires: [[], []] }),
         ...plain.nodes,
-        pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
-        { id: 'out', type: 'helper' },
-        { id: 'audit', type: 'helper' },
+        ...pageWithOutputs(),
       ],
       { ...plain.credentials, page: { secret: 'plain-page-secret' }, waiting: { secret: 'waiting-page-secret' } },
     );

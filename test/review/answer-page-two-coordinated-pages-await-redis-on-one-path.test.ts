@@ -20,7 +20,7 @@ type Msg = Record<string, unknown>;
 describeWithRedis('review: two coordinated pages on one path waiting for Redis', function () {
   this.timeout(30000);
   const redis = new RedisHarness();
-  const { sim, pageNode } = usePageSuite();
+  const { sim, pageNode, pageWithOutputs } = usePageSuite();
   before(async function () {
     await redis.start();
   });
@@ -43,9 +43,7 @@ describeWithRedis('review: two coordinated pages on one path waiting for Redis',
         },
         pageNode({ id: 'first', server: 'far', path: '/lh-answer', wires: [[], []] }),
         ...plain.nodes,
-        pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
-        { id: 'out', type: 'helper' },
-        { id: 'audit', type: 'helper' },
+        ...pageWithOutputs(),
       ],
       plain.credentials,
     );

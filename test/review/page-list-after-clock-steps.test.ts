@@ -22,7 +22,7 @@ const HOUR = 60 * MIN;
 
 describe('review: the answer page after the wall clock steps', function () {
   this.timeout(15000);
-  const { sim, pageNode } = usePageSuite();
+  const { sim, pageWithOutputs } = usePageSuite();
   let clock: ReturnType<typeof FakeTimers.install> | undefined;
   afterEach(function () {
     clock?.uninstall();
@@ -31,15 +31,10 @@ describe('review: the answer page after the wall clock steps', function () {
 
   async function load(): Promise<void> {
     const server = bServerFlow(sim, { withB: false });
-    await loadWithPage(
-      [
-        ...server.nodes,
-        pageNode({ path: '/lh-answer', wires: [['out'], ['audit']] }),
-        { id: 'out', type: 'helper' },
-        { id: 'audit', type: 'helper' },
-      ],
-      { ...server.credentials, page: { secret: 'test-secret-not-shown' } },
-    );
+    await loadWithPage([...server.nodes, ...pageWithOutputs()], {
+      ...server.credentials,
+      page: { secret: 'test-secret-not-shown' },
+    });
   }
 
   async function freshLink(): Promise<string> {
