@@ -16,6 +16,7 @@ import { topicLevel } from '../../src/observe/state-document';
 import { coreMqttOut, startBroker, TestBroker } from '../support/mqtt-broker';
 import { useInstrument } from '../support/node-suite';
 import { helper, packageNodes, serverFlow, tlsConfigNode } from '../support/runtime';
+import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
 
@@ -92,7 +93,6 @@ describe('review: an instrument name or error id with characters a broker refuse
       try {
         watcher.on('message', (topic, payload) => seen.set(topic, JSON.parse(payload.toString()) as Msg));
         await watcher.subscribeAsync('lab/#', { qos: 1 });
-        const error = sim.injectPendingError({ id: 'e\uffff1', severity: 'Error', title: 'Clot' });
         await helper.load(
           [...packageNodes(), tlsConfigNode, coreMqtt],
           [
@@ -103,6 +103,13 @@ describe('review: an instrument name or error id with characters a broker refuse
           ],
           server.credentials,
         );
+        // the core mqtt out node drops a msg sent before its broker node has connected: the error is listed after
+        await until(
+          () => (helper.getNode('broker') as unknown as { connected?: boolean }).connected === true,
+          'the mqtt out node connected',
+          15_000,
+        );
+        const error = sim.injectPendingError({ id: 'e\uffff1', severity: 'Error', title: 'Clot' });
         const end = Date.now() + 15_000;
         const docTopic = 'lab/Nimbus_bay 2/state';
         const eventTopic = 'lab/Nimbus_bay 2/errors/A-e_1';
