@@ -33,12 +33,16 @@ export interface LeftAtLoading {
 /** A claim held by one start: release it when the start returns or fails (releasing twice is harmless). */
 export interface HeldClaim {
   release(): void;
+  /** The create goes out now (call it just before sending): when a hold, if any, counts from. */
+  sendingCreate(): void;
   /**
    * The create this start sent got no answer (the connection closed or was lost, the deadline passed): the
    * instrument may still be creating that run, and shows Idle until it has. No other start sends a create until a
    * status read started after it shows a run, or until `holdMs` after it was sent (refuseWhileCreateUnanswered).
+   * Both on the steady clock: a step of the wall clock since the send neither stretches the hold nor ends it, nor
+   * makes a read started before the send count as one after it, or the other way round.
    */
-  createUnanswered(sentAt: number, holdMs: number): void;
+  createUnanswered(holdMs: number): void;
   /**
    * Throws `busy` while an earlier create got no answer and no status read since showed its run (call it after a
    * status read that showed the instrument Idle: a run that shows is refused by name instead).
@@ -53,7 +57,7 @@ export class RunStartClaims {
    * clock: the wall clock set back (NTP, a VM resumed) after the hold ran out, before anyone looked, revived it for
    * another hold, and set back before then it would have held for the step's length
    */
-  private unanswered?: RunStartClaim & { until: number };
+  private unanswered?: RunStartClaim & { until: number; sentSteady: number };
   /** the steady clock (monotonic), for the hold: what `now` was injected as unless given apart */
   private readonly steady: () => number;
   private loading?: LeftAtLoading;
@@ -84,7 +88,7 @@ export class RunStartClaims {
   }
 
   /** The create that got no answer, while its run may still appear. */
-  private pendingCreate(): (RunStartClaim & { until: number }) | undefined {
+  private pendingCreate(): (RunStartClaim & { until: number; sentSteady: number }) | undefined {
     // timed on the steady clock: a step of the wall clock neither holds it for the step's length nor ends it at once
     if (this.unanswered && this.steady() >= this.unanswered.until) this.unanswered = undefined;
     return this.unanswered;
@@ -114,12 +118,12 @@ export class RunStartClaims {
    * before (its answer may be older than the run left there) tells nothing about it.
    */
   readingStatus(): (state: RunStateName) => void {
-    const startedAt = this.now();
+    const startedAt = this.steady();
     const order = ++this.events;
     return (state) => {
       if (this.loading && order > this.loadingAt && !STILL_AT_LOADING.includes(state)) this.loading = undefined;
       // the run of a create that got no answer shows: from now on the busy check of a start names it
-      if (this.unanswered && startedAt > this.unanswered.since && state !== 'Idle') this.unanswered = undefined;
+      if (this.unanswered && startedAt > this.unanswered.sentSteady && state !== 'Idle') this.unanswered = undefined;
     };
   }
 
@@ -135,6 +139,7 @@ export class RunStartClaims {
     }
     const token = {};
     this.held = { what, since: this.now(), token };
+    let sent: { at: number; steady: number } | undefined;
     return {
       release: () => {
         if (this.held?.token === token) this.held = undefined;
@@ -150,10 +155,12 @@ export class RunStartClaims {
           { kind: 'busy', operation, statusCode: 409, body: { startInProgress: pending.what } },
         );
       },
-      createUnanswered: (sentAt, holdMs) => {
-        // what is left of the hold by the wall clock, within it (a step since the send neither stretches nor ends it)
-        const left = Math.min(holdMs, Math.max(0, sentAt + holdMs - this.now()));
-        this.unanswered = { what, since: sentAt, until: this.steady() + left };
+      sendingCreate: () => {
+        sent = { at: this.now(), steady: this.steady() };
+      },
+      createUnanswered: (holdMs) => {
+        const from = sent ?? { at: this.now(), steady: this.steady() };
+        this.unanswered = { what, since: from.at, until: from.steady + holdMs, sentSteady: from.steady };
       },
     };
   }

@@ -151,7 +151,8 @@ describe('review: a create with no answer yet keeps the start slot across a full
     let now = 1_000_000;
     const claims = new RunStartClaims(() => now);
     const first = claims.claim('protocol 1', 'start-run');
-    first.createUnanswered(now, 120_000);
+    first.sendingCreate();
+    first.createUnanswered(120_000);
     first.release();
     assert.deepEqual(claims.current(), { what: 'protocol 1', since: 1_000_000 }, 'initialize sees it too');
     now += 119_000;
@@ -163,7 +164,8 @@ describe('review: a create with no answer yet keeps the start slot across a full
 
     const third = new RunStartClaims(() => now);
     const held = third.claim('protocol 2', 'start-run');
-    held.createUnanswered(now, 120_000);
+    held.sendingCreate();
+    held.createUnanswered(120_000);
     held.release();
     const before = third.readingStatus();
     now += 10;

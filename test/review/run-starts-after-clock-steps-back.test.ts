@@ -43,7 +43,8 @@ describe('review: run starts after the wall clock steps back', function () {
         () => mono,
       );
       const first = claims.claim('protocol 1', 'start');
-      first.createUnanswered(mono + offset, HOLD);
+      first.sendingCreate();
+      first.createUnanswered(HOLD);
       first.release();
       const steps: number[] = [];
       // probes over twice the hold, the clock stepping at drawn moments
@@ -62,6 +63,47 @@ describe('review: run starts after the wall clock steps back', function () {
         if (t < HOLD) assert.ok(held, `case ${c}: released at ${t} ms, before the hold (steps ${steps.join(' ')})`);
         else assert.ok(!held, `case ${c}: still held at ${t} ms, past the hold (steps ${steps.join(' ')})`);
       }
+    }
+  });
+
+  it(`a read started after the unanswered create that shows its run ends the hold; one started before never (seed ${SEED})`, function () {
+    for (let c = 0; c < CASES; c++) {
+      const rng = new Rng(SEED + c);
+      let mono = rng.int(0, 1e6);
+      let offset = rng.int(0, 1e12);
+      const claims = new RunStartClaims(
+        () => mono + offset,
+        () => mono,
+      );
+      // a read already under way when the create went out: what it shows may be an older run
+      const early = claims.readingStatus();
+      mono += rng.int(1, 50);
+      const first = claims.claim('protocol 1', 'start');
+      first.sendingCreate();
+      mono += rng.int(1, 30_000); // the create's deadline passes
+      const between = drawStep(rng);
+      offset += between;
+      first.createUnanswered(HOLD);
+      first.release();
+      early('Running');
+      const next = claims.claim('protocol 2', 'start');
+      assert.ok(
+        busy(() => next.refuseWhileCreateUnanswered()),
+        `case ${c}: a read started before the send ended the hold (step ${between} ms)`,
+      );
+      next.release();
+      // a read started after the send, the clock stepping before it: it shows the run, which ends before the hold
+      mono += rng.int(1, 1_000);
+      const after = drawStep(rng);
+      offset += after;
+      claims.readingStatus()('Running');
+      mono += rng.int(1, 10_000);
+      const later = claims.claim('protocol 3', 'start');
+      assert.ok(
+        !busy(() => later.refuseWhileCreateUnanswered()),
+        `case ${c}: the run showed, yet starts were held after it (steps ${between} ${after} ms)`,
+      );
+      later.release();
     }
   });
 

@@ -248,7 +248,7 @@ async function create(api: RunControl, o: StartOptions, held: HeldClaim | undefi
   o.onPhase?.('creating');
   refuseIfStopped(o, 'create');
   o.loadingMemory?.forget(); // whatever was left at Loading before, this create replaces it
-  const sentAt = Date.now();
+  held?.sendingCreate();
   let created: unknown;
   try {
     created = await api.createRun({ protocolId: protocol.protocolId, simulate: o.simulate, recompile: false });
@@ -257,7 +257,7 @@ async function create(api: RunControl, o: StartOptions, held: HeldClaim | undefi
     // Idle meanwhile; no other start of this Node-RED sends a create until it shows a run or CREATE_TIMEOUT_MS passed.
     // A create that never left (no connection made) holds nothing: the next start may send its own at once
     if (err instanceof LhError && (err.kind === 'network' || err.kind === 'timeout') && !neverReached(err)) {
-      held?.createUnanswered(sentAt, CREATE_TIMEOUT_MS);
+      held?.createUnanswered(CREATE_TIMEOUT_MS);
     }
     throw err;
   }
