@@ -64,7 +64,7 @@ describe('answer page inputs in Chromium', function () {
     await phone.page.locator('input[name="input.#1.1"]').fill('42');
     await phone.page.click('button:has-text("Skip this step")');
     await phone.page.waitForSelector('.outcome');
-    await until(() => submissions().length === 1, 'the submission', 5000);
+    await until(() => submissions().length === 1, 'the submission');
     assert.equal(submissions()[0].selectedActionId, 3);
     assert.equal(submissions()[0].inputs, null, 'no input goes with an action that has none');
   });

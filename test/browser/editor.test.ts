@@ -368,7 +368,7 @@ describe('editor in Chromium (npm start)', function () {
           return nodes.length > 0 ? nodes.map((n) => ({ id: n.id, type: n.type, z: n.z })) : undefined;
         },
         undefined,
-        { timeout: 15000 },
+        { timeout: 30_000 },
       )
       .catch(() => undefined);
     const imported = importedHandle ? ((await importedHandle.jsonValue()) as { id: string; type: string; z?: string }[]) : [];

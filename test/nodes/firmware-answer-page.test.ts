@@ -70,7 +70,7 @@ describe('firmware errors on the answer page', function () {
     assert.match(answered.text, /Answered|answered/, answered.text.slice(0, 400));
     const puts = sim.requests.filter((r) => r.method === 'PUT' && r.path.startsWith('/api/v1/errors/runtime'));
     assert.equal(puts.length, 1, 'one answer reached the instrument');
-    await until(() => resolved.length === 1, 'the resolution (this Node-RED answered it)', 5000);
+    await until(() => resolved.length === 1, 'the resolution (this Node-RED answered it)');
     assert.equal(resolved[0].errorId, fw.id);
 
     const again = await fetchText(link);

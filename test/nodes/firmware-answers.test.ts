@@ -57,7 +57,7 @@ describe('firmware errors answered from a flow', function () {
     await until(() => answered.length === 1, 'the answer from the flow', 10000);
     assert.equal(raised.length, 1);
     assert.equal(answered[0].outcome, 'answered');
-    await until(() => resolved.length === 1, 'the resolution (this Node-RED answered it)', 5000);
+    await until(() => resolved.length === 1, 'the resolution (this Node-RED answered it)');
     assert.equal(resolved[0].errorId, fw.id);
     await pollsDone(sim, 2); // two more polls: resolved once
     assert.equal(resolved.length, 1);
@@ -70,11 +70,11 @@ describe('firmware errors answered from a flow', function () {
     await until(() => socketOpen(sim), 'the errors socket open on both ends', 10000);
     sim.raiseFirmwareError({ title: 'Tip pickup failed', responses: ['Retry', 'Abort'] });
     await until(() => answered.length === 1, 'the first answer', 10000);
-    await until(() => resolved.length === 1, 'resolved', 5000);
+    await until(() => resolved.length === 1, 'resolved');
     await pollsDone(sim, 2); // polls that list errors (the firmware error is never listed)
     sim.clearRequests();
     helper.getNode('choose').receive({ ...raised[0] }); // the raised msg once more, as a second branch would send it
-    await until(() => caught.length === 1, 'the second answer refused', 5000);
+    await until(() => caught.length === 1, 'the second answer refused');
     assert.equal((caught[0]._error as Msg).kind, 'already-answered');
     assert.equal(sim.requests.filter((r) => r.path === ANSWER_PATH).length, 0, 'no second answer sent');
     assert.equal(answered.length, 1);

@@ -86,7 +86,7 @@ describe('lh-error-policy: recovery ladders', function () {
     const error = sim.injectInstrumentError(seed) as unknown as Msg;
     const before = out.auto.length + out.escalate.length;
     policy().receive({ payload: error, source: 'B', event: 'raised', notification: 'sim: Error' });
-    await until(() => out.auto.length + out.escalate.length > before, 'an answer or an escalation', 5000);
+    await until(() => out.auto.length + out.escalate.length > before, 'an answer or an escalation');
     const answered = out.auto.find((m) => (m.payload as Msg).errorKey === error.uuid);
     if (answered) return { error, outcome: 'answered', msg: answered };
     return { error, outcome: 'escalated', msg: out.escalate[out.escalate.length - 1] };
@@ -225,7 +225,7 @@ describe('lh-error-policy: recovery ladders', function () {
     const raised = async (error: Msg): Promise<number> => {
       const before = out.notify.length;
       policy().receive({ payload: error, source: 'B', event: 'raised' });
-      await until(() => out.notify.length > before, 'the notification', 5000);
+      await until(() => out.notify.length > before, 'the notification');
       return Number((out.notify[out.notify.length - 1].policy as Msg).step);
     };
     policy().receive(runState('Loading', 3, null));

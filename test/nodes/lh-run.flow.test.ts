@@ -74,7 +74,7 @@ describe('lh-run in flows', function () {
     sim.injectRunError({ title: 'Clot detected' });
     assert.equal(sim.runs.state, 'ErrorHandling');
 
-    await until(() => answered.length === 1, 'the answer from the flow', 5000);
+    await until(() => answered.length === 1, 'the answer from the flow');
     assert.equal((answered[0].payload as Msg).selectedResponse, 'Retry');
     await until(() => finished.length === 1, 'the finished run', 10_000);
     assert.equal(finished[0].result, 'completed');

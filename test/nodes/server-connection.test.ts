@@ -263,7 +263,7 @@ describe('the connection state of an lh-server, shared by every node of it (issu
     helper.getNode('settings').receive({}); // another node of the server gets an answer: the server is online again
     await until(() => answered.length === 1, 'the settings were read');
     await helper.setFlows([...base, poll], 'nodes', server.credentials);
-    await until(() => connection.length === 2, 'online', 5000);
+    await until(() => connection.length === 2, 'online');
     assert.deepEqual(
       connection.map((m) => (m.payload as Msg).state),
       ['offline', 'online'],

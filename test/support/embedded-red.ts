@@ -37,6 +37,10 @@ interface CommsEvent {
   topic: string;
   data: unknown;
 }
+interface NodeStatusEvent {
+  id: string;
+  status?: { text?: unknown };
+}
 interface FlowsStartedEvent {
   config?: { rev?: string };
 }
@@ -51,8 +55,10 @@ interface NodeRedModule {
   events: {
     on(event: 'comms', l: (e: CommsEvent) => void): void;
     on(event: 'flows:started', l: (e: FlowsStartedEvent) => void): void;
+    on(event: 'node-status', l: (e: NodeStatusEvent) => void): void;
     off(event: 'comms', l: (e: CommsEvent) => void): void;
     off(event: 'flows:started', l: (e: FlowsStartedEvent) => void): void;
+    off(event: 'node-status', l: (e: NodeStatusEvent) => void): void;
   };
   runtime: {
     flows: {
@@ -74,6 +80,8 @@ export interface EmbeddedRed {
   nextDebug(id: string, match?: (m: DebugMessage) => boolean, timeoutMs?: number): Promise<DebugMessage>;
   /** Every message debug node `id` shows from now on. */
   collectDebug(id: string): DebugMessage[];
+  /** The text of every status node `id` shows from now on (as the editor gets it), in order. */
+  collectStatus(id: string): string[];
   /** Presses an inject node's button, as the editor does (POST /inject/:id). */
   inject(id: string): Promise<void>;
   /** A request to this Node-RED (admin API or an http-in endpoint). */
@@ -149,14 +157,21 @@ async function start(): Promise<EmbeddedRed> {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const debugListeners = new Set<(m: DebugMessage) => void>();
+  const statusListeners = new Set<(id: string, text: string) => void>();
   const onComms = (e: CommsEvent): void => {
     if (e.topic !== 'debug') return;
     for (const l of [...debugListeners]) l(e.data as DebugMessage);
   };
   RED.events.on('comms', onComms);
+  // what the editor shows under a node (the runtime's comms publish it as status/<id>)
+  const onStatus = (e: NodeStatusEvent): void => {
+    for (const l of [...statusListeners]) l(e.id, String(e.status?.text ?? ''));
+  };
+  RED.events.on('node-status', onStatus);
 
   stop = async () => {
     RED.events.off('comms', onComms);
+    RED.events.off('node-status', onStatus);
     RED.events.off('flows:started', onFlowsStarted);
     await RED.stop();
     await new Promise<void>((resolve) => {
@@ -196,6 +211,13 @@ async function start(): Promise<EmbeddedRed> {
       const seen: DebugMessage[] = [];
       debugListeners.add((m) => {
         if (m.id === id) seen.push(m);
+      });
+      return seen;
+    },
+    collectStatus(id) {
+      const seen: string[] = [];
+      statusListeners.add((of, text) => {
+        if (of === id) seen.push(text);
       });
       return seen;
     },

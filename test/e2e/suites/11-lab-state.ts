@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 
 import mqtt from 'mqtt';
 
+import { until } from '../../support/embedded-red';
 import { startBroker, TestBroker } from '../../support/mqtt-broker';
 import { debugValue, E2e, exampleFlow } from './common';
 
@@ -29,8 +30,12 @@ export function labStateSuite(ctx: E2e): void {
         );
         await client.subscribeAsync('lab/+/state', { qos: 1 });
         const shown = ctx.red.nextDebug('lh-ex11-doc', (m) => debugValue(m) !== undefined);
+        const mqttOut = ctx.red.collectStatus('lh-ex11-mqtt');
         await ctx.red.deploy(flow, credentials);
         await shown;
+        // the core mqtt out node drops a msg sent before its broker node has connected, and the state node sends its
+        // document again only 2 s after the deploy and then every minute: the error is raised once it has connected
+        await until('the mqtt out node connected', () => mqttOut.includes('node-red:common.status.connected'), 15_000);
         ctx.sim.injectPendingError({ severity: 'Error', title: 'Liquid level not detected' });
         const doc = await pending;
         assert.equal(doc.errors.mostSevere.title, 'Liquid level not detected');
