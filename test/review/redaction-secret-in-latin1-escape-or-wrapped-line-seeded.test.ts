@@ -112,7 +112,12 @@ describe('review: a secret echoed in Latin-1 or escape() spelling, or wrapped at
     assert.equal(redactText('correct\n\nhorse', ['correct horse']), 'correct\n\nhorse');
   });
 
-  it('a secret of spaces or signs costs a scan linear in the text, whatever the text (32 and 64 KiB)', function () {
+  // Process CPU time counts every thread of the process (GC helpers, the thread pool): in the review lane under load (a
+  // big heap, two CPU burners beside it) 64 KiB once cost 3.07 times 32 KiB, over the bound of 3; alone it is 2.
+  // The sizes are 4 apart now, the bound the geometric middle between linear (4) and quadratic (16) growth, and each
+  // size measured 5 times, interleaved, its least kept: a scan that grows with the square still fails.
+  it('a secret of spaces or signs costs a scan linear in the text, whatever the text (32 and 128 KiB)', function () {
+    this.timeout(15000);
     const cases: [string, (size: number) => string][] = [
       [`${' '.repeat(40)}y`, (size) => '\n \n '.repeat(size / 4)],
       [`${' '.repeat(40)}y`, (size) => `\n${' '.repeat(size - 1)}`],
@@ -121,15 +126,19 @@ describe('review: a secret echoed in Latin-1 or escape() spelling, or wrapped at
       ['ää ää ää ää!', (size) => '%E4%C3%A4 %u00e4\n '.repeat(size / 18)],
     ];
     for (const [secret, textOf] of cases) {
-      const [half, full] = [textOf(32 * 1024), textOf(64 * 1024)];
-      redactText(half.slice(0, 100), [secret]); // the pattern made and compiled
-      const least = (text: string): number => Math.min(...[0, 1, 2].map(() => cpuMs(() => redactText(text, [secret]))));
-      const plain = Math.min(...[0, 1, 2].map(() => cpuMs(() => full.lastIndexOf('zz'))));
-      const [a, b] = [least(half), least(full)];
-      const said = `${JSON.stringify(secret)}: ${a.toFixed(1)} ms for 32 KiB, ${b.toFixed(1)} ms for 64 KiB (a plain scan ${plain.toFixed(2)} ms)`;
+      const [small, large] = [textOf(32 * 1024), textOf(128 * 1024)];
+      redactText(small.slice(0, 100), [secret]); // the pattern made and compiled
+      const times = { small: [] as number[], large: [] as number[] };
+      for (let round = 0; round < 5; round++) {
+        times.small.push(cpuMs(() => redactText(small, [secret])));
+        times.large.push(cpuMs(() => redactText(large, [secret])));
+      }
+      const plain = Math.min(...[0, 1, 2].map(() => cpuMs(() => large.lastIndexOf('zz'))));
+      const [a, b] = [Math.min(...times.small), Math.min(...times.large)];
+      const said = `${JSON.stringify(secret)}: ${a.toFixed(1)} ms for 32 KiB, ${b.toFixed(1)} ms for 128 KiB (a plain scan ${plain.toFixed(2)} ms)`;
       if (process.env.LH_SHOW) console.log(said);
-      assert.ok(b < 3 * Math.max(a, 5), `not linear: ${said}`);
-      assert.ok(b < 1000, `too slow: ${said}`);
+      assert.ok(b < 8 * Math.max(a, 5), `not linear: ${said}`);
+      assert.ok(b < 2000, `too slow: ${said}`);
     }
   });
 });
