@@ -93,7 +93,7 @@ async function startAedes(): Promise<TestBroker> {
 }
 
 /** `broker` behind a proxy that connects each client to it only `delayMs` after the client connected. */
-async function delayedConnections(broker: TestBroker, delayMs: number): Promise<TestBroker> {
+export async function delayedConnections(broker: TestBroker, delayMs: number): Promise<TestBroker> {
   const sockets = new Set<net.Socket>();
   const track = (s: net.Socket): void => {
     sockets.add(s);
