@@ -11,12 +11,15 @@
  *   `&nbsp;`.
  *
  * Seeded property over drawn secrets, spellings and frames (LH_SEED replays, LH_CASES extends); the added spellings
- * keep the cost of a search linear (measured as CPU time against a plain scan of the same text, in the same run).
+ * keep the cost of a search linear (measured as CPU time against a plain scan of the same text, in a child process).
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 
 import { clipOutside, redactText } from '../../src/contract/redaction';
 import { parseSeed, Rng } from '../support/prng';
+import { tsChildArgs } from '../support/ts-child';
 
 const SEED = process.env.LH_SEED ? parseSeed(process.env.LH_SEED) : Date.now() % 2 ** 32;
 const CASES = process.env.LH_CASES ? Number(process.env.LH_CASES) : 300;
@@ -71,13 +74,6 @@ const FRAMES = [
   (e: string): string => `user=admin&given=${e}&remember=1`,
 ];
 
-function cpuMs(f: () => void): number {
-  const start = process.cpuUsage();
-  f();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / 1000;
-}
-
 describe('review: a secret echoed in Latin-1 or escape() spelling, or wrapped at a space, is redacted (seeded)', function () {
   it(`no drawn secret survives in any of these spellings, other text is kept (seed ${SEED})`, function () {
     console.log(`      latin-1/wrap spelling seed: ${SEED} (LH_SEED=${SEED} replays it, LH_CASES=${CASES})`);
@@ -112,24 +108,24 @@ describe('review: a secret echoed in Latin-1 or escape() spelling, or wrapped at
     assert.equal(redactText('correct\n\nhorse', ['correct horse']), 'correct\n\nhorse');
   });
 
-  it('a secret of spaces or signs costs a scan linear in the text, whatever the text (32 and 64 KiB)', function () {
-    const cases: [string, (size: number) => string][] = [
-      [`${' '.repeat(40)}y`, (size) => '\n \n '.repeat(size / 4)],
-      [`${' '.repeat(40)}y`, (size) => `\n${' '.repeat(size - 1)}`],
-      [`a ${' '.repeat(30)}b`, (size) => 'a\r\n\r\n \n '.repeat(size / 8)],
-      ['%%%%%%%%%%!', (size) => '%25'.repeat(size / 3)],
-      ['ää ää ää ää!', (size) => '%E4%C3%A4 %u00e4\n '.repeat(size / 18)],
-    ];
-    for (const [secret, textOf] of cases) {
-      const [half, full] = [textOf(32 * 1024), textOf(64 * 1024)];
-      redactText(half.slice(0, 100), [secret]); // the pattern made and compiled
-      const least = (text: string): number => Math.min(...[0, 1, 2].map(() => cpuMs(() => redactText(text, [secret]))));
-      const plain = Math.min(...[0, 1, 2].map(() => cpuMs(() => full.lastIndexOf('zz'))));
-      const [a, b] = [least(half), least(full)];
-      const said = `${JSON.stringify(secret)}: ${a.toFixed(1)} ms for 32 KiB, ${b.toFixed(1)} ms for 64 KiB (a plain scan ${plain.toFixed(2)} ms)`;
+  // Measured in a child process (redaction-secret-in-latin1-escape-or-wrapped-line-cost-child.ts): in the review lane
+  // under load (two CPU burners beside it) this process's CPU time once made 64 KiB cost 3.07 times 32 KiB, over the
+  // bound of 3 (alone, under the same load: 2), and once took over 15 s. The sizes are 4 apart, the bound the geometric
+  // middle between linear (4) and quadratic (16) growth: a scan that grows with the square still fails.
+  it('a secret of spaces or signs costs a scan linear in the text, whatever the text (32 and 128 KiB)', function () {
+    const child = spawnSync(
+      process.execPath,
+      tsChildArgs(path.join(__dirname, 'redaction-secret-in-latin1-escape-or-wrapped-line-cost-child.ts')),
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    assert.equal(child.status, 0, `the measuring child: ${child.stderr}`);
+    const results = JSON.parse(child.stdout) as { secret: string; small: number; large: number; plain: number }[];
+    assert.equal(results.length, 5);
+    for (const { secret, small: a, large: b, plain } of results) {
+      const said = `${JSON.stringify(secret)}: ${a.toFixed(1)} ms for 32 KiB, ${b.toFixed(1)} ms for 128 KiB (a plain scan ${plain.toFixed(2)} ms)`;
       if (process.env.LH_SHOW) console.log(said);
-      assert.ok(b < 3 * Math.max(a, 5), `not linear: ${said}`);
-      assert.ok(b < 1000, `too slow: ${said}`);
+      assert.ok(b < 8 * Math.max(a, 5), `not linear: ${said}`);
+      assert.ok(b < 2000, `too slow: ${said}`);
     }
   });
 });

@@ -9,6 +9,7 @@
  * deploy stops the mqtt out node before a removed node's clearing msg reaches it; a Node-RED stopped) leaves the broker.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import path from 'path';
 
 import mqtt from 'mqtt';
@@ -49,16 +50,26 @@ describe('review: a retained state document once its instrument left the flows',
     return coreMqttOut(broker).map((n) => (n.type === 'mqtt-broker' ? { ...n, protocolVersion: '5' } : n));
   }
 
-  /** What the broker keeps retained under lab/# now (a fresh subscriber's view). */
+  /**
+   * What the broker keeps retained under lab/# now (a fresh subscriber's view): every retained msg the broker queued
+   * for the subscription, known to be in once a marker the watcher published after subscribing came back (the broker
+   * sends a client's msgs in order), not after a fixed wait a busy machine may outlast (a msg still on its way then read
+   * as "gone").
+   */
   async function retained(): Promise<Map<string, string>> {
     const seen = new Map<string, string>();
     const watcher = await mqtt.connectAsync(broker.url, { reconnectPeriod: 0 });
+    const marker = `lh-test/marker/${randomUUID()}`;
     try {
-      watcher.on('message', (topic, payload, packet) => {
-        if (packet.retain) seen.set(topic, payload.toString());
-      });
-      await watcher.subscribeAsync('lab/#', { qos: 1 });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      const back = new Promise<void>((resolve) =>
+        watcher.on('message', (topic, payload, packet) => {
+          if (topic === marker) resolve();
+          else if (packet.retain) seen.set(topic, payload.toString());
+        }),
+      );
+      await watcher.subscribeAsync(['lab/#', marker], { qos: 1 });
+      await watcher.publishAsync(marker, 'end', { qos: 1 });
+      await back;
     } finally {
       await watcher.endAsync();
     }
@@ -89,6 +100,8 @@ describe('review: a retained state document once its instrument left the flows',
 
   for (const end of ['deleted in a full deploy', 'gone with its Node-RED stopped'] as const) {
     it(`MQTT 5: the document leaves the broker three repeats after its instrument was ${end}`, async function () {
+      // aedes (the broker where mosquitto is not installed) speaks MQTT 3.1.1 only: the broker node never connects
+      if (broker.kind === 'aedes') this.skip();
       const first = instrumentNodes('Nimbus 7', { repeat: '1' });
       await helper.load([...packageNodes(), tlsConfigNode, coreMqtt], [...first.nodes, ...mqtt5Out()], first.credentials);
       await until(async () => (await retained()).has('lab/Nimbus 7/state'), 'the document retained', 20_000);

@@ -1,6 +1,8 @@
 /**
  * A real MQTT broker on loopback for the state-stream tests: Debian's mosquitto when it is installed (CI installs
  * it), else aedes in this process (an npm package). LH_MQTT_BROKER=aedes picks aedes where both are present.
+ * LH_MQTT_CONNECT_DELAY_MS=1500 puts a proxy before it that holds every new connection that long before it reaches the
+ * broker (a busy CI machine, a remote broker): a test that sends through a connection it does not know is up fails.
  */
 import { ChildProcess, execFileSync, spawn } from 'child_process';
 import fs from 'fs';
@@ -90,9 +92,46 @@ async function startAedes(): Promise<TestBroker> {
   };
 }
 
+/** `broker` behind a proxy that connects each client to it only `delayMs` after the client connected. */
+export async function delayedConnections(broker: TestBroker, delayMs: number): Promise<TestBroker> {
+  const sockets = new Set<net.Socket>();
+  const track = (s: net.Socket): void => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => s.destroy());
+  };
+  const server = net.createServer((client) => {
+    track(client);
+    client.pause();
+    const timer = setTimeout(() => {
+      const upstream = net.connect(broker.port, '127.0.0.1');
+      track(upstream);
+      client.pipe(upstream).pipe(client);
+      client.resume();
+      upstream.on('close', () => client.destroy());
+      client.on('close', () => upstream.destroy());
+    }, delayMs);
+    client.on('close', () => clearTimeout(timer));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    kind: broker.kind,
+    port,
+    url: `mqtt://127.0.0.1:${port}`,
+    stop: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await broker.stop();
+    },
+  };
+}
+
 export async function startBroker(): Promise<TestBroker> {
   const mosquitto = process.env.LH_MQTT_BROKER === 'aedes' ? undefined : hasMosquitto();
-  return mosquitto ? startMosquitto(mosquitto) : startAedes();
+  const broker = mosquitto ? await startMosquitto(mosquitto) : await startAedes();
+  const delayMs = Number(process.env.LH_MQTT_CONNECT_DELAY_MS ?? 0);
+  return delayMs > 0 ? delayedConnections(broker, delayMs) : broker;
 }
 
 /** The core mqtt-broker config node for `broker` and an mqtt out node (`out`) that publishes msg.topic as the msg says. */
