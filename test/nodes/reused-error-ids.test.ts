@@ -41,7 +41,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
     ]);
 
   it('a page form shown for "Tip pickup failed" does not answer "Arm collision" listed later under id 7; the page says so', async function () {
-    await load([...pageWithOutputs()]);
+    await load(pageWithOutputs());
     const first = sim.injectPendingError(tip);
     const linked = nextMessage(helper.getNode('out'));
     helper.getNode('page').receive({ payload: first, source: 'A', event: 'raised' });
@@ -67,7 +67,7 @@ describe('reused error ids: answer only the error that was seen, raise every err
   });
 
   it('a page form for an id the instrument lists for two different errors sends nothing and says why (issue 29.5)', async function () {
-    await load([...pageWithOutputs()]);
+    await load(pageWithOutputs());
     const first = sim.injectPendingError(tip);
     sim.injectPendingError({ ...arm, reuseId: false, shareId: true });
     const linked = nextMessage(helper.getNode('out'));

@@ -9,13 +9,7 @@
 import assert from 'node:assert/strict';
 
 import { clipOutside, redactText } from '../../src/contract/redaction';
-
-function cpuMs(f: () => void): number {
-  const start = process.cpuUsage();
-  f();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / 1000;
-}
+import { cpuMs } from '../support/cpu-time';
 
 const SECRETS = ['s3cret-pass', 'x7kx7kx7', 'a'.repeat(16), 'abcdefgh'.repeat(8), 'P@ss w0rd P@ss', 'ab ab ab ab ab'];
 

@@ -5,6 +5,7 @@
  * whatever its cause, landed on the larger text). Prints one JSON line: `[{secret, small, large, plain}]` in ms.
  */
 import { redactText } from '../../src/contract/redaction';
+import { cpuMs } from '../support/cpu-time';
 
 const CASES: [string, (size: number) => string][] = [
   [`${' '.repeat(40)}y`, (size) => '\n \n '.repeat(size / 4)],
@@ -13,13 +14,6 @@ const CASES: [string, (size: number) => string][] = [
   ['%%%%%%%%%%!', (size) => '%25'.repeat(size / 3)],
   ['ää ää ää ää!', (size) => '%E4%C3%A4 %u00e4\n '.repeat(size / 18)],
 ];
-
-function cpuMs(f: () => void): number {
-  const start = process.cpuUsage();
-  f();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / 1000;
-}
 
 const results = CASES.map(([secret, textOf]) => {
   const [small, large] = [textOf(32 * 1024), textOf(128 * 1024)];

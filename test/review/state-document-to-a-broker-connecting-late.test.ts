@@ -11,7 +11,7 @@ import path from 'path';
 
 import mqtt from 'mqtt';
 
-import { coreMqttOut, delayedConnections, startBroker, TestBroker } from '../support/mqtt-broker';
+import { coreMqttOut, delayedConnections, mqttOutConnected, startBroker, TestBroker } from '../support/mqtt-broker';
 import { useInstrument } from '../support/node-suite';
 import { helper, packageNodes, runtimeModule, serverFlow, tlsConfigNode } from '../support/runtime';
 import { until } from '../support/until';
@@ -54,8 +54,7 @@ describe('review: the state document to a broker the mqtt out node reaches only 
         ],
         server.credentials,
       );
-      const connected = (): boolean => (helper.getNode('broker') as unknown as { connected?: boolean }).connected === true;
-      await until(connected, 'the mqtt out node connected', 15_000);
+      await mqttOutConnected(helper.getNode('broker'));
       // the proxy held the connection past the state node's own resend, which went to a node not yet connected
       assert.ok(Date.now() - started >= 2500, `connected after ${Date.now() - started} ms`);
       await until(() => seen.length > 0, 'the document at the broker', 10_000);

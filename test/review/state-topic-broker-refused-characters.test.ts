@@ -13,10 +13,9 @@ import fc from 'fast-check';
 import mqtt from 'mqtt';
 
 import { topicLevel } from '../../src/observe/state-document';
-import { coreMqttOut, startBroker, TestBroker } from '../support/mqtt-broker';
+import { coreMqttOut, mqttOutConnected, startBroker, TestBroker } from '../support/mqtt-broker';
 import { useInstrument } from '../support/node-suite';
 import { helper, packageNodes, serverFlow, tlsConfigNode } from '../support/runtime';
-import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
 
@@ -104,11 +103,7 @@ describe('review: an instrument name or error id with characters a broker refuse
           server.credentials,
         );
         // the core mqtt out node drops a msg sent before its broker node has connected: the error is listed after
-        await until(
-          () => (helper.getNode('broker') as unknown as { connected?: boolean }).connected === true,
-          'the mqtt out node connected',
-          15_000,
-        );
+        await mqttOutConnected(helper.getNode('broker'));
         const error = sim.injectPendingError({ id: 'e\uffff1', severity: 'Error', title: 'Clot' });
         const end = Date.now() + 15_000;
         const docTopic = 'lab/Nimbus_bay 2/state';

@@ -148,3 +148,11 @@ export function coreMqttOut(broker: TestBroker): Record<string, unknown>[] {
     { id: 'out', type: 'mqtt out', broker: 'broker', topic: '', qos: '', retain: '' },
   ];
 }
+
+/**
+ * Waits until coreMqttOut()'s broker config node (`broker`, as the runtime gives it) has connected: the core mqtt out
+ * node drops what it is given before, so a test sends what it checks at the broker only after this.
+ */
+export async function mqttOutConnected(broker: unknown, timeoutMs = 15_000): Promise<void> {
+  await until(() => (broker as { connected?: boolean }).connected === true, 'the mqtt out node connected', timeoutMs);
+}
