@@ -24,6 +24,7 @@ import fs from 'fs';
 import { Session } from 'inspector';
 import { monitorEventLoopDelay } from 'perf_hooks';
 
+import { BareFleetClient } from './support/bare-fleet-client';
 import { Detection, tallyDetections } from './support/detections';
 import { EmbeddedNodeRed, FlowNode, Msg, serverNode, sink, startNodeRed, tab } from './support/node-red';
 import { PushTrace, summarise } from './support/push-trace';
@@ -247,6 +248,30 @@ function simulatorUsage(sims: FleetUsage): Record<string, unknown> {
   };
 }
 
+/**
+ * The push part's window: errors injected on every simulator (the burst first with LH_BENCH_PUSH_BURST=1), 10 % of the
+ * sockets dropped every minute from 15 s on; resolves with how many were dropped, at the window's end.
+ */
+async function injectAndDrop(fleet: SimFleet): Promise<number> {
+  let dropped = 0;
+  const started = Date.now();
+  const perInstrument = PUSH_RATE_PER_SEC / PUSH_INSTRUMENTS;
+  await Promise.all(
+    fleet.addresses.map((_a, i) =>
+      fleet.inject(i, perInstrument, PUSH_WINDOW_MS - PUSH_HOLD_MS * 2, PUSH_HOLD_MS, [PUSH_KIND], BURST),
+    ),
+  );
+  for (let at = FIRST_DROP_MS; at < PUSH_WINDOW_MS; at += DROP_EVERY_MS) {
+    await sleep(started + at - Date.now());
+    const chosen = [...fleet.addresses.keys()]
+      .sort(() => Math.random() - 0.5)
+      .slice(0, Math.round(PUSH_INSTRUMENTS * DROP_SHARE));
+    dropped += await fleet.dropSockets(chosen);
+  }
+  await sleep(started + PUSH_WINDOW_MS - Date.now());
+  return dropped;
+}
+
 async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>> {
   const fleet = await SimFleet.start(PUSH_INSTRUMENTS);
   const flow: FlowNode[] = [
@@ -274,21 +299,7 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
     // after measure's forced GC, whose pause would be counted as a loop delay and bunch the polls due meanwhile
     trace.start();
     loopDelay.enable();
-    const started = Date.now();
-    const perInstrument = PUSH_RATE_PER_SEC / PUSH_INSTRUMENTS;
-    await Promise.all(
-      fleet.addresses.map((_a, i) =>
-        fleet.inject(i, perInstrument, PUSH_WINDOW_MS - PUSH_HOLD_MS * 2, PUSH_HOLD_MS, [PUSH_KIND], BURST),
-      ),
-    );
-    for (let at = FIRST_DROP_MS; at < PUSH_WINDOW_MS; at += DROP_EVERY_MS) {
-      await sleep(started + at - Date.now());
-      const chosen = [...fleet.addresses.keys()]
-        .sort(() => Math.random() - 0.5)
-        .slice(0, Math.round(PUSH_INSTRUMENTS * DROP_SHARE));
-      dropped += await fleet.dropSockets(chosen);
-    }
-    await sleep(started + PUSH_WINDOW_MS - Date.now());
+    dropped = await injectAndDrop(fleet);
   });
   loopDelay.disable();
   trace.stop();
@@ -425,13 +436,97 @@ function printWaits(
   );
 }
 
+/**
+ * The floor (LH_BENCH_FLEET_PARTS=floor): the same simulators, injections and socket drops as the push part, seen by
+ * the bare client of support/bare-fleet-client.ts in place of Node-RED (which stays up in this process, idle): the
+ * least any client on this machine needs to see each error, so the push part's detection times read against it.
+ */
+async function bareFloor(): Promise<Record<string, unknown>> {
+  const fleet = await SimFleet.start(PUSH_INSTRUMENTS);
+  const client = await BareFleetClient.connect(fleet.addresses);
+  await sleep(WARMUP_MS * 2);
+  await fleet.markUsage();
+  let dropped = 0;
+  const usage = await measure(async () => {
+    dropped = await injectAndDrop(fleet);
+  });
+  const sims = await fleet.usage();
+  const injected = await fleet.injections();
+  client.close();
+  await fleet.stop();
+  const { latencies, missed, counts } = tallyDetections(client.detections, injected);
+  const duplicated = [...counts.values()].filter((n) => n > 1).length;
+  const transit = tallyDetections(client.frames, injected).latencies;
+  const result = {
+    instruments: PUSH_INSTRUMENTS,
+    burst: BURST,
+    kind: PUSH_KIND,
+    windowS: round(usage.elapsedUs / 1e6, 1),
+    socketsDropped: dropped,
+    injected: injected.length,
+    missed,
+    duplicated,
+    failedRequests: client.failures,
+    latencyMs: {
+      p50: round(percentile(latencies, 50), 1),
+      p99: round(percentile(latencies, 99), 1),
+      max: round(Math.max(...latencies), 1),
+    },
+    frameMs: { p50: round(percentile(transit, 50), 1), p99: round(percentile(transit, 99), 1) },
+    cpu: { shareOfOneCore: round(usage.cpuShare * 100, 2) },
+    simulators: simulatorUsage(sims),
+  };
+  printTable(
+    `Fleet floor, a bare client (no Node-RED, no package)${BURST ? ', burst' : ''}${PUSH_KIND === 'F' ? ', firmware errors' : ''}: ${PUSH_INSTRUMENTS} instruments for ${result.windowS} s`,
+    [
+      { measure: 'client CPU, share of one core', value: `${result.cpu.shareOfOneCore} %` },
+      simulatorRow(sims),
+      { measure: 'errors missed / duplicated', value: `${missed} / ${duplicated} of ${injected.length} injected` },
+      {
+        measure: 'detection p50 / p99 / max',
+        value: `${result.latencyMs.p50} / ${result.latencyMs.p99} / ${result.latencyMs.max} ms`,
+      },
+      { measure: 'injection → frame at the client p50 / p99', value: `${result.frameMs.p50} / ${result.frameMs.p99} ms` },
+      { measure: 'sockets dropped, failed requests', value: `${dropped}, ${client.failures}` },
+    ].map((r) => ({ target: '', verdict: '', ...r })),
+  );
+  return result;
+}
+
+type Latencies = { latencyMs: { p50: number; p99: number } };
+
+/** Each round of the push part beside the floor's round next to it (LH_BENCH_FLEET_PARTS=floor,push,floor,push,…). */
+function printAgainstFloor(pushes: Latencies[], floors: Latencies[]): void {
+  const rounds = Math.min(pushes.length, floors.length);
+  if (rounds === 0) return;
+  const ratio = (a: number, b: number): string => (b > 0 ? `${round(a / b, 2)}×` : '–');
+  printTable(
+    'Detection against the floor (the same injections seen by a bare client; rounds interleaved)',
+    Array.from({ length: rounds }, (_, i) => ({
+      round: i + 1,
+      'lh-error-poll p50 / p99 (ms)': `${pushes[i].latencyMs.p50} / ${pushes[i].latencyMs.p99}`,
+      'floor p50 / p99 (ms)': `${floors[i].latencyMs.p50} / ${floors[i].latencyMs.p99}`,
+      'lh / floor p50, p99': `${ratio(pushes[i].latencyMs.p50, floors[i].latencyMs.p50)}, ${ratio(pushes[i].latencyMs.p99, floors[i].latencyMs.p99)}`,
+    })),
+  );
+}
+
 async function main(): Promise<void> {
   if (!(globalThis as { gc?: unknown }).gc) console.warn('  (run with --expose-gc for a forced GC before the memory readings)');
   const red = await startNodeRed();
   const poll = PARTS.includes('poll') ? await pollOnly(red) : undefined;
-  const push = PARTS.includes('push') ? await withPushes(red) : undefined;
+  // the push and floor parts in the order given, as often as given (rounds interleaved)
+  const pushes: Record<string, unknown>[] = [];
+  const floors: Record<string, unknown>[] = [];
+  for (const part of PARTS) {
+    if (part === 'push') pushes.push(await withPushes(red));
+    else if (part === 'floor') floors.push(await bareFloor());
+  }
   await red.stop();
-  writeResult('fleet', { ...(poll ?? {}), ...(push ? { push } : {}) });
+  printAgainstFloor(pushes as Latencies[], floors as Latencies[]);
+  const one = (name: string, rounds: Record<string, unknown>[]): Record<string, unknown> =>
+    rounds.length === 0 ? {} : rounds.length === 1 ? { [name]: rounds[0] } : { [`${name}Rounds`]: rounds };
+  writeResult('fleet', { ...(poll ?? {}), ...one('push', pushes), ...one('floor', floors) });
 }
 
 main().catch((err) => {
