@@ -17,8 +17,13 @@
  *    off): the simulator's push, the wait for the poll, the poll's round trip, the node's work and Node-RED's
  *    delivery; and Node-RED's event-loop delay (perf_hooks.monitorEventLoopDelay) over the window.
  *
- * LH_BENCH_FLEET_PARTS=poll or =push runs one part; LH_BENCH_INSTRUMENTS / LH_BENCH_PUSH_INSTRUMENTS and
- * LH_BENCH_FLEET_SECONDS / LH_BENCH_PUSH_SECONDS change the sizes.
+ * 3. floor (only when asked): the push part's simulators, injections and drops seen by a bare client in place of
+ *    Node-RED (support/bare-fleet-client.ts): the least any client on this machine needs, to read the push part's
+ *    detection times against.
+ *
+ * LH_BENCH_FLEET_PARTS=poll or =push runs one part (default poll,push); push and floor run in the order given, as
+ * often as given: `floor,push,floor,push,floor,push` interleaves three rounds and prints them side by side.
+ * LH_BENCH_INSTRUMENTS / LH_BENCH_PUSH_INSTRUMENTS and LH_BENCH_FLEET_SECONDS / LH_BENCH_PUSH_SECONDS change the sizes.
  */
 import fs from 'fs';
 import { Session } from 'inspector';
@@ -445,6 +450,7 @@ async function bareFloor(): Promise<Record<string, unknown>> {
   const fleet = await SimFleet.start(PUSH_INSTRUMENTS);
   const client = await BareFleetClient.connect(fleet.addresses);
   await sleep(WARMUP_MS * 2);
+  await client.warm();
   await fleet.markUsage();
   let dropped = 0;
   const usage = await measure(async () => {

@@ -93,7 +93,7 @@ class BareInstrument {
       this.socket = ws;
       ws.on('open', () => {
         resolve();
-        this.list(); // what came while the socket was down
+        void this.list(); // what came while the socket was down
       });
       ws.on('message', (data: Buffer) => this.onFrame(data.toString('utf8')));
       ws.on('error', () => undefined);
@@ -109,7 +109,7 @@ class BareInstrument {
     if (frame?.code !== 'RuntimeError') return;
     this.heard(String(frame.data.id));
     if (frame.data.source === 'Firmware') this.take(String(frame.data.id));
-    else this.list();
+    else void this.list();
   }
 
   private take(id: string): void {
@@ -118,13 +118,14 @@ class BareInstrument {
     this.detect(id);
   }
 
-  private list(): void {
+  /** Lists the pending errors (resolves when done); one list in flight, frames meanwhile fold into one more. */
+  list(): Promise<void> {
     if (this.listing) {
       this.again = true;
-      return;
+      return Promise.resolve();
     }
     this.listing = true;
-    requestJson(this.agent, `${this.address.baseUrl}/api/v1/errors/check-for-pending-errors`, 'GET', {
+    return requestJson(this.agent, `${this.address.baseUrl}/api/v1/errors/check-for-pending-errors`, 'GET', {
       Authorization: `Bearer ${this.token}`,
       Accept: 'application/json',
     })
@@ -135,7 +136,7 @@ class BareInstrument {
         this.listing = false;
         if (this.again && !this.closed) {
           this.again = false;
-          this.list();
+          void this.list();
         }
       });
   }
@@ -171,6 +172,14 @@ export class BareFleetClient {
     const client = new BareFleetClient(addresses);
     await Promise.all(client.instruments.map((i) => i.start()));
     return client;
+  }
+
+  /**
+   * One list on every instrument, at once: the keep-alive sockets are fresh when the window starts, as the node's
+   * (its safety-net polls keep them in use; an idle socket is closed by the simulator after 5 s).
+   */
+  async warm(): Promise<void> {
+    await Promise.all(this.instruments.map((i) => i.list()));
   }
 
   close(): void {
