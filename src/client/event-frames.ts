@@ -174,6 +174,33 @@ export function firmwareErrorFromFrame(event: InstrumentEvent): ErrorFrame {
   return { kind: 'raised', error };
 }
 
+/** Errors read from one frame at most; the rest of a longer list are left out, said as one unrecognised entry. */
+export const MAX_ERRORS_PER_FRAME = 500;
+
+/**
+ * Every error an `instincterrors` frame carries. The frame shape is not documented: besides one error as `data`,
+ * a frame may list errors, as `check-for-pending-errors` lists them (`data` an array, or the whole frame an array):
+ * each element is read as firmwareErrorFromFrame reads `data` (an id alone, under a resolving code, resolves it).
+ * An empty list resolves nothing: what the instrument meant by it is not known.
+ */
+export function firmwareErrorsFromFrame(event: InstrumentEvent): ErrorFrame[] {
+  if (!Array.isArray(event.data)) return [firmwareErrorFromFrame(event)];
+  const items: unknown[] = event.data;
+  if (items.length === 0) return [{ kind: 'unrecognised', reason: 'the frame lists no error' }];
+  const out = items.slice(0, MAX_ERRORS_PER_FRAME).map((item): ErrorFrame => {
+    if ((typeof item === 'string' || typeof item === 'number') && RESOLVED_CODE.test(event.code) && String(item).trim() !== '')
+      return { kind: 'resolved', resolvedId: String(item) };
+    return firmwareErrorFromFrame({ ...event, data: item });
+  });
+  if (items.length > MAX_ERRORS_PER_FRAME) {
+    out.push({
+      kind: 'unrecognised',
+      reason: `the frame lists ${items.length} errors: those after the first ${MAX_ERRORS_PER_FRAME} were left out`,
+    });
+  }
+  return out;
+}
+
 function responseOptions(raw: unknown): ErrorResponseOption[] {
   if (!Array.isArray(raw)) return [];
   const out: ErrorResponseOption[] = [];

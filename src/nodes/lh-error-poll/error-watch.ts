@@ -8,7 +8,7 @@ import {
   asLhError,
   type ErrorFrame,
   type EventStateChange,
-  firmwareErrorFromFrame,
+  firmwareErrorsFromFrame,
   identityOf,
   type InstrumentEvent,
   type LhError,
@@ -522,11 +522,29 @@ export class ErrorWatch {
 
   // ---- pushes
 
-  /** A frame on instincterrors: firmware errors raised or resolved from it at once, and a poll at once for the rest. */
+  /**
+   * A frame on instincterrors: firmware errors raised or resolved from it at once (each error of a frame that lists
+   * several), and a poll at once for the rest.
+   */
   private onFrame(event: InstrumentEvent): void {
-    const { watch, node } = this;
     if (this.loop.stopped || (this.gate && !this.gate.active)) return;
-    const frame = firmwareErrorFromFrame(event);
+    let photo = false;
+    for (const frame of firmwareErrorsFromFrame(event)) photo = this.onErrorFrame(frame) || photo;
+    this.livePolls.frame(); // at once, or folded into the one follow-up of the poll in flight: a flood costs two at a time
+    // a listed error pushed: its deck photo starts beside its poll (not after the poll's answer), if there is room;
+    // on the turn after the poll's (asked for on this one), so that the poll's request goes out first: the
+    // instrument answers the poll before it draws the picture (one server: the camera's answer takes longer). What
+    // this turn checked holds on that one too: the node still open and, coordinated, still the holder (a lease gone
+    // meanwhile leaves the photo to the new holder, which takes its own: one for nobody would hold a photo permit)
+    if (photo)
+      setImmediate(() => {
+        if (!this.loop.stopped && !(this.gate && !this.gate.active)) this.snapshots.ahead();
+      });
+  }
+
+  /** One error of a frame raised or resolved; whether it asks for the deck photo ahead of its poll. */
+  private onErrorFrame(frame: ErrorFrame): boolean {
+    const { watch, node } = this;
     if (this.heard && this.heard.length < MAX_HEARD_FRAMES) this.heard.push(frame);
     else if (this.heard) this.heard[MAX_HEARD_FRAMES - 1] = { kind: 'unrecognised', reason: 'too many frames to tell' };
     const outcome = applyErrorFrame(watch, frame, this.rules);
@@ -540,16 +558,7 @@ export class ErrorWatch {
       this.emit(outcome).catch((err: unknown) => logWarn(node, asLhError(err, node.type).message));
       this.showStatus(this.lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
     }
-    this.livePolls.frame(); // at once, or folded into the one follow-up of the poll in flight: a flood costs two at a time
-    // a listed error pushed: its deck photo starts beside its poll (not after the poll's answer), if there is room;
-    // on the turn after the poll's (asked for on this one), so that the poll's request goes out first: the
-    // instrument answers the poll before it draws the picture (one server: the camera's answer takes longer). What
-    // this turn checked holds on that one too: the node still open and, coordinated, still the holder (a lease gone
-    // meanwhile leaves the photo to the new holder, which takes its own: one for nobody would hold a photo permit)
-    if (photo)
-      setImmediate(() => {
-        if (!this.loop.stopped && !(this.gate && !this.gate.active)) this.snapshots.ahead();
-      });
+    return photo;
   }
 
   private onSocket(change: EventStateChange): void {
