@@ -80,19 +80,7 @@ export class InstrumentApi {
       idempotent: true,
       deepAnswer: 'cut',
     });
-    const wrapper = res.data;
-    if (!wrapper || typeof wrapper !== 'object') {
-      throw new LhError(`${op}: the instrument answered without a result`, { kind: 'response', operation: op, body: wrapper });
-    }
-    if (wrapper.success === false) {
-      throw new LhError(`${op}: ${wrapper.message ?? 'the instrument reported a failure'}`, {
-        kind: 'instrument',
-        operation: op,
-        statusCode: res.status,
-        body: wrapper,
-      });
-    }
-    const list = Array.isArray(wrapper.data) ? wrapper.data : [];
+    const list = unhandledList(res.data, res.status);
     this.answers.forgetOver(listedKeys(list, 'uuid'), askedAt);
     return list;
   }
@@ -129,7 +117,7 @@ export class InstrumentApi {
         idempotent: false,
       });
       const wrapper = res.data;
-      if (!wrapper || wrapper.success !== true) {
+      if (!wrapper || resultFlag(wrapper) !== true) {
         throw new LhError(`${op} for error ${body.uuid} was refused: ${wrapper?.message ?? 'no reason given'}`, {
           kind: 'instrument',
           operation: op,
@@ -157,6 +145,45 @@ export class InstrumentApi {
       throw err;
     }
   }
+}
+
+/**
+ * The outcome flag of a B result wrapper: `success` as interfaces.md 2.9 names it, or `succeeded`, the name other
+ * operations of the same API use (`{succeeded, message, hasValue, value}`, observed-instrument.md); undefined: neither.
+ */
+export function resultFlag(wrapper: unknown): boolean | undefined {
+  if (typeof wrapper !== 'object' || wrapper === null || Array.isArray(wrapper)) return undefined;
+  const w = wrapper as Record<string, unknown>;
+  if (typeof w.success === 'boolean') return w.success;
+  return typeof w.succeeded === 'boolean' ? w.succeeded : undefined;
+}
+
+/**
+ * The errors of an unhandled-errors answer: `data` (or `value`, in the other wrapper of the same API), an array; or
+ * none when the wrapper says success with no list (null or left out). A failure (`success` or `succeeded` false) is
+ * the instrument's refusal, and an answer that is no wrapper at all (no flag, no list) is refused as unreadable:
+ * neither is read as "no errors".
+ */
+export function unhandledList(body: unknown, status?: number): InstrumentError[] {
+  const op = 'unhandled-errors';
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw new LhError(`${op}: the instrument answered without a result`, { kind: 'response', operation: op, body });
+  }
+  const w = body as Record<string, unknown>;
+  const ok = resultFlag(w);
+  if (ok === false) {
+    const message = typeof w.message === 'string' && w.message.trim() !== '' ? w.message : 'the instrument reported a failure';
+    throw new LhError(`${op}: ${message}`, { kind: 'instrument', operation: op, statusCode: status, body });
+  }
+  const list = w.data !== undefined && w.data !== null ? w.data : w.value;
+  if (Array.isArray(list)) return list as InstrumentError[];
+  if ((list === undefined || list === null) && ok === true) return [];
+  throw new LhError(`${op}: expected {data: [errors], message, success} from the instrument`, {
+    kind: 'response',
+    operation: op,
+    statusCode: status,
+    body,
+  });
 }
 
 function textResult(data: unknown, fallback: string): string {
