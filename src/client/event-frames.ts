@@ -41,7 +41,7 @@ export function unwrapFrame(frame: string | Buffer): unknown {
 
 /**
  * A value with every nested JSON text parsed (up to MAX_STRING_LEVELS along a path, whatever the objects between
- * them); strings that are not JSON objects or arrays stay strings; keys start in lower case; values nested deeper
+ * them); a JSON string inside a string is its text; other strings that are not JSON objects or arrays stay strings; keys start in lower case; values nested deeper
  * than MAX_FRAME_DEPTH become TOO_DEEP.
  */
 export function unwrapValue(value: unknown): unknown {
@@ -70,14 +70,17 @@ function unwrapAt(value: unknown, depth: number, strings: number): unknown {
   return out;
 }
 
-/** JSON text of an object, an array, or a JSON string holding one of those; else undefined (`"42"` stays a string). */
+/**
+ * JSON text of an object or an array, or of a JSON string (a value the instrument encoded once more on its own, e.g.
+ * `"\"3fa8…\""`: its text, unwrapped further when it holds JSON again); else undefined (`"42"` stays a string).
+ */
 function parseNested(text: string): unknown {
   const t = text.trim();
   const first = t[0];
   if (first !== '{' && first !== '[' && first !== '"') return undefined;
   try {
     const parsed = JSON.parse(t) as unknown;
-    if (typeof parsed === 'string') return parseNested(parsed);
+    if (typeof parsed === 'string') return parsed;
     return typeof parsed === 'object' && parsed !== null ? parsed : undefined;
   } catch {
     return undefined;
