@@ -177,6 +177,9 @@ export function firmwareErrorFromFrame(event: InstrumentEvent): ErrorFrame {
   return { kind: 'raised', error };
 }
 
+/** Why a frame listing no error is unrecognised: nothing to raise, nothing to warn of either. */
+export const EMPTY_LIST_REASON = 'the frame lists no error';
+
 /** Errors read from one frame at most; the rest of a longer list are left out, said as one unrecognised entry. */
 export const MAX_ERRORS_PER_FRAME = 500;
 
@@ -189,7 +192,7 @@ export const MAX_ERRORS_PER_FRAME = 500;
 export function firmwareErrorsFromFrame(event: InstrumentEvent): ErrorFrame[] {
   if (!Array.isArray(event.data)) return [firmwareErrorFromFrame(event)];
   const items: unknown[] = event.data;
-  if (items.length === 0) return [{ kind: 'unrecognised', reason: 'the frame lists no error' }];
+  if (items.length === 0) return [{ kind: 'unrecognised', reason: EMPTY_LIST_REASON }];
   const out = items.slice(0, MAX_ERRORS_PER_FRAME).map((item): ErrorFrame => {
     if ((typeof item === 'string' || typeof item === 'number') && RESOLVED_CODE.test(event.code) && String(item).trim() !== '')
       return { kind: 'resolved', resolvedId: String(item) };
