@@ -47,7 +47,7 @@ export class InstrumentApi {
       body: v.clientKey(key, 'clientKey', op),
       idempotent: true,
     });
-    return textResult(res.data, 'Error handler registered');
+    return textResult(res.data, 'Error handler registered', op, res.status);
   }
 
   async unregisterErrorHandler(key: unknown): Promise<string> {
@@ -59,7 +59,7 @@ export class InstrumentApi {
       body: v.clientKey(key, 'clientKey', op),
       idempotent: true,
     });
-    return textResult(res.data, 'Error handler unregistered');
+    return textResult(res.data, 'Error handler unregistered', op, res.status);
   }
 
   async isErrorHandlerRegistered(): Promise<boolean> {
@@ -186,8 +186,24 @@ export function unhandledList(body: unknown, status?: number): InstrumentError[]
   });
 }
 
-function textResult(data: unknown, fallback: string): string {
-  return typeof data === 'string' && data !== '' ? data : fallback;
+/**
+ * The success text of a registration; an answer in a result wrapper (2.9's, or the other wrapper of the same API)
+ * that says failure is the instrument's refusal, never reported as done.
+ */
+function textResult(data: unknown, fallback: string, op: string, status: number): string {
+  if (typeof data === 'string') return data !== '' ? data : fallback;
+  const flag = resultFlag(data);
+  const message = flag === undefined ? undefined : (data as Record<string, unknown>).message;
+  const said = typeof message === 'string' && message.trim() !== '' ? message : undefined;
+  if (flag === false) {
+    throw new LhError(`${op} was refused: ${said ?? 'no reason given'}`, {
+      kind: 'instrument',
+      operation: op,
+      statusCode: status,
+      body: data,
+    });
+  }
+  return said ?? fallback;
 }
 
 function inputValues(value: unknown, field: string, op: string): InputValue[] | null {

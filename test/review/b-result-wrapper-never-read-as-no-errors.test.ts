@@ -74,6 +74,12 @@ const RECOVERY = {
   inputs: null,
 };
 
+/** The flag as drawn (any letter case of success or succeeded). */
+function flagOf(wire: Record<string, unknown>): boolean | undefined {
+  const key = Object.keys(wire).find((k) => ['success', 'succeeded'].includes(k.toLowerCase()));
+  return key === undefined ? undefined : (wire[key] as boolean);
+}
+
 describe('review: a B result wrapper is never read as "no errors" unless it says so', function () {
   it(`unhandled errors and submissions over drawn wrappers (seed ${SEED}, ${CASES} cases)`, async function () {
     const rng = new Rng(SEED);
@@ -100,6 +106,26 @@ describe('review: a B result wrapper is never read as "no errors" unless it says
           },
         );
       assert.equal(accepted, flag === true, `submission: ${label}`);
+    }
+  });
+
+  it(`a registration a wrapper refuses is refused, never reported done (seed ${SEED}, ${CASES} cases)`, async function () {
+    const rng = new Rng(SEED + 1);
+    for (let c = 0; c < CASES; c++) {
+      const wire: unknown = rng.chance(0.2) ? rng.pick(['Error handler registration successful', '']) : draw(rng).wire;
+      const flag = typeof wire === 'string' ? true : flagOf(wire as Record<string, unknown>);
+      const label = `seed ${SEED} case ${c}: ${JSON.stringify(wire)}`;
+      for (const op of ['register', 'unregister'] as const) {
+        const api = answering(wire);
+        const done = await (op === 'register' ? api.registerErrorHandler('nodered') : api.unregisterErrorHandler('nodered')).then(
+          (text) => typeof text === 'string' && text !== '',
+          (err: unknown) => {
+            assert.ok(err instanceof LhError && err.kind === 'instrument', label);
+            return false;
+          },
+        );
+        assert.equal(done, flag !== false, `${op}: ${label}`);
+      }
     }
   });
 
