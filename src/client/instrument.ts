@@ -65,8 +65,25 @@ export class InstrumentApi {
   async isErrorHandlerRegistered(): Promise<boolean> {
     const op = 'check-error-handler';
     const res = await this.send<unknown>({ method: 'GET', path: '/error-handler', operation: op, idempotent: true });
-    if (typeof res.data === 'boolean') return res.data;
-    if (res.data === 'true' || res.data === 'false') return res.data === 'true';
+    const answer = booleanOf(res.data);
+    if (answer !== undefined) return answer;
+    // in a result wrapper (2.9's, or the succeeded/value one of the same API): its refusal, or the boolean it carries
+    const flag = resultFlag(res.data);
+    if (flag === false) {
+      const message = (res.data as Record<string, unknown>).message;
+      const said = typeof message === 'string' && message.trim() !== '' ? message : 'no reason given';
+      throw new LhError(`${op} was refused: ${said}`, {
+        kind: 'instrument',
+        operation: op,
+        statusCode: res.status,
+        body: res.data,
+      });
+    }
+    if (flag === true) {
+      const w = res.data as Record<string, unknown>;
+      const carried = booleanOf(w.data ?? w.value);
+      if (carried !== undefined) return carried;
+    }
     throw new LhError(`${op}: expected true or false from the instrument`, { kind: 'response', operation: op, body: res.data });
   }
 
@@ -145,6 +162,12 @@ export class InstrumentApi {
       throw err;
     }
   }
+}
+
+/** true or false, as JSON or as the text of one; undefined for anything else. */
+function booleanOf(value: unknown): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  return value === 'true' || value === 'false' ? value === 'true' : undefined;
 }
 
 /**

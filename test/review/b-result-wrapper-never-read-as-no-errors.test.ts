@@ -129,6 +129,33 @@ describe('review: a B result wrapper is never read as "no errors" unless it says
     }
   });
 
+  it(`the registration check reads the boolean a wrapper carries, and its refusal (seed ${SEED}, ${CASES} cases)`, async function () {
+    const rng = new Rng(SEED + 2);
+    for (let c = 0; c < CASES; c++) {
+      const registered = rng.chance(0.5);
+      const flagKey = rng.pick(['success', 'succeeded', undefined]);
+      const flag = flagKey === undefined ? undefined : rng.chance(0.7);
+      const listKey = rng.pick(['data', 'value']);
+      const bare = rng.chance(0.3);
+      const wire: unknown = bare
+        ? rng.pick([registered, String(registered)])
+        : {
+            ...(flagKey !== undefined ? { [flagKey]: flag } : {}),
+            [listKey]: rng.pick([registered, String(registered)]),
+            message: rng.pick([null, 'Not allowed now']),
+          };
+      const label = `seed ${SEED} case ${c}: ${JSON.stringify(wire)}`;
+      const got = await answering(wire)
+        .isErrorHandlerRegistered()
+        .then(
+          (answer) => String(answer),
+          (err: unknown) => (err instanceof LhError ? err.kind : 'other'),
+        );
+      const expected = bare || flag === true ? String(registered) : flag === false ? 'instrument' : 'response';
+      assert.equal(got, expected, label);
+    }
+  });
+
   it("a refusal carries the instrument's message", async function () {
     await assert.rejects(
       answering({ succeeded: false, message: 'No error handler registered', hasValue: false, value: null }).unhandledErrors(),
