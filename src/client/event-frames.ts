@@ -41,7 +41,7 @@ export function unwrapFrame(frame: string | Buffer): unknown {
 
 /**
  * A value with every nested JSON text parsed (up to MAX_STRING_LEVELS along a path, whatever the objects between
- * them); strings that are not JSON objects or arrays stay strings; keys start in lower case; values nested deeper
+ * them); a JSON string inside a string is its text; other strings that are not JSON objects or arrays stay strings; keys start in lower case; values nested deeper
  * than MAX_FRAME_DEPTH become TOO_DEEP.
  */
 export function unwrapValue(value: unknown): unknown {
@@ -70,14 +70,17 @@ function unwrapAt(value: unknown, depth: number, strings: number): unknown {
   return out;
 }
 
-/** JSON text of an object, an array, or a JSON string holding one of those; else undefined (`"42"` stays a string). */
+/**
+ * JSON text of an object or an array, or of a JSON string (a value the instrument encoded once more on its own, e.g.
+ * `"\"3fa8…\""`: its text, unwrapped further when it holds JSON again); else undefined (`"42"` stays a string).
+ */
 function parseNested(text: string): unknown {
   const t = text.trim();
   const first = t[0];
   if (first !== '{' && first !== '[' && first !== '"') return undefined;
   try {
     const parsed = JSON.parse(t) as unknown;
-    if (typeof parsed === 'string') return parseNested(parsed);
+    if (typeof parsed === 'string') return parsed;
     return typeof parsed === 'object' && parsed !== null ? parsed : undefined;
   } catch {
     return undefined;
@@ -172,6 +175,36 @@ export function firmwareErrorFromFrame(event: InstrumentEvent): ErrorFrame {
   const timeStamp = text(pickAny(body, ['timeStamp', 'timestamp', 'date', 'time']));
   if (timeStamp) error.timeStamp = timeStamp;
   return { kind: 'raised', error };
+}
+
+/** Why a frame listing no error is unrecognised: nothing to raise, nothing to warn of either. */
+export const EMPTY_LIST_REASON = 'the frame lists no error';
+
+/** Errors read from one frame at most; the rest of a longer list are left out, said as one unrecognised entry. */
+export const MAX_ERRORS_PER_FRAME = 500;
+
+/**
+ * Every error an `instincterrors` frame carries. The frame shape is not documented: besides one error as `data`,
+ * a frame may list errors, as `check-for-pending-errors` lists them (`data` an array, or the whole frame an array):
+ * each element is read as firmwareErrorFromFrame reads `data` (an id alone, under a resolving code, resolves it).
+ * An empty list resolves nothing: what the instrument meant by it is not known.
+ */
+export function firmwareErrorsFromFrame(event: InstrumentEvent): ErrorFrame[] {
+  if (!Array.isArray(event.data)) return [firmwareErrorFromFrame(event)];
+  const items: unknown[] = event.data;
+  if (items.length === 0) return [{ kind: 'unrecognised', reason: EMPTY_LIST_REASON }];
+  const out = items.slice(0, MAX_ERRORS_PER_FRAME).map((item): ErrorFrame => {
+    if ((typeof item === 'string' || typeof item === 'number') && RESOLVED_CODE.test(event.code) && String(item).trim() !== '')
+      return { kind: 'resolved', resolvedId: String(item) };
+    return firmwareErrorFromFrame({ ...event, data: item });
+  });
+  if (items.length > MAX_ERRORS_PER_FRAME) {
+    out.push({
+      kind: 'unrecognised',
+      reason: `the frame lists ${items.length} errors: those after the first ${MAX_ERRORS_PER_FRAME} were left out`,
+    });
+  }
+  return out;
 }
 
 function responseOptions(raw: unknown): ErrorResponseOption[] {

@@ -42,6 +42,8 @@ export interface EventNotice {
 export const DEFAULT_MAX_FRAME_BYTES = 1024 * 1024;
 /** A connection open this long has proved useful: losing it later is a drop (quick reconnect), not a failed attempt. */
 export const DEFAULT_USEFUL_AFTER_MS = 5_000;
+/** The longest an upgrade waits for the session's token (a login under way) before it connects without one. */
+export const DEFAULT_TOKEN_WAIT_MS = 2000;
 /** The first reconnect delay after a close (±50 % jitter: 25–75 ms). */
 export const DEFAULT_RECONNECT_FIRST_MS = 50;
 /** Where the back-off starts after repeated early closes. */
@@ -69,8 +71,10 @@ export type NoticeListener = (notice: EventNotice) => void;
 export interface EventStreamOptions {
   baseUrl: string;
   tls?: TlsOptions;
-  /** The bearer token to offer on the upgrade; undefined or a failure: connect without one. */
+  /** The bearer token to offer on the upgrade; undefined, a failure or no answer within tokenWaitMs: connect without one. */
   token?: () => Promise<string | undefined>;
+  /** how long an upgrade waits for `token` (a login under way), default 2000 ms; then it connects without one */
+  tokenWaitMs?: number;
   /**
    * where the back-off starts once connections closed early (before proving useful) twice in a row, default 3000 ms;
    * doubled per further early close or attempt that fails
@@ -222,12 +226,7 @@ class ChannelConnection {
   }
 
   private async connect(generation: number): Promise<void> {
-    let token: string | undefined;
-    try {
-      token = await this.options.token?.();
-    } catch {
-      token = undefined; // the instrument accepts sockets without a token; the session reports its own failures
-    }
+    const token = await this.offeredToken();
     if (generation !== this.generation) return;
     const tls = this.options.tls ?? {};
     // every TLS option HTTP gets (pfx, ALPN, ciphers, servername, …): ws passes them on to tls.connect
@@ -317,6 +316,32 @@ class ChannelConnection {
       this.setState('disconnected', reason);
       this.retry(generation, this.backoffDelay());
     });
+  }
+
+  /**
+   * The token to offer on the upgrade: the session's, if it has one within tokenWaitMs. The instrument accepts sockets
+   * without a token (the tested client never sends one), and firmware errors exist on the socket alone: a login the
+   * instrument is slow to answer must not keep it closed (it goes on, and later upgrades offer its token).
+   */
+  private async offeredToken(): Promise<string | undefined> {
+    let asked: Promise<string | undefined> | undefined;
+    try {
+      asked = this.options.token?.();
+    } catch {
+      return undefined;
+    }
+    if (!asked) return undefined;
+    // a failure or a late answer: without a token (the session reports its own failures)
+    const settled = asked.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), this.options.tokenWaitMs ?? DEFAULT_TOKEN_WAIT_MS);
+    });
+    try {
+      return await Promise.race([settled, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private get maxFrameBytes(): number {

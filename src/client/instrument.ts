@@ -47,7 +47,7 @@ export class InstrumentApi {
       body: v.clientKey(key, 'clientKey', op),
       idempotent: true,
     });
-    return textResult(res.data, 'Error handler registered');
+    return textResult(res.data, 'Error handler registered', op, res.status);
   }
 
   async unregisterErrorHandler(key: unknown): Promise<string> {
@@ -59,14 +59,31 @@ export class InstrumentApi {
       body: v.clientKey(key, 'clientKey', op),
       idempotent: true,
     });
-    return textResult(res.data, 'Error handler unregistered');
+    return textResult(res.data, 'Error handler unregistered', op, res.status);
   }
 
   async isErrorHandlerRegistered(): Promise<boolean> {
     const op = 'check-error-handler';
     const res = await this.send<unknown>({ method: 'GET', path: '/error-handler', operation: op, idempotent: true });
-    if (typeof res.data === 'boolean') return res.data;
-    if (res.data === 'true' || res.data === 'false') return res.data === 'true';
+    const answer = booleanOf(res.data);
+    if (answer !== undefined) return answer;
+    // in a result wrapper (2.9's, or the succeeded/value one of the same API): its refusal, or the boolean it carries
+    const flag = resultFlag(res.data);
+    if (flag === false) {
+      const message = (res.data as Record<string, unknown>).message;
+      const said = typeof message === 'string' && message.trim() !== '' ? message : 'no reason given';
+      throw new LhError(`${op} was refused: ${said}`, {
+        kind: 'instrument',
+        operation: op,
+        statusCode: res.status,
+        body: res.data,
+      });
+    }
+    if (flag === true) {
+      const w = res.data as Record<string, unknown>;
+      const carried = booleanOf(w.data ?? w.value);
+      if (carried !== undefined) return carried;
+    }
     throw new LhError(`${op}: expected true or false from the instrument`, { kind: 'response', operation: op, body: res.data });
   }
 
@@ -80,19 +97,7 @@ export class InstrumentApi {
       idempotent: true,
       deepAnswer: 'cut',
     });
-    const wrapper = res.data;
-    if (!wrapper || typeof wrapper !== 'object') {
-      throw new LhError(`${op}: the instrument answered without a result`, { kind: 'response', operation: op, body: wrapper });
-    }
-    if (wrapper.success === false) {
-      throw new LhError(`${op}: ${wrapper.message ?? 'the instrument reported a failure'}`, {
-        kind: 'instrument',
-        operation: op,
-        statusCode: res.status,
-        body: wrapper,
-      });
-    }
-    const list = Array.isArray(wrapper.data) ? wrapper.data : [];
+    const list = unhandledList(res.data, res.status);
     this.answers.forgetOver(listedKeys(list, 'uuid'), askedAt);
     return list;
   }
@@ -129,7 +134,7 @@ export class InstrumentApi {
         idempotent: false,
       });
       const wrapper = res.data;
-      if (!wrapper || wrapper.success !== true) {
+      if (!wrapper || resultFlag(wrapper) !== true) {
         throw new LhError(`${op} for error ${body.uuid} was refused: ${wrapper?.message ?? 'no reason given'}`, {
           kind: 'instrument',
           operation: op,
@@ -159,8 +164,69 @@ export class InstrumentApi {
   }
 }
 
-function textResult(data: unknown, fallback: string): string {
-  return typeof data === 'string' && data !== '' ? data : fallback;
+/** true or false, as JSON or as the text of one; undefined for anything else. */
+function booleanOf(value: unknown): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  return value === 'true' || value === 'false' ? value === 'true' : undefined;
+}
+
+/**
+ * The outcome flag of a B result wrapper: `success` as interfaces.md 2.9 names it, or `succeeded`, the name other
+ * operations of the same API use (`{succeeded, message, hasValue, value}`, observed-instrument.md); undefined: neither.
+ */
+export function resultFlag(wrapper: unknown): boolean | undefined {
+  if (typeof wrapper !== 'object' || wrapper === null || Array.isArray(wrapper)) return undefined;
+  const w = wrapper as Record<string, unknown>;
+  if (typeof w.success === 'boolean') return w.success;
+  return typeof w.succeeded === 'boolean' ? w.succeeded : undefined;
+}
+
+/**
+ * The errors of an unhandled-errors answer: `data` (or `value`, in the other wrapper of the same API), an array; or
+ * none when the wrapper says success with no list (null or left out). A failure (`success` or `succeeded` false) is
+ * the instrument's refusal, and an answer that is no wrapper at all (no flag, no list) is refused as unreadable:
+ * neither is read as "no errors".
+ */
+export function unhandledList(body: unknown, status?: number): InstrumentError[] {
+  const op = 'unhandled-errors';
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw new LhError(`${op}: the instrument answered without a result`, { kind: 'response', operation: op, body });
+  }
+  const w = body as Record<string, unknown>;
+  const ok = resultFlag(w);
+  if (ok === false) {
+    const message = typeof w.message === 'string' && w.message.trim() !== '' ? w.message : 'the instrument reported a failure';
+    throw new LhError(`${op}: ${message}`, { kind: 'instrument', operation: op, statusCode: status, body });
+  }
+  const list = w.data !== undefined && w.data !== null ? w.data : w.value;
+  if (Array.isArray(list)) return list as InstrumentError[];
+  if ((list === undefined || list === null) && ok === true) return [];
+  throw new LhError(`${op}: expected {data: [errors], message, success} from the instrument`, {
+    kind: 'response',
+    operation: op,
+    statusCode: status,
+    body,
+  });
+}
+
+/**
+ * The success text of a registration; an answer in a result wrapper (2.9's, or the other wrapper of the same API)
+ * that says failure is the instrument's refusal, never reported as done.
+ */
+function textResult(data: unknown, fallback: string, op: string, status: number): string {
+  if (typeof data === 'string') return data !== '' ? data : fallback;
+  const flag = resultFlag(data);
+  const message = flag === undefined ? undefined : (data as Record<string, unknown>).message;
+  const said = typeof message === 'string' && message.trim() !== '' ? message : undefined;
+  if (flag === false) {
+    throw new LhError(`${op} was refused: ${said ?? 'no reason given'}`, {
+      kind: 'instrument',
+      operation: op,
+      statusCode: status,
+      body: data,
+    });
+  }
+  return said ?? fallback;
 }
 
 function inputValues(value: unknown, field: string, op: string): InputValue[] | null {

@@ -625,13 +625,20 @@ function isRejection(err: unknown): err is LhError {
   return err instanceof LhError && err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500;
 }
 
-/** Prefers the JWT's own lifetime (exp - iat, immune to clock skew), else `expiresIn` in minutes. */
-export function tokenLifetimeMs(result: AuthResult): number | undefined {
+/**
+ * Prefers the JWT's own lifetime (exp - iat, immune to clock skew), else `expiresIn` in minutes. A token without `iat`
+ * is read by this host's clock (exp - now), bounded by exp - nbf when it has `nbf` (ASP.NET's JwtSecurityToken sets
+ * nbf and exp, no iat): a clock behind the instrument's would read a longer life than the token has, and renew after
+ * the instrument refused it; a clock ahead past exp reads exp - nbf rather than nothing.
+ */
+export function tokenLifetimeMs(result: AuthResult, now: number = Date.now()): number | undefined {
   const claims = decodeJwtClaims(result.token);
   if (claims && typeof claims.exp === 'number') {
     if (typeof claims.iat === 'number' && claims.exp > claims.iat) return (claims.exp - claims.iat) * 1000;
-    const left = claims.exp * 1000 - Date.now();
-    if (left > 0) return left;
+    const issued = typeof claims.nbf === 'number' && claims.exp > claims.nbf ? (claims.exp - claims.nbf) * 1000 : undefined;
+    const left = claims.exp * 1000 - now;
+    if (left > 0) return issued === undefined ? left : Math.min(left, issued);
+    if (issued !== undefined) return issued;
   }
   if (typeof result.expiresIn === 'number' && result.expiresIn > 0) return result.expiresIn * 60000;
   return undefined;

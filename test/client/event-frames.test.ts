@@ -15,8 +15,13 @@ describe('client: event frames', function () {
     });
 
     it('keeps strings that are not JSON objects or arrays (numbers, words, broken JSON)', function () {
-      const value = unwrapFrame(JSON.stringify({ a: '42', b: 'true', c: '{broken', d: 'plain text', e: '"quoted"' }));
-      assert.deepEqual(value, { a: '42', b: 'true', c: '{broken', d: 'plain text', e: '"quoted"' });
+      const value = unwrapFrame(JSON.stringify({ a: '42', b: 'true', c: '{broken', d: 'plain text', e: '"quoted' }));
+      assert.deepEqual(value, { a: '42', b: 'true', c: '{broken', d: 'plain text', e: '"quoted' });
+    });
+
+    it('reads a JSON string inside a string as its text (a value encoded once more on its own)', function () {
+      const value = unwrapFrame(JSON.stringify({ e: '"quoted"', f: JSON.stringify(JSON.stringify('v-1')), g: '"42"' }));
+      assert.deepEqual(value, { e: 'quoted', f: 'v-1', g: '42' });
     });
 
     it('returns a frame that is not JSON as its text, and accepts Buffers', function () {

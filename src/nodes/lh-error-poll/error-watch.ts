@@ -6,9 +6,10 @@
  */
 import {
   asLhError,
+  EMPTY_LIST_REASON,
   type ErrorFrame,
   type EventStateChange,
-  firmwareErrorFromFrame,
+  firmwareErrorsFromFrame,
   identityOf,
   type InstrumentEvent,
   type LhError,
@@ -25,6 +26,7 @@ import { LabPublisher, newChange } from '../shared/lab-publish';
 import { LivePolls } from '../shared/live-polls';
 import { logInfo, loginRefusalOf, logWarn, serverSaysIt } from '../shared/node-log';
 import { type Node, type NodeConfig, type Red } from '../shared/node-red';
+import { oneLine } from '../shared/one-line';
 import { onPasswordWarning, passwordExpiryMessage } from '../shared/password-warning';
 import { intervalMs, PollLoop } from '../shared/poll-loop';
 import { type PolledError } from '../shared/poll-messages';
@@ -68,6 +70,8 @@ const CONTEXT_KEY = 'lhErrorPoll';
 const saidUnavailable = new WeakSet<WatchState>();
 /** Watches whose log already said that open firmware errors beyond the cap were forgotten. */
 const saidDropped = new WeakSet<WatchState>();
+/** the watches whose log said a frame on instincterrors was not read as an error (once per instrument memory) */
+const saidNotRead = new WeakSet<WatchState>();
 /** Saves after pushed frames wait this long, folding a flood of frames into one write of the context store. */
 const FRAME_SAVE_DELAY_MS = 1000;
 /**
@@ -522,24 +526,14 @@ export class ErrorWatch {
 
   // ---- pushes
 
-  /** A frame on instincterrors: firmware errors raised or resolved from it at once, and a poll at once for the rest. */
+  /**
+   * A frame on instincterrors: firmware errors raised or resolved from it at once (each error of a frame that lists
+   * several), and a poll at once for the rest.
+   */
   private onFrame(event: InstrumentEvent): void {
-    const { watch, node } = this;
     if (this.loop.stopped || (this.gate && !this.gate.active)) return;
-    const frame = firmwareErrorFromFrame(event);
-    if (this.heard && this.heard.length < MAX_HEARD_FRAMES) this.heard.push(frame);
-    else if (this.heard) this.heard[MAX_HEARD_FRAMES - 1] = { kind: 'unrecognised', reason: 'too many frames to tell' };
-    const outcome = applyErrorFrame(watch, frame, this.rules);
-    const photo = photoAhead(watch, frame, this.rules);
-    if (outcome.dropped && !saidDropped.has(watch)) {
-      saidDropped.add(watch);
-      logWarn(node, this.RED._('lh-error-poll.log.firmwareDropped', { max: MAX_OPEN_FIRMWARE }));
-    }
-    if (outcome.changed) {
-      this.saveSoon();
-      this.emit(outcome).catch((err: unknown) => logWarn(node, asLhError(err, node.type).message));
-      this.showStatus(this.lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
-    }
+    let photo = false;
+    for (const frame of firmwareErrorsFromFrame(event)) photo = this.onErrorFrame(frame, event.code) || photo;
     this.livePolls.frame(); // at once, or folded into the one follow-up of the poll in flight: a flood costs two at a time
     // a listed error pushed: its deck photo starts beside its poll (not after the poll's answer), if there is room;
     // on the turn after the poll's (asked for on this one), so that the poll's request goes out first: the
@@ -550,6 +544,30 @@ export class ErrorWatch {
       setImmediate(() => {
         if (!this.loop.stopped && !(this.gate && !this.gate.active)) this.snapshots.ahead();
       });
+  }
+
+  /** One error of a frame raised or resolved; whether it asks for the deck photo ahead of its poll. */
+  private onErrorFrame(frame: ErrorFrame, code: string): boolean {
+    const { watch, node } = this;
+    if (this.heard && this.heard.length < MAX_HEARD_FRAMES) this.heard.push(frame);
+    else if (this.heard) this.heard[MAX_HEARD_FRAMES - 1] = { kind: 'unrecognised', reason: 'too many frames to tell' };
+    const outcome = applyErrorFrame(watch, frame, this.rules);
+    const photo = photoAhead(watch, frame, this.rules);
+    if (frame.kind === 'unrecognised' && frame.reason !== EMPTY_LIST_REASON && !saidNotRead.has(watch)) {
+      // an error in a shape this package does not know would be dropped silently: said once, with why
+      saidNotRead.add(watch);
+      logWarn(node, this.RED._('lh-error-poll.log.frameNotRead', { reason: frame.reason, code: oneLine(code).slice(0, 64) }));
+    }
+    if (outcome.dropped && !saidDropped.has(watch)) {
+      saidDropped.add(watch);
+      logWarn(node, this.RED._('lh-error-poll.log.firmwareDropped', { max: MAX_OPEN_FIRMWARE }));
+    }
+    if (outcome.changed) {
+      this.saveSoon();
+      this.emit(outcome).catch((err: unknown) => logWarn(node, asLhError(err, node.type).message));
+      this.showStatus(this.lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
+    }
+    return photo;
   }
 
   private onSocket(change: EventStateChange): void {

@@ -1,0 +1,54 @@
+/**
+ * Review (observed-instrument.md: firmware errors arrive on `instincterrors` only; "the exact error-frame shape: not
+ * documented"). A frame lh-error-poll could not read as an error (its data a bare text, an object without id, title or
+ * message) changed nothing and was said nowhere: had it carried a firmware error, the error was dropped without a
+ * trace (the poll it triggers lists service errors only). Such a frame is now said once in the log, with why and its
+ * code; frames the node reads, and a frame listing no error, are not.
+ */
+import assert from 'node:assert/strict';
+
+import { bServerFlow, pollNode } from '../nodes/lh-error-poll.support';
+import { restartMemory } from '../support/homes';
+import { useInstrument } from '../support/node-suite';
+import { collect, helper, loadFlow } from '../support/runtime';
+import { until } from '../support/until';
+import { firmwareFrame } from './firmware-id-reuse.support';
+
+type Msg = Record<string, unknown>;
+type LogCall = { level: number; msg: unknown };
+
+function said(): string[] {
+  return (helper as unknown as { log(): { args: LogCall[][] } })
+    .log()
+    .args.map((a) => String(a[0].msg))
+    .filter((m) => m.startsWith('lh-error-poll.log.frameNotRead'));
+}
+
+describe('review: an instincterrors frame not read as an error is said once', function () {
+  this.timeout(60000);
+  const sim = useInstrument({ afterEach: () => restartMemory() });
+
+  it('a text frame and an empty object are said once; known frames and an empty list are not', async function () {
+    const server = bServerFlow(sim, { withB: false });
+    await loadFlow(
+      [...server.nodes, pollNode([['raised'], [], []], { interval: 60 }), { id: 'raised', type: 'helper' }],
+      server.credentials,
+    );
+    const raised: Msg[] = collect(helper.getNode('raised'));
+    await until(() => sim.eventSocketInfo.counts.errors > 0, 'the errors socket', 15000);
+    const before = said().length;
+    // read: an error, and a list of none
+    sim.publishRawFrame('errors', firmwareFrame({ id: 'fw-1', title: 'Pressure fault', source: 'Firmware' }));
+    sim.publishRawFrame('errors', JSON.stringify({ code: 'RuntimeError', description: '', data: '[]' }));
+    await until(() => raised.length === 1, 'the error raised', 10000);
+    assert.equal(said().length, before, 'nothing said for frames the node reads');
+    // not read: a bare text, then an object with nothing of an error
+    sim.publishRawFrame('errors', JSON.stringify({ code: 'RuntimeError', description: '', data: 'Clot detected on channel 3' }));
+    sim.publishRawFrame('errors', JSON.stringify({ code: 'Heartbeat' }));
+    await until(() => said().length > before, 'the frame said', 10000);
+    // the second frame is handled before a later known one is raised: nothing more said by then
+    sim.publishRawFrame('errors', firmwareFrame({ id: 'fw-2', title: 'Pressure fault', source: 'Firmware' }));
+    await until(() => raised.length === 2, 'the next error raised', 10000);
+    assert.equal(said().length, before + 1, 'said once');
+  });
+});
