@@ -102,6 +102,19 @@ describe('answer page: the query of any request target (seeded)', function () {
   const PIECES = ['t', 'photo', 'view', '=', '&', '?', '#', '%', '%zz', '%41', '+', 'x', '/', ':', '@', '[', 'ü', '99999'];
   const PREFIXES = ['/lh-answer', 'http://:99999/lh-answer', 'http://h:1880/lh-answer', '//x/lh-answer', '', 'http://[/a'];
 
+  // sweep98, seed 932260261 (LH_CASES=1500): Node's (20, 22) `new URLSearchParams(text)` read a non-ASCII letter
+  // after a `%` that starts no escape and an escape as U+FFFD, where the URL parser reads the letter
+  for (const [target, name, value] of [
+    ['http://h:1880/lh-answer?photo=/%zz[%41ü@+%', 'photo', '/%zz[Aü@ %'],
+    ['/lh-answer?t=%zz%41ü', 't', '%zzAü'],
+  ] as const) {
+    it(`${target}: ${name} reads ${JSON.stringify(value)}, as the URL parser does`, function () {
+      const req = { url: target } as unknown as Parameters<typeof queryParam>[0];
+      assert.equal(new URL(target, 'http://x').searchParams.get(name), value);
+      assert.equal(queryParam(req, name), value);
+    });
+  }
+
   // no space: a request target ends at one (the URL parser would trim it off the end, the HTTP parser never passes it)
   it(`never throws, and reads what the URL parser reads wherever that parses (seed ${seed})`, function () {
     console.log(`      query seed: ${seed} (LH_SEED=${seed} replays it)`);

@@ -290,6 +290,13 @@ export function queryParam(req: IncomingMessage, name: string): string | undefin
   const hash = whole.indexOf('#');
   const target = hash < 0 ? whole : whole.slice(0, hash);
   const start = target.indexOf('?');
-  // `&` first: URLSearchParams would take a leading `?` of the query itself (`??t=`) for the separator
-  return start < 0 ? undefined : (new URLSearchParams(`&${target.slice(start + 1)}`).get(name) ?? undefined);
+  if (start < 0) return undefined;
+  // the query alone behind a fixed base, read by the URL parser: its query state takes any text. Not
+  // `new URLSearchParams(query)`: Node's (20, 22) percent-decoding there garbles a non-ASCII letter after a `%`
+  // that starts no escape and a valid escape (`%zz%41ü` reads `A\uFFFD`), where the URL parser reads `%zzAü`
+  try {
+    return new URL(`http://x/?${target.slice(start + 1)}`).searchParams.get(name) ?? undefined;
+  } catch {
+    return undefined;
+  }
 }
