@@ -14,6 +14,7 @@ import {
   type InstrumentEvent,
   type LhError,
   type LiquidHandlerClient,
+  MAX_ERRORS_PER_FRAME,
 } from '../../client';
 import { offerFirmwareErrors } from '../answering/open-firmware-errors';
 import { severityFilter } from '../answering/severity';
@@ -72,6 +73,8 @@ const saidUnavailable = new WeakSet<WatchState>();
 const saidDropped = new WeakSet<WatchState>();
 /** the watches whose log said a frame on instincterrors was not read as an error (once per instrument memory) */
 const saidNotRead = new WeakSet<WatchState>();
+/** the watches whose log said a frame listed more errors than are read from one (once, apart from saidNotRead) */
+const saidLeftOut = new WeakSet<WatchState>();
 /** Saves after pushed frames wait this long, folding a flood of frames into one write of the context store. */
 const FRAME_SAVE_DELAY_MS = 1000;
 /**
@@ -578,7 +581,13 @@ export class ErrorWatch {
     else if (this.heard) this.heard[MAX_HEARD_FRAMES - 1] = { kind: 'unrecognised', reason: 'too many frames to tell' };
     const outcome = applyErrorFrame(watch, frame, this.rules);
     const photo = photoAhead(watch, frame, this.rules);
-    if (frame.kind === 'unrecognised' && frame.reason !== EMPTY_LIST_REASON && !saidNotRead.has(watch)) {
+    if (frame.kind === 'unrecognised' && frame.leftOut !== undefined) {
+      // errors of a list beyond the cap are not raised: said once whatever other frame was said before
+      if (!saidLeftOut.has(watch)) {
+        saidLeftOut.add(watch);
+        logWarn(node, this.RED._('lh-error-poll.log.frameLeftOut', { count: frame.leftOut, max: MAX_ERRORS_PER_FRAME }));
+      }
+    } else if (frame.kind === 'unrecognised' && frame.reason !== EMPTY_LIST_REASON && !saidNotRead.has(watch)) {
       // an error in a shape this package does not know would be dropped silently: said once, with why
       saidNotRead.add(watch);
       logWarn(node, this.RED._('lh-error-poll.log.frameNotRead', { reason: frame.reason, code: oneLine(code).slice(0, 64) }));
