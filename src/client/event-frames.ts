@@ -134,7 +134,10 @@ export interface PushedError extends PendingError {
 }
 
 export type ErrorFrame =
-  { kind: 'raised'; error: PushedError } | { kind: 'resolved'; resolvedId: string } | { kind: 'unrecognised'; reason: string };
+  | { kind: 'raised'; error: PushedError }
+  | { kind: 'resolved'; resolvedId: string }
+  /** `leftOut`: the errors of a list beyond MAX_ERRORS_PER_FRAME, not read */
+  | { kind: 'unrecognised'; reason: string; leftOut?: number };
 
 const RESOLVED_CODE = /resolved|cleared|handled|closed|acknowledged/;
 const SEVERITIES: Record<string, string> = { warning: 'Warning', error: 'Error', fatal: 'Fatal', info: 'Warning' };
@@ -202,6 +205,7 @@ export function firmwareErrorsFromFrame(event: InstrumentEvent): ErrorFrame[] {
     out.push({
       kind: 'unrecognised',
       reason: `the frame lists ${items.length} errors: those after the first ${MAX_ERRORS_PER_FRAME} were left out`,
+      leftOut: items.length - MAX_ERRORS_PER_FRAME,
     });
   }
   return out;

@@ -183,6 +183,8 @@ class ChannelConnection {
   private closing?: Promise<void>;
   /** the oversized-frame notice was given (once per channel and client) */
   private saidTooLarge = false;
+  /** ends the wait of an upgrade for the session's token (stop: no timer of a stopped connection is left) */
+  private endTokenWait?: () => void;
 
   constructor(
     readonly channel: EventChannel,
@@ -212,6 +214,7 @@ class ChannelConnection {
     this.history = { earlyCloses: 0, failures: 0 };
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
+    this.endTokenWait?.(); // the attempt waiting for a token gives up now (its generation is gone), not 2 s later
     this.stopPing();
     const ws = this.ws;
     this.ws = undefined;
@@ -334,13 +337,17 @@ class ChannelConnection {
     // a failure or a late answer: without a token (the session reports its own failures)
     const settled = asked.catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
+    let end: (() => void) | undefined;
     const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), this.options.tokenWaitMs ?? DEFAULT_TOKEN_WAIT_MS);
+      end = () => resolve(undefined);
+      timer = setTimeout(end, this.options.tokenWaitMs ?? DEFAULT_TOKEN_WAIT_MS);
     });
+    this.endTokenWait = end;
     try {
       return await Promise.race([settled, late]);
     } finally {
       clearTimeout(timer);
+      if (this.endTokenWait === end) this.endTokenWait = undefined;
     }
   }
 

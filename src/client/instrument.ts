@@ -68,11 +68,10 @@ export class InstrumentApi {
     const answer = booleanOf(res.data);
     if (answer !== undefined) return answer;
     // in a result wrapper (2.9's, or the succeeded/value one of the same API): its refusal, or the boolean it carries
-    const flag = resultFlag(res.data);
+    // (`result` is the value here, as in the {result, message} wrapper: the flag is success or succeeded)
+    const flag = resultFlag(res.data, CHECK_FLAGS);
     if (flag === false) {
-      const message = (res.data as Record<string, unknown>).message;
-      const said = typeof message === 'string' && message.trim() !== '' ? message : 'no reason given';
-      throw new LhError(`${op} was refused: ${said}`, {
+      throw new LhError(`${op} was refused: ${saidBy(res.data) ?? 'no reason given'}`, {
         kind: 'instrument',
         operation: op,
         statusCode: res.status,
@@ -81,7 +80,7 @@ export class InstrumentApi {
     }
     if (flag === true) {
       const w = res.data as Record<string, unknown>;
-      const carried = booleanOf(w.data ?? w.value);
+      const carried = booleanOf(w.data ?? w.value ?? w.result);
       if (carried !== undefined) return carried;
     }
     throw new LhError(`${op}: expected true or false from the instrument`, { kind: 'response', operation: op, body: res.data });
@@ -135,7 +134,7 @@ export class InstrumentApi {
       });
       const wrapper = res.data;
       if (!wrapper || resultFlag(wrapper) !== true) {
-        throw new LhError(`${op} for error ${body.uuid} was refused: ${wrapper?.message ?? 'no reason given'}`, {
+        throw new LhError(`${op} for error ${body.uuid} was refused: ${saidBy(wrapper) ?? 'no reason given'}`, {
           kind: 'instrument',
           operation: op,
           statusCode: res.status,
@@ -164,28 +163,49 @@ export class InstrumentApi {
   }
 }
 
-/** true or false, as JSON or as the text of one; undefined for anything else. */
+/** true or false, as JSON or as the text of one (any letter case); undefined for anything else. */
 function booleanOf(value: unknown): boolean | undefined {
   if (typeof value === 'boolean') return value;
-  return value === 'true' || value === 'false' ? value === 'true' : undefined;
+  if (typeof value !== 'string') return undefined;
+  const t = value.trim().toLowerCase();
+  return t === 'true' || t === 'false' ? t === 'true' : undefined;
 }
 
+/** The names a B result wrapper gives its outcome: 2.9's `success`, and `succeeded` and `result` of the same API. */
+const RESULT_FLAGS = ['success', 'succeeded', 'result'] as const;
+/** The check's flags: its `result` is the boolean it answers ({result, message}), not an outcome. */
+const CHECK_FLAGS = ['success', 'succeeded'] as const;
+
 /**
- * The outcome flag of a B result wrapper: `success` as interfaces.md 2.9 names it, or `succeeded`, the name other
- * operations of the same API use (`{succeeded, message, hasValue, value}`, observed-instrument.md); undefined: neither.
+ * The outcome flag of a B result wrapper: `success` as interfaces.md 2.9 names it, or `succeeded` or `result`, the
+ * names other operations of the same API use (`{succeeded, message, hasValue, value}`, `{result, message}`,
+ * observed-instrument.md), each a boolean or the text of one. Any of them false: false (a refusal is never read as
+ * done because another name said true); else true when one says so; undefined: none says either.
  */
-export function resultFlag(wrapper: unknown): boolean | undefined {
+export function resultFlag(wrapper: unknown, names: readonly string[] = RESULT_FLAGS): boolean | undefined {
   if (typeof wrapper !== 'object' || wrapper === null || Array.isArray(wrapper)) return undefined;
   const w = wrapper as Record<string, unknown>;
-  if (typeof w.success === 'boolean') return w.success;
-  return typeof w.succeeded === 'boolean' ? w.succeeded : undefined;
+  let said: boolean | undefined;
+  for (const name of names) {
+    const flag = booleanOf(w[name]);
+    if (flag === false) return false;
+    if (flag === true) said = true;
+  }
+  return said;
+}
+
+/** The message of a result wrapper, when it is a text that says something. */
+function saidBy(wrapper: unknown): string | undefined {
+  if (typeof wrapper !== 'object' || wrapper === null) return undefined;
+  const message = (wrapper as Record<string, unknown>).message;
+  return typeof message === 'string' && message.trim() !== '' ? message : undefined;
 }
 
 /**
- * The errors of an unhandled-errors answer: `data` (or `value`, in the other wrapper of the same API), an array; or
- * none when the wrapper says success with no list (null or left out). A failure (`success` or `succeeded` false) is
- * the instrument's refusal, and an answer that is no wrapper at all (no flag, no list) is refused as unreadable:
- * neither is read as "no errors".
+ * The errors of an unhandled-errors answer: `data` (or `value`, or `result`, in the other wrappers of the same API),
+ * an array; none when the wrapper says success with no list (null or left out). A failure (any flag false) is the
+ * instrument's refusal; "no errors" (an empty list, or none) is read only where the wrapper says success, and any
+ * other answer is refused as unreadable. A list that names errors is read whatever the flag says (they are reported).
  */
 export function unhandledList(body: unknown, status?: number): InstrumentError[] {
   const op = 'unhandled-errors';
@@ -195,11 +215,15 @@ export function unhandledList(body: unknown, status?: number): InstrumentError[]
   const w = body as Record<string, unknown>;
   const ok = resultFlag(w);
   if (ok === false) {
-    const message = typeof w.message === 'string' && w.message.trim() !== '' ? w.message : 'the instrument reported a failure';
-    throw new LhError(`${op}: ${message}`, { kind: 'instrument', operation: op, statusCode: status, body });
+    throw new LhError(`${op}: ${saidBy(w) ?? 'the instrument reported a failure'}`, {
+      kind: 'instrument',
+      operation: op,
+      statusCode: status,
+      body,
+    });
   }
-  const list = w.data !== undefined && w.data !== null ? w.data : w.value;
-  if (Array.isArray(list)) return list as InstrumentError[];
+  const list = w.data !== undefined && w.data !== null ? w.data : (w.value ?? (Array.isArray(w.result) ? w.result : undefined));
+  if (Array.isArray(list) && (list.length > 0 || ok === true)) return list as InstrumentError[];
   if ((list === undefined || list === null) && ok === true) return [];
   throw new LhError(`${op}: expected {data: [errors], message, success} from the instrument`, {
     kind: 'response',
@@ -210,23 +234,35 @@ export function unhandledList(body: unknown, status?: number): InstrumentError[]
 }
 
 /**
- * The success text of a registration; an answer in a result wrapper (2.9's, or the other wrapper of the same API)
- * that says failure is the instrument's refusal, never reported as done.
+ * The success text of a registration (a text, as interfaces.md gives it; no content: `fallback`). An answer in a
+ * result wrapper (2.9's, or the other wrappers of the same API) that says failure, or a bare false, is the instrument's
+ * refusal, never reported as done; one saying success gives its message. A wrapper saying neither is done only when
+ * it carries a text (as a bare text is); anything else is refused as unreadable, not taken for done.
  */
 function textResult(data: unknown, fallback: string, op: string, status: number): string {
   if (typeof data === 'string') return data !== '' ? data : fallback;
-  const flag = resultFlag(data);
-  const message = flag === undefined ? undefined : (data as Record<string, unknown>).message;
-  const said = typeof message === 'string' && message.trim() !== '' ? message : undefined;
+  if (data === undefined || data === null || data === true) return fallback;
+  const flag = data === false ? false : resultFlag(data);
   if (flag === false) {
-    throw new LhError(`${op} was refused: ${said ?? 'no reason given'}`, {
+    throw new LhError(`${op} was refused: ${saidBy(data) ?? 'no reason given'}`, {
       kind: 'instrument',
       operation: op,
       statusCode: status,
       body: data,
     });
   }
-  return said ?? fallback;
+  if (flag === true) return saidBy(data) ?? fallback;
+  if (typeof data === 'object' && !Array.isArray(data)) {
+    const w = data as Record<string, unknown>;
+    const carried = [w.data, w.value, w.result].find((t): t is string => typeof t === 'string' && t.trim() !== '');
+    if (carried !== undefined) return carried;
+  }
+  throw new LhError(`${op}: expected a text or {success, message} from the instrument, which said neither success nor failure`, {
+    kind: 'response',
+    operation: op,
+    statusCode: status,
+    body: data,
+  });
 }
 
 function inputValues(value: unknown, field: string, op: string): InputValue[] | null {

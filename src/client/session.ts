@@ -625,23 +625,41 @@ function isRejection(err: unknown): err is LhError {
   return err instanceof LhError && err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500;
 }
 
+/** The shortest life a token is read to have: a misread one (a claim in fractions of a second) never renews in a loop. */
+export const MIN_READ_LIFETIME_MS = 1000;
+/** The longest: a token said to live for ages (exp far off, or beyond what a number holds) is renewed daily. */
+export const MAX_READ_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
 /**
  * Prefers the JWT's own lifetime (exp - iat, immune to clock skew), else `expiresIn` in minutes. A token without `iat`
  * is read by this host's clock (exp - now), bounded by exp - nbf when it has `nbf` (ASP.NET's JwtSecurityToken sets
  * nbf and exp, no iat): a clock behind the instrument's would read a longer life than the token has, and renew after
- * the instrument refused it; a clock ahead past exp reads exp - nbf rather than nothing.
+ * the instrument refused it; a clock ahead past exp reads exp - nbf rather than nothing. A clock ahead within the
+ * life reads exp - now, yet never less than half of exp - nbf: a fresh token with less than half its life left by
+ * this host's clock means the clock is ahead (an nbf set back by more than the life is not met), and reading the few
+ * milliseconds left would renew, the password sent, with every request. Every reading lies between
+ * MIN_READ_LIFETIME_MS and MAX_READ_LIFETIME_MS.
  */
 export function tokenLifetimeMs(result: AuthResult, now: number = Date.now()): number | undefined {
+  const read = claimedLifetimeMs(result, now);
+  return read === undefined ? undefined : Math.min(MAX_READ_LIFETIME_MS, Math.max(MIN_READ_LIFETIME_MS, read));
+}
+
+function claimedLifetimeMs(result: AuthResult, now: number): number | undefined {
   const claims = decodeJwtClaims(result.token);
-  if (claims && typeof claims.exp === 'number') {
-    if (typeof claims.iat === 'number' && claims.exp > claims.iat) return (claims.exp - claims.iat) * 1000;
-    const issued = typeof claims.nbf === 'number' && claims.exp > claims.nbf ? (claims.exp - claims.nbf) * 1000 : undefined;
+  if (claims && finite(claims.exp)) {
+    if (finite(claims.iat) && claims.exp > claims.iat) return (claims.exp - claims.iat) * 1000;
+    const issued = finite(claims.nbf) && claims.exp > claims.nbf ? (claims.exp - claims.nbf) * 1000 : undefined;
     const left = claims.exp * 1000 - now;
-    if (left > 0) return issued === undefined ? left : Math.min(left, issued);
+    if (left > 0) return issued === undefined ? left : Math.max(Math.min(left, issued), issued / 2);
     if (issued !== undefined) return issued;
   }
-  if (typeof result.expiresIn === 'number' && result.expiresIn > 0) return result.expiresIn * 60000;
+  if (finite(result.expiresIn) && result.expiresIn > 0) return result.expiresIn * 60000;
   return undefined;
+}
+
+function finite(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value);
 }
 
 export function decodeJwtClaims(token: string): Record<string, unknown> | undefined {

@@ -49,6 +49,10 @@ interface Session {
 export interface AuthOptions {
   users: SimUser[];
   tokenLifetimeSeconds: number;
+  /** 'nbf': nbf and exp in whole seconds, no iat (ASP.NET's JwtSecurityToken); default 'iat' */
+  tokenClaims?: 'iat' | 'nbf';
+  /** the instrument's clock minus the host's (ms): the token's claims are dated by it, its expiry kept on the host's */
+  clockOffsetMs?: number;
   instrumentTokens: string[];
   policy: () => PolicySettings;
   clockSpeed: () => number;
@@ -254,9 +258,7 @@ export class AuthService {
         nameid: user.userId,
         given_name: user.username,
         role: [...ROLES],
-        // NumericDate may be fractional: millisecond precision keeps sped-up (few-second) tokens honest.
-        iat: now / 1000,
-        exp: expiresAt / 1000,
+        ...this.dated(now, lifetimeMs),
         jti,
       },
       this.secret,
@@ -274,6 +276,17 @@ export class AuthService {
       passwordExpiresInDays,
       notifyPasswordExpiresSoon: passwordExpiresInDays <= policy.passwordExpiresNotification,
     };
+  }
+
+  /** The claims dating a token issued at `now` (the host's clock) for `lifetimeMs`, by the instrument's clock. */
+  private dated(now: number, lifetimeMs: number): { iat: number; exp: number } | { nbf: number; exp: number } {
+    const at = now + (this.options.clockOffsetMs ?? 0);
+    if (this.options.tokenClaims === 'nbf') {
+      const nbf = Math.floor(at / 1000);
+      return { nbf, exp: nbf + Math.round(lifetimeMs / 1000) };
+    }
+    // NumericDate may be fractional: millisecond precision keeps sped-up (few-second) tokens honest.
+    return { iat: at / 1000, exp: (at + lifetimeMs) / 1000 };
   }
 
   private pruneSessions(now: number): void {

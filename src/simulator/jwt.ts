@@ -5,7 +5,8 @@ export interface JwtClaims {
   nameid: string;
   given_name: string;
   role: string[];
-  iat: number;
+  iat?: number;
+  nbf?: number;
   exp: number;
   jti: string;
   [claim: string]: unknown;

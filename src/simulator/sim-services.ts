@@ -40,6 +40,8 @@ export function createServices(options: SimulatorOptions, w: ServiceWiring): Ser
     auth: new AuthService({
       users: (options.users && options.users.length > 0 ? options.users : DEFAULT_USERS).map((u) => ({ ...u })),
       tokenLifetimeSeconds: options.tokenLifetimeSeconds ?? 300,
+      tokenClaims: options.tokenClaims ?? 'iat',
+      clockOffsetMs: options.clockOffsetMs ?? 0,
       instrumentTokens: [...(options.instrumentTokens ?? [])],
       policy: () => settings.policy,
       clockSpeed: w.clockSpeed,

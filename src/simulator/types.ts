@@ -239,6 +239,13 @@ export interface SimulatorOptions {
   users?: SimUser[];
   /** default 300 */
   tokenLifetimeSeconds?: number;
+  /**
+   * The claims that date a token: 'iat' (default: iat and exp in milliseconds) or 'nbf' (as ASP.NET's
+   * JwtSecurityToken: nbf and exp in whole seconds, no iat).
+   */
+  tokenClaims?: 'iat' | 'nbf';
+  /** the instrument's clock minus the host's, in ms (default 0): the claims a token carries are dated by it */
+  clockOffsetMs?: number;
   policy?: Partial<PolicySettings>;
   /** extra static bearer tokens accepted by B (besides A's JWTs) */
   instrumentTokens?: string[];

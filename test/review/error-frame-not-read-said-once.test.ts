@@ -17,11 +17,11 @@ import { firmwareFrame } from './firmware-id-reuse.support';
 type Msg = Record<string, unknown>;
 type LogCall = { level: number; msg: unknown };
 
-function said(): string[] {
+function said(key = 'frameNotRead'): string[] {
   return (helper as unknown as { log(): { args: LogCall[][] } })
     .log()
     .args.map((a) => String(a[0].msg))
-    .filter((m) => m.startsWith('lh-error-poll.log.frameNotRead'));
+    .filter((m) => m.startsWith(`lh-error-poll.log.${key}`));
 }
 
 describe('review: an instincterrors frame not read as an error is said once', function () {
@@ -50,5 +50,33 @@ describe('review: an instincterrors frame not read as an error is said once', fu
     sim.publishRawFrame('errors', firmwareFrame({ id: 'fw-2', title: 'Pressure fault', source: 'Firmware' }));
     await until(() => raised.length === 2, 'the next error raised', 10000);
     assert.equal(said().length, before + 1, 'said once');
+  });
+
+  // review100: the errors of a list beyond the 500 read from one frame were said only through the one "not read" line
+  // of the watch: once another frame had been said (a heartbeat), they were left out without a word
+  it('errors of a list beyond the cap are said once, also after another frame was said', async function () {
+    const server = bServerFlow(sim, { withB: false });
+    await loadFlow(
+      [...server.nodes, pollNode([['raised'], [], []], { interval: 60 }), { id: 'raised', type: 'helper' }],
+      server.credentials,
+    );
+    const raised: Msg[] = collect(helper.getNode('raised'));
+    await until(() => sim.eventSocketInfo.counts.errors > 0, 'the errors socket', 15000);
+    const [notRead, leftOut] = [said().length, said('frameLeftOut').length];
+    sim.publishRawFrame('errors', JSON.stringify({ code: 'Heartbeat' }));
+    await until(() => said().length > notRead, 'the heartbeat said', 10000);
+    const list = (n: number, tag: string): string =>
+      JSON.stringify({
+        code: 'RuntimeError',
+        description: '',
+        data: Array.from({ length: n }, (_, i) => ({ id: `fw-${tag}-${i}`, title: 'Clot', source: 'Firmware' })),
+      });
+    sim.publishRawFrame('errors', list(501, 'a'));
+    await until(() => said('frameLeftOut').length > leftOut, 'the errors left out said', 10000);
+    await until(() => raised.length === 500, 'the first 500 raised', 20000);
+    sim.publishRawFrame('errors', list(502, 'b'));
+    await until(() => raised.length === 1000, 'the next 500 raised', 20000);
+    assert.equal(said('frameLeftOut').length, leftOut + 1, 'said once');
+    assert.equal(said().length, notRead + 1, 'the heartbeat alone said as not read');
   });
 });

@@ -14,6 +14,7 @@ import {
   type InstrumentEvent,
   type LhError,
   type LiquidHandlerClient,
+  MAX_ERRORS_PER_FRAME,
 } from '../../client';
 import { offerFirmwareErrors } from '../answering/open-firmware-errors';
 import { severityFilter } from '../answering/severity';
@@ -72,6 +73,8 @@ const saidUnavailable = new WeakSet<WatchState>();
 const saidDropped = new WeakSet<WatchState>();
 /** the watches whose log said a frame on instincterrors was not read as an error (once per instrument memory) */
 const saidNotRead = new WeakSet<WatchState>();
+/** the watches whose log said a frame listed more errors than are read from one (once, apart from saidNotRead) */
+const saidLeftOut = new WeakSet<WatchState>();
 /** Saves after pushed frames wait this long, folding a flood of frames into one write of the context store. */
 const FRAME_SAVE_DELAY_MS = 1000;
 /**
@@ -528,12 +531,37 @@ export class ErrorWatch {
 
   /**
    * A frame on instincterrors: firmware errors raised or resolved from it at once (each error of a frame that lists
-   * several), and a poll at once for the rest.
+   * several), and a poll at once for the rest. The errors of one frame go out as one change (one photo wait, one save,
+   * one status): every error's first msg in the first change, and where a list holds more of one error (its raise,
+   * then its resolution) each next one in the change after, so that each error's msgs keep the frame's order (a
+   * change's msgs go out after the change before; coordinated, the shared memory takes them in that order too).
    */
   private onFrame(event: InstrumentEvent): void {
     if (this.loop.stopped || (this.gate && !this.gate.active)) return;
     let photo = false;
-    for (const frame of firmwareErrorsFromFrame(event)) photo = this.onErrorFrame(frame, event.code) || photo;
+    const changes: PushOutcome[] = [];
+    /** the change that holds an error's last msg so far, by its key */
+    const last = new Map<string, number>();
+    for (const frame of firmwareErrorsFromFrame(event)) {
+      const { outcome, photo: ahead } = this.onErrorFrame(frame, event.code);
+      photo = ahead || photo;
+      if (!outcome.changed) continue;
+      const keys = [...outcome.raised, ...outcome.resolved]
+        .map((r) => this.rules.keyOf(r.source, r.record))
+        .filter((key): key is string => key !== undefined);
+      const at = Math.max(0, ...keys.map((key) => (last.get(key) ?? -1) + 1));
+      const change = (changes[at] ??= { raised: [], resolved: [], changed: true });
+      change.raised.push(...outcome.raised);
+      change.resolved.push(...outcome.resolved);
+      for (const key of keys) last.set(key, at);
+    }
+    if (changes.length > 0) {
+      this.saveSoon();
+      for (const change of changes)
+        this.emit(change).catch((err: unknown) => logWarn(this.node, asLhError(err, this.node.type).message));
+      const { watch } = this;
+      this.showStatus(this.lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
+    }
     this.livePolls.frame(); // at once, or folded into the one follow-up of the poll in flight: a flood costs two at a time
     // a listed error pushed: its deck photo starts beside its poll (not after the poll's answer), if there is room;
     // on the turn after the poll's (asked for on this one), so that the poll's request goes out first: the
@@ -546,14 +574,20 @@ export class ErrorWatch {
       });
   }
 
-  /** One error of a frame raised or resolved; whether it asks for the deck photo ahead of its poll. */
-  private onErrorFrame(frame: ErrorFrame, code: string): boolean {
+  /** One error of a frame applied to the memory: what it changed, and whether it asks for the deck photo ahead of its poll. */
+  private onErrorFrame(frame: ErrorFrame, code: string): { outcome: PushOutcome; photo: boolean } {
     const { watch, node } = this;
     if (this.heard && this.heard.length < MAX_HEARD_FRAMES) this.heard.push(frame);
     else if (this.heard) this.heard[MAX_HEARD_FRAMES - 1] = { kind: 'unrecognised', reason: 'too many frames to tell' };
     const outcome = applyErrorFrame(watch, frame, this.rules);
     const photo = photoAhead(watch, frame, this.rules);
-    if (frame.kind === 'unrecognised' && frame.reason !== EMPTY_LIST_REASON && !saidNotRead.has(watch)) {
+    if (frame.kind === 'unrecognised' && frame.leftOut !== undefined) {
+      // errors of a list beyond the cap are not raised: said once whatever other frame was said before
+      if (!saidLeftOut.has(watch)) {
+        saidLeftOut.add(watch);
+        logWarn(node, this.RED._('lh-error-poll.log.frameLeftOut', { count: frame.leftOut, max: MAX_ERRORS_PER_FRAME }));
+      }
+    } else if (frame.kind === 'unrecognised' && frame.reason !== EMPTY_LIST_REASON && !saidNotRead.has(watch)) {
       // an error in a shape this package does not know would be dropped silently: said once, with why
       saidNotRead.add(watch);
       logWarn(node, this.RED._('lh-error-poll.log.frameNotRead', { reason: frame.reason, code: oneLine(code).slice(0, 64) }));
@@ -562,12 +596,7 @@ export class ErrorWatch {
       saidDropped.add(watch);
       logWarn(node, this.RED._('lh-error-poll.log.firmwareDropped', { max: MAX_OPEN_FIRMWARE }));
     }
-    if (outcome.changed) {
-      this.saveSoon();
-      this.emit(outcome).catch((err: unknown) => logWarn(node, asLhError(err, node.type).message));
-      this.showStatus(this.lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
-    }
-    return photo;
+    return { outcome, photo };
   }
 
   private onSocket(change: EventStateChange): void {
