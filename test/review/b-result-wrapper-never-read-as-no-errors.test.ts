@@ -15,9 +15,7 @@
 import assert from 'node:assert/strict';
 
 import { LhError } from '../../src/client/errors';
-import { normaliseKeys } from '../../src/client/field-names';
-import { InstrumentApi } from '../../src/client/instrument';
-import type { Sender } from '../../src/client/prep';
+import { answering, RECOVERY } from '../support/b-answers';
 import { Rng } from '../support/prng';
 
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
@@ -58,23 +56,6 @@ function draw(rng: Rng): { wire: Record<string, unknown>; expected: Expected; fl
   else expected = { kind: 'unreadable' };
   return { wire, expected, flag };
 }
-
-/** InstrumentApi whose every B request is answered `wire` (its names mapped as the transport maps them). */
-function answering(wire: unknown): InstrumentApi {
-  const send: Sender = <T>() =>
-    Promise.resolve({ status: 200, data: normaliseKeys(JSON.parse(JSON.stringify(wire))) as T, attempts: 1 });
-  return new InstrumentApi(send);
-}
-
-const RECOVERY = {
-  date: '2026-11-30T10:00:00Z',
-  uuid: '00000000-0000-4000-8000-000000000000',
-  selectedActionId: 1,
-  selectedActionIsRecovery: true,
-  errorHandlingKey: 'nodered',
-  detailedErrorRecoveries: null,
-  inputs: null,
-};
 
 /** The flag as drawn (any letter case of success or succeeded). */
 function flagOf(wire: Record<string, unknown>): boolean | undefined {

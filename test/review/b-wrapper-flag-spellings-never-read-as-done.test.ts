@@ -18,21 +18,13 @@
 import assert from 'node:assert/strict';
 
 import { LhError } from '../../src/client/errors';
-import { normaliseKeys } from '../../src/client/field-names';
-import { InstrumentApi } from '../../src/client/instrument';
-import type { Sender } from '../../src/client/prep';
+import { answering, RECOVERY } from '../support/b-answers';
 import { Rng } from '../support/prng';
 
 const SEED = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
 const CASES = process.env.LH_CASES ? Number(process.env.LH_CASES) : 300;
 
 const FLAG_VALUES: unknown[] = [true, false, 'true', 'false', 'False', 'TRUE', ' false ', null, 0, 1, 'yes'];
-
-function answering(wire: unknown): InstrumentApi {
-  const send: Sender = <T>() =>
-    Promise.resolve({ status: 200, data: normaliseKeys(JSON.parse(JSON.stringify(wire) ?? 'null')) as T, attempts: 1 });
-  return new InstrumentApi(send);
-}
 
 /** What a flag value says: true, false, or nothing. */
 function said(value: unknown): boolean | undefined {
@@ -118,16 +110,6 @@ async function outcomeOf(call: () => Promise<unknown>, op: RegExp, label: string
     return 'unreadable';
   }
 }
-
-const RECOVERY = {
-  date: '2026-11-30T10:00:00Z',
-  uuid: '00000000-0000-4000-8000-000000000000',
-  selectedActionId: 1,
-  selectedActionIsRecovery: true,
-  errorHandlingKey: 'nodered',
-  detailedErrorRecoveries: null,
-  inputs: null,
-};
 
 describe('review: B wrapper flags in every spelling: a refusal is never done, "no errors" only when said', function () {
   it(`unhandled, submit, register, unregister and check over drawn answers (seed ${SEED}, ${CASES} cases)`, async function () {

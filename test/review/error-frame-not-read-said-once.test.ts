@@ -28,7 +28,8 @@ describe('review: an instincterrors frame not read as an error is said once', fu
   this.timeout(60000);
   const sim = useInstrument({ afterEach: () => restartMemory() });
 
-  it('a text frame and an empty object are said once; known frames and an empty list are not', async function () {
+  /** A poll node listening on the instrument's errors socket, once the socket is open: the msgs it raises. */
+  async function watching(): Promise<Msg[]> {
     const server = bServerFlow(sim, { withB: false });
     await loadFlow(
       [...server.nodes, pollNode([['raised'], [], []], { interval: 60 }), { id: 'raised', type: 'helper' }],
@@ -36,6 +37,11 @@ describe('review: an instincterrors frame not read as an error is said once', fu
     );
     const raised: Msg[] = collect(helper.getNode('raised'));
     await until(() => sim.eventSocketInfo.counts.errors > 0, 'the errors socket', 15000);
+    return raised;
+  }
+
+  it('a text frame and an empty object are said once; known frames and an empty list are not', async function () {
+    const raised = await watching();
     const before = said().length;
     // read: an error, and a list of none
     sim.publishRawFrame('errors', firmwareFrame({ id: 'fw-1', title: 'Pressure fault', source: 'Firmware' }));
@@ -55,13 +61,7 @@ describe('review: an instincterrors frame not read as an error is said once', fu
   // review100: the errors of a list beyond the 500 read from one frame were said only through the one "not read" line
   // of the watch: once another frame had been said (a heartbeat), they were left out without a word
   it('errors of a list beyond the cap are said once, also after another frame was said', async function () {
-    const server = bServerFlow(sim, { withB: false });
-    await loadFlow(
-      [...server.nodes, pollNode([['raised'], [], []], { interval: 60 }), { id: 'raised', type: 'helper' }],
-      server.credentials,
-    );
-    const raised: Msg[] = collect(helper.getNode('raised'));
-    await until(() => sim.eventSocketInfo.counts.errors > 0, 'the errors socket', 15000);
+    const raised = await watching();
     const [notRead, leftOut] = [said().length, said('frameLeftOut').length];
     sim.publishRawFrame('errors', JSON.stringify({ code: 'Heartbeat' }));
     await until(() => said().length > notRead, 'the heartbeat said', 10000);
