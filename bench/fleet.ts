@@ -144,6 +144,15 @@ function errorPollPerInstrument(fleet: SimFleet, intervalMs: number, listen: boo
   ]);
 }
 
+/** p50, p99 and max of detection times (ms, one decimal). */
+function latencySummary(values: number[]): { p50: number; p99: number; max: number } {
+  return {
+    p50: round(percentile(values, 50), 1),
+    p99: round(percentile(values, 99), 1),
+    max: round(Math.max(...values), 1),
+  };
+}
+
 /** The CPU (≤ 10 % of one core unless said) and RSS growth rows of a part's table. */
 function usageRows(
   cpuPercent: number,
@@ -324,7 +333,8 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
   if (TRACE && process.env.LH_BENCH_TRACE_DUMP) fs.writeFileSync(process.env.LH_BENCH_TRACE_DUMP, JSON.stringify(trace.dump()));
   const requests = TRACE ? trace.requestSummary() : undefined;
   const permits = TRACE ? trace.permitSummary() : undefined;
-  const p99 = round(percentile(latencies, 99), 1);
+  const latencyMs = latencySummary(latencies);
+  const p99 = latencyMs.p99;
   const duplicated = [...counts.values()].filter((n) => n > 1).length;
   const { rss, heapUsed } = memory(usage);
   const result = {
@@ -337,11 +347,7 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
     injected: injected.length,
     missed,
     duplicated,
-    latencyMs: {
-      p50: round(percentile(latencies, 50), 1),
-      p99,
-      max: round(Math.max(...latencies), 1),
-    },
+    latencyMs,
     polls,
     failedRequests: failed,
     cpu: { shareOfOneCore: round(usage.cpuShare * 100, 2) },
@@ -473,12 +479,8 @@ async function bareFloor(): Promise<Record<string, unknown>> {
     missed,
     duplicated,
     failedRequests: client.failures,
-    latencyMs: {
-      p50: round(percentile(latencies, 50), 1),
-      p99: round(percentile(latencies, 99), 1),
-      max: round(Math.max(...latencies), 1),
-    },
-    frameMs: { p50: round(percentile(transit, 50), 1), p99: round(percentile(transit, 99), 1) },
+    latencyMs: latencySummary(latencies),
+    frameMs: latencySummary(transit),
     cpu: { shareOfOneCore: round(usage.cpuShare * 100, 2) },
     simulators: simulatorUsage(sims),
   };

@@ -41,8 +41,8 @@ export function unwrapFrame(frame: string | Buffer): unknown {
 
 /**
  * A value with every nested JSON text parsed (up to MAX_STRING_LEVELS along a path, whatever the objects between
- * them); a JSON string inside a string is its text; other strings that are not JSON objects or arrays stay strings; keys start in lower case; values nested deeper
- * than MAX_FRAME_DEPTH become TOO_DEEP.
+ * them); a JSON string inside a string is its text; other strings that are not JSON objects or arrays stay strings;
+ * keys start in lower case; values nested deeper than MAX_FRAME_DEPTH become TOO_DEEP.
  */
 export function unwrapValue(value: unknown): unknown {
   return unwrapAt(value, 0, 0);

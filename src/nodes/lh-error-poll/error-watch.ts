@@ -576,27 +576,34 @@ export class ErrorWatch {
 
   /** One error of a frame applied to the memory: what it changed, and whether it asks for the deck photo ahead of its poll. */
   private onErrorFrame(frame: ErrorFrame, code: string): { outcome: PushOutcome; photo: boolean } {
-    const { watch, node } = this;
+    const { watch } = this;
     if (this.heard && this.heard.length < MAX_HEARD_FRAMES) this.heard.push(frame);
     else if (this.heard) this.heard[MAX_HEARD_FRAMES - 1] = { kind: 'unrecognised', reason: 'too many frames to tell' };
     const outcome = applyErrorFrame(watch, frame, this.rules);
     const photo = photoAhead(watch, frame, this.rules);
     if (frame.kind === 'unrecognised' && frame.leftOut !== undefined) {
       // errors of a list beyond the cap are not raised: said once whatever other frame was said before
-      if (!saidLeftOut.has(watch)) {
-        saidLeftOut.add(watch);
-        logWarn(node, this.RED._('lh-error-poll.log.frameLeftOut', { count: frame.leftOut, max: MAX_ERRORS_PER_FRAME }));
-      }
-    } else if (frame.kind === 'unrecognised' && frame.reason !== EMPTY_LIST_REASON && !saidNotRead.has(watch)) {
+      const leftOut = frame.leftOut;
+      this.warnOnce(saidLeftOut, () =>
+        this.RED._('lh-error-poll.log.frameLeftOut', { count: leftOut, max: MAX_ERRORS_PER_FRAME }),
+      );
+    } else if (frame.kind === 'unrecognised' && frame.reason !== EMPTY_LIST_REASON) {
       // an error in a shape this package does not know would be dropped silently: said once, with why
-      saidNotRead.add(watch);
-      logWarn(node, this.RED._('lh-error-poll.log.frameNotRead', { reason: frame.reason, code: oneLine(code).slice(0, 64) }));
+      const reason = frame.reason;
+      this.warnOnce(saidNotRead, () =>
+        this.RED._('lh-error-poll.log.frameNotRead', { reason, code: oneLine(code).slice(0, 64) }),
+      );
     }
-    if (outcome.dropped && !saidDropped.has(watch)) {
-      saidDropped.add(watch);
-      logWarn(node, this.RED._('lh-error-poll.log.firmwareDropped', { max: MAX_OPEN_FIRMWARE }));
-    }
+    if (outcome.dropped)
+      this.warnOnce(saidDropped, () => this.RED._('lh-error-poll.log.firmwareDropped', { max: MAX_OPEN_FIRMWARE }));
     return { outcome, photo };
+  }
+
+  /** Logs a warning once per instrument memory for `said` (the text made only when it is said). */
+  private warnOnce(said: WeakSet<WatchState>, text: () => string): void {
+    if (said.has(this.watch)) return;
+    said.add(this.watch);
+    logWarn(this.node, text());
   }
 
   private onSocket(change: EventStateChange): void {
