@@ -290,6 +290,25 @@ describe('lh-error-poll push decisions', function () {
     }
   });
 
+  it('a listed error the adoption of a pushed one puts out of place (a reused id) is reported resolved, once', function () {
+    const watch = newWatch();
+    const door = { ...fw('1', 'service'), title: 'Door open' } as PushedError;
+    applyPoll(watch, newPollMemory(), [{ source: 'A', records: [door] }], rules);
+    // the instrument ends Door open without a frame and reuses its id for an error it pushes without a source
+    const tip = fw('1');
+    assert.deepEqual(ids(applyErrorFrame(watch, raised(tip), rules).raised), ['1'], 'raised from its frame');
+    const results: SourceResult<PolledError>[] = [{ source: 'A', records: [{ ...tip, source: 'service' }] }];
+    adoptListed(watch, results, rules);
+    const outcome = applyPoll(watch, newPollMemory(), results, rules);
+    assert.deepEqual(
+      outcome.resolved.map((r) => r.record.title),
+      ['Door open'],
+      'the displaced error is over',
+    );
+    assert.deepEqual(outcome.raised, [], 'the adopted one is not raised again');
+    assert.deepEqual(applyPoll(watch, newPollMemory(), results, rules).resolved, [], 'once');
+  });
+
   it('listens unless switched off', function () {
     assert.equal(listenOf(undefined), true);
     assert.equal(listenOf(true), true);

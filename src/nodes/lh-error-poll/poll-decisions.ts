@@ -129,6 +129,9 @@ export function applyPoll<T>(
   const raised: Sourced<T>[] = [];
   const resolved: Sourced<T>[] = [];
   for (const { source, records } of c.listed) {
+    // errors an adoption before this poll put out of place (adoptListed: a pushed error the list shows under the id
+    // of another error still active here, which the instrument therefore reused): over, reported once
+    for (const record of watch.sources[source].takeDisplaced()) resolved.push({ source, record: record as T });
     const diff = watch.sources[source].update(
       records,
       (record) => rules.keyOf(source, record),
