@@ -134,7 +134,11 @@ export interface PushedError extends PendingError {
 }
 
 export type ErrorFrame =
-  | { kind: 'raised'; error: PushedError }
+  /**
+   * `sourceNamed`: the frame names the error's source (`source` "Firmware" or "Service"); a frame without one reads as
+   * a firmware error by default, and may be a listed error after all (its poll tells)
+   */
+  | { kind: 'raised'; error: PushedError; sourceNamed?: true }
   | { kind: 'resolved'; resolvedId: string }
   /** `leftOut`: the errors of a list beyond MAX_ERRORS_PER_FRAME, not read */
   | { kind: 'unrecognised'; reason: string; leftOut?: number };
@@ -163,7 +167,10 @@ export function firmwareErrorFromFrame(event: InstrumentEvent): ErrorFrame {
   const message = text(pickAny(body, ['message', 'text', 'details', 'errorMessage', 'description'])) ?? '';
   if (!idText && !title && !message) return { kind: 'unrecognised', reason: 'the frame has no id, title or message' };
   const severityRaw = text(pickAny(body, ['severity', 'level']));
-  const source = text(pickAny(body, ['source']))?.toLowerCase() === 'service' ? 'service' : 'firmware';
+  const named = text(pickAny(body, ['source']))
+    ?.trim()
+    .toLowerCase();
+  const source = named === 'service' ? 'service' : 'firmware';
   const error: PushedError = {
     ...body,
     id: idText ?? `fw-${createHash('sha256').update(`${event.code}\n${title}\n${message}`).digest('hex').slice(0, 16)}`,
@@ -177,7 +184,7 @@ export function firmwareErrorFromFrame(event: InstrumentEvent): ErrorFrame {
   if (groupId) error.groupId = groupId;
   const timeStamp = text(pickAny(body, ['timeStamp', 'timestamp', 'date', 'time']));
   if (timeStamp) error.timeStamp = timeStamp;
-  return { kind: 'raised', error };
+  return named === 'firmware' || named === 'service' ? { kind: 'raised', error, sourceNamed: true } : { kind: 'raised', error };
 }
 
 /** Why a frame listing no error is unrecognised: nothing to raise, nothing to warn of either. */

@@ -205,6 +205,24 @@ describe('lh-error-poll with pushes', function () {
     assert.equal(seen.resolved.length, 1);
   });
 
+  it('a frame that names its firmware error costs no poll; one without a source, or a listed error, polls (issue 31)', async function () {
+    const seen = await load(sim);
+    await live(sim);
+    const before = polls(sim);
+    const fw = sim.raiseFirmwareError({ title: 'Pressure fault' });
+    await messageWhere('raised', (m) => m.errorId === fw.id, 15_000);
+    sim.resolveFirmwareError(fw.id);
+    await messageWhere('resolved', (m) => m.errorId === fw.id, 15_000);
+    // a firmware error in a frame without a source may be a listed one after all: its poll tells
+    sim.publishEvent('RuntimeError', 'Door open', { id: 'bare-1', title: 'Door open', message: '' }, 'errors');
+    await messageWhere('raised', (m) => m.errorId === 'bare-1', 15_000);
+    await until(() => polls(sim) === before + 1, 'the poll of the frame without a source');
+    sim.injectPendingError({ id: 'listed-1', title: 'Tip pickup failed', severity: 'Error' });
+    await messageWhere('raised', (m) => m.errorId === 'listed-1', 15_000);
+    assert.equal(polls(sim), before + 2, 'one poll for each frame that asked, none for the named firmware error');
+    assert.equal(seen.raised.length, 3);
+  });
+
   it('raises a firmware error pushed under the id of a listed error that was resolved (a reused id), once', async function () {
     const seen = await load(sim);
     await live(sim);

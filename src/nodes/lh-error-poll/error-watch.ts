@@ -60,6 +60,7 @@ import {
   type PushOutcome,
   reactToSocket,
   resolveAnswered,
+  settledByFrame,
   type SocketState,
   withFirmwareErrors,
 } from './push-decisions';
@@ -531,7 +532,7 @@ export class ErrorWatch {
 
   /**
    * A frame on instincterrors: firmware errors raised or resolved from it at once (each error of a frame that lists
-   * several), and a poll at once for the rest. The errors of one frame go out as one change (one photo wait, one save,
+   * several), and a poll at once for the rest (none when the frame settled all it said: settledByFrame). The errors of one frame go out as one change (one photo wait, one save,
    * one status): every error's first msg in the first change, and where a list holds more of one error (its raise,
    * then its resolution) each next one in the change after, so that each error's msgs keep the frame's order (a
    * change's msgs go out after the change before; coordinated, the shared memory takes them in that order too).
@@ -539,12 +540,14 @@ export class ErrorWatch {
   private onFrame(event: InstrumentEvent): void {
     if (this.loop.stopped || (this.gate && !this.gate.active)) return;
     let photo = false;
+    let poll = false;
     const changes: PushOutcome[] = [];
     /** the change that holds an error's last msg so far, by its key */
     const last = new Map<string, number>();
     for (const frame of firmwareErrorsFromFrame(event)) {
-      const { outcome, photo: ahead } = this.onErrorFrame(frame, event.code);
+      const { outcome, photo: ahead, poll: asks } = this.onErrorFrame(frame, event.code);
       photo = ahead || photo;
+      poll = asks || poll;
       if (!outcome.changed) continue;
       const keys = [...outcome.raised, ...outcome.resolved]
         .map((r) => this.rules.keyOf(r.source, r.record))
@@ -562,7 +565,9 @@ export class ErrorWatch {
       const { watch } = this;
       this.showStatus(this.lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
     }
-    this.livePolls.frame(); // at once, or folded into the one follow-up of the poll in flight: a flood costs two at a time
+    // at once, or folded into the one follow-up of the poll in flight (a flood costs two at a time); none for a frame
+    // that only raised or resolved firmware errors it names (settledByFrame: a poll could find nothing of them)
+    if (poll) this.livePolls.frame();
     // a listed error pushed: its deck photo starts beside its poll (not after the poll's answer), if there is room;
     // on the turn after the poll's (asked for on this one), so that the poll's request goes out first: the
     // instrument answers the poll before it draws the picture (one server: the camera's answer takes longer). What
@@ -574,11 +579,15 @@ export class ErrorWatch {
       });
   }
 
-  /** One error of a frame applied to the memory: what it changed, and whether it asks for the deck photo ahead of its poll. */
-  private onErrorFrame(frame: ErrorFrame, code: string): { outcome: PushOutcome; photo: boolean } {
+  /**
+   * One error of a frame applied to the memory: what it changed, whether it asks for a poll (and then counts among the
+   * frames heard during a poll in flight) and whether for the deck photo ahead of that poll.
+   */
+  private onErrorFrame(frame: ErrorFrame, code: string): { outcome: PushOutcome; photo: boolean; poll: boolean } {
     const { watch } = this;
-    if (this.heard && this.heard.length < MAX_HEARD_FRAMES) this.heard.push(frame);
-    else if (this.heard) this.heard[MAX_HEARD_FRAMES - 1] = { kind: 'unrecognised', reason: 'too many frames to tell' };
+    const poll = !settledByFrame(watch, frame, this.rules);
+    if (poll && this.heard && this.heard.length < MAX_HEARD_FRAMES) this.heard.push(frame);
+    else if (poll && this.heard) this.heard[MAX_HEARD_FRAMES - 1] = { kind: 'unrecognised', reason: 'too many frames to tell' };
     const outcome = applyErrorFrame(watch, frame, this.rules);
     const photo = photoAhead(watch, frame, this.rules);
     if (frame.kind === 'unrecognised' && frame.leftOut !== undefined) {
@@ -596,7 +605,7 @@ export class ErrorWatch {
     }
     if (outcome.dropped)
       this.warnOnce(saidDropped, () => this.RED._('lh-error-poll.log.firmwareDropped', { max: MAX_OPEN_FIRMWARE }));
-    return { outcome, photo };
+    return { outcome, photo, poll };
   }
 
   /** Logs a warning once per instrument memory for `said` (the text made only when it is said). */

@@ -1,8 +1,9 @@
 /**
  * What the instrument's `instincterrors` socket means for lh-error-poll, decided without sockets, timers or
- * Node-RED. Every frame makes the node poll at once (so raising, resolving and exactly-once of listed errors stay
- * in applyPoll); only errors that exist on the socket alone (firmware errors, never in the error list) are raised
- * and resolved from the frame, through applyPush, in a memory of their own that polls never resolve.
+ * Node-RED. A frame makes the node poll at once (so raising, resolving and exactly-once of listed errors stay in
+ * applyPoll); only errors that exist on the socket alone (firmware errors, never in the error list) are raised and
+ * resolved from the frame, through applyPush, in a memory of their own that polls never resolve, and a frame that
+ * settles nothing but such errors asks for no poll (settledByFrame).
  *
  * A firmware error is resolved when the instrument pushes its resolution, or when this Node-RED answered it (the
  * client's answer ledger, any node, any lh-server of the instrument). Nothing else resolves it: not its absence from
@@ -70,6 +71,28 @@ export function applyErrorFrame(watch: WatchState, frame: ErrorFrame, rules: Rul
     return applyPush<PolledError>(watch, { source: 'A', channel: FIRMWARE_CHANNEL, resolved: [frame.resolvedId] }, rules);
   }
   return NOTHING;
+}
+
+/**
+ * Whether a frame settles its error by itself, so that it asks for no poll (issue 31), decided before it is applied:
+ * a firmware error raised by a frame that names its source "Firmware" (never listed: a poll could find nothing of it)
+ * and that the error list does not know, or the resolution of an open firmware error under an id no listed error holds.
+ * Anything else polls at once: a frame without a source (it reads as a firmware error, and may be a listed one after
+ * all, which its poll adopts), a listed error, the resolution of any other id, a frame not understood. The safety-net
+ * poll goes on at the interval whatever the frames.
+ */
+export function settledByFrame(watch: WatchState, frame: ErrorFrame, rules: Rules): boolean {
+  if (frame.kind === 'raised') {
+    if (frame.error.source !== 'firmware' || frame.sourceNamed !== true) return false;
+    const key = rules.keyOf('A', frame.error);
+    return key !== undefined && !watch.sources.A.knowsSame(key, asCompared(frame.error));
+  }
+  if (frame.kind === 'resolved')
+    return (
+      firmwareMemory(watch)?.activeRecord(frame.resolvedId) !== undefined &&
+      watch.sources.A.activeRecord(frame.resolvedId) === undefined
+    );
+  return false;
 }
 
 /**
