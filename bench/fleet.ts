@@ -53,6 +53,9 @@ const FIRST_DROP_MS = 15_000;
 const MB = 1024 * 1024;
 /** the issue's fleet targets for the push part (issue 23): detection p99, CPU and RSS growth of Node-RED */
 const PUSH_P99_TARGET_MS = 50;
+/** issue 31's targets for the burst (one error on each instrument at once): detection p50 and p99 */
+const BURST_P50_TARGET_MS = 250;
+const BURST_P99_TARGET_MS = 500;
 const PUSH_CPU_TARGET = 0.3;
 const PUSH_RSS_TARGET_MB = 200;
 const LOOP_SAMPLE_MS = 10;
@@ -367,7 +370,7 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
       cpu: usage.cpuShare <= PUSH_CPU_TARGET,
       rss: rss.growthMb <= PUSH_RSS_TARGET_MB,
       exactlyOnce: missed === 0 && duplicated === 0 && injected.length > 0,
-      detection: p99 <= PUSH_P99_TARGET_MS,
+      detection: BURST ? latencyMs.p50 <= BURST_P50_TARGET_MS && p99 <= BURST_P99_TARGET_MS : p99 <= PUSH_P99_TARGET_MS,
     },
   };
   printTable(
@@ -390,7 +393,7 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
       {
         measure: 'detection p50 / p99 / max',
         value: `${result.latencyMs.p50} / ${result.latencyMs.p99} / ${result.latencyMs.max} ms`,
-        target: `p99 ≤ ${PUSH_P99_TARGET_MS} ms`,
+        target: BURST ? `p50 ≤ ${BURST_P50_TARGET_MS}, p99 ≤ ${BURST_P99_TARGET_MS} ms` : `p99 ≤ ${PUSH_P99_TARGET_MS} ms`,
         verdict: verdict(result.pass.detection),
       },
       {
@@ -402,7 +405,10 @@ async function withPushes(red: EmbeddedNodeRed): Promise<Record<string, unknown>
       { measure: 'polls, failed requests', value: `${polls}, ${failed}`, target: '', verdict: '' },
     ],
   );
-  if (waits) printWaits(waits, requests ?? {}, result.busiestPollsIn100Ms ?? 0);
+  // a firmware error is raised from its frame: no listing poll to trace
+  if (waits && Number(waits.traced) === 0)
+    console.log('\nWhere a detection waits: nothing traced (no listing poll raised these errors)');
+  else if (waits) printWaits(waits, requests ?? {}, result.busiestPollsIn100Ms ?? 0);
   if (permits)
     console.log(
       `\nPermits (cap on polls in flight): ${permits.count} polls, ${permits.waited} waited ≥ 1 ms; wait p50 / p99 / max ${permits.p50} / ${permits.p99} / ${permits.max} ms; longest queue ${permits.longestQueue}`,
