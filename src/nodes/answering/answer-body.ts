@@ -1,4 +1,10 @@
-import { type PendingError, type RuntimeErrorAnswer, validate as v, validationError } from '../../client';
+import {
+  type PendingError,
+  type PendingErrorDataItem,
+  type RuntimeErrorAnswer,
+  validate as v,
+  validationError,
+} from '../../client';
 import { responseNames } from '../shared/error-records';
 import { type NodeMessage } from '../shared/node-red';
 import { readPendingError } from '../shared/poll-messages';
@@ -57,7 +63,7 @@ export function answerBody(
   const offered = responseNames(error.errorResponses);
   checkOffered(response, offered, 'selectedResponse', `error ${error.id}`);
 
-  const items = Array.isArray(error.errorData) ? error.errorData : [];
+  const items = (Array.isArray(error.errorData) ? (error.errorData as unknown[]) : []).filter(isAnswerableItem);
   const given = itemResponses(perItem);
   const known = new Set(items.map((item) => String(item.id)));
   for (const id of given.keys()) {
@@ -87,6 +93,17 @@ export function answerBody(
   const body: RuntimeErrorAnswer = { id: error.id, selectedResponse: response, errorData };
   if (groupId !== undefined) body.groupId = groupId;
   return body;
+}
+
+/**
+ * An errorData item the instrument can match an answer to: one with an id (text or a number). One without is left out
+ * of the answer (its id would go out as "undefined"), as the answer page leaves it out of its choices; an error whose
+ * items all lack one is answered as its own one item.
+ */
+function isAnswerableItem(item: unknown): item is PendingErrorDataItem {
+  if (!v.isPlainObject(item)) return false;
+  const { id } = item;
+  return (typeof id === 'string' && id.trim() !== '') || (typeof id === 'number' && Number.isFinite(id));
 }
 
 /** Who answers, for the audit: msg.answeredBy when the flow says so, else this node. */
