@@ -37,7 +37,7 @@ describe('answer body: errorData items', function () {
     const id = fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.constant(undefined), fc.constant(null), fc.double());
     const item = fc.oneof(fc.record({ id }, { requiredKeys: [] }), fc.constant(null), fc.string({ maxLength: 3 }));
     fc.assert(
-      fc.property(fc.array(item, { maxLength: 6 }), (items) => {
+      fc.property(fc.array(item, { maxLength: 6 }), (items: unknown[]) => {
         const listed = new Set(
           items
             .filter((i): i is { id?: unknown } => typeof i === 'object' && i !== null)
