@@ -50,10 +50,20 @@ export function runStateCode(name: RunStateName): number {
 /** A date of the instrument as ISO text; null for "not set" (`0001-…`, empty, null) or text that is not a date. */
 export function instrumentDate(value: unknown): string | null {
   if (typeof value !== 'string' || value.trim() === '' || value.startsWith('0001-')) return null;
-  // dates without a zone are the instrument's UTC (the observed "0001-01-01T00:00:00" has none either)
-  const text = /[zZ]|[+-]\d{2}:?\d{2}$/.test(value) || !value.includes('T') ? value : `${value}Z`;
-  const ms = Date.parse(text);
+  const ms = Date.parse(utcUnlessZoned(value.trim()));
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+}
+
+/** An ISO date and time, its time after a `T` or a space (as some servers write it). */
+const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})/;
+
+/**
+ * A date text as Date.parse reads the instrument's: dates without a zone are the instrument's UTC (the observed
+ * "0001-01-01T00:00:00" has none either), with their time after a `T` or a space; any other text as it is.
+ */
+export function utcUnlessZoned(text: string): string {
+  if (/[zZ]|[+-]\d{2}:?\d{2}$/.test(text) || !ISO_DATE_TIME.test(text)) return text;
+  return `${text.replace(ISO_DATE_TIME, '$1T$2')}Z`;
 }
 
 /** States in which a run exists (created and not yet back to Idle). */

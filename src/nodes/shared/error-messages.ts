@@ -13,6 +13,7 @@ import {
 } from './poll-messages';
 import { redact } from './redaction';
 import { renderTemplate } from './typed-inputs';
+import { instantOf } from './zoned-time';
 
 export { DEFAULT_NOTIFICATION, errorKey } from './poll-messages';
 
@@ -23,7 +24,7 @@ function text(value: unknown): string {
 /** `2026-01-31 12:00:00` in the Node-RED host's time zone; the raw text when it is not a date. */
 export function formatTime(value: unknown): string {
   const raw = text(value);
-  const d = new Date(raw);
+  const d = instantOf(raw);
   if (raw === '' || Number.isNaN(d.getTime())) return raw;
   const pad = (n: number): string => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;

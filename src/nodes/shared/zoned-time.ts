@@ -1,4 +1,5 @@
 /** Times as people read them in notifications and pages: local time of the Node-RED host with its time zone. */
+import { utcUnlessZoned } from '../../client';
 
 const pad = (n: number): string => String(n).padStart(2, '0');
 
@@ -21,9 +22,16 @@ function zoneName(): string | undefined {
 
 /** `2026-01-31 12:00:00 UTC+01:00 (Europe/Berlin)`; the raw text when it is not a date. */
 export function zonedTime(value: unknown): string {
-  const d = value instanceof Date ? value : typeof value === 'number' ? new Date(value) : new Date(String(value ?? ''));
+  const d = instantOf(value);
   if (value === undefined || value === null || value === '' || Number.isNaN(d.getTime())) return String(value ?? '');
   const zone = zoneName();
   const date = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
   return `${date} UTC${utcOffset(d.getTimezoneOffset())}${zone ? ` (${zone})` : ''}`;
+}
+
+/** A Date, ms or a date text as a Date; a text without a zone is the instrument's UTC (utcUnlessZoned), as everywhere. */
+export function instantOf(value: unknown): Date {
+  if (value instanceof Date) return value;
+  if (typeof value === 'number') return new Date(value);
+  return new Date(utcUnlessZoned(String(value ?? '').trim()));
 }
