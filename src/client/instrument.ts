@@ -205,7 +205,8 @@ function saidBy(wrapper: unknown): string | undefined {
  * The errors of an unhandled-errors answer: `data` (or `value`, or `result`, in the other wrappers of the same API),
  * an array; none when the wrapper says success with no list (null or left out). A failure (any flag false) is the
  * instrument's refusal; "no errors" (an empty list, or none) is read only where the wrapper says success, and any
- * other answer is refused as unreadable. A list that names errors is read whatever the flag says (they are reported).
+ * other answer is refused as unreadable. A list that names errors is read also where no flag is given (they are
+ * reported); a flag saying failure refuses it.
  */
 export function unhandledList(body: unknown, status?: number): InstrumentError[] {
   const op = 'unhandled-errors';
