@@ -62,6 +62,7 @@ import {
   resolveAnswered,
   settledByFrame,
   type SocketState,
+  UnpolledFrames,
   withFirmwareErrors,
 } from './push-decisions';
 import { forgetWatch, readSavedWatch, savedWatch, type Source, type UnsentError, watchKey, type WatchState } from './seen-errors';
@@ -162,6 +163,8 @@ export class ErrorWatch {
   private closing = false;
   /** the frames heard while this node's poll request is under way (undefined between requests) */
   private heard?: ErrorFrame[];
+  /** the ids frames that asked for a poll may have announced listed, until a poll requested after them is applied */
+  private readonly unpolled = new UnpolledFrames();
   /** the last write of the memory asked for (close waits for it: a restart reads what it wrote) */
   private written: Promise<void> = Promise.resolve();
 
@@ -366,6 +369,7 @@ export class ErrorWatch {
       return rules.baseMs; // standby: the holder polls; a role change triggers a poll at once
     }
     this.heard = [];
+    const requested = this.unpolled.requested();
     const results = await Promise.all(sources.map((source) => fetchErrors(client, source)));
     const heard = this.heard;
     this.heard = undefined;
@@ -378,6 +382,7 @@ export class ErrorWatch {
     if (this.loop.stopped) return rules.baseMs;
     if (this.listening) adoptListed(watch, results, rules);
     const outcome = applyPoll(watch, this.memory, results, rules, this.sharedConnection());
+    this.unpolled.applied(requested, results); // A's memory holds what the list showed: its ids no longer wait
     const answered = this.listening
       ? resolveAnswered(watch, (key, record) => answeredHere(client, key, record), rules)
       : undefined;
@@ -585,7 +590,8 @@ export class ErrorWatch {
    */
   private onErrorFrame(frame: ErrorFrame, code: string): { outcome: PushOutcome; photo: boolean; poll: boolean } {
     const { watch } = this;
-    const poll = !settledByFrame(watch, frame, this.rules);
+    const poll = !settledByFrame(watch, frame, this.rules, this.unpolled);
+    if (poll) this.unpolled.asked(frame, this.rules);
     if (poll && this.heard && this.heard.length < MAX_HEARD_FRAMES) this.heard.push(frame);
     else if (poll && this.heard) this.heard[MAX_HEARD_FRAMES - 1] = { kind: 'unrecognised', reason: 'too many frames to tell' };
     const outcome = applyErrorFrame(watch, frame, this.rules);
