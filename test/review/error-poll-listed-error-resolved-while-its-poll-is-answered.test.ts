@@ -6,6 +6,7 @@
  * next safety-net poll (an hour here). The model is frame-resolves-listed-error-during-poll.property.test.ts.
  */
 import assert from 'node:assert/strict';
+import path from 'path';
 
 import { bServerFlow, messageWhere } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
@@ -15,6 +16,11 @@ import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
 const POLL_PATH = '/api/v1/errors/check-for-pending-errors';
+
+interface RuntimeErrors {
+  inject(seed: Record<string, unknown>): { id: string; title: string };
+  resolve(id: string): void;
+}
 
 interface Prep {
   pendingErrors(): Promise<unknown[]>;
@@ -77,6 +83,75 @@ describe('review 101: a listed error resolved while its poll is answered, under 
       await messageWhere('resolved', (m) => (m.payload as Msg).title === 'Tip pickup failed', 15_000);
       assert.equal(raised.length, 2);
       assert.equal(resolved.length, 2);
+    } finally {
+      release();
+      prep.pendingErrors = real;
+    }
+  });
+  it('an error pushed without a source and resolved meanwhile is raised and resolved once', async function () {
+    const server = bServerFlow(sim, { withB: false });
+    await loadFlow(
+      [
+        ...server.nodes,
+        {
+          id: 'poll',
+          type: 'lh-error-poll',
+          server: 'server',
+          source: 'A',
+          interval: 3600,
+          snapshot: false,
+          wires: [['raised'], ['resolved'], []],
+        },
+        { id: 'raised', type: 'helper' },
+        { id: 'resolved', type: 'helper' },
+      ],
+      server.credentials,
+    );
+    const raised = collect(helper.getNode('raised'));
+    const resolved = collect(helper.getNode('resolved'));
+    const client = (helper.getNode('server') as unknown as { client: { prep: Prep; events: { state(c: string): string } } })
+      .client;
+    await until(() => sim.eventSocketInfo.counts.errors === 1 && client.events.state('errors') === 'connected', 'live', 45000);
+    await until(() => sim.requests.some((r) => r.path === POLL_PATH), 'the first poll');
+    const permits = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'shared', 'poll-permits.js')) as {
+      pollPermits: { inFlight: number };
+    };
+    await until(() => permits.pollPermits.inFlight === 0, 'no poll in flight');
+
+    const prep = client.prep;
+    const real = prep.pendingErrors.bind(prep);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let read = 0;
+    let done = 0;
+    prep.pendingErrors = async () => {
+      const list = await real();
+      if (++read === 1) await held;
+      done++;
+      return list;
+    };
+    // the simulator's own frames name the source: this error is listed, and pushed by a frame that names none
+    const errors = (sim as unknown as { services: { runtimeErrors: RuntimeErrors } }).services.runtimeErrors;
+    try {
+      const error = errors.inject({ title: 'Tip lost', severity: 'Error' });
+      const { source: _source, ...unsourced } = error as unknown as Msg;
+      sim.publishEvent('RuntimeError', error.title, unsourced, 'errors');
+      await messageWhere('raised', (m) => m.errorId === error.id, 15_000); // from the frame, as a firmware error
+      await until(() => read === 1, 'its poll read the list');
+      errors.resolve(error.id);
+      sim.publishEvent('RuntimeErrorResolved', `Error ${error.id} resolved`, { id: error.id }, 'errors');
+      await messageWhere('resolved', (m) => m.errorId === error.id, 15_000); // from the frame
+      release();
+      await until(() => done >= 2 && permits.pollPermits.inFlight === 0, 'the poll and its follow-up done');
+      assert.deepEqual(
+        raised.map((m) => m.errorId),
+        [error.id],
+        'raised once: the list read before its resolution does not raise it again',
+      );
+      assert.deepEqual(
+        resolved.map((m) => m.errorId),
+        [error.id],
+      );
     } finally {
       release();
       prep.pendingErrors = real;

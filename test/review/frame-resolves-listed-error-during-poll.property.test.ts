@@ -12,7 +12,9 @@
  * id of an open firmware error, its poll's list read, then the listed error resolved: its resolution frame settled
  * the firmware error under the id and asked for no poll (A's memory did not hold the listed error yet), the poll
  * raised it from the list read before, dropped its follow-up, and the error stayed pending until the next safety-net
- * poll (an interval later; 60 s while backing off).
+ * poll (an interval later; 60 s while backing off). And, an id held by a listed and a firmware error only in turn,
+ * each msg once: a listed error pushed without a source (raised from its frame) and resolved while its poll was under
+ * way was raised a second time by that poll's list, read before the resolution (withoutResolvedMeanwhile).
  */
 import assert from 'node:assert/strict';
 
@@ -26,6 +28,7 @@ import {
   followUpNeeded,
   settledByFrame,
   UnpolledFrames,
+  withoutResolvedMeanwhile,
 } from '../../src/nodes/lh-error-poll/push-decisions';
 import { newWatch } from '../../src/nodes/lh-error-poll/seen-errors';
 import type { PolledError } from '../../src/nodes/shared/poll-messages';
@@ -67,10 +70,13 @@ class Instrument {
   readonly listed = new Map<string, PushedError>();
   readonly firmware = new Map<string, PushedError>();
 
+  /** `apart`: an id is held by a listed and a firmware error one after the other, never by both at once */
+  constructor(private readonly apart = false) {}
+
   apply(s: Step, at: number): ErrorFrame | undefined {
     switch (s.kind) {
       case 'listRaise': {
-        if (this.listed.has(s.id)) return undefined;
+        if (this.listed.has(s.id) || (this.apart && this.firmware.has(s.id))) return undefined;
         const error = record(s.id, s.title, 'service', at);
         this.listed.set(s.id, error);
         return s.named
@@ -78,7 +84,7 @@ class Instrument {
           : { kind: 'raised', error: { ...error, source: 'firmware' } };
       }
       case 'fwRaise': {
-        if (this.firmware.has(s.id)) return undefined;
+        if (this.firmware.has(s.id) || (this.apart && this.listed.has(s.id))) return undefined;
         const error = record(s.id, s.title, 'firmware', at);
         this.firmware.set(s.id, error);
         return s.named ? { kind: 'raised', error, sourceNamed: true } : { kind: 'raised', error };
@@ -117,7 +123,17 @@ class Watch {
         this.followUp = true;
       } else this.pending = true;
     }
-    applyErrorFrame(this.watch, frame, rules);
+    this.tell(applyErrorFrame(this.watch, frame, rules));
+  }
+
+  /** each msg as "raised|resolved id stamp" */
+  readonly said: string[] = [];
+  private tell(outcome: { raised: { record: PolledError }[]; resolved: { record: PolledError }[] }): void {
+    for (const [kind, list] of [
+      ['raised', outcome.raised],
+      ['resolved', outcome.resolved],
+    ] as const)
+      for (const { record } of list) this.said.push(`${kind} ${record.id} ${String((record as PushedError).timeStamp)}`);
   }
 
   start(): void {
@@ -131,9 +147,10 @@ class Watch {
     if (!flight) return;
     this.inFlight = undefined;
     if (!followUpNeeded(flight.heard, flight.results, rules)) this.followUp = false;
-    adoptListed(this.watch, flight.results, rules);
-    applyPoll(this.watch, this.memory, flight.results, rules);
-    this.unpolled.applied(flight.requested, flight.results);
+    const results = withoutResolvedMeanwhile(flight.results, flight.heard, this.watch, rules);
+    adoptListed(this.watch, results, rules);
+    this.tell(applyPoll(this.watch, this.memory, results, rules));
+    this.unpolled.applied(flight.requested, results);
     if (this.followUp) this.pending = true;
     this.followUp = false;
   }
@@ -151,26 +168,43 @@ class Watch {
 const seed = process.env.LH_SEED ? Number(process.env.LH_SEED) : Date.now() % 2_147_483_647;
 
 describe('review 101: a resolution frame while the poll of its listed error is under way', function () {
+  /** The steps played on a watch of a new instrument, then the polls they asked for. */
+  function play(steps: Step[], apart: boolean): { instrument: Instrument; watch: Watch } {
+    const instrument = new Instrument(apart);
+    const watch = new Watch(instrument);
+    steps.forEach((s, at) => {
+      if (s.kind === 'start') return watch.start();
+      if (s.kind === 'finish') return watch.finish();
+      const frame = instrument.apply(s, at);
+      if (frame) watch.frame(frame);
+    });
+    watch.drain();
+    return { instrument, watch };
+  }
+  const runs = { seed, numRuns: process.env.LH_CASES ? Number(process.env.LH_CASES) : 5000 };
+
   it('model: once the frames stop and their polls ran, A holds exactly what the instrument lists', function () {
     console.log(`      in-flight frames seed: ${seed} (LH_SEED=${seed} replays it)`);
     fc.assert(
       fc.property(fc.array(step, { maxLength: 12 }), (steps) => {
-        const instrument = new Instrument();
-        const watch = new Watch(instrument);
-        steps.forEach((s, at) => {
-          if (s.kind === 'start') return watch.start();
-          if (s.kind === 'finish') return watch.finish();
-          const frame = instrument.apply(s, at);
-          if (frame) watch.frame(frame);
-        });
-        watch.drain();
+        const { instrument, watch } = play(steps, false);
         const held = watch.watch.sources.A.activeIds()
           .map((id) => `${id} ${String((watch.watch.sources.A.activeRecord(id) as PushedError).timeStamp)}`)
           .sort();
         const listed = [...instrument.listed.values()].map((e) => `${e.id} ${String(e.timeStamp)}`).sort();
         assert.deepEqual(held, listed);
       }),
-      { seed, numRuns: process.env.LH_CASES ? Number(process.env.LH_CASES) : 5000 },
+      runs,
+    );
+  });
+
+  it('model: each error raised and resolved once, an id held by a listed and a firmware error in turn', function () {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 12 }), (steps) => {
+        const { watch } = play(steps, true);
+        assert.deepEqual([...new Set(watch.said)], watch.said, 'each msg once');
+      }),
+      runs,
     );
   });
 

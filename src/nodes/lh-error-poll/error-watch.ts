@@ -64,6 +64,7 @@ import {
   type SocketState,
   UnpolledFrames,
   withFirmwareErrors,
+  withoutResolvedMeanwhile,
 } from './push-decisions';
 import { forgetWatch, readSavedWatch, savedWatch, type Source, type UnsentError, watchKey, type WatchState } from './seen-errors';
 import { seenFileStore } from './seen-file';
@@ -370,16 +371,18 @@ export class ErrorWatch {
     }
     this.heard = [];
     const requested = this.unpolled.requested();
-    const results = await Promise.all(sources.map((source) => fetchErrors(client, source)));
+    const fetched = await Promise.all(sources.map((source) => fetchErrors(client, source)));
     const heard = this.heard;
     this.heard = undefined;
     if (this.loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
     // frames during the request asked for a follow-up: not needed when this answer already shows what they said
-    if (this.listening && heard && !followUpNeeded(heard, results, rules)) this.loop.dropFollowUp();
+    if (this.listening && heard && !followUpNeeded(heard, fetched, rules)) this.loop.dropFollowUp();
     // coordinated, a sweep due (a new holder): the firmware errors another replica raised join this memory, those
     // another reported resolved while this one was a standby leave it, first
     if (this.listening && gate && (await this.alignPushed())) this.save();
     if (this.loop.stopped) return rules.baseMs;
+    // an error pushed without a source and resolved by a frame while this list was read is not raised from it again
+    const results = this.listening && heard ? withoutResolvedMeanwhile(fetched, heard, watch, rules) : fetched;
     if (this.listening) adoptListed(watch, results, rules);
     const outcome = applyPoll(watch, this.memory, results, rules, this.sharedConnection());
     this.unpolled.applied(requested, results); // A's memory holds what the list showed: its ids no longer wait

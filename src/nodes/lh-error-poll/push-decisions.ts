@@ -103,6 +103,34 @@ export function settledByFrame(
   return false;
 }
 
+/**
+ * A poll's list less the errors it may show from before their resolution was pushed (a listed error pushed without a
+ * source is raised from its frame as a firmware error, and its resolution frame resolves it there): an A record under
+ * an id whose resolution was heard while this poll's request was under way, the same error as a firmware error under
+ * that id resolved before (and not open again), and no error of A's memory under the id. The poll would raise it a second
+ * time; the follow-up that resolution asked for (followUpNeeded: its id is listed) tells whether it is still listed,
+ * and raises it then. Pure: the results are not changed.
+ */
+export function withoutResolvedMeanwhile(
+  results: SourceResult<PolledError>[],
+  heard: readonly ErrorFrame[],
+  watch: WatchState,
+  rules: Rules,
+): SourceResult<PolledError>[] {
+  const firmware = firmwareMemory(watch);
+  const ids = new Set(heard.flatMap((frame) => (frame.kind === 'resolved' ? [frame.resolvedId] : [])));
+  if (!firmware || ids.size === 0) return results;
+  const stale = (record: PolledError): boolean => {
+    const key = rules.keyOf('A', record);
+    if (key === undefined || !ids.has(key) || watch.sources.A.activeRecord(key) !== undefined) return false;
+    const open = firmware.activeRecord(key);
+    return (
+      firmware.resolvedBefore(key, asCompared(record)) && (open === undefined || !sameErrorRecords(asCompared(open), record))
+    );
+  };
+  return results.map((r) => (r.source === 'A' && 'records' in r ? { ...r, records: r.records.filter((x) => !stale(x)) } : r));
+}
+
 /** Keys noted at most by UnpolledFrames; beyond, any id may be listed unseen (every such resolution polls). */
 export const MAX_UNPOLLED_KEYS = 512;
 
