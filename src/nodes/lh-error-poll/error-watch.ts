@@ -574,8 +574,9 @@ export class ErrorWatch {
       this.showStatus(this.lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
     }
     // at once, or folded into the one follow-up of the poll in flight (a flood costs two at a time); none for a frame
-    // that only raised or resolved firmware errors it names (settledByFrame: a poll could find nothing of them)
-    if (poll) this.livePolls.frame();
+    // that only raised or resolved firmware errors it names (settledByFrame: a poll could find nothing of them), unless
+    // the last poll went unanswered: the frame is the first sign that the instrument is back (online at once)
+    if (poll || this.lastStatus?.kind === 'unreachable') this.livePolls.frame();
     // a listed error pushed: its deck photo starts beside its poll (not after the poll's answer), if there is room;
     // on the turn after the poll's (asked for on this one), so that the poll's request goes out first: the
     // instrument answers the poll before it draws the picture (one server: the camera's answer takes longer). What
