@@ -62,7 +62,9 @@ import {
   resolveAnswered,
   settledByFrame,
   type SocketState,
+  UnpolledFrames,
   withFirmwareErrors,
+  withoutResolvedMeanwhile,
 } from './push-decisions';
 import { forgetWatch, readSavedWatch, savedWatch, type Source, type UnsentError, watchKey, type WatchState } from './seen-errors';
 import { seenFileStore } from './seen-file';
@@ -162,6 +164,8 @@ export class ErrorWatch {
   private closing = false;
   /** the frames heard while this node's poll request is under way (undefined between requests) */
   private heard?: ErrorFrame[];
+  /** the ids frames that asked for a poll may have announced listed, until a poll requested after them is applied */
+  private readonly unpolled = new UnpolledFrames();
   /** the last write of the memory asked for (close waits for it: a restart reads what it wrote) */
   private written: Promise<void> = Promise.resolve();
 
@@ -366,18 +370,22 @@ export class ErrorWatch {
       return rules.baseMs; // standby: the holder polls; a role change triggers a poll at once
     }
     this.heard = [];
-    const results = await Promise.all(sources.map((source) => fetchErrors(client, source)));
+    const requested = this.unpolled.requested();
+    const fetched = await Promise.all(sources.map((source) => fetchErrors(client, source)));
     const heard = this.heard;
     this.heard = undefined;
     if (this.loop.stopped) return rules.baseMs; // closed meanwhile: the result belongs to nobody
     // frames during the request asked for a follow-up: not needed when this answer already shows what they said
-    if (this.listening && heard && !followUpNeeded(heard, results, rules)) this.loop.dropFollowUp();
+    if (this.listening && heard && !followUpNeeded(heard, fetched, rules)) this.loop.dropFollowUp();
     // coordinated, a sweep due (a new holder): the firmware errors another replica raised join this memory, those
     // another reported resolved while this one was a standby leave it, first
     if (this.listening && gate && (await this.alignPushed())) this.save();
     if (this.loop.stopped) return rules.baseMs;
+    // an error pushed without a source and resolved by a frame while this list was read is not raised from it again
+    const results = this.listening && heard ? withoutResolvedMeanwhile(fetched, heard, watch, rules) : fetched;
     if (this.listening) adoptListed(watch, results, rules);
     const outcome = applyPoll(watch, this.memory, results, rules, this.sharedConnection());
+    this.unpolled.applied(requested, results); // A's memory holds what the list showed: its ids no longer wait
     const answered = this.listening
       ? resolveAnswered(watch, (key, record) => answeredHere(client, key, record), rules)
       : undefined;
@@ -566,8 +574,9 @@ export class ErrorWatch {
       this.showStatus(this.lastStatus ?? { kind: 'pending', count: watch.sources.A.size + watch.sources.B.size });
     }
     // at once, or folded into the one follow-up of the poll in flight (a flood costs two at a time); none for a frame
-    // that only raised or resolved firmware errors it names (settledByFrame: a poll could find nothing of them)
-    if (poll) this.livePolls.frame();
+    // that only raised or resolved firmware errors it names (settledByFrame: a poll could find nothing of them), unless
+    // the last poll went unanswered: the frame is the first sign that the instrument is back (online at once)
+    if (poll || this.lastStatus?.kind === 'unreachable') this.livePolls.frame();
     // a listed error pushed: its deck photo starts beside its poll (not after the poll's answer), if there is room;
     // on the turn after the poll's (asked for on this one), so that the poll's request goes out first: the
     // instrument answers the poll before it draws the picture (one server: the camera's answer takes longer). What
@@ -585,7 +594,8 @@ export class ErrorWatch {
    */
   private onErrorFrame(frame: ErrorFrame, code: string): { outcome: PushOutcome; photo: boolean; poll: boolean } {
     const { watch } = this;
-    const poll = !settledByFrame(watch, frame, this.rules);
+    const poll = !settledByFrame(watch, frame, this.rules, this.unpolled);
+    if (poll) this.unpolled.asked(frame, this.rules);
     if (poll && this.heard && this.heard.length < MAX_HEARD_FRAMES) this.heard.push(frame);
     else if (poll && this.heard) this.heard[MAX_HEARD_FRAMES - 1] = { kind: 'unrecognised', reason: 'too many frames to tell' };
     const outcome = applyErrorFrame(watch, frame, this.rules);

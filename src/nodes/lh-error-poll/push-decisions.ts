@@ -81,7 +81,12 @@ export function applyErrorFrame(watch: WatchState, frame: ErrorFrame, rules: Rul
  * all, which its poll adopts), a listed error, the resolution of any other id, a frame not understood. The safety-net
  * poll goes on at the interval whatever the frames.
  */
-export function settledByFrame(watch: WatchState, frame: ErrorFrame, rules: Rules): boolean {
+export function settledByFrame(
+  watch: WatchState,
+  frame: ErrorFrame,
+  rules: Rules,
+  unpolled?: Pick<UnpolledFrames, 'mayList'>,
+): boolean {
   if (frame.kind === 'raised') {
     if (frame.error.source !== 'firmware' || frame.sourceNamed !== true) return false;
     const key = rules.keyOf('A', frame.error);
@@ -90,9 +95,87 @@ export function settledByFrame(watch: WatchState, frame: ErrorFrame, rules: Rule
   if (frame.kind === 'resolved')
     return (
       firmwareMemory(watch)?.activeRecord(frame.resolvedId) !== undefined &&
-      watch.sources.A.activeRecord(frame.resolvedId) === undefined
+      watch.sources.A.activeRecord(frame.resolvedId) === undefined &&
+      // a listed error pushed under the id whose poll has not been applied yet: A's memory does not hold it yet, and
+      // that poll's answer may have been read before this resolution (then only a follow-up finds it gone)
+      !(unpolled?.mayList(frame.resolvedId) ?? false)
     );
   return false;
+}
+
+/**
+ * A poll's list less the errors it may show from before their resolution was pushed (a listed error pushed without a
+ * source is raised from its frame as a firmware error, and its resolution frame resolves it there): an A record under
+ * an id whose resolution was heard while this poll's request was under way, the same error as a firmware error under
+ * that id resolved before (and not open again), and no error of A's memory under the id. The poll would raise it a second
+ * time; the follow-up that resolution asked for (followUpNeeded: its id is listed) tells whether it is still listed,
+ * and raises it then. Pure: the results are not changed.
+ */
+export function withoutResolvedMeanwhile(
+  results: SourceResult<PolledError>[],
+  heard: readonly ErrorFrame[],
+  watch: WatchState,
+  rules: Rules,
+): SourceResult<PolledError>[] {
+  const firmware = firmwareMemory(watch);
+  const ids = new Set(heard.flatMap((frame) => (frame.kind === 'resolved' ? [frame.resolvedId] : [])));
+  if (!firmware || ids.size === 0) return results;
+  const stale = (record: PolledError): boolean => {
+    const key = rules.keyOf('A', record);
+    if (key === undefined || !ids.has(key) || watch.sources.A.activeRecord(key) !== undefined) return false;
+    const open = firmware.activeRecord(key);
+    return (
+      firmware.resolvedBefore(key, asCompared(record)) && (open === undefined || !sameErrorRecords(asCompared(open), record))
+    );
+  };
+  return results.map((r) => (r.source === 'A' && 'records' in r ? { ...r, records: r.records.filter((x) => !stale(x)) } : r));
+}
+
+/** Keys noted at most by UnpolledFrames; beyond, any id may be listed unseen (every such resolution polls). */
+export const MAX_UNPOLLED_KEYS = 512;
+
+/**
+ * The ids under which a frame that asked for a poll may have announced a listed error that A's memory does not hold
+ * yet, because no poll whose request started after that frame has been applied (issue 31). settledByFrame asks it: the
+ * resolution of an open firmware error under such an id may be the listed error's, and the poll under way may have
+ * read the list before it, so that resolution still polls (it then counts among the frames heard, and its follow-up
+ * finds the error gone). A frame not understood may have announced any id. A poll whose A list failed covers nothing.
+ */
+export class UnpolledFrames {
+  /** id → the number of the last frame that asked under it */
+  private readonly keys = new Map<string, number>();
+  /** the number of the last frame not understood (or beyond the cap) that asked: any id, up to it */
+  private any = 0;
+  private frames = 0;
+
+  /** A frame that asked for a poll (settledByFrame false). */
+  asked(frame: ErrorFrame, rules: Rules): void {
+    const at = ++this.frames;
+    if (frame.kind === 'unrecognised') this.any = at;
+    if (frame.kind !== 'raised') return;
+    const key = rules.keyOf('A', frame.error);
+    if (key === undefined || (this.keys.size >= MAX_UNPOLLED_KEYS && !this.keys.has(key))) this.any = at;
+    else this.keys.set(key, at);
+  }
+
+  mayList(key: string): boolean {
+    return this.any > 0 || this.keys.has(key);
+  }
+
+  /** A poll's request starts: the frames that asked so far are those it may cover (see `applied`). */
+  requested(): number {
+    return this.frames;
+  }
+
+  /**
+   * The poll whose request started at `requested` was applied: when A listed, A's memory holds what those frames
+   * announced; the frames after may not be in the list it read. A poll whose A list failed covers nothing.
+   */
+  applied(requested: number, results: SourceResult<PolledError>[]): void {
+    if (!results.some((r) => r.source === 'A' && 'records' in r)) return;
+    if (this.any <= requested) this.any = 0;
+    for (const [key, at] of this.keys) if (at <= requested) this.keys.delete(key);
+  }
 }
 
 /**

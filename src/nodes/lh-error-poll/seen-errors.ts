@@ -238,6 +238,11 @@ export class SeenErrors {
     return this.isRemembered(id, record);
   }
 
+  /** Whether `record` is an error remembered as resolved under `id` (whatever is active under it now). */
+  resolvedBefore(id: string, record: unknown): boolean {
+    return this.isRemembered(id, record);
+  }
+
   /** The last record of an active error (the first one under the id), else undefined. */
   activeRecord(id: string): unknown {
     return this.active.get(id)?.[0];
