@@ -98,6 +98,27 @@ interface Seen {
   quiet: Set<string>;
 }
 
+/**
+ * The steps with a safety-net poll before a listed error is raised again under an id whose listed error was resolved
+ * without a frame since the last poll: a gap no frame announced and no poll fell into is seen by no watch, whatever
+ * its frames (the same error listed again reads as still pending), so the model assumes the safety net's interval is
+ * shorter than such a gap.
+ */
+function withSafetyNet(steps: Step[]): Step[] {
+  const out: Step[] = [];
+  const quiet = new Set<string>();
+  for (const s of steps) {
+    if (s.kind === 'safetyPoll') quiet.clear();
+    if (s.kind === 'listRaise' && quiet.has(s.id)) {
+      out.push({ kind: 'safetyPoll' });
+      quiet.clear();
+    }
+    if (s.kind === 'listResolve' && s.quiet) quiet.add(s.id);
+    out.push(s);
+  }
+  return out;
+}
+
 function run(steps: Step[], always: boolean): Seen {
   const instrument = new Instrument();
   const watch = newWatch();
@@ -150,8 +171,8 @@ describe('frames that settle their firmware error ask for no poll (issue 31)', f
     console.log(`      frames without poll seed: ${seed} (LH_SEED=${seed} replays it)`);
     fc.assert(
       fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
-        const before = run(steps, true);
-        const after = run(steps, false);
+        const before = run(withSafetyNet(steps), true);
+        const after = run(withSafetyNet(steps), false);
         assert.deepEqual(after.open, before.open);
         assert.deepEqual(after.said.map(text).sort(), before.said.map(text).sort(), 'the same msgs');
         // the k-th msg of a text at the same step; only a change no frame announced may come later, and then at the
