@@ -1,7 +1,17 @@
 import path from 'path';
 
 import { Simulator } from '../../src/simulator';
-import { helper, packageNodes, runtimeModule, serverFlow, ServerFlowOptions, tlsConfigNode } from '../support/runtime';
+import {
+  collect,
+  helper,
+  loadFlow,
+  packageNodes,
+  runtimeModule,
+  serverFlow,
+  ServerFlowOptions,
+  tlsConfigNode,
+} from '../support/runtime';
+import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
 interface Listenable {
@@ -160,4 +170,45 @@ export function pollNode(wires: string[][], fields: Record<string, unknown> = {}
 
 export function stateNode(wires: string[][], server = 'server'): Record<string, unknown> {
   return { id: 'state', type: 'lh-state', server, rate: '20', machineInterval: '0', repeat: '0', wires };
+}
+
+/** What liveWatch gives a test: the msgs of the three outputs and the lh-server's client. */
+export interface LiveWatch {
+  raised: Msg[];
+  resolved: Msg[];
+  connection: Msg[];
+  client: { prep: { pendingErrors(): Promise<unknown[]> }; events: { state(channel: string): string } };
+}
+
+/**
+ * An lh-server (A only) and an A error poll `poll` listening for pushes, with its three outputs collected (no deck
+ * photo; `fields` override the poll's settings): resolves once the errors socket is connected and the first poll went
+ * out, so that every later poll is one the test caused.
+ */
+export async function liveWatch(sim: Simulator, fields: Record<string, unknown> = {}): Promise<LiveWatch> {
+  const server = bServerFlow(sim, { withB: false });
+  const poll = { id: 'poll', type: 'lh-error-poll', server: 'server', source: 'A', interval: 3600, snapshot: false };
+  await loadFlow(
+    [
+      ...server.nodes,
+      { ...poll, ...fields, wires: [['raised'], ['resolved'], ['connection']] },
+      { id: 'raised', type: 'helper' },
+      { id: 'resolved', type: 'helper' },
+      { id: 'connection', type: 'helper' },
+    ],
+    server.credentials,
+  );
+  const watch: LiveWatch = {
+    raised: collect(helper.getNode('raised')),
+    resolved: collect(helper.getNode('resolved')),
+    connection: collect(helper.getNode('connection')),
+    client: (helper.getNode('server') as unknown as { client: LiveWatch['client'] }).client,
+  };
+  await until(
+    () => sim.eventSocketInfo.counts.errors === 1 && watch.client.events.state('errors') === 'connected',
+    'live',
+    45000,
+  );
+  await until(() => sim.requests.some((r) => r.path === POLL_PATHS.A), 'the first poll');
+  return watch;
 }

@@ -7,43 +7,19 @@
  */
 import assert from 'node:assert/strict';
 
-import { bServerFlow, messageWhere } from '../nodes/lh-error-poll.support';
+import { liveWatch, messageWhere } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
-import { collect, helper, loadFlow } from '../support/runtime';
-import { until } from '../support/until';
+import { helper } from '../support/runtime';
 
 type Msg = Record<string, unknown>;
-const POLL_PATH = '/api/v1/errors/check-for-pending-errors';
 
 describe('review 101: a firmware frame while the error poll is offline', function () {
   this.timeout(60000);
   const sim = useInstrument({ afterEach: () => restartMemory() });
 
   it('polls, and online follows the frame instead of the backed-off poll', async function () {
-    const server = bServerFlow(sim, { withB: false });
-    await loadFlow(
-      [
-        ...server.nodes,
-        {
-          id: 'poll',
-          type: 'lh-error-poll',
-          server: 'server',
-          source: 'A',
-          interval: 60,
-          offlineAfter: 1,
-          snapshot: false,
-          wires: [['raised'], [], ['connection']],
-        },
-        { id: 'raised', type: 'helper' },
-        { id: 'connection', type: 'helper' },
-      ],
-      server.credentials,
-    );
-    const connection = collect(helper.getNode('connection'));
-    const client = (helper.getNode('server') as unknown as { client: { events: { state(c: string): string } } }).client;
-    await until(() => sim.eventSocketInfo.counts.errors === 1 && client.events.state('errors') === 'connected', 'live', 45000);
-    await until(() => sim.requests.some((r) => r.path === POLL_PATH), 'the first poll');
+    const { connection } = await liveWatch(sim, { interval: 60, offlineAfter: 1 });
     sim.setFaults({ statusRate: 1, statusCode: 503 });
     try {
       helper.getNode('poll').receive({}); // a poll now: unanswered

@@ -8,22 +8,16 @@
 import assert from 'node:assert/strict';
 import path from 'path';
 
-import { bServerFlow, messageWhere } from '../nodes/lh-error-poll.support';
+import { liveWatch, messageWhere } from '../nodes/lh-error-poll.support';
 import { restartMemory } from '../support/homes';
 import { useInstrument } from '../support/node-suite';
-import { collect, helper, loadFlow } from '../support/runtime';
 import { until } from '../support/until';
 
 type Msg = Record<string, unknown>;
-const POLL_PATH = '/api/v1/errors/check-for-pending-errors';
 
 interface RuntimeErrors {
   inject(seed: Record<string, unknown>): { id: string; title: string };
   resolve(id: string): void;
-}
-
-interface Prep {
-  pendingErrors(): Promise<unknown[]>;
 }
 
 describe('review 101: a listed error resolved while its poll is answered, under an open firmware error id', function () {
@@ -31,30 +25,7 @@ describe('review 101: a listed error resolved while its poll is answered, under 
   const sim = useInstrument({ afterEach: () => restartMemory() });
 
   it('is reported resolved at once, not an interval later', async function () {
-    const server = bServerFlow(sim, { withB: false });
-    await loadFlow(
-      [
-        ...server.nodes,
-        {
-          id: 'poll',
-          type: 'lh-error-poll',
-          server: 'server',
-          source: 'A',
-          interval: 3600,
-          snapshot: false,
-          wires: [['raised'], ['resolved'], []],
-        },
-        { id: 'raised', type: 'helper' },
-        { id: 'resolved', type: 'helper' },
-      ],
-      server.credentials,
-    );
-    const raised = collect(helper.getNode('raised'));
-    const resolved = collect(helper.getNode('resolved'));
-    const client = (helper.getNode('server') as unknown as { client: { prep: Prep; events: { state(c: string): string } } })
-      .client;
-    await until(() => sim.eventSocketInfo.counts.errors === 1 && client.events.state('errors') === 'connected', 'live', 45000);
-    await until(() => sim.requests.some((r) => r.path === POLL_PATH), 'the first poll');
+    const { raised, resolved, client } = await liveWatch(sim);
     const fw = sim.raiseFirmwareError({ id: '5', title: 'Door open during run', severity: 'Error' });
     await messageWhere('raised', (m) => m.errorId === fw.id, 15_000);
 
@@ -89,30 +60,7 @@ describe('review 101: a listed error resolved while its poll is answered, under 
     }
   });
   it('an error pushed without a source and resolved meanwhile is raised and resolved once', async function () {
-    const server = bServerFlow(sim, { withB: false });
-    await loadFlow(
-      [
-        ...server.nodes,
-        {
-          id: 'poll',
-          type: 'lh-error-poll',
-          server: 'server',
-          source: 'A',
-          interval: 3600,
-          snapshot: false,
-          wires: [['raised'], ['resolved'], []],
-        },
-        { id: 'raised', type: 'helper' },
-        { id: 'resolved', type: 'helper' },
-      ],
-      server.credentials,
-    );
-    const raised = collect(helper.getNode('raised'));
-    const resolved = collect(helper.getNode('resolved'));
-    const client = (helper.getNode('server') as unknown as { client: { prep: Prep; events: { state(c: string): string } } })
-      .client;
-    await until(() => sim.eventSocketInfo.counts.errors === 1 && client.events.state('errors') === 'connected', 'live', 45000);
-    await until(() => sim.requests.some((r) => r.path === POLL_PATH), 'the first poll');
+    const { raised, resolved, client } = await liveWatch(sim);
     const permits = require(path.resolve(__dirname, '..', '..', 'nodes', 'nodes', 'shared', 'poll-permits.js')) as {
       pollPermits: { inFlight: number };
     };
