@@ -540,10 +540,11 @@ export class ErrorWatch {
 
   /**
    * A frame on instincterrors: firmware errors raised or resolved from it at once (each error of a frame that lists
-   * several), and a poll at once for the rest (none when the frame settled all it said: settledByFrame). The errors of one frame go out as one change (one photo wait, one save,
-   * one status): every error's first msg in the first change, and where a list holds more of one error (its raise,
-   * then its resolution) each next one in the change after, so that each error's msgs keep the frame's order (a
-   * change's msgs go out after the change before; coordinated, the shared memory takes them in that order too).
+   * several), and a poll at once for the rest (none when the frame settled all it said: settledByFrame). The errors of
+   * one frame go out as one change (one photo wait, one save, one status): every error's first msg in the first
+   * change, and where a list holds more of one error (its raise, then its resolution) each next one in the change
+   * after, so that each error's msgs keep the frame's order (a change's msgs go out after the change before;
+   * coordinated, the shared memory takes them in that order too).
    */
   private onFrame(event: InstrumentEvent): void {
     if (this.loop.stopped || (this.gate && !this.gate.active)) return;
