@@ -26,17 +26,30 @@ function isLoopback(host: string): boolean {
 export function normalInstrumentUrl(raw: string): string {
   const text = raw.trim();
   if (text === '') return '';
-  let u: URL;
-  try {
-    u = new URL(text);
-  } catch {
-    return text.replace(/\/+$/, '');
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return text.replace(/\/+$/, '');
+  // a text that is a URL only once its end is bare ("http://lab /") is that URL, as its identity reads again
+  const u = httpUrl(text) ?? httpUrl(bare(text));
+  if (u === undefined) return bare(text);
   const host = isLoopback(u.hostname) ? LOOPBACK : u.hostname;
   const port = u.port === '' ? '' : `:${u.port}`; // URL already drops the scheme's default port
   const path = u.pathname.replace(/\/+$/, '');
   return `${u.protocol}//${host}${port}${path}${u.search}`;
+}
+
+function httpUrl(text: string): URL | undefined {
+  try {
+    const u = new URL(text);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Text that is no http(s) URL, without the slashes and spaces it ends with (both at once: "a /" and "a" are one
+ * identity, and the identity of an identity is itself).
+ */
+function bare(text: string): string {
+  return text.replace(/[\s/]+$/, '');
 }
 
 /** The identity of an instrument from an lh-server `instrumentKey` (`<baseUrl>|<instrumentUrl>`). */
