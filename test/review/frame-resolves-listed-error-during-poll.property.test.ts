@@ -209,22 +209,16 @@ describe('review 101: a resolution frame while the poll of its listed error is u
   });
 
   it('the case: a listed error pushed under an open firmware error id, resolved while its poll is under way', function () {
-    const instrument = new Instrument();
-    const watch = new Watch(instrument);
-    const steps: Step[] = [
-      { kind: 'fwRaise', id: '1', title: 'Door open', named: true },
-      { kind: 'listRaise', id: '1', title: 'Tip pickup failed', named: true },
-      { kind: 'start' },
-      { kind: 'listResolve', id: '1' },
-      { kind: 'finish' },
-    ];
-    steps.forEach((s, at) => {
-      if (s.kind === 'start') return watch.start();
-      if (s.kind === 'finish') return watch.finish();
-      const frame = instrument.apply(s, at);
-      if (frame) watch.frame(frame);
-    });
-    watch.drain();
+    const { watch } = play(
+      [
+        { kind: 'fwRaise', id: '1', title: 'Door open', named: true },
+        { kind: 'listRaise', id: '1', title: 'Tip pickup failed', named: true },
+        { kind: 'start' },
+        { kind: 'listResolve', id: '1' },
+        { kind: 'finish' },
+      ],
+      false,
+    );
     assert.deepEqual(watch.watch.sources.A.activeIds(), [], 'the listed error is reported resolved without a safety-net poll');
   });
 });
