@@ -58,10 +58,9 @@ export function openFirmwareRecord(watch: WatchState, id: string): Record<string
 export function applyErrorFrame(watch: WatchState, frame: ErrorFrame, rules: Rules, maxOpen = MAX_OPEN_FIRMWARE): PushOutcome {
   if (frame.kind === 'raised') {
     if (frame.error.source !== 'firmware') return NOTHING;
-    const key = rules.keyOf('A', frame.error);
     // the list's error under this id (active or resolved) is this one: the poll owns it. Another error under an id
     // a listed error had before (an id the instrument reused) is new: raised here.
-    if (key === undefined || watch.sources.A.knowsSame(key, asCompared(frame.error))) return NOTHING;
+    if (!unknownToList(watch, frame.error, rules)) return NOTHING;
     const outcome = applyPush<PolledError>(watch, { source: 'A', channel: FIRMWARE_CHANNEL, raised: [frame.error] }, rules);
     const dropped = firmwareMemory(watch)?.dropOldest(maxOpen) ?? 0;
     return dropped > 0 ? { ...outcome, changed: true, dropped } : outcome;
@@ -88,9 +87,7 @@ export function settledByFrame(
   unpolled?: Pick<UnpolledFrames, 'mayList'>,
 ): boolean {
   if (frame.kind === 'raised') {
-    if (frame.error.source !== 'firmware' || frame.sourceNamed !== true) return false;
-    const key = rules.keyOf('A', frame.error);
-    return key !== undefined && !watch.sources.A.knowsSame(key, asCompared(frame.error));
+    return frame.error.source === 'firmware' && frame.sourceNamed === true && unknownToList(watch, frame.error, rules);
   }
   if (frame.kind === 'resolved')
     return (
@@ -186,8 +183,13 @@ export class UnpolledFrames {
  */
 export function photoAhead(watch: WatchState, frame: ErrorFrame, rules: Rules): boolean {
   if (frame.kind !== 'raised' || frame.error.source !== 'service' || !rules.wanted(frame.error)) return false;
-  const key = rules.keyOf('A', frame.error);
-  return key !== undefined && !watch.sources.A.knowsSame(key, asCompared(frame.error));
+  return unknownToList(watch, frame.error, rules);
+}
+
+/** A pushed error with a key that the list's memory (A) does not know as the same error, active or resolved. */
+function unknownToList(watch: WatchState, error: PolledError, rules: Rules): boolean {
+  const key = rules.keyOf('A', error);
+  return key !== undefined && !watch.sources.A.knowsSame(key, asCompared(error));
 }
 
 /**
