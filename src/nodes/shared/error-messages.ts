@@ -13,7 +13,7 @@ import {
 } from './poll-messages';
 import { redact } from './redaction';
 import { renderTemplate } from './typed-inputs';
-import { instantOf } from './zoned-time';
+import { instantOf, localDateTime } from './zoned-time';
 
 export { DEFAULT_NOTIFICATION, errorKey } from './poll-messages';
 
@@ -26,8 +26,7 @@ export function formatTime(value: unknown): string {
   const raw = text(value);
   const d = instantOf(raw);
   if (raw === '' || Number.isNaN(d.getTime())) return raw;
-  const pad = (n: number): string => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  return localDateTime(d);
 }
 
 /** Fields handy in the notification template, besides the whole record as `error` and the msg itself. */

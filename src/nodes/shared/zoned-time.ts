@@ -25,8 +25,12 @@ export function zonedTime(value: unknown): string {
   const d = instantOf(value);
   if (value === undefined || value === null || value === '' || Number.isNaN(d.getTime())) return String(value ?? '');
   const zone = zoneName();
-  const date = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-  return `${date} UTC${utcOffset(d.getTimezoneOffset())}${zone ? ` (${zone})` : ''}`;
+  return `${localDateTime(d)} UTC${utcOffset(d.getTimezoneOffset())}${zone ? ` (${zone})` : ''}`;
+}
+
+/** `2026-01-31 12:00:00`: the date and time in the host's time zone. */
+export function localDateTime(d: Date): string {
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 /** A Date, ms or a date text as a Date; a text without a zone is the instrument's UTC (utcUnlessZoned), as everywhere. */
